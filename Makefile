@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: MIT
+# profd: make | make test | make bench | make install [PREFIX= DESTDIR=]
+# V=1 shows the commands.  SAN=asan|tsan builds into .output/SAN/.
+
+CC ?= cc
+CXX ?= c++
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PREFIX ?= /usr/local
+DESTDIR ?=
+CFLAGS ?= -O2 -g
+SAN ?=
+
+ifeq ($(SAN),)
+OUTPUT := .output
+else
+OUTPUT := .output/$(SAN)
+endif
+SAN_asan := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_tsan := -fsanitize=thread
+SANFLAGS := $(SAN_$(SAN))
+
+WARN := -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes -Wshadow \
+	-Wpointer-arith -Wcast-qual -Wsign-compare
+INCLUDES := -Iusdt -Ibpf -I$(OUTPUT)
+ALL_CFLAGS := -std=gnu11 $(WARN) $(INCLUDES) -fPIC $(SANFLAGS) $(CFLAGS)
+ALL_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -Wshadow $(INCLUDES) $(SANFLAGS) $(CFLAGS)
+ALL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.PHONY: all lib test bench install uninstall clean vmlinux fuzz format
+
+# --- the application side: libprof ------------------------------------------
+LIB_SRCS := usdt/prof.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/discover.c usdt/report.c
+LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
+LIB_HDRS := usdt/prof.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h
+
+LIBPROF_A := $(OUTPUT)/libprof.a
+LIBPROF_SO := $(OUTPUT)/libprof.so
+
+EXAMPLE := $(OUTPUT)/example
+
+all: lib $(EXAMPLE) daemon
+
+lib: $(LIBPROF_A) $(LIBPROF_SO)
+
+$(OUTPUT)/usdt/%.o: usdt/%.c $(LIB_HDRS) $(DAEMON_PROTO) | $(OUTPUT)/usdt
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -c $< -o $@
+
+$(LIBPROF_A): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBPROF_SO): $(LIB_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libprof.so.0 $(ALL_LDFLAGS) $^ -o $@ -lpthread
+
+$(EXAMPLE): usdt/example.c $(LIBPROF_A) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) -lpthread
+
+$(OUTPUT) $(OUTPUT)/usdt $(OUTPUT)/bpf $(OUTPUT)/daemon $(OUTPUT)/tests $(OUTPUT)/bench:
+	$(Q)mkdir -p $@
+
+# --- the kernel side and the daemon (see daemon/daemon.mk) ------------------
+-include daemon/daemon.mk
+
+# --- tests and benchmarks (see tests/tests.mk, bench/bench.mk) --------------
+-include tests/tests.mk
+-include bench/bench.mk
+
+format:
+	clang-format -i usdt/*.[ch] bpf/*.[ch] daemon/*.[ch] tests/*.c bench/*.c
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include/prof $(DESTDIR)$(PREFIX)/lib \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0644 usdt/prof.h usdt/slab.h usdt/snapshot.h bpf/profsched.h \
+		$(DESTDIR)$(PREFIX)/include/prof/
+	install -m 0644 $(LIBPROF_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 $(LIBPROF_SO) $(DESTDIR)$(PREFIX)/lib/libprof.so.0
+	ln -sf libprof.so.0 $(DESTDIR)$(PREFIX)/lib/libprof.so
+	sed 's|@PREFIX@|$(PREFIX)|' usdt/prof.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
+	$(MAKE) --no-print-directory install-daemon
+
+clean:
+	rm -rf .output

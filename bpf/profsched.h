@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profsched.h - the kernel word: one record per registered thread.
+ *
+ * Shared by bpf/profsched.bpf.c (the only writer), profd (assigns and
+ * zeroes slots) and the runtime in usdt/ (maps the array read-only and
+ * reads it on the fast path).  Fixed-width fields only; includes nothing.
+ */
+#ifndef PROF_PROFSCHED_H
+#define PROF_PROFSCHED_H
+
+#define PROF_SCHED_MAX_SLOTS	8192	/* records in the mmapable array */
+#define PROF_SCHED_SEQ_MIGR_SHIFT 32
+
+/*
+ * One cache line per thread.  The BPF program writes it only while the
+ * thread is off the CPU (switching out, or about to switch in), so the
+ * owning thread never sees a torn update.  The fast path reads 'seq' and
+ * 'offcpu_ns' at zone enter and exit.
+ */
+struct prof_sched_rec {
+	__u64 seq;		/* low 32 bits: switches out, high 32: migrations */
+	__u64 offcpu_ns;	/* accumulated time switched out */
+	__u64 out_ns;		/* bpf only: when it last switched out, 0 = running */
+	__u32 tid;		/* profd: owner, 0 = free slot */
+	__u32 last_cpu;		/* bpf only: cpu it last ran on */
+	__u64 gen;		/* profd: bumped each time the slot is assigned */
+	__u64 __pad[3];
+};
+
+#endif /* PROF_PROFSCHED_H */

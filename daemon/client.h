@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * client.h - what profctl (and tests) call to talk to profd.  The wire
+ * protocol behind it is daemon/proto.h; this is the contract for callers.
+ *
+ * Reports travel as segment images: profd builds a snapshot (since start,
+ * since reset, or the last N seconds), serializes it with
+ * prof_snapshot__write() into a memfd and passes the fd (SCM_RIGHTS); the
+ * client reads it back with prof_snapshot__read_fd(), so profd's answers
+ * go through the same validation as a live segment.
+ *
+ * All calls return 0 or -errno; -ENOENT/-ECONNREFUSED: profd not running,
+ * -EPERM: not the caller's process, -ESRCH: no such process.
+ */
+#ifndef PROF_CLIENT_H
+#define PROF_CLIENT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "snapshot.h"
+
+#define PROFD_SOCKET_DEFAULT	"/run/profd/profd.sock"
+
+#define PROFD_SINCE_START	0
+#define PROFD_SINCE_RESET	1	/* since start if never reset */
+#define PROFD_LAST		2	/* the last 'seconds' of history */
+
+struct profd_status {
+	uint32_t version;	/* PROF_VERSION of profd */
+	uint32_t bpf_on;	/* kernel assistance loaded */
+	char bpf_why[128];	/* why not, if off */
+	uint32_t processes;	/* segments profd follows (alive and exited) */
+	uint32_t threads;	/* threads with a kernel slot */
+	uint32_t slots_free;
+	uint32_t interval_ms;	/* sampling interval */
+	uint64_t samples;	/* samples taken since start */
+	uint64_t uptime_ns;
+};
+
+struct profd_proc {
+	uint32_t pid;
+	uint32_t uid;
+	uint64_t start_token;
+	char comm[PROF_COMM_MAX];
+	uint32_t threads;
+	uint32_t alive;		/* 0: exited, kept post-mortem */
+	uint32_t kernel;	/* threads with kernel assistance */
+	uint64_t created_ns;	/* CLOCK_REALTIME */
+};
+
+/* socket path: $PROFD_SOCKET, else PROFD_SOCKET_DEFAULT */
+const char *profd_socket_path(void);
+/* connect with a short timeout; fd or -errno */
+int profd_connect(const char *path);
+int profd_status(int fd, struct profd_status *st);
+/* processes the caller may see; *procs malloc'd */
+int profd_list(int fd, struct profd_proc **procs, size_t *n);
+/* a snapshot of pid in mode PROFD_*; seconds for PROFD_LAST */
+int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_snapshot **snap);
+/* keep a baseline for pid in profd; nothing is written to the process */
+int profd_reset(int fd, pid_t pid);
+
+#endif /* PROF_CLIENT_H */

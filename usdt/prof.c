@@ -1,0 +1,807 @@
+// SPDX-License-Identifier: MIT
+/*
+ * prof.c - the runtime's slow paths: the segment, thread slabs, sites,
+ * nodes, unbalanced zones, frames, exit and fork.  The fast path is inline
+ * in prof.h; everything here runs once per thread, site or node, or on a
+ * rare event (a context switch seen inside a zone, an unbalanced END).
+ */
+#define _GNU_SOURCE
+#include <cpuid.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime.h"
+#include "snapshot.h"
+
+struct prof_rt prof_rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* the kernel word of a thread profd does not know: constant zeros */
+static const struct prof_sched_rec prof_zero_rec;
+
+__thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec"))) = {
+	.cur = __PROF_UNINIT,
+	.krec = &prof_zero_rec,
+};
+int __prof_clock_tsc = 1;
+
+/* per-thread slow-path state */
+struct prof_tpriv {
+	struct prof_tentry *te;		/* NULL: thread not profiled (sink) */
+	struct prof_slab_hdr *hdr;
+	__u32 *table;			/* (parent, site) -> node + 1, 2 * max_nodes */
+	__u32 table_mask;
+	__u32 nnodes;			/* our copy of hdr->nnodes */
+	__u32 max_nodes;
+	__u64 last_frame;
+	__u32 nbegin;
+	struct __prof_zone begin[PROF_BEGIN_DEPTH];
+};
+static __thread struct prof_tpriv prof_tpriv;
+static pthread_key_t prof_key;
+static pthread_once_t prof_once = PTHREAD_ONCE_INIT;
+
+pid_t prof_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+__u64 prof_ticks_to_ns(__u64 ticks)
+{
+	return (__u64)((double)ticks * prof_rt.ns_per_tick);
+}
+
+static void prof_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void prof_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (getenv("PROF_QUIET"))
+		return;
+	va_start(ap, fmt);
+	fputs("prof: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static __u32 env_u32(const char *name, __u32 def, __u32 lo, __u32 hi)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi) {
+		prof_warnx("ignoring %s=%s (want %u..%u)", name, s, lo, hi);
+		return def;
+	}
+	return (__u32)v;
+}
+
+static __u64 mono_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+static bool tsc_invariant(void)
+{
+	unsigned int a, b, c, d;
+
+	if (!__get_cpuid(0x80000007, &a, &b, &c, &d))
+		return false;
+	return d & (1u << 8);
+}
+
+/*
+ * Pick the clock and measure its rate against CLOCK_MONOTONIC_RAW over
+ * ~2 ms, once per process: every reader converts with the published rate.
+ */
+static __u64 clock_calibrate(void)
+{
+	__u64 t0, r0, t1, r1;
+	const char *c = getenv("PROF_CLOCK");
+
+	if ((c && !strcmp(c, "mono")) || !tsc_invariant()) {
+		__prof_clock_tsc = 0;
+		return 1000000000ull;
+	}
+	__prof_clock_tsc = 1;
+	r0 = mono_ns(CLOCK_MONOTONIC_RAW);
+	t0 = __prof_now();
+	do
+		r1 = mono_ns(CLOCK_MONOTONIC_RAW);
+	while (r1 - r0 < 2000000);
+	t1 = __prof_now();
+	return (__u64)((double)(t1 - t0) * 1e9 / (double)(r1 - r0));
+}
+
+__u64 prof_proc_start_token(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* comm may hold spaces and parens: fields count from the last ')' */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* field 22 (starttime) is the 20th after the ')' */
+	for (i = 0; i < 20 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &v) != 1)
+		return 0;
+	return v;
+}
+
+static void prof_atexit(void);
+static void prof_thread_exit(void *arg);
+static void prof_fork_prepare(void) { pthread_mutex_lock(&prof_rt.lock); }
+static void prof_fork_parent(void) { pthread_mutex_unlock(&prof_rt.lock); }
+static void prof_fork_child(void);
+
+static void prof_once_init(void)
+{
+	pthread_key_create(&prof_key, prof_thread_exit);
+	pthread_atfork(prof_fork_prepare, prof_fork_parent, prof_fork_child);
+	atexit(prof_atexit);
+}
+
+/* shm_open a fresh, exclusive name; a squatted name moves us to the next */
+static int seg_create(pid_t pid, __u64 token, char *name, size_t len)
+{
+	int fd = -1, i;
+
+	for (i = 0; i < 16; i++) {
+		if (i == 0)
+			snprintf(name, len, "/" PROF_SHM_PREFIX "%d.%llu", (int)pid,
+				 (unsigned long long)token);
+		else
+			snprintf(name, len, "/" PROF_SHM_PREFIX "%d.%llu.%d", (int)pid,
+				 (unsigned long long)token, i);
+		fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+/* create and map this process's segment; caller holds the lock */
+static int seg_init(void)
+{
+	struct prof_seg_hdr *h;
+	__u64 sites_off, slabs_off, slab_size, size, hz;
+	pid_t pid = getpid();
+	__u64 token = prof_proc_start_token(pid);
+	char name[96];
+	void *mem;
+	int fd, err;
+	FILE *f;
+
+	/* a forked child keeps its parent's geometry: its node indices */
+	if (!prof_rt.max_nodes) {
+		prof_rt.max_threads = env_u32("PROF_MAX_THREADS", 128, 1, 65536);
+		prof_rt.max_nodes = env_u32("PROF_MAX_NODES", 4096, 16, 1u << 22);
+		prof_rt.max_sites = env_u32("PROF_MAX_SITES", 4096, 4, 1u << 20);
+	}
+	prof_rt.keep = getenv("PROF_KEEP") && strcmp(getenv("PROF_KEEP"), "0");
+
+	sites_off = PROF_SEG_HDR_SIZE;
+	slabs_off = sites_off + (__u64)prof_rt.max_sites * sizeof(struct prof_site_ent);
+	slabs_off = (slabs_off + 4095) & ~4095ull;
+	slab_size = prof_slab_size(prof_rt.max_nodes);
+	size = slabs_off + slab_size * prof_rt.max_threads;
+
+	fd = seg_create(pid, token, name, sizeof(name));
+	if (fd < 0) {
+		err = fd;
+		prof_warnx("failed to create segment %s: %s; profiling off", name, strerror(-err));
+		return err;
+	}
+	if (ftruncate(fd, (off_t)size)) {
+		err = -errno;
+		prof_warnx("failed to size segment %s to %llu bytes: %s; profiling off", name,
+			   (unsigned long long)size, strerror(-err));
+		shm_unlink(name);
+		close(fd);
+		return err;
+	}
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	err = -errno;
+	close(fd);
+	if (mem == MAP_FAILED) {
+		prof_warnx("failed to map segment %s: %s; profiling off", name, strerror(-err));
+		shm_unlink(name);
+		return err;
+	}
+
+	hz = clock_calibrate();
+	prof_rt.ns_per_tick = 1e9 / (double)hz;
+	h = mem;
+	h->version = PROF_SEG_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->seg_size = size;
+	h->pid = (__u32)pid;
+	h->uid = (__u32)getuid();
+	h->start_token = token;
+	h->created_ns = mono_ns(CLOCK_REALTIME);
+	f = fopen("/proc/self/comm", "re");
+	if (f) {
+		if (fgets(h->comm, sizeof(h->comm), f))
+			h->comm[strcspn(h->comm, "\n")] = 0;
+		fclose(f);
+	}
+	h->clock = __prof_clock_tsc ? PROF_CLOCK_TSC : PROF_CLOCK_MONO;
+	h->tick_hz = hz;
+	h->mono_base_ns = mono_ns(CLOCK_MONOTONIC);
+	h->tick_base = __prof_now();
+	h->max_sites = prof_rt.max_sites;
+	h->site_size = sizeof(struct prof_site_ent);
+	h->max_threads = prof_rt.max_threads;
+	h->max_nodes = prof_rt.max_nodes;
+	h->node_size = sizeof(struct prof_node);
+	h->hist_buckets = PROF_HIST_BUCKETS;
+	h->sites_off = sites_off;
+	h->slabs_off = slabs_off;
+	h->slab_size = slab_size;
+	__atomic_store_n(&h->magic, PROF_SEG_MAGIC, __ATOMIC_RELEASE);
+
+	prof_rt.seg = h;
+	prof_rt.seg_len = size;
+	snprintf(prof_rt.seg_name, sizeof(prof_rt.seg_name), "%s", name);
+	prof_rt.sites = (struct prof_site_ent *)((char *)mem + sites_off);
+	prof_rt.slabs = (char *)mem + slabs_off;
+	/* a forked child keeps the map: its sites keep their indices */
+	if (!prof_rt.site_keys)
+		prof_rt.site_keys = calloc(2 * (size_t)prof_rt.max_sites, sizeof(*prof_rt.site_keys));
+	if (!prof_rt.site_vals)
+		prof_rt.site_vals = calloc(2 * (size_t)prof_rt.max_sites, sizeof(*prof_rt.site_vals));
+	if (!prof_rt.site_keys || !prof_rt.site_vals) {
+		prof_warnx("failed to allocate the site table; profiling off");
+		munmap(mem, size);
+		shm_unlink(name);
+		prof_rt.seg = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static __u32 site_slot(const struct prof_site *s)
+{
+	__u32 size = 2 * prof_rt.max_sites;
+	__u32 i = (__u32)(((uintptr_t)s >> 3) * 0x9e3779b1u) % size;
+
+	/* never full: at most max_sites keys in 2 * max_sites slots */
+	while (prof_rt.site_keys[i] && prof_rt.site_keys[i] != s)
+		i = (i + 1) % size;
+	return i;
+}
+
+static void copy_str(char *dst, size_t len, const char *src)
+{
+	size_t n = src ? strnlen(src, len - 1) : 0;
+
+	if (n)
+		memcpy(dst, src, n);
+	memset(dst + n, 0, len - n);
+}
+
+/* site index of a descriptor, registering it on first sight */
+static __u32 site_index(const struct prof_site *s)
+{
+	struct prof_seg_hdr *h = prof_rt.seg;
+	struct prof_site_ent *e;
+	const char *file;
+	__u32 i, idx;
+
+	pthread_mutex_lock(&prof_rt.lock);
+	i = site_slot(s);
+	if (prof_rt.site_keys[i]) {
+		idx = prof_rt.site_vals[i];
+		goto out;
+	}
+	if (h->nsites >= prof_rt.max_sites) {
+		h->sites_dropped++;
+		idx = PROF_SITE_NONE;
+		goto out;
+	}
+	idx = h->nsites;
+	e = &prof_rt.sites[idx];
+	copy_str(e->name, sizeof(e->name), s->name);
+	copy_str(e->func, sizeof(e->func), s->func);
+	/* keep the tail of a long path: it names the file */
+	file = s->file ? s->file : "";
+	if (strlen(file) >= sizeof(e->file))
+		file += strlen(file) - (sizeof(e->file) - 1);
+	copy_str(e->file, sizeof(e->file), file);
+	e->line = s->line;
+	e->flags = s->flags;
+	__atomic_store_n(&h->nsites, idx + 1, __ATOMIC_RELEASE);
+	prof_rt.site_keys[i] = s;
+	prof_rt.site_vals[i] = idx;
+out:
+	pthread_mutex_unlock(&prof_rt.lock);
+	return idx;
+}
+
+/* a table of two nodes for a thread we cannot profile: all zones land in 1 */
+static void thread_sink(struct __prof_thread *t)
+{
+	size_t sz = 2 * sizeof(struct prof_node) + 2 * PROF_HIST_BUCKETS * sizeof(__u32);
+	char *mem = calloc(1, sz);
+	static struct prof_node last_resort[2];
+	static __u32 last_resort_hist[2 * PROF_HIST_BUCKETS];
+
+	if (mem) {
+		t->nodes = (struct prof_node *)mem;
+		t->hist = (__u32 *)(mem + 2 * sizeof(struct prof_node));
+	} else {
+		/* shared by every thread that also failed malloc: racy, but in bounds */
+		t->nodes = last_resort;
+		t->hist = last_resort_hist;
+	}
+	prof_tpriv.te = NULL;
+	prof_tpriv.nnodes = 2;
+	prof_tpriv.max_nodes = 2;
+	t->cur = PROF_NODE_ROOT;
+}
+
+static void node_init(struct prof_node *n, __u32 site, __u32 parent)
+{
+	memset(n, 0, sizeof(*n));
+	n->site = site;
+	n->parent = parent;
+}
+
+/* first zone of a thread: claim a slab */
+static void thread_init(void)
+{
+	struct __prof_thread *t = &__prof_tls;
+	struct prof_tpriv *p = &prof_tpriv;
+	struct prof_slab_hdr *hdr;
+	struct prof_tentry *te;
+	struct prof_node *nodes;
+	__u32 idx, tsize;
+
+	t->limit = ~0ull;
+	t->krec = &prof_zero_rec;
+	pthread_once(&prof_once, prof_once_init);
+
+	pthread_mutex_lock(&prof_rt.lock);
+	if (!prof_rt.seg && !prof_rt.disabled) {
+		const char *iv = getenv("PROF_LOG_INTERVAL");
+
+		if (seg_init())
+			prof_rt.disabled = true;
+		else {
+			if (!getenv("PROF_NO_DAEMON"))
+				prof_agent__start();
+			if (iv && atof(iv) > 0)
+				prof_logger__start(atof(iv));
+		}
+	}
+	if (!prof_rt.seg) {
+		pthread_mutex_unlock(&prof_rt.lock);
+		thread_sink(t);
+		return;
+	}
+	if (prof_rt.seg->nslabs >= prof_rt.max_threads) {
+		static bool said;
+
+		prof_rt.seg->threads_dropped++;
+		if (!said)
+			prof_warnx("all %u thread slabs in use (PROF_MAX_THREADS); "
+				   "further threads are not profiled", prof_rt.max_threads);
+		said = true;
+		pthread_mutex_unlock(&prof_rt.lock);
+		thread_sink(t);
+		return;
+	}
+	idx = prof_rt.seg->nslabs;
+	te = calloc(1, sizeof(*te));
+	/* a power of two at least twice the nodes: probes stay short */
+	for (tsize = 32; tsize < 2 * prof_rt.max_nodes; tsize <<= 1)
+		;
+	p->table = calloc(tsize, sizeof(__u32));
+	if (!te || !p->table) {
+		free(te);
+		free(p->table);
+		p->table = NULL;
+		pthread_mutex_unlock(&prof_rt.lock);
+		thread_sink(t);
+		return;
+	}
+	hdr = prof_rt_slab(idx);
+	hdr->tid = (__u32)prof_gettid();
+	hdr->start_tick = __prof_now();
+	hdr->ksched_slot = PROF_NO_SLOT;
+	nodes = (struct prof_node *)((char *)hdr + PROF_SLAB_HDR_SIZE);
+	node_init(&nodes[PROF_NODE_ROOT], PROF_SITE_NONE, PROF_NODE_ROOT);
+	/* node 1 takes every zone entered while the table is full */
+	node_init(&nodes[1], PROF_SITE_NONE, PROF_NODE_ROOT);
+	hdr->nnodes = 2;
+	hdr->state = PROF_SLAB_ALIVE;
+	__atomic_store_n(&hdr->magic, PROF_SLAB_MAGIC, __ATOMIC_RELEASE);
+	__atomic_store_n(&prof_rt.seg->nslabs, idx + 1, __ATOMIC_RELEASE);
+
+	te->tid = (pid_t)hdr->tid;
+	te->slab = idx;
+	te->hdr = hdr;
+	te->fast = t;
+	te->alive = true;
+	te->next = prof_rt.threads;
+	prof_rt.threads = te;
+	pthread_mutex_unlock(&prof_rt.lock);
+
+	p->te = te;
+	p->hdr = hdr;
+	p->table_mask = tsize - 1;
+	p->nnodes = 2;
+	p->max_nodes = prof_rt.max_nodes;
+	t->nodes = nodes;
+	t->hist = (__u32 *)((char *)nodes + (size_t)prof_rt.max_nodes * sizeof(struct prof_node));
+	/* a zone longer than a day is a broken clock, not a measurement */
+	t->limit = (__u64)(86400e9 / prof_rt.ns_per_tick);
+	t->cur = PROF_NODE_ROOT;
+	pthread_setspecific(prof_key, p);
+	prof_agent__kick();
+}
+
+static __u32 node_hash(__u32 parent, __u32 site)
+{
+	__u64 k = ((__u64)parent << 32) | site;
+
+	k *= 0x9e3779b97f4a7c15ull;
+	return (__u32)(k >> 32);
+}
+
+/* the node for (parent, site), created on a miss; overflow node if full */
+static __u32 node_lookup(__u32 parent, __u32 site)
+{
+	struct prof_tpriv *p = &prof_tpriv;
+	struct __prof_thread *t = &__prof_tls;
+	__u32 i, v, n;
+
+	if (!p->te)
+		return 1;
+	if (site == PROF_SITE_NONE)
+		goto full;
+	for (i = node_hash(parent, site) & p->table_mask;; i = (i + 1) & p->table_mask) {
+		v = p->table[i];
+		if (!v)
+			break;
+		if (t->nodes[v - 1].parent == parent && t->nodes[v - 1].site == site)
+			return v - 1;
+	}
+	if (p->nnodes >= p->max_nodes)
+		goto full;
+	n = p->nnodes++;
+	node_init(&t->nodes[n], site, parent);
+	p->table[i] = n + 1;
+	__atomic_store_n(&p->hdr->nnodes, p->nnodes, __ATOMIC_RELEASE);
+	return n;
+full:
+	__PROF_ADD(&p->hdr->overflow, 1);
+	return 1;
+}
+
+uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c)
+{
+	struct __prof_thread *t = &__prof_tls;
+	__u32 sidx, node;
+
+	if (t->cur == __PROF_UNINIT)
+		thread_init();
+	if (!prof_tpriv.te) {
+		/* not profiled: everything lands in the sink's node 1 */
+		c->parent = t->cur;
+		c->node = 1;
+		return 1;
+	}
+	if (!c->site)
+		c->site = site_index(site) + 1;
+	sidx = c->site - 1;
+	node = node_lookup(t->cur, sidx);
+	/* the overflow node is not cached: the table may never free, but a
+	 * full-table entry must keep counting in 'overflow' */
+	if (node != 1) {
+		c->parent = t->cur;
+		c->node = node;
+	}
+	return node;
+}
+
+void __prof_leave_slow(struct __prof_zone *z, uint64_t seq)
+{
+	struct __prof_thread *t = &__prof_tls;
+	struct prof_node *n = &t->nodes[z->node];
+	__u64 off = t->krec->offcpu_ns - z->offcpu;
+	__u64 wall = prof_ticks_to_ns(__prof_now() - z->start);
+
+	if ((__u32)seq != (__u32)z->seq)
+		__PROF_ADD(&n->preempted, 1);
+	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT))
+		__PROF_ADD(&n->migrated, 1);
+	/* the record can appear mid-zone (profd started): never above wall */
+	__PROF_ADD(&n->offcpu_ns, off < wall ? off : wall);
+}
+
+/* is node a an ancestor of (or equal to) node b? */
+static bool node_is_ancestor(__u32 a, __u32 b)
+{
+	struct __prof_thread *t = &__prof_tls;
+	__u32 guard;
+
+	for (guard = 0; guard <= prof_tpriv.nnodes; guard++) {
+		if (a == b)
+			return true;
+		if (b == PROF_NODE_ROOT)
+			return false;
+		b = t->nodes[b].parent;
+	}
+	return false;
+}
+
+/*
+ * A scope closes while another zone is current: a PROF_BEGIN inside it was
+ * never ENDed.  Count it, and forget the BEGINs that are now unreachable.
+ */
+void __prof_unbalanced(struct __prof_zone *z)
+{
+	struct prof_tpriv *p = &prof_tpriv;
+
+	if (p->hdr)
+		__PROF_ADD(&p->hdr->unbalanced, 1);
+	while (p->nbegin && !node_is_ancestor(p->begin[p->nbegin - 1].node, z->prev))
+		p->nbegin--;
+}
+
+void __prof_begin(const struct prof_site *site, struct __prof_cache *c)
+{
+	struct prof_tpriv *p = &prof_tpriv;
+	struct __prof_zone z = __prof_enter(site, c);
+
+	if (p->nbegin >= PROF_BEGIN_DEPTH) {
+		/* too deep to track: undo the enter, count it */
+		__prof_tls.cur = z.prev;
+		if (p->hdr)
+			__PROF_ADD(&p->hdr->unbalanced, 1);
+		return;
+	}
+	p->begin[p->nbegin++] = z;
+}
+
+void __prof_end(void)
+{
+	struct prof_tpriv *p = &prof_tpriv;
+	struct __prof_zone *z;
+
+	if (!p->nbegin || p->begin[p->nbegin - 1].node != __prof_tls.cur) {
+		if (p->hdr)
+			__PROF_ADD(&p->hdr->unbalanced, 1);
+		return;
+	}
+	z = &p->begin[--p->nbegin];
+	__prof_leave(z);
+}
+
+void __prof_frame(void)
+{
+	struct prof_tpriv *p = &prof_tpriv;
+	struct prof_slab_hdr *h;
+	__u64 now = __prof_now(), d;
+
+	if (__prof_tls.cur == __PROF_UNINIT)
+		thread_init();
+	h = p->hdr;
+	if (!h)
+		return;
+	if (p->last_frame) {
+		d = now - p->last_frame;
+		if (d <= __prof_tls.limit) {
+			__PROF_ADD(&h->frames, 1);
+			__PROF_ADD(&h->frame_ticks, d);
+			if (d > h->frame_max)
+				__PROF_STORE(&h->frame_max, d);
+			__PROF_ADD(&h->frame_hist[prof_hist_bucket(d)], 1);
+		}
+	}
+	p->last_frame = now;
+}
+
+void __prof_thread_name(const char *name)
+{
+	char buf[PROF_THREAD_NAME_MAX];
+	size_t i;
+
+	if (__prof_tls.cur == __PROF_UNINIT)
+		thread_init();
+	if (!prof_tpriv.hdr)
+		return;
+	copy_str(buf, sizeof(buf), name);
+	for (i = 0; i < sizeof(buf); i++)
+		__PROF_STORE(&prof_tpriv.hdr->name[i], buf[i]);
+}
+
+void __prof_alloc_slow(int is_free, uint64_t bytes)
+{
+	thread_init();
+	__prof_mem(is_free, bytes);
+}
+
+static void thread_mark_exited(struct prof_tpriv *p)
+{
+	if (!p->hdr || !p->te)
+		return;
+	__PROF_STORE(&p->hdr->exit_tick, __prof_now());
+	__PROF_STORE(&p->hdr->state, PROF_SLAB_EXITED);
+	pthread_mutex_lock(&prof_rt.lock);
+	p->te->alive = false;
+	p->te->fast = NULL;
+	pthread_mutex_unlock(&prof_rt.lock);
+}
+
+static void prof_thread_exit(void *arg)
+{
+	struct prof_tpriv *p = arg;
+
+	thread_mark_exited(p);
+	free(p->table);
+	p->table = NULL;
+}
+
+/* PROF_REPORT=stderr|PATH, PROF_REPORT_FORMAT=text|json */
+static void report_at_exit(void)
+{
+	const char *dst = getenv("PROF_REPORT"), *fmt = getenv("PROF_REPORT_FORMAT");
+	struct prof_report_opts o = { .sort = PROF_SORT_SELF, .flat_rows = 20 };
+	struct prof_snapshot *s = NULL;
+	FILE *f;
+	int err;
+
+	if (!dst || !*dst)
+		return;
+	err = prof_snapshot__read(prof_rt.seg, prof_rt.seg_len, &s);
+	if (err) {
+		prof_warnx("failed to read own segment for the report: %s", strerror(-err));
+		return;
+	}
+	if (!strcmp(dst, "stderr") || !strcmp(dst, "1")) {
+		f = stderr;
+		o.color = isatty(2) && !getenv("NO_COLOR");
+	} else if (!strcmp(dst, "stdout")) {
+		f = stdout;
+		o.color = isatty(1) && !getenv("NO_COLOR");
+	} else {
+		f = fopen(dst, "we");
+		if (!f) {
+			prof_warnx("failed to open report file %s: %s", dst, strerror(errno));
+			prof_snapshot__destroy(s);
+			return;
+		}
+	}
+	if (fmt && !strcmp(fmt, "json"))
+		prof_report_json(f, &s, 1);
+	else
+		prof_report_text(f, s, &o);
+	if (f == stderr || f == stdout)
+		fflush(f);
+	else
+		fclose(f);
+	prof_snapshot__destroy(s);
+}
+
+static void prof_atexit(void)
+{
+	if (!prof_rt.seg)
+		return;
+	thread_mark_exited(&prof_tpriv);
+	__PROF_STORE(&prof_rt.seg->exit_tick, __prof_now());
+	__atomic_or_fetch(&prof_rt.seg->flags, PROF_SEG_EXITED, __ATOMIC_RELEASE);
+	report_at_exit();
+	if (!prof_rt.keep)
+		shm_unlink(prof_rt.seg_name);
+}
+
+/*
+ * The child of fork() gets a segment of its own.  Only the forking thread
+ * lives on: its node structure is copied (counters zero) so the per-site
+ * caches, which hold node indices, stay right.
+ */
+static void prof_fork_child(void)
+{
+	struct prof_seg_hdr *old = prof_rt.seg;
+	size_t old_len = prof_rt.seg_len;
+	struct prof_tpriv *p = &prof_tpriv;
+	struct __prof_thread *t = &__prof_tls;
+	struct prof_site_ent *old_sites;
+	struct prof_node *old_nodes = t->nodes;
+	struct prof_tentry *te, *next;
+	__u32 nsites, i;
+
+	pthread_mutex_unlock(&prof_rt.lock);
+	/* the entries of the parent's threads: not ours to follow */
+	for (te = prof_rt.threads; te; te = next) {
+		next = te->next;
+		if (te != p->te)
+			free(te);
+	}
+	prof_rt.threads = NULL;
+	prof_agent__atfork_child();
+	prof_logger__atfork_child();
+	t->krec = &prof_zero_rec;
+	if (!old)
+		return;
+	old_sites = prof_rt.sites;
+	nsites = old->nsites;
+	prof_rt.seg = NULL;
+	if (seg_init()) {
+		prof_rt.disabled = true;
+		free(p->te);
+		p->te = NULL;
+		p->hdr = NULL;
+		if (t->cur != __PROF_UNINIT) {
+			__u32 cur = t->cur;
+
+			thread_sink(t);
+			/* open zones of the parent land in the sink's node 1 */
+			t->cur = cur < 2 ? cur : 1;
+		}
+		munmap(old, old_len);
+		return;
+	}
+	/* same sites at the same indices */
+	memcpy(prof_rt.sites, old_sites, (size_t)nsites * sizeof(*old_sites));
+	prof_rt.seg->nsites = nsites;
+	if (p->te) {
+		struct prof_slab_hdr *hdr = prof_rt_slab(0);
+		struct prof_node *nodes = (struct prof_node *)((char *)hdr + PROF_SLAB_HDR_SIZE);
+
+		hdr->tid = (__u32)prof_gettid();
+		hdr->start_tick = __prof_now();
+		hdr->ksched_slot = PROF_NO_SLOT;
+		memcpy(hdr->name, p->hdr->name, sizeof(hdr->name));
+		for (i = 0; i < p->nnodes; i++)
+			node_init(&nodes[i], old_nodes[i].site, old_nodes[i].parent);
+		hdr->nnodes = p->nnodes;
+		hdr->state = PROF_SLAB_ALIVE;
+		hdr->magic = PROF_SLAB_MAGIC;
+		prof_rt.seg->nslabs = 1;
+		p->te->tid = (pid_t)hdr->tid;
+		p->te->slab = 0;
+		p->te->hdr = hdr;
+		p->te->next = NULL;
+		p->te->registered = false;
+		prof_rt.threads = p->te;
+		p->hdr = hdr;
+		p->last_frame = 0;
+		t->nodes = nodes;
+		t->hist = (__u32 *)((char *)nodes + (size_t)prof_rt.max_nodes * sizeof(struct prof_node));
+	}
+	munmap(old, old_len);
+	prof_agent__kick();
+}

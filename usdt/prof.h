@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prof.h - instrumented zones for C and C++, each a USDT probe.
+ *
+ * The whole API, and what each call costs once warm:
+ *
+ *	PROF_USDT(name);	zone from here to the end of the block: two
+ *				rdtsc, a cache compare, a few plain stores
+ *	PROF_FUNC();		the same, named after the enclosing function
+ *	PROF_DEFINE(name)	file scope: a public zone, shared by sites
+ *	PROF_DECLARE(name)	file scope: refer to a public zone elsewhere
+ *	PROF_SCOPE(name);	a site of a public zone (as PROF_USDT)
+ *	PROF_BEGIN(name);	open a zone without a scope (as PROF_USDT)
+ *	PROF_END();		close the innermost PROF_BEGIN: a call, a
+ *				compare; an unbalanced END is counted, ignored
+ *	PROF_FRAME();		a frame boundary: a call
+ *	PROF_ALLOC(bytes);	allocation charged to the current zone: stores
+ *	PROF_FREE(bytes);	the same, for a free
+ *	PROF_THREAD_NAME(s);	name this thread in reports: a call
+ *
+ * Zone names are identifiers: they are also the USDT probe names, provider
+ * "prof": prof:NAME fires on enter (arg0: the site descriptor), and
+ * prof:NAME__exit on exit (arg0: the site, arg1: duration in ticks).  Each
+ * probe has a semaphore, so a probe nobody attached costs a load and a
+ * not-taken branch.  PROF_FUNC sites are the probes prof:func, func__exit.
+ *
+ * The first zone of a thread takes the slow path (segment, slab, site and
+ * node creation); after that nothing locks, allocates or enters the kernel.
+ *
+ * Environment: PROF_REPORT=stderr|PATH prints a report at exit,
+ * PROF_REPORT_FORMAT=text|json, PROF_LOG_INTERVAL=SECONDS logs a line per
+ * thread and zone each interval, PROF_MAX_THREADS, PROF_MAX_NODES,
+ * PROF_MAX_SITES size the segment, PROF_CLOCK=mono forces clock_gettime,
+ * PROF_KEEP=1 keeps the segment after a clean exit, PROF_SOCKET names
+ * profd's socket, PROF_NO_DAEMON=1 never contacts profd.
+ *
+ * -DPROF_DISABLE compiles every macro to nothing.
+ */
+#ifndef PROF_H
+#define PROF_H
+
+#define PROF_VERSION_MAJOR 0
+#define PROF_VERSION_MINOR 1
+#define PROF_VERSION ((PROF_VERSION_MAJOR << 16) | PROF_VERSION_MINOR)
+
+#ifdef PROF_DISABLE
+
+#define PROF_USDT(name)		do { } while (0)
+#define PROF_FUNC()		do { } while (0)
+#define PROF_DEFINE(name)
+#define PROF_DECLARE(name)
+#define PROF_SCOPE(name)	do { } while (0)
+#define PROF_BEGIN(name)	do { } while (0)
+#define PROF_END()		do { } while (0)
+#define PROF_FRAME()		do { } while (0)
+#define PROF_ALLOC(bytes)	do { (void)(bytes); } while (0)
+#define PROF_FREE(bytes)	do { (void)(bytes); } while (0)
+#define PROF_THREAD_NAME(s)	do { (void)(s); } while (0)
+
+#else /* !PROF_DISABLE */
+
+#ifndef _SDT_HAS_SEMAPHORES
+#define _SDT_HAS_SEMAPHORES 1
+#endif
+#include <sys/sdt.h>
+#include <stdint.h>
+#include <time.h>
+#include "slab.h"
+#include "profsched.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* a zone site's descriptor: static const, one per site (or public zone) */
+struct prof_site {
+	const char *name;
+	const char *file;
+	const char *func;
+	unsigned int line;
+	unsigned int flags;	/* PROF_SITE_* from slab.h */
+	volatile unsigned short *exit_sema;
+	void (*exit_probe)(const struct prof_site *site, unsigned long long ticks);
+};
+
+/* per site, per thread: the last (parent -> node) seen here */
+struct __prof_cache {
+	uint32_t parent;	/* ~0 until first use */
+	uint32_t node;
+	uint32_t site;		/* site index + 1, 0 = not yet registered */
+};
+
+/* an open zone: on the stack of the code it measures */
+struct __prof_zone {
+	const struct prof_site *site;
+	uint64_t start;
+	uint64_t seq;		/* kernel record at enter */
+	uint64_t offcpu;
+	uint32_t prev;		/* node to return to */
+	uint32_t node;
+};
+
+/* the calling thread's fast-path state */
+struct __prof_thread {
+	struct prof_node *nodes;	/* this thread's node table, in the slab */
+	uint32_t *hist;			/* its histograms */
+	uint32_t cur;			/* current node; __PROF_UNINIT before init */
+	uint32_t __pad;
+	uint64_t limit;			/* a delta above this is an anomaly */
+	const volatile struct prof_sched_rec *krec; /* kernel word, never NULL once init */
+};
+
+#define __PROF_UNINIT 0xfffffffeU
+
+extern __thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec")));
+extern int __prof_clock_tsc;
+
+uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c);
+void __prof_leave_slow(struct __prof_zone *z, uint64_t seq);
+void __prof_unbalanced(struct __prof_zone *z);
+void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
+void __prof_end(void);
+void __prof_frame(void);
+void __prof_thread_name(const char *name);
+void __prof_alloc_slow(int is_free, uint64_t bytes);
+
+static inline __attribute__((always_inline)) uint64_t __prof_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (__builtin_expect(__prof_clock_tsc, 1))
+		return __builtin_ia32_rdtsc();
+#endif
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+}
+
+/* relaxed, not read-modify-write: only the owning thread writes a slab */
+#define __PROF_LOAD(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
+#define __PROF_STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define __PROF_ADD(p, v)	__PROF_STORE((p), __PROF_LOAD(p) + (v))
+
+static inline __attribute__((always_inline)) struct __prof_zone
+__prof_enter(const struct prof_site *site, struct __prof_cache *c)
+{
+	struct __prof_thread *t = &__prof_tls;
+	struct __prof_zone z;
+
+	z.prev = t->cur;
+	if (__builtin_expect(c->parent == z.prev, 1))
+		z.node = c->node;
+	else
+		z.node = __prof_enter_slow(site, c);
+	t->cur = z.node;
+	z.site = site;
+	z.seq = t->krec->seq;
+	z.offcpu = t->krec->offcpu_ns;
+	z.start = __prof_now();
+	return z;
+}
+
+static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zone *z)
+{
+	uint64_t d = __prof_now() - z->start;
+	struct __prof_thread *t = &__prof_tls;
+	struct prof_node *n = &t->nodes[z->node];
+	uint64_t seq = t->krec->seq;
+
+	if (__builtin_expect(t->cur != z->node, 0))
+		__prof_unbalanced(z);
+	t->cur = z->prev;
+	/* unsigned: a negative delta is huge too */
+	if (__builtin_expect(d > t->limit, 0)) {
+		__PROF_ADD(&n->anomalies, 1);
+		return;
+	}
+	__PROF_ADD(&n->calls, 1);
+	__PROF_ADD(&n->ticks, d);
+	if (d > __PROF_LOAD(&n->max))
+		__PROF_STORE(&n->max, d);
+	__PROF_ADD(&t->hist[(size_t)z->node * PROF_HIST_BUCKETS + prof_hist_bucket(d)], 1);
+	if (__builtin_expect(seq != z->seq, 0))
+		__prof_leave_slow(z, seq);
+	if (__builtin_expect(*z->site->exit_sema, 0))
+		z->site->exit_probe(z->site, d);
+}
+
+static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64_t bytes)
+{
+	struct __prof_thread *t = &__prof_tls;
+	struct prof_node *n;
+
+	if (__builtin_expect(t->cur == __PROF_UNINIT, 0)) {
+		__prof_alloc_slow(is_free, bytes);
+		return;
+	}
+	n = &t->nodes[t->cur];
+	if (is_free) {
+		__PROF_ADD(&n->frees, 1);
+		__PROF_ADD(&n->free_bytes, bytes);
+	} else {
+		__PROF_ADD(&n->allocs, 1);
+		__PROF_ADD(&n->alloc_bytes, bytes);
+	}
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+/*
+ * The probe plumbing.  Semaphores and the exit stub are emitted from asm
+ * inside the function (C has no other way to define file-scope symbols
+ * from a block); .ifndef keeps one per name per object, .weak .hidden one
+ * per name per DSO.  The exit stub is a tiny function whose first
+ * instruction is the prof:NAME__exit probe, with its two arguments in the
+ * argument registers: the generic exit path calls it only when the
+ * semaphore says somebody listens.
+ */
+#define __PROF_STR_(x) #x
+#define __PROF_STR(x) __PROF_STR_(x)
+
+#define __PROF_SEMA_ASM(probe)							\
+	".ifndef prof_" #probe "_semaphore\n"					\
+	".pushsection .probes,\"aw\",@progbits\n"				\
+	".weak prof_" #probe "_semaphore\n"					\
+	".hidden prof_" #probe "_semaphore\n"					\
+	".p2align 1\n"								\
+	"prof_" #probe "_semaphore: .hword 0\n"					\
+	".popsection\n"								\
+	".endif\n"
+
+#define __PROF_STUB_ASM(probe, stub)						\
+	".ifndef " stub "\n"							\
+	".pushsection .text.prof_probes,\"ax\",@progbits\n"					\
+	".p2align 4\n"								\
+	stub ":\n"								\
+	STAP_PROBE_ASM(prof, probe##__exit, 8@%rdi 8@%rsi)			\
+	"ret\n"									\
+	".popsection\n"								\
+	".endif\n"
+
+#define __PROF_PROBES_ASM(probe, stub)						\
+	__asm__(__PROF_SEMA_ASM(probe) __PROF_SEMA_ASM(probe##__exit)		\
+		__PROF_STUB_ASM(probe, stub))
+
+#define __PROF_EXTERNS(probe, id)						\
+	extern volatile unsigned short prof_##probe##_semaphore			\
+		__attribute__((visibility("hidden")));				\
+	extern volatile unsigned short prof_##probe##__exit_semaphore		\
+		__attribute__((visibility("hidden")));				\
+	extern void __prof_x##id(const struct prof_site *, unsigned long long)	\
+		__attribute__((visibility("hidden")))
+
+#define __PROF_ENTER_PROBE(probe, sitep)					\
+	do {									\
+		if (__builtin_expect(prof_##probe##_semaphore, 0))		\
+			STAP_PROBE1(prof, probe, sitep);			\
+	} while (0)
+
+#define __PROF_DESC(name, probe, func, flags, id)				\
+	static const struct prof_site __prof_site_##id = {			\
+		name, __FILE__, func, __LINE__, flags,				\
+		&prof_##probe##__exit_semaphore, __prof_x##id }
+
+#define __PROF_CACHE(id)							\
+	static __thread struct __prof_cache __prof_cache_##id = { 0xffffffffU, 0, 0 }
+
+#ifdef __cplusplus
+struct __prof_guard {
+	struct __prof_zone z;
+	~__prof_guard() { __prof_leave(&z); }
+};
+#define __PROF_OPEN(sitep, id)							\
+	__PROF_CACHE(id);							\
+	__prof_guard __prof_g_##id = { __prof_enter(sitep, &__prof_cache_##id) }
+#else
+#define __PROF_OPEN(sitep, id)							\
+	__PROF_CACHE(id);							\
+	struct __prof_zone __prof_z_##id __attribute__((cleanup(__prof_leave))) = \
+		__prof_enter(sitep, &__prof_cache_##id)
+#endif
+
+#define __PROF_ZONE(name, probe, func, flags, id)				\
+	__PROF_EXTERNS(probe, id);						\
+	__PROF_PROBES_ASM(probe, "__prof_x" #id);				\
+	__PROF_DESC(name, probe, func, flags, id);				\
+	__PROF_ENTER_PROBE(probe, &__prof_site_##id);				\
+	__PROF_OPEN(&__prof_site_##id, id)
+#define __PROF_ZONE_(name, probe, func, flags, id)				\
+	__PROF_ZONE(name, probe, func, flags, id)
+
+/* measure from here to the end of the enclosing block */
+#define PROF_USDT(name)								\
+	__PROF_ZONE_(#name, name, __func__, 0, __COUNTER__)
+
+/* a zone named after the enclosing function; probes prof:func */
+#define PROF_FUNC()								\
+	__PROF_ZONE_(__func__, func, __func__, PROF_SITE_FUNC, __COUNTER__)
+
+/*
+ * Public zones: one zone, many sites (each site still its own enter probe).
+ * N.B. PROF_DEFINE in exactly one file of a program or library.
+ */
+#define __PROF_DEFINE(name, id)							\
+	__asm__(__PROF_SEMA_ASM(name) __PROF_SEMA_ASM(name##__exit)		\
+		__PROF_STUB_ASM(name, "prof_zone_" #name "__x"));		\
+	extern volatile unsigned short prof_##name##__exit_semaphore		\
+		__attribute__((visibility("hidden")));				\
+	extern void prof_zone_##name##__x(const struct prof_site *,		\
+		unsigned long long) __attribute__((visibility("hidden")));	\
+	extern const struct prof_site prof_zone_##name;				\
+	const struct prof_site prof_zone_##name = {				\
+		#name, __FILE__, 0, __LINE__, PROF_SITE_PUBLIC,			\
+		&prof_##name##__exit_semaphore, prof_zone_##name##__x }
+#define PROF_DEFINE(name)	__PROF_DEFINE(name, __COUNTER__)
+#define PROF_DECLARE(name)	extern const struct prof_site prof_zone_##name
+
+#define __PROF_SCOPE(name, id)							\
+	__PROF_EXTERNS(name, id);						\
+	__asm__(__PROF_SEMA_ASM(name) __PROF_SEMA_ASM(name##__exit));		\
+	__PROF_ENTER_PROBE(name, &prof_zone_##name);				\
+	__PROF_OPEN(&prof_zone_##name, id)
+#define __PROF_SCOPE_(name, id)	__PROF_SCOPE(name, id)
+#define PROF_SCOPE(name)	__PROF_SCOPE_(name, __COUNTER__)
+
+/*
+ * N.B. PROF_BEGIN/PROF_END pair up per thread, innermost first.  An END
+ * with no open BEGIN, or whose BEGIN is not the current zone, is counted
+ * in the thread's "unbalanced" and otherwise ignored.
+ */
+#define __PROF_BEGIN(name, id)							\
+	do {									\
+		__PROF_EXTERNS(name, id);					\
+		__PROF_PROBES_ASM(name, "__prof_x" #id);			\
+		__PROF_DESC(#name, name, __func__, PROF_SITE_BEGIN, id);	\
+		__PROF_CACHE(id);						\
+		__PROF_ENTER_PROBE(name, &__prof_site_##id);			\
+		__prof_begin(&__prof_site_##id, &__prof_cache_##id);		\
+	} while (0)
+#define __PROF_BEGIN_(name, id)	__PROF_BEGIN(name, id)
+#define PROF_BEGIN(name)	__PROF_BEGIN_(name, __COUNTER__)
+#define PROF_END()		__prof_end()
+
+#define PROF_FRAME()		__prof_frame()
+#define PROF_ALLOC(bytes)	__prof_mem(0, (uint64_t)(bytes))
+#define PROF_FREE(bytes)	__prof_mem(1, (uint64_t)(bytes))
+#define PROF_THREAD_NAME(s)	__prof_thread_name(s)
+
+#endif /* PROF_DISABLE */
+
+#endif /* PROF_H */

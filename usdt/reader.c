@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: MIT
+/*
+ * reader.c - copy a segment into a validated snapshot, and back.
+ *
+ * The segment may be live (another process is writing it), truncated, or
+ * hostile.  Each value is loaded once into private memory and checked
+ * there; every count is bounded by the geometry, which is itself checked
+ * against the bytes we were given.  Parent links must point to a lower
+ * index, so the tree has no cycles by construction.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "snapshot.h"
+
+/* one load of a word the writer may be changing */
+#define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define LDA(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+
+static void copy_bytes(char *dst, const char *src, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = LD(&src[i]);
+}
+
+/* a fixed-size string must hold its NUL */
+static bool str_ok(const char *s, size_t n)
+{
+	return memchr(s, 0, n) != NULL;
+}
+
+struct hist_pool {
+	__u32 *v;
+	__u64 n, cap;
+};
+
+static int pool_add(struct hist_pool *p, const __u32 *src, __u32 n, __u64 *off)
+{
+	__u32 i;
+
+	if (p->n + n > p->cap) {
+		__u64 cap = p->cap ? p->cap * 2 : 4096;
+		__u32 *v;
+
+		while (cap < p->n + n)
+			cap *= 2;
+		v = realloc(p->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		p->v = v;
+		p->cap = cap;
+	}
+	*off = p->n;
+	for (i = 0; i < n; i++)
+		p->v[p->n + i] = LD(&src[i]);
+	p->n += n;
+	return 0;
+}
+
+/* link children, depths and child totals; nodes must have parent < index */
+static void thread_derive(struct prof_snap_thread *t)
+{
+	struct prof_snap_node *nodes = t->nodes;
+	__u32 i;
+
+	for (i = 0; i < t->nnodes; i++) {
+		nodes[i].first_child = PROF_SNAP_NONE;
+		nodes[i].next_sibling = PROF_SNAP_NONE;
+		nodes[i].child_ticks = 0;
+	}
+	nodes[0].depth = 0;
+	/* walk backwards so each child list comes out in creation order */
+	for (i = t->nnodes - 1; i >= 1; i--) {
+		struct prof_snap_node *p = &nodes[nodes[i].parent];
+
+		nodes[i].next_sibling = p->first_child;
+		p->first_child = i;
+		p->child_ticks += nodes[i].ticks;
+	}
+	for (i = 1; i < t->nnodes; i++)
+		nodes[i].depth = nodes[nodes[i].parent].depth + 1;
+	/* the root's total is what its children took */
+	nodes[0].ticks = nodes[0].child_ticks;
+}
+
+static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 index,
+		       struct prof_snap_thread *t, struct hist_pool *pool)
+{
+	const struct prof_slab_hdr *h = (const void *)slab;
+	const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
+	const __u32 *hist = (const void *)((const char *)nodes + (size_t)max_nodes * PROF_NODE_SIZE);
+	__u32 i, nn;
+
+	if (LDA(&h->magic) != PROF_SLAB_MAGIC)
+		return -EINVAL;
+	nn = LDA(&h->nnodes);
+	if (nn < 2 || nn > max_nodes)
+		return -EINVAL;
+	t->slab = index;
+	t->tid = LD(&h->tid);
+	t->state = LD(&h->state);
+	if (t->state != PROF_SLAB_ALIVE && t->state != PROF_SLAB_EXITED)
+		return -EINVAL;
+	t->ksched_slot = LD(&h->ksched_slot);
+	copy_bytes(t->name, h->name, sizeof(t->name));
+	t->name[sizeof(t->name) - 1] = 0;
+	t->start_tick = LD(&h->start_tick);
+	t->exit_tick = LD(&h->exit_tick);
+	t->overflow = LD(&h->overflow);
+	t->unbalanced = LD(&h->unbalanced);
+	t->frames = LD(&h->frames);
+	t->frame_ticks = LD(&h->frame_ticks);
+	t->frame_max = LD(&h->frame_max);
+	for (i = 0; i < PROF_HIST_BUCKETS; i++)
+		t->frame_hist[i] = LD(&h->frame_hist[i]);
+
+	t->nodes = calloc(nn, sizeof(*t->nodes));
+	if (!t->nodes)
+		return -ENOMEM;
+	t->nnodes = nn;
+	for (i = 0; i < nn; i++) {
+		const struct prof_node *src = &nodes[i];
+		struct prof_snap_node *n = &t->nodes[i];
+		__u32 hi;
+		int err;
+
+		n->site = LD(&src->site);
+		n->parent = LD(&src->parent);
+		if (i == 0 ? n->parent != 0 : n->parent >= i)
+			return -EINVAL;
+		/* 0 and 1 are the root and the overflow node, the rest are zones */
+		if (i < 2 ? n->site != PROF_SITE_NONE : n->site >= nsites)
+			return -EINVAL;
+		n->calls = LD(&src->calls);
+		n->ticks = LD(&src->ticks);
+		n->max = LD(&src->max);
+		n->preempted = LD(&src->preempted);
+		n->migrated = LD(&src->migrated);
+		n->offcpu_ns = LD(&src->offcpu_ns);
+		n->anomalies = LD(&src->anomalies);
+		n->allocs = LD(&src->allocs);
+		n->alloc_bytes = LD(&src->alloc_bytes);
+		n->frees = LD(&src->frees);
+		n->free_bytes = LD(&src->free_bytes);
+		/* copy only the buckets up to the max: the rest are empty */
+		hi = prof_hist_bucket(n->max);
+		n->hist_lo = 0;
+		n->hist_n = n->calls ? hi + 1 : 0;
+		err = pool_add(pool, hist + (size_t)i * PROF_HIST_BUCKETS, n->hist_n, &n->hist_off);
+		if (err)
+			return err;
+	}
+	thread_derive(t);
+	return 0;
+}
+
+int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **out)
+{
+	const struct prof_seg_hdr *h = mem;
+	const char *base = mem;
+	struct prof_snapshot *s;
+	struct hist_pool pool = { 0 };
+	__u64 sites_end, slabs_end;
+	__u32 i, nslabs;
+	int err = -EINVAL;
+
+	*out = NULL;
+	if (!mem || len < sizeof(*h))
+		return -EINVAL;
+	if (LDA(&h->magic) != PROF_SEG_MAGIC)
+		return -EINVAL;
+	if (LD(&h->version) != PROF_SEG_VERSION)
+		return -EPROTO;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+
+	/* geometry: every size as we define it, every region inside len */
+	if (LD(&h->hdr_size) != sizeof(*h) || LD(&h->site_size) != sizeof(struct prof_site_ent) ||
+	    LD(&h->node_size) != PROF_NODE_SIZE || LD(&h->hist_buckets) != PROF_HIST_BUCKETS)
+		goto fail;
+	{
+		__u32 max_sites = LD(&h->max_sites), max_threads = LD(&h->max_threads);
+		__u32 max_nodes = LD(&h->max_nodes);
+		__u64 sites_off = LD(&h->sites_off), slabs_off = LD(&h->slabs_off);
+		__u64 slab_size = LD(&h->slab_size), seg_size = LD(&h->seg_size);
+
+		if (max_sites == 0 || max_sites > (1u << 20) || max_threads == 0 ||
+		    max_threads > 65536 || max_nodes < 2 || max_nodes > (1u << 22))
+			goto fail;
+		if (slab_size != prof_slab_size(max_nodes) || sites_off < sizeof(*h))
+			goto fail;
+		sites_end = sites_off + (__u64)max_sites * sizeof(struct prof_site_ent);
+		slabs_end = slabs_off + (__u64)max_threads * slab_size;
+		if (sites_off > len || sites_end > slabs_off || slabs_end > seg_size || seg_size > len)
+			goto fail;
+
+		s->pid = LD(&h->pid);
+		s->uid = LD(&h->uid);
+		s->start_token = LD(&h->start_token);
+		s->created_ns = LD(&h->created_ns);
+		copy_bytes(s->comm, h->comm, sizeof(s->comm));
+		s->comm[sizeof(s->comm) - 1] = 0;
+		s->clock = LD(&h->clock);
+		s->flags = LD(&h->flags);
+		s->tick_hz = LD(&h->tick_hz);
+		s->tick_base = LD(&h->tick_base);
+		s->mono_base_ns = LD(&h->mono_base_ns);
+		s->exit_tick = LD(&h->exit_tick);
+		s->sites_dropped = LD(&h->sites_dropped);
+		s->threads_dropped = LD(&h->threads_dropped);
+		if (s->clock != PROF_CLOCK_TSC && s->clock != PROF_CLOCK_MONO)
+			goto fail;
+		/* 1 kHz .. 100 GHz */
+		if (s->tick_hz < 1000 || s->tick_hz > 100000000000ull)
+			goto fail;
+
+		s->nsites = LDA(&h->nsites);
+		nslabs = LDA(&h->nslabs);
+		if (s->nsites > max_sites || nslabs > max_threads)
+			goto fail;
+		s->sites = calloc(s->nsites ? s->nsites : 1, sizeof(*s->sites));
+		s->threads = calloc(nslabs ? nslabs : 1, sizeof(*s->threads));
+		if (!s->sites || !s->threads) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		for (i = 0; i < s->nsites; i++) {
+			const struct prof_site_ent *e =
+				(const void *)(base + sites_off + (__u64)i * sizeof(*e));
+			struct prof_snap_site *d = &s->sites[i];
+
+			copy_bytes(d->name, e->name, sizeof(d->name));
+			copy_bytes(d->func, e->func, sizeof(d->func));
+			copy_bytes(d->file, e->file, sizeof(d->file));
+			d->line = LD(&e->line);
+			d->flags = LD(&e->flags);
+			if (!str_ok(d->name, sizeof(d->name)) || !str_ok(d->func, sizeof(d->func)) ||
+			    !str_ok(d->file, sizeof(d->file)))
+				goto fail;
+		}
+		for (i = 0; i < nslabs; i++) {
+			err = read_thread(base + slabs_off + (__u64)i * slab_size, max_nodes, s->nsites,
+					  i, &s->threads[i], &pool);
+			s->nthreads = i + 1;
+			if (err)
+				goto fail;
+		}
+	}
+	s->hist = pool.v;
+	s->nhist = pool.n;
+	*out = s;
+	return 0;
+fail:
+	s->hist = pool.v;
+	prof_snapshot__destroy(s);
+	return err;
+}
+
+int prof_snapshot__read_fd(int fd, struct prof_snapshot **snap)
+{
+	struct stat st;
+	void *mem;
+	int err;
+
+	*snap = NULL;
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct prof_seg_hdr))
+		return -EINVAL;
+	mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED)
+		return -errno;
+	err = prof_snapshot__read(mem, (size_t)st.st_size, snap);
+	munmap(mem, (size_t)st.st_size);
+	return err;
+}
+
+void prof_snapshot__destroy(struct prof_snapshot *s)
+{
+	__u32 i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nthreads; i++)
+		free(s->threads[i].nodes);
+	free(s->threads);
+	free(s->sites);
+	free(s->hist);
+	free(s);
+}
+
+__u64 prof_snap_ns(const struct prof_snapshot *s, __u64 ticks)
+{
+	if (s->tick_hz == 1000000000ull)
+		return ticks;
+	return (__u64)((long double)ticks * 1e9L / (long double)s->tick_hz);
+}
+
+/* floor(sqrt(v)), without libm */
+static __u64 isqrt(__u64 v)
+{
+	__u64 r = v, x;
+
+	if (v < 2)
+		return v;
+	x = v / 2 + 1;
+	while (x < r) {
+		r = x;
+		x = (x + v / x) / 2;
+	}
+	return r;
+}
+
+__u64 prof_snap_quantile(const struct prof_snapshot *s, const struct prof_snap_node *n, double q)
+{
+	const __u32 *h = s->hist + n->hist_off;
+	__u64 total = 0, rank, acc = 0, lo, hi, v;
+	__u32 i, b;
+
+	for (i = 0; i < n->hist_n; i++)
+		total += h[i];
+	if (!total)
+		return 0;
+	rank = (__u64)(q * (double)total);
+	if ((double)rank < q * (double)total)
+		rank++;
+	if (rank < 1)
+		rank = 1;
+	for (i = 0; i < n->hist_n; i++) {
+		acc += h[i];
+		if (acc >= rank)
+			break;
+	}
+	if (i == n->hist_n)
+		i = n->hist_n - 1;
+	b = n->hist_lo + i;
+	lo = prof_hist_lo(b);
+	hi = prof_hist_lo(b + 1);
+	/* exact buckets below 8 ticks, else the geometric midpoint */
+	if (hi - lo <= 1) {
+		v = lo;
+	} else {
+		unsigned int sh = 0;
+
+		/* keep lo * hi in 64 bits; the lost low bits are far below 1% */
+		while (hi > (1ull << 31)) {
+			lo >>= 1;
+			hi >>= 1;
+			sh++;
+		}
+		v = isqrt(lo * hi) << sh;
+	}
+	return n->max && v > n->max ? n->max : v;
+}
+
+const char *prof_snap_thread_label(const struct prof_snap_thread *t, char *buf, size_t len)
+{
+	if (t->name[0])
+		snprintf(buf, len, "%s", t->name);
+	else
+		snprintf(buf, len, "tid %u", t->tid);
+	return buf;
+}
+
+const char *prof_snap_node_name(const struct prof_snapshot *s, const struct prof_snap_node *n)
+{
+	if (n->site < s->nsites)
+		return s->sites[n->site].name;
+	/* the two nodes without a site: the root (depth 0) and overflow */
+	return n->depth ? "[overflow]" : "[root]";
+}
+
+int prof_snap_is_recursive(const struct prof_snap_thread *t, __u32 i)
+{
+	__u32 site = t->nodes[i].site, p = t->nodes[i].parent;
+
+	while (p != 0) {
+		if (t->nodes[p].site == site)
+			return 1;
+		p = t->nodes[p].parent;
+	}
+	return 0;
+}
+
+static __u64 sub0(__u64 a, __u64 b)
+{
+	return a > b ? a - b : 0;
+}
+
+static const struct prof_snap_thread *base_thread(const struct prof_snapshot *b,
+						  const struct prof_snap_thread *t)
+{
+	__u32 i;
+
+	for (i = 0; i < b->nthreads; i++)
+		if (b->threads[i].slab == t->slab && b->threads[i].tid == t->tid &&
+		    b->threads[i].start_tick == t->start_tick)
+			return &b->threads[i];
+	return NULL;
+}
+
+int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
+{
+	__u32 i, j, k;
+
+	if (s->pid != b->pid || s->start_token != b->start_token)
+		return -ESRCH;
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread *t = &s->threads[i];
+		const struct prof_snap_thread *bt = base_thread(b, t);
+
+		if (!bt)
+			continue;
+		t->overflow = sub0(t->overflow, bt->overflow);
+		t->unbalanced = sub0(t->unbalanced, bt->unbalanced);
+		t->frames = sub0(t->frames, bt->frames);
+		t->frame_ticks = sub0(t->frame_ticks, bt->frame_ticks);
+		for (k = 0; k < PROF_HIST_BUCKETS; k++)
+			t->frame_hist[k] = t->frame_hist[k] >= bt->frame_hist[k] ?
+						   t->frame_hist[k] - bt->frame_hist[k] : 0;
+		for (j = 0; j < t->nnodes && j < bt->nnodes; j++) {
+			struct prof_snap_node *n = &t->nodes[j];
+			const struct prof_snap_node *bn = &bt->nodes[j];
+			__u32 *h = s->hist + n->hist_off;
+			const __u32 *bh = b->hist + bn->hist_off;
+			__u64 top = 0;
+
+			if (n->site != bn->site || n->parent != bn->parent)
+				continue;
+			n->calls = sub0(n->calls, bn->calls);
+			n->ticks = sub0(n->ticks, bn->ticks);
+			n->preempted = sub0(n->preempted, bn->preempted);
+			n->migrated = sub0(n->migrated, bn->migrated);
+			n->offcpu_ns = sub0(n->offcpu_ns, bn->offcpu_ns);
+			n->anomalies = sub0(n->anomalies, bn->anomalies);
+			n->allocs = sub0(n->allocs, bn->allocs);
+			n->alloc_bytes = sub0(n->alloc_bytes, bn->alloc_bytes);
+			n->frees = sub0(n->frees, bn->frees);
+			n->free_bytes = sub0(n->free_bytes, bn->free_bytes);
+			for (k = 0; k < n->hist_n; k++) {
+				__u32 bk = n->hist_lo + k, bv = 0;
+
+				if (bk >= bn->hist_lo && bk - bn->hist_lo < bn->hist_n)
+					bv = bh[bk - bn->hist_lo];
+				h[k] = h[k] >= bv ? h[k] - bv : 0;
+				if (h[k])
+					top = prof_hist_lo(bk + 1) - 1;
+			}
+			/* max since the baseline: the top of the highest delta bucket */
+			n->max = top < n->max ? top : n->max;
+			if (!n->calls)
+				n->max = 0;
+		}
+		thread_derive(t);
+	}
+	return 0;
+}
+
+/* snapshot -> segment image; the inverse of prof_snapshot__read */
+int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
+{
+	struct prof_seg_hdr *h;
+	__u32 max_nodes = 2, i, j;
+	__u64 sites_off, slabs_off, slab_size, size;
+	char *mem;
+
+	for (i = 0; i < s->nthreads; i++)
+		if (s->threads[i].nnodes > max_nodes)
+			max_nodes = s->threads[i].nnodes;
+	sites_off = PROF_SEG_HDR_SIZE;
+	slabs_off = sites_off + (__u64)(s->nsites ? s->nsites : 1) * sizeof(struct prof_site_ent);
+	slabs_off = (slabs_off + 4095) & ~4095ull;
+	slab_size = prof_slab_size(max_nodes);
+	size = slabs_off + slab_size * (s->nthreads ? s->nthreads : 1);
+	mem = calloc(1, size);
+	if (!mem)
+		return -ENOMEM;
+	h = (struct prof_seg_hdr *)mem;
+	h->magic = PROF_SEG_MAGIC;
+	h->version = PROF_SEG_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->seg_size = size;
+	h->pid = s->pid;
+	h->uid = s->uid;
+	h->start_token = s->start_token;
+	h->created_ns = s->created_ns;
+	memcpy(h->comm, s->comm, sizeof(h->comm));
+	h->clock = s->clock;
+	h->flags = s->flags;
+	h->tick_hz = s->tick_hz;
+	h->tick_base = s->tick_base;
+	h->mono_base_ns = s->mono_base_ns;
+	h->max_sites = s->nsites ? s->nsites : 1;
+	h->site_size = sizeof(struct prof_site_ent);
+	h->max_threads = s->nthreads ? s->nthreads : 1;
+	h->max_nodes = max_nodes;
+	h->node_size = PROF_NODE_SIZE;
+	h->hist_buckets = PROF_HIST_BUCKETS;
+	h->sites_off = sites_off;
+	h->slabs_off = slabs_off;
+	h->slab_size = slab_size;
+	h->nsites = s->nsites;
+	h->nslabs = s->nthreads;
+	h->sites_dropped = s->sites_dropped;
+	h->threads_dropped = s->threads_dropped;
+	h->exit_tick = s->exit_tick;
+	for (i = 0; i < s->nsites; i++) {
+		struct prof_site_ent *e = (void *)(mem + sites_off + (__u64)i * sizeof(*e));
+
+		memcpy(e->name, s->sites[i].name, sizeof(e->name));
+		memcpy(e->func, s->sites[i].func, sizeof(e->func));
+		memcpy(e->file, s->sites[i].file, sizeof(e->file));
+		e->line = s->sites[i].line;
+		e->flags = s->sites[i].flags;
+	}
+	for (i = 0; i < s->nthreads; i++) {
+		const struct prof_snap_thread *t = &s->threads[i];
+		char *slab = mem + slabs_off + (__u64)i * slab_size;
+		struct prof_slab_hdr *sh = (void *)slab;
+		struct prof_node *nodes = (void *)(slab + PROF_SLAB_HDR_SIZE);
+		__u32 *hist = (void *)((char *)nodes + (size_t)max_nodes * PROF_NODE_SIZE);
+
+		sh->magic = PROF_SLAB_MAGIC;
+		sh->state = t->state;
+		sh->tid = t->tid;
+		sh->nnodes = t->nnodes;
+		memcpy(sh->name, t->name, sizeof(sh->name));
+		sh->start_tick = t->start_tick;
+		sh->exit_tick = t->exit_tick;
+		sh->overflow = t->overflow;
+		sh->unbalanced = t->unbalanced;
+		sh->frames = t->frames;
+		sh->frame_ticks = t->frame_ticks;
+		sh->frame_max = t->frame_max;
+		sh->ksched_slot = t->ksched_slot;
+		memcpy(sh->frame_hist, t->frame_hist, sizeof(sh->frame_hist));
+		for (j = 0; j < t->nnodes; j++) {
+			const struct prof_snap_node *n = &t->nodes[j];
+			struct prof_node *d = &nodes[j];
+			__u32 k;
+
+			d->site = n->site;
+			d->parent = n->parent;
+			d->calls = n->calls;
+			/* the root's ticks are derived on read */
+			d->ticks = j ? n->ticks : 0;
+			d->max = n->max;
+			d->preempted = n->preempted;
+			d->migrated = n->migrated;
+			d->offcpu_ns = n->offcpu_ns;
+			d->anomalies = n->anomalies;
+			d->allocs = n->allocs;
+			d->alloc_bytes = n->alloc_bytes;
+			d->frees = n->frees;
+			d->free_bytes = n->free_bytes;
+			for (k = 0; k < n->hist_n && n->hist_lo + k < PROF_HIST_BUCKETS; k++)
+				hist[(size_t)j * PROF_HIST_BUCKETS + n->hist_lo + k] =
+					s->hist[n->hist_off + k];
+		}
+	}
+	*buf = mem;
+	*len = size;
+	return 0;
+}

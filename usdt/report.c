@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: MIT
+/*
+ * report.c - a snapshot as text (a call tree per thread and a flat list)
+ * or as JSON (the schema in README.md).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot.h"
+
+#define C_RESET	"\033[0m"
+#define C_DIM	"\033[2m"
+#define C_BOLD	"\033[1m"
+#define C_RED	"\033[31m"
+#define C_YEL	"\033[33m"
+
+/* a duration in 9 columns: 999ns, 1.23us, 12.3ms, 1.234s */
+static const char *fmt_ns(char *buf, size_t len, __u64 ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.2fus", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3fs", ns / 1e9);
+	return buf;
+}
+
+static __u64 sort_key(const struct prof_snapshot *s, const struct prof_snap_node *n, int sort)
+{
+	switch (sort) {
+	case PROF_SORT_TOTAL:
+		return n->ticks;
+	case PROF_SORT_CALLS:
+		return n->calls;
+	case PROF_SORT_MAX:
+		return n->max;
+	case PROF_SORT_P99:
+		return prof_snap_quantile(s, n, 0.99);
+	default:
+		return prof_snap_self(n);
+	}
+}
+
+struct sortctx {
+	const struct prof_snapshot *s;
+	const struct prof_snap_thread *t;
+	int sort;
+};
+static __thread struct sortctx sctx;
+
+static int cmp_nodes(const void *a, const void *b)
+{
+	const struct prof_snap_node *na = &sctx.t->nodes[*(const __u32 *)a];
+	const struct prof_snap_node *nb = &sctx.t->nodes[*(const __u32 *)b];
+	__u64 ka = sort_key(sctx.s, na, sctx.sort), kb = sort_key(sctx.s, nb, sctx.sort);
+
+	if (ka != kb)
+		return ka < kb ? 1 : -1;
+	/* ties: creation order, so output is deterministic */
+	return *(const __u32 *)a < *(const __u32 *)b ? -1 : 1;
+}
+
+static bool has_sched(const struct prof_snapshot *s)
+{
+	__u32 i, j;
+
+	for (i = 0; i < s->nthreads; i++) {
+		if (s->threads[i].ksched_slot != PROF_NO_SLOT)
+			return true;
+		for (j = 0; j < s->threads[i].nnodes; j++) {
+			const struct prof_snap_node *n = &s->threads[i].nodes[j];
+
+			if (n->preempted || n->migrated || n->offcpu_ns)
+				return true;
+		}
+	}
+	return false;
+}
+
+struct tree_out {
+	FILE *f;
+	const struct prof_snapshot *s;
+	const struct prof_snap_thread *t;
+	const struct prof_report_opts *o;
+	bool sched;
+	__u64 thread_ticks;
+	char prefix[512];
+};
+
+static void tree_row(struct tree_out *to, __u32 i, const char *branch)
+{
+	const struct prof_snap_node *n = &to->t->nodes[i];
+	const struct prof_snapshot *s = to->s;
+	char b[7][24];
+	__u64 total = prof_snap_ns(s, n->ticks), self = prof_snap_ns(s, prof_snap_self(n));
+	double pct = to->thread_ticks ? 100.0 * (double)n->ticks / (double)to->thread_ticks : 0;
+	const char *hot = "", *reset = "";
+
+	if (to->o->color) {
+		reset = C_RESET;
+		hot = pct >= 50 ? C_RED : pct >= 10 ? C_YEL : "";
+	}
+	fprintf(to->f, "%10llu %9s %9s %9s %9s %9s %9s %5.1f%%",
+		(unsigned long long)n->calls, fmt_ns(b[0], 24, total), fmt_ns(b[1], 24, self),
+		fmt_ns(b[2], 24, n->calls ? total / n->calls : 0),
+		fmt_ns(b[3], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.5))),
+		fmt_ns(b[4], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99))),
+		fmt_ns(b[5], 24, prof_snap_ns(s, n->max)), pct);
+	if (to->sched) {
+		__u64 on = total > n->offcpu_ns ? total - n->offcpu_ns : 0;
+
+		fprintf(to->f, " %9s %7llu %6llu%s", fmt_ns(b[6], 24, on),
+			(unsigned long long)n->preempted, (unsigned long long)n->migrated,
+			n->migrated ? "!" : " ");
+	}
+	fprintf(to->f, "  %s%s%s%s%s", to->prefix, branch, hot, prof_snap_node_name(s, n), reset);
+	if (n->anomalies)
+		fprintf(to->f, " (%llu anomalies)", (unsigned long long)n->anomalies);
+	if (n->allocs || n->frees)
+		fprintf(to->f, " [alloc %llu/%lluB free %llu/%lluB]", (unsigned long long)n->allocs,
+			(unsigned long long)n->alloc_bytes, (unsigned long long)n->frees,
+			(unsigned long long)n->free_bytes);
+	fputc('\n', to->f);
+}
+
+static int tree_children(struct tree_out *to, __u32 parent)
+{
+	const struct prof_snap_thread *t = to->t;
+	size_t plen = strlen(to->prefix), n = 0, k;
+	__u32 c, *kids;
+
+	for (c = t->nodes[parent].first_child; c != PROF_SNAP_NONE; c = t->nodes[c].next_sibling)
+		if (t->nodes[c].calls || t->nodes[c].first_child != PROF_SNAP_NONE ||
+		    t->nodes[c].anomalies)
+			n++;
+	if (!n)
+		return 0;
+	kids = malloc(n * sizeof(*kids));
+	if (!kids)
+		return -ENOMEM;
+	n = 0;
+	for (c = t->nodes[parent].first_child; c != PROF_SNAP_NONE; c = t->nodes[c].next_sibling)
+		if (t->nodes[c].calls || t->nodes[c].first_child != PROF_SNAP_NONE ||
+		    t->nodes[c].anomalies)
+			kids[n++] = c;
+	sctx = (struct sortctx){ to->s, t, to->o->sort };
+	qsort(kids, n, sizeof(*kids), cmp_nodes);
+	for (k = 0; k < n; k++) {
+		bool last = k == n - 1;
+		bool top = parent == PROF_NODE_ROOT;
+
+		tree_row(to, kids[k], top ? "" : last ? "└─ " : "├─ ");
+		/* deep trees: stop indenting rather than overflow the prefix */
+		if (!top && plen + 8 < sizeof(to->prefix))
+			strcat(to->prefix, last ? "   " : "│  ");
+		tree_children(to, kids[k]);
+		to->prefix[plen] = 0;
+	}
+	free(kids);
+	return 0;
+}
+
+static void thread_header(FILE *f, const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			  const struct prof_report_opts *o)
+{
+	char buf[64];
+
+	fprintf(f, "\n%sthread %u \"%s\" (%s)%s", o->color ? C_BOLD : "", t->tid,
+		prof_snap_thread_label(t, buf, sizeof(buf)),
+		t->state == PROF_SLAB_EXITED ? "exited" : "alive", o->color ? C_RESET : "");
+	if (t->frames) {
+		char a[24], m[24];
+
+		fprintf(f, "  frames %llu avg %s max %s", (unsigned long long)t->frames,
+			fmt_ns(a, 24, prof_snap_ns(s, t->frame_ticks / t->frames)),
+			fmt_ns(m, 24, prof_snap_ns(s, t->frame_max)));
+	}
+	if (t->overflow)
+		fprintf(f, "  overflow %llu (node table full)", (unsigned long long)t->overflow);
+	if (t->unbalanced)
+		fprintf(f, "  unbalanced %llu", (unsigned long long)t->unbalanced);
+	fputc('\n', f);
+}
+
+static void columns(FILE *f, bool sched, const struct prof_report_opts *o)
+{
+	fprintf(f, "%s%10s %9s %9s %9s %9s %9s %9s %6s", o->color ? C_DIM : "", "calls", "total",
+		"self", "avg", "p50", "p99", "max", "%thr");
+	if (sched)
+		fprintf(f, " %9s %7s %7s", "on-cpu", "preempt", "migr");
+	fprintf(f, "  zone%s\n", o->color ? C_RESET : "");
+}
+
+int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_report_opts *o)
+{
+	bool sched = has_sched(s);
+	struct prof_flat_row *rows = NULL;
+	size_t nrows = 0, i;
+	__u64 all_self = 0;
+	double up = 0;
+	int err;
+
+	if (s->exit_tick > s->tick_base)
+		up = (double)prof_snap_ns(s, s->exit_tick - s->tick_base) / 1e9;
+	fprintf(f, "prof: pid %u \"%s\", %u thread%s, clock %s %.3f GHz", s->pid, s->comm,
+		s->nthreads, s->nthreads == 1 ? "" : "s", s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic",
+		(double)s->tick_hz / 1e9);
+	if (up > 0)
+		fprintf(f, ", ran %.3f s", up);
+	fprintf(f, "%s\n", sched ? ", kernel assisted" : "");
+	if (s->sites_dropped || s->threads_dropped)
+		fprintf(f, "prof: %llu sites and %llu threads not profiled (tables full)\n",
+			(unsigned long long)s->sites_dropped, (unsigned long long)s->threads_dropped);
+
+	if (!o->no_tree) {
+		for (i = 0; i < s->nthreads; i++) {
+			const struct prof_snap_thread *t = &s->threads[i];
+			struct tree_out to = { f, s, t, o, sched, t->nodes[0].ticks, "" };
+
+			if (o->tid && t->tid != o->tid)
+				continue;
+			thread_header(f, s, t, o);
+			columns(f, sched, o);
+			err = tree_children(&to, PROF_NODE_ROOT);
+			if (err)
+				return err;
+		}
+	}
+	if (o->no_flat)
+		return 0;
+	err = prof_snap_flat(s, o->tid, PROF_SORT_SELF, &rows, &nrows);
+	if (err)
+		return err;
+	for (i = 0; i < nrows; i++)
+		all_self += rows[i].self;
+	fprintf(f, "\n%sflat, by self time%s%s\n", o->color ? C_BOLD : "",
+		o->tid ? "" : " across threads", o->color ? C_RESET : "");
+	fprintf(f, "%s%10s %9s %9s %9s %6s  zone%s\n", o->color ? C_DIM : "", "calls", "self",
+		"total", "max", "%self", o->color ? C_RESET : "");
+	for (i = 0; i < nrows && (!o->flat_rows || i < (size_t)o->flat_rows); i++) {
+		struct prof_flat_row *r = &rows[i];
+		char a[24], b[24], c[24];
+
+		if (!r->calls)
+			continue;
+		fprintf(f, "%10llu %9s %9s %9s %5.1f%%  %s\n", (unsigned long long)r->calls,
+			fmt_ns(a, 24, prof_snap_ns(s, r->self)), fmt_ns(b, 24, prof_snap_ns(s, r->ticks)),
+			fmt_ns(c, 24, prof_snap_ns(s, r->max)),
+			all_self ? 100.0 * (double)r->self / (double)all_self : 0,
+			r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
+	}
+	free(rows);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int cmp_flat(const void *a, const void *b)
+{
+	const struct prof_flat_row *ra = a, *rb = b;
+	__u64 ka, kb;
+
+	switch (sctx.sort) {
+	case PROF_SORT_TOTAL:
+		ka = ra->ticks, kb = rb->ticks;
+		break;
+	case PROF_SORT_CALLS:
+		ka = ra->calls, kb = rb->calls;
+		break;
+	case PROF_SORT_MAX:
+	case PROF_SORT_P99:
+		ka = ra->max, kb = rb->max;
+		break;
+	default:
+		ka = ra->self, kb = rb->self;
+	}
+	if (ka != kb)
+		return ka < kb ? 1 : -1;
+	return ra->site < rb->site ? -1 : ra->site > rb->site;
+}
+
+int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct prof_flat_row **out,
+		   size_t *nout)
+{
+	/* one row per site, and the last for overflow */
+	struct prof_flat_row *rows = calloc((size_t)s->nsites + 1, sizeof(*rows));
+	size_t n = 0;
+	__u32 i, j;
+
+	*out = NULL;
+	*nout = 0;
+	if (!rows)
+		return -ENOMEM;
+	for (i = 0; i <= s->nsites; i++)
+		rows[i].site = i < s->nsites ? i : PROF_SITE_NONE;
+	for (i = 0; i < s->nthreads; i++) {
+		const struct prof_snap_thread *t = &s->threads[i];
+
+		if (tid && t->tid != tid)
+			continue;
+		for (j = 1; j < t->nnodes; j++) {
+			const struct prof_snap_node *nd = &t->nodes[j];
+			struct prof_flat_row *r = &rows[nd->site < s->nsites ? nd->site : s->nsites];
+
+			r->calls += nd->calls;
+			r->self += prof_snap_self(nd);
+			r->preempted += nd->preempted;
+			r->migrated += nd->migrated;
+			r->allocs += nd->allocs;
+			r->alloc_bytes += nd->alloc_bytes;
+			if (nd->max > r->max)
+				r->max = nd->max;
+			/* a recursive instance's time is inside its outer one's */
+			if (j == 1 || !prof_snap_is_recursive(t, j)) {
+				r->ticks += nd->ticks;
+				r->offcpu_ns += nd->offcpu_ns;
+			}
+		}
+	}
+	/* drop sites never called, keep order stable */
+	for (i = 0; i <= s->nsites; i++)
+		if (rows[i].calls || rows[i].ticks)
+			rows[n++] = rows[i];
+	sctx.sort = sort;
+	qsort(rows, n, sizeof(*rows), cmp_flat);
+	*out = rows;
+	*nout = n;
+	return 0;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void json_node(FILE *f, const struct prof_snapshot *s, const struct prof_snap_thread *t,
+		      __u32 i, int depth)
+{
+	const struct prof_snap_node *n = &t->nodes[i];
+	const struct prof_snap_site *site = n->site < s->nsites ? &s->sites[n->site] : NULL;
+	__u32 c;
+	bool first = true;
+
+	fprintf(f, "%*s{\"name\":", depth * 2, "");
+	json_str(f, prof_snap_node_name(s, n));
+	fprintf(f, ",\"file\":");
+	json_str(f, site ? site->file : "");
+	fprintf(f, ",\"line\":%u,\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
+		   "\"max_ns\":%llu,\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,"
+		   "\"preempted\":%llu,\"migrated\":%llu,\"offcpu_ns\":%llu,\"anomalies\":%llu,"
+		   "\"allocs\":%llu,\"alloc_bytes\":%llu,\"frees\":%llu,\"free_bytes\":%llu,"
+		   "\"children\":[",
+		site ? site->line : 0, (unsigned long long)n->calls,
+		(unsigned long long)prof_snap_ns(s, n->ticks),
+		(unsigned long long)prof_snap_ns(s, prof_snap_self(n)),
+		(unsigned long long)prof_snap_ns(s, n->max),
+		(unsigned long long)prof_snap_ns(s, prof_snap_quantile(s, n, 0.5)),
+		(unsigned long long)prof_snap_ns(s, prof_snap_quantile(s, n, 0.9)),
+		(unsigned long long)prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)),
+		(unsigned long long)n->preempted, (unsigned long long)n->migrated,
+		(unsigned long long)n->offcpu_ns, (unsigned long long)n->anomalies,
+		(unsigned long long)n->allocs, (unsigned long long)n->alloc_bytes,
+		(unsigned long long)n->frees, (unsigned long long)n->free_bytes);
+	for (c = n->first_child; c != PROF_SNAP_NONE; c = t->nodes[c].next_sibling) {
+		fputs(first ? "\n" : ",\n", f);
+		json_node(f, s, t, c, depth + 1);
+		first = false;
+	}
+	fputs("]}", f);
+}
+
+int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
+{
+	size_t k;
+	__u32 i, c;
+
+	fprintf(f, "{\"version\":1,\"processes\":[");
+	for (k = 0; k < nsnaps; k++) {
+		const struct prof_snapshot *s = snaps[k];
+
+		fprintf(f, "%s\n {\"pid\":%u,\"uid\":%u,\"comm\":", k ? "," : "", s->pid, s->uid);
+		json_str(f, s->comm);
+		fprintf(f, ",\"clock\":\"%s\",\"tick_hz\":%llu,\"exited\":%s,\"threads\":[",
+			s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic",
+			(unsigned long long)s->tick_hz, s->flags & PROF_SEG_EXITED ? "true" : "false");
+		for (i = 0; i < s->nthreads; i++) {
+			const struct prof_snap_thread *t = &s->threads[i];
+			bool first = true;
+
+			fprintf(f, "%s\n  {\"tid\":%u,\"name\":", i ? "," : "", t->tid);
+			json_str(f, t->name);
+			fprintf(f, ",\"state\":\"%s\",\"overflow\":%llu,\"unbalanced\":%llu,"
+				   "\"frames\":%llu,\"frame_total_ns\":%llu,\"frame_max_ns\":%llu,"
+				   "\"kernel_slot\":%d,\"nodes\":[",
+				t->state == PROF_SLAB_EXITED ? "exited" : "alive",
+				(unsigned long long)t->overflow, (unsigned long long)t->unbalanced,
+				(unsigned long long)t->frames,
+				(unsigned long long)prof_snap_ns(s, t->frame_ticks),
+				(unsigned long long)prof_snap_ns(s, t->frame_max),
+				t->ksched_slot == PROF_NO_SLOT ? -1 : (int)t->ksched_slot);
+			for (c = t->nodes[0].first_child; c != PROF_SNAP_NONE; c = t->nodes[c].next_sibling) {
+				/* the overflow node only when something landed there */
+				if (c == 1 && !t->nodes[1].calls && !t->nodes[1].anomalies)
+					continue;
+				fputs(first ? "\n" : ",\n", f);
+				json_node(f, s, t, c, 3);
+				first = false;
+			}
+			fputs("]}", f);
+		}
+		fputs("]}", f);
+	}
+	fputs("\n]}\n", f);
+	return ferror(f) ? -EIO : 0;
+}

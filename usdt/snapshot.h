@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * snapshot.h - reading a segment back: validated, in private memory.
+ *
+ * A snapshot is a copy of one process's segment, taken from memory that
+ * the reader distrusts: every size, index, parent link and string is
+ * checked, and nothing in the segment is followed as a pointer.  Counters
+ * stay in ticks (convert with prof_snap_ns); self time, children and
+ * percentiles are derived here so every reader computes them the same way.
+ *
+ *	prof_snapshot__read(mem, len, &s)  copy and validate a segment image
+ *	prof_snapshot__read_fd(fd, &s)     the same from an open segment fd
+ *	prof_snapshot__diff(s, base)       s -= base (a reset baseline)
+ *	prof_snapshot__destroy(s)
+ *
+ *	prof_seg_list(&ents, &n)           segments in /dev/shm the caller may read
+ *	prof_seg_open(ent)                 open one read-only, owner checked
+ */
+#ifndef PROF_SNAPSHOT_H
+#define PROF_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "slab.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROF_SNAP_NONE	0xffffffffU
+
+struct prof_snap_site {
+	char name[PROF_NAME_MAX];
+	char func[PROF_FUNC_MAX];
+	char file[PROF_FILE_MAX];
+	__u32 line;
+	__u32 flags;
+};
+
+struct prof_snap_node {
+	__u32 site;		/* index into sites, or PROF_SITE_NONE (overflow) */
+	__u32 parent;		/* node index; the root (0) is its own parent */
+	__u32 first_child;	/* PROF_SNAP_NONE if none */
+	__u32 next_sibling;	/* PROF_SNAP_NONE if none */
+	__u32 depth;		/* root 0 */
+	__u32 hist_lo;		/* first bucket copied */
+	__u32 hist_n;		/* buckets copied: [hist_lo, hist_lo + hist_n) */
+	__u32 __pad;
+	__u64 hist_off;		/* into prof_snapshot.hist */
+	__u64 calls;
+	__u64 ticks;		/* inclusive */
+	__u64 child_ticks;	/* sum of the children's ticks */
+	__u64 max;
+	__u64 preempted;
+	__u64 migrated;
+	__u64 offcpu_ns;
+	__u64 anomalies;
+	__u64 allocs;
+	__u64 alloc_bytes;
+	__u64 frees;
+	__u64 free_bytes;
+};
+
+struct prof_snap_thread {
+	__u32 tid;
+	__u32 state;		/* PROF_SLAB_* */
+	__u32 slab;		/* slab index in the segment */
+	__u32 ksched_slot;
+	char name[PROF_THREAD_NAME_MAX];
+	__u64 start_tick;
+	__u64 exit_tick;
+	__u64 overflow;
+	__u64 unbalanced;
+	__u64 frames;
+	__u64 frame_ticks;
+	__u64 frame_max;
+	__u32 frame_hist[PROF_HIST_BUCKETS];
+	__u32 nnodes;		/* >= 1: node 0 is the root */
+	struct prof_snap_node *nodes;
+};
+
+struct prof_snapshot {
+	__u32 pid;
+	__u32 uid;
+	__u64 start_token;
+	__u64 created_ns;
+	char comm[PROF_COMM_MAX];
+	__u32 clock;
+	__u32 flags;		/* PROF_SEG_* */
+	__u64 tick_hz;
+	__u64 tick_base;
+	__u64 mono_base_ns;
+	__u64 exit_tick;
+	__u64 sites_dropped;
+	__u64 threads_dropped;
+	__u32 nsites;
+	__u32 nthreads;
+	struct prof_snap_site *sites;
+	struct prof_snap_thread *threads;
+	__u32 *hist;		/* histogram pool */
+	__u64 nhist;
+};
+
+/* copy and validate a segment image; 0 or -errno (-EINVAL: corrupt,
+ * -EPROTO: unknown version, -ENOMEM) */
+int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **snap);
+/* map fd read-only, read it, unmap */
+int prof_snapshot__read_fd(int fd, struct prof_snapshot **snap);
+/* subtract a baseline taken earlier of the same process: counters,
+ * histograms; max becomes the top of the highest non-empty delta bucket,
+ * clamped to the real max.  Threads match by tid and start tick, nodes by
+ * index (node tables only grow).  0, or -ESRCH if base is another process */
+int prof_snapshot__diff(struct prof_snapshot *snap, const struct prof_snapshot *base);
+void prof_snapshot__destroy(struct prof_snapshot *snap);
+/* serialize a snapshot as a segment image (PROF_SEG_VERSION) that
+ * prof_snapshot__read() reads back equal: the format profd answers in and
+ * baselines are stored in; *buf malloc'd */
+int prof_snapshot__write(const struct prof_snapshot *snap, void **buf, size_t *len);
+
+/* a thread's name for reports: its PROF_THREAD_NAME or "tid N" */
+const char *prof_snap_thread_label(const struct prof_snap_thread *t, char *buf, size_t len);
+/* a node's zone name ("[root]", "[overflow]" for the special ones) */
+const char *prof_snap_node_name(const struct prof_snapshot *s, const struct prof_snap_node *n);
+
+/* ticks to ns with the segment's calibration */
+__u64 prof_snap_ns(const struct prof_snapshot *s, __u64 ticks);
+/* q-quantile (0..1) of a node's durations, in ticks; 0 if no calls */
+__u64 prof_snap_quantile(const struct prof_snapshot *s, const struct prof_snap_node *n, double q);
+/* self ticks: inclusive minus children, never below 0 */
+static inline __u64 prof_snap_self(const struct prof_snap_node *n)
+{
+	return n->ticks > n->child_ticks ? n->ticks - n->child_ticks : 0;
+}
+/* true if an ancestor of node i has the same site (recursion) */
+int prof_snap_is_recursive(const struct prof_snap_thread *t, __u32 i);
+
+/* discovery: segments in /dev/shm */
+struct prof_seg_ent {
+	char path[96];		/* /dev/shm/prof.<pid>.<token>[.<n>] */
+	__u32 pid;
+	__u32 uid;		/* owner of the file */
+	__u64 start_token;	/* from the name */
+	int alive;		/* /proc/<pid> exists with the same start token */
+};
+/* list segments owned by uid (or all if uid == (uid_t)-1); *ents malloc'd */
+int prof_seg_list(uid_t uid, struct prof_seg_ent **ents, size_t *n);
+/* open read-only, refusing symlinks, non-regular files and files not owned
+ * by ent->uid; fd or -errno */
+int prof_seg_open(const struct prof_seg_ent *ent);
+/* the start token of a live pid from /proc/<pid>/stat, 0 if none */
+__u64 prof_proc_start_token(pid_t pid);
+
+/* renderers (usdt/report.c) */
+#define PROF_SORT_SELF		0
+#define PROF_SORT_TOTAL		1
+#define PROF_SORT_CALLS		2
+#define PROF_SORT_MAX		3
+#define PROF_SORT_P99		4
+
+struct prof_report_opts {
+	int sort;		/* PROF_SORT_* for siblings and flat rows */
+	int color;		/* ANSI colour */
+	int flat_rows;		/* rows in the flat list, 0 = all */
+	__u32 tid;		/* only this thread, 0 = all */
+	int no_tree;		/* flat list only */
+	int no_flat;		/* tree only */
+};
+
+/* the call tree per thread, then the flat list by self time */
+int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_report_opts *o);
+/* JSON: {"version":1,"processes":[...]} as documented in README.md */
+int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t n);
+
+/* flat view: zones merged across threads and paths; recursion is not
+ * double counted (a node whose ancestor has the same site adds calls and
+ * self, not total) */
+struct prof_flat_row {
+	__u32 site;		/* PROF_SITE_NONE for overflow */
+	__u64 calls;
+	__u64 ticks;		/* inclusive, outermost instances only */
+	__u64 self;
+	__u64 max;
+	__u64 preempted;
+	__u64 migrated;
+	__u64 offcpu_ns;
+	__u64 allocs;
+	__u64 alloc_bytes;
+};
+/* rows for all threads (tid == 0) or one; *rows malloc'd, sorted by o->sort */
+int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort,
+		   struct prof_flat_row **rows, size_t *n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PROF_SNAPSHOT_H */
