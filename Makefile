@@ -23,7 +23,7 @@ SANFLAGS := $(SAN_$(SAN))
 WARN := -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes -Wshadow \
 	-Wpointer-arith -Wcast-qual -Wsign-compare
 INCLUDES := -Iusdt -Ibpf -I$(OUTPUT)
-ALL_CFLAGS := -std=gnu11 $(WARN) $(INCLUDES) -fPIC $(SANFLAGS) $(CFLAGS)
+ALL_CFLAGS := -std=gnu11 $(WARN) $(INCLUDES) $(SANFLAGS) $(CFLAGS)
 ALL_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -Wshadow $(INCLUDES) $(SANFLAGS) $(CFLAGS)
 ALL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
 
@@ -36,7 +36,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all lib test bench install uninstall clean vmlinux fuzz format
+.PHONY: all lib test bench install uninstall clean vmlinux fuzz format setup example
 
 # --- the application side: libprof ------------------------------------------
 LIB_SRCS := usdt/prof.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/discover.c usdt/report.c
@@ -54,7 +54,7 @@ lib: $(LIBPROF_A) $(LIBPROF_SO)
 
 $(OUTPUT)/usdt/%.o: usdt/%.c $(LIB_HDRS) $(DAEMON_PROTO) | $(OUTPUT)/usdt
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -Idaemon -c $< -o $@
 
 $(LIBPROF_A): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -77,6 +77,14 @@ $(OUTPUT) $(OUTPUT)/usdt $(OUTPUT)/bpf $(OUTPUT)/daemon $(OUTPUT)/tests $(OUTPUT
 # --- tests and benchmarks (see tests/tests.mk, bench/bench.mk) --------------
 -include tests/tests.mk
 -include bench/bench.mk
+
+# the Debian packages (needs root)
+setup:
+	.ci/deps
+
+# the annotated example, profiled end to end, its report printed
+example: all
+	@PROF_REPORT=stderr $(EXAMPLE)
 
 format:
 	clang-format -i usdt/*.[ch] bpf/*.[ch] daemon/*.[ch] tests/*.c bench/*.c

@@ -509,13 +509,16 @@ full:
 	return 1;
 }
 
-uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c)
+uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev)
 {
 	struct __prof_thread *t = &__prof_tls;
 	__u32 sidx, node;
 
-	if (t->cur == __PROF_UNINIT)
+	if (t->cur == __PROF_UNINIT) {
 		thread_init();
+		/* the zone returns to the new thread's root, not to "uninit" */
+		*prev = t->cur;
+	}
 	if (!prof_tpriv.te) {
 		/* not profiled: everything lands in the sink's node 1 */
 		c->parent = t->cur;
@@ -583,8 +586,9 @@ void __prof_unbalanced(struct __prof_zone *z)
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c)
 {
 	struct prof_tpriv *p = &prof_tpriv;
-	struct __prof_zone z = __prof_enter(site, c);
+	struct __prof_zone z;
 
+	__prof_enter(&z, site, c);
 	if (p->nbegin >= PROF_BEGIN_DEPTH) {
 		/* too deep to track: undo the enter, count it */
 		__prof_tls.cur = z.prev;
@@ -600,6 +604,9 @@ void __prof_end(void)
 	struct prof_tpriv *p = &prof_tpriv;
 	struct __prof_zone *z;
 
+	/* an END before any zone of the thread is unbalanced too: count it */
+	if (__prof_tls.cur == __PROF_UNINIT)
+		thread_init();
 	if (!p->nbegin || p->begin[p->nbegin - 1].node != __prof_tls.cur) {
 		if (p->hdr)
 			__PROF_ADD(&p->hdr->unbalanced, 1);

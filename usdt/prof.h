@@ -115,7 +115,7 @@ struct __prof_thread {
 extern __thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec")));
 extern int __prof_clock_tsc;
 
-uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c);
+uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev);
 void __prof_leave_slow(struct __prof_zone *z, uint64_t seq);
 void __prof_unbalanced(struct __prof_zone *z);
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
@@ -143,23 +143,25 @@ static inline __attribute__((always_inline)) uint64_t __prof_now(void)
 #define __PROF_STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define __PROF_ADD(p, v)	__PROF_STORE((p), __PROF_LOAD(p) + (v))
 
-static inline __attribute__((always_inline)) struct __prof_zone
-__prof_enter(const struct prof_site *site, struct __prof_cache *c)
+static inline __attribute__((always_inline)) void
+__prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_cache *c)
 {
 	struct __prof_thread *t = &__prof_tls;
-	struct __prof_zone z;
 
-	z.prev = t->cur;
-	if (__builtin_expect(c->parent == z.prev, 1))
-		z.node = c->node;
+	z->prev = t->cur;
+	if (__builtin_expect(c->parent == z->prev, 1))
+		z->node = c->node;
 	else
-		z.node = __prof_enter_slow(site, c);
-	t->cur = z.node;
-	z.site = site;
-	z.seq = t->krec->seq;
-	z.offcpu = t->krec->offcpu_ns;
-	z.start = __prof_now();
-	return z;
+		z->node = __prof_enter_slow(site, c, &z->prev);
+	t->cur = z->node;
+	z->site = site;
+#ifndef PROF_NO_KERNEL_WORD
+	z->seq = t->krec->seq;
+	z->offcpu = t->krec->offcpu_ns;
+#else
+	z->seq = z->offcpu = 0;
+#endif
+	z->start = __prof_now();
 }
 
 static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zone *z)
@@ -167,7 +169,11 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	uint64_t d = __prof_now() - z->start;
 	struct __prof_thread *t = &__prof_tls;
 	struct prof_node *n = &t->nodes[z->node];
+#ifndef PROF_NO_KERNEL_WORD
 	uint64_t seq = t->krec->seq;
+#else
+	uint64_t seq = 0;	/* bench/overhead only: the word's cost */
+#endif
 
 	if (__builtin_expect(t->cur != z->node, 0))
 		__prof_unbalanced(z);
@@ -272,16 +278,19 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 #ifdef __cplusplus
 struct __prof_guard {
 	struct __prof_zone z;
+	__prof_guard(const struct prof_site *s, struct __prof_cache *c) { __prof_enter(&z, s, c); }
 	~__prof_guard() { __prof_leave(&z); }
+	__prof_guard(const __prof_guard &) = delete;
+	__prof_guard &operator=(const __prof_guard &) = delete;
 };
 #define __PROF_OPEN(sitep, id)							\
 	__PROF_CACHE(id);							\
-	__prof_guard __prof_g_##id = { __prof_enter(sitep, &__prof_cache_##id) }
+	__prof_guard __prof_g_##id(sitep, &__prof_cache_##id)
 #else
 #define __PROF_OPEN(sitep, id)							\
 	__PROF_CACHE(id);							\
-	struct __prof_zone __prof_z_##id __attribute__((cleanup(__prof_leave))) = \
-		__prof_enter(sitep, &__prof_cache_##id)
+	struct __prof_zone __prof_z_##id __attribute__((cleanup(__prof_leave)));	\
+	__prof_enter(&__prof_z_##id, sitep, &__prof_cache_##id)
 #endif
 
 #define __PROF_ZONE(name, probe, func, flags, id)				\
@@ -320,7 +329,8 @@ struct __prof_guard {
 #define PROF_DECLARE(name)	extern const struct prof_site prof_zone_##name
 
 #define __PROF_SCOPE(name, id)							\
-	__PROF_EXTERNS(name, id);						\
+	extern volatile unsigned short prof_##name##_semaphore			\
+		__attribute__((visibility("hidden")));				\
 	__asm__(__PROF_SEMA_ASM(name) __PROF_SEMA_ASM(name##__exit));		\
 	__PROF_ENTER_PROBE(name, &prof_zone_##name);				\
 	__PROF_OPEN(&prof_zone_##name, id)

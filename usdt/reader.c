@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -173,7 +174,8 @@ int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **out)
 	int err = -EINVAL;
 
 	*out = NULL;
-	if (!mem || len < sizeof(*h))
+	/* the loads below assume natural alignment: segments are page aligned */
+	if (!mem || len < sizeof(*h) || ((uintptr_t)mem & 7))
 		return -EINVAL;
 	if (LDA(&h->magic) != PROF_SEG_MAGIC)
 		return -EINVAL;

@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: MIT
+# make fuzz: the reader's libFuzzer target and a seed corpus
+FUZZ_DIR := .output/fuzz
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iusdt -Ibpf -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all
+
+.PHONY: fuzz
+fuzz: $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/seeds/seed0
+
+$(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c usdt/reader.c usdt/report.c usdt/slab.h usdt/snapshot.h
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(FUZZ_DIR)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_reader.c usdt/reader.c usdt/report.c -o $@
+
+$(FUZZ_DIR)/seeds/seed0: .output/tests/mkseed
+	$(Q)mkdir -p $(FUZZ_DIR)/seeds
+	$(Q)PROF_MAX_NODES=16 PROF_MAX_THREADS=4 PROF_MAX_SITES=8 $< $@
+
+.output/tests/mkseed: tests/mkseed.c tests/testutil.h .output/libprof.a | .output/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests $< -o $@ .output/libprof.a -lpthread

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz_reader.c - libFuzzer target: arbitrary bytes as a segment.  The
+ * reader must reject or accept them without a crash, and whatever it
+ * accepts must render, diff and round-trip through prof_snapshot__write.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct prof_report_opts o = { .sort = PROF_SORT_P99 };
+	struct prof_snapshot *s = NULL, *b = NULL, *r = NULL;
+	struct prof_flat_row *rows;
+	size_t n, len;
+	void *img, *mem;
+	FILE *null;
+
+	/* segments are page aligned; so is our copy */
+	mem = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
+	if (!mem)
+		return 0;
+	memcpy(mem, data, size);
+	if (prof_snapshot__read(mem, size, &s)) {
+		free(mem);
+		return 0;
+	}
+	null = fopen("/dev/null", "w");
+	prof_report_text(null, s, &o);
+	prof_report_json(null, &s, 1);
+	fclose(null);
+	if (!prof_snap_flat(s, 0, PROF_SORT_TOTAL, &rows, &n))
+		free(rows);
+	if (!prof_snapshot__write(s, &img, &len)) {
+		/* what we wrote, we read back */
+		if (prof_snapshot__read(img, len, &r) || r->nthreads != s->nthreads ||
+		    r->nsites != s->nsites)
+			abort();
+		free(img);
+	}
+	if (!prof_snapshot__read(mem, size, &b))
+		prof_snapshot__diff(s, b);
+	prof_snapshot__destroy(r);
+	prof_snapshot__destroy(b);
+	prof_snapshot__destroy(s);
+	free(mem);
+	return 0;
+}

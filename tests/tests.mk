@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: MIT
+# Tests are cmocka programs.  Each tests/*.mk appends to:
+#   UNIT_TESTS  unprivileged; also built and run under ASan and TSan if in SAN_TESTS
+#   ROOT_TESTS  need root and the real BPF program; skip (with a reason) otherwise
+#   SAN_TESTS   the unit tests that also run under SAN=asan and SAN=tsan
+# tests/run runs every tier and prints one summary line.
+
+UNIT_TESTS :=
+ROOT_TESTS :=
+SAN_TESTS :=
+TEST_LIBS := -lcmocka -lpthread
+
+include $(filter-out tests/tests.mk,$(wildcard tests/*.mk))
+
+$(OUTPUT)/tests/%: tests/%.c tests/testutil.h $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
+
+$(OUTPUT)/tests/%: tests/%.cc tests/testutil.h $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(ALL_CXXFLAGS) -Itests $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
+
+.PHONY: tests-build tests-san
+# everything the runner needs, and the lists it reads
+tests-build: all $(UNIT_TESTS) $(ROOT_TESTS) $(TEST_EXTRA)
+	$(Q)printf '%s\n' $(UNIT_TESTS) > $(OUTPUT)/tests/unit.list
+	$(Q)printf '%s\n' $(ROOT_TESTS) > $(OUTPUT)/tests/root.list
+tests-san: lib $(SAN_TESTS)
+	$(Q)printf '%s\n' $(SAN_TESTS) > $(OUTPUT)/tests/san.list
+
+test:
+	$(Q)tests/run

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * testutil.h - what the cmocka tests share: includes, and finding the
+ * calling process's own segment through the public reader.
+ */
+#ifndef PROF_TESTUTIL_H
+#define PROF_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "snapshot.h"
+
+/* a snapshot of process pid's segment (this process if pid == 0), or NULL */
+static inline struct prof_snapshot *test_snapshot(pid_t pid)
+{
+	struct prof_seg_ent *ents;
+	struct prof_snapshot *s = NULL;
+	size_t n, i;
+
+	if (!pid)
+		pid = getpid();
+	if (prof_seg_list(geteuid(), &ents, &n))
+		return NULL;
+	for (i = 0; i < n && !s; i++) {
+		int fd;
+
+		if (ents[i].pid != (__u32)pid)
+			continue;
+		fd = prof_seg_open(&ents[i]);
+		if (fd >= 0) {
+			prof_snapshot__read_fd(fd, &s);
+			close(fd);
+		}
+	}
+	free(ents);
+	return s;
+}
+
+/* the first node of a thread whose zone is called name, or NULL */
+static inline const struct prof_snap_node *test_node(const struct prof_snapshot *s,
+						     const struct prof_snap_thread *t,
+						     const char *name)
+{
+	__u32 i;
+
+	for (i = 2; i < t->nnodes; i++)
+		if (!strcmp(prof_snap_node_name(s, &t->nodes[i]), name))
+			return &t->nodes[i];
+	return NULL;
+}
+
+/* the thread with tid, or NULL */
+static inline const struct prof_snap_thread *test_thread(const struct prof_snapshot *s, __u32 tid)
+{
+	__u32 i;
+
+	for (i = 0; i < s->nthreads; i++)
+		if (s->threads[i].tid == tid)
+			return &s->threads[i];
+	return NULL;
+}
+
+#endif /* PROF_TESTUTIL_H */
