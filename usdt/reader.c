@@ -198,7 +198,8 @@ int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **out)
 		if (max_sites == 0 || max_sites > (1u << 20) || max_threads == 0 ||
 		    max_threads > 65536 || max_nodes < 2 || max_nodes > (1u << 22))
 			goto fail;
-		if (slab_size != prof_slab_size(max_nodes) || sites_off < sizeof(*h))
+		if (slab_size != prof_slab_size(max_nodes) || sites_off < sizeof(*h) ||
+		    ((sites_off | slabs_off) & 7))
 			goto fail;
 		sites_end = sites_off + (__u64)max_sites * sizeof(struct prof_site_ent);
 		slabs_end = slabs_off + (__u64)max_threads * slab_size;
@@ -302,9 +303,13 @@ void prof_snapshot__destroy(struct prof_snapshot *s)
 
 __u64 prof_snap_ns(const struct prof_snapshot *s, __u64 ticks)
 {
+	long double ns;
+
 	if (s->tick_hz == 1000000000ull)
 		return ticks;
-	return (__u64)((long double)ticks * 1e9L / (long double)s->tick_hz);
+	ns = (long double)ticks * 1e9L / (long double)s->tick_hz;
+	/* a slow clock and a huge count: saturate rather than wrap */
+	return ns < 18446744073709551615.0L ? (__u64)ns : ~0ull;
 }
 
 /* floor(sqrt(v)), without libm */
@@ -324,10 +329,13 @@ static __u64 isqrt(__u64 v)
 
 __u64 prof_snap_quantile(const struct prof_snapshot *s, const struct prof_snap_node *n, double q)
 {
-	const __u32 *h = s->hist + n->hist_off;
+	const __u32 *h;
 	__u64 total = 0, rank, acc = 0, lo, hi, v;
 	__u32 i, b;
 
+	if (!n->hist_n || !s->hist)
+		return 0;
+	h = s->hist + n->hist_off;
 	for (i = 0; i < n->hist_n; i++)
 		total += h[i];
 	if (!total)
@@ -432,8 +440,8 @@ int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 		for (j = 0; j < t->nnodes && j < bt->nnodes; j++) {
 			struct prof_snap_node *n = &t->nodes[j];
 			const struct prof_snap_node *bn = &bt->nodes[j];
-			__u32 *h = s->hist + n->hist_off;
-			const __u32 *bh = b->hist + bn->hist_off;
+			__u32 *h = s->hist ? s->hist + n->hist_off : NULL;
+			const __u32 *bh = b->hist ? b->hist + bn->hist_off : NULL;
 			__u64 top = 0;
 
 			if (n->site != bn->site || n->parent != bn->parent)
@@ -451,7 +459,7 @@ int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 			for (k = 0; k < n->hist_n; k++) {
 				__u32 bk = n->hist_lo + k, bv = 0;
 
-				if (bk >= bn->hist_lo && bk - bn->hist_lo < bn->hist_n)
+				if (bh && bk >= bn->hist_lo && bk - bn->hist_lo < bn->hist_n)
 					bv = bh[bk - bn->hist_lo];
 				h[k] = h[k] >= bv ? h[k] - bv : 0;
 				if (h[k])
