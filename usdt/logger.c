@@ -62,6 +62,11 @@ static void *logger_main(void *arg)
 			       (long)((log_interval - (double)(time_t)log_interval) * 1e9) };
 
 	(void)arg;
+	/* the first interval counts from the logger's start */
+	if (!prof_snapshot__read(prof_rt.seg, prof_rt.seg_len, &cur)) {
+		prev = snap_clone(cur);
+		prof_snapshot__destroy(cur);
+	}
 	for (;;) {
 		nanosleep(&ts, NULL);
 		if (prof_snapshot__read(prof_rt.seg, prof_rt.seg_len, &cur))
