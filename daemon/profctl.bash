@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: MIT
+# bash completion for profctl(1)
+_profctl_pids()
+{
+	local p
+	for p in /dev/shm/prof.*; do
+		[ -O "$p" ] || continue
+		p=${p#/dev/shm/prof.}
+		echo "${p%%.*}"
+	done
+}
+
+_profctl()
+{
+	local cur prev verb
+	COMPREPLY=()
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD-1]}
+	verb=${COMP_WORDS[1]}
+
+	if [ "$COMP_CWORD" -eq 1 ]; then
+		COMPREPLY=($(compgen -W "list report reset top status zones --help --version" -- "$cur"))
+		return
+	fi
+	case $prev in
+	--pid|-p)
+		COMPREPLY=($(compgen -W "$(_profctl_pids)" -- "$cur")); return ;;
+	--sort|-s)
+		COMPREPLY=($(compgen -W "self total calls max p99" -- "$cur")); return ;;
+	--format|-f)
+		if [ "$verb" = list ]; then
+			COMPREPLY=($(compgen -W "text json" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "text json csv folded html" -- "$cur"))
+		fi
+		return ;;
+	--color)
+		COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
+	--last)
+		COMPREPLY=($(compgen -W "10s 30s 1m 5m" -- "$cur")); return ;;
+	-o|--output|--input)
+		COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--tid|-t|--callers|--rows|-d|--delay|-n|--iterations)
+		return ;;
+	esac
+	case $verb in
+	report)
+		COMPREPLY=($(compgen -W "--pid --tid --since-reset --since-start --last --sort --flat
+			--callers --threads --format --output --rows --color --input --no-daemon
+			--help" -- "$cur")) ;;
+	reset)	COMPREPLY=($(compgen -W "--pid --no-daemon --help" -- "$cur")) ;;
+	top)	COMPREPLY=($(compgen -W "--pid --delay --iterations --sort --no-daemon --help" -- "$cur")) ;;
+	list)	COMPREPLY=($(compgen -W "--format --no-daemon --help" -- "$cur")) ;;
+	status)	COMPREPLY=($(compgen -W "--no-daemon --help" -- "$cur")) ;;
+	zones)	COMPREPLY=($(compgen -f -- "$cur")) ;;
+	esac
+}
+complete -F _profctl profctl

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profctl.h - internals shared by profctl's files (not installed).
+ *
+ *	profctl_main(argc, argv)	the whole CLI; main() calls it, tests too
+ *	pc_src_*			where snapshots come from: profd or the
+ *					caller's own segments in /dev/shm
+ *	pc_view_*, pc_merge_threads	derived snapshots: one thread, all merged
+ *	pc_render_*			text tree, flat, callers, csv, folded, html
+ */
+#ifndef PROFCTL_H
+#define PROFCTL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "snapshot.h"
+
+#define PC_FMT_TEXT	0
+#define PC_FMT_JSON	1
+#define PC_FMT_CSV	2
+#define PC_FMT_FOLDED	3
+#define PC_FMT_HTML	4
+
+/* snapshot modes, the same values as profd's PROFD_* */
+#define PC_SINCE_START	0
+#define PC_SINCE_RESET	1
+#define PC_LAST		2
+
+struct pc_opts {
+	pid_t pid;		/* 0: every visible live process */
+	__u32 tid;		/* 0: every thread */
+	int mode;		/* PC_SINCE_* / PC_LAST */
+	unsigned int last_s;
+	int sort;		/* PROF_SORT_* */
+	bool flat;
+	bool threads;		/* merge the threads of a process */
+	const char *callers;	/* --callers ZONE */
+	int format;		/* PC_FMT_* */
+	bool color;
+	const char *out;	/* -o FILE */
+	const char *input;	/* --input FILE: a saved segment image */
+	bool no_daemon;		/* --no-daemon / PROFCTL_NO_DAEMON */
+	int rows;		/* flat rows, 0 = all */
+};
+
+int profctl_main(int argc, char **argv);
+
+/* logging: "profctl: ..." on stderr */
+void pc_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- sources (profctl_src.c) --------------------------------------------- */
+
+struct pc_proc {
+	pid_t pid;
+	uid_t uid;
+	__u64 start_token;
+	char comm[PROF_COMM_MAX];
+	__u32 threads;
+	bool alive;
+	int kernel;		/* threads with kernel assistance, -1 unknown */
+	__u64 created_ns;	/* CLOCK_REALTIME, 0 unknown */
+	char path[96];		/* direct: the segment */
+};
+
+struct pc_src {
+	int fd;			/* profd socket, -1 when reading directly */
+	int why;		/* direct: the connect error, 0 if not tried */
+	const char *sock;
+};
+
+/* connect to profd unless told not to; never fails: falls back to direct */
+void pc_src_open(struct pc_src *src, bool no_daemon);
+void pc_src_close(struct pc_src *src);
+/* the processes the caller may see; *procs malloc'd */
+int pc_src_list(struct pc_src *src, struct pc_proc **procs, size_t *n);
+/* a snapshot of one process in a PC_* mode; 0 or -errno, with a message
+ * already printed */
+int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
+		    struct prof_snapshot **snap);
+/* a raw snapshot, no baseline (top's deltas) */
+int pc_src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap);
+int pc_src_reset(struct pc_src *src, pid_t pid);
+/* resolve the processes a verb works on: one pid, or every live one */
+int pc_src_targets(struct pc_src *src, pid_t pid, struct pc_proc **procs, size_t *n);
+
+/* direct baselines: a private file per (uid, pid, start token) */
+int pc_baseline_path(pid_t pid, __u64 token, char *buf, size_t len);
+int pc_baseline_save(const struct prof_snapshot *s);
+/* *base NULL if none; 0 or -errno */
+int pc_baseline_load(pid_t pid, __u64 token, struct prof_snapshot **base);
+
+/* a segment image from a file (--input) */
+int pc_read_image(const char *path, struct prof_snapshot **snap);
+
+/* --- derived snapshots (profctl_snap.c) ---------------------------------- */
+
+/* a view of one thread; shares memory with s, free with free() */
+struct prof_snapshot *pc_view_thread(const struct prof_snapshot *s, __u32 tid);
+/* one thread holding every path of every thread, merged by (path, site);
+ * owns its memory: free with pc_snap_free */
+struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s);
+void pc_snap_free(struct prof_snapshot *s);
+/* sum of a thread's top-level totals */
+__u64 pc_thread_total(const struct prof_snap_thread *t);
+/* the overflow node while nothing landed there: not shown */
+bool pc_node_hidden(const struct prof_snap_thread *t, __u32 i);
+/* any node carries scheduler facts (profd assisted) */
+bool pc_has_sched(const struct prof_snapshot *s);
+/* children of node i sorted by key, into idx (capacity t->nnodes); count */
+__u32 pc_sorted_children(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			 __u32 i, int sort, __u32 *idx);
+__u64 pc_node_key(const struct prof_snapshot *s, const struct prof_snap_node *n, int sort);
+/* duration text, fixed width friendly: "812ns", "3.41us", "12.0ms", "1.50s" */
+const char *pc_fmt_ns(char *buf, size_t len, __u64 ns);
+/* JSON string body escape (no quotes) */
+void pc_json_str(FILE *f, const char *s);
+
+/* --- renderers (render_*.c) ---------------------------------------------- */
+
+int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o);
+int pc_render_flat(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o);
+/* -ENOENT if the zone is not in s */
+int pc_render_callers(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o);
+int pc_render_csv(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o);
+int pc_render_folded(FILE *f, struct prof_snapshot *const *snaps, size_t n,
+		     const struct pc_opts *o);
+/* json of --flat and --callers (the tree's is prof_report_json) */
+int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
+			const struct pc_opts *o);
+int pc_render_html(FILE *f, struct prof_snapshot *const *snaps, size_t n,
+		   const struct pc_opts *o);
+
+/* callers arithmetic, shared by text, csv and tests */
+struct pc_caller_row {
+	char name[PROF_NAME_MAX];
+	__u64 calls;
+	__u64 ticks;		/* on behalf of (parents) / of (children) */
+};
+struct pc_callers {
+	__u64 calls, ticks, self, max;	/* the zone: outermost ticks */
+	struct pc_caller_row *parents, *children;
+	size_t nparents, nchildren;
+};
+int pc_callers(const struct prof_snapshot *s, const char *zone, struct pc_callers *c);
+void pc_callers_free(struct pc_callers *c);
+
+/* --- verbs in their own files --------------------------------------------- */
+
+int pc_zones(const char *path, FILE *f);
+int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int iterations);
+
+#endif /* PROFCTL_H */

@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profctl_cli.c - profctl's verbs: list, report, reset, top, status, zones.
+ * Option parsing, choosing the snapshots, and handing them to a renderer.
+ * Exit status: 0, 1 on an error (one line on stderr), 2 on bad usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "profctl.h"
+#include "prof.h"
+#ifndef PROFCTL_NO_CLIENT
+#include "client.h"
+#endif
+
+#define EXIT_USAGE 2
+
+static const char usage_main[] =
+	"usage: profctl VERB [OPTIONS]\n"
+	"\n"
+	"  list                     profiled processes you may see\n"
+	"  report [OPTIONS]         call tree, flat list, callers, in text/json/csv/folded/html\n"
+	"  reset [--pid P]          the next report counts from now\n"
+	"  top [--pid P]            live view of the hottest zones\n"
+	"  status                   profd up or not, kernel assistance, versions\n"
+	"  zones BINARY             the zones compiled into an ELF file\n"
+	"\n"
+	"profctl VERB --help for a verb's options.  Without profd, profctl reads your own\n"
+	"processes' segments in /dev/shm directly.\n";
+
+static const char usage_report[] =
+	"usage: profctl report [--pid P] [--tid T] [--since-reset | --since-start | --last 10s]\n"
+	"                      [--sort self|total|calls|max|p99] [--flat] [--callers ZONE]\n"
+	"                      [--threads] [--format text|json|csv|folded|html] [-o FILE]\n"
+	"\n"
+	"  -p, --pid P          one process (default: every live process of yours)\n"
+	"  -t, --tid T          one thread\n"
+	"      --since-reset    count from the last `profctl reset` (the default)\n"
+	"      --since-start    count from the process start, ignoring resets\n"
+	"      --last DURATION  the last DURATION (10s, 2m) of profd's history; without\n"
+	"                       profd, measure the next DURATION instead\n"
+	"  -s, --sort KEY       order siblings and rows by self|total|calls|max|p99\n"
+	"      --flat           zones merged across threads and call paths\n"
+	"      --callers ZONE   ZONE's parents (summing to it) and children\n"
+	"      --threads        merge the threads of a process into one tree\n"
+	"  -f, --format FMT     text (default), json, csv, folded, html\n"
+	"  -o, --output FILE    write there instead of stdout\n"
+	"      --rows N         at most N rows in the flat list\n"
+	"      --color WHEN     auto (default: a terminal without NO_COLOR), always, never\n"
+	"      --input FILE     read a saved segment image instead of a live process\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n";
+
+static const char usage_reset[] =
+	"usage: profctl reset [--pid P] [--no-daemon]\n"
+	"\n"
+	"The next report of P (default: every live process of yours) counts from now.\n"
+	"Nothing is written to the process: profd, or profctl in a private file\n"
+	"($XDG_RUNTIME_DIR or /dev/shm, mode 0600), keeps a baseline.\n";
+
+static const char usage_top[] =
+	"usage: profctl top [--pid P] [-d SECONDS] [-n ITERATIONS] [--sort KEY] [--no-daemon]\n"
+	"\n"
+	"The hottest zones over the last interval, with a sparkline of each row's history.\n"
+	"Keys: s self, t total, c calls, m max, space or p pause, tab or ] next thread,\n"
+	"[ previous thread, a all threads, q or Ctrl-C quit.  Without a terminal, prints\n"
+	"one frame per interval (-n frames).\n";
+
+static const char usage_list[] =
+	"usage: profctl list [--format text|json] [--no-daemon]\n"
+	"\n"
+	"Profiled processes and threads you may see: pid, command, threads, alive or\n"
+	"exited, since when, kernel assistance.\n";
+
+static const char usage_status[] =
+	"usage: profctl status [--no-daemon]\n"
+	"\n"
+	"profd up or not, kernel assistance on or off and why, counts, versions.\n";
+
+static const char usage_zones[] =
+	"usage: profctl zones BINARY\n"
+	"\n"
+	"The zones (USDT probes of provider prof) compiled into an ELF executable or\n"
+	"shared library, read from its notes without running it, as readelf -n shows them.\n";
+
+static int parse_sort(const char *s)
+{
+	static const char *const keys[] = { "self", "total", "calls", "max", "p99" };
+	int i;
+
+	for (i = 0; i < 5; i++)
+		if (!strcmp(s, keys[i]))
+			return i;
+	return -1;
+}
+
+static int parse_format(const char *s)
+{
+	static const char *const fmts[] = { "text", "json", "csv", "folded", "html" };
+	int i;
+
+	for (i = 0; i < 5; i++)
+		if (!strcmp(s, fmts[i]))
+			return i;
+	return -1;
+}
+
+/* "10s", "2m", "1h", "30" */
+static int parse_duration(const char *s, unsigned int *secs)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || v == 0)
+		return -EINVAL;
+	if (*end == 'm')
+		v *= 60, end++;
+	else if (*end == 'h')
+		v *= 3600, end++;
+	else if (*end == 's')
+		end++;
+	if (*end || v > 7 * 86400)
+		return -EINVAL;
+	*secs = (unsigned int)v;
+	return 0;
+}
+
+static int parse_id(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > 0x7fffffff)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+enum {
+	OPT_SINCE_RESET = 256, OPT_SINCE_START, OPT_LAST, OPT_FLAT, OPT_CALLERS, OPT_THREADS,
+	OPT_ROWS, OPT_COLOR, OPT_INPUT, OPT_NO_DAEMON,
+};
+
+static const struct option report_longopts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "since-reset", no_argument, NULL, OPT_SINCE_RESET },
+	{ "since-start", no_argument, NULL, OPT_SINCE_START },
+	{ "last", required_argument, NULL, OPT_LAST },
+	{ "sort", required_argument, NULL, 's' },
+	{ "flat", no_argument, NULL, OPT_FLAT },
+	{ "callers", required_argument, NULL, OPT_CALLERS },
+	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "rows", required_argument, NULL, OPT_ROWS },
+	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "input", required_argument, NULL, OPT_INPUT },
+	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
+	{ "delay", required_argument, NULL, 'd' },
+	{ "iterations", required_argument, NULL, 'n' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* the options every verb shares; 0, or an exit status */
+static int parse_opts(int argc, char **argv, const char *usage, const char *allowed,
+		      struct pc_opts *o, double *delay, int *iters)
+{
+	const char *color = "auto";
+	long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->mode = PC_SINCE_RESET;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "p:t:s:f:o:d:n:h", report_longopts, NULL)) != -1) {
+		const char *name = NULL;
+		size_t k;
+
+		for (k = 0; report_longopts[k].name; k++)
+			if (report_longopts[k].val == c)
+				name = report_longopts[k].name;
+		if (c == 'h') {
+			fputs(usage, stdout);
+			return -1;
+		}
+		if (c == '?' || c == ':' || !name || !strstr(allowed, name)) {
+			pc_warnx("%s: unknown option %s; see --help", argv[0],
+				 optind > 1 ? argv[optind - 1] : "");
+			return EXIT_USAGE;
+		}
+		switch (c) {
+		case 'p':
+			if (parse_id(optarg, &v)) {
+				pc_warnx("bad pid '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			o->pid = (pid_t)v;
+			break;
+		case 't':
+			if (parse_id(optarg, &v)) {
+				pc_warnx("bad tid '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			o->tid = (__u32)v;
+			break;
+		case OPT_SINCE_RESET:
+			o->mode = PC_SINCE_RESET;
+			break;
+		case OPT_SINCE_START:
+			o->mode = PC_SINCE_START;
+			break;
+		case OPT_LAST:
+			if (parse_duration(optarg, &o->last_s)) {
+				pc_warnx("bad duration '%s' (try 10s, 2m)", optarg);
+				return EXIT_USAGE;
+			}
+			o->mode = PC_LAST;
+			break;
+		case 's':
+			o->sort = parse_sort(optarg);
+			if (o->sort < 0) {
+				pc_warnx("bad sort key '%s' (self, total, calls, max, p99)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_FLAT:
+			o->flat = true;
+			break;
+		case OPT_CALLERS:
+			o->callers = optarg;
+			break;
+		case OPT_THREADS:
+			o->threads = true;
+			break;
+		case 'f':
+			o->format = parse_format(optarg);
+			if (o->format < 0) {
+				pc_warnx("bad format '%s' (text, json, csv, folded, html)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
+		case OPT_ROWS:
+			if (parse_id(optarg, &v)) {
+				pc_warnx("bad row count '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			o->rows = (int)v;
+			break;
+		case OPT_COLOR:
+			color = optarg;
+			if (strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never")) {
+				pc_warnx("bad --color '%s' (auto, always, never)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_INPUT:
+			o->input = optarg;
+			break;
+		case OPT_NO_DAEMON:
+			o->no_daemon = true;
+			break;
+		case 'd': {
+			char *end;
+			double d = strtod(optarg, &end);
+
+			if (!delay || end == optarg || *end || d < 0.01 || d > 3600) {
+				pc_warnx("bad delay '%s' (seconds, at least 0.01)", optarg);
+				return EXIT_USAGE;
+			}
+			*delay = d;
+			break;
+		}
+		case 'n':
+			if (!iters || parse_id(optarg, &v)) {
+				pc_warnx("bad iteration count '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			*iters = (int)v;
+			break;
+		}
+	}
+	if (optind < argc) {
+		pc_warnx("%s: unexpected argument '%s'; see --help", argv[0], argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(color, "always"))
+		o->color = true;
+	else if (!strcmp(color, "auto"))
+		o->color = !o->out && isatty(1) && !getenv("NO_COLOR");
+	if (o->format != PC_FMT_TEXT)
+		o->color = false;
+	if (getenv("PROFCTL_NO_DAEMON") && strcmp(getenv("PROFCTL_NO_DAEMON"), "0"))
+		o->no_daemon = true;
+	return 0;
+}
+
+static FILE *open_out(const struct pc_opts *o)
+{
+	FILE *f;
+
+	if (!o->out || !strcmp(o->out, "-"))
+		return stdout;
+	f = fopen(o->out, "we");
+	if (!f)
+		pc_warnx("%s: failed to open for writing: %s", o->out, strerror(errno));
+	return f;
+}
+
+static int close_out(FILE *f, const struct pc_opts *o)
+{
+	int err = 0;
+
+	if (f == stdout)
+		return fflush(f) ? -errno : 0;
+	if (ferror(f))
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (err)
+		pc_warnx("%s: failed to write: %s", o->out, strerror(-err));
+	return err;
+}
+
+/* --- report ------------------------------------------------------------------ */
+
+struct owned {
+	struct prof_snapshot *raw;	/* prof_snapshot__destroy */
+	struct prof_snapshot *view;	/* free() */
+	struct prof_snapshot *merged;	/* pc_snap_free */
+};
+
+static void owned_free(struct owned *w)
+{
+	prof_snapshot__destroy(w->raw);
+	free(w->view);
+	pc_snap_free(w->merged);
+}
+
+static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct pc_opts *o)
+{
+	size_t i, found = 0;
+	int err = 0;
+
+	switch (o->format) {
+	case PC_FMT_JSON:
+		if (o->flat || o->callers)
+			return pc_render_json_view(f, snaps, n, o);
+		return prof_report_json(f, snaps, n);
+	case PC_FMT_CSV:
+		return pc_render_csv(f, snaps, n, o);
+	case PC_FMT_FOLDED:
+		return pc_render_folded(f, snaps, n, o);
+	case PC_FMT_HTML:
+		return pc_render_html(f, snaps, n, o);
+	}
+	for (i = 0; i < n && (!err || err == -ENOENT); i++) {
+		if (i && found)
+			fputc('\n', f);
+		if (o->callers)
+			err = pc_render_callers(f, snaps[i], o);
+		else if (o->flat)
+			err = pc_render_flat(f, snaps[i], o);
+		else
+			err = pc_render_tree(f, snaps[i], o);
+		if (!err)
+			found++;
+	}
+	if (err == -ENOENT && found)
+		err = 0;
+	return err;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+	struct pc_opts o;
+	struct pc_src src = { .fd = -1 };
+	struct pc_proc *procs = NULL;
+	struct owned *own = NULL;
+	struct prof_snapshot **snaps = NULL;
+	size_t np = 0, n = 0, i;
+	FILE *f = NULL;
+	int err, ret = 1;
+
+	err = parse_opts(argc, argv, usage_report,
+			 "pid tid since-reset since-start last sort flat callers threads format "
+			 "output rows color input no-daemon", &o, NULL, NULL);
+	if (err)
+		return err < 0 ? 0 : err;
+	if (o.format == PC_FMT_FOLDED && (o.flat || o.callers)) {
+		pc_warnx("--format folded is the call stacks: it has no --flat or --callers view");
+		return EXIT_USAGE;
+	}
+	if (o.input) {
+		np = 1;
+		procs = calloc(1, sizeof(*procs));
+	} else {
+		pc_src_open(&src, o.no_daemon);
+		if (src.fd < 0 && src.why && !o.no_daemon && getenv("PROFD_SOCKET"))
+			pc_warnx("profd not running at %s (%s); reading segments directly",
+				 src.sock ? src.sock : "?", strerror(-src.why));
+		err = pc_src_targets(&src, o.pid, &procs, &np);
+		if (err)
+			goto cleanup;
+	}
+	own = calloc(np ? np : 1, sizeof(*own));
+	snaps = calloc(np ? np : 1, sizeof(*snaps));
+	if (!own || !snaps || !procs) {
+		pc_warnx("out of memory");
+		goto cleanup;
+	}
+	for (i = 0; i < np; i++) {
+		struct owned *w = &own[n];
+		struct prof_snapshot *s;
+
+		if (o.input)
+			err = pc_read_image(o.input, &w->raw);
+		else
+			err = pc_src_snapshot(&src, procs[i].pid, o.mode, o.last_s, &w->raw);
+		if (err) {
+			/* one process vanishing between list and read is not fatal */
+			if (o.pid || o.input)
+				goto cleanup;
+			continue;
+		}
+		s = w->raw;
+		if (o.tid) {
+			w->view = pc_view_thread(s, o.tid);
+			if (!w->view) {
+				owned_free(w);
+				memset(w, 0, sizeof(*w));
+				continue;
+			}
+			s = w->view;
+		}
+		if (o.threads) {
+			w->merged = pc_merge_threads(s);
+			if (!w->merged) {
+				pc_warnx("pid %u: failed to merge threads: %s", s->pid, strerror(errno));
+				owned_free(w);
+				goto cleanup;
+			}
+			s = w->merged;
+		}
+		snaps[n++] = s;
+	}
+	if (!n) {
+		if (o.tid)
+			pc_warnx("tid %u: no such profiled thread%s", o.tid,
+				 o.pid ? " in that process" : "");
+		else
+			pc_warnx("no profile could be read");
+		goto cleanup;
+	}
+	f = open_out(&o);
+	if (!f)
+		goto cleanup;
+	err = render(f, snaps, n, &o);
+	if (err == -ENOENT && o.callers)
+		pc_warnx("zone '%s' not found", o.callers);
+	else if (err)
+		pc_warnx("failed to render the report: %s", strerror(-err));
+	if (close_out(f, &o) == 0 && !err)
+		ret = 0;
+cleanup:
+	for (i = 0; own && i < np; i++)
+		owned_free(&own[i]);
+	free(own);
+	free(snaps);
+	free(procs);
+	pc_src_close(&src);
+	return ret;
+}
+
+/* --- reset ------------------------------------------------------------------- */
+
+static int cmd_reset(int argc, char **argv)
+{
+	struct pc_opts o;
+	struct pc_src src;
+	struct pc_proc *procs = NULL;
+	size_t np = 0, i;
+	int err, ret = 0;
+
+	err = parse_opts(argc, argv, usage_reset, "pid no-daemon", &o, NULL, NULL);
+	if (err)
+		return err < 0 ? 0 : err;
+	pc_src_open(&src, o.no_daemon);
+	err = pc_src_targets(&src, o.pid, &procs, &np);
+	if (err) {
+		pc_src_close(&src);
+		return 1;
+	}
+	for (i = 0; i < np; i++) {
+		if (pc_src_reset(&src, procs[i].pid))
+			ret = 1;
+	}
+	free(procs);
+	pc_src_close(&src);
+	return ret;
+}
+
+/* --- list and status ----------------------------------------------------------- */
+
+static const char *fmt_since(char *buf, size_t len, __u64 created_ns)
+{
+	time_t t = (time_t)(created_ns / 1000000000ULL);
+	struct tm tm;
+
+	if (!created_ns || !localtime_r(&t, &tm))
+		snprintf(buf, len, "-");
+	else
+		strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	return buf;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	struct pc_opts o;
+	struct pc_src src;
+	struct pc_proc *p = NULL;
+	size_t n = 0, i;
+	int err;
+
+	err = parse_opts(argc, argv, usage_list, "format no-daemon", &o, NULL, NULL);
+	if (err)
+		return err < 0 ? 0 : err;
+	if (o.format != PC_FMT_TEXT && o.format != PC_FMT_JSON) {
+		pc_warnx("list: --format text or json");
+		return EXIT_USAGE;
+	}
+	pc_src_open(&src, o.no_daemon);
+	err = pc_src_list(&src, &p, &n);
+	if (err) {
+		pc_warnx("failed to list profiled processes: %s", strerror(-err));
+		pc_src_close(&src);
+		return 1;
+	}
+	if (o.format == PC_FMT_JSON) {
+		printf("{\"version\":1,\"source\":\"%s\",\"processes\":[", src.fd >= 0 ? "profd" : "direct");
+		for (i = 0; i < n; i++) {
+			printf("%s{\"pid\":%d,\"uid\":%u,\"comm\":\"", i ? "," : "", (int)p[i].pid,
+			       (unsigned int)p[i].uid);
+			pc_json_str(stdout, p[i].comm);
+			printf("\",\"threads\":%u,\"alive\":%s,\"kernel\":%d,\"created_ns\":%llu}",
+			       p[i].threads, p[i].alive ? "true" : "false", p[i].kernel,
+			       (unsigned long long)p[i].created_ns);
+		}
+		printf("]}\n");
+	} else {
+		char since[32], kern[16];
+
+		printf("%7s  %-16s %7s  %-7s %-7s %s\n", "PID", "COMMAND", "THREADS", "STATE", "KERNEL",
+		       "SINCE");
+		for (i = 0; i < n; i++) {
+			if (p[i].kernel < 0)
+				snprintf(kern, sizeof(kern), "?");
+			else if (p[i].kernel == 0)
+				snprintf(kern, sizeof(kern), "off");
+			else
+				snprintf(kern, sizeof(kern), "on:%d", p[i].kernel);
+			printf("%7d  %-16s %7u  %-7s %-7s %s\n", (int)p[i].pid,
+			       p[i].comm[0] ? p[i].comm : "?", p[i].threads,
+			       p[i].alive ? "alive" : "exited", kern,
+			       fmt_since(since, sizeof(since), p[i].created_ns));
+		}
+		if (src.fd < 0)
+			printf("(%zu process%s; read from /dev/shm directly, profd not running)\n", n,
+			       n == 1 ? "" : "es");
+	}
+	free(p);
+	pc_src_close(&src);
+	return 0;
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	struct pc_opts o;
+	struct pc_src src;
+	struct pc_proc *p = NULL;
+	size_t n = 0, i, alive = 0;
+	int err;
+
+	err = parse_opts(argc, argv, usage_status, "no-daemon", &o, NULL, NULL);
+	if (err)
+		return err < 0 ? 0 : err;
+	pc_src_open(&src, o.no_daemon);
+	printf("profctl %d.%d, segment version %d\n", PROF_VERSION_MAJOR, PROF_VERSION_MINOR,
+	       PROF_SEG_VERSION);
+#ifndef PROFCTL_NO_CLIENT
+	if (src.fd >= 0) {
+		struct profd_status st;
+
+		err = profd_status(src.fd, &st);
+		if (err) {
+			printf("profd: connected to %s but status failed: %s\n", src.sock,
+			       strerror(-err));
+		} else {
+			printf("profd: running at %s, version %u.%u, up %llus\n", src.sock,
+			       st.version >> 16, st.version & 0xffff,
+			       (unsigned long long)(st.uptime_ns / 1000000000ULL));
+			if (st.bpf_on)
+				printf("kernel assistance: on\n");
+			else
+				printf("kernel assistance: off (%.*s)\n", (int)sizeof(st.bpf_why),
+				       st.bpf_why);
+			printf("processes followed: %u, threads with a kernel slot: %u, slots free: %u\n",
+			       st.processes, st.threads, st.slots_free);
+			printf("sampling every %ums, %llu samples\n", st.interval_ms,
+			       (unsigned long long)st.samples);
+		}
+	} else
+#endif
+	{
+		printf("profd: not running (%s%s%s); profctl reads your segments in /dev/shm directly\n",
+		       src.sock ? src.sock : "no client", src.sock ? ": " : "",
+		       src.why ? strerror(-src.why) : "not asked");
+		printf("kernel assistance: off (needs profd)\n");
+	}
+	err = pc_src_list(&src, &p, &n);
+	if (!err) {
+		for (i = 0; i < n; i++)
+			alive += p[i].alive;
+		printf("profiled processes visible: %zu (%zu alive)\n", n, alive);
+		free(p);
+	}
+	pc_src_close(&src);
+	return 0;
+}
+
+static int cmd_zones(int argc, char **argv)
+{
+	if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(usage_zones, argc == 2 ? stdout : stderr);
+		return argc == 2 ? 0 : EXIT_USAGE;
+	}
+	return pc_zones(argv[1], stdout) ? 1 : 0;
+}
+
+static int cmd_top(int argc, char **argv)
+{
+	struct pc_opts o;
+	struct pc_src src;
+	double delay = 1.0;
+	int iters = 0, err;
+
+	err = parse_opts(argc, argv, usage_top, "pid sort no-daemon delay iterations", &o, &delay,
+			 &iters);
+	if (err)
+		return err < 0 ? 0 : err;
+	pc_src_open(&src, o.no_daemon);
+	err = pc_top(&src, &o, delay, iters);
+	pc_src_close(&src);
+	return err ? 1 : 0;
+}
+
+int profctl_main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} verbs[] = {
+		{ "report", cmd_report }, { "list", cmd_list }, { "reset", cmd_reset },
+		{ "top", cmd_top }, { "status", cmd_status }, { "zones", cmd_zones },
+	};
+	size_t i;
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		fputs(usage_main, argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("profctl %d.%d\n", PROF_VERSION_MAJOR, PROF_VERSION_MINOR);
+		return 0;
+	}
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (!strcmp(argv[1], verbs[i].name))
+			return verbs[i].fn(argc - 1, argv + 1);
+	pc_warnx("unknown verb '%s'; see profctl --help", argv[1]);
+	return EXIT_USAGE;
+}

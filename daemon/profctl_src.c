@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profctl_src.c - where profctl's snapshots come from.
+ *
+ * With profd: the control socket (daemon/client.h), which answers with a
+ * segment image that goes through the same validation as a live segment.
+ * Without it: the caller's own segments in /dev/shm, read directly, and
+ * reset baselines kept in a private file per process:
+ *
+ *	$XDG_RUNTIME_DIR/profctl.<uid>.<pid>.<start token>	if usable
+ *	/dev/shm/profctl.<uid>.<pid>.<start token>		otherwise
+ *
+ * created 0600 with O_EXCL|O_NOFOLLOW under a temporary name, then renamed
+ * into place; read back only if it is a regular file owned by the caller.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "profctl.h"
+#ifndef PROFCTL_NO_CLIENT
+#include "client.h"
+#endif
+
+void pc_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("profctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void pc_src_open(struct pc_src *src, bool no_daemon)
+{
+	src->fd = -1;
+	src->why = 0;
+	src->sock = NULL;
+#ifndef PROFCTL_NO_CLIENT
+	if (no_daemon || getenv("PROFCTL_NO_DAEMON"))
+		return;
+	src->sock = profd_socket_path();
+	src->fd = profd_connect(src->sock);
+	if (src->fd < 0) {
+		src->why = src->fd;
+		src->fd = -1;
+	}
+#else
+	(void)no_daemon;
+	src->why = -ENOTSUP;
+#endif
+}
+
+void pc_src_close(struct pc_src *src)
+{
+	if (src->fd >= 0)
+		close(src->fd);
+	src->fd = -1;
+}
+
+/* --- direct ---------------------------------------------------------------- */
+
+static int direct_list(struct pc_proc **procs, size_t *n)
+{
+	struct prof_seg_ent *ents = NULL;
+	struct pc_proc *p;
+	size_t ne = 0, i;
+	int err;
+
+	*procs = NULL;
+	*n = 0;
+	err = prof_seg_list(getuid(), &ents, &ne);
+	if (err)
+		return err;
+	p = calloc(ne ? ne : 1, sizeof(*p));
+	if (!p) {
+		free(ents);
+		return -ENOMEM;
+	}
+	for (i = 0; i < ne; i++) {
+		struct prof_snapshot *s = NULL;
+		int fd = prof_seg_open(&ents[i]);
+
+		p[i].pid = (pid_t)ents[i].pid;
+		p[i].uid = ents[i].uid;
+		p[i].start_token = ents[i].start_token;
+		p[i].alive = ents[i].alive;
+		p[i].kernel = -1;
+		snprintf(p[i].path, sizeof(p[i].path), "%s", ents[i].path);
+		if (fd < 0)
+			continue;
+		if (!prof_snapshot__read_fd(fd, &s)) {
+			__u32 k;
+
+			snprintf(p[i].comm, sizeof(p[i].comm), "%s", s->comm);
+			p[i].threads = s->nthreads;
+			p[i].created_ns = s->created_ns;
+			p[i].kernel = 0;
+			for (k = 0; k < s->nthreads; k++)
+				if (s->threads[k].ksched_slot != PROF_NO_SLOT)
+					p[i].kernel++;
+			prof_snapshot__destroy(s);
+		}
+		close(fd);
+	}
+	free(ents);
+	*procs = p;
+	*n = ne;
+	return 0;
+}
+
+/* the segment of pid: the live one, else the newest; messages for misses */
+static int direct_find(pid_t pid, struct prof_seg_ent *out)
+{
+	struct prof_seg_ent *ents = NULL;
+	size_t ne = 0, i, best = (size_t)-1;
+	int err;
+
+	err = prof_seg_list(getuid(), &ents, &ne);
+	if (err) {
+		pc_warnx("failed to list segments in /dev/shm: %s", strerror(-err));
+		return err;
+	}
+	for (i = 0; i < ne; i++) {
+		if ((pid_t)ents[i].pid != pid)
+			continue;
+		if (best == (size_t)-1 || (ents[i].alive && !ents[best].alive) ||
+		    (ents[i].alive == ents[best].alive &&
+		     ents[i].start_token > ents[best].start_token))
+			best = i;
+	}
+	if (best != (size_t)-1) {
+		*out = ents[best];
+		free(ents);
+		return 0;
+	}
+	free(ents);
+
+	/* say why: somebody else's, not profiled, or no such process */
+	ents = NULL;
+	ne = 0;
+	if (!prof_seg_list((uid_t)-1, &ents, &ne)) {
+		for (i = 0; i < ne; i++)
+			if ((pid_t)ents[i].pid == pid)
+				break;
+		if (i < ne) {
+			free(ents);
+			pc_warnx("pid %d: not yours (segment owned by uid %u); ask profd or run as that user",
+				 (int)pid, (unsigned int)ents[i].uid);
+			return -EPERM;
+		}
+		free(ents);
+	}
+	if (kill(pid, 0) == 0 || errno == EPERM) {
+		pc_warnx("pid %d: not profiled (no segment in /dev/shm; is it linked with -lprof "
+			 "and has it entered a zone?)", (int)pid);
+		return -ENOENT;
+	}
+	pc_warnx("pid %d: no such process", (int)pid);
+	return -ESRCH;
+}
+
+static void read_error(const char *what, int err)
+{
+	if (err == -EPROTO)
+		pc_warnx("%s: unknown segment version (this profctl reads version %d)", what,
+			 PROF_SEG_VERSION);
+	else if (err == -EINVAL)
+		pc_warnx("%s: corrupt segment, refused", what);
+	else
+		pc_warnx("%s: failed to read: %s", what, strerror(-err));
+}
+
+static int direct_raw(pid_t pid, struct prof_snapshot **snap)
+{
+	struct prof_seg_ent ent;
+	int fd, err;
+
+	err = direct_find(pid, &ent);
+	if (err)
+		return err;
+	fd = prof_seg_open(&ent);
+	if (fd < 0) {
+		pc_warnx("%s: failed to open: %s", ent.path, strerror(-fd));
+		return fd;
+	}
+	err = prof_snapshot__read_fd(fd, snap);
+	close(fd);
+	if (err)
+		read_error(ent.path, err);
+	return err;
+}
+
+int pc_read_image(const char *path, struct prof_snapshot **snap)
+{
+	struct stat st;
+	void *mem;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		pc_warnx("%s: failed to open: %s", path, strerror(-err));
+		return err;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+		close(fd);
+		pc_warnx("%s: not a segment image", path);
+		return -EINVAL;
+	}
+	mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	err = -errno;
+	close(fd);
+	if (mem == MAP_FAILED) {
+		pc_warnx("%s: failed to map: %s", path, strerror(-err));
+		return err;
+	}
+	err = prof_snapshot__read(mem, (size_t)st.st_size, snap);
+	munmap(mem, (size_t)st.st_size);
+	if (err)
+		read_error(path, err);
+	return err;
+}
+
+/* --- baselines ------------------------------------------------------------- */
+
+int pc_baseline_path(pid_t pid, __u64 token, char *buf, size_t len)
+{
+	const char *dir = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	int n;
+
+	/* only a private directory of ours */
+	if (!dir || !*dir || stat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+	    (st.st_mode & 077))
+		dir = "/dev/shm";
+	n = snprintf(buf, len, "%s/profctl.%u.%d.%llu", dir, (unsigned int)getuid(), (int)pid,
+		     (unsigned long long)token);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int pc_baseline_save(const struct prof_snapshot *s)
+{
+	char path[256], tmp[300];
+	void *buf = NULL;
+	size_t len = 0, off = 0;
+	struct timespec ts;
+	int fd = -1, err;
+
+	err = pc_baseline_path((pid_t)s->pid, s->start_token, path, sizeof(path));
+	if (err)
+		return err;
+	err = prof_snapshot__write(s, &buf, &len);
+	if (err)
+		goto cleanup;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%ld", path, (int)getpid(), (long)ts.tv_nsec);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	while (off < len) {
+		ssize_t w = write(fd, (char *)buf + off, len - off);
+
+		if (w < 0) {
+			err = -errno;
+			if (err == -EINTR)
+				continue;
+			goto cleanup;
+		}
+		off += (size_t)w;
+	}
+	if (close(fd)) {
+		fd = -1;
+		err = -errno;
+		goto cleanup;
+	}
+	fd = -1;
+	/* atomic replace; the sticky /dev/shm refuses to replace another's file */
+	if (rename(tmp, path))
+		err = -errno;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		unlink(tmp);
+	free(buf);
+	return err;
+}
+
+int pc_baseline_load(pid_t pid, __u64 token, struct prof_snapshot **base)
+{
+	char path[256];
+	struct stat st;
+	void *mem;
+	int fd, err;
+
+	*base = NULL;
+	err = pc_baseline_path(pid, token, path, sizeof(path));
+	if (err)
+		return err;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022) ||
+	    st.st_size <= 0) {
+		close(fd);
+		pc_warnx("%s: not a baseline of yours, ignored", path);
+		return 0;
+	}
+	mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	err = -errno;
+	close(fd);
+	if (mem == MAP_FAILED)
+		return err;
+	err = prof_snapshot__read(mem, (size_t)st.st_size, base);
+	munmap(mem, (size_t)st.st_size);
+	return err;
+}
+
+/* --- either ---------------------------------------------------------------- */
+
+#ifndef PROFCTL_NO_CLIENT
+static int profd_error(pid_t pid, int err)
+{
+	if (err == -ESRCH)
+		pc_warnx("pid %d: no such process (profd)", (int)pid);
+	else if (err == -EPERM)
+		pc_warnx("pid %d: not yours (profd)", (int)pid);
+	else if (err == -EPROTO)
+		pc_warnx("pid %d: unknown segment version (profd)", (int)pid);
+	else if (err == -EINVAL)
+		pc_warnx("pid %d: corrupt segment (profd)", (int)pid);
+	else
+		pc_warnx("pid %d: profd failed: %s", (int)pid, strerror(-err));
+	return err;
+}
+#endif
+
+int pc_src_list(struct pc_src *src, struct pc_proc **procs, size_t *n)
+{
+#ifndef PROFCTL_NO_CLIENT
+	if (src->fd >= 0) {
+		struct profd_proc *pp = NULL;
+		struct pc_proc *p;
+		size_t np = 0, i;
+		int err = profd_list(src->fd, &pp, &np);
+
+		if (err)
+			return err;
+		p = calloc(np ? np : 1, sizeof(*p));
+		if (!p) {
+			free(pp);
+			return -ENOMEM;
+		}
+		for (i = 0; i < np; i++) {
+			p[i].pid = (pid_t)pp[i].pid;
+			p[i].uid = pp[i].uid;
+			p[i].start_token = pp[i].start_token;
+			snprintf(p[i].comm, sizeof(p[i].comm), "%s", pp[i].comm);
+			p[i].threads = pp[i].threads;
+			p[i].alive = pp[i].alive;
+			p[i].kernel = (int)pp[i].kernel;
+			p[i].created_ns = pp[i].created_ns;
+		}
+		free(pp);
+		*procs = p;
+		*n = np;
+		return 0;
+	}
+#endif
+	(void)src;
+	return direct_list(procs, n);
+}
+
+int pc_src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
+{
+#ifndef PROFCTL_NO_CLIENT
+	if (src->fd >= 0) {
+		int err = profd_snapshot(src->fd, pid, PROFD_SINCE_START, 0, snap);
+
+		return err ? profd_error(pid, err) : 0;
+	}
+#endif
+	(void)src;
+	return direct_raw(pid, snap);
+}
+
+int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
+		    struct prof_snapshot **snap)
+{
+	struct prof_snapshot *s = NULL, *base = NULL;
+	int err;
+
+	*snap = NULL;
+#ifndef PROFCTL_NO_CLIENT
+	if (src->fd >= 0) {
+		err = profd_snapshot(src->fd, pid, mode, secs, snap);
+		return err ? profd_error(pid, err) : 0;
+	}
+#endif
+	if (mode == PC_LAST) {
+		/* no history without profd: measure the next secs instead */
+		err = direct_raw(pid, &base);
+		if (err)
+			return err;
+		pc_warnx("profd not running: no history; measuring the next %us instead", secs);
+		sleep(secs);
+		err = direct_raw(pid, &s);
+	} else {
+		err = direct_raw(pid, &s);
+		if (err)
+			return err;
+		if (mode == PC_SINCE_RESET) {
+			err = pc_baseline_load(pid, s->start_token, &base);
+			if (err) {
+				pc_warnx("pid %d: failed to read the reset baseline: %s", (int)pid,
+					 strerror(-err));
+				base = NULL;
+				err = 0;
+			}
+		}
+	}
+	if (!err && base) {
+		err = prof_snapshot__diff(s, base);
+		if (err)
+			pc_warnx("pid %d: baseline is of another process, ignored", (int)pid);
+		err = 0;
+	}
+	prof_snapshot__destroy(base);
+	if (err) {
+		prof_snapshot__destroy(s);
+		return err;
+	}
+	*snap = s;
+	return 0;
+}
+
+int pc_src_reset(struct pc_src *src, pid_t pid)
+{
+	struct prof_snapshot *s = NULL;
+	int err;
+
+#ifndef PROFCTL_NO_CLIENT
+	if (src->fd >= 0) {
+		err = profd_reset(src->fd, pid);
+		return err ? profd_error(pid, err) : 0;
+	}
+#endif
+	err = direct_raw(pid, &s);
+	if (err)
+		return err;
+	err = pc_baseline_save(s);
+	if (err)
+		pc_warnx("pid %d: failed to store the baseline: %s", (int)pid, strerror(-err));
+	prof_snapshot__destroy(s);
+	return err;
+}
+
+int pc_src_targets(struct pc_src *src, pid_t pid, struct pc_proc **procs, size_t *n)
+{
+	struct pc_proc *all = NULL, *out;
+	size_t na = 0, i, k = 0;
+	int err;
+
+	*procs = NULL;
+	*n = 0;
+	if (pid) {
+		out = calloc(1, sizeof(*out));
+		if (!out)
+			return -ENOMEM;
+		out->pid = pid;
+		*procs = out;
+		*n = 1;
+		return 0;
+	}
+	err = pc_src_list(src, &all, &na);
+	if (err) {
+		pc_warnx("failed to list profiled processes: %s", strerror(-err));
+		return err;
+	}
+	out = calloc(na ? na : 1, sizeof(*out));
+	if (!out) {
+		free(all);
+		return -ENOMEM;
+	}
+	for (i = 0; i < na; i++) {
+		size_t j;
+
+		if (!all[i].alive)
+			continue;
+		/* one entry per pid */
+		for (j = 0; j < k; j++)
+			if (out[j].pid == all[i].pid)
+				break;
+		if (j == k)
+			out[k++] = all[i];
+	}
+	free(all);
+	if (!k) {
+		free(out);
+		pc_warnx("no profiled process of yours is running%s",
+			 src->fd < 0 ? " (read /dev/shm directly: profd not running)" : "");
+		return -ESRCH;
+	}
+	*procs = out;
+	*n = k;
+	return 0;
+}

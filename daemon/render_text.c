@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * render_text.c - the terminal views: the call tree per thread (drawn as a
+ * tree, with percentiles and, when profd assisted, scheduler columns), the
+ * flat list, and IProf's callers view of one zone.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "profctl.h"
+
+#define C_RESET	"\033[0m"
+#define C_DIM	"\033[2m"
+#define C_BOLD	"\033[1m"
+#define C_RED	"\033[31m"
+#define C_YEL	"\033[33m"
+#define C_CYAN	"\033[36m"
+
+struct tctx {
+	FILE *f;
+	const struct prof_snapshot *s;
+	const struct prof_snap_thread *t;
+	const struct pc_opts *o;
+	bool sched;
+	__u64 total;		/* the thread's, in ticks */
+	char prefix[512];	/* tree drawing so far */
+};
+
+static const char *col(const struct pc_opts *o, const char *c)
+{
+	return o->color ? c : "";
+}
+
+static const char *heat(const struct pc_opts *o, double share)
+{
+	if (!o->color)
+		return "";
+	return share >= 0.20 ? C_RED : share >= 0.05 ? C_YEL : "";
+}
+
+static void tree_header(struct tctx *c)
+{
+	fprintf(c->f, "%s%10s %9s %9s %9s %9s %9s %9s %6s", col(c->o, C_DIM), "calls", "total",
+		"self", "avg", "p50", "p99", "max", "%thr");
+	if (c->sched)
+		fprintf(c->f, " %9s %8s %8s", "on-cpu", "preempt", "migr");
+	fprintf(c->f, "  zone%s\n", col(c->o, C_RESET));
+}
+
+static void tree_row(struct tctx *c, __u32 i, const char *lead)
+{
+	const struct prof_snapshot *s = c->s;
+	const struct prof_snap_node *n = &c->t->nodes[i];
+	char b[7][24];
+	__u64 tot = prof_snap_ns(s, n->ticks), self = prof_snap_ns(s, prof_snap_self(n));
+	double share = c->total ? (double)prof_snap_self(n) / (double)c->total : 0;
+	double pct = c->total ? 100.0 * (double)n->ticks / (double)c->total : 0;
+
+	fprintf(c->f, "%10llu %9s %s%9s%s %9s %9s %9s %9s %6.1f", (unsigned long long)n->calls,
+		pc_fmt_ns(b[0], 24, tot), heat(c->o, share), pc_fmt_ns(b[1], 24, self),
+		share >= 0.05 ? col(c->o, C_RESET) : "",
+		pc_fmt_ns(b[2], 24, n->calls ? tot / n->calls : 0),
+		pc_fmt_ns(b[3], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.50))),
+		pc_fmt_ns(b[4], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99))),
+		pc_fmt_ns(b[5], 24, prof_snap_ns(s, n->max)), pct);
+	if (c->sched) {
+		__u64 on = tot > n->offcpu_ns ? tot - n->offcpu_ns : 0;
+
+		fprintf(c->f, " %9s %8llu %8llu", pc_fmt_ns(b[6], 24, on),
+			(unsigned long long)n->preempted, (unsigned long long)n->migrated);
+	}
+	fprintf(c->f, "  %s%s%s%s%s%s\n", col(c->o, C_DIM), lead, col(c->o, C_RESET),
+		prof_snap_node_name(s, n), n->migrated ? " *migrated" : "",
+		prof_snap_is_recursive(c->t, i) ? " (recursive)" : "");
+}
+
+static void tree_walk(struct tctx *c, __u32 i, __u32 depth)
+{
+	size_t plen = strlen(c->prefix);
+	__u32 *kids, n, k;
+
+	/* an array per level: the loop below recurses */
+	kids = malloc((c->t->nnodes ? c->t->nnodes : 1) * sizeof(*kids));
+	if (!kids)
+		return;
+	n = pc_sorted_children(c->s, c->t, i, c->o->sort, kids);
+	for (k = 0; k < n; k++) {
+		bool last = k + 1 == n;
+		char lead[560];
+
+		if (depth == 0)
+			lead[0] = 0;
+		else
+			snprintf(lead, sizeof(lead), "%s%s", c->prefix, last ? "└─ " : "├─ ");
+		tree_row(c, kids[k], lead);
+		if (depth > 0 && plen + 8 < sizeof(c->prefix))
+			strcat(c->prefix, last ? "   " : "│  ");
+		tree_walk(c, kids[k], depth + 1);
+		c->prefix[plen] = 0;
+	}
+	free(kids);
+}
+
+static void thread_title(FILE *f, const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			 const struct pc_opts *o, __u64 total)
+{
+	char lb[64], tb[24];
+
+	fprintf(f, "%sthread %s", col(o, C_BOLD), prof_snap_thread_label(t, lb, sizeof(lb)));
+	if (t->tid && strncmp(lb, "tid ", 4))
+		fprintf(f, " (tid %u)", t->tid);
+	fprintf(f, "%s  %s, total %s", col(o, C_RESET),
+		t->state == PROF_SLAB_EXITED ? "exited" : "alive",
+		pc_fmt_ns(tb, sizeof(tb), prof_snap_ns(s, total)));
+	if (t->overflow)
+		fprintf(f, ", %llu entries lost (node table full)", (unsigned long long)t->overflow);
+	if (t->unbalanced)
+		fprintf(f, ", %llu unbalanced", (unsigned long long)t->unbalanced);
+	fputc('\n', f);
+}
+
+static void process_title(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
+{
+	fprintf(f, "%sprocess %u (%s)%s  %u thread%s, clock %s", col(o, C_BOLD), s->pid, s->comm,
+		col(o, C_RESET), s->nthreads, s->nthreads == 1 ? "" : "s",
+		s->clock == PROF_CLOCK_TSC ? "tsc" : "mono");
+	if (s->flags & PROF_SEG_EXITED)
+		fputs(", exited", f);
+	if (s->sites_dropped || s->threads_dropped)
+		fprintf(f, ", dropped %llu sites %llu threads", (unsigned long long)s->sites_dropped,
+			(unsigned long long)s->threads_dropped);
+	fputc('\n', f);
+}
+
+int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
+{
+	struct tctx c = { .f = f, .s = s, .o = o };
+	bool migr = false;
+	__u32 i, j;
+
+	c.sched = pc_has_sched(s);
+	process_title(f, s, o);
+	for (i = 0; i < s->nthreads; i++) {
+		c.t = &s->threads[i];
+		if (!c.t->nnodes)
+			continue;
+		c.total = pc_thread_total(c.t);
+		c.prefix[0] = 0;
+		fputc('\n', f);
+		thread_title(f, s, c.t, o, c.total);
+		tree_header(&c);
+		tree_walk(&c, PROF_NODE_ROOT, 0);
+		for (j = 0; j < c.t->nnodes; j++)
+			migr |= c.t->nodes[j].migrated != 0;
+	}
+	if (migr)
+		fputs("\n*migrated: some calls changed CPU; their TSC deltas are suspect\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+int pc_render_flat(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
+{
+	struct prof_flat_row *rows = NULL;
+	size_t n = 0, i;
+	__u64 sum = 0;
+	bool sched = pc_has_sched(s);
+	int err;
+
+	err = prof_snap_flat(s, o->tid, o->sort, &rows, &n);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++)
+		sum += rows[i].self;
+	process_title(f, s, o);
+	fprintf(f, "\n%s%10s %9s %9s %9s %9s %6s", col(o, C_DIM), "calls", "total", "self", "avg",
+		"max", "%self");
+	if (sched)
+		fprintf(f, " %9s %8s %8s", "on-cpu", "preempt", "migr");
+	fprintf(f, "  zone%s\n", col(o, C_RESET));
+	for (i = 0; i < n && (!o->rows || i < (size_t)o->rows); i++) {
+		const struct prof_flat_row *r = &rows[i];
+		char b[6][24];
+		__u64 tot = prof_snap_ns(s, r->ticks);
+		double share = sum ? (double)r->self / (double)sum : 0;
+		const char *name = r->site < s->nsites ? s->sites[r->site].name : "[overflow]";
+
+		fprintf(f, "%10llu %9s %s%9s%s %9s %9s %6.1f", (unsigned long long)r->calls,
+			pc_fmt_ns(b[0], 24, tot), heat(o, share),
+			pc_fmt_ns(b[1], 24, prof_snap_ns(s, r->self)),
+			share >= 0.05 ? col(o, C_RESET) : "",
+			pc_fmt_ns(b[2], 24, r->calls ? tot / r->calls : 0),
+			pc_fmt_ns(b[3], 24, prof_snap_ns(s, r->max)), 100.0 * share);
+		if (sched) {
+			__u64 on = tot > r->offcpu_ns ? tot - r->offcpu_ns : 0;
+
+			fprintf(f, " %9s %8llu %8llu", pc_fmt_ns(b[4], 24, on),
+				(unsigned long long)r->preempted, (unsigned long long)r->migrated);
+		}
+		fprintf(f, "  %s%s\n", name, r->migrated ? " *migrated" : "");
+	}
+	free(rows);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* --- callers ---------------------------------------------------------------- */
+
+static bool is_zone(const struct prof_snapshot *s, const struct prof_snap_node *n,
+		    const char *zone)
+{
+	return n->site < s->nsites && !strcmp(s->sites[n->site].name, zone);
+}
+
+/* an ancestor of i (strictly) is the zone */
+static bool under_zone(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
+		       const char *zone)
+{
+	__u32 guard = 0;
+
+	while (i != PROF_NODE_ROOT && guard++ < t->nnodes) {
+		i = t->nodes[i].parent;
+		if (i != PROF_NODE_ROOT && is_zone(s, &t->nodes[i], zone))
+			return true;
+	}
+	return false;
+}
+
+/* ticks of the outermost zone instances inside the subtree of i (not i) */
+static __u64 zone_ticks_below(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			      __u32 i, const char *zone, __u32 depth)
+{
+	__u64 sum = 0;
+	__u32 c;
+
+	if (depth > 4096)
+		return 0;
+	for (c = t->nodes[i].first_child; c != PROF_SNAP_NONE && c < t->nnodes;
+	     c = t->nodes[c].next_sibling) {
+		if (is_zone(s, &t->nodes[c], zone))
+			sum += t->nodes[c].ticks;
+		else
+			sum += zone_ticks_below(s, t, c, zone, depth + 1);
+	}
+	return sum;
+}
+
+static int add_row(struct pc_caller_row **rows, size_t *n, const char *name, __u64 calls,
+		   __u64 ticks)
+{
+	struct pc_caller_row *r;
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*rows)[i].name, name))
+			break;
+	if (i == *n) {
+		r = realloc(*rows, (*n + 1) * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		*rows = r;
+		memset(&r[i], 0, sizeof(*r));
+		snprintf(r[i].name, sizeof(r[i].name), "%s", name);
+		(*n)++;
+	}
+	(*rows)[i].calls += calls;
+	(*rows)[i].ticks += ticks;
+	return 0;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct pc_caller_row *x = a, *y = b;
+
+	if (x->ticks != y->ticks)
+		return x->ticks < y->ticks ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+void pc_callers_free(struct pc_callers *c)
+{
+	free(c->parents);
+	free(c->children);
+	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * IProf's view: parents get the time of the outermost instances they
+ * called (they sum to the zone's total), children get their time minus any
+ * nested instance of the zone (they sum to total minus self).
+ */
+int pc_callers(const struct prof_snapshot *s, const char *zone, struct pc_callers *c)
+{
+	bool found = false;
+	__u32 i, j, k;
+	int err = 0;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < s->nthreads && !err; i++) {
+		const struct prof_snap_thread *t = &s->threads[i];
+
+		for (j = 1; j < t->nnodes && !err; j++) {
+			const struct prof_snap_node *n = &t->nodes[j];
+			bool nested;
+
+			if (!is_zone(s, n, zone))
+				continue;
+			found = true;
+			nested = under_zone(s, t, j, zone);
+			c->calls += n->calls;
+			c->self += prof_snap_self(n);
+			if (n->max > c->max)
+				c->max = n->max;
+			if (!nested)
+				c->ticks += n->ticks;
+			err = add_row(&c->parents, &c->nparents,
+				      n->parent == PROF_NODE_ROOT ? "[root]" :
+				      prof_snap_node_name(s, &t->nodes[n->parent]),
+				      n->calls, nested ? 0 : n->ticks);
+			for (k = n->first_child; !err && k != PROF_SNAP_NONE && k < t->nnodes;
+			     k = t->nodes[k].next_sibling) {
+				const struct prof_snap_node *ch = &t->nodes[k];
+
+				if (is_zone(s, ch, zone))
+					continue;
+				err = add_row(&c->children, &c->nchildren,
+					      prof_snap_node_name(s, ch), ch->calls,
+					      ch->ticks - zone_ticks_below(s, t, k, zone, 0));
+			}
+		}
+	}
+	if (err) {
+		pc_callers_free(c);
+		return err;
+	}
+	if (!found)
+		return -ENOENT;
+	if (c->nparents)
+		qsort(c->parents, c->nparents, sizeof(*c->parents), row_cmp);
+	if (c->nchildren)
+		qsort(c->children, c->nchildren, sizeof(*c->children), row_cmp);
+	return 0;
+}
+
+static void callers_row(FILE *f, const struct prof_snapshot *s, __u64 calls, __u64 ticks,
+			__u64 of, const char *lead, const char *name)
+{
+	char b[24];
+
+	fprintf(f, "%10llu %9s %6.1f  %s%s\n", (unsigned long long)calls,
+		pc_fmt_ns(b, sizeof(b), prof_snap_ns(s, ticks)),
+		of ? 100.0 * (double)ticks / (double)of : 0.0, lead, name);
+}
+
+int pc_render_callers(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
+{
+	struct pc_callers c;
+	char b[3][24];
+	size_t i;
+	int err;
+
+	err = pc_callers(s, o->callers, &c);
+	if (err)
+		return err;
+	process_title(f, s, o);
+	fprintf(f, "\n%scallers of %s%s: %llu calls, total %s, self %s, max %s\n",
+		col(o, C_BOLD), o->callers, col(o, C_RESET), (unsigned long long)c.calls,
+		pc_fmt_ns(b[0], 24, prof_snap_ns(s, c.ticks)),
+		pc_fmt_ns(b[1], 24, prof_snap_ns(s, c.self)),
+		pc_fmt_ns(b[2], 24, prof_snap_ns(s, c.max)));
+	fprintf(f, "%s%10s %9s %6s  %s%s\n", col(o, C_DIM), "calls", "time", "%", "zone",
+		col(o, C_RESET));
+	for (i = 0; i < c.nparents; i++)
+		callers_row(f, s, c.parents[i].calls, c.parents[i].ticks, c.ticks, "  ",
+			    c.parents[i].name);
+	fprintf(f, "%s", col(o, C_CYAN));
+	callers_row(f, s, c.calls, c.ticks, c.ticks, "", o->callers);
+	fprintf(f, "%s", col(o, C_RESET));
+	callers_row(f, s, 0, c.self, c.ticks, "  ", "[self]");
+	for (i = 0; i < c.nchildren; i++)
+		callers_row(f, s, c.children[i].calls, c.children[i].ticks, c.ticks, "  ",
+			    c.children[i].name);
+	pc_callers_free(&c);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: MIT
+# profctl's tests (issue 4): golden views of a fixed snapshot, live programs,
+# and the html report in headless Chromium.
+include daemon/profctl.mk
+
+PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html
+UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
+TEST_EXTRA += $(PROFCTL)
+
+$(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
+		tests/profctl_fixture.h tests/testutil.h $(PROFCTL_LIB) $(LIBPROF_A) \
+		| $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
+		$(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

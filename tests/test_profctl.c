@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_profctl.c - profctl on a fixed snapshot (tests/profctl_fixture.h):
+ * every view and format against the golden files in tests/golden/, the
+ * callers and merge arithmetic, baselines, errors, and `zones` against
+ * `readelf -n`.
+ *
+ * Regenerate the golden files after an intended change:
+ *	PROFCTL_GOLDEN_UPDATE=1 .output/tests/test_profctl && git diff tests/golden
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "testutil.h"
+#include "profctl.h"
+#include "profctl_fixture.h"
+#include "prof.h"
+
+static char dir[64], image[128];
+
+static int setup(void **state)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test_profctl.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(image, sizeof(image), "%s/golden.seg", dir);
+	if (fx_image(&buf, &len))
+		return -1;
+	f = fopen(image, "w");
+	if (!f || fwrite(buf, 1, len, f) != len)
+		return -1;
+	fclose(f);
+	free(buf);
+	/* no profd for these, no colour unless asked */
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+	setenv("NO_COLOR", "1", 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		buf[n] = 0;
+	fclose(f);
+	if (len)
+		*len = (size_t)n;
+	return buf;
+}
+
+/* run profctl with argv (NULL-terminated), stderr into errbuf; exit status */
+static int run(const char **args, char *errbuf, size_t errlen)
+{
+	char *argv[32], errpath[160];
+	int argc = 0, rc, saved, fd;
+
+	argv[argc++] = (char *)(uintptr_t)"profctl";
+	while (*args && argc < 31)
+		argv[argc++] = (char *)(uintptr_t)*args++;
+	argv[argc] = NULL;
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 2);
+	close(fd);
+	rc = profctl_main(argc, argv);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	if (errbuf) {
+		char *e = slurp(errpath, NULL);
+
+		snprintf(errbuf, errlen, "%s", e ? e : "");
+		free(e);
+	}
+	return rc;
+}
+
+/* render the fixture with extra args into a file and compare with golden */
+static void golden(const char *name, const char **extra)
+{
+	const char *args[32] = { "report", "--input", image, "-o" };
+	char out[160], gpath[160], err[512];
+	char *got, *want;
+	int n = 4, rc;
+
+	snprintf(out, sizeof(out), "%s/%s", dir, name);
+	args[n++] = out;
+	while (*extra)
+		args[n++] = *extra++;
+	args[n] = NULL;
+	rc = run(args, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "profctl exited %d: %s\n", rc, err);
+	assert_int_equal(rc, 0);
+	got = slurp(out, NULL);
+	assert_non_null(got);
+	snprintf(gpath, sizeof(gpath), "tests/golden/%s", name);
+	if (getenv("PROFCTL_GOLDEN_UPDATE")) {
+		FILE *f = fopen(gpath, "w");
+
+		assert_non_null(f);
+		fputs(got, f);
+		fclose(f);
+	}
+	want = slurp(gpath, NULL);
+	if (!want)
+		fail_msg("no %s: run with PROFCTL_GOLDEN_UPDATE=1 to create it", gpath);
+	if (strcmp(got, want)) {
+		char cmd[400];
+
+		snprintf(cmd, sizeof(cmd), "diff -u %s %s >&2", gpath, out);
+		if (system(cmd)) { /* the diff is the message */ }
+		fail_msg("%s differs from the golden file", name);
+	}
+	free(got);
+	free(want);
+}
+
+#define GOLDEN(name, ...)						\
+	static void test_golden_##name(void **state)			\
+	{								\
+		const char *extra[] = { __VA_ARGS__, NULL };		\
+		(void)state;						\
+		golden(#name, extra);					\
+	}
+
+GOLDEN(tree_txt, "--sort", "self")
+GOLDEN(tree_total_txt, "--sort", "total")
+GOLDEN(tree_calls_txt, "--sort", "calls")
+GOLDEN(tree_p99_txt, "--sort", "p99")
+GOLDEN(tree_tid_txt, "--tid", "4243")
+GOLDEN(tree_color_txt, "--color", "always")
+GOLDEN(threads_txt, "--threads")
+GOLDEN(flat_txt, "--flat")
+GOLDEN(flat_total_txt, "--flat", "--sort", "total")
+GOLDEN(callers_lex_txt, "--callers", "lex")
+GOLDEN(callers_fib_txt, "--callers", "fib")
+GOLDEN(tree_json, "--format", "json")
+GOLDEN(threads_json, "--format", "json", "--threads")
+GOLDEN(flat_json, "--format", "json", "--flat")
+GOLDEN(callers_json, "--format", "json", "--callers", "render")
+GOLDEN(tree_csv, "--format", "csv")
+GOLDEN(flat_csv, "--format", "csv", "--flat")
+GOLDEN(callers_csv, "--format", "csv", "--callers", "lex")
+GOLDEN(tree_folded, "--format", "folded")
+GOLDEN(threads_folded, "--format", "folded", "--threads")
+GOLDEN(report_html, "--format", "html")
+
+static struct prof_snapshot *fixture(void)
+{
+	struct prof_snapshot *s = NULL;
+
+	assert_int_equal(pc_read_image(image, &s), 0);
+	return s;
+}
+
+/* parents sum to the zone's total, children to total minus self */
+static void test_callers_sums(void **state)
+{
+	struct prof_snapshot *s = fixture();
+	static const char *const zones[] = { "lex", "fib", "render", "main_loop", "parse" };
+	size_t z, i;
+
+	(void)state;
+	for (z = 0; z < 5; z++) {
+		struct pc_callers c;
+		__u64 p = 0, ch = 0, calls = 0;
+
+		assert_int_equal(pc_callers(s, zones[z], &c), 0);
+		for (i = 0; i < c.nparents; i++) {
+			p += c.parents[i].ticks;
+			calls += c.parents[i].calls;
+		}
+		for (i = 0; i < c.nchildren; i++)
+			ch += c.children[i].ticks;
+		assert_int_equal(p, c.ticks);
+		assert_int_equal(calls, c.calls);
+		assert_int_equal(ch, c.ticks - c.self);
+		pc_callers_free(&c);
+	}
+	/* lex: 1250 calls, 14ms, called from parse, render (twice) */
+	{
+		struct pc_callers c;
+
+		assert_int_equal(pc_callers(s, "lex", &c), 0);
+		assert_int_equal(c.calls, 1250);
+		assert_int_equal(c.ticks, 14000000);
+		assert_int_equal(c.nparents, 2);
+		assert_string_equal(c.parents[0].name, "parse");
+		assert_int_equal(c.parents[1].ticks, 6000000);
+		pc_callers_free(&c);
+	}
+	{
+		struct pc_callers c;
+
+		assert_int_equal(pc_callers(s, "nope", &c), -ENOENT);
+	}
+	prof_snapshot__destroy(s);
+}
+
+/* merging threads keeps every count; the flat view agrees with the tree */
+static void test_merge_and_flat(void **state)
+{
+	struct prof_snapshot *s = fixture(), *m;
+	struct prof_flat_row *rows = NULL;
+	size_t n = 0, i;
+	__u64 calls = 0, mcalls = 0, self = 0;
+	__u32 j, k;
+
+	(void)state;
+	m = pc_merge_threads(s);
+	assert_non_null(m);
+	assert_int_equal(m->nthreads, 1);
+	for (j = 0; j < s->nthreads; j++)
+		for (k = 1; k < s->threads[j].nnodes; k++)
+			calls += s->threads[j].nodes[k].calls;
+	for (k = 1; k < m->threads[0].nnodes; k++) {
+		mcalls += m->threads[0].nodes[k].calls;
+		assert_true(m->threads[0].nodes[k].parent < k);
+	}
+	assert_int_equal(calls, mcalls);
+	assert_int_equal(pc_thread_total(&m->threads[0]),
+			 pc_thread_total(&s->threads[0]) + pc_thread_total(&s->threads[1]));
+	/* render appears under main_loop and at the top of worker: two nodes */
+	assert_int_equal(m->threads[0].nnodes, s->threads[0].nnodes + 3);
+
+	assert_int_equal(prof_snap_flat(s, 0, PROF_SORT_SELF, &rows, &n), 0);
+	for (i = 0; i < n; i++)
+		self += rows[i].self;
+	{
+		__u64 tself = 0;
+
+		for (j = 0; j < s->nthreads; j++)
+			for (k = 1; k < s->threads[j].nnodes; k++)
+				tself += prof_snap_self(&s->threads[j].nodes[k]);
+		assert_int_equal(self, tself);
+	}
+	free(rows);
+	pc_snap_free(m);
+	prof_snapshot__destroy(s);
+}
+
+static void test_errors(void **state)
+{
+	const char *a1[] = { "report", "--input", image, "--callers", "nope", NULL };
+	const char *a2[] = { "report", "--bogus", NULL };
+	const char *a3[] = { "report", "--sort", "speed", NULL };
+	const char *a4[] = { "frobnicate", NULL };
+	const char *a5[] = { "report", "--input", image, "--format", "folded", "--flat", NULL };
+	const char *a6[] = { "report", "--pid", "2147483646", NULL };
+	char err[512], path[160];
+	void *buf;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(run(a1, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "zone 'nope' not found"));
+	assert_int_equal(run(a2, err, sizeof(err)), 2);
+	assert_int_equal(run(a3, err, sizeof(err)), 2);
+	assert_non_null(strstr(err, "bad sort key"));
+	assert_int_equal(run(a4, err, sizeof(err)), 2);
+	assert_int_equal(run(a5, err, sizeof(err)), 2);
+	assert_int_equal(run(a6, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "no such process"));
+	/* one line each */
+	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+
+	/* an unknown version and a corrupt image */
+	assert_int_equal(fx_image(&buf, &len), 0);
+	((struct prof_seg_hdr *)buf)->version = PROF_SEG_VERSION + 1;
+	snprintf(path, sizeof(path), "%s/v2.seg", dir);
+	f = fopen(path, "w");
+	fwrite(buf, 1, len, f);
+	fclose(f);
+	{
+		const char *a[] = { "report", "--input", path, NULL };
+
+		assert_int_equal(run(a, err, sizeof(err)), 1);
+		assert_non_null(strstr(err, "unknown segment version"));
+	}
+	((struct prof_seg_hdr *)buf)->version = PROF_SEG_VERSION;
+	((struct prof_seg_hdr *)buf)->node_size = 64;
+	snprintf(path, sizeof(path), "%s/bad.seg", dir);
+	f = fopen(path, "w");
+	fwrite(buf, 1, len, f);
+	fclose(f);
+	{
+		const char *a[] = { "report", "--input", path, NULL };
+
+		assert_int_equal(run(a, err, sizeof(err)), 1);
+		assert_non_null(strstr(err, "corrupt segment"));
+	}
+	free(buf);
+}
+
+static void test_help(void **state)
+{
+	static const char *const verbs[] = { "report", "list", "reset", "top", "status", "zones" };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 6; i++) {
+		const char *a[] = { verbs[i], "--help", NULL };
+		char out[160];
+		int saved = dup(1), fd, rc;
+		char *text;
+
+		snprintf(out, sizeof(out), "%s/help", dir);
+		fflush(stdout);
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		close(fd);
+		rc = run(a, NULL, 0);
+		fflush(stdout);
+		dup2(saved, 1);
+		close(saved);
+		assert_int_equal(rc, 0);
+		text = slurp(out, NULL);
+		assert_non_null(text);
+		assert_non_null(strstr(text, "usage: profctl"));
+		assert_non_null(strstr(text, verbs[i]));
+		free(text);
+	}
+}
+
+/* baselines: private, 0600, symlinks refused, read back equal */
+static void test_baseline(void **state)
+{
+	struct prof_snapshot *s = fixture(), *b = NULL;
+	char xdg[96], path[256], link[300];
+	struct stat st;
+
+	(void)state;
+	snprintf(xdg, sizeof(xdg), "%s/xdg", dir);
+	assert_int_equal(mkdir(xdg, 0700), 0);
+	setenv("XDG_RUNTIME_DIR", xdg, 1);
+	assert_int_equal(pc_baseline_path(4242, 777, path, sizeof(path)), 0);
+	assert_non_null(strstr(path, xdg));
+	assert_int_equal(pc_baseline_save(s), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(pc_baseline_load(4242, 777, &b), 0);
+	assert_non_null(b);
+	assert_int_equal(prof_snapshot__diff(s, b), 0);
+	assert_int_equal(s->threads[0].nodes[4].calls, 0);
+	prof_snapshot__destroy(b);
+	b = NULL;
+	/* none for another start token */
+	assert_int_equal(pc_baseline_load(4242, 778, &b), 0);
+	assert_null(b);
+	/* a symlink in its place is not followed */
+	snprintf(link, sizeof(link), "%s", path);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink(image, link), 0);
+	assert_int_not_equal(pc_baseline_load(4242, 777, &b), 0);
+	assert_null(b);
+	unlink(link);
+	/* a group-writable XDG_RUNTIME_DIR is not used */
+	assert_int_equal(chmod(xdg, 0770), 0);
+	assert_int_equal(pc_baseline_path(4242, 777, path, sizeof(path)), 0);
+	assert_non_null(strstr(path, "/dev/shm/profctl."));
+	unsetenv("XDG_RUNTIME_DIR");
+	prof_snapshot__destroy(s);
+}
+
+static void zone_a(void)
+{
+	PROF_USDT(golden_zone_a);
+}
+
+static void zone_b(void)
+{
+	PROF_USDT(golden_zone_b);
+	zone_a();
+}
+
+/* `profctl zones` on this binary lists the enter probes readelf -n shows */
+static void test_zones_readelf(void **state)
+{
+	char out[160], cmd[512], line[512];
+	char *mine;
+	FILE *p;
+	int n = 0, enter = 0;
+
+	(void)state;
+	zone_b();
+	snprintf(out, sizeof(out), "%s/zones", dir);
+	{
+		FILE *f = fopen(out, "w");
+
+		assert_non_null(f);
+		assert_int_equal(pc_zones("/proc/self/exe", f), 0);
+		fclose(f);
+	}
+	mine = slurp(out, NULL);
+	assert_non_null(mine);
+	assert_non_null(strstr(mine, "golden_zone_a"));
+	assert_non_null(strstr(mine, "golden_zone_b"));
+	/* every prof enter probe of readelf, with its location and semaphore */
+	snprintf(cmd, sizeof(cmd), "readelf -n /proc/%d/exe 2>/dev/null", (int)getpid());
+	p = popen(cmd, "r");
+	if (!p)
+		skip();
+	while (fgets(line, sizeof(line), p)) {
+		char prov[64], name[128], want[256];
+		unsigned long long loc, base, sema;
+
+		if (sscanf(line, " Provider: %63s", prov) != 1 || strcmp(prov, "prof"))
+			continue;
+		if (!fgets(line, sizeof(line), p) || sscanf(line, " Name: %127s", name) != 1)
+			continue;
+		if (!fgets(line, sizeof(line), p) ||
+		    sscanf(line, " Location: %llx, Base: %llx, Semaphore: %llx", &loc, &base,
+			   &sema) != 3)
+			continue;
+		n++;
+		if (strlen(name) > 6 && !strcmp(name + strlen(name) - 6, "__exit"))
+			continue;
+		enter++;
+		snprintf(want, sizeof(want), "%-32s 0x%016llx 0x%016llx", name, loc, sema);
+		if (!strstr(mine, want))
+			fail_msg("readelf's %s not in profctl zones:\n%s", want, mine);
+	}
+	pclose(p);
+	if (!n)
+		skip();
+	assert_true(enter >= 2);
+	snprintf(line, sizeof(line), "%d zone sites, %d probes", enter, n);
+	assert_non_null(strstr(mine, line));
+	free(mine);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_golden_tree_txt),
+		cmocka_unit_test(test_golden_tree_total_txt),
+		cmocka_unit_test(test_golden_tree_calls_txt),
+		cmocka_unit_test(test_golden_tree_p99_txt),
+		cmocka_unit_test(test_golden_tree_tid_txt),
+		cmocka_unit_test(test_golden_tree_color_txt),
+		cmocka_unit_test(test_golden_threads_txt),
+		cmocka_unit_test(test_golden_flat_txt),
+		cmocka_unit_test(test_golden_flat_total_txt),
+		cmocka_unit_test(test_golden_callers_lex_txt),
+		cmocka_unit_test(test_golden_callers_fib_txt),
+		cmocka_unit_test(test_golden_tree_json),
+		cmocka_unit_test(test_golden_threads_json),
+		cmocka_unit_test(test_golden_flat_json),
+		cmocka_unit_test(test_golden_callers_json),
+		cmocka_unit_test(test_golden_tree_csv),
+		cmocka_unit_test(test_golden_flat_csv),
+		cmocka_unit_test(test_golden_callers_csv),
+		cmocka_unit_test(test_golden_tree_folded),
+		cmocka_unit_test(test_golden_threads_folded),
+		cmocka_unit_test(test_golden_report_html),
+		cmocka_unit_test(test_callers_sums),
+		cmocka_unit_test(test_merge_and_flat),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_baseline),
+		cmocka_unit_test(test_zones_readelf),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

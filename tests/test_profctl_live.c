@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_profctl_live.c - profctl against a live annotated process (a forked
+ * child that runs zones on command), reading its segment directly:
+ * flat totals equal the sum over the tree, callers sum to the zone, reset
+ * then N calls reports exactly N, the json validates against
+ * tests/report.schema.json, list and top see the process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "testutil.h"
+#include "profctl.h"
+#include "prof.h"
+
+static char dir[64];
+static pid_t child = -1;
+static int cmd_w = -1, ack_r = -1;
+
+static volatile unsigned long sink;
+
+static void live_rec(int n)
+{
+	PROF_USDT(live_rec);
+	sink += (unsigned long)n;
+	if (n > 0)
+		live_rec(n - 1);
+}
+
+static void live_inner(void)
+{
+	PROF_USDT(live_inner);
+	for (int i = 0; i < 200; i++)
+		sink += (unsigned long)i;
+}
+
+static void live_outer(void)
+{
+	PROF_USDT(live_outer);
+	live_inner();
+	live_rec(3);
+}
+
+static void live_other(void)
+{
+	PROF_USDT(live_other);
+	live_inner();
+}
+
+/* the child: "N" runs N outer calls (and N/2 other calls), then acks */
+static void child_main(int cmd, int ack)
+{
+	unsigned int n;
+
+	while (read(cmd, &n, sizeof(n)) == sizeof(n)) {
+		if (n == 0)
+			break;
+		for (unsigned int i = 0; i < n; i++) {
+			live_outer();
+			if (i % 2)
+				live_other();
+		}
+		if (write(ack, &n, sizeof(n)) != sizeof(n))
+			break;
+	}
+	exit(0);
+}
+
+static void drive(unsigned int n)
+{
+	unsigned int a;
+
+	assert_int_equal(write(cmd_w, &n, sizeof(n)), sizeof(n));
+	assert_int_equal(read(ack_r, &a, sizeof(a)), sizeof(a));
+	assert_int_equal(a, n);
+}
+
+static int setup(void **state)
+{
+	int cmd[2], ack[2];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test_profctl_live.XXXXXX");
+	if (!mkdtemp(dir) || pipe(cmd) || pipe(ack))
+		return -1;
+	setenv("XDG_RUNTIME_DIR", dir, 1);
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+	setenv("PROF_NO_DAEMON", "1", 1);
+	child = fork();
+	if (child < 0)
+		return -1;
+	if (child == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		child_main(cmd[0], ack[1]);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	cmd_w = cmd[1];
+	ack_r = ack[0];
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	unsigned int zero = 0;
+	char cmd[128];
+	int st;
+
+	(void)state;
+	if (write(cmd_w, &zero, sizeof(zero)) != sizeof(zero))
+		kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* profctl with args; stdout into out (if set); exit status */
+static int run(const char *out, const char **args)
+{
+	char *argv[32];
+	int argc = 0, rc, saved = -1, fd;
+
+	argv[argc++] = (char *)(uintptr_t)"profctl";
+	while (*args && argc < 31)
+		argv[argc++] = (char *)(uintptr_t)*args++;
+	argv[argc] = NULL;
+	if (out) {
+		fflush(stdout);
+		saved = dup(1);
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		close(fd);
+	}
+	rc = profctl_main(argc, argv);
+	if (out) {
+		fflush(stdout);
+		dup2(saved, 1);
+		close(saved);
+	}
+	return rc;
+}
+
+static struct prof_snapshot *snap(int mode)
+{
+	struct pc_src src;
+	struct prof_snapshot *s = NULL;
+
+	pc_src_open(&src, true);
+	assert_int_equal(pc_src_snapshot(&src, child, mode, 0, &s), 0);
+	pc_src_close(&src);
+	return s;
+}
+
+static const struct prof_snap_site *site_named(const struct prof_snapshot *s, __u32 i)
+{
+	return i < s->nsites ? &s->sites[i] : NULL;
+}
+
+/* the flat view is the tree summed: calls and self everywhere, total over
+ * outermost instances only */
+static void test_flat_equals_tree(void **state)
+{
+	struct prof_snapshot *s;
+	struct prof_flat_row *rows = NULL;
+	size_t n = 0, r;
+
+	(void)state;
+	drive(40);
+	s = snap(PC_SINCE_START);
+	assert_int_equal(prof_snap_flat(s, 0, PROF_SORT_SELF, &rows, &n), 0);
+	assert_true(n >= 4);
+	for (r = 0; r < n; r++) {
+		__u64 calls = 0, self = 0, total = 0;
+		__u32 i, j;
+
+		for (i = 0; i < s->nthreads; i++) {
+			const struct prof_snap_thread *t = &s->threads[i];
+
+			for (j = 1; j < t->nnodes; j++) {
+				if (t->nodes[j].site != rows[r].site)
+					continue;
+				calls += t->nodes[j].calls;
+				self += prof_snap_self(&t->nodes[j]);
+				if (!prof_snap_is_recursive(t, j))
+					total += t->nodes[j].ticks;
+			}
+		}
+		assert_int_equal(rows[r].calls, calls);
+		assert_int_equal(rows[r].self, self);
+		assert_int_equal(rows[r].ticks, total);
+		if (site_named(s, rows[r].site) &&
+		    !strcmp(site_named(s, rows[r].site)->name, "live_rec"))
+			assert_int_equal(calls, 4 * 40);
+	}
+	free(rows);
+	prof_snapshot__destroy(s);
+}
+
+static void test_callers_sum(void **state)
+{
+	static const char *const zones[] = { "live_inner", "live_rec", "live_outer" };
+	struct prof_snapshot *s;
+	size_t z, i;
+
+	(void)state;
+	drive(10);
+	s = snap(PC_SINCE_START);
+	for (z = 0; z < 3; z++) {
+		struct pc_callers c;
+		__u64 p = 0, pc = 0, ch = 0;
+
+		assert_int_equal(pc_callers(s, zones[z], &c), 0);
+		for (i = 0; i < c.nparents; i++) {
+			p += c.parents[i].ticks;
+			pc += c.parents[i].calls;
+		}
+		for (i = 0; i < c.nchildren; i++)
+			ch += c.children[i].ticks;
+		assert_int_equal(p, c.ticks);
+		assert_int_equal(pc, c.calls);
+		assert_int_equal(ch, c.ticks - c.self);
+		if (!strcmp(zones[z], "live_inner"))
+			assert_int_equal(c.nparents, 2);
+		pc_callers_free(&c);
+	}
+	prof_snapshot__destroy(s);
+}
+
+/* calls of zone in a flat csv report */
+static long csv_calls(const char *text, const char *zone)
+{
+	char key[96];
+	const char *p;
+	long calls;
+
+	snprintf(key, sizeof(key), ",%s,", zone);
+	p = strstr(text, key);
+	if (!p || sscanf(p + strlen(key), "%ld", &calls) != 1)
+		return -1;
+	return calls;
+}
+
+static void test_reset_then_n(void **state)
+{
+	char pid[16], out[128];
+	const char *reset[] = { "reset", "--pid", pid, "--no-daemon", NULL };
+	const char *report[] = { "report", "--pid", pid, "--flat", "--format", "csv", NULL };
+	const char *start[] = { "report", "--pid", pid, "--flat", "--format", "csv",
+				"--since-start", NULL };
+	char *text;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(out, sizeof(out), "%s/reset.csv", dir);
+	drive(25);
+	assert_int_equal(run(NULL, reset), 0);
+	/* nothing since the reset */
+	assert_int_equal(run(out, report), 0);
+	text = slurp(out);
+	assert_non_null(text);
+	assert_true(csv_calls(text, "live_outer") <= 0);
+	free(text);
+
+	drive(37);
+	assert_int_equal(run(out, report), 0);
+	text = slurp(out);
+	assert_int_equal(csv_calls(text, "live_outer"), 37);
+	assert_int_equal(csv_calls(text, "live_other"), 18);
+	assert_int_equal(csv_calls(text, "live_inner"), 37 + 18);
+	assert_int_equal(csv_calls(text, "live_rec"), 4 * 37);
+	free(text);
+
+	/* twice more: the baseline moves */
+	assert_int_equal(run(NULL, reset), 0);
+	drive(5);
+	assert_int_equal(run(out, report), 0);
+	text = slurp(out);
+	assert_int_equal(csv_calls(text, "live_outer"), 5);
+	free(text);
+
+	/* --since-start ignores it */
+	assert_int_equal(run(out, start), 0);
+	text = slurp(out);
+	assert_true(csv_calls(text, "live_outer") >= 25 + 37 + 5);
+	free(text);
+}
+
+static void test_json_schema(void **state)
+{
+	char pid[16], t[128], f[128], c[128], cmd[600];
+	const char *a1[] = { "report", "--pid", pid, "--format", "json", "--since-start", NULL };
+	const char *a2[] = { "report", "--pid", pid, "--format", "json", "--flat", NULL };
+	const char *a3[] = { "report", "--pid", pid, "--format", "json", "--callers",
+			     "live_inner", NULL };
+	int rc;
+
+	(void)state;
+	if (system("python3 -c 'import json' 2>/dev/null")) {
+		fprintf(stderr, "python3 not available: cannot validate the schema\n");
+		skip();
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(t, sizeof(t), "%s/tree.json", dir);
+	snprintf(f, sizeof(f), "%s/flat.json", dir);
+	snprintf(c, sizeof(c), "%s/callers.json", dir);
+	drive(3);
+	assert_int_equal(run(t, a1), 0);
+	assert_int_equal(run(f, a2), 0);
+	assert_int_equal(run(c, a3), 0);
+	snprintf(cmd, sizeof(cmd), "python3 tests/check_schema.py tests/report.schema.json %s %s %s",
+		 t, f, c);
+	rc = system(cmd);
+	assert_int_equal(rc, 0);
+	/* a document that breaks the schema is caught */
+	snprintf(cmd, sizeof(cmd),
+		 "echo '{\"version\":1,\"view\":\"flat\",\"processes\":[{\"pid\":-1}]}' > %s/bad.json"
+		 " && python3 tests/check_schema.py tests/report.schema.json %s/bad.json >/dev/null",
+		 dir, dir);
+	assert_int_not_equal(system(cmd), 0);
+}
+
+static void test_list_and_top(void **state)
+{
+	char pid[16], out[128], want[64];
+	const char *list[] = { "list", "--format", "json", "--no-daemon", NULL };
+	const char *top[] = { "top", "--pid", pid, "-d", "0.05", "-n", "3", "--no-daemon", NULL };
+	char *text;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(out, sizeof(out), "%s/list.json", dir);
+	assert_int_equal(run(out, list), 0);
+	text = slurp(out);
+	snprintf(want, sizeof(want), "{\"pid\":%d,", (int)child);
+	assert_non_null(strstr(text, want));
+	free(text);
+
+	drive(5);
+	snprintf(out, sizeof(out), "%s/top.txt", dir);
+	assert_int_equal(run(out, top), 0);
+	text = slurp(out);
+	assert_non_null(strstr(text, "profctl top - pid"));
+	assert_non_null(strstr(text, "live_outer"));
+	/* plain frames without a terminal: no escapes */
+	assert_null(strchr(text, '\033'));
+	free(text);
+}
+
+static void test_not_profiled(void **state)
+{
+	char pid[16];
+	const char *a[] = { "report", "--pid", pid, "--no-daemon", NULL };
+
+	(void)state;
+	/* pid 1 runs but is not profiled (or not ours) */
+	snprintf(pid, sizeof(pid), "1");
+	assert_int_equal(run(NULL, a), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_flat_equals_tree),
+		cmocka_unit_test(test_callers_sum),
+		cmocka_unit_test(test_reset_then_n),
+		cmocka_unit_test(test_json_schema),
+		cmocka_unit_test(test_list_and_top),
+		cmocka_unit_test(test_not_profiled),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
