@@ -65,6 +65,11 @@ struct pc_proc {
 
 struct pc_src {
 	int fd;			/* profd socket, -1 when reading directly */
+	unsigned int read_flags; /* direct: PROF_READ_* (NO_HIST for views
+				 * without percentiles) */
+	pid_t live_pid;		/* direct: the segment pc_src_flat keeps mapped */
+	void *live_mem;
+	size_t live_len;
 	int why;		/* direct: the connect error, 0 if not tried */
 	const char *sock;
 };
@@ -80,6 +85,11 @@ int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 		    struct prof_snapshot **snap);
 /* a raw snapshot, no baseline (top's deltas) */
 int pc_src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap);
+/* flat rows of pid since start, for views refreshed often: directly, the
+ * segment stays mapped between calls and only node counters are read
+ * (prof_seg_flat); *snap has no nodes */
+int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot **snap,
+		struct prof_flat_row **rows, size_t *n);
 int pc_src_reset(struct pc_src *src, pid_t pid);
 /* resolve the processes a verb works on: one pid, or every live one */
 int pc_src_targets(struct pc_src *src, pid_t pid, struct pc_proc **procs, size_t *n);

@@ -407,6 +407,10 @@ static int cmd_report(int argc, char **argv)
 		procs = calloc(1, sizeof(*procs));
 	} else {
 		pc_src_open(&src, o.no_daemon);
+		/* the flat list has no percentile column unless sorted by one */
+		if (o.flat && !o.callers && o.sort != PROF_SORT_P99 &&
+		    (o.format == PC_FMT_TEXT || o.format == PC_FMT_CSV || o.format == PC_FMT_JSON))
+			src.read_flags |= PROF_READ_NO_HIST;
 		if (src.fd < 0 && src.why && !o.no_daemon && getenv("PROFD_SOCKET"))
 			pc_warnx("profd not running at %s (%s); reading segments directly",
 				 src.sock ? src.sock : "?", strerror(-src.why));

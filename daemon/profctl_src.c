@@ -42,6 +42,10 @@ void pc_warnx(const char *fmt, ...)
 void pc_src_open(struct pc_src *src, bool no_daemon)
 {
 	src->fd = -1;
+	src->read_flags = 0;
+	src->live_pid = 0;
+	src->live_mem = NULL;
+	src->live_len = 0;
 	src->why = 0;
 	src->sock = NULL;
 #ifndef PROFCTL_NO_CLIENT
@@ -64,6 +68,10 @@ void pc_src_close(struct pc_src *src)
 	if (src->fd >= 0)
 		close(src->fd);
 	src->fd = -1;
+	if (src->live_mem)
+		munmap(src->live_mem, src->live_len);
+	src->live_mem = NULL;
+	src->live_pid = 0;
 }
 
 /* --- direct ---------------------------------------------------------------- */
@@ -179,7 +187,7 @@ static void read_error(const char *what, int err)
 		pc_warnx("%s: failed to read: %s", what, strerror(-err));
 }
 
-static int direct_raw(pid_t pid, struct prof_snapshot **snap)
+static int direct_raw(pid_t pid, unsigned int flags, struct prof_snapshot **snap)
 {
 	struct prof_seg_ent ent;
 	int fd, err;
@@ -192,7 +200,7 @@ static int direct_raw(pid_t pid, struct prof_snapshot **snap)
 		pc_warnx("%s: failed to open: %s", ent.path, strerror(-fd));
 		return fd;
 	}
-	err = prof_snapshot__read_fd(fd, snap);
+	err = prof_snapshot__read_fd_opts(fd, flags, snap);
 	close(fd);
 	if (err)
 		read_error(ent.path, err);
@@ -397,7 +405,58 @@ int pc_src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
 	}
 #endif
 	(void)src;
-	return direct_raw(pid, snap);
+	return direct_raw(pid, src->read_flags, snap);
+}
+
+int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot **snap,
+		struct prof_flat_row **rows, size_t *n)
+{
+	struct prof_seg_ent ent;
+	struct stat st;
+	int fd, err;
+
+	*rows = NULL;
+	*n = 0;
+	if (src->fd >= 0) {
+		err = pc_src_raw(src, pid, snap);
+		if (!err)
+			err = prof_snap_flat(*snap, tid, PROF_SORT_SELF, rows, n);
+		return err;
+	}
+	if (src->live_pid != pid) {
+		if (src->live_mem)
+			munmap(src->live_mem, src->live_len);
+		src->live_mem = NULL;
+		src->live_pid = 0;
+		err = direct_find(pid, &ent);
+		if (err)
+			return err;
+		fd = prof_seg_open(&ent);
+		if (fd < 0) {
+			pc_warnx("%s: failed to open: %s", ent.path, strerror(-fd));
+			return fd;
+		}
+		if (fstat(fd, &st) || st.st_size < (off_t)sizeof(struct prof_seg_hdr)) {
+			close(fd);
+			read_error(ent.path, -EINVAL);
+			return -EINVAL;
+		}
+		/* the mapping outlives the fd, and the process's unlink at exit */
+		src->live_mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		err = -errno;
+		close(fd);
+		if (src->live_mem == MAP_FAILED) {
+			src->live_mem = NULL;
+			pc_warnx("%s: failed to map: %s", ent.path, strerror(-err));
+			return err;
+		}
+		src->live_len = (size_t)st.st_size;
+		src->live_pid = pid;
+	}
+	err = prof_seg_flat(src->live_mem, src->live_len, tid, PROF_SORT_SELF, snap, rows, n);
+	if (err)
+		read_error("segment", err);
+	return err;
 }
 
 int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
@@ -415,14 +474,14 @@ int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 #endif
 	if (mode == PC_LAST) {
 		/* no history without profd: measure the next secs instead */
-		err = direct_raw(pid, &base);
+		err = direct_raw(pid, src->read_flags, &base);
 		if (err)
 			return err;
 		pc_warnx("profd not running: no history; measuring the next %us instead", secs);
 		sleep(secs);
-		err = direct_raw(pid, &s);
+		err = direct_raw(pid, src->read_flags, &s);
 	} else {
-		err = direct_raw(pid, &s);
+		err = direct_raw(pid, src->read_flags, &s);
 		if (err)
 			return err;
 		if (mode == PC_SINCE_RESET) {
@@ -461,7 +520,7 @@ int pc_src_reset(struct pc_src *src, pid_t pid)
 		return err ? profd_error(pid, err) : 0;
 	}
 #endif
-	err = direct_raw(pid, &s);
+	err = direct_raw(pid, src->read_flags, &s);
 	if (err)
 		return err;
 	err = pc_baseline_save(s);

@@ -127,7 +127,7 @@ static int sample(struct top *t)
 	__u32 k;
 	int err;
 
-	err = pc_src_raw(t->src, t->pid, &s);
+	err = pc_src_flat(t->src, t->pid, t->thread < 0 ? 0 : t->tids[t->thread], &s, &rows, &n);
 	if (err)
 		return err;
 	t->tick_hz = s->tick_hz;
@@ -139,8 +139,6 @@ static int sample(struct top *t)
 		t->thread = -1;
 	t->tid = t->thread < 0 ? 0 : t->tids[t->thread];
 	err = grow(t, s->nsites);
-	if (!err)
-		err = prof_snap_flat(s, t->tid, PROF_SORT_SELF, &rows, &n);
 	if (err)
 		goto cleanup;
 	for (k = 0; k < t->nz; k++) {

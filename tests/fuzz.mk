@@ -19,3 +19,7 @@ $(FUZZ_DIR)/seeds/seed0: .output/tests/mkseed
 .output/tests/mkseed: tests/mkseed.c tests/testutil.h .output/libprof.a | .output/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests $< -o $@ .output/libprof.a -lpthread
+
+# the reader's own unit tests, beside its fuzz target
+UNIT_TESTS += $(OUTPUT)/tests/test_segflat
+SAN_TESTS += $(OUTPUT)/tests/test_segflat

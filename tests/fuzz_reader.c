@@ -27,6 +27,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!mem)
 		return 0;
 	memcpy(mem, data, size);
+	/* the streaming flat pass and the no-histogram read take the same bytes */
+	if (!prof_seg_flat(mem, size, 0, PROF_SORT_SELF, &r, &rows, &n)) {
+		free(rows);
+		prof_snapshot__destroy(r);
+		r = NULL;
+	}
+	if (!prof_snapshot__read_opts(mem, size, PROF_READ_NO_HIST, &b)) {
+		prof_snapshot__destroy(b);
+		b = NULL;
+	}
 	if (prof_snapshot__read(mem, size, &s)) {
 		free(mem);
 		return 0;

@@ -92,8 +92,62 @@ static void thread_derive(struct prof_snap_thread *t)
 	nodes[0].ticks = nodes[0].child_ticks;
 }
 
+/* prof_seg_flat: flat rows accumulated straight from the segment */
+struct flat_acc {
+	__u32 tid;			/* 0: all threads */
+	__u32 nsites;
+	struct prof_flat_row *rows;	/* nsites + 1: the last is overflow */
+	__u64 *plus, *minus;		/* per row: ticks, and the children's ticks */
+	__u32 *site_of, *parent_of;	/* this thread's tree so far */
+};
+
+/* one pass over the first cache line of each node; nodes must have
+ * parent < index, checked here as in the copying read */
+static int flat_thread(const struct prof_node *nodes, __u32 nn, __u32 nsites, bool take,
+		       struct flat_acc *fa)
+{
+	__u32 i;
+
+	for (i = 0; i < nn; i++) {
+		const struct prof_node *src = &nodes[i];
+		__u32 site = LD(&src->site), parent = LD(&src->parent), p, row;
+		struct prof_flat_row *r;
+		__u64 ticks, max;
+		bool rec = false;
+
+		if (i == 0 ? parent != 0 : parent >= i)
+			return -EINVAL;
+		if (i < 2 ? site != PROF_SITE_NONE : site >= nsites)
+			return -EINVAL;
+		fa->site_of[i] = site;
+		fa->parent_of[i] = parent;
+		if (!take || i == 0)
+			continue;
+		row = site < nsites ? site : nsites;
+		r = &fa->rows[row];
+		ticks = LD(&src->ticks);
+		max = LD(&src->max);
+		r->calls += LD(&src->calls);
+		r->preempted += LD(&src->preempted);
+		r->migrated += LD(&src->migrated);
+		if (max > r->max)
+			r->max = max;
+		fa->plus[row] += ticks;
+		if (parent)
+			fa->minus[fa->site_of[parent] < nsites ? fa->site_of[parent] : nsites] += ticks;
+		for (p = parent; p && !rec && i > 1; p = fa->parent_of[p])
+			rec = fa->site_of[p] == site;
+		if (!rec) {
+			r->ticks += ticks;
+			r->offcpu_ns += LD(&src->offcpu_ns);
+		}
+	}
+	return 0;
+}
+
 static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 index,
-		       struct prof_snap_thread *t, struct hist_pool *pool)
+		       struct prof_snap_thread *t, struct hist_pool *pool, bool hist_too,
+		       struct flat_acc *fa)
 {
 	const struct prof_slab_hdr *h = (const void *)slab;
 	const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
@@ -122,6 +176,8 @@ static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 in
 	t->frame_max = LD(&h->frame_max);
 	for (i = 0; i < PROF_HIST_BUCKETS; i++)
 		t->frame_hist[i] = LD(&h->frame_hist[i]);
+	if (fa)
+		return flat_thread(nodes, nn, nsites, !fa->tid || fa->tid == t->tid, fa);
 
 	t->nodes = calloc(nn, sizeof(*t->nodes));
 	if (!t->nodes)
@@ -154,7 +210,7 @@ static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 in
 		/* copy only the buckets up to the max: the rest are empty */
 		hi = prof_hist_bucket(n->max);
 		n->hist_lo = 0;
-		n->hist_n = n->calls ? hi + 1 : 0;
+		n->hist_n = n->calls && hist_too ? hi + 1 : 0;
 		err = pool_add(pool, hist + (size_t)i * PROF_HIST_BUCKETS, n->hist_n, &n->hist_off);
 		if (err)
 			return err;
@@ -164,6 +220,73 @@ static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 in
 }
 
 int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **out)
+{
+	return prof_snapshot__read_opts(mem, len, 0, out);
+}
+
+static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
+		    struct prof_snapshot **out);
+
+int prof_snapshot__read_opts(const void *mem, size_t len, unsigned int flags,
+			     struct prof_snapshot **out)
+{
+	return read_seg(mem, len, flags, NULL, out);
+}
+
+int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_snapshot **snap,
+		  struct prof_flat_row **out, size_t *nout)
+{
+	const struct prof_seg_hdr *h = mem;
+	struct flat_acc fa = { .tid = tid };
+	__u32 i, max_nodes;
+	size_t n = 0;
+	int err = -ENOMEM;
+
+	*snap = NULL;
+	*out = NULL;
+	*nout = 0;
+	if (!mem || len < sizeof(*h) || ((uintptr_t)mem & 7))
+		return -EINVAL;
+	/* sized from the header before it is validated: bounded, and a lie
+	 * only fails the read below */
+	fa.nsites = LDA(&h->nsites);
+	max_nodes = LD(&h->max_nodes);
+	if (fa.nsites > (1u << 20) || max_nodes > (1u << 22))
+		return -EINVAL;
+	fa.rows = calloc((size_t)fa.nsites + 1, sizeof(*fa.rows));
+	fa.plus = calloc((size_t)fa.nsites + 1, sizeof(*fa.plus));
+	fa.minus = calloc((size_t)fa.nsites + 1, sizeof(*fa.minus));
+	fa.site_of = malloc(((size_t)max_nodes + 1) * sizeof(__u32));
+	fa.parent_of = malloc(((size_t)max_nodes + 1) * sizeof(__u32));
+	if (!fa.rows || !fa.plus || !fa.minus || !fa.site_of || !fa.parent_of)
+		goto cleanup;
+	err = read_seg(mem, len, PROF_READ_NO_HIST, &fa, snap);
+	if (err)
+		goto cleanup;
+	if ((*snap)->nsites < fa.nsites)
+		fa.nsites = (*snap)->nsites;
+	for (i = 0; i <= fa.nsites; i++) {
+		fa.rows[i].site = i < fa.nsites ? i : PROF_SITE_NONE;
+		/* a child read after it grew can exceed its parent: clamp */
+		fa.rows[i].self = fa.plus[i] > fa.minus[i] ? fa.plus[i] - fa.minus[i] : 0;
+		if (fa.rows[i].calls || fa.rows[i].ticks)
+			fa.rows[n++] = fa.rows[i];
+	}
+	prof_flat_sort(fa.rows, n, sort);
+	*out = fa.rows;
+	*nout = n;
+	fa.rows = NULL;
+cleanup:
+	free(fa.rows);
+	free(fa.plus);
+	free(fa.minus);
+	free(fa.site_of);
+	free(fa.parent_of);
+	return err;
+}
+
+static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
+		    struct prof_snapshot **out)
 {
 	const struct prof_seg_hdr *h = mem;
 	const char *base = mem;
@@ -203,7 +326,9 @@ int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **out)
 			goto fail;
 		sites_end = sites_off + (__u64)max_sites * sizeof(struct prof_site_ent);
 		slabs_end = slabs_off + (__u64)max_threads * slab_size;
-		if (sites_off > len || sites_end > slabs_off || slabs_end > seg_size || seg_size > len)
+		/* slabs_off bounded first: near 2^64, slabs_end would wrap */
+		if (sites_off > len || slabs_off > len || sites_end > slabs_off ||
+		    slabs_end > seg_size || seg_size > len)
 			goto fail;
 
 		s->pid = LD(&h->pid);
@@ -252,7 +377,7 @@ int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **out)
 		}
 		for (i = 0; i < nslabs; i++) {
 			err = read_thread(base + slabs_off + (__u64)i * slab_size, max_nodes, s->nsites,
-					  i, &s->threads[i], &pool);
+					  i, &s->threads[i], &pool, !(flags & PROF_READ_NO_HIST), fa);
 			s->nthreads = i + 1;
 			if (err)
 				goto fail;
@@ -270,6 +395,11 @@ fail:
 
 int prof_snapshot__read_fd(int fd, struct prof_snapshot **snap)
 {
+	return prof_snapshot__read_fd_opts(fd, 0, snap);
+}
+
+int prof_snapshot__read_fd_opts(int fd, unsigned int flags, struct prof_snapshot **snap)
+{
 	struct stat st;
 	void *mem;
 	int err;
@@ -282,7 +412,7 @@ int prof_snapshot__read_fd(int fd, struct prof_snapshot **snap)
 	mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 	if (mem == MAP_FAILED)
 		return -errno;
-	err = prof_snapshot__read(mem, (size_t)st.st_size, snap);
+	err = prof_snapshot__read_opts(mem, (size_t)st.st_size, flags, snap);
 	munmap(mem, (size_t)st.st_size);
 	return err;
 }

@@ -283,6 +283,12 @@ static int cmp_flat(const void *a, const void *b)
 	return ra->site < rb->site ? -1 : ra->site > rb->site;
 }
 
+void prof_flat_sort(struct prof_flat_row *rows, size_t n, int sort)
+{
+	sctx.sort = sort;
+	qsort(rows, n, sizeof(*rows), cmp_flat);
+}
+
 int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct prof_flat_row **out,
 		   size_t *nout)
 {
@@ -325,8 +331,7 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 	for (i = 0; i <= s->nsites; i++)
 		if (rows[i].calls || rows[i].ticks)
 			rows[n++] = rows[i];
-	sctx.sort = sort;
-	qsort(rows, n, sizeof(*rows), cmp_flat);
+	prof_flat_sort(rows, n, sort);
 	*out = rows;
 	*nout = n;
 	return 0;

@@ -107,6 +107,17 @@ struct prof_snapshot {
 int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **snap);
 /* map fd read-only, read it, unmap */
 int prof_snapshot__read_fd(int fd, struct prof_snapshot **snap);
+
+/*
+ * The same, with PROF_READ_* flags.  PROF_READ_NO_HIST leaves the
+ * histograms behind: quantiles read 0, and most of the memory a big
+ * segment makes the reader touch is never touched (views without
+ * percentiles: flat lists, top).
+ */
+#define PROF_READ_NO_HIST	0x1
+int prof_snapshot__read_opts(const void *mem, size_t len, unsigned int flags,
+			     struct prof_snapshot **snap);
+int prof_snapshot__read_fd_opts(int fd, unsigned int flags, struct prof_snapshot **snap);
 /* subtract a baseline taken earlier of the same process: counters,
  * histograms; max becomes the top of the highest non-empty delta bucket,
  * clamped to the real max.  Threads match by tid and start tick, nodes by
@@ -190,6 +201,17 @@ struct prof_flat_row {
 /* rows for all threads (tid == 0) or one; *rows malloc'd, sorted by o->sort */
 int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort,
 		   struct prof_flat_row **rows, size_t *n);
+/* sort flat rows by a PROF_SORT_* key (p99 sorts by max) */
+void prof_flat_sort(struct prof_flat_row *rows, size_t n, int sort);
+/*
+ * The flat rows straight from a segment (a live mapping kept across
+ * calls), without copying nodes: one pass over each node's first cache
+ * line, validated as prof_snapshot__read validates.  *snap gets the
+ * process, its sites and threads, with no nodes (nnodes 0); rows carry no
+ * allocation counts.  For views refreshed often, like top.
+ */
+int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_snapshot **snap,
+		  struct prof_flat_row **rows, size_t *n);
 
 #ifdef __cplusplus
 }
