@@ -38,6 +38,7 @@ struct prof_tpriv {
 	struct prof_tentry *te;		/* NULL: thread not profiled (sink) */
 	struct prof_slab_hdr *hdr;
 	__u32 *table;			/* (parent, site) -> node + 1, 2 * max_nodes */
+	void *sink;			/* a sink thread's own nodes, freed at exit */
 	__u32 table_mask;
 	__u32 nnodes;			/* our copy of hdr->nnodes */
 	__u32 max_nodes;
@@ -348,21 +349,30 @@ out:
 	return idx;
 }
 
+/* shared by every sink thread that failed malloc: racy, but in bounds */
+static struct prof_node last_resort[2];
+static __u32 last_resort_hist[2 * PROF_HIST_BUCKETS];
+
+static void thread_sink_last_resort(struct __prof_thread *t)
+{
+	t->nodes = last_resort;
+	t->hist = last_resort_hist;
+}
+
 /* a table of two nodes for a thread we cannot profile: all zones land in 1 */
 static void thread_sink(struct __prof_thread *t)
 {
 	size_t sz = 2 * sizeof(struct prof_node) + 2 * PROF_HIST_BUCKETS * sizeof(__u32);
 	char *mem = calloc(1, sz);
-	static struct prof_node last_resort[2];
-	static __u32 last_resort_hist[2 * PROF_HIST_BUCKETS];
 
 	if (mem) {
 		t->nodes = (struct prof_node *)mem;
 		t->hist = (__u32 *)(mem + 2 * sizeof(struct prof_node));
+		/* freed by prof_thread_exit */
+		prof_tpriv.sink = mem;
+		pthread_setspecific(prof_key, &prof_tpriv);
 	} else {
-		/* shared by every thread that also failed malloc: racy, but in bounds */
-		t->nodes = last_resort;
-		t->hist = last_resort_hist;
+		thread_sink_last_resort(t);
 	}
 	prof_tpriv.te = NULL;
 	prof_tpriv.nnodes = 2;
@@ -452,6 +462,7 @@ static void thread_init(void)
 	te->slab = idx;
 	te->hdr = hdr;
 	te->fast = t;
+	te->table = p->table;
 	te->alive = true;
 	te->next = prof_rt.threads;
 	prof_rt.threads = te;
@@ -669,6 +680,7 @@ static void thread_mark_exited(struct prof_tpriv *p)
 	pthread_mutex_lock(&prof_rt.lock);
 	p->te->alive = false;
 	p->te->fast = NULL;
+	p->te->table = NULL;
 	pthread_mutex_unlock(&prof_rt.lock);
 }
 
@@ -679,6 +691,12 @@ static void prof_thread_exit(void *arg)
 	thread_mark_exited(p);
 	free(p->table);
 	p->table = NULL;
+	if (p->sink) {
+		/* a zone in a later destructor lands in the shared last resort */
+		thread_sink_last_resort(&__prof_tls);
+		free(p->sink);
+		p->sink = NULL;
+	}
 }
 
 /* PROF_REPORT=stderr|PATH, PROF_REPORT_FORMAT=text|json */
@@ -754,8 +772,10 @@ static void prof_fork_child(void)
 	/* the entries of the parent's threads: not ours to follow */
 	for (te = prof_rt.threads; te; te = next) {
 		next = te->next;
-		if (te != p->te)
+		if (te != p->te) {
+			free(te->table);
 			free(te);
+		}
 	}
 	prof_rt.threads = NULL;
 	prof_agent__atfork_child();

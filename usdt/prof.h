@@ -80,8 +80,10 @@ struct prof_site {
 	unsigned int line;
 	unsigned int flags;	/* PROF_SITE_* from slab.h */
 	volatile unsigned short *exit_sema;
-	void (*exit_probe)(const struct prof_site *site, unsigned long long ticks);
+	const void *exit_probe;	/* the exit stub: code, called as __prof_exit_fn */
 };
+
+typedef void (*__prof_exit_fn)(const struct prof_site *site, unsigned long long ticks);
 
 /* per site, per thread: the last (parent -> node) seen here */
 struct __prof_cache {
@@ -143,21 +145,24 @@ static inline __attribute__((always_inline)) uint64_t __prof_now(void)
 #define __PROF_STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define __PROF_ADD(p, v)	__PROF_STORE((p), __PROF_LOAD(p) + (v))
 
+/*
+ * The fast path names __prof_tls itself, never through a pointer: with
+ * -fsanitize=null GCC tests a pointer's flags after an "add gottpoff", and
+ * the linker's relaxation of that add into a lea leaves the flags stale.
+ */
 static inline __attribute__((always_inline)) void
 __prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_cache *c)
 {
-	struct __prof_thread *t = &__prof_tls;
-
-	z->prev = t->cur;
+	z->prev = __prof_tls.cur;
 	if (__builtin_expect(c->parent == z->prev, 1))
 		z->node = c->node;
 	else
 		z->node = __prof_enter_slow(site, c, &z->prev);
-	t->cur = z->node;
+	__prof_tls.cur = z->node;
 	z->site = site;
 #ifndef PROF_NO_KERNEL_WORD
-	z->seq = t->krec->seq;
-	z->offcpu = t->krec->offcpu_ns;
+	z->seq = __prof_tls.krec->seq;
+	z->offcpu = __prof_tls.krec->offcpu_ns;
 #else
 	z->seq = z->offcpu = 0;
 #endif
@@ -167,19 +172,18 @@ __prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_
 static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zone *z)
 {
 	uint64_t d = __prof_now() - z->start;
-	struct __prof_thread *t = &__prof_tls;
-	struct prof_node *n = &t->nodes[z->node];
+	struct prof_node *n = &__prof_tls.nodes[z->node];
 #ifndef PROF_NO_KERNEL_WORD
-	uint64_t seq = t->krec->seq;
+	uint64_t seq = __prof_tls.krec->seq;
 #else
 	uint64_t seq = 0;	/* bench/overhead only: the word's cost */
 #endif
 
-	if (__builtin_expect(t->cur != z->node, 0))
+	if (__builtin_expect(__prof_tls.cur != z->node, 0))
 		__prof_unbalanced(z);
-	t->cur = z->prev;
+	__prof_tls.cur = z->prev;
 	/* unsigned: a negative delta is huge too */
-	if (__builtin_expect(d > t->limit, 0)) {
+	if (__builtin_expect(d > __prof_tls.limit, 0)) {
 		__PROF_ADD(&n->anomalies, 1);
 		return;
 	}
@@ -187,23 +191,22 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	__PROF_ADD(&n->ticks, d);
 	if (d > __PROF_LOAD(&n->max))
 		__PROF_STORE(&n->max, d);
-	__PROF_ADD(&t->hist[(size_t)z->node * PROF_HIST_BUCKETS + prof_hist_bucket(d)], 1);
+	__PROF_ADD(&__prof_tls.hist[(size_t)z->node * PROF_HIST_BUCKETS + prof_hist_bucket(d)], 1);
 	if (__builtin_expect(seq != z->seq, 0))
 		__prof_leave_slow(z, seq);
 	if (__builtin_expect(*z->site->exit_sema, 0))
-		z->site->exit_probe(z->site, d);
+		((__prof_exit_fn)(uintptr_t)z->site->exit_probe)(z->site, d);
 }
 
 static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64_t bytes)
 {
-	struct __prof_thread *t = &__prof_tls;
 	struct prof_node *n;
 
-	if (__builtin_expect(t->cur == __PROF_UNINIT, 0)) {
+	if (__builtin_expect(__prof_tls.cur == __PROF_UNINIT, 0)) {
 		__prof_alloc_slow(is_free, bytes);
 		return;
 	}
-	n = &t->nodes[t->cur];
+	n = &__prof_tls.nodes[__prof_tls.cur];
 	if (is_free) {
 		__PROF_ADD(&n->frees, 1);
 		__PROF_ADD(&n->free_bytes, bytes);
@@ -239,12 +242,21 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 	".popsection\n"								\
 	".endif\n"
 
+/*
+ * STAP_PROBE_ASM(prof, NAME__exit, 8@%rdi 8@%rsi), spelled as sdt.h's C99
+ * branch spells it: its other branch, the one C++ gets (no
+ * __STDC_VERSION__), does not quote the arguments and cannot compile.
+ */
+#define __PROF_EXIT_NOTE(probe)							\
+	_SDT_ASM_BODY(prof, probe##__exit, _SDT_ASM_SUBSTR, (8@%rdi 8@%rsi))	\
+	_SDT_ASM_BASE
+
 #define __PROF_STUB_ASM(probe, stub)						\
 	".ifndef " stub "\n"							\
 	".pushsection .text.prof_probes,\"ax\",@progbits\n"					\
 	".p2align 4\n"								\
 	stub ":\n"								\
-	STAP_PROBE_ASM(prof, probe##__exit, 8@%rdi 8@%rsi)			\
+	__PROF_EXIT_NOTE(probe)							\
 	"ret\n"									\
 	".popsection\n"								\
 	".endif\n"
@@ -253,13 +265,21 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 	__asm__(__PROF_SEMA_ASM(probe) __PROF_SEMA_ASM(probe##__exit)		\
 		__PROF_STUB_ASM(probe, stub))
 
+/*
+ * The asm labels name the symbols the asm above defines: without them C++
+ * would look for mangled names (a zone in a namespace), and a zone in an
+ * unnamed namespace would declare an internal function it never defines
+ * (hence the stub is declared as bytes, and called through a cast).
+ */
 #define __PROF_EXTERNS(probe, id)						\
 	extern volatile unsigned short prof_##probe##_semaphore			\
+		__asm__("prof_" #probe "_semaphore")				\
 		__attribute__((visibility("hidden")));				\
 	extern volatile unsigned short prof_##probe##__exit_semaphore		\
+		__asm__("prof_" #probe "__exit_semaphore")			\
 		__attribute__((visibility("hidden")));				\
-	extern void __prof_x##id(const struct prof_site *, unsigned long long)	\
-		__attribute__((visibility("hidden")))
+	extern const char __prof_x##id[]					\
+		__asm__("__prof_x" #id) __attribute__((visibility("hidden")))
 
 #define __PROF_ENTER_PROBE(probe, sitep)					\
 	do {									\
@@ -318,9 +338,11 @@ struct __prof_guard {
 	__asm__(__PROF_SEMA_ASM(name) __PROF_SEMA_ASM(name##__exit)		\
 		__PROF_STUB_ASM(name, "prof_zone_" #name "__x"));		\
 	extern volatile unsigned short prof_##name##__exit_semaphore		\
+		__asm__("prof_" #name "__exit_semaphore")			\
 		__attribute__((visibility("hidden")));				\
-	extern void prof_zone_##name##__x(const struct prof_site *,		\
-		unsigned long long) __attribute__((visibility("hidden")));	\
+	extern const char prof_zone_##name##__x[]				\
+		__asm__("prof_zone_" #name "__x")				\
+		__attribute__((visibility("hidden")));				\
 	extern const struct prof_site prof_zone_##name;				\
 	const struct prof_site prof_zone_##name = {				\
 		#name, __FILE__, 0, __LINE__, PROF_SITE_PUBLIC,			\
@@ -330,6 +352,7 @@ struct __prof_guard {
 
 #define __PROF_SCOPE(name, id)							\
 	extern volatile unsigned short prof_##name##_semaphore			\
+		__asm__("prof_" #name "_semaphore")				\
 		__attribute__((visibility("hidden")));				\
 	__asm__(__PROF_SEMA_ASM(name) __PROF_SEMA_ASM(name##__exit));		\
 	__PROF_ENTER_PROBE(name, &prof_zone_##name);				\

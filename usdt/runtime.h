@@ -19,6 +19,7 @@ struct prof_tentry {
 	__u32 slab;			/* slab index */
 	struct prof_slab_hdr *hdr;	/* in the segment */
 	struct __prof_thread *fast;	/* the thread's TLS; valid while alive */
+	__u32 *table;			/* its node lookup table; NULL once exited */
 	bool alive;			/* under prof_rt.lock */
 	bool registered;		/* agent: profd gave it a slot */
 	__u32 kslot;			/* agent: that slot */

@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: MIT
+# The fast path's tests: zones, slabs, the reader and the reports (issue 2).
+
+FASTPATH_TESTS := test_counts test_timing test_structure test_overflow test_lifecycle \
+	test_disable test_cxx test_probes test_report test_reader
+
+UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS))
+# the probe test reads ELF notes and attaches bpftrace: the plain build is enough
+SAN_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(filter-out test_probes,$(FASTPATH_TESTS)))
+TEST_EXTRA += $(OUTPUT)/tests/probe_helper $(OUTPUT)/tests/disable_obj.o \
+	$(OUTPUT)/tests/enable_obj.o
+
+# public zones from two files
+$(OUTPUT)/tests/test_structure: tests/test_structure.c tests/structure_b.c tests/fastpath.h \
+		tests/testutil.h $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests tests/test_structure.c tests/structure_b.c -o $@ \
+		$(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
+
+# every macro under -DPROF_DISABLE, and the same source enabled as the control
+$(OUTPUT)/tests/disable_obj.o: tests/disable_obj.c usdt/prof.h | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -DPROF_DISABLE -c $< -o $@
+
+$(OUTPUT)/tests/enable_obj.o: tests/disable_obj.c usdt/prof.h | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/tests/test_disable: tests/test_disable.c $(OUTPUT)/tests/disable_obj.o \
+		$(OUTPUT)/tests/enable_obj.o tests/fastpath.h tests/testutil.h $(LIBPROF_A) \
+		| $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests $< $(OUTPUT)/tests/disable_obj.o -o $@ \
+		$(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
+
+# a program with known zones for readelf and bpftrace
+$(OUTPUT)/tests/probe_helper: tests/probe_helper.c usdt/prof.h $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) -lpthread
+
+$(OUTPUT)/tests/test_probes: $(OUTPUT)/tests/probe_helper
+$(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS)): tests/fastpath.h
+$(OUTPUT)/tests/test_timing: TEST_LIBS += -lm

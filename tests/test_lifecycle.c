@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_lifecycle.c - a segment over a process's life: a thread that exits
+ * leaves its slab marked exited with its data; a forked child profiles into
+ * a segment of its own, from zero, and leaves the parent's alone; a child
+ * that crashes leaves its data readable; a clean exit unlinks the segment
+ * unless PROF_KEEP=1; a squatted segment name moves the runtime to the next
+ * one and does not break the program.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+
+#include "fastpath.h"
+#include "prof.h"
+
+static void lc_zone(void)
+{
+	PROF_USDT(lc_zone);
+}
+
+static void lc_zones(unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		lc_zone();
+}
+
+static __u64 lc_calls(const struct prof_snapshot *s, const struct prof_snap_thread *t)
+{
+	const struct prof_snap_node *n = test_node(s, t, "lc_zone");
+
+	return n ? n->calls : 0;
+}
+
+static void unlink_segs(pid_t pid)
+{
+	char paths[8][96];
+	size_t n = test_seg_paths(pid, paths, 8), i;
+
+	for (i = 0; i < n; i++)
+		unlink(paths[i]);
+}
+
+/* --- thread exit --------------------------------------------------------- */
+
+static void *exiting_thread(void *arg)
+{
+	*(__u32 *)arg = test_gettid();
+	PROF_THREAD_NAME("lc-exiting");
+	lc_zones(1234);
+	return NULL;
+}
+
+static void test_thread_exit(void **state)
+{
+	struct prof_snapshot *s;
+	const struct prof_snap_thread *t;
+	pthread_t th;
+	__u32 tid = 0;
+
+	(void)state;
+	assert_int_equal(pthread_create(&th, NULL, exiting_thread, &tid), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	t = test_thread(s, tid);
+	assert_non_null(t);
+	assert_int_equal(t->state, PROF_SLAB_EXITED);
+	assert_true(t->exit_tick >= t->start_tick && t->exit_tick > 0);
+	assert_string_equal(t->name, "lc-exiting");
+	assert_int_equal(lc_calls(s, t), 1234);
+	/* the process is still running: its segment is not marked exited */
+	assert_false(s->flags & PROF_SEG_EXITED);
+	prof_snapshot__destroy(s);
+}
+
+/* --- fork ---------------------------------------------------------------- */
+
+static void test_fork(void **state)
+{
+	struct prof_snapshot *s;
+	const struct prof_snap_thread *t;
+	__u32 ptid = test_gettid();
+	char ppath[1][96];
+	__u64 before;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	lc_zones(100);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	t = test_thread(s, ptid);
+	assert_non_null(t);
+	before = lc_calls(s, t);
+	assert_true(before >= 100);
+	prof_snapshot__destroy(s);
+	assert_int_equal(test_seg_paths(getpid(), ppath, 1), 1);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char cpath[2][96];
+
+		/* a segment of its own, under its own pid, from zero */
+		s = test_snapshot(0);
+		CHILD_CHECK(s);
+		CHILD_CHECK(s->pid == (__u32)getpid());
+		CHILD_CHECK(s->pid != (__u32)getppid());
+		CHILD_CHECK(s->nthreads == 1);
+		CHILD_CHECK(s->threads[0].tid == test_gettid());
+		CHILD_CHECK(lc_calls(s, &s->threads[0]) == 0);
+		prof_snapshot__destroy(s);
+		CHILD_CHECK(test_seg_paths(getpid(), cpath, 2) == 1);
+		CHILD_CHECK(strcmp(cpath[0], ppath[0]));
+		lc_zones(777);
+		s = test_snapshot(0);
+		CHILD_CHECK(s);
+		CHILD_CHECK(lc_calls(s, &s->threads[0]) == 777);
+		prof_snapshot__destroy(s);
+		/* and the parent's segment did not move */
+		s = test_snapshot(getppid());
+		CHILD_CHECK(s);
+		CHILD_CHECK(lc_calls(s, test_thread(s, ptid)) == before);
+		prof_snapshot__destroy(s);
+		exit(0);
+	}
+	st = test_wait(pid, 30);
+	assert_true(test_exited_ok(st));
+	/* the child's clean exit removed its segment, not ours */
+	assert_int_equal(test_seg_paths(pid, ppath, 1), 0);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	t = test_thread(s, ptid);
+	assert_non_null(t);
+	assert_int_equal(lc_calls(s, t), before);
+	lc_zones(1);
+	prof_snapshot__destroy(s);
+	s = test_snapshot(0);
+	assert_int_equal(lc_calls(s, test_thread(s, ptid)), before + 1);
+	prof_snapshot__destroy(s);
+}
+
+/* a forked child of a threaded parent: only the forking thread lives on */
+static int sibling_flag;
+
+static void *fork_sibling(void *arg)
+{
+	(void)arg;
+	lc_zones(10);
+	__atomic_store_n(&sibling_flag, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&sibling_flag, __ATOMIC_ACQUIRE) != 2)
+		usleep(1000);
+	return NULL;
+}
+
+static void test_fork_threaded(void **state)
+{
+	pthread_t th;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pthread_create(&th, NULL, fork_sibling, NULL), 0);
+	while (!__atomic_load_n(&sibling_flag, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct prof_snapshot *s;
+
+		lc_zones(5);
+		s = test_snapshot(0);
+		CHILD_CHECK(s);
+		CHILD_CHECK(s->nthreads == 1);
+		CHILD_CHECK(lc_calls(s, &s->threads[0]) == 5);
+		prof_snapshot__destroy(s);
+		exit(0);
+	}
+	__atomic_store_n(&sibling_flag, 2, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_true(test_exited_ok(test_wait(pid, 30)));
+}
+
+/* --- crash, clean exit, PROF_KEEP ---------------------------------------- */
+
+static void test_crash_keeps_data(void **state)
+{
+	struct prof_snapshot *s;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	assert_null(getenv("PROF_KEEP"));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit no_core = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		signal(SIGABRT, SIG_DFL);
+		lc_zones(4321);
+		abort();
+	}
+	st = test_wait(pid, 30);
+	assert_true(st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+	s = test_snapshot(pid);
+	assert_non_null(s);
+	assert_int_equal(s->pid, pid);
+	assert_int_equal(s->nthreads, 1);
+	assert_int_equal(lc_calls(s, &s->threads[0]), 4321);
+	/* it never ran its exit handler */
+	assert_false(s->flags & PROF_SEG_EXITED);
+	assert_int_equal(s->threads[0].state, PROF_SLAB_ALIVE);
+	prof_snapshot__destroy(s);
+	unlink_segs(pid);
+}
+
+static pid_t run_exiting_child(unsigned calls)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		lc_zones(calls);
+		exit(0);
+	}
+	return pid;
+}
+
+static void test_exit_unlinks(void **state)
+{
+	char paths[1][96];
+	pid_t pid;
+
+	(void)state;
+	pid = run_exiting_child(3);
+	assert_true(pid > 0);
+	assert_true(test_exited_ok(test_wait(pid, 30)));
+	assert_int_equal(test_seg_paths(pid, paths, 1), 0);
+}
+
+static void test_keep(void **state)
+{
+	struct prof_snapshot *s;
+	pid_t pid;
+
+	(void)state;
+	/* the child reads PROF_KEEP when it creates its segment: at fork */
+	setenv("PROF_KEEP", "1", 1);
+	pid = run_exiting_child(33);
+	unsetenv("PROF_KEEP");
+	assert_true(pid > 0);
+	assert_true(test_exited_ok(test_wait(pid, 30)));
+	s = test_snapshot(pid);
+	assert_non_null(s);
+	assert_true(s->flags & PROF_SEG_EXITED);
+	assert_true(s->exit_tick > 0);
+	assert_int_equal(s->threads[0].state, PROF_SLAB_EXITED);
+	assert_int_equal(lc_calls(s, &s->threads[0]), 33);
+	prof_snapshot__destroy(s);
+	unlink_segs(pid);
+}
+
+/* --- squatted names ------------------------------------------------------ */
+
+/*
+ * A fresh process (re-executed, so nothing is created yet) squats its own
+ * first name with a symlink to a file it owns and its second with a file,
+ * then profiles: the runtime must take the third name and leave both alone.
+ */
+static int squat_child(void)
+{
+	char name0[96], name1[100], target[96], paths[4][96];
+	__u64 token = prof_proc_start_token(getpid());
+	struct prof_snapshot *s = NULL;
+	struct stat st;
+	size_t n, i;
+	int fd;
+
+	CHILD_CHECK(token);
+	snprintf(name0, sizeof(name0), "/dev/shm/prof.%d.%llu", (int)getpid(),
+		 (unsigned long long)token);
+	snprintf(name1, sizeof(name1), "%s.1", name0);
+	snprintf(target, sizeof(target), "/dev/shm/lc-squat-target.%d", (int)getpid());
+	fd = open(target, O_CREAT | O_EXCL | O_WRONLY, 0600);
+	CHILD_CHECK(fd >= 0);
+	close(fd);
+	CHILD_CHECK(!symlink(target, name0));
+	fd = open(name1, O_CREAT | O_EXCL | O_WRONLY, 0644);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(write(fd, "squat", 5) == 5);
+	close(fd);
+
+	lc_zones(50);
+
+	n = test_seg_paths(getpid(), paths, 4);
+	for (i = 0; i < n; i++)
+		if (!strcmp(paths[i] + strlen(paths[i]) - 2, ".2")) {
+			fd = open(paths[i], O_RDONLY);
+			CHILD_CHECK(fd >= 0);
+			CHILD_CHECK(!prof_snapshot__read_fd(fd, &s));
+			close(fd);
+		}
+	CHILD_CHECK(s);
+	CHILD_CHECK(lc_calls(s, &s->threads[0]) == 50);
+	prof_snapshot__destroy(s);
+	/* the squatters are untouched */
+	CHILD_CHECK(!lstat(name0, &st) && S_ISLNK(st.st_mode));
+	CHILD_CHECK(!stat(target, &st) && st.st_size == 0);
+	CHILD_CHECK(!stat(name1, &st) && st.st_size == 5 && (st.st_mode & 0777) == 0644);
+	unlink(name0);
+	unlink(name1);
+	unlink(target);
+	return 0;
+}
+
+static void test_squatted_name(void **state)
+{
+	static const char *const env[] = { "PROF_QUIET=1", NULL };
+
+	(void)state;
+	assert_true(test_exited_ok(test_reexec("--squat", env, 30, NULL)));
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_thread_exit),
+		cmocka_unit_test(test_fork),
+		cmocka_unit_test(test_fork_threaded),
+		cmocka_unit_test(test_crash_keeps_data),
+		cmocka_unit_test(test_exit_unlinks),
+		cmocka_unit_test(test_keep),
+		cmocka_unit_test(test_squatted_name),
+	};
+
+	if (argc == 2 && !strcmp(argv[1], "--squat"))
+		return squat_child();
+	unsetenv("PROF_KEEP");
+	/*
+	 * TSan refuses a fork child of a multi-threaded process that starts
+	 * threads: the profd client's thread (restarted in the child) would
+	 * be one.  The fork paths under test are the same without it.
+	 */
+	if (TEST_TSAN)
+		setenv("PROF_NO_DAEMON", "1", 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_overflow.c - full tables degrade, never break.  In a fresh process
+ * with PROF_MAX_NODES=16, a deep recursion and extra sites fill the node
+ * table: zones past it land in the overflow node and are counted there and
+ * in the thread's overflow counter, nnodes stops at max_nodes, the zones
+ * that have nodes stay exact, and nothing past the table is written (the
+ * slab's padding and the next slab stay zero; ASan watches the rest).
+ * With PROF_MAX_THREADS=2 and 4 threads: two are profiled exactly, the
+ * others are counted in threads_dropped and run on.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include "fastpath.h"
+#include "prof.h"
+
+#define ROUNDS 100
+#define DEPTH 20
+
+static void ov_rec(int n)
+{
+	PROF_USDT(ov_rec);
+	if (n > 1)
+		ov_rec(n - 1);
+}
+
+static void ov_extra_a(void) { PROF_USDT(ov_extra_a); }
+static void ov_extra_b(void) { PROF_USDT(ov_extra_b); }
+static void ov_extra_c(void) { PROF_USDT(ov_extra_c); }
+static void ov_extra_d(void) { PROF_USDT(ov_extra_d); }
+
+/* every byte of [p, p + n) is zero */
+static int all_zero(const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static int nodes_child(void)
+{
+	struct prof_snapshot *s;
+	const struct prof_snap_thread *t;
+	const struct prof_seg_hdr *h;
+	char paths[2][96];
+	__u32 n, d;
+	size_t used;
+	struct stat st;
+	unsigned char *mem;
+	int i, fd;
+
+	for (i = 0; i < ROUNDS; i++) {
+		PROF_USDT(ov_top);
+		ov_rec(DEPTH);
+	}
+	for (i = 0; i < 10; i++) {
+		ov_extra_a();
+		ov_extra_b();
+		ov_extra_c();
+		ov_extra_d();
+	}
+	s = test_snapshot(0);
+	CHILD_CHECK(s && s->nthreads == 1);
+	t = &s->threads[0];
+	/* root, overflow, ov_top, then ov_rec at depths 1..13: full */
+	CHILD_CHECK(t->nnodes == 16);
+	CHILD_CHECK(t->overflow == ROUNDS * (DEPTH - 13) + 40);
+	CHILD_CHECK(t->nodes[1].calls == t->overflow);
+	CHILD_CHECK(t->unbalanced == 0);
+	n = test_child(s, t, PROF_NODE_ROOT, "ov_top");
+	CHILD_CHECK(n != PROF_SNAP_NONE && t->nodes[n].calls == ROUNDS);
+	for (d = 1; d <= 13; d++) {
+		n = test_child(s, t, n, "ov_rec");
+		CHILD_CHECK(n != PROF_SNAP_NONE && t->nodes[n].calls == ROUNDS);
+	}
+	/* past the table nothing is created: the overflow node has no children */
+	CHILD_CHECK(t->nodes[1].first_child == PROF_SNAP_NONE);
+	CHILD_CHECK(!test_node(s, t, "ov_extra_a"));
+	for (n = 0; n < t->nnodes; n++)
+		CHILD_CHECK(t->nodes[n].anomalies == 0);
+	prof_snapshot__destroy(s);
+
+	/* nothing written past the node table and histograms */
+	CHILD_CHECK(test_seg_paths(getpid(), paths, 2) == 1);
+	fd = open(paths[0], O_RDONLY);
+	CHILD_CHECK(fd >= 0 && !fstat(fd, &st));
+	mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	CHILD_CHECK(mem != MAP_FAILED);
+	h = (const struct prof_seg_hdr *)mem;
+	CHILD_CHECK(h->max_nodes == 16 && h->nslabs == 1 && h->max_threads >= 2);
+	used = PROF_SLAB_HDR_SIZE + 16 * (PROF_NODE_SIZE + 4 * PROF_HIST_BUCKETS);
+	CHILD_CHECK(all_zero(mem + h->slabs_off + used, h->slab_size - used));
+	CHILD_CHECK(all_zero(mem + h->slabs_off + h->slab_size, h->slab_size));
+	munmap(mem, (size_t)st.st_size);
+	close(fd);
+	/* the exit report walks the full table too */
+	exit(0);
+}
+
+static void test_node_overflow(void **state)
+{
+	static const char *const env[] = { "PROF_MAX_NODES=16", "PROF_QUIET=1",
+					   "PROF_NO_DAEMON=1", "PROF_REPORT=/dev/null", NULL };
+
+	(void)state;
+	assert_true(test_exited_ok(test_reexec("--nodes", env, 60, NULL)));
+}
+
+#define THREADS 4
+#define THREAD_CALLS 1000
+
+static pthread_barrier_t start;
+
+static void *thr_main(void *arg)
+{
+	int i;
+
+	*(__u32 *)arg = test_gettid();
+	pthread_barrier_wait(&start);
+	for (i = 0; i < THREAD_CALLS; i++) {
+		PROF_USDT(ov_thr);
+	}
+	/* all four are inside: the slabs are spoken for */
+	pthread_barrier_wait(&start);
+	return NULL;
+}
+
+static int threads_child(void)
+{
+	struct prof_snapshot *s;
+	pthread_t th[THREADS];
+	__u32 tids[THREADS];
+	unsigned i, profiled = 0;
+
+	pthread_barrier_init(&start, NULL, THREADS);
+	for (i = 0; i < THREADS; i++)
+		CHILD_CHECK(!pthread_create(&th[i], NULL, thr_main, &tids[i]));
+	for (i = 0; i < THREADS; i++)
+		CHILD_CHECK(!pthread_join(th[i], NULL));
+	{
+		/* the main thread too: no slab left for it */
+		PROF_USDT(ov_main);
+	}
+	s = test_snapshot(0);
+	CHILD_CHECK(s);
+	CHILD_CHECK(s->nthreads == 2);
+	CHILD_CHECK(s->threads_dropped == THREADS - 2 + 1);
+	for (i = 0; i < THREADS; i++) {
+		const struct prof_snap_thread *t = test_thread(s, tids[i]);
+		const struct prof_snap_node *n;
+
+		if (!t)
+			continue;
+		profiled++;
+		n = test_node(s, t, "ov_thr");
+		CHILD_CHECK(n && n->calls == THREAD_CALLS);
+		CHILD_CHECK(t->state == PROF_SLAB_EXITED);
+	}
+	CHILD_CHECK(profiled == 2);
+	prof_snapshot__destroy(s);
+	exit(0);
+}
+
+static void test_thread_overflow(void **state)
+{
+	static const char *const env[] = { "PROF_MAX_THREADS=2", "PROF_QUIET=1",
+					   "PROF_NO_DAEMON=1", "PROF_REPORT=/dev/null", NULL };
+
+	(void)state;
+	assert_true(test_exited_ok(test_reexec("--threads", env, 60, NULL)));
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_node_overflow),
+		cmocka_unit_test(test_thread_overflow),
+	};
+
+	if (argc == 2 && !strcmp(argv[1], "--nodes"))
+		return nodes_child();
+	if (argc == 2 && !strcmp(argv[1], "--threads"))
+		return threads_child();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_reader.c - the reader distrusts the segment.  Starting from a real
+ * image (this process's own segment, written back with
+ * prof_snapshot__write), hostile variants: every truncation up to past the
+ * header, flipped bytes in the geometry, parent cycles and forward links,
+ * site indices out of range, unterminated strings, a wrong version
+ * (-EPROTO), counts out of bounds, huge counters, and random mutations.
+ * Each read returns an error or a snapshot that every consumer (quantiles,
+ * flat view, text and JSON reports, diff) walks without fault; ASan and
+ * UBSan watch the walk.
+ */
+#include <stddef.h>
+
+#include "fastpath.h"
+#include "prof.h"
+
+static void rd_inner(int i)
+{
+	PROF_USDT(rd_inner);
+	PROF_ALLOC(i);
+}
+
+static void rd_rec(int n)
+{
+	PROF_USDT(rd_rec);
+	if (n > 1)
+		rd_rec(n - 1);
+}
+
+/* a valid image with a few threads' worth of nodes */
+static void *base_image(size_t *len)
+{
+	struct prof_snapshot *s;
+	void *buf;
+	int i;
+
+	PROF_THREAD_NAME("reader");
+	for (i = 0; i < 50; i++) {
+		PROF_USDT(rd_outer);
+		rd_inner(i);
+		rd_rec(4);
+	}
+	s = test_snapshot(0);
+	assert_non_null(s);
+	assert_int_equal(prof_snapshot__write(s, &buf, len), 0);
+	prof_snapshot__destroy(s);
+	return buf;
+}
+
+static FILE *devnull(void)
+{
+	static FILE *f;
+
+	if (!f)
+		f = fopen("/dev/null", "w");
+	assert_non_null(f);
+	return f;
+}
+
+/* use everything a consumer would: must not fault on a snapshot that read OK */
+static void walk(struct prof_snapshot *s)
+{
+	struct prof_report_opts o = { .sort = PROF_SORT_P99 };
+	struct prof_flat_row *rows;
+	struct prof_snapshot *copy = NULL;
+	size_t n, len;
+	void *buf;
+	__u32 i, j;
+	char lbl[64];
+
+	for (i = 0; i < s->nthreads; i++) {
+		const struct prof_snap_thread *t = &s->threads[i];
+
+		prof_snap_thread_label(t, lbl, sizeof(lbl));
+		for (j = 0; j < t->nnodes; j++) {
+			const struct prof_snap_node *nd = &t->nodes[j];
+
+			assert_true(j == 0 || nd->parent < j);
+			(void)prof_snap_node_name(s, nd);
+			(void)prof_snap_quantile(s, nd, 0.5);
+			(void)prof_snap_quantile(s, nd, 0.99);
+			(void)prof_snap_quantile(s, nd, 1.0);
+			(void)prof_snap_ns(s, nd->ticks);
+			(void)prof_snap_self(nd);
+			(void)prof_snap_is_recursive(t, j);
+		}
+	}
+	if (!prof_snap_flat(s, 0, PROF_SORT_TOTAL, &rows, &n))
+		free(rows);
+	prof_report_text(devnull(), s, &o);
+	prof_report_json(devnull(), &s, 1);
+	/* written and read back: still valid, and diffable against itself */
+	if (!prof_snapshot__write(s, &buf, &len)) {
+		if (!prof_snapshot__read(buf, len, &copy)) {
+			assert_int_equal(prof_snapshot__diff(copy, s), 0);
+			for (i = 0; i < copy->nthreads; i++)
+				for (j = 0; j < copy->threads[i].nnodes; j++)
+					(void)prof_snap_quantile(copy, &copy->threads[i].nodes[j], 0.9);
+			prof_snapshot__destroy(copy);
+		}
+		free(buf);
+	}
+}
+
+/* read a variant: an error, or a snapshot that survives the walk */
+static int try_read(const void *img, size_t len)
+{
+	struct prof_snapshot *s = NULL;
+	int err = prof_snapshot__read(img, len, &s);
+
+	if (err) {
+		assert_null(s);
+		assert_true(err < 0);
+		return err;
+	}
+	assert_non_null(s);
+	walk(s);
+	prof_snapshot__destroy(s);
+	return 0;
+}
+
+/* a private heap copy of exactly len bytes: ASan sees any read past it */
+static void *dup_img(const void *img, size_t len)
+{
+	void *p = malloc(len ? len : 1);
+
+	assert_non_null(p);
+	memcpy(p, img, len);
+	return p;
+}
+
+static struct prof_seg_hdr *hdr(void *img)
+{
+	return (struct prof_seg_hdr *)img;
+}
+
+static struct prof_slab_hdr *slab(void *img, __u32 i)
+{
+	return (struct prof_slab_hdr *)((char *)img + hdr(img)->slabs_off +
+					(size_t)i * hdr(img)->slab_size);
+}
+
+static struct prof_node *node(void *img, __u32 t, __u32 i)
+{
+	return (struct prof_node *)((char *)slab(img, t) + PROF_SLAB_HDR_SIZE) + i;
+}
+
+static void test_valid_image(void **state)
+{
+	size_t len;
+	void *img = base_image(&len);
+
+	(void)state;
+	assert_int_equal(try_read(img, len), 0);
+	free(img);
+}
+
+static void test_truncated(void **state)
+{
+	struct prof_snapshot *s;
+	size_t len, l;
+	void *img = base_image(&len);
+
+	(void)state;
+	/* every length up to past the header, then strides to the end */
+	for (l = 0; l < len; l += l < PROF_SEG_HDR_SIZE + 256 ? 1 : 97) {
+		void *p = dup_img(img, l);
+
+		assert_int_not_equal(try_read(p, l), 0);
+		free(p);
+	}
+	assert_int_equal(try_read(img, len), 0);
+	assert_int_equal(prof_snapshot__read(NULL, len, &s), -EINVAL);
+	free(img);
+}
+
+static void test_version(void **state)
+{
+	struct prof_snapshot *s;
+	size_t len;
+	void *img = base_image(&len);
+
+	(void)state;
+	hdr(img)->version = PROF_SEG_VERSION + 1;
+	assert_int_equal(prof_snapshot__read(img, len, &s), -EPROTO);
+	assert_null(s);
+	hdr(img)->version = PROF_SEG_VERSION;
+	hdr(img)->magic ^= 1;
+	assert_int_equal(prof_snapshot__read(img, len, &s), -EINVAL);
+	free(img);
+}
+
+static void test_geometry_bytes(void **state)
+{
+	static const unsigned char flips[] = { 0x01, 0x80, 0xff, 0x10 };
+	size_t len, off;
+	void *img = base_image(&len);
+	unsigned f;
+
+	(void)state;
+	/* every byte of the header, several ways */
+	for (off = 0; off < sizeof(struct prof_seg_hdr); off++)
+		for (f = 0; f < sizeof(flips); f++) {
+			unsigned char *p = dup_img(img, len);
+
+			p[off] ^= flips[f];
+			try_read(p, len);
+			free(p);
+		}
+	/* and chosen hostile values */
+	{
+		struct {
+			size_t off, size;
+			__u64 v;
+		} bad[] = {
+			{ offsetof(struct prof_seg_hdr, max_nodes), 4, 0 },
+			{ offsetof(struct prof_seg_hdr, max_nodes), 4, 0xffffffff },
+			{ offsetof(struct prof_seg_hdr, max_threads), 4, 0 },
+			{ offsetof(struct prof_seg_hdr, max_threads), 4, 0xffffffff },
+			{ offsetof(struct prof_seg_hdr, max_sites), 4, 0xffffffff },
+			{ offsetof(struct prof_seg_hdr, nslabs), 4, 0xffffffff },
+			{ offsetof(struct prof_seg_hdr, nsites), 4, 0xffffffff },
+			{ offsetof(struct prof_seg_hdr, sites_off), 8, ~0ull },
+			{ offsetof(struct prof_seg_hdr, sites_off), 8, 0 },
+			{ offsetof(struct prof_seg_hdr, slabs_off), 8, ~0ull - 4095 },
+			{ offsetof(struct prof_seg_hdr, slabs_off), 8, 1 },
+			{ offsetof(struct prof_seg_hdr, slab_size), 8, 0 },
+			{ offsetof(struct prof_seg_hdr, slab_size), 8, 1ull << 63 },
+			{ offsetof(struct prof_seg_hdr, seg_size), 8, ~0ull },
+			{ offsetof(struct prof_seg_hdr, tick_hz), 8, 0 },
+			{ offsetof(struct prof_seg_hdr, clock), 4, 77 },
+			{ offsetof(struct prof_seg_hdr, hdr_size), 4, 1 },
+			{ offsetof(struct prof_seg_hdr, node_size), 4, 64 },
+			{ offsetof(struct prof_seg_hdr, hist_buckets), 4, 1000 },
+		};
+		unsigned i;
+
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			unsigned char *p = dup_img(img, len);
+
+			memcpy(p + bad[i].off, &bad[i].v, bad[i].size);
+			if (try_read(p, len) == 0)
+				fail_msg("hostile header field at %zu accepted", bad[i].off);
+			free(p);
+		}
+	}
+	free(img);
+}
+
+static void test_links_and_strings(void **state)
+{
+	size_t len;
+	void *img = base_image(&len), *p;
+	__u32 nn = slab(img, 0)->nnodes, last = nn - 1;
+
+	(void)state;
+	assert_true(nn > 4);
+	assert_int_equal(try_read(img, len), 0);
+	/* a node that is its own parent */
+	p = dup_img(img, len);
+	node(p, 0, last)->parent = last;
+	assert_int_equal(try_read(p, len), -EINVAL);
+	free(p);
+	/* a forward link, and a cycle through it */
+	p = dup_img(img, len);
+	node(p, 0, 2)->parent = 3;
+	node(p, 0, 3)->parent = 2;
+	assert_int_equal(try_read(p, len), -EINVAL);
+	free(p);
+	/* a parent past the table */
+	p = dup_img(img, len);
+	node(p, 0, last)->parent = 0xfffffff0;
+	assert_int_equal(try_read(p, len), -EINVAL);
+	free(p);
+	/* a root with a parent */
+	p = dup_img(img, len);
+	node(p, 0, 0)->parent = 1;
+	assert_int_equal(try_read(p, len), -EINVAL);
+	free(p);
+	/* a site index past the site table, and a zone without a site */
+	p = dup_img(img, len);
+	node(p, 0, last)->site = hdr(p)->nsites;
+	assert_int_equal(try_read(p, len), -EINVAL);
+	free(p);
+	p = dup_img(img, len);
+	node(p, 0, last)->site = PROF_SITE_NONE;
+	assert_int_equal(try_read(p, len), -EINVAL);
+	free(p);
+	/* nnodes past the table; below the two reserved nodes */
+	p = dup_img(img, len);
+	slab(p, 0)->nnodes = hdr(p)->max_nodes + 1;
+	assert_int_equal(try_read(p, len), -EINVAL);
+	slab(p, 0)->nnodes = 1;
+	assert_int_equal(try_read(p, len), -EINVAL);
+	free(p);
+	/* a slab without its magic, a slab in an unknown state */
+	p = dup_img(img, len);
+	slab(p, 0)->magic = 0;
+	assert_int_equal(try_read(p, len), -EINVAL);
+	free(p);
+	p = dup_img(img, len);
+	slab(p, 0)->state = 9;
+	assert_int_equal(try_read(p, len), -EINVAL);
+	free(p);
+	/* unterminated strings: site name, func, file */
+	{
+		size_t offs[] = { offsetof(struct prof_site_ent, name),
+				  offsetof(struct prof_site_ent, func),
+				  offsetof(struct prof_site_ent, file) };
+		size_t lens[] = { PROF_NAME_MAX, PROF_FUNC_MAX, PROF_FILE_MAX };
+		unsigned i;
+
+		for (i = 0; i < 3; i++) {
+			p = dup_img(img, len);
+			memset((char *)p + hdr(p)->sites_off + offs[i], 'A', lens[i]);
+			assert_int_equal(try_read(p, len), -EINVAL);
+			free(p);
+		}
+	}
+	/* an unterminated thread name and comm are cut, not trusted */
+	p = dup_img(img, len);
+	memset(slab(p, 0)->name, 'B', PROF_THREAD_NAME_MAX);
+	memset(hdr(p)->comm, 'C', PROF_COMM_MAX);
+	{
+		struct prof_snapshot *s;
+
+		assert_int_equal(prof_snapshot__read(p, len, &s), 0);
+		assert_int_equal(strlen(s->threads[0].name), PROF_THREAD_NAME_MAX - 1);
+		assert_int_equal(strlen(s->comm), PROF_COMM_MAX - 1);
+		walk(s);
+		prof_snapshot__destroy(s);
+	}
+	free(p);
+	free(img);
+}
+
+static void test_huge_counts(void **state)
+{
+	size_t len;
+	void *img = base_image(&len), *p;
+	__u32 t, i, k;
+
+	(void)state;
+	p = dup_img(img, len);
+	for (t = 0; t < hdr(p)->nslabs; t++) {
+		struct prof_slab_hdr *sh = slab(p, t);
+		__u32 *hist = (__u32 *)((char *)sh + PROF_SLAB_HDR_SIZE +
+					(size_t)hdr(p)->max_nodes * PROF_NODE_SIZE);
+
+		sh->frames = sh->frame_ticks = sh->frame_max = ~0ull;
+		sh->overflow = sh->unbalanced = ~0ull;
+		for (k = 0; k < PROF_HIST_BUCKETS; k++)
+			sh->frame_hist[k] = 0xffffffff;
+		for (i = 0; i < sh->nnodes; i++) {
+			struct prof_node *n = node(p, t, i);
+
+			n->calls = n->ticks = n->max = ~0ull;
+			n->preempted = n->migrated = n->offcpu_ns = n->anomalies = ~0ull;
+			n->allocs = n->alloc_bytes = n->frees = n->free_bytes = ~0ull;
+			for (k = 0; k < PROF_HIST_BUCKETS; k++)
+				hist[(size_t)i * PROF_HIST_BUCKETS + k] = 0xffffffff;
+		}
+	}
+	hdr(p)->tick_hz = 1000;
+	hdr(p)->exit_tick = ~0ull;
+	assert_int_equal(try_read(p, len), 0);
+	/* calls without a histogram, a max below every bucket */
+	for (i = 0; i < slab(p, 0)->nnodes; i++) {
+		node(p, 0, i)->max = 0;
+		node(p, 0, i)->calls = 5;
+	}
+	assert_int_equal(try_read(p, len), 0);
+	free(p);
+	free(img);
+}
+
+static void test_random_mutations(void **state)
+{
+	size_t len, i;
+	void *img = base_image(&len);
+	unsigned seed = 0x5eed, iter, m;
+
+	(void)state;
+	for (iter = 0; iter < (TEST_TSAN ? 300u : 3000u); iter++) {
+		unsigned char *p = dup_img(img, len);
+
+		for (m = 0; m < 1 + iter % 8; m++) {
+			seed = seed * 1103515245u + 12345u;
+			/* mostly the header and the first slab's nodes */
+			i = (seed >> 4) % (iter % 2 ? PROF_SEG_HDR_SIZE : len);
+			seed = seed * 1103515245u + 12345u;
+			p[i] = (unsigned char)(seed >> 16);
+		}
+		try_read(p, len);
+		free(p);
+	}
+	free(img);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid_image),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_geometry_bytes),
+		cmocka_unit_test(test_links_and_strings),
+		cmocka_unit_test(test_huge_counts),
+		cmocka_unit_test(test_random_mutations),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

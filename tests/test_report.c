@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_report.c - the reports a process writes about itself:
+ * PROF_REPORT=PATH prints at exit a call tree per thread with the right
+ * zones, nesting and calls, and a flat list; PROF_REPORT_FORMAT=json writes
+ * JSON that python's json module loads, with processes -> threads -> nodes
+ * carrying name, calls, total_ns, self_ns, max_ns, p50_ns, p99_ns and
+ * children; PROF_LOG_INTERVAL=0.2 logs per-thread lines with zone,
+ * time/interval, percent and calls.
+ */
+#include <pthread.h>
+
+#include "fastpath.h"
+#include "prof.h"
+
+#define OUTER_CALLS 10
+
+static void rep_inner(void)
+{
+	PROF_USDT(rep_inner);
+	test_spin(20000);
+}
+
+static void rep_work(void)
+{
+	int i;
+
+	for (i = 0; i < OUTER_CALLS; i++) {
+		PROF_USDT(rep_outer);
+		rep_inner();
+		rep_inner();
+	}
+}
+
+static void *rep_thread(void *arg)
+{
+	(void)arg;
+	PROF_THREAD_NAME("rep-thread");
+	{
+		PROF_USDT(rep_threaded);
+		test_spin(100000);
+	}
+	return NULL;
+}
+
+/* a child that reports to path (in format fmt, NULL for text) at exit; its pid */
+static pid_t report_child(const char *path, const char *fmt)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pthread_t th;
+
+		setenv("PROF_REPORT", path, 1);
+		if (fmt)
+			setenv("PROF_REPORT_FORMAT", fmt, 1);
+		rep_work();
+		if (pthread_create(&th, NULL, rep_thread, NULL) || pthread_join(th, NULL))
+			_exit(3);
+		exit(0);
+	}
+	assert_true(test_exited_ok(test_wait(pid, 30)));
+	return pid;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long len;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)len + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	return buf;
+}
+
+/* the line of text containing needle after from, copied into line */
+static const char *line_with(const char *text, const char *needle, char *line, size_t len)
+{
+	const char *p = strstr(text, needle), *b, *e;
+
+	if (!p)
+		return NULL;
+	for (b = p; b > text && b[-1] != '\n'; b--)
+		;
+	e = strchr(p, '\n');
+	if (!e)
+		e = p + strlen(p);
+	snprintf(line, len, "%.*s", (int)(e - b), b);
+	return e;
+}
+
+static void test_text_report(void **state)
+{
+	char path[] = "/tmp/prof-report.XXXXXX", line[512], want[64];
+	const char *flat, *p;
+	unsigned long long calls;
+	char *out;
+	pid_t pid;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	pid = report_child(path, NULL);
+	out = slurp(path);
+	unlink(path);
+	print_message("%s", out);
+
+	snprintf(want, sizeof(want), "prof: pid %d ", (int)pid);
+	assert_true(!strncmp(out, want, strlen(want)));
+	/* the tree: rep_outer at the top, rep_inner drawn under it */
+	flat = strstr(out, "flat, by self time");
+	assert_non_null(flat);
+	p = line_with(out, "  rep_outer", line, sizeof(line));
+	assert_non_null(p);
+	assert_true(p < flat);
+	assert_int_equal(sscanf(line, "%llu", &calls), 1);
+	assert_int_equal(calls, OUTER_CALLS);
+	p = line_with(p, "rep_inner", line, sizeof(line));
+	assert_non_null(p);
+	assert_true(p < flat);
+	assert_non_null(strstr(line, "└─ rep_inner"));
+	assert_int_equal(sscanf(line, "%llu", &calls), 1);
+	assert_int_equal(calls, 2 * OUTER_CALLS);
+	/* the named thread, exited, with its zone */
+	p = line_with(out, "\"rep-thread\" (exited)", line, sizeof(line));
+	assert_non_null(p);
+	assert_non_null(line_with(p, "rep_threaded", line, sizeof(line)));
+	/* the flat list holds every zone once */
+	assert_non_null(line_with(flat, "  rep_inner", line, sizeof(line)));
+	assert_int_equal(sscanf(line, "%llu", &calls), 1);
+	assert_int_equal(calls, 2 * OUTER_CALLS);
+	assert_non_null(line_with(flat, "  rep_outer", line, sizeof(line)));
+	assert_non_null(line_with(flat, "  rep_threaded", line, sizeof(line)));
+	free(out);
+}
+
+static const char json_check[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1]))\n"
+	"pid = int(sys.argv[2])\n"
+	"keys = ('name', 'calls', 'total_ns', 'self_ns', 'max_ns', 'p50_ns', 'p99_ns', 'children')\n"
+	"found = {}\n"
+	"def walk(n, parent):\n"
+	"    for k in keys:\n"
+	"        assert k in n, 'node without ' + k\n"
+	"    assert n['self_ns'] <= n['total_ns'], n['name']\n"
+	"    if n['calls']:\n"
+	"        assert n['p50_ns'] <= n['p99_ns'] <= n['max_ns'] <= n['total_ns'], n['name']\n"
+	"    assert sum(c['total_ns'] for c in n['children']) <= n['total_ns'], n['name']\n"
+	"    found[(parent, n['name'])] = n\n"
+	"    for c in n['children']:\n"
+	"        walk(c, n['name'])\n"
+	"procs = [p for p in d['processes'] if p['pid'] == pid]\n"
+	"assert len(procs) == 1, 'process missing'\n"
+	"names = []\n"
+	"for t in procs[0]['threads']:\n"
+	"    names.append(t['name'])\n"
+	"    for n in t['nodes']:\n"
+	"        walk(n, None)\n"
+	"assert 'rep-thread' in names, names\n"
+	"assert found[(None, 'rep_outer')]['calls'] == int(sys.argv[3])\n"
+	"assert found[('rep_outer', 'rep_inner')]['calls'] == 2 * int(sys.argv[3])\n"
+	"assert found[('rep_outer', 'rep_inner')]['total_ns'] >= 2 * int(sys.argv[3]) * 20000\n"
+	"assert found[(None, 'rep_threaded')]['calls'] == 1\n"
+	"print('json ok')\n";
+
+static void test_json_report(void **state)
+{
+	char path[] = "/tmp/prof-report.XXXXXX", script[] = "/tmp/prof-check.XXXXXX";
+	char cmd[256];
+	FILE *f;
+	pid_t pid;
+	int fd, rc;
+
+	(void)state;
+	if (system("command -v python3 >/dev/null 2>&1")) {
+		print_message("skip: no python3 to validate the JSON\n");
+		skip();
+	}
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	fd = mkstemp(script);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(json_check, f);
+	fclose(f);
+	pid = report_child(path, "json");
+	snprintf(cmd, sizeof(cmd), "python3 %s %s %d %d", script, path, (int)pid, OUTER_CALLS);
+	rc = system(cmd);
+	if (rc) {
+		char *out = slurp(path);
+
+		print_message("%s\n", out);
+		free(out);
+	}
+	unlink(path);
+	unlink(script);
+	assert_int_equal(rc, 0);
+}
+
+/* PROF_LOG_INTERVAL is read when the segment is made: a fresh process */
+static int log_child(void)
+{
+	__u64 end;
+
+	fprintf(stderr, "log-child tid %u\n", test_gettid());
+	end = test_now_ns() + 1200000000ull;
+	while (test_now_ns() < end) {
+		PROF_USDT(log_zone);
+		test_spin(10000000);
+	}
+	return 0;
+}
+
+static void test_log_interval(void **state)
+{
+	static const char *const env[] = { "PROF_LOG_INTERVAL=0.2", "PROF_NO_DAEMON=1", NULL };
+	char path[] = "/tmp/prof-log.XXXXXX", want[64];
+	const char *p;
+	unsigned long long sum = 0;
+	unsigned tid = 0, lines = 0;
+	char *out;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_true(test_exited_ok(test_reexec("--log", env, 30, path)));
+	out = slurp(path);
+	unlink(path);
+	print_message("%s", out);
+	assert_int_equal(sscanf(out, "log-child tid %u", &tid), 1);
+	snprintf(want, sizeof(want), "prof: tid %u log_zone: ", tid);
+	for (p = strstr(out, want); p; p = strstr(p + 1, want)) {
+		double in, iv, pct;
+		unsigned long long calls;
+
+		assert_int_equal(sscanf(p + strlen(want), "%lfs/%lfs %lf%% %llu calls", &in, &iv, &pct,
+					&calls),
+				 4);
+		assert_true(iv > 0.19 && iv < 0.21);
+		/* the thread is inside the zone nearly all the time */
+		assert_true(pct > 50 && pct < 120);
+		assert_true(in > 0.1 && in < 0.3);
+		assert_true(calls > 0 && calls <= 30);
+		sum += calls;
+		lines++;
+	}
+	/* 1.2 s at 0.2 s: five or six intervals with a previous one to diff */
+	assert_true(lines >= 3);
+	assert_true(sum <= 120);
+	free(out);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_text_report),
+		cmocka_unit_test(test_json_report),
+		cmocka_unit_test(test_log_interval),
+	};
+
+	if (argc == 2 && !strcmp(argv[1], "--log"))
+		return log_child();
+	unsetenv("PROF_REPORT");
+	unsetenv("PROF_REPORT_FORMAT");
+	unsetenv("PROF_LOG_INTERVAL");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_structure.c - the shape of the call tree: recursion (a node per
+ * depth, not double counted in the flat view), public zones shared across
+ * files, private zones with one name kept apart, PROF_FUNC names,
+ * PROF_BEGIN/END balanced and not, allocations charged to the current zone,
+ * frames, thread names.  Each case runs in a thread of its own, so its
+ * nodes hang from a fresh root and its counters start at zero.
+ */
+#include <pthread.h>
+
+#include "fastpath.h"
+#include "prof.h"
+
+void structure_b_public(void);
+void structure_b_private(void);
+
+PROF_DEFINE(struct_public);
+
+typedef void (*case_fn)(void);
+
+struct case_arg {
+	case_fn fn;
+	__u32 tid;
+};
+
+static void *case_main(void *arg)
+{
+	struct case_arg *a = arg;
+
+	a->tid = test_gettid();
+	a->fn();
+	return NULL;
+}
+
+/* run fn in a new thread; a snapshot taken after it exited, and its thread */
+static struct prof_snapshot *run_case(case_fn fn, const struct prof_snap_thread **t)
+{
+	struct case_arg a = { fn, 0 };
+	struct prof_snapshot *s;
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, case_main, &a), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	*t = test_thread(s, a.tid);
+	assert_non_null(*t);
+	assert_int_equal((*t)->state, PROF_SLAB_EXITED);
+	return s;
+}
+
+static const struct prof_flat_row *flat_row(const struct prof_snapshot *s,
+					    const struct prof_flat_row *rows, size_t n,
+					    const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (rows[i].site < s->nsites && !strcmp(s->sites[rows[i].site].name, name))
+			return &rows[i];
+	return NULL;
+}
+
+/* --- recursion ----------------------------------------------------------- */
+
+#define REC_DEPTH 5
+#define REC_CALLS 10
+
+static void rec(int n)
+{
+	PROF_USDT(struct_rec);
+
+	test_spin(20000);
+	if (n > 1)
+		rec(n - 1);
+}
+
+static void rec_case(void)
+{
+	int i;
+
+	for (i = 0; i < REC_CALLS; i++)
+		rec(REC_DEPTH);
+}
+
+static void test_recursion(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s = run_case(rec_case, &t);
+	struct prof_flat_row *rows;
+	const struct prof_flat_row *r;
+	__u64 self = 0;
+	__u32 n = PROF_NODE_ROOT, outer;
+	size_t nrows;
+	int d;
+
+	(void)state;
+	/* each depth its own node, a chain */
+	outer = test_child(s, t, PROF_NODE_ROOT, "struct_rec");
+	for (d = 0; d < REC_DEPTH; d++) {
+		n = test_child(s, t, n, "struct_rec");
+		assert_int_not_equal(n, PROF_SNAP_NONE);
+		assert_int_equal(t->nodes[n].calls, REC_CALLS);
+		assert_int_equal(t->nodes[n].depth, d + 1);
+		self += prof_snap_self(&t->nodes[n]);
+		if (d)
+			assert_true(prof_snap_is_recursive(t, n));
+	}
+	assert_int_equal(t->nodes[n].first_child, PROF_SNAP_NONE);
+	assert_int_equal(test_count_named(s, t, "struct_rec"), REC_DEPTH);
+	assert_false(prof_snap_is_recursive(t, outer));
+
+	/* flat: every call counted, the time only once */
+	assert_int_equal(prof_snap_flat(s, t->tid, PROF_SORT_SELF, &rows, &nrows), 0);
+	r = flat_row(s, rows, nrows, "struct_rec");
+	assert_non_null(r);
+	assert_int_equal(r->calls, REC_DEPTH * REC_CALLS);
+	assert_int_equal(r->ticks, t->nodes[outer].ticks);
+	assert_int_equal(r->self, self);
+	/* and self adds up to total: the chain has no other zones */
+	assert_int_equal(r->self, r->ticks);
+	free(rows);
+	prof_snapshot__destroy(s);
+}
+
+/* --- public and private zones ------------------------------------------- */
+
+#define PUB_ROUNDS 7
+
+static void structure_a_public(void)
+{
+	PROF_SCOPE(struct_public);
+}
+
+static void structure_a_private(void)
+{
+	PROF_USDT(struct_private);
+}
+
+static void public_case(void)
+{
+	int i;
+
+	for (i = 0; i < PUB_ROUNDS; i++) {
+		PROF_USDT(struct_pub_parent);
+
+		structure_a_public();
+		structure_b_public();
+		structure_b_public();
+		structure_a_private();
+		structure_b_private();
+		structure_b_private();
+	}
+}
+
+static void test_public_private(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s = run_case(public_case, &t);
+	__u32 p, c, i, npub = 0, npriv = 0, priv[2];
+	__u64 a_calls = 0, b_calls = 0;
+
+	(void)state;
+	p = test_child(s, t, PROF_NODE_ROOT, "struct_pub_parent");
+	assert_int_not_equal(p, PROF_SNAP_NONE);
+	/* the public zone: one node for both files' sites */
+	for (c = t->nodes[p].first_child; c != PROF_SNAP_NONE; c = t->nodes[c].next_sibling) {
+		const char *name = prof_snap_node_name(s, &t->nodes[c]);
+
+		if (!strcmp(name, "struct_public")) {
+			npub++;
+			assert_int_equal(t->nodes[c].calls, 3 * PUB_ROUNDS);
+			assert_true(s->sites[t->nodes[c].site].flags & PROF_SITE_PUBLIC);
+		} else if (!strcmp(name, "struct_private")) {
+			assert_true(npriv < 2);
+			priv[npriv++] = c;
+		}
+	}
+	assert_int_equal(npub, 1);
+	/* the private ones: two sites, two nodes, each with its own calls */
+	assert_int_equal(npriv, 2);
+	assert_int_not_equal(t->nodes[priv[0]].site, t->nodes[priv[1]].site);
+	for (i = 0; i < 2; i++) {
+		const struct prof_snap_site *site = &s->sites[t->nodes[priv[i]].site];
+
+		assert_false(site->flags & PROF_SITE_PUBLIC);
+		if (!strcmp(site->func, "structure_a_private"))
+			a_calls = t->nodes[priv[i]].calls;
+		else if (!strcmp(site->func, "structure_b_private"))
+			b_calls = t->nodes[priv[i]].calls;
+		else
+			fail_msg("private site in %s", site->func);
+	}
+	assert_int_equal(a_calls, PUB_ROUNDS);
+	assert_int_equal(b_calls, 2 * PUB_ROUNDS);
+	/* one site entry for the public zone, from the file that defines it */
+	for (i = 0, npub = 0; i < s->nsites; i++)
+		if (!strcmp(s->sites[i].name, "struct_public")) {
+			npub++;
+			assert_non_null(strstr(s->sites[i].file, "test_structure.c"));
+		}
+	assert_int_equal(npub, 1);
+	prof_snapshot__destroy(s);
+}
+
+/* --- PROF_FUNC ----------------------------------------------------------- */
+
+static void structure_func_named(void)
+{
+	PROF_FUNC();
+}
+
+static void func_case(void)
+{
+	structure_func_named();
+	structure_func_named();
+}
+
+static void test_func_names(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s = run_case(func_case, &t);
+	__u32 n;
+
+	(void)state;
+	n = test_child(s, t, PROF_NODE_ROOT, "structure_func_named");
+	assert_int_not_equal(n, PROF_SNAP_NONE);
+	assert_int_equal(t->nodes[n].calls, 2);
+	assert_true(s->sites[t->nodes[n].site].flags & PROF_SITE_FUNC);
+	assert_string_equal(s->sites[t->nodes[n].site].func, "structure_func_named");
+	prof_snapshot__destroy(s);
+}
+
+/* --- PROF_BEGIN / PROF_END ---------------------------------------------- */
+
+static void begin_here(void)
+{
+	PROF_BEGIN(struct_be);
+}
+
+static void balanced_case(void)
+{
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		PROF_USDT(struct_be_parent);
+
+		/* opened in one function, closed in another */
+		begin_here();
+		{
+			PROF_USDT(struct_be_child);
+		}
+		PROF_END();
+	}
+}
+
+static void test_begin_end_balanced(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s = run_case(balanced_case, &t);
+	__u32 p, b, c;
+
+	(void)state;
+	p = test_child(s, t, PROF_NODE_ROOT, "struct_be_parent");
+	assert_int_not_equal(p, PROF_SNAP_NONE);
+	b = test_child(s, t, p, "struct_be");
+	assert_int_not_equal(b, PROF_SNAP_NONE);
+	c = test_child(s, t, b, "struct_be_child");
+	assert_int_not_equal(c, PROF_SNAP_NONE);
+	assert_int_equal(t->nodes[p].calls, 5);
+	assert_int_equal(t->nodes[b].calls, 5);
+	assert_int_equal(t->nodes[c].calls, 5);
+	assert_true(s->sites[t->nodes[b].site].flags & PROF_SITE_BEGIN);
+	assert_int_equal(t->unbalanced, 0);
+	prof_snapshot__destroy(s);
+}
+
+static void unbalanced_case(void)
+{
+	/* an END as the thread's very first call */
+	PROF_END();
+	{
+		PROF_USDT(struct_ub_parent);
+
+		/* END with no BEGIN: counted, ignored */
+		PROF_END();
+		{
+			PROF_USDT(struct_ub_child);
+		}
+	}
+	/* a BEGIN left open when its scope closes */
+	{
+		PROF_USDT(struct_ub_scope);
+
+		PROF_BEGIN(struct_ub_leaked);
+		{
+			PROF_USDT(struct_ub_in_leaked);
+		}
+	}
+	{
+		PROF_USDT(struct_ub_after);
+	}
+	/* the leaked BEGIN was forgotten: this END has nothing to close */
+	PROF_END();
+	/* an END whose BEGIN is not the current zone */
+	PROF_BEGIN(struct_ub_outer);
+	{
+		PROF_USDT(struct_ub_mid);
+
+		PROF_END();
+	}
+	PROF_END();
+	{
+		PROF_USDT(struct_ub_last);
+	}
+}
+
+static void test_begin_end_unbalanced(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s = run_case(unbalanced_case, &t);
+	__u32 p, n, o;
+
+	(void)state;
+	/* the first END, the END without BEGIN, the scope closed over an open
+	 * BEGIN, the END after it, the END inside struct_ub_mid */
+	assert_int_equal(t->unbalanced, 5);
+	p = test_child(s, t, PROF_NODE_ROOT, "struct_ub_parent");
+	assert_int_not_equal(p, PROF_SNAP_NONE);
+	assert_int_equal(t->nodes[p].calls, 1);
+	n = test_child(s, t, p, "struct_ub_child");
+	assert_int_not_equal(n, PROF_SNAP_NONE);
+	assert_int_equal(t->nodes[n].calls, 1);
+	/* the scope is counted; the BEGIN it swallowed is not */
+	n = test_child(s, t, PROF_NODE_ROOT, "struct_ub_scope");
+	assert_int_not_equal(n, PROF_SNAP_NONE);
+	assert_int_equal(t->nodes[n].calls, 1);
+	n = test_child(s, t, n, "struct_ub_leaked");
+	assert_int_not_equal(n, PROF_SNAP_NONE);
+	assert_int_equal(t->nodes[n].calls, 0);
+	n = test_child(s, t, n, "struct_ub_in_leaked");
+	assert_int_not_equal(n, PROF_SNAP_NONE);
+	assert_int_equal(t->nodes[n].calls, 1);
+	/* later zones land at the right parent: the root */
+	n = test_child(s, t, PROF_NODE_ROOT, "struct_ub_after");
+	assert_int_not_equal(n, PROF_SNAP_NONE);
+	assert_int_equal(t->nodes[n].calls, 1);
+	o = test_child(s, t, PROF_NODE_ROOT, "struct_ub_outer");
+	assert_int_not_equal(o, PROF_SNAP_NONE);
+	assert_int_equal(t->nodes[o].calls, 1);
+	n = test_child(s, t, o, "struct_ub_mid");
+	assert_int_not_equal(n, PROF_SNAP_NONE);
+	assert_int_equal(t->nodes[n].calls, 1);
+	n = test_child(s, t, PROF_NODE_ROOT, "struct_ub_last");
+	assert_int_not_equal(n, PROF_SNAP_NONE);
+	assert_int_equal(t->nodes[n].calls, 1);
+	/* nothing anywhere else */
+	assert_int_equal(test_count_named(s, t, "struct_ub_after"), 1);
+	assert_int_equal(test_count_named(s, t, "struct_ub_last"), 1);
+	assert_int_equal(t->nodes[1].calls, 0);
+	prof_snapshot__destroy(s);
+}
+
+/* --- allocations, frames, names ----------------------------------------- */
+
+static void alloc_case(void)
+{
+	/* before any zone: the thread's root */
+	PROF_ALLOC(5);
+	{
+		PROF_USDT(struct_alloc);
+
+		PROF_ALLOC(100);
+		PROF_ALLOC(100);
+		PROF_ALLOC(100);
+		PROF_FREE(40);
+		{
+			PROF_USDT(struct_alloc_inner);
+
+			PROF_ALLOC(1);
+		}
+		PROF_FREE(60);
+	}
+	PROF_FREE(2);
+}
+
+static void test_alloc(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s = run_case(alloc_case, &t);
+	const struct prof_snap_node *n;
+	__u32 a, in;
+
+	(void)state;
+	a = test_child(s, t, PROF_NODE_ROOT, "struct_alloc");
+	assert_int_not_equal(a, PROF_SNAP_NONE);
+	in = test_child(s, t, a, "struct_alloc_inner");
+	assert_int_not_equal(in, PROF_SNAP_NONE);
+	n = &t->nodes[a];
+	assert_int_equal(n->allocs, 3);
+	assert_int_equal(n->alloc_bytes, 300);
+	assert_int_equal(n->frees, 2);
+	assert_int_equal(n->free_bytes, 100);
+	n = &t->nodes[in];
+	assert_int_equal(n->allocs, 1);
+	assert_int_equal(n->alloc_bytes, 1);
+	assert_int_equal(n->frees, 0);
+	n = &t->nodes[PROF_NODE_ROOT];
+	assert_int_equal(n->allocs, 1);
+	assert_int_equal(n->alloc_bytes, 5);
+	assert_int_equal(n->frees, 1);
+	assert_int_equal(n->free_bytes, 2);
+	prof_snapshot__destroy(s);
+}
+
+#define FRAMES 10
+
+static __u64 frame_ns;
+
+static void frame_case(void)
+{
+	__u64 t0 = 0;
+	int i;
+
+	PROF_THREAD_NAME("struct-frames");
+	/* FRAMES + 1 boundaries: FRAMES frames */
+	for (i = 0; i <= FRAMES; i++) {
+		PROF_FRAME();
+		if (!i)
+			t0 = test_now_ns();
+		if (i < FRAMES)
+			test_spin(1000000);
+	}
+	frame_ns = test_now_ns() - t0;
+}
+
+static void test_frames_and_name(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s = run_case(frame_case, &t);
+	__u64 hist = 0, ns;
+	unsigned i;
+
+	(void)state;
+	assert_string_equal(t->name, "struct-frames");
+	assert_int_equal(t->frames, FRAMES);
+	for (i = 0; i < PROF_HIST_BUCKETS; i++)
+		hist += t->frame_hist[i];
+	assert_int_equal(hist, FRAMES);
+	ns = prof_snap_ns(s, t->frame_ticks);
+	assert_true(ns >= FRAMES * 1000000ull * 98 / 100);
+	assert_true(ns <= frame_ns * 102 / 100);
+	assert_true(prof_snap_ns(s, t->frame_max) >= 1000000ull * 98 / 100);
+	prof_snapshot__destroy(s);
+}
+
+static void long_name_case(void)
+{
+	PROF_THREAD_NAME("a-thread-name-much-longer-than-the-slab-field");
+}
+
+static void test_long_thread_name(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s = run_case(long_name_case, &t);
+
+	(void)state;
+	assert_int_equal(strlen(t->name), PROF_THREAD_NAME_MAX - 1);
+	assert_memory_equal(t->name, "a-thread-name-much-longer-than-the-slab-field",
+			    PROF_THREAD_NAME_MAX - 1);
+	prof_snapshot__destroy(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_recursion),
+		cmocka_unit_test(test_public_private),
+		cmocka_unit_test(test_func_names),
+		cmocka_unit_test(test_begin_end_balanced),
+		cmocka_unit_test(test_begin_end_unbalanced),
+		cmocka_unit_test(test_alloc),
+		cmocka_unit_test(test_frames_and_name),
+		cmocka_unit_test(test_long_thread_name),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

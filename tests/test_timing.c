@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_timing.c - durations come out right: nested zones around busy-waits
+ * of known length give total and self within 2% of what the test measured
+ * itself with CLOCK_MONOTONIC; the reader's p50/p90/p99 of a zone driven
+ * with a known distribution are within 12.5% of the exact quantiles; the
+ * histogram's bucket boundaries and the quantile arithmetic, on their own.
+ */
+#include <math.h>
+#include <pthread.h>
+
+#include "fastpath.h"
+#include "prof.h"
+
+#define MS 1000000ull
+#define US 1000ull
+
+static void assert_within(double got, double want, double tol, const char *what)
+{
+	double err = fabs(got - want) / want;
+
+	if (err > tol)
+		fail_msg("%s: got %.0f ns, want %.0f ns (%.2f%% off, limit %.1f%%)", what, got, want,
+			 100 * err, 100 * tol);
+}
+
+static void *in_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_t th;
+	void *ret;
+
+	assert_int_equal(pthread_create(&th, NULL, fn, arg), 0);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	return ret;
+}
+
+/* --- nested busy-waits ------------------------------------------------- */
+
+#define NEST_ROUNDS 5
+
+struct nest {
+	__u32 tid;
+	__u64 outer_ns, inner_ns;	/* measured by the test, inside the zones */
+};
+
+static void *nest_main(void *arg)
+{
+	struct nest *r = arg;
+	int i;
+
+	r->tid = test_gettid();
+	for (i = 0; i < NEST_ROUNDS; i++) {
+		PROF_USDT(timing_outer);
+		__u64 t0 = test_now_ns(), t1;
+
+		test_spin(20 * MS);
+		{
+			PROF_USDT(timing_inner);
+			__u64 i0 = test_now_ns();
+
+			test_spin(30 * MS);
+			r->inner_ns += test_now_ns() - i0;
+		}
+		test_spin(10 * MS);
+		t1 = test_now_ns();
+		r->outer_ns += t1 - t0;
+	}
+	return NULL;
+}
+
+static void test_nested_total_self(void **state)
+{
+	struct nest r = { 0 };
+	struct prof_snapshot *s;
+	const struct prof_snap_thread *t;
+	const struct prof_snap_node *o, *in;
+	__u32 oi, ii;
+
+	(void)state;
+	in_thread(nest_main, &r);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	t = test_thread(s, r.tid);
+	assert_non_null(t);
+	oi = test_child(s, t, PROF_NODE_ROOT, "timing_outer");
+	assert_int_not_equal(oi, PROF_SNAP_NONE);
+	ii = test_child(s, t, oi, "timing_inner");
+	assert_int_not_equal(ii, PROF_SNAP_NONE);
+	o = &t->nodes[oi];
+	in = &t->nodes[ii];
+	assert_int_equal(o->calls, NEST_ROUNDS);
+	assert_int_equal(in->calls, NEST_ROUNDS);
+	/* the waits really were as long as asked */
+	assert_true(r.inner_ns >= NEST_ROUNDS * 30 * MS);
+	assert_true(r.outer_ns >= NEST_ROUNDS * 60 * MS);
+
+	assert_within((double)prof_snap_ns(s, o->ticks), (double)r.outer_ns, 0.02, "outer total");
+	assert_within((double)prof_snap_ns(s, in->ticks), (double)r.inner_ns, 0.02, "inner total");
+	assert_within((double)prof_snap_ns(s, prof_snap_self(o)), (double)(r.outer_ns - r.inner_ns),
+		      0.02, "outer self");
+	assert_within((double)prof_snap_ns(s, prof_snap_self(in)), (double)r.inner_ns, 0.02,
+		      "inner self");
+	/* the longest single call: an inner one is one wait of 30 ms (the
+	 * clocks agree to 2%, not to the nanosecond) */
+	assert_true(prof_snap_ns(s, in->max) >= 30 * MS * 98 / 100);
+	assert_within((double)prof_snap_ns(s, in->max), (double)r.inner_ns / NEST_ROUNDS, 0.25,
+		      "inner max");
+	prof_snapshot__destroy(s);
+}
+
+/* --- quantiles of a known distribution --------------------------------- */
+
+#define QN 200
+
+struct quant {
+	__u32 tid;
+	__u64 d[QN];	/* each call as the test measured it */
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void *quant_main(void *arg)
+{
+	struct quant *q = arg;
+	__u64 want[QN];
+	unsigned i, seed = 12345;
+
+	q->tid = test_gettid();
+	/* 120 x 100 us, 76 x 400 us, 4 x 2 ms, in a fixed shuffled order */
+	for (i = 0; i < QN; i++)
+		want[i] = i < 120 ? 100 * US : i < 196 ? 400 * US : 2 * MS;
+	for (i = QN - 1; i > 0; i--) {
+		unsigned j;
+		__u64 tmp;
+
+		seed = seed * 1103515245u + 12345u;
+		j = (seed >> 8) % (i + 1);
+		tmp = want[i];
+		want[i] = want[j];
+		want[j] = tmp;
+	}
+	for (i = 0; i < QN; i++) {
+		PROF_USDT(timing_dist);
+		__u64 a = test_now_ns();
+
+		test_spin(want[i]);
+		q->d[i] = test_now_ns() - a;
+	}
+	return NULL;
+}
+
+/* the exact q-quantile with the reader's rank rule: the ceil(q n)-th smallest */
+static __u64 exact_quantile(const __u64 *sorted, unsigned n, double q)
+{
+	unsigned rank = (unsigned)ceil(q * n);
+
+	return sorted[(rank ? rank : 1) - 1];
+}
+
+static void test_percentiles(void **state)
+{
+	static struct quant q;
+	static const double qs[] = { 0.5, 0.9, 0.99, 1.0 };
+	struct prof_snapshot *s;
+	const struct prof_snap_thread *t;
+	const struct prof_snap_node *n;
+	unsigned i;
+
+	(void)state;
+	in_thread(quant_main, &q);
+	qsort(q.d, QN, sizeof(q.d[0]), cmp_u64);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	t = test_thread(s, q.tid);
+	assert_non_null(t);
+	n = test_node(s, t, "timing_dist");
+	assert_non_null(n);
+	assert_int_equal(n->calls, QN);
+	for (i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		char what[32];
+
+		snprintf(what, sizeof(what), "p%g", qs[i] * 100);
+		assert_within((double)prof_snap_ns(s, prof_snap_quantile(s, n, qs[i])),
+			      (double)exact_quantile(q.d, QN, qs[i]), 0.125, what);
+	}
+	/* the clusters are far apart: a wrong rank lands 4x off, not 12% */
+	assert_true(prof_snap_ns(s, prof_snap_quantile(s, n, 0.5)) < 200 * US);
+	assert_true(prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)) > 1 * MS);
+	prof_snapshot__destroy(s);
+}
+
+/* --- the histogram's arithmetic ---------------------------------------- */
+
+static void test_hist_buckets(void **state)
+{
+	unsigned b;
+	__u64 v;
+
+	(void)state;
+	/* below 4 ticks each value its own bucket */
+	for (v = 0; v < 4; v++) {
+		assert_int_equal(prof_hist_bucket(v), v);
+		assert_int_equal(prof_hist_lo((unsigned)v), v);
+	}
+	for (b = 0; b + 1 < PROF_HIST_BUCKETS; b++) {
+		__u64 lo = prof_hist_lo(b), hi = prof_hist_lo(b + 1);
+
+		/* contiguous, increasing, each value of [lo, hi) in b */
+		assert_true(hi > lo);
+		assert_int_equal(prof_hist_bucket(lo), b);
+		assert_int_equal(prof_hist_bucket(hi - 1), b);
+		assert_int_equal(prof_hist_bucket(hi), b + 1);
+		assert_int_equal(prof_hist_bucket(lo + (hi - lo) / 2), b);
+		/* log-linear: no bucket wider than a factor 1.25 */
+		if (b >= 4)
+			assert_true((double)hi <= 1.25 * (double)lo);
+	}
+	/* the last bucket takes everything above */
+	assert_int_equal(prof_hist_bucket(prof_hist_lo(PROF_HIST_BUCKETS - 1)),
+			 PROF_HIST_BUCKETS - 1);
+	assert_int_equal(prof_hist_bucket(1ull << 62), PROF_HIST_BUCKETS - 1);
+	assert_int_equal(prof_hist_bucket(~0ull), PROF_HIST_BUCKETS - 1);
+	/* spot checks: 4..7 are exact, 8 and 9 share a bucket, 10 does not */
+	assert_int_equal(prof_hist_bucket(4), 4);
+	assert_int_equal(prof_hist_bucket(7), 7);
+	assert_int_equal(prof_hist_bucket(8), prof_hist_bucket(9));
+	assert_int_not_equal(prof_hist_bucket(9), prof_hist_bucket(10));
+	assert_int_equal(prof_hist_lo(prof_hist_bucket(1000000)), 917504);
+}
+
+/* a one-thread, one-zone snapshot with counts in chosen buckets, written and read back */
+static struct prof_snapshot *synthetic(const unsigned *buckets, const __u32 *counts, unsigned nb,
+				       __u64 max)
+{
+	static struct prof_snap_site site = { .name = "synth", .func = "f", .file = "x.c" };
+	struct prof_snap_node nodes[3];
+	struct prof_snap_thread th;
+	struct prof_snapshot s, *out = NULL;
+	__u32 hist[PROF_HIST_BUCKETS] = { 0 };
+	__u64 calls = 0, ticks = 0;
+	unsigned i;
+	size_t len;
+	void *buf;
+
+	for (i = 0; i < nb; i++) {
+		hist[buckets[i]] += counts[i];
+		calls += counts[i];
+		ticks += counts[i] * prof_hist_lo(buckets[i]);
+	}
+	memset(nodes, 0, sizeof(nodes));
+	nodes[0].site = nodes[1].site = PROF_SITE_NONE;
+	nodes[2].site = 0;
+	nodes[2].calls = calls;
+	nodes[2].ticks = ticks;
+	nodes[2].max = max;
+	nodes[2].hist_n = PROF_HIST_BUCKETS;
+	nodes[2].allocs = 7;
+	memset(&th, 0, sizeof(th));
+	th.tid = 4242;
+	th.state = PROF_SLAB_EXITED;
+	th.ksched_slot = PROF_NO_SLOT;
+	strcpy(th.name, "synthetic");
+	th.nnodes = 3;
+	th.nodes = nodes;
+	memset(&s, 0, sizeof(s));
+	s.pid = 4242;
+	s.clock = PROF_CLOCK_MONO;
+	s.tick_hz = 1000000000ull;
+	s.nsites = 1;
+	s.nthreads = 1;
+	s.sites = &site;
+	s.threads = &th;
+	s.hist = hist;
+	s.nhist = PROF_HIST_BUCKETS;
+	assert_int_equal(prof_snapshot__write(&s, &buf, &len), 0);
+	assert_int_equal(prof_snapshot__read(buf, len, &out), 0);
+	free(buf);
+	assert_int_equal(out->nthreads, 1);
+	assert_int_equal(out->threads[0].nnodes, 3);
+	assert_int_equal(out->threads[0].nodes[2].calls, calls);
+	assert_int_equal(out->threads[0].nodes[2].ticks, ticks);
+	assert_int_equal(out->threads[0].nodes[2].allocs, 7);
+	assert_string_equal(out->threads[0].name, "synthetic");
+	assert_string_equal(out->sites[0].name, "synth");
+	return out;
+}
+
+static __u64 midpoint(unsigned b)
+{
+	return (__u64)sqrt((double)prof_hist_lo(b) * (double)prof_hist_lo(b + 1));
+}
+
+static void test_quantile_synthetic(void **state)
+{
+	static const unsigned bk[] = { 40, 60, 80 };
+	static const __u32 cnt[] = { 50, 49, 1 };
+	static const unsigned small[] = { 2, 5 };
+	static const __u32 small_cnt[] = { 10, 10 };
+	struct prof_snapshot *s;
+	const struct prof_snap_node *n;
+	__u64 v;
+
+	(void)state;
+	s = synthetic(bk, cnt, 3, prof_hist_lo(81) - 1);
+	n = &s->threads[0].nodes[2];
+	/* rank 50 of 100 is the last value in bucket 40; rank 51 the first in 60 */
+	v = prof_snap_quantile(s, n, 0.5);
+	assert_true(v >= prof_hist_lo(40) && v < prof_hist_lo(41));
+	assert_true(llabs((long long)v - (long long)midpoint(40)) <= (long long)(midpoint(40) / 100));
+	v = prof_snap_quantile(s, n, 0.51);
+	assert_true(v >= prof_hist_lo(60) && v < prof_hist_lo(61));
+	v = prof_snap_quantile(s, n, 0.99);
+	assert_true(v >= prof_hist_lo(60) && v < prof_hist_lo(61));
+	v = prof_snap_quantile(s, n, 1.0);
+	assert_true(v >= prof_hist_lo(80) && v < prof_hist_lo(81));
+	/* the midpoint is within 12.5% of anything in its bucket */
+	assert_true((double)v <= 1.125 * (double)prof_hist_lo(80));
+	assert_true((double)v >= (double)(prof_hist_lo(81) - 1) / 1.125);
+	/* nothing recorded: 0 */
+	assert_int_equal(prof_snap_quantile(s, &s->threads[0].nodes[0], 0.5), 0);
+	prof_snapshot__destroy(s);
+
+	/* a max inside the top bucket clamps the answer */
+	s = synthetic(bk, cnt, 3, prof_hist_lo(80) + 1);
+	n = &s->threads[0].nodes[2];
+	assert_int_equal(prof_snap_quantile(s, n, 1.0), prof_hist_lo(80) + 1);
+	prof_snapshot__destroy(s);
+
+	/* small values are exact */
+	s = synthetic(small, small_cnt, 2, 5);
+	n = &s->threads[0].nodes[2];
+	assert_int_equal(prof_snap_quantile(s, n, 0.5), 2);
+	assert_int_equal(prof_snap_quantile(s, n, 0.9), 5);
+	assert_int_equal(prof_snap_quantile(s, n, 0.0), 2);
+	prof_snapshot__destroy(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hist_buckets),
+		cmocka_unit_test(test_quantile_synthetic),
+		cmocka_unit_test(test_nested_total_self),
+		cmocka_unit_test(test_percentiles),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
