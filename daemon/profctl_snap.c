@@ -213,7 +213,7 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 		last_child[c->parent] = j;
 	}
 	mt->nodes[0].ticks = mt->nodes[0].child_ticks;
-	err = 0;
+	err = prof_snap_mark_recursion(mt, m->nsites);
 cleanup:
 	free(last_child);
 	free(remap);

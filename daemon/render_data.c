@@ -106,7 +106,7 @@ static void walk_tree(struct walk *w, __u32 i, void (*fn)(struct walk *, __u32),
 {
 	__u32 *kids, n, k;
 
-	if (depth > 4096)
+	if (depth > PROF_SNAP_DEPTH_MAX)
 		return;
 	kids = malloc((w->t->nnodes ? w->t->nnodes : 1) * sizeof(*kids));
 	if (!kids)

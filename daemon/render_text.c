@@ -79,6 +79,12 @@ static void tree_walk(struct tctx *c, __u32 i, __u32 depth)
 	size_t plen = strlen(c->prefix);
 	__u32 *kids, n, k;
 
+	/* a tree deeper than anyone reads (or a hostile one): stop */
+	if (depth >= PROF_SNAP_DEPTH_MAX) {
+		if (c->t->nodes[i].first_child != PROF_SNAP_NONE)
+			fprintf(c->f, "%s└─ ... deeper levels not shown\n", c->prefix);
+		return;
+	}
 	/* an array per level: the loop below recurses */
 	kids = malloc((c->t->nnodes ? c->t->nnodes : 1) * sizeof(*kids));
 	if (!kids)
@@ -231,7 +237,7 @@ static __u64 zone_ticks_below(const struct prof_snapshot *s, const struct prof_s
 	__u64 sum = 0;
 	__u32 c;
 
-	if (depth > 4096)
+	if (depth > PROF_SNAP_DEPTH_MAX)
 		return 0;
 	for (c = t->nodes[i].first_child; c != PROF_SNAP_NONE && c < t->nnodes;
 	     c = t->nodes[c].next_sibling) {

@@ -121,11 +121,85 @@ static void test_segflat_rejects_garbage(void **state)
 	assert_int_equal(prof_seg_flat(junk, 8, 0, 0, &s, &r, &n), -EINVAL);
 }
 
+/*
+ * A chain a million nodes deep, sites A B A B ...: every consumer finishes
+ * (the recursion check is O(nodes), renderers stop at PROF_SNAP_DEPTH_MAX,
+ * nothing recurses per level without a bound) and recursion is still
+ * counted once: A's flat total is its outermost node's, B's likewise.
+ */
+static void test_deep_chain(void **state)
+{
+	enum { N = 1000000 };
+	struct prof_snapshot in = { 0 }, *s = NULL, *light = NULL;
+	struct prof_snap_thread th = { 0 };
+	struct prof_snap_site sites[2] = { { .name = "chain_a" }, { .name = "chain_b" } };
+	struct prof_flat_row *rows = NULL;
+	size_t len, n, i;
+	void *img;
+	FILE *null;
+
+	(void)state;
+	in.pid = 1;
+	in.clock = PROF_CLOCK_TSC;
+	in.tick_hz = 1000000000ull;
+	in.nsites = 2;
+	in.sites = sites;
+	in.nthreads = 1;
+	in.threads = &th;
+	th.tid = 1;
+	th.state = PROF_SLAB_ALIVE;
+	th.nnodes = N;
+	th.nodes = calloc(N, sizeof(*th.nodes));
+	assert_non_null(th.nodes);
+	th.nodes[0].site = th.nodes[1].site = PROF_SITE_NONE;
+	for (i = 2; i < N; i++) {
+		th.nodes[i].site = (__u32)(i % 2);
+		th.nodes[i].parent = i == 2 ? 0 : (__u32)(i - 1);
+		th.nodes[i].calls = 1;
+		th.nodes[i].ticks = N - i;
+		th.nodes[i].max = N - i;
+	}
+	assert_int_equal(prof_snapshot__write(&in, &img, &len), 0);
+	free(th.nodes);
+
+	assert_int_equal(prof_snapshot__read(img, len, &s), 0);
+	assert_int_equal(s->threads[0].nnodes, N);
+	assert_false(prof_snap_is_recursive(&s->threads[0], 2));
+	assert_false(prof_snap_is_recursive(&s->threads[0], 3));
+	assert_true(prof_snap_is_recursive(&s->threads[0], 4));
+	assert_true(prof_snap_is_recursive(&s->threads[0], N - 1));
+	assert_int_equal(prof_snap_flat(s, 0, PROF_SORT_TOTAL, &rows, &n), 0);
+	assert_int_equal(n, 2);
+	for (i = 0; i < n; i++) {
+		/* chain_a's outermost is node 2, chain_b's node 3 */
+		assert_int_equal(rows[i].ticks, rows[i].site == 0 ? N - 2 : N - 3);
+		assert_int_equal(rows[i].calls, rows[i].site == 0 ? (N - 2 + 1) / 2 : (N - 2) / 2);
+	}
+	free(rows);
+	assert_int_equal(prof_seg_flat(img, len, 0, PROF_SORT_TOTAL, &light, &rows, &n), 0);
+	assert_int_equal(n, 2);
+	free(rows);
+	prof_snapshot__destroy(light);
+
+	null = fopen("/dev/null", "w");
+	assert_non_null(null);
+	{
+		struct prof_report_opts o = { .sort = PROF_SORT_SELF };
+
+		assert_int_equal(prof_report_text(null, s, &o), 0);
+		assert_int_equal(prof_report_json(null, &s, 1), 0);
+	}
+	fclose(null);
+	prof_snapshot__destroy(s);
+	free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_segflat_equals_snapshot),
 		cmocka_unit_test(test_segflat_rejects_garbage),
+		cmocka_unit_test(test_deep_chain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -67,7 +67,7 @@ static int pool_add(struct hist_pool *p, const __u32 *src, __u32 n, __u64 *off)
 }
 
 /* link children, depths and child totals; nodes must have parent < index */
-static void thread_derive(struct prof_snap_thread *t)
+static int thread_derive(struct prof_snap_thread *t, __u32 nsites)
 {
 	struct prof_snap_node *nodes = t->nodes;
 	__u32 i;
@@ -90,6 +90,7 @@ static void thread_derive(struct prof_snap_thread *t)
 		nodes[i].depth = nodes[nodes[i].parent].depth + 1;
 	/* the root's total is what its children took */
 	nodes[0].ticks = nodes[0].child_ticks;
+	return prof_snap_mark_recursion(t, nsites);
 }
 
 /* prof_seg_flat: flat rows accumulated straight from the segment */
@@ -99,6 +100,7 @@ struct flat_acc {
 	struct prof_flat_row *rows;	/* nsites + 1: the last is overflow */
 	__u64 *plus, *minus;		/* per row: ticks, and the children's ticks */
 	__u32 *site_of, *parent_of;	/* this thread's tree so far */
+	__u64 *path_sites;		/* per node: a 64-bit filter of the sites above it */
 };
 
 /* one pass over the first cache line of each node; nodes must have
@@ -121,6 +123,7 @@ static int flat_thread(const struct prof_node *nodes, __u32 nn, __u32 nsites, bo
 			return -EINVAL;
 		fa->site_of[i] = site;
 		fa->parent_of[i] = parent;
+		fa->path_sites[i] = parent ? fa->path_sites[parent] | 1ull << (fa->site_of[parent] & 63) : 0;
 		if (!take || i == 0)
 			continue;
 		row = site < nsites ? site : nsites;
@@ -135,8 +138,15 @@ static int flat_thread(const struct prof_node *nodes, __u32 nn, __u32 nsites, bo
 		fa->plus[row] += ticks;
 		if (parent)
 			fa->minus[fa->site_of[parent] < nsites ? fa->site_of[parent] : nsites] += ticks;
-		for (p = parent; p && !rec && i > 1; p = fa->parent_of[p])
-			rec = fa->site_of[p] == site;
+		/* the filter rules most nodes out at once; a walk confirms, and a
+		 * hostile chain deeper than the renderers draw is not walked */
+		if (i > 1 && (fa->path_sites[i] & 1ull << (site & 63))) {
+			__u32 steps = 0;
+
+			for (p = parent; p && !rec && steps < 16 * PROF_SNAP_DEPTH_MAX;
+			     p = fa->parent_of[p], steps++)
+				rec = fa->site_of[p] == site;
+		}
 		if (!rec) {
 			r->ticks += ticks;
 			r->offcpu_ns += LD(&src->offcpu_ns);
@@ -215,8 +225,7 @@ static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 in
 		if (err)
 			return err;
 	}
-	thread_derive(t);
-	return 0;
+	return thread_derive(t, nsites);
 }
 
 int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **out)
@@ -258,7 +267,8 @@ int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_
 	fa.minus = calloc((size_t)fa.nsites + 1, sizeof(*fa.minus));
 	fa.site_of = malloc(((size_t)max_nodes + 1) * sizeof(__u32));
 	fa.parent_of = malloc(((size_t)max_nodes + 1) * sizeof(__u32));
-	if (!fa.rows || !fa.plus || !fa.minus || !fa.site_of || !fa.parent_of)
+	fa.path_sites = malloc(((size_t)max_nodes + 1) * sizeof(__u64));
+	if (!fa.rows || !fa.plus || !fa.minus || !fa.site_of || !fa.parent_of || !fa.path_sites)
 		goto cleanup;
 	err = read_seg(mem, len, PROF_READ_NO_HIST, &fa, snap);
 	if (err)
@@ -282,6 +292,7 @@ cleanup:
 	free(fa.minus);
 	free(fa.site_of);
 	free(fa.parent_of);
+	free(fa.path_sites);
 	return err;
 }
 
@@ -521,13 +532,48 @@ const char *prof_snap_node_name(const struct prof_snapshot *s, const struct prof
 
 int prof_snap_is_recursive(const struct prof_snap_thread *t, __u32 i)
 {
-	__u32 site = t->nodes[i].site, p = t->nodes[i].parent;
+	return !!(t->nodes[i].flags & PROF_SNAP_F_RECURSIVE);
+}
 
-	while (p != 0) {
-		if (t->nodes[p].site == site)
-			return 1;
-		p = t->nodes[p].parent;
+/*
+ * Depth first, without recursion: a count per site of how often it is on
+ * the path from the root; a node is recursive if its site already is.
+ */
+int prof_snap_mark_recursion(struct prof_snap_thread *t, __u32 nsites)
+{
+	__u32 *on_path = calloc((size_t)nsites + 1, sizeof(*on_path));
+	struct prof_snap_node *nodes = t->nodes;
+	__u32 i = nodes[0].first_child;
+
+#define ROW(n) ((n)->site < nsites ? (n)->site : nsites)
+	if (!on_path)
+		return -ENOMEM;
+	while (i != PROF_SNAP_NONE && i != 0) {
+		struct prof_snap_node *n = &nodes[i];
+
+		if (on_path[ROW(n)] && i > 1)
+			n->flags |= PROF_SNAP_F_RECURSIVE;
+		else
+			n->flags &= ~PROF_SNAP_F_RECURSIVE;
+		on_path[ROW(n)]++;
+		if (n->first_child != PROF_SNAP_NONE) {
+			i = n->first_child;
+			continue;
+		}
+		/* leave i, then every ancestor whose children are done */
+		for (;;) {
+			on_path[ROW(&nodes[i])]--;
+			if (nodes[i].next_sibling != PROF_SNAP_NONE) {
+				i = nodes[i].next_sibling;
+				break;
+			}
+			i = nodes[i].parent;
+			if (i == 0)
+				break;
+		}
 	}
+#undef ROW
+	free(on_path);
 	return 0;
 }
 
@@ -600,7 +646,8 @@ int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 			if (!n->calls)
 				n->max = 0;
 		}
-		thread_derive(t);
+		if (thread_derive(t, s->nsites))
+			return -ENOMEM;
 	}
 	return 0;
 }

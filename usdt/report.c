@@ -129,7 +129,7 @@ static void tree_row(struct tree_out *to, __u32 i, const char *branch)
 	fputc('\n', to->f);
 }
 
-static int tree_children(struct tree_out *to, __u32 parent)
+static int tree_children(struct tree_out *to, __u32 parent, __u32 depth)
 {
 	const struct prof_snap_thread *t = to->t;
 	size_t plen = strlen(to->prefix), n = 0, k;
@@ -141,6 +141,12 @@ static int tree_children(struct tree_out *to, __u32 parent)
 			n++;
 	if (!n)
 		return 0;
+	/* a tree deeper than anyone reads (or a hostile one): say so, stop */
+	if (depth >= PROF_SNAP_DEPTH_MAX) {
+		fprintf(to->f, "%*s  %s└─ ... %zu more below, not shown\n", to->sched ? 103 : 78, "",
+			to->prefix, n);
+		return 0;
+	}
 	kids = malloc(n * sizeof(*kids));
 	if (!kids)
 		return -ENOMEM;
@@ -159,7 +165,7 @@ static int tree_children(struct tree_out *to, __u32 parent)
 		/* deep trees: stop indenting rather than overflow the prefix */
 		if (!top && plen + 8 < sizeof(to->prefix))
 			strcat(to->prefix, last ? "   " : "│  ");
-		tree_children(to, kids[k]);
+		tree_children(to, kids[k], depth + 1);
 		to->prefix[plen] = 0;
 	}
 	free(kids);
@@ -227,7 +233,7 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 				continue;
 			thread_header(f, s, t, o);
 			columns(f, sched, o);
-			err = tree_children(&to, PROF_NODE_ROOT);
+			err = tree_children(&to, PROF_NODE_ROOT, 0);
 			if (err)
 				return err;
 		}
@@ -381,12 +387,15 @@ static void json_node(FILE *f, const struct prof_snapshot *s, const struct prof_
 		(unsigned long long)n->offcpu_ns, (unsigned long long)n->anomalies,
 		(unsigned long long)n->allocs, (unsigned long long)n->alloc_bytes,
 		(unsigned long long)n->frees, (unsigned long long)n->free_bytes);
-	for (c = n->first_child; c != PROF_SNAP_NONE; c = t->nodes[c].next_sibling) {
+	/* a hostile depth must not exhaust the stack: cut, and say so */
+	for (c = n->first_child; c != PROF_SNAP_NONE && depth < PROF_SNAP_DEPTH_MAX;
+	     c = t->nodes[c].next_sibling) {
 		fputs(first ? "\n" : ",\n", f);
 		json_node(f, s, t, c, depth + 1);
 		first = false;
 	}
-	fputs("]}", f);
+	fputs(depth >= PROF_SNAP_DEPTH_MAX && n->first_child != PROF_SNAP_NONE ?
+		      "],\"truncated\":true}" : "]}", f);
 }
 
 int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)

@@ -29,6 +29,9 @@ extern "C" {
 #endif
 
 #define PROF_SNAP_NONE	0xffffffffU
+#define PROF_SNAP_F_RECURSIVE	0x1	/* an ancestor has the same site */
+/* renderers draw at most this many levels of a tree, then say so */
+#define PROF_SNAP_DEPTH_MAX	256
 
 struct prof_snap_site {
 	char name[PROF_NAME_MAX];
@@ -46,7 +49,7 @@ struct prof_snap_node {
 	__u32 depth;		/* root 0 */
 	__u32 hist_lo;		/* first bucket copied */
 	__u32 hist_n;		/* buckets copied: [hist_lo, hist_lo + hist_n) */
-	__u32 __pad;
+	__u32 flags;		/* PROF_SNAP_F_* (derived) */
 	__u64 hist_off;		/* into prof_snapshot.hist */
 	__u64 calls;
 	__u64 ticks;		/* inclusive */
@@ -145,6 +148,10 @@ static inline __u64 prof_snap_self(const struct prof_snap_node *n)
 }
 /* true if an ancestor of node i has the same site (recursion) */
 int prof_snap_is_recursive(const struct prof_snap_thread *t, __u32 i);
+/* set PROF_SNAP_F_RECURSIVE on every node, in O(nodes) whatever the depth;
+ * needs first_child/next_sibling.  The reader does it; call it again on a
+ * tree built by hand.  0 or -ENOMEM */
+int prof_snap_mark_recursion(struct prof_snap_thread *t, __u32 nsites);
 
 /* discovery: segments in /dev/shm */
 struct prof_seg_ent {
