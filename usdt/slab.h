@@ -44,7 +44,8 @@
  * Duration histogram, log-linear: values below 4 ticks exact, then each
  * power of two split into 4 linear sub-buckets.  A bucket spans at most a
  * factor 1.25, so its geometric midpoint is within 11.8% of any value in
- * it.  The last bucket also takes everything above 2^48 ticks.
+ * it.  The last bucket, from 7 * 2^46 ticks (some 50 hours at 2.6 GHz),
+ * also takes everything longer.
  */
 #define PROF_HIST_SUB_BITS	2
 #define PROF_HIST_BUCKETS	192
