@@ -2,8 +2,8 @@
 /*
  * profsched.h - the kernel word: one record per registered thread.
  *
- * Shared by bpf/profsched.bpf.c (the only writer), profd (assigns and
- * zeroes slots) and the runtime in usdt/ (maps the array read-only and
+ * Shared by bpf/profsched.bpf.c (the only writer), profd (assigns
+ * slots) and the runtime in usdt/ (maps the array read-only and
  * reads it on the fast path).  Fixed-width fields only; includes nothing.
  */
 #ifndef PROF_PROFSCHED_H
@@ -22,10 +22,22 @@ struct prof_sched_rec {
 	__u64 seq;		/* low 32 bits: switches out, high 32: migrations */
 	__u64 offcpu_ns;	/* accumulated time switched out */
 	__u64 out_ns;		/* bpf only: when it last switched out, 0 = running */
-	__u32 tid;		/* profd: owner, 0 = free slot */
+	__u32 tid;		/* bpf: owner, set with gen */
 	__u32 last_cpu;		/* bpf only: cpu it last ran on */
-	__u64 gen;		/* profd: bumped each time the slot is assigned */
+	__u64 gen;		/* bpf: the assignment (profd's gen) it counts for */
 	__u64 __pad[3];
+};
+
+/*
+ * The value of the tid -> slot hash.  profd cannot write the array (it is
+ * frozen, so the processes it is handed to cannot either): the program
+ * starts a record afresh (zeroes, sets tid and gen) on its new owner's
+ * first switch after the assignment, when rec.gen != gen.
+ */
+struct prof_sched_slot {
+	__u32 slot;
+	__u32 __pad;
+	__u64 gen;
 };
 
 #endif /* PROF_PROFSCHED_H */

@@ -1,18 +1,420 @@
 // SPDX-License-Identifier: MIT
 /*
- * agent.c - the profd client.  Placeholder until the daemon lands: without
- * profd every thread keeps the constant kernel word.
+ * agent.c - the profd client inside the profiled process.
+ *
+ * One background thread per process (never one of the application's)
+ * connects to profd's socket ($PROF_SOCKET, else the default), registers
+ * each profiled thread once, receives the kernel record array's fd
+ * (once per connection; the map is frozen, so nobody can write it from
+ * user space) and maps it read-only.  It then points
+ * the thread's fast path at its record (te->fast->krec, stored under
+ * prof_rt.lock so the thread cannot exit meanwhile) once the kernel has
+ * started that record afresh for it.  With profd absent it
+ * retries about once a second; a hung profd costs this thread a timeout,
+ * never the application a wait.  The only thing an application thread
+ * does here is write an eventfd (prof_agent__kick).
  */
-#include "runtime.h"
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <stdio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "runtime.h"
+#include "proto.h"
+
+#define AGENT_SOCKET_DEFAULT	"/run/profd/profd.sock"
+#define AGENT_RETRY_MS		1000	/* reconnect period while profd is absent */
+#define AGENT_IO_TIMEOUT_MS	250	/* per request: a hung profd costs this */
+#define AGENT_BATCH		64	/* registrations per round */
+#define AGENT_MAX_SLOTS		(1u << 20)
+#define AGENT_PEND_MAX		256	/* threads waiting for their first switch */
+#define AGENT_PEND_MS		10	/* how often they are looked at */
+#define AGENT_PEND_TRIES	6000	/* a minute; then the next connection */
+
+struct agent_pend {
+	__u32 tid;
+	__u32 slot;
+	__u64 gen;
+	__u32 tries;
+};
+
+/* all fields under prof_rt.lock, except where noted */
+static struct {
+	bool enabled;		/* prof_agent__start ran: keep a thread alive */
+	bool running;		/* the thread exists in this process */
+	int efd;		/* kicks; read by kick without the lock */
+	char path[108];
+	/* agent thread only */
+	int sock;
+	const struct prof_sched_rec *recs;
+	void *recs_mem;		/* the same, for munmap */
+	size_t recs_len;
+	__u32 nslots;
+	struct agent_pend pend[AGENT_PEND_MAX];
+	__u32 npend;
+} agent = { .efd = -1, .sock = -1 };
+
+static void agent_disconnect(void)
+{
+	struct prof_tentry *te;
+
+	if (agent.sock >= 0)
+		close(agent.sock);
+	agent.sock = -1;
+	/*
+	 * The old array stays mapped: a thread may hold its record pointer
+	 * right now.  Its numbers just stop moving until the thread is
+	 * registered again with the next profd.
+	 */
+	agent.recs = NULL;
+	agent.recs_mem = NULL;
+	agent.npend = 0;
+	pthread_mutex_lock(&prof_rt.lock);
+	for (te = prof_rt.threads; te; te = te->next)
+		te->registered = false;
+	pthread_mutex_unlock(&prof_rt.lock);
+}
+
+static int agent_connect(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 0, AGENT_IO_TIMEOUT_MS * 1000 };
+	int fd, fl;
+
+	if (strlen(agent.path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, agent.path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* non-blocking: a full backlog (hung profd) is a retry, not a wait */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv))) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	agent.sock = fd;
+	return 0;
+}
+
+/* one REGISTER round trip: 0, 1 if profd refused the thread, or -errno
+ * (drop the connection); *mfd gets the map fd if one came along */
+static int agent_request(__u32 tid, struct profd_registered *out, int *mfd)
+{
+	struct {
+		struct profd_hdr h;
+		struct profd_register r;
+	} req = { { PROFD_MSG_REGISTER, sizeof(req) }, { tid, agent.recs ? 0 : PROFD_REG_WANT_FD } };
+	union {
+		char buf[PROFD_MSG_MAX];
+		struct profd_hdr h;
+	} rep;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { rep.buf, sizeof(rep.buf) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	ssize_t n;
+	int err;
+
+	*mfd = -1;
+	if (send(agent.sock, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req))
+		return -EIO;
+	n = recvmsg(agent.sock, &msg, MSG_CMSG_CLOEXEC);
+	if (n <= 0)
+		return n < 0 ? -errno : -ECONNRESET;
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int))) {
+			if (*mfd >= 0)
+				close(*mfd);
+			memcpy(mfd, CMSG_DATA(c), sizeof(int));
+		}
+	}
+	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ? -EBADMSG : profd_msg_check(rep.buf, (size_t)n);
+	if (!err && rep.h.type == PROFD_MSG_ERROR) {
+		struct profd_error e;
+
+		memcpy(&e, rep.buf + sizeof(rep.h), sizeof(e));
+		if (*mfd >= 0)
+			close(*mfd);
+		*mfd = -1;
+		/* a refusal for this thread (1), not a broken connection */
+		return e.err < 0 ? 1 : -EPROTO;
+	}
+	if (!err && rep.h.type != PROFD_MSG_REGISTERED)
+		err = -EPROTO;
+	if (!err) {
+		memcpy(out, rep.buf + sizeof(rep.h), sizeof(*out));
+		if (out->tid != tid)
+			err = -EPROTO;
+	}
+	if (err && *mfd >= 0) {
+		close(*mfd);
+		*mfd = -1;
+	}
+	return err;
+}
+
+/* map the array profd sent: read-only, validated geometry */
+static int agent_map(int mfd, const struct profd_registered *r)
+{
+	void *mem;
+	size_t len;
+
+	if (r->rec_size != sizeof(struct prof_sched_rec) || !r->nslots ||
+	    r->nslots > AGENT_MAX_SLOTS)
+		return -EPROTO;
+	len = (size_t)r->nslots * sizeof(struct prof_sched_rec);
+	len = (len + 4095) & ~(size_t)4095;
+	mem = mmap(NULL, len, PROT_READ, MAP_SHARED, mfd, 0);
+	if (mem == MAP_FAILED)
+		return -errno;
+	agent.recs = mem;
+	agent.recs_mem = mem;
+	agent.recs_len = len;
+	agent.nslots = r->nslots;
+	return 0;
+}
+
+/* a thread profd answered for: registered, with slot or PROF_NO_SLOT */
+static void agent_mark(__u32 tid, __u32 slot)
+{
+	struct prof_tentry *te;
+
+	pthread_mutex_lock(&prof_rt.lock);
+	for (te = prof_rt.threads; te; te = te->next) {
+		if ((__u32)te->tid != tid || !te->alive || te->registered)
+			continue;
+		te->registered = true;
+		te->kslot = slot;
+		break;
+	}
+	pthread_mutex_unlock(&prof_rt.lock);
+}
+
+/* point a thread's fast path at its record, if it still lives */
+static void agent_point(__u32 tid, __u32 slot)
+{
+	struct prof_tentry *te;
+
+	pthread_mutex_lock(&prof_rt.lock);
+	for (te = prof_rt.threads; te; te = te->next) {
+		if ((__u32)te->tid != tid || !te->alive || !te->registered || te->kslot != slot)
+			continue;
+		if (te->fast)
+			__atomic_store_n(&te->fast->krec, &agent.recs[slot], __ATOMIC_RELAXED);
+		__atomic_store_n(&te->hdr->ksched_slot, slot, __ATOMIC_RELAXED);
+		break;
+	}
+	pthread_mutex_unlock(&prof_rt.lock);
+}
+
+/*
+ * A record is started afresh by the kernel on its owner's first switch
+ * after the assignment (its gen then matches).  Until then it may hold a
+ * previous owner's numbers, so the thread is pointed at it only after.
+ */
+static bool rec_ready(__u32 slot, __u64 gen)
+{
+	return __atomic_load_n(&agent.recs[slot].gen, __ATOMIC_ACQUIRE) == gen;
+}
+
+/* bind the pending threads whose records are ready; true if any remain */
+static bool agent_pending(void)
+{
+	__u32 i, j;
+
+	for (i = j = 0; i < agent.npend; i++) {
+		struct agent_pend *p = &agent.pend[i];
+
+		if (rec_ready(p->slot, p->gen))
+			agent_point(p->tid, p->slot);
+		else if (p->tries++ < AGENT_PEND_TRIES)
+			agent.pend[j++] = *p;
+	}
+	agent.npend = j;
+	return j > 0;
+}
+
+/* register every alive thread that has no record yet; -errno: reconnect */
+static int agent_register_all(void)
+{
+	__u32 tids[AGENT_BATCH];
+	struct prof_tentry *te;
+	struct profd_registered r = { 0 };
+	size_t n, i;
+	int err, mfd;
+
+	do {
+		n = 0;
+		pthread_mutex_lock(&prof_rt.lock);
+		for (te = prof_rt.threads; te && n < AGENT_BATCH; te = te->next)
+			if (te->alive && !te->registered)
+				tids[n++] = (__u32)te->tid;
+		pthread_mutex_unlock(&prof_rt.lock);
+
+		for (i = 0; i < n; i++) {
+			err = agent_request(tids[i], &r, &mfd);
+			if (err < 0)
+				return err;
+			if (err == 1) {
+				/* refused (gone, no slot left): do not ask again */
+				agent_mark(tids[i], PROF_NO_SLOT);
+				continue;
+			}
+			if (!agent.recs) {
+				err = mfd >= 0 ? agent_map(mfd, &r) : -EPROTO;
+				if (mfd >= 0)
+					close(mfd);
+				if (err)
+					return err;
+			} else if (mfd >= 0) {
+				close(mfd);
+			}
+			if (r.slot >= agent.nslots)
+				return -EPROTO;
+			agent_mark(tids[i], r.slot);
+			if (rec_ready(r.slot, r.gen) || agent.npend == AGENT_PEND_MAX) {
+				agent_point(tids[i], r.slot);
+			} else {
+				agent.pend[agent.npend].tid = tids[i];
+				agent.pend[agent.npend].slot = r.slot;
+				agent.pend[agent.npend].gen = r.gen;
+				agent.pend[agent.npend].tries = 0;
+				agent.npend++;
+			}
+		}
+	} while (n == AGENT_BATCH);
+	return 0;
+}
+
+static void *agent_main(void *arg)
+{
+	struct pollfd pfd[2];
+	int wait;
+	__u64 v;
+
+	(void)arg;
+	for (;;) {
+		if (agent.sock < 0)
+			agent_connect();
+		if (agent.sock >= 0 && agent_register_all())
+			agent_disconnect();
+		wait = agent.sock >= 0 && agent_pending() ? AGENT_PEND_MS : AGENT_RETRY_MS;
+
+		pfd[0].fd = agent.efd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = agent.sock;
+		pfd[1].events = POLLIN;
+		pfd[0].revents = pfd[1].revents = 0;
+		if (poll(pfd, agent.sock >= 0 ? 2 : 1, wait) < 0 && errno != EINTR)
+			usleep(AGENT_RETRY_MS * 1000);
+		if (pfd[0].revents & POLLIN)
+			if (read(agent.efd, &v, sizeof(v)) < 0)
+				v = 0;
+		/* profd never speaks first: anything here is a hangup */
+		if (agent.sock >= 0 && pfd[1].revents)
+			agent_disconnect();
+	}
+	return NULL;
+}
+
+/* caller holds prof_rt.lock */
+static void agent_spawn(void)
+{
+	sigset_t all, old;
+	pthread_attr_t at;
+	pthread_t thr;
+
+	if (agent.running)
+		return;
+	if (agent.efd < 0)
+		agent.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (agent.efd < 0)
+		return;
+	/* the agent takes no signal meant for the application */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	if (!pthread_create(&thr, &at, agent_main, NULL)) {
+		agent.running = true;
+		pthread_setname_np(thr, "prof-agent");
+	}
+	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* called with prof_rt.lock held, once, when the segment is created */
 void prof_agent__start(void)
 {
+	const char *p = getenv("PROF_SOCKET");
+
+	if (agent.enabled)
+		return;
+	snprintf(agent.path, sizeof(agent.path), "%s", p && *p ? p : AGENT_SOCKET_DEFAULT);
+	agent.enabled = true;
+	agent_spawn();
 }
 
+/* an application thread was added; prof_rt.lock is not held */
 void prof_agent__kick(void)
 {
+	__u64 one = 1;
+	int fd;
+
+	if (!__atomic_load_n(&agent.enabled, __ATOMIC_RELAXED))
+		return;
+	if (!__atomic_load_n(&agent.running, __ATOMIC_RELAXED)) {
+		/* a forked child: its agent died with the parent's threads */
+		pthread_mutex_lock(&prof_rt.lock);
+		agent_spawn();
+		pthread_mutex_unlock(&prof_rt.lock);
+	}
+	fd = __atomic_load_n(&agent.efd, __ATOMIC_RELAXED);
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
+		return;	/* counter full: a kick is pending anyway */
 }
 
+/* in the child of fork(), single-threaded: forget the parent's agent */
 void prof_agent__atfork_child(void)
 {
+	if (agent.sock >= 0)
+		close(agent.sock);
+	agent.sock = -1;
+	if (agent.efd >= 0)
+		close(agent.efd);
+	agent.efd = -1;
+	/* nobody else runs: the parent's mapping can go */
+	if (agent.recs_mem)
+		munmap(agent.recs_mem, agent.recs_len);
+	agent.recs = NULL;
+	agent.recs_mem = NULL;
+	agent.npend = 0;
+	agent.running = false;
 }

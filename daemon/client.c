@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+/*
+ * client.c - daemon/client.h over daemon/proto.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "proto.h"
+
+#define CLIENT_SEND_TIMEOUT_MS	1000
+#define CLIENT_RECV_TIMEOUT_MS	10000	/* a snapshot of a large process */
+#define CLIENT_MAX_PROCS	65536
+
+const char *profd_socket_path(void)
+{
+	const char *p = getenv("PROFD_SOCKET");
+
+	return p && *p ? p : PROFD_SOCKET_DEFAULT;
+}
+
+int profd_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval snd = { CLIENT_SEND_TIMEOUT_MS / 1000, 0 };
+	struct timeval rcv = { CLIENT_RECV_TIMEOUT_MS / 1000, 0 };
+	int fd, fl, err;
+
+	if (!path)
+		path = profd_socket_path();
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* non-blocking: a full backlog fails at once instead of hanging */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		goto fail;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof(rcv)))
+		goto fail;
+	return fd;
+fail:
+	err = -errno;
+	close(fd);
+	return err;
+}
+
+static int send_req(int fd, __u32 type, const void *payload, size_t plen)
+{
+	union {
+		char buf[PROFD_MSG_MAX];
+		struct profd_hdr h;
+	} m;
+	size_t len = sizeof(m.h) + plen;
+	ssize_t n;
+
+	m.h.type = type;
+	m.h.len = (__u32)len;
+	if (plen)
+		memcpy(m.buf + sizeof(m.h), payload, plen);
+	n = send(fd, m.buf, len, MSG_NOSIGNAL);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+/*
+ * One answer.  want: the type expected; an ERROR answer returns its code.
+ * *rfd (if not NULL) gets an fd passed along, else such an fd is closed.
+ */
+static int recv_rep(int fd, __u32 want, void *payload, size_t plen, int *rfd, __u32 *got)
+{
+	union {
+		char buf[PROFD_MSG_MAX + 1];
+		struct profd_hdr h;
+	} m;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { m.buf, sizeof(m.buf) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	int pfd = -1, err;
+	ssize_t n;
+
+	if (rfd)
+		*rfd = -1;
+	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+	if (n == 0)
+		return -ECONNRESET;
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int))) {
+			if (pfd >= 0)
+				close(pfd);
+			memcpy(&pfd, CMSG_DATA(c), sizeof(int));
+		}
+	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ? -EBADMSG
+							 : profd_msg_check(m.buf, (size_t)n);
+	if (err)
+		goto out;
+	if (got)
+		*got = m.h.type;
+	if (m.h.type == PROFD_MSG_ERROR) {
+		struct profd_error e;
+
+		memcpy(&e, m.buf + sizeof(m.h), sizeof(e));
+		err = e.err < 0 && e.err > -4096 ? e.err : -EPROTO;
+		goto out;
+	}
+	if (m.h.type != want && !(got && want == PROFD_MSG_PROC && m.h.type == PROFD_MSG_END)) {
+		err = -EPROTO;
+		goto out;
+	}
+	if (m.h.len - sizeof(m.h) > plen) {
+		err = -EPROTO;
+		goto out;
+	}
+	memcpy(payload, m.buf + sizeof(m.h), m.h.len - sizeof(m.h));
+	if (rfd) {
+		*rfd = pfd;
+		pfd = -1;
+	}
+out:
+	if (pfd >= 0)
+		close(pfd);
+	return err;
+}
+
+int profd_status(int fd, struct profd_status *st)
+{
+	struct profd_wire_status w;
+	int err;
+
+	err = send_req(fd, PROFD_MSG_STATUS_REQ, NULL, 0);
+	if (!err)
+		err = recv_rep(fd, PROFD_MSG_STATUS, &w, sizeof(w), NULL, NULL);
+	if (err)
+		return err;
+	memset(st, 0, sizeof(*st));
+	st->version = w.version;
+	st->bpf_on = w.bpf_on;
+	memcpy(st->bpf_why, w.bpf_why, sizeof(st->bpf_why));
+	st->bpf_why[sizeof(st->bpf_why) - 1] = 0;
+	st->processes = w.processes;
+	st->threads = w.threads;
+	st->slots_free = w.slots_free;
+	st->interval_ms = w.interval_ms;
+	st->samples = w.samples;
+	st->uptime_ns = w.uptime_ns;
+	return 0;
+}
+
+int profd_list(int fd, struct profd_proc **procs, size_t *n)
+{
+	union {
+		struct profd_wire_proc p;
+		struct profd_end e;
+	} w;
+	struct profd_proc *v = NULL, *nv;
+	size_t cnt = 0, cap = 0;
+	__u32 type;
+	int err;
+
+	*procs = NULL;
+	*n = 0;
+	err = send_req(fd, PROFD_MSG_LIST_REQ, NULL, 0);
+	while (!err) {
+		err = recv_rep(fd, PROFD_MSG_PROC, &w, sizeof(w), NULL, &type);
+		if (err)
+			break;
+		if (type == PROFD_MSG_END) {
+			if (w.e.count != cnt)
+				err = -EPROTO;
+			break;
+		}
+		if (cnt >= CLIENT_MAX_PROCS) {
+			err = -E2BIG;
+			break;
+		}
+		if (cnt == cap) {
+			cap = cap ? 2 * cap : 16;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		memset(&v[cnt], 0, sizeof(v[cnt]));
+		v[cnt].pid = w.p.pid;
+		v[cnt].uid = w.p.uid;
+		v[cnt].start_token = w.p.start_token;
+		memcpy(v[cnt].comm, w.p.comm, sizeof(v[cnt].comm));
+		v[cnt].comm[sizeof(v[cnt].comm) - 1] = 0;
+		v[cnt].threads = w.p.threads;
+		v[cnt].alive = w.p.alive;
+		v[cnt].kernel = w.p.kernel;
+		v[cnt].created_ns = w.p.created_ns;
+		cnt++;
+	}
+	if (err) {
+		free(v);
+		return err;
+	}
+	*procs = v;
+	*n = cnt;
+	return 0;
+}
+
+int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_snapshot **snap)
+{
+	struct profd_snapshot_req req = { .pid = (__u32)pid, .mode = (__u32)mode,
+					  .seconds = seconds };
+	struct profd_snapshot_rep rep;
+	int err, sfd = -1;
+
+	*snap = NULL;
+	if (pid <= 0 || mode < PROFD_SINCE_START || mode > PROFD_LAST)
+		return -EINVAL;
+	err = send_req(fd, PROFD_MSG_SNAPSHOT_REQ, &req, sizeof(req));
+	if (!err)
+		err = recv_rep(fd, PROFD_MSG_SNAPSHOT, &rep, sizeof(rep), &sfd, NULL);
+	if (err)
+		return err;
+	if (sfd < 0)
+		return -EPROTO;
+	/* the image goes through the same validation as a live segment */
+	err = prof_snapshot__read_fd(sfd, snap);
+	close(sfd);
+	return err;
+}
+
+int profd_reset(int fd, pid_t pid)
+{
+	struct profd_pid_req req = { .pid = (__u32)pid };
+	char none[1];
+	int err;
+
+	if (pid <= 0)
+		return -EINVAL;
+	err = send_req(fd, PROFD_MSG_RESET_REQ, &req, sizeof(req));
+	if (!err)
+		err = recv_rep(fd, PROFD_MSG_OK, none, 0, NULL, NULL);
+	return err;
+}

@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: MIT
+# profd, the BPF program and the client library (included by the top Makefile).
+# profctl's own rules live in daemon/profctl.mk (included at the end), which
+# defines PROFCTL (its binaries) and may use PROFD_CLIENT_OBJS.
+
+DAEMON_PROTO := daemon/proto.h
+BPF_CFLAGS ?= -g -O2
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+LIBBPF_LIBS := -lbpf -lelf -lz
+SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
+MANDIR ?= $(PREFIX)/share/man
+
+PROFD := $(OUTPUT)/profd
+PROFD_SRCS := daemon/profd.c daemon/profd_bpf.c daemon/profd_seg.c daemon/profd_ctl.c
+PROFD_OBJS := $(patsubst daemon/%.c,$(OUTPUT)/daemon/%.o,$(PROFD_SRCS))
+PROFD_HDRS := daemon/profd.h daemon/proto.h daemon/client.h $(LIB_HDRS)
+PROFD_CLIENT_OBJ := $(OUTPUT)/daemon/client.o
+PROFD_CLIENT_OBJS := $(PROFD_CLIENT_OBJ)
+PROFSCHED_SKEL := $(OUTPUT)/profsched.skel.h
+PROFCTL ?=
+
+# generated, but kept: they are what the objects depend on
+.SECONDARY: $(PROFSCHED_SKEL) $(OUTPUT)/bpf/profsched.bpf.o
+
+.PHONY: daemon install-daemon vmlinux
+
+# regenerate the checked-in vmlinux.h from the running kernel's BTF
+vmlinux:
+	$(call msg,GEN,bpf/vmlinux.h)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > bpf/vmlinux.h
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/%.h bpf/vmlinux.h | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+		-Ibpf -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# every daemon object depends on the skeleton: it is generated before them
+$(OUTPUT)/daemon/%.o: daemon/%.c $(PROFD_HDRS) $(PROFSCHED_SKEL) | $(OUTPUT)/daemon
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -c $< -o $@
+
+$(PROFD): $(PROFD_OBJS) $(LIBPROF_A)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $(PROFD_OBJS) -o $@ $(LIBPROF_A) $(LIBBPF_LIBS) -lpthread
+
+install-daemon: $(PROFD)
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(SYSTEMD_UNITDIR) $(DESTDIR)$(MANDIR)/man8
+	install -m 0755 $(PROFD) $(DESTDIR)$(PREFIX)/sbin/profd
+	sed 's|/usr/local/sbin/profd|$(PREFIX)/sbin/profd|' systemd/profd.service \
+		> $(DESTDIR)$(SYSTEMD_UNITDIR)/profd.service
+	install -m 0644 man/profd.8 $(DESTDIR)$(MANDIR)/man8/profd.8
+
+-include daemon/profctl.mk
+
+daemon: $(PROFD) $(PROFD_CLIENT_OBJS) $(PROFCTL)

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profd.c - the profiling daemon: options, logging, readiness, main loop.
+ *
+ * One thread, one epoll: the control socket and its connections, inotify
+ * on /dev/shm, a timerfd for sampling, a signalfd for shutdown.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profd.h"
+#include "prof.h"
+#include "client.h"
+
+struct profd_conf conf = {
+	.sock_path = PROFD_SOCKET_DEFAULT,
+	.interval_ms = 100,
+	.history_s = 60,
+	.keep_s = 600,
+	.max_exited = 64,
+	.nslots = PROF_SCHED_MAX_SLOTS,
+};
+__u64 profd_start_ns;
+
+static bool log_syslog;
+static int log_verbose;
+
+__u64 profd_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+void log_init(bool use_syslog, int verbose)
+{
+	log_syslog = use_syslog;
+	log_verbose = verbose;
+	if (use_syslog)
+		openlog("profd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+static void vlog(int pri, const char *fmt, va_list ap, const char *err)
+{
+	char buf[1024];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (log_syslog) {
+		if (err)
+			syslog(pri, "%s: %s", buf, err);
+		else
+			syslog(pri, "%s", buf);
+		return;
+	}
+	if (err)
+		fprintf(stderr, "profd: %s: %s\n", buf, err);
+	else
+		fprintf(stderr, "profd: %s\n", buf);
+}
+
+void log_warn(const char *fmt, ...)
+{
+	const char *err = strerror(errno);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_WARNING, fmt, ap, err);
+	va_end(ap);
+}
+
+void log_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_WARNING, fmt, ap, NULL);
+	va_end(ap);
+}
+
+void log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_verbose < 1 && !log_syslog)
+		return;
+	va_start(ap, fmt);
+	vlog(LOG_INFO, fmt, ap, NULL);
+	va_end(ap);
+}
+
+void log_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_verbose < 2)
+		return;
+	va_start(ap, fmt);
+	vlog(LOG_DEBUG, fmt, ap, NULL);
+	va_end(ap);
+}
+
+void fatal(const char *fmt, ...)
+{
+	const char *err = strerror(errno);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_CRIT, fmt, ap, err);
+	va_end(ap);
+	exit(1);
+}
+
+void fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_CRIT, fmt, ap, NULL);
+	va_end(ap);
+	exit(1);
+}
+
+/* sd_notify without libsystemd: one datagram to $NOTIFY_SOCKET */
+static void notify(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, strlen(path));
+	if (path[0] == '@')
+		sa.sun_path[0] = 0;
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
+		log_warn("failed to notify systemd");
+	close(fd);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: profd [-dhv] [--socket PATH] [--interval MS] [--history SEC]\n"
+		"             [--keep SEC] [--slots N] [--syslog] [--no-bpf]\n"
+		"\n"
+		"  -d, --daemon        detach and log to syslog\n"
+		"  -s, --socket PATH   control socket (default %s)\n"
+		"  -i, --interval MS   sampling interval (default 100)\n"
+		"      --history SEC   how far back \"the last N seconds\" reaches (default 60)\n"
+		"      --keep SEC      keep exited processes this long (default 600)\n"
+		"      --slots N       kernel records, threads at once (default %u)\n"
+		"      --syslog        log to syslog in the foreground too\n"
+		"      --no-bpf        run without kernel assistance\n"
+		"  -v, --verbose       more logging (twice: debug)\n"
+		"  -h, --help          this text\n",
+		PROFD_SOCKET_DEFAULT, PROF_SCHED_MAX_SLOTS);
+}
+
+static __u32 arg_u32(const char *opt, const char *s, __u32 lo, __u32 hi)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || !*s || *end || v < lo || v > hi)
+		fatalx("%s: want %u..%u, got \"%s\"", opt, lo, hi, s);
+	return (__u32)v;
+}
+
+static void parse_args(int argc, char **argv)
+{
+	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF };
+	static const struct option opts[] = {
+		{ "daemon", no_argument, NULL, 'd' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "history", required_argument, NULL, O_HISTORY },
+		{ "keep", required_argument, NULL, O_KEEP },
+		{ "slots", required_argument, NULL, O_SLOTS },
+		{ "syslog", no_argument, NULL, O_SYSLOG },
+		{ "no-bpf", no_argument, NULL, O_NO_BPF },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "ds:i:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			conf.daemonize = true;
+			break;
+		case 's':
+			conf.sock_path = optarg;
+			break;
+		case 'i':
+			conf.interval_ms = arg_u32("--interval", optarg, 10, 3600000);
+			break;
+		case O_HISTORY:
+			conf.history_s = arg_u32("--history", optarg, 1, 86400);
+			break;
+		case O_KEEP:
+			conf.keep_s = arg_u32("--keep", optarg, 0, 30 * 86400);
+			break;
+		case O_SLOTS:
+			conf.nslots = arg_u32("--slots", optarg, 1, 1u << 20);
+			break;
+		case O_SYSLOG:
+			conf.syslog = true;
+			break;
+		case O_NO_BPF:
+			conf.no_bpf = true;
+			break;
+		case 'v':
+			conf.verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(1);
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		exit(1);
+	}
+}
+
+static int epoll_add(int epfd, int fd, void *tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* tags for the fds that are not connections */
+static char tag_timer, tag_signal, tag_inotify;
+
+int main(int argc, char **argv)
+{
+	struct itimerspec its = { 0 };
+	struct epoll_event evs[64];
+	__u64 ticks, last_rescan = 0;
+	sigset_t sigs;
+	int epfd, tfd, sfd, ifd, n, i, err;
+	bool stop = false;
+
+	parse_args(argc, argv);
+	log_init(conf.syslog || conf.daemonize, conf.verbose);
+	if (conf.daemonize && daemon(0, 0))
+		fatal("failed to detach");
+	profd_start_ns = profd_now_ns();
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (conf.no_bpf)
+		log_info("bpf: disabled by --no-bpf");
+	else
+		kbpf_open(conf.nslots);
+	if ((err = seg_init()))
+		fatalx("failed to set up discovery: %s", strerror(-err));
+	if ((err = ctl_open(conf.sock_path)))
+		fatalx("failed to open the control socket %s: %s", conf.sock_path, strerror(-err));
+
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (epfd < 0 || tfd < 0 || sfd < 0)
+		fatal("failed to create the event fds");
+	its.it_interval.tv_sec = conf.interval_ms / 1000;
+	its.it_interval.tv_nsec = (long)(conf.interval_ms % 1000) * 1000000;
+	its.it_value = its.it_interval;
+	if (timerfd_settime(tfd, 0, &its, NULL))
+		fatal("failed to arm the sampling timer");
+	if (epoll_add(epfd, ctl_listen_fd(), ctl_listener_tag()) || epoll_add(epfd, tfd, &tag_timer) ||
+	    epoll_add(epfd, sfd, &tag_signal))
+		fatal("failed to watch the event fds");
+	ifd = seg_inotify_fd();
+	if (ifd >= 0 && epoll_add(epfd, ifd, &tag_inotify))
+		fatal("failed to watch inotify fd=%d", ifd);
+
+	/* processes that started before us */
+	seg_rescan();
+	log_info("ready on %s, sampling every %u ms, kernel assistance %s%s%s", conf.sock_path,
+		 conf.interval_ms, kbpf_on() ? "on" : "off", kbpf_on() ? "" : ": ", kbpf_why());
+	{
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "READY=1\nSTATUS=kernel assistance %s%s%s",
+			 kbpf_on() ? "on" : "off", kbpf_on() ? "" : ": ", kbpf_why());
+		notify(msg);
+	}
+
+	while (!stop) {
+		n = epoll_wait(epfd, evs, 64, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fatal("epoll_wait");
+		}
+		for (i = 0; i < n; i++) {
+			void *tag = evs[i].data.ptr;
+
+			if (tag == &tag_timer) {
+				if (read(tfd, &ticks, sizeof(ticks)) < 0)
+					continue;
+				/* the rescan backs inotify up (missed events, overflow) */
+				if (profd_now_ns() - last_rescan >= 2000000000ull) {
+					seg_rescan();
+					last_rescan = profd_now_ns();
+				}
+				seg_sample();
+			} else if (tag == &tag_signal) {
+				struct signalfd_siginfo si;
+
+				if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+					log_info("signal %u, exiting", si.ssi_signo);
+					stop = true;
+				}
+			} else if (tag == &tag_inotify) {
+				seg_inotify_event();
+			} else if (ctl_is_listener(tag)) {
+				ctl_accept(epfd);
+			} else {
+				ctl_event(epfd, tag, evs[i].events);
+			}
+		}
+	}
+	notify("STOPPING=1");
+	ctl_close();
+	seg_fini();
+	kbpf_close();
+	close(epfd);
+	close(tfd);
+	close(sfd);
+	return 0;
+}

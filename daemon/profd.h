@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profd.h - internals shared by profd's files (not installed).
+ *
+ *	profd.c		main loop, options, logging, readiness
+ *	profd_bpf.c	the sched_switch program and the slot table
+ *	profd_seg.c	discovery, sampling, history, baselines
+ *	profd_ctl.c	the control socket
+ */
+#ifndef PROFD_H
+#define PROFD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "snapshot.h"
+
+struct profd_conf {
+	const char *sock_path;
+	__u32 interval_ms;	/* sampling */
+	__u32 history_s;	/* "last N seconds" reach back this far */
+	__u32 keep_s;		/* exited processes stay this long */
+	__u32 max_exited;	/* and at most this many */
+	__u32 nslots;		/* kernel records */
+	bool daemonize;
+	bool syslog;
+	bool no_bpf;
+	int verbose;
+};
+
+extern struct profd_conf conf;
+
+/* logging: stderr or syslog */
+void log_init(bool use_syslog, int verbose);
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+extern __u64 profd_start_ns;
+__u64 profd_now_ns(void);	/* CLOCK_MONOTONIC */
+
+/* profd_bpf.c */
+int kbpf_open(__u32 nslots);
+void kbpf_close(void);
+bool kbpf_on(void);
+const char *kbpf_why(void);
+int kbpf_ro_fd(void);		/* read-only array fd for clients, or -1 */
+__u32 kbpf_nslots(void);
+__u32 kbpf_used(void);
+/* give tid of pid a fresh slot (zeroed, gen bumped); 0 or -errno */
+int kbpf_assign(pid_t pid, pid_t tid, __u32 *slot, __u64 *gen);
+void kbpf_release_pid(pid_t pid);
+__u32 kbpf_count_pid(pid_t pid);
+void kbpf_sweep(void);		/* reclaim slots of exited threads */
+
+/* profd_seg.c */
+int seg_init(void);
+void seg_fini(void);
+void seg_rescan(void);
+void seg_sample(void);
+__u64 seg_samples(void);
+__u32 seg_count(void);
+int seg_inotify_fd(void);
+void seg_inotify_event(void);
+/* for a peer: uid may see the process (root sees all) */
+struct profd_wire_proc;
+typedef int (*seg_list_cb)(const struct profd_wire_proc *p, void *arg);
+int seg_list(uid_t uid, seg_list_cb cb, void *arg);
+int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct prof_snapshot **snap,
+		 __u64 *span_ns);
+int seg_reset(uid_t uid, pid_t pid);
+
+/* profd_ctl.c */
+int ctl_open(const char *path);
+void ctl_close(void);
+int ctl_listen_fd(void);
+void ctl_accept(int epfd);
+void ctl_event(int epfd, void *conn, __u32 events);
+bool ctl_is_listener(void *ptr);
+void *ctl_listener_tag(void);
+
+#endif /* PROFD_H */

@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profd_ctl.c - the control socket: SOCK_SEQPACKET, one request per
+ * packet, exact lengths (daemon/proto.h), SO_PEERCRED on every connection.
+ *
+ * A client that sends a malformed packet gets an ERROR and is dropped; a
+ * client that does not read its answers is dropped instead of blocking
+ * profd (every send is MSG_DONTWAIT).  The agent of a profiled process
+ * keeps its connection open; when it closes, the process's slots go back.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "prof.h"
+#include "profd.h"
+#include "proto.h"
+
+#define CTL_MAX_CONNS	1024
+#define CTL_SNDBUF	(1 << 20)
+
+struct conn {
+	struct conn *next;
+	int fd;
+	struct ucred cred;
+	bool registered;		/* an agent: owns slots of cred.pid */
+	bool sent_fd;
+};
+
+static struct {
+	int lfd;
+	char path[108];
+	struct conn *conns;
+	__u32 nconns;
+} ctl = { .lfd = -1 };
+
+/* the listener's epoll tag: a unique address that is no conn */
+static char ctl_listen_tag;
+
+bool ctl_is_listener(void *ptr)
+{
+	return ptr == &ctl_listen_tag;
+}
+
+void *ctl_listener_tag(void)
+{
+	return &ctl_listen_tag;
+}
+
+int ctl_listen_fd(void)
+{
+	return ctl.lfd;
+}
+
+int ctl_open(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[sizeof(sa.sun_path)], *slash;
+	struct stat st;
+	int fd, err;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	snprintf(ctl.path, sizeof(ctl.path), "%s", path);
+	/* the directory, if missing (RuntimeDirectory= makes it under systemd) */
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		if (mkdir(dir, 0755) && errno != EEXIST)
+			return -errno;
+	}
+	/* a stale socket from a previous run; never anything else */
+	if (!lstat(path, &st)) {
+		if (!S_ISSOCK(st.st_mode))
+			return -EEXIST;
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    chmod(path, 0666) || listen(fd, 128)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	ctl.lfd = fd;
+	return 0;
+}
+
+static void conn_free(int epfd, struct conn *c)
+{
+	struct conn **pp;
+
+	for (pp = &ctl.conns; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	/* the process's agent is gone: so is the process, or its interest */
+	if (c->registered)
+		kbpf_release_pid(c->cred.pid);
+	ctl.nconns--;
+	free(c);
+}
+
+void ctl_close(void)
+{
+	struct conn *c, *next;
+
+	for (c = ctl.conns; c; c = next) {
+		next = c->next;
+		close(c->fd);
+		free(c);
+	}
+	ctl.conns = NULL;
+	if (ctl.lfd >= 0) {
+		close(ctl.lfd);
+		unlink(ctl.path);
+	}
+	ctl.lfd = -1;
+}
+
+void ctl_accept(int epfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	socklen_t len;
+	struct conn *c;
+	int fd, sz = CTL_SNDBUF;
+
+	while ((fd = accept4(ctl.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		if (ctl.nconns >= CTL_MAX_CONNS) {
+			log_warnx("ctl: %u connections, refusing another", ctl.nconns);
+			close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		len = sizeof(c ? c->cred : (struct ucred){ 0 });
+		if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) ||
+		    len != sizeof(c->cred)) {
+			log_warn("ctl: failed to get the peer's credentials for fd=%d", fd);
+			free(c);
+			close(fd);
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		c->fd = fd;
+		ev.data.ptr = c;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
+			log_warn("ctl: failed to watch fd=%d", fd);
+			free(c);
+			close(fd);
+			continue;
+		}
+		c->next = ctl.conns;
+		ctl.conns = c;
+		ctl.nconns++;
+		log_debug("ctl: connection from pid %d uid %u", (int)c->cred.pid,
+			  (unsigned)c->cred.uid);
+	}
+}
+
+/* one packet, maybe with an fd; never blocks */
+static int conn_send(struct conn *c, __u32 type, const void *payload, size_t plen, int fd)
+{
+	union {
+		char buf[PROFD_MSG_MAX];
+		struct profd_hdr h;
+	} m;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctlbuf;
+	struct iovec iov = { m.buf, sizeof(m.h) + plen };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	m.h.type = type;
+	m.h.len = (__u32)(sizeof(m.h) + plen);
+	if (plen)
+		memcpy(m.buf + sizeof(m.h), payload, plen);
+	if (fd >= 0) {
+		memset(&ctlbuf, 0, sizeof(ctlbuf));
+		msg.msg_control = ctlbuf.buf;
+		msg.msg_controllen = sizeof(ctlbuf.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)iov.iov_len ? 0 : -EIO;
+}
+
+static int conn_error(struct conn *c, int err)
+{
+	struct profd_error e = { .err = err };
+
+	return conn_send(c, PROFD_MSG_ERROR, &e, sizeof(e), -1);
+}
+
+static int do_register(struct conn *c, const struct profd_register *r)
+{
+	struct profd_registered rep = { .tid = r->tid, .rec_size = sizeof(struct prof_sched_rec) };
+	bool give = !c->sent_fd || (r->flags & PROFD_REG_WANT_FD);
+	int err;
+
+	if (!kbpf_on() || kbpf_ro_fd() < 0)
+		return conn_error(c, -EOPNOTSUPP);
+	if (r->tid == 0 || r->tid > 0x7fffffff)
+		return conn_error(c, -EINVAL);
+	/* kbpf_assign checks /proc/<peer pid>/task/<tid>: the peer's own thread */
+	err = kbpf_assign(c->cred.pid, (pid_t)r->tid, &rep.slot, &rep.gen);
+	if (err) {
+		log_debug("ctl: pid %d tid %u not registered: %s", (int)c->cred.pid, r->tid,
+			  strerror(-err));
+		return conn_error(c, err);
+	}
+	c->registered = true;
+	rep.nslots = kbpf_nslots();
+	rep.has_fd = give;
+	err = conn_send(c, PROFD_MSG_REGISTERED, &rep, sizeof(rep), give ? kbpf_ro_fd() : -1);
+	if (!err && give)
+		c->sent_fd = true;
+	log_debug("ctl: pid %d tid %u -> slot %u gen %llu", (int)c->cred.pid, r->tid, rep.slot,
+		  (unsigned long long)rep.gen);
+	return err;
+}
+
+static int do_status(struct conn *c)
+{
+	struct profd_wire_status st = { .version = PROF_VERSION };
+
+	st.bpf_on = kbpf_on();
+	snprintf(st.bpf_why, sizeof(st.bpf_why), "%s", kbpf_why());
+	st.processes = seg_count();
+	st.threads = kbpf_used();
+	st.slots_free = kbpf_nslots() - kbpf_used();
+	if (!kbpf_on())
+		st.slots_free = 0;
+	st.interval_ms = conf.interval_ms;
+	st.samples = seg_samples();
+	st.uptime_ns = profd_now_ns() - profd_start_ns;
+	return conn_send(c, PROFD_MSG_STATUS, &st, sizeof(st), -1);
+}
+
+struct list_ctx {
+	struct conn *c;
+	__u32 n;
+};
+
+static int list_one(const struct profd_wire_proc *p, void *arg)
+{
+	struct list_ctx *x = arg;
+	struct profd_wire_proc q = *p;
+
+	q.kernel = p->alive ? kbpf_count_pid((pid_t)p->pid) : 0;
+	x->n++;
+	return conn_send(x->c, PROFD_MSG_PROC, &q, sizeof(q), -1);
+}
+
+static int do_list(struct conn *c)
+{
+	struct list_ctx x = { c, 0 };
+	struct profd_end end;
+	int err;
+
+	err = seg_list(c->cred.uid, list_one, &x);
+	if (err)
+		return err;
+	end.count = x.n;
+	end.__pad = 0;
+	return conn_send(c, PROFD_MSG_END, &end, sizeof(end), -1);
+}
+
+static int do_snapshot(struct conn *c, const struct profd_snapshot_req *r)
+{
+	struct profd_snapshot_rep rep = { 0 };
+	struct prof_snapshot *snap = NULL;
+	void *buf = NULL;
+	size_t len = 0;
+	int err, fd = -1;
+
+	if (r->mode > PROFD_SNAP_LAST || r->pid == 0 || r->pid > 0x7fffffff)
+		return conn_error(c, -EINVAL);
+	err = seg_snapshot(c->cred.uid, (pid_t)r->pid, (int)r->mode, r->seconds, &snap,
+			   &rep.span_ns);
+	if (err) {
+		log_debug("ctl: no snapshot of pid %u (mode %u) for uid %u: %s", r->pid, r->mode,
+			  (unsigned)c->cred.uid, strerror(-err));
+		return conn_error(c, err);
+	}
+	err = prof_snapshot__write(snap, &buf, &len);
+	prof_snapshot__destroy(snap);
+	if (err)
+		goto cleanup;
+	/* a sealed memfd: the client maps exactly what we wrote */
+	fd = memfd_create("profd-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (write(fd, buf, len) != (ssize_t)len) {
+		err = -EIO;
+		goto cleanup;
+	}
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+	rep.size = len;
+	err = conn_send(c, PROFD_MSG_SNAPSHOT, &rep, sizeof(rep), fd);
+	free(buf);
+	close(fd);
+	return err;
+cleanup:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	log_warnx("ctl: failed to answer a snapshot of pid %u: %s", r->pid, strerror(-err));
+	return conn_error(c, err);
+}
+
+static int do_reset(struct conn *c, const struct profd_pid_req *r)
+{
+	int err;
+
+	if (r->pid == 0 || r->pid > 0x7fffffff)
+		return conn_error(c, -EINVAL);
+	err = seg_reset(c->cred.uid, (pid_t)r->pid);
+	if (err)
+		return conn_error(c, err);
+	return conn_send(c, PROFD_MSG_OK, NULL, 0, -1);
+}
+
+/* one request; 1: nothing to read, -errno drops the connection */
+static int conn_request(struct conn *c)
+{
+	union {
+		char buf[PROFD_MSG_MAX + 1];
+		struct profd_hdr h;
+	} m;
+	struct iovec iov = { m.buf, sizeof(m.buf) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	const void *pl = m.buf + sizeof(struct profd_hdr);
+	ssize_t n;
+	int err;
+
+	/* no control buffer: fds a client tries to pass are closed by the kernel */
+	n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 1 : -errno;
+	if (n == 0)
+		return -ECONNRESET;
+	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ? -EBADMSG
+							 : profd_msg_check(m.buf, (size_t)n);
+	if (err) {
+		log_warnx("ctl: malformed packet (%zd bytes) from pid %d uid %u; dropping it", n,
+			  (int)c->cred.pid, (unsigned)c->cred.uid);
+		conn_error(c, err);
+		return err;
+	}
+	switch (m.h.type) {
+	case PROFD_MSG_REGISTER: {
+		struct profd_register r;
+
+		memcpy(&r, pl, sizeof(r));
+		return do_register(c, &r);
+	}
+	case PROFD_MSG_STATUS_REQ:
+		return do_status(c);
+	case PROFD_MSG_LIST_REQ:
+		return do_list(c);
+	case PROFD_MSG_SNAPSHOT_REQ: {
+		struct profd_snapshot_req r;
+
+		memcpy(&r, pl, sizeof(r));
+		return do_snapshot(c, &r);
+	}
+	case PROFD_MSG_RESET_REQ: {
+		struct profd_pid_req r;
+
+		memcpy(&r, pl, sizeof(r));
+		return do_reset(c, &r);
+	}
+	default:
+		/* well formed, but an answer type: not a request */
+		conn_error(c, -EBADMSG);
+		return -EBADMSG;
+	}
+}
+
+void ctl_event(int epfd, void *ptr, __u32 events)
+{
+	struct conn *c = ptr;
+	int i, err = 0;
+
+	/* a bounded number per wakeup: one client cannot starve the rest */
+	for (i = 0; i < 16 && !err && (events & EPOLLIN); i++)
+		err = conn_request(c);
+	if (err == 1)
+		err = 0;
+	if (err || ((events & (EPOLLHUP | EPOLLERR)) && !(events & EPOLLIN))) {
+		if (err && err != -ECONNRESET)
+			log_debug("ctl: dropping pid %d: %s", (int)c->cred.pid, strerror(-err));
+		conn_free(epfd, c);
+	}
+}

@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profd_seg.c - the processes profd follows: discovery, sampling,
+ * history, reset baselines and post-mortem data.
+ *
+ * A segment is trusted only after its file owner, its /proc owner, the
+ * pid and start token in its name, in /proc and in its header all agree.
+ * profd keeps the segment mapped read-only while the process lives (the
+ * data survives the unlink at exit), takes a last snapshot when it exits,
+ * then drops the mapping and keeps the snapshot until it ages out.  Every
+ * read of application memory is guarded: a segment truncated under us
+ * raises SIGBUS, which abandons that one read.
+ *
+ * History: each sample is an instantaneous rate (calls and busy time per
+ * second, summed over the process's top-level zones) folded into two
+ * exponential moving averages (iProf's "instantaneous, short and long"),
+ * and a ring of at most SEG_RING snapshots spaced history_s / SEG_RING
+ * apart answers "the last N seconds" as a diff against the newest one at
+ * least N seconds old.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "profd.h"
+#include "proto.h"
+
+#define SEG_RING	8
+#define SEG_MAX		4096	/* processes followed at once */
+
+struct seg_frame {
+	__u64 t_ns;			/* CLOCK_MONOTONIC when taken */
+	struct prof_snapshot *snap;
+};
+
+struct seg {
+	struct seg *next;
+	char path[96];
+	pid_t pid;
+	uid_t uid;
+	__u64 start_token;
+	int fd;				/* -1 once exited */
+	void *mem;			/* read-only mapping while alive */
+	size_t len;
+	bool alive;
+	bool seen;			/* in the last rescan */
+	__u64 found_ns;
+	__u64 exit_ns;
+	struct prof_snapshot *last;	/* newest snapshot */
+	__u64 last_ns;
+	struct prof_snapshot *base;	/* reset baseline, or NULL */
+	__u64 base_ns;
+	struct seg_frame ring[SEG_RING];
+	__u32 ring_head, ring_n;
+	/* moving averages of busy ticks per second at the top level */
+	__u64 prev_ticks;
+	double rate_inst, rate_short, rate_long;
+	__u32 failures;			/* consecutive failed reads */
+};
+
+/* paths that failed the checks, so they are logged once */
+struct seg_bad {
+	struct seg_bad *next;
+	char path[96];
+	ino_t ino;
+};
+
+static struct {
+	struct seg *list;
+	struct seg_bad *bad;
+	__u32 n;
+	int ifd;			/* inotify on /dev/shm */
+	__u64 samples;
+	__u64 retry_until;		/* a new segment was not ready: rescan until */
+} sg = { .ifd = -1 };
+
+/* SIGBUS while reading a segment: that read fails, profd goes on */
+static sigjmp_buf bus_jmp;
+static volatile sig_atomic_t bus_armed;
+
+static void on_sigbus(int sig)
+{
+	if (bus_armed) {
+		bus_armed = 0;
+		siglongjmp(bus_jmp, 1);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+int seg_init(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus };
+
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_NODEFER;
+	if (sigaction(SIGBUS, &sa, NULL))
+		return -errno;
+	sg.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (sg.ifd < 0 || inotify_add_watch(sg.ifd, "/dev/shm", IN_CREATE | IN_MOVED_TO) < 0) {
+		log_warn("seg: inotify on /dev/shm; relying on the periodic rescan");
+		if (sg.ifd >= 0)
+			close(sg.ifd);
+		sg.ifd = -1;
+	}
+	return 0;
+}
+
+int seg_inotify_fd(void)
+{
+	return sg.ifd;
+}
+
+void seg_inotify_event(void)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool any = false;
+
+	while (read(sg.ifd, buf, sizeof(buf)) > 0)
+		any = true;
+	if (any)
+		seg_rescan();
+}
+
+static void frame_drop(struct seg_frame *f)
+{
+	prof_snapshot__destroy(f->snap);
+	f->snap = NULL;
+}
+
+static void seg_unmap(struct seg *s)
+{
+	if (s->mem)
+		munmap(s->mem, s->len);
+	s->mem = NULL;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+static void seg_free(struct seg *s)
+{
+	__u32 i;
+
+	seg_unmap(s);
+	prof_snapshot__destroy(s->last);
+	prof_snapshot__destroy(s->base);
+	for (i = 0; i < SEG_RING; i++)
+		frame_drop(&s->ring[i]);
+	free(s);
+}
+
+void seg_fini(void)
+{
+	struct seg *s, *next;
+	struct seg_bad *b, *bn;
+
+	for (s = sg.list; s; s = next) {
+		next = s->next;
+		seg_free(s);
+	}
+	sg.list = NULL;
+	for (b = sg.bad; b; b = bn) {
+		bn = b->next;
+		free(b);
+	}
+	sg.bad = NULL;
+	if (sg.ifd >= 0)
+		close(sg.ifd);
+	sg.ifd = -1;
+}
+
+/* a guarded read of a live segment's mapping */
+static int seg_read(struct seg *s, struct prof_snapshot **out)
+{
+	struct stat st;
+	int err;
+
+	*out = NULL;
+	if (!s->mem)
+		return -ESRCH;
+	/* shrunk under us: every page past the end would SIGBUS */
+	if (fstat(s->fd, &st) || st.st_size < (off_t)s->len)
+		return -EINVAL;
+	if (sigsetjmp(bus_jmp, 1))
+		return -EFAULT;
+	bus_armed = 1;
+	err = prof_snapshot__read(s->mem, s->len, out);
+	bus_armed = 0;
+	if (!err && ((*out)->pid != (__u32)s->pid || (*out)->start_token != s->start_token ||
+		     (*out)->uid != (__u32)s->uid)) {
+		prof_snapshot__destroy(*out);
+		*out = NULL;
+		err = -EPERM;
+	}
+	return err;
+}
+
+static bool bad_known(const char *path, ino_t ino)
+{
+	struct seg_bad *b;
+
+	for (b = sg.bad; b; b = b->next)
+		if (!strcmp(b->path, path) && b->ino == ino)
+			return true;
+	return false;
+}
+
+static void bad_add(const char *path, ino_t ino, const char *why)
+{
+	struct seg_bad *b;
+
+	if (bad_known(path, ino))
+		return;
+	log_warnx("seg: skipping %s: %s", path, why);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return;
+	snprintf(b->path, sizeof(b->path), "%s", path);
+	b->ino = ino;
+	b->next = sg.bad;
+	sg.bad = b;
+}
+
+static struct seg *seg_find_path(const char *path)
+{
+	struct seg *s;
+
+	for (s = sg.list; s; s = s->next)
+		if (!strcmp(s->path, path))
+			return s;
+	return NULL;
+}
+
+/* open, verify and map one new segment */
+static void seg_adopt(const struct prof_seg_ent *e)
+{
+	struct prof_snapshot *snap = NULL;
+	struct stat st, pst;
+	char proc[32];
+	struct seg *s;
+	int fd, err;
+
+	if (!e->alive || sg.n >= SEG_MAX)
+		return;
+	fd = prof_seg_open(e);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || bad_known(e->path, st.st_ino))
+		goto cleanup;
+	snprintf(proc, sizeof(proc), "/proc/%u", e->pid);
+	/* the process itself must belong to the file's owner */
+	if (stat(proc, &pst) || pst.st_uid != st.st_uid) {
+		bad_add(e->path, st.st_ino, "owner differs from the process's");
+		goto cleanup;
+	}
+	/* being created: not sized or not published yet; rescans retry */
+	if (st.st_size < PROF_SEG_HDR_SIZE) {
+		sg.retry_until = profd_now_ns() + 2000000000ull;
+		goto cleanup;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto cleanup;
+	snprintf(s->path, sizeof(s->path), "%s", e->path);
+	s->pid = (pid_t)e->pid;
+	s->uid = e->uid;
+	s->start_token = e->start_token;
+	s->fd = fd;
+	s->len = (size_t)st.st_size;
+	s->mem = mmap(NULL, s->len, PROT_READ, MAP_SHARED, fd, 0);
+	if (s->mem == MAP_FAILED) {
+		s->mem = NULL;
+		seg_free(s);
+		return;
+	}
+	err = seg_read(s, &snap);
+	if (err) {
+		/* unpublished (magic not yet stored) looks the same as corrupt:
+		 * only a segment with a magic is called bad */
+		if (err != -EINVAL || s->len >= PROF_SEG_HDR_SIZE) {
+			volatile __u64 magic = 0;
+
+			if (!sigsetjmp(bus_jmp, 1)) {
+				bus_armed = 1;
+				magic = *(const volatile __u64 *)s->mem;
+				bus_armed = 0;
+			}
+			if (magic == PROF_SEG_MAGIC || err == -EPERM || err == -EFAULT)
+				bad_add(e->path, st.st_ino, strerror(-err));
+			else
+				sg.retry_until = profd_now_ns() + 2000000000ull;
+		}
+		seg_free(s);
+		return;
+	}
+	s->alive = true;
+	s->found_ns = profd_now_ns();
+	s->last = snap;
+	s->last_ns = s->found_ns;
+	s->next = sg.list;
+	sg.list = s;
+	sg.n++;
+	log_info("seg: following pid %d (%s), uid %u", (int)s->pid, snap->comm, (unsigned)s->uid);
+	return;
+cleanup:
+	close(fd);
+}
+
+void seg_rescan(void)
+{
+	struct prof_seg_ent *ents = NULL;
+	size_t n = 0, i;
+	struct seg *s;
+	int err;
+
+	err = prof_seg_list((uid_t)-1, &ents, &n);
+	if (err) {
+		log_warnx("seg: failed to list /dev/shm: %s", strerror(-err));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		s = seg_find_path(ents[i].path);
+		if (s && s->start_token == ents[i].start_token)
+			continue;
+		seg_adopt(&ents[i]);
+	}
+	free(ents);
+}
+
+static void seg_exited(struct seg *s)
+{
+	struct prof_snapshot *snap;
+
+	/* the last look: the mapping still holds what the process wrote */
+	if (!seg_read(s, &snap)) {
+		prof_snapshot__destroy(s->last);
+		s->last = snap;
+		s->last_ns = profd_now_ns();
+	}
+	seg_unmap(s);
+	s->alive = false;
+	s->exit_ns = profd_now_ns();
+	kbpf_release_pid(s->pid);
+	log_info("seg: pid %d exited; kept post-mortem", (int)s->pid);
+}
+
+static __u64 top_ticks(const struct prof_snapshot *snap)
+{
+	__u64 sum = 0;
+	__u32 i;
+
+	for (i = 0; i < snap->nthreads; i++)
+		sum += snap->threads[i].nnodes ? snap->threads[i].nodes[0].child_ticks : 0;
+	return sum;
+}
+
+static void seg_take(struct seg *s, __u64 now)
+{
+	struct prof_snapshot *snap;
+	struct seg_frame *f;
+	__u64 spacing, ticks;
+	double dt, a_short, a_long;
+	int err;
+
+	if (prof_proc_start_token(s->pid) != s->start_token) {
+		seg_exited(s);
+		return;
+	}
+	err = seg_read(s, &snap);
+	if (err) {
+		if (s->failures++ == 0)
+			log_warnx("seg: failed to read pid %d: %s", (int)s->pid, strerror(-err));
+		/* a segment that stays broken is dropped, not read forever */
+		if (s->failures >= 50)
+			seg_exited(s);
+		return;
+	}
+	s->failures = 0;
+
+	/* rates: instantaneous, and two moving averages (~1 s and ~30 s) */
+	dt = (double)(now - s->last_ns) / 1e9;
+	ticks = top_ticks(snap);
+	if (dt > 0 && snap->tick_hz) {
+		s->rate_inst = (double)(ticks - s->prev_ticks) / (double)snap->tick_hz / dt;
+		a_short = dt >= 1.0 ? 1.0 : dt;
+		a_long = dt >= 30.0 ? 1.0 : dt / 30.0;
+		s->rate_short += a_short * (s->rate_inst - s->rate_short);
+		s->rate_long += a_long * (s->rate_inst - s->rate_long);
+	}
+	s->prev_ticks = ticks;
+
+	/* the ring keeps one snapshot per spacing */
+	spacing = (__u64)conf.history_s * 1000000000ull / SEG_RING;
+	f = s->ring_n ? &s->ring[(s->ring_head + SEG_RING - 1) % SEG_RING] : NULL;
+	if (!f || now - f->t_ns >= spacing) {
+		f = &s->ring[s->ring_head];
+		frame_drop(f);
+		f->t_ns = s->last_ns;
+		f->snap = s->last;
+		s->last = NULL;
+		s->ring_head = (s->ring_head + 1) % SEG_RING;
+		if (s->ring_n < SEG_RING)
+			s->ring_n++;
+	}
+	prof_snapshot__destroy(s->last);
+	s->last = snap;
+	s->last_ns = now;
+}
+
+void seg_sample(void)
+{
+	struct seg **pp, *s;
+	__u64 now = profd_now_ns(), keep = (__u64)conf.keep_s * 1000000000ull;
+	__u32 exited = 0;
+
+	sg.samples++;
+	/* inotify saw a segment before it was published: look again */
+	if (now < sg.retry_until)
+		seg_rescan();
+	for (s = sg.list; s; s = s->next)
+		if (s->alive)
+			seg_take(s, now);
+	/* age out the dead: too old, or too many (newest kept) */
+	for (pp = &sg.list; (s = *pp);) {
+		__u64 age = s->alive || now < s->exit_ns ? 0 : now - s->exit_ns;
+
+		if (!s->alive && (age > keep || ++exited > conf.max_exited)) {
+			*pp = s->next;
+			log_debug("seg: dropping post-mortem data of pid %d", (int)s->pid);
+			seg_free(s);
+			sg.n--;
+			continue;
+		}
+		pp = &s->next;
+	}
+	kbpf_sweep();
+}
+
+__u64 seg_samples(void)
+{
+	return sg.samples;
+}
+
+__u32 seg_count(void)
+{
+	return sg.n;
+}
+
+/* the newest entry for pid the peer may see; alive ones first */
+static int seg_lookup(uid_t uid, pid_t pid, struct seg **out)
+{
+	struct seg *s, *found = NULL;
+
+	for (s = sg.list; s; s = s->next) {
+		if (s->pid != pid)
+			continue;
+		if (!found || (s->alive && !found->alive) ||
+		    (s->alive == found->alive && s->found_ns > found->found_ns))
+			found = s;
+	}
+	if (!found)
+		return -ESRCH;
+	if (uid != 0 && uid != found->uid)
+		return -EPERM;
+	*out = found;
+	return 0;
+}
+
+int seg_list(uid_t uid, seg_list_cb cb, void *arg)
+{
+	struct profd_wire_proc p;
+	struct seg *s;
+	__u32 i;
+	int err;
+
+	for (s = sg.list; s; s = s->next) {
+		if (uid != 0 && uid != s->uid)
+			continue;
+		memset(&p, 0, sizeof(p));
+		p.pid = (__u32)s->pid;
+		p.uid = (__u32)s->uid;
+		p.start_token = s->start_token;
+		p.alive = s->alive;
+		if (s->last) {
+			snprintf(p.comm, sizeof(p.comm), "%s", s->last->comm);
+			p.created_ns = s->last->created_ns;
+			for (i = 0; i < s->last->nthreads; i++) {
+				p.threads += s->last->threads[i].state == PROF_SLAB_ALIVE;
+				p.kernel += s->last->threads[i].ksched_slot != PROF_NO_SLOT &&
+					    s->last->threads[i].state == PROF_SLAB_ALIVE;
+			}
+		}
+		err = cb(&p, arg);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* a private copy of a snapshot, through the image format */
+static int snap_copy(const struct prof_snapshot *src, struct prof_snapshot **out)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	err = prof_snapshot__write(src, &buf, &len);
+	if (!err)
+		err = prof_snapshot__read(buf, len, out);
+	free(buf);
+	return err;
+}
+
+/* the freshest snapshot: read now if alive, else the last one */
+static int seg_current(struct seg *s, struct prof_snapshot **out)
+{
+	if (s->alive && !seg_read(s, out))
+		return 0;
+	if (!s->last)
+		return -ESRCH;
+	return snap_copy(s->last, out);
+}
+
+int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct prof_snapshot **out,
+		 __u64 *span_ns)
+{
+	const struct prof_snapshot *base = NULL;
+	struct prof_snapshot *snap = NULL;
+	__u64 now = profd_now_ns(), base_ns = 0, end;
+	struct seg *s;
+	__u32 i;
+	int err;
+
+	*out = NULL;
+	err = seg_lookup(uid, pid, &s);
+	if (err)
+		return err;
+	end = s->alive ? now : s->exit_ns;
+	if (mode == PROFD_SNAP_RESET) {
+		base = s->base;
+		base_ns = s->base_ns;
+	} else if (mode == PROFD_SNAP_LAST) {
+		/* the newest frame at least 'seconds' old */
+		__u64 want = end > (__u64)seconds * 1000000000ull ?
+				     end - (__u64)seconds * 1000000000ull : 0;
+		const struct seg_frame *oldest = NULL;
+
+		for (i = 0; i < s->ring_n; i++) {
+			const struct seg_frame *f =
+				&s->ring[(s->ring_head + SEG_RING - 1 - i) % SEG_RING];
+
+			if (!f->snap)
+				continue;
+			if (f->t_ns <= want) {
+				base = f->snap;
+				base_ns = f->t_ns;
+				break;
+			}
+			oldest = f;
+		}
+		/* history shorter than asked: as far back as it goes, unless
+		 * the whole process is younger than that */
+		if (!base && oldest && s->found_ns <= want) {
+			base = oldest->snap;
+			base_ns = oldest->t_ns;
+		}
+	} else if (mode != PROFD_SNAP_START) {
+		return -EINVAL;
+	}
+	err = seg_current(s, &snap);
+	if (err) {
+		log_debug("seg: no current snapshot of pid %d: %s", (int)pid, strerror(-err));
+		return err;
+	}
+	if (base) {
+		err = prof_snapshot__diff(snap, base);
+		if (err)
+			log_debug("seg: diff of pid %d against its base: %s", (int)pid, strerror(-err));
+		if (err) {
+			prof_snapshot__destroy(snap);
+			return err;
+		}
+	}
+	*span_ns = end - (base ? base_ns : s->found_ns);
+	*out = snap;
+	return 0;
+}
+
+int seg_reset(uid_t uid, pid_t pid)
+{
+	struct prof_snapshot *snap;
+	struct seg *s;
+	int err;
+
+	err = seg_lookup(uid, pid, &s);
+	if (err)
+		return err;
+	err = seg_current(s, &snap);
+	if (err)
+		return err;
+	prof_snapshot__destroy(s->base);
+	s->base = snap;
+	s->base_ns = profd_now_ns();
+	log_info("seg: pid %d reset by uid %u", (int)pid, (unsigned)uid);
+	return 0;
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proto.h - profd's control protocol, on a SOCK_SEQPACKET unix socket.
+ *
+ * Every message is one packet: a struct profd_hdr followed by the fixed
+ * payload of its type, and hdr.len is the whole packet's size.  Either
+ * side rejects a packet whose size is not exactly sizeof(hdr) plus its
+ * type's payload (profd_msg_len()), or whose type it does not expect.
+ * Requests are authenticated by SO_PEERCRED: a user sees and resets only
+ * processes of their own uid; root sees all.
+ *
+ *	client			profd
+ *	REGISTER{tid}	->	REGISTERED{slot, gen, nslots}	(+ map fd, once)
+ *	STATUS		->	STATUS{...}
+ *	LIST		->	PROC{...} x n, then END{n}
+ *	SNAPSHOT{pid}	->	SNAPSHOT{size}			(+ memfd image)
+ *	RESET{pid}	->	OK
+ *	any		->	ERROR{-errno} instead
+ */
+#ifndef PROFD_PROTO_H
+#define PROFD_PROTO_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#define PROFD_PROTO_VERSION	1
+#define PROFD_MSG_MAX		512	/* largest packet, header included */
+
+enum profd_msg_type {
+	PROFD_MSG_ERROR = 1,		/* profd: struct profd_error */
+	PROFD_MSG_OK,			/* profd: no payload */
+	PROFD_MSG_REGISTER,		/* agent: struct profd_register */
+	PROFD_MSG_REGISTERED,		/* profd: struct profd_registered */
+	PROFD_MSG_STATUS_REQ,		/* client: no payload */
+	PROFD_MSG_STATUS,		/* profd: struct profd_wire_status */
+	PROFD_MSG_LIST_REQ,		/* client: no payload */
+	PROFD_MSG_PROC,			/* profd: struct profd_wire_proc */
+	PROFD_MSG_END,			/* profd: struct profd_end */
+	PROFD_MSG_SNAPSHOT_REQ,		/* client: struct profd_snapshot_req */
+	PROFD_MSG_SNAPSHOT,		/* profd: struct profd_snapshot_rep, + fd */
+	PROFD_MSG_RESET_REQ,		/* client: struct profd_pid_req */
+	PROFD_MSG_TYPE_MAX,
+};
+
+struct profd_hdr {
+	__u32 type;			/* enum profd_msg_type */
+	__u32 len;			/* header + payload, exactly */
+};
+
+struct profd_error {
+	__s32 err;			/* -errno */
+	__u32 __pad;
+};
+
+#define PROFD_REG_WANT_FD	0x1	/* send the map fd with the reply */
+
+struct profd_register {
+	__u32 tid;			/* a thread of the peer's process */
+	__u32 flags;			/* PROFD_REG_* */
+};
+
+struct profd_registered {
+	__u32 tid;
+	__u32 slot;			/* index into the record array */
+	__u64 gen;			/* the record's generation */
+	__u32 nslots;			/* records in the array */
+	__u32 rec_size;			/* sizeof(struct prof_sched_rec) */
+	__u32 has_fd;			/* the map fd rides with this packet */
+	__u32 __pad;
+};
+
+struct profd_wire_status {
+	__u32 version;
+	__u32 bpf_on;
+	char bpf_why[128];
+	__u32 processes;
+	__u32 threads;
+	__u32 slots_free;
+	__u32 interval_ms;
+	__u64 samples;
+	__u64 uptime_ns;
+};
+
+struct profd_wire_proc {
+	__u32 pid;
+	__u32 uid;
+	__u64 start_token;
+	char comm[32];
+	__u32 threads;
+	__u32 alive;
+	__u32 kernel;
+	__u32 __pad;
+	__u64 created_ns;
+};
+
+struct profd_end {
+	__u32 count;			/* PROC messages sent */
+	__u32 __pad;
+};
+
+#define PROFD_SNAP_START	0
+#define PROFD_SNAP_RESET	1
+#define PROFD_SNAP_LAST		2
+
+struct profd_snapshot_req {
+	__u32 pid;
+	__u32 mode;			/* PROFD_SNAP_* */
+	__u32 seconds;			/* for PROFD_SNAP_LAST */
+	__u32 __pad;
+};
+
+struct profd_snapshot_rep {
+	__u64 size;			/* bytes of the image in the fd */
+	__u64 span_ns;			/* time the snapshot covers */
+};
+
+struct profd_pid_req {
+	__u32 pid;
+	__u32 __pad;
+};
+
+/* the exact packet size of a type, 0 for an unknown type */
+static inline __u32 profd_msg_len(__u32 type)
+{
+	static const __u32 payload[PROFD_MSG_TYPE_MAX] = {
+		[PROFD_MSG_ERROR] = sizeof(struct profd_error),
+		[PROFD_MSG_OK] = 0,
+		[PROFD_MSG_REGISTER] = sizeof(struct profd_register),
+		[PROFD_MSG_REGISTERED] = sizeof(struct profd_registered),
+		[PROFD_MSG_STATUS_REQ] = 0,
+		[PROFD_MSG_STATUS] = sizeof(struct profd_wire_status),
+		[PROFD_MSG_LIST_REQ] = 0,
+		[PROFD_MSG_PROC] = sizeof(struct profd_wire_proc),
+		[PROFD_MSG_END] = sizeof(struct profd_end),
+		[PROFD_MSG_SNAPSHOT_REQ] = sizeof(struct profd_snapshot_req),
+		[PROFD_MSG_SNAPSHOT] = sizeof(struct profd_snapshot_rep),
+		[PROFD_MSG_RESET_REQ] = sizeof(struct profd_pid_req),
+	};
+
+	if (type == 0 || type >= PROFD_MSG_TYPE_MAX)
+		return 0;
+	return (__u32)sizeof(struct profd_hdr) + payload[type];
+}
+
+/* 0 if buf[0, n) is a well-formed packet, else -EBADMSG */
+static inline int profd_msg_check(const void *buf, size_t n)
+{
+	const struct profd_hdr *h = (const struct profd_hdr *)buf;
+	__u32 want;
+
+	if (n < sizeof(*h))
+		return -EBADMSG;
+	want = profd_msg_len(h->type);
+	if (!want || h->len != want || n != want)
+		return -EBADMSG;
+	return 0;
+}
+
+#endif /* PROFD_PROTO_H */

@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: MIT
+# profd's tests: the protocol (unprivileged) and the real BPF program (root).
+
+UNIT_TESTS += $(OUTPUT)/tests/test_proto
+ROOT_TESTS += $(OUTPUT)/tests/test_profd
+
+$(OUTPUT)/tests/test_proto: tests/test_proto.c daemon/proto.h | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(TEST_LIBS)
+
+# needs profd beside it (it runs ../profd) and the client
+$(OUTPUT)/tests/test_profd: tests/test_profd.c tests/testutil.h $(PROFD_CLIENT_OBJ) \
+		$(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
+		$(LIBPROF_A) $(TEST_LIBS) -lm
+
+UNIT_TESTS += $(OUTPUT)/tests/test_profd_unit
+$(OUTPUT)/tests/test_profd_unit: $(PROFD) systemd/profd.service

@@ -1,0 +1,678 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_profd.c - root tier: the real sched_switch program through profd.
+ *
+ * Each test starts profd on a private socket and runs workloads in forked
+ * children (this process never enters a zone itself, so each child starts
+ * the runtime afresh, agent included).  A child reports over a pipe and
+ * stays alive until the test closes its end, so its data is read live.
+ */
+#define _GNU_SOURCE
+#include <linux/close_range.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <math.h>
+#include <time.h>
+
+#include "testutil.h"
+#include "prof.h"
+#include "client.h"
+#include "proto.h"
+
+#define SOCK_DIR	"/tmp/profd-test"
+#define SLEEP_CALLS	10
+#define MIGR_CALLS	20
+
+static char sock_path[128];
+static pid_t profd_pid = -1;
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+static void spin_ns(__u64 ns)
+{
+	__u64 end = now_ns() + ns;
+
+	while (now_ns() < end)
+		;
+}
+
+static const char *profd_bin(void)
+{
+	static char path[4096];
+	char *slash;
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 16);
+
+	if (n <= 0)
+		return "profd";
+	path[n] = 0;
+	slash = strrchr(path, '/');
+	strcpy(slash, "/../profd");
+	return path;
+}
+
+static int start_profd(void)
+{
+	__u64 end;
+	int fd;
+
+	mkdir(SOCK_DIR, 0755);
+	snprintf(sock_path, sizeof(sock_path), SOCK_DIR "/profd.%d.sock", (int)getpid());
+	profd_pid = fork();
+	if (profd_pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(profd_bin(), "profd", "--socket", sock_path, "--interval", "50", (char *)NULL);
+		_exit(127);
+	}
+	setenv("PROF_SOCKET", sock_path, 1);
+	setenv("PROFD_SOCKET", sock_path, 1);
+	for (end = now_ns() + 5000000000ull; now_ns() < end; usleep(20000)) {
+		fd = profd_connect(sock_path);
+		if (fd >= 0)
+			return fd;
+	}
+	return -1;
+}
+
+static void stop_profd(void)
+{
+	if (profd_pid > 0) {
+		kill(profd_pid, SIGTERM);
+		waitpid(profd_pid, NULL, 0);
+	}
+	profd_pid = -1;
+}
+
+static bool profd_alive(void)
+{
+	return profd_pid > 0 && waitpid(profd_pid, NULL, WNOHANG) == 0;
+}
+
+/* skip unless root and the program loads; returns a connected fd */
+static int need_profd(void)
+{
+	struct profd_status st;
+	int fd;
+
+	if (geteuid() != 0) {
+		printf("skip: not root\n");
+		skip();
+	}
+	fd = start_profd();
+	if (fd < 0) {
+		stop_profd();
+		printf("skip: profd did not start\n");
+		skip();
+	}
+	if (profd_status(fd, &st) || !st.bpf_on) {
+		printf("skip: no kernel assistance: %s\n", st.bpf_why);
+		close(fd);
+		stop_profd();
+		skip();
+	}
+	return fd;
+}
+
+/* wait (bounded) until this thread's kernel record is live */
+static bool wait_registered(double seconds)
+{
+	__u64 end = now_ns() + (__u64)(seconds * 1e9);
+
+	while (now_ns() < end) {
+		if (__prof_tls.krec && __prof_tls.krec->gen)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+struct child {
+	pid_t pid;
+	int rd;		/* the child's report */
+	int ctl;	/* closing it lets the child exit */
+};
+
+typedef void (*workload_fn)(void);
+
+static void zone_init(void)
+{
+	PROF_USDT(init_zone);
+}
+
+static pid_t kids[8];
+
+/* in a child: thread cpu time spent inside sleep_zone [0] and spin_zone [1] */
+static __u64 zone_cpu[2];
+
+static __u64 cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+static void kids_add(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
+		if (kids[i] <= 0) {
+			kids[i] = pid;
+			return;
+		}
+}
+
+/* after each test, pass or fail: no profd, no child left behind */
+static int teardown(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++) {
+		if (kids[i] > 0 && waitpid(kids[i], NULL, WNOHANG) == 0) {
+			kill(kids[i], SIGKILL);
+			waitpid(kids[i], NULL, 0);
+		}
+		kids[i] = 0;
+	}
+	stop_profd();
+	return 0;
+}
+
+static struct child spawn(workload_fn fn, uid_t uid, double reg_wait)
+{
+	struct child c = { -1, -1, -1 };
+	int rep[2], ctl[2];
+	char ok;
+
+	if (pipe2(rep, O_CLOEXEC) || pipe2(ctl, O_CLOEXEC))
+		return c;
+	c.pid = fork();
+	if (c.pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* only our own pipe ends: another child's ctl must reach EOF */
+		if (dup2(rep[1], 100) < 0 || dup2(ctl[0], 101) < 0)
+			_exit(5);
+		rep[1] = 100;
+		ctl[0] = 101;
+		close_range(3, 99, 0);
+		close_range(102, ~0u, 0);
+		if (uid && (setgid(uid) || setuid(uid)))
+			_exit(2);
+		zone_init();
+		ok = wait_registered(reg_wait) ? 'R' : 'U';
+		if (fn)
+			fn();
+		if (write(rep[1], &ok, 1) != 1 || write(rep[1], zone_cpu, sizeof(zone_cpu)) < 0)
+			_exit(3);
+		/* stay alive until told */
+		if (read(ctl[0], &ok, 1) < 0)
+			_exit(4);
+		_exit(0);
+	}
+	kids_add(c.pid);
+	close(rep[1]);
+	close(ctl[0]);
+	c.rd = rep[0];
+	c.ctl = ctl[1];
+	return c;
+}
+
+static __u64 child_cpu[2];	/* the child's zone_cpu */
+
+static char child_wait(struct child *c)
+{
+	char r = 0;
+
+	if (read(c->rd, &r, 1) != 1 || read(c->rd, child_cpu, sizeof(child_cpu)) < 0)
+		return 0;
+	return r;
+}
+
+static void child_end(struct child *c)
+{
+	if (c->pid <= 0)
+		return;
+	close(c->ctl);
+	close(c->rd);
+	waitpid(c->pid, NULL, 0);
+	c->pid = -1;
+}
+
+/* the live process's snapshot through profd; waits until profd follows it */
+static struct prof_snapshot *snap_of(int fd, pid_t pid, int mode)
+{
+	struct prof_snapshot *s = NULL;
+	__u64 end = now_ns() + 20000000000ull;
+
+	while (now_ns() < end) {
+		if (!profd_snapshot(fd, pid, mode, 0, &s))
+			return s;
+		usleep(20000);
+	}
+	return NULL;
+}
+
+static const struct prof_snap_node *node_named(const struct prof_snapshot *s, const char *name)
+{
+	const struct prof_snap_node *n;
+	__u32 i;
+
+	for (i = 0; i < s->nthreads; i++) {
+		n = test_node(s, &s->threads[i], name);
+		if (n)
+			return n;
+	}
+	return NULL;
+}
+
+/* --- migration -------------------------------------------------------- */
+
+static void set_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void migrate_zone(int to)
+{
+	PROF_USDT(migrate_zone);
+	set_cpu(to);
+	spin_ns(200000);
+}
+
+static void stay_zone(void)
+{
+	PROF_USDT(stay_zone);
+	spin_ns(200000);
+}
+
+static void work_migrate(void)
+{
+	int i, cpu = 0;
+
+	set_cpu(cpu);
+	for (i = 0; i < MIGR_CALLS; i++) {
+		stay_zone();
+		cpu ^= 1;
+		migrate_zone(cpu);
+		stay_zone();
+	}
+}
+
+static void test_migrated(void **state)
+{
+	struct prof_snapshot *s;
+	const struct prof_snap_node *m, *st;
+	struct child c;
+	int fd;
+
+	(void)state;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("skip: needs two cpus\n");
+		skip();
+	}
+	fd = need_profd();
+	c = spawn(work_migrate, 0, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	m = node_named(s, "migrate_zone");
+	st = node_named(s, "stay_zone");
+	assert_non_null(m);
+	assert_non_null(st);
+	assert_int_equal(m->calls, MIGR_CALLS);
+	/* every call moved itself: all migrated; the pinned ones never */
+	assert_int_equal(m->migrated, MIGR_CALLS);
+	assert_int_equal(m->preempted, MIGR_CALLS);
+	assert_int_equal(st->calls, 2 * MIGR_CALLS);
+	assert_int_equal(st->migrated, 0);
+	prof_snapshot__destroy(s);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
+/* --- off-cpu ---------------------------------------------------------- */
+
+static void sleep_zone(void)
+{
+	struct timespec ts = { 0, 20000000 };
+
+	PROF_USDT(sleep_zone);
+	__u64 c0 = cpu_ns();
+
+	nanosleep(&ts, NULL);
+	zone_cpu[0] += cpu_ns() - c0;
+}
+
+static void spin_zone(void)
+{
+	PROF_USDT(spin_zone);
+	__u64 c0 = cpu_ns();
+
+	spin_ns(20000000);
+	zone_cpu[1] += cpu_ns() - c0;
+}
+
+static void work_sleep(void)
+{
+	int i;
+
+	for (i = 0; i < SLEEP_CALLS; i++) {
+		sleep_zone();
+		spin_zone();
+	}
+}
+
+static void test_offcpu(void **state)
+{
+	struct prof_snapshot *s;
+	const struct prof_snap_node *sl, *sp;
+	double wall, off, on, cpu;
+	struct child c;
+	int fd;
+
+	(void)state;
+	fd = need_profd();
+	c = spawn(work_sleep, 0, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	sl = node_named(s, "sleep_zone");
+	sp = node_named(s, "spin_zone");
+	assert_non_null(sl);
+	assert_non_null(sp);
+	assert_int_equal(sl->calls, SLEEP_CALLS);
+	assert_int_equal(sp->calls, SLEEP_CALLS);
+
+	wall = (double)prof_snap_ns(s, sl->ticks) / SLEEP_CALLS / 1e6;
+	off = (double)sl->offcpu_ns / SLEEP_CALLS / 1e6;
+	on = wall - off;
+	printf("sleep_zone: wall %.2f ms, off-cpu %.2f ms, on-cpu %.3f ms per call\n", wall, off, on);
+	assert_true(off >= 19.0 && off <= 40.0);
+	assert_true(on >= -0.5 && on < 2.0);
+	assert_int_equal(sl->preempted, SLEEP_CALLS);
+
+	wall = (double)prof_snap_ns(s, sp->ticks) / SLEEP_CALLS / 1e6;
+	off = (double)sp->offcpu_ns / SLEEP_CALLS / 1e6;
+	on = wall - off;
+	cpu = (double)child_cpu[1] / SLEEP_CALLS / 1e6;
+	printf("spin_zone: wall %.2f ms, off-cpu %.3f ms, on-cpu %.2f ms per call, "
+	       "thread cpu time %.2f ms\n", wall, off, on, cpu);
+	/*
+	 * on-cpu is wall minus what the kernel saw it switched out: it must
+	 * match the thread's own cpu clock, however busy the machine is (on
+	 * an idle one it is ~ wall)
+	 */
+	assert_true(wall >= 19.0);
+	assert_true(fabs(on - cpu) <= 0.5 + 0.05 * wall);
+	prof_snapshot__destroy(s);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
+/* --- before and after ------------------------------------------------- */
+
+static void test_before_after(void **state)
+{
+	struct child before, after;
+	struct profd_proc *procs;
+	size_t n, i;
+	int fd, seen = 0;
+
+	(void)state;
+	if (geteuid() != 0) {
+		printf("skip: not root\n");
+		skip();
+	}
+	/* before: the agent finds no socket and keeps retrying */
+	snprintf(sock_path, sizeof(sock_path), SOCK_DIR "/profd.%d.sock", (int)getpid());
+	unlink(sock_path);
+	setenv("PROF_SOCKET", sock_path, 1);
+	before = spawn(NULL, 0, 10);
+	usleep(1500000);
+	fd = need_profd();
+	after = spawn(NULL, 0, 5);
+	assert_int_equal(child_wait(&before), 'R');
+	assert_int_equal(child_wait(&after), 'R');
+	/* profd itself sees both with a kernel slot */
+	usleep(300000);
+	assert_int_equal(profd_list(fd, &procs, &n), 0);
+	for (i = 0; i < n; i++)
+		if ((procs[i].pid == (__u32)before.pid || procs[i].pid == (__u32)after.pid) &&
+		    procs[i].alive && procs[i].kernel >= 1)
+			seen++;
+	free(procs);
+	assert_int_equal(seen, 2);
+	child_end(&before);
+	child_end(&after);
+	close(fd);
+	stop_profd();
+}
+
+/* --- another user ----------------------------------------------------- */
+
+#define UID_A 65534	/* nobody: owns the profiled process */
+#define UID_B 65533	/* a second unprivileged uid */
+
+/* in a child as uid: 0 if it may snapshot and reset pid, else -errno */
+static int as_user(uid_t uid, pid_t pid, int *list_has)
+{
+	struct profd_proc *procs;
+	struct prof_snapshot *s;
+	int st[3] = { 0, 0, 0 }, p[2], fd;
+	size_t n, i;
+	pid_t k;
+
+	if (pipe(p))
+		return -errno;
+	k = fork();
+	if (k == 0) {
+		if (setgid(uid) || setuid(uid))
+			_exit(2);
+		fd = profd_connect(sock_path);
+		st[0] = profd_snapshot(fd, pid, PROFD_SINCE_START, 0, &s);
+		if (!st[0])
+			prof_snapshot__destroy(s);
+		st[1] = profd_reset(fd, pid);
+		if (!profd_list(fd, &procs, &n)) {
+			for (i = 0; i < n; i++)
+				st[2] |= procs[i].pid == (__u32)pid;
+			free(procs);
+		}
+		if (write(p[1], st, sizeof(st)) != sizeof(st))
+			_exit(3);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], st, sizeof(st)) != sizeof(st))
+		st[0] = -EIO;
+	close(p[0]);
+	waitpid(k, NULL, 0);
+	*list_has = st[2];
+	return st[0] ? st[0] : st[1];
+}
+
+static void test_other_user(void **state)
+{
+	struct prof_snapshot *s;
+	struct child c;
+	int fd, has;
+
+	(void)state;
+	fd = need_profd();
+	c = spawn(stay_zone, UID_A, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);	/* root sees it */
+	assert_non_null(s);
+	assert_int_equal(s->uid, UID_A);
+	prof_snapshot__destroy(s);
+	/* the owner may read and reset it */
+	assert_int_equal(as_user(UID_A, c.pid, &has), 0);
+	assert_true(has);
+	/* another user may do neither, nor see it listed */
+	assert_int_equal(as_user(UID_B, c.pid, &has), -EPERM);
+	assert_false(has);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
+/* --- hostile segments and clients ------------------------------------- */
+
+static void write_file(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+}
+
+static void test_hostile(void **state)
+{
+	unsigned long long token = prof_proc_start_token(getpid());
+	char path[4][128], junk[65536];
+	struct prof_seg_hdr h;
+	struct profd_status st;
+	struct prof_snapshot *s;
+	struct child c;
+	int fd, bad, i;
+
+	(void)state;
+	fd = need_profd();
+	/* segments named after a live process (ours): garbage, a truncated
+	 * header, absurd geometry, a FIFO */
+	for (i = 0; i < 4; i++)
+		snprintf(path[i], sizeof(path[i]), "/dev/shm/prof.%d.%llu.%d", (int)getpid(), token,
+			 i + 1);
+	srand(42);
+	for (i = 0; i < (int)sizeof(junk); i++)
+		junk[i] = (char)rand();
+	write_file(path[0], junk, sizeof(junk));
+	memset(&h, 0, sizeof(h));
+	h.magic = PROF_SEG_MAGIC;
+	h.version = PROF_SEG_VERSION;
+	write_file(path[1], &h, 100);
+	h.hdr_size = sizeof(h);
+	h.seg_size = 1ull << 40;
+	h.max_threads = 65536;
+	h.max_nodes = 1u << 22;
+	h.slabs_off = 1ull << 39;
+	h.pid = (__u32)getpid();
+	h.start_token = token;
+	memcpy(junk, &h, sizeof(h));
+	write_file(path[2], junk, sizeof(junk));
+	mkfifo(path[3], 0600);
+
+	/* a client sending garbage: bad lengths, bad types, a huge packet */
+	bad = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	{
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		struct profd_hdr hh = { PROFD_MSG_STATUS_REQ, 9 };
+
+		strcpy(sa.sun_path, sock_path);
+		assert_int_equal(connect(bad, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		send(bad, junk, 7, MSG_NOSIGNAL);
+		send(bad, &hh, sizeof(hh), MSG_NOSIGNAL);
+		send(bad, junk, sizeof(junk), MSG_NOSIGNAL);
+		close(bad);
+	}
+	/* a client that connects and says nothing stays harmless too */
+	bad = profd_connect(sock_path);
+
+	/* profd goes on: new processes are followed and answered */
+	c = spawn(stay_zone, 0, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	assert_non_null(node_named(s, "stay_zone"));
+	prof_snapshot__destroy(s);
+	usleep(300000);
+	assert_true(profd_alive());
+	close(fd);
+	fd = profd_connect(sock_path);
+	assert_true(fd >= 0);
+	assert_int_equal(profd_status(fd, &st), 0);
+	/* none of the fakes is followed as our process */
+	assert_int_equal(profd_snapshot(fd, getpid(), PROFD_SINCE_START, 0, &s), -ESRCH);
+	for (i = 0; i < 4; i++)
+		unlink(path[i]);
+	child_end(&c);
+	close(bad);
+	close(fd);
+	stop_profd();
+}
+
+/* --- reset and post-mortem -------------------------------------------- */
+
+static void test_reset_postmortem(void **state)
+{
+	struct prof_snapshot *s;
+	const struct prof_snap_node *n;
+	struct child c;
+	pid_t pid;
+	int fd;
+
+	(void)state;
+	fd = need_profd();
+	c = spawn(work_sleep, 0, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	prof_snapshot__destroy(s);
+	assert_int_equal(profd_reset(fd, c.pid), 0);
+	assert_int_equal(profd_snapshot(fd, c.pid, PROFD_SINCE_RESET, 0, &s), 0);
+	n = node_named(s, "sleep_zone");
+	assert_true(!n || n->calls == 0);
+	prof_snapshot__destroy(s);
+	/* after exit the data stays */
+	pid = c.pid;
+	child_end(&c);
+	usleep(400000);
+	assert_int_equal(profd_snapshot(fd, pid, PROFD_SINCE_START, 0, &s), 0);
+	n = node_named(s, "sleep_zone");
+	assert_non_null(n);
+	assert_int_equal(n->calls, SLEEP_CALLS);
+	/* the child left with _exit: no exit handler, profd saw it go */
+	assert_int_equal(s->pid, pid);
+	prof_snapshot__destroy(s);
+	close(fd);
+	stop_profd();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_migrated, teardown),
+		cmocka_unit_test_teardown(test_offcpu, teardown),
+		cmocka_unit_test_teardown(test_before_after, teardown),
+		cmocka_unit_test_teardown(test_other_user, teardown),
+		cmocka_unit_test_teardown(test_hostile, teardown),
+		cmocka_unit_test_teardown(test_reset_postmortem, teardown),
+	};
+
+	setenv("PROF_QUIET", "1", 1);
+	unsetenv("PROF_NO_DAEMON");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
