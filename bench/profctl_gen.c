@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * profctl_gen.c - a process with T threads (default 64), each with a call
- * tree of 11,110 nodes (10 zones nested 4 deep: 10 + 100 + 1000 + 10000),
- * for profctl's report and top benchmarks.  Run with PROF_MAX_NODES=16384.
+ * tree of 11,110 nodes (10 zones nested 4 deep: 10 + 100 + 1000 + 10000;
+ * -d 3 for 1,110), for profctl's and profd's benchmarks.  Run with
+ * PROF_MAX_NODES=16384.
  * Prints "ready PID" when every tree is built, then keeps the threads
  * alive, each re-running its tree every -i milliseconds (0: idle), until
  * stdin closes.
@@ -16,7 +17,7 @@
 static void rec(int d);
 static volatile unsigned long sink;
 static volatile int done;
-static int interval_ms;
+static int interval_ms, depth = 4;
 static pthread_barrier_t built;
 
 #define Z(n)						\
@@ -43,11 +44,11 @@ static void rec(int d)
 static void *worker(void *arg)
 {
 	(void)arg;
-	rec(4);
+	rec(depth);
 	pthread_barrier_wait(&built);
 	while (!done) {
 		if (interval_ms) {
-			rec(4);
+			rec(depth);
 			usleep((useconds_t)interval_ms * 1000);
 		} else {
 			usleep(100000);
@@ -62,15 +63,17 @@ int main(int argc, char **argv)
 	pthread_t *th;
 	char buf[64];
 
-	while ((c = getopt(argc, argv, "t:i:")) != -1) {
+	while ((c = getopt(argc, argv, "t:i:d:")) != -1) {
 		if (c == 't')
 			nthreads = atoi(optarg);
+		else if (c == 'd')
+			depth = atoi(optarg);
 		else if (c == 'i')
 			interval_ms = atoi(optarg);
 		else
 			return 2;
 	}
-	if (nthreads < 1 || nthreads > 1024)
+	if (nthreads < 1 || nthreads > 1024 || depth < 1 || depth > 5)
 		return 2;
 	th = calloc((size_t)nthreads, sizeof(*th));
 	pthread_barrier_init(&built, NULL, (unsigned)nthreads + 1);

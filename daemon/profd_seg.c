@@ -55,8 +55,10 @@ struct seg {
 	bool seen;			/* in the last rescan */
 	__u64 found_ns;
 	__u64 exit_ns;
-	struct prof_snapshot *last;	/* newest snapshot */
+	struct prof_snapshot *last;	/* newest full snapshot: at discovery, at exit */
 	__u64 last_ns;
+	struct prof_snapshot *info;	/* newest sample: process and threads, no nodes */
+	__u64 info_ns;
 	struct prof_snapshot *base;	/* reset baseline, or NULL */
 	__u64 base_ns;
 	struct seg_frame ring[SEG_RING];
@@ -153,6 +155,7 @@ static void seg_free(struct seg *s)
 
 	seg_unmap(s);
 	prof_snapshot__destroy(s->last);
+	prof_snapshot__destroy(s->info);
 	prof_snapshot__destroy(s->base);
 	for (i = 0; i < SEG_RING; i++)
 		frame_drop(&s->ring[i]);
@@ -203,6 +206,45 @@ static int seg_read(struct seg *s, struct prof_snapshot **out)
 		err = -EPERM;
 	}
 	return err;
+}
+
+/*
+ * A sample: the flat pass straight over the mapping (one cache line a
+ * node, nothing copied), for the rates and the list; *busy is the time
+ * spent inside zones (the sum of self times: top-level time).
+ */
+static int seg_light(struct seg *s, struct prof_snapshot **out, __u64 *busy)
+{
+	struct prof_flat_row *rows = NULL;
+	struct stat st;
+	size_t n = 0, i;
+	int err;
+
+	*out = NULL;
+	*busy = 0;
+	if (!s->mem)
+		return -ESRCH;
+	if (fstat(s->fd, &st) || st.st_size < (off_t)s->len)
+		return -EINVAL;
+	if (sigsetjmp(bus_jmp, 1)) {
+		free(rows);
+		return -EFAULT;
+	}
+	bus_armed = 1;
+	err = prof_seg_flat(s->mem, s->len, 0, PROF_SORT_SELF, out, &rows, &n);
+	bus_armed = 0;
+	if (err)
+		return err;
+	for (i = 0; i < n; i++)
+		*busy += rows[i].self;
+	free(rows);
+	if ((*out)->pid != (__u32)s->pid || (*out)->start_token != s->start_token ||
+	    (*out)->uid != (__u32)s->uid) {
+		prof_snapshot__destroy(*out);
+		*out = NULL;
+		return -EPERM;
+	}
+	return 0;
 }
 
 static bool bad_known(const char *path, ino_t ino)
@@ -354,19 +396,9 @@ static void seg_exited(struct seg *s)
 	log_info("seg: pid %d exited; kept post-mortem", (int)s->pid);
 }
 
-static __u64 top_ticks(const struct prof_snapshot *snap)
-{
-	__u64 sum = 0;
-	__u32 i;
-
-	for (i = 0; i < snap->nthreads; i++)
-		sum += snap->threads[i].nnodes ? snap->threads[i].nodes[0].child_ticks : 0;
-	return sum;
-}
-
 static void seg_take(struct seg *s, __u64 now)
 {
-	struct prof_snapshot *snap;
+	struct prof_snapshot *info, *snap;
 	struct seg_frame *f;
 	__u64 spacing, ticks;
 	double dt, a_short, a_long;
@@ -376,7 +408,7 @@ static void seg_take(struct seg *s, __u64 now)
 		seg_exited(s);
 		return;
 	}
-	err = seg_read(s, &snap);
+	err = seg_light(s, &info, &ticks);
 	if (err) {
 		if (s->failures++ == 0)
 			log_warnx("seg: failed to read pid %d: %s", (int)s->pid, strerror(-err));
@@ -388,33 +420,33 @@ static void seg_take(struct seg *s, __u64 now)
 	s->failures = 0;
 
 	/* rates: instantaneous, and two moving averages (~1 s and ~30 s) */
-	dt = (double)(now - s->last_ns) / 1e9;
-	ticks = top_ticks(snap);
-	if (dt > 0 && snap->tick_hz) {
-		s->rate_inst = (double)(ticks - s->prev_ticks) / (double)snap->tick_hz / dt;
+	dt = s->info_ns ? (double)(now - s->info_ns) / 1e9 : 0;
+	if (dt > 0 && info->tick_hz && ticks >= s->prev_ticks) {
+		s->rate_inst = (double)(ticks - s->prev_ticks) / (double)info->tick_hz / dt;
 		a_short = dt >= 1.0 ? 1.0 : dt;
 		a_long = dt >= 30.0 ? 1.0 : dt / 30.0;
 		s->rate_short += a_short * (s->rate_inst - s->rate_short);
 		s->rate_long += a_long * (s->rate_inst - s->rate_long);
 	}
 	s->prev_ticks = ticks;
+	prof_snapshot__destroy(s->info);
+	s->info = info;
+	s->info_ns = now;
 
-	/* the ring keeps one snapshot per spacing */
+	/* the ring keeps one full snapshot per spacing: only then a full read */
 	spacing = (__u64)conf.history_s * 1000000000ull / SEG_RING;
 	f = s->ring_n ? &s->ring[(s->ring_head + SEG_RING - 1) % SEG_RING] : NULL;
-	if (!f || now - f->t_ns >= spacing) {
-		f = &s->ring[s->ring_head];
-		frame_drop(f);
-		f->t_ns = s->last_ns;
-		f->snap = s->last;
-		s->last = NULL;
-		s->ring_head = (s->ring_head + 1) % SEG_RING;
-		if (s->ring_n < SEG_RING)
-			s->ring_n++;
-	}
-	prof_snapshot__destroy(s->last);
-	s->last = snap;
-	s->last_ns = now;
+	if (f && now - f->t_ns < spacing)
+		return;
+	if (seg_read(s, &snap))
+		return;
+	f = &s->ring[s->ring_head];
+	frame_drop(f);
+	f->t_ns = now;
+	f->snap = snap;
+	s->ring_head = (s->ring_head + 1) % SEG_RING;
+	if (s->ring_n < SEG_RING)
+		s->ring_n++;
 }
 
 void seg_sample(void)
@@ -478,6 +510,7 @@ static int seg_lookup(uid_t uid, pid_t pid, struct seg **out)
 
 int seg_list(uid_t uid, seg_list_cb cb, void *arg)
 {
+	const struct prof_snapshot *info;
 	struct profd_wire_proc p;
 	struct seg *s;
 	__u32 i;
@@ -491,13 +524,15 @@ int seg_list(uid_t uid, seg_list_cb cb, void *arg)
 		p.uid = (__u32)s->uid;
 		p.start_token = s->start_token;
 		p.alive = s->alive;
-		if (s->last) {
-			snprintf(p.comm, sizeof(p.comm), "%s", s->last->comm);
-			p.created_ns = s->last->created_ns;
-			for (i = 0; i < s->last->nthreads; i++) {
-				p.threads += s->last->threads[i].state == PROF_SLAB_ALIVE;
-				p.kernel += s->last->threads[i].ksched_slot != PROF_NO_SLOT &&
-					    s->last->threads[i].state == PROF_SLAB_ALIVE;
+		/* the newest sample while alive, the last full look after */
+		info = s->alive && s->info ? s->info : s->last;
+		if (info) {
+			snprintf(p.comm, sizeof(p.comm), "%s", info->comm);
+			p.created_ns = info->created_ns;
+			for (i = 0; i < info->nthreads; i++) {
+				p.threads += info->threads[i].state == PROF_SLAB_ALIVE;
+				p.kernel += info->threads[i].ksched_slot != PROF_NO_SLOT &&
+					    info->threads[i].state == PROF_SLAB_ALIVE;
 			}
 		}
 		err = cb(&p, arg);
