@@ -57,8 +57,9 @@ struct seg {
 	__u64 exit_ns;
 	struct prof_snapshot *last;	/* newest full snapshot: at discovery, at exit */
 	__u64 last_ns;
-	struct prof_snapshot *info;	/* newest sample: process and threads, no nodes */
-	__u64 info_ns;
+	struct prof_seg_cursor *cursor;	/* what the samples learned of its tree */
+	struct prof_seg_busy info;	/* newest sample */
+	__u64 info_ns;			/* when, 0 before the first */
 	struct prof_snapshot *base;	/* reset baseline, or NULL */
 	__u64 base_ns;
 	struct seg_frame ring[SEG_RING];
@@ -155,7 +156,7 @@ static void seg_free(struct seg *s)
 
 	seg_unmap(s);
 	prof_snapshot__destroy(s->last);
-	prof_snapshot__destroy(s->info);
+	prof_seg_cursor__destroy(s->cursor);
 	prof_snapshot__destroy(s->base);
 	for (i = 0; i < SEG_RING; i++)
 		frame_drop(&s->ring[i]);
@@ -209,41 +210,31 @@ static int seg_read(struct seg *s, struct prof_snapshot **out)
 }
 
 /*
- * A sample: the flat pass straight over the mapping (one cache line a
- * node, nothing copied), for the rates and the list; *busy is the time
- * spent inside zones (the sum of self times: top-level time).
+ * A sample, straight from the mapping: slab headers, the nodes created
+ * since the last sample, and one word per top-level node (the cursor
+ * remembers which those are).  Guarded like seg_read.
  */
-static int seg_light(struct seg *s, struct prof_snapshot **out, __u64 *busy)
+static int seg_busy(struct seg *s, struct prof_seg_busy *out)
 {
-	struct prof_flat_row *rows = NULL;
 	struct stat st;
-	size_t n = 0, i;
 	int err;
 
-	*out = NULL;
-	*busy = 0;
 	if (!s->mem)
 		return -ESRCH;
+	if (!s->cursor && !(s->cursor = prof_seg_cursor__new()))
+		return -ENOMEM;
 	if (fstat(s->fd, &st) || st.st_size < (off_t)s->len)
 		return -EINVAL;
-	if (sigsetjmp(bus_jmp, 1)) {
-		free(rows);
+	if (sigsetjmp(bus_jmp, 1))
 		return -EFAULT;
-	}
 	bus_armed = 1;
-	err = prof_seg_flat(s->mem, s->len, 0, PROF_SORT_SELF, out, &rows, &n);
+	err = prof_seg_busy(s->mem, s->len, s->cursor, out);
 	bus_armed = 0;
 	if (err)
 		return err;
-	for (i = 0; i < n; i++)
-		*busy += rows[i].self;
-	free(rows);
-	if ((*out)->pid != (__u32)s->pid || (*out)->start_token != s->start_token ||
-	    (*out)->uid != (__u32)s->uid) {
-		prof_snapshot__destroy(*out);
-		*out = NULL;
+	if (out->pid != (__u32)s->pid || out->start_token != s->start_token ||
+	    out->uid != (__u32)s->uid)
 		return -EPERM;
-	}
 	return 0;
 }
 
@@ -398,7 +389,8 @@ static void seg_exited(struct seg *s)
 
 static void seg_take(struct seg *s, __u64 now)
 {
-	struct prof_snapshot *info, *snap;
+	struct prof_seg_busy info;
+	struct prof_snapshot *snap;
 	struct seg_frame *f;
 	__u64 spacing, ticks;
 	double dt, a_short, a_long;
@@ -408,7 +400,8 @@ static void seg_take(struct seg *s, __u64 now)
 		seg_exited(s);
 		return;
 	}
-	err = seg_light(s, &info, &ticks);
+	err = seg_busy(s, &info);
+	ticks = info.busy_ticks;
 	if (err) {
 		if (s->failures++ == 0)
 			log_warnx("seg: failed to read pid %d: %s", (int)s->pid, strerror(-err));
@@ -421,15 +414,14 @@ static void seg_take(struct seg *s, __u64 now)
 
 	/* rates: instantaneous, and two moving averages (~1 s and ~30 s) */
 	dt = s->info_ns ? (double)(now - s->info_ns) / 1e9 : 0;
-	if (dt > 0 && info->tick_hz && ticks >= s->prev_ticks) {
-		s->rate_inst = (double)(ticks - s->prev_ticks) / (double)info->tick_hz / dt;
+	if (dt > 0 && info.tick_hz && ticks >= s->prev_ticks) {
+		s->rate_inst = (double)(ticks - s->prev_ticks) / (double)info.tick_hz / dt;
 		a_short = dt >= 1.0 ? 1.0 : dt;
 		a_long = dt >= 30.0 ? 1.0 : dt / 30.0;
 		s->rate_short += a_short * (s->rate_inst - s->rate_short);
 		s->rate_long += a_long * (s->rate_inst - s->rate_long);
 	}
 	s->prev_ticks = ticks;
-	prof_snapshot__destroy(s->info);
 	s->info = info;
 	s->info_ns = now;
 
@@ -525,8 +517,12 @@ int seg_list(uid_t uid, seg_list_cb cb, void *arg)
 		p.start_token = s->start_token;
 		p.alive = s->alive;
 		/* the newest sample while alive, the last full look after */
-		info = s->alive && s->info ? s->info : s->last;
-		if (info) {
+		if (s->alive && s->info_ns) {
+			snprintf(p.comm, sizeof(p.comm), "%s", s->info.comm);
+			p.created_ns = s->info.created_ns;
+			p.threads = s->info.alive;
+			p.kernel = s->info.kernel;
+		} else if ((info = s->last)) {
 			snprintf(p.comm, sizeof(p.comm), "%s", info->comm);
 			p.created_ns = info->created_ns;
 			for (i = 0; i < info->nthreads; i++) {

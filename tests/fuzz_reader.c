@@ -33,6 +33,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		prof_snapshot__destroy(r);
 		r = NULL;
 	}
+	{
+		struct prof_seg_cursor *c = prof_seg_cursor__new();
+		struct prof_seg_busy busy;
+
+		/* twice: the second call goes through the cursor's memory */
+		if (c && !prof_seg_busy(mem, size, c, &busy))
+			prof_seg_busy(mem, size, c, &busy);
+		prof_seg_cursor__destroy(c);
+	}
 	if (!prof_snapshot__read_opts(mem, size, PROF_READ_NO_HIST, &b)) {
 		prof_snapshot__destroy(b);
 		b = NULL;

@@ -296,6 +296,41 @@ cleanup:
 	return err;
 }
 
+/* a segment's geometry, checked: every size as we define it, every region
+ * inside len */
+struct seg_geom {
+	__u32 max_sites, max_threads, max_nodes;
+	__u64 sites_off, slabs_off, slab_size;
+};
+
+static int seg_geometry(const struct prof_seg_hdr *h, size_t len, struct seg_geom *g)
+{
+	__u64 sites_end, slabs_end, seg_size = LD(&h->seg_size);
+
+	if (LD(&h->hdr_size) != sizeof(*h) || LD(&h->site_size) != sizeof(struct prof_site_ent) ||
+	    LD(&h->node_size) != PROF_NODE_SIZE || LD(&h->hist_buckets) != PROF_HIST_BUCKETS)
+		return -EINVAL;
+	g->max_sites = LD(&h->max_sites);
+	g->max_threads = LD(&h->max_threads);
+	g->max_nodes = LD(&h->max_nodes);
+	g->sites_off = LD(&h->sites_off);
+	g->slabs_off = LD(&h->slabs_off);
+	g->slab_size = LD(&h->slab_size);
+	if (g->max_sites == 0 || g->max_sites > (1u << 20) || g->max_threads == 0 ||
+	    g->max_threads > 65536 || g->max_nodes < 2 || g->max_nodes > (1u << 22))
+		return -EINVAL;
+	if (g->slab_size != prof_slab_size(g->max_nodes) || g->sites_off < sizeof(*h) ||
+	    ((g->sites_off | g->slabs_off) & 7))
+		return -EINVAL;
+	sites_end = g->sites_off + (__u64)g->max_sites * sizeof(struct prof_site_ent);
+	slabs_end = g->slabs_off + (__u64)g->max_threads * g->slab_size;
+	/* slabs_off bounded first: near 2^64, slabs_end would wrap */
+	if (g->sites_off > len || g->slabs_off > len || sites_end > g->slabs_off ||
+	    slabs_end > seg_size || seg_size > len)
+		return -EINVAL;
+	return 0;
+}
+
 static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
 		    struct prof_snapshot **out)
 {
@@ -303,7 +338,7 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 	const char *base = mem;
 	struct prof_snapshot *s;
 	struct hist_pool pool = { 0 };
-	__u64 sites_end, slabs_end;
+	struct seg_geom g;
 	__u32 i, nslabs;
 	int err = -EINVAL;
 
@@ -319,28 +354,11 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 	if (!s)
 		return -ENOMEM;
 
-	/* geometry: every size as we define it, every region inside len */
-	if (LD(&h->hdr_size) != sizeof(*h) || LD(&h->site_size) != sizeof(struct prof_site_ent) ||
-	    LD(&h->node_size) != PROF_NODE_SIZE || LD(&h->hist_buckets) != PROF_HIST_BUCKETS)
+	if (seg_geometry(h, len, &g))
 		goto fail;
 	{
-		__u32 max_sites = LD(&h->max_sites), max_threads = LD(&h->max_threads);
-		__u32 max_nodes = LD(&h->max_nodes);
-		__u64 sites_off = LD(&h->sites_off), slabs_off = LD(&h->slabs_off);
-		__u64 slab_size = LD(&h->slab_size), seg_size = LD(&h->seg_size);
-
-		if (max_sites == 0 || max_sites > (1u << 20) || max_threads == 0 ||
-		    max_threads > 65536 || max_nodes < 2 || max_nodes > (1u << 22))
-			goto fail;
-		if (slab_size != prof_slab_size(max_nodes) || sites_off < sizeof(*h) ||
-		    ((sites_off | slabs_off) & 7))
-			goto fail;
-		sites_end = sites_off + (__u64)max_sites * sizeof(struct prof_site_ent);
-		slabs_end = slabs_off + (__u64)max_threads * slab_size;
-		/* slabs_off bounded first: near 2^64, slabs_end would wrap */
-		if (sites_off > len || slabs_off > len || sites_end > slabs_off ||
-		    slabs_end > seg_size || seg_size > len)
-			goto fail;
+		__u32 max_nodes = g.max_nodes;
+		__u64 slabs_off = g.slabs_off, slab_size = g.slab_size, sites_off = g.sites_off;
 
 		s->pid = LD(&h->pid);
 		s->uid = LD(&h->uid);
@@ -364,7 +382,7 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 
 		s->nsites = LDA(&h->nsites);
 		nslabs = LDA(&h->nslabs);
-		if (s->nsites > max_sites || nslabs > max_threads)
+		if (s->nsites > g.max_sites || nslabs > g.max_threads)
 			goto fail;
 		s->sites = calloc(s->nsites ? s->nsites : 1, sizeof(*s->sites));
 		s->threads = calloc(nslabs ? nslabs : 1, sizeof(*s->threads));
@@ -402,6 +420,128 @@ fail:
 	s->hist = pool.v;
 	prof_snapshot__destroy(s);
 	return err;
+}
+
+struct cursor_slab {
+	__u32 nseen;		/* nodes [0, nseen) were looked at */
+	__u32 ntop, cap;
+	__u32 *top;		/* top-level node indices */
+};
+
+struct prof_seg_cursor {
+	__u32 nslabs;
+	struct cursor_slab *slabs;
+};
+
+struct prof_seg_cursor *prof_seg_cursor__new(void)
+{
+	return calloc(1, sizeof(struct prof_seg_cursor));
+}
+
+void prof_seg_cursor__destroy(struct prof_seg_cursor *c)
+{
+	__u32 i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->nslabs; i++)
+		free(c->slabs[i].top);
+	free(c->slabs);
+	free(c);
+}
+
+/* learn the top-level nodes among those created since the last look */
+static int cursor_scan(struct cursor_slab *cs, const struct prof_node *nodes, __u32 nn)
+{
+	__u32 i;
+
+	for (i = cs->nseen; i < nn; i++) {
+		__u32 parent = LD(&nodes[i].parent);
+
+		if (i == 0 ? parent != 0 : parent >= i)
+			return -EINVAL;
+		/* 0 is the root, 1 the overflow node: neither is a zone */
+		if (i < 2 || parent != 0)
+			continue;
+		if (cs->ntop == cs->cap) {
+			__u32 cap = cs->cap ? cs->cap * 2 : 16, *top;
+
+			top = realloc(cs->top, cap * sizeof(*top));
+			if (!top)
+				return -ENOMEM;
+			cs->top = top;
+			cs->cap = cap;
+		}
+		cs->top[cs->ntop++] = i;
+	}
+	cs->nseen = nn;
+	return 0;
+}
+
+int prof_seg_busy(const void *mem, size_t len, struct prof_seg_cursor *c, struct prof_seg_busy *out)
+{
+	const struct prof_seg_hdr *h = mem;
+	struct seg_geom g;
+	__u32 i, k, nslabs;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!mem || len < sizeof(*h) || ((uintptr_t)mem & 7))
+		return -EINVAL;
+	if (LDA(&h->magic) != PROF_SEG_MAGIC)
+		return -EINVAL;
+	if (LD(&h->version) != PROF_SEG_VERSION)
+		return -EPROTO;
+	err = seg_geometry(h, len, &g);
+	if (err)
+		return err;
+	out->tick_hz = LD(&h->tick_hz);
+	if (out->tick_hz < 1000 || out->tick_hz > 100000000000ull)
+		return -EINVAL;
+	out->pid = LD(&h->pid);
+	out->uid = LD(&h->uid);
+	out->start_token = LD(&h->start_token);
+	out->created_ns = LD(&h->created_ns);
+	copy_bytes(out->comm, h->comm, sizeof(out->comm));
+	out->comm[sizeof(out->comm) - 1] = 0;
+	nslabs = LDA(&h->nslabs);
+	if (nslabs > g.max_threads)
+		return -EINVAL;
+	if (nslabs > c->nslabs) {
+		struct cursor_slab *v = realloc(c->slabs, nslabs * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		memset(v + c->nslabs, 0, (nslabs - c->nslabs) * sizeof(*v));
+		c->slabs = v;
+		c->nslabs = nslabs;
+	}
+	out->nthreads = nslabs;
+	for (i = 0; i < nslabs; i++) {
+		const char *slab = (const char *)mem + g.slabs_off + (__u64)i * g.slab_size;
+		const struct prof_slab_hdr *sh = (const void *)slab;
+		const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
+		struct cursor_slab *cs = &c->slabs[i];
+		__u32 nn, state;
+
+		if (LDA(&sh->magic) != PROF_SLAB_MAGIC)
+			return -EINVAL;
+		nn = LDA(&sh->nnodes);
+		state = LD(&sh->state);
+		if (nn < 2 || nn > g.max_nodes || nn < cs->nseen ||
+		    (state != PROF_SLAB_ALIVE && state != PROF_SLAB_EXITED))
+			return -EINVAL;
+		err = cursor_scan(cs, nodes, nn);
+		if (err)
+			return err;
+		for (k = 0; k < cs->ntop; k++)
+			out->busy_ticks += LD(&nodes[cs->top[k]].ticks);
+		if (state == PROF_SLAB_ALIVE) {
+			out->alive++;
+			out->kernel += LD(&sh->ksched_slot) != PROF_NO_SLOT;
+		}
+	}
+	return 0;
 }
 
 int prof_snapshot__read_fd(int fd, struct prof_snapshot **snap)

@@ -220,6 +220,34 @@ void prof_flat_sort(struct prof_flat_row *rows, size_t n, int sort);
 int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_snapshot **snap,
 		  struct prof_flat_row **rows, size_t *n);
 
+/*
+ * A sampler's cursor over one live segment.  A node's parent never changes
+ * once it exists, so which nodes are top level is learned once: each call
+ * reads the slab headers, the nodes created since the last call, and one
+ * word per top-level node.  What profd needs at every sample, without a
+ * pass over every node.
+ */
+struct prof_seg_busy {
+	__u64 busy_ticks;	/* time inside zones: the top-level nodes' totals */
+	__u64 tick_hz;
+	__u32 pid;
+	__u32 uid;
+	__u64 start_token;
+	__u64 created_ns;
+	char comm[PROF_COMM_MAX];
+	__u32 nthreads;		/* slabs in use */
+	__u32 alive;		/* threads alive */
+	__u32 kernel;		/* alive, with a kernel slot */
+	__u32 __pad;
+};
+struct prof_seg_cursor;
+struct prof_seg_cursor *prof_seg_cursor__new(void);
+void prof_seg_cursor__destroy(struct prof_seg_cursor *c);
+/* 0, or -errno as prof_snapshot__read; the cursor must be used on one
+ * segment only */
+int prof_seg_busy(const void *mem, size_t len, struct prof_seg_cursor *c,
+		  struct prof_seg_busy *out);
+
 #ifdef __cplusplus
 }
 #endif
