@@ -7,7 +7,9 @@
  * up, registered: every round trip is two context switches through the
  * BPF program (and no cross-CPU wakeups, whose cost would drown it).
  * Rounds alternate without and with profd (started and stopped by this
- * program on a private socket), in one run; the medians are compared.
+ * program on a private socket), in one run, the order flipped every pair;
+ * the median of the per-pair ratios is the tax (a guest's speed drifts
+ * over seconds: only neighbouring rounds compare).
  *
  *	pingpong -p PROFD [-n ROUNDTRIPS] [-r PAIRS]
  */
@@ -65,13 +67,16 @@ static void *pong(void *arg)
 	return arg;
 }
 
-/* ns per round trip */
+/* ns per round trip, after a tenth as many unmeasured: a round that
+ * follows profd's start (an idle CPU) must not pay for waking it up */
 static double round_trips(void)
 {
-	double t0 = now_s();
+	double t0 = 0;
 	char c = 'x';
 
-	for (long i = 0; i < trips; i++) {
+	for (long i = -trips / 10; i < trips; i++) {
+		if (i == 0)
+			t0 = now_s();
 		PROF_USDT(ping);
 		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1) {
 			perror("pingpong: pipe");
@@ -140,7 +145,7 @@ int main(int argc, char **argv)
 {
 	const char *profd = NULL;
 	char sock[64];
-	double off[16], on[16];
+	double off[32], on[32], ratio[32];
 	int pairs = 5, c;
 	unsigned reg = 0;
 	pthread_t th;
@@ -155,8 +160,8 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
-	if (!profd || trips < 1 || pairs < 1 || pairs > 16) {
-		fprintf(stderr, "usage: pingpong -p PROFD [-n ROUNDTRIPS] [-r PAIRS(1..16)]\n");
+	if (!profd || trips < 1 || pairs < 1 || pairs > 32) {
+		fprintf(stderr, "usage: pingpong -p PROFD [-n ROUNDTRIPS] [-r PAIRS(1..32)]\n");
 		return 2;
 	}
 	if (geteuid() != 0) {
@@ -176,18 +181,25 @@ int main(int argc, char **argv)
 	for (int r = 0; r < pairs; r++) {
 		pid_t pid;
 
-		off[r] = round_trips();
+		if (r % 2 == 0)
+			off[r] = round_trips();
 		pid = profd_start(profd, sock);
 		reg = registered();
 		on[r] = round_trips();
 		profd_stop(pid, sock);
+		if (r % 2 == 1)
+			off[r] = round_trips();
+		ratio[r] = on[r] / off[r];
 	}
 	qsort(off, (size_t)pairs, sizeof(double), cmp_d);
 	qsort(on, (size_t)pairs, sizeof(double), cmp_d);
+	qsort(ratio, (size_t)pairs, sizeof(double), cmp_d);
 	printf("pingpong: %ld round trips x %d pairs, %u threads registered with profd\n", trips,
 	       pairs, reg);
-	printf("pingpong: round trip median %.0f ns without profd, %.0f ns with: %+.1f%%\n",
-	       off[pairs / 2], on[pairs / 2], 100.0 * (on[pairs / 2] - off[pairs / 2]) / off[pairs / 2]);
+	printf("pingpong: round trip median %.0f ns without profd, %.0f ns with; "
+	       "median pair ratio %+.1f%% (quartiles %+.1f%% .. %+.1f%%)\n",
+	       off[pairs / 2], on[pairs / 2], 100.0 * (ratio[pairs / 2] - 1),
+	       100.0 * (ratio[pairs / 4] - 1), 100.0 * (ratio[3 * pairs / 4] - 1));
 	close(ab[1]);
 	return 0;
 }

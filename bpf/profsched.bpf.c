@@ -21,10 +21,16 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 /* only count threads of this tgid (tests); 0 = every registered thread */
 const volatile __u32 targ_tgid = 0;
 
+/*
+ * Which tasks are registered, and to which slot: task-local storage, set
+ * by profd through a pidfd of the thread.  A task without it costs one
+ * pointer test (a hash lookup that misses cost more than the rest of the
+ * program), and an entry goes away with its task.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PROF_SCHED_MAX_SLOTS);
-	__type(key, __u32);	/* tid */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);	/* a pidfd, from user space */
 	__type(value, struct prof_sched_slot);
 } tids SEC(".maps");
 
@@ -39,16 +45,16 @@ struct {
 /* one 64-bit store (clang 14 has no BPF atomic store; volatile does it) */
 #define WRITE_ONCE_U64(p, v) (*(volatile __u64 *)(p) = (v))
 
-static __always_inline struct prof_sched_rec *rec_of(__u32 tid)
+static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task)
 {
 	struct prof_sched_slot *v;
 	struct prof_sched_rec *r;
+	__u32 tid;
 
-	if (!tid)
-		return NULL;	/* the idle task */
-	v = bpf_map_lookup_elem(&tids, &tid);
+	v = bpf_task_storage_get(&tids, task, NULL, 0);
 	if (!v)
 		return NULL;
+	tid = task->pid;
 	r = bpf_map_lookup_elem(&recs, &v->slot);
 	if (!r)
 		return NULL;
@@ -69,7 +75,7 @@ static __always_inline struct prof_sched_rec *rec_of(__u32 tid)
  * (still CO-RE relocated through vmlinux.h's preserve_access_index), not
  * through BPF_CORE_READ's probe-read helper calls, which cost more than
  * the rest of the program.  Nothing else is done for a switch between
- * unregistered tasks: two hash lookups that miss.
+ * unregistered tasks: two task-storage lookups that find nothing.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev,
@@ -79,10 +85,10 @@ int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev,
 	__u32 cpu;
 	__u64 now, seq;
 
-	out = rec_of(prev->pid);
+	out = rec_of(prev);
 	if (out && targ_tgid && prev->tgid != targ_tgid)
 		out = NULL;
-	in = rec_of(next->pid);
+	in = rec_of(next);
 	if (in && targ_tgid && next->tgid != targ_tgid)
 		in = NULL;
 	if (!out && !in)

@@ -29,7 +29,8 @@ struct prof_sched_rec {
 };
 
 /*
- * The value of the tid -> slot hash.  profd cannot write the array (it is
+ * A registered task's slot: the value of the task-local storage that
+ * profd sets through a pidfd of the thread.  profd cannot write the array (it is
  * frozen, so the processes it is handed to cannot either): the program
  * starts a record afresh (zeroes, sets tid and gen) on its new owner's
  * first switch after the assignment, when rec.gen != gen.

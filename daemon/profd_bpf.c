@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,8 +88,8 @@ int kbpf_open(__u32 nslots)
 		goto cleanup;
 	}
 	skel->rodata->targ_tgid = 0;
-	if ((err = bpf_map__set_max_entries(skel->maps.recs, nslots)) ||
-	    (err = bpf_map__set_max_entries(skel->maps.tids, nslots))) {
+	/* task storage has no size: one entry per registered task, at most */
+	if ((err = bpf_map__set_max_entries(skel->maps.recs, nslots))) {
 		snprintf(kb.why, sizeof(kb.why), "failed to size the maps: %s", strerror(-err));
 		goto cleanup;
 	}
@@ -159,12 +160,36 @@ __u32 kbpf_used(void)
 	return kb.used;
 }
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL	/* Linux 6.9: a pidfd of one thread */
+#endif
+
+/* a pidfd of thread tid of process pid, or -errno */
+static int thread_pidfd(pid_t pid, pid_t tid)
+{
+	int fd;
+
+	if (!tid_alive(pid, tid))
+		return -ESRCH;
+	fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	/* a tid reused since the check belongs to another process: refuse it */
+	if (fd >= 0 && !tid_alive(pid, tid)) {
+		close(fd);
+		return -ESRCH;
+	}
+	return fd < 0 ? -errno : fd;
+}
+
 static void slot_release(__u32 i)
 {
-	__u32 key = (__u32)kb.slots[i].tid;
+	int pidfd = thread_pidfd(kb.slots[i].pid, kb.slots[i].tid);
 
-	/* the hash entry first: from here the program no longer writes it */
-	bpf_map__delete_elem(kb.skel->maps.tids, &key, sizeof(key), 0);
+	/* the task's entry first: from here the program no longer writes the
+	 * slot.  A thread that is gone took its entry with it. */
+	if (pidfd >= 0) {
+		bpf_map__delete_elem(kb.skel->maps.tids, &pidfd, sizeof(pidfd), 0);
+		close(pidfd);
+	}
 	kb.slots[i].pid = 0;
 	kb.slots[i].tid = 0;
 	kb.used--;
@@ -173,8 +198,8 @@ static void slot_release(__u32 i)
 int kbpf_assign(pid_t pid, pid_t tid, __u32 *slot, __u64 *gen)
 {
 	struct prof_sched_slot val;
-	__u32 i, n, key = (__u32)tid;
-	int err;
+	__u32 i, n;
+	int err, pidfd;
 
 	if (!kb.skel)
 		return -EOPNOTSUPP;
@@ -201,8 +226,12 @@ int kbpf_assign(pid_t pid, pid_t tid, __u32 *slot, __u64 *gen)
 	val.slot = i;
 	val.__pad = 0;
 	val.gen = ++kb.gen;
-	err = bpf_map__update_elem(kb.skel->maps.tids, &key, sizeof(key), &val, sizeof(val),
+	pidfd = thread_pidfd(pid, tid);
+	if (pidfd < 0)
+		return pidfd;
+	err = bpf_map__update_elem(kb.skel->maps.tids, &pidfd, sizeof(pidfd), &val, sizeof(val),
 				   BPF_ANY);
+	close(pidfd);
 	if (err)
 		return err;
 	kb.slots[i].gen = val.gen;
