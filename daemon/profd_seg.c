@@ -228,7 +228,7 @@ static int seg_busy(struct seg *s, struct prof_seg_busy *out)
 	if (sigsetjmp(bus_jmp, 1))
 		return -EFAULT;
 	bus_armed = 1;
-	err = prof_seg_busy(s->mem, s->len, s->cursor, out);
+	err = prof_seg_cursor__sample(s->cursor, s->mem, s->len, out);
 	bus_armed = 0;
 	if (err)
 		return err;

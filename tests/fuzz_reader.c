@@ -38,8 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct prof_seg_busy busy;
 
 		/* twice: the second call goes through the cursor's memory */
-		if (c && !prof_seg_busy(mem, size, c, &busy))
-			prof_seg_busy(mem, size, c, &busy);
+		if (c && !prof_seg_cursor__sample(c, mem, size, &busy))
+			prof_seg_cursor__sample(c, mem, size, &busy);
 		prof_seg_cursor__destroy(c);
 	}
 	if (!prof_snapshot__read_opts(mem, size, PROF_READ_NO_HIST, &b)) {

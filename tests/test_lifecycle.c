@@ -103,22 +103,20 @@ static void test_fork(void **state)
 	if (pid == 0) {
 		char cpath[2][96];
 
-		/* a segment of its own, under its own pid, from zero */
+		/* no segment until the child profiles something */
+		CHILD_CHECK(test_seg_paths(getpid(), cpath, 2) == 0);
+		lc_zones(777);
+		/* then one of its own, under its own pid, counting from zero */
 		s = test_snapshot(0);
 		CHILD_CHECK(s);
 		CHILD_CHECK(s->pid == (__u32)getpid());
 		CHILD_CHECK(s->pid != (__u32)getppid());
 		CHILD_CHECK(s->nthreads == 1);
 		CHILD_CHECK(s->threads[0].tid == test_gettid());
-		CHILD_CHECK(lc_calls(s, &s->threads[0]) == 0);
+		CHILD_CHECK(lc_calls(s, &s->threads[0]) == 777);
 		prof_snapshot__destroy(s);
 		CHILD_CHECK(test_seg_paths(getpid(), cpath, 2) == 1);
 		CHILD_CHECK(strcmp(cpath[0], ppath[0]));
-		lc_zones(777);
-		s = test_snapshot(0);
-		CHILD_CHECK(s);
-		CHILD_CHECK(lc_calls(s, &s->threads[0]) == 777);
-		prof_snapshot__destroy(s);
 		/* and the parent's segment did not move */
 		s = test_snapshot(getppid());
 		CHILD_CHECK(s);
@@ -153,6 +151,58 @@ static void *fork_sibling(void *arg)
 	while (__atomic_load_n(&sibling_flag, __ATOMIC_ACQUIRE) != 2)
 		usleep(1000);
 	return NULL;
+}
+
+/*
+ * fork() then exec(), inside an open zone, as system() and popen() do:
+ * the child leaves no segment behind (it never profiled anything), the
+ * parent's is untouched, and the zone open across fork() closes in the
+ * parent as one call.
+ */
+static void test_fork_exec(void **state)
+{
+	struct prof_snapshot *s;
+	const struct prof_snap_thread *t;
+	__u32 ptid = test_gettid();
+	char paths[2][96];
+	__u64 before;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	lc_zones(10);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	before = lc_calls(s, test_thread(s, ptid));
+	prof_snapshot__destroy(s);
+	{
+		PROF_USDT(lc_spawn);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		st = test_wait(pid, 30);
+	}
+	assert_true(test_exited_ok(st));
+	assert_int_equal(test_seg_paths(pid, paths, 2), 0);
+	/* a child that exits without a zone leaves none either */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	st = test_wait(pid, 30);
+	assert_true(test_exited_ok(st));
+	assert_int_equal(test_seg_paths(pid, paths, 2), 0);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	t = test_thread(s, ptid);
+	assert_non_null(t);
+	assert_int_equal(lc_calls(s, t), before);
+	assert_non_null(test_node(s, t, "lc_spawn"));
+	assert_int_equal(test_node(s, t, "lc_spawn")->calls, 1);
+	prof_snapshot__destroy(s);
 }
 
 static void test_fork_threaded(void **state)
@@ -327,6 +377,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_thread_exit),
 		cmocka_unit_test(test_fork),
+		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_fork_threaded),
 		cmocka_unit_test(test_crash_keeps_data),
 		cmocka_unit_test(test_exit_unlinks),

@@ -146,7 +146,7 @@ static void test_cursor(void **state)
 	assert_non_null(c);
 	work(NULL);
 	mem = own_segment(&len);
-	assert_int_equal(prof_seg_busy(mem, len, c, &b), 0);
+	assert_int_equal(prof_seg_cursor__sample(c, mem, len, &b), 0);
 	s = test_snapshot(0);
 	assert_non_null(s);
 	assert_int_equal(b.busy_ticks, top_ticks(s));
@@ -159,7 +159,7 @@ static void test_cursor(void **state)
 	pthread_create(&th, NULL, more_work, NULL);
 	pthread_join(th, NULL);
 	more_work(NULL);
-	assert_int_equal(prof_seg_busy(mem, len, c, &b), 0);
+	assert_int_equal(prof_seg_cursor__sample(c, mem, len, &b), 0);
 	s = test_snapshot(0);
 	assert_int_equal(b.busy_ticks, top_ticks(s));
 	assert_int_equal(b.nthreads, s->nthreads);
@@ -175,7 +175,7 @@ static void test_cursor(void **state)
 
 		sh->nnodes = 2;
 	}
-	assert_int_equal(prof_seg_busy(copy, len, c, &b), -EINVAL);
+	assert_int_equal(prof_seg_cursor__sample(c, copy, len, &b), -EINVAL);
 	free(copy);
 	prof_snapshot__destroy(s);
 	prof_seg_cursor__destroy(c);

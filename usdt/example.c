@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * example.c - an annotated program: a frame loop with nested zones, a
- * recursive zone, a public zone used from two places, allocations, and two
- * worker threads.  Run with PROF_REPORT=stderr to see its profile.
+ * zone that sleeps (off-CPU time, with profd), a recursive zone, a public
+ * zone used from two places, allocations, and two worker threads.  Run
+ * with PROF_REPORT=stderr to see its profile; `make example` runs it under
+ * profd when it can.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -65,11 +67,20 @@ static uint64_t parse(size_t n)
 static void render(void)
 {
 	PROF_USDT(render);
-	spin(50000);
+	spin(500000);
 	{
 		PROF_USDT(upload);
-		spin(10000);
+		spin(100000);
 	}
+}
+
+/* waiting for the display: wall time, but off the CPU */
+static void vsync(void)
+{
+	PROF_USDT(vsync);
+	struct timespec ts = { 0, 2000000 };
+
+	nanosleep(&ts, NULL);
 }
 
 static void *worker(void *arg)
@@ -78,7 +89,7 @@ static void *worker(void *arg)
 	uint64_t s = 0;
 
 	PROF_THREAD_NAME(id ? "worker-1" : "worker-0");
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < 2000; i++) {
 		PROF_FUNC();
 		s += parse(4096);
 		s += sum((const unsigned char *)&s, sizeof(s));
@@ -94,11 +105,12 @@ int main(void)
 	PROF_THREAD_NAME("main");
 	for (uintptr_t i = 0; i < 2; i++)
 		pthread_create(&th[i], NULL, worker, (void *)i);
-	for (int frame = 0; frame < 60; frame++) {
+	for (int frame = 0; frame < 100; frame++) {
 		PROF_FRAME();
 		PROF_USDT(frame);
 		render();
 		f += fib(12);
+		vsync();
 	}
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);

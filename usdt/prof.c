@@ -23,6 +23,8 @@
 #include "snapshot.h"
 
 struct prof_rt prof_rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static bool fork_mover;		/* the forking thread has yet to move out */
+static bool logger_on;		/* PROF_LOG_INTERVAL started one */
 
 /* the kernel word of a thread profd does not know: constant zeros */
 static const struct prof_sched_rec prof_zero_rec;
@@ -43,6 +45,7 @@ struct prof_tpriv {
 	__u32 nnodes;			/* our copy of hdr->nnodes */
 	__u32 max_nodes;
 	__u64 last_frame;
+	__u32 fork_cur;			/* a fork child's current node, parked */
 	__u32 nbegin;
 	struct __prof_zone begin[PROF_BEGIN_DEPTH];
 };
@@ -359,6 +362,9 @@ static void thread_sink_last_resort(struct __prof_thread *t)
 	t->hist = last_resort_hist;
 }
 
+static void fork_publish_locked(void);
+static void fork_move_self(void);
+
 /* a table of two nodes for a thread we cannot profile: all zones land in 1 */
 static void thread_sink(struct __prof_thread *t)
 {
@@ -402,6 +408,8 @@ static void thread_init(void)
 	pthread_once(&prof_once, prof_once_init);
 
 	pthread_mutex_lock(&prof_rt.lock);
+	if (prof_rt.fork_pending)
+		fork_publish_locked();
 	if (!prof_rt.seg && !prof_rt.disabled) {
 		const char *iv = getenv("PROF_LOG_INTERVAL");
 
@@ -410,8 +418,10 @@ static void thread_init(void)
 		else {
 			if (!getenv("PROF_NO_DAEMON"))
 				prof_agent__start();
-			if (iv && atof(iv) > 0)
+			if (iv && atof(iv) > 0) {
 				prof_logger__start(atof(iv));
+				logger_on = true;
+			}
 		}
 	}
 	if (!prof_rt.seg) {
@@ -520,14 +530,26 @@ full:
 	return 1;
 }
 
+/* a thread about to use its slab: initialised, and moved if forked */
+static void prof_thread_ready(void)
+{
+	if (__prof_tls.cur == __PROF_UNINIT)
+		thread_init();
+	else if (__prof_tls.cur == __PROF_FORKED)
+		fork_move_self();
+}
+
 uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev)
 {
 	struct __prof_thread *t = &__prof_tls;
 	__u32 sidx, node;
 
-	if (t->cur == __PROF_UNINIT) {
-		thread_init();
-		/* the zone returns to the new thread's root, not to "uninit" */
+	if (t->cur >= __PROF_FORKED) {
+		if (t->cur == __PROF_FORKED)
+			fork_move_self();
+		else
+			thread_init();
+		/* the zone returns to the thread's real node, not to a marker */
 		*prev = t->cur;
 	}
 	if (!prof_tpriv.te) {
@@ -588,6 +610,13 @@ void __prof_unbalanced(struct __prof_zone *z)
 {
 	struct prof_tpriv *p = &prof_tpriv;
 
+	/* a zone open across fork() closing in the child: move, then it is
+	 * balanced after all */
+	if (__prof_tls.cur == __PROF_FORKED) {
+		fork_move_self();
+		if (__prof_tls.cur == z->node)
+			return;
+	}
 	if (p->hdr)
 		__PROF_ADD(&p->hdr->unbalanced, 1);
 	while (p->nbegin && !node_is_ancestor(p->begin[p->nbegin - 1].node, z->prev))
@@ -616,8 +645,7 @@ void __prof_end(void)
 	struct __prof_zone *z;
 
 	/* an END before any zone of the thread is unbalanced too: count it */
-	if (__prof_tls.cur == __PROF_UNINIT)
-		thread_init();
+	prof_thread_ready();
 	if (!p->nbegin || p->begin[p->nbegin - 1].node != __prof_tls.cur) {
 		if (p->hdr)
 			__PROF_ADD(&p->hdr->unbalanced, 1);
@@ -633,8 +661,7 @@ void __prof_frame(void)
 	struct prof_slab_hdr *h;
 	__u64 now = __prof_now(), d;
 
-	if (__prof_tls.cur == __PROF_UNINIT)
-		thread_init();
+	prof_thread_ready();
 	h = p->hdr;
 	if (!h)
 		return;
@@ -656,8 +683,7 @@ void __prof_thread_name(const char *name)
 	char buf[PROF_THREAD_NAME_MAX];
 	size_t i;
 
-	if (__prof_tls.cur == __PROF_UNINIT)
-		thread_init();
+	prof_thread_ready();
 	if (!prof_tpriv.hdr)
 		return;
 	copy_str(buf, sizeof(buf), name);
@@ -667,12 +693,24 @@ void __prof_thread_name(const char *name)
 
 void __prof_alloc_slow(int is_free, uint64_t bytes)
 {
-	thread_init();
+	prof_thread_ready();
 	__prof_mem(is_free, bytes);
 }
 
 static void thread_mark_exited(struct prof_tpriv *p)
 {
+	if (__prof_tls.cur == __PROF_FORKED) {
+		/* a fork child's thread that never moved: its slab is the
+		 * parent's, not ours to mark */
+		pthread_mutex_lock(&prof_rt.lock);
+		fork_mover = false;
+		if (!prof_rt.fork_pending && prof_rt.fork_old) {
+			munmap(prof_rt.fork_old, prof_rt.fork_old_len);
+			prof_rt.fork_old = NULL;
+		}
+		pthread_mutex_unlock(&prof_rt.lock);
+		return;
+	}
 	if (!p->hdr || !p->te)
 		return;
 	__PROF_STORE(&p->hdr->exit_tick, __prof_now());
@@ -742,7 +780,8 @@ static void report_at_exit(void)
 
 static void prof_atexit(void)
 {
-	if (!prof_rt.seg)
+	/* a fork child that never profiled: prof_rt.seg is still the parent's */
+	if (!prof_rt.seg || prof_rt.fork_pending)
 		return;
 	thread_mark_exited(&prof_tpriv);
 	__PROF_STORE(&prof_rt.seg->exit_tick, __prof_now());
@@ -753,20 +792,19 @@ static void prof_atexit(void)
 }
 
 /*
- * The child of fork() gets a segment of its own.  Only the forking thread
- * lives on: its node structure is copied (counters zero) so the per-site
- * caches, which hold node indices, stay right.
+ * The child of fork() gets a segment of its own, made at its first zone
+ * activity, not here: a child that only execs (system(), popen()) must
+ * leave no segment behind.  Until then nothing in the child writes the
+ * parent's segment: the forking thread's current node is parked on a
+ * marker no per-site cache holds, so its next enter, exit, END, FRAME or
+ * ALLOC takes a slow path that moves it (fork_move_self), and a thread
+ * the child starts publishes the segment first (thread_init).
  */
 static void prof_fork_child(void)
 {
-	struct prof_seg_hdr *old = prof_rt.seg;
-	size_t old_len = prof_rt.seg_len;
 	struct prof_tpriv *p = &prof_tpriv;
 	struct __prof_thread *t = &__prof_tls;
-	struct prof_site_ent *old_sites;
-	struct prof_node *old_nodes = t->nodes;
 	struct prof_tentry *te, *next;
-	__u32 nsites, i;
 
 	pthread_mutex_unlock(&prof_rt.lock);
 	/* the entries of the parent's threads: not ours to follow */
@@ -779,35 +817,65 @@ static void prof_fork_child(void)
 	}
 	prof_rt.threads = NULL;
 	prof_agent__atfork_child();
-	prof_logger__atfork_child();
 	t->krec = &prof_zero_rec;
-	if (!old)
+	if (!prof_rt.seg)
 		return;
-	old_sites = prof_rt.sites;
-	nsites = old->nsites;
+	prof_rt.fork_pending = true;
+	fork_mover = t->cur != __PROF_UNINIT;
+	if (fork_mover) {
+		p->fork_cur = t->cur;
+		t->cur = __PROF_FORKED;
+	}
+}
+
+/* make the fork child's segment, with the parent's sites at the same
+ * indices; caller holds the lock */
+static void fork_publish_locked(void)
+{
+	struct prof_seg_hdr *old = prof_rt.seg;
+	struct prof_site_ent *old_sites = prof_rt.sites;
+	__u32 nsites = old->nsites;
+
+	prof_rt.fork_pending = false;
+	prof_rt.fork_old = old;
+	prof_rt.fork_old_len = prof_rt.seg_len;
 	prof_rt.seg = NULL;
 	if (seg_init()) {
 		prof_rt.disabled = true;
-		free(p->te);
-		p->te = NULL;
-		p->hdr = NULL;
-		if (t->cur != __PROF_UNINIT) {
-			__u32 cur = t->cur;
-
-			thread_sink(t);
-			/* open zones of the parent land in the sink's node 1 */
-			t->cur = cur < 2 ? cur : 1;
-		}
-		munmap(old, old_len);
-		return;
+	} else {
+		memcpy(prof_rt.sites, old_sites, (size_t)nsites * sizeof(*old_sites));
+		prof_rt.seg->nsites = nsites;
+		/* threads do not survive fork: start the child's own */
+		if (logger_on)
+			prof_logger__atfork_child();
 	}
-	/* same sites at the same indices */
-	memcpy(prof_rt.sites, old_sites, (size_t)nsites * sizeof(*old_sites));
-	prof_rt.seg->nsites = nsites;
-	if (p->te) {
-		struct prof_slab_hdr *hdr = prof_rt_slab(0);
-		struct prof_node *nodes = (struct prof_node *)((char *)hdr + PROF_SLAB_HDR_SIZE);
+	/* nobody left to copy from it */
+	if (!fork_mover) {
+		munmap(prof_rt.fork_old, prof_rt.fork_old_len);
+		prof_rt.fork_old = NULL;
+	}
+}
 
+/* the forking thread, in the child: a slab of its own in the child's
+ * segment, with its node structure (counters zero) so the per-site
+ * caches, which hold node indices, stay right */
+static void fork_move_self(void)
+{
+	struct prof_tpriv *p = &prof_tpriv;
+	struct __prof_thread *t = &__prof_tls;
+	struct prof_node *old_nodes = t->nodes;
+	__u32 cur = p->fork_cur, i, idx;
+
+	pthread_mutex_lock(&prof_rt.lock);
+	if (prof_rt.fork_pending)
+		fork_publish_locked();
+	if (p->te && prof_rt.seg && prof_rt.seg->nslabs < prof_rt.max_threads) {
+		struct prof_slab_hdr *hdr;
+		struct prof_node *nodes;
+
+		idx = prof_rt.seg->nslabs;
+		hdr = prof_rt_slab(idx);
+		nodes = (struct prof_node *)((char *)hdr + PROF_SLAB_HDR_SIZE);
 		hdr->tid = (__u32)prof_gettid();
 		hdr->start_tick = __prof_now();
 		hdr->ksched_slot = PROF_NO_SLOT;
@@ -816,19 +884,37 @@ static void prof_fork_child(void)
 			node_init(&nodes[i], old_nodes[i].site, old_nodes[i].parent);
 		hdr->nnodes = p->nnodes;
 		hdr->state = PROF_SLAB_ALIVE;
-		hdr->magic = PROF_SLAB_MAGIC;
-		prof_rt.seg->nslabs = 1;
+		__atomic_store_n(&hdr->magic, PROF_SLAB_MAGIC, __ATOMIC_RELEASE);
+		__atomic_store_n(&prof_rt.seg->nslabs, idx + 1, __ATOMIC_RELEASE);
 		p->te->tid = (pid_t)hdr->tid;
-		p->te->slab = 0;
+		p->te->slab = idx;
 		p->te->hdr = hdr;
-		p->te->next = NULL;
 		p->te->registered = false;
+		p->te->next = prof_rt.threads;
 		prof_rt.threads = p->te;
 		p->hdr = hdr;
 		p->last_frame = 0;
 		t->nodes = nodes;
 		t->hist = (__u32 *)((char *)nodes + (size_t)prof_rt.max_nodes * sizeof(struct prof_node));
+		t->cur = cur;
+	} else if (p->te) {
+		/* no segment or no slab: the open zones land in a sink */
+		free(p->te);
+		p->te = NULL;
+		p->hdr = NULL;
+		pthread_mutex_unlock(&prof_rt.lock);
+		thread_sink(t);
+		pthread_mutex_lock(&prof_rt.lock);
+		t->cur = cur < 2 ? cur : 1;
+	} else {
+		/* a sink thread already: its private nodes stay */
+		t->cur = cur;
 	}
-	munmap(old, old_len);
+	fork_mover = false;
+	if (prof_rt.fork_old) {
+		munmap(prof_rt.fork_old, prof_rt.fork_old_len);
+		prof_rt.fork_old = NULL;
+	}
+	pthread_mutex_unlock(&prof_rt.lock);
 	prof_agent__kick();
 }

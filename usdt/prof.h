@@ -113,6 +113,7 @@ struct __prof_thread {
 };
 
 #define __PROF_UNINIT 0xfffffffeU
+#define __PROF_FORKED 0xfffffffdU	/* a fork child's thread, not moved yet */
 
 extern __thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec")));
 extern int __prof_clock_tsc;
@@ -172,7 +173,7 @@ __prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_
 static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zone *z)
 {
 	uint64_t d = __prof_now() - z->start;
-	struct prof_node *n = &__prof_tls.nodes[z->node];
+	struct prof_node *n;
 #ifndef PROF_NO_KERNEL_WORD
 	uint64_t seq = __prof_tls.krec->seq;
 #else
@@ -181,6 +182,8 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 
 	if (__builtin_expect(__prof_tls.cur != z->node, 0))
 		__prof_unbalanced(z);
+	/* after the check: in a fork child it moves the node table */
+	n = &__prof_tls.nodes[z->node];
 	__prof_tls.cur = z->prev;
 	/* unsigned: a negative delta is huge too */
 	if (__builtin_expect(d > __prof_tls.limit, 0)) {
@@ -202,7 +205,7 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 {
 	struct prof_node *n;
 
-	if (__builtin_expect(__prof_tls.cur == __PROF_UNINIT, 0)) {
+	if (__builtin_expect(__prof_tls.cur >= __PROF_FORKED, 0)) {
 		__prof_alloc_slow(is_free, bytes);
 		return;
 	}

@@ -478,7 +478,8 @@ static int cursor_scan(struct cursor_slab *cs, const struct prof_node *nodes, __
 	return 0;
 }
 
-int prof_seg_busy(const void *mem, size_t len, struct prof_seg_cursor *c, struct prof_seg_busy *out)
+int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t len,
+			    struct prof_seg_busy *out)
 {
 	const struct prof_seg_hdr *h = mem;
 	struct seg_geom g;

@@ -31,6 +31,12 @@ struct prof_rt {
 	size_t seg_len;
 	char seg_name[96];		/* for shm_unlink */
 	bool disabled;			/* could not create: reported once */
+	/* a fork child's segment is made at its first zone activity, so a
+	 * child that only execs leaves none; until then these hold the
+	 * parent's, which the child never writes */
+	bool fork_pending;		/* the child's segment is not made yet */
+	struct prof_seg_hdr *fork_old;	/* the parent's mapping, until moved out */
+	size_t fork_old_len;
 	bool keep;			/* PROF_KEEP */
 	double ns_per_tick;
 	__u32 max_sites, max_threads, max_nodes;

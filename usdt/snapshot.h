@@ -243,10 +243,10 @@ struct prof_seg_busy {
 struct prof_seg_cursor;
 struct prof_seg_cursor *prof_seg_cursor__new(void);
 void prof_seg_cursor__destroy(struct prof_seg_cursor *c);
-/* 0, or -errno as prof_snapshot__read; the cursor must be used on one
- * segment only */
-int prof_seg_busy(const void *mem, size_t len, struct prof_seg_cursor *c,
-		  struct prof_seg_busy *out);
+/* one sample of mem; 0, or -errno as prof_snapshot__read.  A cursor
+ * follows one segment only */
+int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t len,
+			    struct prof_seg_busy *out);
 
 #ifdef __cplusplus
 }
