@@ -82,9 +82,10 @@ $(OUTPUT) $(OUTPUT)/usdt $(OUTPUT)/bpf $(OUTPUT)/daemon $(OUTPUT)/tests $(OUTPUT
 setup:
 	.ci/deps
 
-# the annotated example, profiled end to end, its report printed
+# the annotated example, profiled end to end (under a private profd when
+# root), its report printed
 example: all
-	@PROF_REPORT=stderr $(EXAMPLE)
+	@usdt/example-run $(EXAMPLE) $(PROFD) $(PROFCTL)
 
 format:
 	clang-format -i usdt/*.[ch] bpf/*.[ch] daemon/*.[ch] tests/*.c bench/*.c
