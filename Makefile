@@ -99,7 +99,7 @@ install: all
 	install -m 0755 $(LIBPROF_SO) $(DESTDIR)$(PREFIX)/lib/libprof.so.0
 	ln -sf libprof.so.0 $(DESTDIR)$(PREFIX)/lib/libprof.so
 	sed 's|@PREFIX@|$(PREFIX)|' usdt/prof.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
-	$(MAKE) --no-print-directory install-daemon
+	$(MAKE) --no-print-directory install-daemon install-profctl
 
 clean:
 	rm -rf .output
