@@ -120,7 +120,6 @@ bool pc_has_sched(const struct prof_snapshot *s);
 /* children of node i sorted by key, into idx (capacity t->nnodes); count */
 __u32 pc_sorted_children(const struct prof_snapshot *s, const struct prof_snap_thread *t,
 			 __u32 i, int sort, __u32 *idx);
-__u64 pc_node_key(const struct prof_snapshot *s, const struct prof_snap_node *n, int sort);
 /* duration text, fixed width friendly: "812ns", "3.41us", "12.0ms", "1.50s" */
 const char *pc_fmt_ns(char *buf, size_t len, __u64 ns);
 /* JSON string body escape (no quotes) */

@@ -31,16 +31,8 @@ struct prof_snapshot *pc_view_thread(const struct prof_snapshot *s, __u32 tid)
 
 void pc_snap_free(struct prof_snapshot *s)
 {
-	__u32 i;
-
-	if (!s)
-		return;
-	for (i = 0; i < s->nthreads; i++)
-		free(s->threads[i].nodes);
-	free(s->threads);
-	free(s->sites);
-	free(s->hist);
-	free(s);
+	/* a merged snapshot owns its memory as a read one does */
+	prof_snapshot__destroy(s);
 }
 
 /* open addressing on (merged parent, site) */
@@ -264,22 +256,6 @@ bool pc_has_sched(const struct prof_snapshot *s)
 	return false;
 }
 
-__u64 pc_node_key(const struct prof_snapshot *s, const struct prof_snap_node *n, int sort)
-{
-	switch (sort) {
-	case PROF_SORT_TOTAL:
-		return n->ticks;
-	case PROF_SORT_CALLS:
-		return n->calls;
-	case PROF_SORT_MAX:
-		return n->max;
-	case PROF_SORT_P99:
-		return prof_snap_quantile(s, n, 0.99);
-	default:
-		return prof_snap_self(n);
-	}
-}
-
 struct sort_ent {
 	__u64 key;
 	const char *name;
@@ -318,7 +294,7 @@ __u32 pc_sorted_children(const struct prof_snapshot *s, const struct prof_snap_t
 	     c = t->nodes[c].next_sibling) {
 		if (pc_node_hidden(t, c))
 			continue;
-		e[k].key = pc_node_key(s, &t->nodes[c], sort);
+		e[k].key = prof_snap_sort_key(s, &t->nodes[c], sort);
 		e[k].name = prof_snap_node_name(s, &t->nodes[c]);
 		e[k].idx = c;
 		k++;

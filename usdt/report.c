@@ -31,7 +31,7 @@ static const char *fmt_ns(char *buf, size_t len, __u64 ns)
 	return buf;
 }
 
-static __u64 sort_key(const struct prof_snapshot *s, const struct prof_snap_node *n, int sort)
+__u64 prof_snap_sort_key(const struct prof_snapshot *s, const struct prof_snap_node *n, int sort)
 {
 	switch (sort) {
 	case PROF_SORT_TOTAL:
@@ -58,7 +58,7 @@ static int cmp_nodes(const void *a, const void *b)
 {
 	const struct prof_snap_node *na = &sctx.t->nodes[*(const __u32 *)a];
 	const struct prof_snap_node *nb = &sctx.t->nodes[*(const __u32 *)b];
-	__u64 ka = sort_key(sctx.s, na, sctx.sort), kb = sort_key(sctx.s, nb, sctx.sort);
+	__u64 ka = prof_snap_sort_key(sctx.s, na, sctx.sort), kb = prof_snap_sort_key(sctx.s, nb, sctx.sort);
 
 	if (ka != kb)
 		return ka < kb ? 1 : -1;

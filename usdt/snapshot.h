@@ -176,6 +176,9 @@ __u64 prof_proc_start_token(pid_t pid);
 #define PROF_SORT_MAX		3
 #define PROF_SORT_P99		4
 
+/* a node's value under a PROF_SORT_* key: self, total, calls, max or p99 ticks */
+__u64 prof_snap_sort_key(const struct prof_snapshot *s, const struct prof_snap_node *n, int sort);
+
 struct prof_report_opts {
 	int sort;		/* PROF_SORT_* for siblings and flat rows */
 	int color;		/* ANSI colour */
