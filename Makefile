@@ -88,7 +88,7 @@ example: all
 	@usdt/example-run $(EXAMPLE) $(PROFD) $(PROFCTL)
 
 format:
-	clang-format -i usdt/*.[ch] bpf/*.[ch] daemon/*.[ch] tests/*.c bench/*.c
+	clang-format -i usdt/*.c bpf/*.bpf.c daemon/*.c tests/*.c bench/*.c
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include/prof $(DESTDIR)$(PREFIX)/lib \

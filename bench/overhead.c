@@ -94,7 +94,7 @@ static const struct {
 #define NVAR (sizeof(variants) / sizeof(variants[0]))
 
 struct result {
-	double ns[NVAR];	/* best ns per call */
+	double ns[NVAR]; /* best ns per call */
 };
 
 static pthread_barrier_t barrier;

@@ -177,7 +177,7 @@ int main(int argc, char **argv)
 	}
 	pin();
 	pthread_create(&th, NULL, pong, NULL);
-	round_trips();	/* warm up */
+	round_trips(); /* warm up */
 	for (int r = 0; r < pairs; r++) {
 		pid_t pid;
 

@@ -30,7 +30,7 @@ const volatile __u32 targ_tgid = 0;
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);	/* a pidfd, from user space */
+	__type(key, int); /* a pidfd, from user space */
 	__type(value, struct prof_sched_slot);
 } tids SEC(".maps");
 
@@ -78,8 +78,7 @@ static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task)
  * unregistered tasks: two task-storage lookups that find nothing.
  */
 SEC("tp_btf/sched_switch")
-int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
+int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	struct prof_sched_rec *out, *in;
 	__u32 cpu;

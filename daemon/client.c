@@ -14,9 +14,9 @@
 #include "client.h"
 #include "proto.h"
 
-#define CLIENT_SEND_TIMEOUT_MS	1000
-#define CLIENT_RECV_TIMEOUT_MS	10000	/* a snapshot of a large process */
-#define CLIENT_MAX_PROCS	65536
+#define CLIENT_SEND_TIMEOUT_MS 1000
+#define CLIENT_RECV_TIMEOUT_MS 10000 /* a snapshot of a large process */
+#define CLIENT_MAX_PROCS 65536
 
 const char *profd_socket_path(void)
 {
@@ -89,8 +89,10 @@ static int recv_rep(int fd, __u32 want, void *payload, size_t plen, int *rfd, __
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { m.buf, sizeof(m.buf) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = ctl.buf,
+			      .msg_controllen = sizeof(ctl.buf) };
 	struct cmsghdr *c;
 	int pfd = -1, err;
 	ssize_t n;
@@ -224,7 +226,8 @@ int profd_list(int fd, struct profd_proc **procs, size_t *n)
 
 int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_snapshot **snap)
 {
-	struct profd_snapshot_req req = { .pid = (__u32)pid, .mode = (__u32)mode,
+	struct profd_snapshot_req req = { .pid = (__u32)pid,
+					  .mode = (__u32)mode,
 					  .seconds = seconds };
 	struct profd_snapshot_rep rep;
 	int err, sfd = -1;

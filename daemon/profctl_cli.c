@@ -143,8 +143,16 @@ static int parse_id(const char *s, long *out)
 }
 
 enum {
-	OPT_SINCE_RESET = 256, OPT_SINCE_START, OPT_LAST, OPT_FLAT, OPT_CALLERS, OPT_THREADS,
-	OPT_ROWS, OPT_COLOR, OPT_INPUT, OPT_NO_DAEMON,
+	OPT_SINCE_RESET = 256,
+	OPT_SINCE_START,
+	OPT_LAST,
+	OPT_FLAT,
+	OPT_CALLERS,
+	OPT_THREADS,
+	OPT_ROWS,
+	OPT_COLOR,
+	OPT_INPUT,
+	OPT_NO_DAEMON,
 };
 
 static const struct option report_longopts[] = {
@@ -228,7 +236,8 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 		case 's':
 			o->sort = parse_sort(optarg);
 			if (o->sort < 0) {
-				pc_warnx("bad sort key '%s' (self, total, calls, max, p99)", optarg);
+				pc_warnx("bad sort key '%s' (self, total, calls, max, p99)",
+					 optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -260,7 +269,8 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			break;
 		case OPT_COLOR:
 			color = optarg;
-			if (strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never")) {
+			if (strcmp(color, "auto") && strcmp(color, "always") &&
+			    strcmp(color, "never")) {
 				pc_warnx("bad --color '%s' (auto, always, never)", optarg);
 				return EXIT_USAGE;
 			}
@@ -336,9 +346,9 @@ static int close_out(FILE *f, const struct pc_opts *o)
 /* --- report ------------------------------------------------------------------ */
 
 struct owned {
-	struct prof_snapshot *raw;	/* prof_snapshot__destroy */
-	struct prof_snapshot *view;	/* free() */
-	struct prof_snapshot *merged;	/* pc_snap_free */
+	struct prof_snapshot *raw;    /* prof_snapshot__destroy */
+	struct prof_snapshot *view;   /* free() */
+	struct prof_snapshot *merged; /* pc_snap_free */
 };
 
 static void owned_free(struct owned *w)
@@ -395,7 +405,8 @@ static int cmd_report(int argc, char **argv)
 
 	err = parse_opts(argc, argv, usage_report,
 			 "pid tid since-reset since-start last sort flat callers threads format "
-			 "output rows color input no-daemon", &o, NULL, NULL);
+			 "output rows color input no-daemon",
+			 &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
 	if (o.format == PC_FMT_FOLDED && (o.flat || o.callers)) {
@@ -451,7 +462,8 @@ static int cmd_report(int argc, char **argv)
 		if (o.threads) {
 			w->merged = pc_merge_threads(s);
 			if (!w->merged) {
-				pc_warnx("pid %u: failed to merge threads: %s", s->pid, strerror(errno));
+				pc_warnx("pid %u: failed to merge threads: %s", s->pid,
+					 strerror(errno));
 				owned_free(w);
 				goto cleanup;
 			}
@@ -552,7 +564,8 @@ static int cmd_list(int argc, char **argv)
 		return 1;
 	}
 	if (o.format == PC_FMT_JSON) {
-		printf("{\"version\":1,\"source\":\"%s\",\"processes\":[", src.fd >= 0 ? "profd" : "direct");
+		printf("{\"version\":1,\"source\":\"%s\",\"processes\":[",
+		       src.fd >= 0 ? "profd" : "direct");
 		for (i = 0; i < n; i++) {
 			printf("%s{\"pid\":%d,\"uid\":%u,\"comm\":\"", i ? "," : "", (int)p[i].pid,
 			       (unsigned int)p[i].uid);
@@ -565,8 +578,8 @@ static int cmd_list(int argc, char **argv)
 	} else {
 		char since[32], kern[16];
 
-		printf("%7s  %-16s %7s  %-7s %-7s %s\n", "PID", "COMMAND", "THREADS", "STATE", "KERNEL",
-		       "SINCE");
+		printf("%7s  %-16s %7s  %-7s %-7s %s\n", "PID", "COMMAND", "THREADS", "STATE",
+		       "KERNEL", "SINCE");
 		for (i = 0; i < n; i++) {
 			if (p[i].kernel < 0)
 				snprintf(kern, sizeof(kern), "?");
@@ -580,8 +593,8 @@ static int cmd_list(int argc, char **argv)
 			       fmt_since(since, sizeof(since), p[i].created_ns));
 		}
 		if (src.fd < 0)
-			printf("(%zu process%s; read from /dev/shm directly, profd not running)\n", n,
-			       n == 1 ? "" : "es");
+			printf("(%zu process%s; read from /dev/shm directly, profd not running)\n",
+			       n, n == 1 ? "" : "es");
 	}
 	free(p);
 	pc_src_close(&src);
@@ -619,7 +632,8 @@ static int cmd_status(int argc, char **argv)
 			else
 				printf("kernel assistance: off (%.*s)\n", (int)sizeof(st.bpf_why),
 				       st.bpf_why);
-			printf("processes followed: %u, threads with a kernel slot: %u, slots free: %u\n",
+			printf("processes followed: %u, threads with a kernel slot: %u, slots "
+			       "free: %u\n",
 			       st.processes, st.threads, st.slots_free);
 			printf("sampling every %ums, %llu samples\n", st.interval_ms,
 			       (unsigned long long)st.samples);
@@ -627,7 +641,8 @@ static int cmd_status(int argc, char **argv)
 	} else
 #endif
 	{
-		printf("profd: not running (%s%s%s); profctl reads your segments in /dev/shm directly\n",
+		printf("profd: not running (%s%s%s); profctl reads your segments in /dev/shm "
+		       "directly\n",
 		       src.sock ? src.sock : "no client", src.sock ? ": " : "",
 		       src.why ? strerror(-src.why) : "not asked");
 		printf("kernel assistance: off (needs profd)\n");
@@ -675,8 +690,8 @@ int profctl_main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} verbs[] = {
-		{ "report", cmd_report }, { "list", cmd_list }, { "reset", cmd_reset },
-		{ "top", cmd_top }, { "status", cmd_status }, { "zones", cmd_zones },
+		{ "report", cmd_report }, { "list", cmd_list },	    { "reset", cmd_reset },
+		{ "top", cmd_top },	  { "status", cmd_status }, { "zones", cmd_zones },
 	};
 	size_t i;
 

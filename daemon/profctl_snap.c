@@ -37,7 +37,7 @@ void pc_snap_free(struct prof_snapshot *s)
 
 /* open addressing on (merged parent, site) */
 struct merge_map {
-	__u64 *keys;		/* parent << 32 | site, ~0 empty */
+	__u64 *keys; /* parent << 32 | site, ~0 empty */
 	__u32 *vals;
 	size_t cap;
 };
@@ -183,7 +183,8 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 			remap[j] = merge_find(&map, (__u64)p << 32 | src->site, n, &fresh);
 			dh = &m->hist[mt->nodes[remap[j]].hist_off];
 			for (k = 0; k < src->hist_n; k++)
-				if (src->hist_off + k < s->nhist && src->hist_lo + k < PROF_HIST_BUCKETS)
+				if (src->hist_off + k < s->nhist &&
+				    src->hist_lo + k < PROF_HIST_BUCKETS)
 					dh[src->hist_lo + k] += s->hist[src->hist_off + k];
 		}
 	}
@@ -275,8 +276,8 @@ static int sort_ent_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-__u32 pc_sorted_children(const struct prof_snapshot *s, const struct prof_snap_thread *t,
-			 __u32 i, int sort, __u32 *idx)
+__u32 pc_sorted_children(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
+			 int sort, __u32 *idx)
 {
 	struct sort_ent small[64], *e = small;
 	__u32 n = 0, c, k;

@@ -161,7 +161,8 @@ static int direct_find(pid_t pid, struct prof_seg_ent *out)
 				break;
 		if (i < ne) {
 			free(ents);
-			pc_warnx("pid %d: not yours (segment owned by uid %u); ask profd or run as that user",
+			pc_warnx("pid %d: not yours (segment owned by uid %u); ask profd or run as "
+				 "that user",
 				 (int)pid, (unsigned int)ents[i].uid);
 			return -EPERM;
 		}
@@ -169,7 +170,8 @@ static int direct_find(pid_t pid, struct prof_seg_ent *out)
 	}
 	if (kill(pid, 0) == 0 || errno == EPERM) {
 		pc_warnx("pid %d: not profiled (no segment in /dev/shm; is it linked with -lprof "
-			 "and has it entered a zone?)", (int)pid);
+			 "and has it entered a zone?)",
+			 (int)pid);
 		return -ENOENT;
 	}
 	pc_warnx("pid %d: no such process", (int)pid);

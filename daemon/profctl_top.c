@@ -17,12 +17,12 @@
 #include <unistd.h>
 #include "profctl.h"
 
-#define HIST_LEN	24	/* sparkline samples per row */
+#define HIST_LEN 24 /* sparkline samples per row */
 
 struct zone_stat {
-	__u64 calls, self, total, max;		/* cumulative, ticks */
-	__u64 d_calls, d_self, d_total;		/* over the last interval */
-	__u64 hist[HIST_LEN];			/* d_self per interval, ns */
+	__u64 calls, self, total, max;	/* cumulative, ticks */
+	__u64 d_calls, d_self, d_total; /* over the last interval */
+	__u64 hist[HIST_LEN];		/* d_self per interval, ns */
 	bool seen;
 };
 
@@ -31,12 +31,12 @@ struct top {
 	pid_t pid;
 	int sort;
 	bool paused, tty, need_base;
-	int thread;			/* -1: all threads, else index */
+	int thread; /* -1: all threads, else index */
 	__u32 tid;
 	char comm[PROF_COMM_MAX];
 	__u32 nthreads;
 	__u32 tids[256];
-	struct zone_stat *z;		/* by site */
+	struct zone_stat *z; /* by site */
 	char (*names)[PROF_NAME_MAX];
 	__u32 nz;
 	__u64 tick_hz;
@@ -101,7 +101,7 @@ static void term_size(struct top *t)
 static int grow(struct top *t, __u32 nsites)
 {
 	struct zone_stat *z;
-	char (*nm)[PROF_NAME_MAX];
+	char(*nm)[PROF_NAME_MAX];
 
 	if (nsites <= t->nz)
 		return 0;
@@ -253,8 +253,8 @@ static void draw(struct top *t, FILE *f)
 	fprintf(f, "%sprofctl top - pid %d (%s) - %s - every %.2gs - sort %s%s%s%s\n",
 		t->tty ? "\033[1m" : "", (int)t->pid, t->comm, thr, t->interval, keys[t->sort],
 		t->paused ? " - PAUSED" : "", t->tty ? "\033[0m" : "", el);
-	fprintf(f, "%s%10s %6s %9s %9s %9s %9s  %-*s  %s%s%s\n", t->tty ? "\033[7m" : "",
-		"calls/s", "%self", "self", "total", "avg", "max", HIST_LEN, "self history", "zone",
+	fprintf(f, "%s%10s %6s %9s %9s %9s %9s  %-*s  %s%s%s\n", t->tty ? "\033[7m" : "", "calls/s",
+		"%self", "self", "total", "avg", "max", HIST_LEN, "self history", "zone",
 		t->tty ? "\033[0m" : "", el);
 	lines = t->tty ? t->rows - 3 : 40;
 	for (i = 0; i < n && shown < lines; i++, shown++) {
@@ -263,7 +263,8 @@ static void draw(struct top *t, FILE *f)
 
 		fprintf(f, "%10.0f %6.1f %9s %9s %9s %9s  ", rate,
 			sum ? 100.0 * (double)z->d_self / (double)sum : 0.0,
-			pc_fmt_ns(b[0], 24, ns(t, z->d_self)), pc_fmt_ns(b[1], 24, ns(t, z->d_total)),
+			pc_fmt_ns(b[0], 24, ns(t, z->d_self)),
+			pc_fmt_ns(b[1], 24, ns(t, z->d_total)),
 			pc_fmt_ns(b[2], 24, z->d_calls ? ns(t, z->d_total) / z->d_calls : 0),
 			pc_fmt_ns(b[3], 24, ns(t, z->max)));
 		spark(f, z->hist);
@@ -271,7 +272,9 @@ static void draw(struct top *t, FILE *f)
 	}
 	if (t->tty) {
 		fputs("\033[J", f);
-		fprintf(f, "\033[%d;1H\033[2mkeys: s t c m sort  space pause  tab/[ ] thread  a all  q quit\033[0m",
+		fprintf(f,
+			"\033[%d;1H\033[2mkeys: s t c m sort  space pause  tab/[ ] thread  a all  "
+			"q quit\033[0m",
 			t->rows);
 	} else {
 		fputc('\n', f);
@@ -354,8 +357,12 @@ static int pick_pid(struct pc_src *src, pid_t *pid)
 
 int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int iterations)
 {
-	struct top t = { .src = src, .pid = o->pid, .sort = o->sort, .thread = -1,
-			 .interval = interval, .need_base = true };
+	struct top t = { .src = src,
+			 .pid = o->pid,
+			 .sort = o->sort,
+			 .thread = -1,
+			 .interval = interval,
+			 .need_base = true };
 	struct sigaction sa = { .sa_handler = on_signal };
 	double next;
 	int err, frames = 0;

@@ -15,9 +15,9 @@
 #include <unistd.h>
 #include "profctl.h"
 
-#define SDT_NOTE_TYPE	3
-#define SDT_NOTE_NAME	"stapsdt"
-#define EXIT_SUFFIX	"__exit"
+#define SDT_NOTE_TYPE 3
+#define SDT_NOTE_NAME "stapsdt"
+#define EXIT_SUFFIX "__exit"
 
 struct sdt_probe {
 	__u64 pc, base, sema;
@@ -137,7 +137,8 @@ int pc_zones(const char *path, FILE *f)
 			continue;
 		for (j = 0; j < nprobes && !has_exit; j++)
 			has_exit = is_exit(probes[j].name) &&
-				   strlen(probes[j].name) == strlen(probes[i].name) + strlen(EXIT_SUFFIX) &&
+				   strlen(probes[j].name) ==
+					   strlen(probes[i].name) + strlen(EXIT_SUFFIX) &&
 				   !strncmp(probes[j].name, probes[i].name, strlen(probes[i].name));
 		fprintf(f, "%-32s 0x%016llx 0x%016llx %-4s %s\n", probes[i].name,
 			(unsigned long long)probes[i].pc, (unsigned long long)probes[i].sema,

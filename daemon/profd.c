@@ -302,8 +302,8 @@ int main(int argc, char **argv)
 	its.it_value = its.it_interval;
 	if (timerfd_settime(tfd, 0, &its, NULL))
 		fatal("failed to arm the sampling timer");
-	if (epoll_add(epfd, ctl_listen_fd(), ctl_listener_tag()) || epoll_add(epfd, tfd, &tag_timer) ||
-	    epoll_add(epfd, sfd, &tag_signal))
+	if (epoll_add(epfd, ctl_listen_fd(), ctl_listener_tag()) ||
+	    epoll_add(epfd, tfd, &tag_timer) || epoll_add(epfd, sfd, &tag_signal))
 		fatal("failed to watch the event fds");
 	ifd = seg_inotify_fd();
 	if (ifd >= 0 && epoll_add(epfd, ifd, &tag_inotify))

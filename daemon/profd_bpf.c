@@ -32,18 +32,18 @@
 #pragma GCC diagnostic pop
 
 struct kslot {
-	pid_t pid;		/* 0: free */
+	pid_t pid; /* 0: free */
 	pid_t tid;
 	__u64 gen;
 };
 
 static struct {
 	struct profsched_bpf *skel;
-	int ro_fd;			/* the frozen array, handed to clients */
-	__u64 gen;			/* last generation handed out */
+	int ro_fd; /* the frozen array, handed to clients */
+	__u64 gen; /* last generation handed out */
 	__u32 nslots;
 	__u32 used;
-	__u32 hint;			/* where to look for a free slot */
+	__u32 hint; /* where to look for a free slot */
 	struct kslot *slots;
 	char why[128];
 } kb = { .ro_fd = -1 };
@@ -84,7 +84,8 @@ int kbpf_open(__u32 nslots)
 	skel = profsched_bpf__open();
 	if (!skel) {
 		err = -errno;
-		snprintf(kb.why, sizeof(kb.why), "failed to open the BPF object: %s", strerror(-err));
+		snprintf(kb.why, sizeof(kb.why), "failed to open the BPF object: %s",
+			 strerror(-err));
 		goto cleanup;
 	}
 	skel->rodata->targ_tgid = 0;
@@ -161,7 +162,7 @@ __u32 kbpf_used(void)
 }
 
 #ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL	/* Linux 6.9: a pidfd of one thread */
+#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd of one thread */
 #endif
 
 /* a pidfd of thread tid of process pid, or -errno */

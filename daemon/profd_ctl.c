@@ -25,14 +25,14 @@
 #include "profd.h"
 #include "proto.h"
 
-#define CTL_MAX_CONNS	1024
-#define CTL_SNDBUF	(1 << 20)
+#define CTL_MAX_CONNS 1024
+#define CTL_SNDBUF (1 << 20)
 
 struct conn {
 	struct conn *next;
 	int fd;
 	struct ucred cred;
-	bool registered;		/* an agent: owns slots of cred.pid */
+	bool registered; /* an agent: owns slots of cred.pid */
 	bool sent_fd;
 };
 
@@ -89,8 +89,7 @@ int ctl_open(const char *path)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    chmod(path, 0666) || listen(fd, 128)) {
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0666) || listen(fd, 128)) {
 		err = -errno;
 		close(fd);
 		return err;

@@ -34,11 +34,11 @@
 #include "profd.h"
 #include "proto.h"
 
-#define SEG_RING	8
-#define SEG_MAX		4096	/* processes followed at once */
+#define SEG_RING 8
+#define SEG_MAX 4096 /* processes followed at once */
 
 struct seg_frame {
-	__u64 t_ns;			/* CLOCK_MONOTONIC when taken */
+	__u64 t_ns; /* CLOCK_MONOTONIC when taken */
 	struct prof_snapshot *snap;
 };
 
@@ -48,16 +48,16 @@ struct seg {
 	pid_t pid;
 	uid_t uid;
 	__u64 start_token;
-	int fd;				/* -1 once exited */
-	void *mem;			/* read-only mapping while alive */
+	int fd;	   /* -1 once exited */
+	void *mem; /* read-only mapping while alive */
 	size_t len;
 	bool alive;
-	bool seen;			/* in the last rescan */
+	bool seen; /* in the last rescan */
 	__u64 found_ns;
 	__u64 exit_ns;
-	struct prof_snapshot *last;	/* newest full snapshot: at discovery, at exit */
+	struct prof_snapshot *last; /* newest full snapshot: at discovery, at exit */
 	__u64 last_ns;
-	struct prof_seg_cursor *cursor;	/* what the samples learned of its tree */
+	struct prof_seg_cursor *cursor; /* what the samples learned of its tree */
 	struct prof_seg_busy info;	/* newest sample */
 	__u64 info_ns;			/* when, 0 before the first */
 	struct prof_snapshot *base;	/* reset baseline, or NULL */
@@ -67,7 +67,7 @@ struct seg {
 	/* moving averages of busy ticks per second at the top level */
 	__u64 prev_ticks;
 	double rate_inst, rate_short, rate_long;
-	__u32 failures;			/* consecutive failed reads */
+	__u32 failures; /* consecutive failed reads */
 };
 
 /* paths that failed the checks, so they are logged once */
@@ -81,9 +81,9 @@ static struct {
 	struct seg *list;
 	struct seg_bad *bad;
 	__u32 n;
-	int ifd;			/* inotify on /dev/shm */
+	int ifd; /* inotify on /dev/shm */
 	__u64 samples;
-	__u64 retry_until;		/* a new segment was not ready: rescan until */
+	__u64 retry_until; /* a new segment was not ready: rescan until */
 } sg = { .ifd = -1 };
 
 /* SIGBUS while reading a segment: that read fails, profd goes on */
@@ -582,8 +582,9 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct prof_snap
 		base_ns = s->base_ns;
 	} else if (mode == PROFD_SNAP_LAST) {
 		/* the newest frame at least 'seconds' old */
-		__u64 want = end > (__u64)seconds * 1000000000ull ?
-				     end - (__u64)seconds * 1000000000ull : 0;
+		__u64 want = end > (__u64)seconds * 1000000000ull
+				     ? end - (__u64)seconds * 1000000000ull
+				     : 0;
 		const struct seg_frame *oldest = NULL;
 
 		for (i = 0; i < s->ring_n; i++) {
@@ -616,7 +617,8 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct prof_snap
 	if (base) {
 		err = prof_snapshot__diff(snap, base);
 		if (err)
-			log_debug("seg: diff of pid %d against its base: %s", (int)pid, strerror(-err));
+			log_debug("seg: diff of pid %d against its base: %s", (int)pid,
+				  strerror(-err));
 		if (err) {
 			prof_snapshot__destroy(snap);
 			return err;

@@ -74,7 +74,8 @@ static void csv_node(struct walk *w, __u32 i)
 	csv_str(w->f, prof_snap_node_name(s, n));
 	fputc(',', w->f);
 	csv_str(w->f, path);
-	fprintf(w->f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+	fprintf(w->f,
+		",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
 		(unsigned long long)n->calls, (unsigned long long)tot,
 		(unsigned long long)prof_snap_ns(s, prof_snap_self(n)),
 		(unsigned long long)(n->calls ? tot / n->calls : 0),
@@ -119,8 +120,8 @@ static void walk_tree(struct walk *w, __u32 i, void (*fn)(struct walk *, __u32),
 	free(kids);
 }
 
-static void walk_all(FILE *f, struct prof_snapshot *const *snaps, size_t n,
-		     const struct pc_opts *o, void (*fn)(struct walk *, __u32))
+static void walk_all(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o,
+		     void (*fn)(struct walk *, __u32))
 {
 	struct walk w = { .f = f, .o = o };
 	size_t p;
@@ -145,7 +146,8 @@ static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 	int err;
 
 	fputs("pid,comm,zone,calls,total_ns,self_ns,avg_ns,max_ns,preempted,migrated,offcpu_ns,"
-	      "allocs,alloc_bytes\n", f);
+	      "allocs,alloc_bytes\n",
+	      f);
 	for (p = 0; p < n; p++) {
 		const struct prof_snapshot *s = snaps[p];
 		struct prof_flat_row *rows = NULL;
@@ -193,15 +195,15 @@ static int csv_callers(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		if (err)
 			return err;
 		any = true;
-#define ROW(role, name, calls, ticks)						\
-		do {								\
-			fprintf(f, "%u,", s->pid);				\
-			csv_str(f, s->comm);					\
-			fprintf(f, ",%s,", role);				\
-			csv_str(f, name);					\
-			fprintf(f, ",%llu,%llu\n", (unsigned long long)(calls),	\
-				(unsigned long long)prof_snap_ns(s, ticks));	\
-		} while (0)
+#define ROW(role, name, calls, ticks)                                   \
+	do {                                                            \
+		fprintf(f, "%u,", s->pid);                              \
+		csv_str(f, s->comm);                                    \
+		fprintf(f, ",%s,", role);                               \
+		csv_str(f, name);                                       \
+		fprintf(f, ",%llu,%llu\n", (unsigned long long)(calls), \
+			(unsigned long long)prof_snap_ns(s, ticks));    \
+	} while (0)
 		for (i = 0; i < c.nparents; i++)
 			ROW("parent", c.parents[i].name, c.parents[i].calls, c.parents[i].ticks);
 		ROW("zone", o->callers, c.calls, c.ticks);
@@ -223,9 +225,11 @@ int pc_render_csv(FILE *f, struct prof_snapshot *const *snaps, size_t n, const s
 	else if (o->flat)
 		err = csv_flat(f, snaps, n, o);
 	else {
-		fputs("pid,comm,tid,thread,node,parent,depth,zone,path,calls,total_ns,self_ns,avg_ns,"
+		fputs("pid,comm,tid,thread,node,parent,depth,zone,path,calls,total_ns,self_ns,avg_"
+		      "ns,"
 		      "p50_ns,p99_ns,max_ns,pct_thread,preempted,migrated,offcpu_ns,allocs,"
-		      "alloc_bytes,frees,free_bytes\n", f);
+		      "alloc_bytes,frees,free_bytes\n",
+		      f);
 		walk_all(f, snaps, n, o, csv_node);
 	}
 	if (err)
@@ -233,8 +237,7 @@ int pc_render_csv(FILE *f, struct prof_snapshot *const *snaps, size_t n, const s
 	return ferror(f) ? -EIO : 0;
 }
 
-int pc_render_folded(FILE *f, struct prof_snapshot *const *snaps, size_t n,
-		     const struct pc_opts *o)
+int pc_render_folded(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o)
 {
 	walk_all(f, snaps, n, o, folded_node);
 	return ferror(f) ? -EIO : 0;
@@ -250,7 +253,8 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 	size_t p, i;
 	int err;
 
-	fprintf(f, "{\"version\":1,\"view\":\"%s\",\"processes\":[", o->callers ? "callers" : "flat");
+	fprintf(f, "{\"version\":1,\"view\":\"%s\",\"processes\":[",
+		o->callers ? "callers" : "flat");
 	for (p = 0; p < n; p++) {
 		const struct prof_snapshot *s = snaps[p];
 
@@ -265,7 +269,8 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 				return err;
 			fputs("\"zone\":\"", f);
 			pc_json_str(f, o->callers);
-			fprintf(f, "\",\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
+			fprintf(f,
+				"\",\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
 				"\"max_ns\":%llu,\"parents\":[",
 				(unsigned long long)c.calls,
 				(unsigned long long)prof_snap_ns(s, c.ticks),
@@ -303,9 +308,10 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 				const struct prof_flat_row *r = &rows[i];
 
 				fprintf(f, "%s{\"zone\":\"", i ? "," : "");
-				pc_json_str(f, r->site < s->nsites ? s->sites[r->site].name :
-					       "[overflow]");
-				fprintf(f, "\",\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
+				pc_json_str(f, r->site < s->nsites ? s->sites[r->site].name
+								   : "[overflow]");
+				fprintf(f,
+					"\",\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
 					"\"max_ns\":%llu,\"preempted\":%llu,\"migrated\":%llu,"
 					"\"offcpu_ns\":%llu}",
 					(unsigned long long)r->calls,

@@ -41,10 +41,13 @@ static void html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, boo
 					(unsigned long long)nd->calls,
 					(unsigned long long)prof_snap_ns(s, nd->ticks),
 					(unsigned long long)prof_snap_ns(s, prof_snap_self(nd)),
-					(unsigned long long)prof_snap_ns(s, prof_snap_quantile(s, nd, 0.5)),
-					(unsigned long long)prof_snap_ns(s, prof_snap_quantile(s, nd, 0.99)),
+					(unsigned long long)prof_snap_ns(
+						s, prof_snap_quantile(s, nd, 0.5)),
+					(unsigned long long)prof_snap_ns(
+						s, prof_snap_quantile(s, nd, 0.99)),
 					(unsigned long long)prof_snap_ns(s, nd->max),
-					(unsigned long long)nd->preempted, (unsigned long long)nd->migrated,
+					(unsigned long long)nd->preempted,
+					(unsigned long long)nd->migrated,
 					(unsigned long long)nd->offcpu_ns);
 			}
 			fputs("]}", f);
@@ -54,8 +57,7 @@ static void html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, boo
 	fputs("]}", f);
 }
 
-int pc_render_html(FILE *f, struct prof_snapshot *const *snaps, size_t n,
-		   const struct pc_opts *o)
+int pc_render_html(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o)
 {
 	const char *tpl = (const char *)report_html, *at;
 	size_t len = report_html_len, pre;

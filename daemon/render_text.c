@@ -9,12 +9,12 @@
 #include <string.h>
 #include "profctl.h"
 
-#define C_RESET	"\033[0m"
-#define C_DIM	"\033[2m"
-#define C_BOLD	"\033[1m"
-#define C_RED	"\033[31m"
-#define C_YEL	"\033[33m"
-#define C_CYAN	"\033[36m"
+#define C_RESET "\033[0m"
+#define C_DIM "\033[2m"
+#define C_BOLD "\033[1m"
+#define C_RED "\033[31m"
+#define C_YEL "\033[33m"
+#define C_CYAN "\033[36m"
 
 struct tctx {
 	FILE *f;
@@ -22,8 +22,8 @@ struct tctx {
 	const struct prof_snap_thread *t;
 	const struct pc_opts *o;
 	bool sched;
-	__u64 total;		/* the thread's, in ticks */
-	char prefix[512];	/* tree drawing so far */
+	__u64 total;	  /* the thread's, in ticks */
+	char prefix[512]; /* tree drawing so far */
 };
 
 static const char *col(const struct pc_opts *o, const char *c)
@@ -119,7 +119,8 @@ static void thread_title(FILE *f, const struct prof_snapshot *s, const struct pr
 		t->state == PROF_SLAB_EXITED ? "exited" : "alive",
 		pc_fmt_ns(tb, sizeof(tb), prof_snap_ns(s, total)));
 	if (t->overflow)
-		fprintf(f, ", %llu entries lost (node table full)", (unsigned long long)t->overflow);
+		fprintf(f, ", %llu entries lost (node table full)",
+			(unsigned long long)t->overflow);
 	if (t->unbalanced)
 		fprintf(f, ", %llu unbalanced", (unsigned long long)t->unbalanced);
 	fputc('\n', f);
@@ -133,7 +134,8 @@ static void process_title(FILE *f, const struct prof_snapshot *s, const struct p
 	if (s->flags & PROF_SEG_EXITED)
 		fputs(", exited", f);
 	if (s->sites_dropped || s->threads_dropped)
-		fprintf(f, ", dropped %llu sites %llu threads", (unsigned long long)s->sites_dropped,
+		fprintf(f, ", dropped %llu sites %llu threads",
+			(unsigned long long)s->sites_dropped,
 			(unsigned long long)s->threads_dropped);
 	fputc('\n', f);
 }
@@ -210,8 +212,7 @@ int pc_render_flat(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 
 /* --- callers ---------------------------------------------------------------- */
 
-static bool is_zone(const struct prof_snapshot *s, const struct prof_snap_node *n,
-		    const char *zone)
+static bool is_zone(const struct prof_snapshot *s, const struct prof_snap_node *n, const char *zone)
 {
 	return n->site < s->nsites && !strcmp(s->sites[n->site].name, zone);
 }
@@ -318,8 +319,9 @@ int pc_callers(const struct prof_snapshot *s, const char *zone, struct pc_caller
 			if (!nested)
 				c->ticks += n->ticks;
 			err = add_row(&c->parents, &c->nparents,
-				      n->parent == PROF_NODE_ROOT ? "[root]" :
-				      prof_snap_node_name(s, &t->nodes[n->parent]),
+				      n->parent == PROF_NODE_ROOT
+					      ? "[root]"
+					      : prof_snap_node_name(s, &t->nodes[n->parent]),
 				      n->calls, nested ? 0 : n->ticks);
 			for (k = n->first_child; !err && k != PROF_SNAP_NONE && k < t->nnodes;
 			     k = t->nodes[k].next_sibling) {
@@ -346,8 +348,8 @@ int pc_callers(const struct prof_snapshot *s, const char *zone, struct pc_caller
 	return 0;
 }
 
-static void callers_row(FILE *f, const struct prof_snapshot *s, __u64 calls, __u64 ticks,
-			__u64 of, const char *lead, const char *name)
+static void callers_row(FILE *f, const struct prof_snapshot *s, __u64 calls, __u64 ticks, __u64 of,
+			const char *lead, const char *name)
 {
 	char b[24];
 
@@ -367,8 +369,8 @@ int pc_render_callers(FILE *f, const struct prof_snapshot *s, const struct pc_op
 	if (err)
 		return err;
 	process_title(f, s, o);
-	fprintf(f, "\n%scallers of %s%s: %llu calls, total %s, self %s, max %s\n",
-		col(o, C_BOLD), o->callers, col(o, C_RESET), (unsigned long long)c.calls,
+	fprintf(f, "\n%scallers of %s%s: %llu calls, total %s, self %s, max %s\n", col(o, C_BOLD),
+		o->callers, col(o, C_RESET), (unsigned long long)c.calls,
 		pc_fmt_ns(b[0], 24, prof_snap_ns(s, c.ticks)),
 		pc_fmt_ns(b[1], 24, prof_snap_ns(s, c.self)),
 		pc_fmt_ns(b[2], 24, prof_snap_ns(s, c.max)));

@@ -26,10 +26,22 @@ static void ov_rec(int n)
 		ov_rec(n - 1);
 }
 
-static void ov_extra_a(void) { PROF_USDT(ov_extra_a); }
-static void ov_extra_b(void) { PROF_USDT(ov_extra_b); }
-static void ov_extra_c(void) { PROF_USDT(ov_extra_c); }
-static void ov_extra_d(void) { PROF_USDT(ov_extra_d); }
+static void ov_extra_a(void)
+{
+	PROF_USDT(ov_extra_a);
+}
+static void ov_extra_b(void)
+{
+	PROF_USDT(ov_extra_b);
+}
+static void ov_extra_c(void)
+{
+	PROF_USDT(ov_extra_c);
+}
+static void ov_extra_d(void)
+{
+	PROF_USDT(ov_extra_d);
+}
 
 /* every byte of [p, p + n) is zero */
 static int all_zero(const unsigned char *p, size_t n)
@@ -104,8 +116,8 @@ static int nodes_child(void)
 
 static void test_node_overflow(void **state)
 {
-	static const char *const env[] = { "PROF_MAX_NODES=16", "PROF_QUIET=1",
-					   "PROF_NO_DAEMON=1", "PROF_REPORT=/dev/null", NULL };
+	static const char *const env[] = { "PROF_MAX_NODES=16", "PROF_QUIET=1", "PROF_NO_DAEMON=1",
+					   "PROF_REPORT=/dev/null", NULL };
 
 	(void)state;
 	assert_true(test_exited_ok(test_reexec("--nodes", env, 60, NULL)));
@@ -168,8 +180,8 @@ static int threads_child(void)
 
 static void test_thread_overflow(void **state)
 {
-	static const char *const env[] = { "PROF_MAX_THREADS=2", "PROF_QUIET=1",
-					   "PROF_NO_DAEMON=1", "PROF_REPORT=/dev/null", NULL };
+	static const char *const env[] = { "PROF_MAX_THREADS=2", "PROF_QUIET=1", "PROF_NO_DAEMON=1",
+					   "PROF_REPORT=/dev/null", NULL };
 
 	(void)state;
 	assert_true(test_exited_ok(test_reexec("--threads", env, 60, NULL)));

@@ -83,7 +83,7 @@ static int run(const char **args, char *errbuf, size_t errlen)
 	char *argv[32], errpath[160];
 	int argc = 0, rc, saved, fd;
 
-	argv[argc++] = (char *)(uintptr_t)"profctl";
+	argv[argc++] = (char *)(uintptr_t) "profctl";
 	while (*args && argc < 31)
 		argv[argc++] = (char *)(uintptr_t)*args++;
 	argv[argc] = NULL;
@@ -140,19 +140,20 @@ static void golden(const char *name, const char **extra)
 		char cmd[400];
 
 		snprintf(cmd, sizeof(cmd), "diff -u %s %s >&2", gpath, out);
-		if (system(cmd)) { /* the diff is the message */ }
+		if (system(cmd)) { /* the diff is the message */
+		}
 		fail_msg("%s differs from the golden file", name);
 	}
 	free(got);
 	free(want);
 }
 
-#define GOLDEN(name, ...)						\
-	static void test_golden_##name(void **state)			\
-	{								\
-		const char *extra[] = { __VA_ARGS__, NULL };		\
-		(void)state;						\
-		golden(#name, extra);					\
+#define GOLDEN(name, ...)                                    \
+	static void test_golden_##name(void **state)         \
+	{                                                    \
+		const char *extra[] = { __VA_ARGS__, NULL }; \
+		(void)state;                                 \
+		golden(#name, extra);                        \
 	}
 
 GOLDEN(tree_txt, "--sort", "self")

@@ -39,22 +39,23 @@ static void test_html_chromium(void **state)
 	fclose(f);
 	free(buf);
 
-	argv[0] = (char *)(uintptr_t)"profctl";
-	argv[1] = (char *)(uintptr_t)"report";
-	argv[2] = (char *)(uintptr_t)"--input";
+	argv[0] = (char *)(uintptr_t) "profctl";
+	argv[1] = (char *)(uintptr_t) "report";
+	argv[2] = (char *)(uintptr_t) "--input";
 	argv[3] = img;
-	argv[4] = (char *)(uintptr_t)"--format=html";
-	argv[5] = (char *)(uintptr_t)"-o";
+	argv[4] = (char *)(uintptr_t) "--format=html";
+	argv[5] = (char *)(uintptr_t) "-o";
 	argv[6] = html;
 	argv[7] = NULL;
 	assert_int_equal(profctl_main(7, argv), 0);
 
-	snprintf(cmd, sizeof(cmd),
-		 "timeout 120 python3 tests/profctl_html.py %s %s main_loop fib", html, shot);
+	snprintf(cmd, sizeof(cmd), "timeout 120 python3 tests/profctl_html.py %s %s main_loop fib",
+		 html, shot);
 	rc = system(cmd);
 	rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd)) { /* best effort */ }
+	if (system(cmd)) { /* best effort */
+	}
 	if (rc == 77)
 		skip();
 	assert_int_equal(rc, 0);

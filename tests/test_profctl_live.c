@@ -144,7 +144,7 @@ static int run(const char *out, const char **args)
 	char *argv[32];
 	int argc = 0, rc, saved = -1, fd;
 
-	argv[argc++] = (char *)(uintptr_t)"profctl";
+	argv[argc++] = (char *)(uintptr_t) "profctl";
 	while (*args && argc < 31)
 		argv[argc++] = (char *)(uintptr_t)*args++;
 	argv[argc] = NULL;
@@ -269,8 +269,8 @@ static void test_reset_then_n(void **state)
 	char pid[16], out[128];
 	const char *reset[] = { "reset", "--pid", pid, "--no-daemon", NULL };
 	const char *report[] = { "report", "--pid", pid, "--flat", "--format", "csv", NULL };
-	const char *start[] = { "report", "--pid", pid, "--flat", "--format", "csv",
-				"--since-start", NULL };
+	const char *start[] = { "report", "--pid",	   pid, "--flat", "--format",
+				"csv",	  "--since-start", NULL };
 	char *text;
 
 	(void)state;
@@ -314,8 +314,8 @@ static void test_json_schema(void **state)
 	char pid[16], t[128], f[128], c[128], cmd[600];
 	const char *a1[] = { "report", "--pid", pid, "--format", "json", "--since-start", NULL };
 	const char *a2[] = { "report", "--pid", pid, "--format", "json", "--flat", NULL };
-	const char *a3[] = { "report", "--pid", pid, "--format", "json", "--callers",
-			     "live_inner", NULL };
+	const char *a3[] = { "report", "--pid",	    pid,	  "--format",
+			     "json",   "--callers", "live_inner", NULL };
 	int rc;
 
 	(void)state;
@@ -331,15 +331,17 @@ static void test_json_schema(void **state)
 	assert_int_equal(run(t, a1), 0);
 	assert_int_equal(run(f, a2), 0);
 	assert_int_equal(run(c, a3), 0);
-	snprintf(cmd, sizeof(cmd), "python3 tests/check_schema.py tests/report.schema.json %s %s %s",
-		 t, f, c);
+	snprintf(cmd, sizeof(cmd),
+		 "python3 tests/check_schema.py tests/report.schema.json %s %s %s", t, f, c);
 	rc = system(cmd);
 	assert_int_equal(rc, 0);
 	/* a document that breaks the schema is caught */
-	snprintf(cmd, sizeof(cmd),
-		 "echo '{\"version\":1,\"view\":\"flat\",\"processes\":[{\"pid\":-1}]}' > %s/bad.json"
-		 " && python3 tests/check_schema.py tests/report.schema.json %s/bad.json >/dev/null",
-		 dir, dir);
+	snprintf(
+		cmd, sizeof(cmd),
+		"echo '{\"version\":1,\"view\":\"flat\",\"processes\":[{\"pid\":-1}]}' > "
+		"%s/bad.json"
+		" && python3 tests/check_schema.py tests/report.schema.json %s/bad.json >/dev/null",
+		dir, dir);
 	assert_int_not_equal(system(cmd), 0);
 }
 
@@ -384,12 +386,9 @@ static void test_not_profiled(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_flat_equals_tree),
-		cmocka_unit_test(test_callers_sum),
-		cmocka_unit_test(test_reset_then_n),
-		cmocka_unit_test(test_json_schema),
-		cmocka_unit_test(test_list_and_top),
-		cmocka_unit_test(test_not_profiled),
+		cmocka_unit_test(test_flat_equals_tree), cmocka_unit_test(test_callers_sum),
+		cmocka_unit_test(test_reset_then_n),	 cmocka_unit_test(test_json_schema),
+		cmocka_unit_test(test_list_and_top),	 cmocka_unit_test(test_not_profiled),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -28,9 +28,9 @@
 #include "client.h"
 #include "proto.h"
 
-#define SOCK_DIR	"/tmp/profd-test"
-#define SLEEP_CALLS	10
-#define MIGR_CALLS	20
+#define SOCK_DIR "/tmp/profd-test"
+#define SLEEP_CALLS 10
+#define MIGR_CALLS 20
 
 static char sock_path[128];
 static pid_t profd_pid = -1;
@@ -75,7 +75,8 @@ static int start_profd(void)
 	profd_pid = fork();
 	if (profd_pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl(profd_bin(), "profd", "--socket", sock_path, "--interval", "50", (char *)NULL);
+		execl(profd_bin(), "profd", "--socket", sock_path, "--interval", "50",
+		      (char *)NULL);
 		_exit(127);
 	}
 	setenv("PROF_SOCKET", sock_path, 1);
@@ -142,8 +143,8 @@ static bool wait_registered(double seconds)
 
 struct child {
 	pid_t pid;
-	int rd;		/* the child's report */
-	int ctl;	/* closing it lets the child exit */
+	int rd;	 /* the child's report */
+	int ctl; /* closing it lets the child exit */
 };
 
 typedef void (*workload_fn)(void);
@@ -233,7 +234,7 @@ static struct child spawn(workload_fn fn, uid_t uid, double reg_wait)
 	return c;
 }
 
-static __u64 child_cpu[2];	/* the child's zone_cpu */
+static __u64 child_cpu[2]; /* the child's zone_cpu */
 
 static char child_wait(struct child *c)
 {
@@ -407,7 +408,8 @@ static void test_offcpu(void **state)
 	wall = (double)prof_snap_ns(s, sl->ticks) / SLEEP_CALLS / 1e6;
 	off = (double)sl->offcpu_ns / SLEEP_CALLS / 1e6;
 	on = wall - off;
-	printf("sleep_zone: wall %.2f ms, off-cpu %.2f ms, on-cpu %.3f ms per call\n", wall, off, on);
+	printf("sleep_zone: wall %.2f ms, off-cpu %.2f ms, on-cpu %.3f ms per call\n", wall, off,
+	       on);
 	assert_true(off >= 19.0 && off <= 40.0);
 	assert_true(on >= -0.5 && on < 2.0);
 	assert_int_equal(sl->preempted, SLEEP_CALLS);
@@ -417,7 +419,8 @@ static void test_offcpu(void **state)
 	on = wall - off;
 	cpu = (double)child_cpu[1] / SLEEP_CALLS / 1e6;
 	printf("spin_zone: wall %.2f ms, off-cpu %.3f ms, on-cpu %.2f ms per call, "
-	       "thread cpu time %.2f ms\n", wall, off, on, cpu);
+	       "thread cpu time %.2f ms\n",
+	       wall, off, on, cpu);
 	/*
 	 * on-cpu is wall minus what the kernel saw it switched out: it must
 	 * match the thread's own cpu clock, however busy the machine is (on
@@ -472,8 +475,8 @@ static void test_before_after(void **state)
 
 /* --- another user ----------------------------------------------------- */
 
-#define UID_A 65534	/* nobody: owns the profiled process */
-#define UID_B 65533	/* a second unprivileged uid */
+#define UID_A 65534 /* nobody: owns the profiled process */
+#define UID_B 65533 /* a second unprivileged uid */
 
 /* in a child as uid: 0 if it may snapshot and reset pid, else -errno */
 static int as_user(uid_t uid, pid_t pid, int *list_has)
@@ -523,7 +526,7 @@ static void test_other_user(void **state)
 	fd = need_profd();
 	c = spawn(stay_zone, UID_A, 5);
 	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);	/* root sees it */
+	s = snap_of(fd, c.pid, PROFD_SINCE_START); /* root sees it */
 	assert_non_null(s);
 	assert_int_equal(s->uid, UID_A);
 	prof_snapshot__destroy(s);

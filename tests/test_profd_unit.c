@@ -25,7 +25,8 @@ static void test_unit_verifies(void **state)
 	assert_non_null(mkdtemp(dir));
 	snprintf(cmd, sizeof(cmd),
 		 "sed 's|/usr/local/sbin/profd|%s|' systemd/profd.service > %s/profd.service && "
-		 "systemd-analyze verify --man=no %s/profd.service", exe, dir, dir);
+		 "systemd-analyze verify --man=no %s/profd.service",
+		 exe, dir, dir);
 	rc = system(cmd);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))

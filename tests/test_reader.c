@@ -96,7 +96,8 @@ static void walk(struct prof_snapshot *s)
 			assert_int_equal(prof_snapshot__diff(copy, s), 0);
 			for (i = 0; i < copy->nthreads; i++)
 				for (j = 0; j < copy->threads[i].nnodes; j++)
-					(void)prof_snap_quantile(copy, &copy->threads[i].nodes[j], 0.9);
+					(void)prof_snap_quantile(copy, &copy->threads[i].nodes[j],
+								 0.9);
 			prof_snapshot__destroy(copy);
 		}
 		free(buf);
@@ -401,12 +402,9 @@ static void test_random_mutations(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_valid_image),
-		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_version),
-		cmocka_unit_test(test_geometry_bytes),
-		cmocka_unit_test(test_links_and_strings),
-		cmocka_unit_test(test_huge_counts),
+		cmocka_unit_test(test_valid_image),	  cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_version),		  cmocka_unit_test(test_geometry_bytes),
+		cmocka_unit_test(test_links_and_strings), cmocka_unit_test(test_huge_counts),
 		cmocka_unit_test(test_random_mutations),
 	};
 

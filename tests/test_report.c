@@ -148,7 +148,8 @@ static const char json_check[] =
 	"import json, sys\n"
 	"d = json.load(open(sys.argv[1]))\n"
 	"pid = int(sys.argv[2])\n"
-	"keys = ('name', 'calls', 'total_ns', 'self_ns', 'max_ns', 'p50_ns', 'p99_ns', 'children')\n"
+	"keys = ('name', 'calls', 'total_ns', 'self_ns', 'max_ns', 'p50_ns', 'p99_ns', "
+	"'children')\n"
 	"found = {}\n"
 	"def walk(n, parent):\n"
 	"    for k in keys:\n"
@@ -248,8 +249,8 @@ static void test_log_interval(void **state)
 		double in, iv, pct;
 		unsigned long long calls;
 
-		assert_int_equal(sscanf(p + strlen(want), "%lfs/%lfs %lf%% %llu calls", &in, &iv, &pct,
-					&calls),
+		assert_int_equal(sscanf(p + strlen(want), "%lfs/%lfs %lf%% %llu calls", &in, &iv,
+					&pct, &calls),
 				 4);
 		assert_true(iv > 0.19 && iv < 0.21);
 		/* the thread is inside the zone nearly all the time */

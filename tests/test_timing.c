@@ -20,8 +20,8 @@ static void assert_within(double got, double want, double tol, const char *what)
 	double err = fabs(got - want) / want;
 
 	if (err > tol)
-		fail_msg("%s: got %.0f ns, want %.0f ns (%.2f%% off, limit %.1f%%)", what, got, want,
-			 100 * err, 100 * tol);
+		fail_msg("%s: got %.0f ns, want %.0f ns (%.2f%% off, limit %.1f%%)", what, got,
+			 want, 100 * err, 100 * tol);
 }
 
 static void *in_thread(void *(*fn)(void *), void *arg)
@@ -40,7 +40,7 @@ static void *in_thread(void *(*fn)(void *), void *arg)
 
 struct nest {
 	__u32 tid;
-	__u64 outer_ns, inner_ns;	/* measured by the test, inside the zones */
+	__u64 outer_ns, inner_ns; /* measured by the test, inside the zones */
 };
 
 static void *nest_main(void *arg)
@@ -114,7 +114,7 @@ static void test_nested_total_self(void **state)
 
 struct quant {
 	__u32 tid;
-	__u64 d[QN];	/* each call as the test measured it */
+	__u64 d[QN]; /* each call as the test measured it */
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -311,7 +311,8 @@ static void test_quantile_synthetic(void **state)
 	/* rank 50 of 100 is the last value in bucket 40; rank 51 the first in 60 */
 	v = prof_snap_quantile(s, n, 0.5);
 	assert_true(v >= prof_hist_lo(40) && v < prof_hist_lo(41));
-	assert_true(llabs((long long)v - (long long)midpoint(40)) <= (long long)(midpoint(40) / 100));
+	assert_true(llabs((long long)v - (long long)midpoint(40)) <=
+		    (long long)(midpoint(40) / 100));
 	v = prof_snap_quantile(s, n, 0.51);
 	assert_true(v >= prof_hist_lo(60) && v < prof_hist_lo(61));
 	v = prof_snap_quantile(s, n, 0.99);

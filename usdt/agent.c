@@ -32,14 +32,14 @@
 #include "runtime.h"
 #include "proto.h"
 
-#define AGENT_SOCKET_DEFAULT	"/run/profd/profd.sock"
-#define AGENT_RETRY_MS		1000	/* reconnect period while profd is absent */
-#define AGENT_IO_TIMEOUT_MS	250	/* per request: a hung profd costs this */
-#define AGENT_BATCH		64	/* registrations per round */
-#define AGENT_MAX_SLOTS		(1u << 20)
-#define AGENT_PEND_MAX		256	/* threads waiting for their first switch */
-#define AGENT_PEND_MS		10	/* how often they are looked at */
-#define AGENT_PEND_TRIES	6000	/* a minute; then the next connection */
+#define AGENT_SOCKET_DEFAULT "/run/profd/profd.sock"
+#define AGENT_RETRY_MS 1000	/* reconnect period while profd is absent */
+#define AGENT_IO_TIMEOUT_MS 250 /* per request: a hung profd costs this */
+#define AGENT_BATCH 64		/* registrations per round */
+#define AGENT_MAX_SLOTS (1u << 20)
+#define AGENT_PEND_MAX 256    /* threads waiting for their first switch */
+#define AGENT_PEND_MS 10      /* how often they are looked at */
+#define AGENT_PEND_TRIES 6000 /* a minute; then the next connection */
 
 struct agent_pend {
 	__u32 tid;
@@ -50,14 +50,14 @@ struct agent_pend {
 
 /* all fields under prof_rt.lock, except where noted */
 static struct {
-	bool enabled;		/* prof_agent__start ran: keep a thread alive */
-	bool running;		/* the thread exists in this process */
-	int efd;		/* kicks; read by kick without the lock */
+	bool enabled; /* prof_agent__start ran: keep a thread alive */
+	bool running; /* the thread exists in this process */
+	int efd;      /* kicks; read by kick without the lock */
 	char path[108];
 	/* agent thread only */
 	int sock;
 	const struct prof_sched_rec *recs;
-	void *recs_mem;		/* the same, for munmap */
+	void *recs_mem; /* the same, for munmap */
 	size_t recs_len;
 	__u32 nslots;
 	struct agent_pend pend[AGENT_PEND_MAX];
@@ -124,7 +124,8 @@ static int agent_request(__u32 tid, struct profd_registered *out, int *mfd)
 	struct {
 		struct profd_hdr h;
 		struct profd_register r;
-	} req = { { PROFD_MSG_REGISTER, sizeof(req) }, { tid, agent.recs ? 0 : PROFD_REG_WANT_FD } };
+	} req = { { PROFD_MSG_REGISTER, sizeof(req) },
+		  { tid, agent.recs ? 0 : PROFD_REG_WANT_FD } };
 	union {
 		char buf[PROFD_MSG_MAX];
 		struct profd_hdr h;
@@ -134,8 +135,10 @@ static int agent_request(__u32 tid, struct profd_registered *out, int *mfd)
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { rep.buf, sizeof(rep.buf) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf) };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = ctl.buf,
+			      .msg_controllen = sizeof(ctl.buf) };
 	struct cmsghdr *c;
 	ssize_t n;
 	int err;
@@ -154,7 +157,8 @@ static int agent_request(__u32 tid, struct profd_registered *out, int *mfd)
 			memcpy(mfd, CMSG_DATA(c), sizeof(int));
 		}
 	}
-	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ? -EBADMSG : profd_msg_check(rep.buf, (size_t)n);
+	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ? -EBADMSG
+							 : profd_msg_check(rep.buf, (size_t)n);
 	if (!err && rep.h.type == PROFD_MSG_ERROR) {
 		struct profd_error e;
 
@@ -398,7 +402,7 @@ void prof_agent__kick(void)
 	}
 	fd = __atomic_load_n(&agent.efd, __ATOMIC_RELAXED);
 	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
-		return;	/* counter full: a kick is pending anyway */
+		return; /* counter full: a kick is pending anyway */
 }
 
 /* in the child of fork(), single-threaded: forget the parent's agent */

@@ -48,7 +48,8 @@ static void log_interval_lines(struct prof_snapshot *cur, double secs)
 			if (!rows[k].calls)
 				continue;
 			fprintf(stderr, "prof: tid %u %s: %.6fs/%.3fs %.1f%% %llu calls\n", t->tid,
-				rows[k].site < cur->nsites ? cur->sites[rows[k].site].name : "[overflow]",
+				rows[k].site < cur->nsites ? cur->sites[rows[k].site].name
+							   : "[overflow]",
 				in, secs, 100.0 * in / secs, (unsigned long long)rows[k].calls);
 		}
 		free(rows);

@@ -23,8 +23,8 @@
 #include "snapshot.h"
 
 struct prof_rt prof_rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
-static bool fork_mover;		/* the forking thread has yet to move out */
-static bool logger_on;		/* PROF_LOG_INTERVAL started one */
+static bool fork_mover; /* the forking thread has yet to move out */
+static bool logger_on;	/* PROF_LOG_INTERVAL started one */
 
 /* the kernel word of a thread profd does not know: constant zeros */
 static const struct prof_sched_rec prof_zero_rec;
@@ -37,15 +37,15 @@ int __prof_clock_tsc = 1;
 
 /* per-thread slow-path state */
 struct prof_tpriv {
-	struct prof_tentry *te;		/* NULL: thread not profiled (sink) */
+	struct prof_tentry *te; /* NULL: thread not profiled (sink) */
 	struct prof_slab_hdr *hdr;
-	__u32 *table;			/* (parent, site) -> node + 1, 2 * max_nodes */
-	void *sink;			/* a sink thread's own nodes, freed at exit */
+	__u32 *table; /* (parent, site) -> node + 1, 2 * max_nodes */
+	void *sink;   /* a sink thread's own nodes, freed at exit */
 	__u32 table_mask;
-	__u32 nnodes;			/* our copy of hdr->nnodes */
+	__u32 nnodes; /* our copy of hdr->nnodes */
 	__u32 max_nodes;
 	__u64 last_frame;
-	__u32 fork_cur;			/* a fork child's current node, parked */
+	__u32 fork_cur; /* a fork child's current node, parked */
 	__u32 nbegin;
 	struct __prof_zone begin[PROF_BEGIN_DEPTH];
 };
@@ -164,8 +164,14 @@ __u64 prof_proc_start_token(pid_t pid)
 
 static void prof_atexit(void);
 static void prof_thread_exit(void *arg);
-static void prof_fork_prepare(void) { pthread_mutex_lock(&prof_rt.lock); }
-static void prof_fork_parent(void) { pthread_mutex_unlock(&prof_rt.lock); }
+static void prof_fork_prepare(void)
+{
+	pthread_mutex_lock(&prof_rt.lock);
+}
+static void prof_fork_parent(void)
+{
+	pthread_mutex_unlock(&prof_rt.lock);
+}
 static void prof_fork_child(void);
 
 static void prof_once_init(void)
@@ -281,9 +287,11 @@ static int seg_init(void)
 	prof_rt.slabs = (char *)mem + slabs_off;
 	/* a forked child keeps the map: its sites keep their indices */
 	if (!prof_rt.site_keys)
-		prof_rt.site_keys = calloc(2 * (size_t)prof_rt.max_sites, sizeof(*prof_rt.site_keys));
+		prof_rt.site_keys =
+			calloc(2 * (size_t)prof_rt.max_sites, sizeof(*prof_rt.site_keys));
 	if (!prof_rt.site_vals)
-		prof_rt.site_vals = calloc(2 * (size_t)prof_rt.max_sites, sizeof(*prof_rt.site_vals));
+		prof_rt.site_vals =
+			calloc(2 * (size_t)prof_rt.max_sites, sizeof(*prof_rt.site_vals));
 	if (!prof_rt.site_keys || !prof_rt.site_vals) {
 		prof_warnx("failed to allocate the site table; profiling off");
 		munmap(mem, size);
@@ -435,7 +443,8 @@ static void thread_init(void)
 		prof_rt.seg->threads_dropped++;
 		if (!said)
 			prof_warnx("all %u thread slabs in use (PROF_MAX_THREADS); "
-				   "further threads are not profiled", prof_rt.max_threads);
+				   "further threads are not profiled",
+				   prof_rt.max_threads);
 		said = true;
 		pthread_mutex_unlock(&prof_rt.lock);
 		thread_sink(t);
@@ -895,7 +904,8 @@ static void fork_move_self(void)
 		p->hdr = hdr;
 		p->last_frame = 0;
 		t->nodes = nodes;
-		t->hist = (__u32 *)((char *)nodes + (size_t)prof_rt.max_nodes * sizeof(struct prof_node));
+		t->hist = (__u32 *)((char *)nodes +
+				    (size_t)prof_rt.max_nodes * sizeof(struct prof_node));
 		t->cur = cur;
 	} else if (p->te) {
 		/* no segment or no slab: the open zones land in a sink */

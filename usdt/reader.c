@@ -95,12 +95,12 @@ static int thread_derive(struct prof_snap_thread *t, __u32 nsites)
 
 /* prof_seg_flat: flat rows accumulated straight from the segment */
 struct flat_acc {
-	__u32 tid;			/* 0: all threads */
+	__u32 tid; /* 0: all threads */
 	__u32 nsites;
-	struct prof_flat_row *rows;	/* nsites + 1: the last is overflow */
-	__u64 *plus, *minus;		/* per row: ticks, and the children's ticks */
-	__u32 *site_of, *parent_of;	/* this thread's tree so far */
-	__u64 *path_sites;		/* per node: a 64-bit filter of the sites above it */
+	struct prof_flat_row *rows; /* nsites + 1: the last is overflow */
+	__u64 *plus, *minus;	    /* per row: ticks, and the children's ticks */
+	__u32 *site_of, *parent_of; /* this thread's tree so far */
+	__u64 *path_sites;	    /* per node: a 64-bit filter of the sites above it */
 };
 
 /* one pass over the first cache line of each node; nodes must have
@@ -123,7 +123,8 @@ static int flat_thread(const struct prof_node *nodes, __u32 nn, __u32 nsites, bo
 			return -EINVAL;
 		fa->site_of[i] = site;
 		fa->parent_of[i] = parent;
-		fa->path_sites[i] = parent ? fa->path_sites[parent] | 1ull << (fa->site_of[parent] & 63) : 0;
+		fa->path_sites[i] =
+			parent ? fa->path_sites[parent] | 1ull << (fa->site_of[parent] & 63) : 0;
 		if (!take || i == 0)
 			continue;
 		row = site < nsites ? site : nsites;
@@ -137,7 +138,8 @@ static int flat_thread(const struct prof_node *nodes, __u32 nn, __u32 nsites, bo
 			r->max = max;
 		fa->plus[row] += ticks;
 		if (parent)
-			fa->minus[fa->site_of[parent] < nsites ? fa->site_of[parent] : nsites] += ticks;
+			fa->minus[fa->site_of[parent] < nsites ? fa->site_of[parent] : nsites] +=
+				ticks;
 		/* the filter rules most nodes out at once; a walk confirms, and a
 		 * hostile chain deeper than the renderers draw is not walked */
 		if (i > 1 && (fa->path_sites[i] & 1ull << (site & 63))) {
@@ -161,7 +163,8 @@ static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 in
 {
 	const struct prof_slab_hdr *h = (const void *)slab;
 	const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
-	const __u32 *hist = (const void *)((const char *)nodes + (size_t)max_nodes * PROF_NODE_SIZE);
+	const __u32 *hist =
+		(const void *)((const char *)nodes + (size_t)max_nodes * PROF_NODE_SIZE);
 	__u32 i, nn;
 
 	if (LDA(&h->magic) != PROF_SLAB_MAGIC)
@@ -400,13 +403,14 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 			copy_bytes(d->file, e->file, sizeof(d->file));
 			d->line = LD(&e->line);
 			d->flags = LD(&e->flags);
-			if (!str_ok(d->name, sizeof(d->name)) || !str_ok(d->func, sizeof(d->func)) ||
-			    !str_ok(d->file, sizeof(d->file)))
+			if (!str_ok(d->name, sizeof(d->name)) ||
+			    !str_ok(d->func, sizeof(d->func)) || !str_ok(d->file, sizeof(d->file)))
 				goto fail;
 		}
 		for (i = 0; i < nslabs; i++) {
-			err = read_thread(base + slabs_off + (__u64)i * slab_size, max_nodes, s->nsites,
-					  i, &s->threads[i], &pool, !(flags & PROF_READ_NO_HIST), fa);
+			err = read_thread(base + slabs_off + (__u64)i * slab_size, max_nodes,
+					  s->nsites, i, &s->threads[i], &pool,
+					  !(flags & PROF_READ_NO_HIST), fa);
 			s->nthreads = i + 1;
 			if (err)
 				goto fail;
@@ -423,9 +427,9 @@ fail:
 }
 
 struct cursor_slab {
-	__u32 nseen;		/* nodes [0, nseen) were looked at */
+	__u32 nseen; /* nodes [0, nseen) were looked at */
 	__u32 ntop, cap;
-	__u32 *top;		/* top-level node indices */
+	__u32 *top; /* top-level node indices */
 };
 
 struct prof_seg_cursor {
@@ -752,8 +756,9 @@ int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 		t->frames = sub0(t->frames, bt->frames);
 		t->frame_ticks = sub0(t->frame_ticks, bt->frame_ticks);
 		for (k = 0; k < PROF_HIST_BUCKETS; k++)
-			t->frame_hist[k] = t->frame_hist[k] >= bt->frame_hist[k] ?
-						   t->frame_hist[k] - bt->frame_hist[k] : 0;
+			t->frame_hist[k] = t->frame_hist[k] >= bt->frame_hist[k]
+						   ? t->frame_hist[k] - bt->frame_hist[k]
+						   : 0;
 		for (j = 0; j < t->nnodes && j < bt->nnodes; j++) {
 			struct prof_snap_node *n = &t->nodes[j];
 			const struct prof_snap_node *bn = &bt->nodes[j];

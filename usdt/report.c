@@ -11,11 +11,11 @@
 
 #include "snapshot.h"
 
-#define C_RESET	"\033[0m"
-#define C_DIM	"\033[2m"
-#define C_BOLD	"\033[1m"
-#define C_RED	"\033[31m"
-#define C_YEL	"\033[33m"
+#define C_RESET "\033[0m"
+#define C_DIM "\033[2m"
+#define C_BOLD "\033[1m"
+#define C_RED "\033[31m"
+#define C_YEL "\033[33m"
 
 /* a duration in 9 columns: 999ns, 1.23us, 12.3ms, 1.234s */
 static const char *fmt_ns(char *buf, size_t len, __u64 ns)
@@ -58,7 +58,8 @@ static int cmp_nodes(const void *a, const void *b)
 {
 	const struct prof_snap_node *na = &sctx.t->nodes[*(const __u32 *)a];
 	const struct prof_snap_node *nb = &sctx.t->nodes[*(const __u32 *)b];
-	__u64 ka = prof_snap_sort_key(sctx.s, na, sctx.sort), kb = prof_snap_sort_key(sctx.s, nb, sctx.sort);
+	__u64 ka = prof_snap_sort_key(sctx.s, na, sctx.sort),
+	      kb = prof_snap_sort_key(sctx.s, nb, sctx.sort);
 
 	if (ka != kb)
 		return ka < kb ? 1 : -1;
@@ -106,8 +107,8 @@ static void tree_row(struct tree_out *to, __u32 i, const char *branch)
 		reset = C_RESET;
 		hot = pct >= 50 ? C_RED : pct >= 10 ? C_YEL : "";
 	}
-	fprintf(to->f, "%10llu %9s %9s %9s %9s %9s %9s %5.1f%%",
-		(unsigned long long)n->calls, fmt_ns(b[0], 24, total), fmt_ns(b[1], 24, self),
+	fprintf(to->f, "%10llu %9s %9s %9s %9s %9s %9s %5.1f%%", (unsigned long long)n->calls,
+		fmt_ns(b[0], 24, total), fmt_ns(b[1], 24, self),
 		fmt_ns(b[2], 24, n->calls ? total / n->calls : 0),
 		fmt_ns(b[3], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.5))),
 		fmt_ns(b[4], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99))),
@@ -143,8 +144,8 @@ static int tree_children(struct tree_out *to, __u32 parent, __u32 depth)
 		return 0;
 	/* a tree deeper than anyone reads (or a hostile one): say so, stop */
 	if (depth >= PROF_SNAP_DEPTH_MAX) {
-		fprintf(to->f, "%*s  %s└─ ... %zu more below, not shown\n", to->sched ? 103 : 78, "",
-			to->prefix, n);
+		fprintf(to->f, "%*s  %s└─ ... %zu more below, not shown\n", to->sched ? 103 : 78,
+			"", to->prefix, n);
 		return 0;
 	}
 	kids = malloc(n * sizeof(*kids));
@@ -215,14 +216,15 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 	if (s->exit_tick > s->tick_base)
 		up = (double)prof_snap_ns(s, s->exit_tick - s->tick_base) / 1e9;
 	fprintf(f, "prof: pid %u \"%s\", %u thread%s, clock %s %.3f GHz", s->pid, s->comm,
-		s->nthreads, s->nthreads == 1 ? "" : "s", s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic",
-		(double)s->tick_hz / 1e9);
+		s->nthreads, s->nthreads == 1 ? "" : "s",
+		s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic", (double)s->tick_hz / 1e9);
 	if (up > 0)
 		fprintf(f, ", ran %.3f s", up);
 	fprintf(f, "%s\n", sched ? ", kernel assisted" : "");
 	if (s->sites_dropped || s->threads_dropped)
 		fprintf(f, "prof: %llu sites and %llu threads not profiled (tables full)\n",
-			(unsigned long long)s->sites_dropped, (unsigned long long)s->threads_dropped);
+			(unsigned long long)s->sites_dropped,
+			(unsigned long long)s->threads_dropped);
 
 	if (!o->no_tree) {
 		for (i = 0; i < s->nthreads; i++) {
@@ -256,7 +258,8 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 		if (!r->calls)
 			continue;
 		fprintf(f, "%10llu %9s %9s %9s %5.1f%%  %s\n", (unsigned long long)r->calls,
-			fmt_ns(a, 24, prof_snap_ns(s, r->self)), fmt_ns(b, 24, prof_snap_ns(s, r->ticks)),
+			fmt_ns(a, 24, prof_snap_ns(s, r->self)),
+			fmt_ns(b, 24, prof_snap_ns(s, r->ticks)),
 			fmt_ns(c, 24, prof_snap_ns(s, r->max)),
 			all_self ? 100.0 * (double)r->self / (double)all_self : 0,
 			r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
@@ -316,7 +319,8 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 			continue;
 		for (j = 1; j < t->nnodes; j++) {
 			const struct prof_snap_node *nd = &t->nodes[j];
-			struct prof_flat_row *r = &rows[nd->site < s->nsites ? nd->site : s->nsites];
+			struct prof_flat_row *r =
+				&rows[nd->site < s->nsites ? nd->site : s->nsites];
 
 			r->calls += nd->calls;
 			r->self += prof_snap_self(nd);
@@ -371,11 +375,12 @@ static void json_node(FILE *f, const struct prof_snapshot *s, const struct prof_
 	json_str(f, prof_snap_node_name(s, n));
 	fprintf(f, ",\"file\":");
 	json_str(f, site ? site->file : "");
-	fprintf(f, ",\"line\":%u,\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
-		   "\"max_ns\":%llu,\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,"
-		   "\"preempted\":%llu,\"migrated\":%llu,\"offcpu_ns\":%llu,\"anomalies\":%llu,"
-		   "\"allocs\":%llu,\"alloc_bytes\":%llu,\"frees\":%llu,\"free_bytes\":%llu,"
-		   "\"children\":[",
+	fprintf(f,
+		",\"line\":%u,\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
+		"\"max_ns\":%llu,\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,"
+		"\"preempted\":%llu,\"migrated\":%llu,\"offcpu_ns\":%llu,\"anomalies\":%llu,"
+		"\"allocs\":%llu,\"alloc_bytes\":%llu,\"frees\":%llu,\"free_bytes\":%llu,"
+		"\"children\":[",
 		site ? site->line : 0, (unsigned long long)n->calls,
 		(unsigned long long)prof_snap_ns(s, n->ticks),
 		(unsigned long long)prof_snap_ns(s, prof_snap_self(n)),
@@ -394,8 +399,10 @@ static void json_node(FILE *f, const struct prof_snapshot *s, const struct prof_
 		json_node(f, s, t, c, depth + 1);
 		first = false;
 	}
-	fputs(depth >= PROF_SNAP_DEPTH_MAX && n->first_child != PROF_SNAP_NONE ?
-		      "],\"truncated\":true}" : "]}", f);
+	fputs(depth >= PROF_SNAP_DEPTH_MAX && n->first_child != PROF_SNAP_NONE
+		      ? "],\"truncated\":true}"
+		      : "]}",
+	      f);
 }
 
 int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
@@ -411,23 +418,26 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 		json_str(f, s->comm);
 		fprintf(f, ",\"clock\":\"%s\",\"tick_hz\":%llu,\"exited\":%s,\"threads\":[",
 			s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic",
-			(unsigned long long)s->tick_hz, s->flags & PROF_SEG_EXITED ? "true" : "false");
+			(unsigned long long)s->tick_hz,
+			s->flags & PROF_SEG_EXITED ? "true" : "false");
 		for (i = 0; i < s->nthreads; i++) {
 			const struct prof_snap_thread *t = &s->threads[i];
 			bool first = true;
 
 			fprintf(f, "%s\n  {\"tid\":%u,\"name\":", i ? "," : "", t->tid);
 			json_str(f, t->name);
-			fprintf(f, ",\"state\":\"%s\",\"overflow\":%llu,\"unbalanced\":%llu,"
-				   "\"frames\":%llu,\"frame_total_ns\":%llu,\"frame_max_ns\":%llu,"
-				   "\"kernel_slot\":%d,\"nodes\":[",
+			fprintf(f,
+				",\"state\":\"%s\",\"overflow\":%llu,\"unbalanced\":%llu,"
+				"\"frames\":%llu,\"frame_total_ns\":%llu,\"frame_max_ns\":%llu,"
+				"\"kernel_slot\":%d,\"nodes\":[",
 				t->state == PROF_SLAB_EXITED ? "exited" : "alive",
 				(unsigned long long)t->overflow, (unsigned long long)t->unbalanced,
 				(unsigned long long)t->frames,
 				(unsigned long long)prof_snap_ns(s, t->frame_ticks),
 				(unsigned long long)prof_snap_ns(s, t->frame_max),
 				t->ksched_slot == PROF_NO_SLOT ? -1 : (int)t->ksched_slot);
-			for (c = t->nodes[0].first_child; c != PROF_SNAP_NONE; c = t->nodes[c].next_sibling) {
+			for (c = t->nodes[0].first_child; c != PROF_SNAP_NONE;
+			     c = t->nodes[c].next_sibling) {
 				/* the overflow node only when something landed there */
 				if (c == 1 && !t->nodes[1].calls && !t->nodes[1].anomalies)
 					continue;
