@@ -213,6 +213,9 @@ int profd_list(int fd, struct profd_proc **procs, size_t *n)
 		v[cnt].alive = w.p.alive;
 		v[cnt].kernel = w.p.kernel;
 		v[cnt].created_ns = w.p.created_ns;
+		v[cnt].inzone_now = w.p.inzone_now;
+		v[cnt].inzone_short = w.p.inzone_short;
+		v[cnt].inzone_long = w.p.inzone_long;
 		cnt++;
 	}
 	if (err) {

@@ -46,6 +46,10 @@ struct profd_proc {
 	uint32_t alive;		/* 0: exited, kept post-mortem */
 	uint32_t kernel;	/* threads with kernel assistance */
 	uint64_t created_ns;	/* CLOCK_REALTIME */
+	/* time inside zones per second of wall time, summed over threads, in
+	 * thousandths (1000: one thread always in a zone): the last sample,
+	 * and moving averages over ~1 s and ~30 s */
+	uint32_t inzone_now, inzone_short, inzone_long;
 };
 
 /* socket path: $PROFD_SOCKET, else PROFD_SOCKET_DEFAULT */

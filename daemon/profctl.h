@@ -60,6 +60,8 @@ struct pc_proc {
 	bool alive;
 	int kernel;		/* threads with kernel assistance, -1 unknown */
 	__u64 created_ns;	/* CLOCK_REALTIME, 0 unknown */
+	bool rates;		/* profd: the in-zone rates below are known */
+	__u32 inzone[3];	/* thousandths of a thread in zones: now, ~1 s, ~30 s */
 	char path[96];		/* direct: the segment */
 };
 

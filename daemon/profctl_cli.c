@@ -72,7 +72,8 @@ static const char usage_list[] =
 	"usage: profctl list [--format text|json] [--no-daemon]\n"
 	"\n"
 	"Profiled processes and threads you may see: pid, command, threads, alive or\n"
-	"exited, since when, kernel assistance.\n";
+	"exited, since when, kernel assistance; with profd, the time inside zones per\n"
+	"second (threads' worth: now, ~1 s and ~30 s averages).\n";
 
 static const char usage_status[] =
 	"usage: profctl status [--no-daemon]\n"
@@ -570,16 +571,21 @@ static int cmd_list(int argc, char **argv)
 			printf("%s{\"pid\":%d,\"uid\":%u,\"comm\":\"", i ? "," : "", (int)p[i].pid,
 			       (unsigned int)p[i].uid);
 			pc_json_str(stdout, p[i].comm);
-			printf("\",\"threads\":%u,\"alive\":%s,\"kernel\":%d,\"created_ns\":%llu}",
+			printf("\",\"threads\":%u,\"alive\":%s,\"kernel\":%d,\"created_ns\":%llu",
 			       p[i].threads, p[i].alive ? "true" : "false", p[i].kernel,
 			       (unsigned long long)p[i].created_ns);
+			/* profd only: thousandths of a thread inside zones */
+			if (p[i].rates)
+				printf(",\"inzone\":{\"now\":%u,\"short\":%u,\"long\":%u}",
+				       p[i].inzone[0], p[i].inzone[1], p[i].inzone[2]);
+			printf("}");
 		}
 		printf("]}\n");
 	} else {
 		char since[32], kern[16];
 
-		printf("%7s  %-16s %7s  %-7s %-7s %s\n", "PID", "COMMAND", "THREADS", "STATE",
-		       "KERNEL", "SINCE");
+		printf("%7s  %-16s %7s  %-7s %-7s %-19s %s\n", "PID", "COMMAND", "THREADS", "STATE",
+		       "KERNEL", "SINCE", src.fd >= 0 ? "IN ZONES now/1s/30s" : "");
 		for (i = 0; i < n; i++) {
 			if (p[i].kernel < 0)
 				snprintf(kern, sizeof(kern), "?");
@@ -587,10 +593,14 @@ static int cmd_list(int argc, char **argv)
 				snprintf(kern, sizeof(kern), "off");
 			else
 				snprintf(kern, sizeof(kern), "on:%d", p[i].kernel);
-			printf("%7d  %-16s %7u  %-7s %-7s %s\n", (int)p[i].pid,
+			printf("%7d  %-16s %7u  %-7s %-7s %-19s", (int)p[i].pid,
 			       p[i].comm[0] ? p[i].comm : "?", p[i].threads,
 			       p[i].alive ? "alive" : "exited", kern,
 			       fmt_since(since, sizeof(since), p[i].created_ns));
+			if (p[i].rates)
+				printf(" %.2f/%.2f/%.2f", p[i].inzone[0] / 1e3, p[i].inzone[1] / 1e3,
+				       p[i].inzone[2] / 1e3);
+			printf("\n");
 		}
 		if (src.fd < 0)
 			printf("(%zu process%s; read from /dev/shm directly, profd not running)\n",

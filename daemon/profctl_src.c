@@ -386,6 +386,10 @@ int pc_src_list(struct pc_src *src, struct pc_proc **procs, size_t *n)
 			p[i].alive = pp[i].alive;
 			p[i].kernel = (int)pp[i].kernel;
 			p[i].created_ns = pp[i].created_ns;
+			p[i].rates = true;
+			p[i].inzone[0] = pp[i].inzone_now;
+			p[i].inzone[1] = pp[i].inzone_short;
+			p[i].inzone[2] = pp[i].inzone_long;
 		}
 		free(pp);
 		*procs = p;

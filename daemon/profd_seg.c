@@ -500,6 +500,14 @@ static int seg_lookup(uid_t uid, pid_t pid, struct seg **out)
 	return 0;
 }
 
+/* a rate in threads to thousandths, bounded for the wire */
+static __u32 permille(double rate)
+{
+	if (!(rate > 0))
+		return 0;
+	return rate * 1000.0 < 4e9 ? (__u32)(rate * 1000.0 + 0.5) : 4000000000u;
+}
+
 int seg_list(uid_t uid, seg_list_cb cb, void *arg)
 {
 	const struct prof_snapshot *info;
@@ -516,6 +524,9 @@ int seg_list(uid_t uid, seg_list_cb cb, void *arg)
 		p.uid = (__u32)s->uid;
 		p.start_token = s->start_token;
 		p.alive = s->alive;
+		p.inzone_now = permille(s->alive ? s->rate_inst : 0);
+		p.inzone_short = permille(s->rate_short);
+		p.inzone_long = permille(s->rate_long);
 		/* the newest sample while alive, the last full look after */
 		if (s->alive && s->info_ns) {
 			snprintf(p.comm, sizeof(p.comm), "%s", s->info.comm);

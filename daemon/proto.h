@@ -90,8 +90,10 @@ struct profd_wire_proc {
 	__u32 threads;
 	__u32 alive;
 	__u32 kernel;
-	__u32 __pad;
+	__u32 inzone_now;		/* thousandths of a thread in zones: last sample */
 	__u64 created_ns;
+	__u32 inzone_short;		/* ~1 s moving average */
+	__u32 inzone_long;		/* ~30 s moving average */
 };
 
 struct profd_end {

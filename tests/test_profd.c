@@ -434,6 +434,67 @@ static void test_offcpu(void **state)
 	stop_profd();
 }
 
+/* --- in-zone rates ----------------------------------------------------- */
+
+/* two seconds inside zones, one thread: 80 calls of 25 ms spinning
+ * (a ~1 s moving average reaches 1 - 1/e^2 of it) */
+static void work_busy(void)
+{
+	int i;
+
+	for (i = 0; i < 80; i++) {
+		PROF_USDT(busy_zone);
+		spin_ns(25000000);
+	}
+}
+
+/*
+ * profd's history of deltas: while one thread spends all its time in a
+ * zone, profd's list says about one thread's worth in zones, as the last
+ * sample and as the ~1 s average; and nothing for a process that only
+ * waits outside zones.
+ */
+static void test_inzone_rates(void **state)
+{
+	struct profd_proc *pp;
+	__u32 best_now = 0, best_short = 0, idle_now = ~0u;
+	struct child c, idle;
+	size_t n, i;
+	__u64 end;
+	int fd;
+
+	(void)state;
+	fd = need_profd();
+	idle = spawn(NULL, 0, 5);
+	assert_int_equal(child_wait(&idle), 'R');
+	c = spawn(work_busy, 0, 5);
+	for (end = now_ns() + 10000000000ull; now_ns() < end && best_short < 700; usleep(50000)) {
+		assert_int_equal(profd_list(fd, &pp, &n), 0);
+		for (i = 0; i < n; i++) {
+			if ((pid_t)pp[i].pid == c.pid) {
+				if (pp[i].inzone_now > best_now)
+					best_now = pp[i].inzone_now;
+				if (pp[i].inzone_short > best_short)
+					best_short = pp[i].inzone_short;
+			}
+			if ((pid_t)pp[i].pid == idle.pid)
+				idle_now = pp[i].inzone_now;
+		}
+		free(pp);
+	}
+	printf("busy child: in zones %.2f now, %.2f over ~1 s (best seen); idle child %.2f\n",
+	       best_now / 1e3, best_short / 1e3, idle_now / 1e3);
+	/* one thread: at most one thread's worth, plus a sample's jitter */
+	assert_true(best_now >= 700 && best_now <= 1300);
+	assert_true(best_short >= 700 && best_short <= 1100);
+	assert_int_equal(idle_now, 0);
+	assert_int_equal(child_wait(&c), 'R');
+	child_end(&c);
+	child_end(&idle);
+	close(fd);
+	stop_profd();
+}
+
 /* --- before and after ------------------------------------------------- */
 
 static void test_before_after(void **state)
@@ -669,6 +730,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_migrated, teardown),
 		cmocka_unit_test_teardown(test_offcpu, teardown),
+		cmocka_unit_test_teardown(test_inzone_rates, teardown),
 		cmocka_unit_test_teardown(test_before_after, teardown),
 		cmocka_unit_test_teardown(test_other_user, teardown),
 		cmocka_unit_test_teardown(test_hostile, teardown),
