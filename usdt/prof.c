@@ -24,7 +24,6 @@
 
 struct prof_rt prof_rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static bool fork_mover; /* the forking thread has yet to move out */
-static bool logger_on;	/* PROF_LOG_INTERVAL started one */
 
 /* the kernel word of a thread profd does not know: constant zeros */
 static const struct prof_sched_rec prof_zero_rec;
@@ -373,6 +372,15 @@ static void thread_sink_last_resort(struct __prof_thread *t)
 static void fork_publish_locked(void);
 static void fork_move_self(void);
 
+/* the parent's mapping in a fork child, once nobody copies from it;
+ * caller holds the lock */
+static void fork_drop_old(void)
+{
+	if (prof_rt.fork_old)
+		munmap(prof_rt.fork_old, prof_rt.fork_old_len);
+	prof_rt.fork_old = NULL;
+}
+
 /* a table of two nodes for a thread we cannot profile: all zones land in 1 */
 static void thread_sink(struct __prof_thread *t)
 {
@@ -426,10 +434,8 @@ static void thread_init(void)
 		else {
 			if (!getenv("PROF_NO_DAEMON"))
 				prof_agent__start();
-			if (iv && atof(iv) > 0) {
+			if (iv && atof(iv) > 0)
 				prof_logger__start(atof(iv));
-				logger_on = true;
-			}
 		}
 	}
 	if (!prof_rt.seg) {
@@ -554,10 +560,7 @@ uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
 	__u32 sidx, node;
 
 	if (t->cur >= __PROF_FORKED) {
-		if (t->cur == __PROF_FORKED)
-			fork_move_self();
-		else
-			thread_init();
+		prof_thread_ready();
 		/* the zone returns to the thread's real node, not to a marker */
 		*prev = t->cur;
 	}
@@ -713,10 +716,8 @@ static void thread_mark_exited(struct prof_tpriv *p)
 		 * parent's, not ours to mark */
 		pthread_mutex_lock(&prof_rt.lock);
 		fork_mover = false;
-		if (!prof_rt.fork_pending && prof_rt.fork_old) {
-			munmap(prof_rt.fork_old, prof_rt.fork_old_len);
-			prof_rt.fork_old = NULL;
-		}
+		if (!prof_rt.fork_pending)
+			fork_drop_old();
 		pthread_mutex_unlock(&prof_rt.lock);
 		return;
 	}
@@ -854,15 +855,12 @@ static void fork_publish_locked(void)
 	} else {
 		memcpy(prof_rt.sites, old_sites, (size_t)nsites * sizeof(*old_sites));
 		prof_rt.seg->nsites = nsites;
-		/* threads do not survive fork: start the child's own */
-		if (logger_on)
-			prof_logger__atfork_child();
+		/* threads do not survive fork: the child's own logger, if any */
+		prof_logger__atfork_child();
 	}
 	/* nobody left to copy from it */
-	if (!fork_mover) {
-		munmap(prof_rt.fork_old, prof_rt.fork_old_len);
-		prof_rt.fork_old = NULL;
-	}
+	if (!fork_mover)
+		fork_drop_old();
 }
 
 /* the forking thread, in the child: a slab of its own in the child's
@@ -912,19 +910,14 @@ static void fork_move_self(void)
 		free(p->te);
 		p->te = NULL;
 		p->hdr = NULL;
-		pthread_mutex_unlock(&prof_rt.lock);
 		thread_sink(t);
-		pthread_mutex_lock(&prof_rt.lock);
 		t->cur = cur < 2 ? cur : 1;
 	} else {
 		/* a sink thread already: its private nodes stay */
 		t->cur = cur;
 	}
 	fork_mover = false;
-	if (prof_rt.fork_old) {
-		munmap(prof_rt.fork_old, prof_rt.fork_old_len);
-		prof_rt.fork_old = NULL;
-	}
+	fork_drop_old();
 	pthread_mutex_unlock(&prof_rt.lock);
 	prof_agent__kick();
 }
