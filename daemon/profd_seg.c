@@ -183,6 +183,12 @@ void seg_fini(void)
 	sg.ifd = -1;
 }
 
+/* the header still names the process we verified against /proc */
+static bool seg_is(const struct seg *s, __u32 pid, __u64 start_token, __u32 uid)
+{
+	return pid == (__u32)s->pid && start_token == s->start_token && uid == (__u32)s->uid;
+}
+
 /* a guarded read of a live segment's mapping */
 static int seg_read(struct seg *s, struct prof_snapshot **out)
 {
@@ -200,8 +206,7 @@ static int seg_read(struct seg *s, struct prof_snapshot **out)
 	bus_armed = 1;
 	err = prof_snapshot__read(s->mem, s->len, out);
 	bus_armed = 0;
-	if (!err && ((*out)->pid != (__u32)s->pid || (*out)->start_token != s->start_token ||
-		     (*out)->uid != (__u32)s->uid)) {
+	if (!err && !seg_is(s, (*out)->pid, (*out)->start_token, (*out)->uid)) {
 		prof_snapshot__destroy(*out);
 		*out = NULL;
 		err = -EPERM;
@@ -232,10 +237,7 @@ static int seg_busy(struct seg *s, struct prof_seg_busy *out)
 	bus_armed = 0;
 	if (err)
 		return err;
-	if (out->pid != (__u32)s->pid || out->start_token != s->start_token ||
-	    out->uid != (__u32)s->uid)
-		return -EPERM;
-	return 0;
+	return seg_is(s, out->pid, out->start_token, out->uid) ? 0 : -EPERM;
 }
 
 static bool bad_known(const char *path, ino_t ino)

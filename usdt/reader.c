@@ -236,6 +236,55 @@ int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **out)
 	return prof_snapshot__read_opts(mem, len, 0, out);
 }
 
+/* a segment's header, checked: ours and of our version, every size as we
+ * define it, every region inside len, a plausible clock */
+struct seg_geom {
+	__u32 max_sites, max_threads, max_nodes;
+	__u64 sites_off, slabs_off, slab_size, tick_hz;
+};
+
+static int seg_check(const void *mem, size_t len, struct seg_geom *g)
+{
+	const struct prof_seg_hdr *h = mem;
+	__u64 sites_end, slabs_end, seg_size;
+
+	/* the loads below assume natural alignment: segments are page aligned */
+	if (!mem || len < sizeof(*h) || ((uintptr_t)mem & 7))
+		return -EINVAL;
+	if (LDA(&h->magic) != PROF_SEG_MAGIC)
+		return -EINVAL;
+	if (LD(&h->version) != PROF_SEG_VERSION)
+		return -EPROTO;
+	seg_size = LD(&h->seg_size);
+	/* 1 kHz .. 100 GHz */
+	g->tick_hz = LD(&h->tick_hz);
+	if (g->tick_hz < 1000 || g->tick_hz > 100000000000ull)
+		return -EINVAL;
+
+	if (LD(&h->hdr_size) != sizeof(*h) || LD(&h->site_size) != sizeof(struct prof_site_ent) ||
+	    LD(&h->node_size) != PROF_NODE_SIZE || LD(&h->hist_buckets) != PROF_HIST_BUCKETS)
+		return -EINVAL;
+	g->max_sites = LD(&h->max_sites);
+	g->max_threads = LD(&h->max_threads);
+	g->max_nodes = LD(&h->max_nodes);
+	g->sites_off = LD(&h->sites_off);
+	g->slabs_off = LD(&h->slabs_off);
+	g->slab_size = LD(&h->slab_size);
+	if (g->max_sites == 0 || g->max_sites > (1u << 20) || g->max_threads == 0 ||
+	    g->max_threads > 65536 || g->max_nodes < 2 || g->max_nodes > (1u << 22))
+		return -EINVAL;
+	if (g->slab_size != prof_slab_size(g->max_nodes) || g->sites_off < sizeof(*h) ||
+	    ((g->sites_off | g->slabs_off) & 7))
+		return -EINVAL;
+	sites_end = g->sites_off + (__u64)g->max_sites * sizeof(struct prof_site_ent);
+	slabs_end = g->slabs_off + (__u64)g->max_threads * g->slab_size;
+	/* slabs_off bounded first: near 2^64, slabs_end would wrap */
+	if (g->sites_off > len || g->slabs_off > len || sites_end > g->slabs_off ||
+	    slabs_end > seg_size || seg_size > len)
+		return -EINVAL;
+	return 0;
+}
+
 static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
 		    struct prof_snapshot **out);
 
@@ -250,6 +299,7 @@ int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_
 {
 	const struct prof_seg_hdr *h = mem;
 	struct flat_acc fa = { .tid = tid };
+	struct seg_geom g;
 	__u32 i, max_nodes;
 	size_t n = 0;
 	int err = -ENOMEM;
@@ -257,14 +307,16 @@ int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_
 	*snap = NULL;
 	*out = NULL;
 	*nout = 0;
-	if (!mem || len < sizeof(*h) || ((uintptr_t)mem & 7))
-		return -EINVAL;
-	/* sized from the header before it is validated: bounded, and a lie
-	 * only fails the read below */
+	err = seg_check(mem, len, &g);
+	if (err)
+		return err;
+	/* sized from the checked geometry; a live writer can still move
+	 * nsites, and read_seg checks it again */
 	fa.nsites = LDA(&h->nsites);
-	max_nodes = LD(&h->max_nodes);
-	if (fa.nsites > (1u << 20) || max_nodes > (1u << 22))
+	max_nodes = g.max_nodes;
+	if (fa.nsites > g.max_sites)
 		return -EINVAL;
+	err = -ENOMEM;
 	fa.rows = calloc((size_t)fa.nsites + 1, sizeof(*fa.rows));
 	fa.plus = calloc((size_t)fa.nsites + 1, sizeof(*fa.plus));
 	fa.minus = calloc((size_t)fa.nsites + 1, sizeof(*fa.minus));
@@ -299,41 +351,6 @@ cleanup:
 	return err;
 }
 
-/* a segment's geometry, checked: every size as we define it, every region
- * inside len */
-struct seg_geom {
-	__u32 max_sites, max_threads, max_nodes;
-	__u64 sites_off, slabs_off, slab_size;
-};
-
-static int seg_geometry(const struct prof_seg_hdr *h, size_t len, struct seg_geom *g)
-{
-	__u64 sites_end, slabs_end, seg_size = LD(&h->seg_size);
-
-	if (LD(&h->hdr_size) != sizeof(*h) || LD(&h->site_size) != sizeof(struct prof_site_ent) ||
-	    LD(&h->node_size) != PROF_NODE_SIZE || LD(&h->hist_buckets) != PROF_HIST_BUCKETS)
-		return -EINVAL;
-	g->max_sites = LD(&h->max_sites);
-	g->max_threads = LD(&h->max_threads);
-	g->max_nodes = LD(&h->max_nodes);
-	g->sites_off = LD(&h->sites_off);
-	g->slabs_off = LD(&h->slabs_off);
-	g->slab_size = LD(&h->slab_size);
-	if (g->max_sites == 0 || g->max_sites > (1u << 20) || g->max_threads == 0 ||
-	    g->max_threads > 65536 || g->max_nodes < 2 || g->max_nodes > (1u << 22))
-		return -EINVAL;
-	if (g->slab_size != prof_slab_size(g->max_nodes) || g->sites_off < sizeof(*h) ||
-	    ((g->sites_off | g->slabs_off) & 7))
-		return -EINVAL;
-	sites_end = g->sites_off + (__u64)g->max_sites * sizeof(struct prof_site_ent);
-	slabs_end = g->slabs_off + (__u64)g->max_threads * g->slab_size;
-	/* slabs_off bounded first: near 2^64, slabs_end would wrap */
-	if (g->sites_off > len || g->slabs_off > len || sites_end > g->slabs_off ||
-	    slabs_end > seg_size || seg_size > len)
-		return -EINVAL;
-	return 0;
-}
-
 static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
 		    struct prof_snapshot **out)
 {
@@ -346,19 +363,14 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 	int err = -EINVAL;
 
 	*out = NULL;
-	/* the loads below assume natural alignment: segments are page aligned */
-	if (!mem || len < sizeof(*h) || ((uintptr_t)mem & 7))
-		return -EINVAL;
-	if (LDA(&h->magic) != PROF_SEG_MAGIC)
-		return -EINVAL;
-	if (LD(&h->version) != PROF_SEG_VERSION)
-		return -EPROTO;
+	err = seg_check(mem, len, &g);
+	if (err)
+		return err;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-
-	if (seg_geometry(h, len, &g))
-		goto fail;
+	/* from here every check that fails says the segment is corrupt */
+	err = -EINVAL;
 	{
 		__u32 max_nodes = g.max_nodes;
 		__u64 slabs_off = g.slabs_off, slab_size = g.slab_size, sites_off = g.sites_off;
@@ -378,9 +390,6 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		s->sites_dropped = LD(&h->sites_dropped);
 		s->threads_dropped = LD(&h->threads_dropped);
 		if (s->clock != PROF_CLOCK_TSC && s->clock != PROF_CLOCK_MONO)
-			goto fail;
-		/* 1 kHz .. 100 GHz */
-		if (s->tick_hz < 1000 || s->tick_hz > 100000000000ull)
 			goto fail;
 
 		s->nsites = LDA(&h->nsites);
@@ -491,18 +500,10 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!mem || len < sizeof(*h) || ((uintptr_t)mem & 7))
-		return -EINVAL;
-	if (LDA(&h->magic) != PROF_SEG_MAGIC)
-		return -EINVAL;
-	if (LD(&h->version) != PROF_SEG_VERSION)
-		return -EPROTO;
-	err = seg_geometry(h, len, &g);
+	err = seg_check(mem, len, &g);
 	if (err)
 		return err;
-	out->tick_hz = LD(&h->tick_hz);
-	if (out->tick_hz < 1000 || out->tick_hz > 100000000000ull)
-		return -EINVAL;
+	out->tick_hz = g.tick_hz;
 	out->pid = LD(&h->pid);
 	out->uid = LD(&h->uid);
 	out->start_token = LD(&h->start_token);
