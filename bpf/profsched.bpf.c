@@ -7,8 +7,7 @@
  * array 'recs' is frozen (no writes from user space, profd included): this
  * program is its only writer, and starts a record afresh on the first
  * switch of a new owner (gen differs), so a reused slot or tid never
- * inherits numbers.  A thread that is not registered costs one hash lookup
- * that misses.
+ * inherits numbers.  A thread that is not registered costs one bit test.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -23,9 +22,9 @@ const volatile __u32 targ_tgid = 0;
 
 /*
  * Which tasks are registered, and to which slot: task-local storage, set
- * by profd through a pidfd of the thread.  A task without it costs one
- * pointer test (a hash lookup that misses cost more than the rest of the
- * program), and an entry goes away with its task.
+ * by profd through a pidfd of the thread.  An entry goes away with its
+ * task (a hash keyed by tid would outlive it, and a lookup that misses
+ * costs more than the rest of the program).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -33,6 +32,22 @@ struct {
 	__type(key, int); /* a pidfd, from user space */
 	__type(value, struct prof_sched_slot);
 } tids SEC(".maps");
+
+/*
+ * Bit tid % 64 of word tid / 64 is set while tid may be registered: profd
+ * sets it after the task's storage and clears it when it frees the slot.
+ * A clear bit is all an unregistered task costs: the array lookup is
+ * inlined by the verifier, where a task-storage lookup is a helper call
+ * that, twice per switch, costs as much as attaching the program at all.
+ * A set bit only says "look": the storage decides.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, PROF_SCHED_TIDBITS_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} tidbits SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -49,12 +64,15 @@ static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task)
 {
 	struct prof_sched_slot *v;
 	struct prof_sched_rec *r;
-	__u32 tid;
+	__u32 tid = task->pid, w = tid / 64;
+	__u64 *bits;
 
+	bits = bpf_map_lookup_elem(&tidbits, &w);
+	if (bits && !(*bits & (1ULL << (tid % 64))))
+		return NULL;
 	v = bpf_task_storage_get(&tids, task, NULL, 0);
 	if (!v)
 		return NULL;
-	tid = task->pid;
 	r = bpf_map_lookup_elem(&recs, &v->slot);
 	if (!r)
 		return NULL;
@@ -75,7 +93,7 @@ static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task)
  * (still CO-RE relocated through vmlinux.h's preserve_access_index), not
  * through BPF_CORE_READ's probe-read helper calls, which cost more than
  * the rest of the program.  Nothing else is done for a switch between
- * unregistered tasks: two task-storage lookups that find nothing.
+ * unregistered tasks: two bit tests.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)

@@ -11,6 +11,8 @@
 
 #define PROF_SCHED_MAX_SLOTS	8192	/* records in the mmapable array */
 #define PROF_SCHED_SEQ_MIGR_SHIFT 32
+/* a bit per possible tid: PID_MAX_LIMIT (4M) on 64-bit, 512 KiB */
+#define PROF_SCHED_TIDBITS_WORDS (4194304 / 64)
 
 /*
  * One cache line per thread.  The BPF program writes it only while the

@@ -2,8 +2,9 @@
 /*
  * profd_bpf.c - load bpf/profsched.bpf.c and own its slots.
  *
- * profd assigns slots: tid -> {slot, gen} in the hash, with a gen never
- * used before, and removes the hash entry when it frees a slot.  The record
+ * profd assigns slots: {slot, gen} in the thread's task storage, with a gen
+ * never used before, and the tid's bit in 'tidbits', the program's filter;
+ * it removes both when it frees a slot.  The record
  * array is frozen right after load: nothing in user space can write it, not
  * profd and not the processes its fd is handed to (a read-only fd cannot
  * be mmapped at all: the kernel refuses MAP_SHARED without FMODE_WRITE for
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -45,6 +47,7 @@ static struct {
 	__u32 used;
 	__u32 hint; /* where to look for a free slot */
 	struct kslot *slots;
+	__u64 *tidbits; /* the program's map, mapped read-write */
 	char why[128];
 } kb = { .ro_fd = -1 };
 
@@ -107,6 +110,15 @@ int kbpf_open(__u32 nslots)
 			 strerror(-err));
 		goto cleanup;
 	}
+	kb.tidbits = mmap(NULL, PROF_SCHED_TIDBITS_WORDS * sizeof(__u64), PROT_READ | PROT_WRITE,
+			  MAP_SHARED, bpf_map__fd(skel->maps.tidbits), 0);
+	if (kb.tidbits == MAP_FAILED) {
+		err = -errno;
+		kb.tidbits = NULL;
+		snprintf(kb.why, sizeof(kb.why), "failed to map the tid filter: %s",
+			 strerror(-err));
+		goto cleanup;
+	}
 	fd = bpf_map__fd(skel->maps.recs);
 	/* from here only the program writes records; clients may only read */
 	if (bpf_map_freeze(fd)) {
@@ -121,6 +133,9 @@ int kbpf_open(__u32 nslots)
 	log_info("bpf: sched_switch program attached, %u slots", nslots);
 	return 0;
 cleanup:
+	if (kb.tidbits)
+		munmap(kb.tidbits, PROF_SCHED_TIDBITS_WORDS * sizeof(__u64));
+	kb.tidbits = NULL;
 	profsched_bpf__destroy(skel);
 	log_warnx("bpf: %s; running without kernel assistance", kb.why);
 	return err;
@@ -130,6 +145,9 @@ void kbpf_close(void)
 {
 	/* ro_fd is the skeleton's map fd */
 	kb.ro_fd = -1;
+	if (kb.tidbits)
+		munmap(kb.tidbits, PROF_SCHED_TIDBITS_WORDS * sizeof(__u64));
+	kb.tidbits = NULL;
 	profsched_bpf__destroy(kb.skel);
 	kb.skel = NULL;
 	free(kb.slots);
@@ -181,6 +199,22 @@ static int thread_pidfd(pid_t pid, pid_t tid)
 	return fd < 0 ? -errno : fd;
 }
 
+/* the program's filter: a tid's bit is set while it holds a slot (one at
+ * most: kbpf_assign frees a tid's old slot first) */
+static void tidbit(pid_t tid, bool set)
+{
+	__u64 *w, bit;
+
+	if ((__u32)tid / 64 >= PROF_SCHED_TIDBITS_WORDS)
+		return; /* beyond any pid_max: the program falls back to the storage */
+	w = &kb.tidbits[(__u32)tid / 64];
+	bit = 1ULL << ((__u32)tid % 64);
+	if (set)
+		__atomic_fetch_or(w, bit, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(w, ~bit, __ATOMIC_RELEASE);
+}
+
 static void slot_release(__u32 i)
 {
 	int pidfd = thread_pidfd(kb.slots[i].pid, kb.slots[i].tid);
@@ -191,6 +225,7 @@ static void slot_release(__u32 i)
 		bpf_map__delete_elem(kb.skel->maps.tids, &pidfd, sizeof(pidfd), 0);
 		close(pidfd);
 	}
+	tidbit(kb.slots[i].tid, false);
 	kb.slots[i].pid = 0;
 	kb.slots[i].tid = 0;
 	kb.used--;
@@ -239,6 +274,8 @@ int kbpf_assign(pid_t pid, pid_t tid, __u32 *slot, __u64 *gen)
 	kb.slots[i].pid = pid;
 	kb.slots[i].tid = tid;
 	kb.used++;
+	/* after the storage: a set bit sends the program to look there */
+	tidbit(tid, true);
 	*slot = i;
 	*gen = kb.slots[i].gen;
 	return 0;
