@@ -46,6 +46,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		prof_snapshot__destroy(b);
 		b = NULL;
 	}
+	/* lazily: every thread loaded in turn, quantiles from the segment,
+	 * or its histograms copied as it is loaded */
+	if (!prof_snapshot__read_opts(mem, size,
+				      PROF_READ_LAZY | (size & 1 ? PROF_READ_LAZY_HIST : 0), &b)) {
+		struct prof_report_opts lo = { .sort = PROF_SORT_P99, .no_flat = 1 };
+
+		null = fopen("/dev/null", "w");
+		prof_report_text(null, b, &lo);
+		prof_report_json(null, &b, 1);
+		fclose(null);
+		if (!prof_snap_flat(b, 0, PROF_SORT_TOTAL, &rows, &n))
+			free(rows);
+		prof_snapshot__destroy(b);
+		b = NULL;
+	}
 	if (prof_snapshot__read(mem, size, &s)) {
 		free(mem);
 		return 0;

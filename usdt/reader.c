@@ -157,20 +157,17 @@ static int flat_thread(const struct prof_node *nodes, __u32 nn, __u32 nsites, bo
 	return 0;
 }
 
-static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 index,
-		       struct prof_snap_thread *t, struct hist_pool *pool, bool hist_too,
-		       struct flat_acc *fa)
+/* a slab's header into t, checked; *nn: its published node count */
+static int read_slab_hdr(const char *slab, __u32 max_nodes, __u32 index, struct prof_snap_thread *t,
+			 __u32 *nn)
 {
 	const struct prof_slab_hdr *h = (const void *)slab;
-	const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
-	const __u32 *hist =
-		(const void *)((const char *)nodes + (size_t)max_nodes * PROF_NODE_SIZE);
-	__u32 i, nn;
+	__u32 i;
 
 	if (LDA(&h->magic) != PROF_SLAB_MAGIC)
 		return -EINVAL;
-	nn = LDA(&h->nnodes);
-	if (nn < 2 || nn > max_nodes)
+	*nn = LDA(&h->nnodes);
+	if (*nn < 2 || *nn > max_nodes)
 		return -EINVAL;
 	t->slab = index;
 	t->tid = LD(&h->tid);
@@ -189,18 +186,136 @@ static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 in
 	t->frame_max = LD(&h->frame_max);
 	for (i = 0; i < PROF_HIST_BUCKETS; i++)
 		t->frame_hist[i] = LD(&h->frame_hist[i]);
-	if (fa)
-		return flat_thread(nodes, nn, nsites, !fa->tid || fa->tid == t->tid, fa);
+	return 0;
+}
 
-	t->nodes = calloc(nn, sizeof(*t->nodes));
-	if (!t->nodes)
-		return -ENOMEM;
-	t->nnodes = nn;
+/* the quantiles a lazy read keeps, ascending */
+static const double keep_q[PROF_SNAP_NQUANT] = { 0.50, 0.90, 0.99 };
+
+/* floor(sqrt(v)), without libm */
+static __u64 isqrt(__u64 v)
+{
+	__u64 r = v, x;
+
+	if (v < 2)
+		return v;
+	x = v / 2 + 1;
+	while (x < r) {
+		r = x;
+		x = (x + v / x) / 2;
+	}
+	return r;
+}
+
+/* the value a quantile reports for bucket b: exact buckets below 8
+ * ticks, else the geometric midpoint */
+static __u64 bucket_mid(__u32 b)
+{
+	__u64 lo = prof_hist_lo(b), hi = prof_hist_lo(b + 1);
+	unsigned int sh = 0;
+
+	if (hi - lo <= 1)
+		return lo;
+	/* keep lo * hi in 64 bits; the lost low bits are far below 1% */
+	while (hi > (1ull << 31)) {
+		lo >>= 1;
+		hi >>= 1;
+		sh++;
+	}
+	return isqrt(lo * hi) << sh;
+}
+
+/* bucket_mid of every bucket, filled before main (isqrt divides) */
+static __u64 bucket_mids[PROF_HIST_BUCKETS + 1];
+
+__attribute__((constructor)) static void bucket_mids_init(void)
+{
+	__u32 b;
+
+	for (b = 0; b <= PROF_HIST_BUCKETS; b++)
+		bucket_mids[b] = bucket_mid(b);
+}
+
+/* never above the max */
+static __u64 bucket_value(__u32 b, __u64 max)
+{
+	__u64 v = b <= PROF_HIST_BUCKETS ? bucket_mids[b] : bucket_mid(b);
+
+	return max && v > max ? max : v;
+}
+
+/*
+ * The q[k]-quantiles (q ascending) of buckets [lo, lo + nb) held in h,
+ * whose sum is total, into out: one pass whatever nq.  0 if the histogram
+ * is empty (out untouched), else 1.
+ */
+static int hist_quantiles_sum(const __u32 *h, __u32 lo, __u32 nb, __u64 total, __u64 max,
+			      const double *q, unsigned int nq, __u64 *out)
+{
+	__u64 rank, acc;
+	__u32 i;
+	unsigned int k;
+
+	if (!total)
+		return 0;
+	i = 0;
+	acc = h[0];
+	for (k = 0; k < nq; k++) {
+		rank = (__u64)(q[k] * (double)total);
+		if ((double)rank < q[k] * (double)total)
+			rank++;
+		if (rank < 1)
+			rank = 1;
+		/* the first bucket where the running count reaches the rank */
+		while (acc < rank && i + 1 < nb)
+			acc += h[++i];
+		out[k] = bucket_value(lo + i, max);
+	}
+	return 1;
+}
+
+static int hist_quantiles(const __u32 *h, __u32 lo, __u32 nb, __u64 max, const double *q,
+			  unsigned int nq, __u64 *out)
+{
+	__u64 total = 0;
+	__u32 i;
+
+	for (i = 0; i < nb; i++)
+		total += h[i];
+	return hist_quantiles_sum(h, lo, nb, total, max, q, nq, out);
+}
+
+#define PREFETCH_AHEAD 8 /* nodes: measured best of 8, 16, 32 */
+
+/* nodes [0, nn) of a slab into out, validated; histograms as flags say:
+ * copied into pool, reduced in place to quant[3 * i ..], or left */
+static int read_nodes(const char *slab, __u32 max_nodes, __u32 nsites, __u32 nn,
+		      struct prof_snap_node *out, struct hist_pool *pool, __u64 *quant,
+		      unsigned int flags)
+{
+	const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
+	const __u32 *hist =
+		(const void *)((const char *)nodes + (size_t)max_nodes * PROF_NODE_SIZE);
+	bool any = !(flags & PROF_READ_NO_HIST);
+	bool reduce = any && (flags & PROF_READ_LAZY) && !(flags & PROF_READ_LAZY_HIST);
+	bool copy = any && !reduce;
+	__u32 i;
+
 	for (i = 0; i < nn; i++) {
 		const struct prof_node *src = &nodes[i];
-		struct prof_snap_node *n = &t->nodes[i];
+		struct prof_snap_node *n = &out[i];
 		__u32 hi;
 		int err;
+
+		/* the histograms are 768 bytes apart, too far for the hardware
+		 * to guess: ask for a later node's first lines now */
+		if (reduce && i + PREFETCH_AHEAD < nn) {
+			const char *ahead = (const char *)&hist[(size_t)(i + PREFETCH_AHEAD) *
+								PROF_HIST_BUCKETS];
+
+			__builtin_prefetch(ahead);
+			__builtin_prefetch(ahead + 64);
+		}
 
 		n->site = LD(&src->site);
 		n->parent = LD(&src->parent);
@@ -220,14 +335,84 @@ static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 in
 		n->alloc_bytes = LD(&src->alloc_bytes);
 		n->frees = LD(&src->frees);
 		n->free_bytes = LD(&src->free_bytes);
-		/* copy only the buckets up to the max: the rest are empty */
-		hi = prof_hist_bucket(n->max);
 		n->hist_lo = 0;
-		n->hist_n = n->calls && hist_too ? hi + 1 : 0;
+		n->hist_n = 0;
+		n->hist_off = 0;
+		n->flags = 0;
+		/* only the buckets up to the max's: the rest are empty */
+		hi = prof_hist_bucket(n->max);
+		if (reduce) {
+			__u32 h[PROF_HIST_BUCKETS], k, nb = n->calls ? hi + 1 : 0;
+			__u64 *q = quant + (size_t)i * PROF_SNAP_NQUANT, total = 0;
+
+			/* each bucket loaded once, the quantiles from that copy */
+			for (k = 0; k < nb; k++) {
+				h[k] = LD(&hist[(size_t)i * PROF_HIST_BUCKETS + k]);
+				total += h[k];
+			}
+			if (!hist_quantiles_sum(h, 0, nb, total, n->max, keep_q, PROF_SNAP_NQUANT,
+						q))
+				memset(q, 0, PROF_SNAP_NQUANT * sizeof(*q));
+			n->hist_off = i;
+			n->flags = PROF_SNAP_F_QUANT;
+			continue;
+		}
+		if (!copy || !n->calls)
+			continue;
+		n->hist_n = hi + 1;
 		err = pool_add(pool, hist + (size_t)i * PROF_HIST_BUCKETS, n->hist_n, &n->hist_off);
 		if (err)
 			return err;
 	}
+	return 0;
+}
+
+/* PROF_READ_LAZY up front: the checks read_nodes makes, on the first cache
+ * line of each node, and whether any carries scheduler facts */
+static int scan_nodes(const char *slab, __u32 nsites, __u32 nn, bool *sched)
+{
+	const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
+	__u64 facts = 0;
+	__u32 i;
+
+	for (i = 0; i < nn; i++) {
+		const struct prof_node *src = &nodes[i];
+		__u32 site = LD(&src->site), parent = LD(&src->parent);
+
+		if (i == 0 ? parent != 0 : parent >= i)
+			return -EINVAL;
+		if (i < 2 ? site != PROF_SITE_NONE : site >= nsites)
+			return -EINVAL;
+		facts |= LD(&src->preempted) | LD(&src->migrated) | LD(&src->offcpu_ns);
+	}
+	*sched |= facts != 0;
+	return 0;
+}
+
+static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 index,
+		       struct prof_snap_thread *t, struct hist_pool *pool, unsigned int flags,
+		       struct flat_acc *fa, bool *sched)
+{
+	const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
+	__u32 nn;
+	int err;
+
+	err = read_slab_hdr(slab, max_nodes, index, t, &nn);
+	if (err)
+		return err;
+	if (fa)
+		return flat_thread(nodes, nn, nsites, !fa->tid || fa->tid == t->tid, fa);
+	/* lazy: checked now, read when a renderer asks */
+	if (flags & PROF_READ_LAZY)
+		return scan_nodes(slab, nsites, nn, sched);
+
+	t->nodes = calloc(nn, sizeof(*t->nodes));
+	if (!t->nodes)
+		return -ENOMEM;
+	t->nnodes = nn;
+	err = read_nodes(slab, max_nodes, nsites, nn, t->nodes, pool, NULL, flags);
+	if (err)
+		return err;
 	return thread_derive(t, nsites);
 }
 
@@ -241,6 +426,21 @@ int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **out)
 struct seg_geom {
 	__u32 max_sites, max_threads, max_nodes;
 	__u64 sites_off, slabs_off, slab_size, tick_hz;
+};
+
+/* what a PROF_READ_LAZY snapshot keeps to read its threads later */
+struct prof_snap_lazy {
+	const void *mem; /* the segment, mapped while the snapshot lives */
+	size_t len;
+	void *map; /* our own mapping of it (the fd variants), or NULL */
+	struct seg_geom g;
+	unsigned int flags;
+	bool sched;		      /* a node carried scheduler facts at read time */
+	struct prof_snap_node *nodes; /* the loaded thread's, reused */
+	struct hist_pool pool;	      /* PROF_READ_LAZY_HIST: its histograms */
+	__u64 *quant;		      /* its p50, p90, p99, PROF_SNAP_NQUANT a node */
+	__u32 cap;
+	struct prof_snap_thread *cur; /* whose nodes those are */
 };
 
 static int seg_check(const void *mem, size_t len, struct seg_geom *g)
@@ -360,6 +560,7 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 	struct hist_pool pool = { 0 };
 	struct seg_geom g;
 	__u32 i, nslabs;
+	bool sched = false;
 	int err = -EINVAL;
 
 	*out = NULL;
@@ -418,12 +619,23 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		}
 		for (i = 0; i < nslabs; i++) {
 			err = read_thread(base + slabs_off + (__u64)i * slab_size, max_nodes,
-					  s->nsites, i, &s->threads[i], &pool,
-					  !(flags & PROF_READ_NO_HIST), fa);
+					  s->nsites, i, &s->threads[i], &pool, flags, fa, &sched);
 			s->nthreads = i + 1;
 			if (err)
 				goto fail;
 		}
+	}
+	if ((flags & PROF_READ_LAZY) && !fa) {
+		s->lazy = calloc(1, sizeof(*s->lazy));
+		if (!s->lazy) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		s->lazy->mem = mem;
+		s->lazy->len = len;
+		s->lazy->g = g;
+		s->lazy->flags = flags;
+		s->lazy->sched = sched;
 	}
 	s->hist = pool.v;
 	s->nhist = pool.n;
@@ -570,8 +782,88 @@ int prof_snapshot__read_fd_opts(int fd, unsigned int flags, struct prof_snapshot
 	if (mem == MAP_FAILED)
 		return -errno;
 	err = prof_snapshot__read_opts(mem, (size_t)st.st_size, flags, snap);
+	/* a lazy snapshot reads from the mapping until it is destroyed */
+	if (!err && (*snap)->lazy) {
+		(*snap)->lazy->map = mem;
+		return 0;
+	}
 	munmap(mem, (size_t)st.st_size);
 	return err;
+}
+
+int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread *t)
+{
+	struct prof_snap_lazy *z = s->lazy;
+	const char *slab;
+	__u32 nn;
+	int err;
+
+	if (!z || z->cur == t)
+		return 0;
+	if (z->cur) {
+		z->cur->nodes = NULL;
+		z->cur->nnodes = 0;
+		z->cur = NULL;
+	}
+	if (t->slab >= z->g.max_threads)
+		return -EINVAL;
+	slab = (const char *)z->mem + z->g.slabs_off + (__u64)t->slab * z->g.slab_size;
+	/* the writer may have added nodes since the read: check them all again */
+	if (LDA(&((const struct prof_slab_hdr *)slab)->magic) != PROF_SLAB_MAGIC)
+		return -EINVAL;
+	nn = LDA(&((const struct prof_slab_hdr *)slab)->nnodes);
+	if (nn < 2 || nn > z->g.max_nodes)
+		return -EINVAL;
+	if (nn > z->cap) {
+		struct prof_snap_node *nodes;
+		__u64 *quant;
+		/* room to grow: live threads add nodes between loads */
+		__u32 cap = nn + nn / 4 < z->g.max_nodes ? nn + nn / 4 : z->g.max_nodes;
+
+		nodes = malloc((size_t)cap * sizeof(*nodes));
+		quant = malloc((size_t)cap * PROF_SNAP_NQUANT * sizeof(*quant));
+		if (!nodes || !quant) {
+			free(nodes);
+			free(quant);
+			return -ENOMEM;
+		}
+		free(z->nodes);
+		free(z->quant);
+		z->nodes = nodes;
+		z->quant = quant;
+		z->cap = cap;
+	}
+	z->pool.n = 0;
+	err = read_nodes(slab, z->g.max_nodes, s->nsites, nn, z->nodes, &z->pool, z->quant,
+			 z->flags);
+	if (err)
+		return err;
+	t->nodes = z->nodes;
+	t->nnodes = nn;
+	err = thread_derive(t, s->nsites);
+	if (err) {
+		t->nodes = NULL;
+		t->nnodes = 0;
+		return err;
+	}
+	z->cur = t;
+	return 0;
+}
+
+int prof_snap_any_sched(const struct prof_snapshot *s)
+{
+	__u32 i, j;
+
+	for (i = 0; i < s->nthreads; i++) {
+		const struct prof_snap_thread *t = &s->threads[i];
+
+		if (t->ksched_slot != PROF_NO_SLOT)
+			return 1;
+		for (j = 0; j < t->nnodes; j++)
+			if (t->nodes[j].preempted || t->nodes[j].migrated || t->nodes[j].offcpu_ns)
+				return 1;
+	}
+	return s->lazy && s->lazy->sched;
 }
 
 void prof_snapshot__destroy(struct prof_snapshot *s)
@@ -580,83 +872,95 @@ void prof_snapshot__destroy(struct prof_snapshot *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nthreads; i++)
-		free(s->threads[i].nodes);
+	if (s->lazy) {
+		/* the threads' nodes, if any, are the lazy table */
+		free(s->lazy->nodes);
+		free(s->lazy->quant);
+		free(s->lazy->pool.v);
+		if (s->lazy->map)
+			munmap(s->lazy->map, s->lazy->len);
+		free(s->lazy);
+	} else {
+		for (i = 0; i < s->nthreads; i++)
+			free(s->threads[i].nodes);
+	}
 	free(s->threads);
 	free(s->sites);
 	free(s->hist);
 	free(s);
 }
 
-__u64 prof_snap_ns(const struct prof_snapshot *s, __u64 ticks)
+/* the reference conversion: what every fast path below must equal */
+static __u64 ns_ld(__u64 ticks, __u64 hz)
 {
-	long double ns;
+	long double ns = (long double)ticks * 1e9L / (long double)hz;
 
-	if (s->tick_hz == 1000000000ull)
-		return ticks;
-	ns = (long double)ticks * 1e9L / (long double)s->tick_hz;
 	/* a slow clock and a huge count: saturate rather than wrap */
 	return ns < 18446744073709551615.0L ? (__u64)ns : ~0ull;
 }
 
-/* floor(sqrt(v)), without libm */
-static __u64 isqrt(__u64 v)
+/*
+ * ticks * 1e9 / tick_hz, truncated, exactly as ns_ld computes it in long
+ * double, but in integers when that is provably the same: the product is
+ * exact in 64 bits, and the exact quotient q + r/hz is far enough below
+ * q + 1 that rounding it to 64 bits of mantissa cannot reach q + 1 (it
+ * never falls below q).  Otherwise, rarely, the long double itself.
+ */
+__u64 prof_snap_ns(const struct prof_snapshot *s, __u64 ticks)
 {
-	__u64 r = v, x;
+	__u64 hz = s->tick_hz, p, q, d;
+	unsigned int e;
 
-	if (v < 2)
-		return v;
-	x = v / 2 + 1;
-	while (x < r) {
-		r = x;
-		x = (x + v / x) / 2;
-	}
-	return r;
+	if (hz == 1000000000ull)
+		return ticks;
+	if (!hz || ticks > ~0ull / 1000000000ull)
+		return ns_ld(ticks, hz);
+	p = ticks * 1000000000ull;
+	q = p / hz;
+	d = hz - (p - q * hz); /* (q + 1 - exact) * hz, > 0 */
+	if (!q)
+		return 0;
+	/* long doubles in [q, q + 1) are spaced 2^(e - 63): rounding reaches
+	 * q + 1 only if d / hz <= 2^(e - 64); refuse anything within twice
+	 * that (for q below 2^26, nothing: hz is below 2^37) */
+	e = 63 - (unsigned int)__builtin_clzll(q);
+	if (d > (hz >> (63 - e)))
+		return q;
+	return ns_ld(ticks, hz);
 }
 
 __u64 prof_snap_quantile(const struct prof_snapshot *s, const struct prof_snap_node *n, double q)
 {
 	const __u32 *h;
-	__u64 total = 0, rank, acc = 0, lo, hi, v;
-	__u32 i, b;
+	__u64 v = 0;
+	unsigned int k;
 
-	if (!n->hist_n || !s->hist)
+	if (n->flags & PROF_SNAP_F_QUANT) {
+		/* a lazy read kept these three, not the histogram */
+		if (!s->lazy || !s->lazy->quant)
+			return 0;
+		for (k = 0; k < PROF_SNAP_NQUANT; k++)
+			if (q == keep_q[k])
+				return s->lazy->quant[n->hist_off * PROF_SNAP_NQUANT + k];
 		return 0;
-	h = s->hist + n->hist_off;
-	for (i = 0; i < n->hist_n; i++)
-		total += h[i];
-	if (!total)
-		return 0;
-	rank = (__u64)(q * (double)total);
-	if ((double)rank < q * (double)total)
-		rank++;
-	if (rank < 1)
-		rank = 1;
-	for (i = 0; i < n->hist_n; i++) {
-		acc += h[i];
-		if (acc >= rank)
-			break;
 	}
-	if (i == n->hist_n)
-		i = n->hist_n - 1;
-	b = n->hist_lo + i;
-	lo = prof_hist_lo(b);
-	hi = prof_hist_lo(b + 1);
-	/* exact buckets below 8 ticks, else the geometric midpoint */
-	if (hi - lo <= 1) {
-		v = lo;
-	} else {
-		unsigned int sh = 0;
+	h = prof_snap_hist(s, n);
+	if (!h)
+		return 0;
+	hist_quantiles(h, n->hist_lo, n->hist_n, n->max, &q, 1, &v);
+	return v;
+}
 
-		/* keep lo * hi in 64 bits; the lost low bits are far below 1% */
-		while (hi > (1ull << 31)) {
-			lo >>= 1;
-			hi >>= 1;
-			sh++;
-		}
-		v = isqrt(lo * hi) << sh;
-	}
-	return n->max && v > n->max ? n->max : v;
+const __u32 *prof_snap_hist(const struct prof_snapshot *s, const struct prof_snap_node *n)
+{
+	/* a lazy snapshot's are its loaded thread's */
+	const __u32 *pool = s->lazy ? s->lazy->pool.v : s->hist;
+	__u64 npool = s->lazy ? s->lazy->pool.n : s->nhist;
+
+	if (!n->hist_n || !pool || (n->flags & PROF_SNAP_F_QUANT) || n->hist_off > npool ||
+	    n->hist_n > npool - n->hist_off)
+		return NULL;
+	return pool + n->hist_off;
 }
 
 const char *prof_snap_thread_label(const struct prof_snap_thread *t, char *buf, size_t len)

@@ -69,19 +69,7 @@ static int cmp_nodes(const void *a, const void *b)
 
 static bool has_sched(const struct prof_snapshot *s)
 {
-	__u32 i, j;
-
-	for (i = 0; i < s->nthreads; i++) {
-		if (s->threads[i].ksched_slot != PROF_NO_SLOT)
-			return true;
-		for (j = 0; j < s->threads[i].nnodes; j++) {
-			const struct prof_snap_node *n = &s->threads[i].nodes[j];
-
-			if (n->preempted || n->migrated || n->offcpu_ns)
-				return true;
-		}
-	}
-	return false;
+	return prof_snap_any_sched(s);
 }
 
 struct tree_out {
@@ -229,10 +217,14 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 	if (!o->no_tree) {
 		for (i = 0; i < s->nthreads; i++) {
 			const struct prof_snap_thread *t = &s->threads[i];
-			struct tree_out to = { f, s, t, o, sched, t->nodes[0].ticks, "" };
+			struct tree_out to = { f, s, t, o, sched, 0, "" };
 
 			if (o->tid && t->tid != o->tid)
 				continue;
+			err = prof_snap_thread_load(s, &s->threads[i]);
+			if (err)
+				return err;
+			to.thread_ticks = t->nodes[0].ticks;
 			thread_header(f, s, t, o);
 			columns(f, sched, o);
 			err = tree_children(&to, PROF_NODE_ROOT, 0);
@@ -305,6 +297,7 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 	struct prof_flat_row *rows = calloc((size_t)s->nsites + 1, sizeof(*rows));
 	size_t n = 0;
 	__u32 i, j;
+	int err;
 
 	*out = NULL;
 	*nout = 0;
@@ -317,6 +310,12 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 
 		if (tid && t->tid != tid)
 			continue;
+		/* a lazy snapshot: this thread's nodes, now */
+		err = prof_snap_thread_load(s, &s->threads[i]);
+		if (err) {
+			free(rows);
+			return err;
+		}
 		for (j = 1; j < t->nnodes; j++) {
 			const struct prof_snap_node *nd = &t->nodes[j];
 			struct prof_flat_row *r =
@@ -363,52 +362,151 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void json_node(FILE *f, const struct prof_snapshot *s, const struct prof_snap_thread *t,
-		      __u32 i, int depth)
+/*
+ * The nodes of the json, the bulk of it, built in a buffer rather than by
+ * fprintf: the same characters.  A node's text is at most JROW bytes
+ * before its children: its indent, two escaped strings, 16 numbers.
+ */
+#define JROW (2 * PROF_SNAP_DEPTH_MAX + 8 + 6 * (PROF_NAME_MAX + PROF_FILE_MAX) + 600)
+struct jbuf {
+	FILE *f;
+	char *p, *end;
+	char buf[1 << 16];
+};
+
+static void jflush(struct jbuf *j)
 {
+	if (j->p > j->buf)
+		fwrite(j->buf, 1, (size_t)(j->p - j->buf), j->f);
+	j->p = j->buf;
+}
+
+static char *jroom(struct jbuf *j)
+{
+	if ((size_t)(j->end - j->p) < JROW)
+		jflush(j);
+	return j->p;
+}
+
+static char *jlit(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* "%llu" */
+static char *ju64(char *p, __u64 v)
+{
+	char tmp[24], *q = tmp + sizeof(tmp);
+	size_t n;
+
+	do {
+		*--q = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	n = (size_t)(tmp + sizeof(tmp) - q);
+	memcpy(p, q, n);
+	return p + n;
+}
+
+/* json_str's text */
+static char *jstr(char *p, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	*p++ = '"';
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			*p++ = '\\';
+			*p++ = (char)c;
+		} else if (c < 0x20 || c == 0x7f) {
+			memcpy(p, "\\u00", 4);
+			p[4] = hex[c >> 4];
+			p[5] = hex[c & 15];
+			p += 6;
+		} else {
+			*p++ = (char)c;
+		}
+	}
+	*p++ = '"';
+	return p;
+}
+
+static void json_node(struct jbuf *j, const struct prof_snapshot *s,
+		      const struct prof_snap_thread *t, __u32 i, int depth)
+{
+	static const char *const keys[15] = {
+		",\"calls\":",	     ",\"total_ns\":",	",\"self_ns\":",    ",\"max_ns\":",
+		",\"p50_ns\":",	     ",\"p90_ns\":",	",\"p99_ns\":",	    ",\"preempted\":",
+		",\"migrated\":",    ",\"offcpu_ns\":", ",\"anomalies\":",  ",\"allocs\":",
+		",\"alloc_bytes\":", ",\"frees\":",	",\"free_bytes\":",
+	};
 	const struct prof_snap_node *n = &t->nodes[i];
 	const struct prof_snap_site *site = n->site < s->nsites ? &s->sites[n->site] : NULL;
+	__u64 v[15];
 	__u32 c;
 	bool first = true;
+	char *p = jroom(j);
+	int k;
 
-	fprintf(f, "%*s{\"name\":", depth * 2, "");
-	json_str(f, prof_snap_node_name(s, n));
-	fprintf(f, ",\"file\":");
-	json_str(f, site ? site->file : "");
-	fprintf(f,
-		",\"line\":%u,\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
-		"\"max_ns\":%llu,\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,"
-		"\"preempted\":%llu,\"migrated\":%llu,\"offcpu_ns\":%llu,\"anomalies\":%llu,"
-		"\"allocs\":%llu,\"alloc_bytes\":%llu,\"frees\":%llu,\"free_bytes\":%llu,"
-		"\"children\":[",
-		site ? site->line : 0, (unsigned long long)n->calls,
-		(unsigned long long)prof_snap_ns(s, n->ticks),
-		(unsigned long long)prof_snap_ns(s, prof_snap_self(n)),
-		(unsigned long long)prof_snap_ns(s, n->max),
-		(unsigned long long)prof_snap_ns(s, prof_snap_quantile(s, n, 0.5)),
-		(unsigned long long)prof_snap_ns(s, prof_snap_quantile(s, n, 0.9)),
-		(unsigned long long)prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)),
-		(unsigned long long)n->preempted, (unsigned long long)n->migrated,
-		(unsigned long long)n->offcpu_ns, (unsigned long long)n->anomalies,
-		(unsigned long long)n->allocs, (unsigned long long)n->alloc_bytes,
-		(unsigned long long)n->frees, (unsigned long long)n->free_bytes);
+	memset(p, ' ', (size_t)depth * 2);
+	p += depth * 2;
+	p = jlit(p, "{\"name\":");
+	p = jstr(p, prof_snap_node_name(s, n));
+	p = jlit(p, ",\"file\":");
+	p = jstr(p, site ? site->file : "");
+	p = jlit(p, ",\"line\":");
+	p = ju64(p, site ? site->line : 0);
+	v[0] = n->calls;
+	v[1] = prof_snap_ns(s, n->ticks);
+	v[2] = prof_snap_ns(s, prof_snap_self(n));
+	v[3] = prof_snap_ns(s, n->max);
+	v[4] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.5));
+	v[5] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.9));
+	v[6] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.99));
+	v[7] = n->preempted;
+	v[8] = n->migrated;
+	v[9] = n->offcpu_ns;
+	v[10] = n->anomalies;
+	v[11] = n->allocs;
+	v[12] = n->alloc_bytes;
+	v[13] = n->frees;
+	v[14] = n->free_bytes;
+	for (k = 0; k < 15; k++) {
+		p = jlit(p, keys[k]);
+		p = ju64(p, v[k]);
+	}
+	p = jlit(p, ",\"children\":[");
+	j->p = p;
 	/* a hostile depth must not exhaust the stack: cut, and say so */
 	for (c = n->first_child; c != PROF_SNAP_NONE && depth < PROF_SNAP_DEPTH_MAX;
 	     c = t->nodes[c].next_sibling) {
-		fputs(first ? "\n" : ",\n", f);
-		json_node(f, s, t, c, depth + 1);
+		p = jroom(j);
+		j->p = jlit(p, first ? "\n" : ",\n");
+		json_node(j, s, t, c, depth + 1);
 		first = false;
 	}
-	fputs(depth >= PROF_SNAP_DEPTH_MAX && n->first_child != PROF_SNAP_NONE
-		      ? "],\"truncated\":true}"
-		      : "]}",
-	      f);
+	p = jroom(j);
+	j->p = jlit(p, depth >= PROF_SNAP_DEPTH_MAX && n->first_child != PROF_SNAP_NONE
+			       ? "],\"truncated\":true}"
+			       : "]}");
 }
 
 int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 {
+	struct jbuf *j = malloc(sizeof(*j));
 	size_t k;
 	__u32 i, c;
+
+	if (!j)
+		return -ENOMEM;
+	j->f = f;
+	j->p = j->buf;
+	j->end = j->buf + sizeof(j->buf);
 
 	fprintf(f, "{\"version\":1,\"processes\":[");
 	for (k = 0; k < nsnaps; k++) {
@@ -423,7 +521,12 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 		for (i = 0; i < s->nthreads; i++) {
 			const struct prof_snap_thread *t = &s->threads[i];
 			bool first = true;
+			int err = prof_snap_thread_load(s, &s->threads[i]);
 
+			if (err) {
+				free(j);
+				return err;
+			}
 			fprintf(f, "%s\n  {\"tid\":%u,\"name\":", i ? "," : "", t->tid);
 			json_str(f, t->name);
 			fprintf(f,
@@ -442,7 +545,8 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 				if (c == 1 && !t->nodes[1].calls && !t->nodes[1].anomalies)
 					continue;
 				fputs(first ? "\n" : ",\n", f);
-				json_node(f, s, t, c, 3);
+				json_node(j, s, t, c, 3);
+				jflush(j);
 				first = false;
 			}
 			fputs("]}", f);
@@ -450,5 +554,6 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 		fputs("]}", f);
 	}
 	fputs("\n]}\n", f);
+	free(j);
 	return ferror(f) ? -EIO : 0;
 }

@@ -10,6 +10,7 @@
  *
  *	prof_snapshot__read(mem, len, &s)  copy and validate a segment image
  *	prof_snapshot__read_fd(fd, &s)     the same from an open segment fd
+ *	prof_snap_thread_load(s, t)        a lazy snapshot's thread, on demand
  *	prof_snapshot__diff(s, base)       s -= base (a reset baseline)
  *	prof_snapshot__destroy(s)
  *
@@ -30,6 +31,8 @@ extern "C" {
 
 #define PROF_SNAP_NONE	0xffffffffU
 #define PROF_SNAP_F_RECURSIVE	0x1	/* an ancestor has the same site */
+#define PROF_SNAP_F_QUANT	0x2	/* quantiles kept, not the histogram (lazy read) */
+#define PROF_SNAP_NQUANT	3	/* the quantiles kept: 0.5, 0.9, 0.99 */
 /* renderers draw at most this many levels of a tree, then say so */
 #define PROF_SNAP_DEPTH_MAX	256
 
@@ -103,6 +106,7 @@ struct prof_snapshot {
 	struct prof_snap_thread *threads;
 	__u32 *hist;		/* histogram pool */
 	__u64 nhist;
+	struct prof_snap_lazy *lazy; /* PROF_READ_LAZY: how to read threads later */
 };
 
 /* copy and validate a segment image; 0 or -errno (-EINVAL: corrupt,
@@ -118,9 +122,30 @@ int prof_snapshot__read_fd(int fd, struct prof_snapshot **snap);
  * percentiles: flat lists, top).
  */
 #define PROF_READ_NO_HIST	0x1
+/*
+ * PROF_READ_LAZY, for views that stream every node of a big process: the
+ * read checks every node but copies none; prof_snap_thread_load() then
+ * reads one thread's nodes at a time into one table the snapshot reuses
+ * (loading a thread unloads the one before, nnodes 0 until loaded).  The
+ * histograms stay in the segment: the load reduces each to its p50, p90
+ * and p99, the only quantiles such a snapshot answers.  The segment must
+ * stay mapped: the fd variant keeps its mapping until destroy; with
+ * read_opts, mem is the caller's to keep.  Not for diff, write or merge.
+ */
+#define PROF_READ_LAZY		0x2
+/* with PROF_READ_LAZY: a load copies its thread's histograms, as a full
+ * read does, rather than reducing them (views that add histograms up) */
+#define PROF_READ_LAZY_HIST	0x4
 int prof_snapshot__read_opts(const void *mem, size_t len, unsigned int flags,
 			     struct prof_snapshot **snap);
 int prof_snapshot__read_fd_opts(int fd, unsigned int flags, struct prof_snapshot **snap);
+/* read thread t's nodes (t one of s->threads, also through a view sharing
+ * them), checked as the read checks them; 0 at once if s is not lazy or t
+ * is loaded.  0 or -errno (-EINVAL: the segment changed into a corrupt one) */
+int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread *t);
+/* any thread with a kernel slot, or any node with scheduler facts (lazy:
+ * as the read saw them) */
+int prof_snap_any_sched(const struct prof_snapshot *s);
 /* subtract a baseline taken earlier of the same process: counters,
  * histograms; max becomes the top of the highest non-empty delta bucket,
  * clamped to the real max.  Threads match by tid and start tick, nodes by
@@ -137,6 +162,9 @@ const char *prof_snap_thread_label(const struct prof_snap_thread *t, char *buf, 
 /* a node's zone name ("[root]", "[overflow]" for the special ones) */
 const char *prof_snap_node_name(const struct prof_snapshot *s, const struct prof_snap_node *n);
 
+/* a node's histogram, buckets [hist_lo, hist_lo + hist_n), or NULL if
+ * none was kept (a lazy one's: while its thread is loaded) */
+const __u32 *prof_snap_hist(const struct prof_snapshot *s, const struct prof_snap_node *n);
 /* ticks to ns with the segment's calibration */
 __u64 prof_snap_ns(const struct prof_snapshot *s, __u64 ticks);
 /* q-quantile (0..1) of a node's durations, in ticks; 0 if no calls */
