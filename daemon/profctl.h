@@ -102,8 +102,8 @@ int pc_baseline_save(const struct prof_snapshot *s);
 /* *base NULL if none; 0 or -errno */
 int pc_baseline_load(pid_t pid, __u64 token, struct prof_snapshot **base);
 
-/* a segment image from a file (--input) */
-int pc_read_image(const char *path, struct prof_snapshot **snap);
+/* a segment image from a file (--input), read with PROF_READ_* flags */
+int pc_read_image(const char *path, unsigned int flags, struct prof_snapshot **snap);
 
 /* --- derived snapshots (profctl_snap.c) ---------------------------------- */
 
@@ -122,8 +122,46 @@ bool pc_has_sched(const struct prof_snapshot *s);
 /* children of node i sorted by key, into idx (capacity t->nnodes); count */
 __u32 pc_sorted_children(const struct prof_snapshot *s, const struct prof_snap_thread *t,
 			 __u32 i, int sort, __u32 *idx);
+/* children of node i sorted by key, into idx (capacity cap); count */
+__u32 pc_sorted_children_cap(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			     __u32 i, int sort, __u32 *idx, __u32 cap);
 /* duration text, fixed width friendly: "812ns", "3.41us", "12.0ms", "1.50s" */
 const char *pc_fmt_ns(char *buf, size_t len, __u64 ns);
+
+/*
+ * Text built in place, for views of many rows: the same characters printf
+ * would give, without its cost.  Each writes at p and returns the end; p
+ * needs room for 16 bytes more than the text.  A _col variant right-aligns
+ * in width, as "%*s" would.
+ *	pc_put_u64	"%llu"
+ *	pc_put_fixed	"%.*f" of x, decimals <= 3, rounded as glibc rounds
+ *	pc_put_ns	pc_fmt_ns's text
+ */
+char *pc_put_u64(char *p, __u64 v);
+char *pc_put_u64_col(char *p, __u64 v, unsigned int width);
+char *pc_put_fixed(char *p, double x, unsigned int decimals);
+char *pc_put_fixed_col(char *p, double x, unsigned int decimals, unsigned int width);
+char *pc_put_ns(char *p, __u64 ns);
+char *pc_put_ns_col(char *p, __u64 ns, unsigned int width);
+
+/* an output buffer over a FILE: rows are built in it, written in big chunks */
+#define PC_OUT_ROW	2048	/* a row built at p may take this much */
+struct pc_out {
+	FILE *f;
+	char *p, *end;
+	char buf[1 << 16];
+};
+void pc_out_init(struct pc_out *o, FILE *f);
+void pc_out_flush(struct pc_out *o);
+/* room for PC_OUT_ROW bytes at o->p */
+static inline char *pc_out_row(struct pc_out *o)
+{
+	if ((size_t)(o->end - o->p) < PC_OUT_ROW)
+		pc_out_flush(o);
+	return o->p;
+}
+void pc_out_write(struct pc_out *o, const char *s, size_t len);
+void pc_out_printf(struct pc_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* JSON string body escape (no quotes) */
 void pc_json_str(FILE *f, const char *s);
 

@@ -393,6 +393,28 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
 	return err;
 }
 
+/*
+ * What a view reads of each segment: no histograms where no percentile is
+ * shown, and lazily (one thread's nodes at a time: every view goes thread
+ * by thread) so a big process is never copied whole.  --threads adds the
+ * threads' histograms up: their loads copy them.
+ */
+static unsigned int report_read_flags(const struct pc_opts *o)
+{
+	bool data = o->format == PC_FMT_TEXT || o->format == PC_FMT_CSV || o->format == PC_FMT_JSON;
+	unsigned int flags = 0;
+
+	/* the flat list has no percentile column unless sorted by one; the
+	 * callers view and folded stacks have none (html is always the tree) */
+	if (o->format == PC_FMT_FOLDED ||
+	    (data && ((o->flat && !o->callers && o->sort != PROF_SORT_P99) || o->callers)))
+		flags |= PROF_READ_NO_HIST;
+	flags |= PROF_READ_LAZY;
+	if (o->threads)
+		flags |= PROF_READ_LAZY_HIST;
+	return flags;
+}
+
 static int cmd_report(int argc, char **argv)
 {
 	struct pc_opts o;
@@ -419,10 +441,7 @@ static int cmd_report(int argc, char **argv)
 		procs = calloc(1, sizeof(*procs));
 	} else {
 		pc_src_open(&src, o.no_daemon);
-		/* the flat list has no percentile column unless sorted by one */
-		if (o.flat && !o.callers && o.sort != PROF_SORT_P99 &&
-		    (o.format == PC_FMT_TEXT || o.format == PC_FMT_CSV || o.format == PC_FMT_JSON))
-			src.read_flags |= PROF_READ_NO_HIST;
+		src.read_flags = report_read_flags(&o);
 		if (src.fd < 0 && src.why && !o.no_daemon && getenv("PROFD_SOCKET"))
 			pc_warnx("profd not running at %s (%s); reading segments directly",
 				 src.sock ? src.sock : "?", strerror(-src.why));
@@ -441,7 +460,7 @@ static int cmd_report(int argc, char **argv)
 		struct prof_snapshot *s;
 
 		if (o.input)
-			err = pc_read_image(o.input, &w->raw);
+			err = pc_read_image(o.input, report_read_flags(&o), &w->raw);
 		else
 			err = pc_src_snapshot(&src, procs[i].pid, o.mode, o.last_s, &w->raw);
 		if (err) {

@@ -4,6 +4,8 @@
  * merged into one tree, and the small helpers every renderer shares.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "profctl.h"
@@ -44,7 +46,9 @@ struct merge_map {
 
 static size_t merge_hash(__u64 k, size_t cap)
 {
-	return (size_t)((k * 0x9e3779b97f4a7c15ULL) >> 20) & (cap - 1);
+	/* the product's top bits: they depend on every bit of the key (the
+	 * parent is its high half), whatever the table's size */
+	return (size_t)((k * 0x9e3779b97f4a7c15ULL) >> (64 - __builtin_ctzll(cap)));
 }
 
 static __u32 merge_find(struct merge_map *m, __u64 k, __u32 next, bool *fresh)
@@ -64,17 +68,71 @@ static __u32 merge_find(struct merge_map *m, __u64 k, __u32 next, bool *fresh)
 	return next;
 }
 
+/* room for node n (and its histogram) in the merged thread, and the map
+ * at most half full */
+static int merge_grow(struct prof_snapshot *m, struct merge_map *map, __u32 *cap, __u32 n)
+{
+	struct prof_snap_thread *mt = &m->threads[0];
+	size_t c, k;
+
+	if (n >= *cap) {
+		struct prof_snap_node *nodes;
+		__u32 *hist;
+
+		c = *cap ? (size_t)*cap * 2 : 1024;
+		nodes = realloc(mt->nodes, c * sizeof(*nodes));
+		if (!nodes)
+			return -ENOMEM;
+		mt->nodes = nodes;
+		memset(nodes + *cap, 0, (c - *cap) * sizeof(*nodes));
+		hist = realloc(m->hist, c * PROF_HIST_BUCKETS * sizeof(*hist));
+		if (!hist)
+			return -ENOMEM;
+		m->hist = hist;
+		memset(hist + (size_t)*cap * PROF_HIST_BUCKETS, 0,
+		       (c - *cap) * PROF_HIST_BUCKETS * sizeof(*hist));
+		*cap = (__u32)c;
+	}
+	if (2 * (size_t)n >= map->cap) {
+		struct merge_map bigger;
+
+		bigger.cap = map->cap ? map->cap * 2 : 2048;
+		bigger.keys = malloc(bigger.cap * sizeof(*bigger.keys));
+		bigger.vals = malloc(bigger.cap * sizeof(*bigger.vals));
+		if (!bigger.keys || !bigger.vals) {
+			free(bigger.keys);
+			free(bigger.vals);
+			return -ENOMEM;
+		}
+		memset(bigger.keys, 0xff, bigger.cap * sizeof(*bigger.keys));
+		for (k = 0; k < map->cap; k++) {
+			bool fresh;
+
+			if (map->keys[k] != ~0ULL)
+				merge_find(&bigger, map->keys[k], map->vals[k], &fresh);
+		}
+		free(map->keys);
+		free(map->vals);
+		*map = bigger;
+	}
+	return 0;
+}
+
+/*
+ * One pass over each thread, which may be a lazy snapshot's (loaded in
+ * turn): its nodes mapped to merged ones by (merged parent, site), since
+ * parents come before their children (node tables only grow), counters
+ * and histograms added up.  Merged nodes are numbered in first-seen order.
+ */
 struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 {
 	struct prof_snapshot *m = NULL;
 	struct prof_snap_thread *mt;
 	struct merge_map map = { 0 };
-	__u32 *remap = NULL, total = 1, n, i, j, b;
+	__u32 *remap = NULL, nremap = 0, cap = 0, n, i, j, b;
 	__u32 *last_child = NULL;
 	int err = -ENOMEM;
 
-	for (i = 0; i < s->nthreads; i++)
-		total += s->threads[i].nnodes;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		goto cleanup;
@@ -82,6 +140,7 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	m->sites = NULL;
 	m->threads = NULL;
 	m->hist = NULL;
+	m->lazy = NULL;
 	m->nthreads = 0;
 	m->sites = calloc(s->nsites ? s->nsites : 1, sizeof(*m->sites));
 	m->threads = calloc(1, sizeof(*m->threads));
@@ -95,26 +154,29 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	mt->state = PROF_SLAB_ALIVE;
 	mt->ksched_slot = PROF_NO_SLOT;
 	snprintf(mt->name, sizeof(mt->name), "all threads");
-	mt->nodes = calloc(total, sizeof(*mt->nodes));
-	for (map.cap = 16; map.cap < 2 * (size_t)total; map.cap <<= 1)
-		;
-	map.keys = malloc(map.cap * sizeof(*map.keys));
-	map.vals = malloc(map.cap * sizeof(*map.vals));
-	if (!mt->nodes || !map.keys || !map.vals)
+	err = merge_grow(m, &map, &cap, 1);
+	if (err)
 		goto cleanup;
-	memset(map.keys, 0xff, map.cap * sizeof(*map.keys));
-
+	err = -ENOMEM;
 	mt->nodes[0].parent = 0;
 	mt->nodes[0].site = PROF_SITE_NONE;
 	n = 1;
 	for (i = 0; i < s->nthreads; i++) {
 		const struct prof_snap_thread *t = &s->threads[i];
 
-		free(remap);
-		remap = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*remap));
-		if (!remap)
+		err = prof_snap_thread_load(s, &s->threads[i]);
+		if (err)
 			goto cleanup;
-		remap[0] = 0;
+		err = -ENOMEM;
+		if (t->nnodes > nremap) {
+			free(remap);
+			nremap = t->nnodes;
+			remap = malloc(nremap * sizeof(*remap));
+			if (!remap)
+				goto cleanup;
+		}
+		if (t->nnodes)
+			remap[0] = 0;
 		mt->overflow += t->overflow;
 		mt->unbalanced += t->unbalanced;
 		mt->frames += t->frames;
@@ -125,13 +187,17 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 			mt->frame_hist[b] += t->frame_hist[b];
 		if (t->ksched_slot != PROF_NO_SLOT)
 			mt->ksched_slot = 0;
-		/* parents come before their children: node tables only grow */
 		for (j = 1; j < t->nnodes; j++) {
 			const struct prof_snap_node *src = &t->nodes[j];
+			const __u32 *sh = prof_snap_hist(s, src);
 			struct prof_snap_node *dst;
-			__u32 p = src->parent < j ? remap[src->parent] : 0;
+			__u32 p = src->parent < j ? remap[src->parent] : 0, k, *dh;
 			bool fresh;
 
+			err = merge_grow(m, &map, &cap, n);
+			if (err)
+				goto cleanup;
+			err = -ENOMEM;
 			remap[j] = merge_find(&map, (__u64)p << 32 | src->site, n, &fresh);
 			dst = &mt->nodes[remap[j]];
 			if (fresh) {
@@ -151,42 +217,21 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 			dst->alloc_bytes += src->alloc_bytes;
 			dst->frees += src->frees;
 			dst->free_bytes += src->free_bytes;
+			/* full histograms, summed */
+			dh = &m->hist[(size_t)remap[j] * PROF_HIST_BUCKETS];
+			for (k = 0; sh && k < src->hist_n; k++)
+				if (src->hist_lo + k < PROF_HIST_BUCKETS)
+					dh[src->hist_lo + k] += sh[k];
 		}
 	}
 	mt->nnodes = n;
-
-	/* full histograms, summed */
 	m->nhist = (__u64)n * PROF_HIST_BUCKETS;
-	m->hist = calloc(m->nhist, sizeof(*m->hist));
-	if (!m->hist)
-		goto cleanup;
 	for (j = 0; j < n; j++) {
 		mt->nodes[j].hist_lo = 0;
 		mt->nodes[j].hist_n = PROF_HIST_BUCKETS;
 		mt->nodes[j].hist_off = (__u64)j * PROF_HIST_BUCKETS;
 		mt->nodes[j].first_child = PROF_SNAP_NONE;
 		mt->nodes[j].next_sibling = PROF_SNAP_NONE;
-	}
-	for (i = 0; i < s->nthreads; i++) {
-		const struct prof_snap_thread *t = &s->threads[i];
-
-		free(remap);
-		remap = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*remap));
-		if (!remap)
-			goto cleanup;
-		remap[0] = 0;
-		for (j = 1; j < t->nnodes; j++) {
-			const struct prof_snap_node *src = &t->nodes[j];
-			__u32 p = src->parent < j ? remap[src->parent] : 0, k, *dh;
-			bool fresh;
-
-			remap[j] = merge_find(&map, (__u64)p << 32 | src->site, n, &fresh);
-			dh = &m->hist[mt->nodes[remap[j]].hist_off];
-			for (k = 0; k < src->hist_n; k++)
-				if (src->hist_off + k < s->nhist &&
-				    src->hist_lo + k < PROF_HIST_BUCKETS)
-					dh[src->hist_lo + k] += s->hist[src->hist_off + k];
-		}
 	}
 
 	/* links, depth and child totals; children in first-seen order */
@@ -243,18 +288,7 @@ bool pc_node_hidden(const struct prof_snap_thread *t, __u32 i)
 
 bool pc_has_sched(const struct prof_snapshot *s)
 {
-	__u32 i, j;
-
-	for (i = 0; i < s->nthreads; i++) {
-		const struct prof_snap_thread *t = &s->threads[i];
-
-		if (t->ksched_slot != PROF_NO_SLOT)
-			return true;
-		for (j = 0; j < t->nnodes; j++)
-			if (t->nodes[j].preempted || t->nodes[j].migrated || t->nodes[j].offcpu_ns)
-				return true;
-	}
-	return false;
+	return prof_snap_any_sched(s);
 }
 
 struct sort_ent {
@@ -276,13 +310,13 @@ static int sort_ent_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-__u32 pc_sorted_children(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
-			 int sort, __u32 *idx)
+__u32 pc_sorted_children_cap(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			     __u32 i, int sort, __u32 *idx, __u32 cap)
 {
 	struct sort_ent small[64], *e = small;
-	__u32 n = 0, c, k;
+	__u32 n = 0, c, k, j;
 
-	for (c = t->nodes[i].first_child; c != PROF_SNAP_NONE && c < t->nnodes && n < t->nnodes;
+	for (c = t->nodes[i].first_child; c != PROF_SNAP_NONE && c < t->nnodes && n < cap;
 	     c = t->nodes[c].next_sibling)
 		n += !pc_node_hidden(t, c);
 	if (n > 64) {
@@ -293,14 +327,45 @@ __u32 pc_sorted_children(const struct prof_snapshot *s, const struct prof_snap_t
 	k = 0;
 	for (c = t->nodes[i].first_child; c != PROF_SNAP_NONE && c < t->nnodes && k < n;
 	     c = t->nodes[c].next_sibling) {
+		const struct prof_snap_node *nd = &t->nodes[c];
+
 		if (pc_node_hidden(t, c))
 			continue;
-		e[k].key = prof_snap_sort_key(s, &t->nodes[c], sort);
-		e[k].name = prof_snap_node_name(s, &t->nodes[c]);
+		/* prof_snap_sort_key's and prof_snap_node_name's, inline */
+		switch (sort) {
+		case PROF_SORT_TOTAL:
+			e[k].key = nd->ticks;
+			break;
+		case PROF_SORT_CALLS:
+			e[k].key = nd->calls;
+			break;
+		case PROF_SORT_MAX:
+			e[k].key = nd->max;
+			break;
+		case PROF_SORT_P99:
+			e[k].key = prof_snap_quantile(s, nd, 0.99);
+			break;
+		default:
+			e[k].key = prof_snap_self(nd);
+		}
+		e[k].name =
+			nd->site < s->nsites ? s->sites[nd->site].name : prof_snap_node_name(s, nd);
 		e[k].idx = c;
 		k++;
 	}
-	qsort(e, n, sizeof(*e), sort_ent_cmp);
+	/* the order is total (idx breaks ties): any sort gives the same; a
+	 * few siblings, the usual case, go faster without qsort */
+	if (n <= 16) {
+		for (k = 1; k < n; k++) {
+			struct sort_ent v = e[k];
+
+			for (j = k; j > 0 && sort_ent_cmp(&e[j - 1], &v) > 0; j--)
+				e[j] = e[j - 1];
+			e[j] = v;
+		}
+	} else {
+		qsort(e, n, sizeof(*e), sort_ent_cmp);
+	}
 	for (k = 0; k < n; k++)
 		idx[k] = e[k].idx;
 	if (e != small)
@@ -308,19 +373,271 @@ __u32 pc_sorted_children(const struct prof_snapshot *s, const struct prof_snap_t
 	return n;
 }
 
-const char *pc_fmt_ns(char *buf, size_t len, __u64 ns)
+__u32 pc_sorted_children(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
+			 int sort, __u32 *idx)
 {
-	double v = (double)ns;
+	return pc_sorted_children_cap(s, t, i, sort, idx, t->nnodes);
+}
+
+static const char digits2[201] = "00010203040506070809"
+				 "10111213141516171819"
+				 "20212223242526272829"
+				 "30313233343536373839"
+				 "40414243444546474849"
+				 "50515253545556575859"
+				 "60616263646566676869"
+				 "70717273747576777879"
+				 "80818283848586878889"
+				 "90919293949596979899";
+
+static const __u64 pow10_tab[20] = {
+	1ull,
+	10ull,
+	100ull,
+	1000ull,
+	10000ull,
+	100000ull,
+	1000000ull,
+	10000000ull,
+	100000000ull,
+	1000000000ull,
+	10000000000ull,
+	100000000000ull,
+	1000000000000ull,
+	10000000000000ull,
+	100000000000000ull,
+	1000000000000000ull,
+	10000000000000000ull,
+	100000000000000000ull,
+	1000000000000000000ull,
+	10000000000000000000ull,
+};
+
+static unsigned int ndigits(__u64 v)
+{
+	unsigned int n = 1;
+
+	while (n < 20 && v >= pow10_tab[n])
+		n++;
+	return n;
+}
+
+/* the n digits of v, ending at q */
+static void put_digits(char *q, __u64 v)
+{
+	while (v >= 100) {
+		unsigned int r = (unsigned int)(v % 100);
+
+		v /= 100;
+		q -= 2;
+		q[0] = digits2[2 * r];
+		q[1] = digits2[2 * r + 1];
+	}
+	if (v >= 10) {
+		q[-2] = digits2[2 * v];
+		q[-1] = digits2[2 * v + 1];
+	} else {
+		q[-1] = (char)('0' + v);
+	}
+}
+
+/*
+ * v / 10^decimals with that many decimals, then suffix (at most 2 bytes),
+ * right-aligned in width: written in place, the padding first, so nothing
+ * just stored is read back.  p has room for 16 more bytes than it takes.
+ */
+static char *put_num(char *p, __u64 v, unsigned int decimals, const char *suffix, unsigned int slen,
+		     unsigned int width)
+{
+	/* constant divisors: a multiply, not a divide */
+	__u64 ip = decimals == 0 ? v : decimals == 1 ? v / 10 : decimals == 2 ? v / 100 : v / 1000;
+	__u64 fp = v - ip * pow10_tab[decimals];
+	unsigned int n = ndigits(ip), len = n + (decimals ? decimals + 1 : 0) + slen, i;
+
+	if (len < width) {
+		if (width <= 16)
+			memset(p, ' ', 16);
+		else
+			memset(p, ' ', width - len);
+		p += width - len;
+	}
+	put_digits(p + n, ip);
+	p += n;
+	if (decimals) {
+		*p++ = '.';
+		for (i = decimals; i-- > 0;) {
+			p[i] = (char)('0' + fp % 10);
+			fp /= 10;
+		}
+		p += decimals;
+	}
+	for (i = 0; i < slen; i++)
+		*p++ = suffix[i];
+	return p;
+}
+
+char *pc_put_u64(char *p, __u64 v)
+{
+	return put_num(p, v, 0, "", 0, 0);
+}
+
+char *pc_put_u64_col(char *p, __u64 v, unsigned int width)
+{
+	return put_num(p, v, 0, "", 0, width);
+}
+
+/*
+ * x * 10^decimals rounded as printf("%.*f") rounds: x is m * 2^e exactly,
+ * so that is (m * 10^d) >> -e, to nearest on the exact remainder, ties to
+ * even, as glibc rounds.  false for what this does not do: values from
+ * 2^53 up (never a duration or a share here), negative, not finite.
+ */
+static bool fixed_round(double x, unsigned int decimals, __u64 *out)
+{
+	__u64 bits, m, a, v, rem, half;
+	int e, k;
+
+	if (!(x >= 0 && x < 9007199254740992.0) || decimals > 3)
+		return false;
+	memcpy(&bits, &x, sizeof(bits));
+	if (bits >> 63) /* -0.0 */
+		return false;
+	e = (int)((bits >> 52) & 0x7ff);
+	m = bits & ((1ull << 52) - 1);
+	if (e == 0) {
+		/* zero, or subnormal: far below a half of the last digit */
+		*out = 0;
+		return true;
+	}
+	m |= 1ull << 52;
+	e -= 1075; /* x = m * 2^e, e <= 0 below 2^53 */
+	a = m * pow10_tab[decimals];
+	if (e >= 0) {
+		v = a;
+	} else if (e <= -64) {
+		v = 0;
+	} else {
+		k = -e;
+		v = a >> k;
+		rem = a & ((1ull << k) - 1);
+		half = 1ull << (k - 1);
+		if (rem > half || (rem == half && (v & 1)))
+			v++;
+	}
+	*out = v;
+	return true;
+}
+
+char *pc_put_fixed_col(char *p, double x, unsigned int decimals, unsigned int width)
+{
+	char b[80];
+	__u64 v;
+	int n;
+
+	if (fixed_round(x, decimals, &v))
+		return put_num(p, v, decimals, "", 0, width);
+	n = snprintf(b, sizeof(b), "%*.*f", (int)width, (int)decimals, x);
+	memcpy(p, b, (size_t)n);
+	return p + n;
+}
+
+char *pc_put_fixed(char *p, double x, unsigned int decimals)
+{
+	return pc_put_fixed_col(p, x, decimals, 0);
+}
+
+char *pc_put_ns_col(char *p, __u64 ns, unsigned int width)
+{
+	double v = (double)ns, x;
+	unsigned int d;
+	const char *unit;
+	__u64 r;
 
 	if (ns < 1000)
-		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, v < 1e4 ? "%.2fus" : v < 1e5 ? "%.1fus" : "%.0fus", v / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, v < 1e7 ? "%.2fms" : v < 1e8 ? "%.1fms" : "%.0fms", v / 1e6);
-	else
-		snprintf(buf, len, v < 1e10 ? "%.2fs" : v < 1e11 ? "%.1fs" : "%.0fs", v / 1e9);
+		return put_num(p, ns, 0, "ns", 2, width);
+	if (ns < 1000000) {
+		x = v / 1e3;
+		d = v < 1e4 ? 2 : v < 1e5 ? 1 : 0;
+		unit = "us";
+	} else if (ns < 1000000000) {
+		x = v / 1e6;
+		d = v < 1e7 ? 2 : v < 1e8 ? 1 : 0;
+		unit = "ms";
+	} else {
+		x = v / 1e9;
+		d = v < 1e10 ? 2 : v < 1e11 ? 1 : 0;
+		unit = "s";
+	}
+	/* below 2^64 / 1e9 seconds: always in fixed_round's range */
+	if (!fixed_round(x, d, &r))
+		r = 0;
+	return put_num(p, r, d, unit, unit[1] ? 2 : 1, width);
+}
+
+char *pc_put_ns(char *p, __u64 ns)
+{
+	return pc_put_ns_col(p, ns, 0);
+}
+
+const char *pc_fmt_ns(char *buf, size_t len, __u64 ns)
+{
+	char tmp[80];
+	size_t n = (size_t)(pc_put_ns(tmp, ns) - tmp);
+
+	/* as snprintf would: cut to fit, always terminated */
+	if (!len)
+		return buf;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, tmp, n);
+	buf[n] = 0;
 	return buf;
+}
+
+void pc_out_init(struct pc_out *o, FILE *f)
+{
+	o->f = f;
+	o->p = o->buf;
+	o->end = o->buf + sizeof(o->buf);
+}
+
+void pc_out_flush(struct pc_out *o)
+{
+	if (o->p > o->buf)
+		fwrite(o->buf, 1, (size_t)(o->p - o->buf), o->f);
+	o->p = o->buf;
+}
+
+void pc_out_write(struct pc_out *o, const char *s, size_t len)
+{
+	if ((size_t)(o->end - o->p) < len) {
+		pc_out_flush(o);
+		if (len > sizeof(o->buf)) {
+			fwrite(s, 1, len, o->f);
+			return;
+		}
+	}
+	memcpy(o->p, s, len);
+	o->p += len;
+}
+
+void pc_out_printf(struct pc_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(o->p, (size_t)(o->end - o->p), fmt, ap);
+	va_end(ap);
+	if (n >= 0 && n < o->end - o->p) {
+		o->p += n;
+		return;
+	}
+	/* did not fit: flush, then straight to the file */
+	pc_out_flush(o);
+	va_start(ap, fmt);
+	vfprintf(o->f, fmt, ap);
+	va_end(ap);
 }
 
 void pc_json_str(FILE *f, const char *s)

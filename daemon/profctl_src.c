@@ -105,7 +105,8 @@ static int direct_list(struct pc_proc **procs, size_t *n)
 		snprintf(p[i].path, sizeof(p[i].path), "%s", ents[i].path);
 		if (fd < 0)
 			continue;
-		if (!prof_snapshot__read_fd(fd, &s)) {
+		/* the header and the threads: no node need be copied */
+		if (!prof_snapshot__read_fd_opts(fd, PROF_READ_LAZY | PROF_READ_NO_HIST, &s)) {
 			__u32 k;
 
 			snprintf(p[i].comm, sizeof(p[i].comm), "%s", s->comm);
@@ -209,10 +210,9 @@ static int direct_raw(pid_t pid, unsigned int flags, struct prof_snapshot **snap
 	return err;
 }
 
-int pc_read_image(const char *path, struct prof_snapshot **snap)
+int pc_read_image(const char *path, unsigned int flags, struct prof_snapshot **snap)
 {
 	struct stat st;
-	void *mem;
 	int fd, err;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -226,15 +226,9 @@ int pc_read_image(const char *path, struct prof_snapshot **snap)
 		pc_warnx("%s: not a segment image", path);
 		return -EINVAL;
 	}
-	mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	err = -errno;
+	/* a lazy snapshot keeps the mapping, not the fd */
+	err = prof_snapshot__read_fd_opts(fd, flags, snap);
 	close(fd);
-	if (mem == MAP_FAILED) {
-		pc_warnx("%s: failed to map: %s", path, strerror(-err));
-		return err;
-	}
-	err = prof_snapshot__read(mem, (size_t)st.st_size, snap);
-	munmap(mem, (size_t)st.st_size);
 	if (err)
 		read_error(path, err);
 	return err;
@@ -479,13 +473,14 @@ int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 	}
 #endif
 	if (mode == PC_LAST) {
-		/* no history without profd: measure the next secs instead */
-		err = direct_raw(pid, src->read_flags, &base);
+		/* no history without profd: measure the next secs instead; a
+		 * diff needs every node and histogram */
+		err = direct_raw(pid, 0, &base);
 		if (err)
 			return err;
 		pc_warnx("profd not running: no history; measuring the next %us instead", secs);
 		sleep(secs);
-		err = direct_raw(pid, src->read_flags, &s);
+		err = direct_raw(pid, 0, &s);
 	} else {
 		err = direct_raw(pid, src->read_flags, &s);
 		if (err)
@@ -497,6 +492,12 @@ int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 					 strerror(-err));
 				base = NULL;
 				err = 0;
+			}
+			/* so does the diff against a baseline: read again in full */
+			if (base && src->read_flags) {
+				prof_snapshot__destroy(s);
+				s = NULL;
+				err = direct_raw(pid, 0, &s);
 			}
 		}
 	}

@@ -56,88 +56,215 @@ struct walk {
 	const struct pc_opts *o;
 	__u64 total;
 	char tlabel[64];
+	struct pc_out *out;
+	__u32 *kids; /* the sorted children of the path walked, stacked */
+	__u32 nkids;
+	bool path_ok; /* path is node_path's text for the node visited */
+	size_t plen;
+	char path[4096];
 };
 
+/* csv_str into the output buffer */
+static void csv_out(struct pc_out *o, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!strpbrk(s, ",\"\n\r")) {
+		pc_out_write(o, s, n);
+		return;
+	}
+	pc_out_write(o, "\"", 1);
+	for (; *s; s++) {
+		if (*s == '"')
+			pc_out_write(o, "\"", 1);
+		pc_out_write(o, s, 1);
+	}
+	pc_out_write(o, "\"", 1);
+}
+
+/* the node's path: the one the walk keeps, else built as node_path builds it */
+static const char *walk_path(struct walk *w, __u32 i, char *buf, size_t len)
+{
+	if (w->path_ok)
+		return w->path;
+	node_path(w->s, w->t, i, buf, len);
+	return buf;
+}
+
+/*
+ * "%u,%s,%u,%s,%u,%u,%u,%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%llu,...\n"
+ * with csv quoting of the strings, built in place as printf would print it
+ */
 static void csv_node(struct walk *w, __u32 i)
 {
 	const struct prof_snapshot *s = w->s;
 	const struct prof_snap_node *n = &w->t->nodes[i];
-	char path[4096];
+	char buf[4096];
+	const char *path = walk_path(w, i, buf, sizeof(buf));
 	__u64 tot = prof_snap_ns(s, n->ticks);
+	__u64 v[7];
+	char *p;
+	int k;
 
-	node_path(s, w->t, i, path, sizeof(path));
-	fprintf(w->f, "%u,", s->pid);
-	csv_str(w->f, s->comm);
-	fprintf(w->f, ",%u,", w->t->tid);
-	csv_str(w->f, w->tlabel);
-	fprintf(w->f, ",%u,%u,%u,", i, n->parent, n->depth);
-	csv_str(w->f, prof_snap_node_name(s, n));
-	fputc(',', w->f);
-	csv_str(w->f, path);
-	fprintf(w->f,
-		",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
-		(unsigned long long)n->calls, (unsigned long long)tot,
-		(unsigned long long)prof_snap_ns(s, prof_snap_self(n)),
-		(unsigned long long)(n->calls ? tot / n->calls : 0),
-		(unsigned long long)prof_snap_ns(s, prof_snap_quantile(s, n, 0.50)),
-		(unsigned long long)prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)),
-		(unsigned long long)prof_snap_ns(s, n->max),
-		w->total ? 100.0 * (double)n->ticks / (double)w->total : 0.0,
-		(unsigned long long)n->preempted, (unsigned long long)n->migrated,
-		(unsigned long long)n->offcpu_ns, (unsigned long long)n->allocs,
-		(unsigned long long)n->alloc_bytes, (unsigned long long)n->frees,
-		(unsigned long long)n->free_bytes);
+	p = pc_out_row(w->out);
+	p = pc_put_u64(p, s->pid);
+	*p++ = ',';
+	w->out->p = p;
+	csv_out(w->out, s->comm);
+	p = pc_out_row(w->out);
+	*p++ = ',';
+	p = pc_put_u64(p, w->t->tid);
+	*p++ = ',';
+	w->out->p = p;
+	csv_out(w->out, w->tlabel);
+	p = pc_out_row(w->out);
+	*p++ = ',';
+	p = pc_put_u64(p, i);
+	*p++ = ',';
+	p = pc_put_u64(p, n->parent);
+	*p++ = ',';
+	p = pc_put_u64(p, n->depth);
+	*p++ = ',';
+	w->out->p = p;
+	csv_out(w->out, prof_snap_node_name(s, n));
+	pc_out_write(w->out, ",", 1);
+	csv_out(w->out, path);
+	p = pc_out_row(w->out);
+	v[0] = n->calls;
+	v[1] = tot;
+	v[2] = prof_snap_ns(s, prof_snap_self(n));
+	v[3] = n->calls ? tot / n->calls : 0;
+	v[4] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.50));
+	v[5] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.99));
+	v[6] = prof_snap_ns(s, n->max);
+	for (k = 0; k < 7; k++) {
+		*p++ = ',';
+		p = pc_put_u64(p, v[k]);
+	}
+	*p++ = ',';
+	p = pc_put_fixed(p, w->total ? 100.0 * (double)n->ticks / (double)w->total : 0.0, 3);
+	v[0] = n->preempted;
+	v[1] = n->migrated;
+	v[2] = n->offcpu_ns;
+	v[3] = n->allocs;
+	v[4] = n->alloc_bytes;
+	v[5] = n->frees;
+	v[6] = n->free_bytes;
+	for (k = 0; k < 7; k++) {
+		*p++ = ',';
+		p = pc_put_u64(p, v[k]);
+	}
+	*p++ = '\n';
+	w->out->p = p;
 }
 
 static void folded_node(struct walk *w, __u32 i)
 {
 	const struct prof_snap_node *n = &w->t->nodes[i];
 	__u64 self = prof_snap_ns(w->s, prof_snap_self(n));
-	char path[4096];
+	char buf[4096], *p;
+	const char *path;
 
 	if (!self)
 		return;
-	node_path(w->s, w->t, i, path, sizeof(path));
-	if (w->s->nthreads > 1 || w->t->tid)
-		fprintf(w->f, "%s;", w->tlabel);
-	fprintf(w->f, "%s %llu\n", path, (unsigned long long)self);
+	path = walk_path(w, i, buf, sizeof(buf));
+	if (w->s->nthreads > 1 || w->t->tid) {
+		pc_out_write(w->out, w->tlabel, strlen(w->tlabel));
+		pc_out_write(w->out, ";", 1);
+	}
+	pc_out_write(w->out, path, strlen(path));
+	p = pc_out_row(w->out);
+	*p++ = ' ';
+	p = pc_put_u64(p, self);
+	*p++ = '\n';
+	w->out->p = p;
 }
 
-static void walk_tree(struct walk *w, __u32 i, void (*fn)(struct walk *, __u32), __u32 depth)
+/*
+ * Depth first in sorted order; kids is where this level's children go
+ * (room for cap), the levels below stacked after them.  The path grows by
+ * a name a level while it is short, as node_path would write it; past
+ * that (deep or long), node_path writes it.
+ */
+static void walk_tree(struct walk *w, __u32 i, void (*fn)(struct walk *, __u32), __u32 depth,
+		      __u32 *kids, __u32 cap)
 {
-	__u32 *kids, n, k;
+	size_t plen = w->plen;
+	bool ok = w->path_ok;
+	__u32 n, k;
 
 	if (depth > PROF_SNAP_DEPTH_MAX)
 		return;
-	kids = malloc((w->t->nnodes ? w->t->nnodes : 1) * sizeof(*kids));
-	if (!kids)
-		return;
-	n = pc_sorted_children(w->s, w->t, i, w->o->sort, kids);
+	n = pc_sorted_children_cap(w->s, w->t, i, w->o->sort, kids, cap);
 	for (k = 0; k < n; k++) {
+		const char *name = prof_snap_node_name(w->s, &w->t->nodes[kids[k]]);
+		size_t nl = strlen(name);
+
+		w->path_ok = ok && depth < 200 && plen + nl + 2 < sizeof(w->path);
+		if (w->path_ok) {
+			w->plen = plen;
+			if (w->plen)
+				w->path[w->plen++] = ';';
+			memcpy(w->path + w->plen, name, nl + 1);
+			w->plen += nl;
+		}
 		fn(w, kids[k]);
-		walk_tree(w, kids[k], fn, depth + 1);
+		walk_tree(w, kids[k], fn, depth + 1, kids + n, cap - n);
+		w->path_ok = ok;
+		w->plen = plen;
+		w->path[plen] = 0;
 	}
-	free(kids);
 }
 
-static void walk_all(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o,
-		     void (*fn)(struct walk *, __u32))
+static int walk_all(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o,
+		    void (*fn)(struct walk *, __u32))
 {
-	struct walk w = { .f = f, .o = o };
+	struct walk *w = calloc(1, sizeof(*w));
+	struct pc_out *out = malloc(sizeof(*out));
 	size_t p;
 	__u32 i;
+	int err = -ENOMEM;
 
-	for (p = 0; p < n; p++) {
-		w.s = snaps[p];
-		for (i = 0; i < w.s->nthreads; i++) {
-			w.t = &w.s->threads[i];
-			if (!w.t->nnodes)
+	if (!w || !out)
+		goto cleanup;
+	w->f = f;
+	w->o = o;
+	w->out = out;
+	pc_out_init(out, f);
+	err = 0;
+	for (p = 0; p < n && !err; p++) {
+		w->s = snaps[p];
+		for (i = 0; i < w->s->nthreads; i++) {
+			err = prof_snap_thread_load(w->s, &w->s->threads[i]);
+			if (err)
+				break;
+			w->t = &w->s->threads[i];
+			if (!w->t->nnodes)
 				continue;
-			w.total = pc_thread_total(w.t);
-			prof_snap_thread_label(w.t, w.tlabel, sizeof(w.tlabel));
-			walk_tree(&w, PROF_NODE_ROOT, fn, 0);
+			if (w->t->nnodes > w->nkids) {
+				free(w->kids);
+				w->nkids = w->t->nnodes;
+				w->kids = malloc(w->nkids * sizeof(*w->kids));
+				if (!w->kids) {
+					err = -ENOMEM;
+					break;
+				}
+			}
+			w->total = pc_thread_total(w->t);
+			prof_snap_thread_label(w->t, w->tlabel, sizeof(w->tlabel));
+			w->path_ok = true;
+			w->plen = 0;
+			w->path[0] = 0;
+			walk_tree(w, PROF_NODE_ROOT, fn, 0, w->kids, w->nkids);
 		}
 	}
+	pc_out_flush(out);
+cleanup:
+	if (w)
+		free(w->kids);
+	free(w);
+	free(out);
+	return err;
 }
 
 static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o)
@@ -230,7 +357,7 @@ int pc_render_csv(FILE *f, struct prof_snapshot *const *snaps, size_t n, const s
 		      "p50_ns,p99_ns,max_ns,pct_thread,preempted,migrated,offcpu_ns,allocs,"
 		      "alloc_bytes,frees,free_bytes\n",
 		      f);
-		walk_all(f, snaps, n, o, csv_node);
+		err = walk_all(f, snaps, n, o, csv_node);
 	}
 	if (err)
 		return err;
@@ -239,7 +366,10 @@ int pc_render_csv(FILE *f, struct prof_snapshot *const *snaps, size_t n, const s
 
 int pc_render_folded(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o)
 {
-	walk_all(f, snaps, n, o, folded_node);
+	int err = walk_all(f, snaps, n, o, folded_node);
+
+	if (err)
+		return err;
 	return ferror(f) ? -EIO : 0;
 }
 

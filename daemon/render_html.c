@@ -6,17 +6,83 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "profctl.h"
 #include "daemon/report_html.h"
 
 #define PLACEHOLDER "/*@PROFCTL_DATA@*/null"
 
-static void html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool sched)
+/* pc_json_str's text at p (room for 6 bytes a character) */
+static char *json_put(char *p, const char *s)
 {
+	static const char hex[] = "0123456789abcdef";
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			*p++ = '\\';
+			*p++ = (char)c;
+		} else if (c == '<' || c == '>' || c == '&' || c < 0x20 || c >= 0x7f) {
+			memcpy(p, "\\u00", 4);
+			p[4] = hex[c >> 4];
+			p[5] = hex[c & 15];
+			p += 6;
+		} else {
+			*p++ = (char)c;
+		}
+	}
+	return p;
+}
+
+/* "%s[%d,\"%s\",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu]", in place */
+static void html_node(struct pc_out *out, const struct prof_snapshot *s,
+		      const struct prof_snap_node *nd, __u32 j)
+{
+	__u64 v[9];
+	char *p = pc_out_row(out);
+	int k;
+
+	if (j) {
+		*p++ = ',';
+		*p++ = '[';
+		p = pc_put_u64(p, nd->parent);
+	} else {
+		memcpy(p, "[-1", 3);
+		p += 3;
+	}
+	*p++ = ',';
+	*p++ = '"';
+	/* a name is under PROF_NAME_MAX bytes: 6 each fits a row */
+	p = json_put(p, prof_snap_node_name(s, nd));
+	*p++ = '"';
+	v[0] = nd->calls;
+	v[1] = prof_snap_ns(s, nd->ticks);
+	v[2] = prof_snap_ns(s, prof_snap_self(nd));
+	v[3] = prof_snap_ns(s, prof_snap_quantile(s, nd, 0.5));
+	v[4] = prof_snap_ns(s, prof_snap_quantile(s, nd, 0.99));
+	v[5] = prof_snap_ns(s, nd->max);
+	v[6] = nd->preempted;
+	v[7] = nd->migrated;
+	v[8] = nd->offcpu_ns;
+	for (k = 0; k < 9; k++) {
+		*p++ = ',';
+		p = pc_put_u64(p, v[k]);
+	}
+	*p++ = ']';
+	out->p = p;
+}
+
+static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool sched)
+{
+	struct pc_out *out = malloc(sizeof(*out));
 	size_t p;
 	__u32 i, j;
+	int err;
 
+	if (!out)
+		return -ENOMEM;
 	fprintf(f, "{\"version\":1,\"sched\":%s,\"processes\":[", sched ? "true" : "false");
 	for (p = 0; p < n; p++) {
 		const struct prof_snapshot *s = snaps[p];
@@ -28,33 +94,26 @@ static void html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, boo
 			const struct prof_snap_thread *t = &s->threads[i];
 			char lb[64];
 
+			err = prof_snap_thread_load(s, &s->threads[i]);
+			if (err) {
+				free(out);
+				return err;
+			}
 			fprintf(f, "%s{\"tid\":%u,\"name\":\"", i ? "," : "", t->tid);
 			pc_json_str(f, prof_snap_thread_label(t, lb, sizeof(lb)));
 			fprintf(f, "\",\"total\":%llu,\"nodes\":[",
 				(unsigned long long)prof_snap_ns(s, pc_thread_total(t)));
-			for (j = 0; j < t->nnodes; j++) {
-				const struct prof_snap_node *nd = &t->nodes[j];
-
-				fprintf(f, "%s[%d,\"", j ? "," : "", j ? (int)nd->parent : -1);
-				pc_json_str(f, prof_snap_node_name(s, nd));
-				fprintf(f, "\",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu]",
-					(unsigned long long)nd->calls,
-					(unsigned long long)prof_snap_ns(s, nd->ticks),
-					(unsigned long long)prof_snap_ns(s, prof_snap_self(nd)),
-					(unsigned long long)prof_snap_ns(
-						s, prof_snap_quantile(s, nd, 0.5)),
-					(unsigned long long)prof_snap_ns(
-						s, prof_snap_quantile(s, nd, 0.99)),
-					(unsigned long long)prof_snap_ns(s, nd->max),
-					(unsigned long long)nd->preempted,
-					(unsigned long long)nd->migrated,
-					(unsigned long long)nd->offcpu_ns);
-			}
+			pc_out_init(out, f);
+			for (j = 0; j < t->nnodes; j++)
+				html_node(out, s, &t->nodes[j], j);
+			pc_out_flush(out);
 			fputs("]}", f);
 		}
 		fputs("]}", f);
 	}
 	fputs("]}", f);
+	free(out);
+	return 0;
 }
 
 int pc_render_html(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o)
@@ -63,6 +122,7 @@ int pc_render_html(FILE *f, struct prof_snapshot *const *snaps, size_t n, const 
 	size_t len = report_html_len, pre;
 	bool sched = false;
 	size_t p;
+	int err;
 
 	(void)o;
 	at = memmem(tpl, len, PLACEHOLDER, strlen(PLACEHOLDER));
@@ -72,7 +132,9 @@ int pc_render_html(FILE *f, struct prof_snapshot *const *snaps, size_t n, const 
 		sched |= pc_has_sched(snaps[p]);
 	pre = (size_t)(at - tpl);
 	fwrite(tpl, 1, pre, f);
-	html_data(f, snaps, n, sched);
+	err = html_data(f, snaps, n, sched);
+	if (err)
+		return err;
 	fwrite(at + strlen(PLACEHOLDER), 1, len - pre - strlen(PLACEHOLDER), f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -17,12 +17,16 @@
 #define C_CYAN "\033[36m"
 
 struct tctx {
-	FILE *f;
+	struct pc_out *out;
 	const struct prof_snapshot *s;
 	const struct prof_snap_thread *t;
 	const struct pc_opts *o;
 	bool sched;
 	__u64 total;	  /* the thread's, in ticks */
+	__u32 *kids;	  /* the sorted children of the path drawn, stacked */
+	__u32 nkids;	  /* their capacity */
+	const __u8 *nlen; /* strlen of each site's name */
+	size_t plen;	  /* strlen(prefix) */
 	char prefix[512]; /* tree drawing so far */
 };
 
@@ -40,71 +44,112 @@ static const char *heat(const struct pc_opts *o, double share)
 
 static void tree_header(struct tctx *c)
 {
-	fprintf(c->f, "%s%10s %9s %9s %9s %9s %9s %9s %6s", col(c->o, C_DIM), "calls", "total",
-		"self", "avg", "p50", "p99", "max", "%thr");
+	pc_out_printf(c->out, "%s%10s %9s %9s %9s %9s %9s %9s %6s", col(c->o, C_DIM), "calls",
+		      "total", "self", "avg", "p50", "p99", "max", "%thr");
 	if (c->sched)
-		fprintf(c->f, " %9s %8s %8s", "on-cpu", "preempt", "migr");
-	fprintf(c->f, "  zone%s\n", col(c->o, C_RESET));
+		pc_out_printf(c->out, " %9s %8s %8s", "on-cpu", "preempt", "migr");
+	pc_out_printf(c->out, "  zone%s\n", col(c->o, C_RESET));
 }
 
-static void tree_row(struct tctx *c, __u32 i, const char *lead)
+/* a string at p */
+static char *put_str(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* a duration right-aligned in width, after a space */
+static char *put_ns_col(char *p, __u64 ns, unsigned int width)
+{
+	*p++ = ' ';
+	return pc_put_ns_col(p, ns, width);
+}
+
+/*
+ * One row, as "%10llu %9s %s%9s%s %9s %9s %9s %9s %6.1f" [" %9s %8llu %8llu"]
+ * "  %s%s%s%s%s%s\n" would print it (tests/golden holds that text), built
+ * in place: printf was most of the time of a report with many rows.
+ */
+static void tree_row(struct tctx *c, __u32 i, const char *branch)
 {
 	const struct prof_snapshot *s = c->s;
 	const struct prof_snap_node *n = &c->t->nodes[i];
-	char b[7][24];
-	__u64 tot = prof_snap_ns(s, n->ticks), self = prof_snap_ns(s, prof_snap_self(n));
-	double share = c->total ? (double)prof_snap_self(n) / (double)c->total : 0;
+	__u64 self_ticks = prof_snap_self(n);
+	__u64 tot = prof_snap_ns(s, n->ticks), self = prof_snap_ns(s, self_ticks);
+	double share = c->total ? (double)self_ticks / (double)c->total : 0;
 	double pct = c->total ? 100.0 * (double)n->ticks / (double)c->total : 0;
+	char *p = pc_out_row(c->out);
 
-	fprintf(c->f, "%10llu %9s %s%9s%s %9s %9s %9s %9s %6.1f", (unsigned long long)n->calls,
-		pc_fmt_ns(b[0], 24, tot), heat(c->o, share), pc_fmt_ns(b[1], 24, self),
-		share >= 0.05 ? col(c->o, C_RESET) : "",
-		pc_fmt_ns(b[2], 24, n->calls ? tot / n->calls : 0),
-		pc_fmt_ns(b[3], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.50))),
-		pc_fmt_ns(b[4], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99))),
-		pc_fmt_ns(b[5], 24, prof_snap_ns(s, n->max)), pct);
+	p = pc_put_u64_col(p, n->calls, 10);
+	p = put_ns_col(p, tot, 9);
+	*p++ = ' ';
+	p = put_str(p, heat(c->o, share));
+	p = pc_put_ns_col(p, self, 9);
+	if (share >= 0.05)
+		p = put_str(p, col(c->o, C_RESET));
+	p = put_ns_col(p, n->calls ? tot / n->calls : 0, 9);
+	p = put_ns_col(p, prof_snap_ns(s, prof_snap_quantile(s, n, 0.50)), 9);
+	p = put_ns_col(p, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)), 9);
+	p = put_ns_col(p, prof_snap_ns(s, n->max), 9);
+	*p++ = ' ';
+	p = pc_put_fixed_col(p, pct, 1, 6);
 	if (c->sched) {
-		__u64 on = tot > n->offcpu_ns ? tot - n->offcpu_ns : 0;
-
-		fprintf(c->f, " %9s %8llu %8llu", pc_fmt_ns(b[6], 24, on),
-			(unsigned long long)n->preempted, (unsigned long long)n->migrated);
+		p = put_ns_col(p, tot > n->offcpu_ns ? tot - n->offcpu_ns : 0, 9);
+		*p++ = ' ';
+		p = pc_put_u64_col(p, n->preempted, 8);
+		*p++ = ' ';
+		p = pc_put_u64_col(p, n->migrated, 8);
 	}
-	fprintf(c->f, "  %s%s%s%s%s%s\n", col(c->o, C_DIM), lead, col(c->o, C_RESET),
-		prof_snap_node_name(s, n), n->migrated ? " *migrated" : "",
-		prof_snap_is_recursive(c->t, i) ? " (recursive)" : "");
+	*p++ = ' ';
+	*p++ = ' ';
+	p = put_str(p, col(c->o, C_DIM));
+	if (branch) {
+		memcpy(p, c->prefix, c->plen);
+		p = put_str(p + c->plen, branch);
+	}
+	p = put_str(p, col(c->o, C_RESET));
+	if (n->site < s->nsites) {
+		memcpy(p, s->sites[n->site].name, c->nlen[n->site]);
+		p += c->nlen[n->site];
+	} else {
+		p = put_str(p, prof_snap_node_name(s, n));
+	}
+	if (n->migrated)
+		p = put_str(p, " *migrated");
+	if (prof_snap_is_recursive(c->t, i))
+		p = put_str(p, " (recursive)");
+	*p++ = '\n';
+	c->out->p = p;
 }
 
-static void tree_walk(struct tctx *c, __u32 i, __u32 depth)
+/* kids: where this level's sorted children go, room for cap */
+static void tree_walk(struct tctx *c, __u32 i, __u32 depth, __u32 *kids, __u32 cap)
 {
-	size_t plen = strlen(c->prefix);
-	__u32 *kids, n, k;
+	size_t plen = c->plen;
+	__u32 n, k;
 
 	/* a tree deeper than anyone reads (or a hostile one): stop */
 	if (depth >= PROF_SNAP_DEPTH_MAX) {
 		if (c->t->nodes[i].first_child != PROF_SNAP_NONE)
-			fprintf(c->f, "%s└─ ... deeper levels not shown\n", c->prefix);
+			pc_out_printf(c->out, "%s└─ ... deeper levels not shown\n", c->prefix);
 		return;
 	}
-	/* an array per level: the loop below recurses */
-	kids = malloc((c->t->nnodes ? c->t->nnodes : 1) * sizeof(*kids));
-	if (!kids)
-		return;
-	n = pc_sorted_children(c->s, c->t, i, c->o->sort, kids);
+	/* this level's list, then the levels below stacked after it */
+	n = pc_sorted_children_cap(c->s, c->t, i, c->o->sort, kids, cap);
 	for (k = 0; k < n; k++) {
 		bool last = k + 1 == n;
-		char lead[560];
 
-		if (depth == 0)
-			lead[0] = 0;
-		else
-			snprintf(lead, sizeof(lead), "%s%s", c->prefix, last ? "└─ " : "├─ ");
-		tree_row(c, kids[k], lead);
-		if (depth > 0 && plen + 8 < sizeof(c->prefix))
-			strcat(c->prefix, last ? "   " : "│  ");
-		tree_walk(c, kids[k], depth + 1);
+		tree_row(c, kids[k], depth == 0 ? NULL : last ? "└─ " : "├─ ");
+		if (depth > 0 && plen + 8 < sizeof(c->prefix)) {
+			memcpy(c->prefix + plen, last ? "   " : "│  ", last ? 4 : 6);
+			c->plen = plen + (last ? 3 : 5);
+		}
+		tree_walk(c, kids[k], depth + 1, kids + n, cap - n);
 		c->prefix[plen] = 0;
+		c->plen = plen;
 	}
-	free(kids);
 }
 
 static void thread_title(FILE *f, const struct prof_snapshot *s, const struct prof_snap_thread *t,
@@ -142,25 +187,62 @@ static void process_title(FILE *f, const struct prof_snapshot *s, const struct p
 
 int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
 {
-	struct tctx c = { .f = f, .s = s, .o = o };
+	struct tctx c = { .s = s, .o = o };
+	struct pc_out *out;
 	bool migr = false;
+	__u8 *nlen;
 	__u32 i, j;
+	int err = 0;
 
+	out = malloc(sizeof(*out));
+	nlen = malloc(s->nsites ? s->nsites : 1);
+	if (!out || !nlen) {
+		free(out);
+		free(nlen);
+		return -ENOMEM;
+	}
+	/* names are checked to end within PROF_NAME_MAX */
+	for (i = 0; i < s->nsites; i++)
+		nlen[i] = (__u8)strnlen(s->sites[i].name, PROF_NAME_MAX - 1);
+	c.nlen = nlen;
+	c.out = out;
 	c.sched = pc_has_sched(s);
 	process_title(f, s, o);
+	pc_out_init(out, f);
 	for (i = 0; i < s->nthreads; i++) {
 		c.t = &s->threads[i];
+		err = prof_snap_thread_load(s, &s->threads[i]);
+		if (err)
+			break;
 		if (!c.t->nnodes)
 			continue;
+		if (c.t->nnodes > c.nkids) {
+			free(c.kids);
+			c.nkids = c.t->nnodes;
+			c.kids = malloc(c.nkids * sizeof(*c.kids));
+			if (!c.kids) {
+				err = -ENOMEM;
+				break;
+			}
+		}
 		c.total = pc_thread_total(c.t);
 		c.prefix[0] = 0;
-		fputc('\n', f);
+		c.plen = 0;
+		pc_out_write(out, "\n", 1);
+		pc_out_flush(out);
 		thread_title(f, s, c.t, o, c.total);
 		tree_header(&c);
-		tree_walk(&c, PROF_NODE_ROOT, 0);
+		tree_walk(&c, PROF_NODE_ROOT, 0, c.kids, c.nkids);
+		pc_out_flush(out);
 		for (j = 0; j < c.t->nnodes; j++)
 			migr |= c.t->nodes[j].migrated != 0;
 	}
+	pc_out_flush(out);
+	free(c.kids);
+	free(nlen);
+	free(out);
+	if (err)
+		return err;
 	if (migr)
 		fputs("\n*migrated: some calls changed CPU; their TSC deltas are suspect\n", f);
 	return ferror(f) ? -EIO : 0;
@@ -304,6 +386,7 @@ int pc_callers(const struct prof_snapshot *s, const char *zone, struct pc_caller
 	for (i = 0; i < s->nthreads && !err; i++) {
 		const struct prof_snap_thread *t = &s->threads[i];
 
+		err = prof_snap_thread_load(s, &s->threads[i]);
 		for (j = 1; j < t->nnodes && !err; j++) {
 			const struct prof_snap_node *n = &t->nodes[j];
 			bool nested;

@@ -182,7 +182,7 @@ static struct prof_snapshot *fixture(void)
 {
 	struct prof_snapshot *s = NULL;
 
-	assert_int_equal(pc_read_image(image, &s), 0);
+	assert_int_equal(pc_read_image(image, 0, &s), 0);
 	return s;
 }
 
@@ -463,6 +463,213 @@ static void test_zones_readelf(void **state)
 	free(mine);
 }
 
+/* the text pc_fmt_ns gave when it was snprintf: the fast one must equal it */
+static void fmt_ns_ref(char *buf, size_t len, __u64 ns)
+{
+	double v = (double)ns;
+
+	if (ns < 1000)
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, v < 1e4 ? "%.2fus" : v < 1e5 ? "%.1fus" : "%.0fus", v / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, v < 1e7 ? "%.2fms" : v < 1e8 ? "%.1fms" : "%.0fms", v / 1e6);
+	else
+		snprintf(buf, len, v < 1e10 ? "%.2fs" : v < 1e11 ? "%.1fs" : "%.0fs", v / 1e9);
+}
+
+static __u64 rnd64(__u64 *x)
+{
+	/* xorshift64*: deterministic, so a failure repeats */
+	*x ^= *x >> 12;
+	*x ^= *x << 25;
+	*x ^= *x >> 27;
+	return *x * 2685821657736338717ull;
+}
+
+/* durations, counts and shares as printf writes them, ties included */
+static void test_fmt_like_printf(void **state)
+{
+	static const __u64 edges[] = { 0,
+				       1,
+				       999,
+				       1000,
+				       1005,
+				       1015,
+				       1025,
+				       9994,
+				       9995,
+				       9996,
+				       9999,
+				       10000,
+				       10050,
+				       10150,
+				       99949,
+				       99950,
+				       99999,
+				       100000,
+				       100500,
+				       101500,
+				       999499,
+				       999500,
+				       999999,
+				       1000000,
+				       1005000,
+				       9995000,
+				       99950000,
+				       999500000,
+				       999999999,
+				       1000000000,
+				       9995000000ull,
+				       99950000000ull,
+				       18446744073709551615ull };
+	static const double shares[] = {
+		0,   0.05, 0.15, 0.25, 0.35, 12.25, 12.35, 99.95, 100, 1e-300, 4503599627370495.5,
+		1e20
+	};
+	char want[80], got[80], *e;
+	__u64 x = 88172645463325252ull, ns;
+	size_t i;
+	int k;
+
+	(void)state;
+	for (i = 0; i < sizeof(edges) / sizeof(edges[0]) + 2000000; i++) {
+		if (i < sizeof(edges) / sizeof(edges[0]))
+			ns = edges[i];
+		else /* every magnitude about as often */
+			ns = rnd64(&x) >> (rnd64(&x) % 64);
+		fmt_ns_ref(want, sizeof(want), ns);
+		pc_fmt_ns(got, sizeof(got), ns);
+		if (strcmp(want, got))
+			fail_msg("ns %llu: printf %s, pc_fmt_ns %s", (unsigned long long)ns, want,
+				 got);
+		snprintf(want, sizeof(want), "%llu", (unsigned long long)ns);
+		e = pc_put_u64(got, ns);
+		*e = 0;
+		assert_string_equal(want, got);
+	}
+	for (i = 0; i < sizeof(shares) / sizeof(shares[0]) + 1000000; i++) {
+		double v = i < sizeof(shares) / sizeof(shares[0])
+				   ? shares[i]
+				   : 100.0 * (double)(rnd64(&x) >> 40) /
+					     (double)((rnd64(&x) >> 40) | 1);
+
+		for (k = 0; k <= 3; k++) {
+			snprintf(want, sizeof(want), "%.*f", k, v);
+			e = pc_put_fixed(got, v, (unsigned int)k);
+			*e = 0;
+			if (strcmp(want, got))
+				fail_msg("%.17g to %d decimals: printf %s, pc_put_fixed %s", v, k,
+					 want, got);
+		}
+	}
+	/* a short buffer is cut as snprintf cuts */
+	assert_string_equal(pc_fmt_ns(got, 4, 123456), "123");
+}
+
+/* ticks to ns: the integer path equals the long double it replaced */
+static void test_ns_like_long_double(void **state)
+{
+	static const __u64 hzs[] = { 1000,	    999983,	     2596000000ull, 2596123457ull,
+				     3000000000ull, 100000000000ull, 1000000001ull, 999999999ull };
+	struct prof_snapshot s = { 0 };
+	__u64 x = 0x9e3779b97f4a7c15ull, ticks, want;
+	size_t h, i;
+
+	(void)state;
+	for (h = 0; h < sizeof(hzs) / sizeof(hzs[0]) + 200; h++) {
+		s.tick_hz = h < sizeof(hzs) / sizeof(hzs[0]) ? hzs[h]
+							     : 1000 + rnd64(&x) % 100000000000ull;
+		for (i = 0; i < 20000; i++) {
+			long double ns;
+
+			ticks = rnd64(&x) >> (rnd64(&x) % 64);
+			/* near whole ns: where rounding could tip */
+			if (i % 4 == 1)
+				ticks = (ticks % 100000000000ull) * s.tick_hz / 1000000000ull;
+			else if (i % 4 == 2)
+				ticks = (ticks % 100000000000ull) * s.tick_hz / 1000000000ull + 1;
+			ns = (long double)ticks * 1e9L / (long double)s.tick_hz;
+			want = ns < 18446744073709551615.0L ? (__u64)ns : ~0ull;
+			if (prof_snap_ns(&s, ticks) != want)
+				fail_msg("%llu ticks at %llu Hz: %llu, want %llu",
+					 (unsigned long long)ticks, (unsigned long long)s.tick_hz,
+					 (unsigned long long)prof_snap_ns(&s, ticks),
+					 (unsigned long long)want);
+		}
+	}
+}
+
+/* a lazy read loads every thread as the full read copies it, quantiles
+ * from the segment's histograms equal to the copied histograms', and
+ * merges to the same tree */
+static void test_lazy_read(void **state)
+{
+	struct prof_snapshot *full = NULL, *lazy = NULL;
+	static const double qs[] = { 0.5, 0.9, 0.99 };
+	__u32 i, j, k;
+
+	(void)state;
+	assert_int_equal(pc_read_image(image, 0, &full), 0);
+	assert_int_equal(pc_read_image(image, PROF_READ_LAZY, &lazy), 0);
+	assert_non_null(lazy->lazy);
+	assert_int_equal(lazy->nthreads, full->nthreads);
+	assert_int_equal(prof_snap_any_sched(lazy), prof_snap_any_sched(full));
+	for (i = 0; i < lazy->nthreads; i++) {
+		const struct prof_snap_thread *a = &full->threads[i], *b = &lazy->threads[i];
+
+		assert_int_equal(b->nnodes, 0);
+		assert_int_equal(prof_snap_thread_load(lazy, &lazy->threads[i]), 0);
+		assert_int_equal(b->nnodes, a->nnodes);
+		for (j = 0; j < a->nnodes; j++) {
+			const struct prof_snap_node *x = &a->nodes[j], *y = &b->nodes[j];
+
+			assert_int_equal(x->parent, y->parent);
+			assert_int_equal(x->first_child, y->first_child);
+			assert_int_equal(x->next_sibling, y->next_sibling);
+			assert_int_equal(x->ticks, y->ticks);
+			assert_int_equal(x->child_ticks, y->child_ticks);
+			assert_int_equal(x->calls, y->calls);
+			assert_int_equal(x->max, y->max);
+			assert_int_equal(prof_snap_is_recursive(a, j),
+					 prof_snap_is_recursive(b, j));
+			for (k = 0; k < 3; k++)
+				assert_int_equal(prof_snap_quantile(full, x, qs[k]),
+						 prof_snap_quantile(lazy, y, qs[k]));
+		}
+		if (i)
+			/* loading one thread unloads the one before */
+			assert_int_equal(lazy->threads[i - 1].nnodes, 0);
+	}
+	prof_snapshot__destroy(lazy);
+	/* merged thread by thread, histograms copied as each is loaded */
+	assert_int_equal(pc_read_image(image, PROF_READ_LAZY | PROF_READ_LAZY_HIST, &lazy), 0);
+	{
+		struct prof_snapshot *ma = pc_merge_threads(full), *mb = pc_merge_threads(lazy);
+		const struct prof_snap_thread *a, *b;
+
+		assert_non_null(ma);
+		assert_non_null(mb);
+		a = &ma->threads[0];
+		b = &mb->threads[0];
+		assert_int_equal(a->nnodes, b->nnodes);
+		assert_int_equal(a->overflow, b->overflow);
+		for (j = 0; j < a->nnodes; j++) {
+			assert_int_equal(a->nodes[j].parent, b->nodes[j].parent);
+			assert_int_equal(a->nodes[j].site, b->nodes[j].site);
+			assert_int_equal(a->nodes[j].ticks, b->nodes[j].ticks);
+			assert_int_equal(a->nodes[j].calls, b->nodes[j].calls);
+			for (k = 0; k < 3; k++)
+				assert_int_equal(prof_snap_quantile(ma, &a->nodes[j], qs[k]),
+						 prof_snap_quantile(mb, &b->nodes[j], qs[k]));
+		}
+		pc_snap_free(ma);
+		pc_snap_free(mb);
+	}
+	prof_snapshot__destroy(lazy);
+	prof_snapshot__destroy(full);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -493,6 +700,9 @@ int main(void)
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_zones_readelf),
+		cmocka_unit_test(test_fmt_like_printf),
+		cmocka_unit_test(test_ns_like_long_double),
+		cmocka_unit_test(test_lazy_read),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
