@@ -583,12 +583,13 @@ uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
 	return node;
 }
 
-void __prof_leave_slow(struct __prof_zone *z, uint64_t seq)
+/* the zone was switched out: d is its duration in ticks, from the exit */
+void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 {
 	struct __prof_thread *t = &__prof_tls;
 	struct prof_node *n = &t->nodes[z->node];
 	__u64 off = t->krec->offcpu_ns - z->offcpu;
-	__u64 wall = prof_ticks_to_ns(__prof_now() - z->start);
+	__u64 wall = prof_ticks_to_ns(d);
 
 	if ((__u32)seq != (__u32)z->seq)
 		__PROF_ADD(&n->preempted, 1);

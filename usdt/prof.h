@@ -119,7 +119,7 @@ extern __thread struct __prof_thread __prof_tls __attribute__((tls_model("initia
 extern int __prof_clock_tsc;
 
 uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev);
-void __prof_leave_slow(struct __prof_zone *z, uint64_t seq);
+void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d);
 void __prof_unbalanced(struct __prof_zone *z);
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
 void __prof_end(void);
@@ -196,7 +196,7 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 		__PROF_STORE(&n->max, d);
 	__PROF_ADD(&__prof_tls.hist[(size_t)z->node * PROF_HIST_BUCKETS + prof_hist_bucket(d)], 1);
 	if (__builtin_expect(seq != z->seq, 0))
-		__prof_leave_slow(z, seq);
+		__prof_leave_slow(z, seq, d);
 	if (__builtin_expect(*z->site->exit_sema, 0))
 		((__prof_exit_fn)(uintptr_t)z->site->exit_probe)(z->site, d);
 }
