@@ -14,7 +14,7 @@
  * (~50 ms), which is fast enough to see 1%.  Three programs, interleaved:
  * an empty sched_switch program (the floor: what attaching anything
  * costs), profd's with both threads unregistered, and profd's with both
- * registered the way profd registers them (task storage and the tid bit).
+ * registered the way profd registers them (the slot's gen, the tid's entry).
  *
  * Part 2, the whole daemon: rounds without and with a real profd, started
  * and stopped by this program on a private socket (kept off the pair's
@@ -26,7 +26,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
@@ -37,7 +36,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -53,9 +51,6 @@
 #include "switch_floor.skel.h"
 #pragma GCC diagnostic pop
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd of one thread */
-#endif
 
 static int ab[2], ba[2];
 static long trips = 10000;
@@ -219,18 +214,55 @@ static void print_tally(struct tally *t)
 	       100.0 * (t->ratio[3 * n / 4] - 1), t->added[n / 2]);
 }
 
-/* what profd does when a thread registers: task storage, then the tid bit */
-static int register_tid(struct profsched_bpf *sk, __u64 *bits, pid_t tid, __u32 slot)
+/* profd's program, its tid table sized as profd sizes it */
+static struct profsched_bpf *profsched_load(__u32 *tid_limit)
 {
-	struct prof_sched_slot v = { .slot = slot, .gen = slot + 1 };
-	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD), err;
+	struct profsched_bpf *sk = profsched_bpf__open();
+	unsigned long pm = PROF_SCHED_PID_MAX_LIMIT;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
 
-	if (fd < 0)
-		return -errno;
-	err = bpf_map__update_elem(sk->maps.tids, &fd, sizeof(fd), &v, sizeof(v), BPF_ANY);
-	close(fd);
-	if (!err)
-		__atomic_fetch_or(&bits[tid / 64], 1ULL << (tid % 64), __ATOMIC_RELEASE);
+	if (f) {
+		if (fscanf(f, "%lu", &pm) != 1 || pm > PROF_SCHED_PID_MAX_LIMIT)
+			pm = PROF_SCHED_PID_MAX_LIMIT;
+		fclose(f);
+	}
+	*tid_limit = (__u32)(pm + PROF_SCHED_TIDS_PER_WORD - 1) / PROF_SCHED_TIDS_PER_WORD *
+		     PROF_SCHED_TIDS_PER_WORD;
+	if (sk && (bpf_map__set_max_entries(sk->maps.tidslots,
+					    *tid_limit / PROF_SCHED_TIDS_PER_WORD) ||
+		   profsched_bpf__load(sk))) {
+		profsched_bpf__destroy(sk);
+		sk = NULL;
+	}
+	return sk;
+}
+
+static void *map_rw(struct bpf_map *m, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* what profd does when a thread registers: the slot's gen, then the tid's entry */
+static int register_tid(struct profsched_bpf *sk, __u32 tid_limit, pid_t tid, __u32 slot)
+{
+	size_t tlen = tid_limit / PROF_SCHED_TIDS_PER_WORD * sizeof(__u64);
+	size_t glen = bpf_map__max_entries(sk->maps.slotgen) * sizeof(__u64);
+	__u64 *tids = map_rw(sk->maps.tidslots, tlen), *gens = map_rw(sk->maps.slotgen, glen);
+	__u32 shift = 16 * ((__u32)tid % PROF_SCHED_TIDS_PER_WORD);
+	int err = -ENOMEM;
+
+	if (tids && gens && (__u32)tid < tid_limit) {
+		__atomic_store_n(&gens[slot], slot + 1, __ATOMIC_RELEASE);
+		__atomic_fetch_or(&tids[(__u32)tid / PROF_SCHED_TIDS_PER_WORD],
+				  (__u64)(slot + 1) << shift, __ATOMIC_RELEASE);
+		err = 0;
+	}
+	if (tids)
+		munmap(tids, tlen);
+	if (gens)
+		munmap(gens, glen);
 	return err;
 }
 
@@ -241,21 +273,18 @@ static int program_alone(int pairs)
 				     { .what = "profd's program, threads unregistered" },
 				     { .what = "profd's program, both threads registered" } };
 	struct switch_floor_bpf *floor = switch_floor_bpf__open_and_load();
-	struct profsched_bpf *sk[2] = { profsched_bpf__open_and_load(),
-					profsched_bpf__open_and_load() };
+	struct profsched_bpf *sk[2];
 	struct bpf_program *progs[3];
-	size_t len = PROF_SCHED_TIDBITS_WORDS * sizeof(__u64);
-	__u64 *bits = MAP_FAILED;
+	__u32 lim[2];
 	int err = -1;
 
+	sk[0] = profsched_load(&lim[0]);
+	sk[1] = profsched_load(&lim[1]);
 	if (!floor || !sk[0] || !sk[1]) {
 		fprintf(stderr, "pingpong: cannot load the programs\n");
 		goto out;
 	}
-	bits = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    bpf_map__fd(sk[1]->maps.tidbits), 0);
-	if (bits == MAP_FAILED || register_tid(sk[1], bits, gettid(), 0) ||
-	    register_tid(sk[1], bits, pong_tid, 1)) {
+	if (register_tid(sk[1], lim[1], gettid(), 0) || register_tid(sk[1], lim[1], pong_tid, 1)) {
 		fprintf(stderr, "pingpong: cannot register the threads\n");
 		goto out;
 	}
@@ -273,8 +302,6 @@ static int program_alone(int pairs)
 		print_tally(&t[k]);
 	err = 0;
 out:
-	if (bits != MAP_FAILED)
-		munmap(bits, len);
 	switch_floor_bpf__destroy(floor);
 	profsched_bpf__destroy(sk[0]);
 	profsched_bpf__destroy(sk[1]);
