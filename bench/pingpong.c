@@ -3,15 +3,26 @@
  * pingpong.c - what profd's sched_switch program adds to a context switch.
  *
  * Two threads pinned to one CPU pass a byte back and forth through two
- * pipes, each side in a zone, so both threads are profiled and, with profd
- * up, registered: every round trip is two context switches through the
- * BPF program (and no cross-CPU wakeups, whose cost would drown it).
- * Rounds alternate without and with profd (started and stopped by this
- * program on a private socket), in one run, the order flipped every pair;
- * the median of the per-pair ratios is the tax (a guest's speed drifts
- * over seconds: only neighbouring rounds compare).
+ * pipes, each side in a zone: every round trip is two context switches
+ * (and no cross-CPU wakeups, whose cost would drown the program's).  This
+ * guest's speed drifts by up to 25% over seconds, so only neighbouring
+ * rounds compare: the figure is the median of per-pair ratios, each pair
+ * a round without and a round with, the order flipped every pair.
  *
- *	pingpong -p PROFD [-n ROUNDTRIPS] [-r PAIRS]
+ * Part 1, the program alone: this process loads profd's program itself
+ * (the same skeleton) and attaches and detaches it every -n round trips
+ * (~50 ms), which is fast enough to see 1%.  Three programs, interleaved:
+ * an empty sched_switch program (the floor: what attaching anything
+ * costs), profd's with both threads unregistered, and profd's with both
+ * registered the way profd registers them (the slot's gen, the tid's entry).
+ *
+ * Part 2, the whole daemon: rounds without and with a real profd, started
+ * and stopped by this program on a private socket (kept off the pair's
+ * CPU: its sampling is measured apart, by profd_cpu.sh), threads registered
+ * through the runtime.  Each start takes seconds, so few pairs: a
+ * cross-check, noisier than part 1.
+ *
+ *	pingpong -p PROFD [-n ROUNDTRIPS] [-r PAIRS] [-R DAEMON_PAIRS]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,14 +35,26 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "prof.h"
+#include "profsched.h"
 #include "snapshot.h"
+/* generated code casts const away */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wcast-qual"
+#include "profsched.skel.h"
+#include "switch_floor.skel.h"
+#pragma GCC diagnostic pop
+
 
 static int ab[2], ba[2];
-static long trips = 200000;
+static long trips = 10000;
+static pid_t pong_tid;
 
 static double now_s(void)
 {
@@ -56,6 +79,7 @@ static void *pong(void *arg)
 	char c;
 
 	pin();
+	pong_tid = gettid();
 	PROF_THREAD_NAME("pong");
 	for (;;) {
 		PROF_USDT(pong);
@@ -92,6 +116,15 @@ static pid_t profd_start(const char *profd, const char *sock)
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		cpu_set_t set;
+
+		/* profd's own sampling is measured apart (profd_cpu.sh): keep
+		 * it off the CPU the pair runs on, so only the switch tax shows */
+		CPU_ZERO(&set);
+		for (int c = 1; c < CPU_SETSIZE && c < sysconf(_SC_NPROCESSORS_ONLN); c++)
+			CPU_SET(c, &set);
+		if (CPU_COUNT(&set))
+			sched_setaffinity(0, sizeof(set), &set);
 		execl(profd, profd, "--socket", sock, "--interval", "100", (char *)NULL);
 		_exit(127);
 	}
@@ -141,43 +174,148 @@ static int cmp_d(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int main(int argc, char **argv)
-{
-	const char *profd = NULL;
-	char sock[64];
-	double off[32], on[32], ratio[32];
-	int pairs = 5, c;
-	unsigned reg = 0;
-	pthread_t th;
+struct tally {
+	const char *what;
+	int n;
+	double ratio[1000], added[1000]; /* on / off; ns a switch */
+};
 
-	while ((c = getopt(argc, argv, "p:n:r:")) != -1) {
-		if (c == 'p')
-			profd = optarg;
-		else if (c == 'n')
-			trips = atol(optarg);
-		else if (c == 'r')
-			pairs = atoi(optarg);
-		else
-			return 2;
+/* one pair: a round without and a round with 'prog' attached, in either order */
+static int pair(struct bpf_program *prog, int flip, struct tally *t)
+{
+	struct bpf_link *l;
+	double off, on;
+
+	if (flip)
+		off = round_trips();
+	l = bpf_program__attach(prog);
+	if (!l) {
+		fprintf(stderr, "pingpong: attach %s: %s\n", t->what, strerror(errno));
+		return -1;
 	}
-	if (!profd || trips < 1 || pairs < 1 || pairs > 32) {
-		fprintf(stderr, "usage: pingpong -p PROFD [-n ROUNDTRIPS] [-r PAIRS(1..32)]\n");
-		return 2;
+	on = round_trips();
+	bpf_link__destroy(l);
+	if (!flip)
+		off = round_trips();
+	t->ratio[t->n] = on / off;
+	t->added[t->n] = (on - off) / 2; /* two switches a round trip */
+	t->n++;
+	return 0;
+}
+
+static void print_tally(struct tally *t)
+{
+	int n = t->n;
+
+	qsort(t->ratio, (size_t)n, sizeof(double), cmp_d);
+	qsort(t->added, (size_t)n, sizeof(double), cmp_d);
+	printf("  %-44s %+5.1f%% (quartiles %+.1f%% .. %+.1f%%), %+4.0f ns a switch\n", t->what,
+	       100.0 * (t->ratio[n / 2] - 1), 100.0 * (t->ratio[n / 4] - 1),
+	       100.0 * (t->ratio[3 * n / 4] - 1), t->added[n / 2]);
+}
+
+/* profd's program, its tid table sized as profd sizes it */
+static struct profsched_bpf *profsched_load(__u32 *tid_limit)
+{
+	struct profsched_bpf *sk = profsched_bpf__open();
+	unsigned long pm = PROF_SCHED_PID_MAX_LIMIT;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+
+	if (f) {
+		if (fscanf(f, "%lu", &pm) != 1 || pm > PROF_SCHED_PID_MAX_LIMIT)
+			pm = PROF_SCHED_PID_MAX_LIMIT;
+		fclose(f);
 	}
-	if (geteuid() != 0) {
-		printf("pingpong: skipped: profd needs root\n");
-		return 0;
+	*tid_limit = (__u32)(pm + PROF_SCHED_TIDS_PER_WORD - 1) / PROF_SCHED_TIDS_PER_WORD *
+		     PROF_SCHED_TIDS_PER_WORD;
+	if (sk && (bpf_map__set_max_entries(sk->maps.tidslots,
+					    *tid_limit / PROF_SCHED_TIDS_PER_WORD) ||
+		   profsched_bpf__load(sk))) {
+		profsched_bpf__destroy(sk);
+		sk = NULL;
 	}
-	snprintf(sock, sizeof(sock), "/tmp/profd-bench.%d.sock", (int)getpid());
-	/* before the first zone: the agent reads it once */
-	setenv("PROF_SOCKET", sock, 1);
-	if (pipe(ab) || pipe(ba)) {
-		perror("pingpong: pipe");
-		return 1;
+	return sk;
+}
+
+static void *map_rw(struct bpf_map *m, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* what profd does when a thread registers: the slot's gen, then the tid's entry */
+static int register_tid(struct profsched_bpf *sk, __u32 tid_limit, pid_t tid, __u32 slot)
+{
+	size_t tlen = tid_limit / PROF_SCHED_TIDS_PER_WORD * sizeof(__u64);
+	size_t glen = bpf_map__max_entries(sk->maps.slotgen) * sizeof(__u64);
+	__u64 *tids = map_rw(sk->maps.tidslots, tlen), *gens = map_rw(sk->maps.slotgen, glen);
+	__u32 shift = 16 * ((__u32)tid % PROF_SCHED_TIDS_PER_WORD);
+	int err = -ENOMEM;
+
+	if (tids && gens && (__u32)tid < tid_limit) {
+		__atomic_store_n(&gens[slot], slot + 1, __ATOMIC_RELEASE);
+		__atomic_fetch_or(&tids[(__u32)tid / PROF_SCHED_TIDS_PER_WORD],
+				  (__u64)(slot + 1) << shift, __ATOMIC_RELEASE);
+		err = 0;
 	}
-	pin();
-	pthread_create(&th, NULL, pong, NULL);
-	round_trips(); /* warm up */
+	if (tids)
+		munmap(tids, tlen);
+	if (gens)
+		munmap(gens, glen);
+	return err;
+}
+
+/* part 1: the program alone, three ways, interleaved */
+static int program_alone(int pairs)
+{
+	static struct tally t[3] = { { .what = "empty sched_switch program (the floor)" },
+				     { .what = "profd's program, threads unregistered" },
+				     { .what = "profd's program, both threads registered" } };
+	struct switch_floor_bpf *floor = switch_floor_bpf__open_and_load();
+	struct profsched_bpf *sk[2];
+	struct bpf_program *progs[3];
+	__u32 lim[2];
+	int err = -1;
+
+	sk[0] = profsched_load(&lim[0]);
+	sk[1] = profsched_load(&lim[1]);
+	if (!floor || !sk[0] || !sk[1]) {
+		fprintf(stderr, "pingpong: cannot load the programs\n");
+		goto out;
+	}
+	if (register_tid(sk[1], lim[1], gettid(), 0) || register_tid(sk[1], lim[1], pong_tid, 1)) {
+		fprintf(stderr, "pingpong: cannot register the threads\n");
+		goto out;
+	}
+	progs[0] = floor->progs.switch_floor;
+	progs[1] = sk[0]->progs.prof_sched_switch;
+	progs[2] = sk[1]->progs.prof_sched_switch;
+	for (int r = 0; r < pairs; r++)
+		for (int k = 0; k < 3; k++)
+			if (pair(progs[k], (r + k) % 2, &t[k]))
+				goto out;
+	printf("pingpong: the program alone, attached and detached every %ld round trips, "
+	       "%d pairs each\n",
+	       trips, pairs);
+	for (int k = 0; k < 3; k++)
+		print_tally(&t[k]);
+	err = 0;
+out:
+	switch_floor_bpf__destroy(floor);
+	profsched_bpf__destroy(sk[0]);
+	profsched_bpf__destroy(sk[1]);
+	return err;
+}
+
+/* part 2: the whole daemon, started and stopped */
+static void whole_profd(const char *profd, const char *sock, int pairs, long n)
+{
+	double off[32], on[32], ratio[32];
+	long keep = trips;
+	unsigned reg = 0;
+
+	trips = n;
 	for (int r = 0; r < pairs; r++) {
 		pid_t pid;
 
@@ -191,15 +329,61 @@ int main(int argc, char **argv)
 			off[r] = round_trips();
 		ratio[r] = on[r] / off[r];
 	}
+	trips = keep;
 	qsort(off, (size_t)pairs, sizeof(double), cmp_d);
 	qsort(on, (size_t)pairs, sizeof(double), cmp_d);
 	qsort(ratio, (size_t)pairs, sizeof(double), cmp_d);
-	printf("pingpong: %ld round trips x %d pairs, %u threads registered with profd\n", trips,
-	       pairs, reg);
-	printf("pingpong: round trip median %.0f ns without profd, %.0f ns with; "
+	printf("pingpong: the whole profd, started and stopped, %ld round trips x %d pairs, "
+	       "%u threads registered\n",
+	       n, pairs, reg);
+	printf("  round trip median %.0f ns without profd, %.0f ns with; "
 	       "median pair ratio %+.1f%% (quartiles %+.1f%% .. %+.1f%%)\n",
 	       off[pairs / 2], on[pairs / 2], 100.0 * (ratio[pairs / 2] - 1),
 	       100.0 * (ratio[pairs / 4] - 1), 100.0 * (ratio[3 * pairs / 4] - 1));
+}
+
+int main(int argc, char **argv)
+{
+	const char *profd = NULL;
+	char sock[64];
+	int pairs = 100, dpairs = 6, c;
+	pthread_t th;
+
+	while ((c = getopt(argc, argv, "p:n:r:R:")) != -1) {
+		if (c == 'p')
+			profd = optarg;
+		else if (c == 'n')
+			trips = atol(optarg);
+		else if (c == 'r')
+			pairs = atoi(optarg);
+		else if (c == 'R')
+			dpairs = atoi(optarg);
+		else
+			return 2;
+	}
+	if (!profd || trips < 10 || pairs < 1 || pairs > 1000 || dpairs < 0 || dpairs > 32) {
+		fprintf(stderr, "usage: pingpong -p PROFD [-n ROUNDTRIPS] [-r PAIRS(1..1000)] "
+				"[-R DAEMON_PAIRS(0..32)]\n");
+		return 2;
+	}
+	if (geteuid() != 0) {
+		printf("pingpong: skipped: loading BPF needs root\n");
+		return 0;
+	}
+	snprintf(sock, sizeof(sock), "/tmp/profd-bench.%d.sock", (int)getpid());
+	/* before the first zone: the agent reads it once */
+	setenv("PROF_SOCKET", sock, 1);
+	if (pipe(ab) || pipe(ba)) {
+		perror("pingpong: pipe");
+		return 1;
+	}
+	pin();
+	pthread_create(&th, NULL, pong, NULL);
+	round_trips(); /* warm up; pong has its tid */
+	if (program_alone(pairs))
+		return 1;
+	if (dpairs)
+		whole_profd(profd, sock, dpairs, 10 * trips);
 	close(ab[1]);
 	return 0;
 }

@@ -3,11 +3,14 @@
  * profsched.bpf.c - the kernel word: per registered thread, count switches
  * out, migrations and time spent switched out.
  *
- * profd puts tid -> {slot, gen} into 'tids' when a thread registers.  The
- * array 'recs' is frozen (no writes from user space, profd included): this
- * program is its only writer, and starts a record afresh on the first
- * switch of a new owner (gen differs), so a reused slot or tid never
- * inherits numbers.  A thread that is not registered costs one bit test.
+ * profd names each registered thread's slot in 'tidslots' (by tid) and
+ * the slot's current assignment in 'slotgen'.  The array 'recs' is frozen
+ * (no writes from user space, profd included): this program is its only
+ * writer.  It binds a record to the task it finds on the first switch of
+ * a new assignment (gen differs) and starts it from zero, so a reused slot
+ * never inherits numbers, and a task that merely reuses a registered tid
+ * (before profd notices the exit) is told apart by its start time.
+ * A thread that is not registered costs one inlined array load.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -21,33 +24,28 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 const volatile __u32 targ_tgid = 0;
 
 /*
- * Which tasks are registered, and to which slot: task-local storage, set
- * by profd through a pidfd of the thread.  An entry goes away with its
- * task (a hash keyed by tid would outlive it, and a lookup that misses
- * costs more than the rest of the program).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int); /* a pidfd, from user space */
-	__type(value, struct prof_sched_slot);
-} tids SEC(".maps");
-
-/*
- * Bit tid % 64 of word tid / 64 is set while tid may be registered: profd
- * sets it after the task's storage and clears it when it frees the slot.
- * A clear bit is all an unregistered task costs: the array lookup is
- * inlined by the verifier, where a task-storage lookup is a helper call
- * that, twice per switch, costs as much as attaching the program at all.
- * A set bit only says "look": the storage decides.
+ * tid -> slot + 1 (0: not registered), PROF_SCHED_TIDS_PER_WORD 16-bit
+ * entries to a word, sized by profd from pid_max (8 MiB at the largest):
+ * a tid beyond it is not registered.  Array lookups are inlined by the
+ * verifier; a task-storage or hash lookup is a helper call that, twice a
+ * switch, cost more than the rest of the program.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, PROF_SCHED_TIDBITS_WORDS);
+	__uint(max_entries, 1); /* profd sets it */
 	__type(key, __u32);
 	__type(value, __u64);
-} tidbits SEC(".maps");
+} tidslots SEC(".maps");
+
+/* slot -> the generation of its current assignment, written by profd */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, PROF_SCHED_MAX_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} slotgen SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -60,32 +58,75 @@ struct {
 /* one 64-bit store (clang 14 has no BPF atomic store; volatile does it) */
 #define WRITE_ONCE_U64(p, v) (*(volatile __u64 *)(p) = (v))
 
+static __always_inline __u32 tid_slot(__u64 word, __u32 tid)
+{
+	return (__u16)(word >> (16 * (tid % PROF_SCHED_TIDS_PER_WORD)));
+}
+
 static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task)
 {
-	struct prof_sched_slot *v;
 	struct prof_sched_rec *r;
-	__u32 tid = task->pid, w = tid / 64;
-	__u64 *bits;
+	__u32 tid = task->pid, w = tid / PROF_SCHED_TIDS_PER_WORD, slot;
+	__u64 *word, *gen, g, start;
 
-	bits = bpf_map_lookup_elem(&tidbits, &w);
-	if (bits && !(*bits & (1ULL << (tid % 64))))
+	word = bpf_map_lookup_elem(&tidslots, &w);
+	if (!word)
 		return NULL;
-	v = bpf_task_storage_get(&tids, task, NULL, 0);
-	if (!v)
+	slot = tid_slot(*word, tid);
+	if (!slot--)
 		return NULL;
-	r = bpf_map_lookup_elem(&recs, &v->slot);
-	if (!r)
+	gen = bpf_map_lookup_elem(&slotgen, &slot);
+	r = bpf_map_lookup_elem(&recs, &slot);
+	if (!gen || !r)
 		return NULL;
-	if (r->gen != v->gen) {
-		/* a new owner: start from zero; gen last, it publishes the rest */
+	g = *(volatile __u64 *)gen;
+	start = task->start_time;
+	if (r->gen != g) {
+		/*
+		 * A new assignment.  profd clears a tid's entry before it
+		 * hands its slot on: seen again after the new gen, an entry
+		 * still naming this slot is this task's own.
+		 */
+		if (tid_slot(*(volatile __u64 *)word, tid) != slot + 1)
+			return NULL;
+		/* start from zero; gen last, it publishes the rest */
 		WRITE_ONCE_U64(&r->seq, 0);
 		WRITE_ONCE_U64(&r->offcpu_ns, 0);
 		r->out_ns = 0;
 		r->last_cpu = 0;
 		r->tid = tid;
-		WRITE_ONCE_U64(&r->gen, v->gen);
+		r->start = start;
+		WRITE_ONCE_U64(&r->gen, g);
+	} else if (r->start != start) {
+		return NULL; /* another task with the registered tid */
 	}
 	return r;
+}
+
+/*
+ * The time of this switch.  The scheduler has just updated its run queue's
+ * clock (sched_clock, ns, comparable across CPUs where sched_clock is
+ * stable), and a task on this CPU reaches it through its fair-class
+ * run queue: three loads from lines the scheduler has just used, where
+ * bpf_ktime_get_ns() costs more than the rest of the program (55 ns a
+ * switch on a KVM guest).  A kernel without group scheduling has no such
+ * pointer: then, and for a task that never had one, ask the helper.
+ */
+static __always_inline __u64 switch_time(struct task_struct *task)
+{
+	struct cfs_rq *cfs;
+	__u64 t;
+
+	if (bpf_core_field_exists(struct sched_entity, cfs_rq) &&
+	    bpf_core_field_exists(struct cfs_rq, rq)) {
+		cfs = task->se.cfs_rq;
+		if (cfs && cfs->rq) {
+			t = cfs->rq->clock;
+			if (t)
+				return t;
+		}
+	}
+	return bpf_ktime_get_ns();
 }
 
 /*
@@ -93,7 +134,7 @@ static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task)
  * (still CO-RE relocated through vmlinux.h's preserve_access_index), not
  * through BPF_CORE_READ's probe-read helper calls, which cost more than
  * the rest of the program.  Nothing else is done for a switch between
- * unregistered tasks: two bit tests.
+ * unregistered tasks: two array loads.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
@@ -111,7 +152,7 @@ int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct t
 	if (!out && !in)
 		return 0;
 	cpu = bpf_get_smp_processor_id();
-	now = bpf_ktime_get_ns();
+	now = switch_time(out ? prev : next);
 
 	/* prev goes off the cpu: one switch, remember when and where */
 	if (out) {

@@ -9,10 +9,11 @@
 #ifndef PROF_PROFSCHED_H
 #define PROF_PROFSCHED_H
 
-#define PROF_SCHED_MAX_SLOTS	8192	/* records in the mmapable array */
+#define PROF_SCHED_MAX_SLOTS	8192	/* records in the mmapable array, by default */
+#define PROF_SCHED_MAX_SLOTS_LIMIT 65535 /* a tidslots entry is 16 bits: slot + 1 */
 #define PROF_SCHED_SEQ_MIGR_SHIFT 32
-/* a bit per possible tid: PID_MAX_LIMIT (4M) on 64-bit, 512 KiB */
-#define PROF_SCHED_TIDBITS_WORDS (4194304 / 64)
+#define PROF_SCHED_TIDS_PER_WORD 4	/* 16-bit slot + 1 entries in a tidslots word */
+#define PROF_SCHED_PID_MAX_LIMIT 4194304 /* the kernel's, on 64-bit */
 
 /*
  * One cache line per thread.  The BPF program writes it only while the
@@ -27,20 +28,16 @@ struct prof_sched_rec {
 	__u32 tid;		/* bpf: owner, set with gen */
 	__u32 last_cpu;		/* bpf only: cpu it last ran on */
 	__u64 gen;		/* bpf: the assignment (profd's gen) it counts for */
-	__u64 __pad[3];
+	__u64 start;		/* bpf: the owner's task start time, set with gen */
+	__u64 __pad[2];
 };
 
 /*
- * A registered task's slot: the value of the task-local storage that
- * profd sets through a pidfd of the thread.  profd cannot write the array (it is
- * frozen, so the processes it is handed to cannot either): the program
- * starts a record afresh (zeroes, sets tid and gen) on its new owner's
- * first switch after the assignment, when rec.gen != gen.
+ * profd cannot write the record array (it is frozen, so the processes it is
+ * handed to cannot either).  It assigns a slot by writing the slot's new
+ * generation into 'slotgen', then slot + 1 into the tid's 'tidslots' entry;
+ * it frees one by clearing the entry.  The program starts a record afresh
+ * (zeroes, sets tid, start and gen) on its new owner's first switch after
+ * the assignment, when rec.gen differs from slotgen.
  */
-struct prof_sched_slot {
-	__u32 slot;
-	__u32 __pad;
-	__u64 gen;
-};
-
 #endif /* PROF_PROFSCHED_H */

@@ -170,7 +170,7 @@ static void usage(FILE *f)
 		"  -i, --interval MS   sampling interval (default 100)\n"
 		"      --history SEC   how far back \"the last N seconds\" reaches (default 60)\n"
 		"      --keep SEC      keep exited processes this long (default 600)\n"
-		"      --slots N       kernel records, threads at once (default %u)\n"
+		"      --slots N       kernel records, threads at once (default %u, at most 65535)\n"
 		"      --syslog        log to syslog in the foreground too\n"
 		"      --no-bpf        run without kernel assistance\n"
 		"  -v, --verbose       more logging (twice: debug)\n"
@@ -226,7 +226,7 @@ static void parse_args(int argc, char **argv)
 			conf.keep_s = arg_u32("--keep", optarg, 0, 30 * 86400);
 			break;
 		case O_SLOTS:
-			conf.nslots = arg_u32("--slots", optarg, 1, 1u << 20);
+			conf.nslots = arg_u32("--slots", optarg, 1, PROF_SCHED_MAX_SLOTS_LIMIT);
 			break;
 		case O_SYSLOG:
 			conf.syslog = true;

@@ -2,9 +2,9 @@
 /*
  * profd_bpf.c - load bpf/profsched.bpf.c and own its slots.
  *
- * profd assigns slots: {slot, gen} in the thread's task storage, with a gen
- * never used before, and the tid's bit in 'tidbits', the program's filter;
- * it removes both when it frees a slot.  The record
+ * profd assigns slots: a gen never used before in 'slotgen', then slot + 1
+ * in the tid's 'tidslots' entry (both arrays mapped read-write here); it
+ * clears the entry when it frees the slot.  The record
  * array is frozen right after load: nothing in user space can write it, not
  * profd and not the processes its fd is handed to (a read-only fd cannot
  * be mmapped at all: the kernel refuses MAP_SHARED without FMODE_WRITE for
@@ -47,7 +47,10 @@ static struct {
 	__u32 used;
 	__u32 hint; /* where to look for a free slot */
 	struct kslot *slots;
-	__u64 *tidbits; /* the program's map, mapped read-write */
+	__u64 *tidslots; /* the program's maps, mapped read-write */
+	size_t tidslots_len;
+	__u32 tid_limit; /* tids below it have an entry: pid_max at load */
+	__u64 *slotgen;
 	char why[128];
 } kb = { .ro_fd = -1 };
 
@@ -72,6 +75,40 @@ static bool tid_alive(pid_t pid, pid_t tid)
 	return stat(path, &st) == 0;
 }
 
+/* tids are below pid_max; a tid above a raised one gets no kernel word */
+static __u32 pid_max(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+	unsigned long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	if (v < 1024 || v > PROF_SCHED_PID_MAX_LIMIT)
+		v = PROF_SCHED_PID_MAX_LIMIT;
+	/* whole words */
+	return (__u32)((v + PROF_SCHED_TIDS_PER_WORD - 1) / PROF_SCHED_TIDS_PER_WORD *
+		       PROF_SCHED_TIDS_PER_WORD);
+}
+
+static __u64 *map_rw(struct bpf_map *m, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void unmap_tables(void)
+{
+	if (kb.tidslots)
+		munmap(kb.tidslots, kb.tidslots_len);
+	if (kb.slotgen)
+		munmap(kb.slotgen, (size_t)kb.nslots * sizeof(__u64));
+	kb.tidslots = kb.slotgen = NULL;
+}
+
 int kbpf_open(__u32 nslots)
 {
 	struct profsched_bpf *skel = NULL;
@@ -92,8 +129,12 @@ int kbpf_open(__u32 nslots)
 		goto cleanup;
 	}
 	skel->rodata->targ_tgid = 0;
-	/* task storage has no size: one entry per registered task, at most */
-	if ((err = bpf_map__set_max_entries(skel->maps.recs, nslots))) {
+	kb.tid_limit = pid_max();
+	kb.tidslots_len = (size_t)(kb.tid_limit / PROF_SCHED_TIDS_PER_WORD) * sizeof(__u64);
+	if ((err = bpf_map__set_max_entries(skel->maps.recs, nslots)) ||
+	    (err = bpf_map__set_max_entries(skel->maps.slotgen, nslots)) ||
+	    (err = bpf_map__set_max_entries(skel->maps.tidslots,
+					    kb.tid_limit / PROF_SCHED_TIDS_PER_WORD))) {
 		snprintf(kb.why, sizeof(kb.why), "failed to size the maps: %s", strerror(-err));
 		goto cleanup;
 	}
@@ -110,12 +151,11 @@ int kbpf_open(__u32 nslots)
 			 strerror(-err));
 		goto cleanup;
 	}
-	kb.tidbits = mmap(NULL, PROF_SCHED_TIDBITS_WORDS * sizeof(__u64), PROT_READ | PROT_WRITE,
-			  MAP_SHARED, bpf_map__fd(skel->maps.tidbits), 0);
-	if (kb.tidbits == MAP_FAILED) {
+	kb.tidslots = map_rw(skel->maps.tidslots, kb.tidslots_len);
+	kb.slotgen = map_rw(skel->maps.slotgen, (size_t)nslots * sizeof(__u64));
+	if (!kb.tidslots || !kb.slotgen) {
 		err = -errno;
-		kb.tidbits = NULL;
-		snprintf(kb.why, sizeof(kb.why), "failed to map the tid filter: %s",
+		snprintf(kb.why, sizeof(kb.why), "failed to map the slot tables: %s",
 			 strerror(-err));
 		goto cleanup;
 	}
@@ -133,9 +173,7 @@ int kbpf_open(__u32 nslots)
 	log_info("bpf: sched_switch program attached, %u slots", nslots);
 	return 0;
 cleanup:
-	if (kb.tidbits)
-		munmap(kb.tidbits, PROF_SCHED_TIDBITS_WORDS * sizeof(__u64));
-	kb.tidbits = NULL;
+	unmap_tables();
 	profsched_bpf__destroy(skel);
 	log_warnx("bpf: %s; running without kernel assistance", kb.why);
 	return err;
@@ -145,9 +183,7 @@ void kbpf_close(void)
 {
 	/* ro_fd is the skeleton's map fd */
 	kb.ro_fd = -1;
-	if (kb.tidbits)
-		munmap(kb.tidbits, PROF_SCHED_TIDBITS_WORDS * sizeof(__u64));
-	kb.tidbits = NULL;
+	unmap_tables();
 	profsched_bpf__destroy(kb.skel);
 	kb.skel = NULL;
 	free(kb.slots);
@@ -179,53 +215,21 @@ __u32 kbpf_used(void)
 	return kb.used;
 }
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd of one thread */
-#endif
-
-/* a pidfd of thread tid of process pid, or -errno */
-static int thread_pidfd(pid_t pid, pid_t tid)
+/* a tid's entry in 'tidslots': slot + 1, or 0 for none */
+static void tid_entry(pid_t tid, __u32 v)
 {
-	int fd;
+	__u32 shift = 16 * ((__u32)tid % PROF_SCHED_TIDS_PER_WORD);
+	__u64 *w = &kb.tidslots[(__u32)tid / PROF_SCHED_TIDS_PER_WORD], old;
 
-	if (!tid_alive(pid, tid))
-		return -ESRCH;
-	fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-	/* a tid reused since the check belongs to another process: refuse it */
-	if (fd >= 0 && !tid_alive(pid, tid)) {
-		close(fd);
-		return -ESRCH;
-	}
-	return fd < 0 ? -errno : fd;
-}
-
-/* the program's filter: a tid's bit is set while it holds a slot (one at
- * most: kbpf_assign frees a tid's old slot first) */
-static void tidbit(pid_t tid, bool set)
-{
-	__u64 *w, bit;
-
-	if ((__u32)tid / 64 >= PROF_SCHED_TIDBITS_WORDS)
-		return; /* beyond any pid_max: the program falls back to the storage */
-	w = &kb.tidbits[(__u32)tid / 64];
-	bit = 1ULL << ((__u32)tid % 64);
-	if (set)
-		__atomic_fetch_or(w, bit, __ATOMIC_RELEASE);
-	else
-		__atomic_fetch_and(w, ~bit, __ATOMIC_RELEASE);
+	/* the only writer: a read and one store the program sees whole */
+	old = __atomic_load_n(w, __ATOMIC_RELAXED);
+	__atomic_store_n(w, (old & ~(0xffffULL << shift)) | (__u64)v << shift, __ATOMIC_RELEASE);
 }
 
 static void slot_release(__u32 i)
 {
-	int pidfd = thread_pidfd(kb.slots[i].pid, kb.slots[i].tid);
-
-	/* the task's entry first: from here the program no longer writes the
-	 * slot.  A thread that is gone took its entry with it. */
-	if (pidfd >= 0) {
-		bpf_map__delete_elem(kb.skel->maps.tids, &pidfd, sizeof(pidfd), 0);
-		close(pidfd);
-	}
-	tidbit(kb.slots[i].tid, false);
+	/* from here the program no longer writes the slot for its task */
+	tid_entry(kb.slots[i].tid, 0);
 	kb.slots[i].pid = 0;
 	kb.slots[i].tid = 0;
 	kb.used--;
@@ -233,14 +237,14 @@ static void slot_release(__u32 i)
 
 int kbpf_assign(pid_t pid, pid_t tid, __u32 *slot, __u64 *gen)
 {
-	struct prof_sched_slot val;
 	__u32 i, n;
-	int err, pidfd;
 
 	if (!kb.skel)
 		return -EOPNOTSUPP;
 	if (pid <= 0 || tid <= 0 || !tid_alive(pid, tid))
 		return -ESRCH;
+	if ((__u32)tid >= kb.tid_limit)
+		return -ERANGE; /* pid_max was raised since profd started */
 	/* a tid registered before (re-registration, or a reused tid): fresh slot */
 	for (i = 0; i < kb.nslots; i++)
 		if (kb.slots[i].pid && kb.slots[i].tid == tid)
@@ -258,24 +262,19 @@ int kbpf_assign(pid_t pid, pid_t tid, __u32 *slot, __u64 *gen)
 			return -ENOSPC;
 	}
 	kb.hint = i + 1;
-	/* a generation never used before: the program starts the record afresh */
-	val.slot = i;
-	val.__pad = 0;
-	val.gen = ++kb.gen;
-	pidfd = thread_pidfd(pid, tid);
-	if (pidfd < 0)
-		return pidfd;
-	err = bpf_map__update_elem(kb.skel->maps.tids, &pidfd, sizeof(pidfd), &val, sizeof(val),
-				   BPF_ANY);
-	close(pidfd);
-	if (err)
-		return err;
-	kb.slots[i].gen = val.gen;
+	/* a generation never used before: the program starts the record
+	 * afresh.  The gen first: an entry naming the slot publishes it. */
+	kb.slots[i].gen = ++kb.gen;
+	__atomic_store_n(&kb.slotgen[i], kb.gen, __ATOMIC_RELEASE);
+	tid_entry(tid, i + 1);
 	kb.slots[i].pid = pid;
 	kb.slots[i].tid = tid;
 	kb.used++;
-	/* after the storage: a set bit sends the program to look there */
-	tidbit(tid, true);
+	/* the thread exited, and its tid may name another task already */
+	if (!tid_alive(pid, tid)) {
+		slot_release(i);
+		return -ESRCH;
+	}
 	*slot = i;
 	*gen = kb.slots[i].gen;
 	return 0;

@@ -8,6 +8,8 @@
  * nodes hang from a fresh root and its counters start at zero.
  */
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "fastpath.h"
 #include "prof.h"
@@ -414,6 +416,45 @@ static void test_alloc(void **state)
 	prof_snapshot__destroy(s);
 }
 
+/* --- the activity word: a reader skips a slab whose word did not move --- */
+
+static __u64 act[4];
+static bool act_in_slab;
+
+static void activity_case(void)
+{
+	const char *hdr;
+
+	PROF_ALLOC(1); /* the thread's slab exists from here */
+	hdr = (const char *)__prof_tls.nodes - PROF_SLAB_HDR_SIZE;
+	act_in_slab = (const char *)__prof_tls.activity ==
+		      hdr + offsetof(struct prof_slab_hdr, activity);
+	act[0] = __atomic_load_n(__prof_tls.activity, __ATOMIC_ACQUIRE);
+	{
+		PROF_USDT(struct_activity);
+
+		/* inside a zone, before it exits: nothing changed yet */
+		act[1] = __atomic_load_n(__prof_tls.activity, __ATOMIC_ACQUIRE);
+	}
+	act[2] = __atomic_load_n(__prof_tls.activity, __ATOMIC_ACQUIRE);
+	PROF_FREE(1);
+	act[3] = __atomic_load_n(__prof_tls.activity, __ATOMIC_ACQUIRE);
+}
+
+static void test_activity(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s = run_case(activity_case, &t);
+
+	(void)state;
+	assert_true(act_in_slab);
+	assert_int_equal(act[0], 1);
+	assert_int_equal(act[1], act[0]);
+	assert_int_equal(act[2], act[0] + 1);
+	assert_int_equal(act[3], act[2] + 1);
+	prof_snapshot__destroy(s);
+}
+
 #define FRAMES 10
 
 static __u64 frame_ns;
@@ -481,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_begin_end_balanced),
 		cmocka_unit_test(test_begin_end_unbalanced),
 		cmocka_unit_test(test_alloc),
+		cmocka_unit_test(test_activity),
 		cmocka_unit_test(test_frames_and_name),
 		cmocka_unit_test(test_long_thread_name),
 	};

@@ -27,10 +27,13 @@ static bool fork_mover; /* the forking thread has yet to move out */
 
 /* the kernel word of a thread profd does not know: constant zeros */
 static const struct prof_sched_rec prof_zero_rec;
+/* the activity word of a thread without a slab (a sink): nobody reads it */
+static __u64 sink_activity;
 
 __thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec"))) = {
 	.cur = __PROF_UNINIT,
 	.krec = &prof_zero_rec,
+	.activity = &sink_activity,
 };
 int __prof_clock_tsc = 1;
 
@@ -362,11 +365,11 @@ out:
 /* shared by every sink thread that failed malloc: racy, but in bounds */
 static struct prof_node last_resort[2];
 static __u32 last_resort_hist[2 * PROF_HIST_BUCKETS];
-
 static void thread_sink_last_resort(struct __prof_thread *t)
 {
 	t->nodes = last_resort;
 	t->hist = last_resort_hist;
+	t->activity = &sink_activity;
 }
 
 static void fork_publish_locked(void);
@@ -390,6 +393,7 @@ static void thread_sink(struct __prof_thread *t)
 	if (mem) {
 		t->nodes = (struct prof_node *)mem;
 		t->hist = (__u32 *)(mem + 2 * sizeof(struct prof_node));
+		t->activity = &sink_activity;
 		/* freed by prof_thread_exit */
 		prof_tpriv.sink = mem;
 		pthread_setspecific(prof_key, &prof_tpriv);
@@ -500,6 +504,7 @@ static void thread_init(void)
 	p->max_nodes = prof_rt.max_nodes;
 	t->nodes = nodes;
 	t->hist = (__u32 *)((char *)nodes + (size_t)prof_rt.max_nodes * sizeof(struct prof_node));
+	t->activity = &hdr->activity;
 	/* a zone longer than a day is a broken clock, not a measurement */
 	t->limit = (__u64)(86400e9 / prof_rt.ns_per_tick);
 	t->cur = PROF_NODE_ROOT;
@@ -583,12 +588,13 @@ uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
 	return node;
 }
 
-void __prof_leave_slow(struct __prof_zone *z, uint64_t seq)
+/* the zone was switched out: d is its duration in ticks, from the exit */
+void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 {
 	struct __prof_thread *t = &__prof_tls;
 	struct prof_node *n = &t->nodes[z->node];
 	__u64 off = t->krec->offcpu_ns - z->offcpu;
-	__u64 wall = prof_ticks_to_ns(__prof_now() - z->start);
+	__u64 wall = prof_ticks_to_ns(d);
 
 	if ((__u32)seq != (__u32)z->seq)
 		__PROF_ADD(&n->preempted, 1);
@@ -904,6 +910,7 @@ static void fork_move_self(void)
 		t->nodes = nodes;
 		t->hist = (__u32 *)((char *)nodes +
 				    (size_t)prof_rt.max_nodes * sizeof(struct prof_node));
+		t->activity = &hdr->activity;
 		t->cur = cur;
 	} else if (p->te) {
 		/* no segment or no slab: the open zones land in a sink */

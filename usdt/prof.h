@@ -110,6 +110,7 @@ struct __prof_thread {
 	uint32_t __pad;
 	uint64_t limit;			/* a delta above this is an anomaly */
 	const volatile struct prof_sched_rec *krec; /* kernel word, never NULL once init */
+	__u64 *activity;		/* the slab's activity word, never NULL once init */
 };
 
 #define __PROF_UNINIT 0xfffffffeU
@@ -119,7 +120,7 @@ extern __thread struct __prof_thread __prof_tls __attribute__((tls_model("initia
 extern int __prof_clock_tsc;
 
 uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev);
-void __prof_leave_slow(struct __prof_zone *z, uint64_t seq);
+void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d);
 void __prof_unbalanced(struct __prof_zone *z);
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
 void __prof_end(void);
@@ -145,6 +146,8 @@ static inline __attribute__((always_inline)) uint64_t __prof_now(void)
 #define __PROF_LOAD(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
 #define __PROF_STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define __PROF_ADD(p, v)	__PROF_STORE((p), __PROF_LOAD(p) + (v))
+/* after the node's counters: a reader that sees it unchanged skips the slab */
+#define __PROF_BUMP(p)		__atomic_store_n((p), __PROF_LOAD(p) + 1, __ATOMIC_RELEASE)
 
 /*
  * The fast path names __prof_tls itself, never through a pointer: with
@@ -188,6 +191,7 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	/* unsigned: a negative delta is huge too */
 	if (__builtin_expect(d > __prof_tls.limit, 0)) {
 		__PROF_ADD(&n->anomalies, 1);
+		__PROF_BUMP(__prof_tls.activity);
 		return;
 	}
 	__PROF_ADD(&n->calls, 1);
@@ -196,7 +200,8 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 		__PROF_STORE(&n->max, d);
 	__PROF_ADD(&__prof_tls.hist[(size_t)z->node * PROF_HIST_BUCKETS + prof_hist_bucket(d)], 1);
 	if (__builtin_expect(seq != z->seq, 0))
-		__prof_leave_slow(z, seq);
+		__prof_leave_slow(z, seq, d);
+	__PROF_BUMP(__prof_tls.activity);
 	if (__builtin_expect(*z->site->exit_sema, 0))
 		((__prof_exit_fn)(uintptr_t)z->site->exit_probe)(z->site, d);
 }
@@ -217,6 +222,7 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 		__PROF_ADD(&n->allocs, 1);
 		__PROF_ADD(&n->alloc_bytes, bytes);
 	}
+	__PROF_BUMP(__prof_tls.activity);
 }
 
 #ifdef __cplusplus

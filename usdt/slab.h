@@ -129,6 +129,8 @@ struct prof_slab_hdr {
 	__u32 ksched_slot;	/* app: profd slot, PROF_NO_SLOT if none */
 	__u32 __pad;
 	__u32 frame_hist[PROF_HIST_BUCKETS]; /* app: frame-time histogram */
+	__u64 activity;		/* app, release: bumped after every change to the
+				 * nodes; unchanged means no node changed */
 };
 
 /*
