@@ -72,6 +72,7 @@ struct pc_src {
 	pid_t live_pid;		/* direct: the segment pc_src_flat keeps mapped */
 	void *live_mem;
 	size_t live_len;
+	struct prof_seg_flat_cache *flat_cache; /* its threads' shares of the rows */
 	int why;		/* direct: the connect error, 0 if not tried */
 	const char *sock;
 };

@@ -46,6 +46,7 @@ void pc_src_open(struct pc_src *src, bool no_daemon)
 	src->live_pid = 0;
 	src->live_mem = NULL;
 	src->live_len = 0;
+	src->flat_cache = NULL;
 	src->why = 0;
 	src->sock = NULL;
 #ifndef PROFCTL_NO_CLIENT
@@ -72,6 +73,8 @@ void pc_src_close(struct pc_src *src)
 		munmap(src->live_mem, src->live_len);
 	src->live_mem = NULL;
 	src->live_pid = 0;
+	prof_seg_flat_cache__destroy(src->flat_cache);
+	src->flat_cache = NULL;
 }
 
 /* --- direct ---------------------------------------------------------------- */
@@ -428,6 +431,11 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 			munmap(src->live_mem, src->live_len);
 		src->live_mem = NULL;
 		src->live_pid = 0;
+		/* a new mapping can land where the old one was: forget its shares */
+		prof_seg_flat_cache__destroy(src->flat_cache);
+		src->flat_cache = prof_seg_flat_cache__new();
+		if (!src->flat_cache)
+			return -ENOMEM;
 		err = direct_find(pid, &ent);
 		if (err)
 			return err;
@@ -453,7 +461,8 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 		src->live_len = (size_t)st.st_size;
 		src->live_pid = pid;
 	}
-	err = prof_seg_flat(src->live_mem, src->live_len, tid, PROF_SORT_SELF, snap, rows, n);
+	err = prof_seg_flat_cached(src->live_mem, src->live_len, tid, PROF_SORT_SELF,
+				   src->flat_cache, snap, rows, n);
 	if (err)
 		read_error("segment", err);
 	return err;

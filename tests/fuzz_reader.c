@@ -34,6 +34,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = NULL;
 	}
 	{
+		struct prof_seg_flat_cache *fc = prof_seg_flat_cache__new();
+		int pass;
+
+		/* twice: the second from the threads' cached shares */
+		for (pass = 0; fc && pass < 2; pass++)
+			if (!prof_seg_flat_cached(mem, size, 0, PROF_SORT_SELF, fc, &r, &rows, &n)) {
+				free(rows);
+				prof_snapshot__destroy(r);
+				r = NULL;
+			}
+		prof_seg_flat_cache__destroy(fc);
+	}
+	{
 		struct prof_seg_cursor *c = prof_seg_cursor__new();
 		struct prof_seg_busy busy;
 

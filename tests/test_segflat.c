@@ -78,9 +78,32 @@ static void compare(const struct prof_snapshot *s, const void *mem, size_t len, 
 		assert_int_equal(a[i].self, b[i].self);
 		assert_int_equal(a[i].max, b[i].max);
 	}
-	free(a);
 	free(b);
 	prof_snapshot__destroy(light);
+	/* cached: cold, then from every thread's share */
+	{
+		struct prof_seg_flat_cache *c = prof_seg_flat_cache__new();
+		int pass;
+
+		assert_non_null(c);
+		for (pass = 0; pass < 2; pass++) {
+			assert_int_equal(prof_seg_flat_cached(mem, len, tid, PROF_SORT_TOTAL, c,
+							      &light, &b, &nb),
+					 0);
+			assert_int_equal(na, nb);
+			for (i = 0; i < na; i++) {
+				assert_int_equal(a[i].site, b[i].site);
+				assert_int_equal(a[i].calls, b[i].calls);
+				assert_int_equal(a[i].ticks, b[i].ticks);
+				assert_int_equal(a[i].self, b[i].self);
+				assert_int_equal(a[i].max, b[i].max);
+			}
+			free(b);
+			prof_snapshot__destroy(light);
+		}
+		prof_seg_flat_cache__destroy(c);
+	}
+	free(a);
 }
 
 static void test_segflat_equals_snapshot(void **state)
@@ -182,6 +205,225 @@ static void test_cursor(void **state)
 	munmap(mem, len);
 }
 
+/* the calls of site's row, or 0 */
+static __u64 row_calls(const struct prof_flat_row *rows, size_t n, __u32 site)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (rows[i].site == site)
+			return rows[i].calls;
+	return 0;
+}
+
+/* the calls flat_cached and flat give site in img, for tid */
+static void flat_both(void *img, size_t len, __u32 tid, struct prof_seg_flat_cache *c,
+		      __u32 site, __u64 *cached, __u64 *fresh)
+{
+	struct prof_snapshot *s;
+	struct prof_flat_row *rows;
+	size_t n;
+
+	assert_int_equal(prof_seg_flat_cached(img, len, tid, PROF_SORT_SELF, c, &s, &rows, &n), 0);
+	*cached = row_calls(rows, n, site);
+	free(rows);
+	prof_snapshot__destroy(s);
+	assert_int_equal(prof_seg_flat(img, len, tid, PROF_SORT_SELF, &s, &rows, &n), 0);
+	*fresh = row_calls(rows, n, site);
+	free(rows);
+	prof_snapshot__destroy(s);
+}
+
+/*
+ * The cache reuses a thread's share exactly while its slab's activity
+ * word and node count stay: a counter changed behind an unchanged word is
+ * not seen (proof that the nodes were not read), a bumped word or a new
+ * node is, a new site drops every share, and the other thread's share
+ * stays right throughout.
+ */
+static void test_segflat_cache(void **state)
+{
+	struct prof_snapshot in = { 0 };
+	struct prof_snap_thread th[2] = { { 0 } };
+	struct prof_snap_site sites[3] = { { .name = "c_a" }, { .name = "c_b" }, { .name = "c_c" } };
+	struct prof_seg_flat_cache *c = prof_seg_flat_cache__new();
+	struct prof_seg_hdr *h;
+	struct prof_slab_hdr *sh[2];
+	struct prof_node *nodes[2];
+	__u64 cached, fresh;
+	size_t len;
+	void *img;
+	__u32 t, i;
+
+	(void)state;
+	assert_non_null(c);
+	in.pid = 1;
+	in.clock = PROF_CLOCK_TSC;
+	in.tick_hz = 1000000000ull;
+	in.nsites = 3;
+	in.sites = sites;
+	in.nthreads = 2;
+	in.threads = th;
+	for (t = 0; t < 2; t++) {
+		th[t].tid = 10 + t;
+		th[t].state = PROF_SLAB_ALIVE;
+		th[t].nnodes = 4 + t;
+		th[t].nodes = calloc(5, sizeof(*th[t].nodes));
+		assert_non_null(th[t].nodes);
+		th[t].nodes[0].site = th[t].nodes[1].site = PROF_SITE_NONE;
+		/* a (10 calls) > b (5 calls) */
+		th[t].nodes[2] = (struct prof_snap_node){ .site = 0, .calls = 10, .ticks = 100 };
+		th[t].nodes[3] =
+			(struct prof_snap_node){ .site = 1, .parent = 2, .calls = 5, .ticks = 40 };
+	}
+	/* thread 1's fifth node: a second b, under the root */
+	th[1].nodes[4] = (struct prof_snap_node){ .site = 1, .calls = 7, .ticks = 1 };
+	assert_int_equal(prof_snapshot__write(&in, &img, &len), 0);
+	for (t = 0; t < 2; t++)
+		free(th[t].nodes);
+	h = img;
+	/* the third site and thread 1's fifth node not published yet */
+	h->nsites = 2;
+	for (t = 0; t < 2; t++) {
+		sh[t] = (void *)((char *)img + h->slabs_off + (__u64)t * h->slab_size);
+		nodes[t] = (void *)((char *)sh[t] + PROF_SLAB_HDR_SIZE);
+		sh[t]->nnodes = 4;
+	}
+
+	flat_both(img, len, 0, c, 0, &cached, &fresh);
+	assert_int_equal(cached, 20);
+	assert_int_equal(fresh, 20);
+
+	/* thread 0 counts a call but its word stays: the share is reused */
+	nodes[0][2].calls = 11;
+	flat_both(img, len, 0, c, 0, &cached, &fresh);
+	assert_int_equal(fresh, 21);
+	assert_int_equal(cached, 20);
+	/* only tid 11's row asked for: thread 0's stale share is not in it */
+	flat_both(img, len, 11, c, 0, &cached, &fresh);
+	assert_int_equal(cached, 10);
+	assert_int_equal(fresh, 10);
+
+	/* the word bumped: read again */
+	sh[0]->activity++;
+	flat_both(img, len, 0, c, 0, &cached, &fresh);
+	assert_int_equal(cached, 21);
+	assert_int_equal(fresh, 21);
+
+	/* thread 1 publishes its fifth node, word unchanged */
+	sh[1]->nnodes = 5;
+	flat_both(img, len, 0, c, 1, &cached, &fresh);
+	assert_int_equal(fresh, 5 + 5 + 7);
+	assert_int_equal(cached, fresh);
+
+	/* behind both words, then a new site: every share is dropped */
+	nodes[0][3].calls = 6;
+	nodes[1][3].calls = 6;
+	flat_both(img, len, 0, c, 1, &cached, &fresh);
+	assert_true(cached < fresh);
+	h->nsites = 3;
+	flat_both(img, len, 0, c, 1, &cached, &fresh);
+	assert_int_equal(cached, fresh);
+	assert_int_equal(fresh, 6 + 6 + 7);
+
+	/* a corrupt slab fails the cached pass as the plain one, and the
+	 * cache is left able to answer the repaired one */
+	i = nodes[1][3].parent;
+	nodes[1][3].parent = 3;
+	sh[1]->activity++;
+	{
+		struct prof_snapshot *s;
+		struct prof_flat_row *rows;
+		size_t n;
+
+		assert_int_equal(prof_seg_flat_cached(img, len, 0, PROF_SORT_SELF, c, &s, &rows, &n),
+				 -EINVAL);
+		assert_null(s);
+	}
+	nodes[1][3].parent = i;
+	sh[1]->activity++;
+	flat_both(img, len, 0, c, 0, &cached, &fresh);
+	assert_int_equal(cached, fresh);
+	flat_both(img, len, 0, c, 1, &cached, &fresh);
+	assert_int_equal(cached, fresh);
+
+	prof_seg_flat_cache__destroy(c);
+	free(img);
+}
+
+/* 256 sites, each registered at its first entry, a little apart */
+static void spin(void)
+{
+	for (volatile int i = 0; i < 2000; i++)
+		;
+}
+#define RZ                                                                                         \
+	{                                                                                          \
+		PROF_USDT(race_zone);                                                              \
+		spin();                                                                            \
+	}
+#define RZ8 RZ RZ RZ RZ RZ RZ RZ RZ
+#define RZ64 RZ8 RZ8 RZ8 RZ8 RZ8 RZ8 RZ8 RZ8
+
+static int race_go, race_done;
+
+static void *new_sites(void *arg)
+{
+	while (!__atomic_load_n(&race_go, __ATOMIC_ACQUIRE))
+		;
+	RZ64 RZ64 RZ64 RZ64;
+	__atomic_store_n(&race_done, 1, __ATOMIC_RELEASE);
+	return arg;
+}
+
+/*
+ * Reads racing a thread that registers new sites and enters them: every
+ * read succeeds.  A node of a site registered after the reader loaded
+ * nsites is not corruption, so the reader loads every slab's node count
+ * before nsites, and a lazy load reads no node the read did not check.
+ */
+static void test_sites_race(void **state)
+{
+	struct prof_seg_flat_cache *c = prof_seg_flat_cache__new();
+	unsigned int reads = 0;
+	pthread_t th;
+	size_t len = 0;
+	void *mem;
+
+	(void)state;
+	assert_non_null(c);
+	work(NULL);
+	mem = own_segment(&len);
+	pthread_create(&th, NULL, new_sites, NULL);
+	do {
+		struct prof_snapshot *s, *light;
+		struct prof_flat_row *rows;
+		size_t n;
+		__u32 i;
+
+		assert_int_equal(prof_seg_flat(mem, len, 0, PROF_SORT_SELF, &light, &rows, &n), 0);
+		free(rows);
+		prof_snapshot__destroy(light);
+		assert_int_equal(prof_seg_flat_cached(mem, len, 0, PROF_SORT_SELF, c, &light, &rows,
+						      &n),
+				 0);
+		free(rows);
+		prof_snapshot__destroy(light);
+		assert_int_equal(prof_snapshot__read_opts(mem, len, PROF_READ_LAZY, &s), 0);
+		__atomic_store_n(&race_go, 1, __ATOMIC_RELEASE);
+		/* time for the writer to register sites after the read */
+		spin();
+		for (i = 0; i < s->nthreads; i++)
+			assert_int_equal(prof_snap_thread_load(s, &s->threads[i]), 0);
+		prof_snapshot__destroy(s);
+		reads++;
+	} while (!__atomic_load_n(&race_done, __ATOMIC_ACQUIRE));
+	pthread_join(th, NULL);
+	assert_true(reads > 1);
+	prof_seg_flat_cache__destroy(c);
+	munmap(mem, len);
+}
+
 static void test_segflat_rejects_garbage(void **state)
 {
 	static __u64 junk[512];
@@ -275,6 +517,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_segflat_equals_snapshot),
 		cmocka_unit_test(test_segflat_rejects_garbage),
+		cmocka_unit_test(test_segflat_cache),
+		cmocka_unit_test(test_sites_race),
 		cmocka_unit_test(test_deep_chain),
 		cmocka_unit_test(test_cursor),
 	};

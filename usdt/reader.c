@@ -101,12 +101,47 @@ struct flat_acc {
 	__u64 *plus, *minus;	    /* per row: ticks, and the children's ticks */
 	__u32 *site_of, *parent_of; /* this thread's tree so far */
 	__u64 *path_sites;	    /* per node: a 64-bit filter of the sites above it */
+	/* with a cache: one thread's rows, plus and minus, kept zeroed */
+	struct prof_seg_flat_cache *cache;
+	struct prof_flat_row *srows;
+	__u64 *splus, *sminus;
+	__u32 *touched; /* rows of the thread's share, nsites + 1 */
+	bool *seen;
+};
+
+/* one thread's share of one flat row */
+struct flat_part {
+	__u32 row;
+	__u64 calls, ticks, max, preempted, migrated, offcpu_ns, plus, minus;
+};
+
+/* a slab's share, valid while its activity word and node count stay */
+struct flat_slab_cache {
+	bool valid;
+	__u32 tid, nn, nparts;
+	__u64 activity;
+	struct flat_part *parts;
+};
+
+struct prof_seg_flat_cache {
+	const void *mem; /* what the shares were read from */
+	size_t len;
+	__u32 nsites, max_nodes, nslabs;
+	struct flat_slab_cache *slabs;
+	/* the scratch of flat_acc, kept zeroed, and its per-node arrays */
+	struct prof_flat_row *srows;
+	__u64 *splus, *sminus;
+	__u32 *touched;
+	bool *seen;
+	__u32 *site_of, *parent_of;
+	__u64 *path_sites;
 };
 
 /* one pass over the first cache line of each node; nodes must have
  * parent < index, checked here as in the copying read */
 static int flat_thread(const struct prof_node *nodes, __u32 nn, __u32 nsites, bool take,
-		       struct flat_acc *fa)
+		       struct flat_acc *fa, struct prof_flat_row *rows, __u64 *plus,
+		       __u64 *minus)
 {
 	__u32 i;
 
@@ -128,7 +163,7 @@ static int flat_thread(const struct prof_node *nodes, __u32 nn, __u32 nsites, bo
 		if (!take || i == 0)
 			continue;
 		row = site < nsites ? site : nsites;
-		r = &fa->rows[row];
+		r = &rows[row];
 		ticks = LD(&src->ticks);
 		max = LD(&src->max);
 		r->calls += LD(&src->calls);
@@ -136,10 +171,9 @@ static int flat_thread(const struct prof_node *nodes, __u32 nn, __u32 nsites, bo
 		r->migrated += LD(&src->migrated);
 		if (max > r->max)
 			r->max = max;
-		fa->plus[row] += ticks;
+		plus[row] += ticks;
 		if (parent)
-			fa->minus[fa->site_of[parent] < nsites ? fa->site_of[parent] : nsites] +=
-				ticks;
+			minus[fa->site_of[parent] < nsites ? fa->site_of[parent] : nsites] += ticks;
 		/* the filter rules most nodes out at once; a walk confirms, and a
 		 * hostile chain deeper than the renderers draw is not walked */
 		if (i > 1 && (fa->path_sites[i] & 1ull << (site & 63))) {
@@ -157,17 +191,29 @@ static int flat_thread(const struct prof_node *nodes, __u32 nn, __u32 nsites, bo
 	return 0;
 }
 
-/* a slab's header into t, checked; *nn: its published node count */
+/*
+ * What a read loads of every slab before it loads nsites.  The writer
+ * publishes a site (nsites, release) before the first node naming it
+ * (nnodes, release), so every node under a count loaded first names a
+ * site under the nsites loaded after.  The other order would find a node
+ * of a site registered meanwhile and call a healthy segment corrupt.
+ */
+struct slab_pub {
+	__u64 activity; /* loaded before nnodes: unchanged later, no node changed */
+	__u32 nnodes;
+};
+
+/* a slab's header into t, checked; nn: its node count as published
+ * before the read loaded nsites (see struct slab_pub) */
 static int read_slab_hdr(const char *slab, __u32 max_nodes, __u32 index, struct prof_snap_thread *t,
-			 __u32 *nn)
+			 __u32 nn)
 {
 	const struct prof_slab_hdr *h = (const void *)slab;
 	__u32 i;
 
 	if (LDA(&h->magic) != PROF_SLAB_MAGIC)
 		return -EINVAL;
-	*nn = LDA(&h->nnodes);
-	if (*nn < 2 || *nn > max_nodes)
+	if (nn < 2 || nn > max_nodes)
 		return -EINVAL;
 	t->slab = index;
 	t->tid = LD(&h->tid);
@@ -389,22 +435,129 @@ static int scan_nodes(const char *slab, __u32 nsites, __u32 nn, bool *sched)
 	return 0;
 }
 
-static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 index,
-		       struct prof_snap_thread *t, struct hist_pool *pool, unsigned int flags,
-		       struct flat_acc *fa, bool *sched)
+/* the scratch rows back to zero, all of them */
+static void flat_scratch_clear(struct flat_acc *fa, __u32 nsites)
 {
-	const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
-	__u32 nn;
+	memset(fa->srows, 0, ((size_t)nsites + 1) * sizeof(*fa->srows));
+	memset(fa->splus, 0, ((size_t)nsites + 1) * sizeof(*fa->splus));
+	memset(fa->sminus, 0, ((size_t)nsites + 1) * sizeof(*fa->sminus));
+	memset(fa->seen, 0, ((size_t)nsites + 1) * sizeof(*fa->seen));
+}
+
+/* a thread's share of the flat rows into its cache entry: accumulated in
+ * the zeroed scratch rows, moved out, the scratch left zeroed again */
+static int flat_share(const struct prof_node *nodes, __u32 nn, __u32 nsites,
+		      struct flat_acc *fa, struct flat_slab_cache *c)
+{
+	__u32 i, n = 0;
 	int err;
 
-	err = read_slab_hdr(slab, max_nodes, index, t, &nn);
+	err = flat_thread(nodes, nn, nsites, true, fa, fa->srows, fa->splus, fa->sminus);
+	if (err) {
+		/* rare (a corrupt slab): clear the lot rather than track it */
+		flat_scratch_clear(fa, nsites);
+		return err;
+	}
+	/* every row written is some node's: node 1's is the overflow row */
+	for (i = 1; i < nn; i++) {
+		__u32 row = fa->site_of[i] < nsites ? fa->site_of[i] : nsites;
+
+		if (!fa->seen[row]) {
+			fa->seen[row] = true;
+			fa->touched[n++] = row;
+		}
+	}
+	if (n > c->nparts || !c->parts) {
+		struct flat_part *p = realloc(c->parts, (n ? n : 1) * sizeof(*p));
+
+		if (!p) {
+			flat_scratch_clear(fa, nsites);
+			return -ENOMEM;
+		}
+		c->parts = p;
+	}
+	for (i = 0; i < n; i++) {
+		__u32 row = fa->touched[i];
+		struct prof_flat_row *r = &fa->srows[row];
+
+		c->parts[i] = (struct flat_part){ .row = row,
+						  .calls = r->calls,
+						  .ticks = r->ticks,
+						  .max = r->max,
+						  .preempted = r->preempted,
+						  .migrated = r->migrated,
+						  .offcpu_ns = r->offcpu_ns,
+						  .plus = fa->splus[row],
+						  .minus = fa->sminus[row] };
+		memset(r, 0, sizeof(*r));
+		fa->splus[row] = fa->sminus[row] = 0;
+		fa->seen[row] = false;
+	}
+	c->nparts = n;
+	return 0;
+}
+
+/* one slab into the flat rows: from its cached share while its activity
+ * word and node count are what they were, else read and cached anew */
+static int flat_slab(const struct prof_node *nodes, __u32 nn, __u32 nsites, __u32 index,
+		     __u64 activity, __u32 tid, struct flat_acc *fa)
+{
+	bool take = !fa->tid || fa->tid == tid;
+	struct flat_slab_cache *c;
+	__u32 i;
+	int err;
+
+	if (!fa->cache)
+		return flat_thread(nodes, nn, nsites, take, fa, fa->rows, fa->plus, fa->minus);
+	c = &fa->cache->slabs[index];
+	if (!c->valid || c->activity != activity || c->nn != nn || c->tid != tid) {
+		c->valid = false;
+		err = flat_share(nodes, nn, nsites, fa, c);
+		if (err)
+			return err;
+		c->valid = true;
+		c->activity = activity;
+		c->nn = nn;
+		c->tid = tid;
+	}
+	if (!take)
+		return 0;
+	for (i = 0; i < c->nparts; i++) {
+		const struct flat_part *p = &c->parts[i];
+		struct prof_flat_row *r = &fa->rows[p->row];
+
+		r->calls += p->calls;
+		r->ticks += p->ticks;
+		r->preempted += p->preempted;
+		r->migrated += p->migrated;
+		r->offcpu_ns += p->offcpu_ns;
+		if (p->max > r->max)
+			r->max = p->max;
+		fa->plus[p->row] += p->plus;
+		fa->minus[p->row] += p->minus;
+	}
+	return 0;
+}
+
+static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 index,
+		       const struct slab_pub *pub, struct prof_snap_thread *t,
+		       struct hist_pool *pool, unsigned int flags, struct flat_acc *fa,
+		       bool *sched)
+{
+	const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
+	__u32 nn = pub->nnodes;
+	int err;
+
+	err = read_slab_hdr(slab, max_nodes, index, t, nn);
 	if (err)
 		return err;
 	if (fa)
-		return flat_thread(nodes, nn, nsites, !fa->tid || fa->tid == t->tid, fa);
-	/* lazy: checked now, read when a renderer asks */
-	if (flags & PROF_READ_LAZY)
+		return flat_slab(nodes, nn, nsites, index, pub->activity, t->tid, fa);
+	/* lazy: checked now, these nodes read when a renderer asks */
+	if (flags & PROF_READ_LAZY) {
+		t->lazy_nnodes = nn;
 		return scan_nodes(slab, nsites, nn, sched);
+	}
 
 	t->nodes = calloc(nn, sizeof(*t->nodes));
 	if (!t->nodes)
@@ -494,42 +647,122 @@ int prof_snapshot__read_opts(const void *mem, size_t len, unsigned int flags,
 	return read_seg(mem, len, flags, NULL, out);
 }
 
-int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_snapshot **snap,
-		  struct prof_flat_row **out, size_t *nout)
+struct prof_seg_flat_cache *prof_seg_flat_cache__new(void)
 {
-	const struct prof_seg_hdr *h = mem;
-	struct flat_acc fa = { .tid = tid };
-	struct seg_geom g;
-	__u32 i, max_nodes;
+	return calloc(1, sizeof(struct prof_seg_flat_cache));
+}
+
+/* every slab's share forgotten, the scratch kept */
+static void flat_cache_drop(struct prof_seg_flat_cache *c)
+{
+	__u32 i;
+
+	for (i = 0; i < c->nslabs; i++)
+		free(c->slabs[i].parts);
+	free(c->slabs);
+	c->slabs = NULL;
+	c->nslabs = 0;
+}
+
+void prof_seg_flat_cache__destroy(struct prof_seg_flat_cache *c)
+{
+	if (!c)
+		return;
+	flat_cache_drop(c);
+	free(c->srows);
+	free(c->splus);
+	free(c->sminus);
+	free(c->touched);
+	free(c->seen);
+	free(c->site_of);
+	free(c->parent_of);
+	free(c->path_sites);
+	free(c);
+}
+
+/* the per-row and per-node arrays of a flat pass, once nsites is known;
+ * with a cache, its shares still valid for this mapping and these sites */
+static int flat_size(struct flat_acc *fa, const void *mem, size_t len, const struct seg_geom *g,
+		     __u32 nsites, __u32 nslabs)
+{
+	struct prof_seg_flat_cache *c = fa->cache;
+	size_t nrows = (size_t)nsites + 1, nn = (size_t)g->max_nodes + 1;
+
+	fa->nsites = nsites;
+	fa->rows = calloc(nrows, sizeof(*fa->rows));
+	fa->plus = calloc(nrows, sizeof(*fa->plus));
+	fa->minus = calloc(nrows, sizeof(*fa->minus));
+	if (!fa->rows || !fa->plus || !fa->minus)
+		return -ENOMEM;
+	if (!c) {
+		fa->site_of = malloc(nn * sizeof(*fa->site_of));
+		fa->parent_of = malloc(nn * sizeof(*fa->parent_of));
+		fa->path_sites = malloc(nn * sizeof(*fa->path_sites));
+		return fa->site_of && fa->parent_of && fa->path_sites ? 0 : -ENOMEM;
+	}
+	/* a share names rows by site: another mapping or a new site, and none holds */
+	if (c->mem != mem || c->len != len || c->nsites != nsites || c->max_nodes != g->max_nodes) {
+		flat_cache_drop(c);
+		free(c->srows);
+		free(c->splus);
+		free(c->sminus);
+		free(c->touched);
+		free(c->seen);
+		free(c->site_of);
+		free(c->parent_of);
+		free(c->path_sites);
+		c->srows = calloc(nrows, sizeof(*c->srows));
+		c->splus = calloc(nrows, sizeof(*c->splus));
+		c->sminus = calloc(nrows, sizeof(*c->sminus));
+		c->touched = malloc(nrows * sizeof(*c->touched));
+		c->seen = calloc(nrows, sizeof(*c->seen));
+		c->site_of = malloc(nn * sizeof(*c->site_of));
+		c->parent_of = malloc(nn * sizeof(*c->parent_of));
+		c->path_sites = malloc(nn * sizeof(*c->path_sites));
+		c->mem = NULL; /* until all of it is there */
+		if (!c->srows || !c->splus || !c->sminus || !c->touched || !c->seen ||
+		    !c->site_of || !c->parent_of || !c->path_sites)
+			return -ENOMEM;
+		c->mem = mem;
+		c->len = len;
+		c->nsites = nsites;
+		c->max_nodes = g->max_nodes;
+	}
+	if (nslabs > c->nslabs) {
+		struct flat_slab_cache *v = realloc(c->slabs, nslabs * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		memset(v + c->nslabs, 0, (nslabs - c->nslabs) * sizeof(*v));
+		c->slabs = v;
+		c->nslabs = nslabs;
+	}
+	fa->srows = c->srows;
+	fa->splus = c->splus;
+	fa->sminus = c->sminus;
+	fa->touched = c->touched;
+	fa->seen = c->seen;
+	fa->site_of = c->site_of;
+	fa->parent_of = c->parent_of;
+	fa->path_sites = c->path_sites;
+	return 0;
+}
+
+int prof_seg_flat_cached(const void *mem, size_t len, __u32 tid, int sort,
+			 struct prof_seg_flat_cache *cache, struct prof_snapshot **snap,
+			 struct prof_flat_row **out, size_t *nout)
+{
+	struct flat_acc fa = { .tid = tid, .cache = cache };
 	size_t n = 0;
-	int err = -ENOMEM;
+	__u32 i;
+	int err;
 
 	*snap = NULL;
 	*out = NULL;
 	*nout = 0;
-	err = seg_check(mem, len, &g);
-	if (err)
-		return err;
-	/* sized from the checked geometry; a live writer can still move
-	 * nsites, and read_seg checks it again */
-	fa.nsites = LDA(&h->nsites);
-	max_nodes = g.max_nodes;
-	if (fa.nsites > g.max_sites)
-		return -EINVAL;
-	err = -ENOMEM;
-	fa.rows = calloc((size_t)fa.nsites + 1, sizeof(*fa.rows));
-	fa.plus = calloc((size_t)fa.nsites + 1, sizeof(*fa.plus));
-	fa.minus = calloc((size_t)fa.nsites + 1, sizeof(*fa.minus));
-	fa.site_of = malloc(((size_t)max_nodes + 1) * sizeof(__u32));
-	fa.parent_of = malloc(((size_t)max_nodes + 1) * sizeof(__u32));
-	fa.path_sites = malloc(((size_t)max_nodes + 1) * sizeof(__u64));
-	if (!fa.rows || !fa.plus || !fa.minus || !fa.site_of || !fa.parent_of || !fa.path_sites)
-		goto cleanup;
 	err = read_seg(mem, len, PROF_READ_NO_HIST, &fa, snap);
 	if (err)
 		goto cleanup;
-	if ((*snap)->nsites < fa.nsites)
-		fa.nsites = (*snap)->nsites;
 	for (i = 0; i <= fa.nsites; i++) {
 		fa.rows[i].site = i < fa.nsites ? i : PROF_SITE_NONE;
 		/* a child read after it grew can exceed its parent: clamp */
@@ -545,10 +778,18 @@ cleanup:
 	free(fa.rows);
 	free(fa.plus);
 	free(fa.minus);
-	free(fa.site_of);
-	free(fa.parent_of);
-	free(fa.path_sites);
+	if (!cache) {
+		free(fa.site_of);
+		free(fa.parent_of);
+		free(fa.path_sites);
+	}
 	return err;
+}
+
+int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_snapshot **snap,
+		  struct prof_flat_row **out, size_t *nout)
+{
+	return prof_seg_flat_cached(mem, len, tid, sort, NULL, snap, out, nout);
 }
 
 static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
@@ -558,6 +799,7 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 	const char *base = mem;
 	struct prof_snapshot *s;
 	struct hist_pool pool = { 0 };
+	struct slab_pub *pub = NULL;
 	struct seg_geom g;
 	__u32 i, nslabs;
 	bool sched = false;
@@ -593,15 +835,35 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		if (s->clock != PROF_CLOCK_TSC && s->clock != PROF_CLOCK_MONO)
 			goto fail;
 
-		s->nsites = LDA(&h->nsites);
 		nslabs = LDA(&h->nslabs);
-		if (s->nsites > g.max_sites || nslabs > g.max_threads)
+		if (nslabs > g.max_threads)
+			goto fail;
+		pub = malloc((nslabs ? nslabs : 1) * sizeof(*pub));
+		if (!pub) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		for (i = 0; i < nslabs; i++) {
+			const struct prof_slab_hdr *sh =
+				(const void *)(base + slabs_off + (__u64)i * slab_size);
+
+			pub[i].activity = LDA(&sh->activity);
+			pub[i].nnodes = LDA(&sh->nnodes);
+		}
+		s->nsites = LDA(&h->nsites);
+		if (s->nsites > g.max_sites)
 			goto fail;
 		s->sites = calloc(s->nsites ? s->nsites : 1, sizeof(*s->sites));
 		s->threads = calloc(nslabs ? nslabs : 1, sizeof(*s->threads));
 		if (!s->sites || !s->threads) {
 			err = -ENOMEM;
 			goto fail;
+		}
+		if (fa) {
+			err = flat_size(fa, mem, len, &g, s->nsites, nslabs);
+			if (err)
+				goto fail;
+			err = -EINVAL;
 		}
 		for (i = 0; i < s->nsites; i++) {
 			const struct prof_site_ent *e =
@@ -619,7 +881,8 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		}
 		for (i = 0; i < nslabs; i++) {
 			err = read_thread(base + slabs_off + (__u64)i * slab_size, max_nodes,
-					  s->nsites, i, &s->threads[i], &pool, flags, fa, &sched);
+					  s->nsites, i, &pub[i], &s->threads[i], &pool, flags, fa,
+					  &sched);
 			s->nthreads = i + 1;
 			if (err)
 				goto fail;
@@ -640,10 +903,12 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 	s->hist = pool.v;
 	s->nhist = pool.n;
 	*out = s;
+	free(pub);
 	return 0;
 fail:
 	s->hist = pool.v;
 	prof_snapshot__destroy(s);
+	free(pub);
 	return err;
 }
 
@@ -808,10 +1073,11 @@ int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread
 	if (t->slab >= z->g.max_threads)
 		return -EINVAL;
 	slab = (const char *)z->mem + z->g.slabs_off + (__u64)t->slab * z->g.slab_size;
-	/* the writer may have added nodes since the read: check them all again */
+	/* the nodes the read checked, and no newer: a newer one may name a site
+	 * registered since s->nsites was loaded.  Checked again as copied. */
 	if (LDA(&((const struct prof_slab_hdr *)slab)->magic) != PROF_SLAB_MAGIC)
 		return -EINVAL;
-	nn = LDA(&((const struct prof_slab_hdr *)slab)->nnodes);
+	nn = t->lazy_nnodes;
 	if (nn < 2 || nn > z->g.max_nodes)
 		return -EINVAL;
 	if (nn > z->cap) {

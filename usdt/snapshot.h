@@ -84,6 +84,7 @@ struct prof_snap_thread {
 	__u32 frame_hist[PROF_HIST_BUCKETS];
 	__u32 nnodes;		/* >= 1: node 0 is the root */
 	struct prof_snap_node *nodes;
+	__u32 lazy_nnodes;	/* PROF_READ_LAZY: the nodes checked by the read */
 };
 
 struct prof_snapshot {
@@ -250,6 +251,19 @@ void prof_flat_sort(struct prof_flat_row *rows, size_t n, int sort);
  */
 int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_snapshot **snap,
 		  struct prof_flat_row **rows, size_t *n);
+/*
+ * The same, for a caller that asks again and again of one mapping: the
+ * cache keeps each thread's share of the rows and reuses it while the
+ * slab's activity word and node count are unchanged, so a thread that ran
+ * no zone since the last call costs no node reads.  Rows and *snap as
+ * prof_seg_flat's, equal to what it would give.
+ */
+struct prof_seg_flat_cache;
+struct prof_seg_flat_cache *prof_seg_flat_cache__new(void);
+void prof_seg_flat_cache__destroy(struct prof_seg_flat_cache *c);
+int prof_seg_flat_cached(const void *mem, size_t len, __u32 tid, int sort,
+			 struct prof_seg_flat_cache *cache, struct prof_snapshot **snap,
+			 struct prof_flat_row **rows, size_t *n);
 
 /*
  * A sampler's cursor over one live segment.  A node's parent never changes
