@@ -147,6 +147,13 @@ static struct prof_node *node(void *img, __u32 t, __u32 i)
 	return (struct prof_node *)((char *)slab(img, t) + PROF_SLAB_HDR_SIZE) + i;
 }
 
+static struct prof_node_ext *node_ext(void *img, __u32 t, __u32 i)
+{
+	return (struct prof_node_ext *)((char *)slab(img, t) +
+					prof_slab_ext_off(hdr(img)->max_nodes)) +
+	       i;
+}
+
 static void test_valid_image(void **state)
 {
 	size_t len;
@@ -234,6 +241,8 @@ static void test_geometry_bytes(void **state)
 			{ offsetof(struct prof_seg_hdr, hdr_size), 4, 1 },
 			{ offsetof(struct prof_seg_hdr, node_size), 4, 64 },
 			{ offsetof(struct prof_seg_hdr, hist_buckets), 4, 1000 },
+			{ offsetof(struct prof_seg_hdr, ext_size), 4, 32 },
+			{ offsetof(struct prof_seg_hdr, hist_block), 4, 8 },
 		};
 		unsigned i;
 
@@ -346,21 +355,22 @@ static void test_huge_counts(void **state)
 	p = dup_img(img, len);
 	for (t = 0; t < hdr(p)->nslabs; t++) {
 		struct prof_slab_hdr *sh = slab(p, t);
-		__u32 *hist = (__u32 *)((char *)sh + PROF_SLAB_HDR_SIZE +
-					(size_t)hdr(p)->max_nodes * PROF_NODE_SIZE);
+		__u32 *hist = (__u32 *)((char *)sh + prof_slab_hist_off(hdr(p)->max_nodes));
 
 		sh->frames = sh->frame_ticks = sh->frame_max = ~0ull;
 		sh->overflow = sh->unbalanced = ~0ull;
 		for (k = 0; k < PROF_HIST_BUCKETS; k++)
 			sh->frame_hist[k] = 0xffffffff;
+		sh->ext_used = 1;
 		for (i = 0; i < sh->nnodes; i++) {
 			struct prof_node *n = node(p, t, i);
+			struct prof_node_ext *e = node_ext(p, t, i);
 
 			n->calls = n->ticks = n->max = ~0ull;
-			n->preempted = n->migrated = n->offcpu_ns = n->anomalies = ~0ull;
-			n->allocs = n->alloc_bytes = n->frees = n->free_bytes = ~0ull;
+			e->preempted = e->migrated = e->offcpu_ns = e->anomalies = ~0ull;
+			e->allocs = e->alloc_bytes = e->frees = e->free_bytes = ~0ull;
 			for (k = 0; k < PROF_HIST_BUCKETS; k++)
-				hist[(size_t)i * PROF_HIST_BUCKETS + k] = 0xffffffff;
+				hist[prof_hist_index(i, k)] = 0xffffffff;
 		}
 	}
 	hdr(p)->tick_hz = 1000;

@@ -191,6 +191,37 @@ static void test_percentiles(void **state)
 	/* the clusters are far apart: a wrong rank lands 4x off, not 12% */
 	assert_true(prof_snap_ns(s, prof_snap_quantile(s, n, 0.5)) < 200 * US);
 	assert_true(prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)) > 1 * MS);
+	/* the copy starts at the lowest bucket used, far above 0, and holds
+	 * every call */
+	{
+		const __u32 *h = prof_snap_hist(s, n);
+		__u64 sum = 0;
+
+		assert_non_null(h);
+		assert_true(n->hist_lo > 40 && h[0] > 0);
+		for (i = 0; i < n->hist_n; i++)
+			sum += h[i];
+		assert_int_equal(sum, QN);
+	}
+	/* read lazily, the quantiles come from the segment's buckets, read
+	 * from the top: the same as the copy's */
+	{
+		struct prof_snapshot *z = test_snapshot_opts(0, PROF_READ_LAZY);
+		const struct prof_snap_thread *zt;
+		const struct prof_snap_node *zn;
+
+		assert_non_null(z);
+		zt = test_thread(z, q.tid);
+		assert_non_null(zt);
+		assert_int_equal(prof_snap_thread_load(z, &z->threads[zt - z->threads]), 0);
+		zn = test_node(z, zt, "timing_dist");
+		assert_non_null(zn);
+		assert_int_equal(zn->calls, QN);
+		for (i = 0; i < 3; i++)
+			assert_int_equal(prof_snap_quantile(z, zn, qs[i]),
+					 prof_snap_quantile(s, n, qs[i]));
+		prof_snapshot__destroy(z);
+	}
 	prof_snapshot__destroy(s);
 }
 
@@ -233,18 +264,17 @@ static void test_hist_buckets(void **state)
 	assert_int_equal(prof_hist_lo(prof_hist_bucket(1000000)), 917504);
 }
 
-/* a one-thread, one-zone snapshot with counts in chosen buckets, written and read back */
-static struct prof_snapshot *synthetic(const unsigned *buckets, const __u32 *counts, unsigned nb,
-				       __u64 max)
+/* a segment image of one thread with one zone, counts in chosen buckets */
+static void *synthetic_image(const unsigned *buckets, const __u32 *counts, unsigned nb, __u64 max,
+			     size_t *len)
 {
 	static struct prof_snap_site site = { .name = "synth", .func = "f", .file = "x.c" };
 	struct prof_snap_node nodes[3];
 	struct prof_snap_thread th;
-	struct prof_snapshot s, *out = NULL;
+	struct prof_snapshot s;
 	__u32 hist[PROF_HIST_BUCKETS] = { 0 };
 	__u64 calls = 0, ticks = 0;
 	unsigned i;
-	size_t len;
 	void *buf;
 
 	for (i = 0; i < nb; i++) {
@@ -277,7 +307,24 @@ static struct prof_snapshot *synthetic(const unsigned *buckets, const __u32 *cou
 	s.threads = &th;
 	s.hist = hist;
 	s.nhist = PROF_HIST_BUCKETS;
-	assert_int_equal(prof_snapshot__write(&s, &buf, &len), 0);
+	assert_int_equal(prof_snapshot__write(&s, &buf, len), 0);
+	return buf;
+}
+
+/* the same, read back */
+static struct prof_snapshot *synthetic(const unsigned *buckets, const __u32 *counts, unsigned nb,
+				       __u64 max)
+{
+	struct prof_snapshot *out = NULL;
+	__u64 calls = 0, ticks = 0;
+	unsigned i;
+	size_t len;
+	void *buf = synthetic_image(buckets, counts, nb, max, &len);
+
+	for (i = 0; i < nb; i++) {
+		calls += counts[i];
+		ticks += counts[i] * prof_hist_lo(buckets[i]);
+	}
 	assert_int_equal(prof_snapshot__read(buf, len, &out), 0);
 	free(buf);
 	assert_int_equal(out->nthreads, 1);
@@ -341,11 +388,80 @@ static void test_quantile_synthetic(void **state)
 	prof_snapshot__destroy(s);
 }
 
+/*
+ * Readers take a node's buckets from the top, down to the lowest its calls
+ * reach: the copy (full reads) and the lazy read's quantiles.  On random
+ * histograms (few buckets, rank boundaries, bucket 0, the last bucket)
+ * both must find the bucket a plain bottom-up walk finds.
+ */
+static void test_quantiles_from_top(void **state)
+{
+	static const double qs[] = { 0.5, 0.9, 0.99 };
+	unsigned seed = 0xbeef, iter;
+
+	(void)state;
+	for (iter = 0; iter < 2000; iter++) {
+		unsigned bk[6], nb, i, k, lo = PROF_HIST_BUCKETS, hi = 0;
+		__u32 cnt[6], h[PROF_HIST_BUCKETS] = { 0 };
+		struct prof_snapshot *full, *lazy;
+		const struct prof_snap_node *fn, *ln;
+		__u64 calls = 0;
+		size_t len;
+		void *img;
+
+		seed = seed * 1103515245u + 12345u;
+		nb = 1 + (seed >> 16) % 6;
+		for (i = 0; i < nb; i++) {
+			seed = seed * 1103515245u + 12345u;
+			bk[i] = (seed >> 8) % 4 ? (seed >> 12) % PROF_HIST_BUCKETS
+						: (iter % 2 ? 0 : PROF_HIST_BUCKETS - 1);
+			seed = seed * 1103515245u + 12345u;
+			cnt[i] = (seed >> 8) % 3 ? 1 + (seed >> 12) % 7 : 1 + (seed >> 12) % 300;
+			h[bk[i]] += cnt[i];
+			calls += cnt[i];
+			lo = bk[i] < lo ? bk[i] : lo;
+			hi = bk[i] > hi ? bk[i] : hi;
+		}
+		/* a max at the top of its bucket: no answer is clamped out of it */
+		img = synthetic_image(bk, cnt, nb, prof_hist_lo(hi + 1) - 1, &len);
+		assert_int_equal(prof_snapshot__read(img, len, &full), 0);
+		assert_int_equal(prof_snapshot__read_opts(img, len, PROF_READ_LAZY, &lazy), 0);
+		assert_int_equal(prof_snap_thread_load(lazy, &lazy->threads[0]), 0);
+		fn = &full->threads[0].nodes[2];
+		ln = &lazy->threads[0].nodes[2];
+		/* the copy: exactly the buckets from the lowest used to the max's */
+		assert_int_equal(fn->hist_lo, lo);
+		assert_int_equal(fn->hist_n, hi - lo + 1);
+		for (i = 0; i < fn->hist_n; i++)
+			assert_int_equal(prof_snap_hist(full, fn)[i], h[lo + i]);
+		for (k = 0; k < 3; k++) {
+			__u64 rank = (__u64)(qs[k] * (double)calls), acc = 0;
+			unsigned b;
+
+			if ((double)rank < qs[k] * (double)calls)
+				rank++;
+			for (b = 0; acc + h[b] < rank; b++)
+				acc += h[b];
+			if (prof_hist_bucket(prof_snap_quantile(full, fn, qs[k])) != b ||
+			    prof_hist_bucket(prof_snap_quantile(lazy, ln, qs[k])) != b)
+				fail_msg("iteration %u: p%g in bucket %u (full) / %u (lazy), "
+					 "want %u",
+					 iter, qs[k] * 100,
+					 prof_hist_bucket(prof_snap_quantile(full, fn, qs[k])),
+					 prof_hist_bucket(prof_snap_quantile(lazy, ln, qs[k])), b);
+		}
+		prof_snapshot__destroy(lazy);
+		prof_snapshot__destroy(full);
+		free(img);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_quantile_synthetic),
+		cmocka_unit_test(test_quantiles_from_top),
 		cmocka_unit_test(test_nested_total_self),
 		cmocka_unit_test(test_percentiles),
 	};

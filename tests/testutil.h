@@ -17,8 +17,9 @@
 
 #include "snapshot.h"
 
-/* a snapshot of process pid's segment (this process if pid == 0), or NULL */
-static inline struct prof_snapshot *test_snapshot(pid_t pid)
+/* a snapshot of process pid's segment (this process if pid == 0), read
+ * with PROF_READ_* flags, or NULL */
+static inline struct prof_snapshot *test_snapshot_opts(pid_t pid, unsigned int flags)
 {
 	struct prof_seg_ent *ents;
 	struct prof_snapshot *s = NULL;
@@ -35,12 +36,17 @@ static inline struct prof_snapshot *test_snapshot(pid_t pid)
 			continue;
 		fd = prof_seg_open(&ents[i]);
 		if (fd >= 0) {
-			prof_snapshot__read_fd(fd, &s);
+			prof_snapshot__read_fd_opts(fd, flags, &s);
 			close(fd);
 		}
 	}
 	free(ents);
 	return s;
+}
+
+static inline struct prof_snapshot *test_snapshot(pid_t pid)
+{
+	return test_snapshot_opts(pid, 0);
 }
 
 /* the first node of a thread whose zone is called name, or NULL */

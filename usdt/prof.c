@@ -27,13 +27,16 @@ static bool fork_mover; /* the forking thread has yet to move out */
 
 /* the kernel word of a thread profd does not know: constant zeros */
 static const struct prof_sched_rec prof_zero_rec;
-/* the activity word of a thread without a slab (a sink): nobody reads it */
+/* the activity word and ext flag of a thread without a slab (a sink):
+ * nobody reads them */
 static __u64 sink_activity;
+static __u32 sink_ext_used;
 
 __thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec"))) = {
 	.cur = __PROF_UNINIT,
 	.krec = &prof_zero_rec,
 	.activity = &sink_activity,
+	.ext_used = &sink_ext_used,
 };
 int __prof_clock_tsc = 1;
 
@@ -277,6 +280,8 @@ static int seg_init(void)
 	h->max_nodes = prof_rt.max_nodes;
 	h->node_size = sizeof(struct prof_node);
 	h->hist_buckets = PROF_HIST_BUCKETS;
+	h->ext_size = sizeof(struct prof_node_ext);
+	h->hist_block = PROF_HIST_BLOCK;
 	h->sites_off = sites_off;
 	h->slabs_off = slabs_off;
 	h->slab_size = slab_size;
@@ -362,14 +367,39 @@ out:
 	return idx;
 }
 
+/* a sink's two nodes, their ext records and their histogram block */
+struct prof_sink {
+	struct prof_node nodes[2];
+	struct prof_node_ext ext[2];
+	__u32 hist[PROF_HIST_BLOCK * PROF_HIST_BUCKETS];
+};
+
+static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k)
+{
+	t->nodes = k->nodes;
+	t->ext = k->ext;
+	t->hist = k->hist;
+	t->activity = &sink_activity;
+	t->ext_used = &sink_ext_used;
+}
+
 /* shared by every sink thread that failed malloc: racy, but in bounds */
-static struct prof_node last_resort[2];
-static __u32 last_resort_hist[2 * PROF_HIST_BUCKETS];
+static struct prof_sink last_resort;
 static void thread_sink_last_resort(struct __prof_thread *t)
 {
-	t->nodes = last_resort;
-	t->hist = last_resort_hist;
-	t->activity = &sink_activity;
+	thread_bind_sink(t, &last_resort);
+}
+
+/* the fast path's pointers into a slab */
+static void thread_bind_slab(struct __prof_thread *t, struct prof_slab_hdr *hdr)
+{
+	char *slab = (char *)hdr;
+
+	t->nodes = (struct prof_node *)(slab + PROF_SLAB_HDR_SIZE);
+	t->ext = (struct prof_node_ext *)(slab + prof_slab_ext_off(prof_rt.max_nodes));
+	t->hist = (__u32 *)(slab + prof_slab_hist_off(prof_rt.max_nodes));
+	t->activity = &hdr->activity;
+	t->ext_used = &hdr->ext_used;
 }
 
 static void fork_publish_locked(void);
@@ -387,13 +417,10 @@ static void fork_drop_old(void)
 /* a table of two nodes for a thread we cannot profile: all zones land in 1 */
 static void thread_sink(struct __prof_thread *t)
 {
-	size_t sz = 2 * sizeof(struct prof_node) + 2 * PROF_HIST_BUCKETS * sizeof(__u32);
-	char *mem = calloc(1, sz);
+	struct prof_sink *mem = calloc(1, sizeof(*mem));
 
 	if (mem) {
-		t->nodes = (struct prof_node *)mem;
-		t->hist = (__u32 *)(mem + 2 * sizeof(struct prof_node));
-		t->activity = &sink_activity;
+		thread_bind_sink(t, mem);
 		/* freed by prof_thread_exit */
 		prof_tpriv.sink = mem;
 		pthread_setspecific(prof_key, &prof_tpriv);
@@ -502,9 +529,7 @@ static void thread_init(void)
 	p->table_mask = tsize - 1;
 	p->nnodes = 2;
 	p->max_nodes = prof_rt.max_nodes;
-	t->nodes = nodes;
-	t->hist = (__u32 *)((char *)nodes + (size_t)prof_rt.max_nodes * sizeof(struct prof_node));
-	t->activity = &hdr->activity;
+	thread_bind_slab(t, hdr);
 	/* a zone longer than a day is a broken clock, not a measurement */
 	t->limit = (__u64)(86400e9 / prof_rt.ns_per_tick);
 	t->cur = PROF_NODE_ROOT;
@@ -592,16 +617,27 @@ uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
 void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 {
 	struct __prof_thread *t = &__prof_tls;
-	struct prof_node *n = &t->nodes[z->node];
+	struct prof_node_ext *n = &t->ext[z->node];
 	__u64 off = t->krec->offcpu_ns - z->offcpu;
 	__u64 wall = prof_ticks_to_ns(d);
 
+	__PROF_STORE(t->ext_used, 1);
 	if ((__u32)seq != (__u32)z->seq)
 		__PROF_ADD(&n->preempted, 1);
 	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT))
 		__PROF_ADD(&n->migrated, 1);
 	/* the record can appear mid-zone (profd started): never above wall */
 	__PROF_ADD(&n->offcpu_ns, off < wall ? off : wall);
+}
+
+/* a delta negative or longer than a day: counted, not added */
+void __prof_anomaly(struct __prof_zone *z)
+{
+	struct __prof_thread *t = &__prof_tls;
+
+	__PROF_STORE(t->ext_used, 1);
+	__PROF_ADD(&t->ext[z->node].anomalies, 1);
+	__PROF_BUMP(t->activity);
 }
 
 /* is node a an ancestor of (or equal to) node b? */
@@ -907,10 +943,7 @@ static void fork_move_self(void)
 		prof_rt.threads = p->te;
 		p->hdr = hdr;
 		p->last_frame = 0;
-		t->nodes = nodes;
-		t->hist = (__u32 *)((char *)nodes +
-				    (size_t)prof_rt.max_nodes * sizeof(struct prof_node));
-		t->activity = &hdr->activity;
+		thread_bind_slab(t, hdr);
 		t->cur = cur;
 	} else if (p->te) {
 		/* no segment or no slab: the open zones land in a sink */

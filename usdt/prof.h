@@ -105,12 +105,14 @@ struct __prof_zone {
 /* the calling thread's fast-path state */
 struct __prof_thread {
 	struct prof_node *nodes;	/* this thread's node table, in the slab */
-	uint32_t *hist;			/* its histograms */
+	uint32_t *hist;			/* its histograms (prof_hist_index) */
 	uint32_t cur;			/* current node; __PROF_UNINIT before init */
 	uint32_t __pad;
 	uint64_t limit;			/* a delta above this is an anomaly */
 	const volatile struct prof_sched_rec *krec; /* kernel word, never NULL once init */
 	__u64 *activity;		/* the slab's activity word, never NULL once init */
+	struct prof_node_ext *ext;	/* the nodes' ext records */
+	__u32 *ext_used;		/* the slab's ext_used flag */
 };
 
 #define __PROF_UNINIT 0xfffffffeU
@@ -121,6 +123,7 @@ extern int __prof_clock_tsc;
 
 uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev);
 void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d);
+void __prof_anomaly(struct __prof_zone *z);
 void __prof_unbalanced(struct __prof_zone *z);
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
 void __prof_end(void);
@@ -190,15 +193,14 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	__prof_tls.cur = z->prev;
 	/* unsigned: a negative delta is huge too */
 	if (__builtin_expect(d > __prof_tls.limit, 0)) {
-		__PROF_ADD(&n->anomalies, 1);
-		__PROF_BUMP(__prof_tls.activity);
+		__prof_anomaly(z);
 		return;
 	}
 	__PROF_ADD(&n->calls, 1);
 	__PROF_ADD(&n->ticks, d);
 	if (d > __PROF_LOAD(&n->max))
 		__PROF_STORE(&n->max, d);
-	__PROF_ADD(&__prof_tls.hist[(size_t)z->node * PROF_HIST_BUCKETS + prof_hist_bucket(d)], 1);
+	__PROF_ADD(&__prof_tls.hist[prof_hist_index(z->node, prof_hist_bucket(d))], 1);
 	if (__builtin_expect(seq != z->seq, 0))
 		__prof_leave_slow(z, seq, d);
 	__PROF_BUMP(__prof_tls.activity);
@@ -208,13 +210,14 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 
 static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64_t bytes)
 {
-	struct prof_node *n;
+	struct prof_node_ext *n;
 
 	if (__builtin_expect(__prof_tls.cur >= __PROF_FORKED, 0)) {
 		__prof_alloc_slow(is_free, bytes);
 		return;
 	}
-	n = &__prof_tls.nodes[__prof_tls.cur];
+	n = &__prof_tls.ext[__prof_tls.cur];
+	__PROF_STORE(__prof_tls.ext_used, 1);
 	if (is_free) {
 		__PROF_ADD(&n->frees, 1);
 		__PROF_ADD(&n->free_bytes, bytes);

@@ -43,10 +43,29 @@ struct hist_pool {
 	__u64 n, cap;
 };
 
-static int pool_add(struct hist_pool *p, const __u32 *src, __u32 n, __u64 *off)
+/*
+ * Node i's histogram into the pool, read from the top: buckets hi (its
+ * max's) down to the lowest one its calls reach, never the empty ones
+ * below (they are most of it, and in pages the writer may never have
+ * touched).  Bucket lo + k lands at pool[*off + k].
+ */
+static int pool_add(struct hist_pool *p, const __u32 *hist, __u32 node, __u32 hi, __u64 calls,
+		    __u32 *lo, __u32 *nb, __u64 *off)
 {
-	__u32 i;
+	__u32 h[PROF_HIST_BUCKETS], b = hi, low = hi, i, n;
+	__u64 acc = 0;
 
+	for (;;) {
+		h[b] = LD(&hist[prof_hist_index(node, b)]);
+		if (h[b])
+			low = b;
+		acc += h[b];
+		/* a racing exit may leave fewer counts than calls: then all */
+		if (acc >= calls || b == 0)
+			break;
+		b--;
+	}
+	n = hi - low + 1;
 	if (p->n + n > p->cap) {
 		__u64 cap = p->cap ? p->cap * 2 : 4096;
 		__u32 *v;
@@ -60,10 +79,36 @@ static int pool_add(struct hist_pool *p, const __u32 *src, __u32 n, __u64 *off)
 		p->cap = cap;
 	}
 	*off = p->n;
+	*lo = low;
+	*nb = n;
 	for (i = 0; i < n; i++)
-		p->v[p->n + i] = LD(&src[i]);
+		p->v[p->n + i] = h[low + i];
 	p->n += n;
 	return 0;
+}
+
+/* a slab's regions; ext records are read only if the writer used them */
+struct slab_view {
+	const struct prof_slab_hdr *hdr;
+	const struct prof_node *nodes;
+	const struct prof_node_ext *ext; /* NULL: every record is zero */
+	const __u32 *hist;
+};
+
+static void slab_view(const char *slab, __u32 max_nodes, struct slab_view *v)
+{
+	v->hdr = (const void *)slab;
+	v->nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
+	v->ext = LD(&v->hdr->ext_used) ? (const void *)(slab + prof_slab_ext_off(max_nodes)) : NULL;
+	v->hist = (const void *)(slab + prof_slab_hist_off(max_nodes));
+}
+
+static const struct prof_node_ext zero_ext;
+
+/* node i's ext record, or a zero one */
+static inline const struct prof_node_ext *view_ext(const struct slab_view *v, __u32 i)
+{
+	return v->ext ? &v->ext[i] : &zero_ext;
 }
 
 /* link children, depths and child totals; nodes must have parent < index */
@@ -139,14 +184,14 @@ struct prof_seg_flat_cache {
 
 /* one pass over the first cache line of each node; nodes must have
  * parent < index, checked here as in the copying read */
-static int flat_thread(const struct prof_node *nodes, __u32 nn, __u32 nsites, bool take,
-		       struct flat_acc *fa, struct prof_flat_row *rows, __u64 *plus,
-		       __u64 *minus)
+static int flat_thread(const struct slab_view *v, __u32 nn, __u32 nsites, bool take,
+		       struct flat_acc *fa, struct prof_flat_row *rows, __u64 *plus, __u64 *minus)
 {
 	__u32 i;
 
 	for (i = 0; i < nn; i++) {
-		const struct prof_node *src = &nodes[i];
+		const struct prof_node *src = &v->nodes[i];
+		const struct prof_node_ext *ext = view_ext(v, i);
 		__u32 site = LD(&src->site), parent = LD(&src->parent), p, row;
 		struct prof_flat_row *r;
 		__u64 ticks, max;
@@ -167,8 +212,8 @@ static int flat_thread(const struct prof_node *nodes, __u32 nn, __u32 nsites, bo
 		ticks = LD(&src->ticks);
 		max = LD(&src->max);
 		r->calls += LD(&src->calls);
-		r->preempted += LD(&src->preempted);
-		r->migrated += LD(&src->migrated);
+		r->preempted += LD(&ext->preempted);
+		r->migrated += LD(&ext->migrated);
 		if (max > r->max)
 			r->max = max;
 		plus[row] += ticks;
@@ -185,7 +230,7 @@ static int flat_thread(const struct prof_node *nodes, __u32 nn, __u32 nsites, bo
 		}
 		if (!rec) {
 			r->ticks += ticks;
-			r->offcpu_ns += LD(&src->offcpu_ns);
+			r->offcpu_ns += LD(&ext->offcpu_ns);
 		}
 	}
 	return 0;
@@ -331,37 +376,67 @@ static int hist_quantiles(const __u32 *h, __u32 lo, __u32 nb, __u64 max, const d
 	return hist_quantiles_sum(h, lo, nb, total, max, q, nq, out);
 }
 
-#define PREFETCH_AHEAD 8 /* nodes: measured best of 8, 16, 32 */
+/*
+ * The keep_q quantiles of node i, read in place from the top: the bucket
+ * of its max down to the median's, never the empty buckets below (most of
+ * a histogram).  Ranks count from the node's calls, which equal its
+ * buckets' sum but for exits racing the read: then a quantile moves by
+ * those few calls.  The same buckets the bottom-up walk finds otherwise.
+ */
+static void hist_quantiles_top(const __u32 *hist, __u32 node, __u32 hi, __u64 calls, __u64 max,
+			       __u64 *out)
+{
+	__u64 need[PROF_SNAP_NQUANT], acc = 0;
+	int k = PROF_SNAP_NQUANT - 1;
+	__u32 b = hi, low = hi;
+
+	memset(out, 0, PROF_SNAP_NQUANT * sizeof(*out));
+	if (!calls)
+		return;
+	/* the rank from the bottom, as hist_quantiles_sum; from the top: the
+	 * bucket where the count from the top reaches calls - rank + 1 */
+	for (int j = 0; j < PROF_SNAP_NQUANT; j++) {
+		__u64 rank = (__u64)(keep_q[j] * (double)calls);
+
+		if ((double)rank < keep_q[j] * (double)calls)
+			rank++;
+		if (rank < 1)
+			rank = 1;
+		need[j] = rank <= calls ? calls - rank + 1 : 1;
+	}
+	for (;;) {
+		__u32 c = LD(&hist[prof_hist_index(node, b)]);
+
+		if (c)
+			low = b;
+		acc += c;
+		while (k >= 0 && acc >= need[k])
+			out[k--] = bucket_value(b, max);
+		if (k < 0 || b == 0)
+			break;
+		b--;
+	}
+	/* fewer counts than calls (a racing exit): the lowest bucket seen */
+	for (; k >= 0 && acc; k--)
+		out[k] = bucket_value(low, max);
+}
 
 /* nodes [0, nn) of a slab into out, validated; histograms as flags say:
  * copied into pool, reduced in place to quant[3 * i ..], or left */
-static int read_nodes(const char *slab, __u32 max_nodes, __u32 nsites, __u32 nn,
-		      struct prof_snap_node *out, struct hist_pool *pool, __u64 *quant,
-		      unsigned int flags)
+static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct prof_snap_node *out,
+		      struct hist_pool *pool, __u64 *quant, unsigned int flags)
 {
-	const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
-	const __u32 *hist =
-		(const void *)((const char *)nodes + (size_t)max_nodes * PROF_NODE_SIZE);
 	bool any = !(flags & PROF_READ_NO_HIST);
 	bool reduce = any && (flags & PROF_READ_LAZY) && !(flags & PROF_READ_LAZY_HIST);
 	bool copy = any && !reduce;
 	__u32 i;
 
 	for (i = 0; i < nn; i++) {
-		const struct prof_node *src = &nodes[i];
+		const struct prof_node *src = &v->nodes[i];
+		const struct prof_node_ext *ext = view_ext(v, i);
 		struct prof_snap_node *n = &out[i];
 		__u32 hi;
 		int err;
-
-		/* the histograms are 768 bytes apart, too far for the hardware
-		 * to guess: ask for a later node's first lines now */
-		if (reduce && i + PREFETCH_AHEAD < nn) {
-			const char *ahead = (const char *)&hist[(size_t)(i + PREFETCH_AHEAD) *
-								PROF_HIST_BUCKETS];
-
-			__builtin_prefetch(ahead);
-			__builtin_prefetch(ahead + 64);
-		}
 
 		n->site = LD(&src->site);
 		n->parent = LD(&src->parent);
@@ -373,14 +448,14 @@ static int read_nodes(const char *slab, __u32 max_nodes, __u32 nsites, __u32 nn,
 		n->calls = LD(&src->calls);
 		n->ticks = LD(&src->ticks);
 		n->max = LD(&src->max);
-		n->preempted = LD(&src->preempted);
-		n->migrated = LD(&src->migrated);
-		n->offcpu_ns = LD(&src->offcpu_ns);
-		n->anomalies = LD(&src->anomalies);
-		n->allocs = LD(&src->allocs);
-		n->alloc_bytes = LD(&src->alloc_bytes);
-		n->frees = LD(&src->frees);
-		n->free_bytes = LD(&src->free_bytes);
+		n->preempted = LD(&ext->preempted);
+		n->migrated = LD(&ext->migrated);
+		n->offcpu_ns = LD(&ext->offcpu_ns);
+		n->anomalies = LD(&ext->anomalies);
+		n->allocs = LD(&ext->allocs);
+		n->alloc_bytes = LD(&ext->alloc_bytes);
+		n->frees = LD(&ext->frees);
+		n->free_bytes = LD(&ext->free_bytes);
 		n->hist_lo = 0;
 		n->hist_n = 0;
 		n->hist_off = 0;
@@ -388,25 +463,16 @@ static int read_nodes(const char *slab, __u32 max_nodes, __u32 nsites, __u32 nn,
 		/* only the buckets up to the max's: the rest are empty */
 		hi = prof_hist_bucket(n->max);
 		if (reduce) {
-			__u32 h[PROF_HIST_BUCKETS], k, nb = n->calls ? hi + 1 : 0;
-			__u64 *q = quant + (size_t)i * PROF_SNAP_NQUANT, total = 0;
-
-			/* each bucket loaded once, the quantiles from that copy */
-			for (k = 0; k < nb; k++) {
-				h[k] = LD(&hist[(size_t)i * PROF_HIST_BUCKETS + k]);
-				total += h[k];
-			}
-			if (!hist_quantiles_sum(h, 0, nb, total, n->max, keep_q, PROF_SNAP_NQUANT,
-						q))
-				memset(q, 0, PROF_SNAP_NQUANT * sizeof(*q));
+			hist_quantiles_top(v->hist, i, hi, n->calls, n->max,
+					   quant + (size_t)i * PROF_SNAP_NQUANT);
 			n->hist_off = i;
 			n->flags = PROF_SNAP_F_QUANT;
 			continue;
 		}
 		if (!copy || !n->calls)
 			continue;
-		n->hist_n = hi + 1;
-		err = pool_add(pool, hist + (size_t)i * PROF_HIST_BUCKETS, n->hist_n, &n->hist_off);
+		err = pool_add(pool, v->hist, i, hi, n->calls, &n->hist_lo, &n->hist_n,
+			       &n->hist_off);
 		if (err)
 			return err;
 	}
@@ -415,21 +481,22 @@ static int read_nodes(const char *slab, __u32 max_nodes, __u32 nsites, __u32 nn,
 
 /* PROF_READ_LAZY up front: the checks read_nodes makes, on the first cache
  * line of each node, and whether any carries scheduler facts */
-static int scan_nodes(const char *slab, __u32 nsites, __u32 nn, bool *sched)
+static int scan_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, bool *sched)
 {
-	const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
 	__u64 facts = 0;
 	__u32 i;
 
 	for (i = 0; i < nn; i++) {
-		const struct prof_node *src = &nodes[i];
+		const struct prof_node *src = &v->nodes[i];
 		__u32 site = LD(&src->site), parent = LD(&src->parent);
 
 		if (i == 0 ? parent != 0 : parent >= i)
 			return -EINVAL;
 		if (i < 2 ? site != PROF_SITE_NONE : site >= nsites)
 			return -EINVAL;
-		facts |= LD(&src->preempted) | LD(&src->migrated) | LD(&src->offcpu_ns);
+		if (v->ext)
+			facts |= LD(&v->ext[i].preempted) | LD(&v->ext[i].migrated) |
+				 LD(&v->ext[i].offcpu_ns);
 	}
 	*sched |= facts != 0;
 	return 0;
@@ -446,13 +513,13 @@ static void flat_scratch_clear(struct flat_acc *fa, __u32 nsites)
 
 /* a thread's share of the flat rows into its cache entry: accumulated in
  * the zeroed scratch rows, moved out, the scratch left zeroed again */
-static int flat_share(const struct prof_node *nodes, __u32 nn, __u32 nsites,
-		      struct flat_acc *fa, struct flat_slab_cache *c)
+static int flat_share(const struct slab_view *v, __u32 nn, __u32 nsites, struct flat_acc *fa,
+		      struct flat_slab_cache *c)
 {
 	__u32 i, n = 0;
 	int err;
 
-	err = flat_thread(nodes, nn, nsites, true, fa, fa->srows, fa->splus, fa->sminus);
+	err = flat_thread(v, nn, nsites, true, fa, fa->srows, fa->splus, fa->sminus);
 	if (err) {
 		/* rare (a corrupt slab): clear the lot rather than track it */
 		flat_scratch_clear(fa, nsites);
@@ -499,8 +566,8 @@ static int flat_share(const struct prof_node *nodes, __u32 nn, __u32 nsites,
 
 /* one slab into the flat rows: from its cached share while its activity
  * word and node count are what they were, else read and cached anew */
-static int flat_slab(const struct prof_node *nodes, __u32 nn, __u32 nsites, __u32 index,
-		     __u64 activity, __u32 tid, struct flat_acc *fa)
+static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 index, __u64 activity,
+		     __u32 tid, struct flat_acc *fa)
 {
 	bool take = !fa->tid || fa->tid == tid;
 	struct flat_slab_cache *c;
@@ -508,11 +575,11 @@ static int flat_slab(const struct prof_node *nodes, __u32 nn, __u32 nsites, __u3
 	int err;
 
 	if (!fa->cache)
-		return flat_thread(nodes, nn, nsites, take, fa, fa->rows, fa->plus, fa->minus);
+		return flat_thread(v, nn, nsites, take, fa, fa->rows, fa->plus, fa->minus);
 	c = &fa->cache->slabs[index];
 	if (!c->valid || c->activity != activity || c->nn != nn || c->tid != tid) {
 		c->valid = false;
-		err = flat_share(nodes, nn, nsites, fa, c);
+		err = flat_share(v, nn, nsites, fa, c);
 		if (err)
 			return err;
 		c->valid = true;
@@ -541,29 +608,29 @@ static int flat_slab(const struct prof_node *nodes, __u32 nn, __u32 nsites, __u3
 
 static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 index,
 		       const struct slab_pub *pub, struct prof_snap_thread *t,
-		       struct hist_pool *pool, unsigned int flags, struct flat_acc *fa,
-		       bool *sched)
+		       struct hist_pool *pool, unsigned int flags, struct flat_acc *fa, bool *sched)
 {
-	const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
+	struct slab_view v;
 	__u32 nn = pub->nnodes;
 	int err;
 
 	err = read_slab_hdr(slab, max_nodes, index, t, nn);
 	if (err)
 		return err;
+	slab_view(slab, max_nodes, &v);
 	if (fa)
-		return flat_slab(nodes, nn, nsites, index, pub->activity, t->tid, fa);
+		return flat_slab(&v, nn, nsites, index, pub->activity, t->tid, fa);
 	/* lazy: checked now, these nodes read when a renderer asks */
 	if (flags & PROF_READ_LAZY) {
 		t->lazy_nnodes = nn;
-		return scan_nodes(slab, nsites, nn, sched);
+		return scan_nodes(&v, nsites, nn, sched);
 	}
 
 	t->nodes = calloc(nn, sizeof(*t->nodes));
 	if (!t->nodes)
 		return -ENOMEM;
 	t->nnodes = nn;
-	err = read_nodes(slab, max_nodes, nsites, nn, t->nodes, pool, NULL, flags);
+	err = read_nodes(&v, nsites, nn, t->nodes, pool, NULL, flags);
 	if (err)
 		return err;
 	return thread_derive(t, nsites);
@@ -615,7 +682,8 @@ static int seg_check(const void *mem, size_t len, struct seg_geom *g)
 		return -EINVAL;
 
 	if (LD(&h->hdr_size) != sizeof(*h) || LD(&h->site_size) != sizeof(struct prof_site_ent) ||
-	    LD(&h->node_size) != PROF_NODE_SIZE || LD(&h->hist_buckets) != PROF_HIST_BUCKETS)
+	    LD(&h->node_size) != PROF_NODE_SIZE || LD(&h->hist_buckets) != PROF_HIST_BUCKETS ||
+	    LD(&h->ext_size) != PROF_NODE_EXT_SIZE || LD(&h->hist_block) != PROF_HIST_BLOCK)
 		return -EINVAL;
 	g->max_sites = LD(&h->max_sites);
 	g->max_threads = LD(&h->max_threads);
@@ -1059,6 +1127,7 @@ int prof_snapshot__read_fd_opts(int fd, unsigned int flags, struct prof_snapshot
 int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread *t)
 {
 	struct prof_snap_lazy *z = s->lazy;
+	struct slab_view v;
 	const char *slab;
 	__u32 nn;
 	int err;
@@ -1100,8 +1169,8 @@ int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread
 		z->cap = cap;
 	}
 	z->pool.n = 0;
-	err = read_nodes(slab, z->g.max_nodes, s->nsites, nn, z->nodes, &z->pool, z->quant,
-			 z->flags);
+	slab_view(slab, z->g.max_nodes, &v);
+	err = read_nodes(&v, s->nsites, nn, z->nodes, &z->pool, z->quant, z->flags);
 	if (err)
 		return err;
 	t->nodes = z->nodes;
@@ -1409,6 +1478,8 @@ int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
 	h->max_nodes = max_nodes;
 	h->node_size = PROF_NODE_SIZE;
 	h->hist_buckets = PROF_HIST_BUCKETS;
+	h->ext_size = PROF_NODE_EXT_SIZE;
+	h->hist_block = PROF_HIST_BLOCK;
 	h->sites_off = sites_off;
 	h->slabs_off = slabs_off;
 	h->slab_size = slab_size;
@@ -1431,7 +1502,8 @@ int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
 		char *slab = mem + slabs_off + (__u64)i * slab_size;
 		struct prof_slab_hdr *sh = (void *)slab;
 		struct prof_node *nodes = (void *)(slab + PROF_SLAB_HDR_SIZE);
-		__u32 *hist = (void *)((char *)nodes + (size_t)max_nodes * PROF_NODE_SIZE);
+		struct prof_node_ext *ext = (void *)(slab + prof_slab_ext_off(max_nodes));
+		__u32 *hist = (void *)(slab + prof_slab_hist_off(max_nodes));
 
 		sh->magic = PROF_SLAB_MAGIC;
 		sh->state = t->state;
@@ -1450,6 +1522,7 @@ int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
 		for (j = 0; j < t->nnodes; j++) {
 			const struct prof_snap_node *n = &t->nodes[j];
 			struct prof_node *d = &nodes[j];
+			struct prof_node_ext *e = &ext[j];
 			__u32 k;
 
 			d->site = n->site;
@@ -1458,17 +1531,19 @@ int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
 			/* the root's ticks are derived on read */
 			d->ticks = j ? n->ticks : 0;
 			d->max = n->max;
-			d->preempted = n->preempted;
-			d->migrated = n->migrated;
-			d->offcpu_ns = n->offcpu_ns;
-			d->anomalies = n->anomalies;
-			d->allocs = n->allocs;
-			d->alloc_bytes = n->alloc_bytes;
-			d->frees = n->frees;
-			d->free_bytes = n->free_bytes;
+			e->preempted = n->preempted;
+			e->migrated = n->migrated;
+			e->offcpu_ns = n->offcpu_ns;
+			e->anomalies = n->anomalies;
+			e->allocs = n->allocs;
+			e->alloc_bytes = n->alloc_bytes;
+			e->frees = n->frees;
+			e->free_bytes = n->free_bytes;
+			if (n->preempted | n->migrated | n->offcpu_ns | n->anomalies | n->allocs |
+			    n->alloc_bytes | n->frees | n->free_bytes)
+				sh->ext_used = 1;
 			for (k = 0; k < n->hist_n && n->hist_lo + k < PROF_HIST_BUCKETS; k++)
-				hist[(size_t)j * PROF_HIST_BUCKETS + n->hist_lo + k] =
-					s->hist[n->hist_off + k];
+				hist[prof_hist_index(j, n->hist_lo + k)] = s->hist[n->hist_off + k];
 		}
 	}
 	*buf = mem;

@@ -13,7 +13,15 @@
  *	thread slab[max_threads], each slab_size bytes	at slabs_off
  *	    struct prof_slab_hdr			at +0
  *	    struct prof_node[max_nodes]			at +PROF_SLAB_HDR_SIZE
- *	    __u32 hist[max_nodes][PROF_HIST_BUCKETS]	after the nodes
+ *	    struct prof_node_ext[max_nodes]		at +prof_slab_ext_off()
+ *	    __u32 hist[blocks][PROF_HIST_BUCKETS][PROF_HIST_BLOCK]
+ *							at +prof_slab_hist_off()
+ *
+ * The hot part of a node (what every zone exit writes, and all a live view
+ * reads) is 32 bytes; what only rare paths write is apart, in the node's
+ * ext record.  Histograms interleave PROF_HIST_BLOCK nodes a cache line
+ * per bucket (prof_hist_index), so the buckets zones really use share a
+ * few pages, and the pages of buckets nobody reaches are never touched.
  *
  * Writers: "app" is the profiled process (the runtime in usdt/), and only
  * the thread that owns a slab writes that slab.  Readers never write.
@@ -27,7 +35,7 @@
 #include <linux/types.h>
 
 #define PROF_SEG_MAGIC		0x31474553464f5250ULL	/* "PROFSEG1" */
-#define PROF_SEG_VERSION	1
+#define PROF_SEG_VERSION	2
 #define PROF_SLAB_MAGIC		0x42414c53U		/* "SLAB" */
 #define PROF_SHM_PREFIX		"prof."			/* in /dev/shm */
 
@@ -49,6 +57,7 @@
  */
 #define PROF_HIST_SUB_BITS	2
 #define PROF_HIST_BUCKETS	192
+#define PROF_HIST_BLOCK		256	/* nodes a histogram row holds: 64 bytes */
 
 /* clocks (prof_seg_hdr.clock) */
 #define PROF_CLOCK_TSC		1	/* rdtsc, invariant TSC */
@@ -88,8 +97,10 @@ struct prof_seg_hdr {
 	__u32 site_size;
 	__u32 max_threads;
 	__u32 max_nodes;
-	__u32 node_size;
+	__u32 node_size;	/* sizeof(struct prof_node) */
 	__u32 hist_buckets;
+	__u32 ext_size;		/* sizeof(struct prof_node_ext) */
+	__u32 hist_block;	/* PROF_HIST_BLOCK */
 	__u64 sites_off;
 	__u64 slabs_off;
 	__u64 slab_size;
@@ -131,13 +142,17 @@ struct prof_slab_hdr {
 	__u32 frame_hist[PROF_HIST_BUCKETS]; /* app: frame-time histogram */
 	__u64 activity;		/* app, release: bumped after every change to the
 				 * nodes; unchanged means no node changed */
+	__u32 ext_used;		/* app: set before the first write to any ext
+				 * record; 0 means every one is zero */
+	__u32 __pad2;
 };
 
 /*
  * One unique stack state: (parent node, site).  site and parent are written
  * once before nnodes is published; the counters are written only by the
  * slab's thread with plain (relaxed) stores.  Self time is derived:
- * ticks minus the children's ticks.  First cache line: the fast path.
+ * ticks minus the children's ticks.  Two nodes to a cache line: this is
+ * all a zone exit writes, besides one histogram bucket.
  */
 struct prof_node {
 	__u32 site;		/* index into the site table, or PROF_SITE_NONE */
@@ -145,19 +160,23 @@ struct prof_node {
 	__u64 calls;		/* completed calls */
 	__u64 ticks;		/* total inclusive ticks */
 	__u64 max;		/* longest call, ticks */
+};
+
+/* the rest of a node, written on rare paths only (a zone switched out,
+ * an absurd delta, PROF_ALLOC/PROF_FREE), after ext_used is set */
+struct prof_node_ext {
 	__u64 preempted;	/* calls switched out at least once (profd) */
 	__u64 migrated;		/* calls that changed cpu: ticks suspect (profd) */
 	__u64 offcpu_ns;	/* time switched out inside the zone (profd) */
 	__u64 anomalies;	/* deltas negative or absurd: not added */
-	/* second cache line */
 	__u64 allocs;		/* PROF_ALLOC calls */
 	__u64 alloc_bytes;
 	__u64 frees;		/* PROF_FREE calls */
 	__u64 free_bytes;
-	__u64 __pad[4];
 };
 
-#define PROF_NODE_SIZE		128
+#define PROF_NODE_SIZE		32
+#define PROF_NODE_EXT_SIZE	64
 
 /* bucket of a duration; the fast path calls this once per zone exit */
 static inline unsigned int prof_hist_bucket(__u64 v)
@@ -182,11 +201,33 @@ static inline __u64 prof_hist_lo(unsigned int b)
 	return (__u64)(4 + b % 4) << (oct - 2);
 }
 
-/* slab stride for a node capacity, page aligned */
+/* where a node's bucket b lives in its slab's histogram array: blocks of
+ * PROF_HIST_BLOCK nodes, bucket-major inside a block */
+static inline __u64 prof_hist_index(__u32 node, unsigned int b)
+{
+	return ((__u64)(node / PROF_HIST_BLOCK) * PROF_HIST_BUCKETS + b) * PROF_HIST_BLOCK +
+	       node % PROF_HIST_BLOCK;
+}
+
+/* offsets inside a slab, and its page-aligned stride, for a node capacity */
+static inline __u64 prof_slab_ext_off(__u32 max_nodes)
+{
+	return PROF_SLAB_HDR_SIZE + (__u64)max_nodes * PROF_NODE_SIZE;
+}
+
+static inline __u64 prof_slab_hist_off(__u32 max_nodes)
+{
+	__u64 end = prof_slab_ext_off(max_nodes) + (__u64)max_nodes * PROF_NODE_EXT_SIZE;
+
+	/* page aligned: a block's buckets below 64 fill exactly one page */
+	return (end + 4095) & ~(__u64)4095;
+}
+
 static inline __u64 prof_slab_size(__u32 max_nodes)
 {
-	__u64 sz = PROF_SLAB_HDR_SIZE +
-		   (__u64)max_nodes * (PROF_NODE_SIZE + 4 * PROF_HIST_BUCKETS);
+	__u64 blocks = ((__u64)max_nodes + PROF_HIST_BLOCK - 1) / PROF_HIST_BLOCK;
+	__u64 sz = prof_slab_hist_off(max_nodes) +
+		   blocks * PROF_HIST_BLOCK * PROF_HIST_BUCKETS * sizeof(__u32);
 
 	return (sz + 4095) & ~(__u64)4095;
 }
