@@ -139,19 +139,34 @@ static int thread_derive(struct prof_snap_thread *t, __u32 nsites)
 }
 
 /* prof_seg_flat: flat rows accumulated straight from the segment */
+
+/*
+ * What a flat pass needs of a slab's tree, learnt once a node: site and
+ * parent never change once a node is published, so a cached tree reads
+ * only the new nodes' and, every pass, just the counters.
+ */
+#define FLAT_REC 0x80000000u	/* in a row: an ancestor has the same site */
+#define FLAT_NO_ROW 0x7fffffffu /* a top-level node's parent row */
+
+struct flat_tree {
+	__u32 nknown, cap; /* nodes [0, nknown) learnt */
+	__u64 *rp;	   /* row (| FLAT_REC) | the parent's row << 32 */
+	__u32 *parent;
+	__u64 *path;	    /* a 64-bit filter of the rows above the node */
+	__u32 *rows, nrows; /* the distinct rows of nodes [1, nknown) */
+};
+
 struct flat_acc {
 	__u32 tid; /* 0: all threads */
 	__u32 nsites;
 	struct prof_flat_row *rows; /* nsites + 1: the last is overflow */
 	__u64 *plus, *minus;	    /* per row: ticks, and the children's ticks */
-	__u32 *site_of, *parent_of; /* this thread's tree so far */
-	__u64 *path_sites;	    /* per node: a 64-bit filter of the sites above it */
+	struct flat_tree *scratch;  /* without a cache: each slab's tree, in turn */
 	/* with a cache: one thread's rows, plus and minus, kept zeroed */
 	struct prof_seg_flat_cache *cache;
 	struct prof_flat_row *srows;
 	__u64 *splus, *sminus;
-	__u32 *touched; /* rows of the thread's share, nsites + 1 */
-	bool *seen;
+	bool *seen; /* nsites + 1, kept false */
 };
 
 /* one thread's share of one flat row */
@@ -166,6 +181,7 @@ struct flat_slab_cache {
 	__u32 tid, nn, nparts;
 	__u64 activity;
 	struct flat_part *parts;
+	struct flat_tree tree;
 };
 
 struct prof_seg_flat_cache {
@@ -173,67 +189,136 @@ struct prof_seg_flat_cache {
 	size_t len;
 	__u32 nsites, max_nodes, nslabs;
 	struct flat_slab_cache *slabs;
-	/* the scratch of flat_acc, kept zeroed, and its per-node arrays */
+	/* the scratch of flat_acc, kept zeroed */
 	struct prof_flat_row *srows;
 	__u64 *splus, *sminus;
-	__u32 *touched;
 	bool *seen;
-	__u32 *site_of, *parent_of;
-	__u64 *path_sites;
 };
 
-/* one pass over the first cache line of each node; nodes must have
- * parent < index, checked here as in the copying read */
-static int flat_thread(const struct slab_view *v, __u32 nn, __u32 nsites, bool take,
-		       struct flat_acc *fa, struct prof_flat_row *rows, __u64 *plus, __u64 *minus)
+static void flat_tree_free(struct flat_tree *t)
+{
+	free(t->rp);
+	free(t->parent);
+	free(t->path);
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+static int flat_tree_grow(struct flat_tree *t, __u32 nn, __u32 nrows)
+{
+	__u32 cap = t->cap ? t->cap : 64;
+	void *rp, *parent, *path, *rows;
+
+	if (nn <= t->cap)
+		return 0;
+	while (cap < nn)
+		cap = cap > 0x7fffffffu ? nn : 2 * cap;
+	rp = realloc(t->rp, (size_t)cap * sizeof(*t->rp));
+	if (rp)
+		t->rp = rp;
+	parent = realloc(t->parent, (size_t)cap * sizeof(*t->parent));
+	if (parent)
+		t->parent = parent;
+	path = realloc(t->path, (size_t)cap * sizeof(*t->path));
+	if (path)
+		t->path = path;
+	/* a row per node at most, and never more than there are rows */
+	rows = realloc(t->rows, (size_t)(cap < nrows ? cap : nrows) * sizeof(*t->rows));
+	if (rows)
+		t->rows = rows;
+	if (!rp || !parent || !path || !rows)
+		return -ENOMEM;
+	t->cap = cap;
+	return 0;
+}
+
+/*
+ * Learn nodes [t->nknown, nn), checked as the copying read checks them
+ * (parent < index, a site for every zone).  seen: nsites + 1 flags, false
+ * on entry and on return.
+ */
+static int flat_learn(struct flat_tree *t, const struct slab_view *v, __u32 nn, __u32 nsites,
+		      bool *seen)
+{
+	__u32 i, k;
+	int err = 0;
+
+	if (nn < t->nknown)
+		t->nknown = t->nrows = 0; /* a table never shrinks: start over */
+	if (nn == t->nknown)
+		return 0;
+	if (flat_tree_grow(t, nn, nsites + 1))
+		return -ENOMEM;
+	for (k = 0; k < t->nrows; k++)
+		seen[t->rows[k]] = true;
+	for (i = t->nknown; i < nn; i++) {
+		const struct prof_node *src = &v->nodes[i];
+		__u32 site = LD(&src->site), parent = LD(&src->parent), p, row, prow, steps;
+		bool rec = false;
+
+		if (i == 0 ? parent != 0 : parent >= i) {
+			err = -EINVAL;
+			break;
+		}
+		if (i < 2 ? site != PROF_SITE_NONE : site >= nsites) {
+			err = -EINVAL;
+			break;
+		}
+		row = site < nsites ? site : nsites;
+		prow = parent ? (__u32)t->rp[parent] & ~FLAT_REC : FLAT_NO_ROW;
+		t->parent[i] = parent;
+		t->path[i] = parent ? t->path[parent] | 1ull << (prow & 63) : 0;
+		/* the filter rules most nodes out at once; a walk confirms, and a
+		 * hostile chain deeper than the renderers draw is not walked */
+		if (i > 1 && (t->path[i] & 1ull << (row & 63)))
+			for (p = parent, steps = 0; p && !rec && steps < 16 * PROF_SNAP_DEPTH_MAX;
+			     p = t->parent[p], steps++)
+				rec = ((__u32)t->rp[p] & ~FLAT_REC) == row;
+		t->rp[i] = row | (rec ? FLAT_REC : 0) | (__u64)prow << 32;
+		if (i && !seen[row]) {
+			seen[row] = true;
+			t->rows[t->nrows++] = row;
+		}
+	}
+	for (k = 0; k < t->nrows; k++)
+		seen[t->rows[k]] = false;
+	if (err)
+		t->nknown = t->nrows = 0;
+	else
+		t->nknown = nn;
+	return err;
+}
+
+/* nodes [1, nn) of a learnt tree into the rows: only the counters are
+ * read; a recursive node's time is in its outermost ancestor's already */
+static void flat_add(const struct flat_tree *t, const struct slab_view *v, __u32 nn,
+		     struct prof_flat_row *rows, __u64 *plus, __u64 *minus)
 {
 	__u32 i;
 
-	for (i = 0; i < nn; i++) {
+	for (i = 1; i < nn; i++) {
 		const struct prof_node *src = &v->nodes[i];
-		const struct prof_node_ext *ext = view_ext(v, i);
-		__u32 site = LD(&src->site), parent = LD(&src->parent), p, row;
-		struct prof_flat_row *r;
-		__u64 ticks, max;
-		bool rec = false;
+		__u64 m = t->rp[i], ticks = LD(&src->ticks), max = LD(&src->max);
+		__u32 row = (__u32)m & ~FLAT_REC, prow = (__u32)(m >> 32);
+		struct prof_flat_row *r = &rows[row];
 
-		if (i == 0 ? parent != 0 : parent >= i)
-			return -EINVAL;
-		if (i < 2 ? site != PROF_SITE_NONE : site >= nsites)
-			return -EINVAL;
-		fa->site_of[i] = site;
-		fa->parent_of[i] = parent;
-		fa->path_sites[i] =
-			parent ? fa->path_sites[parent] | 1ull << (fa->site_of[parent] & 63) : 0;
-		if (!take || i == 0)
-			continue;
-		row = site < nsites ? site : nsites;
-		r = &rows[row];
-		ticks = LD(&src->ticks);
-		max = LD(&src->max);
 		r->calls += LD(&src->calls);
-		r->preempted += LD(&ext->preempted);
-		r->migrated += LD(&ext->migrated);
 		if (max > r->max)
 			r->max = max;
 		plus[row] += ticks;
-		if (parent)
-			minus[fa->site_of[parent] < nsites ? fa->site_of[parent] : nsites] += ticks;
-		/* the filter rules most nodes out at once; a walk confirms, and a
-		 * hostile chain deeper than the renderers draw is not walked */
-		if (i > 1 && (fa->path_sites[i] & 1ull << (site & 63))) {
-			__u32 steps = 0;
-
-			for (p = parent; p && !rec && steps < 16 * PROF_SNAP_DEPTH_MAX;
-			     p = fa->parent_of[p], steps++)
-				rec = fa->site_of[p] == site;
-		}
-		if (!rec) {
+		if (prow != FLAT_NO_ROW)
+			minus[prow] += ticks;
+		if (!(m & FLAT_REC))
 			r->ticks += ticks;
-			r->offcpu_ns += LD(&ext->offcpu_ns);
+		if (v->ext) {
+			const struct prof_node_ext *ext = &v->ext[i];
+
+			r->preempted += LD(&ext->preempted);
+			r->migrated += LD(&ext->migrated);
+			if (!(m & FLAT_REC))
+				r->offcpu_ns += LD(&ext->offcpu_ns);
 		}
 	}
-	return 0;
 }
 
 /*
@@ -502,49 +587,29 @@ static int scan_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, bool *s
 	return 0;
 }
 
-/* the scratch rows back to zero, all of them */
-static void flat_scratch_clear(struct flat_acc *fa, __u32 nsites)
-{
-	memset(fa->srows, 0, ((size_t)nsites + 1) * sizeof(*fa->srows));
-	memset(fa->splus, 0, ((size_t)nsites + 1) * sizeof(*fa->splus));
-	memset(fa->sminus, 0, ((size_t)nsites + 1) * sizeof(*fa->sminus));
-	memset(fa->seen, 0, ((size_t)nsites + 1) * sizeof(*fa->seen));
-}
-
 /* a thread's share of the flat rows into its cache entry: accumulated in
  * the zeroed scratch rows, moved out, the scratch left zeroed again */
 static int flat_share(const struct slab_view *v, __u32 nn, __u32 nsites, struct flat_acc *fa,
 		      struct flat_slab_cache *c)
 {
-	__u32 i, n = 0;
+	struct flat_tree *t = &c->tree;
+	__u32 i;
 	int err;
 
-	err = flat_thread(v, nn, nsites, true, fa, fa->srows, fa->splus, fa->sminus);
-	if (err) {
-		/* rare (a corrupt slab): clear the lot rather than track it */
-		flat_scratch_clear(fa, nsites);
+	err = flat_learn(t, v, nn, nsites, fa->seen);
+	if (err)
 		return err;
-	}
-	/* every row written is some node's: node 1's is the overflow row */
-	for (i = 1; i < nn; i++) {
-		__u32 row = fa->site_of[i] < nsites ? fa->site_of[i] : nsites;
+	if (t->nrows > c->nparts || !c->parts) {
+		struct flat_part *p = realloc(c->parts, (t->nrows ? t->nrows : 1) * sizeof(*p));
 
-		if (!fa->seen[row]) {
-			fa->seen[row] = true;
-			fa->touched[n++] = row;
-		}
-	}
-	if (n > c->nparts || !c->parts) {
-		struct flat_part *p = realloc(c->parts, (n ? n : 1) * sizeof(*p));
-
-		if (!p) {
-			flat_scratch_clear(fa, nsites);
+		if (!p)
 			return -ENOMEM;
-		}
 		c->parts = p;
 	}
-	for (i = 0; i < n; i++) {
-		__u32 row = fa->touched[i];
+	flat_add(t, v, nn, fa->srows, fa->splus, fa->sminus);
+	/* every row written is some node's: node 1's is the overflow row */
+	for (i = 0; i < t->nrows; i++) {
+		__u32 row = t->rows[i];
 		struct prof_flat_row *r = &fa->srows[row];
 
 		c->parts[i] = (struct flat_part){ .row = row,
@@ -558,9 +623,8 @@ static int flat_share(const struct slab_view *v, __u32 nn, __u32 nsites, struct 
 						  .minus = fa->sminus[row] };
 		memset(r, 0, sizeof(*r));
 		fa->splus[row] = fa->sminus[row] = 0;
-		fa->seen[row] = false;
 	}
-	c->nparts = n;
+	c->nparts = t->nrows;
 	return 0;
 }
 
@@ -574,11 +638,20 @@ static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 in
 	__u32 i;
 	int err;
 
-	if (!fa->cache)
-		return flat_thread(v, nn, nsites, take, fa, fa->rows, fa->plus, fa->minus);
+	if (!fa->cache) {
+		/* each slab's tree afresh, in the one scratch tree */
+		fa->scratch->nknown = fa->scratch->nrows = 0;
+		err = flat_learn(fa->scratch, v, nn, nsites, fa->seen);
+		if (!err && take)
+			flat_add(fa->scratch, v, nn, fa->rows, fa->plus, fa->minus);
+		return err;
+	}
 	c = &fa->cache->slabs[index];
 	if (!c->valid || c->activity != activity || c->nn != nn || c->tid != tid) {
 		c->valid = false;
+		/* another thread in the slab: learn its tree anew */
+		if (c->tid != tid)
+			c->tree.nknown = c->tree.nrows = 0;
 		err = flat_share(v, nn, nsites, fa, c);
 		if (err)
 			return err;
@@ -725,11 +798,24 @@ static void flat_cache_drop(struct prof_seg_flat_cache *c)
 {
 	__u32 i;
 
-	for (i = 0; i < c->nslabs; i++)
+	for (i = 0; i < c->nslabs; i++) {
 		free(c->slabs[i].parts);
+		flat_tree_free(&c->slabs[i].tree);
+	}
 	free(c->slabs);
 	c->slabs = NULL;
 	c->nslabs = 0;
+}
+
+static void flat_cache_scratch_free(struct prof_seg_flat_cache *c)
+{
+	free(c->srows);
+	free(c->splus);
+	free(c->sminus);
+	free(c->seen);
+	c->srows = NULL;
+	c->splus = c->sminus = NULL;
+	c->seen = NULL;
 }
 
 void prof_seg_flat_cache__destroy(struct prof_seg_flat_cache *c)
@@ -737,24 +823,17 @@ void prof_seg_flat_cache__destroy(struct prof_seg_flat_cache *c)
 	if (!c)
 		return;
 	flat_cache_drop(c);
-	free(c->srows);
-	free(c->splus);
-	free(c->sminus);
-	free(c->touched);
-	free(c->seen);
-	free(c->site_of);
-	free(c->parent_of);
-	free(c->path_sites);
+	flat_cache_scratch_free(c);
 	free(c);
 }
 
-/* the per-row and per-node arrays of a flat pass, once nsites is known;
- * with a cache, its shares still valid for this mapping and these sites */
+/* the per-row arrays of a flat pass, once nsites is known; with a cache,
+ * its shares still valid for this mapping and these sites */
 static int flat_size(struct flat_acc *fa, const void *mem, size_t len, const struct seg_geom *g,
 		     __u32 nsites, __u32 nslabs)
 {
 	struct prof_seg_flat_cache *c = fa->cache;
-	size_t nrows = (size_t)nsites + 1, nn = (size_t)g->max_nodes + 1;
+	size_t nrows = (size_t)nsites + 1;
 
 	fa->nsites = nsites;
 	fa->rows = calloc(nrows, sizeof(*fa->rows));
@@ -763,33 +842,20 @@ static int flat_size(struct flat_acc *fa, const void *mem, size_t len, const str
 	if (!fa->rows || !fa->plus || !fa->minus)
 		return -ENOMEM;
 	if (!c) {
-		fa->site_of = malloc(nn * sizeof(*fa->site_of));
-		fa->parent_of = malloc(nn * sizeof(*fa->parent_of));
-		fa->path_sites = malloc(nn * sizeof(*fa->path_sites));
-		return fa->site_of && fa->parent_of && fa->path_sites ? 0 : -ENOMEM;
+		fa->seen = calloc(nrows, sizeof(*fa->seen));
+		fa->scratch = calloc(1, sizeof(*fa->scratch));
+		return fa->seen && fa->scratch ? 0 : -ENOMEM;
 	}
 	/* a share names rows by site: another mapping or a new site, and none holds */
 	if (c->mem != mem || c->len != len || c->nsites != nsites || c->max_nodes != g->max_nodes) {
 		flat_cache_drop(c);
-		free(c->srows);
-		free(c->splus);
-		free(c->sminus);
-		free(c->touched);
-		free(c->seen);
-		free(c->site_of);
-		free(c->parent_of);
-		free(c->path_sites);
+		flat_cache_scratch_free(c);
+		c->mem = NULL; /* until all of it is there */
 		c->srows = calloc(nrows, sizeof(*c->srows));
 		c->splus = calloc(nrows, sizeof(*c->splus));
 		c->sminus = calloc(nrows, sizeof(*c->sminus));
-		c->touched = malloc(nrows * sizeof(*c->touched));
 		c->seen = calloc(nrows, sizeof(*c->seen));
-		c->site_of = malloc(nn * sizeof(*c->site_of));
-		c->parent_of = malloc(nn * sizeof(*c->parent_of));
-		c->path_sites = malloc(nn * sizeof(*c->path_sites));
-		c->mem = NULL; /* until all of it is there */
-		if (!c->srows || !c->splus || !c->sminus || !c->touched || !c->seen ||
-		    !c->site_of || !c->parent_of || !c->path_sites)
+		if (!c->srows || !c->splus || !c->sminus || !c->seen)
 			return -ENOMEM;
 		c->mem = mem;
 		c->len = len;
@@ -808,11 +874,7 @@ static int flat_size(struct flat_acc *fa, const void *mem, size_t len, const str
 	fa->srows = c->srows;
 	fa->splus = c->splus;
 	fa->sminus = c->sminus;
-	fa->touched = c->touched;
 	fa->seen = c->seen;
-	fa->site_of = c->site_of;
-	fa->parent_of = c->parent_of;
-	fa->path_sites = c->path_sites;
 	return 0;
 }
 
@@ -847,9 +909,10 @@ cleanup:
 	free(fa.plus);
 	free(fa.minus);
 	if (!cache) {
-		free(fa.site_of);
-		free(fa.parent_of);
-		free(fa.path_sites);
+		free(fa.seen);
+		if (fa.scratch)
+			flat_tree_free(fa.scratch);
+		free(fa.scratch);
 	}
 	return err;
 }
