@@ -396,7 +396,8 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
 /*
  * What a view reads of each segment: no histograms where no percentile is
  * shown, and lazily (one thread's nodes at a time: every view goes thread
- * by thread) so a big process is never copied whole.  --threads adds the
+ * by thread) so a big process is never copied whole, the next thread
+ * loaded on another CPU while this one is rendered.  --threads adds the
  * threads' histograms up: their loads copy them.
  */
 static unsigned int report_read_flags(const struct pc_opts *o)
@@ -410,6 +411,8 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	    (data && ((o->flat && !o->callers && o->sort != PROF_SORT_P99) || o->callers)))
 		flags |= PROF_READ_NO_HIST;
 	flags |= PROF_READ_LAZY;
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		flags |= PROF_READ_AHEAD;
 	if (o->threads)
 		flags |= PROF_READ_LAZY_HIST;
 	return flags;

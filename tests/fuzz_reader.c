@@ -39,7 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		/* twice: the second from the threads' cached shares */
 		for (pass = 0; fc && pass < 2; pass++)
-			if (!prof_seg_flat_cached(mem, size, 0, PROF_SORT_SELF, fc, &r, &rows, &n)) {
+			if (!prof_seg_flat_cached(mem, size, 0, PROF_SORT_SELF, fc, &r, &rows,
+						  &n)) {
 				free(rows);
 				prof_snapshot__destroy(r);
 				r = NULL;
@@ -60,9 +61,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		b = NULL;
 	}
 	/* lazily: every thread loaded in turn, quantiles from the segment,
-	 * or its histograms copied as it is loaded */
+	 * or its histograms copied as it is loaded; or each loaded ahead */
 	if (!prof_snapshot__read_opts(mem, size,
-				      PROF_READ_LAZY | (size & 1 ? PROF_READ_LAZY_HIST : 0), &b)) {
+				      PROF_READ_LAZY | (size & 1 ? PROF_READ_LAZY_HIST : 0) |
+					      (size & 2 ? PROF_READ_AHEAD : 0),
+				      &b)) {
 		struct prof_report_opts lo = { .sort = PROF_SORT_P99, .no_flat = 1 };
 
 		null = fopen("/dev/null", "w");

@@ -434,7 +434,10 @@ static void test_sites_race(void **state)
 			prof_seg_flat_cached(mem, len, 0, PROF_SORT_SELF, c, &light, &rows, &n), 0);
 		free(rows);
 		prof_snapshot__destroy(light);
-		assert_int_equal(prof_snapshot__read_opts(mem, len, PROF_READ_LAZY, &s), 0);
+		assert_int_equal(
+			prof_snapshot__read_opts(
+				mem, len, PROF_READ_LAZY | (reads % 2 ? PROF_READ_AHEAD : 0), &s),
+			0);
 		__atomic_store_n(&race_go, 1, __ATOMIC_RELEASE);
 		/* time for the writer to register sites after the read */
 		spin();
@@ -446,6 +449,93 @@ static void test_sites_race(void **state)
 	pthread_join(th, NULL);
 	assert_true(reads > 1);
 	prof_seg_flat_cache__destroy(c);
+	munmap(mem, len);
+}
+
+/* thread a of a lazy snapshot, as loaded, equals thread b of a full one */
+static void same_thread(const struct prof_snapshot *z, const struct prof_snap_thread *a,
+			const struct prof_snapshot *f, const struct prof_snap_thread *b)
+{
+	static const double qs[] = { 0.5, 0.9, 0.99 };
+	__u32 j, k;
+
+	assert_int_equal(a->tid, b->tid);
+	assert_int_equal(a->nnodes, b->nnodes);
+	for (j = 0; j < a->nnodes; j++) {
+		const struct prof_snap_node *x = &a->nodes[j], *y = &b->nodes[j];
+
+		assert_int_equal(x->site, y->site);
+		assert_int_equal(x->parent, y->parent);
+		assert_int_equal(x->first_child, y->first_child);
+		assert_int_equal(x->next_sibling, y->next_sibling);
+		assert_int_equal(x->calls, y->calls);
+		assert_int_equal(x->ticks, y->ticks);
+		assert_int_equal(x->child_ticks, y->child_ticks);
+		assert_int_equal(x->max, y->max);
+		assert_int_equal(prof_snap_is_recursive(a, j), prof_snap_is_recursive(b, j));
+		for (k = 0; k < 3; k++)
+			assert_int_equal(prof_snap_quantile(z, x, qs[k]),
+					 prof_snap_quantile(f, y, qs[k]));
+		if (prof_snap_hist(z, x)) {
+			assert_int_equal(x->hist_lo, y->hist_lo);
+			assert_int_equal(x->hist_n, y->hist_n);
+			assert_memory_equal(prof_snap_hist(z, x), prof_snap_hist(f, y),
+					    x->hist_n * sizeof(__u32));
+		}
+	}
+}
+
+/*
+ * PROF_READ_AHEAD: a helper thread loads the next thread while the caller
+ * uses this one.  Whatever order the caller loads in (forward, as the
+ * helper guesses; backward, skipping, the same thread twice), each load
+ * equals the full read's thread, quantiles and copied histograms too, and
+ * the one before it is unloaded; destroy stops a helper mid-load.
+ */
+static void test_read_ahead(void **state)
+{
+	static const __u32 order[] = { 0, 1, 2, 3, 4, 5, 6, 7, 7, 6, 3, 0, 2, 4, 5, 1, 2 };
+	static const unsigned int flags[] = {
+		PROF_READ_LAZY | PROF_READ_AHEAD,
+		PROF_READ_LAZY | PROF_READ_AHEAD | PROF_READ_LAZY_HIST,
+	};
+	struct prof_snapshot *full, *z;
+	pthread_t th[8];
+	size_t len = 0, k;
+	unsigned int f, r;
+	__u32 n, prev = ~0u;
+	void *mem;
+
+	(void)state;
+	for (k = 0; k < 8; k++)
+		assert_int_equal(pthread_create(&th[k], NULL, work, NULL), 0);
+	for (k = 0; k < 8; k++)
+		pthread_join(th[k], NULL);
+	mem = own_segment(&len);
+	assert_int_equal(prof_snapshot__read_opts(mem, len, 0, &full), 0);
+	n = full->nthreads;
+	assert_true(n >= 8);
+	for (f = 0; f < 2; f++) {
+		assert_int_equal(prof_snapshot__read_opts(mem, len, flags[f], &z), 0);
+		for (k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+			__u32 i = order[k] % n;
+
+			assert_int_equal(prof_snap_thread_load(z, &z->threads[i]), 0);
+			same_thread(z, &z->threads[i], full, &full->threads[i]);
+			if (prev != ~0u && prev != i)
+				assert_int_equal(z->threads[prev].nnodes, 0);
+			prev = i;
+		}
+		prof_snapshot__destroy(z);
+		prev = ~0u;
+	}
+	/* destroyed at once after a load: the helper is stopped mid-load */
+	for (r = 0; r < 20; r++) {
+		assert_int_equal(prof_snapshot__read_opts(mem, len, flags[r % 2], &z), 0);
+		assert_int_equal(prof_snap_thread_load(z, &z->threads[r % n]), 0);
+		prof_snapshot__destroy(z);
+	}
+	prof_snapshot__destroy(full);
 	munmap(mem, len);
 }
 
@@ -546,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_sites_race),
 		cmocka_unit_test(test_deep_chain),
 		cmocka_unit_test(test_cursor),
+		cmocka_unit_test(test_read_ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

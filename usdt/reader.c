@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -721,6 +722,15 @@ struct seg_geom {
 	__u64 sites_off, slabs_off, slab_size, tick_hz;
 };
 
+/* one thread's nodes as a lazy load leaves them, and their quantiles or
+ * histograms; reused from thread to thread */
+struct lazy_table {
+	struct prof_snap_node *nodes;
+	__u64 *quant;	       /* p50, p90, p99: PROF_SNAP_NQUANT a node */
+	struct hist_pool pool; /* PROF_READ_LAZY_HIST: the histograms */
+	__u32 cap;
+};
+
 /* what a PROF_READ_LAZY snapshot keeps to read its threads later */
 struct prof_snap_lazy {
 	const void *mem; /* the segment, mapped while the snapshot lives */
@@ -728,12 +738,30 @@ struct prof_snap_lazy {
 	void *map; /* our own mapping of it (the fd variants), or NULL */
 	struct seg_geom g;
 	unsigned int flags;
-	bool sched;		      /* a node carried scheduler facts at read time */
-	struct prof_snap_node *nodes; /* the loaded thread's, reused */
-	struct hist_pool pool;	      /* PROF_READ_LAZY_HIST: its histograms */
-	__u64 *quant;		      /* its p50, p90, p99, PROF_SNAP_NQUANT a node */
-	__u32 cap;
-	struct prof_snap_thread *cur; /* whose nodes those are */
+	__u32 nsites;
+	bool sched;				/* a node carried scheduler facts at read time */
+	struct lazy_table tab[2];		/* cur's, and the one loaded ahead */
+	unsigned int cur_tab;			/* which is cur's */
+	struct prof_snap_thread *cur;		/* whose nodes those are */
+	const struct prof_snap_thread *threads; /* the snapshot's, for "the next" */
+	__u32 nthreads;
+	/*
+	 * PROF_READ_AHEAD: a helper thread loads the thread after cur into
+	 * the other table, into a copy of its struct, while the caller
+	 * renders cur; a load of that thread takes it over.  Under lock:
+	 * want, busy, got, got_t, got_err, quit; cur_tab changes only while
+	 * the helper is idle.
+	 */
+	bool ahead;
+	pthread_t helper;
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	struct prof_snap_thread *want; /* asked for, not yet taken up */
+	bool busy;		       /* asked for, not yet done */
+	struct prof_snap_thread *got;  /* done: got_t holds it, got_err says how */
+	struct prof_snap_thread got_t;
+	int got_err;
+	bool quit;
 };
 
 static int seg_check(const void *mem, size_t len, struct seg_geom *g)
@@ -1030,6 +1058,9 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		s->lazy->g = g;
 		s->lazy->flags = flags;
 		s->lazy->sched = sched;
+		s->lazy->nsites = s->nsites;
+		s->lazy->threads = s->threads;
+		s->lazy->nthreads = s->nthreads;
 	}
 	s->hist = pool.v;
 	s->nhist = pool.n;
@@ -1187,21 +1218,18 @@ int prof_snapshot__read_fd_opts(int fd, unsigned int flags, struct prof_snapshot
 	return err;
 }
 
-int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread *t)
+/* thread t's nodes into tab, checked as the read checks them, and t's
+ * nodes and nnodes pointed at them (t may be a copy: the helper's) */
+static int lazy_fill(const struct prof_snap_lazy *z, struct lazy_table *tab,
+		     struct prof_snap_thread *t)
 {
-	struct prof_snap_lazy *z = s->lazy;
 	struct slab_view v;
 	const char *slab;
 	__u32 nn;
 	int err;
 
-	if (!z || z->cur == t)
-		return 0;
-	if (z->cur) {
-		z->cur->nodes = NULL;
-		z->cur->nnodes = 0;
-		z->cur = NULL;
-	}
+	t->nodes = NULL;
+	t->nnodes = 0;
 	if (t->slab >= z->g.max_threads)
 		return -EINVAL;
 	slab = (const char *)z->mem + z->g.slabs_off + (__u64)t->slab * z->g.slab_size;
@@ -1212,7 +1240,7 @@ int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread
 	nn = t->lazy_nnodes;
 	if (nn < 2 || nn > z->g.max_nodes)
 		return -EINVAL;
-	if (nn > z->cap) {
+	if (nn > tab->cap) {
 		struct prof_snap_node *nodes;
 		__u64 *quant;
 		/* room to grow: live threads add nodes between loads */
@@ -1225,26 +1253,143 @@ int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread
 			free(quant);
 			return -ENOMEM;
 		}
-		free(z->nodes);
-		free(z->quant);
-		z->nodes = nodes;
-		z->quant = quant;
-		z->cap = cap;
+		free(tab->nodes);
+		free(tab->quant);
+		tab->nodes = nodes;
+		tab->quant = quant;
+		tab->cap = cap;
 	}
-	z->pool.n = 0;
+	tab->pool.n = 0;
 	slab_view(slab, z->g.max_nodes, &v);
-	err = read_nodes(&v, s->nsites, nn, z->nodes, &z->pool, z->quant, z->flags);
+	err = read_nodes(&v, z->nsites, nn, tab->nodes, &tab->pool, tab->quant, z->flags);
 	if (err)
 		return err;
-	t->nodes = z->nodes;
+	t->nodes = tab->nodes;
 	t->nnodes = nn;
-	err = thread_derive(t, s->nsites);
+	err = thread_derive(t, z->nsites);
 	if (err) {
 		t->nodes = NULL;
 		t->nnodes = 0;
-		return err;
 	}
+	return err;
+}
+
+static void *lazy_helper(void *arg)
+{
+	struct prof_snap_lazy *z = arg;
+
+	pthread_mutex_lock(&z->lock);
+	for (;;) {
+		struct prof_snap_thread *t, copy;
+		struct lazy_table *tab;
+		int err;
+
+		while (!z->want && !z->quit)
+			pthread_cond_wait(&z->cv, &z->lock);
+		if (z->quit)
+			break;
+		t = z->want;
+		z->want = NULL;
+		copy = *t;
+		tab = &z->tab[!z->cur_tab];
+		pthread_mutex_unlock(&z->lock);
+		err = lazy_fill(z, tab, &copy);
+		pthread_mutex_lock(&z->lock);
+		z->got = t;
+		z->got_t = copy;
+		z->got_err = err;
+		z->busy = false;
+		pthread_cond_broadcast(&z->cv);
+	}
+	pthread_mutex_unlock(&z->lock);
+	return NULL;
+}
+
+/* the helper, on the first load that has a next thread to load ahead */
+static void lazy_ahead_start(struct prof_snap_lazy *z)
+{
+	if (z->ahead || !(z->flags & PROF_READ_AHEAD) || z->nthreads < 2)
+		return;
+	if (pthread_mutex_init(&z->lock, NULL))
+		return;
+	if (pthread_cond_init(&z->cv, NULL)) {
+		pthread_mutex_destroy(&z->lock);
+		return;
+	}
+	if (pthread_create(&z->helper, NULL, lazy_helper, z)) {
+		/* no thread: every load is the caller's, as without the flag */
+		pthread_cond_destroy(&z->cv);
+		pthread_mutex_destroy(&z->lock);
+		z->flags &= ~(unsigned int)PROF_READ_AHEAD;
+		return;
+	}
+	z->ahead = true;
+}
+
+static void lazy_ahead_stop(struct prof_snap_lazy *z)
+{
+	if (!z->ahead)
+		return;
+	pthread_mutex_lock(&z->lock);
+	z->quit = true;
+	pthread_cond_broadcast(&z->cv);
+	pthread_mutex_unlock(&z->lock);
+	pthread_join(z->helper, NULL);
+	pthread_cond_destroy(&z->cv);
+	pthread_mutex_destroy(&z->lock);
+	z->ahead = false;
+}
+
+int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread *t)
+{
+	struct prof_snap_lazy *z = s->lazy;
+	bool taken = false;
+	int err = 0;
+
+	if (!z || z->cur == t)
+		return 0;
+	if (z->cur) {
+		z->cur->nodes = NULL;
+		z->cur->nnodes = 0;
+		z->cur = NULL;
+	}
+	if (z->ahead) {
+		pthread_mutex_lock(&z->lock);
+		/* the helper idle, its table free or holding what we want: a
+		 * request it has not taken up is withdrawn, one under way awaited */
+		if (z->want) {
+			z->want = NULL;
+			z->busy = false;
+		}
+		while (z->busy)
+			pthread_cond_wait(&z->cv, &z->lock);
+		if (z->got == t) {
+			t->nodes = z->got_t.nodes;
+			t->nnodes = z->got_t.nnodes;
+			err = z->got_err;
+			taken = true;
+		}
+		z->got = NULL;
+		/* its table is cur's now, or the one we load into */
+		z->cur_tab = !z->cur_tab;
+		pthread_mutex_unlock(&z->lock);
+	} else {
+		z->cur_tab = !z->cur_tab;
+	}
+	if (!taken)
+		err = lazy_fill(z, &z->tab[z->cur_tab], t);
+	if (err)
+		return err;
 	z->cur = t;
+	/* views go thread by thread: load the next one while this one is used */
+	lazy_ahead_start(z);
+	if (z->ahead && t >= z->threads && t + 1 < z->threads + z->nthreads) {
+		pthread_mutex_lock(&z->lock);
+		z->want = t + 1;
+		z->busy = true;
+		pthread_cond_broadcast(&z->cv);
+		pthread_mutex_unlock(&z->lock);
+	}
 	return 0;
 }
 
@@ -1272,9 +1417,12 @@ void prof_snapshot__destroy(struct prof_snapshot *s)
 		return;
 	if (s->lazy) {
 		/* the threads' nodes, if any, are the lazy table */
-		free(s->lazy->nodes);
-		free(s->lazy->quant);
-		free(s->lazy->pool.v);
+		lazy_ahead_stop(s->lazy);
+		for (i = 0; i < 2; i++) {
+			free(s->lazy->tab[i].nodes);
+			free(s->lazy->tab[i].quant);
+			free(s->lazy->tab[i].pool.v);
+		}
 		if (s->lazy->map)
 			munmap(s->lazy->map, s->lazy->len);
 		free(s->lazy);
@@ -1335,11 +1483,13 @@ __u64 prof_snap_quantile(const struct prof_snapshot *s, const struct prof_snap_n
 
 	if (n->flags & PROF_SNAP_F_QUANT) {
 		/* a lazy read kept these three, not the histogram */
-		if (!s->lazy || !s->lazy->quant)
+		const __u64 *quant = s->lazy ? s->lazy->tab[s->lazy->cur_tab].quant : NULL;
+
+		if (!quant)
 			return 0;
 		for (k = 0; k < PROF_SNAP_NQUANT; k++)
 			if (q == keep_q[k])
-				return s->lazy->quant[n->hist_off * PROF_SNAP_NQUANT + k];
+				return quant[n->hist_off * PROF_SNAP_NQUANT + k];
 		return 0;
 	}
 	h = prof_snap_hist(s, n);
@@ -1352,8 +1502,9 @@ __u64 prof_snap_quantile(const struct prof_snapshot *s, const struct prof_snap_n
 const __u32 *prof_snap_hist(const struct prof_snapshot *s, const struct prof_snap_node *n)
 {
 	/* a lazy snapshot's are its loaded thread's */
-	const __u32 *pool = s->lazy ? s->lazy->pool.v : s->hist;
-	__u64 npool = s->lazy ? s->lazy->pool.n : s->nhist;
+	const struct hist_pool *lp = s->lazy ? &s->lazy->tab[s->lazy->cur_tab].pool : NULL;
+	const __u32 *pool = lp ? lp->v : s->hist;
+	__u64 npool = lp ? lp->n : s->nhist;
 
 	if (!n->hist_n || !pool || (n->flags & PROF_SNAP_F_QUANT) || n->hist_off > npool ||
 	    n->hist_n > npool - n->hist_off)

@@ -137,6 +137,10 @@ int prof_snapshot__read_fd(int fd, struct prof_snapshot **snap);
 /* with PROF_READ_LAZY: a load copies its thread's histograms, as a full
  * read does, rather than reducing them (views that add histograms up) */
 #define PROF_READ_LAZY_HIST	0x4
+/* with PROF_READ_LAZY: a helper thread loads the thread after the one
+ * just loaded while the caller uses it (views that go thread by thread,
+ * in order); destroy joins it.  Costs a second table of nodes. */
+#define PROF_READ_AHEAD		0x8
 int prof_snapshot__read_opts(const void *mem, size_t len, unsigned int flags,
 			     struct prof_snapshot **snap);
 int prof_snapshot__read_fd_opts(int fd, unsigned int flags, struct prof_snapshot **snap);
