@@ -158,9 +158,16 @@ static void test_valid_image(void **state)
 {
 	size_t len;
 	void *img = base_image(&len);
+	__u32 t, most = 2;
 
 	(void)state;
 	assert_int_equal(try_read(img, len), 0);
+	/* written with the smallest histogram block that holds its nodes,
+	 * where the runtime writes PROF_HIST_BLOCK */
+	for (t = 0; t < hdr(img)->nslabs; t++)
+		most = slab(img, t)->nnodes > most ? slab(img, t)->nnodes : most;
+	assert_true(hdr(img)->hist_block >= most && hdr(img)->hist_block < 2 * most);
+	assert_true(hdr(img)->hist_block < PROF_HIST_BLOCK);
 	free(img);
 }
 
@@ -242,7 +249,9 @@ static void test_geometry_bytes(void **state)
 			{ offsetof(struct prof_seg_hdr, node_size), 4, 64 },
 			{ offsetof(struct prof_seg_hdr, hist_buckets), 4, 1000 },
 			{ offsetof(struct prof_seg_hdr, ext_size), 4, 32 },
-			{ offsetof(struct prof_seg_hdr, hist_block), 4, 8 },
+			{ offsetof(struct prof_seg_hdr, hist_block), 4, 0 },
+			{ offsetof(struct prof_seg_hdr, hist_block), 4, 12 },
+			{ offsetof(struct prof_seg_hdr, hist_block), 4, 512 },
 		};
 		unsigned i;
 
@@ -370,7 +379,9 @@ static void test_huge_counts(void **state)
 			e->preempted = e->migrated = e->offcpu_ns = e->anomalies = ~0ull;
 			e->allocs = e->alloc_bytes = e->frees = e->free_bytes = ~0ull;
 			for (k = 0; k < PROF_HIST_BUCKETS; k++)
-				hist[prof_hist_index(i, k)] = 0xffffffff;
+				hist[prof_hist_index(i, k,
+						     (unsigned)__builtin_ctz(hdr(p)->hist_block))] =
+					0xffffffff;
 		}
 	}
 	hdr(p)->tick_hz = 1000;

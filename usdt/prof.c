@@ -228,7 +228,7 @@ static int seg_init(void)
 	sites_off = PROF_SEG_HDR_SIZE;
 	slabs_off = sites_off + (__u64)prof_rt.max_sites * sizeof(struct prof_site_ent);
 	slabs_off = (slabs_off + 4095) & ~4095ull;
-	slab_size = prof_slab_size(prof_rt.max_nodes);
+	slab_size = prof_slab_size(prof_rt.max_nodes, PROF_HIST_SHIFT);
 	size = slabs_off + slab_size * prof_rt.max_threads;
 
 	fd = seg_create(pid, token, name, sizeof(name));

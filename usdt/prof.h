@@ -200,7 +200,7 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	__PROF_ADD(&n->ticks, d);
 	if (d > __PROF_LOAD(&n->max))
 		__PROF_STORE(&n->max, d);
-	__PROF_ADD(&__prof_tls.hist[prof_hist_index(z->node, prof_hist_bucket(d))], 1);
+	__PROF_ADD(&__prof_tls.hist[prof_hist_index(z->node, prof_hist_bucket(d), PROF_HIST_SHIFT)], 1);
 	if (__builtin_expect(seq != z->seq, 0))
 		__prof_leave_slow(z, seq, d);
 	__PROF_BUMP(__prof_tls.activity);

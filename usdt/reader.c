@@ -39,6 +39,14 @@ static bool str_ok(const char *s, size_t n)
 	return memchr(s, 0, n) != NULL;
 }
 
+/* a segment's header, checked: ours and of our version, every size as we
+ * define it, every region inside len, a plausible clock */
+struct seg_geom {
+	__u32 max_sites, max_threads, max_nodes;
+	unsigned int hist_shift; /* log2 of the header's hist_block */
+	__u64 sites_off, slabs_off, slab_size, tick_hz;
+};
+
 struct hist_pool {
 	__u32 *v;
 	__u64 n, cap;
@@ -50,14 +58,14 @@ struct hist_pool {
  * below (they are most of it, and in pages the writer may never have
  * touched).  Bucket lo + k lands at pool[*off + k].
  */
-static int pool_add(struct hist_pool *p, const __u32 *hist, __u32 node, __u32 hi, __u64 calls,
-		    __u32 *lo, __u32 *nb, __u64 *off)
+static int pool_add(struct hist_pool *p, const __u32 *hist, unsigned int shift, __u32 node,
+		    __u32 hi, __u64 calls, __u32 *lo, __u32 *nb, __u64 *off)
 {
 	__u32 h[PROF_HIST_BUCKETS], b = hi, low = hi, i, n;
 	__u64 acc = 0;
 
 	for (;;) {
-		h[b] = LD(&hist[prof_hist_index(node, b)]);
+		h[b] = LD(&hist[prof_hist_index(node, b, shift)]);
 		if (h[b])
 			low = b;
 		acc += h[b];
@@ -94,14 +102,17 @@ struct slab_view {
 	const struct prof_node *nodes;
 	const struct prof_node_ext *ext; /* NULL: every record is zero */
 	const __u32 *hist;
+	unsigned int hist_shift;
 };
 
-static void slab_view(const char *slab, __u32 max_nodes, struct slab_view *v)
+static void slab_view(const char *slab, const struct seg_geom *g, struct slab_view *v)
 {
 	v->hdr = (const void *)slab;
 	v->nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
-	v->ext = LD(&v->hdr->ext_used) ? (const void *)(slab + prof_slab_ext_off(max_nodes)) : NULL;
-	v->hist = (const void *)(slab + prof_slab_hist_off(max_nodes));
+	v->ext = LD(&v->hdr->ext_used) ? (const void *)(slab + prof_slab_ext_off(g->max_nodes))
+				       : NULL;
+	v->hist = (const void *)(slab + prof_slab_hist_off(g->max_nodes));
+	v->hist_shift = g->hist_shift;
 }
 
 static const struct prof_node_ext zero_ext;
@@ -469,8 +480,8 @@ static int hist_quantiles(const __u32 *h, __u32 lo, __u32 nb, __u64 max, const d
  * buckets' sum but for exits racing the read: then a quantile moves by
  * those few calls.  The same buckets the bottom-up walk finds otherwise.
  */
-static void hist_quantiles_top(const __u32 *hist, __u32 node, __u32 hi, __u64 calls, __u64 max,
-			       __u64 *out)
+static void hist_quantiles_top(const __u32 *hist, unsigned int shift, __u32 node, __u32 hi,
+			       __u64 calls, __u64 max, __u64 *out)
 {
 	__u64 need[PROF_SNAP_NQUANT], acc = 0;
 	int k = PROF_SNAP_NQUANT - 1;
@@ -491,7 +502,7 @@ static void hist_quantiles_top(const __u32 *hist, __u32 node, __u32 hi, __u64 ca
 		need[j] = rank <= calls ? calls - rank + 1 : 1;
 	}
 	for (;;) {
-		__u32 c = LD(&hist[prof_hist_index(node, b)]);
+		__u32 c = LD(&hist[prof_hist_index(node, b, shift)]);
 
 		if (c)
 			low = b;
@@ -549,7 +560,7 @@ static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct 
 		/* only the buckets up to the max's: the rest are empty */
 		hi = prof_hist_bucket(n->max);
 		if (reduce) {
-			hist_quantiles_top(v->hist, i, hi, n->calls, n->max,
+			hist_quantiles_top(v->hist, v->hist_shift, i, hi, n->calls, n->max,
 					   quant + (size_t)i * PROF_SNAP_NQUANT);
 			n->hist_off = i;
 			n->flags = PROF_SNAP_F_QUANT;
@@ -557,8 +568,8 @@ static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct 
 		}
 		if (!copy || !n->calls)
 			continue;
-		err = pool_add(pool, v->hist, i, hi, n->calls, &n->hist_lo, &n->hist_n,
-			       &n->hist_off);
+		err = pool_add(pool, v->hist, v->hist_shift, i, hi, n->calls, &n->hist_lo,
+			       &n->hist_n, &n->hist_off);
 		if (err)
 			return err;
 	}
@@ -680,7 +691,7 @@ static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 in
 	return 0;
 }
 
-static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 index,
+static int read_thread(const char *slab, const struct seg_geom *g, __u32 nsites, __u32 index,
 		       const struct slab_pub *pub, struct prof_snap_thread *t,
 		       struct hist_pool *pool, unsigned int flags, struct flat_acc *fa, bool *sched)
 {
@@ -688,10 +699,10 @@ static int read_thread(const char *slab, __u32 max_nodes, __u32 nsites, __u32 in
 	__u32 nn = pub->nnodes;
 	int err;
 
-	err = read_slab_hdr(slab, max_nodes, index, t, nn);
+	err = read_slab_hdr(slab, g->max_nodes, index, t, nn);
 	if (err)
 		return err;
-	slab_view(slab, max_nodes, &v);
+	slab_view(slab, g, &v);
 	if (fa)
 		return flat_slab(&v, nn, nsites, index, pub->activity, t->tid, fa);
 	/* lazy: checked now, these nodes read when a renderer asks */
@@ -714,13 +725,6 @@ int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **out)
 {
 	return prof_snapshot__read_opts(mem, len, 0, out);
 }
-
-/* a segment's header, checked: ours and of our version, every size as we
- * define it, every region inside len, a plausible clock */
-struct seg_geom {
-	__u32 max_sites, max_threads, max_nodes;
-	__u64 sites_off, slabs_off, slab_size, tick_hz;
-};
 
 /* one thread's nodes as a lazy load leaves them, and their quantiles or
  * histograms; reused from thread to thread */
@@ -784,8 +788,16 @@ static int seg_check(const void *mem, size_t len, struct seg_geom *g)
 
 	if (LD(&h->hdr_size) != sizeof(*h) || LD(&h->site_size) != sizeof(struct prof_site_ent) ||
 	    LD(&h->node_size) != PROF_NODE_SIZE || LD(&h->hist_buckets) != PROF_HIST_BUCKETS ||
-	    LD(&h->ext_size) != PROF_NODE_EXT_SIZE || LD(&h->hist_block) != PROF_HIST_BLOCK)
+	    LD(&h->ext_size) != PROF_NODE_EXT_SIZE)
 		return -EINVAL;
+	/* a power of two, at most the runtime's */
+	{
+		__u32 blk = LD(&h->hist_block);
+
+		if (!blk || blk > PROF_HIST_BLOCK || (blk & (blk - 1)))
+			return -EINVAL;
+		g->hist_shift = (unsigned int)__builtin_ctz(blk);
+	}
 	g->max_sites = LD(&h->max_sites);
 	g->max_threads = LD(&h->max_threads);
 	g->max_nodes = LD(&h->max_nodes);
@@ -795,8 +807,8 @@ static int seg_check(const void *mem, size_t len, struct seg_geom *g)
 	if (g->max_sites == 0 || g->max_sites > (1u << 20) || g->max_threads == 0 ||
 	    g->max_threads > 65536 || g->max_nodes < 2 || g->max_nodes > (1u << 22))
 		return -EINVAL;
-	if (g->slab_size != prof_slab_size(g->max_nodes) || g->sites_off < sizeof(*h) ||
-	    ((g->sites_off | g->slabs_off) & 7))
+	if (g->slab_size != prof_slab_size(g->max_nodes, g->hist_shift) ||
+	    g->sites_off < sizeof(*h) || ((g->sites_off | g->slabs_off) & 7))
 		return -EINVAL;
 	sites_end = g->sites_off + (__u64)g->max_sites * sizeof(struct prof_site_ent);
 	slabs_end = g->slabs_off + (__u64)g->max_threads * g->slab_size;
@@ -974,7 +986,6 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 	/* from here every check that fails says the segment is corrupt */
 	err = -EINVAL;
 	{
-		__u32 max_nodes = g.max_nodes;
 		__u64 slabs_off = g.slabs_off, slab_size = g.slab_size, sites_off = g.sites_off;
 
 		s->pid = LD(&h->pid);
@@ -1039,9 +1050,8 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 				goto fail;
 		}
 		for (i = 0; i < nslabs; i++) {
-			err = read_thread(base + slabs_off + (__u64)i * slab_size, max_nodes,
-					  s->nsites, i, &pub[i], &s->threads[i], &pool, flags, fa,
-					  &sched);
+			err = read_thread(base + slabs_off + (__u64)i * slab_size, &g, s->nsites, i,
+					  &pub[i], &s->threads[i], &pool, flags, fa, &sched);
 			s->nthreads = i + 1;
 			if (err)
 				goto fail;
@@ -1260,7 +1270,7 @@ static int lazy_fill(const struct prof_snap_lazy *z, struct lazy_table *tab,
 		tab->cap = cap;
 	}
 	tab->pool.n = 0;
-	slab_view(slab, z->g.max_nodes, &v);
+	slab_view(slab, &z->g, &v);
 	err = read_nodes(&v, z->nsites, nn, tab->nodes, &tab->pool, tab->quant, z->flags);
 	if (err)
 		return err;
@@ -1658,6 +1668,7 @@ int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
 	struct prof_seg_hdr *h;
 	__u32 max_nodes = 2, i, j;
 	__u64 sites_off, slabs_off, slab_size, size;
+	unsigned int shift = 0;
 	char *mem;
 
 	for (i = 0; i < s->nthreads; i++)
@@ -1666,7 +1677,11 @@ int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
 	sites_off = PROF_SEG_HDR_SIZE;
 	slabs_off = sites_off + (__u64)(s->nsites ? s->nsites : 1) * sizeof(struct prof_site_ent);
 	slabs_off = (slabs_off + 4095) & ~4095ull;
-	slab_size = prof_slab_size(max_nodes);
+	/* the smallest histogram block that holds every thread's nodes:
+	 * a serialized snapshot is as small as its histograms allow */
+	while (shift < PROF_HIST_SHIFT && (1u << shift) < max_nodes)
+		shift++;
+	slab_size = prof_slab_size(max_nodes, shift);
 	size = slabs_off + slab_size * (s->nthreads ? s->nthreads : 1);
 	mem = calloc(1, size);
 	if (!mem)
@@ -1693,7 +1708,7 @@ int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
 	h->node_size = PROF_NODE_SIZE;
 	h->hist_buckets = PROF_HIST_BUCKETS;
 	h->ext_size = PROF_NODE_EXT_SIZE;
-	h->hist_block = PROF_HIST_BLOCK;
+	h->hist_block = 1u << shift;
 	h->sites_off = sites_off;
 	h->slabs_off = slabs_off;
 	h->slab_size = slab_size;
@@ -1757,7 +1772,8 @@ int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
 			    n->alloc_bytes | n->frees | n->free_bytes)
 				sh->ext_used = 1;
 			for (k = 0; k < n->hist_n && n->hist_lo + k < PROF_HIST_BUCKETS; k++)
-				hist[prof_hist_index(j, n->hist_lo + k)] = s->hist[n->hist_off + k];
+				hist[prof_hist_index(j, n->hist_lo + k, shift)] =
+					s->hist[n->hist_off + k];
 		}
 	}
 	*buf = mem;

@@ -52,7 +52,7 @@ extern struct prof_rt prof_rt;
 
 static inline struct prof_slab_hdr *prof_rt_slab(__u32 i)
 {
-	return (struct prof_slab_hdr *)(prof_rt.slabs + (size_t)i * prof_slab_size(prof_rt.max_nodes));
+	return (struct prof_slab_hdr *)(prof_rt.slabs + (size_t)i * prof_slab_size(prof_rt.max_nodes, PROF_HIST_SHIFT));
 }
 
 pid_t prof_gettid(void);

@@ -57,7 +57,13 @@
  */
 #define PROF_HIST_SUB_BITS	2
 #define PROF_HIST_BUCKETS	192
-#define PROF_HIST_BLOCK		256	/* nodes a histogram row holds: 64 bytes */
+/*
+ * Histograms interleave blocks of 2^hist_shift nodes (the header's
+ * hist_block): the runtime's are PROF_HIST_BLOCK, rows of 1 KiB; a reader
+ * takes any power of two up to that (serialized snapshots use small ones).
+ */
+#define PROF_HIST_SHIFT		8
+#define PROF_HIST_BLOCK		(1u << PROF_HIST_SHIFT)
 
 /* clocks (prof_seg_hdr.clock) */
 #define PROF_CLOCK_TSC		1	/* rdtsc, invariant TSC */
@@ -100,7 +106,8 @@ struct prof_seg_hdr {
 	__u32 node_size;	/* sizeof(struct prof_node) */
 	__u32 hist_buckets;
 	__u32 ext_size;		/* sizeof(struct prof_node_ext) */
-	__u32 hist_block;	/* PROF_HIST_BLOCK */
+	__u32 hist_block;	/* nodes a histogram row holds: a power of two,
+				 * PROF_HIST_BLOCK at most */
 	__u64 sites_off;
 	__u64 slabs_off;
 	__u64 slab_size;
@@ -202,11 +209,11 @@ static inline __u64 prof_hist_lo(unsigned int b)
 }
 
 /* where a node's bucket b lives in its slab's histogram array: blocks of
- * PROF_HIST_BLOCK nodes, bucket-major inside a block */
-static inline __u64 prof_hist_index(__u32 node, unsigned int b)
+ * 2^shift nodes, bucket-major inside a block */
+static inline __u64 prof_hist_index(__u32 node, unsigned int b, unsigned int shift)
 {
-	return ((__u64)(node / PROF_HIST_BLOCK) * PROF_HIST_BUCKETS + b) * PROF_HIST_BLOCK +
-	       node % PROF_HIST_BLOCK;
+	return (((__u64)(node >> shift) * PROF_HIST_BUCKETS + b) << shift) |
+	       (node & ((1u << shift) - 1));
 }
 
 /* offsets inside a slab, and its page-aligned stride, for a node capacity */
@@ -223,11 +230,11 @@ static inline __u64 prof_slab_hist_off(__u32 max_nodes)
 	return (end + 4095) & ~(__u64)4095;
 }
 
-static inline __u64 prof_slab_size(__u32 max_nodes)
+static inline __u64 prof_slab_size(__u32 max_nodes, unsigned int hist_shift)
 {
-	__u64 blocks = ((__u64)max_nodes + PROF_HIST_BLOCK - 1) / PROF_HIST_BLOCK;
+	__u64 blocks = (((__u64)max_nodes + (1u << hist_shift) - 1) >> hist_shift);
 	__u64 sz = prof_slab_hist_off(max_nodes) +
-		   blocks * PROF_HIST_BLOCK * PROF_HIST_BUCKETS * sizeof(__u32);
+		   (blocks << hist_shift) * PROF_HIST_BUCKETS * sizeof(__u32);
 
 	return (sz + 4095) & ~(__u64)4095;
 }
