@@ -62,14 +62,52 @@ struct walk {
 	bool path_ok; /* path is node_path's text for the node visited */
 	size_t plen;
 	char path[4096];
+	/* csv: "pid,comm,tid,thread," for csv_pre_t, quoted */
+	const struct prof_snap_thread *csv_pre_t;
+	size_t csv_pre_len;
+	char csv_pre[320];
 };
+
+/* the bytes csv quotes a string for */
+static const bool csv_special[256] = { [','] = true, ['"'] = true, ['\n'] = true, ['\r'] = true };
+
+/* strlen(s) into *len; true if csv quotes s */
+static bool csv_quoted(const char *s, size_t *len)
+{
+	const char *e;
+	bool quote = false;
+
+	for (e = s; *e; e++)
+		quote |= csv_special[(unsigned char)*e];
+	*len = (size_t)(e - s);
+	return quote;
+}
+
+/* s as csv_str writes it, at p (room for 2 * strlen(s) + 2) */
+static char *csv_put(char *p, const char *s)
+{
+	size_t n;
+
+	if (!csv_quoted(s, &n)) {
+		memcpy(p, s, n);
+		return p + n;
+	}
+	*p++ = '"';
+	for (; *s; s++) {
+		if (*s == '"')
+			*p++ = '"';
+		*p++ = *s;
+	}
+	*p++ = '"';
+	return p;
+}
 
 /* csv_str into the output buffer */
 static void csv_out(struct pc_out *o, const char *s)
 {
-	size_t n = strlen(s);
+	size_t n;
 
-	if (!strpbrk(s, ",\"\n\r")) {
+	if (!csv_quoted(s, &n)) {
 		pc_out_write(o, s, n);
 		return;
 	}
@@ -106,28 +144,31 @@ static void csv_node(struct walk *w, __u32 i)
 	char *p;
 	int k;
 
+	/* the same for every row of a thread: built once */
+	if (w->csv_pre_t != w->t) {
+		p = pc_put_u64(w->csv_pre, s->pid);
+		*p++ = ',';
+		p = csv_put(p, s->comm);
+		*p++ = ',';
+		p = pc_put_u64(p, w->t->tid);
+		*p++ = ',';
+		p = csv_put(p, w->tlabel);
+		*p++ = ',';
+		w->csv_pre_len = (size_t)(p - w->csv_pre);
+		w->csv_pre_t = w->t;
+	}
 	p = pc_out_row(w->out);
-	p = pc_put_u64(p, s->pid);
-	*p++ = ',';
-	w->out->p = p;
-	csv_out(w->out, s->comm);
-	p = pc_out_row(w->out);
-	*p++ = ',';
-	p = pc_put_u64(p, w->t->tid);
-	*p++ = ',';
-	w->out->p = p;
-	csv_out(w->out, w->tlabel);
-	p = pc_out_row(w->out);
-	*p++ = ',';
+	memcpy(p, w->csv_pre, w->csv_pre_len);
+	p += w->csv_pre_len;
 	p = pc_put_u64(p, i);
 	*p++ = ',';
 	p = pc_put_u64(p, n->parent);
 	*p++ = ',';
 	p = pc_put_u64(p, n->depth);
 	*p++ = ',';
+	p = csv_put(p, prof_snap_node_name(s, n));
+	*p++ = ',';
 	w->out->p = p;
-	csv_out(w->out, prof_snap_node_name(s, n));
-	pc_out_write(w->out, ",", 1);
 	csv_out(w->out, path);
 	p = pc_out_row(w->out);
 	v[0] = n->calls;

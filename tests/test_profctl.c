@@ -178,6 +178,49 @@ GOLDEN(tree_folded, "--format", "folded")
 GOLDEN(threads_folded, "--format", "folded", "--threads")
 GOLDEN(report_html, "--format", "html")
 
+/* names with csv's special bytes are quoted, quotes doubled, in every
+ * row of the tree's csv: comm and the thread's name */
+static void test_csv_quoting(void **state)
+{
+	const char *args[] = { "report", "--input", NULL, "--format", "csv",
+			       "--tid",	 "4242",    "-o", NULL,	      NULL };
+	static const char want[] = "4242,\"a\"\"b\",4242,\"io,x\",";
+	char path[160], out[160], err[512], *got, *line;
+	struct prof_seg_hdr *h;
+	struct prof_slab_hdr *sh;
+	void *buf = NULL;
+	size_t len = 0;
+	int rows = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(fx_image(&buf, &len), 0);
+	h = buf;
+	sh = (void *)((char *)buf + h->slabs_off);
+	snprintf(h->comm, sizeof(h->comm), "a\"b");
+	snprintf(sh->name, sizeof(sh->name), "io,x");
+	snprintf(path, sizeof(path), "%s/quoted.seg", dir);
+	snprintf(out, sizeof(out), "%s/quoted.csv", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	free(buf);
+	args[2] = path;
+	args[8] = out;
+	assert_int_equal(run(args, err, sizeof(err)), 0);
+	got = slurp(out, NULL);
+	assert_non_null(got);
+	/* the header, then every row of thread 4242 */
+	for (line = strchr(got, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+		if (strncmp(line + 1, want, strlen(want)))
+			fail_msg("row not quoted: %.80s", line + 1);
+		rows++;
+	}
+	assert_int_equal(rows, 8);
+	free(got);
+}
+
 static struct prof_snapshot *fixture(void)
 {
 	struct prof_snapshot *s = NULL;
@@ -691,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_golden_tree_csv),
 		cmocka_unit_test(test_golden_flat_csv),
 		cmocka_unit_test(test_golden_callers_csv),
+		cmocka_unit_test(test_csv_quoting),
 		cmocka_unit_test(test_golden_tree_folded),
 		cmocka_unit_test(test_golden_threads_folded),
 		cmocka_unit_test(test_golden_report_html),

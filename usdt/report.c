@@ -371,6 +371,11 @@ static void json_str(FILE *f, const char *s)
 struct jbuf {
 	FILE *f;
 	char *p, *end;
+	/* per site, the text every node of it starts with:
+	 * {"name":...,"file":...,"line":N */
+	char **site_txt;
+	size_t *site_len;
+	__u32 nsites;
 	char buf[1 << 16];
 };
 
@@ -396,19 +401,22 @@ static char *jlit(char *p, const char *s)
 	return p + n;
 }
 
+/* a string literal: its length known where it is written */
+#define JLIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+
 /* "%llu" */
 static char *ju64(char *p, __u64 v)
 {
-	char tmp[24], *q = tmp + sizeof(tmp);
-	size_t n;
+	char tmp[24];
+	int n = 0;
 
 	do {
-		*--q = (char)('0' + v % 10);
+		tmp[n++] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	n = (size_t)(tmp + sizeof(tmp) - q);
-	memcpy(p, q, n);
-	return p + n;
+	while (n)
+		*p++ = tmp[--n];
+	return p;
 }
 
 /* json_str's text */
@@ -436,51 +444,88 @@ static char *jstr(char *p, const char *s)
 	return p;
 }
 
+/* a node's name, file and line: {"name":...,"file":...,"line":N */
+static char *jsite(char *p, const struct prof_snapshot *s, const struct prof_snap_node *n)
+{
+	const struct prof_snap_site *site = n->site < s->nsites ? &s->sites[n->site] : NULL;
+
+	p = JLIT(p, "{\"name\":");
+	p = jstr(p, prof_snap_node_name(s, n));
+	p = JLIT(p, ",\"file\":");
+	p = jstr(p, site ? site->file : "");
+	p = JLIT(p, ",\"line\":");
+	return ju64(p, site ? site->line : 0);
+}
+
+/* every site's jsite text, once a snapshot: its nodes copy it */
+static void jsites_free(struct jbuf *j)
+{
+	__u32 i;
+
+	for (i = 0; i < j->nsites && j->site_txt; i++)
+		free(j->site_txt[i]);
+	free(j->site_txt);
+	free(j->site_len);
+	j->site_txt = NULL;
+	j->site_len = NULL;
+	j->nsites = 0;
+}
+
+static int jsites_build(struct jbuf *j, const struct prof_snapshot *s)
+{
+	struct prof_snap_node n = { .depth = 1 };
+	char tmp[JROW];
+	__u32 i;
+
+	jsites_free(j);
+	j->site_txt = calloc(s->nsites ? s->nsites : 1, sizeof(*j->site_txt));
+	j->site_len = calloc(s->nsites ? s->nsites : 1, sizeof(*j->site_len));
+	if (!j->site_txt || !j->site_len)
+		return -ENOMEM;
+	j->nsites = s->nsites;
+	for (i = 0; i < s->nsites; i++) {
+		n.site = i;
+		j->site_len[i] = (size_t)(jsite(tmp, s, &n) - tmp);
+		j->site_txt[i] = malloc(j->site_len[i]);
+		if (!j->site_txt[i])
+			return -ENOMEM;
+		memcpy(j->site_txt[i], tmp, j->site_len[i]);
+	}
+	return 0;
+}
+
 static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 		      const struct prof_snap_thread *t, __u32 i, int depth)
 {
-	static const char *const keys[15] = {
-		",\"calls\":",	     ",\"total_ns\":",	",\"self_ns\":",    ",\"max_ns\":",
-		",\"p50_ns\":",	     ",\"p90_ns\":",	",\"p99_ns\":",	    ",\"preempted\":",
-		",\"migrated\":",    ",\"offcpu_ns\":", ",\"anomalies\":",  ",\"allocs\":",
-		",\"alloc_bytes\":", ",\"frees\":",	",\"free_bytes\":",
-	};
 	const struct prof_snap_node *n = &t->nodes[i];
-	const struct prof_snap_site *site = n->site < s->nsites ? &s->sites[n->site] : NULL;
-	__u64 v[15];
 	__u32 c;
 	bool first = true;
 	char *p = jroom(j);
-	int k;
 
 	memset(p, ' ', (size_t)depth * 2);
 	p += depth * 2;
-	p = jlit(p, "{\"name\":");
-	p = jstr(p, prof_snap_node_name(s, n));
-	p = jlit(p, ",\"file\":");
-	p = jstr(p, site ? site->file : "");
-	p = jlit(p, ",\"line\":");
-	p = ju64(p, site ? site->line : 0);
-	v[0] = n->calls;
-	v[1] = prof_snap_ns(s, n->ticks);
-	v[2] = prof_snap_ns(s, prof_snap_self(n));
-	v[3] = prof_snap_ns(s, n->max);
-	v[4] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.5));
-	v[5] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.9));
-	v[6] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.99));
-	v[7] = n->preempted;
-	v[8] = n->migrated;
-	v[9] = n->offcpu_ns;
-	v[10] = n->anomalies;
-	v[11] = n->allocs;
-	v[12] = n->alloc_bytes;
-	v[13] = n->frees;
-	v[14] = n->free_bytes;
-	for (k = 0; k < 15; k++) {
-		p = jlit(p, keys[k]);
-		p = ju64(p, v[k]);
+	if (n->site < j->nsites) {
+		memcpy(p, j->site_txt[n->site], j->site_len[n->site]);
+		p += j->site_len[n->site];
+	} else {
+		p = jsite(p, s, n);
 	}
-	p = jlit(p, ",\"children\":[");
+	p = ju64(JLIT(p, ",\"calls\":"), n->calls);
+	p = ju64(JLIT(p, ",\"total_ns\":"), prof_snap_ns(s, n->ticks));
+	p = ju64(JLIT(p, ",\"self_ns\":"), prof_snap_ns(s, prof_snap_self(n)));
+	p = ju64(JLIT(p, ",\"max_ns\":"), prof_snap_ns(s, n->max));
+	p = ju64(JLIT(p, ",\"p50_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.5)));
+	p = ju64(JLIT(p, ",\"p90_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.9)));
+	p = ju64(JLIT(p, ",\"p99_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)));
+	p = ju64(JLIT(p, ",\"preempted\":"), n->preempted);
+	p = ju64(JLIT(p, ",\"migrated\":"), n->migrated);
+	p = ju64(JLIT(p, ",\"offcpu_ns\":"), n->offcpu_ns);
+	p = ju64(JLIT(p, ",\"anomalies\":"), n->anomalies);
+	p = ju64(JLIT(p, ",\"allocs\":"), n->allocs);
+	p = ju64(JLIT(p, ",\"alloc_bytes\":"), n->alloc_bytes);
+	p = ju64(JLIT(p, ",\"frees\":"), n->frees);
+	p = ju64(JLIT(p, ",\"free_bytes\":"), n->free_bytes);
+	p = JLIT(p, ",\"children\":[");
 	j->p = p;
 	/* a hostile depth must not exhaust the stack: cut, and say so */
 	for (c = n->first_child; c != PROF_SNAP_NONE && depth < PROF_SNAP_DEPTH_MAX;
@@ -507,11 +552,19 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 	j->f = f;
 	j->p = j->buf;
 	j->end = j->buf + sizeof(j->buf);
+	j->site_txt = NULL;
+	j->site_len = NULL;
+	j->nsites = 0;
 
 	fprintf(f, "{\"version\":1,\"processes\":[");
 	for (k = 0; k < nsnaps; k++) {
 		const struct prof_snapshot *s = snaps[k];
 
+		if (jsites_build(j, s)) {
+			jsites_free(j);
+			free(j);
+			return -ENOMEM;
+		}
 		fprintf(f, "%s\n {\"pid\":%u,\"uid\":%u,\"comm\":", k ? "," : "", s->pid, s->uid);
 		json_str(f, s->comm);
 		fprintf(f, ",\"clock\":\"%s\",\"tick_hz\":%llu,\"exited\":%s,\"threads\":[",
@@ -524,6 +577,7 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 			int err = prof_snap_thread_load(s, &s->threads[i]);
 
 			if (err) {
+				jsites_free(j);
 				free(j);
 				return err;
 			}
@@ -554,6 +608,7 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 		fputs("]}", f);
 	}
 	fputs("\n]}\n", f);
+	jsites_free(j);
 	free(j);
 	return ferror(f) ? -EIO : 0;
 }
