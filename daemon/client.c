@@ -229,6 +229,12 @@ int profd_list(int fd, struct profd_proc **procs, size_t *n)
 
 int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_snapshot **snap)
 {
+	return profd_snapshot_opts(fd, pid, mode, seconds, 0, snap);
+}
+
+int profd_snapshot_opts(int fd, pid_t pid, int mode, uint32_t seconds, unsigned int flags,
+			struct prof_snapshot **snap)
+{
 	struct profd_snapshot_req req = { .pid = (__u32)pid,
 					  .mode = (__u32)mode,
 					  .seconds = seconds };
@@ -245,9 +251,15 @@ int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_sn
 		return err;
 	if (sfd < 0)
 		return -EPROTO;
-	/* the image goes through the same validation as a live segment */
-	err = prof_snapshot__read_fd(sfd, snap);
+	/* the live segment or an image: the same validation either way, and
+	 * it must be the process asked for */
+	err = prof_snapshot__read_fd_opts(sfd, flags, snap);
 	close(sfd);
+	if (!err && (*snap)->pid != (__u32)pid) {
+		prof_snapshot__destroy(*snap);
+		*snap = NULL;
+		err = -EINVAL;
+	}
 	return err;
 }
 

@@ -61,6 +61,10 @@ int profd_status(int fd, struct profd_status *st);
 int profd_list(int fd, struct profd_proc **procs, size_t *n);
 /* a snapshot of pid in mode PROFD_*; seconds for PROFD_LAST */
 int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_snapshot **snap);
+/* the same, read with PROF_READ_* flags (profd hands over the live
+ * segment itself when there is nothing to subtract) */
+int profd_snapshot_opts(int fd, pid_t pid, int mode, uint32_t seconds, unsigned int flags,
+			struct prof_snapshot **snap);
 /* keep a baseline for pid in profd; nothing is written to the process */
 int profd_reset(int fd, pid_t pid);
 

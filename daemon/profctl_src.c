@@ -402,7 +402,8 @@ int pc_src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
 {
 #ifndef PROFCTL_NO_CLIENT
 	if (src->fd >= 0) {
-		int err = profd_snapshot(src->fd, pid, PROFD_SINCE_START, 0, snap);
+		int err = profd_snapshot_opts(src->fd, pid, PROFD_SINCE_START, 0, src->read_flags,
+					      snap);
 
 		return err ? profd_error(pid, err) : 0;
 	}
@@ -477,7 +478,7 @@ int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 	*snap = NULL;
 #ifndef PROFCTL_NO_CLIENT
 	if (src->fd >= 0) {
-		err = profd_snapshot(src->fd, pid, mode, secs, snap);
+		err = profd_snapshot_opts(src->fd, pid, mode, secs, src->read_flags, snap);
 		return err ? profd_error(pid, err) : 0;
 	}
 #endif

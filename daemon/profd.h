@@ -70,8 +70,10 @@ void seg_inotify_event(void);
 struct profd_wire_proc;
 typedef int (*seg_list_cb)(const struct profd_wire_proc *p, void *arg);
 int seg_list(uid_t uid, seg_list_cb cb, void *arg);
+/* a process's data for uid: a snapshot (*snap), or, for a live process
+ * with nothing to subtract, its segment itself (*live_fd, read-only) */
 int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct prof_snapshot **snap,
-		 __u64 *span_ns);
+		 int *live_fd, __u64 *span_ns);
 int seg_reset(uid_t uid, pid_t pid);
 
 /* profd_ctl.c */

@@ -294,41 +294,58 @@ static int do_snapshot(struct conn *c, const struct profd_snapshot_req *r)
 {
 	struct profd_snapshot_rep rep = { 0 };
 	struct prof_snapshot *snap = NULL;
-	void *buf = NULL;
+	void *mem = MAP_FAILED;
 	size_t len = 0;
+	struct stat st;
 	int err, fd = -1;
 
 	if (r->mode > PROFD_SNAP_LAST || r->pid == 0 || r->pid > 0x7fffffff)
 		return conn_error(c, -EINVAL);
-	err = seg_snapshot(c->cred.uid, (pid_t)r->pid, (int)r->mode, r->seconds, &snap,
+	err = seg_snapshot(c->cred.uid, (pid_t)r->pid, (int)r->mode, r->seconds, &snap, &fd,
 			   &rep.span_ns);
 	if (err) {
 		log_debug("ctl: no snapshot of pid %u (mode %u) for uid %u: %s", r->pid, r->mode,
 			  (unsigned)c->cred.uid, strerror(-err));
 		return conn_error(c, err);
 	}
-	err = prof_snapshot__write(snap, &buf, &len);
-	prof_snapshot__destroy(snap);
-	if (err)
-		goto cleanup;
-	/* a sealed memfd: the client maps exactly what we wrote */
+	if (fd >= 0) {
+		/* the live segment: the client reads it as it reads its own */
+		rep.size = fstat(fd, &st) ? 0 : (__u64)st.st_size;
+		goto send;
+	}
+	/*
+	 * A sealed memfd, the image written straight into it: only what is
+	 * not zero is, so its histograms stay holes, and the client maps
+	 * exactly what we wrote.
+	 */
+	len = prof_snapshot__image_size(snap);
 	fd = memfd_create("profd-snapshot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0) {
 		err = -errno;
 		goto cleanup;
 	}
-	if (write(fd, buf, len) != (ssize_t)len) {
-		err = -EIO;
+	if (ftruncate(fd, (off_t)len)) {
+		err = -errno;
 		goto cleanup;
 	}
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = prof_snapshot__write_into(snap, mem, len);
+	munmap(mem, len);
+	if (err)
+		goto cleanup;
 	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
 	rep.size = len;
+send:
+	prof_snapshot__destroy(snap);
 	err = conn_send(c, PROFD_MSG_SNAPSHOT, &rep, sizeof(rep), fd);
-	free(buf);
 	close(fd);
 	return err;
 cleanup:
-	free(buf);
+	prof_snapshot__destroy(snap);
 	if (fd >= 0)
 		close(fd);
 	log_warnx("ctl: failed to answer a snapshot of pid %u: %s", r->pid, strerror(-err));

@@ -215,6 +215,36 @@ static int seg_read(struct seg *s, struct prof_snapshot **out)
 }
 
 /*
+ * The live segment for a client to read itself: still its full size, and
+ * its header still names the process (a guarded read of it alone); an fd
+ * of the read-only file description, or -errno.
+ */
+static int seg_live_fd(struct seg *s)
+{
+	const struct prof_seg_hdr *h = s->mem;
+	struct stat st;
+	bool ok;
+	int fd;
+
+	if (!s->mem || s->fd < 0)
+		return -ESRCH;
+	if (fstat(s->fd, &st) || st.st_size < (off_t)s->len || s->len < sizeof(*h))
+		return -EINVAL;
+	if (sigsetjmp(bus_jmp, 1))
+		return -EFAULT;
+	bus_armed = 1;
+	ok = __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == PROF_SEG_MAGIC &&
+	     seg_is(s, __atomic_load_n(&h->pid, __ATOMIC_RELAXED),
+		    __atomic_load_n(&h->start_token, __ATOMIC_RELAXED),
+		    __atomic_load_n(&h->uid, __ATOMIC_RELAXED));
+	bus_armed = 0;
+	if (!ok)
+		return -EPERM;
+	fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
  * A sample, straight from the mapping: slab headers, the nodes created
  * since the last sample, and one word per top-level node (the cursor
  * remembers which those are).  Guarded like seg_read.
@@ -576,7 +606,7 @@ static int seg_current(struct seg *s, struct prof_snapshot **out)
 }
 
 int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct prof_snapshot **out,
-		 __u64 *span_ns)
+		 int *live_fd, __u64 *span_ns)
 {
 	const struct prof_snapshot *base = NULL;
 	struct prof_snapshot *snap = NULL;
@@ -586,6 +616,7 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct prof_snap
 	int err;
 
 	*out = NULL;
+	*live_fd = -1;
 	err = seg_lookup(uid, pid, &s);
 	if (err)
 		return err;
@@ -621,6 +652,21 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct prof_snap
 		}
 	} else if (mode != PROFD_SNAP_START) {
 		return -EINVAL;
+	}
+	/*
+	 * Nothing to subtract from a live process: the client reads the
+	 * segment itself, as it reads its own, lazily and without a copy
+	 * (a copy of a big process takes longer than reading it).
+	 */
+	if (!base && s->alive) {
+		*live_fd = seg_live_fd(s);
+		if (*live_fd >= 0) {
+			*span_ns = end - s->found_ns;
+			return 0;
+		}
+		log_debug("seg: pid %d: no live segment to hand over: %s", (int)pid,
+			  strerror(-*live_fd));
+		*live_fd = -1;
 	}
 	err = seg_current(s, &snap);
 	if (err) {

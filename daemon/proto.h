@@ -13,7 +13,10 @@
  *	REGISTER{tid}	->	REGISTERED{slot, gen, nslots}	(+ map fd, once)
  *	STATUS		->	STATUS{...}
  *	LIST		->	PROC{...} x n, then END{n}
- *	SNAPSHOT{pid}	->	SNAPSHOT{size}			(+ memfd image)
+ *	SNAPSHOT{pid}	->	SNAPSHOT{size}			(+ an fd: the live segment,
+ *							 read-only, when there is
+ *							 nothing to subtract; else
+ *							 a sealed memfd image)
  *	RESET{pid}	->	OK
  *	any		->	ERROR{-errno} instead
  */

@@ -221,9 +221,15 @@ static struct child spawn(workload_fn fn, uid_t uid, double reg_wait)
 			fn();
 		if (write(rep[1], &ok, 1) != 1 || write(rep[1], zone_cpu, sizeof(zone_cpu)) < 0)
 			_exit(3);
-		/* stay alive until told */
-		if (read(ctl[0], &ok, 1) < 0)
-			_exit(4);
+		/* stay alive until told; 'W': the workload once more */
+		while (read(ctl[0], &ok, 1) == 1) {
+			if (ok != 'W')
+				continue;
+			if (fn)
+				fn();
+			if (write(rep[1], &ok, 1) != 1)
+				_exit(4);
+		}
 		_exit(0);
 	}
 	kids_add(c.pid);
@@ -243,6 +249,14 @@ static char child_wait(struct child *c)
 	if (read(c->rd, &r, 1) != 1 || read(c->rd, child_cpu, sizeof(child_cpu)) < 0)
 		return 0;
 	return r;
+}
+
+/* the child runs its workload once more; true when it has */
+static bool child_again(struct child *c)
+{
+	char r = 'W';
+
+	return write(c->ctl, &r, 1) == 1 && read(c->rd, &r, 1) == 1 && r == 'W';
 }
 
 static void child_end(struct child *c)
@@ -436,15 +450,17 @@ static void test_offcpu(void **state)
 
 /* --- in-zone rates ----------------------------------------------------- */
 
-/* two seconds inside zones, one thread: 80 calls of 25 ms spinning
- * (a ~1 s moving average reaches 1 - 1/e^2 of it) */
+/* two seconds inside zones, one thread: 400 calls of 5 ms spinning (a
+ * ~1 s moving average reaches 1 - 1/e^2 of it).  A zone's time counts
+ * when it ends: calls ten times shorter than profd's 50 ms samples keep a
+ * late sample from seeing one more call than it spans by more than 10% */
 static void work_busy(void)
 {
 	int i;
 
-	for (i = 0; i < 80; i++) {
+	for (i = 0; i < 400; i++) {
 		PROF_USDT(busy_zone);
-		spin_ns(25000000);
+		spin_ns(5000000);
 	}
 }
 
@@ -688,6 +704,69 @@ static void test_hostile(void **state)
 	stop_profd();
 }
 
+/* --- what profd answers with ------------------------------------------ */
+
+/* calls of the zone called name over every thread of a lazy snapshot */
+static __u64 lazy_calls(const struct prof_snapshot *s, const char *name)
+{
+	const struct prof_snap_node *n;
+	__u64 calls = 0;
+	__u32 i;
+
+	for (i = 0; i < s->nthreads; i++) {
+		assert_int_equal(prof_snap_thread_load(s, &s->threads[i]), 0);
+		n = test_node(s, &s->threads[i], name);
+		calls += n ? n->calls : 0;
+	}
+	return calls;
+}
+
+/*
+ * Nothing to subtract (since start, never reset): profd hands over the
+ * live segment, read lazily as a direct read reads it, and the same data.
+ * Since a reset: its image, read lazily too, counts exactly the calls
+ * made after the reset.
+ */
+static void test_snapshot_paths(void **state)
+{
+	const unsigned int lazy = PROF_READ_LAZY | PROF_READ_AHEAD;
+	struct prof_snapshot *s = NULL, *d;
+	struct child c;
+	int fd;
+
+	(void)state;
+	fd = need_profd();
+	c = spawn(work_sleep, 0, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	/* once profd follows it */
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	prof_snapshot__destroy(s);
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SINCE_START, 0, lazy, &s), 0);
+	assert_non_null(s->lazy);
+	d = test_snapshot_opts(c.pid, lazy);
+	assert_non_null(d);
+	assert_int_equal(s->nthreads, d->nthreads);
+	assert_int_equal(s->start_token, d->start_token);
+	assert_int_equal(lazy_calls(s, "sleep_zone"), SLEEP_CALLS);
+	assert_int_equal(lazy_calls(d, "sleep_zone"), SLEEP_CALLS);
+	prof_snapshot__destroy(s);
+	prof_snapshot__destroy(d);
+
+	assert_int_equal(profd_reset(fd, c.pid), 0);
+	assert_true(child_again(&c));
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SINCE_RESET, 0, lazy, &s), 0);
+	assert_int_equal(lazy_calls(s, "sleep_zone"), SLEEP_CALLS);
+	assert_int_equal(lazy_calls(s, "spin_zone"), SLEEP_CALLS);
+	prof_snapshot__destroy(s);
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SINCE_START, 0, lazy, &s), 0);
+	assert_int_equal(lazy_calls(s, "sleep_zone"), 2 * SLEEP_CALLS);
+	prof_snapshot__destroy(s);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
 /* --- reset and post-mortem -------------------------------------------- */
 
 static void test_reset_postmortem(void **state)
@@ -735,6 +814,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_other_user, teardown),
 		cmocka_unit_test_teardown(test_hostile, teardown),
 		cmocka_unit_test_teardown(test_reset_postmortem, teardown),
+		cmocka_unit_test_teardown(test_snapshot_paths, teardown),
 	};
 
 	setenv("PROF_QUIET", "1", 1);

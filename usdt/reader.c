@@ -1663,34 +1663,75 @@ int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 }
 
 /* snapshot -> segment image; the inverse of prof_snapshot__read */
-int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
-{
-	struct prof_seg_hdr *h;
-	__u32 max_nodes = 2, i, j;
+/* the geometry of a snapshot's image */
+struct image_geom {
+	__u32 max_nodes;
+	unsigned int shift;
 	__u64 sites_off, slabs_off, slab_size, size;
-	unsigned int shift = 0;
-	char *mem;
+};
 
+static void image_geom(const struct prof_snapshot *s, struct image_geom *g)
+{
+	__u32 i;
+
+	g->max_nodes = 2;
 	for (i = 0; i < s->nthreads; i++)
-		if (s->threads[i].nnodes > max_nodes)
-			max_nodes = s->threads[i].nnodes;
-	sites_off = PROF_SEG_HDR_SIZE;
-	slabs_off = sites_off + (__u64)(s->nsites ? s->nsites : 1) * sizeof(struct prof_site_ent);
-	slabs_off = (slabs_off + 4095) & ~4095ull;
+		if (s->threads[i].nnodes > g->max_nodes)
+			g->max_nodes = s->threads[i].nnodes;
+	g->sites_off = PROF_SEG_HDR_SIZE;
+	g->slabs_off =
+		g->sites_off + (__u64)(s->nsites ? s->nsites : 1) * sizeof(struct prof_site_ent);
+	g->slabs_off = (g->slabs_off + 4095) & ~4095ull;
 	/* the smallest histogram block that holds every thread's nodes:
 	 * a serialized snapshot is as small as its histograms allow */
-	while (shift < PROF_HIST_SHIFT && (1u << shift) < max_nodes)
-		shift++;
-	slab_size = prof_slab_size(max_nodes, shift);
-	size = slabs_off + slab_size * (s->nthreads ? s->nthreads : 1);
-	mem = calloc(1, size);
+	g->shift = 0;
+	while (g->shift < PROF_HIST_SHIFT && (1u << g->shift) < g->max_nodes)
+		g->shift++;
+	g->slab_size = prof_slab_size(g->max_nodes, g->shift);
+	g->size = g->slabs_off + g->slab_size * (s->nthreads ? s->nthreads : 1);
+}
+
+size_t prof_snapshot__image_size(const struct prof_snapshot *s)
+{
+	struct image_geom g;
+
+	image_geom(s, &g);
+	return g.size;
+}
+
+int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
+{
+	size_t size = prof_snapshot__image_size(s);
+	void *mem = calloc(1, size);
+	int err;
+
 	if (!mem)
 		return -ENOMEM;
+	err = prof_snapshot__write_into(s, mem, size);
+	if (err) {
+		free(mem);
+		return err;
+	}
+	*buf = mem;
+	*len = size;
+	return 0;
+}
+
+int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t len)
+{
+	struct image_geom g;
+	struct prof_seg_hdr *h;
+	char *mem = out;
+	__u32 i, j;
+
+	image_geom(s, &g);
+	if (len != g.size)
+		return -EINVAL;
 	h = (struct prof_seg_hdr *)mem;
 	h->magic = PROF_SEG_MAGIC;
 	h->version = PROF_SEG_VERSION;
 	h->hdr_size = sizeof(*h);
-	h->seg_size = size;
+	h->seg_size = g.size;
 	h->pid = s->pid;
 	h->uid = s->uid;
 	h->start_token = s->start_token;
@@ -1704,21 +1745,21 @@ int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
 	h->max_sites = s->nsites ? s->nsites : 1;
 	h->site_size = sizeof(struct prof_site_ent);
 	h->max_threads = s->nthreads ? s->nthreads : 1;
-	h->max_nodes = max_nodes;
+	h->max_nodes = g.max_nodes;
 	h->node_size = PROF_NODE_SIZE;
 	h->hist_buckets = PROF_HIST_BUCKETS;
 	h->ext_size = PROF_NODE_EXT_SIZE;
-	h->hist_block = 1u << shift;
-	h->sites_off = sites_off;
-	h->slabs_off = slabs_off;
-	h->slab_size = slab_size;
+	h->hist_block = 1u << g.shift;
+	h->sites_off = g.sites_off;
+	h->slabs_off = g.slabs_off;
+	h->slab_size = g.slab_size;
 	h->nsites = s->nsites;
 	h->nslabs = s->nthreads;
 	h->sites_dropped = s->sites_dropped;
 	h->threads_dropped = s->threads_dropped;
 	h->exit_tick = s->exit_tick;
 	for (i = 0; i < s->nsites; i++) {
-		struct prof_site_ent *e = (void *)(mem + sites_off + (__u64)i * sizeof(*e));
+		struct prof_site_ent *e = (void *)(mem + g.sites_off + (__u64)i * sizeof(*e));
 
 		memcpy(e->name, s->sites[i].name, sizeof(e->name));
 		memcpy(e->func, s->sites[i].func, sizeof(e->func));
@@ -1728,11 +1769,11 @@ int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
 	}
 	for (i = 0; i < s->nthreads; i++) {
 		const struct prof_snap_thread *t = &s->threads[i];
-		char *slab = mem + slabs_off + (__u64)i * slab_size;
+		char *slab = mem + g.slabs_off + (__u64)i * g.slab_size;
 		struct prof_slab_hdr *sh = (void *)slab;
 		struct prof_node *nodes = (void *)(slab + PROF_SLAB_HDR_SIZE);
-		struct prof_node_ext *ext = (void *)(slab + prof_slab_ext_off(max_nodes));
-		__u32 *hist = (void *)(slab + prof_slab_hist_off(max_nodes));
+		struct prof_node_ext *ext = (void *)(slab + prof_slab_ext_off(g.max_nodes));
+		__u32 *hist = (void *)(slab + prof_slab_hist_off(g.max_nodes));
 
 		sh->magic = PROF_SLAB_MAGIC;
 		sh->state = t->state;
@@ -1760,23 +1801,24 @@ int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
 			/* the root's ticks are derived on read */
 			d->ticks = j ? n->ticks : 0;
 			d->max = n->max;
-			e->preempted = n->preempted;
-			e->migrated = n->migrated;
-			e->offcpu_ns = n->offcpu_ns;
-			e->anomalies = n->anomalies;
-			e->allocs = n->allocs;
-			e->alloc_bytes = n->alloc_bytes;
-			e->frees = n->frees;
-			e->free_bytes = n->free_bytes;
+			/* only what is not zero: the image may be a sparse file */
 			if (n->preempted | n->migrated | n->offcpu_ns | n->anomalies | n->allocs |
-			    n->alloc_bytes | n->frees | n->free_bytes)
+			    n->alloc_bytes | n->frees | n->free_bytes) {
 				sh->ext_used = 1;
+				e->preempted = n->preempted;
+				e->migrated = n->migrated;
+				e->offcpu_ns = n->offcpu_ns;
+				e->anomalies = n->anomalies;
+				e->allocs = n->allocs;
+				e->alloc_bytes = n->alloc_bytes;
+				e->frees = n->frees;
+				e->free_bytes = n->free_bytes;
+			}
 			for (k = 0; k < n->hist_n && n->hist_lo + k < PROF_HIST_BUCKETS; k++)
-				hist[prof_hist_index(j, n->hist_lo + k, shift)] =
-					s->hist[n->hist_off + k];
+				if (s->hist[n->hist_off + k])
+					hist[prof_hist_index(j, n->hist_lo + k, g.shift)] =
+						s->hist[n->hist_off + k];
 		}
 	}
-	*buf = mem;
-	*len = size;
 	return 0;
 }

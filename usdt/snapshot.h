@@ -161,6 +161,11 @@ void prof_snapshot__destroy(struct prof_snapshot *snap);
  * prof_snapshot__read() reads back equal: the format profd answers in and
  * baselines are stored in; *buf malloc'd */
 int prof_snapshot__write(const struct prof_snapshot *snap, void **buf, size_t *len);
+/* the same into zeroed memory of exactly prof_snapshot__image_size() bytes
+ * (a fresh file's mapping): only what is not zero is written, so most of
+ * the histograms stay holes.  0 or -EINVAL (another size) */
+size_t prof_snapshot__image_size(const struct prof_snapshot *snap);
+int prof_snapshot__write_into(const struct prof_snapshot *snap, void *mem, size_t len);
 
 /* a thread's name for reports: its PROF_THREAD_NAME or "tid N" */
 const char *prof_snap_thread_label(const struct prof_snap_thread *t, char *buf, size_t len);
