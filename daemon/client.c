@@ -232,25 +232,34 @@ int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_sn
 	return profd_snapshot_opts(fd, pid, mode, seconds, 0, snap);
 }
 
-int profd_snapshot_opts(int fd, pid_t pid, int mode, uint32_t seconds, unsigned int flags,
-			struct prof_snapshot **snap)
+int profd_segment_fd(int fd, pid_t pid, int mode, uint32_t seconds, int *sfd)
 {
 	struct profd_snapshot_req req = { .pid = (__u32)pid,
 					  .mode = (__u32)mode,
 					  .seconds = seconds };
 	struct profd_snapshot_rep rep;
-	int err, sfd = -1;
+	int err;
 
-	*snap = NULL;
+	*sfd = -1;
 	if (pid <= 0 || mode < PROFD_SINCE_START || mode > PROFD_LAST)
 		return -EINVAL;
 	err = send_req(fd, PROFD_MSG_SNAPSHOT_REQ, &req, sizeof(req));
 	if (!err)
-		err = recv_rep(fd, PROFD_MSG_SNAPSHOT, &rep, sizeof(rep), &sfd, NULL);
+		err = recv_rep(fd, PROFD_MSG_SNAPSHOT, &rep, sizeof(rep), sfd, NULL);
 	if (err)
 		return err;
-	if (sfd < 0)
-		return -EPROTO;
+	return *sfd < 0 ? -EPROTO : 0;
+}
+
+int profd_snapshot_opts(int fd, pid_t pid, int mode, uint32_t seconds, unsigned int flags,
+			struct prof_snapshot **snap)
+{
+	int err, sfd;
+
+	*snap = NULL;
+	err = profd_segment_fd(fd, pid, mode, seconds, &sfd);
+	if (err)
+		return err;
 	/* the live segment or an image: the same validation either way, and
 	 * it must be the process asked for */
 	err = prof_snapshot__read_fd_opts(sfd, flags, snap);

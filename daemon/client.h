@@ -65,6 +65,9 @@ int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_sn
  * segment itself when there is nothing to subtract) */
 int profd_snapshot_opts(int fd, pid_t pid, int mode, uint32_t seconds, unsigned int flags,
 			struct prof_snapshot **snap);
+/* the fd profd answers with, unread (read-only: the live segment, or a
+ * sealed image); the caller validates what it reads and closes it */
+int profd_segment_fd(int fd, pid_t pid, int mode, uint32_t seconds, int *sfd);
 /* keep a baseline for pid in profd; nothing is written to the process */
 int profd_reset(int fd, pid_t pid);
 

@@ -421,12 +421,6 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 
 	*rows = NULL;
 	*n = 0;
-	if (src->fd >= 0) {
-		err = pc_src_raw(src, pid, snap);
-		if (!err)
-			err = prof_snap_flat(*snap, tid, PROF_SORT_SELF, rows, n);
-		return err;
-	}
 	if (src->live_pid != pid) {
 		if (src->live_mem)
 			munmap(src->live_mem, src->live_len);
@@ -437,13 +431,25 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 		src->flat_cache = prof_seg_flat_cache__new();
 		if (!src->flat_cache)
 			return -ENOMEM;
-		err = direct_find(pid, &ent);
-		if (err)
-			return err;
-		fd = prof_seg_open(&ent);
-		if (fd < 0) {
-			pc_warnx("%s: failed to open: %s", ent.path, strerror(-fd));
-			return fd;
+#ifndef PROFCTL_NO_CLIENT
+		/* profd hands over the live segment (or, once the process is
+		 * gone, its last image): mapped once, streamed every refresh */
+		if (src->fd >= 0) {
+			snprintf(ent.path, sizeof(ent.path), "pid %d (profd)", (int)pid);
+			err = profd_segment_fd(src->fd, pid, PROFD_SINCE_START, 0, &fd);
+			if (err)
+				return profd_error(pid, err);
+		} else
+#endif
+		{
+			err = direct_find(pid, &ent);
+			if (err)
+				return err;
+			fd = prof_seg_open(&ent);
+			if (fd < 0) {
+				pc_warnx("%s: failed to open: %s", ent.path, strerror(-fd));
+				return fd;
+			}
 		}
 		if (fstat(fd, &st) || st.st_size < (off_t)sizeof(struct prof_seg_hdr)) {
 			close(fd);
@@ -464,6 +470,15 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 	}
 	err = prof_seg_flat_cached(src->live_mem, src->live_len, tid, PROF_SORT_SELF,
 				   src->flat_cache, snap, rows, n);
+	if (!err && (*snap)->pid != (__u32)pid) {
+		/* not the process asked for (its owner rewrote the header) */
+		prof_snapshot__destroy(*snap);
+		*snap = NULL;
+		free(*rows);
+		*rows = NULL;
+		*n = 0;
+		err = -EINVAL;
+	}
 	if (err)
 		read_error("segment", err);
 	return err;

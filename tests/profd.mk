@@ -8,9 +8,9 @@ $(OUTPUT)/tests/test_proto: tests/test_proto.c daemon/proto.h | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(TEST_LIBS)
 
-# needs profd beside it (it runs ../profd) and the client
+# needs profd and profctl beside it (it runs ../profd, ../profctl) and the client
 $(OUTPUT)/tests/test_profd: tests/test_profd.c tests/testutil.h $(PROFD_CLIENT_OBJ) \
-		$(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
+		$(LIBPROF_A) $(PROFD) $(PROFCTL) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
 		$(LIBPROF_A) $(TEST_LIBS) -lm

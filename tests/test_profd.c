@@ -51,18 +51,25 @@ static void spin_ns(__u64 ns)
 		;
 }
 
+/* a program built beside this test's directory: profd, profctl */
+static const char *sibling_bin(const char *name, char *path, size_t len)
+{
+	char *slash;
+	ssize_t n = readlink("/proc/self/exe", path, len - 32);
+
+	if (n <= 0)
+		return name;
+	path[n] = 0;
+	slash = strrchr(path, '/');
+	snprintf(slash, 32, "/../%s", name);
+	return path;
+}
+
 static const char *profd_bin(void)
 {
 	static char path[4096];
-	char *slash;
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 16);
 
-	if (n <= 0)
-		return "profd";
-	path[n] = 0;
-	slash = strrchr(path, '/');
-	strcpy(slash, "/../profd");
-	return path;
+	return sibling_bin("profd", path, sizeof(path));
 }
 
 static int start_profd(void)
@@ -767,6 +774,64 @@ static void test_snapshot_paths(void **state)
 	stop_profd();
 }
 
+/*
+ * profctl top through profd: it maps the segment profd hands over once
+ * and streams it every refresh, as it streams its own without profd.
+ */
+static void test_top_via_profd(void **state)
+{
+	static char bin[4096];
+	char out[64], pid[16], *text;
+	struct prof_snapshot *s;
+	struct child c;
+	pid_t p;
+	int fd, st;
+
+	(void)state;
+	fd = need_profd();
+	c = spawn(work_sleep, 0, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	prof_snapshot__destroy(s);
+	snprintf(pid, sizeof(pid), "%d", (int)c.pid);
+	snprintf(out, sizeof(out), SOCK_DIR "/top.%d.txt", (int)getpid());
+	p = fork();
+	if (p == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (o < 0 || dup2(o, 1) < 0)
+			_exit(126);
+		/* PROFD_SOCKET is ours: profctl asks this profd */
+		execl(sibling_bin("profctl", bin, sizeof(bin)), "profctl", "top", "--pid", pid,
+		      "-d", "0.05", "-n", "3", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	{
+		FILE *f = fopen(out, "r");
+		long len;
+
+		assert_non_null(f);
+		fseek(f, 0, SEEK_END);
+		len = ftell(f);
+		rewind(f);
+		text = calloc(1, (size_t)len + 1);
+		assert_non_null(text);
+		assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+		fclose(f);
+	}
+	unlink(out);
+	assert_non_null(strstr(text, "profctl top - pid"));
+	assert_non_null(strstr(text, "sleep_zone"));
+	assert_non_null(strstr(text, "spin_zone"));
+	free(text);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
 /* --- reset and post-mortem -------------------------------------------- */
 
 static void test_reset_postmortem(void **state)
@@ -815,6 +880,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_hostile, teardown),
 		cmocka_unit_test_teardown(test_reset_postmortem, teardown),
 		cmocka_unit_test_teardown(test_snapshot_paths, teardown),
+		cmocka_unit_test_teardown(test_top_via_profd, teardown),
 	};
 
 	setenv("PROF_QUIET", "1", 1);
