@@ -229,10 +229,11 @@ int profd_list(int fd, struct profd_proc **procs, size_t *n)
 
 int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_snapshot **snap)
 {
-	return profd_snapshot_opts(fd, pid, mode, seconds, 0, snap);
+	return profd_snapshot_opts(fd, pid, mode, seconds, 0, snap, NULL);
 }
 
-int profd_segment_fd(int fd, pid_t pid, int mode, uint32_t seconds, int *sfd)
+int profd_segment_fd(int fd, pid_t pid, int mode, uint32_t seconds, int *sfd,
+		     struct profd_answer *ans)
 {
 	struct profd_snapshot_req req = { .pid = (__u32)pid,
 					  .mode = (__u32)mode,
@@ -248,16 +249,20 @@ int profd_segment_fd(int fd, pid_t pid, int mode, uint32_t seconds, int *sfd)
 		err = recv_rep(fd, PROFD_MSG_SNAPSHOT, &rep, sizeof(rep), sfd, NULL);
 	if (err)
 		return err;
+	if (ans) {
+		ans->span_ns = rep.span_ns;
+		ans->based = rep.flags & PROFD_SNAP_F_BASED;
+	}
 	return *sfd < 0 ? -EPROTO : 0;
 }
 
 int profd_snapshot_opts(int fd, pid_t pid, int mode, uint32_t seconds, unsigned int flags,
-			struct prof_snapshot **snap)
+			struct prof_snapshot **snap, struct profd_answer *ans)
 {
 	int err, sfd;
 
 	*snap = NULL;
-	err = profd_segment_fd(fd, pid, mode, seconds, &sfd);
+	err = profd_segment_fd(fd, pid, mode, seconds, &sfd, ans);
 	if (err)
 		return err;
 	/* the live segment or an image: the same validation either way, and

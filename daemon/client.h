@@ -15,6 +15,7 @@
 #ifndef PROF_CLIENT_H
 #define PROF_CLIENT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "snapshot.h"
@@ -61,13 +62,19 @@ int profd_status(int fd, struct profd_status *st);
 int profd_list(int fd, struct profd_proc **procs, size_t *n);
 /* a snapshot of pid in mode PROFD_*; seconds for PROFD_LAST */
 int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_snapshot **snap);
+/* what profd said of the snapshot it answered with */
+struct profd_answer {
+	uint64_t span_ns;	/* the time it covers */
+	bool based;		/* profd subtracted a baseline (a reset, a frame) */
+};
 /* the same, read with PROF_READ_* flags (profd hands over the live
- * segment itself when there is nothing to subtract) */
+ * segment itself when there is nothing to subtract); ans may be NULL */
 int profd_snapshot_opts(int fd, pid_t pid, int mode, uint32_t seconds, unsigned int flags,
-			struct prof_snapshot **snap);
+			struct prof_snapshot **snap, struct profd_answer *ans);
 /* the fd profd answers with, unread (read-only: the live segment, or a
  * sealed image); the caller validates what it reads and closes it */
-int profd_segment_fd(int fd, pid_t pid, int mode, uint32_t seconds, int *sfd);
+int profd_segment_fd(int fd, pid_t pid, int mode, uint32_t seconds, int *sfd,
+		     struct profd_answer *ans);
 /* keep a baseline for pid in profd; nothing is written to the process */
 int profd_reset(int fd, pid_t pid);
 

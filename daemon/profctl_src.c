@@ -403,9 +403,11 @@ int pc_src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
 #ifndef PROFCTL_NO_CLIENT
 	if (src->fd >= 0) {
 		int err = profd_snapshot_opts(src->fd, pid, PROFD_SINCE_START, 0, src->read_flags,
-					      snap);
+					      snap, NULL);
 
-		return err ? profd_error(pid, err) : 0;
+		/* one profd does not follow (yet, or any more): read it directly */
+		if (err != -ESRCH)
+			return err ? profd_error(pid, err) : 0;
 	}
 #endif
 	(void)src;
@@ -434,12 +436,15 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 #ifndef PROFCTL_NO_CLIENT
 		/* profd hands over the live segment (or, once the process is
 		 * gone, its last image): mapped once, streamed every refresh */
+		fd = -1;
 		if (src->fd >= 0) {
 			snprintf(ent.path, sizeof(ent.path), "pid %d (profd)", (int)pid);
-			err = profd_segment_fd(src->fd, pid, PROFD_SINCE_START, 0, &fd);
-			if (err)
+			err = profd_segment_fd(src->fd, pid, PROFD_SINCE_START, 0, &fd, NULL);
+			/* one profd does not follow: its segment, directly */
+			if (err && err != -ESRCH)
 				return profd_error(pid, err);
-		} else
+		}
+		if (fd < 0)
 #endif
 		{
 			err = direct_find(pid, &ent);
@@ -484,6 +489,65 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 	return err;
 }
 
+#ifndef PROFCTL_NO_CLIENT
+/* ns since the local baseline of pid was stored, or ~0 if there is none */
+static __u64 baseline_age(pid_t pid, __u64 token)
+{
+	struct timespec now;
+	char path[256];
+	struct stat st;
+	__u64 t, b;
+
+	if (pc_baseline_path(pid, token, path, sizeof(path)) || stat(path, &st) ||
+	    clock_gettime(CLOCK_REALTIME, &now))
+		return ~0ull;
+	t = (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec;
+	b = (__u64)st.st_mtim.tv_sec * 1000000000ull + (__u64)st.st_mtim.tv_nsec;
+	return t > b ? t - b : 0;
+}
+
+/*
+ * Since the last reset, through profd.  A reset made without profd is kept
+ * only in the local baseline file, one made with it in both: the newer of
+ * profd's baseline and the file's counts, so a reset shows whichever way
+ * it was made and whichever way the report is read.
+ */
+static int profd_since_reset(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
+{
+	struct prof_snapshot *s = NULL, *base = NULL;
+	struct profd_answer a;
+	__u64 age;
+	int err;
+
+	err = profd_snapshot_opts(src->fd, pid, PROFD_SINCE_RESET, 0, src->read_flags, &s, &a);
+	if (err)
+		return err;
+	age = baseline_age(pid, s->start_token);
+	if (age == ~0ull || (a.based && a.span_ns <= age)) {
+		*snap = s;
+		return 0;
+	}
+	err = pc_baseline_load(pid, s->start_token, &base);
+	prof_snapshot__destroy(s);
+	s = NULL;
+	if (err || !base) {
+		/* a file we cannot use: as profd answers */
+		prof_snapshot__destroy(base);
+		return profd_snapshot_opts(src->fd, pid, PROFD_SINCE_RESET, 0, src->read_flags,
+					   snap, NULL);
+	}
+	/* a diff needs every node and histogram: read in full */
+	err = profd_snapshot_opts(src->fd, pid, PROFD_SINCE_START, 0, 0, &s, NULL);
+	if (!err && prof_snapshot__diff(s, base))
+		pc_warnx("pid %d: baseline is of another process, ignored", (int)pid);
+	prof_snapshot__destroy(base);
+	if (err)
+		return err;
+	*snap = s;
+	return 0;
+}
+#endif
+
 int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 		    struct prof_snapshot **snap)
 {
@@ -493,8 +557,14 @@ int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 	*snap = NULL;
 #ifndef PROFCTL_NO_CLIENT
 	if (src->fd >= 0) {
-		err = profd_snapshot_opts(src->fd, pid, mode, secs, src->read_flags, snap);
-		return err ? profd_error(pid, err) : 0;
+		if (mode == PC_SINCE_RESET)
+			err = profd_since_reset(src, pid, snap);
+		else
+			err = profd_snapshot_opts(src->fd, pid, mode, secs, src->read_flags, snap,
+						  NULL);
+		/* one profd does not follow (yet, or any more): read it directly */
+		if (err != -ESRCH)
+			return err ? profd_error(pid, err) : 0;
 	}
 #endif
 	if (mode == PC_LAST) {
@@ -547,12 +617,21 @@ int pc_src_reset(struct pc_src *src, pid_t pid)
 	int err;
 
 #ifndef PROFCTL_NO_CLIENT
+	/* profd keeps its baseline; the file keeps it for reports read
+	 * without profd, and for a profd that restarts */
 	if (src->fd >= 0) {
 		err = profd_reset(src->fd, pid);
-		return err ? profd_error(pid, err) : 0;
+		if (err != -ESRCH) {
+			if (err)
+				return profd_error(pid, err);
+			err = profd_snapshot_opts(src->fd, pid, PROFD_SINCE_START, 0, 0, &s, NULL);
+			if (err)
+				return profd_error(pid, err);
+		}
 	}
+	if (!s)
 #endif
-	err = direct_raw(pid, src->read_flags, &s);
+		err = direct_raw(pid, 0, &s);
 	if (err)
 		return err;
 	err = pc_baseline_save(s);

@@ -70,10 +70,15 @@ void seg_inotify_event(void);
 struct profd_wire_proc;
 typedef int (*seg_list_cb)(const struct profd_wire_proc *p, void *arg);
 int seg_list(uid_t uid, seg_list_cb cb, void *arg);
-/* a process's data for uid: a snapshot (*snap), or, for a live process
- * with nothing to subtract, its segment itself (*live_fd, read-only) */
-int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct prof_snapshot **snap,
-		 int *live_fd, __u64 *span_ns);
+/* what a snapshot request is answered with: a snapshot, or, for a live
+ * process with nothing to subtract, its segment itself (read-only) */
+struct seg_answer {
+	struct prof_snapshot *snap;
+	int live_fd;
+	__u64 span_ns; /* the time it covers */
+	bool based;    /* a baseline was subtracted */
+};
+int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answer *a);
 int seg_reset(uid_t uid, pid_t pid);
 
 /* profd_ctl.c */

@@ -294,6 +294,7 @@ static int do_snapshot(struct conn *c, const struct profd_snapshot_req *r)
 {
 	struct profd_snapshot_rep rep = { 0 };
 	struct prof_snapshot *snap = NULL;
+	struct seg_answer a;
 	void *mem = MAP_FAILED;
 	size_t len = 0;
 	struct stat st;
@@ -301,8 +302,11 @@ static int do_snapshot(struct conn *c, const struct profd_snapshot_req *r)
 
 	if (r->mode > PROFD_SNAP_LAST || r->pid == 0 || r->pid > 0x7fffffff)
 		return conn_error(c, -EINVAL);
-	err = seg_snapshot(c->cred.uid, (pid_t)r->pid, (int)r->mode, r->seconds, &snap, &fd,
-			   &rep.span_ns);
+	err = seg_snapshot(c->cred.uid, (pid_t)r->pid, (int)r->mode, r->seconds, &a);
+	snap = a.snap;
+	fd = a.live_fd;
+	rep.span_ns = a.span_ns;
+	rep.flags = a.based ? PROFD_SNAP_F_BASED : 0;
 	if (err) {
 		log_debug("ctl: no snapshot of pid %u (mode %u) for uid %u: %s", r->pid, r->mode,
 			  (unsigned)c->cred.uid, strerror(-err));

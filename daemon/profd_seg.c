@@ -605,8 +605,7 @@ static int seg_current(struct seg *s, struct prof_snapshot **out)
 	return snap_copy(s->last, out);
 }
 
-int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct prof_snapshot **out,
-		 int *live_fd, __u64 *span_ns)
+int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answer *a)
 {
 	const struct prof_snapshot *base = NULL;
 	struct prof_snapshot *snap = NULL;
@@ -615,8 +614,10 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct prof_snap
 	__u32 i;
 	int err;
 
-	*out = NULL;
-	*live_fd = -1;
+	a->snap = NULL;
+	a->live_fd = -1;
+	a->span_ns = 0;
+	a->based = false;
 	err = seg_lookup(uid, pid, &s);
 	if (err)
 		return err;
@@ -659,14 +660,14 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct prof_snap
 	 * (a copy of a big process takes longer than reading it).
 	 */
 	if (!base && s->alive) {
-		*live_fd = seg_live_fd(s);
-		if (*live_fd >= 0) {
-			*span_ns = end - s->found_ns;
+		a->live_fd = seg_live_fd(s);
+		if (a->live_fd >= 0) {
+			a->span_ns = end - s->found_ns;
 			return 0;
 		}
 		log_debug("seg: pid %d: no live segment to hand over: %s", (int)pid,
-			  strerror(-*live_fd));
-		*live_fd = -1;
+			  strerror(-a->live_fd));
+		a->live_fd = -1;
 	}
 	err = seg_current(s, &snap);
 	if (err) {
@@ -683,8 +684,9 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct prof_snap
 			return err;
 		}
 	}
-	*span_ns = end - (base ? base_ns : s->found_ns);
-	*out = snap;
+	a->span_ns = end - (base ? base_ns : s->found_ns);
+	a->based = base != NULL;
+	a->snap = snap;
 	return 0;
 }
 

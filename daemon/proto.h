@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#define PROFD_PROTO_VERSION	1
+#define PROFD_PROTO_VERSION	2
 #define PROFD_MSG_MAX		512	/* largest packet, header included */
 
 enum profd_msg_type {
@@ -115,9 +115,13 @@ struct profd_snapshot_req {
 	__u32 __pad;
 };
 
+#define PROFD_SNAP_F_BASED	0x1	/* a baseline (reset, or a frame) was subtracted */
+
 struct profd_snapshot_rep {
 	__u64 size;			/* bytes of the image in the fd */
 	__u64 span_ns;			/* time the snapshot covers */
+	__u32 flags;			/* PROFD_SNAP_F_* */
+	__u32 __pad;
 };
 
 struct profd_pid_req {

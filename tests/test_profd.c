@@ -72,7 +72,8 @@ static const char *profd_bin(void)
 	return sibling_bin("profd", path, sizeof(path));
 }
 
-static int start_profd(void)
+/* profd on a private socket, with extra options (NULL-terminated) */
+static int start_profd_opts(const char *const *extra)
 {
 	__u64 end;
 	int fd;
@@ -81,9 +82,14 @@ static int start_profd(void)
 	snprintf(sock_path, sizeof(sock_path), SOCK_DIR "/profd.%d.sock", (int)getpid());
 	profd_pid = fork();
 	if (profd_pid == 0) {
+		const char *argv[16] = { "profd", "--socket", sock_path, "--interval", "50" };
+		int n = 5;
+
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl(profd_bin(), "profd", "--socket", sock_path, "--interval", "50",
-		      (char *)NULL);
+		while (extra && *extra && n < 15)
+			argv[n++] = *extra++;
+		argv[n] = NULL;
+		execv(profd_bin(), (char *const *)(uintptr_t)argv);
 		_exit(127);
 	}
 	setenv("PROF_SOCKET", sock_path, 1);
@@ -111,7 +117,7 @@ static bool profd_alive(void)
 }
 
 /* skip unless root and the program loads; returns a connected fd */
-static int need_profd(void)
+static int need_profd_opts(const char *const *extra)
 {
 	struct profd_status st;
 	int fd;
@@ -120,7 +126,7 @@ static int need_profd(void)
 		printf("skip: not root\n");
 		skip();
 	}
-	fd = start_profd();
+	fd = start_profd_opts(extra);
 	if (fd < 0) {
 		stop_profd();
 		printf("skip: profd did not start\n");
@@ -133,6 +139,11 @@ static int need_profd(void)
 		skip();
 	}
 	return fd;
+}
+
+static int need_profd(void)
+{
+	return need_profd_opts(NULL);
 }
 
 /* wait (bounded) until this thread's kernel record is live */
@@ -749,7 +760,7 @@ static void test_snapshot_paths(void **state)
 	s = snap_of(fd, c.pid, PROFD_SINCE_START);
 	assert_non_null(s);
 	prof_snapshot__destroy(s);
-	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SINCE_START, 0, lazy, &s), 0);
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SINCE_START, 0, lazy, &s, NULL), 0);
 	assert_non_null(s->lazy);
 	d = test_snapshot_opts(c.pid, lazy);
 	assert_non_null(d);
@@ -762,11 +773,11 @@ static void test_snapshot_paths(void **state)
 
 	assert_int_equal(profd_reset(fd, c.pid), 0);
 	assert_true(child_again(&c));
-	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SINCE_RESET, 0, lazy, &s), 0);
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SINCE_RESET, 0, lazy, &s, NULL), 0);
 	assert_int_equal(lazy_calls(s, "sleep_zone"), SLEEP_CALLS);
 	assert_int_equal(lazy_calls(s, "spin_zone"), SLEEP_CALLS);
 	prof_snapshot__destroy(s);
-	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SINCE_START, 0, lazy, &s), 0);
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SINCE_START, 0, lazy, &s, NULL), 0);
 	assert_int_equal(lazy_calls(s, "sleep_zone"), 2 * SLEEP_CALLS);
 	prof_snapshot__destroy(s);
 	child_end(&c);
@@ -775,17 +786,77 @@ static void test_snapshot_paths(void **state)
 }
 
 /*
+ * Run profctl (built beside us) with args, through our profd unless
+ * no_daemon; its stdout into *text (malloc'd).  Its exit status.
+ */
+static int profctl_run(const char *const *args, bool no_daemon, char **text)
+{
+	static char bin[4096];
+	const char *argv[24] = { "profctl" };
+	char out[64];
+	FILE *f;
+	long len;
+	pid_t p;
+	int n = 1, st;
+
+	while (*args && n < 23)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	snprintf(out, sizeof(out), SOCK_DIR "/profctl.%d.out", (int)getpid());
+	p = fork();
+	if (p == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (o < 0 || dup2(o, 1) < 0)
+			_exit(126);
+		/* PROFD_SOCKET is ours: profctl asks this profd */
+		if (no_daemon)
+			setenv("PROFCTL_NO_DAEMON", "1", 1);
+		execv(sibling_bin("profctl", bin, sizeof(bin)), (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	if (waitpid(p, &st, 0) != p || !WIFEXITED(st))
+		return -1;
+	*text = NULL;
+	f = fopen(out, "r");
+	if (f && !fseek(f, 0, SEEK_END) && (len = ftell(f)) >= 0) {
+		rewind(f);
+		*text = calloc(1, (size_t)len + 1);
+		if (*text && fread(*text, 1, (size_t)len, f) != (size_t)len)
+			**text = 0;
+	}
+	if (f)
+		fclose(f);
+	unlink(out);
+	return WEXITSTATUS(st);
+}
+
+/* calls of zone in profctl's flat csv of pid (-1 if absent or failed) */
+static long profctl_calls(pid_t pid, const char *zone, bool no_daemon)
+{
+	char p[16], want[80], *text = NULL, *row;
+	const char *args[] = { "report", "--pid", p, "--flat", "--format", "csv", NULL };
+	long calls = -1;
+
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	snprintf(want, sizeof(want), ",%s,", zone);
+	if (profctl_run(args, no_daemon, &text) == 0 && text && (row = strstr(text, want)))
+		calls = strtol(row + strlen(want), NULL, 10);
+	free(text);
+	return calls;
+}
+
+/*
  * profctl top through profd: it maps the segment profd hands over once
  * and streams it every refresh, as it streams its own without profd.
  */
 static void test_top_via_profd(void **state)
 {
-	static char bin[4096];
-	char out[64], pid[16], *text;
+	char pid[16], *text = NULL;
+	const char *args[] = { "top", "--pid", pid, "-d", "0.05", "-n", "3", NULL };
 	struct prof_snapshot *s;
 	struct child c;
-	pid_t p;
-	int fd, st;
+	int fd;
 
 	(void)state;
 	fd = need_profd();
@@ -795,39 +866,114 @@ static void test_top_via_profd(void **state)
 	assert_non_null(s);
 	prof_snapshot__destroy(s);
 	snprintf(pid, sizeof(pid), "%d", (int)c.pid);
-	snprintf(out, sizeof(out), SOCK_DIR "/top.%d.txt", (int)getpid());
-	p = fork();
-	if (p == 0) {
-		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		if (o < 0 || dup2(o, 1) < 0)
-			_exit(126);
-		/* PROFD_SOCKET is ours: profctl asks this profd */
-		execl(sibling_bin("profctl", bin, sizeof(bin)), "profctl", "top", "--pid", pid,
-		      "-d", "0.05", "-n", "3", (char *)NULL);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(p, &st, 0), p);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	{
-		FILE *f = fopen(out, "r");
-		long len;
-
-		assert_non_null(f);
-		fseek(f, 0, SEEK_END);
-		len = ftell(f);
-		rewind(f);
-		text = calloc(1, (size_t)len + 1);
-		assert_non_null(text);
-		assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
-		fclose(f);
-	}
-	unlink(out);
+	assert_int_equal(profctl_run(args, false, &text), 0);
+	assert_non_null(text);
 	assert_non_null(strstr(text, "profctl top - pid"));
 	assert_non_null(strstr(text, "sleep_zone"));
 	assert_non_null(strstr(text, "spin_zone"));
 	free(text);
 	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
+/*
+ * A reset counts whichever way it was made and whichever way the report is
+ * read: profd keeps its baseline, profctl a file, and the newer counts.
+ */
+static void test_reset_both_ways(void **state)
+{
+	char p[16], dir[] = "/tmp/profd-test-xdg.XXXXXX";
+	const char *reset[] = { "reset", "--pid", p, NULL };
+	char *text = NULL;
+	struct prof_snapshot *s;
+	struct child c;
+	int fd;
+
+	(void)state;
+	fd = need_profd();
+	/* profctl's baseline files in a private directory of ours */
+	assert_non_null(mkdtemp(dir));
+	setenv("XDG_RUNTIME_DIR", dir, 1);
+	c = spawn(work_sleep, 0, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	prof_snapshot__destroy(s);
+	snprintf(p, sizeof(p), "%d", (int)c.pid);
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
+
+	/* reset without profd, one more round: both ways count that round */
+	assert_int_equal(profctl_run(reset, true, &text), 0);
+	free(text);
+	assert_true(child_again(&c));
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), SLEEP_CALLS);
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
+
+	/* two more rounds, reset through profd, one more: still one round */
+	assert_true(child_again(&c));
+	assert_true(child_again(&c));
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), 3 * SLEEP_CALLS);
+	assert_int_equal(profctl_run(reset, false, &text), 0);
+	free(text);
+	assert_true(child_again(&c));
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), SLEEP_CALLS);
+
+	child_end(&c);
+	unsetenv("XDG_RUNTIME_DIR");
+	{
+		char cmd[96];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		assert_int_equal(system(cmd), 0);
+	}
+	close(fd);
+	stop_profd();
+}
+
+/*
+ * A process profd no longer follows (its post-mortem data aged out) whose
+ * segment is still in /dev/shm (PROF_KEEP=1): profctl reads it directly.
+ */
+static void test_profd_forgot(void **state)
+{
+	static const char *const keep[] = { "--keep", "1", NULL };
+	struct prof_snapshot *s;
+	struct child c;
+	pid_t pid;
+	int fd;
+
+	(void)state;
+	fd = need_profd_opts(keep);
+	setenv("PROF_KEEP", "1", 1);
+	c = spawn(work_sleep, 0, 5);
+	unsetenv("PROF_KEEP");
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	prof_snapshot__destroy(s);
+	pid = c.pid;
+	child_end(&c);
+	/* kept 1 s after the exit, then dropped */
+	usleep(2500000);
+	assert_int_equal(profd_snapshot(fd, pid, PROFD_SINCE_START, 0, &s), -ESRCH);
+	assert_int_equal(profctl_calls(pid, "sleep_zone", false), SLEEP_CALLS);
+	{
+		char path[160];
+		struct prof_seg_ent *ents;
+		size_t n, i;
+
+		/* the kept segment is ours to remove */
+		if (!prof_seg_list(geteuid(), &ents, &n)) {
+			for (i = 0; i < n; i++)
+				if (ents[i].pid == (__u32)pid) {
+					snprintf(path, sizeof(path), "%s", ents[i].path);
+					unlink(path);
+				}
+			free(ents);
+		}
+	}
 	close(fd);
 	stop_profd();
 }
@@ -881,6 +1027,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_reset_postmortem, teardown),
 		cmocka_unit_test_teardown(test_snapshot_paths, teardown),
 		cmocka_unit_test_teardown(test_top_via_profd, teardown),
+		cmocka_unit_test_teardown(test_reset_both_ways, teardown),
+		cmocka_unit_test_teardown(test_profd_forgot, teardown),
 	};
 
 	setenv("PROF_QUIET", "1", 1);
