@@ -14,9 +14,12 @@
  * History: each sample is an instantaneous rate (calls and busy time per
  * second, summed over the process's top-level zones) folded into two
  * exponential moving averages (iProf's "instantaneous, short and long"),
- * and a ring of at most SEG_RING snapshots spaced history_s / SEG_RING
- * apart answers "the last N seconds" as a diff against the newest one at
- * least N seconds old.
+ * and a ring of full snapshots ("frames") answers "the last N seconds" as
+ * a diff against the frame whose age is nearest N.  Frames are spaced as
+ * finely as the history allows (history_s / SEG_RING) unless the process
+ * is big: its frames may take SEG_RING_BUDGET bytes at most (but
+ * SEG_RING_MIN frames at least), and reading one at most 1/SEG_READ_SHARE
+ * of the time between two.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,8 +37,11 @@
 #include "profd.h"
 #include "proto.h"
 
-#define SEG_RING 8
-#define SEG_MAX 4096 /* processes followed at once */
+#define SEG_RING 64		      /* frames at most */
+#define SEG_RING_MIN 8		      /* and at least, however big the process */
+#define SEG_RING_BUDGET (64ull << 20) /* bytes of frames a process may take */
+#define SEG_READ_SHARE 300	      /* a frame's read: at most 1/300 of its spacing */
+#define SEG_MAX 4096		      /* processes followed at once */
 
 struct seg_frame {
 	__u64 t_ns; /* CLOCK_MONOTONIC when taken */
@@ -64,6 +70,8 @@ struct seg {
 	__u64 base_ns;
 	struct seg_frame ring[SEG_RING];
 	__u32 ring_head, ring_n;
+	__u64 frame_ns;	   /* what the last frame's read took */
+	__u64 frame_bytes; /* and what it takes to keep */
 	/* moving averages of busy ticks per second at the top level */
 	__u64 prev_ticks;
 	double rate_inst, rate_short, rate_long;
@@ -419,12 +427,39 @@ static void seg_exited(struct seg *s)
 	log_info("seg: pid %d exited; kept post-mortem", (int)s->pid);
 }
 
+/* what a snapshot takes to keep, roughly */
+static __u64 snap_bytes(const struct prof_snapshot *snap)
+{
+	__u64 b = sizeof(*snap) + (__u64)snap->nsites * sizeof(*snap->sites) +
+		  (__u64)snap->nthreads * sizeof(*snap->threads) + snap->nhist * sizeof(__u32);
+	__u32 i;
+
+	for (i = 0; i < snap->nthreads; i++)
+		b += (__u64)snap->threads[i].nnodes * sizeof(struct prof_snap_node);
+	return b;
+}
+
+/* the time between two frames of a process (see the top of this file) */
+static __u64 frame_spacing(const struct seg *s)
+{
+	__u64 history = (__u64)conf.history_s * 1000000000ull, frames = SEG_RING, spacing;
+
+	if (s->frame_bytes && SEG_RING_BUDGET / s->frame_bytes < frames)
+		frames = SEG_RING_BUDGET / s->frame_bytes;
+	if (frames < SEG_RING_MIN)
+		frames = SEG_RING_MIN;
+	spacing = history / frames;
+	if (spacing < SEG_READ_SHARE * s->frame_ns)
+		spacing = SEG_READ_SHARE * s->frame_ns;
+	return spacing;
+}
+
 static void seg_take(struct seg *s, __u64 now)
 {
 	struct prof_seg_busy info;
 	struct prof_snapshot *snap;
 	struct seg_frame *f;
-	__u64 spacing, ticks;
+	__u64 spacing, ticks, t0;
 	double dt, a_short, a_long;
 	int err;
 
@@ -458,12 +493,15 @@ static void seg_take(struct seg *s, __u64 now)
 	s->info_ns = now;
 
 	/* the ring keeps one full snapshot per spacing: only then a full read */
-	spacing = (__u64)conf.history_s * 1000000000ull / SEG_RING;
+	spacing = frame_spacing(s);
 	f = s->ring_n ? &s->ring[(s->ring_head + SEG_RING - 1) % SEG_RING] : NULL;
 	if (f && now - f->t_ns < spacing)
 		return;
+	t0 = profd_now_ns();
 	if (seg_read(s, &snap))
 		return;
+	s->frame_ns = profd_now_ns() - t0;
+	s->frame_bytes = snap_bytes(snap);
 	f = &s->ring[s->ring_head];
 	frame_drop(f);
 	f->t_ns = now;
@@ -471,6 +509,15 @@ static void seg_take(struct seg *s, __u64 now)
 	s->ring_head = (s->ring_head + 1) % SEG_RING;
 	if (s->ring_n < SEG_RING)
 		s->ring_n++;
+	/* nothing older than the history needs (one frame past it answers
+	 * its whole length) */
+	while (s->ring_n > 1) {
+		f = &s->ring[(s->ring_head + SEG_RING - s->ring_n) % SEG_RING];
+		if (now - f->t_ns <= (__u64)conf.history_s * 1000000000ull + spacing)
+			break;
+		frame_drop(f);
+		s->ring_n--;
+	}
 }
 
 void seg_sample(void)
@@ -605,6 +652,11 @@ static int seg_current(struct seg *s, struct prof_snapshot **out)
 	return snap_copy(s->last, out);
 }
 
+static __u64 dist(__u64 a, __u64 b)
+{
+	return a > b ? a - b : b - a;
+}
+
 int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answer *a)
 {
 	const struct prof_snapshot *base = NULL;
@@ -626,30 +678,20 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 		base = s->base;
 		base_ns = s->base_ns;
 	} else if (mode == PROFD_SNAP_LAST) {
-		/* the newest frame at least 'seconds' old */
-		__u64 want = end > (__u64)seconds * 1000000000ull
-				     ? end - (__u64)seconds * 1000000000ull
-				     : 0;
-		const struct seg_frame *oldest = NULL;
+		/* the frame whose age is nearest what was asked; the start
+		 * of the process itself if that is nearer (it is younger) */
+		__u64 want = (__u64)seconds * 1000000000ull, best;
 
+		best = dist(end - s->found_ns, want);
 		for (i = 0; i < s->ring_n; i++) {
 			const struct seg_frame *f =
 				&s->ring[(s->ring_head + SEG_RING - 1 - i) % SEG_RING];
 
-			if (!f->snap)
-				continue;
-			if (f->t_ns <= want) {
+			if (f->snap && f->t_ns <= end && dist(end - f->t_ns, want) < best) {
+				best = dist(end - f->t_ns, want);
 				base = f->snap;
 				base_ns = f->t_ns;
-				break;
 			}
-			oldest = f;
-		}
-		/* history shorter than asked: as far back as it goes, unless
-		 * the whole process is younger than that */
-		if (!base && oldest && s->found_ns <= want) {
-			base = oldest->snap;
-			base_ns = oldest->t_ns;
 		}
 	} else if (mode != PROFD_SNAP_START) {
 		return -EINVAL;

@@ -978,6 +978,58 @@ static void test_profd_forgot(void **state)
 	stop_profd();
 }
 
+/* four seconds of 10 ms zones */
+static void work_steady(void)
+{
+	int i;
+
+	for (i = 0; i < 400; i++) {
+		PROF_USDT(steady_zone);
+		spin_ns(10000000);
+	}
+}
+
+/* steady_zone's calls over the last secs through profd, and the span it covers */
+static __u64 last_calls(int fd, pid_t pid, __u32 secs, __u64 *span_ns)
+{
+	struct prof_snapshot *s = NULL;
+	struct profd_answer a;
+	__u64 calls;
+
+	assert_int_equal(profd_snapshot_opts(fd, pid, PROFD_LAST, secs, 0, &s, &a), 0);
+	calls = node_named(s, "steady_zone") ? node_named(s, "steady_zone")->calls : 0;
+	*span_ns = a.span_ns;
+	prof_snapshot__destroy(s);
+	return calls;
+}
+
+/*
+ * "The last N seconds" covers about N seconds: frames of a small process
+ * are about history/64 apart (under a second by default) and the one
+ * nearest N is taken; the answer says what it covers.
+ */
+static void test_last_seconds(void **state)
+{
+	__u64 span1, span3, c1, c3;
+	struct child c;
+	int fd;
+
+	(void)state;
+	fd = need_profd();
+	c = spawn(work_steady, 0, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	c1 = last_calls(fd, c.pid, 1, &span1);
+	c3 = last_calls(fd, c.pid, 3, &span3);
+	printf("last 1 s: %llu calls over %.2f s; last 3 s: %llu calls over %.2f s\n",
+	       (unsigned long long)c1, span1 / 1e9, (unsigned long long)c3, span3 / 1e9);
+	assert_true(span1 >= 500000000ull && span1 <= 1500000000ull);
+	assert_true(span3 >= 2500000000ull && span3 <= 3500000000ull);
+	assert_true(c1 <= c3);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
 /* --- reset and post-mortem -------------------------------------------- */
 
 static void test_reset_postmortem(void **state)
@@ -1029,6 +1081,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_top_via_profd, teardown),
 		cmocka_unit_test_teardown(test_reset_both_ways, teardown),
 		cmocka_unit_test_teardown(test_profd_forgot, teardown),
+		cmocka_unit_test_teardown(test_last_seconds, teardown),
 	};
 
 	setenv("PROF_QUIET", "1", 1);
