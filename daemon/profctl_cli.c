@@ -178,33 +178,111 @@ static const struct option report_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* the long name of option val, NULL if none */
+static const char *opt_long(int val)
+{
+	size_t k;
+
+	for (k = 0; report_longopts[k].name; k++)
+		if (report_longopts[k].val == val)
+			return report_longopts[k].name;
+	return NULL;
+}
+
+/* option val as the user wrote it: "--pid" for a long one, else "-p" */
+static const char *opt_spelled(int val, bool is_long, char *buf, size_t len)
+{
+	const char *name = opt_long(val);
+
+	if (name && (is_long || val >= 256))
+		snprintf(buf, len, "--%s", name);
+	else
+		snprintf(buf, len, "-%c", val);
+	return buf;
+}
+
+/* "--s": the start of more than one long option */
+static bool opt_ambiguous(const char *arg)
+{
+	size_t len, k, n = 0;
+
+	if (strncmp(arg, "--", 2))
+		return false;
+	arg += 2;
+	len = strcspn(arg, "=");
+	for (k = 0; report_longopts[k].name; k++)
+		n += !strncmp(report_longopts[k].name, arg, len);
+	return n > 1;
+}
+
+/* name is a word of the space-separated list */
+static bool word_in(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p;
+
+	for (p = strstr(list, name); p; p = strstr(p + 1, name))
+		if ((p == list || p[-1] == ' ') && (p[len] == ' ' || !p[len]))
+			return true;
+	return false;
+}
+
 /* the options every verb shares; 0, or an exit status */
 static int parse_opts(int argc, char **argv, const char *usage, const char *allowed,
 		      struct pc_opts *o, double *delay, int *iters)
 {
-	const char *color = "auto";
+	const char *color = "auto", *mode_opt = NULL;
+	char spelled[64];
 	long v;
-	int c;
+	int c, li;
 
 	memset(o, 0, sizeof(*o));
 	o->mode = PC_SINCE_RESET;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:t:s:f:o:d:n:h", report_longopts, NULL)) != -1) {
-		const char *name = NULL;
-		size_t k;
+	/* the leading ':' tells a missing value (':') from an unknown option */
+	while ((li = -1, c = getopt_long(argc, argv, ":p:t:s:f:o:d:n:h", report_longopts, &li)) !=
+	       -1) {
+		const char *arg = optind > 1 ? argv[optind - 1] : NULL;
 
-		for (k = 0; report_longopts[k].name; k++)
-			if (report_longopts[k].val == c)
-				name = report_longopts[k].name;
+		if (c == ':') {
+			pc_warnx("%s: %s needs a value", argv[0],
+				 opt_spelled(optopt, arg && !strncmp(arg, "--", 2), spelled,
+					     sizeof(spelled)));
+			return EXIT_USAGE;
+		}
+		if (c == '?' && opt_long(optopt)) {
+			/* a known option without a value, given one: --flat=3 */
+			pc_warnx("%s: --%s takes no value", argv[0], opt_long(optopt));
+			return EXIT_USAGE;
+		}
+		if (c == '?') {
+			if (optopt)
+				snprintf(spelled, sizeof(spelled), "-%c", optopt);
+			else
+				snprintf(spelled, sizeof(spelled), "%s", arg ? arg : "");
+			pc_warnx("%s: %s option %s; see --help", argv[0],
+				 opt_ambiguous(spelled) ? "ambiguous" : "unknown", spelled);
+			return EXIT_USAGE;
+		}
 		if (c == 'h') {
 			fputs(usage, stdout);
 			return -1;
 		}
-		if (c == '?' || c == ':' || !name || !strstr(allowed, name)) {
-			pc_warnx("%s: unknown option %s; see --help", argv[0],
-				 optind > 1 ? argv[optind - 1] : "");
+		/* the value, if any, is argv[optind - 1]: name the option */
+		if (!word_in(allowed, opt_long(c))) {
+			pc_warnx("%s: option %s not accepted", argv[0],
+				 opt_spelled(c, li >= 0, spelled, sizeof(spelled)));
 			return EXIT_USAGE;
+		}
+		/* one of --since-reset, --since-start, --last: the last would win */
+		if (c == OPT_SINCE_RESET || c == OPT_SINCE_START || c == OPT_LAST) {
+			if (mode_opt && strcmp(mode_opt, opt_long(c))) {
+				pc_warnx("%s: --%s and --%s cannot be combined", argv[0], mode_opt,
+					 opt_long(c));
+				return EXIT_USAGE;
+			}
+			mode_opt = opt_long(c);
 		}
 		switch (c) {
 		case 'p':
@@ -405,10 +483,9 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	bool data = o->format == PC_FMT_TEXT || o->format == PC_FMT_CSV || o->format == PC_FMT_JSON;
 	unsigned int flags = 0;
 
-	/* the flat list has no percentile column unless sorted by one; the
-	 * callers view and folded stacks have none (html is always the tree) */
-	if (o->format == PC_FMT_FOLDED ||
-	    (data && ((o->flat && !o->callers && o->sort != PROF_SORT_P99) || o->callers)))
+	/* the flat list, the callers view and folded stacks have no
+	 * percentile (html is always the tree) */
+	if (o->format == PC_FMT_FOLDED || (data && (o->flat || o->callers)))
 		flags |= PROF_READ_NO_HIST;
 	flags |= PROF_READ_LAZY;
 	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
@@ -435,8 +512,25 @@ static int cmd_report(int argc, char **argv)
 			 &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
+	if (o.flat && o.callers) {
+		pc_warnx("report: --flat and --callers cannot be combined");
+		return EXIT_USAGE;
+	}
 	if (o.format == PC_FMT_FOLDED && (o.flat || o.callers)) {
-		pc_warnx("--format folded is the call stacks: it has no --flat or --callers view");
+		pc_warnx(
+			"report: --format folded is the call stacks: it has no --flat or --callers "
+			"view");
+		return EXIT_USAGE;
+	}
+	if (o.format == PC_FMT_HTML && (o.flat || o.callers)) {
+		pc_warnx("report: --format html is the call tree: it has no --flat or --callers "
+			 "view");
+		return EXIT_USAGE;
+	}
+	/* flat rows merge nodes: their histograms are not added up */
+	if (o.flat && o.sort == PROF_SORT_P99) {
+		pc_warnx("report: --flat rows have no percentiles: sort them by self, total, calls "
+			 "or max");
 		return EXIT_USAGE;
 	}
 	if (o.input) {
@@ -620,8 +714,8 @@ static int cmd_list(int argc, char **argv)
 			       p[i].alive ? "alive" : "exited", kern,
 			       fmt_since(since, sizeof(since), p[i].created_ns));
 			if (p[i].rates)
-				printf(" %.2f/%.2f/%.2f", p[i].inzone[0] / 1e3, p[i].inzone[1] / 1e3,
-				       p[i].inzone[2] / 1e3);
+				printf(" %.2f/%.2f/%.2f", p[i].inzone[0] / 1e3,
+				       p[i].inzone[1] / 1e3, p[i].inzone[2] / 1e3);
 			printf("\n");
 		}
 		if (src.fd < 0)

@@ -369,6 +369,80 @@ static void test_errors(void **state)
 	free(buf);
 }
 
+/* usage errors: exit 2 and exactly the line want on stderr */
+static void usage_error(const char **args, const char *want)
+{
+	char err[512];
+	int rc = run(args, err, sizeof(err));
+
+	if (rc != 2 || strcmp(err, want))
+		fail_msg("profctl %s ...: exit %d, stderr '%s'; want exit 2, '%s'", args[0], rc,
+			 err, want);
+}
+
+/* an option error names the option, not its value or a neighbour */
+static void test_option_errors(void **state)
+{
+	const char *a1[] = { "reset", "--tid", "5", NULL };
+	const char *a2[] = { "list", "--pid", "1", NULL };
+	const char *a3[] = { "report", "--pid", NULL };
+	const char *a4[] = { "report", "-o", NULL };
+	const char *a5[] = { "top", "--sor", NULL };
+	const char *a6[] = { "report", "--flat=3", NULL };
+	const char *a7[] = { "status", "-t", "5", NULL };
+	const char *a8[] = { "report", "--s", "self", NULL };
+	const char *a9[] = { "report", "--bogus", "x", NULL };
+
+	(void)state;
+	usage_error(a1, "profctl: reset: option --tid not accepted\n");
+	usage_error(a2, "profctl: list: option --pid not accepted\n");
+	usage_error(a3, "profctl: report: --pid needs a value\n");
+	usage_error(a4, "profctl: report: -o needs a value\n");
+	usage_error(a5, "profctl: top: --sort needs a value\n");
+	usage_error(a6, "profctl: report: --flat takes no value\n");
+	usage_error(a7, "profctl: status: option -t not accepted\n");
+	usage_error(a8, "profctl: report: ambiguous option --s; see --help\n");
+	usage_error(a9, "profctl: report: unknown option --bogus; see --help\n");
+}
+
+/* options that would silently override or be ignored are refused */
+static void test_conflicts(void **state)
+{
+	const char *a1[] = { "report", "--input", image, "--since-reset", "--last", "5s", NULL };
+	const char *a2[] = { "report", "--input", image, "--last", "5s", "--since-start", NULL };
+	const char *a3[] = { "report", "--input", image, "--flat", "--callers", "lex", NULL };
+	const char *a4[] = { "report", "--input", image, "--format", "html", "--flat", NULL };
+	const char *a5[] = { "report", "--input",   image, "--format",
+			     "html",   "--callers", "lex", NULL };
+	const char *a6[] = { "report", "--input", image, "--flat", "--sort", "p99", NULL };
+	const char *a7[] = { "report", "--input",  image, "--flat", "--sort",
+			     "p99",    "--format", "csv", NULL };
+	const char *a8[] = { "report", "--input",  image,  "--flat", "--sort",
+			     "p99",    "--format", "json", NULL };
+	const char *a9[] = { "report", "--input", image,       "--format", "folded",
+			     "--flat", "-o",	  "/dev/null", NULL };
+	/* the same option twice is no conflict */
+	const char *ok[] = { "report",	      "--input", image,	      "--since-start",
+			     "--since-start", "-o",	 "/dev/null", NULL };
+	static const char html[] = "profctl: report: --format html is the call tree: it has no "
+				   "--flat or --callers view\n";
+	static const char p99[] = "profctl: report: --flat rows have no percentiles: sort them by "
+				  "self, total, calls or max\n";
+
+	(void)state;
+	usage_error(a1, "profctl: report: --since-reset and --last cannot be combined\n");
+	usage_error(a2, "profctl: report: --last and --since-start cannot be combined\n");
+	usage_error(a3, "profctl: report: --flat and --callers cannot be combined\n");
+	usage_error(a4, html);
+	usage_error(a5, html);
+	usage_error(a6, p99);
+	usage_error(a7, p99);
+	usage_error(a8, p99);
+	usage_error(a9, "profctl: report: --format folded is the call stacks: it has no --flat "
+			"or --callers view\n");
+	assert_int_equal(run(ok, NULL, 0), 0);
+}
+
 static void test_help(void **state)
 {
 	static const char *const verbs[] = { "report", "list", "reset", "top", "status", "zones" };
@@ -741,6 +815,8 @@ int main(void)
 		cmocka_unit_test(test_callers_sums),
 		cmocka_unit_test(test_merge_and_flat),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_option_errors),
+		cmocka_unit_test(test_conflicts),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_zones_readelf),
