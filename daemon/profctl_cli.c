@@ -422,6 +422,26 @@ static int close_out(FILE *f, const struct pc_opts *o)
 	return err;
 }
 
+/*
+ * profd, else the caller's own segments: the fallback said once, on
+ * stderr, unless the user asked for it (--no-daemon, PROFCTL_NO_DAEMON)
+ */
+static void src_open(struct pc_src *src, const struct pc_opts *o, const char *fallback)
+{
+	pc_src_open(src, o->no_daemon);
+	if (src->fd >= 0 || !src->why)
+		return;
+	if (!fallback)
+		fallback = "reading your own processes directly";
+	if (!src->sock)
+		pc_warnx("profd: not in this build: %s", fallback);
+	else if (src->why == -ENOENT || src->why == -ECONNREFUSED)
+		pc_warnx("profd not running (%s): %s", src->sock, fallback);
+	else
+		pc_warnx("profd not reachable (%s: %s): %s", src->sock, strerror(-src->why),
+			 fallback);
+}
+
 /* --- report ------------------------------------------------------------------ */
 
 struct owned {
@@ -495,14 +515,33 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	return flags;
 }
 
+/* 1 if a segment of yours is pid's live process's, 0 if all are of
+ * processes that exited, -ENOENT if there is none */
+static int direct_alive(pid_t pid)
+{
+	struct prof_seg_ent *ents = NULL;
+	size_t ne = 0, i;
+	int ret = -ENOENT;
+
+	if (prof_seg_list(getuid(), &ents, &ne))
+		return -ENOENT;
+	for (i = 0; i < ne; i++)
+		if ((pid_t)ents[i].pid == pid)
+			ret = ret == 1 || ents[i].alive ? 1 : 0;
+	free(ents);
+	return ret;
+}
+
 static int cmd_report(int argc, char **argv)
 {
 	struct pc_opts o;
 	struct pc_src src = { .fd = -1 };
 	struct pc_proc *procs = NULL;
 	struct owned *own = NULL;
-	struct prof_snapshot **snaps = NULL;
+	struct prof_snapshot **snaps = NULL, **bases = NULL;
 	size_t np = 0, n = 0, i;
+	bool measure = false;
+	char fallback[96];
 	FILE *f = NULL;
 	int err, ret = 1;
 
@@ -537,29 +576,61 @@ static int cmd_report(int argc, char **argv)
 		np = 1;
 		procs = calloc(1, sizeof(*procs));
 	} else {
-		pc_src_open(&src, o.no_daemon);
+		snprintf(fallback, sizeof(fallback),
+			 "no history: measuring the next %us of your own processes directly",
+			 o.last_s);
+		src_open(&src, &o, o.mode == PC_LAST ? fallback : NULL);
 		src.read_flags = report_read_flags(&o);
-		if (src.fd < 0 && src.why && !o.no_daemon && getenv("PROFD_SOCKET"))
-			pc_warnx("profd not running at %s (%s); reading segments directly",
-				 src.sock ? src.sock : "?", strerror(-src.why));
+		/* without profd's history, --last measures the next seconds */
+		measure = o.mode == PC_LAST && src.fd < 0;
+		if (measure && o.pid && direct_alive(o.pid) == 0) {
+			pc_warnx("pid %d has exited: nothing to measure, and --last needs profd's "
+				 "history",
+				 (int)o.pid);
+			goto cleanup;
+		}
 		err = pc_src_targets(&src, o.pid, &procs, &np);
 		if (err)
 			goto cleanup;
 	}
 	own = calloc(np ? np : 1, sizeof(*own));
 	snaps = calloc(np ? np : 1, sizeof(*snaps));
-	if (!own || !snaps || !procs) {
+	bases = calloc(np ? np : 1, sizeof(*bases));
+	if (!own || !snaps || !bases || !procs) {
 		pc_warnx("out of memory");
 		goto cleanup;
+	}
+	if (measure) {
+		/* every process at once, in full: a diff needs every node */
+		src.read_flags = 0;
+		for (i = 0; i < np; i++) {
+			err = pc_src_snapshot(&src, procs[i].pid, PC_SINCE_START, 0, &bases[i]);
+			if (err && o.pid)
+				goto cleanup;
+		}
+		sleep(o.last_s);
 	}
 	for (i = 0; i < np; i++) {
 		struct owned *w = &own[n];
 		struct prof_snapshot *s;
 
-		if (o.input)
+		if (o.input) {
 			err = pc_read_image(o.input, report_read_flags(&o), &w->raw);
-		else
+		} else if (measure) {
+			err = -ESRCH;
+			if (bases[i])
+				err = pc_src_snapshot(&src, procs[i].pid, PC_SINCE_START, 0,
+						      &w->raw);
+			if (!err && prof_snapshot__diff(w->raw, bases[i])) {
+				pc_warnx("pid %d: another process after %us", (int)procs[i].pid,
+					 o.last_s);
+				prof_snapshot__destroy(w->raw);
+				w->raw = NULL;
+				err = -ESRCH;
+			}
+		} else {
 			err = pc_src_snapshot(&src, procs[i].pid, o.mode, o.last_s, &w->raw);
+		}
 		if (err) {
 			/* one process vanishing between list and read is not fatal */
 			if (o.pid || o.input)
@@ -609,8 +680,11 @@ static int cmd_report(int argc, char **argv)
 cleanup:
 	for (i = 0; own && i < np; i++)
 		owned_free(&own[i]);
+	for (i = 0; bases && i < np; i++)
+		prof_snapshot__destroy(bases[i]);
 	free(own);
 	free(snaps);
+	free(bases);
 	free(procs);
 	pc_src_close(&src);
 	return ret;
@@ -629,7 +703,7 @@ static int cmd_reset(int argc, char **argv)
 	err = parse_opts(argc, argv, usage_reset, "pid no-daemon", &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
-	pc_src_open(&src, o.no_daemon);
+	src_open(&src, &o, NULL);
 	err = pc_src_targets(&src, o.pid, &procs, &np);
 	if (err) {
 		pc_src_close(&src);
@@ -673,7 +747,7 @@ static int cmd_list(int argc, char **argv)
 		pc_warnx("list: --format text or json");
 		return EXIT_USAGE;
 	}
-	pc_src_open(&src, o.no_daemon);
+	src_open(&src, &o, NULL);
 	err = pc_src_list(&src, &p, &n);
 	if (err) {
 		pc_warnx("failed to list profiled processes: %s", strerror(-err));
@@ -719,8 +793,8 @@ static int cmd_list(int argc, char **argv)
 			printf("\n");
 		}
 		if (src.fd < 0)
-			printf("(%zu process%s; read from /dev/shm directly, profd not running)\n",
-			       n, n == 1 ? "" : "es");
+			printf("(%zu process%s; read from /dev/shm directly, profd %s)\n", n,
+			       n == 1 ? "" : "es", src.why ? "not running" : "not asked");
 	}
 	free(p);
 	pc_src_close(&src);
@@ -767,10 +841,13 @@ static int cmd_status(int argc, char **argv)
 	} else
 #endif
 	{
-		printf("profd: not running (%s%s%s); profctl reads your segments in /dev/shm "
-		       "directly\n",
-		       src.sock ? src.sock : "no client", src.sock ? ": " : "",
-		       src.why ? strerror(-src.why) : "not asked");
+		if (!src.why)
+			printf("profd: not asked (--no-daemon or PROFCTL_NO_DAEMON)");
+		else if (!src.sock)
+			printf("profd: not in this build");
+		else
+			printf("profd: not running (%s: %s)", src.sock, strerror(-src.why));
+		printf("; profctl reads your segments in /dev/shm directly\n");
 		printf("kernel assistance: off (needs profd)\n");
 	}
 	err = pc_src_list(&src, &p, &n);
@@ -804,7 +881,7 @@ static int cmd_top(int argc, char **argv)
 			 &iters);
 	if (err)
 		return err < 0 ? 0 : err;
-	pc_src_open(&src, o.no_daemon);
+	src_open(&src, &o, NULL);
 	err = pc_top(&src, &o, delay, iters);
 	pc_src_close(&src);
 	return err ? 1 : 0;

@@ -106,6 +106,27 @@ static int run(const char **args, char *errbuf, size_t errlen)
 	return rc;
 }
 
+/* run profctl with argv, stdout into a malloc'd string; exit status */
+static int run_stdout(const char **args, char **text)
+{
+	char out[160];
+	int saved, fd, rc;
+
+	snprintf(out, sizeof(out), "%s/stdout", dir);
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 1);
+	close(fd);
+	rc = run(args, NULL, 0);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	*text = slurp(out, NULL);
+	assert_non_null(*text);
+	return rc;
+}
+
 /* render the fixture with extra args into a file and compare with golden */
 static void golden(const char *name, const char **extra)
 {
@@ -473,6 +494,20 @@ static void test_help(void **state)
 	}
 }
 
+/* told not to ask profd, status says so */
+static void test_status_not_asked(void **state)
+{
+	const char *a[] = { "status", NULL };
+	char *text;
+
+	(void)state;
+	assert_int_equal(run_stdout(a, &text), 0);
+	if (!strstr(text, "\nprofd: not asked (--no-daemon or PROFCTL_NO_DAEMON); profctl reads "
+			  "your segments in /dev/shm directly\n"))
+		fail_msg("status:\n%s", text);
+	free(text);
+}
+
 /* baselines: private, 0600, symlinks refused, read back equal */
 static void test_baseline(void **state)
 {
@@ -818,6 +853,7 @@ int main(void)
 		cmocka_unit_test(test_option_errors),
 		cmocka_unit_test(test_conflicts),
 		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_status_not_asked),
 		cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_zones_readelf),
 		cmocka_unit_test(test_fmt_like_printf),
