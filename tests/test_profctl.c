@@ -242,6 +242,72 @@ static void test_csv_quoting(void **state)
 	free(got);
 }
 
+/* the fixture with its threads' states set; its path in path */
+static void fixture_states(const char *path, __u32 main_state, __u32 worker_state, bool exited)
+{
+	struct prof_seg_hdr *h;
+	void *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(fx_image(&buf, &len), 0);
+	h = buf;
+	((struct prof_slab_hdr *)((char *)buf + h->slabs_off))->state = main_state;
+	((struct prof_slab_hdr *)((char *)buf + h->slabs_off + h->slab_size))->state = worker_state;
+	if (exited)
+		h->flags |= PROF_SEG_EXITED;
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	free(buf);
+}
+
+/* --threads: the merged thread has exited once every thread has, as all
+ * have once the process has */
+static void test_threads_exited(void **state)
+{
+	static const struct {
+		__u32 main, worker;
+		bool exited;
+		const char *text, *json;
+	} cases[] = {
+		{ PROF_SLAB_EXITED, PROF_SLAB_EXITED, false, "thread all threads  exited",
+		  "\"state\":\"exited\"" },
+		{ PROF_SLAB_EXITED, PROF_SLAB_ALIVE, false, "thread all threads  alive",
+		  "\"state\":\"alive\"" },
+		{ PROF_SLAB_ALIVE, PROF_SLAB_EXITED, false, "thread all threads  alive",
+		  "\"state\":\"alive\"" },
+		/* exit() with a worker still running: only main is marked */
+		{ PROF_SLAB_EXITED, PROF_SLAB_ALIVE, true, "thread all threads  exited",
+		  "\"state\":\"exited\"" },
+	};
+	char path[160], out[160], *text;
+	const char *txt[] = { "report", "--input", path, "--threads", "-o", out, NULL };
+	const char *json[] = { "report", "--input", path, "--threads", "--format",
+			       "json",	 "-o",	    out,  NULL };
+	size_t i;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/states.seg", dir);
+	snprintf(out, sizeof(out), "%s/states.out", dir);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fixture_states(path, cases[i].main, cases[i].worker, cases[i].exited);
+		assert_int_equal(run(txt, NULL, 0), 0);
+		text = slurp(out, NULL);
+		assert_non_null(text);
+		if (!strstr(text, cases[i].text))
+			fail_msg("case %zu: no '%s' in\n%s", i, cases[i].text, text);
+		free(text);
+		assert_int_equal(run(json, NULL, 0), 0);
+		text = slurp(out, NULL);
+		assert_non_null(text);
+		if (!strstr(text, cases[i].json))
+			fail_msg("case %zu: no '%s' in\n%s", i, cases[i].json, text);
+		free(text);
+	}
+}
+
 static struct prof_snapshot *fixture(void)
 {
 	struct prof_snapshot *s = NULL;
@@ -847,6 +913,7 @@ int main(void)
 		cmocka_unit_test(test_golden_tree_folded),
 		cmocka_unit_test(test_golden_threads_folded),
 		cmocka_unit_test(test_golden_report_html),
+		cmocka_unit_test(test_threads_exited),
 		cmocka_unit_test(test_callers_sums),
 		cmocka_unit_test(test_merge_and_flat),
 		cmocka_unit_test(test_errors),
