@@ -26,7 +26,12 @@ _profctl()
 	--pid|-p)
 		COMPREPLY=($(compgen -W "$(_profctl_pids)" -- "$cur")); return ;;
 	--sort|-s)
-		COMPREPLY=($(compgen -W "self total calls max p99" -- "$cur")); return ;;
+		if [ "$verb" = top ]; then
+			COMPREPLY=($(compgen -W "self total calls max" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "self total calls max p99" -- "$cur"))
+		fi
+		return ;;
 	--format|-f)
 		if [ "$verb" = list ]; then
 			COMPREPLY=($(compgen -W "text json" -- "$cur"))

@@ -61,12 +61,20 @@ static const char usage_reset[] =
 	"($XDG_RUNTIME_DIR or /dev/shm, mode 0600), keeps a baseline.\n";
 
 static const char usage_top[] =
-	"usage: profctl top [--pid P] [-d SECONDS] [-n ITERATIONS] [--sort KEY] [--no-daemon]\n"
+	"usage: profctl top [--pid P] [--delay SECONDS] [--iterations N]\n"
+	"                   [--sort self|total|calls|max] [--no-daemon]\n"
 	"\n"
-	"The hottest zones over the last interval, with a sparkline of each row's history.\n"
-	"Keys: s self, t total, c calls, m max, space or p pause, tab or ] next thread,\n"
-	"[ previous thread, a all threads, q or Ctrl-C quit.  Without a terminal, prints\n"
-	"one frame per interval (-n frames).\n";
+	"  -p, --pid P             the process (default: the newest live one of yours)\n"
+	"  -d, --delay SECONDS     refresh every SECONDS, 0.01 to 3600 (default 1)\n"
+	"  -n, --iterations N      quit after N frames (default: on q or Ctrl-C)\n"
+	"  -s, --sort KEY          rows by self (default), total, calls or max\n"
+	"      --no-daemon         do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	"\n"
+	"The hottest zones over the last interval, with a sparkline of each row's self\n"
+	"time.  Every column is over the last interval but max(all): the longest call\n"
+	"since the process started.  Keys: s self, t total, c calls, m max, space or p\n"
+	"pause, tab or ] next thread, [ previous thread, a all threads, q or Ctrl-C quit.\n"
+	"Without a terminal, prints one frame per interval.\n";
 
 static const char usage_list[] =
 	"usage: profctl list [--format text|json] [--no-daemon]\n"
@@ -881,6 +889,10 @@ static int cmd_top(int argc, char **argv)
 			 &iters);
 	if (err)
 		return err < 0 ? 0 : err;
+	if (o.sort == PROF_SORT_P99) {
+		pc_warnx("top: --sort p99 not available: top sorts by self, total, calls or max");
+		return EXIT_USAGE;
+	}
 	src_open(&src, &o, NULL);
 	err = pc_top(&src, &o, delay, iters);
 	pc_src_close(&src);

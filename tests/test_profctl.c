@@ -127,6 +127,26 @@ static int run_stdout(const char **args, char **text)
 	return rc;
 }
 
+/* what daemon/profctl.bash completes after words (the last is the word
+ * being completed), sorted and space separated, into buf */
+static void complete(const char *words, char *buf, size_t len)
+{
+	char cmd[512];
+	size_t n;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "bash -c 'source daemon/profctl.bash; COMP_WORDS=(profctl %s); "
+		 "COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _profctl; "
+		 "printf \"%%s\\n\" \"${COMPREPLY[@]}\" | sort | tr \"\\n\" \" \"'",
+		 words);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(buf, 1, len - 1, p);
+	buf[n] = 0;
+	assert_int_equal(pclose(p), 0);
+}
+
 /* render the fixture with extra args into a file and compare with golden */
 static void golden(const char *name, const char **extra)
 {
@@ -490,6 +510,25 @@ static void test_option_errors(void **state)
 	usage_error(a7, "profctl: status: option -t not accepted\n");
 	usage_error(a8, "profctl: report: ambiguous option --s; see --help\n");
 	usage_error(a9, "profctl: report: unknown option --bogus; see --help\n");
+}
+
+/* top sorts by what it has per interval: no percentile */
+static void test_top_sort_keys(void **state)
+{
+	const char *a1[] = { "top", "--sort", "p99", NULL };
+	const char *a2[] = { "top", "-s", "p99", "--pid", "1", NULL };
+	static const char want[] = "profctl: top: --sort p99 not available: top sorts by self, "
+				   "total, calls or max\n";
+	char got[256];
+
+	(void)state;
+	usage_error(a1, want);
+	usage_error(a2, want);
+	/* completion offers top's keys, report's include p99 */
+	complete("top --sort \"\"", got, sizeof(got));
+	assert_string_equal(got, "calls max self total ");
+	complete("report --sort \"\"", got, sizeof(got));
+	assert_string_equal(got, "calls max p99 self total ");
 }
 
 /* options that would silently override or be ignored are refused */
@@ -919,6 +958,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_option_errors),
 		cmocka_unit_test(test_conflicts),
+		cmocka_unit_test(test_top_sort_keys),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_status_not_asked),
 		cmocka_unit_test(test_baseline),

@@ -392,6 +392,9 @@ static void test_list_and_top(void **state)
 	text = slurp(out);
 	assert_non_null(strstr(text, "profctl top - pid"));
 	assert_non_null(strstr(text, "live_outer"));
+	/* max is since the start, and says so; a live process is not exited */
+	assert_non_null(strstr(text, " max(all) "));
+	assert_null(strstr(text, "exited"));
 	/* plain frames without a terminal: no escapes */
 	assert_null(strchr(text, '\033'));
 	free(text);
@@ -505,6 +508,31 @@ static void test_last_exited(void **state)
 	assert_true(t1.tv_sec - t0.tv_sec < 2);
 }
 
+/* top of a process that has gone says so in its header */
+static void test_top_exited(void **state)
+{
+	char pid[16], out[128], want[64], *text;
+	const char *top[] = { "top", "--pid", pid, "-d", "0.05", "-n", "2", "--no-daemon", NULL };
+	pid_t p;
+	int rc;
+
+	(void)state;
+	p = exited_child();
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(out, sizeof(out), "%s/top_exited.txt", dir);
+	rc = run(out, top);
+	drop_segments(p);
+	assert_int_equal(rc, 0);
+	text = slurp(out);
+	assert_non_null(text);
+	snprintf(want, sizeof(want), "profctl top - pid %d (", (int)p);
+	assert_non_null(strstr(text, want));
+	if (!strstr(text, ", exited) - all 1 threads"))
+		fail_msg("no exited in the header:\n%s", text);
+	assert_non_null(strstr(text, "live_outer"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -516,6 +544,7 @@ int main(void)
 		cmocka_unit_test(test_not_profiled),
 		cmocka_unit_test(test_profd_missing_said_once),
 		cmocka_unit_test(test_last_exited),
+		cmocka_unit_test(test_top_exited),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
