@@ -49,7 +49,8 @@ static const char usage_report[] =
 	"  -f, --format FMT     text (default), json, csv, folded, html\n"
 	"  -o, --output FILE    write there instead of stdout\n"
 	"      --rows N         at most N rows in the flat list\n"
-	"      --color WHEN     auto (default: a terminal without NO_COLOR), always, never\n"
+	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
+	"                       always, never\n"
 	"      --input FILE     read a saved segment image instead of a live process\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n";
 
@@ -395,7 +396,8 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 	if (!strcmp(color, "always"))
 		o->color = true;
 	else if (!strcmp(color, "auto"))
-		o->color = !o->out && isatty(1) && !getenv("NO_COLOR");
+		/* no-color.org: an empty NO_COLOR is as good as unset */
+		o->color = !o->out && isatty(1) && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
 	if (o->format != PC_FMT_TEXT)
 		o->color = false;
 	if (getenv("PROFCTL_NO_DAEMON") && strcmp(getenv("PROFCTL_NO_DAEMON"), "0"))

@@ -8,6 +8,7 @@
  * Regenerate the golden files after an intended change:
  *	PROFCTL_GOLDEN_UPDATE=1 .output/tests/test_profctl && git diff tests/golden
  */
+#define _GNU_SOURCE /* posix_openpt, ptsname */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -599,6 +600,57 @@ static void test_help(void **state)
 	}
 }
 
+/* report's text on a terminal, NO_COLOR as given (NULL: unset): colour? */
+static bool colour_on_tty(const char *no_color)
+{
+	const char *a[] = { "report", "--input", image, NULL };
+	char buf[4096], *name;
+	bool esc = false;
+	int m, st;
+	ssize_t r;
+	pid_t p;
+
+	m = posix_openpt(O_RDWR | O_NOCTTY);
+	assert_true(m >= 0);
+	assert_int_equal(grantpt(m), 0);
+	assert_int_equal(unlockpt(m), 0);
+	name = ptsname(m);
+	assert_non_null(name);
+	p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		int s = open(name, O_RDWR | O_NOCTTY);
+
+		if (s < 0 || dup2(s, 1) < 0)
+			_exit(126);
+		close(s);
+		close(m);
+		if (no_color)
+			setenv("NO_COLOR", no_color, 1);
+		else
+			unsetenv("NO_COLOR");
+		_exit(run(a, NULL, 0));
+	}
+	/* read while it writes: a pty holds only a few KiB; EIO once it is gone */
+	while ((r = read(m, buf, sizeof(buf) - 1)) > 0) {
+		buf[r] = 0;
+		esc |= strchr(buf, '\033') != NULL;
+	}
+	close(m);
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return esc;
+}
+
+/* --color auto: per no-color.org only a non-empty NO_COLOR turns it off */
+static void test_no_color(void **state)
+{
+	(void)state;
+	assert_true(colour_on_tty(NULL));
+	assert_true(colour_on_tty(""));
+	assert_false(colour_on_tty("1"));
+}
+
 /* told not to ask profd, status says so */
 static void test_status_not_asked(void **state)
 {
@@ -961,6 +1013,7 @@ int main(void)
 		cmocka_unit_test(test_top_sort_keys),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_status_not_asked),
+		cmocka_unit_test(test_no_color),
 		cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_zones_readelf),
 		cmocka_unit_test(test_fmt_like_printf),
