@@ -57,7 +57,12 @@ _profctl()
 	top)	COMPREPLY=($(compgen -W "--pid --delay --iterations --sort --no-daemon --help" -- "$cur")) ;;
 	list)	COMPREPLY=($(compgen -W "--format --no-daemon --help" -- "$cur")) ;;
 	status)	COMPREPLY=($(compgen -W "--no-daemon --help" -- "$cur")) ;;
-	zones)	COMPREPLY=($(compgen -f -- "$cur")) ;;
+	zones)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -- "$cur"))
+		fi ;;
 	esac
 }
 complete -F _profctl profctl

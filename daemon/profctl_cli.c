@@ -20,21 +20,27 @@
 
 static const char usage_main[] =
 	"usage: profctl VERB [OPTIONS]\n"
+	"       profctl --help | --version\n"
 	"\n"
-	"  list                     profiled processes you may see\n"
+	"  list [OPTIONS]           profiled processes you may see\n"
 	"  report [OPTIONS]         call tree, flat list, callers, in text/json/csv/folded/html\n"
-	"  reset [--pid P]          the next report counts from now\n"
-	"  top [--pid P]            live view of the hottest zones\n"
-	"  status                   profd up or not, kernel assistance, versions\n"
+	"  reset [OPTIONS]          the next report counts from now\n"
+	"  top [OPTIONS]            live view of the hottest zones\n"
+	"  status [OPTIONS]         profd up or not, kernel assistance, versions\n"
 	"  zones BINARY             the zones compiled into an ELF file\n"
+	"\n"
+	"  -h, --help               this text\n"
+	"      --version            profctl's version\n"
 	"\n"
 	"profctl VERB --help for a verb's options.  Without profd, profctl reads your own\n"
 	"processes' segments in /dev/shm directly.\n";
 
 static const char usage_report[] =
 	"usage: profctl report [--pid P] [--tid T] [--since-reset | --since-start | --last 10s]\n"
-	"                      [--sort self|total|calls|max|p99] [--flat] [--callers ZONE]\n"
+	"                      [--sort self|total|calls|max|p99] [--flat | --callers ZONE]\n"
 	"                      [--threads] [--format text|json|csv|folded|html] [-o FILE]\n"
+	"                      [--rows N] [--color auto|always|never] [--input FILE]\n"
+	"                      [--no-daemon]\n"
 	"\n"
 	"  -p, --pid P          one process (default: every live process of yours)\n"
 	"  -t, --tid T          one thread\n"
@@ -43,10 +49,12 @@ static const char usage_report[] =
 	"      --last DURATION  the last DURATION (10s, 2m) of profd's history; without\n"
 	"                       profd, measure the next DURATION instead\n"
 	"  -s, --sort KEY       order siblings and rows by self|total|calls|max|p99\n"
+	"                       (not p99 with --flat: flat rows have no percentiles)\n"
 	"      --flat           zones merged across threads and call paths\n"
 	"      --callers ZONE   ZONE's parents (summing to it) and children\n"
 	"      --threads        merge the threads of a process into one tree\n"
-	"  -f, --format FMT     text (default), json, csv, folded, html\n"
+	"  -f, --format FMT     text (default), json, csv, folded, html (folded and html\n"
+	"                       are the tree: no --flat or --callers)\n"
 	"  -o, --output FILE    write there instead of stdout\n"
 	"      --rows N         at most N rows in the flat list\n"
 	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
@@ -57,19 +65,22 @@ static const char usage_report[] =
 static const char usage_reset[] =
 	"usage: profctl reset [--pid P] [--no-daemon]\n"
 	"\n"
-	"The next report of P (default: every live process of yours) counts from now.\n"
-	"Nothing is written to the process: profd, or profctl in a private file\n"
-	"($XDG_RUNTIME_DIR or /dev/shm, mode 0600), keeps a baseline.\n";
+	"  -p, --pid P          one process (default: every live process of yours)\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	"\n"
+	"The next report of P counts from now.  Nothing is written to the process:\n"
+	"profd, or profctl in a private file ($XDG_RUNTIME_DIR or /dev/shm, mode 0600),\n"
+	"keeps a baseline.\n";
 
 static const char usage_top[] =
 	"usage: profctl top [--pid P] [--delay SECONDS] [--iterations N]\n"
 	"                   [--sort self|total|calls|max] [--no-daemon]\n"
 	"\n"
-	"  -p, --pid P             the process (default: the newest live one of yours)\n"
-	"  -d, --delay SECONDS     refresh every SECONDS, 0.01 to 3600 (default 1)\n"
-	"  -n, --iterations N      quit after N frames (default: on q or Ctrl-C)\n"
-	"  -s, --sort KEY          rows by self (default), total, calls or max\n"
-	"      --no-daemon         do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	"  -p, --pid P          the process (default: the newest live one of yours)\n"
+	"  -d, --delay SECONDS  refresh every SECONDS, 0.01 to 3600 (default 1)\n"
+	"  -n, --iterations N   quit after N frames (default: on q or Ctrl-C)\n"
+	"  -s, --sort KEY       rows by self (default), total, calls or max\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"The hottest zones over the last interval, with a sparkline of each row's self\n"
 	"time.  Every column is over the last interval but max(all): the longest call\n"
@@ -80,12 +91,17 @@ static const char usage_top[] =
 static const char usage_list[] =
 	"usage: profctl list [--format text|json] [--no-daemon]\n"
 	"\n"
+	"  -f, --format FMT     text (default) or json\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	"\n"
 	"Profiled processes and threads you may see: pid, command, threads, alive or\n"
 	"exited, since when, kernel assistance; with profd, the time inside zones per\n"
 	"second (threads' worth: now, ~1 s and ~30 s averages).\n";
 
 static const char usage_status[] =
 	"usage: profctl status [--no-daemon]\n"
+	"\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"profd up or not, kernel assistance on or off and why, counts, versions.\n";
 

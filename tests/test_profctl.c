@@ -139,7 +139,7 @@ static void complete(const char *words, char *buf, size_t len)
 	snprintf(cmd, sizeof(cmd),
 		 "bash -c 'source daemon/profctl.bash; COMP_WORDS=(profctl %s); "
 		 "COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _profctl; "
-		 "printf \"%%s\\n\" \"${COMPREPLY[@]}\" | sort | tr \"\\n\" \" \"'",
+		 "printf \"%%s\\n\" \"${COMPREPLY[@]}\" | LC_ALL=C sort | tr \"\\n\" \" \"'",
 		 words);
 	p = popen(cmd, "r");
 	assert_non_null(p);
@@ -651,6 +651,139 @@ static void test_no_color(void **state)
 	assert_false(colour_on_tty("1"));
 }
 
+/* needle in text as a whole option name: not the start of a longer one */
+static bool has_opt(const char *text, const char *needle)
+{
+	size_t len = strlen(needle);
+	const char *p;
+
+	for (p = strstr(text, needle); p; p = strstr(p + 1, needle)) {
+		char b = p > text ? p[-1] : ' ', a = p[len];
+
+		if (b != '-' && b != '\\' && !(b >= 'a' && b <= 'z') && a != '-' && a != '\\' &&
+		    !(a >= 'a' && a <= 'z'))
+			return true;
+	}
+	return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * What each verb accepts, probed option by option, is exactly what its
+ * --help, the man page's synopsis and the bash completion offer.
+ */
+static void test_docs_agree(void **state)
+{
+	static const char *const verbs[] = { "list", "report", "reset", "top", "status" };
+	static const struct {
+		const char *name, *val;
+	} opts[] = {
+		{ "pid", "1" },
+		{ "tid", "1" },
+		{ "since-reset", NULL },
+		{ "since-start", NULL },
+		{ "last", "10s" },
+		{ "sort", "self" },
+		{ "flat", NULL },
+		{ "callers", "x" },
+		{ "threads", NULL },
+		{ "format", "text" },
+		{ "output", "/dev/null" },
+		{ "rows", "5" },
+		{ "color", "never" },
+		{ "input", "/nonexistent" },
+		{ "no-daemon", NULL },
+		{ "delay", "1" },
+		{ "iterations", "1" },
+	};
+	char *man, *help, err[512], got[512], want[512], opt[64], manopt[96], head[64];
+	const char *names[32];
+	size_t v, i, k, nn;
+
+	(void)state;
+	man = slurp("man/profctl.1", NULL);
+	assert_non_null(man);
+	for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
+		const char *ha[] = { verbs[v], "--help", NULL };
+		char *syn, *end;
+
+		assert_int_equal(run_stdout(ha, &help), 0);
+		snprintf(head, sizeof(head), "\n.B profctl %s\n", verbs[v]);
+		syn = strstr(man, head);
+		if (!syn)
+			fail_msg("no synopsis of %s in man/profctl.1", verbs[v]);
+		syn = strndup(syn, (size_t)(strstr(syn + 1, "\n.br") - syn));
+		nn = 0;
+		names[nn++] = "--help";
+		for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+			const char *a[] = { verbs[v], opt, opts[i].val, "--help", NULL };
+			char *o;
+			int rc;
+
+			snprintf(opt, sizeof(opt), "--%s", opts[i].name);
+			if (!opts[i].val) {
+				a[2] = "--help";
+				a[3] = NULL;
+			}
+			rc = run(a, err, sizeof(err));
+			if (rc != 0 && !(rc == 2 && strstr(err, "not accepted")))
+				fail_msg("%s %s: exit %d, '%s'", verbs[v], opt, rc, err);
+			if (has_opt(help, opt) != !rc)
+				fail_msg("%s %s: %s, but --help %s it", verbs[v], opt,
+					 rc ? "refused" : "accepted", rc ? "names" : "omits");
+			/* the man page escapes each dash */
+			for (k = 0, o = manopt; opt[k]; k++) {
+				if (opt[k] == '-')
+					*o++ = '\\';
+				*o++ = opt[k];
+			}
+			*o = 0;
+			if (has_opt(syn, manopt) != !rc)
+				fail_msg("%s %s: %s, but the man synopsis %s it", verbs[v], opt,
+					 rc ? "refused" : "accepted", rc ? "names" : "omits");
+			if (!rc)
+				names[nn++] = opts[i].name;
+		}
+		/* the completion: the accepted options and --help, nothing else */
+		for (i = 1; i < nn; i++) {
+			char *d = malloc(strlen(names[i]) + 3);
+
+			sprintf(d, "--%s", names[i]);
+			names[i] = d;
+		}
+		qsort(names, nn, sizeof(names[0]), cmp_str);
+		for (i = 0, end = want; i < nn; i++)
+			end += sprintf(end, "%s ", names[i]);
+		snprintf(head, sizeof(head), "%s --", verbs[v]);
+		complete(head, got, sizeof(got));
+		if (strcmp(got, want))
+			fail_msg("%s: completion '%s', accepted '%s'", verbs[v], got, want);
+		for (i = 0; i < nn; i++)
+			if (strcmp(names[i], "--help"))
+				free((char *)(uintptr_t)names[i]);
+		free(syn);
+		free(help);
+	}
+	/* --version works, and both say so */
+	{
+		const char *a[] = { "--help", NULL };
+		const char *b[] = { "--version", NULL };
+
+		assert_int_equal(run_stdout(a, &help), 0);
+		assert_true(has_opt(help, "--version"));
+		free(help);
+		assert_int_equal(run_stdout(b, &help), 0);
+		assert_non_null(strstr(help, "profctl "));
+		free(help);
+		assert_true(has_opt(man, "\\-\\-version"));
+	}
+	free(man);
+}
+
 /* told not to ask profd, status says so */
 static void test_status_not_asked(void **state)
 {
@@ -1013,6 +1146,7 @@ int main(void)
 		cmocka_unit_test(test_top_sort_keys),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_status_not_asked),
+		cmocka_unit_test(test_docs_agree),
 		cmocka_unit_test(test_no_color),
 		cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_zones_readelf),
