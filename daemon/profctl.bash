@@ -26,7 +26,12 @@ _profctl()
 	--pid|-p)
 		COMPREPLY=($(compgen -W "$(_profctl_pids)" -- "$cur")); return ;;
 	--sort|-s)
-		COMPREPLY=($(compgen -W "self total calls max p99" -- "$cur")); return ;;
+		if [ "$verb" = top ]; then
+			COMPREPLY=($(compgen -W "self total calls max" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "self total calls max p99" -- "$cur"))
+		fi
+		return ;;
 	--format|-f)
 		if [ "$verb" = list ]; then
 			COMPREPLY=($(compgen -W "text json" -- "$cur"))
@@ -52,7 +57,12 @@ _profctl()
 	top)	COMPREPLY=($(compgen -W "--pid --delay --iterations --sort --no-daemon --help" -- "$cur")) ;;
 	list)	COMPREPLY=($(compgen -W "--format --no-daemon --help" -- "$cur")) ;;
 	status)	COMPREPLY=($(compgen -W "--no-daemon --help" -- "$cur")) ;;
-	zones)	COMPREPLY=($(compgen -f -- "$cur")) ;;
+	zones)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -- "$cur"))
+		fi ;;
 	esac
 }
 complete -F _profctl profctl

@@ -20,21 +20,27 @@
 
 static const char usage_main[] =
 	"usage: profctl VERB [OPTIONS]\n"
+	"       profctl --help | --version\n"
 	"\n"
-	"  list                     profiled processes you may see\n"
+	"  list [OPTIONS]           profiled processes you may see\n"
 	"  report [OPTIONS]         call tree, flat list, callers, in text/json/csv/folded/html\n"
-	"  reset [--pid P]          the next report counts from now\n"
-	"  top [--pid P]            live view of the hottest zones\n"
-	"  status                   profd up or not, kernel assistance, versions\n"
+	"  reset [OPTIONS]          the next report counts from now\n"
+	"  top [OPTIONS]            live view of the hottest zones\n"
+	"  status [OPTIONS]         profd up or not, kernel assistance, versions\n"
 	"  zones BINARY             the zones compiled into an ELF file\n"
+	"\n"
+	"  -h, --help               this text\n"
+	"      --version            profctl's version\n"
 	"\n"
 	"profctl VERB --help for a verb's options.  Without profd, profctl reads your own\n"
 	"processes' segments in /dev/shm directly.\n";
 
 static const char usage_report[] =
 	"usage: profctl report [--pid P] [--tid T] [--since-reset | --since-start | --last 10s]\n"
-	"                      [--sort self|total|calls|max|p99] [--flat] [--callers ZONE]\n"
+	"                      [--sort self|total|calls|max|p99] [--flat | --callers ZONE]\n"
 	"                      [--threads] [--format text|json|csv|folded|html] [-o FILE]\n"
+	"                      [--rows N] [--color auto|always|never] [--input FILE]\n"
+	"                      [--no-daemon]\n"
 	"\n"
 	"  -p, --pid P          one process (default: every live process of yours)\n"
 	"  -t, --tid T          one thread\n"
@@ -43,33 +49,50 @@ static const char usage_report[] =
 	"      --last DURATION  the last DURATION (10s, 2m) of profd's history; without\n"
 	"                       profd, measure the next DURATION instead\n"
 	"  -s, --sort KEY       order siblings and rows by self|total|calls|max|p99\n"
+	"                       (not p99 with --flat: flat rows have no percentiles)\n"
 	"      --flat           zones merged across threads and call paths\n"
 	"      --callers ZONE   ZONE's parents (summing to it) and children\n"
 	"      --threads        merge the threads of a process into one tree\n"
-	"  -f, --format FMT     text (default), json, csv, folded, html\n"
+	"  -f, --format FMT     text (default), json, csv, folded, html (folded and html\n"
+	"                       are the tree: no --flat or --callers)\n"
 	"  -o, --output FILE    write there instead of stdout\n"
 	"      --rows N         at most N rows in the flat list\n"
-	"      --color WHEN     auto (default: a terminal without NO_COLOR), always, never\n"
+	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
+	"                       always, never\n"
 	"      --input FILE     read a saved segment image instead of a live process\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n";
 
 static const char usage_reset[] =
 	"usage: profctl reset [--pid P] [--no-daemon]\n"
 	"\n"
-	"The next report of P (default: every live process of yours) counts from now.\n"
-	"Nothing is written to the process: profd, or profctl in a private file\n"
-	"($XDG_RUNTIME_DIR or /dev/shm, mode 0600), keeps a baseline.\n";
+	"  -p, --pid P          one process (default: every live process of yours)\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	"\n"
+	"The next report of P counts from now.  Nothing is written to the process:\n"
+	"profd, or profctl in a private file ($XDG_RUNTIME_DIR or /dev/shm, mode 0600),\n"
+	"keeps a baseline.\n";
 
 static const char usage_top[] =
-	"usage: profctl top [--pid P] [-d SECONDS] [-n ITERATIONS] [--sort KEY] [--no-daemon]\n"
+	"usage: profctl top [--pid P] [--delay SECONDS] [--iterations N]\n"
+	"                   [--sort self|total|calls|max] [--no-daemon]\n"
 	"\n"
-	"The hottest zones over the last interval, with a sparkline of each row's history.\n"
-	"Keys: s self, t total, c calls, m max, space or p pause, tab or ] next thread,\n"
-	"[ previous thread, a all threads, q or Ctrl-C quit.  Without a terminal, prints\n"
-	"one frame per interval (-n frames).\n";
+	"  -p, --pid P          the process (default: the newest live one of yours)\n"
+	"  -d, --delay SECONDS  refresh every SECONDS, 0.01 to 3600 (default 1)\n"
+	"  -n, --iterations N   quit after N frames (default: on q or Ctrl-C)\n"
+	"  -s, --sort KEY       rows by self (default), total, calls or max\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	"\n"
+	"The hottest zones over the last interval, with a sparkline of each row's self\n"
+	"time.  Every column is over the last interval but max(all): the longest call\n"
+	"since the process started.  Keys: s self, t total, c calls, m max, space or p\n"
+	"pause, tab or ] next thread, [ previous thread, a all threads, q or Ctrl-C quit.\n"
+	"Without a terminal, prints one frame per interval.\n";
 
 static const char usage_list[] =
 	"usage: profctl list [--format text|json] [--no-daemon]\n"
+	"\n"
+	"  -f, --format FMT     text (default) or json\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"Profiled processes and threads you may see: pid, command, threads, alive or\n"
 	"exited, since when, kernel assistance; with profd, the time inside zones per\n"
@@ -77,6 +100,8 @@ static const char usage_list[] =
 
 static const char usage_status[] =
 	"usage: profctl status [--no-daemon]\n"
+	"\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"profd up or not, kernel assistance on or off and why, counts, versions.\n";
 
@@ -178,33 +203,111 @@ static const struct option report_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* the long name of option val, NULL if none */
+static const char *opt_long(int val)
+{
+	size_t k;
+
+	for (k = 0; report_longopts[k].name; k++)
+		if (report_longopts[k].val == val)
+			return report_longopts[k].name;
+	return NULL;
+}
+
+/* option val as the user wrote it: "--pid" for a long one, else "-p" */
+static const char *opt_spelled(int val, bool is_long, char *buf, size_t len)
+{
+	const char *name = opt_long(val);
+
+	if (name && (is_long || val >= 256))
+		snprintf(buf, len, "--%s", name);
+	else
+		snprintf(buf, len, "-%c", val);
+	return buf;
+}
+
+/* "--s": the start of more than one long option */
+static bool opt_ambiguous(const char *arg)
+{
+	size_t len, k, n = 0;
+
+	if (strncmp(arg, "--", 2))
+		return false;
+	arg += 2;
+	len = strcspn(arg, "=");
+	for (k = 0; report_longopts[k].name; k++)
+		n += !strncmp(report_longopts[k].name, arg, len);
+	return n > 1;
+}
+
+/* name is a word of the space-separated list */
+static bool word_in(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p;
+
+	for (p = strstr(list, name); p; p = strstr(p + 1, name))
+		if ((p == list || p[-1] == ' ') && (p[len] == ' ' || !p[len]))
+			return true;
+	return false;
+}
+
 /* the options every verb shares; 0, or an exit status */
 static int parse_opts(int argc, char **argv, const char *usage, const char *allowed,
 		      struct pc_opts *o, double *delay, int *iters)
 {
-	const char *color = "auto";
+	const char *color = "auto", *mode_opt = NULL;
+	char spelled[64];
 	long v;
-	int c;
+	int c, li;
 
 	memset(o, 0, sizeof(*o));
 	o->mode = PC_SINCE_RESET;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:t:s:f:o:d:n:h", report_longopts, NULL)) != -1) {
-		const char *name = NULL;
-		size_t k;
+	/* the leading ':' tells a missing value (':') from an unknown option */
+	while ((li = -1, c = getopt_long(argc, argv, ":p:t:s:f:o:d:n:h", report_longopts, &li)) !=
+	       -1) {
+		const char *arg = optind > 1 ? argv[optind - 1] : NULL;
 
-		for (k = 0; report_longopts[k].name; k++)
-			if (report_longopts[k].val == c)
-				name = report_longopts[k].name;
+		if (c == ':') {
+			pc_warnx("%s: %s needs a value", argv[0],
+				 opt_spelled(optopt, arg && !strncmp(arg, "--", 2), spelled,
+					     sizeof(spelled)));
+			return EXIT_USAGE;
+		}
+		if (c == '?' && opt_long(optopt)) {
+			/* a known option without a value, given one: --flat=3 */
+			pc_warnx("%s: --%s takes no value", argv[0], opt_long(optopt));
+			return EXIT_USAGE;
+		}
+		if (c == '?') {
+			if (optopt)
+				snprintf(spelled, sizeof(spelled), "-%c", optopt);
+			else
+				snprintf(spelled, sizeof(spelled), "%s", arg ? arg : "");
+			pc_warnx("%s: %s option %s; see --help", argv[0],
+				 opt_ambiguous(spelled) ? "ambiguous" : "unknown", spelled);
+			return EXIT_USAGE;
+		}
 		if (c == 'h') {
 			fputs(usage, stdout);
 			return -1;
 		}
-		if (c == '?' || c == ':' || !name || !strstr(allowed, name)) {
-			pc_warnx("%s: unknown option %s; see --help", argv[0],
-				 optind > 1 ? argv[optind - 1] : "");
+		/* the value, if any, is argv[optind - 1]: name the option */
+		if (!word_in(allowed, opt_long(c))) {
+			pc_warnx("%s: option %s not accepted", argv[0],
+				 opt_spelled(c, li >= 0, spelled, sizeof(spelled)));
 			return EXIT_USAGE;
+		}
+		/* one of --since-reset, --since-start, --last: the last would win */
+		if (c == OPT_SINCE_RESET || c == OPT_SINCE_START || c == OPT_LAST) {
+			if (mode_opt && strcmp(mode_opt, opt_long(c))) {
+				pc_warnx("%s: --%s and --%s cannot be combined", argv[0], mode_opt,
+					 opt_long(c));
+				return EXIT_USAGE;
+			}
+			mode_opt = opt_long(c);
 		}
 		switch (c) {
 		case 'p':
@@ -309,7 +412,8 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 	if (!strcmp(color, "always"))
 		o->color = true;
 	else if (!strcmp(color, "auto"))
-		o->color = !o->out && isatty(1) && !getenv("NO_COLOR");
+		/* no-color.org: an empty NO_COLOR is as good as unset */
+		o->color = !o->out && isatty(1) && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
 	if (o->format != PC_FMT_TEXT)
 		o->color = false;
 	if (getenv("PROFCTL_NO_DAEMON") && strcmp(getenv("PROFCTL_NO_DAEMON"), "0"))
@@ -342,6 +446,26 @@ static int close_out(FILE *f, const struct pc_opts *o)
 	if (err)
 		pc_warnx("%s: failed to write: %s", o->out, strerror(-err));
 	return err;
+}
+
+/*
+ * profd, else the caller's own segments: the fallback said once, on
+ * stderr, unless the user asked for it (--no-daemon, PROFCTL_NO_DAEMON)
+ */
+static void src_open(struct pc_src *src, const struct pc_opts *o, const char *fallback)
+{
+	pc_src_open(src, o->no_daemon);
+	if (src->fd >= 0 || !src->why)
+		return;
+	if (!fallback)
+		fallback = "reading your own processes directly";
+	if (!src->sock)
+		pc_warnx("profd: not in this build: %s", fallback);
+	else if (src->why == -ENOENT || src->why == -ECONNREFUSED)
+		pc_warnx("profd not running (%s): %s", src->sock, fallback);
+	else
+		pc_warnx("profd not reachable (%s: %s): %s", src->sock, strerror(-src->why),
+			 fallback);
 }
 
 /* --- report ------------------------------------------------------------------ */
@@ -405,10 +529,9 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	bool data = o->format == PC_FMT_TEXT || o->format == PC_FMT_CSV || o->format == PC_FMT_JSON;
 	unsigned int flags = 0;
 
-	/* the flat list has no percentile column unless sorted by one; the
-	 * callers view and folded stacks have none (html is always the tree) */
-	if (o->format == PC_FMT_FOLDED ||
-	    (data && ((o->flat && !o->callers && o->sort != PROF_SORT_P99) || o->callers)))
+	/* the flat list, the callers view and folded stacks have no
+	 * percentile (html is always the tree) */
+	if (o->format == PC_FMT_FOLDED || (data && (o->flat || o->callers)))
 		flags |= PROF_READ_NO_HIST;
 	flags |= PROF_READ_LAZY;
 	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
@@ -418,14 +541,33 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	return flags;
 }
 
+/* 1 if a segment of yours is pid's live process's, 0 if all are of
+ * processes that exited, -ENOENT if there is none */
+static int direct_alive(pid_t pid)
+{
+	struct prof_seg_ent *ents = NULL;
+	size_t ne = 0, i;
+	int ret = -ENOENT;
+
+	if (prof_seg_list(getuid(), &ents, &ne))
+		return -ENOENT;
+	for (i = 0; i < ne; i++)
+		if ((pid_t)ents[i].pid == pid)
+			ret = ret == 1 || ents[i].alive ? 1 : 0;
+	free(ents);
+	return ret;
+}
+
 static int cmd_report(int argc, char **argv)
 {
 	struct pc_opts o;
 	struct pc_src src = { .fd = -1 };
 	struct pc_proc *procs = NULL;
 	struct owned *own = NULL;
-	struct prof_snapshot **snaps = NULL;
+	struct prof_snapshot **snaps = NULL, **bases = NULL;
 	size_t np = 0, n = 0, i;
+	bool measure = false;
+	char fallback[96];
 	FILE *f = NULL;
 	int err, ret = 1;
 
@@ -435,37 +577,86 @@ static int cmd_report(int argc, char **argv)
 			 &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
+	if (o.flat && o.callers) {
+		pc_warnx("report: --flat and --callers cannot be combined");
+		return EXIT_USAGE;
+	}
 	if (o.format == PC_FMT_FOLDED && (o.flat || o.callers)) {
-		pc_warnx("--format folded is the call stacks: it has no --flat or --callers view");
+		pc_warnx(
+			"report: --format folded is the call stacks: it has no --flat or --callers "
+			"view");
+		return EXIT_USAGE;
+	}
+	if (o.format == PC_FMT_HTML && (o.flat || o.callers)) {
+		pc_warnx("report: --format html is the call tree: it has no --flat or --callers "
+			 "view");
+		return EXIT_USAGE;
+	}
+	/* flat rows merge nodes: their histograms are not added up */
+	if (o.flat && o.sort == PROF_SORT_P99) {
+		pc_warnx("report: --flat rows have no percentiles: sort them by self, total, calls "
+			 "or max");
 		return EXIT_USAGE;
 	}
 	if (o.input) {
 		np = 1;
 		procs = calloc(1, sizeof(*procs));
 	} else {
-		pc_src_open(&src, o.no_daemon);
+		snprintf(fallback, sizeof(fallback),
+			 "no history: measuring the next %us of your own processes directly",
+			 o.last_s);
+		src_open(&src, &o, o.mode == PC_LAST ? fallback : NULL);
 		src.read_flags = report_read_flags(&o);
-		if (src.fd < 0 && src.why && !o.no_daemon && getenv("PROFD_SOCKET"))
-			pc_warnx("profd not running at %s (%s); reading segments directly",
-				 src.sock ? src.sock : "?", strerror(-src.why));
+		/* without profd's history, --last measures the next seconds */
+		measure = o.mode == PC_LAST && src.fd < 0;
+		if (measure && o.pid && direct_alive(o.pid) == 0) {
+			pc_warnx("pid %d has exited: nothing to measure, and --last needs profd's "
+				 "history",
+				 (int)o.pid);
+			goto cleanup;
+		}
 		err = pc_src_targets(&src, o.pid, &procs, &np);
 		if (err)
 			goto cleanup;
 	}
 	own = calloc(np ? np : 1, sizeof(*own));
 	snaps = calloc(np ? np : 1, sizeof(*snaps));
-	if (!own || !snaps || !procs) {
+	bases = calloc(np ? np : 1, sizeof(*bases));
+	if (!own || !snaps || !bases || !procs) {
 		pc_warnx("out of memory");
 		goto cleanup;
+	}
+	if (measure) {
+		/* every process at once, in full: a diff needs every node */
+		src.read_flags = 0;
+		for (i = 0; i < np; i++) {
+			err = pc_src_snapshot(&src, procs[i].pid, PC_SINCE_START, 0, &bases[i]);
+			if (err && o.pid)
+				goto cleanup;
+		}
+		sleep(o.last_s);
 	}
 	for (i = 0; i < np; i++) {
 		struct owned *w = &own[n];
 		struct prof_snapshot *s;
 
-		if (o.input)
+		if (o.input) {
 			err = pc_read_image(o.input, report_read_flags(&o), &w->raw);
-		else
+		} else if (measure) {
+			err = -ESRCH;
+			if (bases[i])
+				err = pc_src_snapshot(&src, procs[i].pid, PC_SINCE_START, 0,
+						      &w->raw);
+			if (!err && prof_snapshot__diff(w->raw, bases[i])) {
+				pc_warnx("pid %d: another process after %us", (int)procs[i].pid,
+					 o.last_s);
+				prof_snapshot__destroy(w->raw);
+				w->raw = NULL;
+				err = -ESRCH;
+			}
+		} else {
 			err = pc_src_snapshot(&src, procs[i].pid, o.mode, o.last_s, &w->raw);
+		}
 		if (err) {
 			/* one process vanishing between list and read is not fatal */
 			if (o.pid || o.input)
@@ -515,8 +706,11 @@ static int cmd_report(int argc, char **argv)
 cleanup:
 	for (i = 0; own && i < np; i++)
 		owned_free(&own[i]);
+	for (i = 0; bases && i < np; i++)
+		prof_snapshot__destroy(bases[i]);
 	free(own);
 	free(snaps);
+	free(bases);
 	free(procs);
 	pc_src_close(&src);
 	return ret;
@@ -535,7 +729,7 @@ static int cmd_reset(int argc, char **argv)
 	err = parse_opts(argc, argv, usage_reset, "pid no-daemon", &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
-	pc_src_open(&src, o.no_daemon);
+	src_open(&src, &o, NULL);
 	err = pc_src_targets(&src, o.pid, &procs, &np);
 	if (err) {
 		pc_src_close(&src);
@@ -579,7 +773,7 @@ static int cmd_list(int argc, char **argv)
 		pc_warnx("list: --format text or json");
 		return EXIT_USAGE;
 	}
-	pc_src_open(&src, o.no_daemon);
+	src_open(&src, &o, NULL);
 	err = pc_src_list(&src, &p, &n);
 	if (err) {
 		pc_warnx("failed to list profiled processes: %s", strerror(-err));
@@ -620,13 +814,13 @@ static int cmd_list(int argc, char **argv)
 			       p[i].alive ? "alive" : "exited", kern,
 			       fmt_since(since, sizeof(since), p[i].created_ns));
 			if (p[i].rates)
-				printf(" %.2f/%.2f/%.2f", p[i].inzone[0] / 1e3, p[i].inzone[1] / 1e3,
-				       p[i].inzone[2] / 1e3);
+				printf(" %.2f/%.2f/%.2f", p[i].inzone[0] / 1e3,
+				       p[i].inzone[1] / 1e3, p[i].inzone[2] / 1e3);
 			printf("\n");
 		}
 		if (src.fd < 0)
-			printf("(%zu process%s; read from /dev/shm directly, profd not running)\n",
-			       n, n == 1 ? "" : "es");
+			printf("(%zu process%s; read from /dev/shm directly, profd %s)\n", n,
+			       n == 1 ? "" : "es", src.why ? "not running" : "not asked");
 	}
 	free(p);
 	pc_src_close(&src);
@@ -673,10 +867,13 @@ static int cmd_status(int argc, char **argv)
 	} else
 #endif
 	{
-		printf("profd: not running (%s%s%s); profctl reads your segments in /dev/shm "
-		       "directly\n",
-		       src.sock ? src.sock : "no client", src.sock ? ": " : "",
-		       src.why ? strerror(-src.why) : "not asked");
+		if (!src.why)
+			printf("profd: not asked (--no-daemon or PROFCTL_NO_DAEMON)");
+		else if (!src.sock)
+			printf("profd: not in this build");
+		else
+			printf("profd: not running (%s: %s)", src.sock, strerror(-src.why));
+		printf("; profctl reads your segments in /dev/shm directly\n");
 		printf("kernel assistance: off (needs profd)\n");
 	}
 	err = pc_src_list(&src, &p, &n);
@@ -710,7 +907,11 @@ static int cmd_top(int argc, char **argv)
 			 &iters);
 	if (err)
 		return err < 0 ? 0 : err;
-	pc_src_open(&src, o.no_daemon);
+	if (o.sort == PROF_SORT_P99) {
+		pc_warnx("top: --sort p99 not available: top sorts by self, total, calls or max");
+		return EXIT_USAGE;
+	}
+	src_open(&src, &o, NULL);
 	err = pc_top(&src, &o, delay, iters);
 	pc_src_close(&src);
 	return err ? 1 : 0;

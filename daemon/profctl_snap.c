@@ -130,7 +130,7 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	struct prof_snap_thread *mt;
 	struct merge_map map = { 0 };
 	__u32 *remap = NULL, nremap = 0, cap = 0, n, i, j, b;
-	__u32 *last_child = NULL;
+	__u32 *last_child = NULL, alive = 0;
 	int err = -ENOMEM;
 
 	m = calloc(1, sizeof(*m));
@@ -223,6 +223,23 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 				if (src->hist_lo + k < PROF_HIST_BUCKETS)
 					dh[src->hist_lo + k] += sh[k];
 		}
+	}
+	/*
+	 * the merged thread has exited when every thread has: each marked
+	 * so, or the process exited (exit() marks only its caller's thread)
+	 */
+	for (i = 0; i < s->nthreads; i++) {
+		if (s->threads[i].state != PROF_SLAB_EXITED)
+			alive++;
+		else if (s->threads[i].exit_tick > mt->exit_tick)
+			mt->exit_tick = s->threads[i].exit_tick;
+	}
+	if (s->nthreads && (!alive || (s->flags & PROF_SEG_EXITED))) {
+		mt->state = PROF_SLAB_EXITED;
+		if (alive && s->exit_tick > mt->exit_tick)
+			mt->exit_tick = s->exit_tick;
+	} else {
+		mt->exit_tick = 0;
 	}
 	mt->nnodes = n;
 	m->nhist = (__u64)n * PROF_HIST_BUCKETS;

@@ -41,6 +41,8 @@ void pc_warnx(const char *fmt, ...)
 
 void pc_src_open(struct pc_src *src, bool no_daemon)
 {
+	const char *env = getenv("PROFCTL_NO_DAEMON");
+
 	src->fd = -1;
 	src->read_flags = 0;
 	src->live_pid = 0;
@@ -49,9 +51,13 @@ void pc_src_open(struct pc_src *src, bool no_daemon)
 	src->flat_cache = NULL;
 	src->why = 0;
 	src->sock = NULL;
-#ifndef PROFCTL_NO_CLIENT
-	if (no_daemon || getenv("PROFCTL_NO_DAEMON"))
+	/* as the verbs read it: set, and not "0" */
+	if (env && strcmp(env, "0"))
+		no_daemon = true;
+	/* not asked: why stays 0, so callers can tell it from a failure */
+	if (no_daemon)
 		return;
+#ifndef PROFCTL_NO_CLIENT
 	src->sock = profd_socket_path();
 	src->fd = profd_connect(src->sock);
 	if (src->fd < 0) {
@@ -59,7 +65,6 @@ void pc_src_open(struct pc_src *src, bool no_daemon)
 		src->fd = -1;
 	}
 #else
-	(void)no_daemon;
 	src->why = -ENOTSUP;
 #endif
 }

@@ -31,7 +31,8 @@ struct top {
 	pid_t pid;
 	int sort;
 	bool paused, tty, need_base;
-	int thread; /* -1: all threads, else index */
+	bool exited; /* the process is gone: every rate from now on is 0 */
+	int thread;  /* -1: all threads, else index */
 	__u32 tid;
 	char comm[PROF_COMM_MAX];
 	__u32 nthreads;
@@ -118,6 +119,20 @@ static int grow(struct top *t, __u32 nsites)
 	return 0;
 }
 
+/* a clean exit flags the segment; a killed process is only missing */
+static bool proc_exited(const struct prof_snapshot *s)
+{
+	__u64 token;
+
+	if (s->flags & PROF_SEG_EXITED)
+		return true;
+	token = prof_proc_start_token((pid_t)s->pid);
+	/* no token without /proc/<pid>/stat, which hidepid may hide */
+	if (token)
+		return token != s->start_token;
+	return kill((pid_t)s->pid, 0) && errno == ESRCH;
+}
+
 /* one sample: cumulative flat rows, deltas against the previous sample */
 static int sample(struct top *t)
 {
@@ -132,6 +147,8 @@ static int sample(struct top *t)
 		return err;
 	t->tick_hz = s->tick_hz;
 	snprintf(t->comm, sizeof(t->comm), "%s", s->comm);
+	if (!t->exited)
+		t->exited = proc_exited(s);
 	t->nthreads = s->nthreads < 256 ? s->nthreads : 256;
 	for (k = 0; k < t->nthreads; k++)
 		t->tids[k] = s->threads[k].tid;
@@ -250,11 +267,13 @@ static void draw(struct top *t, FILE *f)
 		snprintf(thr, sizeof(thr), "tid %u (%d/%u)", t->tid, t->thread + 1, t->nthreads);
 	if (t->tty)
 		fputs("\033[H", f);
-	fprintf(f, "%sprofctl top - pid %d (%s) - %s - every %.2gs - sort %s%s%s%s\n",
-		t->tty ? "\033[1m" : "", (int)t->pid, t->comm, thr, t->interval, keys[t->sort],
-		t->paused ? " - PAUSED" : "", t->tty ? "\033[0m" : "", el);
+	fprintf(f, "%sprofctl top - pid %d (%s%s) - %s - every %.2gs - sort %s%s%s%s\n",
+		t->tty ? "\033[1m" : "", (int)t->pid, t->comm, t->exited ? ", exited" : "", thr,
+		t->interval, keys[t->sort], t->paused ? " - PAUSED" : "", t->tty ? "\033[0m" : "",
+		el);
+	/* max is the counters' own: the longest call since the start */
 	fprintf(f, "%s%10s %6s %9s %9s %9s %9s  %-*s  %s%s%s\n", t->tty ? "\033[7m" : "", "calls/s",
-		"%self", "self", "total", "avg", "max", HIST_LEN, "self history", "zone",
+		"%self", "self", "total", "avg", "max(all)", HIST_LEN, "self history", "zone",
 		t->tty ? "\033[0m" : "", el);
 	lines = t->tty ? t->rows - 3 : 40;
 	for (i = 0; i < n && shown < lines; i++, shown++) {
@@ -367,8 +386,9 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 	double next;
 	int err, frames = 0;
 
-	if (t.sort == PROF_SORT_P99)
-		t.sort = PROF_SORT_MAX;
+	/* interval deltas have no histogram: no percentile to sort by */
+	if (t.sort < PROF_SORT_SELF || t.sort > PROF_SORT_MAX)
+		return -EINVAL;
 	if (!t.pid) {
 		err = pick_pid(src, &t.pid);
 		if (err)

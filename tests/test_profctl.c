@@ -8,6 +8,7 @@
  * Regenerate the golden files after an intended change:
  *	PROFCTL_GOLDEN_UPDATE=1 .output/tests/test_profctl && git diff tests/golden
  */
+#define _GNU_SOURCE /* posix_openpt, ptsname */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -104,6 +105,47 @@ static int run(const char **args, char *errbuf, size_t errlen)
 		free(e);
 	}
 	return rc;
+}
+
+/* run profctl with argv, stdout into a malloc'd string; exit status */
+static int run_stdout(const char **args, char **text)
+{
+	char out[160];
+	int saved, fd, rc;
+
+	snprintf(out, sizeof(out), "%s/stdout", dir);
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 1);
+	close(fd);
+	rc = run(args, NULL, 0);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	*text = slurp(out, NULL);
+	assert_non_null(*text);
+	return rc;
+}
+
+/* what daemon/profctl.bash completes after words (the last is the word
+ * being completed), sorted and space separated, into buf */
+static void complete(const char *words, char *buf, size_t len)
+{
+	char cmd[512];
+	size_t n;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "bash -c 'source daemon/profctl.bash; COMP_WORDS=(profctl %s); "
+		 "COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _profctl; "
+		 "printf \"%%s\\n\" \"${COMPREPLY[@]}\" | LC_ALL=C sort | tr \"\\n\" \" \"'",
+		 words);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(buf, 1, len - 1, p);
+	buf[n] = 0;
+	assert_int_equal(pclose(p), 0);
 }
 
 /* render the fixture with extra args into a file and compare with golden */
@@ -219,6 +261,72 @@ static void test_csv_quoting(void **state)
 	}
 	assert_int_equal(rows, 8);
 	free(got);
+}
+
+/* the fixture with its threads' states set; its path in path */
+static void fixture_states(const char *path, __u32 main_state, __u32 worker_state, bool exited)
+{
+	struct prof_seg_hdr *h;
+	void *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(fx_image(&buf, &len), 0);
+	h = buf;
+	((struct prof_slab_hdr *)((char *)buf + h->slabs_off))->state = main_state;
+	((struct prof_slab_hdr *)((char *)buf + h->slabs_off + h->slab_size))->state = worker_state;
+	if (exited)
+		h->flags |= PROF_SEG_EXITED;
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	free(buf);
+}
+
+/* --threads: the merged thread has exited once every thread has, as all
+ * have once the process has */
+static void test_threads_exited(void **state)
+{
+	static const struct {
+		__u32 main, worker;
+		bool exited;
+		const char *text, *json;
+	} cases[] = {
+		{ PROF_SLAB_EXITED, PROF_SLAB_EXITED, false, "thread all threads  exited",
+		  "\"state\":\"exited\"" },
+		{ PROF_SLAB_EXITED, PROF_SLAB_ALIVE, false, "thread all threads  alive",
+		  "\"state\":\"alive\"" },
+		{ PROF_SLAB_ALIVE, PROF_SLAB_EXITED, false, "thread all threads  alive",
+		  "\"state\":\"alive\"" },
+		/* exit() with a worker still running: only main is marked */
+		{ PROF_SLAB_EXITED, PROF_SLAB_ALIVE, true, "thread all threads  exited",
+		  "\"state\":\"exited\"" },
+	};
+	char path[160], out[160], *text;
+	const char *txt[] = { "report", "--input", path, "--threads", "-o", out, NULL };
+	const char *json[] = { "report", "--input", path, "--threads", "--format",
+			       "json",	 "-o",	    out,  NULL };
+	size_t i;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/states.seg", dir);
+	snprintf(out, sizeof(out), "%s/states.out", dir);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fixture_states(path, cases[i].main, cases[i].worker, cases[i].exited);
+		assert_int_equal(run(txt, NULL, 0), 0);
+		text = slurp(out, NULL);
+		assert_non_null(text);
+		if (!strstr(text, cases[i].text))
+			fail_msg("case %zu: no '%s' in\n%s", i, cases[i].text, text);
+		free(text);
+		assert_int_equal(run(json, NULL, 0), 0);
+		text = slurp(out, NULL);
+		assert_non_null(text);
+		if (!strstr(text, cases[i].json))
+			fail_msg("case %zu: no '%s' in\n%s", i, cases[i].json, text);
+		free(text);
+	}
 }
 
 static struct prof_snapshot *fixture(void)
@@ -369,6 +477,99 @@ static void test_errors(void **state)
 	free(buf);
 }
 
+/* usage errors: exit 2 and exactly the line want on stderr */
+static void usage_error(const char **args, const char *want)
+{
+	char err[512];
+	int rc = run(args, err, sizeof(err));
+
+	if (rc != 2 || strcmp(err, want))
+		fail_msg("profctl %s ...: exit %d, stderr '%s'; want exit 2, '%s'", args[0], rc,
+			 err, want);
+}
+
+/* an option error names the option, not its value or a neighbour */
+static void test_option_errors(void **state)
+{
+	const char *a1[] = { "reset", "--tid", "5", NULL };
+	const char *a2[] = { "list", "--pid", "1", NULL };
+	const char *a3[] = { "report", "--pid", NULL };
+	const char *a4[] = { "report", "-o", NULL };
+	const char *a5[] = { "top", "--sor", NULL };
+	const char *a6[] = { "report", "--flat=3", NULL };
+	const char *a7[] = { "status", "-t", "5", NULL };
+	const char *a8[] = { "report", "--s", "self", NULL };
+	const char *a9[] = { "report", "--bogus", "x", NULL };
+
+	(void)state;
+	usage_error(a1, "profctl: reset: option --tid not accepted\n");
+	usage_error(a2, "profctl: list: option --pid not accepted\n");
+	usage_error(a3, "profctl: report: --pid needs a value\n");
+	usage_error(a4, "profctl: report: -o needs a value\n");
+	usage_error(a5, "profctl: top: --sort needs a value\n");
+	usage_error(a6, "profctl: report: --flat takes no value\n");
+	usage_error(a7, "profctl: status: option -t not accepted\n");
+	usage_error(a8, "profctl: report: ambiguous option --s; see --help\n");
+	usage_error(a9, "profctl: report: unknown option --bogus; see --help\n");
+}
+
+/* top sorts by what it has per interval: no percentile */
+static void test_top_sort_keys(void **state)
+{
+	const char *a1[] = { "top", "--sort", "p99", NULL };
+	const char *a2[] = { "top", "-s", "p99", "--pid", "1", NULL };
+	static const char want[] = "profctl: top: --sort p99 not available: top sorts by self, "
+				   "total, calls or max\n";
+	char got[256];
+
+	(void)state;
+	usage_error(a1, want);
+	usage_error(a2, want);
+	/* completion offers top's keys, report's include p99 */
+	complete("top --sort \"\"", got, sizeof(got));
+	assert_string_equal(got, "calls max self total ");
+	complete("report --sort \"\"", got, sizeof(got));
+	assert_string_equal(got, "calls max p99 self total ");
+}
+
+/* options that would silently override or be ignored are refused */
+static void test_conflicts(void **state)
+{
+	const char *a1[] = { "report", "--input", image, "--since-reset", "--last", "5s", NULL };
+	const char *a2[] = { "report", "--input", image, "--last", "5s", "--since-start", NULL };
+	const char *a3[] = { "report", "--input", image, "--flat", "--callers", "lex", NULL };
+	const char *a4[] = { "report", "--input", image, "--format", "html", "--flat", NULL };
+	const char *a5[] = { "report", "--input",   image, "--format",
+			     "html",   "--callers", "lex", NULL };
+	const char *a6[] = { "report", "--input", image, "--flat", "--sort", "p99", NULL };
+	const char *a7[] = { "report", "--input",  image, "--flat", "--sort",
+			     "p99",    "--format", "csv", NULL };
+	const char *a8[] = { "report", "--input",  image,  "--flat", "--sort",
+			     "p99",    "--format", "json", NULL };
+	const char *a9[] = { "report", "--input", image,       "--format", "folded",
+			     "--flat", "-o",	  "/dev/null", NULL };
+	/* the same option twice is no conflict */
+	const char *ok[] = { "report",	      "--input", image,	      "--since-start",
+			     "--since-start", "-o",	 "/dev/null", NULL };
+	static const char html[] = "profctl: report: --format html is the call tree: it has no "
+				   "--flat or --callers view\n";
+	static const char p99[] = "profctl: report: --flat rows have no percentiles: sort them by "
+				  "self, total, calls or max\n";
+
+	(void)state;
+	usage_error(a1, "profctl: report: --since-reset and --last cannot be combined\n");
+	usage_error(a2, "profctl: report: --last and --since-start cannot be combined\n");
+	usage_error(a3, "profctl: report: --flat and --callers cannot be combined\n");
+	usage_error(a4, html);
+	usage_error(a5, html);
+	usage_error(a6, p99);
+	usage_error(a7, p99);
+	usage_error(a8, p99);
+	usage_error(a9, "profctl: report: --format folded is the call stacks: it has no --flat "
+			"or --callers view\n");
+	assert_int_equal(run(ok, NULL, 0), 0);
+}
+
 static void test_help(void **state)
 {
 	static const char *const verbs[] = { "report", "list", "reset", "top", "status", "zones" };
@@ -397,6 +598,204 @@ static void test_help(void **state)
 		assert_non_null(strstr(text, verbs[i]));
 		free(text);
 	}
+}
+
+/* report's text on a terminal, NO_COLOR as given (NULL: unset): colour? */
+static bool colour_on_tty(const char *no_color)
+{
+	const char *a[] = { "report", "--input", image, NULL };
+	char buf[4096], *name;
+	bool esc = false;
+	int m, st;
+	ssize_t r;
+	pid_t p;
+
+	m = posix_openpt(O_RDWR | O_NOCTTY);
+	assert_true(m >= 0);
+	assert_int_equal(grantpt(m), 0);
+	assert_int_equal(unlockpt(m), 0);
+	name = ptsname(m);
+	assert_non_null(name);
+	p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		int s = open(name, O_RDWR | O_NOCTTY);
+
+		if (s < 0 || dup2(s, 1) < 0)
+			_exit(126);
+		close(s);
+		close(m);
+		if (no_color)
+			setenv("NO_COLOR", no_color, 1);
+		else
+			unsetenv("NO_COLOR");
+		_exit(run(a, NULL, 0));
+	}
+	/* read while it writes: a pty holds only a few KiB; EIO once it is gone */
+	while ((r = read(m, buf, sizeof(buf) - 1)) > 0) {
+		buf[r] = 0;
+		esc |= strchr(buf, '\033') != NULL;
+	}
+	close(m);
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return esc;
+}
+
+/* --color auto: per no-color.org only a non-empty NO_COLOR turns it off */
+static void test_no_color(void **state)
+{
+	(void)state;
+	assert_true(colour_on_tty(NULL));
+	assert_true(colour_on_tty(""));
+	assert_false(colour_on_tty("1"));
+}
+
+/* needle in text as a whole option name: not the start of a longer one */
+static bool has_opt(const char *text, const char *needle)
+{
+	size_t len = strlen(needle);
+	const char *p;
+
+	for (p = strstr(text, needle); p; p = strstr(p + 1, needle)) {
+		char b = p > text ? p[-1] : ' ', a = p[len];
+
+		if (b != '-' && b != '\\' && !(b >= 'a' && b <= 'z') && a != '-' && a != '\\' &&
+		    !(a >= 'a' && a <= 'z'))
+			return true;
+	}
+	return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * What each verb accepts, probed option by option, is exactly what its
+ * --help, the man page's synopsis and the bash completion offer.
+ */
+static void test_docs_agree(void **state)
+{
+	static const char *const verbs[] = { "list", "report", "reset", "top", "status" };
+	static const struct {
+		const char *name, *val;
+	} opts[] = {
+		{ "pid", "1" },
+		{ "tid", "1" },
+		{ "since-reset", NULL },
+		{ "since-start", NULL },
+		{ "last", "10s" },
+		{ "sort", "self" },
+		{ "flat", NULL },
+		{ "callers", "x" },
+		{ "threads", NULL },
+		{ "format", "text" },
+		{ "output", "/dev/null" },
+		{ "rows", "5" },
+		{ "color", "never" },
+		{ "input", "/nonexistent" },
+		{ "no-daemon", NULL },
+		{ "delay", "1" },
+		{ "iterations", "1" },
+	};
+	char *man, *help, err[512], got[512], want[512], opt[64], manopt[96], head[64];
+	const char *names[32];
+	size_t v, i, k, nn;
+
+	(void)state;
+	man = slurp("man/profctl.1", NULL);
+	assert_non_null(man);
+	for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
+		const char *ha[] = { verbs[v], "--help", NULL };
+		char *syn, *end;
+
+		assert_int_equal(run_stdout(ha, &help), 0);
+		snprintf(head, sizeof(head), "\n.B profctl %s\n", verbs[v]);
+		syn = strstr(man, head);
+		if (!syn)
+			fail_msg("no synopsis of %s in man/profctl.1", verbs[v]);
+		syn = strndup(syn, (size_t)(strstr(syn + 1, "\n.br") - syn));
+		nn = 0;
+		names[nn++] = "--help";
+		for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+			const char *a[] = { verbs[v], opt, opts[i].val, "--help", NULL };
+			char *o;
+			int rc;
+
+			snprintf(opt, sizeof(opt), "--%s", opts[i].name);
+			if (!opts[i].val) {
+				a[2] = "--help";
+				a[3] = NULL;
+			}
+			rc = run(a, err, sizeof(err));
+			if (rc != 0 && !(rc == 2 && strstr(err, "not accepted")))
+				fail_msg("%s %s: exit %d, '%s'", verbs[v], opt, rc, err);
+			if (has_opt(help, opt) != !rc)
+				fail_msg("%s %s: %s, but --help %s it", verbs[v], opt,
+					 rc ? "refused" : "accepted", rc ? "names" : "omits");
+			/* the man page escapes each dash */
+			for (k = 0, o = manopt; opt[k]; k++) {
+				if (opt[k] == '-')
+					*o++ = '\\';
+				*o++ = opt[k];
+			}
+			*o = 0;
+			if (has_opt(syn, manopt) != !rc)
+				fail_msg("%s %s: %s, but the man synopsis %s it", verbs[v], opt,
+					 rc ? "refused" : "accepted", rc ? "names" : "omits");
+			if (!rc)
+				names[nn++] = opts[i].name;
+		}
+		/* the completion: the accepted options and --help, nothing else */
+		for (i = 1; i < nn; i++) {
+			char *d = malloc(strlen(names[i]) + 3);
+
+			sprintf(d, "--%s", names[i]);
+			names[i] = d;
+		}
+		qsort(names, nn, sizeof(names[0]), cmp_str);
+		for (i = 0, end = want; i < nn; i++)
+			end += sprintf(end, "%s ", names[i]);
+		snprintf(head, sizeof(head), "%s --", verbs[v]);
+		complete(head, got, sizeof(got));
+		if (strcmp(got, want))
+			fail_msg("%s: completion '%s', accepted '%s'", verbs[v], got, want);
+		for (i = 0; i < nn; i++)
+			if (strcmp(names[i], "--help"))
+				free((char *)(uintptr_t)names[i]);
+		free(syn);
+		free(help);
+	}
+	/* --version works, and both say so */
+	{
+		const char *a[] = { "--help", NULL };
+		const char *b[] = { "--version", NULL };
+
+		assert_int_equal(run_stdout(a, &help), 0);
+		assert_true(has_opt(help, "--version"));
+		free(help);
+		assert_int_equal(run_stdout(b, &help), 0);
+		assert_non_null(strstr(help, "profctl "));
+		free(help);
+		assert_true(has_opt(man, "\\-\\-version"));
+	}
+	free(man);
+}
+
+/* told not to ask profd, status says so */
+static void test_status_not_asked(void **state)
+{
+	const char *a[] = { "status", NULL };
+	char *text;
+
+	(void)state;
+	assert_int_equal(run_stdout(a, &text), 0);
+	if (!strstr(text, "\nprofd: not asked (--no-daemon or PROFCTL_NO_DAEMON); profctl reads "
+			  "your segments in /dev/shm directly\n"))
+		fail_msg("status:\n%s", text);
+	free(text);
 }
 
 /* baselines: private, 0600, symlinks refused, read back equal */
@@ -738,10 +1137,17 @@ int main(void)
 		cmocka_unit_test(test_golden_tree_folded),
 		cmocka_unit_test(test_golden_threads_folded),
 		cmocka_unit_test(test_golden_report_html),
+		cmocka_unit_test(test_threads_exited),
 		cmocka_unit_test(test_callers_sums),
 		cmocka_unit_test(test_merge_and_flat),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_option_errors),
+		cmocka_unit_test(test_conflicts),
+		cmocka_unit_test(test_top_sort_keys),
 		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_status_not_asked),
+		cmocka_unit_test(test_docs_agree),
+		cmocka_unit_test(test_no_color),
 		cmocka_unit_test(test_baseline),
 		cmocka_unit_test(test_zones_readelf),
 		cmocka_unit_test(test_fmt_like_printf),

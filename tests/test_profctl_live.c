@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include "testutil.h"
 #include "profctl.h"
 #include "prof.h"
@@ -138,11 +139,12 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-/* profctl with args; stdout into out (if set); exit status */
-static int run(const char *out, const char **args)
+/* profctl with args; stdout into out, stderr into err (each if set); exit
+ * status */
+static int run_io(const char *out, const char **args, char *err, size_t errlen)
 {
-	char *argv[32];
-	int argc = 0, rc, saved = -1, fd;
+	char *argv[32], errpath[128];
+	int argc = 0, rc, saved = -1, saved2 = -1, fd;
 
 	argv[argc++] = (char *)(uintptr_t) "profctl";
 	while (*args && argc < 31)
@@ -155,13 +157,36 @@ static int run(const char *out, const char **args)
 		dup2(fd, 1);
 		close(fd);
 	}
+	if (err) {
+		snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+		fflush(stderr);
+		saved2 = dup(2);
+		fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 2);
+		close(fd);
+	}
 	rc = profctl_main(argc, argv);
 	if (out) {
 		fflush(stdout);
 		dup2(saved, 1);
 		close(saved);
 	}
+	if (err) {
+		char *e;
+
+		fflush(stderr);
+		dup2(saved2, 2);
+		close(saved2);
+		e = slurp(errpath);
+		snprintf(err, errlen, "%s", e ? e : "");
+		free(e);
+	}
 	return rc;
+}
+
+static int run(const char *out, const char **args)
+{
+	return run_io(out, args, NULL, 0);
 }
 
 static struct prof_snapshot *snap(int mode)
@@ -367,6 +392,9 @@ static void test_list_and_top(void **state)
 	text = slurp(out);
 	assert_non_null(strstr(text, "profctl top - pid"));
 	assert_non_null(strstr(text, "live_outer"));
+	/* max is since the start, and says so; a live process is not exited */
+	assert_non_null(strstr(text, " max(all) "));
+	assert_null(strstr(text, "exited"));
 	/* plain frames without a terminal: no escapes */
 	assert_null(strchr(text, '\033'));
 	free(text);
@@ -383,12 +411,140 @@ static void test_not_profiled(void **state)
 	assert_int_equal(run(NULL, a), 1);
 }
 
+/* a process that ran one zone and exited cleanly, its segment kept */
+static pid_t exited_child(void)
+{
+	pid_t p = fork();
+	int st;
+
+	assert_true(p >= 0);
+	if (p == 0) {
+		setenv("PROF_KEEP", "1", 1);
+		live_outer();
+		exit(0);
+	}
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return p;
+}
+
+static void drop_segments(pid_t p)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -f /dev/shm/prof.%d.*", (int)p);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* profd asked and not there: one line says so and what profctl does
+ * instead, for every verb that can use profd; nothing when told not to ask */
+static void test_profd_missing_said_once(void **state)
+{
+	char pid[16], out[128], sock[128], want[256], err[1024];
+	const char *report[] = { "report", "--pid", pid, "-o", out, NULL };
+	const char *last[] = { "report", "--pid", pid, "--last", "1s", "-o", out, NULL };
+	const char *reset[] = { "reset", "--pid", pid, NULL };
+	const char *list[] = { "list", NULL };
+	const char *top[] = { "top", "--pid", pid, "-d", "0.05", "-n", "1", NULL };
+	const char *quiet[] = { "report", "--pid", pid, "--no-daemon", "-o", out, NULL };
+	const char **verbs[] = { report, reset, list, top };
+	size_t i;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(out, sizeof(out), "%s/missing.out", dir);
+	snprintf(sock, sizeof(sock), "%s/nope.sock", dir);
+	drive(2);
+	setenv("PROFD_SOCKET", sock, 1);
+	unsetenv("PROFCTL_NO_DAEMON");
+	snprintf(want, sizeof(want),
+		 "profctl: profd not running (%s): reading your own processes directly\n", sock);
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		int rc = run_io(i == 3 || i == 2 ? out : NULL, verbs[i], err, sizeof(err));
+
+		if (rc != 0 || strcmp(err, want))
+			fail_msg("profctl %s: exit %d, stderr '%s'", verbs[i][0], rc, err);
+	}
+	/* --last without profd measures instead, and says so in the same line */
+	snprintf(want, sizeof(want),
+		 "profctl: profd not running (%s): no history: measuring the next 1s of your own "
+		 "processes directly\n",
+		 sock);
+	assert_int_equal(run_io(NULL, last, err, sizeof(err)), 0);
+	assert_string_equal(err, want);
+	/* told not to ask: nothing to say */
+	assert_int_equal(run_io(NULL, quiet, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		assert_int_equal(run_io(out, verbs[i], err, sizeof(err)), 0);
+		assert_string_equal(err, "");
+	}
+	unsetenv("PROFD_SOCKET");
+}
+
+/* without profd, --last of a process that exited has nothing to wait for */
+static void test_last_exited(void **state)
+{
+	char pid[16], want[160], err[512];
+	const char *a[] = { "report", "--pid", pid, "--last", "3s", "--no-daemon", NULL };
+	struct timespec t0, t1;
+	pid_t p;
+	int rc;
+
+	(void)state;
+	p = exited_child();
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = run_io(NULL, a, err, sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	drop_segments(p);
+	snprintf(want, sizeof(want),
+		 "profctl: pid %d has exited: nothing to measure, and --last needs profd's "
+		 "history\n",
+		 (int)p);
+	assert_int_equal(rc, 1);
+	assert_string_equal(err, want);
+	assert_true(t1.tv_sec - t0.tv_sec < 2);
+}
+
+/* top of a process that has gone says so in its header */
+static void test_top_exited(void **state)
+{
+	char pid[16], out[128], want[64], *text;
+	const char *top[] = { "top", "--pid", pid, "-d", "0.05", "-n", "2", "--no-daemon", NULL };
+	pid_t p;
+	int rc;
+
+	(void)state;
+	p = exited_child();
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(out, sizeof(out), "%s/top_exited.txt", dir);
+	rc = run(out, top);
+	drop_segments(p);
+	assert_int_equal(rc, 0);
+	text = slurp(out);
+	assert_non_null(text);
+	snprintf(want, sizeof(want), "profctl top - pid %d (", (int)p);
+	assert_non_null(strstr(text, want));
+	if (!strstr(text, ", exited) - all 1 threads"))
+		fail_msg("no exited in the header:\n%s", text);
+	assert_non_null(strstr(text, "live_outer"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_flat_equals_tree), cmocka_unit_test(test_callers_sum),
-		cmocka_unit_test(test_reset_then_n),	 cmocka_unit_test(test_json_schema),
-		cmocka_unit_test(test_list_and_top),	 cmocka_unit_test(test_not_profiled),
+		cmocka_unit_test(test_flat_equals_tree),
+		cmocka_unit_test(test_callers_sum),
+		cmocka_unit_test(test_reset_then_n),
+		cmocka_unit_test(test_json_schema),
+		cmocka_unit_test(test_list_and_top),
+		cmocka_unit_test(test_not_profiled),
+		cmocka_unit_test(test_profd_missing_said_once),
+		cmocka_unit_test(test_last_exited),
+		cmocka_unit_test(test_top_exited),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
