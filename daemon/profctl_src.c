@@ -403,7 +403,46 @@ int pc_src_list(struct pc_src *src, struct pc_proc **procs, size_t *n)
 	return direct_list(procs, n);
 }
 
+/*
+ * A process that died without its exit handler (killed, crashed) left
+ * its segment saying its threads are alive: what /proc says wins.
+ */
+static void mark_if_gone(struct prof_snapshot *s)
+{
+	__u32 i;
+
+	if (prof_proc_start_token((pid_t)s->pid) == s->start_token)
+		return;
+	s->flags |= PROF_SEG_EXITED;
+	for (i = 0; i < s->nthreads; i++)
+		if (s->threads[i].state == PROF_SLAB_ALIVE)
+			s->threads[i].state = PROF_SLAB_EXITED;
+}
+
+static int src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap);
+static int src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
+			struct prof_snapshot **snap);
+
 int pc_src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
+{
+	int err = src_raw(src, pid, snap);
+
+	if (!err)
+		mark_if_gone(*snap);
+	return err;
+}
+
+int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
+		    struct prof_snapshot **snap)
+{
+	int err = src_snapshot(src, pid, mode, secs, snap);
+
+	if (!err)
+		mark_if_gone(*snap);
+	return err;
+}
+
+static int src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
 {
 #ifndef PROFCTL_NO_CLIENT
 	if (src->fd >= 0) {
@@ -553,8 +592,8 @@ static int profd_since_reset(struct pc_src *src, pid_t pid, struct prof_snapshot
 }
 #endif
 
-int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
-		    struct prof_snapshot **snap)
+static int src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
+			struct prof_snapshot **snap)
 {
 	struct prof_snapshot *s = NULL, *base = NULL;
 	int err;
@@ -578,7 +617,8 @@ int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 		err = direct_raw(pid, 0, &base);
 		if (err)
 			return err;
-		pc_warnx("profd not running: no history; measuring the next %us instead", secs);
+		pc_warnx("pid %d: %s: no history; measuring the next %us instead", (int)pid,
+			 src->fd >= 0 ? "profd does not follow it" : "profd not running", secs);
 		sleep(secs);
 		err = direct_raw(pid, 0, &s);
 	} else {
@@ -688,8 +728,8 @@ int pc_src_targets(struct pc_src *src, pid_t pid, struct pc_proc **procs, size_t
 	free(all);
 	if (!k) {
 		free(out);
-		pc_warnx("no profiled process of yours is running%s",
-			 src->fd < 0 ? " (read /dev/shm directly: profd not running)" : "");
+		/* whether profd was asked is said once, when it was not reachable */
+		pc_warnx("no profiled process of yours is running");
 		return -ESRCH;
 	}
 	*procs = out;

@@ -508,6 +508,57 @@ static void test_last_exited(void **state)
 	assert_true(t1.tv_sec - t0.tv_sec < 2);
 }
 
+/* a process killed after a zone: no exit handler marked anything */
+static pid_t killed_child(void)
+{
+	int ready[2], st;
+	char c;
+	pid_t p;
+
+	assert_int_equal(pipe(ready), 0);
+	p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		live_outer();
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	kill(p, SIGKILL);
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFSIGNALED(st));
+	return p;
+}
+
+/* its segment says its threads are alive; /proc says the process is gone,
+ * and the report says exited */
+static void test_killed_is_exited(void **state)
+{
+	char pid[16], out[128], *text;
+	const char *a[] = { "report", "--pid", pid, "--format", "json", "--no-daemon", NULL };
+	pid_t p;
+	int rc;
+
+	(void)state;
+	p = killed_child();
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(out, sizeof(out), "%s/killed.json", dir);
+	rc = run(out, a);
+	drop_segments(p);
+	assert_int_equal(rc, 0);
+	text = slurp(out);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"exited\":true"));
+	assert_non_null(strstr(text, "\"state\":\"exited\""));
+	assert_null(strstr(text, "\"state\":\"alive\""));
+	assert_non_null(strstr(text, "live_outer"));
+	free(text);
+}
+
 /* top of a process that has gone says so in its header */
 static void test_top_exited(void **state)
 {
@@ -545,6 +596,7 @@ int main(void)
 		cmocka_unit_test(test_profd_missing_said_once),
 		cmocka_unit_test(test_last_exited),
 		cmocka_unit_test(test_top_exited),
+		cmocka_unit_test(test_killed_is_exited),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

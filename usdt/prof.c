@@ -789,6 +789,14 @@ static void prof_thread_exit(void *arg)
 	}
 }
 
+/* no-color.org: NO_COLOR set and not empty */
+static bool no_color(void)
+{
+	const char *v = getenv("NO_COLOR");
+
+	return v && *v;
+}
+
 /* PROF_REPORT=stderr|PATH, PROF_REPORT_FORMAT=text|json */
 static void report_at_exit(void)
 {
@@ -807,10 +815,10 @@ static void report_at_exit(void)
 	}
 	if (!strcmp(dst, "stderr") || !strcmp(dst, "1")) {
 		f = stderr;
-		o.color = isatty(2) && !getenv("NO_COLOR");
+		o.color = isatty(2) && !no_color();
 	} else if (!strcmp(dst, "stdout")) {
 		f = stdout;
-		o.color = isatty(1) && !getenv("NO_COLOR");
+		o.color = isatty(1) && !no_color();
 	} else {
 		f = fopen(dst, "we");
 		if (!f) {
