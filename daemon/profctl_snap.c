@@ -432,11 +432,12 @@ static const __u64 pow10_tab[20] = {
 
 static unsigned int ndigits(__u64 v)
 {
-	unsigned int n = 1;
+	/* floor(log10(2^bits)), then one more if v reaches that power (0
+	 * counts as 1: the powers of ten past 1 are even, v | 1 crosses none) */
+	__u64 w = v | 1;
+	unsigned int t = ((64 - (unsigned int)__builtin_clzll(w)) * 1233) >> 12;
 
-	while (n < 20 && v >= pow10_tab[n])
-		n++;
-	return n;
+	return t + 1 - (w < pow10_tab[t]);
 }
 
 /* the n digits of v, ending at q */
@@ -495,7 +496,16 @@ static char *put_num(char *p, __u64 v, unsigned int decimals, const char *suffix
 
 char *pc_put_u64(char *p, __u64 v)
 {
-	return put_num(p, v, 0, "", 0, 0);
+	unsigned int n;
+
+	/* most counters of most rows are 0 */
+	if (v < 10) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	n = ndigits(v);
+	put_digits(p + n, v);
+	return p + n;
 }
 
 char *pc_put_u64_col(char *p, __u64 v, unsigned int width)

@@ -990,6 +990,20 @@ static void test_fmt_like_printf(void **state)
 		*e = 0;
 		assert_string_equal(want, got);
 	}
+	/* every digit count's edges: 10^k - 1, 10^k, 10^k + 1, and 2^k */
+	for (ns = 1, k = 0; k < 64; k++) {
+		__u64 vs[4] = { ns - 1, ns, ns + 1, 1ull << k };
+		int j;
+
+		for (j = 0; j < 4; j++) {
+			snprintf(want, sizeof(want), "%llu", (unsigned long long)vs[j]);
+			e = pc_put_u64(got, vs[j]);
+			*e = 0;
+			assert_string_equal(want, got);
+		}
+		if (k < 19)
+			ns *= 10;
+	}
 	for (i = 0; i < sizeof(shares) / sizeof(shares[0]) + 1000000; i++) {
 		double v = i < sizeof(shares) / sizeof(shares[0])
 				   ? shares[i]

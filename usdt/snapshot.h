@@ -12,7 +12,11 @@
  *	prof_snapshot__read_fd(fd, &s)     the same from an open segment fd
  *	prof_snap_thread_load(s, t)        a lazy snapshot's thread, on demand
  *	prof_snapshot__diff(s, base)       s -= base (a reset baseline)
+ *	prof_snapshot__write(s, &buf, &n)  back to a segment image (profd, baselines)
  *	prof_snapshot__destroy(s)
+ *
+ *	prof_seg_flat(mem, ...)            flat rows straight from a mapping (top)
+ *	prof_seg_cursor__sample(c, mem, .) a few words a sample (profd)
  *
  *	prof_seg_list(&ents, &n)           segments in /dev/shm the caller may read
  *	prof_seg_open(ent)                 open one read-only, owner checked
