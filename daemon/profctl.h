@@ -126,6 +126,8 @@ __u32 pc_sorted_children(const struct prof_snapshot *s, const struct prof_snap_t
 /* children of node i sorted by key, into idx (capacity cap); count */
 __u32 pc_sorted_children_cap(const struct prof_snapshot *s, const struct prof_snap_thread *t,
 			     __u32 i, int sort, __u32 *idx, __u32 cap);
+/* CLOCK_MONOTONIC, ns */
+__u64 pc_now_ns(void);
 /* duration text, fixed width friendly: "812ns", "3.41us", "12.0ms", "1.50s" */
 const char *pc_fmt_ns(char *buf, size_t len, __u64 ns);
 

@@ -565,6 +565,7 @@ static int cmd_report(int argc, char **argv)
 	struct pc_proc *procs = NULL;
 	struct owned *own = NULL;
 	struct prof_snapshot **snaps = NULL, **bases = NULL;
+	__u64 *taken = NULL; /* when each base was read */
 	size_t np = 0, n = 0, i;
 	bool measure = false;
 	char fallback[96];
@@ -622,7 +623,8 @@ static int cmd_report(int argc, char **argv)
 	own = calloc(np ? np : 1, sizeof(*own));
 	snaps = calloc(np ? np : 1, sizeof(*snaps));
 	bases = calloc(np ? np : 1, sizeof(*bases));
-	if (!own || !snaps || !bases || !procs) {
+	taken = calloc(np ? np : 1, sizeof(*taken));
+	if (!own || !snaps || !bases || !taken || !procs) {
 		pc_warnx("out of memory");
 		goto cleanup;
 	}
@@ -630,6 +632,7 @@ static int cmd_report(int argc, char **argv)
 		/* every process at once, in full: a diff needs every node */
 		src.read_flags = 0;
 		for (i = 0; i < np; i++) {
+			taken[i] = pc_now_ns();
 			err = pc_src_snapshot(&src, procs[i].pid, PC_SINCE_START, 0, &bases[i]);
 			if (err && o.pid)
 				goto cleanup;
@@ -647,6 +650,9 @@ static int cmd_report(int argc, char **argv)
 			if (bases[i])
 				err = pc_src_snapshot(&src, procs[i].pid, PC_SINCE_START, 0,
 						      &w->raw);
+			/* the time the diff covers, as measured */
+			if (!err)
+				w->raw->span_ns = pc_now_ns() - taken[i];
 			if (!err && prof_snapshot__diff(w->raw, bases[i])) {
 				pc_warnx("pid %d: another process after %us", (int)procs[i].pid,
 					 o.last_s);
@@ -711,6 +717,7 @@ cleanup:
 	free(own);
 	free(snaps);
 	free(bases);
+	free(taken);
 	free(procs);
 	pc_src_close(&src);
 	return ret;

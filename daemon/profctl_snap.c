@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "profctl.h"
 
 struct prof_snapshot *pc_view_thread(const struct prof_snapshot *s, __u32 tid)
@@ -604,6 +605,14 @@ char *pc_put_ns_col(char *p, __u64 ns, unsigned int width)
 char *pc_put_ns(char *p, __u64 ns)
 {
 	return pc_put_ns_col(p, ns, 0);
+}
+
+__u64 pc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
 const char *pc_fmt_ns(char *buf, size_t len, __u64 ns)

@@ -601,11 +601,16 @@ static int src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int se
 	*snap = NULL;
 #ifndef PROFCTL_NO_CLIENT
 	if (src->fd >= 0) {
+		struct profd_answer a;
+
 		if (mode == PC_SINCE_RESET)
 			err = profd_since_reset(src, pid, snap);
 		else
 			err = profd_snapshot_opts(src->fd, pid, mode, secs, src->read_flags, snap,
-						  NULL);
+						  &a);
+		/* the time "the last N seconds" really covers: the nearest frame's */
+		if (!err && mode == PC_LAST)
+			(*snap)->span_ns = a.span_ns;
 		/* one profd does not follow (yet, or any more): read it directly */
 		if (err != -ESRCH)
 			return err ? profd_error(pid, err) : 0;
@@ -617,10 +622,15 @@ static int src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int se
 		err = direct_raw(pid, 0, &base);
 		if (err)
 			return err;
+		__u64 t0;
+
 		pc_warnx("pid %d: %s: no history; measuring the next %us instead", (int)pid,
 			 src->fd >= 0 ? "profd does not follow it" : "profd not running", secs);
+		t0 = pc_now_ns();
 		sleep(secs);
 		err = direct_raw(pid, 0, &s);
+		if (!err)
+			s->span_ns = pc_now_ns() - t0;
 	} else {
 		err = direct_raw(pid, src->read_flags, &s);
 		if (err)

@@ -178,6 +178,11 @@ static void process_title(FILE *f, const struct prof_snapshot *s, const struct p
 		s->clock == PROF_CLOCK_TSC ? "tsc" : "mono");
 	if (s->flags & PROF_SEG_EXITED)
 		fputs(", exited", f);
+	if (s->span_ns) {
+		char b[24];
+
+		fprintf(f, ", the last %s", pc_fmt_ns(b, sizeof(b), s->span_ns));
+	}
 	if (s->sites_dropped || s->threads_dropped)
 		fprintf(f, ", dropped %llu sites %llu threads",
 			(unsigned long long)s->sites_dropped,

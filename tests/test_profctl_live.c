@@ -559,6 +559,28 @@ static void test_killed_is_exited(void **state)
 	free(text);
 }
 
+/* without profd, --last measures: the title says over how long */
+static void test_last_span(void **state)
+{
+	char pid[16], out[128], unit[4] = "", *text, *at;
+	const char *a[] = { "report", "--pid", pid, "--last", "1s", "--no-daemon", NULL };
+	double v = 0;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(out, sizeof(out), "%s/last.txt", dir);
+	assert_int_equal(run(out, a), 0);
+	text = slurp(out);
+	assert_non_null(text);
+	at = strstr(text, ", the last ");
+	if (!at || sscanf(at + 11, "%lf%3[a-z]", &v, unit) != 2)
+		fail_msg("no span in the title:\n%.300s", text);
+	v *= !strcmp(unit, "s") ? 1e9 : !strcmp(unit, "ms") ? 1e6 : 0;
+	/* a second's sleep between two reads */
+	assert_true(v >= 1e9 && v < 3e9);
+	free(text);
+}
+
 /* top of a process that has gone says so in its header */
 static void test_top_exited(void **state)
 {
@@ -597,6 +619,7 @@ int main(void)
 		cmocka_unit_test(test_last_exited),
 		cmocka_unit_test(test_top_exited),
 		cmocka_unit_test(test_killed_is_exited),
+		cmocka_unit_test(test_last_span),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1025,6 +1025,22 @@ static void test_last_seconds(void **state)
 	assert_true(span1 >= 500000000ull && span1 <= 1500000000ull);
 	assert_true(span3 >= 2500000000ull && span3 <= 3500000000ull);
 	assert_true(c1 <= c3);
+	/* and profctl's report says what it covers */
+	{
+		char p[16], unit[4] = "", *text = NULL, *at;
+		const char *args[] = { "report", "--pid", p, "--last", "1s", NULL };
+		double v = 0;
+
+		snprintf(p, sizeof(p), "%d", (int)c.pid);
+		assert_int_equal(profctl_run(args, false, &text), 0);
+		assert_non_null(text);
+		at = strstr(text, ", the last ");
+		if (!at || sscanf(at + 11, "%lf%3[a-z]", &v, unit) != 2)
+			fail_msg("no span in the title:\n%.300s", text);
+		v *= !strcmp(unit, "s") ? 1e9 : !strcmp(unit, "ms") ? 1e6 : 0;
+		assert_true(v >= 5e8 && v <= 1.5e9);
+		free(text);
+	}
 	child_end(&c);
 	close(fd);
 	stop_profd();

@@ -567,10 +567,13 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 		}
 		fprintf(f, "%s\n {\"pid\":%u,\"uid\":%u,\"comm\":", k ? "," : "", s->pid, s->uid);
 		json_str(f, s->comm);
-		fprintf(f, ",\"clock\":\"%s\",\"tick_hz\":%llu,\"exited\":%s,\"threads\":[",
+		fprintf(f, ",\"clock\":\"%s\",\"tick_hz\":%llu,\"exited\":%s,",
 			s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic",
 			(unsigned long long)s->tick_hz,
 			s->flags & PROF_SEG_EXITED ? "true" : "false");
+		if (s->span_ns)
+			fprintf(f, "\"span_ns\":%llu,", (unsigned long long)s->span_ns);
+		fputs("\"threads\":[", f);
 		for (i = 0; i < s->nthreads; i++) {
 			const struct prof_snap_thread *t = &s->threads[i];
 			bool first = true;

@@ -112,6 +112,8 @@ struct prof_snapshot {
 	__u32 *hist;		/* histogram pool */
 	__u64 nhist;
 	struct prof_snap_lazy *lazy; /* PROF_READ_LAZY: how to read threads later */
+	__u64 span_ns;		/* what a reader set: the time a diffed snapshot
+				 * covers ("the last N seconds"); 0 if unsaid */
 };
 
 /* copy and validate a segment image; 0 or -errno (-EINVAL: corrupt,
