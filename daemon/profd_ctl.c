@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ struct conn {
 
 static struct {
 	int lfd;
-	char path[108];
+	char path[PATH_MAX];
 	struct conn *conns;
 	__u32 nconns;
 } ctl = { .lfd = -1 };
@@ -71,9 +72,17 @@ int ctl_open(const char *path)
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
-	snprintf(ctl.path, sizeof(ctl.path), "%s", path);
+	/* kept absolute for the unlink at exit: -d changes directory after the bind */
+	ctl.path[0] = 0;
+	if (path[0] != '/' && !getcwd(ctl.path, sizeof(ctl.path) - 1))
+		return -errno;
+	if (path[0] != '/')
+		strcat(ctl.path, "/");
+	if (strlen(ctl.path) + strlen(path) >= sizeof(ctl.path))
+		return -ENAMETOOLONG;
+	strcat(ctl.path, path);
 	/* the directory, if missing (RuntimeDirectory= makes it under systemd) */
-	snprintf(dir, sizeof(dir), "%s", path);
+	memcpy(dir, sa.sun_path, sizeof(dir));
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = 0;

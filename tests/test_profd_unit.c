@@ -1,16 +1,118 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_profd_unit.c - systemd/profd.service parses (systemd-analyze
- * verify), with ExecStart pointed at the profd just built.
+ * test_profd_unit.c - profd as a service, without root: the unit parses
+ * (systemd-analyze verify, ExecStart pointed at the profd just built), and
+ * profd -d reports a failed start in its exit status and detaches only
+ * once its socket answers.  --no-bpf throughout: nothing here needs BPF.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include "testutil.h"
+
+#define SOCK_DIR "/tmp/profd-test"
+
+/* the profd built beside this test's directory */
+static const char *profd_bin(void)
+{
+	static char exe[4096];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
+	assert_true(n > 0);
+	exe[n] = 0;
+	strcpy(strrchr(exe, '/'), "/../profd");
+	return exe;
+}
+
+static char sock_path[100];
+
+static const char *test_sock(const char *name)
+{
+	mkdir(SOCK_DIR, 0755);
+	snprintf(sock_path, sizeof(sock_path), SOCK_DIR "/%s.%d.sock", name, (int)getpid());
+	unlink(sock_path);
+	return sock_path;
+}
+
+/* run a shell command; its exit status, its stdout and stderr in out */
+static int run(const char *cmd, char *out, size_t len)
+{
+	size_t n = 0, r;
+	FILE *f;
+	int st;
+
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (n + 1 < len && (r = fread(out + n, 1, len - 1 - n, f)) > 0)
+		n += r;
+	out[n] = 0;
+	st = pclose(f);
+	printf("%s -> %d: %s", cmd, WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* someone accepts connections on path, now */
+static bool answers(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, rc;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return rc == 0;
+}
+
+/* the pid of a process whose command line has an argument equal to arg */
+static pid_t pid_with_arg(const char *arg)
+{
+	char path[300], buf[4096];
+	struct dirent *d;
+	pid_t pid = -1;
+	size_t n, i;
+	DIR *dir;
+	FILE *f;
+
+	dir = opendir("/proc");
+	assert_non_null(dir);
+	while (pid < 0 && (d = readdir(dir))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		for (i = 0; i < n; i += strlen(buf + i) + 1)
+			if (!strcmp(buf + i, arg))
+				pid = atoi(d->d_name);
+	}
+	closedir(dir);
+	return pid;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
 
 static void test_unit_verifies(void **state)
 {
-	char exe[4096], cmd[8192], dir[] = "/tmp/profd-unit.XXXXXX";
-	ssize_t n;
+	char cmd[8192], dir[] = "/tmp/profd-unit.XXXXXX";
 	int rc;
 
 	(void)state;
@@ -18,15 +120,11 @@ static void test_unit_verifies(void **state)
 		printf("skip: no systemd-analyze\n");
 		skip();
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
-	assert_true(n > 0);
-	exe[n] = 0;
-	strcpy(strrchr(exe, '/'), "/../profd");
 	assert_non_null(mkdtemp(dir));
 	snprintf(cmd, sizeof(cmd),
 		 "sed 's|/usr/local/sbin/profd|%s|' systemd/profd.service > %s/profd.service && "
 		 "systemd-analyze verify --man=no %s/profd.service",
-		 exe, dir, dir);
+		 profd_bin(), dir, dir);
 	rc = system(cmd);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
@@ -34,10 +132,49 @@ static void test_unit_verifies(void **state)
 	assert_int_equal(rc, 0);
 }
 
+/* a socket profd cannot make, even as root (/dev/null is no directory):
+ * profd -d says so on stderr and exits 1 */
+static void test_detach_failed_start(void **state)
+{
+	char cmd[8192], out[4096];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "%s -d --no-bpf --socket /dev/null/profd.sock 2>&1",
+		 profd_bin());
+	assert_int_equal(run(cmd, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "profd: failed to open the control socket "
+				    "/dev/null/profd.sock"));
+}
+
+/* when profd -d returns 0 its socket answers already; SIGTERM still stops it */
+static void test_detach_ready(void **state)
+{
+	const char *sock = test_sock("detach");
+	char cmd[8192], out[4096];
+	pid_t pid;
+	int i;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "%s -d --no-bpf --socket %s 2>&1", profd_bin(), sock);
+	assert_int_equal(run(cmd, out, sizeof(out)), 0);
+	pid = pid_with_arg(sock);
+	assert_true(answers(sock));
+	assert_true(pid > 0);
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	/* it unlinks its socket on the way out */
+	for (i = 0; i < 250 && access(sock, F_OK) == 0; i++)
+		sleep_ms(20);
+	if (access(sock, F_OK) == 0)
+		kill(pid, SIGKILL);
+	assert_int_not_equal(access(sock, F_OK), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unit_verifies),
+		cmocka_unit_test(test_detach_failed_start),
+		cmocka_unit_test(test_detach_ready),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
