@@ -57,6 +57,7 @@ void log_init(bool use_syslog, int verbose)
 		openlog("profd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
+/* syslog or stderr, never both: under systemd both end in the journal */
 static void vlog(int pri, const char *fmt, va_list ap, const char *err)
 {
 	char buf[1024];
@@ -172,7 +173,7 @@ static void usage(FILE *f)
 		"      --keep SEC      keep exited processes this long (default 600)\n"
 		"      --slots N       kernel records, threads at once (default %u, at most "
 		"65535)\n"
-		"      --syslog        log to syslog in the foreground too\n"
+		"      --syslog        log to syslog instead of stderr, without detaching\n"
 		"      --no-bpf        run without kernel assistance\n"
 		"  -v, --verbose       more logging (twice: debug)\n"
 		"  -h, --help          this text\n",
