@@ -290,7 +290,10 @@ int main(int argc, char **argv)
 		kbpf_open(conf.nslots);
 	if ((err = seg_init()))
 		fatalx("failed to set up discovery: %s", strerror(-err));
-	if ((err = ctl_open(conf.sock_path)))
+	err = ctl_open(conf.sock_path);
+	if (err == -EADDRINUSE)
+		fatalx("another profd is answering on %s", conf.sock_path);
+	if (err)
 		fatalx("failed to open the control socket %s: %s", conf.sock_path, strerror(-err));
 
 	/*

@@ -62,6 +62,26 @@ int ctl_listen_fd(void)
 	return ctl.lfd;
 }
 
+/*
+ * Whether something accepts connections on the socket at sa: 0 for a
+ * stale socket (refused, or gone), -EADDRINUSE for a live one.
+ */
+static int ctl_probe(const struct sockaddr_un *sa)
+{
+	int fd, err = 0;
+
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* non-blocking: a full backlog is EAGAIN, and that one is alive too */
+	if (!connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) || errno == EAGAIN)
+		err = -EADDRINUSE;
+	else if (errno != ECONNREFUSED && errno != ENOENT)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 int ctl_open(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -89,10 +109,13 @@ int ctl_open(const char *path)
 		if (mkdir(dir, 0755) && errno != EEXIST)
 			return -errno;
 	}
-	/* a stale socket from a previous run; never anything else */
+	/* a stale socket from a previous run; never anything else, nor a live one */
 	if (!lstat(path, &st)) {
 		if (!S_ISSOCK(st.st_mode))
 			return -EEXIST;
+		err = ctl_probe(&sa);
+		if (err)
+			return err;
 		unlink(path);
 	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_profd_unit.c - profd as a service, without root: the unit parses
- * (systemd-analyze verify, ExecStart pointed at the profd just built), and
+ * (systemd-analyze verify, ExecStart pointed at the profd just built),
  * profd -d reports a failed start in its exit status and detaches only
- * once its socket answers.  --no-bpf throughout: nothing here needs BPF.
+ * once its socket answers, and a second profd on a live socket refuses to
+ * start.  --no-bpf throughout: nothing here needs BPF.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -73,6 +75,24 @@ static bool answers(const char *path)
 	return rc == 0;
 }
 
+/* the pid that listens on path (as SO_PEERCRED has it), or -1 */
+static pid_t listener_pid(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ucred cred = { .pid = -1 };
+	socklen_t len = sizeof(cred);
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
+		cred.pid = -1;
+	close(fd);
+	return cred.pid;
+}
+
 /* the pid of a process whose command line has an argument equal to arg */
 static pid_t pid_with_arg(const char *arg)
 {
@@ -108,6 +128,45 @@ static void sleep_ms(long ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 
 	nanosleep(&ts, NULL);
+}
+
+static pid_t kids[2] = { -1, -1 };
+
+/* profd in the foreground on sock, answering; its pid */
+static pid_t spawn_profd(const char *sock)
+{
+	pid_t pid;
+	int i;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(profd_bin(), "profd", "--no-bpf", "--socket", sock, (char *)NULL);
+		_exit(127);
+	}
+	kids[kids[0] > 0] = pid;
+	for (i = 0; i < 250 && listener_pid(sock) != pid; i++)
+		sleep_ms(20);
+	assert_int_equal(listener_pid(sock), pid);
+	return pid;
+}
+
+/* after each test, pass or fail: no profd left behind */
+static int teardown(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++) {
+		if (kids[i] > 0) {
+			kill(kids[i], SIGKILL);
+			waitpid(kids[i], NULL, 0);
+		}
+		kids[i] = -1;
+	}
+	unlink(sock_path);
+	return 0;
 }
 
 static void test_unit_verifies(void **state)
@@ -158,15 +217,44 @@ static void test_detach_ready(void **state)
 	snprintf(cmd, sizeof(cmd), "%s -d --no-bpf --socket %s 2>&1", profd_bin(), sock);
 	assert_int_equal(run(cmd, out, sizeof(out)), 0);
 	pid = pid_with_arg(sock);
-	assert_true(answers(sock));
 	assert_true(pid > 0);
+	kids[0] = pid; /* not our child: teardown kills it, cannot reap it */
+	assert_true(answers(sock));
 	assert_int_equal(kill(pid, SIGTERM), 0);
 	/* it unlinks its socket on the way out */
 	for (i = 0; i < 250 && access(sock, F_OK) == 0; i++)
 		sleep_ms(20);
-	if (access(sock, F_OK) == 0)
-		kill(pid, SIGKILL);
 	assert_int_not_equal(access(sock, F_OK), 0);
+	kids[0] = -1;
+}
+
+/*
+ * A second profd on a socket the first answers on refuses to start, and
+ * the first keeps its socket; once the first is gone (killed, its socket
+ * file left behind) the next one replaces the stale file.
+ */
+static void test_second_instance(void **state)
+{
+	const char *sock = test_sock("twice");
+	char cmd[8192], out[4096], want[256];
+	pid_t first, next;
+
+	(void)state;
+	first = spawn_profd(sock);
+	/* a profd that took over would run until timeout kills it */
+	snprintf(cmd, sizeof(cmd), "timeout 10 %s --no-bpf --socket %s 2>&1", profd_bin(), sock);
+	assert_int_equal(run(cmd, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want), "profd: another profd is answering on %s\n", sock);
+	assert_string_equal(out, want);
+	assert_int_equal(waitpid(first, NULL, WNOHANG), 0);
+	assert_int_equal(listener_pid(sock), first);
+
+	kill(first, SIGKILL);
+	waitpid(first, NULL, 0);
+	kids[0] = -1;
+	assert_int_equal(access(sock, F_OK), 0);
+	next = spawn_profd(sock);
+	assert_int_equal(listener_pid(sock), next);
 }
 
 int main(void)
@@ -174,7 +262,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unit_verifies),
 		cmocka_unit_test(test_detach_failed_start),
-		cmocka_unit_test(test_detach_ready),
+		cmocka_unit_test_teardown(test_detach_ready, teardown),
+		cmocka_unit_test_teardown(test_second_instance, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
