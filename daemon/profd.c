@@ -57,6 +57,7 @@ void log_init(bool use_syslog, int verbose)
 		openlog("profd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
+/* syslog or stderr, never both: under systemd both end in the journal */
 static void vlog(int pri, const char *fmt, va_list ap, const char *err)
 {
 	char buf[1024];
@@ -165,13 +166,14 @@ static void usage(FILE *f)
 		"usage: profd [-dhv] [--socket PATH] [--interval MS] [--history SEC]\n"
 		"             [--keep SEC] [--slots N] [--syslog] [--no-bpf]\n"
 		"\n"
-		"  -d, --daemon        detach and log to syslog\n"
+		"  -d, --daemon        detach once the socket is up, then log to syslog\n"
 		"  -s, --socket PATH   control socket (default %s)\n"
 		"  -i, --interval MS   sampling interval (default 100)\n"
 		"      --history SEC   how far back \"the last N seconds\" reaches (default 60)\n"
 		"      --keep SEC      keep exited processes this long (default 600)\n"
-		"      --slots N       kernel records, threads at once (default %u, at most 65535)\n"
-		"      --syslog        log to syslog in the foreground too\n"
+		"      --slots N       kernel records, threads at once (default %u, at most "
+		"65535)\n"
+		"      --syslog        log to syslog instead of stderr, without detaching\n"
 		"      --no-bpf        run without kernel assistance\n"
 		"  -v, --verbose       more logging (twice: debug)\n"
 		"  -h, --help          this text\n",
@@ -271,9 +273,8 @@ int main(int argc, char **argv)
 	bool stop = false;
 
 	parse_args(argc, argv);
-	log_init(conf.syslog || conf.daemonize, conf.verbose);
-	if (conf.daemonize && daemon(0, 0))
-		fatal("failed to detach");
+	/* with -d, stderr until detached: a failed start is seen where it was asked for */
+	log_init(conf.syslog, conf.verbose);
 	profd_start_ns = profd_now_ns();
 
 	sigemptyset(&sigs);
@@ -289,8 +290,24 @@ int main(int argc, char **argv)
 		kbpf_open(conf.nslots);
 	if ((err = seg_init()))
 		fatalx("failed to set up discovery: %s", strerror(-err));
-	if ((err = ctl_open(conf.sock_path)))
+	err = ctl_open(conf.sock_path);
+	if (err == -EADDRINUSE)
+		fatalx("another profd is answering on %s", conf.sock_path);
+	if (err)
 		fatalx("failed to open the control socket %s: %s", conf.sock_path, strerror(-err));
+
+	/*
+	 * Detach only now: the socket is bound and BPF was tried, so the
+	 * parent's exit status says whether profd started.  The fds so far
+	 * (bpf, inotify, the socket) go along; the signalfd and the epoll
+	 * that watches it are made after, in the child (a signalfd polls the
+	 * signals of the process that added it to the epoll).
+	 */
+	if (conf.daemonize) {
+		if (daemon(0, 0))
+			fatal("failed to detach");
+		log_init(true, conf.verbose);
+	}
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);

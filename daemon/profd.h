@@ -82,6 +82,7 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 int seg_reset(uid_t uid, pid_t pid);
 
 /* profd_ctl.c */
+/* -EADDRINUSE: another process answers on path */
 int ctl_open(const char *path);
 void ctl_close(void);
 int ctl_listen_fd(void);

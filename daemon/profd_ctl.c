@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ struct conn {
 
 static struct {
 	int lfd;
-	char path[108];
+	char path[PATH_MAX];
 	struct conn *conns;
 	__u32 nconns;
 } ctl = { .lfd = -1 };
@@ -61,6 +62,26 @@ int ctl_listen_fd(void)
 	return ctl.lfd;
 }
 
+/*
+ * Whether something accepts connections on the socket at sa: 0 for a
+ * stale socket (refused, or gone), -EADDRINUSE for a live one.
+ */
+static int ctl_probe(const struct sockaddr_un *sa)
+{
+	int fd, err = 0;
+
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* non-blocking: a full backlog is EAGAIN, and that one is alive too */
+	if (!connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) || errno == EAGAIN)
+		err = -EADDRINUSE;
+	else if (errno != ECONNREFUSED && errno != ENOENT)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 int ctl_open(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -71,19 +92,30 @@ int ctl_open(const char *path)
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
-	snprintf(ctl.path, sizeof(ctl.path), "%s", path);
+	/* kept absolute for the unlink at exit: -d changes directory after the bind */
+	ctl.path[0] = 0;
+	if (path[0] != '/' && !getcwd(ctl.path, sizeof(ctl.path) - 1))
+		return -errno;
+	if (path[0] != '/')
+		strcat(ctl.path, "/");
+	if (strlen(ctl.path) + strlen(path) >= sizeof(ctl.path))
+		return -ENAMETOOLONG;
+	strcat(ctl.path, path);
 	/* the directory, if missing (RuntimeDirectory= makes it under systemd) */
-	snprintf(dir, sizeof(dir), "%s", path);
+	memcpy(dir, sa.sun_path, sizeof(dir));
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = 0;
 		if (mkdir(dir, 0755) && errno != EEXIST)
 			return -errno;
 	}
-	/* a stale socket from a previous run; never anything else */
+	/* a stale socket from a previous run; never anything else, nor a live one */
 	if (!lstat(path, &st)) {
 		if (!S_ISSOCK(st.st_mode))
 			return -EEXIST;
+		err = ctl_probe(&sa);
+		if (err)
+			return err;
 		unlink(path);
 	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

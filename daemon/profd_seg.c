@@ -7,9 +7,9 @@
  * pid and start token in its name, in /proc and in its header all agree.
  * profd keeps the segment mapped read-only while the process lives (the
  * data survives the unlink at exit), takes a last snapshot when it exits,
- * then drops the mapping and keeps the snapshot until it ages out.  Every
- * read of application memory is guarded: a segment truncated under us
- * raises SIGBUS, which abandons that one read.
+ * then drops the mapping and keeps the snapshot (and the ring below) until
+ * it ages out.  Every read of application memory is guarded: a segment
+ * truncated under us raises SIGBUS, which abandons that one read.
  *
  * History: each sample is an instantaneous rate (calls and busy time per
  * second, summed over the process's top-level zones) folded into two
@@ -19,7 +19,11 @@
  * finely as the history allows (history_s / SEG_RING) unless the process
  * is big: its frames may take SEG_RING_BUDGET bytes at most (but
  * SEG_RING_MIN frames at least), and reading one at most 1/SEG_READ_SHARE
- * of the time between two.
+ * of the time between two.  The read that adopts a process is the ring's
+ * first frame.  A process that did not change since the newest frame (an
+ * idle one, a stopped one) gets a frame that shares that frame's snapshot,
+ * and its last snapshot shares it too: a snapshot may be held by the last,
+ * the base and several frames at once, and is freed with its last holder.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -61,8 +65,7 @@ struct seg {
 	bool seen; /* in the last rescan */
 	__u64 found_ns;
 	__u64 exit_ns;
-	struct prof_snapshot *last; /* newest full snapshot: at discovery, at exit */
-	__u64 last_ns;
+	struct prof_snapshot *last;	/* the full snapshot at exit, NULL before */
 	struct prof_seg_cursor *cursor; /* what the samples learned of its tree */
 	struct prof_seg_busy info;	/* newest sample */
 	__u64 info_ns;			/* when, 0 before the first */
@@ -142,10 +145,74 @@ void seg_inotify_event(void)
 		seg_rescan();
 }
 
-static void frame_drop(struct seg_frame *f)
+/* snap lost a holder: free it unless another still holds it */
+static void seg_put(struct seg *s, struct prof_snapshot *snap)
 {
-	prof_snapshot__destroy(f->snap);
-	f->snap = NULL;
+	__u32 i;
+
+	if (!snap || snap == s->last || snap == s->base)
+		return;
+	for (i = 0; i < SEG_RING; i++)
+		if (s->ring[i].snap == snap)
+			return;
+	prof_snapshot__destroy(snap);
+}
+
+/* the newest frame's snapshot, or NULL */
+static struct prof_snapshot *ring_newest(const struct seg *s)
+{
+	return s->ring_n ? s->ring[(s->ring_head + SEG_RING - 1) % SEG_RING].snap : NULL;
+}
+
+/*
+ * The same counts, byte for byte: two reads of a process that did nothing
+ * in between.  Both come from the same reader, which zeroes what it
+ * allocates, so padding compares equal too.
+ */
+static bool snap_same(const struct prof_snapshot *a, const struct prof_snapshot *b)
+{
+	__u32 i;
+
+	if (a->nsites != b->nsites || a->nthreads != b->nthreads || a->nhist != b->nhist ||
+	    a->flags != b->flags || a->exit_tick != b->exit_tick ||
+	    a->sites_dropped != b->sites_dropped || a->threads_dropped != b->threads_dropped ||
+	    memcmp(a->comm, b->comm, sizeof(a->comm)) ||
+	    memcmp(a->sites, b->sites, a->nsites * sizeof(*a->sites)) ||
+	    (a->nhist && memcmp(a->hist, b->hist, a->nhist * sizeof(*a->hist))))
+		return false;
+	for (i = 0; i < a->nthreads; i++) {
+		const struct prof_snap_thread *x = &a->threads[i], *y = &b->threads[i];
+
+		if (memcmp(x, y, offsetof(struct prof_snap_thread, nodes)) ||
+		    memcmp(x->nodes, y->nodes, x->nnodes * sizeof(*x->nodes)))
+			return false;
+	}
+	return true;
+}
+
+/* snap, or the newest frame's snapshot if that has the same counts */
+static struct prof_snapshot *seg_dedup(struct seg *s, struct prof_snapshot *snap)
+{
+	struct prof_snapshot *prev = ring_newest(s);
+
+	if (!prev || !snap_same(snap, prev))
+		return snap;
+	prof_snapshot__destroy(snap);
+	return prev;
+}
+
+/* the next frame, taken at t: it replaces the oldest when the ring is full */
+static void ring_push(struct seg *s, __u64 t, struct prof_snapshot *snap)
+{
+	struct seg_frame *f = &s->ring[s->ring_head];
+	struct prof_snapshot *old = f->snap;
+
+	f->t_ns = t;
+	f->snap = snap;
+	seg_put(s, old);
+	s->ring_head = (s->ring_head + 1) % SEG_RING;
+	if (s->ring_n < SEG_RING)
+		s->ring_n++;
 }
 
 static void seg_unmap(struct seg *s)
@@ -160,14 +227,23 @@ static void seg_unmap(struct seg *s)
 
 static void seg_free(struct seg *s)
 {
+	struct prof_snapshot *snap;
 	__u32 i;
 
 	seg_unmap(s);
-	prof_snapshot__destroy(s->last);
 	prof_seg_cursor__destroy(s->cursor);
-	prof_snapshot__destroy(s->base);
-	for (i = 0; i < SEG_RING; i++)
-		frame_drop(&s->ring[i]);
+	/* one holder at a time: a shared snapshot goes with its last one */
+	snap = s->last;
+	s->last = NULL;
+	seg_put(s, snap);
+	snap = s->base;
+	s->base = NULL;
+	seg_put(s, snap);
+	for (i = 0; i < SEG_RING; i++) {
+		snap = s->ring[i].snap;
+		s->ring[i].snap = NULL;
+		seg_put(s, snap);
+	}
 	free(s);
 }
 
@@ -378,8 +454,8 @@ static void seg_adopt(const struct prof_seg_ent *e)
 	}
 	s->alive = true;
 	s->found_ns = profd_now_ns();
-	s->last = snap;
-	s->last_ns = s->found_ns;
+	/* the checking read is the first frame: no second full read for it */
+	ring_push(s, s->found_ns, snap);
 	s->next = sg.list;
 	sg.list = s;
 	sg.n++;
@@ -415,12 +491,12 @@ static void seg_exited(struct seg *s)
 	struct prof_snapshot *snap;
 
 	/* the last look: the mapping still holds what the process wrote */
-	if (!seg_read(s, &snap)) {
-		prof_snapshot__destroy(s->last);
-		s->last = snap;
-		s->last_ns = profd_now_ns();
-	}
+	if (!seg_read(s, &snap))
+		s->last = seg_dedup(s, snap);
 	seg_unmap(s);
+	/* no more samples */
+	prof_seg_cursor__destroy(s->cursor);
+	s->cursor = NULL;
 	s->alive = false;
 	s->exit_ns = profd_now_ns();
 	kbpf_release_pid(s->pid);
@@ -502,21 +578,19 @@ static void seg_take(struct seg *s, __u64 now)
 		return;
 	s->frame_ns = profd_now_ns() - t0;
 	s->frame_bytes = snap_bytes(snap);
-	f = &s->ring[s->ring_head];
-	frame_drop(f);
-	f->t_ns = now;
-	f->snap = snap;
-	s->ring_head = (s->ring_head + 1) % SEG_RING;
-	if (s->ring_n < SEG_RING)
-		s->ring_n++;
+	ring_push(s, now, seg_dedup(s, snap));
 	/* nothing older than the history needs (one frame past it answers
 	 * its whole length) */
 	while (s->ring_n > 1) {
+		struct prof_snapshot *old;
+
 		f = &s->ring[(s->ring_head + SEG_RING - s->ring_n) % SEG_RING];
 		if (now - f->t_ns <= (__u64)conf.history_s * 1000000000ull + spacing)
 			break;
-		frame_drop(f);
+		old = f->snap;
+		f->snap = NULL;
 		s->ring_n--;
+		seg_put(s, old);
 	}
 }
 
@@ -607,12 +681,13 @@ int seg_list(uid_t uid, seg_list_cb cb, void *arg)
 		p.inzone_short = permille(s->rate_short);
 		p.inzone_long = permille(s->rate_long);
 		/* the newest sample while alive, the last full look after */
+		info = s->last ? s->last : ring_newest(s);
 		if (s->alive && s->info_ns) {
 			snprintf(p.comm, sizeof(p.comm), "%s", s->info.comm);
 			p.created_ns = s->info.created_ns;
 			p.threads = s->info.alive;
 			p.kernel = s->info.kernel;
-		} else if ((info = s->last)) {
+		} else if (info) {
 			snprintf(p.comm, sizeof(p.comm), "%s", info->comm);
 			p.created_ns = info->created_ns;
 			for (i = 0; i < info->nthreads; i++) {
@@ -642,14 +717,16 @@ static int snap_copy(const struct prof_snapshot *src, struct prof_snapshot **out
 	return err;
 }
 
-/* the freshest snapshot: read now if alive, else the last one */
+/* the freshest snapshot: read now if alive, else the last one kept */
 static int seg_current(struct seg *s, struct prof_snapshot **out)
 {
+	const struct prof_snapshot *kept = s->last ? s->last : ring_newest(s);
+
 	if (s->alive && !seg_read(s, out))
 		return 0;
-	if (!s->last)
+	if (!kept)
 		return -ESRCH;
-	return snap_copy(s->last, out);
+	return snap_copy(kept, out);
 }
 
 static __u64 dist(__u64 a, __u64 b)
@@ -734,7 +811,7 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 
 int seg_reset(uid_t uid, pid_t pid)
 {
-	struct prof_snapshot *snap;
+	struct prof_snapshot *snap, *old;
 	struct seg *s;
 	int err;
 
@@ -744,8 +821,9 @@ int seg_reset(uid_t uid, pid_t pid)
 	err = seg_current(s, &snap);
 	if (err)
 		return err;
-	prof_snapshot__destroy(s->base);
+	old = s->base;
 	s->base = snap;
+	seg_put(s, old);
 	s->base_ns = profd_now_ns();
 	log_info("seg: pid %d reset by uid %u", (int)pid, (unsigned)uid);
 	return 0;

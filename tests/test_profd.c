@@ -11,10 +11,12 @@
 #include <linux/close_range.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -34,6 +36,7 @@
 
 static char sock_path[128];
 static pid_t profd_pid = -1;
+static const char *profd_history = "60"; /* --history for the next profd */
 
 static __u64 now_ns(void)
 {
@@ -86,6 +89,8 @@ static int start_profd_opts(const char *const *extra)
 		int n = 5;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		argv[n++] = "--history";
+		argv[n++] = profd_history;
 		while (extra && *extra && n < 15)
 			argv[n++] = *extra++;
 		argv[n] = NULL;
@@ -210,6 +215,7 @@ static int teardown(void **state)
 		kids[i] = 0;
 	}
 	stop_profd();
+	profd_history = "60";
 	return 0;
 }
 
@@ -1083,6 +1089,115 @@ static void test_reset_postmortem(void **state)
 	stop_profd();
 }
 
+/* --- memory ------------------------------------------------------------ */
+
+/* Rss of the [heap] of pid, in bytes, or 0 */
+static size_t heap_rss(pid_t pid)
+{
+	char path[64], line[256];
+	size_t kb = 0;
+	bool heap = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "[heap]"))
+			heap = true;
+		else if (heap && sscanf(line, "Rss: %zu kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb * 1024;
+}
+
+/* bytes a snapshot of pid holds, as profd's reader allocates it */
+static size_t snapshot_bytes(pid_t pid)
+{
+	struct prof_snapshot *s;
+	struct mallinfo2 a, b;
+
+	a = mallinfo2();
+	s = test_snapshot(pid);
+	b = mallinfo2();
+	prof_snapshot__destroy(s);
+	return s ? (b.uordblks + b.hblkhd) - (a.uordblks + a.hblkhd) : 0;
+}
+
+/* processes profd lists as exited */
+static size_t count_exited(int fd)
+{
+	struct profd_proc *v = NULL;
+	size_t n = 0, i, exited = 0;
+
+	if (profd_list(fd, &v, &n))
+		return 0;
+	for (i = 0; i < n; i++)
+		exited += !v[i].alive;
+	free(v);
+	return exited;
+}
+
+#define IDLE_KIDS 8
+
+/*
+ * Idle processes that are killed cost profd about one snapshot each, not
+ * one per frame of its history ring: with --history 1 the ring of an idle
+ * child fills with eight frames of the same counts in a second, and they
+ * share one snapshot with the last look at exit.  Alone in a private
+ * /dev/shm, so no one else's processes count.
+ */
+static void test_idle_memory(void **state)
+{
+	struct child c[IDLE_KIDS];
+	size_t h0, h1, snap;
+	__u64 end;
+	int fd, i;
+
+	(void)state;
+	if (geteuid() != 0) {
+		printf("skip: not root\n");
+		skip();
+	}
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777")) {
+		printf("skip: no private /dev/shm: %s\n", strerror(errno));
+		skip();
+	}
+	profd_history = "1";
+	fd = need_profd();
+	h0 = heap_rss(profd_pid);
+	for (i = 0; i < IDLE_KIDS; i++) {
+		c[i] = spawn(NULL, 0, 5);
+		assert_int_equal(child_wait(&c[i]), 'R');
+	}
+	snap = snapshot_bytes(c[0].pid);
+	assert_true(snap > 0);
+	/* the ring: eight frames, 125 ms apart, and some turns of it */
+	usleep(2000000);
+	for (i = 0; i < IDLE_KIDS; i++) {
+		kill(c[i].pid, SIGKILL);
+		child_end(&c[i]);
+	}
+	for (end = now_ns() + 5000000000ull; now_ns() < end && count_exited(fd) < IDLE_KIDS;)
+		usleep(50000);
+	assert_int_equal(count_exited(fd), IDLE_KIDS);
+	h1 = heap_rss(profd_pid);
+	printf("profd heap %zu -> %zu bytes for %d idle exited processes, a snapshot %zu\n", h0, h1,
+	       IDLE_KIDS, snap);
+	/*
+	 * One snapshot each and the rest of their entries: less than two
+	 * snapshots' worth.  Nine before (eight frames and the last); pages
+	 * of them that were never touched do not count, so it came out at
+	 * about four.
+	 */
+	assert_true(h1 < h0 + (size_t)IDLE_KIDS * 2 * snap);
+	close(fd);
+	stop_profd();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1098,6 +1213,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_reset_both_ways, teardown),
 		cmocka_unit_test_teardown(test_profd_forgot, teardown),
 		cmocka_unit_test_teardown(test_last_seconds, teardown),
+		/* last: it moves this process to a private /dev/shm */
+		cmocka_unit_test_teardown(test_idle_memory, teardown),
 	};
 
 	setenv("PROF_QUIET", "1", 1);
