@@ -1072,6 +1072,13 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		s->lazy->threads = s->threads;
 		s->lazy->nthreads = s->nthreads;
 	}
+	/* a snapshot may be kept (profd's history): no slack past what it holds */
+	if (pool.v && pool.n < pool.cap) {
+		__u32 *v = realloc(pool.v, (pool.n ? pool.n : 1) * sizeof(*v));
+
+		if (v)
+			pool.v = v;
+	}
 	s->hist = pool.v;
 	s->nhist = pool.n;
 	*out = s;
