@@ -539,6 +539,68 @@ static void test_read_ahead(void **state)
 	munmap(mem, len);
 }
 
+struct view_job {
+	struct prof_snapshot *z;	  /* loads from this one */
+	const struct prof_snapshot *full; /* and compares with this one */
+	__u32 first;			  /* every other thread from here */
+};
+
+static void *view_loads(void *arg)
+{
+	struct view_job *j = arg;
+	__u32 i;
+
+	for (i = j->first; i < j->z->nthreads; i += 2) {
+		assert_int_equal(prof_snap_thread_load(j->z, &j->z->threads[i]), 0);
+		same_thread(j->z, &j->z->threads[i], j->full, &j->full->threads[i]);
+	}
+	return NULL;
+}
+
+/*
+ * A lazy view of a lazy snapshot loads on its own: two threads load every
+ * other thread each, one from the snapshot, one from the view, at once,
+ * and each load equals the full read's; loading in one leaves the other's
+ * loaded thread alone.  The view goes first, then the snapshot.
+ */
+static void test_lazy_view(void **state)
+{
+	struct prof_snapshot *full, *z, *v;
+	struct view_job a, b;
+	size_t len = 0;
+	pthread_t th;
+	void *mem;
+	int r;
+
+	(void)state;
+	mem = own_segment(&len);
+	assert_int_equal(prof_snapshot__read_opts(mem, len, 0, &full), 0);
+	assert_true(full->nthreads >= 4);
+	for (r = 0; r < 4; r++) {
+		unsigned int flags = PROF_READ_LAZY | (r % 2 ? PROF_READ_AHEAD : 0);
+
+		assert_int_equal(prof_snapshot__read_opts(mem, len, flags, &z), 0);
+		v = prof_snapshot__lazy_view(z);
+		assert_non_null(v);
+		assert_int_equal(v->nthreads, z->nthreads);
+		assert_ptr_equal(v->sites, z->sites);
+		a = (struct view_job){ z, full, 0 };
+		b = (struct view_job){ v, full, 1 };
+		assert_int_equal(pthread_create(&th, NULL, view_loads, &b), 0);
+		view_loads(&a);
+		pthread_join(th, NULL);
+		/* each still holds its own last thread */
+		assert_true(z->threads[(z->nthreads - 1) & ~1u].nnodes > 0);
+		assert_true(v->threads[((v->nthreads - 2) | 1u)].nnodes > 0);
+		prof_snapshot__destroy(v);
+		prof_snapshot__destroy(z);
+	}
+	/* not lazy: no view */
+	assert_null(prof_snapshot__lazy_view(full));
+	prof_snapshot__destroy(full);
+	munmap(mem, len);
+}
+
 static void test_segflat_rejects_garbage(void **state)
 {
 	static __u64 junk[512];
@@ -637,6 +699,7 @@ int main(void)
 		cmocka_unit_test(test_deep_chain),
 		cmocka_unit_test(test_cursor),
 		cmocka_unit_test(test_read_ahead),
+		cmocka_unit_test(test_lazy_view),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

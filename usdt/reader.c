@@ -749,6 +749,9 @@ struct prof_snap_lazy {
 	struct prof_snap_thread *cur;		/* whose nodes those are */
 	const struct prof_snap_thread *threads; /* the snapshot's, for "the next" */
 	__u32 nthreads;
+	const struct prof_snap_thread *last; /* loaded last (cur, or unloaded since) */
+	__u32 stride; /* between the last two loads: the next is that far on */
+	bool view;    /* prof_snapshot__lazy_view's: sites and mapping are another's */
 	/*
 	 * PROF_READ_AHEAD: a helper thread loads the thread after cur into
 	 * the other table, into a copy of its struct, while the caller
@@ -1397,17 +1400,71 @@ int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread
 		err = lazy_fill(z, &z->tab[z->cur_tab], t);
 	if (err)
 		return err;
+	/* views go thread by thread (or every other, two at once): load the
+	 * next one while this one is used */
+	if (z->last && t > z->last && t < z->threads + z->nthreads)
+		z->stride = (__u32)(t - z->last);
+	else
+		z->stride = 1;
+	z->last = t;
 	z->cur = t;
-	/* views go thread by thread: load the next one while this one is used */
 	lazy_ahead_start(z);
-	if (z->ahead && t >= z->threads && t + 1 < z->threads + z->nthreads) {
+	if (z->ahead && t >= z->threads && t < z->threads + z->nthreads &&
+	    z->stride <= (__u32)(z->threads + z->nthreads - 1 - t)) {
 		pthread_mutex_lock(&z->lock);
-		z->want = t + 1;
+		z->want = t + z->stride;
 		z->busy = true;
 		pthread_cond_broadcast(&z->cv);
 		pthread_mutex_unlock(&z->lock);
 	}
 	return 0;
+}
+
+struct prof_snapshot *prof_snapshot__lazy_view(const struct prof_snapshot *s)
+{
+	struct prof_snapshot *v;
+	struct prof_snap_lazy *z;
+	__u32 i;
+
+	if (!s || !s->lazy) {
+		errno = EINVAL;
+		return NULL;
+	}
+	v = malloc(sizeof(*v));
+	z = calloc(1, sizeof(*z));
+	if (!v || !z) {
+		free(v);
+		free(z);
+		errno = ENOMEM;
+		return NULL;
+	}
+	*v = *s;
+	v->threads = malloc((s->nthreads ? s->nthreads : 1) * sizeof(*v->threads));
+	if (!v->threads) {
+		free(v);
+		free(z);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* the threads as the read checked them, none loaded */
+	memcpy(v->threads, s->threads, s->nthreads * sizeof(*v->threads));
+	for (i = 0; i < v->nthreads; i++) {
+		v->threads[i].nodes = NULL;
+		v->threads[i].nnodes = 0;
+	}
+	z->mem = s->lazy->mem;
+	z->len = s->lazy->len;
+	z->g = s->lazy->g;
+	z->flags = s->lazy->flags;
+	z->nsites = s->lazy->nsites;
+	z->sched = s->lazy->sched;
+	z->threads = v->threads;
+	z->nthreads = v->nthreads;
+	z->view = true;
+	v->lazy = z;
+	v->hist = NULL;
+	v->nhist = 0;
+	return v;
 }
 
 int prof_snap_any_sched(const struct prof_snapshot *s)
@@ -1442,6 +1499,9 @@ void prof_snapshot__destroy(struct prof_snapshot *s)
 		}
 		if (s->lazy->map)
 			munmap(s->lazy->map, s->lazy->len);
+		/* a view's sites are its parent's */
+		if (s->lazy->view)
+			s->sites = NULL;
 		free(s->lazy);
 	} else {
 		for (i = 0; i < s->nthreads; i++)

@@ -154,6 +154,14 @@ int prof_snapshot__read_fd_opts(int fd, unsigned int flags, struct prof_snapshot
  * them), checked as the read checks them; 0 at once if s is not lazy or t
  * is loaded.  0 or -errno (-EINVAL: the segment changed into a corrupt one) */
 int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread *t);
+/*
+ * A second lazy snapshot over the same read of the same segment: its own
+ * node tables (and read-ahead), the same threads as the read checked them,
+ * s's sites and mapping.  For loading threads on two CPUs at once: each
+ * snapshot is one caller's.  Destroy it before s.  NULL and errno if s is
+ * not lazy or memory is short.
+ */
+struct prof_snapshot *prof_snapshot__lazy_view(const struct prof_snapshot *s);
 /* any thread with a kernel slot, or any node with scheduler facts (lazy:
  * as the read saw them) */
 int prof_snap_any_sched(const struct prof_snapshot *s);
