@@ -59,7 +59,8 @@ struct walk {
 	struct pc_out *out;
 	__u32 *kids; /* the sorted children of the path walked, stacked */
 	__u32 nkids;
-	bool path_ok; /* path is node_path's text for the node visited */
+	void (*fn)(struct walk *, __u32); /* what walk_thread does a node */
+	bool path_ok;			  /* path is node_path's text for the node visited */
 	size_t plen;
 	char path[4096];
 	/* csv: "pid,comm,tid,thread," for csv_pre_t, quoted */
@@ -257,54 +258,55 @@ static void walk_tree(struct walk *w, __u32 i, void (*fn)(struct walk *, __u32),
 	}
 }
 
+/* thread i of s walked with w->fn, to f (pc_thread_fn) */
+static int walk_thread(void *ctx, FILE *f, const struct prof_snapshot *s, __u32 i)
+{
+	struct walk *w = ctx;
+	int err;
+
+	w->s = s;
+	w->t = &s->threads[i];
+	err = pc_thread_begin(s, i, &w->kids, &w->nkids);
+	if (err || !w->t->nnodes)
+		return err;
+	w->total = pc_thread_total(w->t);
+	prof_snap_thread_label(w->t, w->tlabel, sizeof(w->tlabel));
+	w->path_ok = true;
+	w->plen = 0;
+	w->path[0] = 0;
+	pc_out_init(w->out, f);
+	walk_tree(w, PROF_NODE_ROOT, w->fn, 0, w->kids, w->nkids);
+	pc_out_flush(w->out);
+	return ferror(f) ? -EIO : 0;
+}
+
 static int walk_all(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o,
 		    void (*fn)(struct walk *, __u32))
 {
-	struct walk *w = calloc(1, sizeof(*w));
-	struct pc_out *out = malloc(sizeof(*out));
+	struct walk *w = calloc(2, sizeof(*w));
 	size_t p;
-	__u32 i;
-	int err = -ENOMEM;
+	int i, err = -ENOMEM;
 
-	if (!w || !out)
-		goto cleanup;
-	w->f = f;
-	w->o = o;
-	w->out = out;
-	pc_out_init(out, f);
-	err = 0;
-	for (p = 0; p < n && !err; p++) {
-		w->s = snaps[p];
-		for (i = 0; i < w->s->nthreads; i++) {
-			err = prof_snap_thread_load(w->s, &w->s->threads[i]);
-			if (err)
-				break;
-			w->t = &w->s->threads[i];
-			if (!w->t->nnodes)
-				continue;
-			if (w->t->nnodes > w->nkids) {
-				free(w->kids);
-				w->nkids = w->t->nnodes;
-				w->kids = malloc(w->nkids * sizeof(*w->kids));
-				if (!w->kids) {
-					err = -ENOMEM;
-					break;
-				}
-			}
-			w->total = pc_thread_total(w->t);
-			prof_snap_thread_label(w->t, w->tlabel, sizeof(w->tlabel));
-			w->path_ok = true;
-			w->plen = 0;
-			w->path[0] = 0;
-			walk_tree(w, PROF_NODE_ROOT, fn, 0, w->kids, w->nkids);
-		}
+	if (!w)
+		return err;
+	for (i = 0; i < 2; i++) {
+		w[i].f = f;
+		w[i].o = o;
+		w[i].fn = fn;
+		w[i].out = malloc(sizeof(*w[i].out));
+		if (!w[i].out)
+			goto cleanup;
 	}
-	pc_out_flush(out);
+	err = 0;
+	/* even threads here, odd ones on another CPU */
+	for (p = 0; p < n && !err; p++)
+		err = pc_par_threads(f, snaps[p], walk_thread, &w[0], &w[1]);
 cleanup:
-	if (w)
-		free(w->kids);
+	for (i = 0; i < 2; i++) {
+		free(w[i].kids);
+		free(w[i].out);
+	}
 	free(w);
-	free(out);
 	return err;
 }
 

@@ -22,6 +22,8 @@ struct tctx {
 	const struct prof_snap_thread *t;
 	const struct pc_opts *o;
 	bool sched;
+	bool migr; /* a row of a thread drawn so far was migrated */
+	int err;
 	__u64 total;	  /* the thread's, in ticks */
 	__u32 *kids;	  /* the sorted children of the path drawn, stacked */
 	__u32 nkids;	  /* their capacity */
@@ -190,66 +192,64 @@ static void process_title(FILE *f, const struct prof_snapshot *s, const struct p
 	fputc('\n', f);
 }
 
+/* thread i of s, its title and its tree, to f (pc_thread_fn) */
+static int tree_thread(void *ctx, FILE *f, const struct prof_snapshot *s, __u32 i)
+{
+	struct tctx *c = ctx;
+	__u32 j;
+	int err;
+
+	c->s = s;
+	c->t = &s->threads[i];
+	err = pc_thread_begin(s, i, &c->kids, &c->nkids);
+	if (err || !c->t->nnodes)
+		return err;
+	c->total = pc_thread_total(c->t);
+	c->prefix[0] = 0;
+	c->plen = 0;
+	fputc('\n', f);
+	thread_title(f, s, c->t, c->o, c->total);
+	pc_out_init(c->out, f);
+	tree_header(c);
+	tree_walk(c, PROF_NODE_ROOT, 0, c->kids, c->nkids);
+	pc_out_flush(c->out);
+	for (j = 0; j < c->t->nnodes; j++)
+		c->migr |= c->t->nodes[j].migrated != 0;
+	return ferror(f) ? -EIO : 0;
+}
+
 int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
 {
-	struct tctx c = { .s = s, .o = o };
-	struct pc_out *out;
-	bool migr = false;
+	struct tctx c[2] = { { .o = o }, { .o = o } };
 	__u8 *nlen;
-	__u32 i, j;
-	int err = 0;
+	__u32 i;
+	int err = -ENOMEM;
 
-	out = malloc(sizeof(*out));
 	nlen = malloc(s->nsites ? s->nsites : 1);
-	if (!out || !nlen) {
-		free(out);
-		free(nlen);
-		return -ENOMEM;
-	}
+	c[0].out = malloc(sizeof(*c[0].out));
+	c[1].out = malloc(sizeof(*c[1].out));
+	if (!nlen || !c[0].out || !c[1].out)
+		goto cleanup;
 	/* names are checked to end within PROF_NAME_MAX */
 	for (i = 0; i < s->nsites; i++)
 		nlen[i] = (__u8)strnlen(s->sites[i].name, PROF_NAME_MAX - 1);
-	c.nlen = nlen;
-	c.out = out;
-	c.sched = pc_has_sched(s);
-	process_title(f, s, o);
-	pc_out_init(out, f);
-	for (i = 0; i < s->nthreads; i++) {
-		c.t = &s->threads[i];
-		err = prof_snap_thread_load(s, &s->threads[i]);
-		if (err)
-			break;
-		if (!c.t->nnodes)
-			continue;
-		if (c.t->nnodes > c.nkids) {
-			free(c.kids);
-			c.nkids = c.t->nnodes;
-			c.kids = malloc(c.nkids * sizeof(*c.kids));
-			if (!c.kids) {
-				err = -ENOMEM;
-				break;
-			}
-		}
-		c.total = pc_thread_total(c.t);
-		c.prefix[0] = 0;
-		c.plen = 0;
-		pc_out_write(out, "\n", 1);
-		pc_out_flush(out);
-		thread_title(f, s, c.t, o, c.total);
-		tree_header(&c);
-		tree_walk(&c, PROF_NODE_ROOT, 0, c.kids, c.nkids);
-		pc_out_flush(out);
-		for (j = 0; j < c.t->nnodes; j++)
-			migr |= c.t->nodes[j].migrated != 0;
+	for (i = 0; i < 2; i++) {
+		c[i].nlen = nlen;
+		c[i].sched = pc_has_sched(s);
 	}
-	pc_out_flush(out);
-	free(c.kids);
+	process_title(f, s, o);
+	/* even threads here, odd ones on another CPU */
+	err = pc_par_threads(f, s, tree_thread, &c[0], &c[1]);
+	if (!err && (c[0].migr || c[1].migr))
+		fputs("\n*migrated: some calls changed CPU; their TSC deltas are suspect\n", f);
+cleanup:
+	for (i = 0; i < 2; i++) {
+		free(c[i].kids);
+		free(c[i].out);
+	}
 	free(nlen);
-	free(out);
 	if (err)
 		return err;
-	if (migr)
-		fputs("\n*migrated: some calls changed CPU; their TSC deltas are suspect\n", f);
 	return ferror(f) ? -EIO : 0;
 }
 

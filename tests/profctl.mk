@@ -5,6 +5,9 @@ include daemon/profctl.mk
 
 PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
+# the golden views render threads on two CPUs (profctl_par.c): under the
+# sanitizers too
+SAN_TESTS += $(OUTPUT)/tests/test_profctl
 TEST_EXTRA += $(PROFCTL)
 
 $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
