@@ -11,7 +11,8 @@ PROFCTL=${1:-.output/profctl}
 GEN=${2:-.output/bench/profctl_gen}
 export PROFCTL_NO_DAEMON=1 PROF_NO_DAEMON=1
 
-coproc G { PROF_MAX_NODES=16384 PROF_MAX_THREADS=128 exec "$GEN" -t 64 -i "${GEN_INTERVAL_MS:-0}"; }
+# each tree run 4 times: every node has calls of several durations
+coproc G { PROF_MAX_NODES=16384 PROF_MAX_THREADS=128 exec "$GEN" -t 64 -r 4 -i "${GEN_INTERVAL_MS:-0}"; }
 read -r ready pid <&"${G[0]}"
 [ "$ready" = ready ] || { echo "generator failed"; exit 1; }
 trap 'exec {G[1]}>&-; wait' EXIT

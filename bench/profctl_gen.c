@@ -4,9 +4,11 @@
  * tree of 11,110 nodes (10 zones nested 4 deep: 10 + 100 + 1000 + 10000;
  * -d 3 for 1,110), for profctl's and profd's benchmarks.  Run with
  * PROF_MAX_NODES=16384.
- * Prints "ready PID" when every tree is built, then keeps the threads
- * alive, each re-running its tree every -i milliseconds (0: idle), until
- * stdin closes.
+ * Each thread runs its tree -r times (default 1) to build it, so every
+ * node has that many calls (of different durations) to reduce to
+ * percentiles.  Prints "ready PID" when every tree is built, then keeps
+ * the threads alive, each re-running its tree every -i milliseconds (0:
+ * idle), until stdin closes.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,7 +19,7 @@
 static void rec(int d);
 static volatile unsigned long sink;
 static volatile int done;
-static int interval_ms, depth = 4;
+static int interval_ms, depth = 4, rounds = 1;
 static pthread_barrier_t built;
 
 #define Z(n)                              \
@@ -45,7 +47,8 @@ static void rec(int d)
 static void *worker(void *arg)
 {
 	(void)arg;
-	rec(depth);
+	for (int r = 0; r < rounds; r++)
+		rec(depth);
 	pthread_barrier_wait(&built);
 	while (!done) {
 		if (interval_ms) {
@@ -64,17 +67,19 @@ int main(int argc, char **argv)
 	pthread_t *th;
 	char buf[64];
 
-	while ((c = getopt(argc, argv, "t:i:d:")) != -1) {
+	while ((c = getopt(argc, argv, "t:i:d:r:")) != -1) {
 		if (c == 't')
 			nthreads = atoi(optarg);
 		else if (c == 'd')
 			depth = atoi(optarg);
 		else if (c == 'i')
 			interval_ms = atoi(optarg);
+		else if (c == 'r')
+			rounds = atoi(optarg);
 		else
 			return 2;
 	}
-	if (nthreads < 1 || nthreads > 1024 || depth < 1 || depth > 5)
+	if (nthreads < 1 || nthreads > 1024 || depth < 1 || depth > 5 || rounds < 1)
 		return 2;
 	th = calloc((size_t)nthreads, sizeof(*th));
 	pthread_barrier_init(&built, NULL, (unsigned)nthreads + 1);

@@ -177,6 +177,8 @@ void pc_json_str(FILE *f, const char *s);
  * with ctx_helper, into memory, through a second lazy view of s.
  */
 typedef int (*pc_thread_fn)(void *ctx, FILE *f, const struct prof_snapshot *s, __u32 i);
+/* the CPUs this process may run on */
+int pc_cpus(void);
 /* for a pc_thread_fn: thread i of s loaded, and *kids room for a sorted
  * child list of each of its nodes (grown as needed); 0 or -errno */
 int pc_thread_begin(const struct prof_snapshot *s, __u32 i, __u32 **kids, __u32 *nkids);

@@ -534,7 +534,7 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	if (o->format == PC_FMT_FOLDED || (data && (o->flat || o->callers)))
 		flags |= PROF_READ_NO_HIST;
 	flags |= PROF_READ_LAZY;
-	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+	if (pc_cpus() > 1)
 		flags |= PROF_READ_AHEAD;
 	if (o->threads)
 		flags |= PROF_READ_LAZY_HIST;

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,16 @@ int pc_thread_begin(const struct prof_snapshot *s, __u32 i, __u32 **kids, __u32 
 	return *kids ? 0 : -ENOMEM;
 }
 
+int pc_cpus(void)
+{
+	cpu_set_t set;
+
+	/* the CPUs we may run on (taskset, cpusets), not those online */
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	return CPU_COUNT(&set);
+}
+
 static int par_alone(FILE *f, const struct prof_snapshot *s, pc_thread_fn fn, void *ctx)
 {
 	__u32 i;
@@ -126,7 +137,7 @@ int pc_par_threads(FILE *f, const struct prof_snapshot *s, pc_thread_fn fn, void
 	__u32 i;
 	int err = 0;
 
-	if (s->nthreads < 2 || !s->lazy || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	if (s->nthreads < 2 || !s->lazy || pc_cpus() < 2)
 		return par_alone(f, s, fn, ctx_main);
 	p.view = prof_snapshot__lazy_view(s);
 	if (!p.view)

@@ -105,12 +105,18 @@ static int nodes_child(void)
 	CHILD_CHECK(mem != MAP_FAILED);
 	h = (const struct prof_seg_hdr *)mem;
 	CHILD_CHECK(h->max_nodes == 16 && h->nslabs == 1 && h->max_threads >= 2);
-	/* no rare path ran: the ext records and the gap after them are zero,
-	 * and the histograms of 16 nodes are one block that ends the slab */
+	/* no rare path ran: the ext records are zero; one block's row map,
+	 * then nothing up to the histograms of 16 nodes, one block that ends
+	 * the slab */
 	used = prof_slab_ext_off(16);
-	CHILD_CHECK(h->slab_size ==
-		    prof_slab_hist_off(16) + PROF_HIST_BLOCK * PROF_HIST_BUCKETS * 4);
-	CHILD_CHECK(all_zero(mem + h->slabs_off + used, prof_slab_hist_off(16) - used));
+	CHILD_CHECK(h->slab_size == prof_slab_hist_off(16, PROF_HIST_SHIFT) +
+					    PROF_HIST_BLOCK * PROF_HIST_BUCKETS * 4);
+	CHILD_CHECK(all_zero(mem + h->slabs_off + used, prof_slab_rowmap_off(16) - used));
+	used = prof_slab_rowmap_off(16) + PROF_ROWMAP_WORDS * 8;
+	CHILD_CHECK(
+		!all_zero(mem + h->slabs_off + prof_slab_rowmap_off(16), PROF_ROWMAP_WORDS * 8));
+	CHILD_CHECK(all_zero(mem + h->slabs_off + used,
+			     prof_slab_hist_off(16, PROF_HIST_SHIFT) - used));
 	CHILD_CHECK(all_zero(mem + h->slabs_off + h->slab_size, h->slab_size));
 	munmap(mem, (size_t)st.st_size);
 	close(fd);

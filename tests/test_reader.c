@@ -364,7 +364,9 @@ static void test_huge_counts(void **state)
 	p = dup_img(img, len);
 	for (t = 0; t < hdr(p)->nslabs; t++) {
 		struct prof_slab_hdr *sh = slab(p, t);
-		__u32 *hist = (__u32 *)((char *)sh + prof_slab_hist_off(hdr(p)->max_nodes));
+		unsigned int shift = (unsigned int)__builtin_ctz(hdr(p)->hist_block);
+		__u32 *hist = (__u32 *)((char *)sh + prof_slab_hist_off(hdr(p)->max_nodes, shift));
+		__u64 *rows = (__u64 *)((char *)sh + prof_slab_rowmap_off(hdr(p)->max_nodes));
 
 		sh->frames = sh->frame_ticks = sh->frame_max = ~0ull;
 		sh->overflow = sh->unbalanced = ~0ull;
@@ -379,9 +381,10 @@ static void test_huge_counts(void **state)
 			e->preempted = e->migrated = e->offcpu_ns = e->anomalies = ~0ull;
 			e->allocs = e->alloc_bytes = e->frees = e->free_bytes = ~0ull;
 			for (k = 0; k < PROF_HIST_BUCKETS; k++)
-				hist[prof_hist_index(i, k,
-						     (unsigned)__builtin_ctz(hdr(p)->hist_block))] =
-					0xffffffff;
+				hist[prof_hist_index(i, k, shift)] = 0xffffffff;
+			/* every row marked, and the bits past the last bucket */
+			for (k = 0; k < PROF_ROWMAP_WORDS; k++)
+				rows[(i >> shift) * PROF_ROWMAP_WORDS + k] = ~0ull;
 		}
 	}
 	hdr(p)->tick_hz = 1000;

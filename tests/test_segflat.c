@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "prof.h"
 #include "testutil.h"
@@ -601,6 +602,106 @@ static void test_lazy_view(void **state)
 	munmap(mem, len);
 }
 
+/* one quick call and one of ~2 ms: buckets far apart, in their own slab */
+static void *gap_work(void *arg)
+{
+	struct timespec t0, t;
+
+	for (int i = 0; i < 2; i++) {
+		PROF_USDT(gap_zone);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		while (i &&
+		       (t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 2000000);
+	}
+	return arg;
+}
+
+/* the blocks of /dev/shm the segment has */
+static long seg_blocks(void)
+{
+	struct prof_seg_ent *ents;
+	struct stat st;
+	long b = -1;
+	size_t n, i;
+
+	assert_int_equal(prof_seg_list(geteuid(), &ents, &n), 0);
+	for (i = 0; i < n; i++)
+		if (ents[i].pid == (__u32)getpid() && !stat(ents[i].path, &st))
+			b = (long)st.st_blocks;
+	free(ents);
+	return b;
+}
+
+/*
+ * Reading a histogram with a gap (two calls a few thousand times apart)
+ * reads the rows its block's map marks, not the pages between them: no
+ * way of reading the segment makes it take memory.  In a child, whose
+ * segment is its own and fresh; its exit status says what failed.
+ */
+static int no_hole_reads(void)
+{
+	static const unsigned int flags[] = { 0, PROF_READ_LAZY,
+					      PROF_READ_LAZY | PROF_READ_LAZY_HIST,
+					      PROF_READ_LAZY | PROF_READ_AHEAD };
+	struct prof_snapshot *s;
+	struct prof_flat_row *rows;
+	size_t len = 0, n, k;
+	long before;
+	pthread_t th;
+	void *mem;
+	__u32 i;
+
+	pthread_create(&th, NULL, gap_work, NULL);
+	pthread_join(th, NULL);
+	mem = own_segment(&len);
+	before = seg_blocks();
+	if (before <= 0)
+		return 2;
+	for (k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+		if (prof_snapshot__read_opts(mem, len, flags[k], &s))
+			return 3;
+		for (i = 0; i < s->nthreads; i++) {
+			const struct prof_snap_node *g;
+
+			if (prof_snap_thread_load(s, &s->threads[i]))
+				return 4;
+			g = test_node(s, &s->threads[i], "gap_zone");
+			if (g && g->calls != 2)
+				return 5;
+		}
+		prof_snapshot__destroy(s);
+	}
+	if (prof_seg_flat(mem, len, 0, PROF_SORT_SELF, &s, &rows, &n))
+		return 6;
+	free(rows);
+	prof_snapshot__destroy(s);
+	munmap(mem, len);
+	if (seg_blocks() != before) {
+		fprintf(stderr, "reads grew the segment: %ld -> %ld blocks\n", before,
+			seg_blocks());
+		return 1;
+	}
+	return 0;
+}
+
+static void test_no_hole_reads(void **state)
+{
+	pid_t p;
+	int st;
+
+	(void)state;
+	fflush(NULL);
+	p = fork();
+	assert_true(p >= 0);
+	if (p == 0)
+		_exit(no_hole_reads());
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static void test_segflat_rejects_garbage(void **state)
 {
 	static __u64 junk[512];
@@ -700,6 +801,7 @@ int main(void)
 		cmocka_unit_test(test_cursor),
 		cmocka_unit_test(test_read_ahead),
 		cmocka_unit_test(test_lazy_view),
+		cmocka_unit_test(test_no_hole_reads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -371,6 +371,7 @@ out:
 struct prof_sink {
 	struct prof_node nodes[2];
 	struct prof_node_ext ext[2];
+	__u64 rowmap[PROF_ROWMAP_WORDS];
 	__u32 hist[PROF_HIST_BLOCK * PROF_HIST_BUCKETS];
 };
 
@@ -378,6 +379,7 @@ static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k)
 {
 	t->nodes = k->nodes;
 	t->ext = k->ext;
+	t->rowmap = k->rowmap;
 	t->hist = k->hist;
 	t->activity = &sink_activity;
 	t->ext_used = &sink_ext_used;
@@ -397,7 +399,8 @@ static void thread_bind_slab(struct __prof_thread *t, struct prof_slab_hdr *hdr)
 
 	t->nodes = (struct prof_node *)(slab + PROF_SLAB_HDR_SIZE);
 	t->ext = (struct prof_node_ext *)(slab + prof_slab_ext_off(prof_rt.max_nodes));
-	t->hist = (__u32 *)(slab + prof_slab_hist_off(prof_rt.max_nodes));
+	t->rowmap = (__u64 *)(slab + prof_slab_rowmap_off(prof_rt.max_nodes));
+	t->hist = (__u32 *)(slab + prof_slab_hist_off(prof_rt.max_nodes, PROF_HIST_SHIFT));
 	t->activity = &hdr->activity;
 	t->ext_used = &hdr->ext_used;
 }
@@ -628,6 +631,14 @@ void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 		__PROF_ADD(&n->migrated, 1);
 	/* the record can appear mid-zone (profd started): never above wall */
 	__PROF_ADD(&n->offcpu_ns, off < wall ? off : wall);
+}
+
+/* node's first count in bucket b: its block's row map gets the bit */
+void __prof_row_mark(uint32_t node, unsigned int b)
+{
+	__u64 *w = &__prof_tls.rowmap[(node >> PROF_HIST_SHIFT) * PROF_ROWMAP_WORDS + b / 64];
+
+	__PROF_STORE(w, __PROF_LOAD(w) | 1ull << (b % 64));
 }
 
 /* a delta negative or longer than a day: counted, not added */

@@ -113,6 +113,7 @@ struct __prof_thread {
 	__u64 *activity;		/* the slab's activity word, never NULL once init */
 	struct prof_node_ext *ext;	/* the nodes' ext records */
 	__u32 *ext_used;		/* the slab's ext_used flag */
+	__u64 *rowmap;			/* the histogram blocks' row maps */
 };
 
 #define __PROF_UNINIT 0xfffffffeU
@@ -124,6 +125,7 @@ extern int __prof_clock_tsc;
 uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev);
 void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d);
 void __prof_anomaly(struct __prof_zone *z);
+void __prof_row_mark(uint32_t node, unsigned int b);
 void __prof_unbalanced(struct __prof_zone *z);
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
 void __prof_end(void);
@@ -180,6 +182,8 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 {
 	uint64_t d = __prof_now() - z->start;
 	struct prof_node *n;
+	uint32_t *h, hc;
+	unsigned int b;
 #ifndef PROF_NO_KERNEL_WORD
 	uint64_t seq = __prof_tls.krec->seq;
 #else
@@ -200,7 +204,13 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	__PROF_ADD(&n->ticks, d);
 	if (d > __PROF_LOAD(&n->max))
 		__PROF_STORE(&n->max, d);
-	__PROF_ADD(&__prof_tls.hist[prof_hist_index(z->node, prof_hist_bucket(d), PROF_HIST_SHIFT)], 1);
+	b = prof_hist_bucket(d);
+	h = &__prof_tls.hist[prof_hist_index(z->node, b, PROF_HIST_SHIFT)];
+	hc = __PROF_LOAD(h);
+	__PROF_STORE(h, hc + 1);
+	/* the node's first count in this bucket: the block's row map says so */
+	if (__builtin_expect(!hc, 0))
+		__prof_row_mark(z->node, b);
 	if (__builtin_expect(seq != z->seq, 0))
 		__prof_leave_slow(z, seq, d);
 	__PROF_BUMP(__prof_tls.activity);

@@ -58,21 +58,37 @@ struct hist_pool {
  * below (they are most of it, and in pages the writer may never have
  * touched).  Bucket lo + k lands at pool[*off + k].
  */
-static int pool_add(struct hist_pool *p, const __u32 *hist, unsigned int shift, __u32 node,
-		    __u32 hi, __u64 calls, __u32 *lo, __u32 *nb, __u64 *off)
+/* the highest row at or below b that a block's row map marks, or -1 */
+static int row_below(const __u64 *map, int b)
 {
-	__u32 h[PROF_HIST_BUCKETS], b = hi, low = hi, i, n;
-	__u64 acc = 0;
+	while (b >= 0) {
+		__u64 m = LD(&map[b / 64]) & (~0ull >> (63 - b % 64));
 
-	for (;;) {
-		h[b] = LD(&hist[prof_hist_index(node, b, shift)]);
-		if (h[b])
-			low = b;
-		acc += h[b];
-		/* a racing exit may leave fewer counts than calls: then all */
-		if (acc >= calls || b == 0)
-			break;
-		b--;
+		if (m)
+			return b / 64 * 64 + 63 - __builtin_clzll(m);
+		b = b / 64 * 64 - 1;
+	}
+	return -1;
+}
+
+static int pool_add(struct hist_pool *p, const __u32 *hist, const __u64 *map, unsigned int shift,
+		    __u32 node, __u32 hi, __u64 calls, __u32 *lo, __u32 *nb, __u64 *off)
+{
+	__u32 row[PROF_HIST_BUCKETS], cnt[PROF_HIST_BUCKETS], low = hi, i, n, k, nv = 0;
+	__u64 acc = 0;
+	int b;
+
+	/* the marked rows only, from the top; a racing exit may leave fewer
+	 * counts than calls: then all of them */
+	for (b = row_below(map, (int)hi); b >= 0 && acc < calls; b = row_below(map, b - 1)) {
+		__u32 c = LD(&hist[prof_hist_index(node, (unsigned int)b, shift)]);
+
+		if (!c)
+			continue;
+		row[nv] = (__u32)b;
+		cnt[nv++] = c;
+		low = (__u32)b;
+		acc += c;
 	}
 	n = hi - low + 1;
 	if (p->n + n > p->cap) {
@@ -91,7 +107,9 @@ static int pool_add(struct hist_pool *p, const __u32 *hist, unsigned int shift, 
 	*lo = low;
 	*nb = n;
 	for (i = 0; i < n; i++)
-		p->v[p->n + i] = h[low + i];
+		p->v[p->n + i] = 0;
+	for (k = 0; k < nv; k++)
+		p->v[p->n + row[k] - low] = cnt[k];
 	p->n += n;
 	return 0;
 }
@@ -101,9 +119,16 @@ struct slab_view {
 	const struct prof_slab_hdr *hdr;
 	const struct prof_node *nodes;
 	const struct prof_node_ext *ext; /* NULL: every record is zero */
+	const __u64 *rowmap;		 /* PROF_ROWMAP_WORDS a block */
 	const __u32 *hist;
 	unsigned int hist_shift;
 };
+
+/* node i's block's row map */
+static inline const __u64 *view_rows(const struct slab_view *v, __u32 i)
+{
+	return v->rowmap + (i >> v->hist_shift) * PROF_ROWMAP_WORDS;
+}
 
 static void slab_view(const char *slab, const struct seg_geom *g, struct slab_view *v)
 {
@@ -111,7 +136,8 @@ static void slab_view(const char *slab, const struct seg_geom *g, struct slab_vi
 	v->nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
 	v->ext = LD(&v->hdr->ext_used) ? (const void *)(slab + prof_slab_ext_off(g->max_nodes))
 				       : NULL;
-	v->hist = (const void *)(slab + prof_slab_hist_off(g->max_nodes));
+	v->rowmap = (const void *)(slab + prof_slab_rowmap_off(g->max_nodes));
+	v->hist = (const void *)(slab + prof_slab_hist_off(g->max_nodes, g->hist_shift));
 	v->hist_shift = g->hist_shift;
 }
 
@@ -480,12 +506,12 @@ static int hist_quantiles(const __u32 *h, __u32 lo, __u32 nb, __u64 max, const d
  * buckets' sum but for exits racing the read: then a quantile moves by
  * those few calls.  The same buckets the bottom-up walk finds otherwise.
  */
-static void hist_quantiles_top(const __u32 *hist, unsigned int shift, __u32 node, __u32 hi,
-			       __u64 calls, __u64 max, __u64 *out)
+static void hist_quantiles_top(const __u32 *hist, const __u64 *map, unsigned int shift, __u32 node,
+			       __u32 hi, __u64 calls, __u64 max, __u64 *out)
 {
 	__u64 need[PROF_SNAP_NQUANT], acc = 0;
-	int k = PROF_SNAP_NQUANT - 1;
-	__u32 b = hi, low = hi;
+	int k = PROF_SNAP_NQUANT - 1, b;
+	__u32 low = hi;
 
 	memset(out, 0, PROF_SNAP_NQUANT * sizeof(*out));
 	if (!calls)
@@ -501,17 +527,15 @@ static void hist_quantiles_top(const __u32 *hist, unsigned int shift, __u32 node
 			rank = 1;
 		need[j] = rank <= calls ? calls - rank + 1 : 1;
 	}
-	for (;;) {
-		__u32 c = LD(&hist[prof_hist_index(node, b, shift)]);
+	/* the rows the block's map marks: the others are zero for every node */
+	for (b = row_below(map, (int)hi); b >= 0 && k >= 0; b = row_below(map, b - 1)) {
+		__u32 c = LD(&hist[prof_hist_index(node, (unsigned int)b, shift)]);
 
 		if (c)
-			low = b;
+			low = (__u32)b;
 		acc += c;
 		while (k >= 0 && acc >= need[k])
-			out[k--] = bucket_value(b, max);
-		if (k < 0 || b == 0)
-			break;
-		b--;
+			out[k--] = bucket_value((__u32)b, max);
 	}
 	/* fewer counts than calls (a racing exit): the lowest bucket seen */
 	for (; k >= 0 && acc; k--)
@@ -560,16 +584,16 @@ static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct 
 		/* only the buckets up to the max's: the rest are empty */
 		hi = prof_hist_bucket(n->max);
 		if (reduce) {
-			hist_quantiles_top(v->hist, v->hist_shift, i, hi, n->calls, n->max,
-					   quant + (size_t)i * PROF_SNAP_NQUANT);
+			hist_quantiles_top(v->hist, view_rows(v, i), v->hist_shift, i, hi, n->calls,
+					   n->max, quant + (size_t)i * PROF_SNAP_NQUANT);
 			n->hist_off = i;
 			n->flags = PROF_SNAP_F_QUANT;
 			continue;
 		}
 		if (!copy || !n->calls)
 			continue;
-		err = pool_add(pool, v->hist, v->hist_shift, i, hi, n->calls, &n->hist_lo,
-			       &n->hist_n, &n->hist_off);
+		err = pool_add(pool, v->hist, view_rows(v, i), v->hist_shift, i, hi, n->calls,
+			       &n->hist_lo, &n->hist_n, &n->hist_off);
 		if (err)
 			return err;
 	}
@@ -1840,7 +1864,8 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 		struct prof_slab_hdr *sh = (void *)slab;
 		struct prof_node *nodes = (void *)(slab + PROF_SLAB_HDR_SIZE);
 		struct prof_node_ext *ext = (void *)(slab + prof_slab_ext_off(g.max_nodes));
-		__u32 *hist = (void *)(slab + prof_slab_hist_off(g.max_nodes));
+		__u64 *rowmap = (void *)(slab + prof_slab_rowmap_off(g.max_nodes));
+		__u32 *hist = (void *)(slab + prof_slab_hist_off(g.max_nodes, g.shift));
 
 		sh->magic = PROF_SLAB_MAGIC;
 		sh->state = t->state;
@@ -1881,10 +1906,15 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 				e->frees = n->frees;
 				e->free_bytes = n->free_bytes;
 			}
-			for (k = 0; k < n->hist_n && n->hist_lo + k < PROF_HIST_BUCKETS; k++)
-				if (s->hist[n->hist_off + k])
-					hist[prof_hist_index(j, n->hist_lo + k, g.shift)] =
-						s->hist[n->hist_off + k];
+			for (k = 0; k < n->hist_n && n->hist_lo + k < PROF_HIST_BUCKETS; k++) {
+				__u32 b = n->hist_lo + k;
+
+				if (!s->hist[n->hist_off + k])
+					continue;
+				hist[prof_hist_index(j, b, g.shift)] = s->hist[n->hist_off + k];
+				rowmap[(j >> g.shift) * PROF_ROWMAP_WORDS + b / 64] |= 1ull
+										       << (b % 64);
+			}
 		}
 	}
 	return 0;

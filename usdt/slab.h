@@ -14,14 +14,18 @@
  *	    struct prof_slab_hdr			at +0
  *	    struct prof_node[max_nodes]			at +PROF_SLAB_HDR_SIZE
  *	    struct prof_node_ext[max_nodes]		at +prof_slab_ext_off()
- *	    __u32 hist[blocks][PROF_HIST_BUCKETS][PROF_HIST_BLOCK]
+ *	    __u64 rowmap[blocks][PROF_ROWMAP_WORDS]	at +prof_slab_rowmap_off()
+ *	    __u32 hist[blocks][PROF_HIST_BUCKETS][2^hist_shift]
  *							at +prof_slab_hist_off()
  *
  * The hot part of a node (what every zone exit writes, and all a live view
  * reads) is 32 bytes; what only rare paths write is apart, in the node's
  * ext record.  Histograms interleave PROF_HIST_BLOCK nodes a cache line
  * per bucket (prof_hist_index), so the buckets zones really use share a
- * few pages, and the pages of buckets nobody reaches are never touched.
+ * few pages, and the pages of buckets nobody reaches are never touched:
+ * a block's row map has a bit per bucket any of its nodes has counted in,
+ * and readers read those rows only (reading the others would allocate
+ * them, in memory the application pays for).
  *
  * Writers: "app" is the profiled process (the runtime in usdt/), and only
  * the thread that owns a slab writes that slab.  Readers never write.
@@ -64,6 +68,7 @@
  */
 #define PROF_HIST_SHIFT		8
 #define PROF_HIST_BLOCK		(1u << PROF_HIST_SHIFT)
+#define PROF_ROWMAP_WORDS	4	/* a block's row map: a bit a bucket, 192 used */
 
 /* clocks (prof_seg_hdr.clock) */
 #define PROF_CLOCK_TSC		1	/* rdtsc, invariant TSC */
@@ -222,19 +227,30 @@ static inline __u64 prof_slab_ext_off(__u32 max_nodes)
 	return PROF_SLAB_HDR_SIZE + (__u64)max_nodes * PROF_NODE_SIZE;
 }
 
-static inline __u64 prof_slab_hist_off(__u32 max_nodes)
+static inline __u64 prof_hist_blocks(__u32 max_nodes, unsigned int hist_shift)
 {
-	__u64 end = prof_slab_ext_off(max_nodes) + (__u64)max_nodes * PROF_NODE_EXT_SIZE;
+	return ((__u64)max_nodes + (1u << hist_shift) - 1) >> hist_shift;
+}
 
-	/* page aligned: a block's buckets below 64 fill exactly one page */
+static inline __u64 prof_slab_rowmap_off(__u32 max_nodes)
+{
+	return prof_slab_ext_off(max_nodes) + (__u64)max_nodes * PROF_NODE_EXT_SIZE;
+}
+
+static inline __u64 prof_slab_hist_off(__u32 max_nodes, unsigned int hist_shift)
+{
+	__u64 end = prof_slab_rowmap_off(max_nodes) +
+		    prof_hist_blocks(max_nodes, hist_shift) * PROF_ROWMAP_WORDS * sizeof(__u64);
+
+	/* page aligned: so are the blocks */
 	return (end + 4095) & ~(__u64)4095;
 }
 
 static inline __u64 prof_slab_size(__u32 max_nodes, unsigned int hist_shift)
 {
-	__u64 blocks = (((__u64)max_nodes + (1u << hist_shift) - 1) >> hist_shift);
-	__u64 sz = prof_slab_hist_off(max_nodes) +
-		   (blocks << hist_shift) * PROF_HIST_BUCKETS * sizeof(__u32);
+	__u64 sz = prof_slab_hist_off(max_nodes, hist_shift) +
+		   (prof_hist_blocks(max_nodes, hist_shift) << hist_shift) * PROF_HIST_BUCKETS *
+			   sizeof(__u32);
 
 	return (sz + 4095) & ~(__u64)4095;
 }
