@@ -702,6 +702,53 @@ static void test_no_hole_reads(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* a cache told to leave the scheduler facts out gives the same rows
+ * without them (and reads no ext record: top shows none) */
+static void test_flat_no_sched(void **state)
+{
+	struct prof_snap_site site = { .name = "ns_a" };
+	struct prof_snap_node nodes[3] = { { .site = PROF_SITE_NONE },
+					   { .site = PROF_SITE_NONE },
+					   { .site = 0,
+					     .calls = 9,
+					     .ticks = 90,
+					     .preempted = 3,
+					     .migrated = 1,
+					     .offcpu_ns = 5 } };
+	struct prof_snap_thread th = { .tid = 7, .state = PROF_SLAB_ALIVE, .nnodes = 3 };
+	struct prof_snapshot in = { .pid = 1, .clock = PROF_CLOCK_TSC, .tick_hz = 1000000000ull };
+	struct prof_seg_flat_cache *c[2] = { prof_seg_flat_cache__new(),
+					     prof_seg_flat_cache__new() };
+	struct prof_snapshot *s;
+	struct prof_flat_row *rows;
+	size_t len, n;
+	void *img;
+	int k;
+
+	(void)state;
+	th.nodes = nodes;
+	in.nsites = 1;
+	in.sites = &site;
+	in.nthreads = 1;
+	in.threads = &th;
+	assert_int_equal(prof_snapshot__write(&in, &img, &len), 0);
+	prof_seg_flat_cache__no_sched(c[1]);
+	for (k = 0; k < 2; k++) {
+		assert_int_equal(
+			prof_seg_flat_cached(img, len, 0, PROF_SORT_SELF, c[k], &s, &rows, &n), 0);
+		assert_int_equal(n, 1);
+		assert_int_equal(rows[0].calls, 9);
+		assert_int_equal(rows[0].ticks, 90);
+		assert_int_equal(rows[0].preempted, k ? 0 : 3);
+		assert_int_equal(rows[0].migrated, k ? 0 : 1);
+		assert_int_equal(rows[0].offcpu_ns, k ? 0 : 5);
+		free(rows);
+		prof_snapshot__destroy(s);
+		prof_seg_flat_cache__destroy(c[k]);
+	}
+	free(img);
+}
+
 static void test_segflat_rejects_garbage(void **state)
 {
 	static __u64 junk[512];
@@ -802,6 +849,7 @@ int main(void)
 		cmocka_unit_test(test_read_ahead),
 		cmocka_unit_test(test_lazy_view),
 		cmocka_unit_test(test_no_hole_reads),
+		cmocka_unit_test(test_flat_no_sched),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -225,6 +225,7 @@ struct flat_slab_cache {
 struct prof_seg_flat_cache {
 	const void *mem; /* what the shares were read from */
 	size_t len;
+	bool no_sched; /* leave the scheduler facts out: no ext record read */
 	__u32 nsites, max_nodes, nslabs;
 	struct flat_slab_cache *slabs;
 	/* the scratch of flat_acc, kept zeroed */
@@ -642,7 +643,14 @@ static int flat_share(const struct slab_view *v, __u32 nn, __u32 nsites, struct 
 			return -ENOMEM;
 		c->parts = p;
 	}
-	flat_add(t, v, nn, fa->srows, fa->splus, fa->sminus);
+	if (fa->cache->no_sched) {
+		struct slab_view nv = *v;
+
+		nv.ext = NULL;
+		flat_add(t, &nv, nn, fa->srows, fa->splus, fa->sminus);
+	} else {
+		flat_add(t, v, nn, fa->srows, fa->splus, fa->sminus);
+	}
 	/* every row written is some node's: node 1's is the overflow row */
 	for (i = 0; i < t->nrows; i++) {
 		__u32 row = t->rows[i];
@@ -853,6 +861,11 @@ int prof_snapshot__read_opts(const void *mem, size_t len, unsigned int flags,
 			     struct prof_snapshot **out)
 {
 	return read_seg(mem, len, flags, NULL, out);
+}
+
+void prof_seg_flat_cache__no_sched(struct prof_seg_flat_cache *c)
+{
+	c->no_sched = true;
 }
 
 struct prof_seg_flat_cache *prof_seg_flat_cache__new(void)

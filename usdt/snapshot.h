@@ -284,6 +284,9 @@ int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_
 struct prof_seg_flat_cache;
 struct prof_seg_flat_cache *prof_seg_flat_cache__new(void);
 void prof_seg_flat_cache__destroy(struct prof_seg_flat_cache *c);
+/* rows from this cache leave preempted, migrated and off-CPU time at 0,
+ * and no node's ext record is read (views that show none: top) */
+void prof_seg_flat_cache__no_sched(struct prof_seg_flat_cache *c);
 int prof_seg_flat_cached(const void *mem, size_t len, __u32 tid, int sort,
 			 struct prof_seg_flat_cache *cache, struct prof_snapshot **snap,
 			 struct prof_flat_row **rows, size_t *n);
