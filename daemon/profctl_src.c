@@ -198,19 +198,27 @@ static void read_error(const char *what, int err)
 		pc_warnx("%s: failed to read: %s", what, strerror(-err));
 }
 
+/* pid's segment, opened read-only (ent says which); fd or -errno, said */
+static int direct_open(pid_t pid, struct prof_seg_ent *ent)
+{
+	int err = direct_find(pid, ent), fd;
+
+	if (err)
+		return err;
+	fd = prof_seg_open(ent);
+	if (fd < 0)
+		pc_warnx("%s: failed to open: %s", ent->path, strerror(-fd));
+	return fd;
+}
+
 static int direct_raw(pid_t pid, unsigned int flags, struct prof_snapshot **snap)
 {
 	struct prof_seg_ent ent;
 	int fd, err;
 
-	err = direct_find(pid, &ent);
-	if (err)
-		return err;
-	fd = prof_seg_open(&ent);
-	if (fd < 0) {
-		pc_warnx("%s: failed to open: %s", ent.path, strerror(-fd));
+	fd = direct_open(pid, &ent);
+	if (fd < 0)
 		return fd;
-	}
 	err = prof_snapshot__read_fd_opts(fd, flags, snap);
 	close(fd);
 	if (err)
@@ -493,14 +501,9 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 		if (fd < 0)
 #endif
 		{
-			err = direct_find(pid, &ent);
-			if (err)
-				return err;
-			fd = prof_seg_open(&ent);
-			if (fd < 0) {
-				pc_warnx("%s: failed to open: %s", ent.path, strerror(-fd));
+			fd = direct_open(pid, &ent);
+			if (fd < 0)
 				return fd;
-			}
 		}
 		if (fstat(fd, &st) || st.st_size < (off_t)sizeof(struct prof_seg_hdr)) {
 			close(fd);

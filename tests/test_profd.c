@@ -307,6 +307,19 @@ static struct prof_snapshot *snap_of(int fd, pid_t pid, int mode)
 	return NULL;
 }
 
+/* a child running fn, registered, once profd follows it */
+static struct child spawn_followed(int fd, workload_fn fn)
+{
+	struct prof_snapshot *s;
+	struct child c = spawn(fn, 0, 5);
+
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	prof_snapshot__destroy(s);
+	return c;
+}
+
 static const struct prof_snap_node *node_named(const struct prof_snapshot *s, const char *name)
 {
 	const struct prof_snap_node *n;
@@ -760,12 +773,7 @@ static void test_snapshot_paths(void **state)
 
 	(void)state;
 	fd = need_profd();
-	c = spawn(work_sleep, 0, 5);
-	assert_int_equal(child_wait(&c), 'R');
-	/* once profd follows it */
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
-	assert_non_null(s);
-	prof_snapshot__destroy(s);
+	c = spawn_followed(fd, work_sleep);
 	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SINCE_START, 0, lazy, &s, NULL), 0);
 	assert_non_null(s->lazy);
 	d = test_snapshot_opts(c.pid, lazy);
@@ -860,17 +868,12 @@ static void test_top_via_profd(void **state)
 {
 	char pid[16], *text = NULL;
 	const char *args[] = { "top", "--pid", pid, "-d", "0.05", "-n", "3", NULL };
-	struct prof_snapshot *s;
 	struct child c;
 	int fd;
 
 	(void)state;
 	fd = need_profd();
-	c = spawn(work_sleep, 0, 5);
-	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
-	assert_non_null(s);
-	prof_snapshot__destroy(s);
+	c = spawn_followed(fd, work_sleep);
 	snprintf(pid, sizeof(pid), "%d", (int)c.pid);
 	assert_int_equal(profctl_run(args, false, &text), 0);
 	assert_non_null(text);
@@ -892,7 +895,6 @@ static void test_reset_both_ways(void **state)
 	char p[16], dir[] = "/tmp/profd-test-xdg.XXXXXX";
 	const char *reset[] = { "reset", "--pid", p, NULL };
 	char *text = NULL;
-	struct prof_snapshot *s;
 	struct child c;
 	int fd;
 
@@ -901,11 +903,7 @@ static void test_reset_both_ways(void **state)
 	/* profctl's baseline files in a private directory of ours */
 	assert_non_null(mkdtemp(dir));
 	setenv("XDG_RUNTIME_DIR", dir, 1);
-	c = spawn(work_sleep, 0, 5);
-	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
-	assert_non_null(s);
-	prof_snapshot__destroy(s);
+	c = spawn_followed(fd, work_sleep);
 	snprintf(p, sizeof(p), "%d", (int)c.pid);
 	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
 
@@ -953,12 +951,8 @@ static void test_profd_forgot(void **state)
 	(void)state;
 	fd = need_profd_opts(keep);
 	setenv("PROF_KEEP", "1", 1);
-	c = spawn(work_sleep, 0, 5);
+	c = spawn_followed(fd, work_sleep);
 	unsetenv("PROF_KEEP");
-	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
-	assert_non_null(s);
-	prof_snapshot__destroy(s);
 	pid = c.pid;
 	child_end(&c);
 	/* kept 1 s after the exit, then dropped */
@@ -1064,11 +1058,7 @@ static void test_reset_postmortem(void **state)
 
 	(void)state;
 	fd = need_profd();
-	c = spawn(work_sleep, 0, 5);
-	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
-	assert_non_null(s);
-	prof_snapshot__destroy(s);
+	c = spawn_followed(fd, work_sleep);
 	assert_int_equal(profd_reset(fd, c.pid), 0);
 	assert_int_equal(profd_snapshot(fd, c.pid, PROFD_SINCE_RESET, 0, &s), 0);
 	n = node_named(s, "sleep_zone");
