@@ -51,7 +51,6 @@
 #include "switch_floor.skel.h"
 #pragma GCC diagnostic pop
 
-
 static int ab[2], ba[2];
 static long trips = 10000;
 static pid_t pong_tid;
@@ -228,9 +227,9 @@ static struct profsched_bpf *profsched_load(__u32 *tid_limit)
 	}
 	*tid_limit = (__u32)(pm + PROF_SCHED_TIDS_PER_WORD - 1) / PROF_SCHED_TIDS_PER_WORD *
 		     PROF_SCHED_TIDS_PER_WORD;
-	if (sk && (bpf_map__set_max_entries(sk->maps.tidslots,
-					    *tid_limit / PROF_SCHED_TIDS_PER_WORD) ||
-		   profsched_bpf__load(sk))) {
+	if (sk &&
+	    (bpf_map__set_max_entries(sk->maps.tidslots, *tid_limit / PROF_SCHED_TIDS_PER_WORD) ||
+	     profsched_bpf__load(sk))) {
 		profsched_bpf__destroy(sk);
 		sk = NULL;
 	}

@@ -427,8 +427,8 @@ static void activity_case(void)
 
 	PROF_ALLOC(1); /* the thread's slab exists from here */
 	hdr = (const char *)__prof_tls.nodes - PROF_SLAB_HDR_SIZE;
-	act_in_slab = (const char *)__prof_tls.activity ==
-		      hdr + offsetof(struct prof_slab_hdr, activity);
+	act_in_slab =
+		(const char *)__prof_tls.activity == hdr + offsetof(struct prof_slab_hdr, activity);
 	act[0] = __atomic_load_n(__prof_tls.activity, __ATOMIC_ACQUIRE);
 	{
 		PROF_USDT(struct_activity);
