@@ -596,6 +596,27 @@ static void test_lazy_view(void **state)
 		prof_snapshot__destroy(v);
 		prof_snapshot__destroy(z);
 	}
+	/* without read-ahead one table serves every load: a thread no bigger
+	 * than the one before lands where it was; a lazy snapshot is not
+	 * written out (its nodes are not all in memory) */
+	assert_int_equal(prof_snapshot__read_opts(mem, len, PROF_READ_LAZY, &z), 0);
+	{
+		__u32 big = 0, small, i;
+		const void *at;
+		void *buf;
+		size_t blen;
+
+		for (i = 1; i < full->nthreads; i++)
+			if (full->threads[i].nnodes > full->threads[big].nnodes)
+				big = i;
+		small = big ? 0 : 1;
+		assert_int_equal(prof_snap_thread_load(z, &z->threads[big]), 0);
+		at = z->threads[big].nodes;
+		assert_int_equal(prof_snap_thread_load(z, &z->threads[small]), 0);
+		assert_ptr_equal(z->threads[small].nodes, at);
+		assert_int_equal(prof_snapshot__write(z, &buf, &blen), -EINVAL);
+	}
+	prof_snapshot__destroy(z);
 	/* not lazy: no view */
 	assert_null(prof_snapshot__lazy_view(full));
 	prof_snapshot__destroy(full);

@@ -456,9 +456,41 @@ static void test_quantiles_from_top(void **state)
 	}
 }
 
+/*
+ * A read racing exits can find more counts than the calls it loaded (an
+ * exit adds to calls before its bucket).  The copy of a full read keeps
+ * every count, the lowest bucket too: a diff must not find it later.
+ */
+static void test_copy_keeps_racing_counts(void **state)
+{
+	static const unsigned bk[] = { 17, 44 };
+	static const __u32 cnt[] = { 1, 10 };
+	struct prof_snapshot *s;
+	const struct prof_snap_node *n;
+	struct prof_seg_hdr *h;
+	struct prof_node *node;
+	size_t len;
+	void *img = synthetic_image(bk, cnt, 2, prof_hist_lo(45) - 1, &len);
+
+	(void)state;
+	h = img;
+	node = (struct prof_node *)((char *)img + h->slabs_off + PROF_SLAB_HDR_SIZE) + 2;
+	assert_int_equal(node->calls, 11);
+	node->calls = 10; /* the eleventh exit counted, its call not yet seen */
+	assert_int_equal(prof_snapshot__read(img, len, &s), 0);
+	n = &s->threads[0].nodes[2];
+	assert_int_equal(n->hist_lo, 17);
+	assert_int_equal(n->hist_n, 44 - 17 + 1);
+	assert_int_equal(prof_snap_hist(s, n)[0], 1);
+	assert_int_equal(prof_snap_hist(s, n)[44 - 17], 10);
+	prof_snapshot__destroy(s);
+	free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_copy_keeps_racing_counts),
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_quantile_synthetic),
 		cmocka_unit_test(test_quantiles_from_top),

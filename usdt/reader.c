@@ -52,12 +52,6 @@ struct hist_pool {
 	__u64 n, cap;
 };
 
-/*
- * Node i's histogram into the pool, read from the top: buckets hi (its
- * max's) down to the lowest one its calls reach, never the empty ones
- * below (they are most of it, and in pages the writer may never have
- * touched).  Bucket lo + k lands at pool[*off + k].
- */
 /* the highest row at or below b that a block's row map marks, or -1 */
 static int row_below(const __u64 *map, int b)
 {
@@ -71,16 +65,25 @@ static int row_below(const __u64 *map, int b)
 	return -1;
 }
 
+/*
+ * Node's histogram into the pool: the rows its block's map marks, from
+ * hi (its max's bucket) down, never the others (most of a histogram, in
+ * pages the writer may never have touched).  The copy runs from the
+ * lowest non-empty bucket to hi; bucket lo + k lands at pool[*off + k].
+ */
 static int pool_add(struct hist_pool *p, const __u32 *hist, const __u64 *map, unsigned int shift,
-		    __u32 node, __u32 hi, __u64 calls, __u32 *lo, __u32 *nb, __u64 *off)
+		    __u32 node, __u32 hi, __u32 *lo, __u32 *nb, __u64 *off)
 {
 	__u32 row[PROF_HIST_BUCKETS], cnt[PROF_HIST_BUCKETS], low = hi, i, n, k, nv = 0;
-	__u64 acc = 0;
 	int b;
 
-	/* the marked rows only, from the top; a racing exit may leave fewer
-	 * counts than calls: then all of them */
-	for (b = row_below(map, (int)hi); b >= 0 && acc < calls; b = row_below(map, b - 1)) {
+	/*
+	 * Every marked row at or below the max's: an exit adds to calls before
+	 * its bucket, so a read racing exits can find more counts than the calls
+	 * it loaded, and stopping at calls would drop the lowest ones (a diff
+	 * would count them later, as calls they were not).
+	 */
+	for (b = row_below(map, (int)hi); b >= 0; b = row_below(map, b - 1)) {
 		__u32 c = LD(&hist[prof_hist_index(node, (unsigned int)b, shift)]);
 
 		if (!c)
@@ -88,7 +91,6 @@ static int pool_add(struct hist_pool *p, const __u32 *hist, const __u64 *map, un
 		row[nv] = (__u32)b;
 		cnt[nv++] = c;
 		low = (__u32)b;
-		acc += c;
 	}
 	n = hi - low + 1;
 	if (p->n + n > p->cap) {
@@ -593,8 +595,8 @@ static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct 
 		}
 		if (!copy || !n->calls)
 			continue;
-		err = pool_add(pool, v->hist, view_rows(v, i), v->hist_shift, i, hi, n->calls,
-			       &n->hist_lo, &n->hist_n, &n->hist_off);
+		err = pool_add(pool, v->hist, view_rows(v, i), v->hist_shift, i, hi, &n->hist_lo,
+			       &n->hist_n, &n->hist_off);
 		if (err)
 			return err;
 	}
@@ -1430,9 +1432,8 @@ int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread
 		/* its table is cur's now, or the one we load into */
 		z->cur_tab = !z->cur_tab;
 		pthread_mutex_unlock(&z->lock);
-	} else {
-		z->cur_tab = !z->cur_tab;
 	}
+	/* without the helper, one table serves every load */
 	if (!taken)
 		err = lazy_fill(z, &z->tab[z->cur_tab], t);
 	if (err)
@@ -1828,6 +1829,9 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 	char *mem = out;
 	__u32 i, j;
 
+	/* a lazy snapshot's nodes and histograms are not all in memory */
+	if (s->lazy)
+		return -EINVAL;
 	image_geom(s, &g);
 	if (len != g.size)
 		return -EINVAL;
@@ -1919,6 +1923,9 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 				e->frees = n->frees;
 				e->free_bytes = n->free_bytes;
 			}
+			if (n->hist_n && (!s->hist || n->hist_off > s->nhist ||
+					  n->hist_n > s->nhist - n->hist_off))
+				return -EINVAL;
 			for (k = 0; k < n->hist_n && n->hist_lo + k < PROF_HIST_BUCKETS; k++) {
 				__u32 b = n->hist_lo + k;
 
