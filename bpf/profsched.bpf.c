@@ -168,8 +168,11 @@ int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct t
 	/* next comes back: its time away, and whether it moved */
 	if (in) {
 		/* out_ns == 0: never seen going out since the slot was assigned */
-		if (in->out_ns && now > in->out_ns) {
-			WRITE_ONCE_U64(&in->offcpu_ns, in->offcpu_ns + (now - in->out_ns));
+		if (in->out_ns) {
+			/* two CPUs' run queue clocks may disagree by a little: a
+			 * time that went backwards adds nothing, but the move counts */
+			if (now > in->out_ns)
+				WRITE_ONCE_U64(&in->offcpu_ns, in->offcpu_ns + (now - in->out_ns));
 			if (cpu != in->last_cpu) {
 				seq = in->seq + (1ULL << PROF_SCHED_SEQ_MIGR_SHIFT);
 				WRITE_ONCE_U64(&in->seq, seq);
