@@ -29,9 +29,9 @@ static pthread_barrier_t built;
 		sink += (unsigned long)d; \
 		rec(d);                   \
 	}
-Z(0)
-Z(1)
-Z(2) Z(3) Z(4) Z(5) Z(6) Z(7) Z(8) Z(9)
+/* clang-format off */
+Z(0) Z(1) Z(2) Z(3) Z(4) Z(5) Z(6) Z(7) Z(8) Z(9)
+	/* clang-format on */
 
 	static void (*const zs[10])(int) = { z0, z1, z2, z3, z4, z5, z6, z7, z8, z9 };
 

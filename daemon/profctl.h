@@ -33,6 +33,7 @@ struct pc_opts {
 	int mode;		/* PC_SINCE_* / PC_LAST */
 	unsigned int last_s;
 	int sort;		/* PROF_SORT_* */
+	bool sort_set;		/* --sort given */
 	bool flat;
 	bool threads;		/* merge the threads of a process */
 	const char *callers;	/* --callers ZONE */

@@ -49,17 +49,19 @@ static const char usage_report[] =
 	"      --last DURATION  the last DURATION (10s, 2m) of profd's history; without\n"
 	"                       profd, measure the next DURATION instead\n"
 	"  -s, --sort KEY       order siblings and rows by self|total|calls|max|p99\n"
-	"                       (not p99 with --flat: flat rows have no percentiles)\n"
+	"                       (not p99 with --flat: flat rows have no percentiles;\n"
+	"                       not with --callers: its rows are by time)\n"
 	"      --flat           zones merged across threads and call paths\n"
 	"      --callers ZONE   ZONE's parents (summing to it) and children\n"
 	"      --threads        merge the threads of a process into one tree\n"
 	"  -f, --format FMT     text (default), json, csv, folded, html (folded and html\n"
 	"                       are the tree: no --flat or --callers)\n"
 	"  -o, --output FILE    write there instead of stdout\n"
-	"      --rows N         at most N rows in the flat list\n"
+	"      --rows N         at most N rows in the --flat list\n"
 	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
 	"                       always, never\n"
 	"      --input FILE     read a saved segment image instead of a live process\n"
+	"                       (no --pid or --last)\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n";
 
 static const char usage_reset[] =
@@ -338,6 +340,7 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			o->mode = PC_LAST;
 			break;
 		case 's':
+			o->sort_set = true;
 			o->sort = parse_sort(optarg);
 			if (o->sort < 0) {
 				pc_warnx("bad sort key '%s' (self, total, calls, max, p99)",
@@ -597,6 +600,20 @@ static int cmd_report(int argc, char **argv)
 	if (o.flat && o.sort == PROF_SORT_P99) {
 		pc_warnx("report: --flat rows have no percentiles: sort them by self, total, calls "
 			 "or max");
+		return EXIT_USAGE;
+	}
+	if (o.rows && !o.flat) {
+		pc_warnx("report: --rows limits the --flat list");
+		return EXIT_USAGE;
+	}
+	/* its rows are the time spent on behalf of the zone, biggest first */
+	if (o.callers && o.sort_set) {
+		pc_warnx("report: --callers rows are ordered by their time: no --sort");
+		return EXIT_USAGE;
+	}
+	/* an image is one process as it was: no process to choose, no history */
+	if (o.input && (o.pid || o.mode == PC_LAST)) {
+		pc_warnx("report: --input reads a saved image: no --%s", o.pid ? "pid" : "last");
 		return EXIT_USAGE;
 	}
 	if (o.input) {

@@ -548,6 +548,15 @@ static void test_conflicts(void **state)
 			     "p99",    "--format", "json", NULL };
 	const char *a9[] = { "report", "--input", image,       "--format", "folded",
 			     "--flat", "-o",	  "/dev/null", NULL };
+	/* options a view would ignore */
+	const char *b1[] = { "report", "--input", image, "--rows", "3", NULL };
+	const char *b2[] = {
+		"report", "--input", image, "--callers", "lex", "--sort", "calls", NULL
+	};
+	const char *b3[] = { "report", "--input", image, "--pid", "1", NULL };
+	const char *b4[] = { "report", "--input", image, "--last", "5s", NULL };
+	const char *b5[] = { "report", "--input", image,       "--flat", "--rows",
+			     "3",      "-o",	  "/dev/null", NULL };
 	/* the same option twice is no conflict */
 	const char *ok[] = { "report",	      "--input", image,	      "--since-start",
 			     "--since-start", "-o",	 "/dev/null", NULL };
@@ -568,6 +577,11 @@ static void test_conflicts(void **state)
 	usage_error(a9, "profctl: report: --format folded is the call stacks: it has no --flat "
 			"or --callers view\n");
 	assert_int_equal(run(ok, NULL, 0), 0);
+	usage_error(b1, "profctl: report: --rows limits the --flat list\n");
+	usage_error(b2, "profctl: report: --callers rows are ordered by their time: no --sort\n");
+	usage_error(b3, "profctl: report: --input reads a saved image: no --pid\n");
+	usage_error(b4, "profctl: report: --input reads a saved image: no --last\n");
+	assert_int_equal(run(b5, NULL, 0), 0);
 }
 
 static void test_help(void **state)
