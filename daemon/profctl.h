@@ -47,6 +47,11 @@ struct pc_opts {
 
 int profctl_main(int argc, char **argv);
 
+/* SIGBUS from a segment truncated under its mapping: the read sees zeros
+ * from there, and pc_bus_hit() says it happened since pc_bus_guard() */
+void pc_bus_guard(void);
+bool pc_bus_hit(void);
+
 /* logging: "profctl: ..." on stderr */
 void pc_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -961,9 +961,20 @@ int profctl_main(int argc, char **argv)
 		printf("profctl %d.%d\n", PROF_VERSION_MAJOR, PROF_VERSION_MINOR);
 		return 0;
 	}
-	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (!strcmp(argv[1], verbs[i].name))
-			return verbs[i].fn(argc - 1, argv + 1);
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		int rc;
+
+		if (strcmp(argv[1], verbs[i].name))
+			continue;
+		pc_bus_guard();
+		rc = verbs[i].fn(argc - 1, argv + 1);
+		if (pc_bus_hit()) {
+			pc_warnx("a segment was truncated by its owner while profctl read it: "
+				 "what was shown is incomplete");
+			rc = 1;
+		}
+		return rc;
+	}
 	pc_warnx("unknown verb '%s'; see profctl --help", argv[1]);
 	return EXIT_USAGE;
 }

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -27,6 +28,47 @@
 #ifndef PROFCTL_NO_CLIENT
 #include "client.h"
 #endif
+
+/*
+ * A segment is mapped and read in place, and its owner can truncate the
+ * file under the mapping: a read past the new end raises SIGBUS.  The
+ * handler maps a page of zeros there (the reader already treats every byte
+ * of a segment as hostile), notes it, and the read goes on; the verb then
+ * fails with one line instead of profctl dying of a bus error.
+ */
+static volatile sig_atomic_t bus_hit;
+static size_t bus_page;
+
+static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+	uintptr_t page = (uintptr_t)si->si_addr & ~(uintptr_t)(bus_page - 1);
+
+	(void)ctx;
+	/* BUS_ADRERR: past the end of a file mapping (not a memory error) */
+	if (si->si_code == BUS_ADRERR && page &&
+	    mmap((void *)page, bus_page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+		 0) != MAP_FAILED) {
+		bus_hit = 1;
+		return;
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void pc_bus_guard(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER };
+
+	bus_page = (size_t)sysconf(_SC_PAGESIZE);
+	bus_hit = 0;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+bool pc_bus_hit(void)
+{
+	return bus_hit;
+}
 
 void pc_warnx(const char *fmt, ...)
 {
@@ -189,6 +231,9 @@ static int direct_find(pid_t pid, struct prof_seg_ent *out)
 
 static void read_error(const char *what, int err)
 {
+	/* the zeros of a truncated segment: profctl_main says what happened */
+	if (pc_bus_hit())
+		return;
 	if (err == -EPROTO)
 		pc_warnx("%s: unknown segment version (this profctl reads version %d)", what,
 			 PROF_SEG_VERSION);

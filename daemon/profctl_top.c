@@ -435,6 +435,9 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 			next = now_s() + interval;
 		if (!t.paused) {
 			err = sample(&t);
+			/* its segment shrank under the mapping: profctl_main says so */
+			if (!err && pc_bus_hit())
+				err = -EIO;
 			if (err)
 				break;
 		}

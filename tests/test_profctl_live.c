@@ -6,10 +6,13 @@
  * then N calls reports exactly N, the json validates against
  * tests/report.schema.json, list and top see the process.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -509,9 +512,10 @@ static void test_last_exited(void **state)
 }
 
 /* a process killed after a zone: no exit handler marked anything */
-static pid_t killed_child(void)
+/* a process that ran one zone and waits, alive, for its SIGKILL */
+static pid_t paused_child(void)
 {
-	int ready[2], st;
+	int ready[2];
 	char c;
 	pid_t p;
 
@@ -528,6 +532,14 @@ static pid_t killed_child(void)
 	close(ready[1]);
 	assert_int_equal(read(ready[0], &c, 1), 1);
 	close(ready[0]);
+	return p;
+}
+
+static pid_t killed_child(void)
+{
+	pid_t p = paused_child();
+	int st;
+
 	kill(p, SIGKILL);
 	assert_int_equal(waitpid(p, &st, 0), p);
 	assert_true(WIFSIGNALED(st));
@@ -606,6 +618,91 @@ static void test_top_exited(void **state)
 	free(text);
 }
 
+/* a page of a file mapping past the file's new end reads as zeros, once
+ * profctl's guard is on, and the guard says so */
+static void test_bus_guard(void **state)
+{
+	char path[128];
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	volatile unsigned char *m;
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/shrinks", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)(2 * pg)), 0);
+	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	m[0] = 7;
+	m[pg] = 9;
+	assert_int_equal(ftruncate(fd, (off_t)pg), 0);
+	close(fd);
+	pc_bus_guard();
+	assert_false(pc_bus_hit());
+	assert_int_equal(m[0], 7);
+	assert_false(pc_bus_hit());
+	assert_int_equal(m[pg + 1], 0); /* SIGBUS without the guard */
+	assert_true(pc_bus_hit());
+	assert_int_equal(m[pg + 2], 0); /* the page of zeros stays */
+	munmap((void *)(uintptr_t)m, 2 * pg);
+	signal(SIGBUS, SIG_DFL);
+}
+
+/* a live process whose owner truncates its segment while top follows it:
+ * top stops with one line, not a bus error */
+static void test_top_truncated(void **state)
+{
+	char pid[16], path[128], err[512] = "", buf[4096];
+	const char *top[] = { "top", "--pid", pid, "-d", "0.05", "-n", "400", "--no-daemon", NULL };
+	int out[2], st;
+	size_t got = 0;
+	pid_t p, r;
+	ssize_t k;
+	glob_t g;
+
+	(void)state;
+	p = paused_child();
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(path, sizeof(path), "/dev/shm/prof.%d.*", (int)p);
+	assert_int_equal(glob(path, 0, NULL, &g), 0);
+	assert_int_equal(g.gl_pathc, 1);
+
+	assert_int_equal(pipe(out), 0);
+	r = fork();
+	assert_true(r >= 0);
+	if (r == 0) {
+		close(out[0]);
+		dup2(out[1], 1);
+		close(out[1]);
+		/* a frame, then the next read of the segment faults */
+		st = run_io(NULL, top, err, sizeof(err));
+		if (st == 1 && strstr(err, "truncated") && !strchr(strchr(err, '\n') + 1, '\n'))
+			_exit(42);
+		fprintf(stderr, "exit %d, stderr:\n%s", st, err);
+		_exit(1);
+	}
+	close(out[1]);
+	/* the first frame names the zone: then cut the segment to its header page */
+	while (!memmem(buf, got, "live_outer", 10) && got < sizeof(buf) &&
+	       (k = read(out[0], buf + got, sizeof(buf) - got)) > 0)
+		got += (size_t)k;
+	assert_non_null(memmem(buf, got, "live_outer", 10));
+	assert_int_equal(truncate(g.gl_pathv[0], 4096), 0);
+	while (read(out[0], buf, sizeof(buf)) > 0)
+		;
+	close(out[0]);
+	assert_int_equal(waitpid(r, &st, 0), r);
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	globfree(&g);
+	drop_segments(p);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 42)
+		fail_msg("top of a truncated segment: %s %d; want one line and exit 1",
+			 WIFSIGNALED(st) ? "signal" : "exit",
+			 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -620,6 +717,8 @@ int main(void)
 		cmocka_unit_test(test_top_exited),
 		cmocka_unit_test(test_killed_is_exited),
 		cmocka_unit_test(test_last_span),
+		cmocka_unit_test(test_bus_guard),
+		cmocka_unit_test(test_top_truncated),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
