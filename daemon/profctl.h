@@ -43,9 +43,14 @@ struct pc_opts {
 	const char *input;	/* --input FILE: a saved segment image */
 	bool no_daemon;		/* --no-daemon / PROFCTL_NO_DAEMON */
 	int rows;		/* flat rows, 0 = all */
+	bool dry_run;		/* clean --dry-run */
 };
 
 int profctl_main(int argc, char **argv);
+
+/* clean: remove the segments of exited processes (pid's only, if not 0),
+ * or with dry_run say which; lines on out; exit status */
+int pc_clean(pid_t pid, bool dry_run, FILE *out);
 
 /* SIGBUS from a segment truncated under its mapping: the read sees zeros
  * from there, and pc_bus_hit() says it happened since pc_bus_guard() */

@@ -28,6 +28,7 @@ static const char usage_main[] =
 	"  top [OPTIONS]            live view of the hottest zones\n"
 	"  status [OPTIONS]         profd up or not, kernel assistance, versions\n"
 	"  zones BINARY             the zones compiled into an ELF file\n"
+	"  clean [OPTIONS]          remove the segments exited processes left in /dev/shm\n"
 	"\n"
 	"  -h, --help               this text\n"
 	"      --version            profctl's version\n"
@@ -113,6 +114,18 @@ static const char usage_zones[] =
 	"The zones (USDT probes of provider prof) compiled into an ELF executable or\n"
 	"shared library, read from its notes without running it, as readelf -n shows them.\n";
 
+static const char usage_clean[] =
+	"usage: profctl clean [--pid P] [--dry-run]\n"
+	"\n"
+	"  -p, --pid P          only P's segment (an error if P still runs)\n"
+	"      --dry-run        say what would be removed; remove nothing\n"
+	"\n"
+	"A segment outlives a process that was killed (or set PROF_KEEP), for post-mortem\n"
+	"reports, and holds its memory in /dev/shm until it is removed.  clean removes\n"
+	"those of your processes (root: of everyone's) that no longer run and that no\n"
+	"process maps, with profctl's reset baselines for them, one line each, then a\n"
+	"total.  profd keeps its own copy of an exited process's data.\n";
+
 static int parse_sort(const char *s)
 {
 	static const char *const keys[] = { "self", "total", "calls", "max", "p99" };
@@ -181,6 +194,7 @@ enum {
 	OPT_COLOR,
 	OPT_INPUT,
 	OPT_NO_DAEMON,
+	OPT_DRY_RUN,
 };
 
 static const struct option report_longopts[] = {
@@ -199,6 +213,7 @@ static const struct option report_longopts[] = {
 	{ "color", required_argument, NULL, OPT_COLOR },
 	{ "input", required_argument, NULL, OPT_INPUT },
 	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "delay", required_argument, NULL, 'd' },
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -387,6 +402,9 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			break;
 		case OPT_NO_DAEMON:
 			o->no_daemon = true;
+			break;
+		case OPT_DRY_RUN:
+			o->dry_run = true;
 			break;
 		case 'd': {
 			char *end;
@@ -941,6 +959,19 @@ static int cmd_top(int argc, char **argv)
 	return err ? 1 : 0;
 }
 
+/* --- clean ------------------------------------------------------------------- */
+
+static int cmd_clean(int argc, char **argv)
+{
+	struct pc_opts o;
+	int err;
+
+	err = parse_opts(argc, argv, usage_clean, "pid dry-run", &o, NULL, NULL);
+	if (err)
+		return err < 0 ? 0 : err;
+	return pc_clean(o.pid, o.dry_run, stdout);
+}
+
 int profctl_main(int argc, char **argv)
 {
 	static const struct {
@@ -949,6 +980,7 @@ int profctl_main(int argc, char **argv)
 	} verbs[] = {
 		{ "report", cmd_report }, { "list", cmd_list },	    { "reset", cmd_reset },
 		{ "top", cmd_top },	  { "status", cmd_status }, { "zones", cmd_zones },
+		{ "clean", cmd_clean },
 	};
 	size_t i;
 

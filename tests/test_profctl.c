@@ -586,11 +586,12 @@ static void test_conflicts(void **state)
 
 static void test_help(void **state)
 {
-	static const char *const verbs[] = { "report", "list", "reset", "top", "status", "zones" };
+	static const char *const verbs[] = { "report", "list",	"reset", "top",
+					     "status", "zones", "clean" };
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
 		const char *a[] = { verbs[i], "--help", NULL };
 		char out[160];
 		int saved = dup(1), fd, rc;
@@ -692,7 +693,7 @@ static int cmp_str(const void *a, const void *b)
  */
 static void test_docs_agree(void **state)
 {
-	static const char *const verbs[] = { "list", "report", "reset", "top", "status" };
+	static const char *const verbs[] = { "list", "report", "reset", "top", "status", "clean" };
 	static const struct {
 		const char *name, *val;
 	} opts[] = {
@@ -713,6 +714,7 @@ static void test_docs_agree(void **state)
 		{ "no-daemon", NULL },
 		{ "delay", "1" },
 		{ "iterations", "1" },
+		{ "dry-run", NULL },
 	};
 	char *man, *help, err[512], got[512], want[512], opt[64], manopt[96], head[64];
 	const char *names[32];

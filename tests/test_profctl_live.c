@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -523,6 +524,8 @@ static pid_t paused_child(void)
 	p = fork();
 	assert_true(p >= 0);
 	if (p == 0) {
+		/* not left behind by a test that fails */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		live_outer();
 		if (write(ready[1], "r", 1) != 1)
 			_exit(1);
@@ -703,6 +706,121 @@ static void test_top_truncated(void **state)
 			 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 }
 
+static bool seg_exists(pid_t p)
+{
+	char pat[64];
+	glob_t g;
+	bool any;
+
+	snprintf(pat, sizeof(pat), "/dev/shm/prof.%d.*", (int)p);
+	any = glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0;
+	globfree(&g);
+	return any;
+}
+
+/* clean removes what exited processes left, and nothing that runs or is
+ * mapped; --dry-run removes nothing */
+static void test_clean(void **state)
+{
+	char pid[16], out[128], *text, path[160], base[256];
+	const char *dry[] = { "clean", "--pid", pid, "--dry-run", NULL };
+	const char *one[] = { "clean", "--pid", pid, NULL };
+	const char *reset[] = { "reset", "--pid", pid, "--no-daemon", NULL };
+	struct prof_seg_ent *ents = NULL;
+	size_t ne = 0, i;
+	pid_t p, k;
+	void *m = MAP_FAILED;
+	size_t len = 0;
+	int fd;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/clean.txt", dir);
+
+	/* a live process: its segment stays */
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	assert_int_equal(run(out, one), 1);
+	assert_true(seg_exists(child));
+
+	/* an exited one: --dry-run names it and keeps it, then it goes, with
+	 * its reset baseline */
+	p = exited_child();
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	assert_int_equal(run(NULL, reset), 0);
+	assert_int_equal(prof_seg_list(getuid(), &ents, &ne), 0);
+	for (i = 0; i < ne && ents[i].pid != (__u32)p; i++)
+		;
+	assert_true(i < ne);
+	assert_int_equal(pc_baseline_path(p, ents[i].start_token, base, sizeof(base)), 0);
+	free(ents);
+	assert_int_equal(access(base, F_OK), 0);
+	assert_int_equal(run(out, dry), 0);
+	text = slurp(out);
+	snprintf(path, sizeof(path), "would remove /dev/shm/prof.%d.", (int)p);
+	assert_non_null(strstr(text, path));
+	assert_non_null(strstr(text, "would remove 1 segment of exited processes"));
+	free(text);
+	assert_true(seg_exists(p));
+	assert_int_equal(run(out, one), 0);
+	text = slurp(out);
+	snprintf(path, sizeof(path), "removed /dev/shm/prof.%d.", (int)p);
+	assert_non_null(strstr(text, path));
+	free(text);
+	assert_false(seg_exists(p));
+	assert_int_equal(access(base, F_OK), -1);
+	/* nothing left of it */
+	assert_int_equal(run(out, one), 1);
+
+	/* a killed one that something still maps (as a process in another pid
+	 * namespace would): it stays until unmapped */
+	k = killed_child();
+	snprintf(pid, sizeof(pid), "%d", (int)k);
+	snprintf(path, sizeof(path), "/dev/shm/prof.%d.*", (int)k);
+	{
+		glob_t g;
+
+		assert_int_equal(glob(path, 0, NULL, &g), 0);
+		fd = open(g.gl_pathv[0], O_RDONLY);
+		globfree(&g);
+	}
+	assert_true(fd >= 0);
+	len = (size_t)lseek(fd, 0, SEEK_END);
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(run(out, one), 1);
+	assert_true(seg_exists(k));
+	munmap(m, len);
+	assert_int_equal(run(out, one), 0);
+	assert_false(seg_exists(k));
+}
+
+/* a user cleans after themselves only: root's exited segment stays */
+static void test_clean_other_user(void **state)
+{
+	pid_t p, u;
+	int st;
+
+	(void)state;
+	if (getuid() != 0)
+		skip();
+	p = exited_child();
+	u = fork();
+	assert_true(u >= 0);
+	if (u == 0) {
+		const char *a[] = { "clean", NULL };
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		_exit(run(NULL, a));
+	}
+	assert_int_equal(waitpid(u, &st, 0), u);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_true(seg_exists(p));
+	drop_segments(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -719,6 +837,8 @@ int main(void)
 		cmocka_unit_test(test_last_span),
 		cmocka_unit_test(test_bus_guard),
 		cmocka_unit_test(test_top_truncated),
+		cmocka_unit_test(test_clean),
+		cmocka_unit_test(test_clean_other_user),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
