@@ -284,6 +284,11 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	err = ctl_lock(conf.sock_path);
+	if (err == -EADDRINUSE)
+		fatalx("another profd holds %s.lock", conf.sock_path);
+	if (err)
+		fatalx("failed to open the control socket %s: %s", conf.sock_path, strerror(-err));
 	if (conf.no_bpf)
 		log_info("bpf: disabled by --no-bpf");
 	else

@@ -82,7 +82,9 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 int seg_reset(uid_t uid, pid_t pid);
 
 /* profd_ctl.c */
-/* -EADDRINUSE: another process answers on path */
+/* take path's lock: -EADDRINUSE if another profd holds it */
+int ctl_lock(const char *path);
+/* -EADDRINUSE: another process answers on path (takes the lock if not yet) */
 int ctl_open(const char *path);
 void ctl_close(void);
 int ctl_listen_fd(void);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -39,10 +40,12 @@ struct conn {
 
 static struct {
 	int lfd;
-	char path[PATH_MAX];
+	int lockfd;	     /* flock'd <path>.lock, held for profd's life */
+	char path[PATH_MAX]; /* the socket's, absolute */
+	char lock[PATH_MAX + 8];
 	struct conn *conns;
 	__u32 nconns;
-} ctl = { .lfd = -1 };
+} ctl = { .lfd = -1, .lockfd = -1 };
 
 /* the listener's epoll tag: a unique address that is no conn */
 static char ctl_listen_tag;
@@ -82,16 +85,23 @@ static int ctl_probe(const struct sockaddr_un *sa)
 	return err;
 }
 
-int ctl_open(const char *path)
+/*
+ * One profd per socket: the probe-unlink-bind below is a race between two
+ * profds started at once on a stale socket (each would unlink the other's
+ * fresh one), so each first takes <path>.lock, and keeps it.  Taken before
+ * BPF is loaded: a second profd touches nothing.  A lock file unlinked by
+ * its exiting holder while we opened it is no lock: taken, it must still
+ * be the file at that name.
+ */
+int ctl_lock(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
 	char dir[sizeof(sa.sun_path)], *slash;
-	struct stat st;
-	int fd, err;
+	struct stat st, at;
+	int fd, i;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
 	/* kept absolute for the unlink at exit: -d changes directory after the bind */
 	ctl.path[0] = 0;
 	if (path[0] != '/' && !getcwd(ctl.path, sizeof(ctl.path) - 1))
@@ -101,14 +111,44 @@ int ctl_open(const char *path)
 	if (strlen(ctl.path) + strlen(path) >= sizeof(ctl.path))
 		return -ENAMETOOLONG;
 	strcat(ctl.path, path);
+	snprintf(ctl.lock, sizeof(ctl.lock), "%s.lock", ctl.path);
 	/* the directory, if missing (RuntimeDirectory= makes it under systemd) */
-	memcpy(dir, sa.sun_path, sizeof(dir));
+	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = 0;
 		if (mkdir(dir, 0755) && errno != EEXIST)
 			return -errno;
 	}
+	for (i = 0; i < 8; i++) {
+		fd = open(ctl.lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			int err = errno == EWOULDBLOCK ? -EADDRINUSE : -errno;
+
+			close(fd);
+			return err;
+		}
+		if (!fstat(fd, &st) && !stat(ctl.lock, &at) && st.st_ino == at.st_ino &&
+		    st.st_dev == at.st_dev) {
+			ctl.lockfd = fd;
+			return 0;
+		}
+		close(fd);
+	}
+	return -EAGAIN;
+}
+
+int ctl_open(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, err;
+
+	if (ctl.lockfd < 0 && (err = ctl_lock(path)))
+		return err;
+	strcpy(sa.sun_path, path);
 	/* a stale socket from a previous run; never anything else, nor a live one */
 	if (!lstat(path, &st)) {
 		if (!S_ISSOCK(st.st_mode))
@@ -164,6 +204,12 @@ void ctl_close(void)
 		unlink(ctl.path);
 	}
 	ctl.lfd = -1;
+	/* the lock last, and unlinked while held: the next profd makes its own */
+	if (ctl.lockfd >= 0) {
+		unlink(ctl.lock);
+		close(ctl.lockfd);
+	}
+	ctl.lockfd = -1;
 }
 
 void ctl_accept(int epfd)

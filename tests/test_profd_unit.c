@@ -9,9 +9,11 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -156,6 +158,7 @@ static pid_t spawn_profd(const char *sock)
 /* after each test, pass or fail: no profd left behind */
 static int teardown(void **state)
 {
+	char lock[sizeof(sock_path) + 8];
 	size_t i;
 
 	(void)state;
@@ -166,6 +169,9 @@ static int teardown(void **state)
 		}
 		kids[i] = -1;
 	}
+	/* a killed profd leaves its lock file (unlocked) beside the socket */
+	snprintf(lock, sizeof(lock), "%s.lock", sock_path);
+	unlink(lock);
 	unlink(sock_path);
 	return 0;
 }
@@ -272,7 +278,7 @@ static void test_second_instance(void **state)
 	/* a profd that took over would run until timeout kills it */
 	snprintf(cmd, sizeof(cmd), "timeout 10 %s --no-bpf --socket %s 2>&1", profd_bin(), sock);
 	assert_int_equal(run(cmd, out, sizeof(out)), 1);
-	snprintf(want, sizeof(want), "profd: another profd is answering on %s\n", sock);
+	snprintf(want, sizeof(want), "profd: another profd holds %s.lock\n", sock);
 	assert_string_equal(out, want);
 	assert_int_equal(waitpid(first, NULL, WNOHANG), 0);
 	assert_int_equal(listener_pid(sock), first);
@@ -285,6 +291,46 @@ static void test_second_instance(void **state)
 	assert_int_equal(listener_pid(sock), next);
 }
 
+/*
+ * Two profds started at once on a stale socket: each would see it refused,
+ * unlink it and bind its own, the second unlinking the first's.  The lock
+ * decides: whoever holds <sock>.lock is the one, and the other touches
+ * nothing, the socket included.  The test holds the lock itself, so the
+ * race is decided the same way every time.
+ */
+static void test_lock_decides(void **state)
+{
+	const char *sock = test_sock("locked");
+	char cmd[8192], out[4096], want[400], lock[300];
+	struct stat before, after;
+	pid_t first;
+	int fd;
+
+	(void)state;
+	/* a stale socket: its profd was killed */
+	first = spawn_profd(sock);
+	kill(first, SIGKILL);
+	waitpid(first, NULL, 0);
+	kids[0] = -1;
+	assert_int_equal(stat(sock, &before), 0);
+	snprintf(lock, sizeof(lock), "%s.lock", sock);
+	fd = open(lock, O_RDWR | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	snprintf(cmd, sizeof(cmd), "timeout 10 %s --no-bpf --socket %s 2>&1", profd_bin(), sock);
+	assert_int_equal(run(cmd, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want), "profd: another profd holds %s\n", lock);
+	assert_string_equal(out, want);
+	/* the stale socket is as it was: not unlinked, not replaced */
+	assert_int_equal(stat(sock, &after), 0);
+	assert_int_equal(before.st_ino, after.st_ino);
+	close(fd);
+	assert_true(listener_pid(sock) <= 0); /* stale: nobody answers */
+	/* the lock free, the next one starts, and answers on the stale socket's path */
+	first = spawn_profd(sock);
+	assert_int_equal(listener_pid(sock), first);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_detach_failed_start),
 		cmocka_unit_test_teardown(test_detach_ready, teardown),
 		cmocka_unit_test_teardown(test_second_instance, teardown),
+		cmocka_unit_test_teardown(test_lock_decides, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
