@@ -22,7 +22,12 @@
  * through the runtime.  Each start takes seconds, so few pairs: a
  * cross-check, noisier than part 1.
  *
- *	pingpong -p PROFD [-n ROUNDTRIPS] [-r PAIRS] [-R DAEMON_PAIRS]
+ * With -u the two threads are not pinned: the scheduler puts them where it
+ * likes (on two CPUs, mostly), as perf bench sched pipe does, and a round
+ * trip also crosses CPUs and idles: the program runs four times a round
+ * trip (each CPU switches to idle and back) in a longer round trip.
+ *
+ *	pingpong -p PROFD [-n ROUNDTRIPS] [-r PAIRS] [-R DAEMON_PAIRS] [-u]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,6 +59,7 @@
 static int ab[2], ba[2];
 static long trips = 10000;
 static pid_t pong_tid;
+static bool unpinned; /* -u: both threads free on every CPU */
 
 static double now_s(void)
 {
@@ -67,6 +73,8 @@ static void pin(void)
 {
 	cpu_set_t set;
 
+	if (unpinned)
+		return;
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
@@ -348,7 +356,7 @@ int main(int argc, char **argv)
 	int pairs = 100, dpairs = 6, c;
 	pthread_t th;
 
-	while ((c = getopt(argc, argv, "p:n:r:R:")) != -1) {
+	while ((c = getopt(argc, argv, "p:n:r:R:u")) != -1) {
 		if (c == 'p')
 			profd = optarg;
 		else if (c == 'n')
@@ -357,12 +365,14 @@ int main(int argc, char **argv)
 			pairs = atoi(optarg);
 		else if (c == 'R')
 			dpairs = atoi(optarg);
+		else if (c == 'u')
+			unpinned = true;
 		else
 			return 2;
 	}
 	if (!profd || trips < 10 || pairs < 1 || pairs > 1000 || dpairs < 0 || dpairs > 32) {
 		fprintf(stderr, "usage: pingpong -p PROFD [-n ROUNDTRIPS] [-r PAIRS(1..1000)] "
-				"[-R DAEMON_PAIRS(0..32)]\n");
+				"[-R DAEMON_PAIRS(0..32)] [-u]\n");
 		return 2;
 	}
 	if (geteuid() != 0) {
