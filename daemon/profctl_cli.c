@@ -1007,6 +1007,18 @@ int profctl_main(int argc, char **argv)
 		}
 		return rc;
 	}
+	/* profctl --pid 3 report: options follow their verb */
+	for (i = 2; argv[1][0] == '-' && i < (size_t)argc; i++) {
+		size_t v;
+
+		for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
+			if (strcmp(argv[i], verbs[v].name))
+				continue;
+			pc_warnx("options come after the verb: profctl %s %s ...", verbs[v].name,
+				 argv[1]);
+			return EXIT_USAGE;
+		}
+	}
 	pc_warnx("unknown verb '%s'; see profctl --help", argv[1]);
 	return EXIT_USAGE;
 }
