@@ -60,11 +60,24 @@ static void *own_segment(size_t *len)
 	return mem;
 }
 
+static void rows_equal(const struct prof_flat_row *a, const struct prof_flat_row *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		assert_int_equal(a[i].site, b[i].site);
+		assert_int_equal(a[i].calls, b[i].calls);
+		assert_int_equal(a[i].ticks, b[i].ticks);
+		assert_int_equal(a[i].self, b[i].self);
+		assert_int_equal(a[i].max, b[i].max);
+	}
+}
+
 static void compare(const struct prof_snapshot *s, const void *mem, size_t len, __u32 tid)
 {
 	struct prof_flat_row *a, *b;
 	struct prof_snapshot *light;
-	size_t na, nb, i;
+	size_t na, nb;
 
 	assert_int_equal(prof_snap_flat(s, tid, PROF_SORT_TOTAL, &a, &na), 0);
 	assert_int_equal(prof_seg_flat(mem, len, tid, PROF_SORT_TOTAL, &light, &b, &nb), 0);
@@ -72,13 +85,7 @@ static void compare(const struct prof_snapshot *s, const void *mem, size_t len, 
 	assert_int_equal(na, nb);
 	assert_int_equal(light->nthreads, s->nthreads);
 	assert_int_equal(light->nsites, s->nsites);
-	for (i = 0; i < na; i++) {
-		assert_int_equal(a[i].site, b[i].site);
-		assert_int_equal(a[i].calls, b[i].calls);
-		assert_int_equal(a[i].ticks, b[i].ticks);
-		assert_int_equal(a[i].self, b[i].self);
-		assert_int_equal(a[i].max, b[i].max);
-	}
+	rows_equal(a, b, na);
 	free(b);
 	prof_snapshot__destroy(light);
 	/* cached: cold, then from every thread's share */
@@ -92,13 +99,7 @@ static void compare(const struct prof_snapshot *s, const void *mem, size_t len, 
 							      &light, &b, &nb),
 					 0);
 			assert_int_equal(na, nb);
-			for (i = 0; i < na; i++) {
-				assert_int_equal(a[i].site, b[i].site);
-				assert_int_equal(a[i].calls, b[i].calls);
-				assert_int_equal(a[i].ticks, b[i].ticks);
-				assert_int_equal(a[i].self, b[i].self);
-				assert_int_equal(a[i].max, b[i].max);
-			}
+			rows_equal(a, b, na);
 			free(b);
 			prof_snapshot__destroy(light);
 		}
@@ -787,6 +788,26 @@ static void test_segflat_rejects_garbage(void **state)
 	assert_int_equal(prof_seg_flat(junk, 8, 0, 0, &s, &r, &n), -EINVAL);
 }
 
+/* a process of one thread of n nodes (zeroed but the root's and the
+ * overflow node's sites), to build by hand */
+static void one_thread(struct prof_snapshot *in, struct prof_snap_thread *th,
+		       struct prof_snap_site *sites, __u32 nsites, __u32 n)
+{
+	in->pid = 1;
+	in->clock = PROF_CLOCK_TSC;
+	in->tick_hz = 1000000000ull;
+	in->nsites = nsites;
+	in->sites = sites;
+	in->nthreads = 1;
+	in->threads = th;
+	th->tid = 1;
+	th->state = PROF_SLAB_ALIVE;
+	th->nnodes = n;
+	th->nodes = calloc(n, sizeof(*th->nodes));
+	assert_non_null(th->nodes);
+	th->nodes[0].site = th->nodes[1].site = PROF_SITE_NONE;
+}
+
 /*
  * A chain a million nodes deep, sites A B A B ...: every consumer finishes
  * (the recursion check is O(nodes), renderers stop at PROF_SNAP_DEPTH_MAX,
@@ -805,19 +826,7 @@ static void test_deep_chain(void **state)
 	FILE *null;
 
 	(void)state;
-	in.pid = 1;
-	in.clock = PROF_CLOCK_TSC;
-	in.tick_hz = 1000000000ull;
-	in.nsites = 2;
-	in.sites = sites;
-	in.nthreads = 1;
-	in.threads = &th;
-	th.tid = 1;
-	th.state = PROF_SLAB_ALIVE;
-	th.nnodes = N;
-	th.nodes = calloc(N, sizeof(*th.nodes));
-	assert_non_null(th.nodes);
-	th.nodes[0].site = th.nodes[1].site = PROF_SITE_NONE;
+	one_thread(&in, &th, sites, 2, N);
 	for (i = 2; i < N; i++) {
 		th.nodes[i].site = (__u32)(i % 2);
 		th.nodes[i].parent = i == 2 ? 0 : (__u32)(i - 1);
@@ -860,6 +869,73 @@ static void test_deep_chain(void **state)
 	free(img);
 }
 
+/*
+ * Recursion found however far up, at a bounded cost.  Sites 0 and 64 share
+ * the flat pass's filter bit: below a chain of 5,000 nodes B C B C ...
+ * (B = 64) between two nodes of A (site 0) the filter cannot tell B from A,
+ * so confirming the lower A walks the whole chain; it is recursive, and its
+ * time is in the upper A's already.  With leaves of another site that
+ * shares the bit (128), every leaf walks the chain and finds nothing: the
+ * walks run out of budget and one depth-first pass decides instead.
+ */
+static void check_far_recursion(__u32 leaves)
+{
+	enum { CHAIN = 5000 };
+	__u32 n = 2 + 1 + CHAIN + 1 + leaves, i, nsites = 129, bottom = 3 + CHAIN;
+	struct prof_snapshot in = { 0 }, *light = NULL, *s = NULL;
+	struct prof_snap_thread th = { 0 };
+	struct prof_snap_site *sites = calloc(nsites, sizeof(*sites));
+	struct prof_flat_row *rows = NULL, *exact = NULL;
+	size_t len, nr, ne, k;
+	void *img;
+
+	assert_non_null(sites);
+	for (i = 0; i < nsites; i++)
+		snprintf(sites[i].name, sizeof(sites[i].name), "s%u", i);
+	one_thread(&in, &th, sites, nsites, n);
+	/* node 2: the upper A; 3 .. 2 + CHAIN: B C B C ...; then the lower A */
+	for (i = 2; i < n; i++) {
+		th.nodes[i].site = i == 2 || i == bottom ? 0 : i < bottom ? (i % 2 ? 64 : 1) : 128;
+		th.nodes[i].parent = i == 2 ? 0 : i <= bottom ? i - 1 : bottom;
+		th.nodes[i].calls = 1;
+		th.nodes[i].ticks = i > bottom ? 1 : 1000000 - i;
+		th.nodes[i].max = th.nodes[i].ticks;
+	}
+	assert_int_equal(prof_snapshot__write(&in, &img, &len), 0);
+	free(th.nodes);
+	free(sites);
+
+	assert_int_equal(prof_seg_flat(img, len, 0, PROF_SORT_TOTAL, &light, &rows, &nr), 0);
+	assert_int_equal(prof_snapshot__read(img, len, &s), 0);
+	assert_int_equal(prof_snap_flat(s, 0, PROF_SORT_TOTAL, &exact, &ne), 0);
+	assert_int_equal(nr, ne);
+	for (k = 0; k < nr; k++) {
+		if (rows[k].site == 0) {
+			/* two calls; the total is the upper A's alone */
+			assert_int_equal(rows[k].calls, 2);
+			assert_int_equal(rows[k].ticks, 1000000 - 2);
+		}
+		if (rows[k].site == 128) {
+			assert_int_equal(rows[k].calls, leaves);
+			assert_int_equal(rows[k].ticks, leaves);
+		}
+	}
+	/* the same rows as the exact (depth-first) copying read */
+	rows_equal(rows, exact, nr);
+	free(rows);
+	free(exact);
+	prof_snapshot__destroy(light);
+	prof_snapshot__destroy(s);
+	free(img);
+}
+
+static void test_far_recursion(void **state)
+{
+	(void)state;
+	check_far_recursion(0);	     /* the walks find it */
+	check_far_recursion(100000); /* the walks run out: the pass finds it */
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--no-hole-reads"))
@@ -870,6 +946,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_segflat_cache),
 		cmocka_unit_test(test_sites_race),
 		cmocka_unit_test(test_deep_chain),
+		cmocka_unit_test(test_far_recursion),
 		cmocka_unit_test(test_cursor),
 		cmocka_unit_test(test_read_ahead),
 		cmocka_unit_test(test_lazy_view),

@@ -274,13 +274,76 @@ static int flat_tree_grow(struct flat_tree *t, __u32 nn, __u32 nrows)
 }
 
 /*
+ * The recursion marks of nodes [1, nn) in one depth-first pass, as
+ * prof_snap_mark_recursion makes them: a count per row of how often it is
+ * on the path from the root.  O(nodes), where the walks up cost O(nodes x
+ * depth) for a tree whose filter keeps sending them up long chains (a
+ * hostile one can: sites 64 apart share a filter bit).
+ */
+static int flat_mark_dfs(struct flat_tree *t, __u32 nn, __u32 nsites)
+{
+	__u32 *first = malloc((size_t)nn * sizeof(*first));
+	__u32 *next = malloc((size_t)nn * sizeof(*next));
+	__u32 *on_path = calloc((size_t)nsites + 1, sizeof(*on_path));
+	__u32 i;
+	int err = -ENOMEM;
+
+#define ROW_OF(i) ((__u32)t->rp[i] & ~FLAT_REC)
+	if (!first || !next || !on_path)
+		goto out;
+	err = 0;
+	if (nn < 2)
+		goto out;
+	memset(first, 0xff, (size_t)nn * sizeof(*first));
+	/* children in index order: built from the last */
+	for (i = nn - 1; i >= 1; i--) {
+		next[i] = first[t->parent[i]];
+		first[t->parent[i]] = i;
+	}
+	i = first[0];
+	while (i != PROF_SNAP_NONE) {
+		bool rec = i > 1 && on_path[ROW_OF(i)];
+
+		t->rp[i] = (t->rp[i] & ~(__u64)FLAT_REC) | (rec ? FLAT_REC : 0);
+		on_path[ROW_OF(i)]++;
+		if (first[i] != PROF_SNAP_NONE) {
+			i = first[i];
+			continue;
+		}
+		/* leave i, then every ancestor whose children are done */
+		for (;;) {
+			on_path[ROW_OF(i)]--;
+			if (next[i] != PROF_SNAP_NONE) {
+				i = next[i];
+				break;
+			}
+			i = t->parent[i];
+			if (i == 0) {
+				i = PROF_SNAP_NONE;
+				break;
+			}
+		}
+	}
+#undef ROW_OF
+	err = 0;
+out:
+	free(first);
+	free(next);
+	free(on_path);
+	return err;
+}
+
+/*
  * Learn nodes [t->nknown, nn), checked as the copying read checks them
  * (parent < index, a site for every zone).  seen: nsites + 1 flags, false
- * on entry and on return.
+ * on entry and on return.  The walks up that confirm the filter get a
+ * budget in proportion to the new nodes; past it, one depth-first pass
+ * marks them all.
  */
 static int flat_learn(struct flat_tree *t, const struct slab_view *v, __u32 nn, __u32 nsites,
 		      bool *seen)
 {
+	__u64 budget = 64ull * (nn - (nn < t->nknown ? 0 : t->nknown)) + 65536;
 	__u32 i, k;
 	int err = 0;
 
@@ -294,7 +357,7 @@ static int flat_learn(struct flat_tree *t, const struct slab_view *v, __u32 nn, 
 		seen[t->rows[k]] = true;
 	for (i = t->nknown; i < nn; i++) {
 		const struct prof_node *src = &v->nodes[i];
-		__u32 site = LD(&src->site), parent = LD(&src->parent), p, row, prow, steps;
+		__u32 site = LD(&src->site), parent = LD(&src->parent), p, row, prow;
 		bool rec = false;
 
 		if (i == 0 ? parent != 0 : parent >= i) {
@@ -309,11 +372,10 @@ static int flat_learn(struct flat_tree *t, const struct slab_view *v, __u32 nn, 
 		prow = parent ? (__u32)t->rp[parent] & ~FLAT_REC : FLAT_NO_ROW;
 		t->parent[i] = parent;
 		t->path[i] = parent ? t->path[parent] | 1ull << (prow & 63) : 0;
-		/* the filter rules most nodes out at once; a walk confirms, and a
-		 * hostile chain deeper than the renderers draw is not walked */
+		/* the filter rules most nodes out at once; a walk confirms, while
+		 * the budget lasts (then the pass below decides) */
 		if (i > 1 && (t->path[i] & 1ull << (row & 63)))
-			for (p = parent, steps = 0; p && !rec && steps < 16 * PROF_SNAP_DEPTH_MAX;
-			     p = t->parent[p], steps++)
+			for (p = parent; p && !rec && budget; p = t->parent[p], budget--)
 				rec = ((__u32)t->rp[p] & ~FLAT_REC) == row;
 		t->rp[i] = row | (rec ? FLAT_REC : 0) | (__u64)prow << 32;
 		if (i && !seen[row]) {
@@ -323,6 +385,8 @@ static int flat_learn(struct flat_tree *t, const struct slab_view *v, __u32 nn, 
 	}
 	for (k = 0; k < t->nrows; k++)
 		seen[t->rows[k]] = false;
+	if (!err && !budget)
+		err = flat_mark_dfs(t, nn, nsites);
 	if (err)
 		t->nknown = t->nrows = 0;
 	else
