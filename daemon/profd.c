@@ -287,6 +287,9 @@ int main(int argc, char **argv)
 	err = ctl_lock(conf.sock_path);
 	if (err == -EADDRINUSE)
 		fatalx("another profd holds %s.lock", conf.sock_path);
+	if (err == -EPERM)
+		fatalx("%s.lock is not a regular file of this user's: not a lock of profd's",
+		       conf.sock_path);
 	if (err)
 		fatalx("failed to open the control socket %s: %s", conf.sock_path, strerror(-err));
 	if (conf.no_bpf)

@@ -82,7 +82,8 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 int seg_reset(uid_t uid, pid_t pid);
 
 /* profd_ctl.c */
-/* take path's lock: -EADDRINUSE if another profd holds it */
+/* take path's lock: -EADDRINUSE if another profd holds it, -EPERM if the
+ * lock file is not a regular file of ours */
 int ctl_lock(const char *path);
 /* -EADDRINUSE: another process answers on path (takes the lock if not yet) */
 int ctl_open(const char *path);

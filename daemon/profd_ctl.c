@@ -132,6 +132,11 @@ int ctl_lock(const char *path)
 		}
 		if (!fstat(fd, &st) && !stat(ctl.lock, &at) && st.st_ino == at.st_ino &&
 		    st.st_dev == at.st_dev) {
+			/* another user's file there (in /tmp, say) is no lock of ours */
+			if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+				close(fd);
+				return -EPERM;
+			}
 			ctl.lockfd = fd;
 			return 0;
 		}

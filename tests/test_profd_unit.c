@@ -331,6 +331,31 @@ static void test_lock_decides(void **state)
 	assert_int_equal(listener_pid(sock), first);
 }
 
+/* a lock file someone else made (in /tmp, say) is not taken for profd's */
+static void test_lock_not_ours(void **state)
+{
+	const char *sock = test_sock("foreign");
+	char cmd[8192], out[4096], want[400], lock[300];
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0) {
+		printf("skip: making a file of another user's needs root\n");
+		skip();
+	}
+	snprintf(lock, sizeof(lock), "%s.lock", sock);
+	fd = open(lock, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(fchown(fd, 65534, 65534), 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "timeout 10 %s --no-bpf --socket %s 2>&1", profd_bin(), sock);
+	assert_int_equal(run(cmd, out, sizeof(out)), 1);
+	snprintf(want, sizeof(want),
+		 "profd: %s is not a regular file of this user's: not a lock of profd's\n", lock);
+	assert_string_equal(out, want);
+	assert_int_not_equal(access(sock, F_OK), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +365,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_detach_ready, teardown),
 		cmocka_unit_test_teardown(test_second_instance, teardown),
 		cmocka_unit_test_teardown(test_lock_decides, teardown),
+		cmocka_unit_test_teardown(test_lock_not_ours, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
