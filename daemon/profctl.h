@@ -53,9 +53,12 @@ int profctl_main(int argc, char **argv);
 int pc_clean(pid_t pid, bool dry_run, FILE *out);
 
 /* SIGBUS from a segment truncated under its mapping: the read sees zeros
- * from there, and pc_bus_hit() says it happened since pc_bus_guard() */
+ * from there, pc_bus_hit() says it happened since pc_bus_guard(), and
+ * pc_warnx is quiet from then on */
 void pc_bus_guard(void);
 bool pc_bus_hit(void);
+/* say so, in the one line the verb's errors since give way to */
+void pc_bus_said(void);
 
 /* logging: "profctl: ..." on stderr */
 void pc_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

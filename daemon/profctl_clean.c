@@ -1,169 +1,165 @@
 // SPDX-License-Identifier: MIT
 /*
- * profctl_clean.c - remove the segments that exited processes left behind.
+ * profctl_clean.c - remove what exited processes left behind.
  *
  * A segment outlives its process when the process is killed (or keeps it,
  * PROF_KEEP): that is what makes a post-mortem report possible, and also
  * what fills /dev/shm, which is memory, until someone removes it.  A
- * segment goes only if its process is gone (the pid in its name does not
- * run with the start token in its name) and no process maps it: the pid in
- * the name is its process's pid in its own pid namespace, and a process in
- * another namespace is seen by its mapping, found in /proc/<pid>/maps.
- * profd loses nothing: it keeps its own copy of an exited process's data.
- * With the segment goes profctl's reset baseline for that process.
+ * segment is in use while its process lives: the runtime holds a shared
+ * flock on it for as long as it maps it, which any pid namespace sees (the
+ * pid in a segment's name is its process's pid in its own namespace).  So
+ * a segment goes only if it takes an exclusive flock at once, its pid and
+ * start token do not run here either, and its header is complete (or it
+ * is older than a few seconds: a crash during creation).  It is unlinked
+ * while the lock is held.  profd loses nothing: it keeps its own copy of
+ * an exited process's data.
+ *
+ * A reset without profd leaves a baseline file (a copy of the process's
+ * counters) in $XDG_RUNTIME_DIR or /dev/shm; a baseline of a process that
+ * no longer runs goes too: yours, or as root every one in /dev/shm.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #include "profctl.h"
 
-struct mapped {
-	ino_t *ino;
-	size_t n, cap;
+/* a segment whose header is still being written, or a crash's */
+#define CLEAN_YOUNG_S 10
+
+struct tally {
+	bool dry_run;
+	FILE *out;
+	size_t removed;
+	unsigned long long bytes;
 };
 
-/* the inodes on device dev that a process we may inspect maps */
-static void scan_maps(dev_t dev, struct mapped *m)
+static void said(struct tally *t, const char *path, const struct stat *st, const char *what)
 {
-	unsigned int maj = major(dev), min = minor(dev);
-	char path[288], *line = NULL;
-	struct dirent *de;
-	size_t cap = 0;
-	DIR *d;
+	t->removed++;
+	t->bytes += (unsigned long long)st->st_blocks * 512;
+	fprintf(t->out, "%s %s (%s, %.1f MiB)\n", t->dry_run ? "would remove" : "removed", path,
+		what, (double)st->st_blocks * 512 / (1 << 20));
+}
 
-	d = opendir("/proc");
+/*
+ * 1 if the segment at e was removed (or would be), 0 if it is in use,
+ * -errno on an error (said)
+ */
+static int clean_segment(const struct prof_seg_ent *e, struct tally *t)
+{
+	struct prof_seg_hdr h;
+	struct stat st, at;
+	char what[PROF_COMM_MAX + 32];
+	bool complete;
+	int fd, ret = 0;
+
+	fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != e->uid)
+		goto out;
+	/* held (shared) by its process while it maps it, in any namespace */
+	if (flock(fd, LOCK_EX | LOCK_NB))
+		goto out;
+	if (e->alive || prof_proc_start_token((pid_t)e->pid) == e->start_token)
+		goto out;
+	complete = pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && h.magic == PROF_SEG_MAGIC;
+	if (!complete && time(NULL) - st.st_ctime < CLEAN_YOUNG_S)
+		goto out;
+	/* still the file at that name */
+	if (lstat(e->path, &at) || at.st_ino != st.st_ino || at.st_dev != st.st_dev)
+		goto out;
+	if (!t->dry_run && unlink(e->path)) {
+		ret = errno == ENOENT ? 0 : -errno;
+		if (ret)
+			pc_warnx("%s: failed to remove: %s", e->path, strerror(-ret));
+		goto out;
+	}
+	h.comm[sizeof(h.comm) - 1] = 0;
+	snprintf(what, sizeof(what), "pid %u, %s", e->pid, complete ? h.comm : "?");
+	said(t, e->path, &st, what);
+	ret = 1;
+out:
+	close(fd); /* and the lock */
+	return ret;
+}
+
+/* profctl.<uid>.<pid>.<token> in dir: baselines of processes gone */
+static void clean_baselines(const char *dir, uid_t uid, pid_t only, struct tally *t)
+{
+	char path[512], what[64];
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(dir);
+
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		FILE *f;
+		unsigned long long u, p, tok;
+		int n = 0;
 
-		if (!isdigit((unsigned char)de->d_name[0]))
+		if (sscanf(de->d_name, "profctl.%llu.%llu.%llu%n", &u, &p, &tok, &n) != 3 ||
+		    de->d_name[n] || (uid != (uid_t)-1 && u != uid) || (only && p != (__u64)only))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/maps", de->d_name);
-		f = fopen(path, "re");
-		if (!f)
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (lstat(path, &st) || !S_ISREG(st.st_mode) || st.st_uid != (uid_t)u ||
+		    prof_proc_start_token((pid_t)p) == tok)
 			continue;
-		/* addr perms offset major:minor inode path */
-		while (getline(&line, &cap, f) > 0) {
-			unsigned int a, b;
-			unsigned long long ino;
-
-			if (sscanf(line, "%*s %*s %*s %x:%x %llu", &a, &b, &ino) != 3 || a != maj ||
-			    b != min || !ino)
-				continue;
-			if (m->n == m->cap) {
-				size_t nc = m->cap ? m->cap * 2 : 64;
-				ino_t *v = realloc(m->ino, nc * sizeof(*v));
-
-				if (!v)
-					break;
-				m->ino = v;
-				m->cap = nc;
-			}
-			m->ino[m->n++] = (ino_t)ino;
-		}
-		fclose(f);
+		if (!t->dry_run && unlink(path))
+			continue;
+		snprintf(what, sizeof(what), "reset baseline of pid %llu", p);
+		said(t, path, &st, what);
 	}
-	free(line);
 	closedir(d);
-}
-
-static bool is_mapped(const struct mapped *m, ino_t ino)
-{
-	size_t i;
-
-	for (i = 0; i < m->n; i++)
-		if (m->ino[i] == ino)
-			return true;
-	return false;
-}
-
-/* the command in the segment's header, read (not mapped: it may shrink) */
-static void seg_comm(const struct prof_seg_ent *e, char *comm, size_t len)
-{
-	struct prof_seg_hdr h;
-	int fd = prof_seg_open(e);
-
-	snprintf(comm, len, "?");
-	if (fd < 0)
-		return;
-	if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && h.magic == PROF_SEG_MAGIC) {
-		h.comm[sizeof(h.comm) - 1] = 0;
-		snprintf(comm, len, "%s", h.comm);
-	}
-	close(fd);
 }
 
 int pc_clean(pid_t pid, bool dry_run, FILE *out)
 {
+	struct tally t = { .dry_run = dry_run, .out = out };
 	struct prof_seg_ent *ents = NULL;
-	struct mapped m = { 0 };
-	size_t ne = 0, i, removed = 0, found = 0;
-	unsigned long long bytes = 0;
+	/* root cleans after everyone, a user after themselves */
+	uid_t uid = getuid() ? getuid() : (uid_t)-1;
+	size_t ne = 0, i, found = 0, running = 0;
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
 	int err, ret = 0;
 
-	/* root cleans after everyone, a user after themselves */
-	err = prof_seg_list(getuid() ? getuid() : (uid_t)-1, &ents, &ne);
+	err = prof_seg_list(uid, &ents, &ne);
 	if (err) {
 		pc_warnx("/dev/shm: %s", strerror(-err));
 		return 1;
 	}
-	if (ne && !stat(ents[0].path, &st))
-		scan_maps(st.st_dev, &m);
 	for (i = 0; i < ne; i++) {
-		const struct prof_seg_ent *e = &ents[i];
-		char comm[PROF_COMM_MAX], base[256];
-
-		if (pid && e->pid != (__u32)pid)
+		if (pid && ents[i].pid != (__u32)pid)
 			continue;
 		found++;
-		if (lstat(e->path, &st) || !S_ISREG(st.st_mode) || st.st_uid != e->uid)
-			continue;
-		/* checked last, just before the unlink */
-		if (e->alive || is_mapped(&m, st.st_ino) ||
-		    prof_proc_start_token((pid_t)e->pid) == e->start_token) {
-			if (pid) {
-				pc_warnx("pid %d is running (or its segment is mapped): nothing "
-					 "removed",
-					 (int)pid);
-				ret = 1;
-			}
-			continue;
-		}
-		seg_comm(e, comm, sizeof(comm));
-		if (!dry_run && unlink(e->path)) {
-			if (errno != ENOENT) {
-				pc_warnx("%s: failed to remove: %s", e->path, strerror(errno));
-				ret = 1;
-			}
-			continue;
-		}
-		/* the caller's own baseline of it, if any */
-		if (!dry_run &&
-		    !pc_baseline_path((pid_t)e->pid, e->start_token, base, sizeof(base)))
-			unlink(base);
-		removed++;
-		bytes += (unsigned long long)st.st_blocks * 512;
-		fprintf(out, "%s %s (pid %u, %s, %.1f MiB)\n", dry_run ? "would remove" : "removed",
-			e->path, e->pid, comm, (double)st.st_blocks * 512 / (1 << 20));
+		err = clean_segment(&ents[i], &t);
+		if (err < 0)
+			ret = 1;
+		running += err == 0;
 	}
-	if (pid && !found) {
-		pc_warnx("pid %d: no segment of yours in /dev/shm", (int)pid);
-		ret = 1;
-	} else if (!pid || removed) {
-		fprintf(out, "%s %zu segment%s of exited processes, %.1f MiB\n",
-			dry_run ? "would remove" : "removed", removed, removed == 1 ? "" : "s",
-			(double)bytes / (1 << 20));
-	}
-	free(m.ino);
 	free(ents);
+	clean_baselines("/dev/shm", uid, pid, &t);
+	/* only a private directory of ours, as the baselines are kept */
+	if (xdg && *xdg && !stat(xdg, &st) && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+	    !(st.st_mode & 077) && strcmp(xdg, "/dev/shm"))
+		clean_baselines(xdg, getuid(), pid, &t);
+	if (pid && !found && !t.removed) {
+		pc_warnx("pid %d: no segment of yours in /dev/shm", (int)pid);
+		return 1;
+	}
+	if (pid && running && !t.removed) {
+		pc_warnx("pid %d is running: nothing removed", (int)pid);
+		return 1;
+	}
+	fprintf(out, "%s %zu file%s, %.1f MiB\n", dry_run ? "would remove" : "removed", t.removed,
+		t.removed == 1 ? "" : "s", (double)t.bytes / (1 << 20));
 	return ret;
 }

@@ -122,9 +122,9 @@ static const char usage_clean[] =
 	"\n"
 	"A segment outlives a process that was killed (or set PROF_KEEP), for post-mortem\n"
 	"reports, and holds its memory in /dev/shm until it is removed.  clean removes\n"
-	"those of your processes (root: of everyone's) that no longer run and that no\n"
-	"process maps, with profctl's reset baselines for them, one line each, then a\n"
-	"total.  profd keeps its own copy of an exited process's data.\n";
+	"those of your processes (root: of everyone's) that no longer run, in any pid\n"
+	"namespace, and the reset baselines profctl keeps of processes gone, one line\n"
+	"each, then a total.  profd keeps its own copy of an exited process's data.\n";
 
 static int parse_sort(const char *s)
 {
@@ -1001,8 +1001,7 @@ int profctl_main(int argc, char **argv)
 		pc_bus_guard();
 		rc = verbs[i].fn(argc - 1, argv + 1);
 		if (pc_bus_hit()) {
-			pc_warnx("a segment was truncated by its owner while profctl read it: "
-				 "what was shown is incomplete");
+			pc_bus_said();
 			rc = 1;
 		}
 		return rc;

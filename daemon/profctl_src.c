@@ -32,23 +32,101 @@
 /*
  * A segment is mapped and read in place, and its owner can truncate the
  * file under the mapping: a read past the new end raises SIGBUS.  The
- * handler maps a page of zeros there (the reader already treats every byte
- * of a segment as hostile), notes it, and the read goes on; the verb then
- * fails with one line instead of profctl dying of a bus error.
+ * handler maps zeros from the faulting page to the end of that mapping,
+ * in one call (a page at a time would split it into as many mappings as
+ * pages read, up to vm.max_map_count), notes it, and the read goes on: the
+ * reader already treats every byte of a segment as hostile.  The verb
+ * then fails with one line instead of profctl dying of a bus error.  Only
+ * a read-only file mapping is patched (segments, images, baselines are
+ * mapped so; nothing else of profctl's is but its own files' rodata): the
+ * mapping is found in /proc/self/maps, read with open and read, which a
+ * handler may call.
  */
 static volatile sig_atomic_t bus_hit;
 static size_t bus_page;
 
+static uintptr_t hex_at(const char **p)
+{
+	uintptr_t v = 0;
+
+	for (;; (*p)++) {
+		char c = **p;
+
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (uintptr_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v << 4 | (uintptr_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+static const char *next_field(const char *p)
+{
+	while (*p && *p != ' ')
+		p++;
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+/* the end of the read-only file mapping holding addr, 0 if it is not one */
+static uintptr_t ro_file_map_end(uintptr_t addr)
+{
+	char buf[4096], line[128];
+	size_t ll = 0;
+	ssize_t n, i;
+	uintptr_t end = 0;
+	bool done = false;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	while (!done && (n = read(fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n && !done; i++) {
+			const char *p = line;
+			uintptr_t lo, hi;
+
+			if (buf[i] != '\n') {
+				if (ll < sizeof(line) - 1)
+					line[ll++] = buf[i];
+				continue;
+			}
+			line[ll] = 0;
+			ll = 0;
+			/* lo-hi perms offset dev inode [path] */
+			lo = hex_at(&p);
+			if (*p++ != '-')
+				continue;
+			hi = hex_at(&p);
+			if (*p++ != ' ' || addr < lo || addr >= hi)
+				continue;
+			done = true;
+			if (p[0] != 'r' || p[1] != '-' || p[2] != '-')
+				break;
+			p = next_field(next_field(next_field(p)));
+			/* a file has an inode */
+			if (*p >= '1' && *p <= '9')
+				end = hi;
+		}
+	}
+	close(fd);
+	return end;
+}
+
 static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 {
-	uintptr_t page = (uintptr_t)si->si_addr & ~(uintptr_t)(bus_page - 1);
+	uintptr_t page = (uintptr_t)si->si_addr & ~(uintptr_t)(bus_page - 1), end = 0;
+	int saved = errno;
 
 	(void)ctx;
 	/* BUS_ADRERR: past the end of a file mapping (not a memory error) */
-	if (si->si_code == BUS_ADRERR && page &&
-	    mmap((void *)page, bus_page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
-		 0) != MAP_FAILED) {
+	if (si->si_code == BUS_ADRERR && page)
+		end = ro_file_map_end(page);
+	if (end && mmap((void *)page, end - page, PROT_READ,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
 		bus_hit = 1;
+		errno = saved;
 		return;
 	}
 	signal(sig, SIG_DFL);
@@ -70,10 +148,20 @@ bool pc_bus_hit(void)
 	return bus_hit;
 }
 
+void pc_bus_said(void)
+{
+	/* the one line: every error since was the zeros' doing */
+	bus_hit = 2;
+	pc_warnx("a segment was truncated by its owner while profctl read it: what was shown "
+		 "is incomplete");
+}
+
 void pc_warnx(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (bus_hit == 1)
+		return;
 	fputs("profctl: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -231,9 +319,6 @@ static int direct_find(pid_t pid, struct prof_seg_ent *out)
 
 static void read_error(const char *what, int err)
 {
-	/* the zeros of a truncated segment: profctl_main says what happened */
-	if (pc_bus_hit())
-		return;
 	if (err == -EPROTO)
 		pc_warnx("%s: unknown segment version (this profctl reads version %d)", what,
 			 PROF_SEG_VERSION);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -237,6 +238,12 @@ static int seg_init(void)
 		prof_warnx("failed to create segment %s: %s; profiling off", name, strerror(-err));
 		return err;
 	}
+	/*
+	 * In use: a shared flock, held by the open file the mapping keeps (past
+	 * the close below) until the mapping goes, at exit or exec.  profctl
+	 * clean sees it from any pid namespace.  Never waited for.
+	 */
+	flock(fd, LOCK_SH | LOCK_NB);
 	if (ftruncate(fd, (off_t)size)) {
 		err = -errno;
 		prof_warnx("failed to size segment %s to %llu bytes: %s; profiling off", name,
