@@ -845,11 +845,13 @@ static void test_clean(void **state)
 }
 
 /*
- * A process in another pid namespace, with its own /proc (a container
- * sharing /dev/shm): the pid in its segment's name means another process
- * here, and /proc cannot tell it runs; its flock does.  Root only.
+ * A process in another pid namespace (a container sharing /dev/shm): the
+ * pid in its segment's name means another process here, and /proc cannot
+ * tell it runs; its flock does.  Once it is gone its segment goes, also
+ * when it shared this /proc (where "its" pid 1 is init, which runs on: its
+ * start token must be its own, not init's).  Root only.
  */
-static void test_clean_namespace(void **state)
+static void clean_namespace(bool own_proc)
 {
 	char pid[16] = "1", out[128], pat[64];
 	const char *one[] = { "clean", "--pid", pid, NULL };
@@ -859,7 +861,6 @@ static void test_clean_namespace(void **state)
 	glob_t g;
 	char c;
 
-	(void)state;
 	if (getuid() != 0) {
 		printf("skip: a pid namespace needs root\n");
 		skip();
@@ -882,8 +883,8 @@ static void test_clean_namespace(void **state)
 		if (in == 0) {
 			/* pid 1 here, with this namespace's /proc; gone with mid */
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-			    mount("proc", "/proc", "proc", 0, NULL))
+			if (own_proc && (mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+					 mount("proc", "/proc", "proc", 0, NULL)))
 				_exit(78);
 			live_outer();
 			if (write(ready[1], "r", 1) != 1)
@@ -917,6 +918,14 @@ static void test_clean_namespace(void **state)
 		usleep(10000);
 	assert_int_equal(access(g.gl_pathv[0], F_OK), -1);
 	globfree(&g);
+}
+
+/* with its own /proc, and sharing this one (where its pid 1 is init) */
+static void test_clean_namespace(void **state)
+{
+	(void)state;
+	clean_namespace(true);
+	clean_namespace(false);
 }
 
 /* a user cleans after themselves only: root's exited segment stays */

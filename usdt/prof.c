@@ -140,14 +140,14 @@ static __u64 clock_calibrate(void)
 	return (__u64)((double)(t1 - t0) * 1e9 / (double)(r1 - r0));
 }
 
-__u64 prof_proc_start_token(pid_t pid)
+/* starttime (field 22) of the stat file at path, 0 if unreadable */
+static __u64 stat_start_token(const char *path)
 {
-	char path[64], buf[1024], *p;
+	char buf[1024], *p;
 	unsigned long long v = 0;
 	ssize_t n;
 	int fd, i;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -166,6 +166,14 @@ __u64 prof_proc_start_token(pid_t pid)
 	if (!p || sscanf(p + 1, "%llu", &v) != 1)
 		return 0;
 	return v;
+}
+
+__u64 prof_proc_start_token(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	return stat_start_token(path);
 }
 
 static void prof_atexit(void);
@@ -212,7 +220,9 @@ static int seg_init(void)
 	struct prof_seg_hdr *h;
 	__u64 sites_off, slabs_off, slab_size, size, hz;
 	pid_t pid = getpid();
-	__u64 token = prof_proc_start_token(pid);
+	/* self, not /proc/<pid>: in a pid namespace that shares its parent's
+	 * /proc, <pid> there is another process (pid 1 would be the host's init) */
+	__u64 token = stat_start_token("/proc/self/stat");
 	char name[96];
 	void *mem;
 	int fd, err;
