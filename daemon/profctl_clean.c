@@ -65,13 +65,19 @@ static int clean_segment(const struct prof_seg_ent *e, struct tally *t)
 		return errno == ENOENT ? 0 : -errno;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != e->uid)
 		goto out;
-	/* held (shared) by its process while it maps it, in any namespace */
+	/*
+	 * Before the lock: the runtime takes its lock before it writes the
+	 * header, so a complete header has it, and a young incomplete one may
+	 * be about to (where a probe of ours would make its attempt fail).
+	 */
+	complete = pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && h.magic == PROF_SEG_MAGIC;
+	if (!complete && time(NULL) - st.st_ctime < CLEAN_YOUNG_S)
+		goto out;
+	/* held (shared) by its process while it maps it, in any namespace, and
+	 * by a child it forked until the child's first zone */
 	if (flock(fd, LOCK_EX | LOCK_NB))
 		goto out;
 	if (e->alive || prof_proc_start_token((pid_t)e->pid) == e->start_token)
-		goto out;
-	complete = pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && h.magic == PROF_SEG_MAGIC;
-	if (!complete && time(NULL) - st.st_ctime < CLEAN_YOUNG_S)
 		goto out;
 	/* still the file at that name */
 	if (lstat(e->path, &at) || at.st_ino != st.st_ino || at.st_dev != st.st_dev)
@@ -91,8 +97,25 @@ out:
 	return ret;
 }
 
-/* profctl.<uid>.<pid>.<token> in dir: baselines of processes gone */
-static void clean_baselines(const char *dir, uid_t uid, pid_t only, struct tally *t)
+/* a segment of pid's with that token stays (gone: the ones that do not) */
+static bool seg_remains(const struct prof_seg_ent *segs, const bool *gone, size_t n, __u64 pid,
+			__u64 token)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!gone[i] && segs[i].pid == pid && segs[i].start_token == token)
+			return true;
+	return false;
+}
+
+/*
+ * profctl.<uid>.<pid>.<token> in dir: baselines of processes gone.  One
+ * whose segment clean kept stays with it (its process may run in another
+ * pid namespace, where /proc here cannot tell).
+ */
+static void clean_baselines(const char *dir, uid_t uid, pid_t only, const struct prof_seg_ent *segs,
+			    const bool *gone, size_t nsegs, struct tally *t)
 {
 	char path[512], what[64];
 	struct dirent *de;
@@ -110,7 +133,8 @@ static void clean_baselines(const char *dir, uid_t uid, pid_t only, struct tally
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (lstat(path, &st) || !S_ISREG(st.st_mode) || st.st_uid != (uid_t)u ||
-		    prof_proc_start_token((pid_t)p) == tok)
+		    prof_proc_start_token((pid_t)p) == tok ||
+		    seg_remains(segs, gone, nsegs, p, tok))
 			continue;
 		if (!t->dry_run && unlink(path))
 			continue;
@@ -129,11 +153,15 @@ int pc_clean(pid_t pid, bool dry_run, FILE *out)
 	size_t ne = 0, i, found = 0, running = 0;
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
+	bool *gone;
 	int err, ret = 0;
 
 	err = prof_seg_list(uid, &ents, &ne);
-	if (err) {
-		pc_warnx("/dev/shm: %s", strerror(-err));
+	gone = calloc(ne ? ne : 1, sizeof(*gone));
+	if (err || !gone) {
+		pc_warnx("/dev/shm: %s", strerror(err ? -err : ENOMEM));
+		free(gone);
+		free(ents);
 		return 1;
 	}
 	for (i = 0; i < ne; i++) {
@@ -144,19 +172,24 @@ int pc_clean(pid_t pid, bool dry_run, FILE *out)
 		if (err < 0)
 			ret = 1;
 		running += err == 0;
+		gone[i] = err == 1;
 	}
-	free(ents);
-	clean_baselines("/dev/shm", uid, pid, &t);
+	/* a baseline stays with a segment that stays */
+	clean_baselines("/dev/shm", uid, pid, ents, gone, ne, &t);
 	/* only a private directory of ours, as the baselines are kept */
 	if (xdg && *xdg && !stat(xdg, &st) && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
 	    !(st.st_mode & 077) && strcmp(xdg, "/dev/shm"))
-		clean_baselines(xdg, getuid(), pid, &t);
+		clean_baselines(xdg, getuid(), pid, ents, gone, ne, &t);
+	free(gone);
+	free(ents);
 	if (pid && !found && !t.removed) {
 		pc_warnx("pid %d: no segment of yours in /dev/shm", (int)pid);
 		return 1;
 	}
 	if (pid && running && !t.removed) {
-		pc_warnx("pid %d is running: nothing removed", (int)pid);
+		pc_warnx("pid %d's segment is in use (by it, or by a child it forked that has "
+			 "not entered a zone): nothing removed",
+			 (int)pid);
 		return 1;
 	}
 	fprintf(out, "%s %zu file%s, %.1f MiB\n", dry_run ? "would remove" : "removed", t.removed,

@@ -780,10 +780,19 @@ static void test_clean(void **state)
 	(void)state;
 	snprintf(out, sizeof(out), "%s/clean.txt", dir);
 
-	/* a live process: its segment stays */
+	/* a live process: its segment stays, and the runtime holds it (the
+	 * lock clean goes by across pid namespaces) */
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	assert_int_equal(run(out, one), 1);
 	assert_true(seg_exists(child));
+	snprintf(path, sizeof(path), "/dev/shm/prof.%d.*", (int)child);
+	assert_int_equal(glob(path, 0, NULL, &g), 0);
+	fd = open(g.gl_pathv[0], O_RDONLY);
+	globfree(&g);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), -1);
+	assert_int_equal(errno, EWOULDBLOCK);
+	close(fd);
 
 	/* an exited one: --dry-run names it and its reset baseline and keeps
 	 * them, then they go */
@@ -851,14 +860,46 @@ static void test_clean(void **state)
  * when it shared this /proc (where "its" pid 1 is init, which runs on: its
  * start token must be its own, not init's).  Root only.
  */
+/* what a failed clean_namespace leaves, for its teardown */
+static pid_t ns_mid = -1;
+static char ns_seg[128];
+
+static int teardown_ns(void **state)
+{
+	(void)state;
+	if (ns_mid > 0) {
+		kill(ns_mid, SIGKILL);
+		waitpid(ns_mid, NULL, 0);
+	}
+	ns_mid = -1;
+	if (ns_seg[0])
+		unlink(ns_seg);
+	ns_seg[0] = 0;
+	return 0;
+}
+
+/* the one path in after that is not in before */
+static bool new_path(const glob_t *before, const glob_t *after, char *out, size_t len)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < after->gl_pathc; i++) {
+		for (j = 0; j < before->gl_pathc; j++)
+			if (!strcmp(after->gl_pathv[i], before->gl_pathv[j]))
+				break;
+		if (j == before->gl_pathc && n++ == 0)
+			snprintf(out, len, "%s", after->gl_pathv[i]);
+	}
+	return n == 1;
+}
+
 static void clean_namespace(bool own_proc)
 {
-	char pid[16] = "1", out[128], pat[64];
+	char pid[16] = "1", out[128], base[160];
 	const char *one[] = { "clean", "--pid", pid, NULL };
-	int ready[2], st;
-	size_t before;
-	pid_t mid;
-	glob_t g;
+	unsigned long long token;
+	int ready[2], st, fd;
+	glob_t g0 = { 0 }, g1 = { 0 };
 	char c;
 
 	if (getuid() != 0) {
@@ -866,14 +907,11 @@ static void clean_namespace(bool own_proc)
 		skip();
 	}
 	snprintf(out, sizeof(out), "%s/clean_ns.txt", dir);
-	snprintf(pat, sizeof(pat), "/dev/shm/prof.1.*");
-	before = glob(pat, 0, NULL, &g) ? 0 : g.gl_pathc;
-	globfree(&g);
-	assert_int_equal(before, 0);
+	glob("/dev/shm/prof.1.*", 0, NULL, &g0);
 	assert_int_equal(pipe(ready), 0);
-	mid = fork();
-	assert_true(mid >= 0);
-	if (mid == 0) {
+	ns_mid = fork();
+	assert_true(ns_mid >= 0);
+	if (ns_mid == 0) {
 		pid_t in;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -898,7 +936,9 @@ static void clean_namespace(bool own_proc)
 	close(ready[1]);
 	if (read(ready[0], &c, 1) != 1) {
 		close(ready[0]);
-		waitpid(mid, &st, 0);
+		waitpid(ns_mid, &st, 0);
+		ns_mid = -1;
+		globfree(&g0);
 		if (WIFEXITED(st) && WEXITSTATUS(st) >= 77) {
 			printf("skip: no pid namespace here (%d)\n", WEXITSTATUS(st));
 			skip();
@@ -906,18 +946,33 @@ static void clean_namespace(bool own_proc)
 		fail_msg("the namespaced child did not start");
 	}
 	close(ready[0]);
-	assert_int_equal(glob(pat, 0, NULL, &g), 0);
-	assert_int_equal(g.gl_pathc, 1);
-	/* running: kept, however /proc here reads */
+	glob("/dev/shm/prof.1.*", 0, NULL, &g1);
+	assert_true(new_path(&g0, &g1, ns_seg, sizeof(ns_seg)));
+	globfree(&g0);
+	globfree(&g1);
+	/* a reset baseline of it (as profctl keeps one) */
+	assert_int_equal(sscanf(ns_seg, "/dev/shm/prof.1.%llu", &token), 1);
+	snprintf(base, sizeof(base), "/dev/shm/profctl.%u.1.%llu", (unsigned int)getuid(), token);
+	fd = open(base, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	/* running: kept with its baseline, however /proc here reads */
 	assert_int_equal(run(out, one), 1);
-	assert_int_equal(access(g.gl_pathv[0], F_OK), 0);
+	assert_int_equal(access(ns_seg, F_OK), 0);
+	assert_int_equal(access(base, F_OK), 0);
 	/* its namespace ends with its pid 1: then it goes */
-	kill(mid, SIGKILL);
-	waitpid(mid, NULL, 0);
-	for (int i = 0; i < 500 && run(out, one) != 0; i++)
+	kill(ns_mid, SIGKILL);
+	waitpid(ns_mid, NULL, 0);
+	ns_mid = -1;
+	for (int i = 0; i < 500 && access(ns_seg, F_OK) == 0; i++) {
+		run(out, one);
+		if (access(ns_seg, F_OK))
+			break;
 		usleep(10000);
-	assert_int_equal(access(g.gl_pathv[0], F_OK), -1);
-	globfree(&g);
+	}
+	assert_int_equal(access(ns_seg, F_OK), -1);
+	assert_int_equal(access(base, F_OK), -1);
+	ns_seg[0] = 0;
 }
 
 /* with its own /proc, and sharing this one (where its pid 1 is init) */
@@ -974,7 +1029,7 @@ int main(void)
 		cmocka_unit_test(test_top_truncated),
 		cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_clean_other_user),
-		cmocka_unit_test(test_clean_namespace),
+		cmocka_unit_test_teardown(test_clean_namespace, teardown_ns),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

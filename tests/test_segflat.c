@@ -875,13 +875,15 @@ static void test_deep_chain(void **state)
  * (B = 64) between two nodes of A (site 0) the filter cannot tell B from A,
  * so confirming the lower A walks the whole chain; it is recursive, and its
  * time is in the upper A's already.  With leaves of another site that
- * shares the bit (128), every leaf walks the chain and finds nothing: the
- * walks run out of budget and one depth-first pass decides instead.
+ * shares the bit (128) learnt before the lower A, every leaf walks the
+ * chain and finds nothing: the walks run out of budget before the lower A
+ * is reached, and one depth-first pass decides it.
  */
 static void check_far_recursion(__u32 leaves)
 {
 	enum { CHAIN = 5000 };
-	__u32 n = 2 + 1 + CHAIN + 1 + leaves, i, nsites = 129, bottom = 3 + CHAIN;
+	/* 2: the upper A; 3 .. end: the chain; then the leaves; last the lower A */
+	__u32 n = 2 + 1 + CHAIN + leaves + 1, i, nsites = 129, end = 2 + CHAIN;
 	struct prof_snapshot in = { 0 }, *light = NULL, *s = NULL;
 	struct prof_snap_thread th = { 0 };
 	struct prof_snap_site *sites = calloc(nsites, sizeof(*sites));
@@ -893,12 +895,13 @@ static void check_far_recursion(__u32 leaves)
 	for (i = 0; i < nsites; i++)
 		snprintf(sites[i].name, sizeof(sites[i].name), "s%u", i);
 	one_thread(&in, &th, sites, nsites, n);
-	/* node 2: the upper A; 3 .. 2 + CHAIN: B C B C ...; then the lower A */
 	for (i = 2; i < n; i++) {
-		th.nodes[i].site = i == 2 || i == bottom ? 0 : i < bottom ? (i % 2 ? 64 : 1) : 128;
-		th.nodes[i].parent = i == 2 ? 0 : i <= bottom ? i - 1 : bottom;
+		int leaf = i > end && i < n - 1;
+
+		th.nodes[i].site = i == 2 || i == n - 1 ? 0 : leaf ? 128 : i % 2 ? 64 : 1;
+		th.nodes[i].parent = i == 2 ? 0 : i <= end ? i - 1 : end;
 		th.nodes[i].calls = 1;
-		th.nodes[i].ticks = i > bottom ? 1 : 1000000 - i;
+		th.nodes[i].ticks = leaf ? 1 : i == n - 1 ? 10 : 1000000 - i;
 		th.nodes[i].max = th.nodes[i].ticks;
 	}
 	assert_int_equal(prof_snapshot__write(&in, &img, &len), 0);

@@ -250,8 +250,10 @@ static int seg_init(void)
 	}
 	/*
 	 * In use: a shared flock, held by the open file the mapping keeps (past
-	 * the close below) until the mapping goes, at exit or exec.  profctl
-	 * clean sees it from any pid namespace.  Never waited for.
+	 * the close below) until the mapping goes: at exit or exec (and in a
+	 * fork child, at its first zone).  profctl clean sees it from any pid
+	 * namespace; it probes only a segment whose header is complete (so
+	 * after this) or stale, and this never waits.
 	 */
 	flock(fd, LOCK_SH | LOCK_NB);
 	if (ftruncate(fd, (off_t)size)) {
