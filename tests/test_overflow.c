@@ -11,6 +11,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <sys/mman.h>
 
 #include "fastpath.h"
@@ -197,11 +198,46 @@ static void test_thread_overflow(void **state)
 	assert_true(test_exited_ok(test_reexec("--threads", env, 60, NULL)));
 }
 
+/* the thread-overflow warning under PROF_QUIET=quiet (NULL: unset): said? */
+static bool warned(const char *quiet)
+{
+	char env_quiet[32], path[] = "/tmp/test_overflow.XXXXXX", buf[512] = "";
+	const char *env[] = { "PROF_MAX_THREADS=2", "PROF_NO_DAEMON=1", "PROF_REPORT=/dev/null",
+			      env_quiet, NULL };
+	FILE *f;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(env_quiet, sizeof(env_quiet), "PROF_QUIET=%s", quiet ? quiet : "");
+	if (!quiet)
+		env[3] = NULL;
+	assert_true(test_exited_ok(test_reexec("--threads", env, 60, path)));
+	f = fopen(path, "r");
+	assert_non_null(f);
+	if (!fread(buf, 1, sizeof(buf) - 1, f))
+		buf[0] = 0;
+	fclose(f);
+	unlink(path);
+	return strstr(buf, "prof: ") != NULL;
+}
+
+/* PROF_QUIET is a switch: set and not empty or "0", like PROF_KEEP */
+static void test_quiet_switch(void **state)
+{
+	(void)state;
+	assert_true(warned(NULL));
+	assert_true(warned("0"));
+	assert_true(warned(""));
+	assert_false(warned("1"));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node_overflow),
 		cmocka_unit_test(test_thread_overflow),
+		cmocka_unit_test(test_quiet_switch),
 	};
 
 	if (argc == 2 && !strcmp(argv[1], "--nodes"))

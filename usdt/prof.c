@@ -69,12 +69,20 @@ __u64 prof_ticks_to_ns(__u64 ticks)
 	return (__u64)((double)ticks * prof_rt.ns_per_tick);
 }
 
+/* a switch in the environment: set, and neither empty nor "0" */
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
 static void prof_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void prof_warnx(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (getenv("PROF_QUIET"))
+	if (env_on("PROF_QUIET"))
 		return;
 	va_start(ap, fmt);
 	fputs("prof: ", stderr);
@@ -234,7 +242,7 @@ static int seg_init(void)
 		prof_rt.max_nodes = env_u32("PROF_MAX_NODES", 4096, 16, 1u << 22);
 		prof_rt.max_sites = env_u32("PROF_MAX_SITES", 4096, 4, 1u << 20);
 	}
-	prof_rt.keep = getenv("PROF_KEEP") && strcmp(getenv("PROF_KEEP"), "0");
+	prof_rt.keep = env_on("PROF_KEEP");
 
 	sites_off = PROF_SEG_HDR_SIZE;
 	slabs_off = sites_off + (__u64)prof_rt.max_sites * sizeof(struct prof_site_ent);
@@ -485,7 +493,7 @@ static void thread_init(void)
 		if (seg_init())
 			prof_rt.disabled = true;
 		else {
-			if (!getenv("PROF_NO_DAEMON"))
+			if (!env_on("PROF_NO_DAEMON"))
 				prof_agent__start();
 			if (iv && atof(iv) > 0)
 				prof_logger__start(atof(iv));
