@@ -5,9 +5,10 @@ include daemon/profctl.mk
 
 PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
-# the golden views render threads on two CPUs (profctl_par.c): under the
+# the golden views render threads on two CPUs (profctl_par.c), and the live
+# tests read segments that change and shrink under them: under the
 # sanitizers too
-SAN_TESTS += $(OUTPUT)/tests/test_profctl
+SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_live
 TEST_EXTRA += $(PROFCTL)
 
 $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
