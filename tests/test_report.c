@@ -248,14 +248,17 @@ static void test_log_interval(void **state)
 	for (p = strstr(out, want); p; p = strstr(p + 1, want)) {
 		double in, iv, pct;
 		unsigned long long calls;
+		/* the interval the loop ends in (a slow exit, under TSan, may
+		 * log it) is inside the zone only until then */
+		int last = !strstr(p + 1, want);
 
 		assert_int_equal(sscanf(p + strlen(want), "%lfs/%lfs %lf%% %llu calls", &in, &iv,
 					&pct, &calls),
 				 4);
 		assert_true(iv > 0.19 && iv < 0.21);
 		/* the thread is inside the zone nearly all the time */
-		assert_true(pct > 50 && pct < 120);
-		assert_true(in > 0.1 && in < 0.3);
+		assert_true((last || pct > 50) && pct < 120);
+		assert_true((last || in > 0.1) && in < 0.3);
 		assert_true(calls > 0 && calls <= 30);
 		sum += calls;
 		lines++;
