@@ -113,6 +113,9 @@ int pc_src_targets(struct pc_src *src, pid_t pid, struct pc_proc **procs, size_t
 
 /* direct baselines: a private file per (uid, pid, start token) */
 int pc_baseline_path(pid_t pid, __u64 token, char *buf, size_t len);
+/* where they are kept: $XDG_RUNTIME_DIR if a private directory of ours,
+ * else /dev/shm */
+const char *pc_baseline_dir(void);
 int pc_baseline_save(const struct prof_snapshot *s);
 /* *base NULL if none; 0 or -errno */
 int pc_baseline_load(pid_t pid, __u64 token, struct prof_snapshot **base);

@@ -151,8 +151,7 @@ int pc_clean(pid_t pid, bool dry_run, FILE *out)
 	/* root cleans after everyone, a user after themselves */
 	uid_t uid = getuid() ? getuid() : (uid_t)-1;
 	size_t ne = 0, i, found = 0, running = 0;
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	struct stat st;
+	const char *dir = pc_baseline_dir();
 	bool *gone;
 	int err, ret = 0;
 
@@ -176,10 +175,9 @@ int pc_clean(pid_t pid, bool dry_run, FILE *out)
 	}
 	/* a baseline stays with a segment that stays */
 	clean_baselines("/dev/shm", uid, pid, ents, gone, ne, &t);
-	/* only a private directory of ours, as the baselines are kept */
-	if (xdg && *xdg && !stat(xdg, &st) && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
-	    !(st.st_mode & 077) && strcmp(xdg, "/dev/shm"))
-		clean_baselines(xdg, getuid(), pid, ents, gone, ne, &t);
+	/* and where ours are kept, if not there */
+	if (strcmp(dir, "/dev/shm"))
+		clean_baselines(dir, getuid(), pid, ents, gone, ne, &t);
 	free(gone);
 	free(ents);
 	if (pid && !found && !t.removed) {

@@ -382,18 +382,23 @@ int pc_read_image(const char *path, unsigned int flags, struct prof_snapshot **s
 
 /* --- baselines ------------------------------------------------------------- */
 
-int pc_baseline_path(pid_t pid, __u64 token, char *buf, size_t len)
+const char *pc_baseline_dir(void)
 {
 	const char *dir = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
-	int n;
 
 	/* only a private directory of ours */
 	if (!dir || !*dir || stat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
 	    (st.st_mode & 077))
 		dir = "/dev/shm";
-	n = snprintf(buf, len, "%s/profctl.%u.%d.%llu", dir, (unsigned int)getuid(), (int)pid,
-		     (unsigned long long)token);
+	return dir;
+}
+
+int pc_baseline_path(pid_t pid, __u64 token, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/profctl.%u.%d.%llu", pc_baseline_dir(),
+			 (unsigned int)getuid(), (int)pid, (unsigned long long)token);
+
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
