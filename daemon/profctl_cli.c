@@ -972,17 +972,29 @@ static int cmd_clean(int argc, char **argv)
 	return pc_clean(o.pid, o.dry_run, stdout);
 }
 
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+} verbs[] = {
+	{ "report", cmd_report }, { "list", cmd_list },	    { "reset", cmd_reset },
+	{ "top", cmd_top },	  { "status", cmd_status }, { "zones", cmd_zones },
+	{ "clean", cmd_clean },
+};
+
+/* the index of the verb called name, or -1 */
+static int verb_named(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (!strcmp(name, verbs[i].name))
+			return (int)i;
+	return -1;
+}
+
 int profctl_main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(int, char **);
-	} verbs[] = {
-		{ "report", cmd_report }, { "list", cmd_list },	    { "reset", cmd_reset },
-		{ "top", cmd_top },	  { "status", cmd_status }, { "zones", cmd_zones },
-		{ "clean", cmd_clean },
-	};
-	size_t i;
+	int v, i, rc;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
@@ -993,13 +1005,10 @@ int profctl_main(int argc, char **argv)
 		printf("profctl %d.%d\n", PROF_VERSION_MAJOR, PROF_VERSION_MINOR);
 		return 0;
 	}
-	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
-		int rc;
-
-		if (strcmp(argv[1], verbs[i].name))
-			continue;
+	v = verb_named(argv[1]);
+	if (v >= 0) {
 		pc_bus_guard();
-		rc = verbs[i].fn(argc - 1, argv + 1);
+		rc = verbs[v].fn(argc - 1, argv + 1);
 		if (pc_bus_hit()) {
 			pc_bus_said();
 			rc = 1;
@@ -1007,12 +1016,9 @@ int profctl_main(int argc, char **argv)
 		return rc;
 	}
 	/* profctl --pid 3 report: options follow their verb */
-	for (i = 2; argv[1][0] == '-' && i < (size_t)argc; i++) {
-		size_t v;
-
-		for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
-			if (strcmp(argv[i], verbs[v].name))
-				continue;
+	for (i = 2; argv[1][0] == '-' && i < argc; i++) {
+		v = verb_named(argv[i]);
+		if (v >= 0) {
 			pc_warnx("options come after the verb: profctl %s %s ...", verbs[v].name,
 				 argv[1]);
 			return EXIT_USAGE;

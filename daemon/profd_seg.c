@@ -164,6 +164,12 @@ static struct prof_snapshot *ring_newest(const struct seg *s)
 	return s->ring_n ? s->ring[(s->ring_head + SEG_RING - 1) % SEG_RING].snap : NULL;
 }
 
+/* the newest full snapshot kept: the last at exit, else the newest frame */
+static struct prof_snapshot *seg_kept(const struct seg *s)
+{
+	return s->last ? s->last : ring_newest(s);
+}
+
 /*
  * The same counts, byte for byte: two reads of a process that did nothing
  * in between.  Both come from the same reader, which zeroes what it
@@ -681,7 +687,7 @@ int seg_list(uid_t uid, seg_list_cb cb, void *arg)
 		p.inzone_short = permille(s->rate_short);
 		p.inzone_long = permille(s->rate_long);
 		/* the newest sample while alive, the last full look after */
-		info = s->last ? s->last : ring_newest(s);
+		info = seg_kept(s);
 		if (s->alive && s->info_ns) {
 			snprintf(p.comm, sizeof(p.comm), "%s", s->info.comm);
 			p.created_ns = s->info.created_ns;
@@ -720,7 +726,7 @@ static int snap_copy(const struct prof_snapshot *src, struct prof_snapshot **out
 /* the freshest snapshot: read now if alive, else the last one kept */
 static int seg_current(struct seg *s, struct prof_snapshot **out)
 {
-	const struct prof_snapshot *kept = s->last ? s->last : ring_newest(s);
+	const struct prof_snapshot *kept = seg_kept(s);
 
 	if (s->alive && !seg_read(s, out))
 		return 0;

@@ -221,6 +221,7 @@ static int tree_thread(void *ctx, FILE *f, const struct prof_snapshot *s, __u32 
 int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
 {
 	struct tctx c[2] = { { .o = o }, { .o = o } };
+	bool sched = pc_has_sched(s);
 	__u8 *nlen;
 	__u32 i;
 	int err = -ENOMEM;
@@ -235,7 +236,7 @@ int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 		nlen[i] = (__u8)strnlen(s->sites[i].name, PROF_NAME_MAX - 1);
 	for (i = 0; i < 2; i++) {
 		c[i].nlen = nlen;
-		c[i].sched = pc_has_sched(s);
+		c[i].sched = sched;
 	}
 	process_title(f, s, o);
 	/* even threads here, odd ones on another CPU */

@@ -325,7 +325,6 @@ static int flat_mark_dfs(struct flat_tree *t, __u32 nn, __u32 nsites)
 		}
 	}
 #undef ROW_OF
-	err = 0;
 out:
 	free(first);
 	free(next);
