@@ -139,21 +139,6 @@ static inline int test_exited_ok(int st)
 	return st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-/* the /dev/shm paths of pid's segments; count */
-static inline size_t test_seg_paths(pid_t pid, char paths[][96], size_t max)
-{
-	struct prof_seg_ent *ents;
-	size_t n, i, k = 0;
-
-	if (prof_seg_list((uid_t)-1, &ents, &n))
-		return 0;
-	for (i = 0; i < n; i++)
-		if (ents[i].pid == (__u32)pid && k < max)
-			memcpy(paths[k++], ents[i].path, 96);
-	free(ents);
-	return k;
-}
-
 /* index of the child of node parent named name in thread t, or PROF_SNAP_NONE */
 static inline __u32 test_child(const struct prof_snapshot *s, const struct prof_snap_thread *t,
 			       __u32 parent, const char *name)

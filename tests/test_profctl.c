@@ -284,6 +284,19 @@ static void fixture_states(const char *path, __u32 main_state, __u32 worker_stat
 	free(buf);
 }
 
+/* profctl args succeeds and writes out; want is in it (case i) */
+static void output_has(const char **args, const char *out, size_t i, const char *want)
+{
+	char *text;
+
+	assert_int_equal(run(args, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	if (!strstr(text, want))
+		fail_msg("case %zu: no '%s' in\n%s", i, want, text);
+	free(text);
+}
+
 /* --threads: the merged thread has exited once every thread has, as all
  * have once the process has */
 static void test_threads_exited(void **state)
@@ -303,7 +316,7 @@ static void test_threads_exited(void **state)
 		{ PROF_SLAB_EXITED, PROF_SLAB_ALIVE, true, "thread all threads  exited",
 		  "\"state\":\"exited\"" },
 	};
-	char path[160], out[160], *text;
+	char path[160], out[160];
 	const char *txt[] = { "report", "--input", path, "--threads", "-o", out, NULL };
 	const char *json[] = { "report", "--input", path, "--threads", "--format",
 			       "json",	 "-o",	    out,  NULL };
@@ -314,18 +327,8 @@ static void test_threads_exited(void **state)
 	snprintf(out, sizeof(out), "%s/states.out", dir);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		fixture_states(path, cases[i].main, cases[i].worker, cases[i].exited);
-		assert_int_equal(run(txt, NULL, 0), 0);
-		text = slurp(out, NULL);
-		assert_non_null(text);
-		if (!strstr(text, cases[i].text))
-			fail_msg("case %zu: no '%s' in\n%s", i, cases[i].text, text);
-		free(text);
-		assert_int_equal(run(json, NULL, 0), 0);
-		text = slurp(out, NULL);
-		assert_non_null(text);
-		if (!strstr(text, cases[i].json))
-			fail_msg("case %zu: no '%s' in\n%s", i, cases[i].json, text);
-		free(text);
+		output_has(txt, out, i, cases[i].text);
+		output_has(json, out, i, cases[i].json);
 	}
 }
 

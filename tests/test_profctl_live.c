@@ -9,7 +9,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sched.h>
@@ -695,24 +694,37 @@ static void test_bus_guard_not_writable(void **state)
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS);
 }
 
+static bool seg_exists(pid_t p)
+{
+	char paths[1][96];
+
+	return test_seg_paths(p, paths, 1) > 0;
+}
+
+/* p's one segment, opened read-only */
+static int seg_open(pid_t p)
+{
+	char paths[2][96];
+
+	assert_int_equal(test_seg_paths(p, paths, 2), 1);
+	return open(paths[0], O_RDONLY);
+}
+
 /* a live process whose owner truncates its segment while top follows it:
  * top stops with one line, not a bus error */
 static void test_top_truncated(void **state)
 {
-	char pid[16], path[128], err[512] = "", buf[4096];
+	char pid[16], seg[2][96], err[512] = "", buf[4096];
 	const char *top[] = { "top", "--pid", pid, "-d", "0.05", "-n", "400", "--no-daemon", NULL };
 	int out[2], st;
 	size_t got = 0;
 	pid_t p, r;
 	ssize_t k;
-	glob_t g;
 
 	(void)state;
 	p = paused_child();
 	snprintf(pid, sizeof(pid), "%d", (int)p);
-	snprintf(path, sizeof(path), "/dev/shm/prof.%d.*", (int)p);
-	assert_int_equal(glob(path, 0, NULL, &g), 0);
-	assert_int_equal(g.gl_pathc, 1);
+	assert_int_equal(test_seg_paths(p, seg, 2), 1);
 
 	assert_int_equal(pipe(out), 0);
 	r = fork();
@@ -736,31 +748,18 @@ static void test_top_truncated(void **state)
 	       (k = read(out[0], buf + got, sizeof(buf) - got)) > 0)
 		got += (size_t)k;
 	assert_non_null(memmem(buf, got, "live_outer", 10));
-	assert_int_equal(truncate(g.gl_pathv[0], 4096), 0);
+	assert_int_equal(truncate(seg[0], 4096), 0);
 	while (read(out[0], buf, sizeof(buf)) > 0)
 		;
 	close(out[0]);
 	assert_int_equal(waitpid(r, &st, 0), r);
 	kill(p, SIGKILL);
 	waitpid(p, NULL, 0);
-	globfree(&g);
 	drop_segments(p);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 42)
 		fail_msg("top of a truncated segment: %s %d; want one line and exit 1",
 			 WIFSIGNALED(st) ? "signal" : "exit",
 			 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-}
-
-static bool seg_exists(pid_t p)
-{
-	char pat[64];
-	glob_t g;
-	bool any;
-
-	snprintf(pat, sizeof(pat), "/dev/shm/prof.%d.*", (int)p);
-	any = glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0;
-	globfree(&g);
-	return any;
 }
 
 /* clean removes what exited processes left, and nothing in use; --dry-run
@@ -774,7 +773,6 @@ static void test_clean(void **state)
 	struct prof_seg_ent *ents = NULL;
 	size_t ne = 0, i;
 	pid_t p, k;
-	glob_t g;
 	int fd;
 
 	(void)state;
@@ -784,11 +782,7 @@ static void test_clean(void **state)
 	 * lock clean goes by across pid namespaces) */
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	assert_int_equal(run(out, one), 1);
-	assert_true(seg_exists(child));
-	snprintf(path, sizeof(path), "/dev/shm/prof.%d.*", (int)child);
-	assert_int_equal(glob(path, 0, NULL, &g), 0);
-	fd = open(g.gl_pathv[0], O_RDONLY);
-	globfree(&g);
+	fd = seg_open(child);
 	assert_true(fd >= 0);
 	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), -1);
 	assert_int_equal(errno, EWOULDBLOCK);
@@ -840,10 +834,7 @@ static void test_clean(void **state)
 	 * flock, as from another pid namespace): it stays until released */
 	k = killed_child();
 	snprintf(pid, sizeof(pid), "%d", (int)k);
-	snprintf(path, sizeof(path), "/dev/shm/prof.%d.*", (int)k);
-	assert_int_equal(glob(path, 0, NULL, &g), 0);
-	fd = open(g.gl_pathv[0], O_RDONLY);
-	globfree(&g);
+	fd = seg_open(k);
 	assert_true(fd >= 0);
 	assert_int_equal(flock(fd, LOCK_SH), 0);
 	assert_int_equal(run(out, one), 1);
@@ -878,17 +869,18 @@ static int teardown_ns(void **state)
 	return 0;
 }
 
-/* the one path in after that is not in before */
-static bool new_path(const glob_t *before, const glob_t *after, char *out, size_t len)
+/* the one path of after's na that is not among before's nb */
+static bool new_path(char before[][96], size_t nb, char after[][96], size_t na, char *out,
+		     size_t len)
 {
 	size_t i, j, n = 0;
 
-	for (i = 0; i < after->gl_pathc; i++) {
-		for (j = 0; j < before->gl_pathc; j++)
-			if (!strcmp(after->gl_pathv[i], before->gl_pathv[j]))
+	for (i = 0; i < na; i++) {
+		for (j = 0; j < nb; j++)
+			if (!strcmp(after[i], before[j]))
 				break;
-		if (j == before->gl_pathc && n++ == 0)
-			snprintf(out, len, "%s", after->gl_pathv[i]);
+		if (j == nb && n++ == 0)
+			snprintf(out, len, "%.95s", after[i]);
 	}
 	return n == 1;
 }
@@ -899,7 +891,8 @@ static void clean_namespace(bool own_proc)
 	const char *one[] = { "clean", "--pid", pid, NULL };
 	unsigned long long token;
 	int ready[2], st, fd;
-	glob_t g0 = { 0 }, g1 = { 0 };
+	char before[8][96], after[9][96];
+	size_t nb;
 	char c;
 
 	if (getuid() != 0) {
@@ -907,7 +900,7 @@ static void clean_namespace(bool own_proc)
 		skip();
 	}
 	snprintf(out, sizeof(out), "%s/clean_ns.txt", dir);
-	glob("/dev/shm/prof.1.*", 0, NULL, &g0);
+	nb = test_seg_paths(1, before, 8);
 	assert_int_equal(pipe(ready), 0);
 	ns_mid = fork();
 	assert_true(ns_mid >= 0);
@@ -938,7 +931,6 @@ static void clean_namespace(bool own_proc)
 		close(ready[0]);
 		waitpid(ns_mid, &st, 0);
 		ns_mid = -1;
-		globfree(&g0);
 		if (WIFEXITED(st) && WEXITSTATUS(st) >= 77) {
 			printf("skip: no pid namespace here (%d)\n", WEXITSTATUS(st));
 			skip();
@@ -946,10 +938,8 @@ static void clean_namespace(bool own_proc)
 		fail_msg("the namespaced child did not start");
 	}
 	close(ready[0]);
-	glob("/dev/shm/prof.1.*", 0, NULL, &g1);
-	assert_true(new_path(&g0, &g1, ns_seg, sizeof(ns_seg)));
-	globfree(&g0);
-	globfree(&g1);
+	assert_true(
+		new_path(before, nb, after, test_seg_paths(1, after, 9), ns_seg, sizeof(ns_seg)));
 	/* a reset baseline of it (as profctl keeps one) */
 	assert_int_equal(sscanf(ns_seg, "/dev/shm/prof.1.%llu", &token), 1);
 	snprintf(base, sizeof(base), "/dev/shm/profctl.%u.1.%llu", (unsigned int)getuid(), token);

@@ -73,4 +73,19 @@ static inline const struct prof_snap_thread *test_thread(const struct prof_snaps
 	return NULL;
 }
 
+/* the /dev/shm paths of pid's segments; count */
+static inline size_t test_seg_paths(pid_t pid, char paths[][96], size_t max)
+{
+	struct prof_seg_ent *ents;
+	size_t n, i, k = 0;
+
+	if (prof_seg_list((uid_t)-1, &ents, &n))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (ents[i].pid == (__u32)pid && k < max)
+			memcpy(paths[k++], ents[i].path, 96);
+	free(ents);
+	return k;
+}
+
 #endif /* PROF_TESTUTIL_H */
