@@ -540,6 +540,7 @@ static void thread_init(void)
 	hdr = prof_rt_slab(idx);
 	hdr->gen++;
 	hdr->tid = (__u32)prof_gettid();
+	hdr->oncpu_start_ns = mono_ns(CLOCK_THREAD_CPUTIME_ID);
 	hdr->start_tick = __prof_now();
 	hdr->ksched_slot = PROF_NO_SLOT;
 	nodes = prof_rt_region(hdr, PROF_REGION_NODES);
@@ -828,6 +829,7 @@ static void thread_mark_exited(struct prof_tpriv *p)
 	}
 	if (!p->hdr || !p->te)
 		return;
+	__PROF_STORE(&p->hdr->oncpu_exit_ns, mono_ns(CLOCK_THREAD_CPUTIME_ID));
 	__PROF_STORE(&p->hdr->exit_tick, __prof_now());
 	__PROF_STORE(&p->hdr->state, PROF_SLAB_EXITED);
 	pthread_mutex_lock(&prof_rt.lock);
@@ -998,6 +1000,7 @@ static void fork_move_self(void)
 		nodes = prof_rt_region(hdr, PROF_REGION_NODES);
 		hdr->gen++;
 		hdr->tid = (__u32)prof_gettid();
+		hdr->oncpu_start_ns = mono_ns(CLOCK_THREAD_CPUTIME_ID);
 		hdr->start_tick = __prof_now();
 		hdr->ksched_slot = PROF_NO_SLOT;
 		memcpy(hdr->name, p->hdr->name, sizeof(hdr->name));
