@@ -600,8 +600,19 @@ static void thread_cover_sync(struct __prof_thread *t, struct prof_tpriv *p,
 	__u64 gen = 0;
 
 	rec = prof_agent__register_sync(te, &gen);
-	if (!rec || __atomic_load_n(&rec->gen, __ATOMIC_ACQUIRE) != gen)
+	if (!rec)
 		return;
+	/*
+	 * The record starts at the thread's first switch after profd assigned
+	 * it: an answer that came before the thread slept needs one (a short
+	 * sleep is a switch out and in; timer slack makes it ~50 us).
+	 */
+	for (int i = 0; i < 3 && __atomic_load_n(&rec->gen, __ATOMIC_ACQUIRE) != gen; i++)
+		usleep(1);
+	if (__atomic_load_n(&rec->gen, __ATOMIC_ACQUIRE) != gen) {
+		prof_agent__want(te);
+		return;
+	}
 	/* no call has ended yet: nothing to rebase */
 	t->krec = rec;
 	p->kgen = gen;
