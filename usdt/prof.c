@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -738,7 +739,9 @@ void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 		__PROF_ADD(&n->preempted, 1);
 	if (a != b && seq_within((__u32)r->block_seq, a, b))
 		__PROF_ADD(&n->blocked, 1);
-	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT))
+	/* moved: the kernel counted it, or we run elsewhere than we last left */
+	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT) ||
+	    (a != b && (__u32)sched_getcpu() != r->out_cpu))
 		__PROF_ADD(&n->migrated, 1);
 	/* off-CPU time is never more than the call's wall time */
 	__PROF_ADD(&n->offcpu_ns, off < wall ? off : wall);
