@@ -1419,6 +1419,15 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 	}
 	if (!g.snap_tick && !s->exit_tick)
 		read_live_threads(s);
+	/* two clocks (a CPU clock, the TSC) may disagree by a little: never
+	 * more CPU time than wall time */
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread *t = &s->threads[i];
+
+		if (t->oncpu_ns != PROF_SNAP_UNKNOWN && t->nnodes &&
+		    t->oncpu_ns > prof_snap_ns(s, t->nodes[0].ticks))
+			t->oncpu_ns = prof_snap_ns(s, t->nodes[0].ticks);
+	}
 	if ((flags & PROF_READ_LAZY) && !fa) {
 		s->lazy = calloc(1, sizeof(*s->lazy));
 		if (!s->lazy) {
@@ -1522,6 +1531,9 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 	if (err)
 		return err;
 	out->tick_hz = g.tick_hz;
+	/* open calls count to now: time in zones grows smoothly, not by
+	 * whole calls when they end */
+	g.now = g.snap_tick ? g.snap_tick : reader_now(LD(&h->clock));
 	out->pid = LD(&h->pid);
 	out->uid = LD(&h->uid);
 	out->start_token = LD(&h->start_token);
@@ -1559,8 +1571,15 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 		err = cursor_scan(cs, &v, nn);
 		if (err)
 			return err;
-		for (k = 0; k < cs->ntop; k++)
-			out->busy_ticks += LD(&view_node(&v, cs->top[k])->ticks);
+		for (k = 0; k < cs->ntop; k++) {
+			__u32 top = cs->top[k];
+			__u64 start;
+
+			out->busy_ticks += LD(&view_node(&v, top)->ticks);
+			start = LDA(&v.open[top]);
+			if (start)
+				out->busy_ticks += open_ticks(&v, start);
+		}
 		if (state == PROF_SLAB_ALIVE) {
 			out->alive++;
 			out->kernel += LD(&sh->ksched_slot) != PROF_NO_SLOT;
