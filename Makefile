@@ -39,7 +39,7 @@ endif
 .PHONY: all lib test bench install uninstall clean vmlinux fuzz format setup example
 
 # --- the application side: libprof ------------------------------------------
-LIB_SRCS := usdt/prof.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/discover.c usdt/report.c
+LIB_SRCS := usdt/prof.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/discover.c usdt/report.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
 LIB_HDRS := usdt/prof.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h
 

@@ -377,11 +377,11 @@ static void agent_spawn(void)
 /* called with prof_rt.lock held, once, when the segment is created */
 void prof_agent__start(void)
 {
-	const char *p = getenv("PROF_SOCKET");
+	const char *p = prof_env.socket;
 
 	if (agent.enabled)
 		return;
-	snprintf(agent.path, sizeof(agent.path), "%s", p && *p ? p : AGENT_SOCKET_DEFAULT);
+	snprintf(agent.path, sizeof(agent.path), "%s", *p ? p : AGENT_SOCKET_DEFAULT);
 	agent.enabled = true;
 	agent_spawn();
 }

@@ -1,0 +1,4 @@
+# SPDX-License-Identifier: MIT
+# The PROF_* settings and the PROF_LOG_INTERVAL lines (issue 16).  Not under
+# the sanitizers: its child forks with the profd client's thread running.
+UNIT_TESTS += $(OUTPUT)/tests/test_settings
