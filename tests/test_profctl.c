@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "testutil.h"
+#include "client.h"
 #include "profctl.h"
 #include "profctl_fixture.h"
 #include "prof.h"
@@ -1151,6 +1152,22 @@ static void test_lazy_read(void **state)
 	prof_snapshot__destroy(full);
 }
 
+/* profctl and the runtime read one name, PROF_SOCKET; PROFD_SOCKET too */
+static void test_socket_names(void **state)
+{
+	(void)state;
+	unsetenv("PROF_SOCKET");
+	unsetenv("PROFD_SOCKET");
+	assert_string_equal(profd_socket_path(), "/run/profd/profd.sock");
+	setenv("PROFD_SOCKET", "/tmp/old.sock", 1);
+	assert_string_equal(profd_socket_path(), "/tmp/old.sock");
+	setenv("PROF_SOCKET", "/tmp/new.sock", 1);
+	assert_string_equal(profd_socket_path(), "/tmp/new.sock");
+	unsetenv("PROFD_SOCKET");
+	assert_string_equal(profd_socket_path(), "/tmp/new.sock");
+	unsetenv("PROF_SOCKET");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1192,6 +1209,7 @@ int main(void)
 		cmocka_unit_test(test_fmt_like_printf),
 		cmocka_unit_test(test_ns_like_long_double),
 		cmocka_unit_test(test_lazy_read),
+		cmocka_unit_test(test_socket_names),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -3,7 +3,7 @@
  * agent.c - the profd client inside the profiled process.
  *
  * One background thread per process (never one of the application's)
- * connects to profd's socket ($PROF_SOCKET, else the default), registers
+ * connects to profd's socket ($PROF_SOCKET, else $PROFD_SOCKET, else the default), registers
  * each profiled thread once, receives the kernel record array's fd
  * (once per connection; the map is frozen, so nobody can write it from
  * user space) and maps it read-only.  It then points
