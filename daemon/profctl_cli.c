@@ -843,7 +843,7 @@ static int cmd_list(int argc, char **argv)
 		char since[32], kern[16];
 
 		printf("%7s  %-16s %7s  %-7s %-7s %-19s %s\n", "PID", "COMMAND", "THREADS", "STATE",
-		       "KERNEL", "SINCE", src.fd >= 0 ? "IN ZONES now/1s/30s" : "");
+		       "KERNEL", "SINCE", src.fd >= 0 ? "THREADS IN ZONES now/1s/30s" : "");
 		for (i = 0; i < n; i++) {
 			if (p[i].kernel < 0)
 				snprintf(kern, sizeof(kern), "?");

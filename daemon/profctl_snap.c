@@ -154,7 +154,11 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	mt->tid = 0;
 	mt->state = PROF_SLAB_ALIVE;
 	mt->ksched_slot = PROF_NO_SLOT;
-	snprintf(mt->name, sizeof(mt->name), "all threads");
+	/* tid 0 and this name tell the renderers the thread is merged */
+	if (s->nthreads == 1)
+		snprintf(mt->name, sizeof(mt->name), "1 thread");
+	else
+		snprintf(mt->name, sizeof(mt->name), "all %u threads", s->nthreads);
 	err = merge_grow(m, &map, &cap, 1);
 	if (err)
 		goto cleanup;

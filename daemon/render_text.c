@@ -159,7 +159,9 @@ static void thread_title(FILE *f, const struct prof_snapshot *s, const struct pr
 {
 	char lb[64], tb[24];
 
-	fprintf(f, "%sthread %s", col(o, C_BOLD), prof_snap_thread_label(t, lb, sizeof(lb)));
+	/* tid 0: the threads merged (--threads), "all 5 threads" */
+	fprintf(f, "%s%s%s", col(o, C_BOLD), t->tid ? "thread " : "",
+		prof_snap_thread_label(t, lb, sizeof(lb)));
 	if (t->tid && strncmp(lb, "tid ", 4))
 		fprintf(f, " (tid %u)", t->tid);
 	fprintf(f, "%s  %s, total %s", col(o, C_RESET),
@@ -175,9 +177,11 @@ static void thread_title(FILE *f, const struct prof_snapshot *s, const struct pr
 
 static void process_title(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
 {
-	fprintf(f, "%sprocess %u (%s)%s  %u thread%s, clock %s", col(o, C_BOLD), s->pid, s->comm,
-		col(o, C_RESET), s->nthreads, s->nthreads == 1 ? "" : "s",
-		s->clock == PROF_CLOCK_TSC ? "tsc" : "mono");
+	fprintf(f, "%sprocess %u (%s)%s  ", col(o, C_BOLD), s->pid, s->comm, col(o, C_RESET));
+	/* merged (--threads): the thread's title says how many */
+	if (s->nthreads != 1 || s->threads[0].tid)
+		fprintf(f, "%u thread%s, ", s->nthreads, s->nthreads == 1 ? "" : "s");
+	fprintf(f, "clock %s", s->clock == PROF_CLOCK_TSC ? "tsc" : "mono");
 	if (s->flags & PROF_SEG_EXITED)
 		fputs(", exited", f);
 	if (s->span_ns) {

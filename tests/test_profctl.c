@@ -307,14 +307,14 @@ static void test_threads_exited(void **state)
 		bool exited;
 		const char *text, *json;
 	} cases[] = {
-		{ PROF_SLAB_EXITED, PROF_SLAB_EXITED, false, "thread all threads  exited",
+		{ PROF_SLAB_EXITED, PROF_SLAB_EXITED, false, "all 2 threads  exited",
 		  "\"state\":\"exited\"" },
-		{ PROF_SLAB_EXITED, PROF_SLAB_ALIVE, false, "thread all threads  alive",
+		{ PROF_SLAB_EXITED, PROF_SLAB_ALIVE, false, "all 2 threads  alive",
 		  "\"state\":\"alive\"" },
-		{ PROF_SLAB_ALIVE, PROF_SLAB_EXITED, false, "thread all threads  alive",
+		{ PROF_SLAB_ALIVE, PROF_SLAB_EXITED, false, "all 2 threads  alive",
 		  "\"state\":\"alive\"" },
 		/* exit() with a worker still running: only main is marked */
-		{ PROF_SLAB_EXITED, PROF_SLAB_ALIVE, true, "thread all threads  exited",
+		{ PROF_SLAB_EXITED, PROF_SLAB_ALIVE, true, "all 2 threads  exited",
 		  "\"state\":\"exited\"" },
 	};
 	char path[160], out[160];
