@@ -63,6 +63,9 @@
 #ifndef _SDT_HAS_SEMAPHORES
 #define _SDT_HAS_SEMAPHORES 1
 #endif
+#if defined(__has_include) && !__has_include(<sys/sdt.h>)
+#error "prof.h needs <sys/sdt.h>: install systemtap-sdt-dev (Debian) or systemtap-sdt-devel (Fedora), or build with -DPROF_DISABLE"
+#endif
 #include <sys/sdt.h>
 #include <stdint.h>
 #include <time.h>
