@@ -98,8 +98,9 @@ static const char usage_list[] =
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"Profiled processes and threads you may see: pid, command, threads, alive or\n"
-	"exited, since when, kernel assistance; with profd, the time inside zones per\n"
-	"second (threads' worth: now, ~1 s and ~30 s averages).\n";
+	"exited, since when, kernel assistance; with profd, THREADS IN ZONES: how many\n"
+	"threads were inside zones on average (at most the threads alive; a call counts\n"
+	"when it ends): now, ~1 s and ~30 s averages.\n";
 
 static const char usage_status[] =
 	"usage: profctl status [--no-daemon]\n"
