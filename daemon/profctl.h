@@ -233,5 +233,11 @@ void pc_callers_free(struct pc_callers *c);
 
 int pc_zones(const char *path, FILE *f);
 int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int iterations);
+/* top without --pid: the index of the newest live process (of none, the
+ * newest exited one), -1 if n is 0 */
+int pc_top_pick(const struct pc_proc *p, size_t n);
+/* top's row layout for a terminal cols wide: the width of a row, the
+ * columns shown ("calls/s,%self,...") in heads, the zone name's width */
+int pc_top_layout(int cols, bool sched, int name_len, char *heads, size_t len, int *name);
 
 #endif /* PROFCTL_H */

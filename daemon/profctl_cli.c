@@ -86,8 +86,10 @@ static const char usage_top[] =
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"The hottest zones over the last interval, with a sparkline of each row's self\n"
-	"time.  Every column is over the last interval but max(all): the longest call\n"
-	"since the process started.  Keys: s self, t total, c calls, m max, space or p\n"
+	"time.  Each column says its unit: per second over the last interval, avg per\n"
+	"call, max(all) the longest call since the process started; with profd also\n"
+	"on-CPU time, preempted and migrated calls per second.  Without --pid, the\n"
+	"newest live process.  Keys: s self, t total, c calls, m max, space or p\n"
 	"pause, tab or ] next thread, [ previous thread, a all threads, q or Ctrl-C quit.\n"
 	"Without a terminal, prints one frame per interval.\n";
 

@@ -1168,6 +1168,68 @@ static void test_socket_names(void **state)
 	unsetenv("PROF_SOCKET");
 }
 
+/* top without --pid: the newest live process, never an exited one while
+ * one runs */
+static void test_top_pick(void **state)
+{
+	struct pc_proc p[4];
+
+	(void)state;
+	memset(p, 0, sizeof(p));
+	assert_int_equal(pc_top_pick(p, 0), -1);
+	p[0].alive = true;
+	p[0].created_ns = 100;
+	p[1].alive = false;
+	p[1].created_ns = 300;
+	p[2].alive = true;
+	p[2].created_ns = 200;
+	p[3].alive = false;
+	p[3].created_ns = 50;
+	assert_int_equal(pc_top_pick(p, 4), 2);
+	/* the exited one first in the list makes no difference */
+	assert_int_equal(pc_top_pick(p + 1, 3), 1);
+	p[2].alive = false;
+	assert_int_equal(pc_top_pick(p, 4), 0);
+	/* none runs: the newest that exited */
+	p[0].alive = false;
+	assert_int_equal(pc_top_pick(p, 4), 1);
+}
+
+/* top's rows fit any terminal from 40 columns, keep self and, from 42, the
+ * whole name (up to 32 characters), and show the kernel columns when there */
+static void test_top_layout(void **state)
+{
+	char heads[256];
+	int cols, name, w, len;
+
+	(void)state;
+	for (len = 4; len <= 63; len += 59 / 4) {
+		for (cols = 40; cols <= 240; cols++) {
+			for (int sched = 0; sched < 2; sched++) {
+				w = pc_top_layout(cols, sched, len, heads, sizeof(heads), &name);
+				if (w > cols)
+					fail_msg("%d columns, name %d, sched %d: rows of %d", cols,
+						 len, sched, w);
+				assert_non_null(strstr(heads, "self/s"));
+				/* self/s and the name's 32 need 42 */
+				if (cols >= 42)
+					assert_true(name >= (len < 32 ? len : 32));
+				assert_true(name <= len || name == 4);
+			}
+		}
+	}
+	pc_top_layout(200, true, 20, heads, sizeof(heads), &name);
+	assert_string_equal(heads, "calls/s,%self,self/s,total/s,avg/call,max(all),on-cpu/s,"
+				   "preempt/s,migr/s,self/s history");
+	pc_top_layout(200, false, 20, heads, sizeof(heads), &name);
+	assert_null(strstr(heads, "on-cpu/s"));
+	/* 80 columns, short names: every column, the history narrowed */
+	w = pc_top_layout(80, false, 12, heads, sizeof(heads), &name);
+	assert_string_equal(heads, "calls/s,%self,self/s,total/s,avg/call,max(all),self/s history");
+	assert_int_equal(name, 12);
+	assert_true(w <= 80);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1210,6 +1272,8 @@ int main(void)
 		cmocka_unit_test(test_ns_like_long_double),
 		cmocka_unit_test(test_lazy_read),
 		cmocka_unit_test(test_socket_names),
+		cmocka_unit_test(test_top_pick),
+		cmocka_unit_test(test_top_layout),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

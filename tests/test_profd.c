@@ -881,6 +881,9 @@ static void test_top_via_profd(void **state)
 	assert_non_null(strstr(text, "profctl top - pid"));
 	assert_non_null(strstr(text, "sleep_zone"));
 	assert_non_null(strstr(text, "spin_zone"));
+	/* the kernel columns, as report has them */
+	assert_non_null(strstr(text, "on-cpu/s"));
+	assert_non_null(strstr(text, "preempt/s"));
 	free(text);
 	child_end(&c);
 	close(fd);
