@@ -184,6 +184,15 @@ static inline char *pc_out_row(struct pc_out *o)
 }
 void pc_out_write(struct pc_out *o, const char *s, size_t len);
 void pc_out_printf(struct pc_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Sites that share their name with another site of s (C++ overloads and
+ * methods, every lambda's operator(), one name in two files): a byte per
+ * site, 1 where the name is shared; NULL and errno without memory.  Views
+ * print such a site's name with " (file:line)" (pc_put_where).
+ */
+__u8 *pc_name_clashes(const struct prof_snapshot *s);
+/* " (file:line)" of a site, the file's last component */
+char *pc_put_where(char *p, const struct prof_snap_site *site);
 /* JSON string body escape (no quotes) */
 void pc_json_str(FILE *f, const char *s);
 

@@ -1168,6 +1168,65 @@ static void test_socket_names(void **state)
 	unsetenv("PROF_SOCKET");
 }
 
+/*
+ * Two sites of one name (C++ overloads, lambdas' operator()) are told
+ * apart by file:line in the tree and the flat list, a name nobody shares
+ * is not; the thread's frames and the allocations JSON has show in text.
+ */
+static void test_names_frames_allocs(void **state)
+{
+	char path[160], out[160];
+	const char *tree[] = { "report", "--input", path, "-o", out, NULL };
+	const char *flat[] = { "report", "--input", path, "--flat", "-o", out, NULL };
+	struct prof_seg_hdr *h;
+	struct prof_site_ent *e;
+	struct prof_slab_hdr *main_slab;
+	void *buf = NULL;
+	size_t len = 0;
+	char *text;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/names.seg", dir);
+	snprintf(out, sizeof(out), "%s/names.out", dir);
+	assert_int_equal(fx_image(&buf, &len), 0);
+	h = buf;
+	/* "parse" (golden.c:20) becomes a second "lex", in another file */
+	e = (struct prof_site_ent *)((char *)buf + h->sites_off + h->site_size);
+	snprintf(e->name, sizeof(e->name), "lex");
+	snprintf(e->file, sizeof(e->file), "src/other.cc");
+	main_slab = (struct prof_slab_hdr *)((char *)buf + h->slabs_off);
+	main_slab->frames = 100;
+	main_slab->frame_ticks = 1600000000;
+	main_slab->frame_max = 20000000;
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	free(buf);
+
+	assert_int_equal(run(tree, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	print_message("%s", text);
+	assert_non_null(strstr(text, "└─ lex (other.cc:20)\n"));
+	assert_non_null(strstr(text, "└─ lex (golden.c:30)\n"));
+	assert_non_null(strstr(text, "  main_loop\n"));
+	assert_null(strstr(text, "main_loop ("));
+	assert_non_null(strstr(text, ", 100 frames avg 16.0ms max 20.0ms\n"));
+	assert_non_null(strstr(text, "        20    80.0KiB          0          0  render > alloc_buf\n"));
+	free(text);
+
+	assert_int_equal(run(flat, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	print_message("%s", text);
+	assert_non_null(strstr(text, "  lex (other.cc:20)\n"));
+	assert_non_null(strstr(text, "  lex (golden.c:30)"));
+	assert_non_null(strstr(text, "        20    80.0KiB  alloc_buf\n"));
+	free(text);
+}
+
 /* top without --pid: the newest live process, never an exited one while
  * one runs */
 static void test_top_pick(void **state)
@@ -1273,6 +1332,7 @@ int main(void)
 		cmocka_unit_test(test_lazy_read),
 		cmocka_unit_test(test_socket_names),
 		cmocka_unit_test(test_top_pick),
+		cmocka_unit_test(test_names_frames_allocs),
 		cmocka_unit_test(test_top_layout),
 	};
 
