@@ -705,50 +705,9 @@ void pc_json_str(FILE *f, const char *s)
 	}
 }
 
-static const struct prof_snapshot *clash_s;
-
-static int clash_cmp(const void *a, const void *b)
-{
-	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
-
-	return strcmp(clash_s->sites[x].name, clash_s->sites[y].name);
-}
-
-/* (a site is checked to end within its arrays by the read) */
-static bool same_place(const struct prof_snap_site *a, const struct prof_snap_site *b)
-{
-	return a->line == b->line && !strcmp(a->file, b->file);
-}
-
 __u8 *pc_name_clashes(const struct prof_snapshot *s)
 {
-	__u8 *clash = calloc(s->nsites ? s->nsites : 1, 1);
-	__u32 *idx = malloc((s->nsites ? s->nsites : 1) * sizeof(*idx));
-	__u32 i, j, k;
-
-	if (!clash || !idx) {
-		free(clash);
-		free(idx);
-		return NULL;
-	}
-	for (i = 0; i < s->nsites; i++)
-		idx[i] = i;
-	/* profctl renders one snapshot at a time */
-	clash_s = s;
-	qsort(idx, s->nsites, sizeof(*idx), clash_cmp);
-	for (i = 0; i < s->nsites; i = j) {
-		for (j = i + 1; j < s->nsites && !clash_cmp(&idx[i], &idx[j]); j++)
-			;
-		/* a run of one name: a clash if two of them are in two places */
-		for (k = i + 1; k < j; k++)
-			if (!same_place(&s->sites[idx[i]], &s->sites[idx[k]]))
-				break;
-		if (k < j)
-			for (k = i; k < j; k++)
-				clash[idx[k]] = 1;
-	}
-	free(idx);
-	return clash;
+	return prof_snap_name_clashes(s);
 }
 
 char *pc_put_where(char *p, const struct prof_snap_site *site)

@@ -5,3 +5,6 @@ UNIT_TESTS += $(OUTPUT)/tests/test_settings
 # percentiles against the exact avg and max (issue 16)
 UNIT_TESTS += $(OUTPUT)/tests/test_quantile
 SAN_TESTS += $(OUTPUT)/tests/test_quantile
+# C++ overloads and lambdas of one name, told apart by file:line (issue 16)
+UNIT_TESTS += $(OUTPUT)/tests/test_overload
+SAN_TESTS += $(OUTPUT)/tests/test_overload
