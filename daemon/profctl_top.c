@@ -17,9 +17,9 @@
 #include <unistd.h>
 #include "profctl.h"
 
-#define HIST_LEN 24   /* sparkline samples kept per row */
+#define HIST_LEN 24	/* sparkline samples kept per row */
 #define TOP_THREADS 256 /* threads followed one by one */
-#define NAME_MIN 32    /* the zone name keeps at least this, or its length */
+#define NAME_MIN 32	/* the zone name keeps at least this, or its length */
 
 struct zone_stat {
 	/* cumulative, ticks (offcpu: ns) */
@@ -61,8 +61,8 @@ struct top {
 	__u32 nnames;
 	__u64 tick_hz;
 	double interval;
-	double dt;	/* seconds between the last two samples: rates divide by it */
-	double t_last;	/* when the last sample was taken */
+	double dt;     /* seconds between the last two samples: rates divide by it */
+	double t_last; /* when the last sample was taken */
 	int rows, cols;
 };
 
@@ -228,7 +228,8 @@ static int view_update(struct top *t, struct view *v, const struct prof_snapshot
 				z->d_self = cap;
 			if (z->d_total > cap)
 				z->d_total = cap;
-			z->d_preempted = r->preempted > z->preempted ? r->preempted - z->preempted : 0;
+			z->d_preempted =
+				r->preempted > z->preempted ? r->preempted - z->preempted : 0;
 			z->d_migrated = r->migrated > z->migrated ? r->migrated - z->migrated : 0;
 			z->d_offcpu = r->offcpu_ns > z->offcpu ? r->offcpu_ns - z->offcpu : 0;
 			z->hist[HIST_LEN - 1] =
@@ -405,26 +406,37 @@ static void spark(FILE *f, const float *h, int width)
  * then drops columns in drop_order; self and the zone name always stay,
  * and a name is cut rather than wrapped.
  */
-enum { COL_CALLS, COL_PSELF, COL_SELF, COL_TOTAL, COL_AVG, COL_MAX, COL_ONCPU, COL_PREEMPT,
-       COL_MIGR, COL_HIST, NCOLS };
+enum {
+	COL_CALLS,
+	COL_PSELF,
+	COL_SELF,
+	COL_TOTAL,
+	COL_AVG,
+	COL_MAX,
+	COL_ONCPU,
+	COL_PREEMPT,
+	COL_MIGR,
+	COL_HIST,
+	NCOLS
+};
 static const struct {
 	const char *head;
 	int width;
 	bool sched;
 } columns[NCOLS] = {
-	[COL_CALLS] = { "calls/s", 8, false },	  [COL_PSELF] = { "%self", 5, false },
-	[COL_SELF] = { "self/s", 7, false },	  [COL_TOTAL] = { "total/s", 7, false },
-	[COL_AVG] = { "avg/call", 8, false },	  [COL_MAX] = { "max(all)", 8, false },
-	[COL_ONCPU] = { "on-cpu/s", 8, true },	  [COL_PREEMPT] = { "preempt/s", 9, true },
-	[COL_MIGR] = { "migr/s", 6, true },	  [COL_HIST] = { "self/s history", HIST_LEN, false },
+	[COL_CALLS] = { "calls/s", 8, false }, [COL_PSELF] = { "%self", 5, false },
+	[COL_SELF] = { "self/s", 7, false },   [COL_TOTAL] = { "total/s", 7, false },
+	[COL_AVG] = { "avg/call", 8, false },  [COL_MAX] = { "max(all)", 8, false },
+	[COL_ONCPU] = { "on-cpu/s", 8, true }, [COL_PREEMPT] = { "preempt/s", 9, true },
+	[COL_MIGR] = { "migr/s", 6, true },    [COL_HIST] = { "self/s history", HIST_LEN, false },
 };
-static const int drop_order[] = { COL_MAX, COL_MIGR, COL_AVG, COL_PREEMPT, COL_HIST,
+static const int drop_order[] = { COL_MAX,   COL_MIGR,	COL_AVG,   COL_PREEMPT, COL_HIST,
 				  COL_TOTAL, COL_ONCPU, COL_PSELF, COL_CALLS };
 
 struct layout {
 	bool on[NCOLS];
-	int hist;	/* sparkline width */
-	int name;	/* zone name width */
+	int hist; /* sparkline width */
+	int name; /* zone name width */
 };
 
 static int layout_width(const struct layout *l)
@@ -523,14 +535,13 @@ static void draw(struct top *t, FILE *f)
 	else
 		snprintf(thr, sizeof(thr), "%s%stid %u (%d/%u)", v->name, v->name[0] ? " " : "",
 			 v->tid, idx + 1, t->nthreads);
-	snprintf(title, sizeof(title),
-		 "profctl top - pid %d (%s%s) - %s - every %.2gs - sort %s%s",
-		 (int)t->pid, t->comm, t->exited ? ", exited" : "", thr, t->interval,
-		 keys[t->sort], t->paused ? " - PAUSED" : "");
+	snprintf(title, sizeof(title), "profctl top - pid %d (%s%s) - %s - every %.2gs - sort %s%s",
+		 (int)t->pid, t->comm, t->exited ? ", exited" : "", thr, t->interval, keys[t->sort],
+		 t->paused ? " - PAUSED" : "");
 	if (t->tty)
 		fputs("\033[H", f);
-	fprintf(f, "%s%.*s%s%s\n", t->tty ? "\033[1m" : "", t->cols, title,
-		t->tty ? "\033[0m" : "", el);
+	fprintf(f, "%s%.*s%s%s\n", t->tty ? "\033[1m" : "", t->cols, title, t->tty ? "\033[0m" : "",
+		el);
 	if (t->tty)
 		fputs("\033[7m", f);
 	for (c = 0; c < NCOLS; c++) {
@@ -566,8 +577,8 @@ static void draw(struct top *t, FILE *f)
 			case COL_SELF:
 			case COL_TOTAL:
 			case COL_ONCPU: {
-				__u64 d = c == COL_SELF	   ? ns(t, z->d_self)
-					  : c == COL_TOTAL ? total_ns
+				__u64 d = c == COL_SELF		   ? ns(t, z->d_self)
+					  : c == COL_TOTAL	   ? total_ns
 					  : total_ns > z->d_offcpu ? total_ns - z->d_offcpu
 								   : 0;
 
@@ -577,7 +588,8 @@ static void draw(struct top *t, FILE *f)
 			}
 			case COL_AVG:
 				fprintf(f, "%*s", columns[c].width,
-					pc_fmt_ns(b, sizeof(b), z->d_calls ? total_ns / z->d_calls : 0));
+					pc_fmt_ns(b, sizeof(b),
+						  z->d_calls ? total_ns / z->d_calls : 0));
 				break;
 			case COL_MAX:
 				fprintf(f, "%*s", columns[c].width,
@@ -599,8 +611,9 @@ static void draw(struct top *t, FILE *f)
 			el);
 	}
 	if (t->tty) {
-		static const char help[] = "keys: s t c m sort  space pause  tab/[ ] thread  a all  "
-					   "q quit";
+		static const char help[] =
+			"keys: s t c m sort  space pause  tab/[ ] thread  a all  "
+			"q quit";
 
 		fputs("\033[J", f);
 		fprintf(f, "\033[%d;1H\033[2m%.*s\033[0m", t->rows, t->cols, help);
@@ -712,11 +725,9 @@ static int pick_pid(struct pc_src *src, pid_t *pid)
 
 int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int iterations)
 {
-	struct top t = { .src = src,
-			 .pid = o->pid,
-			 .sort = o->sort,
-			 .interval = interval,
-			 .need_base = true };
+	struct top t = {
+		.src = src, .pid = o->pid, .sort = o->sort, .interval = interval, .need_base = true
+	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	double next;
 	int err, frames = 0;

@@ -42,7 +42,9 @@ static int setup(void **state)
 		return -1;
 	/* the build is there already (tests/run builds first): this installs */
 	return sh("make -s install PREFIX=%s >%s/make.log 2>&1 || { cat %s/make.log; exit 1; }",
-		  prefix, prefix, prefix) ? -1 : 0;
+		  prefix, prefix, prefix)
+		       ? -1
+		       : 0;
 }
 
 static int teardown(void **state)
@@ -66,27 +68,27 @@ static void test_files(void **state)
 	assert_true(exists("share/man/man1/profctl.1"));
 	assert_true(exists("share/man/man8/profd.8"));
 	assert_true(exists("share/prof/report.schema.json"));
-	assert_int_equal(sh("cmp -s tests/report.schema.json %s/share/prof/report.schema.json",
-			    prefix),
-			 0);
+	assert_int_equal(
+		sh("cmp -s tests/report.schema.json %s/share/prof/report.schema.json", prefix), 0);
 	/* pkg-config users see the dependency that ships no .pc file */
 	assert_int_equal(sh("PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --list-all | "
 			    "grep '^prof ' | grep -q systemtap-sdt-dev",
 			    prefix),
 			 0);
 	/* prof(3) renders and lists every macro and variable */
-	assert_int_equal(sh("MANWIDTH=80 man -l %s/share/man/man3/prof.3 2>&1 >/dev/null | "
-			    "grep -q . && exit 1; "
-			    "t=$(MANWIDTH=80 man -l %s/share/man/man3/prof.3 2>/dev/null); "
-			    "for w in PROF_USDT PROF_FUNC PROF_DEFINE PROF_DECLARE PROF_SCOPE "
-			    "PROF_BEGIN PROF_END PROF_FRAME PROF_ALLOC PROF_FREE PROF_THREAD_NAME "
-			    "PROF_REPORT PROF_REPORT_FORMAT PROF_LOG_INTERVAL PROF_MAX_THREADS "
-			    "PROF_MAX_NODES PROF_MAX_SITES PROF_CLOCK PROF_KEEP PROF_SOCKET "
-			    "PROFD_SOCKET PROF_NO_DAEMON PROF_QUIET; do "
-			    "echo \"$t\" | grep -q \"$w\" || { echo \"prof(3) lacks $w\"; exit 1; }; "
-			    "done",
-			    prefix, prefix),
-			 0);
+	assert_int_equal(
+		sh("MANWIDTH=80 man -l %s/share/man/man3/prof.3 2>&1 >/dev/null | "
+		   "grep -q . && exit 1; "
+		   "t=$(MANWIDTH=80 man -l %s/share/man/man3/prof.3 2>/dev/null); "
+		   "for w in PROF_USDT PROF_FUNC PROF_DEFINE PROF_DECLARE PROF_SCOPE "
+		   "PROF_BEGIN PROF_END PROF_FRAME PROF_ALLOC PROF_FREE PROF_THREAD_NAME "
+		   "PROF_REPORT PROF_REPORT_FORMAT PROF_LOG_INTERVAL PROF_MAX_THREADS "
+		   "PROF_MAX_NODES PROF_MAX_SITES PROF_CLOCK PROF_KEEP PROF_SOCKET "
+		   "PROFD_SOCKET PROF_NO_DAEMON PROF_QUIET; do "
+		   "echo \"$t\" | grep -q \"$w\" || { echo \"prof(3) lacks $w\"; exit 1; }; "
+		   "done",
+		   prefix, prefix),
+		0);
 }
 
 /* a program built against the installed tree with pkg-config only */

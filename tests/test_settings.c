@@ -152,7 +152,9 @@ static const char *const bad_env[] = {
 	"PROF_MAX_SITES=lots",
 	"PROF_KEEP=maybe",
 	"PROF_NO_DAEMON=sure",
-	"PROF_SOCKET=/tmp/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	"PROF_SOCKET=/tmp/"
+	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 	"PROF_QUIET=hush",
 	"PROF_REPORT=/nonexistent-dir/report.txt",
 };
@@ -262,12 +264,9 @@ static void test_log_arithmetic(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_flag),
-		cmocka_unit_test(test_parse_numbers),
-		cmocka_unit_test(test_values_read),
-		cmocka_unit_test(test_bad_values_warn_once),
-		cmocka_unit_test(test_quiet),
-		cmocka_unit_test(test_log_arithmetic),
+		cmocka_unit_test(test_parse_flag),  cmocka_unit_test(test_parse_numbers),
+		cmocka_unit_test(test_values_read), cmocka_unit_test(test_bad_values_warn_once),
+		cmocka_unit_test(test_quiet),	    cmocka_unit_test(test_log_arithmetic),
 	};
 
 	if (argc == 2 && !strcmp(argv[1], "--zone"))

@@ -232,8 +232,8 @@ static bool zone_running(const char *text, void *arg)
 {
 	char line[512];
 
-	return line_with(text, (const char *)arg, line, sizeof(line)) &&
-	       first_number(line) > 0 && has_bar(line);
+	return line_with(text, (const char *)arg, line, sizeof(line)) && first_number(line) > 0 &&
+	       has_bar(line);
 }
 
 static bool title_has(const char *text, void *arg)

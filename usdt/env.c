@@ -85,8 +85,8 @@ static void env_warn(const char *name, const char *val, const char *want, const 
 {
 	if (prof_env.warned || prof_env.quiet)
 		return;
-	fprintf(stderr, "prof: ignoring %s=%s (want %s)%s%s\n", name, val, want,
-		then ? "; " : "", then ? then : "");
+	fprintf(stderr, "prof: ignoring %s=%s (want %s)%s%s\n", name, val, want, then ? "; " : "",
+		then ? then : "");
 	prof_env.warn_count++;
 }
 

@@ -94,7 +94,8 @@ static void log_interval_lines(struct prof_snapshot *cur, __u64 interval_ns)
 			prof_log_format(line, sizeof(line), tname, t->tid,
 					rows[k].site < cur->nsites ? cur->sites[rows[k].site].name
 								   : "[overflow]",
-					prof_snap_ns(cur, rows[k].ticks), interval_ns, rows[k].calls);
+					prof_snap_ns(cur, rows[k].ticks), interval_ns,
+					rows[k].calls);
 			fputs(line, stderr);
 		}
 		free(rows);
