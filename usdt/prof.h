@@ -112,7 +112,9 @@ struct __prof_thread {
 	uint32_t *hist;			/* its histograms (prof_hist_index) */
 	uint32_t cur;			/* current node; __PROF_UNINIT before init */
 	uint32_t __pad;
-	uint64_t limit;			/* a delta above this is an anomaly */
+	uint64_t limit;			/* a delta above this is an anomaly; 0
+					 * while a new kernel word waits for the
+					 * thread (its next exit takes it) */
 	const volatile struct prof_sched_rec *krec; /* kernel word, never NULL once init */
 	__u64 *activity;		/* the slab's activity word, never NULL once init */
 	struct prof_node_ext *ext;	/* the nodes' ext records */
@@ -129,7 +131,7 @@ extern int __prof_clock_tsc;
 
 uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev);
 void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d);
-void __prof_anomaly(struct __prof_zone *z);
+void __prof_anomaly(struct __prof_zone *z, uint64_t d);
 void __prof_row_mark(uint32_t node, unsigned int b);
 void __prof_unbalanced(struct __prof_zone *z);
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
@@ -205,7 +207,7 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	__PROF_STORE(&__prof_tls.open[z->node], 0);
 	/* unsigned: a negative delta is huge too */
 	if (__builtin_expect(d > __prof_tls.limit, 0)) {
-		__prof_anomaly(z);
+		__prof_anomaly(z, d);
 		return;
 	}
 	__PROF_ADD(&n->calls, 1);

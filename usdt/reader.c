@@ -2072,6 +2072,31 @@ static const struct prof_snap_thread *base_thread(const struct prof_snapshot *b,
 	return NULL;
 }
 
+int prof_snapshot__advance(struct prof_snapshot *s, __u64 dt)
+{
+	__u32 i, j;
+
+	if (s->lazy)
+		return -EINVAL;
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread *t = &s->threads[i];
+
+		if (t->state != PROF_SLAB_ALIVE || !t->nnodes)
+			continue;
+		t->nodes[0].ticks += dt;
+		for (j = 1; j < t->nnodes; j++) {
+			if (!t->nodes[j].open)
+				continue;
+			t->nodes[j].ticks += dt;
+			t->nodes[j].open_ticks += dt;
+		}
+		if (thread_derive(t, s->nsites))
+			return -ENOMEM;
+	}
+	s->now_tick += dt;
+	return 0;
+}
+
 int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 {
 	__u32 i, j, k;

@@ -188,6 +188,10 @@ int prof_snap_any_sched(const struct prof_snapshot *s);
  * clamped to the real max.  Threads match by tid and start tick, nodes by
  * index (node tables only grow).  0, or -ESRCH if base is another process */
 int prof_snapshot__diff(struct prof_snapshot *snap, const struct prof_snapshot *base);
+/* the snapshot as a read dt ticks later would find it if no call ended and
+ * none began: its live threads' wall times and open calls grow by dt (an
+ * idle process's history shares one snapshot between frames).  0 or -errno */
+int prof_snapshot__advance(struct prof_snapshot *snap, __u64 dt);
 void prof_snapshot__destroy(struct prof_snapshot *snap);
 /* serialize a snapshot as a segment image (PROF_SEG_VERSION) that
  * prof_snapshot__read() reads back equal: the format profd answers in and
