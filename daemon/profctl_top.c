@@ -18,8 +18,11 @@
 #include "profctl.h"
 
 #define HIST_LEN 24	/* sparkline samples kept per row */
-#define TOP_THREADS 256 /* threads followed one by one */
-#define NAME_MIN 32	/* the zone name keeps at least this, or its length */
+#define TOP_THREADS 256 /* threads in the thread list */
+/* up to this many threads each is sampled every interval (a read of the
+ * segment each); above it only the one shown, from when it is shown */
+#define TOP_EACH_MAX 64
+#define NAME_MIN 32 /* the zone name keeps at least this, or its length */
 
 struct zone_stat {
 	/* cumulative, ticks (offcpu: ns) */
@@ -41,6 +44,7 @@ struct view {
 	char name[PROF_THREAD_NAME_MAX];
 	struct zone_stat *z; /* by site */
 	__u32 nz;
+	unsigned int gen; /* the sample that last updated it */
 };
 
 struct top {
@@ -61,8 +65,9 @@ struct top {
 	__u32 nnames;
 	__u64 tick_hz;
 	double interval;
-	double dt;     /* seconds between the last two samples: rates divide by it */
-	double t_last; /* when the last sample was taken */
+	unsigned int gen; /* samples taken */
+	double dt;	  /* seconds between the last two samples: rates divide by it */
+	double t_last;	  /* when the last sample was taken */
 	int rows, cols;
 };
 
@@ -199,12 +204,15 @@ static int view_update(struct top *t, struct view *v, const struct prof_snapshot
 	 * interval would add all of it; a thread is in a zone at most all
 	 * the time */
 	__u64 cap = (__u64)(t->dt * (double)s->tick_hz) * (threads ? threads : 1);
+	/* a view not sampled last time has no base for a delta */
+	bool fresh = t->need_base || v->gen + 1 != t->gen;
 	__u32 k;
 	size_t i;
 	int err = grow_view(v, s->nsites);
 
 	if (err)
 		return err;
+	v->gen = t->gen;
 	for (k = 0; k < v->nz; k++) {
 		struct zone_stat *z = &v->z[k];
 
@@ -220,7 +228,7 @@ static int view_update(struct top *t, struct view *v, const struct prof_snapshot
 		if (r->site >= v->nz)
 			continue;
 		z = &v->z[r->site];
-		if (z->seen && !t->need_base) {
+		if (z->seen && !fresh) {
 			z->d_calls = r->calls > z->calls ? r->calls - z->calls : 0;
 			z->d_self = r->self > z->self ? r->self - z->self : 0;
 			z->d_total = r->ticks > z->total ? r->ticks - z->total : 0;
@@ -270,6 +278,7 @@ static int sample(struct top *t)
 	err = pc_src_flat(t->src, t->pid, 0, &s, &rows, &n);
 	if (err)
 		return err;
+	t->gen++;
 	t->dt = t->t_last > 0 && now > t->t_last ? now - t->t_last : t->interval;
 	t->t_last = now;
 	t->tick_hz = s->tick_hz;
@@ -309,6 +318,9 @@ static int sample(struct top *t)
 		t->order[k] = (__u32)(v - t->views);
 		if (!v->name[0])
 			thread_name(t, th, v->name, sizeof(v->name));
+		if (t->nthreads > TOP_EACH_MAX &&
+		    !(th->tid == t->sel && th->start_tick == t->sel_start))
+			continue;
 		err = pc_src_flat(t->src, t->pid, th->tid, &ts, &rows, &n);
 		if (err)
 			goto cleanup;
