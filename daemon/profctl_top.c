@@ -567,7 +567,8 @@ static void draw(struct top *t, FILE *f)
 			fprintf(f, "%*s%s", c ? columns[c].width + 1 : columns[c].width,
 				columns[c].head, c ? "" : " ");
 	}
-	fprintf(f, "  %-*s%s%s\n", l.name, "zone", t->tty ? "\033[0m" : "", el);
+	/* the header bar spans the name on a terminal; plain text has no padding */
+	fprintf(f, "  %-*s%s%s\n", t->tty ? l.name : 0, "zone", t->tty ? "\033[0m" : "", el);
 	lines = t->tty ? t->rows - 3 : 40;
 	for (i = 0; i < n && shown_n < lines; i++, shown_n++) {
 		const struct zone_stat *z = &v->z[order[i]];
