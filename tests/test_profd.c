@@ -709,9 +709,10 @@ static void test_inzone_rates(void **state)
 	}
 	printf("busy child: in zones %.2f now, %.2f over ~1 s (best seen); idle child %.2f\n",
 	       best_now / 1e3, best_short / 1e3, idle_now / 1e3);
-	/* one thread: at most one thread's worth, plus a sample's jitter */
-	assert_true(best_now >= 700 && best_now <= 1300);
-	assert_true(best_short >= 700 && best_short <= 1100);
+	/* one thread: at most one thread's worth, whatever a sample's
+	 * jitter (a call that began before a sample adds all of it to it) */
+	assert_true(best_now >= 700 && best_now <= 1000);
+	assert_true(best_short >= 700 && best_short <= 1000);
 	assert_int_equal(idle_now, 0);
 	assert_int_equal(child_wait(&c), 'R');
 	child_end(&c);
@@ -1052,6 +1053,9 @@ static void test_top_via_profd(void **state)
 	assert_non_null(strstr(text, "profctl top - pid"));
 	assert_non_null(strstr(text, "sleep_zone"));
 	assert_non_null(strstr(text, "spin_zone"));
+	/* the kernel columns, as report has them */
+	assert_non_null(strstr(text, "on-cpu/s"));
+	assert_non_null(strstr(text, "preempt/s"));
 	free(text);
 	child_end(&c);
 	close(fd);
