@@ -44,9 +44,20 @@ struct pc_opts {
 	bool no_daemon;		/* --no-daemon / PROFCTL_NO_DAEMON */
 	int rows;		/* flat rows, 0 = all */
 	bool dry_run;		/* clean --dry-run */
+	bool per_call;		/* diff --per-call */
+	int args;		/* pc_parse_opts: argv index of the first operand */
 };
 
 int profctl_main(int argc, char **argv);
+
+/* the CLI's option parsing for a verb in another file: allowed is the
+ * space-separated long names it takes; operands may follow (o->args is
+ * the first).  0, -1 after --help, or an exit status */
+int pc_parse_opts(int argc, char **argv, const char *usage, const char *allowed,
+		  struct pc_opts *o);
+/* -o FILE or stdout, said if it fails; and its close, said */
+FILE *pc_open_out(const struct pc_opts *o);
+int pc_close_out(FILE *f, const struct pc_opts *o);
 
 /* clean: remove the segments of exited processes (pid's only, if not 0),
  * or with dry_run say which; lines on out; exit status */
@@ -122,6 +133,9 @@ int pc_baseline_load(pid_t pid, __u64 token, struct prof_snapshot **base);
 
 /* a segment image from a file (--input), read with PROF_READ_* flags */
 int pc_read_image(const char *path, unsigned int flags, struct prof_snapshot **snap);
+/* profd or direct, as pc_src_open, saying once on stderr which and why
+ * (fallback: what profctl does instead, NULL for the usual) */
+void pc_src_open_said(struct pc_src *src, const struct pc_opts *o, const char *fallback);
 
 /* --- derived snapshots (profctl_snap.c) ---------------------------------- */
 
@@ -232,6 +246,11 @@ void pc_callers_free(struct pc_callers *c);
 /* --- verbs in their own files --------------------------------------------- */
 
 int pc_zones(const char *path, FILE *f);
+/* profctl save / diff (profctl_save.c, profctl_diff.c): exit status */
+int pc_cmd_save(int argc, char **argv);
+int pc_cmd_diff(int argc, char **argv);
+/* a saved profile (proffile.h) open as fd at path; 0 or -errno, said */
+int pc_read_file(const char *path, int fd, unsigned int flags, struct prof_snapshot **snap);
 int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int iterations);
 
 #endif /* PROFCTL_H */

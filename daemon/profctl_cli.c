@@ -29,6 +29,7 @@ static const char usage_main[] =
 	"  status [OPTIONS]         profd up or not, kernel assistance, versions\n"
 	"  zones BINARY             the zones compiled into an ELF file\n"
 	"  clean [OPTIONS]          remove the segments exited processes left in /dev/shm\n"
+	"  save [OPTIONS] -o FILE   a process's profile as a file, for report --input and diff\n"
 	"\n"
 	"  -h, --help               this text\n"
 	"      --version            profctl's version\n"
@@ -61,7 +62,8 @@ static const char usage_report[] =
 	"      --rows N         at most N rows in the --flat list\n"
 	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
 	"                       always, never\n"
-	"      --input FILE     read a saved segment image instead of a live process\n"
+	"      --input FILE     read a profile saved by `profctl save` or PROF_SAVE (or a\n"
+	"                       segment image) instead of a live process\n"
 	"                       (no --pid or --last)\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n";
 
@@ -195,6 +197,7 @@ enum {
 	OPT_INPUT,
 	OPT_NO_DAEMON,
 	OPT_DRY_RUN,
+	OPT_PER_CALL,
 };
 
 static const struct option report_longopts[] = {
@@ -214,6 +217,7 @@ static const struct option report_longopts[] = {
 	{ "input", required_argument, NULL, OPT_INPUT },
 	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "per-call", no_argument, NULL, OPT_PER_CALL },
 	{ "delay", required_argument, NULL, 'd' },
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -268,6 +272,9 @@ static bool word_in(const char *list, const char *name)
 			return true;
 	return false;
 }
+
+/* pc_parse_opts: the verb takes operands after its options */
+static bool parse_operands;
 
 /* the options every verb shares; 0, or an exit status */
 static int parse_opts(int argc, char **argv, const char *usage, const char *allowed,
@@ -406,6 +413,9 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 		case OPT_DRY_RUN:
 			o->dry_run = true;
 			break;
+		case OPT_PER_CALL:
+			o->per_call = true;
+			break;
 		case 'd': {
 			char *end;
 			double d = strtod(optarg, &end);
@@ -426,7 +436,9 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			break;
 		}
 	}
-	if (optind < argc) {
+	/* a verb that takes operands (diff) finds them from o->args on */
+	o->args = optind;
+	if (optind < argc && !parse_operands) {
 		pc_warnx("%s: unexpected argument '%s'; see --help", argv[0], argv[optind]);
 		return EXIT_USAGE;
 	}
@@ -440,6 +452,17 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 	if (getenv("PROFCTL_NO_DAEMON") && strcmp(getenv("PROFCTL_NO_DAEMON"), "0"))
 		o->no_daemon = true;
 	return 0;
+}
+
+int pc_parse_opts(int argc, char **argv, const char *usage, const char *allowed,
+		  struct pc_opts *o)
+{
+	int err;
+
+	parse_operands = true;
+	err = parse_opts(argc, argv, usage, allowed, o, NULL, NULL);
+	parse_operands = false;
+	return err;
 }
 
 static FILE *open_out(const struct pc_opts *o)
@@ -469,11 +492,21 @@ static int close_out(FILE *f, const struct pc_opts *o)
 	return err;
 }
 
+FILE *pc_open_out(const struct pc_opts *o)
+{
+	return open_out(o);
+}
+
+int pc_close_out(FILE *f, const struct pc_opts *o)
+{
+	return close_out(f, o);
+}
+
 /*
  * profd, else the caller's own segments: the fallback said once, on
  * stderr, unless the user asked for it (--no-daemon, PROFCTL_NO_DAEMON)
  */
-static void src_open(struct pc_src *src, const struct pc_opts *o, const char *fallback)
+void pc_src_open_said(struct pc_src *src, const struct pc_opts *o, const char *fallback)
 {
 	pc_src_open(src, o->no_daemon);
 	if (src->fd >= 0 || !src->why)
@@ -641,7 +674,7 @@ static int cmd_report(int argc, char **argv)
 		snprintf(fallback, sizeof(fallback),
 			 "no history: measuring the next %us of your own processes directly",
 			 o.last_s);
-		src_open(&src, &o, o.mode == PC_LAST ? fallback : NULL);
+		pc_src_open_said(&src, &o, o.mode == PC_LAST ? fallback : NULL);
 		src.read_flags = report_read_flags(&o);
 		/* without profd's history, --last measures the next seconds */
 		measure = o.mode == PC_LAST && src.fd < 0;
@@ -771,7 +804,7 @@ static int cmd_reset(int argc, char **argv)
 	err = parse_opts(argc, argv, usage_reset, "pid no-daemon", &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
-	src_open(&src, &o, NULL);
+	pc_src_open_said(&src, &o, NULL);
 	err = pc_src_targets(&src, o.pid, &procs, &np);
 	if (err) {
 		pc_src_close(&src);
@@ -815,7 +848,7 @@ static int cmd_list(int argc, char **argv)
 		pc_warnx("list: --format text or json");
 		return EXIT_USAGE;
 	}
-	src_open(&src, &o, NULL);
+	pc_src_open_said(&src, &o, NULL);
 	err = pc_src_list(&src, &p, &n);
 	if (err) {
 		pc_warnx("failed to list profiled processes: %s", strerror(-err));
@@ -953,7 +986,7 @@ static int cmd_top(int argc, char **argv)
 		pc_warnx("top: --sort p99 not available: top sorts by self, total, calls or max");
 		return EXIT_USAGE;
 	}
-	src_open(&src, &o, NULL);
+	pc_src_open_said(&src, &o, NULL);
 	err = pc_top(&src, &o, delay, iters);
 	pc_src_close(&src);
 	return err ? 1 : 0;
@@ -978,7 +1011,7 @@ static const struct {
 } verbs[] = {
 	{ "report", cmd_report }, { "list", cmd_list },	    { "reset", cmd_reset },
 	{ "top", cmd_top },	  { "status", cmd_status }, { "zones", cmd_zones },
-	{ "clean", cmd_clean },
+	{ "clean", cmd_clean },	  { "save", pc_cmd_save },
 };
 
 /* the index of the verb called name, or -1 */

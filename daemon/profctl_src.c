@@ -369,8 +369,14 @@ int pc_read_image(const char *path, unsigned int flags, struct prof_snapshot **s
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
 		close(fd);
-		pc_warnx("%s: not a segment image", path);
+		pc_warnx("%s: not a profd profile (profctl save writes one)", path);
 		return -EINVAL;
+	}
+	/* a saved profile (or a JSON report, said so) rather than an image */
+	err = pc_read_file(path, fd, flags, snap);
+	if (err != -ENOMSG) {
+		close(fd);
+		return err;
 	}
 	/* a lazy snapshot keeps the mapping, not the fd */
 	err = prof_snapshot__read_fd_opts(fd, flags, snap);

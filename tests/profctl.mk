@@ -3,12 +3,13 @@
 # and the html report in headless Chromium.
 include daemon/profctl.mk
 
-PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html
+PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html test_profctl_save
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
 # the golden views render threads on two CPUs (profctl_par.c), and the live
 # tests read segments that change and shrink under them: under the
 # sanitizers too
-SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_live
+SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_live \
+	$(OUTPUT)/tests/test_profctl_save
 TEST_EXTRA += $(PROFCTL)
 
 $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
