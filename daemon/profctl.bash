@@ -19,7 +19,7 @@ _profctl()
 	verb=${COMP_WORDS[1]}
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "list report reset top status zones clean --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "list report reset top status zones clean save --help --version" -- "$cur"))
 		return
 	fi
 	case $prev in
@@ -58,6 +58,7 @@ _profctl()
 	list)	COMPREPLY=($(compgen -W "--format --no-daemon --help" -- "$cur")) ;;
 	status)	COMPREPLY=($(compgen -W "--no-daemon --help" -- "$cur")) ;;
 	clean)	COMPREPLY=($(compgen -W "--pid --dry-run --help" -- "$cur")) ;;
+	save)	COMPREPLY=($(compgen -W "--pid --since-reset --since-start --last --output --no-daemon --help" -- "$cur")) ;;
 	zones)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))
