@@ -45,6 +45,7 @@ struct pc_opts {
 	int rows;		/* flat rows, 0 = all */
 	bool dry_run;		/* clean --dry-run */
 	bool per_call;		/* diff --per-call */
+	bool per_frame;		/* diff --per-frame */
 	int args;		/* pc_parse_opts: argv index of the first operand */
 };
 

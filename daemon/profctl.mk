@@ -8,7 +8,7 @@ PROFCTL := $(OUTPUT)/profctl
 PROFCTL_SRCS := daemon/profctl_cli.c daemon/profctl_src.c daemon/profctl_snap.c \
 	daemon/profctl_zones.c daemon/profctl_top.c daemon/render_text.c \
 	daemon/render_data.c daemon/render_html.c daemon/profctl_par.c \
-	daemon/profctl_clean.c daemon/profctl_save.c
+	daemon/profctl_clean.c daemon/profctl_save.c daemon/profctl_diff.c
 PROFCTL_OBJS := $(patsubst daemon/%.c,$(OUTPUT)/daemon/%.o,$(PROFCTL_SRCS))
 PROFCTL_HDRS := daemon/profctl.h daemon/client.h usdt/snapshot.h usdt/slab.h usdt/prof.h usdt/proffile.h
 # everything but main(), for the tests

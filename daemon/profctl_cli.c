@@ -30,6 +30,7 @@ static const char usage_main[] =
 	"  zones BINARY             the zones compiled into an ELF file\n"
 	"  clean [OPTIONS]          remove the segments exited processes left in /dev/shm\n"
 	"  save [OPTIONS] -o FILE   a process's profile as a file, for report --input and diff\n"
+	"  diff [OPTIONS] BASE NEW  two profiles compared, per zone and per call path\n"
 	"\n"
 	"  -h, --help               this text\n"
 	"      --version            profctl's version\n"
@@ -198,6 +199,7 @@ enum {
 	OPT_NO_DAEMON,
 	OPT_DRY_RUN,
 	OPT_PER_CALL,
+	OPT_PER_FRAME,
 };
 
 static const struct option report_longopts[] = {
@@ -218,6 +220,7 @@ static const struct option report_longopts[] = {
 	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "per-call", no_argument, NULL, OPT_PER_CALL },
+	{ "per-frame", no_argument, NULL, OPT_PER_FRAME },
 	{ "delay", required_argument, NULL, 'd' },
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -415,6 +418,9 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			break;
 		case OPT_PER_CALL:
 			o->per_call = true;
+			break;
+		case OPT_PER_FRAME:
+			o->per_frame = true;
 			break;
 		case 'd': {
 			char *end;
@@ -1011,7 +1017,7 @@ static const struct {
 } verbs[] = {
 	{ "report", cmd_report }, { "list", cmd_list },	    { "reset", cmd_reset },
 	{ "top", cmd_top },	  { "status", cmd_status }, { "zones", cmd_zones },
-	{ "clean", cmd_clean },	  { "save", pc_cmd_save },
+	{ "clean", cmd_clean },	  { "save", pc_cmd_save },  { "diff", pc_cmd_diff },
 };
 
 /* the index of the verb called name, or -1 */

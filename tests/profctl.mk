@@ -3,7 +3,8 @@
 # and the html report in headless Chromium.
 include daemon/profctl.mk
 
-PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html test_profctl_save
+PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html test_profctl_save \
+	test_profctl_diff
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
 # the golden views render threads on two CPUs (profctl_par.c), and the live
 # tests read segments that change and shrink under them: under the
