@@ -19,7 +19,7 @@ _profctl()
 	verb=${COMP_WORDS[1]}
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "list report reset top status zones clean save --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "list report reset top status zones clean save diff --help --version" -- "$cur"))
 		return
 	fi
 	case $prev in
@@ -59,6 +59,7 @@ _profctl()
 	status)	COMPREPLY=($(compgen -W "--no-daemon --help" -- "$cur")) ;;
 	clean)	COMPREPLY=($(compgen -W "--pid --dry-run --help" -- "$cur")) ;;
 	save)	COMPREPLY=($(compgen -W "--pid --since-reset --since-start --last --output --no-daemon --help" -- "$cur")) ;;
+	diff)	COMPREPLY=($(compgen -W "--sort --per-call --per-frame --rows --format --output --color --since-reset --since-start --no-daemon --help" -- "$cur") $(compgen -f -- "$cur")) ;;
 	zones)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))
