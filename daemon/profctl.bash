@@ -36,7 +36,7 @@ _profctl()
 		if [ "$verb" = list ]; then
 			COMPREPLY=($(compgen -W "text json" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "text json csv folded html" -- "$cur"))
+			COMPREPLY=($(compgen -W "text json csv folded html pprof" -- "$cur"))
 		fi
 		return ;;
 	--color)

@@ -21,6 +21,7 @@
 #define PC_FMT_CSV	2
 #define PC_FMT_FOLDED	3
 #define PC_FMT_HTML	4
+#define PC_FMT_PPROF	5	/* gzipped pprof protobuf (profctl_pprof.c) */
 
 /* snapshot modes, the same values as profd's PROFD_* */
 #define PC_SINCE_START	0
@@ -229,6 +230,9 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 			const struct pc_opts *o);
 int pc_render_html(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		   const struct pc_opts *o);
+/* the call trees as a gzipped pprof profile.proto: a sample per node */
+int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n,
+		    const struct pc_opts *o);
 
 /* callers arithmetic, shared by text, csv and tests */
 struct pc_caller_row {

@@ -8,12 +8,13 @@ PROFCTL := $(OUTPUT)/profctl
 PROFCTL_SRCS := daemon/profctl_cli.c daemon/profctl_src.c daemon/profctl_snap.c \
 	daemon/profctl_zones.c daemon/profctl_top.c daemon/render_text.c \
 	daemon/render_data.c daemon/render_html.c daemon/profctl_par.c \
-	daemon/profctl_clean.c daemon/profctl_save.c daemon/profctl_diff.c
+	daemon/profctl_clean.c daemon/profctl_save.c daemon/profctl_diff.c \
+	daemon/profctl_pprof.c
 PROFCTL_OBJS := $(patsubst daemon/%.c,$(OUTPUT)/daemon/%.o,$(PROFCTL_SRCS))
 PROFCTL_HDRS := daemon/profctl.h daemon/client.h usdt/snapshot.h usdt/slab.h usdt/prof.h usdt/proffile.h
 # everything but main(), for the tests
 PROFCTL_LIB := $(OUTPUT)/daemon/libprofctl.a
-PROFCTL_LIBS := -lelf -lpthread
+PROFCTL_LIBS := -lelf -lpthread -lprotobuf-c -lz
 
 # the profd client: daemon.mk's object if it names one, else compile
 # daemon/client.c here; without either, profctl only reads segments
@@ -43,12 +44,26 @@ $(OUTPUT)/daemon/report_html.h: daemon/report.html | $(OUTPUT)/daemon
 
 $(OUTPUT)/daemon/render_html.o: $(OUTPUT)/daemon/report_html.h
 
+# pprof's profile.proto, compiled by protoc-c (protobuf-c-compiler); the
+# generated C is built without our warnings, which are not its author's
+PROTOC_C ?= protoc-c
+$(OUTPUT)/daemon/profile.pb-c.c $(OUTPUT)/daemon/profile.pb-c.h &: daemon/profile.proto \
+		| $(OUTPUT)/daemon
+	$(call msg,PROTOC,$@)
+	$(Q)$(PROTOC_C) --c_out=$(OUTPUT)/daemon -Idaemon $<
+
+$(OUTPUT)/daemon/profile.pb-c.o: $(OUTPUT)/daemon/profile.pb-c.c $(OUTPUT)/daemon/profile.pb-c.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 $(SANFLAGS) $(CFLAGS) -I$(OUTPUT)/daemon -c $< -o $@
+
+$(OUTPUT)/daemon/profctl_pprof.o: $(OUTPUT)/daemon/profile.pb-c.h
+
 $(PROFCTL_OBJS) $(OUTPUT)/daemon/profctl.o: $(OUTPUT)/daemon/%.o: daemon/%.c $(PROFCTL_HDRS) \
 		| $(OUTPUT)/daemon
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon $(PROFCTL_DEFS) -c $< -o $@
 
-$(PROFCTL_LIB): $(PROFCTL_OBJS) $(PROFCTL_CLIENT)
+$(PROFCTL_LIB): $(PROFCTL_OBJS) $(PROFCTL_CLIENT) $(OUTPUT)/daemon/profile.pb-c.o
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 

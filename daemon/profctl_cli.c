@@ -41,7 +41,8 @@ static const char usage_main[] =
 static const char usage_report[] =
 	"usage: profctl report [--pid P] [--tid T] [--since-reset | --since-start | --last 10s]\n"
 	"                      [--sort self|total|calls|max|p99] [--flat | --callers ZONE]\n"
-	"                      [--threads] [--format text|json|csv|folded|html] [-o FILE]\n"
+	"                      [--threads] [--format text|json|csv|folded|html|pprof]\n"
+	"                      [-o FILE]\n"
 	"                      [--rows N] [--color auto|always|never] [--input FILE]\n"
 	"                      [--no-daemon]\n"
 	"\n"
@@ -57,8 +58,9 @@ static const char usage_report[] =
 	"      --flat           zones merged across threads and call paths\n"
 	"      --callers ZONE   ZONE's parents (summing to it) and children\n"
 	"      --threads        merge the threads of a process into one tree\n"
-	"  -f, --format FMT     text (default), json, csv, folded, html (folded and html\n"
-	"                       are the tree: no --flat or --callers)\n"
+	"  -f, --format FMT     text (default), json, csv, folded, html, pprof (folded,\n"
+	"                       html and pprof are the tree: no --flat or --callers;\n"
+	"                       pprof is gzipped profile.proto for go tool pprof)\n"
 	"  -o, --output FILE    write there instead of stdout\n"
 	"      --rows N         at most N rows in the --flat list\n"
 	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
@@ -142,10 +144,10 @@ static int parse_sort(const char *s)
 
 static int parse_format(const char *s)
 {
-	static const char *const fmts[] = { "text", "json", "csv", "folded", "html" };
+	static const char *const fmts[] = { "text", "json", "csv", "folded", "html", "pprof" };
 	int i;
 
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 6; i++)
 		if (!strcmp(s, fmts[i]))
 			return i;
 	return -1;
@@ -385,7 +387,8 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 		case 'f':
 			o->format = parse_format(optarg);
 			if (o->format < 0) {
-				pc_warnx("bad format '%s' (text, json, csv, folded, html)", optarg);
+				pc_warnx("bad format '%s' (text, json, csv, folded, html, pprof)",
+					 optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -559,6 +562,8 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
 		return pc_render_folded(f, snaps, n, o);
 	case PC_FMT_HTML:
 		return pc_render_html(f, snaps, n, o);
+	case PC_FMT_PPROF:
+		return pc_render_pprof(f, snaps, n, o);
 	}
 	for (i = 0; i < n && (!err || err == -ENOENT); i++) {
 		if (i && found)
@@ -591,7 +596,8 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 
 	/* the flat list, the callers view and folded stacks have no
 	 * percentile (html is always the tree) */
-	if (o->format == PC_FMT_FOLDED || (data && (o->flat || o->callers)))
+	if (o->format == PC_FMT_FOLDED || o->format == PC_FMT_PPROF ||
+	    (data && (o->flat || o->callers)))
 		flags |= PROF_READ_NO_HIST;
 	flags |= PROF_READ_LAZY;
 	if (pc_cpus() > 1)
@@ -646,6 +652,15 @@ static int cmd_report(int argc, char **argv)
 		pc_warnx(
 			"report: --format folded is the call stacks: it has no --flat or --callers "
 			"view");
+		return EXIT_USAGE;
+	}
+	if (o.format == PC_FMT_PPROF && (o.flat || o.callers)) {
+		pc_warnx("report: --format pprof is the call trees: it has no --flat or --callers "
+			 "view");
+		return EXIT_USAGE;
+	}
+	if (o.format == PC_FMT_PPROF && (!o.out || !strcmp(o.out, "-")) && isatty(1)) {
+		pc_warnx("report: --format pprof is gzipped binary: -o FILE, or a pipe");
 		return EXIT_USAGE;
 	}
 	if (o.format == PC_FMT_HTML && (o.flat || o.callers)) {
