@@ -254,6 +254,17 @@ int pc_zones(const char *path, FILE *f);
 /* profctl save / diff (profctl_save.c, profctl_diff.c): exit status */
 int pc_cmd_save(int argc, char **argv);
 int pc_cmd_diff(int argc, char **argv);
+/* profctl serve: an OpenMetrics exporter (profctl_serve.c) */
+int pc_cmd_serve(int argc, char **argv);
+struct pc_serve_opts {
+	bool threads;		/* tid and thread labels */
+	unsigned int max_zones;	/* a process (a thread, with threads); the rest "[other]" */
+	unsigned int max_threads; /* with threads; the rest tid="other" */
+	bool no_daemon;
+};
+/* one scrape: every live process src shows, as OpenMetrics (om) or the
+ * Prometheus text format; 0 or -errno */
+int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool om);
 /* a saved profile (proffile.h) open as fd at path; 0 or -errno, said */
 int pc_read_file(const char *path, int fd, unsigned int flags, struct prof_snapshot **snap);
 int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int iterations);

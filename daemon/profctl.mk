@@ -9,12 +9,12 @@ PROFCTL_SRCS := daemon/profctl_cli.c daemon/profctl_src.c daemon/profctl_snap.c 
 	daemon/profctl_zones.c daemon/profctl_top.c daemon/render_text.c \
 	daemon/render_data.c daemon/render_html.c daemon/profctl_par.c \
 	daemon/profctl_clean.c daemon/profctl_save.c daemon/profctl_diff.c \
-	daemon/profctl_pprof.c
+	daemon/profctl_pprof.c daemon/profctl_serve.c
 PROFCTL_OBJS := $(patsubst daemon/%.c,$(OUTPUT)/daemon/%.o,$(PROFCTL_SRCS))
 PROFCTL_HDRS := daemon/profctl.h daemon/client.h usdt/snapshot.h usdt/slab.h usdt/prof.h usdt/proffile.h
 # everything but main(), for the tests
 PROFCTL_LIB := $(OUTPUT)/daemon/libprofctl.a
-PROFCTL_LIBS := -lelf -lpthread -lprotobuf-c -lz
+PROFCTL_LIBS := -lelf -lpthread -lprotobuf-c -lz -lmicrohttpd
 
 # the profd client: daemon.mk's object if it names one, else compile
 # daemon/client.c here; without either, profctl only reads segments

@@ -31,6 +31,7 @@ static const char usage_main[] =
 	"  clean [OPTIONS]          remove the segments exited processes left in /dev/shm\n"
 	"  save [OPTIONS] -o FILE   a process's profile as a file, for report --input and diff\n"
 	"  diff [OPTIONS] BASE NEW  two profiles compared, per zone and per call path\n"
+	"  serve [OPTIONS]          OpenMetrics for Prometheus over HTTP\n"
 	"\n"
 	"  -h, --help               this text\n"
 	"      --version            profctl's version\n"
@@ -1033,6 +1034,7 @@ static const struct {
 	{ "report", cmd_report }, { "list", cmd_list },	    { "reset", cmd_reset },
 	{ "top", cmd_top },	  { "status", cmd_status }, { "zones", cmd_zones },
 	{ "clean", cmd_clean },	  { "save", pc_cmd_save },  { "diff", pc_cmd_diff },
+	{ "serve", pc_cmd_serve },
 };
 
 /* the index of the verb called name, or -1 */

@@ -4,7 +4,7 @@
 include daemon/profctl.mk
 
 PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html test_profctl_save \
-	test_profctl_diff test_profctl_pprof
+	test_profctl_diff test_profctl_pprof test_profctl_serve
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
 # the golden views render threads on two CPUs (profctl_par.c), and the live
 # tests read segments that change and shrink under them: under the
