@@ -71,6 +71,9 @@ $(PROFCTL): $(OUTPUT)/daemon/profctl.o $(PROFCTL_LIB) $(LIBPROF_A)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $< $(PROFCTL_LIB) $(LIBPROF_A) -o $@ $(PROFCTL_LIBS)
 
+# profctl serve's socket-activated pair: user units (it serves as its user)
+SYSTEMD_USERUNITDIR ?= $(PREFIX)/lib/systemd/user
+
 .PHONY: profctl install-profctl
 profctl: $(PROFCTL)
 
@@ -81,5 +84,9 @@ install-profctl: $(PROFCTL)
 	install -m 0644 man/profctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/profctl.1
 	install -m 0644 daemon/profctl.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/profctl
+	install -d $(DESTDIR)$(SYSTEMD_USERUNITDIR)
+	install -m 0644 systemd/profctl-serve.socket $(DESTDIR)$(SYSTEMD_USERUNITDIR)/
+	sed 's|/usr/local/bin/profctl|$(PREFIX)/bin/profctl|' systemd/profctl-serve.service \
+		> $(DESTDIR)$(SYSTEMD_USERUNITDIR)/profctl-serve.service
 
 endif

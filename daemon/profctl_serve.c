@@ -545,11 +545,21 @@ int pc_cmd_serve(int argc, char **argv)
 
 	/* serve's own options first; the shared ones go to pc_parse_opts */
 	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		unsigned int *num = !strcmp(a, "--max-zones")	? &so.max_zones :
-				    !strcmp(a, "--max-threads") ? &so.max_threads :
-								  NULL;
+		char a[32];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL, *eq = strchr(argv[i], '=');
+		unsigned int *num;
+		int used = 2;
 
+		/* --opt=value is --opt value */
+		snprintf(a, sizeof(a), "%.*s", eq ? (int)(eq - argv[i]) : (int)strlen(argv[i]),
+			 argv[i]);
+		if (eq && strncmp(argv[i], "--", 2))
+			snprintf(a, sizeof(a), "%s", argv[i]);
+		else if (eq)
+			v = eq + 1, used = 1;
+		num = !strcmp(a, "--max-zones")	  ? &so.max_zones :
+		      !strcmp(a, "--max-threads") ? &so.max_threads :
+						    NULL;
 		if (!strcmp(a, "--listen") || num) {
 			char *end;
 			unsigned long n;
@@ -569,8 +579,8 @@ int pc_cmd_serve(int argc, char **argv)
 			} else {
 				listen_addr = v;
 			}
-			memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(*argv));
-			argc -= 2;
+			memmove(&argv[i], &argv[i + used], (size_t)(argc - i - used + 1) * sizeof(*argv));
+			argc -= used;
 			i--;
 		} else if (!strcmp(a, "--threads")) {
 			so.threads = true;

@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -121,8 +122,10 @@ static int setup(void **state)
 	ticker = fork();
 	if (ticker < 0)
 		return -1;
-	if (ticker == 0)
+	if (ticker == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		ticker_main();
+	}
 	return 0;
 }
 
@@ -318,8 +321,9 @@ static void test_promtool(void **state)
 
 /* --- over HTTP ---------------------------------------------------------------- */
 
-/* profctl serve in a child on 127.0.0.1:0; its port */
-static pid_t serve_start(unsigned int *port)
+/* profctl serve in a child on 127.0.0.1:0 (or, activated, on a socket
+ * passed as systemd passes it); its port */
+static pid_t serve_start_how(unsigned int *port, bool activated)
 {
 	int errp[2];
 	char line[256];
@@ -334,8 +338,26 @@ static pid_t serve_start(unsigned int *port)
 				 (char *)(uintptr_t) "--listen", (char *)(uintptr_t) "127.0.0.1:0",
 				 (char *)(uintptr_t) "--no-daemon", NULL };
 
+		/* a failed assertion leaves no server behind holding our stdout */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(errp[1], 2);
 		close(errp[0]);
+		if (activated) {
+			struct sockaddr_in a = { .sin_family = AF_INET };
+			int fd = socket(AF_INET, SOCK_STREAM, 0);
+			char me[16];
+
+			/* sd_listen_fds(3): fd 3, LISTEN_PID ours, LISTEN_FDS 1 */
+			a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 8) ||
+			    dup2(fd, 3) != 3)
+				_exit(3);
+			snprintf(me, sizeof(me), "%d", (int)getpid());
+			setenv("LISTEN_PID", me, 1);
+			setenv("LISTEN_FDS", "1", 1);
+			/* the socket wins over --listen */
+			argv[3] = (char *)(uintptr_t) "127.0.0.1:1";
+		}
 		exit(profctl_main(5, argv));
 	}
 	close(errp[1]);
@@ -352,6 +374,11 @@ static pid_t serve_start(unsigned int *port)
 	if (sscanf(line, "profctl: serving http://127.0.0.1:%u/metrics", port) != 1)
 		fail_msg("serve said: '%s'", line);
 	return pid;
+}
+
+static pid_t serve_start(unsigned int *port)
+{
+	return serve_start_how(port, false);
 }
 
 /* an HTTP/1.0 request to 127.0.0.1:port; the status, *body malloc'd */
@@ -417,6 +444,54 @@ static void test_http(void **state)
 	assert_int_equal(http(port, "POST", "/metrics", NULL, &body), 405);
 	free(body);
 	serve_stop(pid);
+}
+
+/* socket activation: the socket systemd passes is the one served */
+static void test_activated(void **state)
+{
+	unsigned int port;
+	char *body, key[64];
+	pid_t pid;
+
+	(void)state;
+	pid = serve_start_how(&port, true);
+	assert_int_not_equal(port, 1);
+	assert_int_equal(http(port, "GET", "/metrics", NULL, &body), 200);
+	snprintf(key, sizeof(key), "{pid=\"%d\"", (int)ticker);
+	assert_non_null(strstr(body, key));
+	free(body);
+	serve_stop(pid);
+}
+
+/* the socket and service units verify, ExecStart pointed at our profctl */
+static void test_units(void **state)
+{
+	char cmd[1024], d[] = "/tmp/profctl-units.XXXXXX", exe[512];
+	ssize_t n;
+	int rc;
+
+	(void)state;
+	if (system("systemd-analyze --help 2>/dev/null | grep -q verify")) {
+		fprintf(stderr, "skipped: no systemd-analyze verify\n");
+		skip();
+	}
+	/* the profctl beside this test: .output/tests/.. */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	*strrchr(exe, '/') = '\0';
+	assert_non_null(mkdtemp(d));
+	snprintf(cmd, sizeof(cmd),
+		 "cp systemd/profctl-serve.socket %s/ && "
+		 "sed 's|/usr/local/bin/profctl|%s/profctl|' systemd/profctl-serve.service "
+		 "> %s/profctl-serve.service && "
+		 "systemd-analyze verify --man=no %s/profctl-serve.socket %s/profctl-serve.service",
+		 d, exe, d, d, d);
+	rc = system(cmd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(rc, 0);
 }
 
 /* a free loopback port, for a program that wants one named */
@@ -496,6 +571,7 @@ static void test_prometheus(void **state)
 	if (prom == 0) {
 		int null = open("/dev/null", O_WRONLY);
 
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(null, 1);
 		dup2(null, 2);
 		execlp("prometheus", "prometheus", "--config.file", cfg, "--storage.tsdb.path", tsdb,
@@ -546,6 +622,15 @@ static void test_other_user(void **state)
 		fprintf(stderr, "skipped: needs root to become another user\n");
 		skip();
 	}
+	/* readable by all: only profctl's own rule keeps nobody out */
+	{
+		char paths[4][96];
+		size_t i, n = test_seg_paths(ticker, paths, 4);
+
+		assert_true(n >= 1);
+		for (i = 0; i < n; i++)
+			assert_int_equal(chmod(paths[i], 0644), 0);
+	}
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -580,6 +665,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exposition), cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_promtool),   cmocka_unit_test(test_http),
+		cmocka_unit_test(test_activated),  cmocka_unit_test(test_units),
 		cmocka_unit_test(test_prometheus), cmocka_unit_test(test_other_user),
 	};
 
