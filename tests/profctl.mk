@@ -10,7 +10,8 @@ UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
 # tests read segments that change and shrink under them: under the
 # sanitizers too
 SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_live \
-	$(OUTPUT)/tests/test_profctl_save
+	$(OUTPUT)/tests/test_profctl_save $(OUTPUT)/tests/test_profctl_diff \
+	$(OUTPUT)/tests/test_profctl_pprof
 TEST_EXTRA += $(PROFCTL)
 
 $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \

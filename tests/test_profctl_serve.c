@@ -481,10 +481,14 @@ static void test_units(void **state)
 	exe[n] = '\0';
 	*strrchr(exe, '/') = '\0';
 	*strrchr(exe, '/') = '\0';
+	strcat(exe, "/profctl");
+	/* a sanitizer build has none: the units' syntax is still checked */
+	if (access(exe, X_OK))
+		snprintf(exe, sizeof(exe), "/bin/true");
 	assert_non_null(mkdtemp(d));
 	snprintf(cmd, sizeof(cmd),
 		 "cp systemd/profctl-serve.socket %s/ && "
-		 "sed 's|/usr/local/bin/profctl|%s/profctl|' systemd/profctl-serve.service "
+		 "sed 's|/usr/local/bin/profctl|%s|' systemd/profctl-serve.service "
 		 "> %s/profctl-serve.service && "
 		 "systemd-analyze verify --man=no %s/profctl-serve.socket %s/profctl-serve.service",
 		 d, exe, d, d, d);
