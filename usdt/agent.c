@@ -51,6 +51,7 @@ struct agent_pend {
 /* all fields under prof_rt.lock, except where noted */
 static struct {
 	bool enabled; /* prof_agent__start ran: keep a thread alive */
+	bool absent;  /* the last try found no profd: first zones do not wait */
 	bool running; /* the thread exists in this process */
 	int efd;      /* kicks; read by kick without the lock */
 	char path[108];
@@ -80,8 +81,36 @@ static void agent_disconnect(void)
 	agent.recs_mem = NULL;
 	agent.npend = 0;
 	pthread_mutex_lock(&prof_rt.lock);
-	for (te = prof_rt.threads; te; te = te->next)
+	for (te = prof_rt.threads; te; te = te->next) {
+		/* profd is gone: its records say nothing from now on */
+		if (te->registered)
+			prof_cover_request(te, &prof_zero_rec, 0);
 		te->registered = false;
+	}
+	pthread_mutex_unlock(&prof_rt.lock);
+}
+
+/* a thread waiting at its first zone: answered (its record, or NULL);
+ * false if it was not waiting (any more) */
+static bool agent_sync_answer(struct prof_tentry *te, const struct prof_sched_rec *rec, __u64 gen)
+{
+	if (!te->sync_wait)
+		return false;
+	te->sync_rec = rec;
+	te->sync_gen = gen;
+	te->sync_done = true;
+	pthread_cond_broadcast(&prof_reg_cv);
+	return true;
+}
+
+/* no profd to ask: nobody waits for one */
+static void agent_sync_release(void)
+{
+	struct prof_tentry *te;
+
+	pthread_mutex_lock(&prof_rt.lock);
+	for (te = prof_rt.threads; te; te = te->next)
+		agent_sync_answer(te, NULL, 0);
 	pthread_mutex_unlock(&prof_rt.lock);
 }
 
@@ -204,10 +233,13 @@ static int agent_map(int mfd, const struct profd_registered *r)
 	return 0;
 }
 
-/* a thread profd answered for: registered, with slot or PROF_NO_SLOT */
-static void agent_mark(__u32 tid, __u32 slot)
+/* a thread profd answered for: registered, with slot or PROF_NO_SLOT; a
+ * thread waiting at its first zone gets its record (or none) and takes it
+ * itself: true then */
+static bool agent_mark(__u32 tid, __u32 slot, __u64 gen)
 {
 	struct prof_tentry *te;
+	bool answered = false;
 
 	pthread_mutex_lock(&prof_rt.lock);
 	for (te = prof_rt.threads; te; te = te->next) {
@@ -215,13 +247,38 @@ static void agent_mark(__u32 tid, __u32 slot)
 			continue;
 		te->registered = true;
 		te->kslot = slot;
+		answered = agent_sync_answer(te, slot == PROF_NO_SLOT ? NULL : &agent.recs[slot], gen);
 		break;
+	}
+	pthread_mutex_unlock(&prof_rt.lock);
+	return answered;
+}
+
+/* threads whose record was not ready when they took their answer: handed
+ * over like any other once it is */
+static void agent_take_wants(void)
+{
+	struct prof_tentry *te;
+
+	pthread_mutex_lock(&prof_rt.lock);
+	for (te = prof_rt.threads; te; te = te->next) {
+		if (!te->want_pend)
+			continue;
+		te->want_pend = false;
+		if (!te->alive || !te->registered || te->kslot == PROF_NO_SLOT ||
+		    te->kslot >= agent.nslots || agent.npend == AGENT_PEND_MAX)
+			continue;
+		agent.pend[agent.npend].tid = (__u32)te->tid;
+		agent.pend[agent.npend].slot = te->kslot;
+		agent.pend[agent.npend].gen = te->sync_gen;
+		agent.pend[agent.npend].tries = 0;
+		agent.npend++;
 	}
 	pthread_mutex_unlock(&prof_rt.lock);
 }
 
 /* point a thread's fast path at its record, if it still lives */
-static void agent_point(__u32 tid, __u32 slot)
+static void agent_point(__u32 tid, __u32 slot, __u64 gen)
 {
 	struct prof_tentry *te;
 
@@ -229,9 +286,8 @@ static void agent_point(__u32 tid, __u32 slot)
 	for (te = prof_rt.threads; te; te = te->next) {
 		if ((__u32)te->tid != tid || !te->alive || !te->registered || te->kslot != slot)
 			continue;
-		if (te->fast)
-			__atomic_store_n(&te->fast->krec, &agent.recs[slot], __ATOMIC_RELAXED);
-		__atomic_store_n(&te->hdr->ksched_slot, slot, __ATOMIC_RELAXED);
+		/* the thread takes it at its next zone exit */
+		prof_cover_request(te, &agent.recs[slot], gen);
 		break;
 	}
 	pthread_mutex_unlock(&prof_rt.lock);
@@ -256,7 +312,7 @@ static bool agent_pending(void)
 		struct agent_pend *p = &agent.pend[i];
 
 		if (rec_ready(p->slot, p->gen))
-			agent_point(p->tid, p->slot);
+			agent_point(p->tid, p->slot, p->gen);
 		else if (p->tries++ < AGENT_PEND_TRIES)
 			agent.pend[j++] = *p;
 	}
@@ -287,7 +343,7 @@ static int agent_register_all(void)
 				return err;
 			if (err == 1) {
 				/* refused (gone, no slot left): do not ask again */
-				agent_mark(tids[i], PROF_NO_SLOT);
+				agent_mark(tids[i], PROF_NO_SLOT, 0);
 				continue;
 			}
 			if (!agent.recs) {
@@ -301,9 +357,14 @@ static int agent_register_all(void)
 			}
 			if (r.slot >= agent.nslots)
 				return -EPROTO;
-			agent_mark(tids[i], r.slot);
+			/* profd's verdict on the TSC, for every reader of the segment */
+			if ((r.flags & PROFD_REGD_TSC_SYNCED) && prof_rt.seg)
+				__atomic_or_fetch(&prof_rt.seg->flags, PROF_SEG_TSC_SYNCED,
+						  __ATOMIC_RELAXED);
+			if (agent_mark(tids[i], r.slot, r.gen))
+				continue;
 			if (rec_ready(r.slot, r.gen) || agent.npend == AGENT_PEND_MAX) {
-				agent_point(tids[i], r.slot);
+				agent_point(tids[i], r.slot, r.gen);
 			} else {
 				agent.pend[agent.npend].tid = tids[i];
 				agent.pend[agent.npend].slot = r.slot;
@@ -328,6 +389,11 @@ static void *agent_main(void *arg)
 			agent_connect();
 		if (agent.sock >= 0 && agent_register_all())
 			agent_disconnect();
+		__atomic_store_n(&agent.absent, agent.sock < 0, __ATOMIC_RELAXED);
+		if (agent.sock < 0)
+			agent_sync_release();
+		else if (agent.recs)
+			agent_take_wants();
 		wait = agent.sock >= 0 && agent_pending() ? AGENT_PEND_MS : AGENT_RETRY_MS;
 
 		pfd[0].fd = agent.efd;
@@ -403,6 +469,47 @@ void prof_agent__kick(void)
 	fd = __atomic_load_n(&agent.efd, __ATOMIC_RELAXED);
 	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
 		return; /* counter full: a kick is pending anyway */
+}
+
+const struct prof_sched_rec *prof_agent__register_sync(struct prof_tentry *te, __u64 *gen)
+{
+	const struct prof_sched_rec *rec = NULL;
+	struct timespec dl;
+
+	if (!__atomic_load_n(&agent.enabled, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&agent.absent, __ATOMIC_RELAXED))
+		return NULL;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_nsec += PROF_REG_WAIT_MS * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&prof_rt.lock);
+	te->sync_wait = true;
+	te->sync_done = false;
+	pthread_mutex_unlock(&prof_rt.lock);
+	prof_agent__kick();
+	pthread_mutex_lock(&prof_rt.lock);
+	while (!te->sync_done)
+		if (pthread_cond_timedwait(&prof_reg_cv, &prof_rt.lock, &dl))
+			break;
+	/* a late answer finds nobody waiting: the thread goes the usual way */
+	te->sync_wait = false;
+	if (te->sync_done && te->sync_rec) {
+		rec = te->sync_rec;
+		*gen = te->sync_gen;
+	}
+	pthread_mutex_unlock(&prof_rt.lock);
+	return rec;
+}
+
+void prof_agent__want(struct prof_tentry *te)
+{
+	pthread_mutex_lock(&prof_rt.lock);
+	te->want_pend = true;
+	pthread_mutex_unlock(&prof_rt.lock);
+	prof_agent__kick();
 }
 
 /* in the child of fork(), single-threaded: forget the parent's agent */
