@@ -147,10 +147,14 @@ static int pp_sites(struct pp *p, const struct prof_snapshot *s)
 	return 0;
 }
 
-/* on-CPU ns of node i: wall minus off-CPU, never below 0 */
+/* on-CPU ns of a node, as profctl's tree has it: its closed calls' time
+ * less their time switched out; 0 where no call had kernel facts */
 static __u64 oncpu(const struct prof_snapshot *s, const struct prof_snap_node *n)
 {
-	__u64 w = prof_snap_ns(s, n->ticks);
+	__u64 w = prof_snap_ns(s, prof_snap_closed(n));
+
+	if (!n->kernel_calls)
+		return 0;
 
 	return w > n->offcpu_ns ? w - n->offcpu_ns : 0;
 }

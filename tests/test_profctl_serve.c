@@ -281,7 +281,7 @@ static void test_bounded(void **state)
 	so.max_zones = 200;
 	so.threads = true;
 	text = scrape(&so, false);
-	snprintf(key, sizeof(key), ",tid=\"%d\",thread=\"tid %d\"}", (int)driven, (int)driven);
+	snprintf(key, sizeof(key), ",tid=\"%d\",thread=\"", (int)driven);
 	assert_non_null(strstr(text, key));
 	free(text);
 }

@@ -228,7 +228,7 @@ const char *prof_file_strerror(int err)
 	case PROF_FILE_E_MAGIC:
 		return "not a profd profile (profctl save writes one)";
 	case PROF_FILE_E_VERSION:
-		return "a profile of a newer version than this profctl reads";
+		return "a profile of a version this profctl does not read (saved by another profd)";
 	case PROF_FILE_E_TRUNC:
 		return "truncated profile (shorter than its header says)";
 	case PROF_FILE_E_HASH:

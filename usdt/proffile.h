@@ -62,7 +62,7 @@ struct prof_file_hdr {
 
 /* errors besides -EINVAL (corrupt), -ENOMEM */
 #define PROF_FILE_E_MAGIC	(-ENOMSG)	/* not a profile file */
-#define PROF_FILE_E_VERSION	(-EPROTO)	/* a newer file version */
+#define PROF_FILE_E_VERSION	(-EPROTO)	/* another file or segment version */
 #define PROF_FILE_E_TRUNC	(-ENODATA)	/* shorter than its header says */
 #define PROF_FILE_E_HASH	(-EBADMSG)	/* the body changed after it was written */
 #define PROF_FILE_E_BIG		(-EFBIG)	/* image above the caller's max */
