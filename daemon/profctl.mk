@@ -44,6 +44,17 @@ $(OUTPUT)/daemon/report_html.h: daemon/report.html | $(OUTPUT)/daemon
 
 $(OUTPUT)/daemon/render_html.o: $(OUTPUT)/daemon/report_html.h
 
+# diff's page, the same way
+$(OUTPUT)/daemon/diff_html.h: daemon/diff.html | $(OUTPUT)/daemon
+	$(call msg,GEN,$@)
+	$(Q){ echo '/* generated from daemon/diff.html by daemon/profctl.mk */'; \
+	  echo 'static const unsigned char diff_html[] = {'; \
+	  xxd -i < $<; \
+	  echo '};'; \
+	  echo '#define diff_html_len sizeof(diff_html)'; } > $@
+
+$(OUTPUT)/daemon/profctl_diff.o: $(OUTPUT)/daemon/diff_html.h
+
 # pprof's profile.proto, compiled by protoc-c (protobuf-c-compiler); the
 # generated C is built without our warnings, which are not its author's
 PROTOC_C ?= protoc-c

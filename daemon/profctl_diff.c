@@ -8,12 +8,15 @@
  * on a terminal; negative is less, blue.  Rows are sorted by the largest
  * change of the sort key (self by default), whichever its sign.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "profctl.h"
+#include "daemon/diff_html.h"
 
 #define C_RESET "\033[0m"
 #define C_RED "\033[31m"
@@ -22,7 +25,7 @@
 
 static const char usage_diff[] =
 	"usage: profctl diff [--sort self|total|calls|p99] [--per-call | --per-frame]\n"
-	"                    [--rows N] [--format text|json] [-o FILE]\n"
+	"                    [--rows N] [--format text|json|html] [-o FILE]\n"
 	"                    [--color auto|always|never] [--since-reset | --since-start]\n"
 	"                    [--no-daemon] BASE NEW\n"
 	"\n"
@@ -33,7 +36,8 @@ static const char usage_diff[] =
 	"      --per-call       self and total per call (runs of different lengths)\n"
 	"      --per-frame      calls, self and total per PROF_FRAME of each run\n"
 	"      --rows N         at most N rows in each table\n"
-	"  -f, --format FMT     text (default) or json\n"
+	"  -f, --format FMT     text (default), json, or html: a differential flame\n"
+	"                       graph (width NEW's total, red slower, blue faster)\n"
 	"  -o, --output FILE    write there instead of stdout\n"
 	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
 	"                       always, never\n"
@@ -482,6 +486,61 @@ static void json_side(FILE *f, const char *name, const struct dside *d)
 	fprintf(f, "\",\"frames\":%llu}", (unsigned long long)d->frames);
 }
 
+static void json_doc(FILE *f, const struct dside *A, const struct dside *B, const struct dent *ez,
+		     size_t nz, const struct dent *ep, size_t np, const struct pc_opts *o,
+		     bool per_frame)
+{
+	fprintf(f, "{\"version\":1,\"view\":\"diff\",\"change\":\"new - base\","
+		   "\"normalise\":\"%s\",\"sort\":\"%s\"",
+		norm_name(o, per_frame), sort_name(o->sort));
+	json_side(f, "base", A);
+	json_side(f, "new", B);
+	json_table(f, "zones", ez, nz, o, false);
+	json_table(f, "paths", ep, np, o, true);
+	fprintf(f, "}\n");
+}
+
+/*
+ * The page (daemon/diff.html) with the json document where DIFF_DATA is:
+ * every row, whatever --rows says (the graph needs every path), and no
+ * '<' in it that could end the script element.
+ */
+static int html_doc(FILE *f, const struct dside *A, const struct dside *B, const struct dent *ez,
+		    size_t nz, const struct dent *ep, size_t np, const struct pc_opts *o,
+		    bool per_frame)
+{
+	static const char mark[] = "DIFF_DATA";
+	struct pc_opts all = *o;
+	const char *tpl = (const char *)diff_html, *at, *p;
+	char *json = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	all.rows = 0;
+	m = open_memstream(&json, &len);
+	if (!m)
+		return -ENOMEM;
+	json_doc(m, A, B, ez, nz, ep, np, &all, per_frame);
+	if (fclose(m))
+		return -ENOMEM;
+	at = memmem(tpl, diff_html_len, mark, sizeof(mark) - 1);
+	if (!at) {
+		free(json);
+		return -EINVAL;
+	}
+	fwrite(tpl, 1, (size_t)(at - tpl), f);
+	for (p = json; p < json + len; p++) {
+		if (*p == '<')
+			fputs("\\u003c", f);
+		else
+			fputc(*p, f);
+	}
+	at += sizeof(mark) - 1;
+	fwrite(at, 1, diff_html_len - (size_t)(at - tpl), f);
+	free(json);
+	return ferror(f) ? -EIO : 0;
+}
+
 /* pid:P, or P when no file is called P: a live process; else a file */
 static int operand_pid(const char *spec, pid_t *pid)
 {
@@ -569,8 +628,8 @@ int pc_cmd_diff(int argc, char **argv)
 		pc_warnx("diff: --per-call or --per-frame, not both");
 		return 2;
 	}
-	if (o.format != PC_FMT_TEXT && o.format != PC_FMT_JSON) {
-		pc_warnx("diff: --format text or json");
+	if (o.format != PC_FMT_TEXT && o.format != PC_FMT_JSON && o.format != PC_FMT_HTML) {
+		pc_warnx("diff: --format text, json or html");
 		return 2;
 	}
 	if (o.sort == PROF_SORT_MAX) {
@@ -596,15 +655,13 @@ int pc_cmd_diff(int argc, char **argv)
 	f = pc_open_out(&o);
 	if (!f)
 		goto cleanup;
+	err = 0;
 	if (o.format == PC_FMT_JSON) {
-		fprintf(f, "{\"version\":1,\"view\":\"diff\",\"change\":\"new - base\","
-			   "\"normalise\":\"%s\",\"sort\":\"%s\"",
-			norm_name(&o, per_frame), sort_name(o.sort));
-		json_side(f, "base", &A);
-		json_side(f, "new", &B);
-		json_table(f, "zones", ez, nz, &o, false);
-		json_table(f, "paths", ep, np, &o, true);
-		fprintf(f, "}\n");
+		json_doc(f, &A, &B, ez, nz, ep, np, &o, per_frame);
+	} else if (o.format == PC_FMT_HTML) {
+		err = html_doc(f, &A, &B, ez, nz, ep, np, &o, per_frame);
+		if (err)
+			pc_warnx("diff: failed to write the page: %s", strerror(-err));
 	} else {
 		fprintf(f, "diff: BASE %s (pid %u, %s)  NEW %s (pid %u, %s)\n", A.spec, A.raw->pid,
 			A.raw->comm, B.spec, B.raw->pid, B.raw->comm);
@@ -618,7 +675,7 @@ int pc_cmd_diff(int argc, char **argv)
 		fputc('\n', f);
 		text_table(f, "call paths", "path", ep, np, &o, per_frame);
 	}
-	if (pc_close_out(f, &o) == 0)
+	if (pc_close_out(f, &o) == 0 && !err)
 		ret = 0;
 cleanup:
 	free(ez);

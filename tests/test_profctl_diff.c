@@ -255,6 +255,46 @@ static void test_usage(void **state)
 	free(text);
 }
 
+/* the differential flame graph: the data in the page, and drawn by a real
+ * browser (headless Chromium's DOM after the script ran) where there is one */
+static void test_html(void **state)
+{
+	char page[128], cmd[512];
+	const char *a[] = { "diff", "--format", "html", "-o", page, base, newer, NULL };
+	char *text;
+	int rc;
+
+	(void)state;
+	snprintf(page, sizeof(page), "%s/diff.html", dir);
+	text = run(&rc, a);
+	assert_int_equal(rc, 0);
+	free(text);
+	text = slurp(page);
+	assert_non_null(text);
+	assert_null(strstr(text, "DIFF_DATA"));
+	assert_non_null(strstr(text, "{\"path\":[\"main_loop\",\"parse\",\"lex\"],"));
+	free(text);
+	if (system("command -v chromium >/dev/null 2>&1")) {
+		fprintf(stderr, "skipped: no chromium to draw the page\n");
+		skip();
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 120 chromium --headless --no-sandbox --disable-gpu --dump-dom file://%s "
+		 ">%s 2>/dev/null",
+		 page, out);
+	assert_int_equal(system(cmd), 0);
+	text = slurp(out);
+	assert_non_null(text);
+	/* the frame that got slower is drawn, red (the largest change: full
+	 * saturation), one level below parse; an unchanged one is grey */
+	assert_non_null(strstr(text, "data-path=\"main_loop;parse;lex\" data-change=\"4000000\" "
+				     "style=\"left: 0%; width: "));
+	assert_non_null(strstr(text, "top: 36px; background: rgb(238, 43, 43);\">lex<"));
+	assert_non_null(strstr(text, "data-path=\"main_loop;parse\" data-change=\"0\""));
+	assert_non_null(strstr(text, "background: rgb(232, 232, 232);\">parse<"));
+	free(text);
+}
+
 static volatile unsigned long sink;
 
 static void df_zone(void)
@@ -301,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_color),
 		cmocka_unit_test(test_json_per_call),
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_live_against_file),
 	};
 
