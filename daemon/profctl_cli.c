@@ -464,8 +464,7 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 	return 0;
 }
 
-int pc_parse_opts(int argc, char **argv, const char *usage, const char *allowed,
-		  struct pc_opts *o)
+int pc_parse_opts(int argc, char **argv, const char *usage, const char *allowed, struct pc_opts *o)
 {
 	int err;
 
@@ -1035,9 +1034,9 @@ static const struct {
 	const char *name;
 	int (*fn)(int, char **);
 } verbs[] = {
-	{ "report", cmd_report }, { "list", cmd_list },	    { "reset", cmd_reset },
-	{ "top", cmd_top },	  { "status", cmd_status }, { "zones", cmd_zones },
-	{ "clean", cmd_clean },	  { "save", pc_cmd_save },  { "diff", pc_cmd_diff },
+	{ "report", cmd_report },  { "list", cmd_list },     { "reset", cmd_reset },
+	{ "top", cmd_top },	   { "status", cmd_status }, { "zones", cmd_zones },
+	{ "clean", cmd_clean },	   { "save", pc_cmd_save },  { "diff", pc_cmd_diff },
 	{ "serve", pc_cmd_serve },
 };
 

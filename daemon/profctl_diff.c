@@ -72,11 +72,11 @@ struct dval {
 struct dent {
 	const char *key;
 	struct dval a, b;
-	double sort;		/* |change| of the sort key */
+	double sort; /* |change| of the sort key */
 };
 
 struct dside {
-	const char *spec;	/* as the user wrote it */
+	const char *spec; /* as the user wrote it */
 	struct prof_snapshot *raw, *merged;
 	struct drows zones, paths;
 	__u64 frames;
@@ -149,8 +149,8 @@ static void rows_fold(struct drows *r)
 		d->total += x->total;
 		d->max = x->max > d->max ? x->max : d->max;
 		for (k = 0; k < NB; k++)
-			d->hist[k] = d->hist[k] + x->hist[k] < d->hist[k] ? ~0u :
-									      d->hist[k] + x->hist[k];
+			d->hist[k] = d->hist[k] + x->hist[k] < d->hist[k] ? ~0u
+									  : d->hist[k] + x->hist[k];
 		free(x->key);
 	}
 	r->n = o + 1;
@@ -281,8 +281,7 @@ static int cmp_change(const void *pa, const void *pb)
 
 /* the two sides' rows joined by key, sorted by the largest change */
 static struct dent *join(const struct dside *A, const struct drows *ra, const struct dside *B,
-			 const struct drows *rb, const struct pc_opts *o, bool per_frame,
-			 size_t *n)
+			 const struct drows *rb, const struct pc_opts *o, bool per_frame, size_t *n)
 {
 	struct dent *e = calloc(ra->n + rb->n + 1, sizeof(*e));
 	size_t i = 0, j = 0, k = 0;
@@ -366,8 +365,8 @@ static void put_change(FILE *f, bool color, int width, const char *text, double 
 		fprintf(f, "%*s", width, text);
 }
 
-static void text_table(FILE *f, const char *title, const char *what, const struct dent *e,
-		       size_t n, const struct pc_opts *o, bool per_frame)
+static void text_table(FILE *f, const char *title, const char *what, const struct dent *e, size_t n,
+		       const struct pc_opts *o, bool per_frame)
 {
 	bool frac = per_frame, color = o->color;
 	char b1[48], b2[48];
@@ -378,9 +377,8 @@ static void text_table(FILE *f, const char *title, const char *what, const struc
 		fprintf(f, ", the %zu largest changes", shown);
 	fprintf(f, ")\n");
 	/* each Δ is two bytes wide in UTF-8 and one column on the screen */
-	fprintf(f, "%10s %10s %9s %10s %7s %9s %10s %7s %8s %10s %8s %10s  %s\n", "calls",
-		"Δcalls", "self", "Δself", "Δ%", "total", "Δtotal", "Δ%", "p50", "Δp50", "p99",
-		"Δp99", what);
+	fprintf(f, "%10s %10s %9s %10s %7s %9s %10s %7s %8s %10s %8s %10s  %s\n", "calls", "Δcalls",
+		"self", "Δself", "Δ%", "total", "Δtotal", "Δ%", "p50", "Δp50", "p99", "Δp99", what);
 	for (i = 0; i < shown; i++) {
 		const struct dent *r = &e[i];
 		double dc = r->b.calls - r->a.calls, ds = r->b.self - r->a.self,
@@ -423,8 +421,9 @@ static void json_val(FILE *f, const struct dval *v)
 		fprintf(f, "null");
 		return;
 	}
-	fprintf(f, "{\"calls\":%.17g,\"self_ns\":%.17g,\"total_ns\":%.17g,\"p50_ns\":%.17g,"
-		   "\"p99_ns\":%.17g}",
+	fprintf(f,
+		"{\"calls\":%.17g,\"self_ns\":%.17g,\"total_ns\":%.17g,\"p50_ns\":%.17g,"
+		"\"p99_ns\":%.17g}",
 		v->calls, v->self, v->total, v->p50, v->p99);
 }
 
@@ -490,8 +489,9 @@ static void json_doc(FILE *f, const struct dside *A, const struct dside *B, cons
 		     size_t nz, const struct dent *ep, size_t np, const struct pc_opts *o,
 		     bool per_frame)
 {
-	fprintf(f, "{\"version\":1,\"view\":\"diff\",\"change\":\"new - base\","
-		   "\"normalise\":\"%s\",\"sort\":\"%s\"",
+	fprintf(f,
+		"{\"version\":1,\"view\":\"diff\",\"change\":\"new - base\","
+		"\"normalise\":\"%s\",\"sort\":\"%s\"",
 		norm_name(o, per_frame), sort_name(o->sort));
 	json_side(f, "base", A);
 	json_side(f, "new", B);
@@ -665,11 +665,12 @@ int pc_cmd_diff(int argc, char **argv)
 	} else {
 		fprintf(f, "diff: BASE %s (pid %u, %s)  NEW %s (pid %u, %s)\n", A.spec, A.raw->pid,
 			A.raw->comm, B.spec, B.raw->pid, B.raw->comm);
-		fprintf(f, "values are NEW's%s; every change is NEW - BASE: + more or slower%s, "
-			   "- less or faster%s; sorted by the largest change in %s\n\n",
-			o.per_call ? ", self and total per call" :
-			per_frame  ? ", calls, self and total per frame" :
-				     "",
+		fprintf(f,
+			"values are NEW's%s; every change is NEW - BASE: + more or slower%s, "
+			"- less or faster%s; sorted by the largest change in %s\n\n",
+			o.per_call  ? ", self and total per call"
+			: per_frame ? ", calls, self and total per frame"
+				    : "",
 			o.color ? " (red)" : "", o.color ? " (blue)" : "", sort_name(o.sort));
 		text_table(f, "zones", "zone", ez, nz, &o, per_frame);
 		fputc('\n', f);

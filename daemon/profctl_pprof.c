@@ -34,7 +34,7 @@ typedef Perftools__Profiles__ValueType pb_valuetype;
 struct pp_sample {
 	size_t stack_off, depth;
 	int64_t v[3];
-	int64_t pid, tid, thread;	/* label values: num, num, string index */
+	int64_t pid, tid, thread; /* label values: num, num, string index */
 };
 
 /* everything the message points to, freed at once */
@@ -52,13 +52,13 @@ struct pp {
 	pb_function **func_ptrs;
 	size_t nlocs, caplocs;
 	pb_valuetype types[3], *type_ptrs[3];
-	pb_label *labels;	/* NLABELS per sample */
+	pb_label *labels; /* NLABELS per sample */
 	pb_label **label_ptrs;
-	int64_t *values;	/* n_sample_type per sample */
-	uint64_t *stack;	/* every sample's locations, one pool */
+	int64_t *values; /* n_sample_type per sample */
+	uint64_t *stack; /* every sample's locations, one pool */
 	size_t nstack, capstack;
 	int64_t comment;
-	struct pp_sample *spl;	/* the samples as built, linked at the end */
+	struct pp_sample *spl; /* the samples as built, linked at the end */
 	size_t nspl, capspl;
 };
 
@@ -321,8 +321,7 @@ static int gzip_out(FILE *f, const uint8_t *buf, size_t len)
 	return err;
 }
 
-int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n,
-		    const struct pc_opts *o)
+int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o)
 {
 	struct pp p;
 	int64_t k_pid, k_tid, k_thread;
@@ -342,9 +341,9 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		if (pc_has_sched(snaps[i]))
 			ntypes = 3;
 	{
-		static const char *const names[3][2] = {
-			{ "calls", "count" }, { "wall", "nanoseconds" }, { "cpu", "nanoseconds" }
-		};
+		static const char *const names[3][2] = { { "calls", "count" },
+							 { "wall", "nanoseconds" },
+							 { "cpu", "nanoseconds" } };
 		int k;
 
 		for (k = 0; k < ntypes; k++) {

@@ -184,8 +184,8 @@ int pc_cmd_save(int argc, char **argv)
 				alive++, pick = i;
 		if (alive != 1) {
 			pc_warnx("save: %s: say which with --pid",
-				 alive ? "more than one profiled process" :
-					 "no live profiled process of yours");
+				 alive ? "more than one profiled process"
+				       : "no live profiled process of yours");
 			goto cleanup;
 		}
 		o.pid = procs[pick].pid;

@@ -60,9 +60,9 @@ static const double les[] = { 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3,
 /* one zone (of one thread, with --threads) */
 struct mz {
 	char name[PROF_NAME_MAX];
-	__u32 tidx;		/* thread slot: index into the thread list, or the "other" */
+	__u32 tidx; /* thread slot: index into the thread list, or the "other" */
 	__u64 calls, self_ns, total_ns, sum_ns;
-	__u64 le[NLE];		/* calls at or below les[k], not cumulative yet */
+	__u64 le[NLE]; /* calls at or below les[k], not cumulative yet */
 };
 
 struct mzs {
@@ -351,8 +351,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 			pc_has_sched(s) ? "on" : "off");
 	}
 	fputs("# TYPE profd_process_threads gauge\n", f);
-	fputs("# HELP profd_process_threads Threads a process has profiled, alive or exited.\n",
-	      f);
+	fputs("# HELP profd_process_threads Threads a process has profiled, alive or exited.\n", f);
 	for (i = 0; i < n; i++) {
 		fprintf(f, "profd_process_threads{pid=\"%u\",comm=\"", pz[i].s->pid);
 		put_label(f, pz[i].s->comm);
@@ -435,7 +434,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!strcmp(url, "/"))
 		return reply_text(c, MHD_HTTP_OK, "profctl serve: the metrics are at /metrics\n");
 	if (strcmp(url, "/metrics"))
-		return reply_text(c, MHD_HTTP_NOT_FOUND, "not found: the metrics are at /metrics\n");
+		return reply_text(c, MHD_HTTP_NOT_FOUND,
+				  "not found: the metrics are at /metrics\n");
 	/* OpenMetrics to whoever asks for it (Prometheus does), else the
 	 * Prometheus text format */
 	accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
@@ -454,8 +454,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 				  "profctl serve: failed to read the profiles\n");
 	}
 	return reply(c, MHD_HTTP_OK,
-		     om ? "application/openmetrics-text; version=1.0.0; charset=utf-8" :
-			  "text/plain; version=0.0.4; charset=utf-8",
+		     om ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+			: "text/plain; version=0.0.4; charset=utf-8",
 		     body, len);
 }
 
@@ -557,9 +557,9 @@ int pc_cmd_serve(int argc, char **argv)
 			snprintf(a, sizeof(a), "%s", argv[i]);
 		else if (eq)
 			v = eq + 1, used = 1;
-		num = !strcmp(a, "--max-zones")	  ? &so.max_zones :
-		      !strcmp(a, "--max-threads") ? &so.max_threads :
-						    NULL;
+		num = !strcmp(a, "--max-zones")	    ? &so.max_zones
+		      : !strcmp(a, "--max-threads") ? &so.max_threads
+						    : NULL;
 		if (!strcmp(a, "--listen") || num) {
 			char *end;
 			unsigned long n;
@@ -579,7 +579,8 @@ int pc_cmd_serve(int argc, char **argv)
 			} else {
 				listen_addr = v;
 			}
-			memmove(&argv[i], &argv[i + used], (size_t)(argc - i - used + 1) * sizeof(*argv));
+			memmove(&argv[i], &argv[i + used],
+				(size_t)(argc - i - used + 1) * sizeof(*argv));
 			argc -= used;
 			i--;
 		} else if (!strcmp(a, "--threads")) {

@@ -42,10 +42,15 @@ static int setup(void **state)
 		return -1;
 	free(buf);
 	{
-		char *argv[] = { (char *)(uintptr_t) "profctl", (char *)(uintptr_t) "report",
-				 (char *)(uintptr_t) "--input", img,
-				 (char *)(uintptr_t) "--format", (char *)(uintptr_t) "pprof",
-				 (char *)(uintptr_t) "-o", pb, NULL };
+		char *argv[] = { (char *)(uintptr_t) "profctl",
+				 (char *)(uintptr_t) "report",
+				 (char *)(uintptr_t) "--input",
+				 img,
+				 (char *)(uintptr_t) "--format",
+				 (char *)(uintptr_t) "pprof",
+				 (char *)(uintptr_t) "-o",
+				 pb,
+				 NULL };
 
 		if (profctl_main(8, argv))
 			return -1;
@@ -233,7 +238,8 @@ static void test_go_tool_pprof(void **state)
 
 	(void)state;
 	if (!have_go()) {
-		fprintf(stderr, "skipped: go not installed (Debian golang-go): go tool pprof not run\n");
+		fprintf(stderr,
+			"skipped: go not installed (Debian golang-go): go tool pprof not run\n");
 		skip();
 	}
 	text = go_pprof("-top -nodefraction=0 -nodecount=100");
@@ -268,10 +274,16 @@ static void test_go_tool_pprof(void **state)
 /* pprof is binary: not to a terminal, no flat or callers view */
 static void test_usage(void **state)
 {
-	char *argv[] = { (char *)(uintptr_t) "profctl", (char *)(uintptr_t) "report",
-			 (char *)(uintptr_t) "--input", img, (char *)(uintptr_t) "--format",
-			 (char *)(uintptr_t) "pprof", (char *)(uintptr_t) "--flat",
-			 (char *)(uintptr_t) "-o", out, NULL };
+	char *argv[] = { (char *)(uintptr_t) "profctl",
+			 (char *)(uintptr_t) "report",
+			 (char *)(uintptr_t) "--input",
+			 img,
+			 (char *)(uintptr_t) "--format",
+			 (char *)(uintptr_t) "pprof",
+			 (char *)(uintptr_t) "--flat",
+			 (char *)(uintptr_t) "-o",
+			 out,
+			 NULL };
 
 	(void)state;
 	assert_int_equal(profctl_main(9, argv), 2);

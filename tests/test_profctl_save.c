@@ -405,8 +405,8 @@ static void test_refused(void **state)
 	/* every cut in the header and a spread of cuts in the body */
 	for (cut = 0; cut < len; cut += cut < sizeof(h) + 16 ? 1 : 97) {
 		spill(bad, buf, cut);
-		expect_refused(bad, cut < PROF_FILE_MAGIC_LEN ? "not a profd profile" :
-								"truncated profile");
+		expect_refused(bad, cut < PROF_FILE_MAGIC_LEN ? "not a profd profile"
+							      : "truncated profile");
 	}
 	/* a flipped byte in the body */
 	buf[len - 5] ^= 1;

@@ -227,9 +227,9 @@ static void test_exposition(void **state)
 	}
 	/* the histogram: cumulative buckets up to +Inf == count == calls */
 	for (k = 0; k < 15; k++) {
-		static const char *const le[] = { "1e-06", "3e-06", "1e-05", "3e-05", "0.0001",
-						  "0.0003", "0.001", "0.003", "0.01", "0.03",
-						  "0.1", "0.3", "1", "3", "10" };
+		static const char *const le[] = { "1e-06",  "3e-06", "1e-05", "3e-05", "0.0001",
+						  "0.0003", "0.001", "0.003", "0.01",  "0.03",
+						  "0.1",    "0.3",   "1",     "3",     "10" };
 		double v;
 
 		snprintf(key, sizeof(key),
@@ -334,9 +334,11 @@ static pid_t serve_start_how(unsigned int *port, bool activated)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		char *argv[] = { (char *)(uintptr_t) "profctl", (char *)(uintptr_t) "serve",
-				 (char *)(uintptr_t) "--listen", (char *)(uintptr_t) "127.0.0.1:0",
-				 (char *)(uintptr_t) "--no-daemon", NULL };
+		char *argv[] = {
+			(char *)(uintptr_t) "profctl",	   (char *)(uintptr_t) "serve",
+			(char *)(uintptr_t) "--listen",	   (char *)(uintptr_t) "127.0.0.1:0",
+			(char *)(uintptr_t) "--no-daemon", NULL
+		};
 
 		/* a failed assertion leaves no server behind holding our stdout */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -429,9 +431,9 @@ static void test_http(void **state)
 
 	(void)state;
 	pid = serve_start(&port);
-	assert_int_equal(http(port, "GET", "/metrics", "application/openmetrics-text; version=1.0.0",
-			      &body),
-			 200);
+	assert_int_equal(
+		http(port, "GET", "/metrics", "application/openmetrics-text; version=1.0.0", &body),
+		200);
 	snprintf(key, sizeof(key), "{pid=\"%d\"", (int)ticker);
 	assert_non_null(strstr(body, key));
 	assert_non_null(strstr(body, "# EOF\n"));
@@ -578,13 +580,13 @@ static void test_prometheus(void **state)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(null, 1);
 		dup2(null, 2);
-		execlp("prometheus", "prometheus", "--config.file", cfg, "--storage.tsdb.path", tsdb,
-		       "--web.listen-address", web, "--log.level=error", (char *)NULL);
+		execlp("prometheus", "prometheus", "--config.file", cfg, "--storage.tsdb.path",
+		       tsdb, "--web.listen-address", web, "--log.level=error", (char *)NULL);
 		_exit(127);
 	}
 	/* the ticker's zone: %7B %22 %7D %5B %5D are { " } [ ] */
-	snprintf(sel, sizeof(sel), "profd_zone_calls_total%%7Bzone=%%22srv_tick%%22,pid=%%22%d%%22%%7D",
-		 (int)ticker);
+	snprintf(sel, sizeof(sel),
+		 "profd_zone_calls_total%%7Bzone=%%22srv_tick%%22,pid=%%22%d%%22%%7D", (int)ticker);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* wait (at most 60 s) for samples spanning the 5 s window rate() takes */
 	for (;;) {
