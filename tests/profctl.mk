@@ -20,3 +20,12 @@ $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
 		$(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# through a real profd (root, BPF): save keeps the kernel columns, serve
+# shows a process to its owner and not to another user
+ROOT_TESTS += $(OUTPUT)/tests/test_profctl_profd
+$(OUTPUT)/tests/test_profctl_profd: tests/test_profctl_profd.c tests/testutil.h $(PROFCTL_LIB) \
+		$(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
+		$(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
