@@ -73,8 +73,10 @@ bool pc_bus_hit(void);
 /* say so, in the one line the verb's errors since give way to */
 void pc_bus_said(void);
 
-/* logging: "profctl: ..." on stderr */
+/* logging: "profctl: ..." on stderr; nothing while pc_warn_quiet (a
+ * server that says what matters its own way) */
 void pc_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern bool pc_warn_quiet;
 
 /* --- sources (profctl_src.c) --------------------------------------------- */
 

@@ -310,12 +310,15 @@ static int collect(struct proc_zones *p, const struct pc_serve_opts *o)
 	return 0;
 }
 
+/* what the last scrape could not read: said when it changes */
+static size_t last_unread;
+
 /* every family of every live process the caller may see */
 int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool om)
 {
 	struct pc_proc *procs = NULL;
 	struct proc_zones *pz = NULL;
-	size_t np = 0, n = 0, i;
+	size_t np = 0, n = 0, i, unread = 0;
 	int fam, err;
 
 	err = pc_src_list(src, &procs, &np);
@@ -329,9 +332,13 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 	for (i = 0; i < np; i++) {
 		if (!procs[i].alive)
 			continue;
-		/* a process that ends between list and read is not an error */
-		if (pc_src_snapshot(src, procs[i].pid, PC_SINCE_START, 0, &pz[n].s))
+		/* a process that ends between list and read is not an error;
+		 * one that cannot be read (another version, corrupt) is
+		 * counted, said by the server when the count changes */
+		if (pc_src_snapshot(src, procs[i].pid, PC_SINCE_START, 0, &pz[n].s)) {
+			unread++;
 			continue;
+		}
 		err = collect(&pz[n], o);
 		n++;
 		if (err)
@@ -371,9 +378,19 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 		for (i = 0; i < n; i++)
 			put_process(f, pz[i].s, &pz[i].z, o, om, fam, pz[i].tids, pz[i].tnames);
 	}
+	fputs("# TYPE profd_exporter_unread_processes gauge\n", f);
+	fputs("# HELP profd_exporter_unread_processes Live processes this scrape could not read.\n",
+	      f);
+	fprintf(f, "profd_exporter_unread_processes %zu\n", unread);
 	if (om)
 		fputs("# EOF\n", f);
 	err = ferror(f) ? -EIO : 0;
+	if (!err && unread != last_unread)
+		fprintf(stderr, "profctl: serve: %zu live process%s could not be read%s\n", unread,
+			unread == 1 ? "" : "es",
+			unread ? " (profctl report --pid says why)" : " now");
+	if (!err)
+		last_unread = unread;
 cleanup:
 	for (i = 0; i < np; i++) {
 		free(pz[i].z.v);
@@ -446,7 +463,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	/* per scrape: a profd restarted meanwhile is found again */
 	pc_src_open(&src, o->no_daemon);
 	src.read_flags = 0;
+	pc_warn_quiet = true;
 	err = pc_metrics(f, &src, o, om);
+	pc_warn_quiet = false;
 	pc_src_close(&src);
 	if (fclose(f) || err) {
 		free(body);

@@ -156,11 +156,13 @@ void pc_bus_said(void)
 		 "is incomplete");
 }
 
+bool pc_warn_quiet;
+
 void pc_warnx(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (bus_hit == 1)
+	if (bus_hit == 1 || pc_warn_quiet)
 		return;
 	fputs("profctl: ", stderr);
 	va_start(ap, fmt);

@@ -198,6 +198,8 @@ static void test_exposition(void **state)
 	assert_non_null(strstr(text, "# UNIT profd_zone_self_seconds seconds\n"));
 	assert_non_null(strstr(text, "# TYPE profd_process info\n"));
 	assert_int_equal(strcmp(text + strlen(text) - 6, "# EOF\n"), 0);
+	/* what could not be read is counted, not hidden */
+	assert_true(series(text, "profd_exporter_unread_processes ") >= 0);
 	/* exact calls: zone labels follow pid and comm */
 	p = strstr(text, "profd_zone_calls_total{pid=\"");
 	assert_non_null(p);
