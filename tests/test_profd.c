@@ -110,6 +110,7 @@ static int start_profd_opts(const char *const *extra)
 static void stop_profd(void)
 {
 	if (profd_pid > 0) {
+		kill(profd_pid, SIGCONT);
 		kill(profd_pid, SIGTERM);
 		waitpid(profd_pid, NULL, 0);
 	}
@@ -455,6 +456,41 @@ static void test_covered_from_first_zone(void **state)
 		prof_snapshot__destroy(s);
 		child_end(&c);
 	}
+	close(fd);
+	stop_profd();
+}
+
+/* a profd that does not answer in time: the first zone goes on without
+ * it, the thread is covered later, and profd counts it as late */
+static void test_late_registration(void **state)
+{
+	struct profd_status st;
+	struct prof_snapshot *s;
+	const struct prof_snap_node *init;
+	struct child c;
+	int fd;
+
+	(void)state;
+	fd = need_profd();
+	assert_int_equal(profd_status(fd, &st), 0);
+	assert_int_equal(st.late, 0);
+	kill(profd_pid, SIGSTOP);
+	c = spawn(NULL, 0, 10);
+	usleep(300000);
+	kill(profd_pid, SIGCONT);
+	assert_int_equal(child_wait(&c), 'R');
+	assert_int_equal(profd_status(fd, &st), 0);
+	printf("late registrations: %u\n", st.late);
+	assert_int_equal(st.late, 1);
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	init = node_named(s, "init_zone");
+	assert_non_null(init);
+	/* its first zone ran before profd answered: no facts, and it says so */
+	assert_int_equal(init->calls, 1);
+	assert_int_equal(init->kernel_calls, 0);
+	prof_snapshot__destroy(s);
+	child_end(&c);
 	close(fd);
 	stop_profd();
 }
@@ -1370,6 +1406,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_migrated, teardown),
 		cmocka_unit_test_teardown(test_covered_from_first_zone, teardown),
 		cmocka_unit_test_teardown(test_kernel_calls_after_profd, teardown),
+		cmocka_unit_test_teardown(test_late_registration, teardown),
 		cmocka_unit_test_teardown(test_preempted, teardown),
 		cmocka_unit_test_teardown(test_offcpu, teardown),
 		cmocka_unit_test_teardown(test_inzone_rates, teardown),
