@@ -20,9 +20,11 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <math.h>
+#include <pthread.h>
 #include <time.h>
 
 #include "testutil.h"
@@ -619,6 +621,11 @@ static void soak_zone(void)
 	spin_ns(200000);
 }
 
+static void soak_zone_short(void)
+{
+	PROF_USDT(soak_zone_short);
+}
+
 /* a burst of 25 calls, then idle until asked again */
 static void work_soak(void)
 {
@@ -717,6 +724,132 @@ static void test_history_soak(void **state)
 	child_end(&c);
 	close(fd);
 	stop_profd();
+}
+
+/* --- a full /dev/shm ------------------------------------------------------ */
+
+static void *shm_thread(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 100; i++)
+		soak_zone_short();
+	return NULL;
+}
+
+/* the program: zones in main, four threads of zones; it must finish */
+static void shm_program(void)
+{
+	pthread_t th[4];
+	int i;
+
+	for (i = 0; i < 100; i++)
+		soak_zone_short();
+	for (i = 0; i < 4; i++)
+		if (pthread_create(&th[i], NULL, shm_thread, NULL))
+			_exit(6);
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	exit(0);
+}
+
+/* fill /dev/shm (a private 2 MB tmpfs) but for 'room' bytes; 0 or -errno */
+static int shm_fill(size_t room)
+{
+	char buf[4096] = { 0 };
+	struct statvfs sv;
+	int fd = open("/dev/shm/filler", O_CREAT | O_WRONLY | O_TRUNC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	while (write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf))
+		;
+	fsync(fd);
+	if (!fstatvfs(fd, &sv) && room) {
+		struct stat st;
+
+		/* give back 'room' bytes */
+		if (!fstat(fd, &st) && st.st_size > (off_t)room)
+			if (ftruncate(fd, st.st_size - (off_t)room))
+				room = 0;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * Another user filled /dev/shm: the program runs on, with what fits
+ * profiled and the rest counted, never killed by SIGBUS.  Once with 16 KB
+ * left (no slab fits) and once with 600 KB (the first thread's does).
+ */
+static void test_full_shm(void **state)
+{
+	static const size_t rooms[] = { 16384, 600 * 1024 };
+	size_t r;
+
+	(void)state;
+	if (geteuid() != 0) {
+		printf("skip: not root\n");
+		skip();
+	}
+	for (r = 0; r < 2; r++) {
+		pid_t k = fork();
+		int st = -1;
+
+		if (k == 0) {
+			struct prof_snapshot *s;
+			pid_t prog;
+			int pst;
+
+			if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+			    mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=2m,mode=1777"))
+				_exit(77);
+			if (shm_fill(rooms[r]))
+				_exit(78);
+			prog = fork();
+			if (prog == 0) {
+				setenv("PROF_KEEP", "1", 1);
+				setenv("PROF_NO_DAEMON", "1", 1);
+				setenv("PROF_QUIET", "1", 1);
+				shm_program();
+			}
+			if (waitpid(prog, &pst, 0) != prog)
+				_exit(79);
+			if (!WIFEXITED(pst) || WEXITSTATUS(pst)) {
+				printf("room %zu: the program ended with status %#x\n", rooms[r], pst);
+				fflush(stdout);
+				_exit(80);
+			}
+			s = test_snapshot(prog);
+			if (r == 0) {
+				/* a segment may exist, with nothing recorded but the loss */
+				printf("room %zu: %s, %llu not profiled\n", rooms[r],
+				       s ? "a segment" : "no segment",
+				       s ? (unsigned long long)s->nospace : 0ull);
+				_exit(s && !s->nospace ? 81 : 0);
+			}
+			if (!s)
+				_exit(82);
+			printf("room %zu: %u threads profiled, %llu not profiled\n", rooms[r],
+			       s->nthreads, (unsigned long long)s->nospace);
+			/* the first thread's zones all counted; the rest said lost */
+			if (!s->nospace || !s->nthreads || s->threads[0].nnodes < 3)
+				_exit(83);
+			if (!node_named(s, "soak_zone_short") ||
+			    node_named(s, "soak_zone_short")->calls < 100)
+				_exit(84);
+			_exit(0);
+		}
+		assert_true(k > 0);
+		assert_int_equal(waitpid(k, &st, 0), k);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+			printf("skip: no private /dev/shm\n");
+			skip();
+		}
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
 }
 
 /* --- off-cpu ---------------------------------------------------------- */
@@ -1525,6 +1658,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_late_registration, teardown),
 		cmocka_unit_test_teardown(test_preempted, teardown),
 		cmocka_unit_test_teardown(test_history_soak, teardown),
+		cmocka_unit_test_teardown(test_full_shm, teardown),
 		cmocka_unit_test_teardown(test_offcpu, teardown),
 		cmocka_unit_test_teardown(test_inzone_rates, teardown),
 		cmocka_unit_test_teardown(test_before_after, teardown),
@@ -1542,5 +1676,8 @@ int main(void)
 
 	setenv("PROF_QUIET", "1", 1);
 	unsetenv("PROF_NO_DAEMON");
+	/* TEST_FILTER=test_name (a glob) runs just those */
+	if (getenv("TEST_FILTER"))
+		cmocka_set_test_filter(getenv("TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

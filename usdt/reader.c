@@ -1356,6 +1356,7 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		s->exit_tick = LD(&h->exit_tick);
 		s->sites_dropped = LD(&h->sites_dropped);
 		s->threads_dropped = LD(&h->threads_dropped);
+		s->nospace = LD(&h->nospace);
 		if (s->clock != PROF_CLOCK_TSC && s->clock != PROF_CLOCK_MONO)
 			goto fail;
 		/* one now for every open call of the read: an image's, the
@@ -2299,6 +2300,7 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 	h->sites_dropped = s->sites_dropped;
 	h->threads_dropped = s->threads_dropped;
 	h->exit_tick = s->exit_tick;
+	h->nospace = s->nospace;
 	/* the open calls as they were at the read: measured to its now */
 	h->snap_tick = s->now_tick ? s->now_tick : 1;
 	for (i = 0; i < s->nsites; i++) {

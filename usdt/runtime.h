@@ -48,6 +48,7 @@ struct prof_rt {
 	pthread_mutex_t lock;		/* slow paths only */
 	struct prof_seg_hdr *seg;	/* NULL until created, or if disabled */
 	size_t seg_len;
+	int seg_fd;			/* kept open: pages are reserved before use */
 	char seg_name[96];		/* for shm_unlink */
 	bool disabled;			/* could not create: reported once */
 	/* a fork child's segment is made at its first zone activity, so a

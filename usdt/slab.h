@@ -167,6 +167,8 @@ struct prof_seg_hdr {
 	__u64 snap_tick;	/* a reader's image: the tick it was read at,
 				 * the "now" of its open calls; 0 in a live
 				 * segment */
+	__u64 nospace;		/* app: threads, sites and nodes not recorded
+				 * because /dev/shm had no room for them */
 };
 
 #define PROF_SITE_PUBLIC	0x1	/* PROF_DEFINE: shared by many sites */
