@@ -41,3 +41,12 @@ $(OUTPUT)/tests/probe_helper: tests/probe_helper.c usdt/prof.h $(LIBPROF_A) | $(
 $(OUTPUT)/tests/test_probes: $(OUTPUT)/tests/probe_helper
 $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS)): tests/fastpath.h
 $(OUTPUT)/tests/test_timing: TEST_LIBS += -lm
+
+# prof.h with every compiler and language standard (issue 13): builds and
+# runs tests/matrix.c and matrix.cc against libprof.a
+UNIT_TESTS += $(OUTPUT)/tests/test_compilers
+$(OUTPUT)/tests/test_compilers: tests/test_compilers.c tests/matrix.c tests/matrix.cc \
+		tests/testutil.h usdt/prof.h $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -DSRC_DIR='"$(CURDIR)"' \
+		-DLIBPROF_A='"$(abspath $(LIBPROF_A))"' $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
