@@ -5,6 +5,9 @@ FASTPATH_TESTS := test_counts test_timing test_structure test_overflow test_life
 	test_disable test_cxx test_probes test_report test_reader
 
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS))
+# the runtime's own tests, also built with CROSS= and run under qemu-user
+# (there the probe test reads the notes; its tracers skip)
+RUNTIME_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS))
 # the probe test reads ELF notes and attaches bpftrace: the plain build is enough
 SAN_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(filter-out test_probes,$(FASTPATH_TESTS)))
 TEST_EXTRA += $(OUTPUT)/tests/probe_helper $(OUTPUT)/tests/disable_obj.o \

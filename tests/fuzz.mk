@@ -22,4 +22,5 @@ $(FUZZ_DIR)/seeds/seed0: .output/tests/mkseed
 
 # the reader's own unit tests, beside its fuzz target
 UNIT_TESTS += $(OUTPUT)/tests/test_segflat
+RUNTIME_TESTS += $(OUTPUT)/tests/test_segflat
 SAN_TESTS += $(OUTPUT)/tests/test_segflat
