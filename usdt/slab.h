@@ -87,7 +87,8 @@
 #define PROF_ROWMAP_WORDS	4	/* a block's row map: a bit a bucket, 192 used */
 
 /* clocks (prof_seg_hdr.clock) */
-#define PROF_CLOCK_TSC		1	/* rdtsc, invariant TSC */
+#define PROF_CLOCK_TSC		1	/* the CPU's counter: invariant TSC (rdtsc),
+					 * aarch64 cntvct_el0 */
 #define PROF_CLOCK_MONO		2	/* CLOCK_MONOTONIC ns; tick_hz = 1e9 */
 
 /* prof_seg_hdr.flags */
