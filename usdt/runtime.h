@@ -11,7 +11,7 @@
 #include "prof.h"
 
 #define PROF_BEGIN_DEPTH	128	/* open PROF_BEGINs per thread */
-#define PROF_REG_WAIT_MS	20	/* a thread's first zone waits this long, at
+#define PROF_REG_WAIT_MS	50	/* a thread's first zone waits this long, at
 					 * most, for profd to cover it */
 
 /* one per profiled thread, process-wide list; never freed */
