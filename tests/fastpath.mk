@@ -49,6 +49,7 @@ $(OUTPUT)/tests/test_timing: TEST_LIBS += -lm
 # runs tests/matrix.c and matrix.cc against libprof.a
 UNIT_TESTS += $(OUTPUT)/tests/test_compilers
 $(OUTPUT)/tests/test_compilers: tests/test_compilers.c tests/matrix.c tests/matrix.cc \
+		tests/lto_a.c tests/lto_b.c \
 		tests/testutil.h usdt/prof.h $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -DSRC_DIR='"$(CURDIR)"' \

@@ -6,6 +6,7 @@
  * -Wpedantic -Werror against libprof.a.  Each program must build, run,
  * and report every zone with its exact call count; the C++ one must carry
  * an enter and an exit probe for each zone, template instances included.
+ * lto_a.c and lto_b.c, linked with -flto, keep their zones apart.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -104,9 +105,10 @@ static void build_run(const char *cc, const char *std, const char *opt, const ch
 	snprintf(rep, sizeof(rep), "%s/report", dir);
 	snprintf(out, sizeof(out), "%s/out", dir);
 	snprintf(cmd, sizeof(cmd),
-		 "%s -std=%s %s -Wall -Wextra -Wpedantic -Werror -I%s/usdt -I%s/bpf %s/tests/%s "
+		 "%s -std=%s %s -Wall -Wextra -Wpedantic -Werror -I%s/usdt -I%s/bpf %s/tests/%s %s "
 		 "%s -lpthread -o %s >%s 2>&1",
-		 cc, std, opt, SRC_DIR, SRC_DIR, SRC_DIR, src, LIBPROF_A, bin, out);
+		 cc, std, opt, SRC_DIR, SRC_DIR, SRC_DIR, src,
+		 strcmp(src, "lto_a.c") ? "" : SRC_DIR "/tests/lto_b.c", LIBPROF_A, bin, out);
 	if (system(cmd)) {
 		o = slurp(out);
 		fail_msg("%s -std=%s %s %s does not build:\n%s", cc, std, opt, src, o ? o : "");
@@ -168,6 +170,18 @@ static void matrix(const char *cc, const char *const *stds, const char *src,
 	build_run(cc, stds[0], "-O0 -g", src, want, cxx);
 }
 
+/* lto_a.c + lto_b.c with -flto: the same site number in two files */
+static const struct want want_lto[] = { { "lto_a", 3 }, { "lto_b", 5 }, { NULL, 0 } };
+
+static void test_lto(void **state)
+{
+	(void)state;
+	build_run("gcc", "gnu11", "-O2 -flto", "lto_a.c", want_lto, 0);
+	/* ThinLTO needs lld */
+	if (have("clang") && have("ld.lld"))
+		build_run("clang", "gnu11", "-O2 -flto=thin -fuse-ld=lld", "lto_a.c", want_lto, 0);
+}
+
 static const char *const c_stds[] = { "gnu11", "c99", "c11", NULL };
 static const char *const cxx_stds[] = { "c++17", "c++11", "c++20", NULL };
 
@@ -202,6 +216,7 @@ int main(void)
 		cmocka_unit_test(test_clang),
 		cmocka_unit_test(test_gxx),
 		cmocka_unit_test(test_clangxx),
+		cmocka_unit_test(test_lto),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

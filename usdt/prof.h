@@ -346,30 +346,38 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 	} while (0)
 
 /*
+ * The asm symbols of site ID: quoted, with the compiled file's name, so
+ * that sites of two files stay apart when LTO puts both in one assembly
+ * (ID is __COUNTER__, which restarts in every file).  N.B. the file's path
+ * must hold no '"', '\\' or '%'.
+ */
+#define __PROF_SYM(kind, id)	"\"__prof_" kind #id "." __BASE_FILE__ "\""
+
+/*
  * A site: its descriptor __prof_sID (struct prof_site, its semaphores
  * at the end), its exit stub __prof_xID; SP gets the descriptor's address.
  */
 #define __PROF_SITE_ASM(probe, id)						\
-	".ifndef __prof_s" #id "\n"						\
+	".ifndef " __PROF_SYM("s", id) "\n"					\
 	".pushsection .probes,\"aw\",\"progbits\"\n"				\
 	".balign 8\n"								\
-	"__prof_s" #id ":\n"							\
+	__PROF_SYM("s", id) ":\n"						\
 	".8byte %c[__n], %c[__f], %c[__fn]\n"					\
 	".4byte %c[__l], %c[__fl]\n"						\
-	".8byte __prof_s" #id "+50, __prof_x" #id "\n"				\
+	".8byte " __PROF_SYM("s", id) "+50, " __PROF_SYM("x", id) "\n"		\
 	".2byte 0, 0\n"								\
 	".balign 8\n"								\
 	".popsection\n"								\
 	".pushsection .text.prof_probes,\"ax\",\"progbits\"\n"			\
 	".p2align 4\n"								\
-	".type __prof_x" #id ", @function\n"					\
-	"__prof_x" #id ":\n"							\
-	__PROF_NOTE(#probe "__exit", "__prof_s" #id "+50", __PROF_STUB_ARGS)	\
+	".type " __PROF_SYM("x", id) ", @function\n"				\
+	__PROF_SYM("x", id) ":\n"						\
+	__PROF_NOTE(#probe "__exit", __PROF_SYM("s", id) "+50", __PROF_STUB_ARGS) \
 	"ret\n"									\
-	".size __prof_x" #id ", .-__prof_x" #id "\n"				\
+	".size " __PROF_SYM("x", id) ", .-" __PROF_SYM("x", id) "\n"		\
 	".popsection\n"								\
 	".endif\n"								\
-	__PROF_LEA("__prof_s" #id, "[__sp]")
+	__PROF_LEA(__PROF_SYM("s", id), "[__sp]")
 #define __PROF_SITE(name, probe, func, flags, id)				\
 	const struct prof_site *__prof_sp_##id;					\
 	__asm__(__PROF_SITE_ASM(probe, id)					\
@@ -410,7 +418,7 @@ struct __prof_guard {
 #define __PROF_ZONE(name, probe, func, flags, id)				\
 	__PROF_SITE(name, probe, func, flags, id);				\
 	__PROF_ENTER_PROBE(probe, &__prof_sp_##id->sema[0],			\
-			   "__prof_s" #id "+48", name);				\
+			   __PROF_SYM("s", id) "+48", name);			\
 	__PROF_OPEN(__prof_sp_##id, id)
 #define __PROF_ZONE_(name, probe, func, flags, id)				\
 	__PROF_ZONE(name, probe, func, flags, id)
@@ -443,14 +451,14 @@ struct __prof_guard {
 
 #define __PROF_SCOPE(name, id)							\
 	volatile unsigned short *__prof_e_##id;					\
-	__asm__(".ifndef __prof_e" #id "\n"					\
+	__asm__(".ifndef " __PROF_SYM("e", id) "\n"				\
 		".pushsection .probes,\"aw\",\"progbits\"\n"			\
 		".balign 2\n"							\
-		"__prof_e" #id ": .2byte 0\n"					\
+		__PROF_SYM("e", id) ": .2byte 0\n"				\
 		".popsection\n"							\
 		".endif\n"							\
-		__PROF_LEA("__prof_e" #id, "0") : "=r"(__prof_e_##id));		\
-	__PROF_ENTER_PROBE(name, __prof_e_##id, "__prof_e" #id, #name);		\
+		__PROF_LEA(__PROF_SYM("e", id), "0") : "=r"(__prof_e_##id));	\
+	__PROF_ENTER_PROBE(name, __prof_e_##id, __PROF_SYM("e", id), #name);	\
 	__PROF_OPEN(&prof_zone_##name, id)
 #define __PROF_SCOPE_(name, id)	__PROF_SCOPE(name, id)
 #define PROF_SCOPE(name)	__PROF_SCOPE_(name, __COUNTER__)
@@ -465,7 +473,7 @@ struct __prof_guard {
 		__PROF_SITE(#name, name, __func__, PROF_SITE_BEGIN, id);	\
 		__PROF_CACHE(id);						\
 		__PROF_ENTER_PROBE(name, &__prof_sp_##id->sema[0],		\
-				   "__prof_s" #id "+48", #name);		\
+				   __PROF_SYM("s", id) "+48", #name);		\
 		__prof_begin(__prof_sp_##id, &__prof_cache_##id);		\
 	} while (0)
 #define __PROF_BEGIN_(name, id)	__PROF_BEGIN(name, id)
