@@ -112,6 +112,7 @@ struct prof_env {
 	bool report_json;		/* PROF_REPORT_FORMAT=json */
 	double log_interval;		/* PROF_LOG_INTERVAL, 0: off */
 	char *report;			/* PROF_REPORT: stderr, stdout or a path; NULL: none */
+	char *save;			/* PROF_SAVE: a path, %p the pid; NULL: none */
 	char socket[108];		/* PROF_SOCKET (or PROFD_SOCKET); empty: the default */
 	unsigned int warn_count;	/* warnings printed */
 	bool warned;			/* by this process or before its fork */
