@@ -6,7 +6,9 @@
  * rare event (a context switch seen inside a zone, an unbalanced END).
  */
 #define _GNU_SOURCE
+#if defined(__x86_64__)
 #include <cpuid.h>
+#endif
 #include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -102,28 +104,58 @@ static __u64 mono_ns(clockid_t clk)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
-static bool tsc_invariant(void)
+uint64_t __prof_clock_mono(void)
 {
+	return mono_ns(CLOCK_MONOTONIC);
+}
+
+/* the counter __prof_now reads runs at one rate on every CPU */
+static bool counter_usable(void)
+{
+#if defined(__x86_64__)
 	unsigned int a, b, c, d;
 
+	/* the invariant TSC bit */
 	if (!__get_cpuid(0x80000007, &a, &b, &c, &d))
 		return false;
 	return d & (1u << 8);
+#else
+	/* aarch64: the generic timer's virtual count has a fixed frequency */
+	return true;
+#endif
+}
+
+void __prof_exit_probe(const struct prof_site *site, uint64_t ticks)
+{
+	site->exit_probe(site->name, site->file, site->line, prof_ticks_to_ns(ticks));
 }
 
 /*
- * Pick the clock and measure its rate against CLOCK_MONOTONIC_RAW over
- * ~2 ms, once per process: every reader converts with the published rate.
+ * Pick the clock and find its rate, once per process: every reader
+ * converts with the published rate.  aarch64 says it (cntfrq_el0); the TSC
+ * is measured against CLOCK_MONOTONIC_RAW over ~2 ms.
  */
 static __u64 clock_calibrate(void)
 {
-	__u64 t0, r0, t1, r1;
-
-	if (prof_env.clock_mono || !tsc_invariant()) {
+	if (prof_env.clock_mono || !counter_usable()) {
 		__prof_clock_tsc = 0;
 		return 1000000000ull;
 	}
 	__prof_clock_tsc = 1;
+#if defined(__aarch64__)
+	{
+		__u64 hz;
+
+		__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(hz));
+		if (hz >= 1000)
+			return hz;
+		/* firmware left it unset: no rate to trust */
+		__prof_clock_tsc = 0;
+		return 1000000000ull;
+	}
+#else
+	__u64 t0, r0, t1, r1;
+
 	r0 = mono_ns(CLOCK_MONOTONIC_RAW);
 	t0 = __prof_now();
 	do
@@ -131,6 +163,7 @@ static __u64 clock_calibrate(void)
 	while (r1 - r0 < 2000000);
 	t1 = __prof_now();
 	return (__u64)((double)(t1 - t0) * 1e9 / (double)(r1 - r0));
+#endif
 }
 
 /* starttime (field 22) of the stat file at path, 0 if unreadable */
@@ -889,7 +922,7 @@ static void call_count(struct __prof_zone *z, __u64 d)
 	call_uncovered(z->node);
 	__PROF_BUMP(t->activity);
 	if (*z->site->exit_sema)
-		((__prof_exit_fn)(uintptr_t)z->site->exit_probe)(z->site, d);
+		__prof_exit_probe(z->site, d);
 }
 
 /*

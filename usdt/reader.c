@@ -1261,6 +1261,14 @@ static __u64 reader_now(__u32 clock)
 #if defined(__x86_64__) || defined(__i386__)
 	if (clock == PROF_CLOCK_TSC)
 		return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	/* PROF_CLOCK_TSC on aarch64: the virtual counter, as __prof_now */
+	if (clock == PROF_CLOCK_TSC) {
+		__u64 t;
+
+		__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(t));
+		return t;
+	}
 #endif
 	if (clock != PROF_CLOCK_MONO || clock_gettime(CLOCK_MONOTONIC, &ts))
 		return 0;
