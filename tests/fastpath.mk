@@ -40,4 +40,4 @@ $(OUTPUT)/tests/probe_helper: tests/probe_helper.c usdt/prof.h $(LIBPROF_A) | $(
 
 $(OUTPUT)/tests/test_probes: $(OUTPUT)/tests/probe_helper
 $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS)): tests/fastpath.h
-$(OUTPUT)/tests/test_timing: TEST_LIBS += -lm
+$(OUTPUT)/tests/test_timing $(OUTPUT)/tests/test_report: TEST_LIBS += -lm

@@ -31,11 +31,18 @@ static struct prof_snapshot *snap_clone(const struct prof_snapshot *s)
 	return c;
 }
 
-static void log_interval_lines(struct prof_snapshot *cur, double secs)
+/*
+ * One interval's lines to f: cur minus prev (cur is diffed in place), secs
+ * long.  Nothing when prev is of another process.
+ */
+void prof_logger__lines(FILE *f, struct prof_snapshot *cur, const struct prof_snapshot *prev,
+			double secs)
 {
 	__u32 i;
 	size_t k, n;
 
+	if (prof_snapshot__diff(cur, prev))
+		return;
 	for (i = 0; i < cur->nthreads; i++) {
 		struct prof_flat_row *rows;
 		const struct prof_snap_thread *t = &cur->threads[i];
@@ -47,7 +54,7 @@ static void log_interval_lines(struct prof_snapshot *cur, double secs)
 
 			if (!rows[k].calls)
 				continue;
-			fprintf(stderr, "prof: tid %u %s: %.6fs/%.3fs %.1f%% %llu calls\n", t->tid,
+			fprintf(f, "prof: tid %u %s: %.6fs/%.3fs %.1f%% %llu calls\n", t->tid,
 				rows[k].site < cur->nsites ? cur->sites[rows[k].site].name
 							   : "[overflow]",
 				in, secs, 100.0 * in / secs, (unsigned long long)rows[k].calls);
@@ -73,8 +80,8 @@ static void *logger_main(void *arg)
 		if (prof_snapshot__read(prof_rt.seg, prof_rt.seg_len, &cur))
 			continue;
 		keep = snap_clone(cur);
-		if (prev && !prof_snapshot__diff(cur, prev))
-			log_interval_lines(cur, log_interval);
+		if (prev)
+			prof_logger__lines(stderr, cur, prev, log_interval);
 		prof_snapshot__destroy(cur);
 		prof_snapshot__destroy(prev);
 		prev = keep;

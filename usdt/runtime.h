@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include "prof.h"
 
@@ -66,5 +67,8 @@ void prof_agent__atfork_child(void);
 /* logger.c: PROF_LOG_INTERVAL */
 void prof_logger__start(double interval);
 void prof_logger__atfork_child(void);
+struct prof_snapshot;
+void prof_logger__lines(FILE *f, struct prof_snapshot *cur, const struct prof_snapshot *prev,
+			double secs);
 
 #endif /* PROF_RUNTIME_H */
