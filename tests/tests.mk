@@ -3,7 +3,8 @@
 #   UNIT_TESTS  unprivileged; also built and run under ASan and TSan if in SAN_TESTS
 #   ROOT_TESTS  need root and the real BPF program; skip (with a reason) otherwise
 #   SAN_TESTS   the unit tests that also run under SAN=asan and SAN=tsan
-# tests/run runs every tier and prints one summary line.
+# tests/run runs every tier and prints one summary line; tests/mutate (make
+# mutate) checks that they catch the bugs listed in tests/mutations.txt.
 
 UNIT_TESTS :=
 ROOT_TESTS :=
@@ -30,3 +31,9 @@ tests-san: lib $(SAN_TESTS)
 
 test:
 	$(Q)tests/run
+
+# the bugs of tests/mutations.txt, each applied to a scratch copy: the tests
+# must catch every one (tests/mutate says how long it takes)
+.PHONY: mutate
+mutate:
+	$(Q)tests/mutate
