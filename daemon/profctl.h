@@ -133,6 +133,8 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s);
 void pc_snap_free(struct prof_snapshot *s);
 /* sum of a thread's top-level totals */
 __u64 pc_thread_total(const struct prof_snap_thread *t);
+/* the average closed call, ns (an open call is not a call yet) */
+__u64 pc_avg_ns(const struct prof_snapshot *s, const struct prof_snap_node *n);
 /* the overflow node while nothing landed there: not shown */
 bool pc_node_hidden(const struct prof_snap_thread *t, __u32 i);
 /* any node carries scheduler facts (profd assisted) */

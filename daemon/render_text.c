@@ -46,10 +46,10 @@ static const char *heat(const struct pc_opts *o, double share)
 
 static void tree_header(struct tctx *c)
 {
-	pc_out_printf(c->out, "%s%10s %9s %9s %9s %9s %9s %9s %6s", col(c->o, C_DIM), "calls",
-		      "total", "self", "avg", "p50", "p99", "max", "%thr");
+	pc_out_printf(c->out, "%s%10s %4s %9s %9s %9s %9s %9s %9s %6s", col(c->o, C_DIM), "calls",
+		      "open", "total", "self", "avg", "p50", "p99", "max", "%thr");
 	if (c->sched)
-		pc_out_printf(c->out, " %9s %8s %8s", "on-cpu", "preempt", "migr");
+		pc_out_printf(c->out, " %9s %8s %8s %8s", "on-cpu", "preempt", "blocked", "migr");
 	pc_out_printf(c->out, "  zone%s\n", col(c->o, C_RESET));
 }
 
@@ -69,6 +69,65 @@ static char *put_ns_col(char *p, __u64 ns, unsigned int width)
 	return pc_put_ns_col(p, ns, width);
 }
 
+/* "-" right-aligned in width, after a space: a value nobody knows */
+static char *put_unknown_col(char *p, unsigned int width)
+{
+	*p++ = ' ';
+	memset(p, ' ', width - 1);
+	p[width - 1] = '-';
+	return p + width;
+}
+
+/* calls in flight, blank when none */
+static char *put_open_col(char *p, __u64 open)
+{
+	*p++ = ' ';
+	if (!open) {
+		memset(p, ' ', 4);
+		return p + 4;
+	}
+	return pc_put_u64_col(p, open, 4);
+}
+
+/*
+ * on-cpu, preempt, blocked, migr: what the kernel said of the calls that
+ * had kernel facts; "-" for a row none of whose calls had any.  on-cpu is
+ * the closed calls' time less their time switched out.
+ */
+static char *put_kernel_cols(char *p, const struct prof_snapshot *s, __u64 closed_ticks,
+			     __u64 calls, __u64 kcalls, __u64 offcpu_ns, __u64 preempted,
+			     __u64 blocked, __u64 migrated)
+{
+	__u64 tot = prof_snap_ns(s, closed_ticks);
+
+	(void)calls;
+	if (!kcalls) {
+		p = put_unknown_col(p, 9);
+		p = put_unknown_col(p, 8);
+		p = put_unknown_col(p, 8);
+		return put_unknown_col(p, 8);
+	}
+	p = put_ns_col(p, tot > offcpu_ns ? tot - offcpu_ns : 0, 9);
+	*p++ = ' ';
+	p = pc_put_u64_col(p, preempted, 8);
+	*p++ = ' ';
+	p = pc_put_u64_col(p, blocked, 8);
+	*p++ = ' ';
+	return pc_put_u64_col(p, migrated, 8);
+}
+
+/* a row whose calls were not all covered by the kernel says how many were */
+static char *put_coverage(char *p, __u64 calls, __u64 kcalls)
+{
+	char b[64];
+
+	if (!kcalls || kcalls >= calls)
+		return p;
+	snprintf(b, sizeof(b), " [kernel %llu/%llu]", (unsigned long long)kcalls,
+		 (unsigned long long)calls);
+	return put_str(p, b);
+}
+
 /*
  * One row, as "%10llu %9s %s%9s%s %9s %9s %9s %9s %6.1f" [" %9s %8llu %8llu"]
  * "  %s%s%s%s%s%s\n" would print it (tests/golden holds that text), built
@@ -85,25 +144,22 @@ static void tree_row(struct tctx *c, __u32 i, const char *branch)
 	char *p = pc_out_row(c->out);
 
 	p = pc_put_u64_col(p, n->calls, 10);
+	p = put_open_col(p, n->open);
 	p = put_ns_col(p, tot, 9);
 	*p++ = ' ';
 	p = put_str(p, heat(c->o, share));
 	p = pc_put_ns_col(p, self, 9);
 	if (share >= 0.05)
 		p = put_str(p, col(c->o, C_RESET));
-	p = put_ns_col(p, n->calls ? tot / n->calls : 0, 9);
+	p = put_ns_col(p, pc_avg_ns(s, n), 9);
 	p = put_ns_col(p, prof_snap_ns(s, prof_snap_quantile(s, n, 0.50)), 9);
 	p = put_ns_col(p, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)), 9);
 	p = put_ns_col(p, prof_snap_ns(s, n->max), 9);
 	*p++ = ' ';
 	p = pc_put_fixed_col(p, pct, 1, 6);
-	if (c->sched) {
-		p = put_ns_col(p, tot > n->offcpu_ns ? tot - n->offcpu_ns : 0, 9);
-		*p++ = ' ';
-		p = pc_put_u64_col(p, n->preempted, 8);
-		*p++ = ' ';
-		p = pc_put_u64_col(p, n->migrated, 8);
-	}
+	if (c->sched)
+		p = put_kernel_cols(p, s, n->ticks - n->open_ticks, n->calls, n->kernel_calls,
+				    n->offcpu_ns, n->preempted, n->blocked, n->migrated);
 	*p++ = ' ';
 	*p++ = ' ';
 	p = put_str(p, col(c->o, C_DIM));
@@ -118,11 +174,36 @@ static void tree_row(struct tctx *c, __u32 i, const char *branch)
 	} else {
 		p = put_str(p, prof_snap_node_name(s, n));
 	}
-	if (n->migrated)
+	if (n->migrated && !(s->flags & PROF_SEG_TSC_SYNCED))
 		p = put_str(p, " *migrated");
+	if (c->sched)
+		p = put_coverage(p, n->calls, n->kernel_calls);
 	if (prof_snap_is_recursive(c->t, i))
 		p = put_str(p, " (recursive)");
 	*p++ = '\n';
+	c->out->p = p;
+}
+
+/* the thread's time outside every zone: the root's self time */
+static void outside_row(struct tctx *c)
+{
+	const struct prof_snap_node *r = &c->t->nodes[PROF_NODE_ROOT];
+	__u64 self = prof_snap_self(r);
+	char *p = pc_out_row(c->out);
+
+	memset(p, ' ', 15);
+	p += 15;
+	p = put_ns_col(p, prof_snap_ns(c->s, self), 9);
+	p = put_ns_col(p, prof_snap_ns(c->s, self), 9);
+	memset(p, ' ', 40);
+	p += 40;
+	*p++ = ' ';
+	p = pc_put_fixed_col(p, c->total ? 100.0 * (double)self / (double)c->total : 0, 1, 6);
+	if (c->sched) {
+		memset(p, ' ', 37);
+		p += 37;
+	}
+	p = put_str(p, "  [outside zones]\n");
 	c->out->p = p;
 }
 
@@ -162,9 +243,11 @@ static void thread_title(FILE *f, const struct prof_snapshot *s, const struct pr
 	fprintf(f, "%sthread %s", col(o, C_BOLD), prof_snap_thread_label(t, lb, sizeof(lb)));
 	if (t->tid && strncmp(lb, "tid ", 4))
 		fprintf(f, " (tid %u)", t->tid);
-	fprintf(f, "%s  %s, total %s", col(o, C_RESET),
+	fprintf(f, "%s  %s, wall %s", col(o, C_RESET),
 		t->state == PROF_SLAB_EXITED ? "exited" : "alive",
 		pc_fmt_ns(tb, sizeof(tb), prof_snap_ns(s, total)));
+	if (t->oncpu_ns != PROF_SNAP_UNKNOWN)
+		fprintf(f, ", on-cpu %s", pc_fmt_ns(tb, sizeof(tb), t->oncpu_ns));
 	if (t->overflow)
 		fprintf(f, ", %llu entries lost (node table full)",
 			(unsigned long long)t->overflow);
@@ -212,6 +295,7 @@ static int tree_thread(void *ctx, FILE *f, const struct prof_snapshot *s, __u32 
 	pc_out_init(c->out, f);
 	tree_header(c);
 	tree_walk(c, PROF_NODE_ROOT, 0, c->kids, c->nkids);
+	outside_row(c);
 	pc_out_flush(c->out);
 	for (j = 0; j < c->t->nnodes; j++)
 		c->migr |= c->t->nodes[j].migrated != 0;
@@ -241,8 +325,14 @@ int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 	process_title(f, s, o);
 	/* even threads here, odd ones on another CPU */
 	err = pc_par_threads(f, s, tree_thread, &c[0], &c[1]);
-	if (!err && (c[0].migr || c[1].migr))
-		fputs("\n*migrated: some calls changed CPU; their TSC deltas are suspect\n", f);
+	if (!err && (c[0].migr || c[1].migr) && !(s->flags & PROF_SEG_TSC_SYNCED))
+		fputs("\n*migrated: some calls changed CPU, and profd did not find this "
+		      "machine's TSC synchronized across CPUs: their deltas are suspect\n",
+		      f);
+	if (!err && sched)
+		fputs("\nkernel columns: \"-\" where no call had kernel facts (profd), "
+		      "[kernel k/n] where k of n calls had them\n",
+		      f);
 cleanup:
 	for (i = 0; i < 2; i++) {
 		free(c[i].kids);
@@ -268,10 +358,10 @@ int pc_render_flat(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 	for (i = 0; i < n; i++)
 		sum += rows[i].self;
 	process_title(f, s, o);
-	fprintf(f, "\n%s%10s %9s %9s %9s %9s %6s", col(o, C_DIM), "calls", "total", "self", "avg",
-		"max", "%self");
+	fprintf(f, "\n%s%10s %4s %9s %9s %9s %9s %6s", col(o, C_DIM), "calls", "open", "total",
+		"self", "avg", "max", "%self");
 	if (sched)
-		fprintf(f, " %9s %8s %8s", "on-cpu", "preempt", "migr");
+		fprintf(f, " %9s %8s %8s %8s", "on-cpu", "preempt", "blocked", "migr");
 	fprintf(f, "  zone%s\n", col(o, C_RESET));
 	for (i = 0; i < n && (!o->rows || i < (size_t)o->rows); i++) {
 		const struct prof_flat_row *r = &rows[i];
@@ -280,19 +370,30 @@ int pc_render_flat(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 		double share = sum ? (double)r->self / (double)sum : 0;
 		const char *name = r->site < s->nsites ? s->sites[r->site].name : "[overflow]";
 
-		fprintf(f, "%10llu %9s %s%9s%s %9s %9s %6.1f", (unsigned long long)r->calls,
-			pc_fmt_ns(b[0], 24, tot), heat(o, share),
-			pc_fmt_ns(b[1], 24, prof_snap_ns(s, r->self)),
+		__u64 closed = prof_snap_ns(s, r->ticks - r->open_ticks);
+		char row[512], *p = row;
+
+		fprintf(f, "%10llu", (unsigned long long)r->calls);
+		p = put_open_col(p, r->open);
+		*p = 0;
+		fprintf(f, "%s %9s %s%9s%s %9s %9s %6.1f", row, pc_fmt_ns(b[0], 24, tot),
+			heat(o, share), pc_fmt_ns(b[1], 24, prof_snap_ns(s, r->self)),
 			share >= 0.05 ? col(o, C_RESET) : "",
-			pc_fmt_ns(b[2], 24, r->calls ? tot / r->calls : 0),
+			pc_fmt_ns(b[2], 24, r->calls ? closed / r->calls : 0),
 			pc_fmt_ns(b[3], 24, prof_snap_ns(s, r->max)), 100.0 * share);
 		if (sched) {
-			__u64 on = tot > r->offcpu_ns ? tot - r->offcpu_ns : 0;
-
-			fprintf(f, " %9s %8llu %8llu", pc_fmt_ns(b[4], 24, on),
-				(unsigned long long)r->preempted, (unsigned long long)r->migrated);
+			p = put_kernel_cols(row, s, r->ticks - r->open_ticks, r->calls,
+					    r->kernel_calls, r->offcpu_ns, r->preempted, r->blocked,
+					    r->migrated);
+			*p = 0;
+			fputs(row, f);
 		}
-		fprintf(f, "  %s%s\n", name, r->migrated ? " *migrated" : "");
+		p = row;
+		if (sched)
+			p = put_coverage(p, r->calls, r->kernel_calls);
+		*p = 0;
+		fprintf(f, "  %s%s%s\n", name,
+			r->migrated && !(s->flags & PROF_SEG_TSC_SYNCED) ? " *migrated" : "", row);
 	}
 	free(rows);
 	return ferror(f) ? -EIO : 0;

@@ -80,8 +80,34 @@ static void agent_disconnect(void)
 	agent.recs_mem = NULL;
 	agent.npend = 0;
 	pthread_mutex_lock(&prof_rt.lock);
-	for (te = prof_rt.threads; te; te = te->next)
+	for (te = prof_rt.threads; te; te = te->next) {
+		/* profd is gone: its records say nothing from now on */
+		if (te->registered)
+			prof_cover_request(te, &prof_zero_rec, 0);
 		te->registered = false;
+	}
+	pthread_mutex_unlock(&prof_rt.lock);
+}
+
+/* threads waiting at their first zone: answered (covered, or not) */
+static void agent_sync_answer(struct prof_tentry *te, const struct prof_sched_rec *rec, __u64 gen)
+{
+	if (!te->sync_wait)
+		return;
+	te->pend_krec = rec;
+	te->pend_gen = gen;
+	te->sync_done = true;
+	pthread_cond_broadcast(&prof_reg_cv);
+}
+
+/* no profd to ask: nobody waits for one */
+static void agent_sync_release(void)
+{
+	struct prof_tentry *te;
+
+	pthread_mutex_lock(&prof_rt.lock);
+	for (te = prof_rt.threads; te; te = te->next)
+		agent_sync_answer(te, &prof_zero_rec, 0);
 	pthread_mutex_unlock(&prof_rt.lock);
 }
 
@@ -204,8 +230,9 @@ static int agent_map(int mfd, const struct profd_registered *r)
 	return 0;
 }
 
-/* a thread profd answered for: registered, with slot or PROF_NO_SLOT */
-static void agent_mark(__u32 tid, __u32 slot)
+/* a thread profd answered for: registered, with slot or PROF_NO_SLOT; a
+ * thread waiting at its first zone gets its record (or none) */
+static void agent_mark(__u32 tid, __u32 slot, __u64 gen)
 {
 	struct prof_tentry *te;
 
@@ -215,13 +242,15 @@ static void agent_mark(__u32 tid, __u32 slot)
 			continue;
 		te->registered = true;
 		te->kslot = slot;
+		agent_sync_answer(te, slot == PROF_NO_SLOT ? &prof_zero_rec : &agent.recs[slot],
+				  gen);
 		break;
 	}
 	pthread_mutex_unlock(&prof_rt.lock);
 }
 
 /* point a thread's fast path at its record, if it still lives */
-static void agent_point(__u32 tid, __u32 slot)
+static void agent_point(__u32 tid, __u32 slot, __u64 gen)
 {
 	struct prof_tentry *te;
 
@@ -229,9 +258,8 @@ static void agent_point(__u32 tid, __u32 slot)
 	for (te = prof_rt.threads; te; te = te->next) {
 		if ((__u32)te->tid != tid || !te->alive || !te->registered || te->kslot != slot)
 			continue;
-		if (te->fast)
-			__atomic_store_n(&te->fast->krec, &agent.recs[slot], __ATOMIC_RELAXED);
-		__atomic_store_n(&te->hdr->ksched_slot, slot, __ATOMIC_RELAXED);
+		/* the thread takes it at its next zone exit */
+		prof_cover_request(te, &agent.recs[slot], gen);
 		break;
 	}
 	pthread_mutex_unlock(&prof_rt.lock);
@@ -256,7 +284,7 @@ static bool agent_pending(void)
 		struct agent_pend *p = &agent.pend[i];
 
 		if (rec_ready(p->slot, p->gen))
-			agent_point(p->tid, p->slot);
+			agent_point(p->tid, p->slot, p->gen);
 		else if (p->tries++ < AGENT_PEND_TRIES)
 			agent.pend[j++] = *p;
 	}
@@ -287,7 +315,7 @@ static int agent_register_all(void)
 				return err;
 			if (err == 1) {
 				/* refused (gone, no slot left): do not ask again */
-				agent_mark(tids[i], PROF_NO_SLOT);
+				agent_mark(tids[i], PROF_NO_SLOT, 0);
 				continue;
 			}
 			if (!agent.recs) {
@@ -301,9 +329,9 @@ static int agent_register_all(void)
 			}
 			if (r.slot >= agent.nslots)
 				return -EPROTO;
-			agent_mark(tids[i], r.slot);
+			agent_mark(tids[i], r.slot, r.gen);
 			if (rec_ready(r.slot, r.gen) || agent.npend == AGENT_PEND_MAX) {
-				agent_point(tids[i], r.slot);
+				agent_point(tids[i], r.slot, r.gen);
 			} else {
 				agent.pend[agent.npend].tid = tids[i];
 				agent.pend[agent.npend].slot = r.slot;
@@ -328,6 +356,8 @@ static void *agent_main(void *arg)
 			agent_connect();
 		if (agent.sock >= 0 && agent_register_all())
 			agent_disconnect();
+		if (agent.sock < 0)
+			agent_sync_release();
 		wait = agent.sock >= 0 && agent_pending() ? AGENT_PEND_MS : AGENT_RETRY_MS;
 
 		pfd[0].fd = agent.efd;
@@ -403,6 +433,39 @@ void prof_agent__kick(void)
 	fd = __atomic_load_n(&agent.efd, __ATOMIC_RELAXED);
 	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
 		return; /* counter full: a kick is pending anyway */
+}
+
+const struct prof_sched_rec *prof_agent__register_sync(struct prof_tentry *te, __u64 *gen)
+{
+	const struct prof_sched_rec *rec = NULL;
+	struct timespec dl;
+
+	if (!__atomic_load_n(&agent.enabled, __ATOMIC_RELAXED))
+		return NULL;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_nsec += PROF_REG_WAIT_MS * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&prof_rt.lock);
+	te->sync_wait = true;
+	te->sync_done = false;
+	pthread_mutex_unlock(&prof_rt.lock);
+	prof_agent__kick();
+	pthread_mutex_lock(&prof_rt.lock);
+	while (!te->sync_done)
+		if (pthread_cond_timedwait(&prof_reg_cv, &prof_rt.lock, &dl))
+			break;
+	te->sync_wait = false;
+	if (te->sync_done && te->pend_krec && te->pend_krec != &prof_zero_rec) {
+		rec = te->pend_krec;
+		*gen = te->pend_gen;
+	}
+	/* a late answer finds nobody waiting: the thread goes the usual way */
+	te->pend_krec = NULL;
+	pthread_mutex_unlock(&prof_rt.lock);
+	return rec;
 }
 
 /* in the child of fork(), single-threaded: forget the parent's agent */

@@ -26,8 +26,14 @@
 struct prof_rt prof_rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static bool fork_mover; /* the forking thread has yet to move out */
 
-/* the kernel word of a thread profd does not know: constant zeros */
-static const struct prof_sched_rec prof_zero_rec;
+/*
+ * The kernel word of a thread profd does not cover: constant, with a seq no
+ * real record reaches, so a call that straddles a change of records (profd
+ * came or went) sees seq move and is counted as one without kernel facts.
+ */
+#define PROF_SEQ_UNCOVERED (~0ull)
+const struct prof_sched_rec prof_zero_rec = { .seq = PROF_SEQ_UNCOVERED };
+pthread_cond_t prof_reg_cv = PTHREAD_COND_INITIALIZER;
 /* the activity word and ext flag of a thread without a slab (a sink):
  * nobody reads them */
 static __u64 sink_activity;
@@ -51,6 +57,8 @@ struct prof_tpriv {
 	__u32 nnodes; /* our copy of hdr->nnodes */
 	__u32 max_nodes;
 	__u64 last_frame;
+	__u64 limit;  /* the fast path's limit, when it is 0 for a kernel word change */
+	__u64 kgen;   /* the generation of the record the thread uses */
 	__u32 fork_cur; /* a fork child's current node, parked */
 	__u32 nbegin;
 	struct __prof_zone begin[PROF_BEGIN_DEPTH];
@@ -247,7 +255,8 @@ static int seg_init(void)
 	sites_off = PROF_SEG_HDR_SIZE;
 	slabs_off = sites_off + (__u64)prof_rt.max_sites * sizeof(struct prof_site_ent);
 	slabs_off = (slabs_off + 4095) & ~4095ull;
-	slab_size = prof_slab_size(prof_rt.max_nodes, PROF_HIST_SHIFT);
+	slab_size = prof_slab_layout(prof_rt.max_nodes, PROF_HIST_SHIFT, prof_rt.region);
+	prof_rt.slab_size = slab_size;
 	size = slabs_off + slab_size * prof_rt.max_threads;
 
 	fd = seg_create(pid, token, name, sizeof(name));
@@ -312,6 +321,10 @@ static int seg_init(void)
 	h->sites_off = sites_off;
 	h->slabs_off = slabs_off;
 	h->slab_size = slab_size;
+	h->minor = PROF_SEG_MINOR;
+	h->slab_hdr_size = sizeof(struct prof_slab_hdr);
+	h->nregions = PROF_REGIONS;
+	memcpy(h->region, prof_rt.region, sizeof(prof_rt.region));
 	__atomic_store_n(&h->magic, PROF_SEG_MAGIC, __ATOMIC_RELEASE);
 
 	prof_rt.seg = h;
@@ -398,6 +411,7 @@ out:
 struct prof_sink {
 	struct prof_node nodes[2];
 	struct prof_node_ext ext[2];
+	__u64 open[2];
 	__u64 rowmap[PROF_ROWMAP_WORDS];
 	__u32 hist[PROF_HIST_BLOCK * PROF_HIST_BUCKETS];
 };
@@ -406,6 +420,7 @@ static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k)
 {
 	t->nodes = k->nodes;
 	t->ext = k->ext;
+	t->open = k->open;
 	t->rowmap = k->rowmap;
 	t->hist = k->hist;
 	t->activity = &sink_activity;
@@ -422,18 +437,19 @@ static void thread_sink_last_resort(struct __prof_thread *t)
 /* the fast path's pointers into a slab */
 static void thread_bind_slab(struct __prof_thread *t, struct prof_slab_hdr *hdr)
 {
-	char *slab = (char *)hdr;
-
-	t->nodes = (struct prof_node *)(slab + PROF_SLAB_HDR_SIZE);
-	t->ext = (struct prof_node_ext *)(slab + prof_slab_ext_off(prof_rt.max_nodes));
-	t->rowmap = (__u64 *)(slab + prof_slab_rowmap_off(prof_rt.max_nodes));
-	t->hist = (__u32 *)(slab + prof_slab_hist_off(prof_rt.max_nodes, PROF_HIST_SHIFT));
+	t->nodes = prof_rt_region(hdr, PROF_REGION_NODES);
+	t->ext = prof_rt_region(hdr, PROF_REGION_EXT);
+	t->open = prof_rt_region(hdr, PROF_REGION_OPEN);
+	t->rowmap = prof_rt_region(hdr, PROF_REGION_ROWMAP);
+	t->hist = prof_rt_region(hdr, PROF_REGION_HIST);
 	t->activity = &hdr->activity;
 	t->ext_used = &hdr->ext_used;
 }
 
 static void fork_publish_locked(void);
 static void fork_move_self(void);
+static void thread_cover_sync(struct __prof_thread *t, struct prof_tpriv *p,
+			      struct prof_tentry *te, struct prof_slab_hdr *hdr);
 
 /* the parent's mapping in a fork child, once nobody copies from it;
  * caller holds the lock */
@@ -532,10 +548,12 @@ static void thread_init(void)
 		return;
 	}
 	hdr = prof_rt_slab(idx);
+	hdr->gen++;
 	hdr->tid = (__u32)prof_gettid();
+	hdr->oncpu_start_ns = mono_ns(CLOCK_THREAD_CPUTIME_ID);
 	hdr->start_tick = __prof_now();
 	hdr->ksched_slot = PROF_NO_SLOT;
-	nodes = (struct prof_node *)((char *)hdr + PROF_SLAB_HDR_SIZE);
+	nodes = prof_rt_region(hdr, PROF_REGION_NODES);
 	node_init(&nodes[PROF_NODE_ROOT], PROF_SITE_NONE, PROF_NODE_ROOT);
 	/* node 1 takes every zone entered while the table is full */
 	node_init(&nodes[1], PROF_SITE_NONE, PROF_NODE_ROOT);
@@ -561,10 +579,34 @@ static void thread_init(void)
 	p->max_nodes = prof_rt.max_nodes;
 	thread_bind_slab(t, hdr);
 	/* a zone longer than a day is a broken clock, not a measurement */
-	t->limit = (__u64)(86400e9 / prof_rt.ns_per_tick);
+	p->limit = (__u64)(86400e9 / prof_rt.ns_per_tick);
+	t->limit = p->limit;
 	t->cur = PROF_NODE_ROOT;
 	pthread_setspecific(prof_key, p);
-	prof_agent__kick();
+	thread_cover_sync(t, p, te, hdr);
+}
+
+/*
+ * With profd there, a thread is covered from its first zone: it waits
+ * (PROF_REG_WAIT_MS at most, once) for the agent to register it.  The
+ * wait puts it off the CPU, and its return to it starts the record, so
+ * the record is usually ready at once; if not, the agent hands it over
+ * later, as for a thread registered in the background.
+ */
+static void thread_cover_sync(struct __prof_thread *t, struct prof_tpriv *p,
+			      struct prof_tentry *te, struct prof_slab_hdr *hdr)
+{
+	const struct prof_sched_rec *rec;
+	__u64 gen = 0;
+
+	rec = prof_agent__register_sync(te, &gen);
+	if (!rec || __atomic_load_n(&rec->gen, __ATOMIC_ACQUIRE) != gen)
+		return;
+	/* no call has ended yet: nothing to rebase */
+	t->krec = rec;
+	p->kgen = gen;
+	__PROF_STORE(&hdr->covered, 1);
+	__PROF_STORE(&hdr->ksched_slot, te->kslot);
 }
 
 static __u32 node_hash(__u32 parent, __u32 site)
@@ -643,20 +685,51 @@ uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
 	return node;
 }
 
-/* the zone was switched out: d is its duration in ticks, from the exit */
+/* a call of node that had no kernel facts, in a thread that is covered:
+ * counted apart (see prof_node_ext.kernel_adj) */
+static void call_uncovered(__u32 node)
+{
+	struct __prof_thread *t = &__prof_tls;
+
+	if (!prof_tpriv.hdr || !__PROF_LOAD(&prof_tpriv.hdr->covered))
+		return;
+	__PROF_STORE(t->ext_used, 1);
+	__PROF_ADD(&t->ext[node].kernel_adj, 1);
+}
+
+/* a switch count s falls in the zone's (a, b]: b - a switches */
+static bool seq_within(__u32 s, __u32 a, __u32 b)
+{
+	return (__u32)(s - a) - 1 < (__u32)(b - a);
+}
+
+/* the kernel word moved during the zone: d is its duration in ticks */
 void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 {
 	struct __prof_thread *t = &__prof_tls;
+	const volatile struct prof_sched_rec *r = t->krec;
 	struct prof_node_ext *n = &t->ext[z->node];
-	__u64 off = t->krec->offcpu_ns - z->offcpu;
-	__u64 wall = prof_ticks_to_ns(d);
+	__u64 off, wall = prof_ticks_to_ns(d);
+	__u32 a = (__u32)z->seq, b = (__u32)seq;
 
+	/*
+	 * Entered or left without a record (profd came or went meanwhile), or
+	 * the record is no longer ours (profd handed the slot on): no facts.
+	 */
+	if (seq == PROF_SEQ_UNCOVERED || z->seq == PROF_SEQ_UNCOVERED || r->gen != prof_tpriv.kgen) {
+		call_uncovered(z->node);
+		return;
+	}
+	off = r->offcpu_ns - z->offcpu;
 	__PROF_STORE(t->ext_used, 1);
-	if ((__u32)seq != (__u32)z->seq)
+	/* the last involuntary and the last voluntary switch: inside the zone? */
+	if (a != b && seq_within((__u32)r->preempt_seq, a, b))
 		__PROF_ADD(&n->preempted, 1);
+	if (a != b && seq_within((__u32)r->block_seq, a, b))
+		__PROF_ADD(&n->blocked, 1);
 	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT))
 		__PROF_ADD(&n->migrated, 1);
-	/* the record can appear mid-zone (profd started): never above wall */
+	/* off-CPU time is never more than the call's wall time */
 	__PROF_ADD(&n->offcpu_ns, off < wall ? off : wall);
 }
 
@@ -669,13 +742,116 @@ void __prof_row_mark(uint32_t node, unsigned int b)
 }
 
 /* a delta negative or longer than a day: counted, not added */
-void __prof_anomaly(struct __prof_zone *z)
+static void call_anomaly(__u32 node)
 {
 	struct __prof_thread *t = &__prof_tls;
 
 	__PROF_STORE(t->ext_used, 1);
-	__PROF_ADD(&t->ext[z->node].anomalies, 1);
+	__PROF_ADD(&t->ext[node].anomalies, 1);
 	__PROF_BUMP(t->activity);
+}
+
+/* what __prof_leave does for a call, here for one without kernel facts */
+static void call_count(struct __prof_zone *z, __u64 d)
+{
+	struct __prof_thread *t = &__prof_tls;
+	struct prof_node *n = &t->nodes[z->node];
+	__u32 *h;
+	unsigned int b;
+
+	__PROF_ADD(&n->calls, 1);
+	__PROF_ADD(&n->ticks, d);
+	if (d > __PROF_LOAD(&n->max))
+		__PROF_STORE(&n->max, d);
+	b = prof_hist_bucket(d);
+	h = &t->hist[prof_hist_index(z->node, b, PROF_HIST_SHIFT)];
+	if (!__PROF_LOAD(h))
+		__prof_row_mark(z->node, b);
+	__PROF_ADD(h, 1);
+	call_uncovered(z->node);
+	__PROF_BUMP(t->activity);
+	if (*z->site->exit_sema)
+		((__prof_exit_fn)(uintptr_t)z->site->exit_probe)(z->site, d);
+}
+
+/*
+ * The thread's kernel word changes (the agent set the limit to 0): to its
+ * new record, or to none (profd went away).  Every node's kernel_adj flips
+ * meaning with 'covered' (see slab.h), so each is rebased, in a window
+ * readers see by cover_seq.  Runs in the thread, without a lock: the agent
+ * publishes the request under pend_seq.
+ */
+static void cover_switch(void)
+{
+	struct __prof_thread *t = &__prof_tls;
+	struct prof_tpriv *p = &prof_tpriv;
+	struct prof_tentry *te = p->te;
+	struct prof_slab_hdr *h = p->hdr;
+	const struct prof_sched_rec *rec;
+	__u32 s0, s1, i, was, now;
+	__u64 gen;
+
+	/* first, so a request made meanwhile brings us back here */
+	__atomic_store_n(&t->limit, p->limit, __ATOMIC_RELAXED);
+	if (!te || !h)
+		return;
+	do {
+		s0 = __atomic_load_n(&te->pend_seq, __ATOMIC_ACQUIRE);
+		rec = __atomic_load_n(&te->pend_krec, __ATOMIC_RELAXED);
+		gen = __atomic_load_n(&te->pend_gen, __ATOMIC_RELAXED);
+		s1 = __atomic_load_n(&te->pend_seq, __ATOMIC_ACQUIRE);
+	} while ((s0 & 1) || s0 != s1);
+	if (!rec || (rec == t->krec && gen == p->kgen))
+		return;
+	was = __PROF_LOAD(&h->covered);
+	now = rec != &prof_zero_rec;
+	if (was != now) {
+		__atomic_store_n(&h->cover_seq, __PROF_LOAD(&h->cover_seq) + 1, __ATOMIC_RELEASE);
+		__PROF_STORE(t->ext_used, 1);
+		for (i = 0; i < p->nnodes; i++) {
+			__u64 calls = __PROF_LOAD(&t->nodes[i].calls);
+			__u64 adj = __PROF_LOAD(&t->ext[i].kernel_adj);
+
+			__PROF_STORE(&t->ext[i].kernel_adj, calls > adj ? calls - adj : 0);
+		}
+		__PROF_STORE(&h->covered, now);
+		__atomic_store_n(&h->cover_seq, __PROF_LOAD(&h->cover_seq) + 1, __ATOMIC_RELEASE);
+	}
+	t->krec = rec;
+	p->kgen = gen;
+	__PROF_STORE(&h->ksched_slot, now ? te->kslot : PROF_NO_SLOT);
+}
+
+void __prof_anomaly(struct __prof_zone *z, uint64_t d)
+{
+	struct __prof_thread *t = &__prof_tls;
+
+	if (__atomic_load_n(&t->limit, __ATOMIC_ACQUIRE) || !prof_tpriv.limit) {
+		call_anomaly(z->node);
+		return;
+	}
+	/*
+	 * A kernel word change waits: this call had its facts from neither
+	 * word whole, so it counts without them, then the thread switches.
+	 */
+	if (d > prof_tpriv.limit)
+		call_anomaly(z->node);
+	else
+		call_count(z, d);
+	cover_switch();
+}
+
+/* the agent: the thread is to use rec from its next zone exit; caller
+ * holds prof_rt.lock (te->fast is valid) */
+void prof_cover_request(struct prof_tentry *te, const struct prof_sched_rec *rec, __u64 gen)
+{
+	if (!te->alive || !te->fast)
+		return;
+	__atomic_store_n(&te->pend_seq, te->pend_seq + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&te->pend_krec, rec, __ATOMIC_RELAXED);
+	__atomic_store_n(&te->pend_gen, gen, __ATOMIC_RELAXED);
+	__atomic_store_n(&te->pend_seq, te->pend_seq + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&te->fast->limit, 0, __ATOMIC_RELEASE);
 }
 
 /* is node a an ancestor of (or equal to) node b? */
@@ -692,6 +868,21 @@ static bool node_is_ancestor(__u32 a, __u32 b)
 		b = t->nodes[b].parent;
 	}
 	return false;
+}
+
+/* clear the open marks from node 'from' up to (not including) 'to', if
+ * 'to' is an ancestor of it */
+static void close_open_below(__u32 from, __u32 to)
+{
+	struct __prof_thread *t = &__prof_tls;
+	__u32 guard;
+
+	if (from >= prof_tpriv.nnodes || !node_is_ancestor(to, from))
+		return;
+	for (guard = 0; from != to && guard <= prof_tpriv.nnodes; guard++) {
+		__PROF_STORE(&t->open[from], 0);
+		from = t->nodes[from].parent;
+	}
 }
 
 /*
@@ -711,6 +902,8 @@ void __prof_unbalanced(struct __prof_zone *z)
 	}
 	if (p->hdr)
 		__PROF_ADD(&p->hdr->unbalanced, 1);
+	/* the zones opened under this one and never closed are over too */
+	close_open_below(__prof_tls.cur, z->node);
 	while (p->nbegin && !node_is_ancestor(p->begin[p->nbegin - 1].node, z->prev))
 		p->nbegin--;
 }
@@ -724,6 +917,7 @@ void __prof_begin(const struct prof_site *site, struct __prof_cache *c)
 	if (p->nbegin >= PROF_BEGIN_DEPTH) {
 		/* too deep to track: undo the enter, count it */
 		__prof_tls.cur = z.prev;
+		__PROF_STORE(&__prof_tls.open[z.node], 0);
 		if (p->hdr)
 			__PROF_ADD(&p->hdr->unbalanced, 1);
 		return;
@@ -759,7 +953,7 @@ void __prof_frame(void)
 		return;
 	if (p->last_frame) {
 		d = now - p->last_frame;
-		if (d <= __prof_tls.limit) {
+		if (d <= p->limit) {
 			__PROF_ADD(&h->frames, 1);
 			__PROF_ADD(&h->frame_ticks, d);
 			if (d > h->frame_max)
@@ -803,6 +997,7 @@ static void thread_mark_exited(struct prof_tpriv *p)
 	}
 	if (!p->hdr || !p->te)
 		return;
+	__PROF_STORE(&p->hdr->oncpu_exit_ns, mono_ns(CLOCK_THREAD_CPUTIME_ID));
 	__PROF_STORE(&p->hdr->exit_tick, __prof_now());
 	__PROF_STORE(&p->hdr->state, PROF_SLAB_EXITED);
 	pthread_mutex_lock(&prof_rt.lock);
@@ -916,6 +1111,9 @@ static void prof_fork_child(void)
 	prof_rt.threads = NULL;
 	prof_agent__atfork_child();
 	t->krec = &prof_zero_rec;
+	p->kgen = 0;
+	if (p->limit)
+		t->limit = p->limit;
 	if (!prof_rt.seg)
 		return;
 	prof_rt.fork_pending = true;
@@ -970,13 +1168,22 @@ static void fork_move_self(void)
 
 		idx = prof_rt.seg->nslabs;
 		hdr = prof_rt_slab(idx);
-		nodes = (struct prof_node *)((char *)hdr + PROF_SLAB_HDR_SIZE);
+		nodes = prof_rt_region(hdr, PROF_REGION_NODES);
+		hdr->gen++;
 		hdr->tid = (__u32)prof_gettid();
+		hdr->oncpu_start_ns = mono_ns(CLOCK_THREAD_CPUTIME_ID);
 		hdr->start_tick = __prof_now();
 		hdr->ksched_slot = PROF_NO_SLOT;
 		memcpy(hdr->name, p->hdr->name, sizeof(hdr->name));
 		for (i = 0; i < p->nnodes; i++)
 			node_init(&nodes[i], old_nodes[i].site, old_nodes[i].parent);
+		/* the zones open across fork() go on in the child */
+		{
+			__u64 *open = prof_rt_region(hdr, PROF_REGION_OPEN);
+
+			for (i = 0; i < p->nnodes; i++)
+				open[i] = t->open[i];
+		}
 		hdr->nnodes = p->nnodes;
 		hdr->state = PROF_SLAB_ALIVE;
 		__atomic_store_n(&hdr->magic, PROF_SLAB_MAGIC, __ATOMIC_RELEASE);

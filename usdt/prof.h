@@ -108,12 +108,15 @@ struct __prof_thread {
 	uint32_t *hist;			/* its histograms (prof_hist_index) */
 	uint32_t cur;			/* current node; __PROF_UNINIT before init */
 	uint32_t __pad;
-	uint64_t limit;			/* a delta above this is an anomaly */
+	uint64_t limit;			/* a delta above this is an anomaly; 0
+					 * while a new kernel word waits for the
+					 * thread (its next exit takes it) */
 	const volatile struct prof_sched_rec *krec; /* kernel word, never NULL once init */
 	__u64 *activity;		/* the slab's activity word, never NULL once init */
 	struct prof_node_ext *ext;	/* the nodes' ext records */
 	__u32 *ext_used;		/* the slab's ext_used flag */
 	__u64 *rowmap;			/* the histogram blocks' row maps */
+	__u64 *open;			/* per node: its open call's start, 0 if none */
 };
 
 #define __PROF_UNINIT 0xfffffffeU
@@ -124,7 +127,7 @@ extern int __prof_clock_tsc;
 
 uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev);
 void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d);
-void __prof_anomaly(struct __prof_zone *z);
+void __prof_anomaly(struct __prof_zone *z, uint64_t d);
 void __prof_row_mark(uint32_t node, unsigned int b);
 void __prof_unbalanced(struct __prof_zone *z);
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
@@ -176,6 +179,8 @@ __prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_
 	z->seq = z->offcpu = 0;
 #endif
 	z->start = __prof_now();
+	/* in flight: readers add its elapsed time to the node */
+	__PROF_STORE(&__prof_tls.open[z->node], z->start);
 }
 
 static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zone *z)
@@ -195,9 +200,10 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	/* after the check: in a fork child it moves the node table */
 	n = &__prof_tls.nodes[z->node];
 	__prof_tls.cur = z->prev;
+	__PROF_STORE(&__prof_tls.open[z->node], 0);
 	/* unsigned: a negative delta is huge too */
 	if (__builtin_expect(d > __prof_tls.limit, 0)) {
-		__prof_anomaly(z);
+		__prof_anomaly(z, d);
 		return;
 	}
 	__PROF_ADD(&n->calls, 1);

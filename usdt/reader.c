@@ -10,13 +10,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "snapshot.h"
@@ -45,6 +48,11 @@ struct seg_geom {
 	__u32 max_sites, max_threads, max_nodes;
 	unsigned int hist_shift; /* log2 of the header's hist_block */
 	__u64 sites_off, slabs_off, slab_size, tick_hz;
+	/* strides: a later minor may grow each struct at its end */
+	__u32 site_size, node_size, ext_size;
+	struct prof_region region[PROF_REGIONS]; /* the regions this reader knows */
+	__u64 snap_tick;			 /* an image's "now", else 0 */
+	__u64 now;				 /* what open calls are measured to */
 };
 
 struct hist_pool {
@@ -119,12 +127,23 @@ static int pool_add(struct hist_pool *p, const __u32 *hist, const __u64 *map, un
 /* a slab's regions; ext records are read only if the writer used them */
 struct slab_view {
 	const struct prof_slab_hdr *hdr;
-	const struct prof_node *nodes;
-	const struct prof_node_ext *ext; /* NULL: every record is zero */
+	const char *nodes;		 /* node_size apart */
+	const char *ext;		 /* ext_size apart; NULL: every record is zero */
+	const __u64 *open;		 /* per node: its open call's start tick, or 0 */
 	const __u64 *rowmap;		 /* PROF_ROWMAP_WORDS a block */
 	const __u32 *hist;
 	unsigned int hist_shift;
+	__u32 node_size, ext_size;
+	__u64 now;	/* the thread's now: the read's, or its exit */
+	__u32 covered;	/* the slab's 'covered', read consistently */
+	bool image;	/* a reader's image: the root's ticks are the wall time */
 };
+
+/* node i of a slab, at the stride the header gives */
+static inline const struct prof_node *view_node(const struct slab_view *v, __u32 i)
+{
+	return (const void *)(v->nodes + (size_t)i * v->node_size);
+}
 
 /* node i's block's row map */
 static inline const __u64 *view_rows(const struct slab_view *v, __u32 i)
@@ -132,15 +151,42 @@ static inline const __u64 *view_rows(const struct slab_view *v, __u32 i)
 	return v->rowmap + (i >> v->hist_shift) * PROF_ROWMAP_WORDS;
 }
 
+/* the ticks of an open call at the view's now (0 if the clocks disagree) */
+static __u64 open_ticks(const struct slab_view *v, __u64 start)
+{
+	return v->now > start ? v->now - start : 0;
+}
+
+/* how many of node n's calls had kernel facts: see prof_node_ext.kernel_adj */
+static void node_kernel(const struct slab_view *v, const struct prof_node_ext *ext,
+			struct prof_snap_node *n)
+{
+	__u64 adj = LD(&ext->kernel_adj);
+
+	if (v->covered)
+		n->kernel_calls = n->calls > adj ? n->calls - adj : 0;
+	else
+		n->kernel_calls = adj < n->calls ? adj : n->calls;
+}
+
 static void slab_view(const char *slab, const struct seg_geom *g, struct slab_view *v)
 {
 	v->hdr = (const void *)slab;
-	v->nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
-	v->ext = LD(&v->hdr->ext_used) ? (const void *)(slab + prof_slab_ext_off(g->max_nodes))
-				       : NULL;
-	v->rowmap = (const void *)(slab + prof_slab_rowmap_off(g->max_nodes));
-	v->hist = (const void *)(slab + prof_slab_hist_off(g->max_nodes, g->hist_shift));
+	v->nodes = slab + g->region[PROF_REGION_NODES].off;
+	v->ext = LD(&v->hdr->ext_used) ? slab + g->region[PROF_REGION_EXT].off : NULL;
+	v->open = (const void *)(slab + g->region[PROF_REGION_OPEN].off);
+	v->rowmap = (const void *)(slab + g->region[PROF_REGION_ROWMAP].off);
+	v->hist = (const void *)(slab + g->region[PROF_REGION_HIST].off);
 	v->hist_shift = g->hist_shift;
+	v->node_size = g->node_size;
+	v->ext_size = g->ext_size;
+	v->image = g->snap_tick != 0;
+	{
+		__u64 x = LD(&v->hdr->exit_tick);
+
+		v->now = x && x < g->now ? x : g->now;
+	}
+	v->covered = LD(&v->hdr->covered);
 }
 
 static const struct prof_node_ext zero_ext;
@@ -148,7 +194,7 @@ static const struct prof_node_ext zero_ext;
 /* node i's ext record, or a zero one */
 static inline const struct prof_node_ext *view_ext(const struct slab_view *v, __u32 i)
 {
-	return v->ext ? &v->ext[i] : &zero_ext;
+	return v->ext ? (const void *)(v->ext + (size_t)i * v->ext_size) : &zero_ext;
 }
 
 /* link children, depths and child totals; nodes must have parent < index */
@@ -173,8 +219,10 @@ static int thread_derive(struct prof_snap_thread *t, __u32 nsites)
 	}
 	for (i = 1; i < t->nnodes; i++)
 		nodes[i].depth = nodes[nodes[i].parent].depth + 1;
-	/* the root's total is what its children took */
-	nodes[0].ticks = nodes[0].child_ticks;
+	/* the root's total is the thread's wall time, which holds its
+	 * children's (time outside every zone is its self time) */
+	if (nodes[0].ticks < nodes[0].child_ticks)
+		nodes[0].ticks = nodes[0].child_ticks;
 	return prof_snap_mark_recursion(t, nsites);
 }
 
@@ -213,6 +261,7 @@ struct flat_acc {
 struct flat_part {
 	__u32 row;
 	__u64 calls, ticks, max, preempted, migrated, offcpu_ns, plus, minus;
+	__u64 blocked, kernel_calls;
 };
 
 /* a slab's share, valid while its activity word and node count stay */
@@ -355,7 +404,7 @@ static int flat_learn(struct flat_tree *t, const struct slab_view *v, __u32 nn, 
 	for (k = 0; k < t->nrows; k++)
 		seen[t->rows[k]] = true;
 	for (i = t->nknown; i < nn; i++) {
-		const struct prof_node *src = &v->nodes[i];
+		const struct prof_node *src = view_node(v, i);
 		__u32 site = LD(&src->site), parent = LD(&src->parent), p, row, prow;
 		bool rec = false;
 
@@ -401,7 +450,7 @@ static void flat_add(const struct flat_tree *t, const struct slab_view *v, __u32
 	__u32 i;
 
 	for (i = 1; i < nn; i++) {
-		const struct prof_node *src = &v->nodes[i];
+		const struct prof_node *src = view_node(v, i);
 		__u64 m = t->rp[i], ticks = LD(&src->ticks), max = LD(&src->max);
 		__u32 row = (__u32)m & ~FLAT_REC, prow = (__u32)(m >> 32);
 		struct prof_flat_row *r = &rows[row];
@@ -415,12 +464,48 @@ static void flat_add(const struct flat_tree *t, const struct slab_view *v, __u32
 		if (!(m & FLAT_REC))
 			r->ticks += ticks;
 		if (v->ext) {
-			const struct prof_node_ext *ext = &v->ext[i];
+			const struct prof_node_ext *ext = view_ext(v, i);
+
+			struct prof_snap_node k = { .calls = LD(&src->calls) };
 
 			r->preempted += LD(&ext->preempted);
+			r->blocked += LD(&ext->blocked);
 			r->migrated += LD(&ext->migrated);
+			node_kernel(v, ext, &k);
+			r->kernel_calls += k.kernel_calls;
 			if (!(m & FLAT_REC))
 				r->offcpu_ns += LD(&ext->offcpu_ns);
+		}
+	}
+}
+
+/*
+ * The open calls of a learnt tree into the rows, read every pass (a call
+ * opens without touching the activity word): each adds its elapsed time
+ * to its row and to its parent's children, as a closed call's ticks do.
+ */
+static void flat_open(const struct flat_tree *t, const struct slab_view *v, __u32 nn,
+		      struct prof_flat_row *rows, __u64 *plus, __u64 *minus)
+{
+	__u32 i;
+
+	for (i = 2; i < nn; i++) {
+		__u64 start = LDA(&v->open[i]), m, e;
+		__u32 row, prow;
+
+		if (!start)
+			continue;
+		m = t->rp[i];
+		row = (__u32)m & ~FLAT_REC;
+		prow = (__u32)(m >> 32);
+		e = open_ticks(v, start);
+		rows[row].open++;
+		plus[row] += e;
+		if (prow != FLAT_NO_ROW)
+			minus[prow] += e;
+		if (!(m & FLAT_REC)) {
+			rows[row].ticks += e;
+			rows[row].open_ticks += e;
 		}
 	}
 }
@@ -466,6 +551,16 @@ static int read_slab_hdr(const char *slab, __u32 max_nodes, __u32 index, struct 
 	t->frame_max = LD(&h->frame_max);
 	for (i = 0; i < PROF_HIST_BUCKETS; i++)
 		t->frame_hist[i] = LD(&h->frame_hist[i]);
+	t->gen = LD(&h->gen);
+	t->comm[0] = 0;
+	{
+		__u64 a = LD(&h->oncpu_start_ns), b = LD(&h->oncpu_exit_ns);
+
+		/* known once the thread exited (or in an image); a live one's
+		 * is read from /proc by read_seg, from oncpu_start_ns */
+		t->oncpu_ns = b ? (b > a ? b - a : 0) : PROF_SNAP_UNKNOWN;
+		t->oncpu_start = a;
+	}
 	return 0;
 }
 
@@ -608,6 +703,33 @@ static void hist_quantiles_top(const __u32 *hist, const __u64 *map, unsigned int
 		out[k] = bucket_value(low, max);
 }
 
+/*
+ * Node i's open call, if any, into n, after its ticks were loaded: the
+ * writer clears the mark before it adds the call's ticks, so loading the
+ * ticks first can miss a call that ends meanwhile, never count it twice.
+ * The root's "open call" is the thread's life: its ticks, the wall time.
+ */
+static void node_open(const struct slab_view *v, __u32 i, struct prof_snap_node *n)
+{
+	__u64 start;
+
+	n->open = 0;
+	n->open_ticks = 0;
+	if (i == PROF_NODE_ROOT) {
+		if (!v->image) {
+			start = LD(&v->hdr->start_tick);
+			n->ticks = open_ticks(v, start);
+		}
+		return;
+	}
+	start = LDA(&v->open[i]);
+	if (!start)
+		return;
+	n->open = 1;
+	n->open_ticks = open_ticks(v, start);
+	n->ticks += n->open_ticks;
+}
+
 /* nodes [0, nn) of a slab into out, validated; histograms as flags say:
  * copied into pool, reduced in place to quant[3 * i ..], or left */
 static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct prof_snap_node *out,
@@ -619,7 +741,7 @@ static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct 
 	__u32 i;
 
 	for (i = 0; i < nn; i++) {
-		const struct prof_node *src = &v->nodes[i];
+		const struct prof_node *src = view_node(v, i);
 		const struct prof_node_ext *ext = view_ext(v, i);
 		struct prof_snap_node *n = &out[i];
 		__u32 hi;
@@ -635,6 +757,8 @@ static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct 
 		n->calls = LD(&src->calls);
 		n->ticks = LD(&src->ticks);
 		n->max = LD(&src->max);
+		node_open(v, i, n);
+		node_kernel(v, ext, n);
 		n->preempted = LD(&ext->preempted);
 		n->migrated = LD(&ext->migrated);
 		n->offcpu_ns = LD(&ext->offcpu_ns);
@@ -643,6 +767,7 @@ static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct 
 		n->alloc_bytes = LD(&ext->alloc_bytes);
 		n->frees = LD(&ext->frees);
 		n->free_bytes = LD(&ext->free_bytes);
+		n->blocked = LD(&ext->blocked);
 		n->hist_lo = 0;
 		n->hist_n = 0;
 		n->hist_off = 0;
@@ -674,18 +799,21 @@ static int scan_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, bool *s
 	__u32 i;
 
 	for (i = 0; i < nn; i++) {
-		const struct prof_node *src = &v->nodes[i];
+		const struct prof_node *src = view_node(v, i);
 		__u32 site = LD(&src->site), parent = LD(&src->parent);
 
 		if (i == 0 ? parent != 0 : parent >= i)
 			return -EINVAL;
 		if (i < 2 ? site != PROF_SITE_NONE : site >= nsites)
 			return -EINVAL;
-		if (v->ext)
-			facts |= LD(&v->ext[i].preempted) | LD(&v->ext[i].migrated) |
-				 LD(&v->ext[i].offcpu_ns);
+		if (v->ext) {
+			const struct prof_node_ext *ext = view_ext(v, i);
+
+			facts |= LD(&ext->preempted) | LD(&ext->migrated) | LD(&ext->offcpu_ns) |
+				 LD(&ext->blocked) | LD(&ext->kernel_adj);
+		}
 	}
-	*sched |= facts != 0;
+	*sched |= facts != 0 || v->covered;
 	return 0;
 }
 
@@ -728,6 +856,8 @@ static int flat_share(const struct slab_view *v, __u32 nn, __u32 nsites, struct 
 						  .preempted = r->preempted,
 						  .migrated = r->migrated,
 						  .offcpu_ns = r->offcpu_ns,
+						  .blocked = r->blocked,
+						  .kernel_calls = r->kernel_calls,
 						  .plus = fa->splus[row],
 						  .minus = fa->sminus[row] };
 		memset(r, 0, sizeof(*r));
@@ -751,8 +881,10 @@ static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 in
 		/* each slab's tree afresh, in the one scratch tree */
 		fa->scratch->nknown = fa->scratch->nrows = 0;
 		err = flat_learn(fa->scratch, v, nn, nsites, fa->seen);
-		if (!err && take)
+		if (!err && take) {
 			flat_add(fa->scratch, v, nn, fa->rows, fa->plus, fa->minus);
+			flat_open(fa->scratch, v, nn, fa->rows, fa->plus, fa->minus);
+		}
 		return err;
 	}
 	c = &fa->cache->slabs[index];
@@ -780,11 +912,14 @@ static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 in
 		r->preempted += p->preempted;
 		r->migrated += p->migrated;
 		r->offcpu_ns += p->offcpu_ns;
+		r->blocked += p->blocked;
+		r->kernel_calls += p->kernel_calls;
 		if (p->max > r->max)
 			r->max = p->max;
 		fa->plus[p->row] += p->plus;
 		fa->minus[p->row] += p->minus;
 	}
+	flat_open(&c->tree, v, nn, fa->rows, fa->plus, fa->minus);
 	return 0;
 }
 
@@ -868,16 +1003,56 @@ struct prof_snap_lazy {
 	bool quit;
 };
 
+/* a struct's size as a header gives it: at least what this reader knows
+ * (a later minor grows it at the end), 8-aligned, sane */
+static bool size_ok(__u32 have, size_t known)
+{
+	return have >= known && have <= 65536 && !(have & 7);
+}
+
+/* the slab regions this reader knows, each inside the slab, past its
+ * header, big enough for the geometry, and apart from one another */
+static int regions_check(const struct prof_seg_hdr *h, struct seg_geom *g, __u32 slab_hdr_size)
+{
+	__u64 blocks = prof_hist_blocks(g->max_nodes, g->hist_shift), need[PROF_REGIONS];
+	__u32 nreg = LD(&h->nregions), i, j;
+
+	if (nreg < PROF_REGIONS || nreg > PROF_REGIONS_MAX)
+		return -EINVAL;
+	need[PROF_REGION_NODES] = (__u64)g->max_nodes * g->node_size;
+	need[PROF_REGION_EXT] = (__u64)g->max_nodes * g->ext_size;
+	need[PROF_REGION_OPEN] = (__u64)g->max_nodes * sizeof(__u64);
+	need[PROF_REGION_ROWMAP] = blocks * PROF_ROWMAP_WORDS * sizeof(__u64);
+	need[PROF_REGION_HIST] = (blocks << g->hist_shift) * PROF_HIST_BUCKETS * sizeof(__u32);
+	for (i = 0; i < PROF_REGIONS; i++) {
+		struct prof_region *r = &g->region[i];
+
+		r->off = LD(&h->region[i].off);
+		r->size = LD(&h->region[i].size);
+		if (r->off < slab_hdr_size || (r->off & 7) || r->size < need[i] ||
+		    r->off > g->slab_size || r->size > g->slab_size - r->off)
+			return -EINVAL;
+	}
+	for (i = 0; i < PROF_REGIONS; i++)
+		for (j = i + 1; j < PROF_REGIONS; j++)
+			if (g->region[i].off < g->region[j].off + need[j] &&
+			    g->region[j].off < g->region[i].off + need[i])
+				return -EINVAL;
+	return 0;
+}
+
 static int seg_check(const void *mem, size_t len, struct seg_geom *g)
 {
 	const struct prof_seg_hdr *h = mem;
 	__u64 sites_end, slabs_end, seg_size;
+	__u32 hdr_size, slab_hdr_size;
 
 	/* the loads below assume natural alignment: segments are page aligned */
 	if (!mem || len < sizeof(*h) || ((uintptr_t)mem & 7))
 		return -EINVAL;
 	if (LDA(&h->magic) != PROF_SEG_MAGIC)
 		return -EINVAL;
+	/* another major is another layout; any minor of ours reads */
 	if (LD(&h->version) != PROF_SEG_VERSION)
 		return -EPROTO;
 	seg_size = LD(&h->seg_size);
@@ -886,10 +1061,17 @@ static int seg_check(const void *mem, size_t len, struct seg_geom *g)
 	if (g->tick_hz < 1000 || g->tick_hz > 100000000000ull)
 		return -EINVAL;
 
-	if (LD(&h->hdr_size) != sizeof(*h) || LD(&h->site_size) != sizeof(struct prof_site_ent) ||
-	    LD(&h->node_size) != PROF_NODE_SIZE || LD(&h->hist_buckets) != PROF_HIST_BUCKETS ||
-	    LD(&h->ext_size) != PROF_NODE_EXT_SIZE)
+	hdr_size = LD(&h->hdr_size);
+	slab_hdr_size = LD(&h->slab_hdr_size);
+	g->site_size = LD(&h->site_size);
+	g->node_size = LD(&h->node_size);
+	g->ext_size = LD(&h->ext_size);
+	if (!size_ok(hdr_size, sizeof(*h)) || !size_ok(slab_hdr_size, sizeof(struct prof_slab_hdr)) ||
+	    !size_ok(g->site_size, sizeof(struct prof_site_ent)) ||
+	    !size_ok(g->node_size, PROF_NODE_SIZE) || !size_ok(g->ext_size, PROF_NODE_EXT_SIZE) ||
+	    LD(&h->hist_buckets) != PROF_HIST_BUCKETS)
 		return -EINVAL;
+	g->snap_tick = LD(&h->snap_tick);
 	/* a power of two, at most the runtime's */
 	{
 		__u32 blk = LD(&h->hist_block);
@@ -907,10 +1089,12 @@ static int seg_check(const void *mem, size_t len, struct seg_geom *g)
 	if (g->max_sites == 0 || g->max_sites > (1u << 20) || g->max_threads == 0 ||
 	    g->max_threads > 65536 || g->max_nodes < 2 || g->max_nodes > (1u << 22))
 		return -EINVAL;
-	if (g->slab_size != prof_slab_size(g->max_nodes, g->hist_shift) ||
-	    g->sites_off < sizeof(*h) || ((g->sites_off | g->slabs_off) & 7))
+	if (g->slab_size < slab_hdr_size || g->slab_size > (1ull << 40) || (g->slab_size & 7) ||
+	    g->sites_off < hdr_size || ((g->sites_off | g->slabs_off) & 7))
 		return -EINVAL;
-	sites_end = g->sites_off + (__u64)g->max_sites * sizeof(struct prof_site_ent);
+	if (regions_check(h, g, slab_hdr_size))
+		return -EINVAL;
+	sites_end = g->sites_off + (__u64)g->max_sites * g->site_size;
 	slabs_end = g->slabs_off + (__u64)g->max_threads * g->slab_size;
 	/* slabs_off bounded first: near 2^64, slabs_end would wrap */
 	if (g->sites_off > len || g->slabs_off > len || sites_end > g->slabs_off ||
@@ -1068,6 +1252,71 @@ int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_
 	return prof_seg_flat_cached(mem, len, tid, sort, NULL, snap, out, nout);
 }
 
+/* the segment's clock, now, as the writer reads it; 0 if this reader cannot
+ * (then open calls count nothing) */
+static __u64 reader_now(__u32 clock)
+{
+	struct timespec ts;
+
+#if defined(__x86_64__) || defined(__i386__)
+	if (clock == PROF_CLOCK_TSC)
+		return __builtin_ia32_rdtsc();
+#endif
+	if (clock != PROF_CLOCK_MONO || clock_gettime(CLOCK_MONOTONIC, &ts))
+		return 0;
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* a small /proc file of a thread of pid, NUL terminated; 0 or -errno */
+static int task_file(__u32 pid, __u32 tid, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/%s", pid, tid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	return 0;
+}
+
+/*
+ * What only the kernel knows of a live process's threads: each one's CPU
+ * time (its schedstat, from the CPU clock the runtime noted at its first
+ * zone) and its comm (pthread_setname_np).  Only while pid is still the
+ * process that wrote the segment.
+ */
+static void read_live_threads(struct prof_snapshot *s)
+{
+	char buf[128];
+	__u32 i;
+
+	if (!s->pid || prof_proc_start_token((pid_t)s->pid) != s->start_token)
+		return;
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread *t = &s->threads[i];
+		unsigned long long run;
+
+		if (t->state != PROF_SLAB_ALIVE)
+			continue;
+		if (!task_file(s->pid, t->tid, "comm", buf, sizeof(buf))) {
+			buf[strcspn(buf, "\n")] = 0;
+			buf[sizeof(t->comm) - 1] = 0;
+			memcpy(t->comm, buf, strlen(buf) + 1);
+		}
+		if (t->oncpu_ns == PROF_SNAP_UNKNOWN && t->oncpu_start &&
+		    !task_file(s->pid, t->tid, "schedstat", buf, sizeof(buf)) &&
+		    sscanf(buf, "%llu", &run) == 1)
+			t->oncpu_ns = run > t->oncpu_start ? run - t->oncpu_start : 0;
+	}
+}
+
 static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
 		    struct prof_snapshot **out)
 {
@@ -1109,6 +1358,12 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		s->threads_dropped = LD(&h->threads_dropped);
 		if (s->clock != PROF_CLOCK_TSC && s->clock != PROF_CLOCK_MONO)
 			goto fail;
+		/* one now for every open call of the read: an image's, the
+		 * exit's, or the clock's */
+		g.now = g.snap_tick	? g.snap_tick
+			: s->exit_tick	? s->exit_tick
+					: reader_now(s->clock);
+		s->now_tick = g.now;
 
 		nslabs = LDA(&h->nslabs);
 		if (nslabs > g.max_threads)
@@ -1142,7 +1397,7 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		}
 		for (i = 0; i < s->nsites; i++) {
 			const struct prof_site_ent *e =
-				(const void *)(base + sites_off + (__u64)i * sizeof(*e));
+				(const void *)(base + sites_off + (__u64)i * g.site_size);
 			struct prof_snap_site *d = &s->sites[i];
 
 			copy_bytes(d->name, e->name, sizeof(d->name));
@@ -1162,6 +1417,8 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 				goto fail;
 		}
 	}
+	if (!g.snap_tick && !s->exit_tick)
+		read_live_threads(s);
 	if ((flags & PROF_READ_LAZY) && !fa) {
 		s->lazy = calloc(1, sizeof(*s->lazy));
 		if (!s->lazy) {
@@ -1225,12 +1482,12 @@ void prof_seg_cursor__destroy(struct prof_seg_cursor *c)
 }
 
 /* learn the top-level nodes among those created since the last look */
-static int cursor_scan(struct cursor_slab *cs, const struct prof_node *nodes, __u32 nn)
+static int cursor_scan(struct cursor_slab *cs, const struct slab_view *v, __u32 nn)
 {
 	__u32 i;
 
 	for (i = cs->nseen; i < nn; i++) {
-		__u32 parent = LD(&nodes[i].parent);
+		__u32 parent = LD(&view_node(v, i)->parent);
 
 		if (i == 0 ? parent != 0 : parent >= i)
 			return -EINVAL;
@@ -1287,8 +1544,8 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 	for (i = 0; i < nslabs; i++) {
 		const char *slab = (const char *)mem + g.slabs_off + (__u64)i * g.slab_size;
 		const struct prof_slab_hdr *sh = (const void *)slab;
-		const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
 		struct cursor_slab *cs = &c->slabs[i];
+		struct slab_view v;
 		__u32 nn, state;
 
 		if (LDA(&sh->magic) != PROF_SLAB_MAGIC)
@@ -1298,11 +1555,12 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 		if (nn < 2 || nn > g.max_nodes || nn < cs->nseen ||
 		    (state != PROF_SLAB_ALIVE && state != PROF_SLAB_EXITED))
 			return -EINVAL;
-		err = cursor_scan(cs, nodes, nn);
+		slab_view(slab, &g, &v);
+		err = cursor_scan(cs, &v, nn);
 		if (err)
 			return err;
 		for (k = 0; k < cs->ntop; k++)
-			out->busy_ticks += LD(&nodes[cs->top[k]].ticks);
+			out->busy_ticks += LD(&view_node(&v, cs->top[k])->ticks);
 		if (state == PROF_SLAB_ALIVE) {
 			out->alive++;
 			out->kernel += LD(&sh->ksched_slot) != PROF_NO_SLOT;
@@ -1578,7 +1836,8 @@ int prof_snap_any_sched(const struct prof_snapshot *s)
 		if (t->ksched_slot != PROF_NO_SLOT)
 			return 1;
 		for (j = 0; j < t->nnodes; j++)
-			if (t->nodes[j].preempted || t->nodes[j].migrated || t->nodes[j].offcpu_ns)
+			if (t->nodes[j].preempted || t->nodes[j].migrated || t->nodes[j].offcpu_ns ||
+			    t->nodes[j].blocked || t->nodes[j].kernel_calls)
 				return 1;
 	}
 	return s->lazy && s->lazy->sched;
@@ -1694,6 +1953,8 @@ const char *prof_snap_thread_label(const struct prof_snap_thread *t, char *buf, 
 {
 	if (t->name[0])
 		snprintf(buf, len, "%s", t->name);
+	else if (t->comm[0])
+		snprintf(buf, len, "%s", t->comm);
 	else
 		snprintf(buf, len, "tid %u", t->tid);
 	return buf;
@@ -1771,6 +2032,31 @@ static const struct prof_snap_thread *base_thread(const struct prof_snapshot *b,
 	return NULL;
 }
 
+int prof_snapshot__advance(struct prof_snapshot *s, __u64 dt)
+{
+	__u32 i, j;
+
+	if (s->lazy)
+		return -EINVAL;
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread *t = &s->threads[i];
+
+		if (t->state != PROF_SLAB_ALIVE || !t->nnodes)
+			continue;
+		t->nodes[0].ticks += dt;
+		for (j = 1; j < t->nnodes; j++) {
+			if (!t->nodes[j].open)
+				continue;
+			t->nodes[j].ticks += dt;
+			t->nodes[j].open_ticks += dt;
+		}
+		if (thread_derive(t, s->nsites))
+			return -ENOMEM;
+	}
+	s->now_tick += dt;
+	return 0;
+}
+
 int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 {
 	__u32 i, j, k;
@@ -1787,6 +2073,9 @@ int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 		t->unbalanced = sub0(t->unbalanced, bt->unbalanced);
 		t->frames = sub0(t->frames, bt->frames);
 		t->frame_ticks = sub0(t->frame_ticks, bt->frame_ticks);
+		t->oncpu_ns = t->oncpu_ns == PROF_SNAP_UNKNOWN || bt->oncpu_ns == PROF_SNAP_UNKNOWN
+				      ? PROF_SNAP_UNKNOWN
+				      : sub0(t->oncpu_ns, bt->oncpu_ns);
 		for (k = 0; k < PROF_HIST_BUCKETS; k++)
 			t->frame_hist[k] = t->frame_hist[k] >= bt->frame_hist[k]
 						   ? t->frame_hist[k] - bt->frame_hist[k]
@@ -1810,6 +2099,11 @@ int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 			n->alloc_bytes = sub0(n->alloc_bytes, bn->alloc_bytes);
 			n->frees = sub0(n->frees, bn->frees);
 			n->free_bytes = sub0(n->free_bytes, bn->free_bytes);
+			n->blocked = sub0(n->blocked, bn->blocked);
+			n->kernel_calls = sub0(n->kernel_calls, bn->kernel_calls);
+			/* an open call: only its part inside the window */
+			if (n->open_ticks > n->ticks)
+				n->open_ticks = n->ticks;
 			for (k = 0; k < n->hist_n; k++) {
 				__u32 bk = n->hist_lo + k, bv = 0;
 
@@ -1836,6 +2130,7 @@ struct image_geom {
 	__u32 max_nodes;
 	unsigned int shift;
 	__u64 sites_off, slabs_off, slab_size, size;
+	struct prof_region region[PROF_REGIONS];
 };
 
 static void image_geom(const struct prof_snapshot *s, struct image_geom *g)
@@ -1855,7 +2150,7 @@ static void image_geom(const struct prof_snapshot *s, struct image_geom *g)
 	g->shift = 0;
 	while (g->shift < PROF_HIST_SHIFT && (1u << g->shift) < g->max_nodes)
 		g->shift++;
-	g->slab_size = prof_slab_size(g->max_nodes, g->shift);
+	g->slab_size = prof_slab_layout(g->max_nodes, g->shift, g->region);
 	g->size = g->slabs_off + g->slab_size * (s->nthreads ? s->nthreads : 1);
 }
 
@@ -1924,11 +2219,17 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 	h->sites_off = g.sites_off;
 	h->slabs_off = g.slabs_off;
 	h->slab_size = g.slab_size;
+	h->minor = PROF_SEG_MINOR;
+	h->slab_hdr_size = sizeof(struct prof_slab_hdr);
+	h->nregions = PROF_REGIONS;
+	memcpy(h->region, g.region, sizeof(g.region));
 	h->nsites = s->nsites;
 	h->nslabs = s->nthreads;
 	h->sites_dropped = s->sites_dropped;
 	h->threads_dropped = s->threads_dropped;
 	h->exit_tick = s->exit_tick;
+	/* the open calls as they were at the read: measured to its now */
+	h->snap_tick = s->now_tick ? s->now_tick : 1;
 	for (i = 0; i < s->nsites; i++) {
 		struct prof_site_ent *e = (void *)(mem + g.sites_off + (__u64)i * sizeof(*e));
 
@@ -1942,16 +2243,24 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 		const struct prof_snap_thread *t = &s->threads[i];
 		char *slab = mem + g.slabs_off + (__u64)i * g.slab_size;
 		struct prof_slab_hdr *sh = (void *)slab;
-		struct prof_node *nodes = (void *)(slab + PROF_SLAB_HDR_SIZE);
-		struct prof_node_ext *ext = (void *)(slab + prof_slab_ext_off(g.max_nodes));
-		__u64 *rowmap = (void *)(slab + prof_slab_rowmap_off(g.max_nodes));
-		__u32 *hist = (void *)(slab + prof_slab_hist_off(g.max_nodes, g.shift));
+		struct prof_node *nodes = (void *)(slab + g.region[PROF_REGION_NODES].off);
+		struct prof_node_ext *ext = (void *)(slab + g.region[PROF_REGION_EXT].off);
+		__u64 *open = (void *)(slab + g.region[PROF_REGION_OPEN].off);
+		__u64 *rowmap = (void *)(slab + g.region[PROF_REGION_ROWMAP].off);
+		__u32 *hist = (void *)(slab + g.region[PROF_REGION_HIST].off);
 
 		sh->magic = PROF_SLAB_MAGIC;
 		sh->state = t->state;
 		sh->tid = t->tid;
 		sh->nnodes = t->nnodes;
-		memcpy(sh->name, t->name, sizeof(sh->name));
+		sh->gen = t->gen;
+		/* an image names a thread by what a report called it */
+		memcpy(sh->name, t->name[0] ? t->name : t->comm, sizeof(sh->name));
+		sh->name[sizeof(sh->name) - 1] = 0;
+		if (t->oncpu_ns != PROF_SNAP_UNKNOWN) {
+			sh->oncpu_start_ns = 1;
+			sh->oncpu_exit_ns = t->oncpu_ns + 1;
+		}
 		sh->start_tick = t->start_tick;
 		sh->exit_tick = t->exit_tick;
 		sh->overflow = t->overflow;
@@ -1970,12 +2279,15 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 			d->site = n->site;
 			d->parent = n->parent;
 			d->calls = n->calls;
-			/* the root's ticks are derived on read */
-			d->ticks = j ? n->ticks : 0;
+			/* an open call: its start, so the read at snap_tick finds
+			 * the same ticks (the root's are its wall time) */
+			d->ticks = n->ticks - (n->open ? n->open_ticks : 0);
+			if (n->open && j)
+				open[j] = h->snap_tick - n->open_ticks;
 			d->max = n->max;
 			/* only what is not zero: the image may be a sparse file */
 			if (n->preempted | n->migrated | n->offcpu_ns | n->anomalies | n->allocs |
-			    n->alloc_bytes | n->frees | n->free_bytes) {
+			    n->alloc_bytes | n->frees | n->free_bytes | n->blocked | n->kernel_calls) {
 				sh->ext_used = 1;
 				e->preempted = n->preempted;
 				e->migrated = n->migrated;
@@ -1985,6 +2297,9 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 				e->alloc_bytes = n->alloc_bytes;
 				e->frees = n->frees;
 				e->free_bytes = n->free_bytes;
+				e->blocked = n->blocked;
+				/* not covered: kernel_adj is the count itself */
+				e->kernel_adj = n->kernel_calls;
 			}
 			if (n->hist_n && (!s->hist || n->hist_off > s->nhist ||
 					  n->hist_n > s->nhist - n->hist_off))

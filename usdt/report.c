@@ -95,20 +95,28 @@ static void tree_row(struct tree_out *to, __u32 i, const char *branch)
 		reset = C_RESET;
 		hot = pct >= 50 ? C_RED : pct >= 10 ? C_YEL : "";
 	}
-	fprintf(to->f, "%10llu %9s %9s %9s %9s %9s %9s %5.1f%%", (unsigned long long)n->calls,
-		fmt_ns(b[0], 24, total), fmt_ns(b[1], 24, self),
-		fmt_ns(b[2], 24, n->calls ? total / n->calls : 0),
+	fprintf(to->f, "%10llu %4s %9s %9s %9s %9s %9s %9s %5.1f%%", (unsigned long long)n->calls,
+		n->open ? "1" : "", fmt_ns(b[0], 24, total), fmt_ns(b[1], 24, self),
+		fmt_ns(b[2], 24, n->calls ? prof_snap_ns(s, prof_snap_closed(n)) / n->calls : 0),
 		fmt_ns(b[3], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.5))),
 		fmt_ns(b[4], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99))),
 		fmt_ns(b[5], 24, prof_snap_ns(s, n->max)), pct);
-	if (to->sched) {
-		__u64 on = total > n->offcpu_ns ? total - n->offcpu_ns : 0;
+	if (to->sched && !n->kernel_calls) {
+		/* no call of it had kernel facts: unknown, not zero */
+		fprintf(to->f, " %9s %7s %7s %6s ", "-", "-", "-", "-");
+	} else if (to->sched) {
+		__u64 closed = prof_snap_ns(s, prof_snap_closed(n));
+		__u64 on = closed > n->offcpu_ns ? closed - n->offcpu_ns : 0;
 
-		fprintf(to->f, " %9s %7llu %6llu%s", fmt_ns(b[6], 24, on),
-			(unsigned long long)n->preempted, (unsigned long long)n->migrated,
-			n->migrated ? "!" : " ");
+		fprintf(to->f, " %9s %7llu %7llu %6llu%s", fmt_ns(b[6], 24, on),
+			(unsigned long long)n->preempted, (unsigned long long)n->blocked,
+			(unsigned long long)n->migrated,
+			n->migrated && !(s->flags & PROF_SEG_TSC_SYNCED) ? "!" : " ");
 	}
 	fprintf(to->f, "  %s%s%s%s%s", to->prefix, branch, hot, prof_snap_node_name(s, n), reset);
+	if (to->sched && n->kernel_calls && n->kernel_calls < n->calls)
+		fprintf(to->f, " [kernel %llu/%llu]", (unsigned long long)n->kernel_calls,
+			(unsigned long long)n->calls);
 	if (n->anomalies)
 		fprintf(to->f, " (%llu anomalies)", (unsigned long long)n->anomalies);
 	if (n->allocs || n->frees)
@@ -161,6 +169,19 @@ static int tree_children(struct tree_out *to, __u32 parent, __u32 depth)
 	return 0;
 }
 
+/* the thread's time outside every zone: rows add up to its wall time */
+static void outside_row(struct tree_out *to)
+{
+	const struct prof_snap_node *r = &to->t->nodes[PROF_NODE_ROOT];
+	__u64 self = prof_snap_self(r);
+	char b[24];
+
+	fmt_ns(b, 24, prof_snap_ns(to->s, self));
+	fprintf(to->f, "%15s %9s %9s %39s %5.1f%%%*s  [outside zones]\n", "", b, b, "",
+		to->thread_ticks ? 100.0 * (double)self / (double)to->thread_ticks : 0,
+		to->sched ? 34 : 0, "");
+}
+
 static void thread_header(FILE *f, const struct prof_snapshot *s, const struct prof_snap_thread *t,
 			  const struct prof_report_opts *o)
 {
@@ -169,6 +190,9 @@ static void thread_header(FILE *f, const struct prof_snapshot *s, const struct p
 	fprintf(f, "\n%sthread %u \"%s\" (%s)%s", o->color ? C_BOLD : "", t->tid,
 		prof_snap_thread_label(t, buf, sizeof(buf)),
 		t->state == PROF_SLAB_EXITED ? "exited" : "alive", o->color ? C_RESET : "");
+	fprintf(f, "  wall %s", fmt_ns(buf, 24, prof_snap_ns(s, t->nodes[0].ticks)));
+	if (t->oncpu_ns != PROF_SNAP_UNKNOWN)
+		fprintf(f, " on-cpu %s", fmt_ns(buf, 24, t->oncpu_ns));
 	if (t->frames) {
 		char a[24], m[24];
 
@@ -185,10 +209,10 @@ static void thread_header(FILE *f, const struct prof_snapshot *s, const struct p
 
 static void columns(FILE *f, bool sched, const struct prof_report_opts *o)
 {
-	fprintf(f, "%s%10s %9s %9s %9s %9s %9s %9s %6s", o->color ? C_DIM : "", "calls", "total",
-		"self", "avg", "p50", "p99", "max", "%thr");
+	fprintf(f, "%s%10s %4s %9s %9s %9s %9s %9s %9s %6s", o->color ? C_DIM : "", "calls", "open",
+		"total", "self", "avg", "p50", "p99", "max", "%thr");
 	if (sched)
-		fprintf(f, " %9s %7s %7s", "on-cpu", "preempt", "migr");
+		fprintf(f, " %9s %7s %7s %7s", "on-cpu", "preempt", "blocked", "migr");
 	fprintf(f, "  zone%s\n", o->color ? C_RESET : "");
 }
 
@@ -230,6 +254,7 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 			err = tree_children(&to, PROF_NODE_ROOT, 0);
 			if (err)
 				return err;
+			outside_row(&to);
 		}
 	}
 	if (o->no_flat)
@@ -327,11 +352,15 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 			r->migrated += nd->migrated;
 			r->allocs += nd->allocs;
 			r->alloc_bytes += nd->alloc_bytes;
+			r->open += nd->open;
+			r->blocked += nd->blocked;
+			r->kernel_calls += nd->kernel_calls;
 			if (nd->max > r->max)
 				r->max = nd->max;
 			/* a recursive instance's time is inside its outer one's */
 			if (j == 1 || !prof_snap_is_recursive(t, j)) {
 				r->ticks += nd->ticks;
+				r->open_ticks += nd->open_ticks;
 				r->offcpu_ns += nd->offcpu_ns;
 			}
 		}
@@ -511,13 +540,17 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 		p = jsite(p, s, n);
 	}
 	p = ju64(JLIT(p, ",\"calls\":"), n->calls);
+	p = ju64(JLIT(p, ",\"open\":"), n->open);
+	p = ju64(JLIT(p, ",\"open_ns\":"), prof_snap_ns(s, n->open_ticks));
 	p = ju64(JLIT(p, ",\"total_ns\":"), prof_snap_ns(s, n->ticks));
 	p = ju64(JLIT(p, ",\"self_ns\":"), prof_snap_ns(s, prof_snap_self(n)));
 	p = ju64(JLIT(p, ",\"max_ns\":"), prof_snap_ns(s, n->max));
 	p = ju64(JLIT(p, ",\"p50_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.5)));
 	p = ju64(JLIT(p, ",\"p90_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.9)));
 	p = ju64(JLIT(p, ",\"p99_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)));
+	p = ju64(JLIT(p, ",\"kernel_calls\":"), n->kernel_calls);
 	p = ju64(JLIT(p, ",\"preempted\":"), n->preempted);
+	p = ju64(JLIT(p, ",\"blocked\":"), n->blocked);
 	p = ju64(JLIT(p, ",\"migrated\":"), n->migrated);
 	p = ju64(JLIT(p, ",\"offcpu_ns\":"), n->offcpu_ns);
 	p = ju64(JLIT(p, ",\"anomalies\":"), n->anomalies);
@@ -556,7 +589,7 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 	j->site_len = NULL;
 	j->nsites = 0;
 
-	fprintf(f, "{\"version\":1,\"processes\":[");
+	fprintf(f, "{\"version\":2,\"processes\":[");
 	for (k = 0; k < nsnaps; k++) {
 		const struct prof_snapshot *s = snaps[k];
 
@@ -567,10 +600,11 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 		}
 		fprintf(f, "%s\n {\"pid\":%u,\"uid\":%u,\"comm\":", k ? "," : "", s->pid, s->uid);
 		json_str(f, s->comm);
-		fprintf(f, ",\"clock\":\"%s\",\"tick_hz\":%llu,\"exited\":%s,",
+		fprintf(f, ",\"clock\":\"%s\",\"tick_hz\":%llu,\"exited\":%s,\"tsc_synced\":%s,",
 			s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic",
 			(unsigned long long)s->tick_hz,
-			s->flags & PROF_SEG_EXITED ? "true" : "false");
+			s->flags & PROF_SEG_EXITED ? "true" : "false",
+			s->flags & PROF_SEG_TSC_SYNCED ? "true" : "false");
 		if (s->span_ns)
 			fprintf(f, "\"span_ns\":%llu,", (unsigned long long)s->span_ns);
 		fputs("\"threads\":[", f);
@@ -585,7 +619,14 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 				return err;
 			}
 			fprintf(f, "%s\n  {\"tid\":%u,\"name\":", i ? "," : "", t->tid);
-			json_str(f, t->name);
+			json_str(f, t->name[0] ? t->name : t->comm);
+			fprintf(f, ",\"wall_ns\":%llu,\"outside_ns\":%llu,\"oncpu_ns\":",
+				(unsigned long long)prof_snap_ns(s, t->nodes[0].ticks),
+				(unsigned long long)prof_snap_ns(s, prof_snap_self(&t->nodes[0])));
+			if (t->oncpu_ns == PROF_SNAP_UNKNOWN)
+				fputs("null", f);
+			else
+				fprintf(f, "%llu", (unsigned long long)t->oncpu_ns);
 			fprintf(f,
 				",\"state\":\"%s\",\"overflow\":%llu,\"unbalanced\":%llu,"
 				"\"frames\":%llu,\"frame_total_ns\":%llu,\"frame_max_ns\":%llu,"

@@ -12,6 +12,8 @@
 #include "prof.h"
 
 #define PROF_BEGIN_DEPTH	128	/* open PROF_BEGINs per thread */
+#define PROF_REG_WAIT_MS	10	/* a thread's first zone waits this long, at
+					 * most, for profd to cover it */
 
 /* one per profiled thread, process-wide list; never freed */
 struct prof_tentry {
@@ -24,6 +26,18 @@ struct prof_tentry {
 	bool alive;			/* under prof_rt.lock */
 	bool registered;		/* agent: profd gave it a slot */
 	__u32 kslot;			/* agent: that slot */
+	/*
+	 * The kernel word the thread is to use next (its record, or the
+	 * zero record when profd went away), with the record's generation:
+	 * the agent sets them and the fast path's limit to 0; the thread's
+	 * next zone exit takes them (prof_cover_switch).
+	 */
+	const struct prof_sched_rec *pend_krec;
+	__u64 pend_gen;
+	__u32 pend_seq;			/* odd while the agent writes the two */
+	/* a thread at its first zone waits (bounded) for its registration */
+	bool sync_wait;
+	bool sync_done;			/* the agent answered, either way */
 };
 
 struct prof_rt {
@@ -41,6 +55,8 @@ struct prof_rt {
 	bool keep;			/* PROF_KEEP */
 	double ns_per_tick;
 	__u32 max_sites, max_threads, max_nodes;
+	__u64 slab_size;
+	struct prof_region region[PROF_REGIONS]; /* inside each slab */
 	struct prof_site_ent *sites;
 	char *slabs;
 	/* descriptor -> site index, open addressing, 2 * max_sites */
@@ -50,10 +66,21 @@ struct prof_rt {
 };
 
 extern struct prof_rt prof_rt;
+extern pthread_cond_t prof_reg_cv;	/* sync_done, under prof_rt.lock */
+extern const struct prof_sched_rec prof_zero_rec;
+
+/* a thread's kernel word changes to te->pend_krec at its next zone exit */
+void prof_cover_request(struct prof_tentry *te, const struct prof_sched_rec *rec, __u64 gen);
 
 static inline struct prof_slab_hdr *prof_rt_slab(__u32 i)
 {
-	return (struct prof_slab_hdr *)(prof_rt.slabs + (size_t)i * prof_slab_size(prof_rt.max_nodes, PROF_HIST_SHIFT));
+	return (struct prof_slab_hdr *)(prof_rt.slabs + (size_t)i * prof_rt.slab_size);
+}
+
+/* region r of a slab */
+static inline void *prof_rt_region(struct prof_slab_hdr *h, enum prof_region_id r)
+{
+	return (char *)h + prof_rt.region[r].off;
 }
 
 pid_t prof_gettid(void);
@@ -63,6 +90,9 @@ __u64 prof_ticks_to_ns(__u64 ticks);
 void prof_agent__start(void);
 void prof_agent__kick(void);		/* a thread was added */
 void prof_agent__atfork_child(void);
+/* a thread's first zone: registered now if profd is there (a bounded wait);
+ * its record and generation, or NULL */
+const struct prof_sched_rec *prof_agent__register_sync(struct prof_tentry *te, __u64 *gen);
 
 /* logger.c: PROF_LOG_INTERVAL */
 void prof_logger__start(double interval);
