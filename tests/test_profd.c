@@ -151,7 +151,11 @@ static int need_profd(void)
 	return need_profd_opts(NULL);
 }
 
-/* wait (bounded) until this thread's kernel record is live */
+/*
+ * Wait (bounded) until this thread's kernel record is live.  A record the
+ * agent hands over after the thread's first zone is taken at a zone's
+ * exit: a zone of its own each round, so no other zone's counts change.
+ */
 static bool wait_registered(double seconds)
 {
 	__u64 end = now_ns() + (__u64)(seconds * 1e9);
@@ -159,7 +163,10 @@ static bool wait_registered(double seconds)
 	while (now_ns() < end) {
 		if (__prof_tls.krec && __prof_tls.krec->gen)
 			return true;
-		usleep(10000);
+		{
+			PROF_USDT(wait_zone);
+			usleep(10000);
+		}
 	}
 	return false;
 }
@@ -415,9 +422,11 @@ static void test_migrated(void **state)
 	assert_non_null(m);
 	assert_non_null(st);
 	assert_int_equal(m->calls, MIGR_CALLS);
-	/* every call moved itself: all migrated; the pinned ones never */
+	/* every call moved itself: all migrated, each switched out on the
+	 * way (preempted or blocked, as the kernel saw it); the pinned
+	 * ones never migrated */
 	assert_int_equal(m->migrated, MIGR_CALLS);
-	assert_int_equal(m->preempted, MIGR_CALLS);
+	assert_true(m->preempted + m->blocked >= MIGR_CALLS);
 	assert_int_equal(st->calls, 2 * MIGR_CALLS);
 	assert_int_equal(st->migrated, 0);
 	prof_snapshot__destroy(s);
@@ -486,7 +495,8 @@ static void test_offcpu(void **state)
 	       on);
 	assert_true(off >= 19.0 && off <= 40.0);
 	assert_true(on >= -0.5 && on < 2.0);
-	assert_int_equal(sl->preempted, SLEEP_CALLS);
+	/* a sleep is a voluntary switch: blocked */
+	assert_int_equal(sl->blocked, SLEEP_CALLS);
 
 	wall = (double)prof_snap_ns(s, sp->ticks) / SLEEP_CALLS / 1e6;
 	off = (double)sp->offcpu_ns / SLEEP_CALLS / 1e6;
