@@ -36,6 +36,8 @@ struct profd_status {
 	uint32_t interval_ms;	/* sampling interval */
 	uint64_t samples;	/* samples taken since start */
 	uint64_t uptime_ns;
+	uint32_t tsc_synced;	/* a migrated call's TSC delta is exact here */
+	char tsc_why[128];	/* what profd found */
 };
 
 struct profd_proc {

@@ -319,6 +319,7 @@ static int do_register(struct conn *c, const struct profd_register *r)
 	c->registered = true;
 	rep.nslots = kbpf_nslots();
 	rep.has_fd = give;
+	rep.flags = profd_tsc()->synced ? PROFD_REGD_TSC_SYNCED : 0;
 	err = conn_send(c, PROFD_MSG_REGISTERED, &rep, sizeof(rep), give ? kbpf_ro_fd() : -1);
 	if (!err && give)
 		c->sent_fd = true;
@@ -341,6 +342,8 @@ static int do_status(struct conn *c)
 	st.interval_ms = conf.interval_ms;
 	st.samples = seg_samples();
 	st.uptime_ns = profd_now_ns() - profd_start_ns;
+	st.tsc_synced = profd_tsc()->synced;
+	snprintf(st.tsc_why, sizeof(st.tsc_why), "%s", profd_tsc()->why);
 	return conn_send(c, PROFD_MSG_STATUS, &st, sizeof(st), -1);
 }
 

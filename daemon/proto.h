@@ -70,8 +70,10 @@ struct profd_registered {
 	__u32 nslots;			/* records in the array */
 	__u32 rec_size;			/* sizeof(struct prof_sched_rec) */
 	__u32 has_fd;			/* the map fd rides with this packet */
-	__u32 __pad;
+	__u32 flags;			/* PROFD_REGD_* */
 };
+
+#define PROFD_REGD_TSC_SYNCED	0x1	/* TSC deltas hold across CPUs here */
 
 struct profd_wire_status {
 	__u32 version;
@@ -83,6 +85,9 @@ struct profd_wire_status {
 	__u32 interval_ms;
 	__u64 samples;
 	__u64 uptime_ns;
+	__u32 tsc_synced;		/* see profd_tsc.c */
+	__u32 __pad;
+	char tsc_why[128];
 };
 
 struct profd_wire_proc {

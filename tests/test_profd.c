@@ -422,12 +422,13 @@ static void test_migrated(void **state)
 	assert_non_null(m);
 	assert_non_null(st);
 	assert_int_equal(m->calls, MIGR_CALLS);
-	/* every call moved itself: all migrated, each switched out on the
-	 * way (preempted or blocked, as the kernel saw it); the pinned
-	 * ones never migrated */
+	/* every call moved itself: all migrated; the pinned ones never.  A
+	 * thread that moves itself waits for the stopper: a blocked call */
+	assert_int_equal(m->kernel_calls, MIGR_CALLS);
 	assert_int_equal(m->migrated, MIGR_CALLS);
-	assert_true(m->preempted + m->blocked >= MIGR_CALLS);
+	assert_int_equal(m->blocked, MIGR_CALLS);
 	assert_int_equal(st->calls, 2 * MIGR_CALLS);
+	assert_int_equal(st->kernel_calls, 2 * MIGR_CALLS);
 	assert_int_equal(st->migrated, 0);
 	prof_snapshot__destroy(s);
 	child_end(&c);
@@ -495,8 +496,13 @@ static void test_offcpu(void **state)
 	       on);
 	assert_true(off >= 19.0 && off <= 40.0);
 	assert_true(on >= -0.5 && on < 2.0);
-	/* a sleep is a voluntary switch: blocked */
+	/* a sleep is a voluntary switch: blocked, never preempted */
+	assert_int_equal(sl->kernel_calls, SLEEP_CALLS);
 	assert_int_equal(sl->blocked, SLEEP_CALLS);
+	assert_int_equal(sl->preempted, 0);
+	/* off-CPU time never exceeds the calls' time */
+	assert_true(sl->offcpu_ns <= prof_snap_ns(s, sl->ticks));
+	assert_true(sp->offcpu_ns <= prof_snap_ns(s, sp->ticks));
 
 	wall = (double)prof_snap_ns(s, sp->ticks) / SLEEP_CALLS / 1e6;
 	off = (double)sp->offcpu_ns / SLEEP_CALLS / 1e6;

@@ -51,6 +51,7 @@ struct agent_pend {
 /* all fields under prof_rt.lock, except where noted */
 static struct {
 	bool enabled; /* prof_agent__start ran: keep a thread alive */
+	bool absent;  /* the last try found no profd: first zones do not wait */
 	bool running; /* the thread exists in this process */
 	int efd;      /* kicks; read by kick without the lock */
 	char path[108];
@@ -89,15 +90,17 @@ static void agent_disconnect(void)
 	pthread_mutex_unlock(&prof_rt.lock);
 }
 
-/* threads waiting at their first zone: answered (covered, or not) */
-static void agent_sync_answer(struct prof_tentry *te, const struct prof_sched_rec *rec, __u64 gen)
+/* a thread waiting at its first zone: answered (its record, or NULL);
+ * false if it was not waiting (any more) */
+static bool agent_sync_answer(struct prof_tentry *te, const struct prof_sched_rec *rec, __u64 gen)
 {
 	if (!te->sync_wait)
-		return;
-	te->pend_krec = rec;
-	te->pend_gen = gen;
+		return false;
+	te->sync_rec = rec;
+	te->sync_gen = gen;
 	te->sync_done = true;
 	pthread_cond_broadcast(&prof_reg_cv);
+	return true;
 }
 
 /* no profd to ask: nobody waits for one */
@@ -107,7 +110,7 @@ static void agent_sync_release(void)
 
 	pthread_mutex_lock(&prof_rt.lock);
 	for (te = prof_rt.threads; te; te = te->next)
-		agent_sync_answer(te, &prof_zero_rec, 0);
+		agent_sync_answer(te, NULL, 0);
 	pthread_mutex_unlock(&prof_rt.lock);
 }
 
@@ -231,10 +234,12 @@ static int agent_map(int mfd, const struct profd_registered *r)
 }
 
 /* a thread profd answered for: registered, with slot or PROF_NO_SLOT; a
- * thread waiting at its first zone gets its record (or none) */
-static void agent_mark(__u32 tid, __u32 slot, __u64 gen)
+ * thread waiting at its first zone gets its record (or none) and takes it
+ * itself: true then */
+static bool agent_mark(__u32 tid, __u32 slot, __u64 gen)
 {
 	struct prof_tentry *te;
+	bool answered = false;
 
 	pthread_mutex_lock(&prof_rt.lock);
 	for (te = prof_rt.threads; te; te = te->next) {
@@ -242,9 +247,32 @@ static void agent_mark(__u32 tid, __u32 slot, __u64 gen)
 			continue;
 		te->registered = true;
 		te->kslot = slot;
-		agent_sync_answer(te, slot == PROF_NO_SLOT ? &prof_zero_rec : &agent.recs[slot],
-				  gen);
+		answered = agent_sync_answer(te, slot == PROF_NO_SLOT ? NULL : &agent.recs[slot], gen);
 		break;
+	}
+	pthread_mutex_unlock(&prof_rt.lock);
+	return answered;
+}
+
+/* threads whose record was not ready when they took their answer: handed
+ * over like any other once it is */
+static void agent_take_wants(void)
+{
+	struct prof_tentry *te;
+
+	pthread_mutex_lock(&prof_rt.lock);
+	for (te = prof_rt.threads; te; te = te->next) {
+		if (!te->want_pend)
+			continue;
+		te->want_pend = false;
+		if (!te->alive || !te->registered || te->kslot == PROF_NO_SLOT ||
+		    te->kslot >= agent.nslots || agent.npend == AGENT_PEND_MAX)
+			continue;
+		agent.pend[agent.npend].tid = (__u32)te->tid;
+		agent.pend[agent.npend].slot = te->kslot;
+		agent.pend[agent.npend].gen = te->sync_gen;
+		agent.pend[agent.npend].tries = 0;
+		agent.npend++;
 	}
 	pthread_mutex_unlock(&prof_rt.lock);
 }
@@ -329,7 +357,12 @@ static int agent_register_all(void)
 			}
 			if (r.slot >= agent.nslots)
 				return -EPROTO;
-			agent_mark(tids[i], r.slot, r.gen);
+			/* profd's verdict on the TSC, for every reader of the segment */
+			if ((r.flags & PROFD_REGD_TSC_SYNCED) && prof_rt.seg)
+				__atomic_or_fetch(&prof_rt.seg->flags, PROF_SEG_TSC_SYNCED,
+						  __ATOMIC_RELAXED);
+			if (agent_mark(tids[i], r.slot, r.gen))
+				continue;
 			if (rec_ready(r.slot, r.gen) || agent.npend == AGENT_PEND_MAX) {
 				agent_point(tids[i], r.slot, r.gen);
 			} else {
@@ -356,8 +389,11 @@ static void *agent_main(void *arg)
 			agent_connect();
 		if (agent.sock >= 0 && agent_register_all())
 			agent_disconnect();
+		__atomic_store_n(&agent.absent, agent.sock < 0, __ATOMIC_RELAXED);
 		if (agent.sock < 0)
 			agent_sync_release();
+		else if (agent.recs)
+			agent_take_wants();
 		wait = agent.sock >= 0 && agent_pending() ? AGENT_PEND_MS : AGENT_RETRY_MS;
 
 		pfd[0].fd = agent.efd;
@@ -440,7 +476,8 @@ const struct prof_sched_rec *prof_agent__register_sync(struct prof_tentry *te, _
 	const struct prof_sched_rec *rec = NULL;
 	struct timespec dl;
 
-	if (!__atomic_load_n(&agent.enabled, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&agent.enabled, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&agent.absent, __ATOMIC_RELAXED))
 		return NULL;
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_nsec += PROF_REG_WAIT_MS * 1000000L;
@@ -457,15 +494,22 @@ const struct prof_sched_rec *prof_agent__register_sync(struct prof_tentry *te, _
 	while (!te->sync_done)
 		if (pthread_cond_timedwait(&prof_reg_cv, &prof_rt.lock, &dl))
 			break;
-	te->sync_wait = false;
-	if (te->sync_done && te->pend_krec && te->pend_krec != &prof_zero_rec) {
-		rec = te->pend_krec;
-		*gen = te->pend_gen;
-	}
 	/* a late answer finds nobody waiting: the thread goes the usual way */
-	te->pend_krec = NULL;
+	te->sync_wait = false;
+	if (te->sync_done && te->sync_rec) {
+		rec = te->sync_rec;
+		*gen = te->sync_gen;
+	}
 	pthread_mutex_unlock(&prof_rt.lock);
 	return rec;
+}
+
+void prof_agent__want(struct prof_tentry *te)
+{
+	pthread_mutex_lock(&prof_rt.lock);
+	te->want_pend = true;
+	pthread_mutex_unlock(&prof_rt.lock);
+	prof_agent__kick();
 }
 
 /* in the child of fork(), single-threaded: forget the parent's agent */

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -600,8 +601,19 @@ static void thread_cover_sync(struct __prof_thread *t, struct prof_tpriv *p,
 	__u64 gen = 0;
 
 	rec = prof_agent__register_sync(te, &gen);
-	if (!rec || __atomic_load_n(&rec->gen, __ATOMIC_ACQUIRE) != gen)
+	if (!rec)
 		return;
+	/*
+	 * The record starts at the thread's first switch after profd assigned
+	 * it: an answer that came before the thread slept needs one (a short
+	 * sleep is a switch out and in; timer slack makes it ~50 us).
+	 */
+	for (int i = 0; i < 3 && __atomic_load_n(&rec->gen, __ATOMIC_ACQUIRE) != gen; i++)
+		usleep(1);
+	if (__atomic_load_n(&rec->gen, __ATOMIC_ACQUIRE) != gen) {
+		prof_agent__want(te);
+		return;
+	}
 	/* no call has ended yet: nothing to rebase */
 	t->krec = rec;
 	p->kgen = gen;
@@ -727,7 +739,9 @@ void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 		__PROF_ADD(&n->preempted, 1);
 	if (a != b && seq_within((__u32)r->block_seq, a, b))
 		__PROF_ADD(&n->blocked, 1);
-	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT))
+	/* moved: the kernel counted it, or we run elsewhere than we last left */
+	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT) ||
+	    (a != b && (__u32)sched_getcpu() != r->out_cpu))
 		__PROF_ADD(&n->migrated, 1);
 	/* off-CPU time is never more than the call's wall time */
 	__PROF_ADD(&n->offcpu_ns, off < wall ? off : wall);

@@ -12,7 +12,7 @@
 #include "prof.h"
 
 #define PROF_BEGIN_DEPTH	128	/* open PROF_BEGINs per thread */
-#define PROF_REG_WAIT_MS	10	/* a thread's first zone waits this long, at
+#define PROF_REG_WAIT_MS	20	/* a thread's first zone waits this long, at
 					 * most, for profd to cover it */
 
 /* one per profiled thread, process-wide list; never freed */
@@ -38,6 +38,10 @@ struct prof_tentry {
 	/* a thread at its first zone waits (bounded) for its registration */
 	bool sync_wait;
 	bool sync_done;			/* the agent answered, either way */
+	const struct prof_sched_rec *sync_rec; /* its answer: the record, or NULL */
+	__u64 sync_gen;
+	bool want_pend;			/* the record was not ready: the agent is to
+					 * hand it over when it is */
 };
 
 struct prof_rt {
@@ -93,6 +97,8 @@ void prof_agent__atfork_child(void);
 /* a thread's first zone: registered now if profd is there (a bounded wait);
  * its record and generation, or NULL */
 const struct prof_sched_rec *prof_agent__register_sync(struct prof_tentry *te, __u64 *gen);
+/* the record it got was not ready: the agent hands it over when it is */
+void prof_agent__want(struct prof_tentry *te);
 
 /* logger.c: PROF_LOG_INTERVAL */
 void prof_logger__start(double interval);
