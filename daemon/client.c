@@ -18,10 +18,13 @@
 #define CLIENT_RECV_TIMEOUT_MS 10000 /* a snapshot of a large process */
 #define CLIENT_MAX_PROCS 65536
 
+/* PROF_SOCKET, as the runtime reads it, or its older name PROFD_SOCKET */
 const char *profd_socket_path(void)
 {
-	const char *p = getenv("PROFD_SOCKET");
+	const char *p = getenv("PROF_SOCKET");
 
+	if (!p || !*p)
+		p = getenv("PROFD_SOCKET");
 	return p && *p ? p : PROFD_SOCKET_DEFAULT;
 }
 

@@ -55,7 +55,7 @@ struct profd_proc {
 	uint32_t inzone_now, inzone_short, inzone_long;
 };
 
-/* socket path: $PROFD_SOCKET, else PROFD_SOCKET_DEFAULT */
+/* socket path: $PROF_SOCKET, else $PROFD_SOCKET, else PROFD_SOCKET_DEFAULT */
 const char *profd_socket_path(void);
 /* connect with a short timeout; fd or -errno */
 int profd_connect(const char *path);

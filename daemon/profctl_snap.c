@@ -155,7 +155,11 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	mt->tid = 0;
 	mt->state = PROF_SLAB_ALIVE;
 	mt->ksched_slot = PROF_NO_SLOT;
-	snprintf(mt->name, sizeof(mt->name), "all threads");
+	/* tid 0 and this name tell the renderers the thread is merged */
+	if (s->nthreads == 1)
+		snprintf(mt->name, sizeof(mt->name), "1 thread");
+	else
+		snprintf(mt->name, sizeof(mt->name), "all %u threads", s->nthreads);
 	err = merge_grow(m, &map, &cap, 1);
 	if (err)
 		goto cleanup;
@@ -699,4 +703,17 @@ void pc_json_str(FILE *f, const char *s)
 		else
 			fputc(c, f);
 	}
+}
+
+__u8 *pc_name_clashes(const struct prof_snapshot *s)
+{
+	return prof_snap_name_clashes(s);
+}
+
+char *pc_put_where(char *p, const struct prof_snap_site *site)
+{
+	const char *file = strrchr(site->file, '/');
+
+	file = file ? file + 1 : site->file;
+	return p + sprintf(p, " (%s:%u)", *file ? file : "?", site->line);
 }

@@ -589,7 +589,16 @@ static void seg_take(struct seg *s, __u64 pass)
 	/* rates: instantaneous, and two moving averages (~1 s and ~30 s) */
 	dt = s->info_ns ? (double)(now - s->info_ns) / 1e9 : 0;
 	if (dt > 0 && info.tick_hz && ticks >= s->prev_ticks) {
+		__u32 live = info.alive > s->info.alive ? info.alive : s->info.alive;
+
 		s->rate_inst = (double)(ticks - s->prev_ticks) / (double)info.tick_hz / dt;
+		/*
+		 * A call's time lands when it ends: one that began before the
+		 * window adds all of it to the window.  Threads in zones are at
+		 * most the threads that lived in it.
+		 */
+		if (s->rate_inst > (double)live)
+			s->rate_inst = (double)live;
 		a_short = dt >= 1.0 ? 1.0 : dt;
 		a_long = dt >= 30.0 ? 1.0 : dt / 30.0;
 		s->rate_short += a_short * (s->rate_inst - s->rate_short);

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#define PROFD_PROTO_VERSION	2
+#define PROFD_PROTO_VERSION	3
 #define PROFD_MSG_MAX		512	/* largest packet, header included */
 
 enum profd_msg_type {

@@ -28,6 +28,7 @@ struct tctx {
 	__u32 *kids;	  /* the sorted children of the path drawn, stacked */
 	__u32 nkids;	  /* their capacity */
 	const __u8 *nlen; /* strlen of each site's name */
+	const __u8 *clash; /* sites whose name another site has (pc_name_clashes) */
 	size_t plen;	  /* strlen(prefix) */
 	char prefix[512]; /* tree drawing so far */
 };
@@ -171,6 +172,8 @@ static void tree_row(struct tctx *c, __u32 i, const char *branch)
 	if (n->site < s->nsites) {
 		memcpy(p, s->sites[n->site].name, c->nlen[n->site]);
 		p += c->nlen[n->site];
+		if (c->clash && c->clash[n->site])
+			p = pc_put_where(p, &s->sites[n->site]);
 	} else {
 		p = put_str(p, prof_snap_node_name(s, n));
 	}
@@ -240,7 +243,9 @@ static void thread_title(FILE *f, const struct prof_snapshot *s, const struct pr
 {
 	char lb[64], tb[24];
 
-	fprintf(f, "%sthread %s", col(o, C_BOLD), prof_snap_thread_label(t, lb, sizeof(lb)));
+	/* tid 0: the threads merged (--threads), "all 5 threads" */
+	fprintf(f, "%s%s%s", col(o, C_BOLD), t->tid ? "thread " : "",
+		prof_snap_thread_label(t, lb, sizeof(lb)));
 	if (t->tid && strncmp(lb, "tid ", 4))
 		fprintf(f, " (tid %u)", t->tid);
 	fprintf(f, "%s  %s, wall %s", col(o, C_RESET),
@@ -253,14 +258,87 @@ static void thread_title(FILE *f, const struct prof_snapshot *s, const struct pr
 			(unsigned long long)t->overflow);
 	if (t->unbalanced)
 		fprintf(f, ", %llu unbalanced", (unsigned long long)t->unbalanced);
+	if (t->frames) {
+		char ab[24];
+
+		fprintf(f, ", %llu frame%s avg %s max %s", (unsigned long long)t->frames,
+			t->frames == 1 ? "" : "s",
+			pc_fmt_ns(ab, sizeof(ab), prof_snap_ns(s, t->frame_ticks / t->frames)),
+			pc_fmt_ns(tb, sizeof(tb), prof_snap_ns(s, t->frame_max)));
+	}
 	fputc('\n', f);
+}
+
+/* bytes as "81920 (80.0KiB)" */
+static const char *fmt_bytes(char *buf, size_t len, __u64 v)
+{
+	if (v < 1024)
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	else if (v < 1024 * 1024)
+		snprintf(buf, len, "%.1fKiB", (double)v / 1024);
+	else if (v < 1024ull * 1024 * 1024)
+		snprintf(buf, len, "%.1fMiB", (double)v / (1024 * 1024));
+	else
+		snprintf(buf, len, "%.1fGiB", (double)v / (1024.0 * 1024 * 1024));
+	return buf;
+}
+
+/*
+ * The thread's PROF_ALLOC and PROF_FREE, a row per node that has any
+ * (the tree has no room for four more columns): counts and bytes, and the
+ * node's path, its last three zones.
+ */
+static void alloc_rows(struct tctx *c)
+{
+	const struct prof_snap_thread *t = c->t;
+	char b[2][24];
+	bool any = false;
+	__u32 j;
+
+	for (j = 0; j < t->nnodes && !any; j++)
+		any = t->nodes[j].allocs || t->nodes[j].frees;
+	if (!any)
+		return;
+	pc_out_printf(c->out, "%s%10s %10s %10s %10s  allocations in (PROF_ALLOC, PROF_FREE)%s\n",
+		      col(c->o, C_DIM), "allocs", "bytes", "frees", "bytes", col(c->o, C_RESET));
+	for (j = 0; j < t->nnodes; j++) {
+		const struct prof_snap_node *n = &t->nodes[j], *up[3];
+		int k = 0;
+
+		if (!n->allocs && !n->frees)
+			continue;
+		pc_out_printf(c->out, "%10llu %10s %10llu %10s  ", (unsigned long long)n->allocs,
+			      fmt_bytes(b[0], sizeof(b[0]), n->alloc_bytes),
+			      (unsigned long long)n->frees, fmt_bytes(b[1], sizeof(b[1]), n->free_bytes));
+		/* parents have lower indices: the walk ends */
+		for (up[k++] = n; k < 3 && up[k - 1]->parent != PROF_NODE_ROOT &&
+				  up[k - 1]->parent < t->nnodes;
+		     k++)
+			up[k] = &t->nodes[up[k - 1]->parent];
+		if (k == 3 && up[2]->parent != PROF_NODE_ROOT)
+			pc_out_printf(c->out, "... > ");
+		while (k--) {
+			const struct prof_snap_node *u = up[k];
+
+			pc_out_printf(c->out, "%s", prof_snap_node_name(c->s, u));
+			if (c->clash && u->site < c->s->nsites && c->clash[u->site]) {
+				char w[PROF_FILE_MAX + 32];
+
+				*pc_put_where(w, &c->s->sites[u->site]) = 0;
+				pc_out_printf(c->out, "%s", w);
+			}
+			pc_out_printf(c->out, "%s", k ? " > " : "\n");
+		}
+	}
 }
 
 static void process_title(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
 {
-	fprintf(f, "%sprocess %u (%s)%s  %u thread%s, clock %s", col(o, C_BOLD), s->pid, s->comm,
-		col(o, C_RESET), s->nthreads, s->nthreads == 1 ? "" : "s",
-		s->clock == PROF_CLOCK_TSC ? "tsc" : "mono");
+	fprintf(f, "%sprocess %u (%s)%s  ", col(o, C_BOLD), s->pid, s->comm, col(o, C_RESET));
+	/* merged (--threads): the thread's title says how many */
+	if (s->nthreads != 1 || s->threads[0].tid)
+		fprintf(f, "%u thread%s, ", s->nthreads, s->nthreads == 1 ? "" : "s");
+	fprintf(f, "clock %s", s->clock == PROF_CLOCK_TSC ? "tsc" : "mono");
 	if (s->flags & PROF_SEG_EXITED)
 		fputs(", exited", f);
 	if (s->span_ns) {
@@ -296,6 +374,7 @@ static int tree_thread(void *ctx, FILE *f, const struct prof_snapshot *s, __u32 
 	tree_header(c);
 	tree_walk(c, PROF_NODE_ROOT, 0, c->kids, c->nkids);
 	outside_row(c);
+	alloc_rows(c);
 	pc_out_flush(c->out);
 	for (j = 0; j < c->t->nnodes; j++)
 		c->migr |= c->t->nodes[j].migrated != 0;
@@ -306,7 +385,7 @@ int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 {
 	struct tctx c[2] = { { .o = o }, { .o = o } };
 	bool sched = pc_has_sched(s);
-	__u8 *nlen;
+	__u8 *nlen, *clash = NULL;
 	__u32 i;
 	int err = -ENOMEM;
 
@@ -318,8 +397,11 @@ int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 	/* names are checked to end within PROF_NAME_MAX */
 	for (i = 0; i < s->nsites; i++)
 		nlen[i] = (__u8)strnlen(s->sites[i].name, PROF_NAME_MAX - 1);
+	/* without memory, overloads only look alike */
+	clash = pc_name_clashes(s);
 	for (i = 0; i < 2; i++) {
 		c[i].nlen = nlen;
+		c[i].clash = clash;
 		c[i].sched = sched;
 	}
 	process_title(f, s, o);
@@ -339,6 +421,7 @@ cleanup:
 		free(c[i].out);
 	}
 	free(nlen);
+	free(clash);
 	if (err)
 		return err;
 	return ferror(f) ? -EIO : 0;
@@ -349,12 +432,16 @@ int pc_render_flat(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 	struct prof_flat_row *rows = NULL;
 	size_t n = 0, i;
 	__u64 sum = 0;
-	bool sched = pc_has_sched(s);
+	bool sched = pc_has_sched(s), allocs = false;
+	char where[PROF_FILE_MAX + 32];
+	__u8 *clash;
 	int err;
 
 	err = prof_snap_flat(s, o->tid, o->sort, &rows, &n);
 	if (err)
 		return err;
+	/* without memory, overloads only look alike */
+	clash = pc_name_clashes(s);
 	for (i = 0; i < n; i++)
 		sum += rows[i].self;
 	process_title(f, s, o);
@@ -392,9 +479,31 @@ int pc_render_flat(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 		if (sched)
 			p = put_coverage(p, r->calls, r->kernel_calls);
 		*p = 0;
-		fprintf(f, "  %s%s%s\n", name,
+		where[0] = 0;
+		if (clash && r->site < s->nsites && clash[r->site])
+			*pc_put_where(where, &s->sites[r->site]) = 0;
+		allocs |= r->allocs != 0;
+		fprintf(f, "  %s%s%s%s\n", name, where,
 			r->migrated && !(s->flags & PROF_SEG_TSC_SYNCED) ? " *migrated" : "", row);
 	}
+	/* PROF_ALLOC per zone: the rows above have no room for them */
+	if (allocs)
+		fprintf(f, "\n%s%10s %10s  allocations in (PROF_ALLOC)%s\n", col(o, C_DIM), "allocs",
+			"bytes", col(o, C_RESET));
+	for (i = 0; allocs && i < n && (!o->rows || i < (size_t)o->rows); i++) {
+		const struct prof_flat_row *r = &rows[i];
+		char b[24];
+
+		if (!r->allocs)
+			continue;
+		where[0] = 0;
+		if (clash && r->site < s->nsites && clash[r->site])
+			*pc_put_where(where, &s->sites[r->site]) = 0;
+		fprintf(f, "%10llu %10s  %s%s\n", (unsigned long long)r->allocs,
+			fmt_bytes(b, sizeof(b), r->alloc_bytes),
+			r->site < s->nsites ? s->sites[r->site].name : "[overflow]", where);
+	}
+	free(clash);
 	free(rows);
 	return ferror(f) ? -EIO : 0;
 }

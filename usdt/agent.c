@@ -3,7 +3,7 @@
  * agent.c - the profd client inside the profiled process.
  *
  * One background thread per process (never one of the application's)
- * connects to profd's socket ($PROF_SOCKET, else the default), registers
+ * connects to profd's socket ($PROF_SOCKET, else $PROFD_SOCKET, else the default), registers
  * each profiled thread once, receives the kernel record array's fd
  * (once per connection; the map is frozen, so nobody can write it from
  * user space) and maps it read-only.  It then points
@@ -443,11 +443,11 @@ static void agent_spawn(void)
 /* called with prof_rt.lock held, once, when the segment is created */
 void prof_agent__start(void)
 {
-	const char *p = getenv("PROF_SOCKET");
+	const char *p = prof_env.socket;
 
 	if (agent.enabled)
 		return;
-	snprintf(agent.path, sizeof(agent.path), "%s", p && *p ? p : AGENT_SOCKET_DEFAULT);
+	snprintf(agent.path, sizeof(agent.path), "%s", *p ? p : AGENT_SOCKET_DEFAULT);
 	agent.enabled = true;
 	agent_spawn();
 }

@@ -78,43 +78,18 @@ __u64 prof_ticks_to_ns(__u64 ticks)
 	return (__u64)((double)ticks * prof_rt.ns_per_tick);
 }
 
-/* a switch in the environment: set, and neither empty nor "0" */
-static bool env_on(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v && strcmp(v, "0");
-}
-
 static void prof_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void prof_warnx(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (env_on("PROF_QUIET"))
+	if (prof_env.quiet)
 		return;
 	va_start(ap, fmt);
 	fputs("prof: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-}
-
-static __u32 env_u32(const char *name, __u32 def, __u32 lo, __u32 hi)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < lo || v > hi) {
-		prof_warnx("ignoring %s=%s (want %u..%u)", name, s, lo, hi);
-		return def;
-	}
-	return (__u32)v;
 }
 
 static __u64 mono_ns(clockid_t clk)
@@ -141,9 +116,8 @@ static bool tsc_invariant(void)
 static __u64 clock_calibrate(void)
 {
 	__u64 t0, r0, t1, r1;
-	const char *c = getenv("PROF_CLOCK");
 
-	if ((c && !strcmp(c, "mono")) || !tsc_invariant()) {
+	if (prof_env.clock_mono || !tsc_invariant()) {
 		__prof_clock_tsc = 0;
 		return 1000000000ull;
 	}
@@ -245,13 +219,14 @@ static int seg_init(void)
 	int fd, err;
 	FILE *f;
 
+	prof_env__read();
 	/* a forked child keeps its parent's geometry: its node indices */
 	if (!prof_rt.max_nodes) {
-		prof_rt.max_threads = env_u32("PROF_MAX_THREADS", 128, 1, 65536);
-		prof_rt.max_nodes = env_u32("PROF_MAX_NODES", 4096, 16, 1u << 22);
-		prof_rt.max_sites = env_u32("PROF_MAX_SITES", 4096, 4, 1u << 20);
+		prof_rt.max_threads = prof_env.max_threads;
+		prof_rt.max_nodes = prof_env.max_nodes;
+		prof_rt.max_sites = prof_env.max_sites;
 	}
-	prof_rt.keep = env_on("PROF_KEEP");
+	prof_rt.keep = prof_env.keep;
 
 	sites_off = PROF_SEG_HDR_SIZE;
 	slabs_off = sites_off + (__u64)prof_rt.max_sites * sizeof(struct prof_site_ent);
@@ -505,15 +480,13 @@ static void thread_init(void)
 	if (prof_rt.fork_pending)
 		fork_publish_locked();
 	if (!prof_rt.seg && !prof_rt.disabled) {
-		const char *iv = getenv("PROF_LOG_INTERVAL");
-
 		if (seg_init())
 			prof_rt.disabled = true;
 		else {
-			if (!env_on("PROF_NO_DAEMON"))
+			if (!prof_env.no_daemon)
 				prof_agent__start();
-			if (iv && atof(iv) > 0)
-				prof_logger__start(atof(iv));
+			if (prof_env.log_interval > 0)
+				prof_logger__start(prof_env.log_interval);
 		}
 	}
 	if (!prof_rt.seg) {
@@ -1044,23 +1017,23 @@ static bool no_color(void)
 	return v && *v;
 }
 
-/* PROF_REPORT=stderr|PATH, PROF_REPORT_FORMAT=text|json */
+/* PROF_REPORT=stderr|stdout|PATH, PROF_REPORT_FORMAT=text|json (env.c) */
 static void report_at_exit(void)
 {
-	const char *dst = getenv("PROF_REPORT"), *fmt = getenv("PROF_REPORT_FORMAT");
+	const char *dst = prof_env.report;
 	struct prof_report_opts o = { .sort = PROF_SORT_SELF, .flat_rows = 20 };
 	struct prof_snapshot *s = NULL;
 	FILE *f;
 	int err;
 
-	if (!dst || !*dst)
+	if (!dst)
 		return;
 	err = prof_snapshot__read(prof_rt.seg, prof_rt.seg_len, &s);
 	if (err) {
 		prof_warnx("failed to read own segment for the report: %s", strerror(-err));
 		return;
 	}
-	if (!strcmp(dst, "stderr") || !strcmp(dst, "1")) {
+	if (!strcmp(dst, "stderr")) {
 		f = stderr;
 		o.color = isatty(2) && !no_color();
 	} else if (!strcmp(dst, "stdout")) {
@@ -1069,12 +1042,14 @@ static void report_at_exit(void)
 	} else {
 		f = fopen(dst, "we");
 		if (!f) {
-			prof_warnx("failed to open report file %s: %s", dst, strerror(errno));
+			prof_warnx("failed to open PROF_REPORT=%s: %s (want stderr, stdout or a "
+				   "writable file)",
+				   dst, strerror(errno));
 			prof_snapshot__destroy(s);
 			return;
 		}
 	}
-	if (fmt && !strcmp(fmt, "json"))
+	if (prof_env.report_json)
 		prof_report_json(f, &s, 1);
 	else
 		prof_report_text(f, s, &o);

@@ -31,8 +31,9 @@
  * PROF_REPORT_FORMAT=text|json, PROF_LOG_INTERVAL=SECONDS logs a line per
  * thread and zone each interval, PROF_MAX_THREADS, PROF_MAX_NODES,
  * PROF_MAX_SITES size the segment, PROF_CLOCK=mono forces clock_gettime,
- * PROF_KEEP=1 keeps the segment after a clean exit, PROF_SOCKET names
- * profd's socket, PROF_NO_DAEMON=1 never contacts profd.
+ * PROF_KEEP=1 keeps the segment after a clean exit, PROF_SOCKET (or its
+ * older name PROFD_SOCKET, as profctl) names profd's socket,
+ * PROF_NO_DAEMON=1 never contacts profd; a bad value is named on stderr.
  *
  * -DPROF_DISABLE compiles every macro to nothing.
  */
@@ -61,6 +62,9 @@
 
 #ifndef _SDT_HAS_SEMAPHORES
 #define _SDT_HAS_SEMAPHORES 1
+#endif
+#if defined(__has_include) && !__has_include(<sys/sdt.h>)
+#error "prof.h needs <sys/sdt.h>: install systemtap-sdt-dev (Debian) or systemtap-sdt-devel (Fedora), or build with -DPROF_DISABLE"
 #endif
 #include <sys/sdt.h>
 #include <stdint.h>

@@ -1419,6 +1419,15 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 	}
 	if (!g.snap_tick && !s->exit_tick)
 		read_live_threads(s);
+	/* two clocks (a CPU clock, the TSC) may disagree by a little: never
+	 * more CPU time than wall time */
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread *t = &s->threads[i];
+
+		if (t->oncpu_ns != PROF_SNAP_UNKNOWN && t->nnodes &&
+		    t->oncpu_ns > prof_snap_ns(s, t->nodes[0].ticks))
+			t->oncpu_ns = prof_snap_ns(s, t->nodes[0].ticks);
+	}
 	if ((flags & PROF_READ_LAZY) && !fa) {
 		s->lazy = calloc(1, sizeof(*s->lazy));
 		if (!s->lazy) {
@@ -1522,6 +1531,9 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 	if (err)
 		return err;
 	out->tick_hz = g.tick_hz;
+	/* open calls count to now: time in zones grows smoothly, not by
+	 * whole calls when they end */
+	g.now = g.snap_tick ? g.snap_tick : reader_now(LD(&h->clock));
 	out->pid = LD(&h->pid);
 	out->uid = LD(&h->uid);
 	out->start_token = LD(&h->start_token);
@@ -1559,8 +1571,15 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 		err = cursor_scan(cs, &v, nn);
 		if (err)
 			return err;
-		for (k = 0; k < cs->ntop; k++)
-			out->busy_ticks += LD(&view_node(&v, cs->top[k])->ticks);
+		for (k = 0; k < cs->ntop; k++) {
+			__u32 top = cs->top[k];
+			__u64 start;
+
+			out->busy_ticks += LD(&view_node(&v, top)->ticks);
+			start = LDA(&v.open[top]);
+			if (start)
+				out->busy_ticks += open_ticks(&v, start);
+		}
 		if (state == PROF_SLAB_ALIVE) {
 			out->alive++;
 			out->kernel += LD(&sh->ksched_slot) != PROF_NO_SLOT;
@@ -1912,6 +1931,44 @@ __u64 prof_snap_ns(const struct prof_snapshot *s, __u64 ticks)
 	return ns_ld(ticks, hz);
 }
 
+/*
+ * A bucket's midpoint can sit below every value in it: 100 calls of 16.08
+ * ms (max 16.1) fall in [12.9, 16.1) ms, whose midpoint 14.4 ms would be
+ * printed as p99 beside the exact avg of 16.08.  The exact calls, total
+ * and max bound the q-quantile v (rank r of n calls, total T, max M): the
+ * r smallest are at most v and the rest at most M, so T <= r v + (n - r) M;
+ * the n - r + 1 from rank r up are at least v, so T >= (n - r + 1) v.  The
+ * estimate is held inside those bounds (and under M): a percentile never
+ * contradicts the avg and max it sits beside.
+ */
+static __u64 quantile_bound(const struct prof_snap_node *n, double q, __u64 v)
+{
+	__u64 calls = n->calls, total = prof_snap_closed(n), max = n->max, r, lo, hi;
+
+	if (!calls)
+		return v;
+	r = (__u64)(q * (double)calls);
+	if ((double)r < q * (double)calls)
+		r++;
+	if (r < 1)
+		r = 1;
+	if (r > calls)
+		r = calls;
+	/* (n - r) M may overflow only for absurd totals: then no lower bound */
+	lo = 0;
+	if (!max || (calls - r) <= UINT64_MAX / max) {
+		__u64 rest = (calls - r) * max;
+
+		lo = total > rest ? (total - rest) / r : 0;
+	}
+	hi = total / (calls - r + 1);
+	if (v < lo)
+		v = lo;
+	if (v > hi)
+		v = hi;
+	return max && v > max ? max : v;
+}
+
 __u64 prof_snap_quantile(const struct prof_snapshot *s, const struct prof_snap_node *n, double q)
 {
 	const __u32 *h;
@@ -1926,14 +1983,16 @@ __u64 prof_snap_quantile(const struct prof_snapshot *s, const struct prof_snap_n
 			return 0;
 		for (k = 0; k < PROF_SNAP_NQUANT; k++)
 			if (q == keep_q[k])
-				return quant[n->hist_off * PROF_SNAP_NQUANT + k];
+				return quantile_bound(n, q,
+						      quant[n->hist_off * PROF_SNAP_NQUANT + k]);
 		return 0;
 	}
 	h = prof_snap_hist(s, n);
 	if (!h)
 		return 0;
-	hist_quantiles(h, n->hist_lo, n->hist_n, n->max, &q, 1, &v);
-	return v;
+	if (!hist_quantiles(h, n->hist_lo, n->hist_n, n->max, &q, 1, &v))
+		return 0;
+	return quantile_bound(n, q, v);
 }
 
 const __u32 *prof_snap_hist(const struct prof_snapshot *s, const struct prof_snap_node *n)

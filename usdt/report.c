@@ -72,6 +72,53 @@ static bool has_sched(const struct prof_snapshot *s)
 	return prof_snap_any_sched(s);
 }
 
+static const struct prof_snapshot *clash_s;
+
+static int clash_cmp(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return strcmp(clash_s->sites[x].name, clash_s->sites[y].name);
+}
+
+/* (a site is checked to end within its arrays by the read) */
+static bool same_place(const struct prof_snap_site *a, const struct prof_snap_site *b)
+{
+	return a->line == b->line && !strcmp(a->file, b->file);
+}
+
+__u8 *prof_snap_name_clashes(const struct prof_snapshot *s)
+{
+	__u8 *clash = calloc(s->nsites ? s->nsites : 1, 1);
+	__u32 *idx = malloc((s->nsites ? s->nsites : 1) * sizeof(*idx));
+	__u32 i, j, k;
+
+	if (!clash || !idx) {
+		free(clash);
+		free(idx);
+		return NULL;
+	}
+	for (i = 0; i < s->nsites; i++)
+		idx[i] = i;
+	/* renderers run one at a time: the comparison's snapshot is a static */
+	clash_s = s;
+	qsort(idx, s->nsites, sizeof(*idx), clash_cmp);
+	for (i = 0; i < s->nsites; i = j) {
+		for (j = i + 1; j < s->nsites && !clash_cmp(&idx[i], &idx[j]); j++)
+			;
+		/* a run of one name: a clash if two of them are in two places */
+		for (k = i + 1; k < j; k++)
+			if (!same_place(&s->sites[idx[i]], &s->sites[idx[k]]))
+				break;
+		if (k < j)
+			for (k = i; k < j; k++)
+				clash[idx[k]] = 1;
+	}
+	free(idx);
+	return clash;
+}
+
+
 struct tree_out {
 	FILE *f;
 	const struct prof_snapshot *s;
@@ -80,7 +127,20 @@ struct tree_out {
 	bool sched;
 	__u64 thread_ticks;
 	char prefix[512];
+	const __u8 *clash;	/* prof_snap_name_clashes, or NULL */
 };
+
+/* " (file:line)" after a name another site shares */
+static void put_where(FILE *f, const struct prof_snapshot *s, const __u8 *clash, __u32 site)
+{
+	const char *file;
+
+	if (!clash || site >= s->nsites || !clash[site])
+		return;
+	file = strrchr(s->sites[site].file, '/');
+	file = file ? file + 1 : s->sites[site].file;
+	fprintf(f, " (%s:%u)", *file ? file : "?", s->sites[site].line);
+}
 
 static void tree_row(struct tree_out *to, __u32 i, const char *branch)
 {
@@ -114,6 +174,7 @@ static void tree_row(struct tree_out *to, __u32 i, const char *branch)
 			n->migrated && !(s->flags & PROF_SEG_TSC_SYNCED) ? "!" : " ");
 	}
 	fprintf(to->f, "  %s%s%s%s%s", to->prefix, branch, hot, prof_snap_node_name(s, n), reset);
+	put_where(to->f, s, to->clash, n->site);
 	if (to->sched && n->kernel_calls && n->kernel_calls < n->calls)
 		fprintf(to->f, " [kernel %llu/%llu]", (unsigned long long)n->kernel_calls,
 			(unsigned long long)n->calls);
@@ -223,6 +284,8 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 	size_t nrows = 0, i;
 	__u64 all_self = 0;
 	double up = 0;
+	/* without memory, overloads only look alike */
+	__u8 *clash = prof_snap_name_clashes(s);
 	int err;
 
 	if (s->exit_tick > s->tick_base)
@@ -241,27 +304,28 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 	if (!o->no_tree) {
 		for (i = 0; i < s->nthreads; i++) {
 			const struct prof_snap_thread *t = &s->threads[i];
-			struct tree_out to = { f, s, t, o, sched, 0, "" };
+			struct tree_out to = { f, s, t, o, sched, 0, "", clash };
 
 			if (o->tid && t->tid != o->tid)
 				continue;
 			err = prof_snap_thread_load(s, &s->threads[i]);
 			if (err)
-				return err;
+				goto cleanup;
 			to.thread_ticks = t->nodes[0].ticks;
 			thread_header(f, s, t, o);
 			columns(f, sched, o);
 			err = tree_children(&to, PROF_NODE_ROOT, 0);
 			if (err)
-				return err;
+				goto cleanup;
 			outside_row(&to);
 		}
 	}
+	err = 0;
 	if (o->no_flat)
-		return 0;
+		goto cleanup;
 	err = prof_snap_flat(s, o->tid, PROF_SORT_SELF, &rows, &nrows);
 	if (err)
-		return err;
+		goto cleanup;
 	for (i = 0; i < nrows; i++)
 		all_self += rows[i].self;
 	fprintf(f, "\n%sflat, by self time%s%s\n", o->color ? C_BOLD : "",
@@ -274,15 +338,20 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 
 		if (!r->calls)
 			continue;
-		fprintf(f, "%10llu %9s %9s %9s %5.1f%%  %s\n", (unsigned long long)r->calls,
+		fprintf(f, "%10llu %9s %9s %9s %5.1f%%  %s", (unsigned long long)r->calls,
 			fmt_ns(a, 24, prof_snap_ns(s, r->self)),
 			fmt_ns(b, 24, prof_snap_ns(s, r->ticks)),
 			fmt_ns(c, 24, prof_snap_ns(s, r->max)),
 			all_self ? 100.0 * (double)r->self / (double)all_self : 0,
 			r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
+		put_where(f, s, clash, r->site);
+		fputc('\n', f);
 	}
 	free(rows);
-	return ferror(f) ? -EIO : 0;
+	err = ferror(f) ? -EIO : 0;
+cleanup:
+	free(clash);
+	return err;
 }
 
 static int cmp_flat(const void *a, const void *b)

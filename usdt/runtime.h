@@ -100,11 +100,38 @@ const struct prof_sched_rec *prof_agent__register_sync(struct prof_tentry *te, _
 /* the record it got was not ready: the agent hands it over when it is */
 void prof_agent__want(struct prof_tentry *te);
 
+/* env.c: the PROF_* settings, parsed once per segment (prof_env__read) */
+#define PROF_ENV_INTERVAL_MIN	0.01
+#define PROF_ENV_INTERVAL_MAX	86400.0
+struct prof_env {
+	__u32 max_threads, max_nodes, max_sites;	/* PROF_MAX_* */
+	bool quiet;			/* PROF_QUIET */
+	bool keep;			/* PROF_KEEP */
+	bool no_daemon;			/* PROF_NO_DAEMON */
+	bool clock_mono;		/* PROF_CLOCK=mono */
+	bool report_json;		/* PROF_REPORT_FORMAT=json */
+	double log_interval;		/* PROF_LOG_INTERVAL, 0: off */
+	char *report;			/* PROF_REPORT: stderr, stdout or a path; NULL: none */
+	char socket[108];		/* PROF_SOCKET (or PROFD_SOCKET); empty: the default */
+	unsigned int warn_count;	/* warnings printed */
+	bool warned;			/* by this process or before its fork */
+};
+extern struct prof_env prof_env;
+void prof_env__read(void);
+/* 0 or -EINVAL; *out untouched on error */
+int prof_env_parse_flag(const char *s, bool *out);
+int prof_env_parse_u32(const char *s, __u32 lo, __u32 hi, __u32 *out);
+int prof_env_parse_seconds(const char *s, double *out);
+
 /* logger.c: PROF_LOG_INTERVAL */
 void prof_logger__start(double interval);
+/* one log line into buf: "prof: NAME tid N ZONE: IN/INTERVAL PCT% CALLS calls\n",
+ * time inside clamped to the interval */
+int prof_log_format(char *buf, size_t len, const char *thread, __u32 tid, const char *zone,
+		    __u64 in_ns, __u64 interval_ns, __u64 calls);
 void prof_logger__atfork_child(void);
 struct prof_snapshot;
 void prof_logger__lines(FILE *f, struct prof_snapshot *cur, const struct prof_snapshot *prev,
-			double secs);
+			__u64 interval_ns);
 
 #endif /* PROF_RUNTIME_H */

@@ -267,6 +267,13 @@ struct prof_report_opts {
 	int no_flat;		/* tree only */
 };
 
+/*
+ * Sites that share their name with another site in another place (C++
+ * overloads and methods, every lambda's operator(), one name in two
+ * files): a byte per site, 1 where shared, malloc'd; NULL and errno
+ * without memory.  Reports print their file:line beside the name.
+ */
+__u8 *prof_snap_name_clashes(const struct prof_snapshot *s);
 /* the call tree per thread, then the flat list by self time */
 int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_report_opts *o);
 /* JSON: {"version":1,"processes":[...]} as documented in README.md */
