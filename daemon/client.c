@@ -167,6 +167,7 @@ int profd_status(int fd, struct profd_status *st)
 	st->interval_ms = w.interval_ms;
 	st->samples = w.samples;
 	st->tsc_synced = w.tsc_synced;
+	st->late = w.late;
 	memcpy(st->tsc_why, w.tsc_why, sizeof(st->tsc_why));
 	st->tsc_why[sizeof(st->tsc_why) - 1] = 0;
 	st->uptime_ns = w.uptime_ns;

@@ -37,6 +37,7 @@ struct profd_status {
 	uint64_t samples;	/* samples taken since start */
 	uint64_t uptime_ns;
 	uint32_t tsc_synced;	/* a migrated call's TSC delta is exact here */
+	uint32_t late;		/* threads registered after their first zone gave up */
 	char tsc_why[128];	/* what profd found */
 };
 

@@ -908,6 +908,9 @@ static int cmd_status(int argc, char **argv)
 			       st.processes, st.threads, st.slots_free);
 			printf("sampling every %ums, %llu samples\n", st.interval_ms,
 			       (unsigned long long)st.samples);
+			printf("threads registered late (their first zone stopped waiting, its "
+			       "first calls without kernel facts): %u\n",
+			       st.late);
 			printf("tsc: %s (%s)\n",
 			       st.tsc_synced ? "synchronized across CPUs: a migrated call's time is exact"
 					     : "not trusted across CPUs: a migrated call's time is suspect",

@@ -57,6 +57,8 @@ struct profd_error {
 };
 
 #define PROFD_REG_WANT_FD	0x1	/* send the map fd with the reply */
+#define PROFD_REG_LATE		0x2	/* the thread's first zone gave up waiting for
+					 * this answer: its first calls had no facts */
 
 struct profd_register {
 	__u32 tid;			/* a thread of the peer's process */
@@ -86,7 +88,8 @@ struct profd_wire_status {
 	__u64 samples;
 	__u64 uptime_ns;
 	__u32 tsc_synced;		/* see profd_tsc.c */
-	__u32 __pad;
+	__u32 late;			/* registrations that came too late for a
+					 * thread's first zone (PROFD_REG_LATE) */
 	char tsc_why[128];
 };
 

@@ -236,10 +236,19 @@ static void test_open_in_flat(void **state)
 			seen = true;
 			assert_int_equal(rows[i].open, 1);
 			assert_int_equal(rows[i].calls, 0);
-			assert_true(prof_snap_ns(s, rows[i].ticks) + 1000000 >= elapsed);
+			if (prof_snap_ns(s, rows[i].ticks) + 1000000 < elapsed)
+				fail_msg("mainloop %llu ns in the flat rows, %llu ns elapsed",
+					 (unsigned long long)prof_snap_ns(s, rows[i].ticks),
+					 (unsigned long long)elapsed);
 			/* the largest total: it holds every other row */
 			for (k = 0; k < n; k++)
-				assert_true(rows[k].ticks <= rows[i].ticks);
+				if (rows[k].ticks > rows[i].ticks)
+					fail_msg("row %s %llu ticks > mainloop's %llu",
+						 rows[k].site < s->nsites
+							 ? s->sites[rows[k].site].name
+							 : "[overflow]",
+						 (unsigned long long)rows[k].ticks,
+						 (unsigned long long)rows[i].ticks);
 		}
 		assert_true(seen);
 		free(rows);

@@ -110,6 +110,7 @@ static int start_profd_opts(const char *const *extra)
 static void stop_profd(void)
 {
 	if (profd_pid > 0) {
+		kill(profd_pid, SIGCONT);
 		kill(profd_pid, SIGTERM);
 		waitpid(profd_pid, NULL, 0);
 	}
@@ -417,17 +418,19 @@ static void test_migrated(void **state)
 /* --- coverage ----------------------------------------------------------- */
 
 /*
- * Programs started right after profd are covered from their first zone:
- * registered there (no waiting in the program), and every call of a
- * CPU-hopping zone has kernel facts and is counted migrated, in 20 runs
- * in a row.
+ * Programs started right after profd are covered from their first zone
+ * (registered there: the first zone waits for profd, bounded), and every
+ * call of a CPU-hopping zone has kernel facts and is counted migrated, in
+ * 20 runs in a row.  Only a machine so loaded that profd answers later
+ * than the wait leaves a first zone uncovered: two such runs are allowed,
+ * never more (a program registered in the background would leave all 20).
  */
 static void test_covered_from_first_zone(void **state)
 {
 	struct prof_snapshot *s;
 	const struct prof_snap_node *m, *init;
 	struct child c;
-	int fd, run;
+	int fd, run, first = 0;
 
 	(void)state;
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
@@ -436,8 +439,7 @@ static void test_covered_from_first_zone(void **state)
 	}
 	fd = need_profd();
 	for (run = 0; run < 20; run++) {
-		/* no wait: registered by its first zone, or not at all */
-		c = spawn(work_migrate, 0, 0);
+		c = spawn(work_migrate, 0, 5);
 		assert_int_equal(child_wait(&c), 'R');
 		s = snap_of(fd, c.pid, PROFD_SINCE_START);
 		assert_non_null(s);
@@ -449,12 +451,49 @@ static void test_covered_from_first_zone(void **state)
 			printf("run %d: %llu calls, %llu with kernel facts, %llu migrated\n", run,
 			       (unsigned long long)m->calls, (unsigned long long)m->kernel_calls,
 			       (unsigned long long)m->migrated);
-		assert_int_equal(init->kernel_calls, 1);
+		first += init->kernel_calls == 1;
 		assert_int_equal(m->kernel_calls, MIGR_CALLS);
 		assert_int_equal(m->migrated, MIGR_CALLS);
 		prof_snapshot__destroy(s);
 		child_end(&c);
 	}
+	printf("covered from the first zone in %d of 20 runs\n", first);
+	assert_true(first >= 18);
+	close(fd);
+	stop_profd();
+}
+
+/* a profd that does not answer in time: the first zone goes on without
+ * it, the thread is covered later, and profd counts it as late */
+static void test_late_registration(void **state)
+{
+	struct profd_status st;
+	struct prof_snapshot *s;
+	const struct prof_snap_node *init;
+	struct child c;
+	int fd;
+
+	(void)state;
+	fd = need_profd();
+	assert_int_equal(profd_status(fd, &st), 0);
+	assert_int_equal(st.late, 0);
+	kill(profd_pid, SIGSTOP);
+	c = spawn(NULL, 0, 10);
+	usleep(300000);
+	kill(profd_pid, SIGCONT);
+	assert_int_equal(child_wait(&c), 'R');
+	assert_int_equal(profd_status(fd, &st), 0);
+	printf("late registrations: %u\n", st.late);
+	assert_int_equal(st.late, 1);
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	init = node_named(s, "init_zone");
+	assert_non_null(init);
+	/* its first zone ran before profd answered: no facts, and it says so */
+	assert_int_equal(init->calls, 1);
+	assert_int_equal(init->kernel_calls, 0);
+	prof_snapshot__destroy(s);
+	child_end(&c);
 	close(fd);
 	stop_profd();
 }
@@ -1370,6 +1409,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_migrated, teardown),
 		cmocka_unit_test_teardown(test_covered_from_first_zone, teardown),
 		cmocka_unit_test_teardown(test_kernel_calls_after_profd, teardown),
+		cmocka_unit_test_teardown(test_late_registration, teardown),
 		cmocka_unit_test_teardown(test_preempted, teardown),
 		cmocka_unit_test_teardown(test_offcpu, teardown),
 		cmocka_unit_test_teardown(test_inzone_rates, teardown),

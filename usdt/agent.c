@@ -148,13 +148,13 @@ static int agent_connect(void)
 
 /* one REGISTER round trip: 0, 1 if profd refused the thread, or -errno
  * (drop the connection); *mfd gets the map fd if one came along */
-static int agent_request(__u32 tid, struct profd_registered *out, int *mfd)
+static int agent_request(__u32 tid, bool late, struct profd_registered *out, int *mfd)
 {
 	struct {
 		struct profd_hdr h;
 		struct profd_register r;
 	} req = { { PROFD_MSG_REGISTER, sizeof(req) },
-		  { tid, agent.recs ? 0 : PROFD_REG_WANT_FD } };
+		  { tid, (agent.recs ? 0 : PROFD_REG_WANT_FD) | (late ? PROFD_REG_LATE : 0) } };
 	union {
 		char buf[PROFD_MSG_MAX];
 		struct profd_hdr h;
@@ -324,6 +324,7 @@ static bool agent_pending(void)
 static int agent_register_all(void)
 {
 	__u32 tids[AGENT_BATCH];
+	bool late[AGENT_BATCH];
 	struct prof_tentry *te;
 	struct profd_registered r = { 0 };
 	size_t n, i;
@@ -333,12 +334,14 @@ static int agent_register_all(void)
 		n = 0;
 		pthread_mutex_lock(&prof_rt.lock);
 		for (te = prof_rt.threads; te && n < AGENT_BATCH; te = te->next)
-			if (te->alive && !te->registered)
+			if (te->alive && !te->registered) {
+				late[n] = te->late;
 				tids[n++] = (__u32)te->tid;
+			}
 		pthread_mutex_unlock(&prof_rt.lock);
 
 		for (i = 0; i < n; i++) {
-			err = agent_request(tids[i], &r, &mfd);
+			err = agent_request(tids[i], late[i], &r, &mfd);
 			if (err < 0)
 				return err;
 			if (err == 1) {
@@ -494,8 +497,10 @@ const struct prof_sched_rec *prof_agent__register_sync(struct prof_tentry *te, _
 	while (!te->sync_done)
 		if (pthread_cond_timedwait(&prof_reg_cv, &prof_rt.lock, &dl))
 			break;
-	/* a late answer finds nobody waiting: the thread goes the usual way */
+	/* a late answer finds nobody waiting: the thread goes the usual way,
+	 * and profd hears it was late (profctl status counts them) */
 	te->sync_wait = false;
+	te->late = !te->sync_done;
 	if (te->sync_done && te->sync_rec) {
 		rec = te->sync_rec;
 		*gen = te->sync_gen;

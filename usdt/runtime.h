@@ -42,6 +42,7 @@ struct prof_tentry {
 	__u64 sync_gen;
 	bool want_pend;			/* the record was not ready: the agent is to
 					 * hand it over when it is */
+	bool late;			/* its first zone stopped waiting for profd */
 };
 
 struct prof_rt {
