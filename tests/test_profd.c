@@ -1712,8 +1712,6 @@ int main(void)
 
 	setenv("PROF_QUIET", "1", 1);
 	unsetenv("PROF_NO_DAEMON");
-	/* TEST_FILTER=GLOB: only those tests (tests/mutate runs one at a time) */
-	if (getenv("TEST_FILTER") && *getenv("TEST_FILTER"))
-		cmocka_set_test_filter(getenv("TEST_FILTER"));
+	test_filter_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

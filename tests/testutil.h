@@ -78,6 +78,16 @@ static inline const struct prof_snap_thread *test_thread(const struct prof_snaps
 	return NULL;
 }
 
+/* TEST_FILTER=GLOB: only the cmocka tests whose names match (tests/mutate
+ * runs one at a time where a program calls this before running them) */
+static inline void test_filter_env(void)
+{
+	const char *f = getenv("TEST_FILTER");
+
+	if (f && *f)
+		cmocka_set_test_filter(f);
+}
+
 /* test_seg_paths: every start token (a pid of another pid namespace) */
 #define TEST_ANY_TOKEN (~0ull)
 
