@@ -688,6 +688,18 @@ static bool seq_within(__u32 s, __u32 a, __u32 b)
 	return (__u32)(s - a) - 1 < (__u32)(b - a);
 }
 
+/* did a switch out in (a, b] (the last four of them) leave another cpu
+ * than this one?  The first of them left the cpu the zone began on */
+static bool left_elsewhere(__u64 cpus, __u32 a, __u32 b)
+{
+	__u32 here = (__u32)sched_getcpu() & 0xffff, j;
+
+	for (j = b; j != a && b - j < 4; j--)
+		if (((cpus >> (16 * (j % 4))) & 0xffff) != here)
+			return true;
+	return false;
+}
+
 /* the kernel word moved during the zone: d is its duration in ticks */
 void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 {
@@ -712,9 +724,9 @@ void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 		__PROF_ADD(&n->preempted, 1);
 	if (a != b && seq_within((__u32)r->block_seq, a, b))
 		__PROF_ADD(&n->blocked, 1);
-	/* moved: the kernel counted it, or we run elsewhere than we last left */
+	/* moved: the kernel counted it, or a switch out left another cpu */
 	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT) ||
-	    (a != b && (__u32)sched_getcpu() != r->out_cpu))
+	    left_elsewhere(r->out_cpus, a, b))
 		__PROF_ADD(&n->migrated, 1);
 	/* off-CPU time is never more than the call's wall time */
 	__PROF_ADD(&n->offcpu_ns, off < wall ? off : wall);
