@@ -438,6 +438,51 @@ static void test_migrated(void **state)
 	stop_profd();
 }
 
+#define PINNED_CALLS 20
+
+/* pinned to one cpu, each call sleeps: switched out, back on that cpu */
+static void work_pinned_sleep(void)
+{
+	struct timespec ts = { 0, 1000000 };
+	int i;
+
+	set_cpu(0);
+	for (i = 0; i < PINNED_CALLS; i++) {
+		PROF_USDT(pinned_zone);
+		nanosleep(&ts, NULL);
+	}
+}
+
+/*
+ * A call that leaves its CPU and comes back to the same one did not
+ * migrate: every call here is switched out (blocked) and none migrated.
+ * Pinned, it cannot go elsewhere, so this holds on any machine.
+ */
+static void test_pinned_not_migrated(void **state)
+{
+	struct prof_snapshot *s;
+	const struct prof_snap_node *n;
+	struct child c;
+	int fd;
+
+	(void)state;
+	fd = need_profd();
+	c = spawn(work_pinned_sleep, 0, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	n = node_named(s, "pinned_zone");
+	assert_non_null(n);
+	assert_int_equal(n->calls, PINNED_CALLS);
+	assert_int_equal(n->kernel_calls, PINNED_CALLS);
+	assert_int_equal(n->blocked, PINNED_CALLS);
+	assert_int_equal(n->migrated, 0);
+	prof_snapshot__destroy(s);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
 /* --- coverage ----------------------------------------------------------- */
 
 /*
@@ -1688,6 +1733,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_migrated, teardown),
+		cmocka_unit_test_teardown(test_pinned_not_migrated, teardown),
 		cmocka_unit_test_teardown(test_covered_from_first_zone, teardown),
 		cmocka_unit_test_teardown(test_kernel_calls_after_profd, teardown),
 		cmocka_unit_test_teardown(test_late_registration, teardown),
