@@ -23,6 +23,7 @@
 
 #include "runtime.h"
 #include "snapshot.h"
+#include "proffile.h"
 
 struct prof_rt prof_rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static bool fork_mover; /* the forking thread has yet to move out */
@@ -1072,6 +1073,34 @@ static void report_at_exit(void)
 	prof_snapshot__destroy(s);
 }
 
+/* PROF_SAVE=PATH: the profile as a file (proffile.h); %p in PATH is the pid */
+static void save_at_exit(void)
+{
+	const char *dst = prof_env.save, *p;
+	struct prof_snapshot *s = NULL;
+	char path[4096];
+	size_t n = 0;
+	int err;
+
+	if (!dst)
+		return;
+	for (p = dst; *p && n + 16 < sizeof(path); p++) {
+		if (p[0] == '%' && p[1] == 'p') {
+			n += (size_t)snprintf(path + n, sizeof(path) - n, "%d", (int)getpid());
+			p++;
+		} else {
+			path[n++] = *p;
+		}
+	}
+	path[n] = '\0';
+	err = prof_snapshot__read(prof_rt.seg, prof_rt.seg_len, &s);
+	if (!err)
+		err = prof_file_save(path, s);
+	if (err)
+		prof_warnx("failed to save the profile to %s: %s", path, prof_file_strerror(err));
+	prof_snapshot__destroy(s);
+}
+
 static void prof_atexit(void)
 {
 	/* a fork child that never profiled: prof_rt.seg is still the parent's */
@@ -1081,6 +1110,7 @@ static void prof_atexit(void)
 	__PROF_STORE(&prof_rt.seg->exit_tick, __prof_now());
 	__atomic_or_fetch(&prof_rt.seg->flags, PROF_SEG_EXITED, __ATOMIC_RELEASE);
 	report_at_exit();
+	save_at_exit();
 	if (!prof_rt.keep)
 		shm_unlink(prof_rt.seg_name);
 }
