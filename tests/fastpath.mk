@@ -43,7 +43,7 @@ $(OUTPUT)/tests/probe_helper: tests/probe_helper.c usdt/prof.h $(LIBPROF_A) | $(
 
 $(OUTPUT)/tests/test_probes: $(OUTPUT)/tests/probe_helper
 $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS)): tests/fastpath.h
-$(OUTPUT)/tests/test_timing: TEST_LIBS += -lm
+$(OUTPUT)/tests/test_timing $(OUTPUT)/tests/test_report: TEST_LIBS += -lm
 
 # prof.h with every compiler and language standard (issue 13): builds and
 # runs tests/matrix.c and matrix.cc against libprof.a

@@ -220,7 +220,7 @@ static void test_open_in_flat(void **state)
 
 	(void)state;
 	assert_non_null(c);
-	assert_int_equal(test_seg_paths(child, paths, 4), 1);
+	assert_int_equal(test_seg_paths(child, prof_proc_start_token(child), paths, 4), 1);
 	fd = open(paths[0], O_RDONLY);
 	assert_true(fd >= 0 && !fstat(fd, &st));
 	mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);

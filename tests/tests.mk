@@ -5,7 +5,8 @@
 #   SAN_TESTS   the unit tests that also run under SAN=asan and SAN=tsan
 #   RUNTIME_TESTS  the unit tests of libprof alone (no profd, BPF or tracer):
 #               also cross-built (CROSS=) and run under qemu-user
-# tests/run runs every tier and prints one summary line.
+# tests/run runs every tier and prints one summary line; tests/mutate (make
+# mutate) checks that they catch the bugs listed in tests/mutations.txt.
 
 UNIT_TESTS :=
 ROOT_TESTS :=
@@ -41,3 +42,9 @@ test:
 # make CROSS=aarch64-linux-gnu- lib test-runtime: build and run them there
 test-runtime:
 	$(Q)CROSS=$(CROSS) TIERS=runtime tests/run
+
+# the bugs of tests/mutations.txt, each applied to a scratch copy: the tests
+# must catch every one (tests/mutate says how long it takes)
+.PHONY: mutate
+mutate:
+	$(Q)tests/mutate
