@@ -9,6 +9,8 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/time.h>
 
 #include "fastpath.h"
 #include "prof.h"
@@ -391,6 +393,79 @@ static void test_squatted_name(void **state)
 	assert_true(test_exited_ok(test_reexec("--squat", env, 30, NULL)));
 }
 
+/* --- zones in signal handlers ------------------------------------------- */
+
+static volatile sig_atomic_t sig_zones;
+
+static void sig_zone_handler(int sig)
+{
+	(void)sig;
+	{
+		PROF_USDT(in_handler);
+		PROF_ALLOC(8);
+		sig_zones++;
+	}
+}
+
+static void *sig_worker(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 50; i++) {
+		PROF_USDT(sig_work);
+	}
+	return NULL;
+}
+
+/*
+ * A zone in a signal handler that lands inside the thread's own first
+ * zone (segment and slab creation hold the runtime's lock) must not hang
+ * the thread: a 100 us timer with a zone in its handler, while the
+ * program's threads start and enter their first zones.
+ */
+static void test_signal_handler_zone(void **state)
+{
+	pid_t k;
+	int st = -1, i;
+	__u64 deadline;
+
+	(void)state;
+	k = fork();
+	if (k == 0) {
+		struct sigaction sa = { .sa_handler = sig_zone_handler, .sa_flags = SA_RESTART };
+		struct itimerval it = { { 0, 100 }, { 0, 100 } };
+		pthread_t th[16];
+
+		setenv("PROF_NO_DAEMON", "1", 1);
+		sigaction(SIGALRM, &sa, NULL);
+		setitimer(ITIMER_REAL, &it, NULL);
+		for (i = 0; i < 16; i++)
+			if (pthread_create(&th[i], NULL, sig_worker, NULL))
+				_exit(2);
+		for (i = 0; i < 16; i++)
+			pthread_join(th[i], NULL);
+		sig_worker(NULL);
+		it.it_value.tv_usec = it.it_interval.tv_usec = 0;
+		setitimer(ITIMER_REAL, &it, NULL);
+		_exit(sig_zones > 0 ? 0 : 3);
+	}
+	assert_true(k > 0);
+	/* a hang is the failure: give it ten seconds */
+	for (deadline = 0; deadline < 1000; deadline++) {
+		if (waitpid(k, &st, WNOHANG) == k)
+			break;
+		usleep(10000);
+	}
+	if (deadline == 1000) {
+		kill(k, SIGKILL);
+		waitpid(k, &st, 0);
+		fail_msg("a zone in a signal handler hung its thread");
+	}
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -402,6 +477,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_exit_unlinks),
 		cmocka_unit_test(test_keep),
 		cmocka_unit_test(test_squatted_name),
+		cmocka_unit_test(test_signal_handler_zone),
 	};
 
 	if (argc == 2 && !strcmp(argv[1], "--squat"))

@@ -10,6 +10,7 @@
 #include <cpuid.h>
 #endif
 #include <sched.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -43,11 +44,30 @@ pthread_cond_t prof_reg_cv = PTHREAD_COND_INITIALIZER;
 static __u64 sink_activity;
 static __u32 sink_ext_used;
 
+/* a sink's two nodes, their ext records and their histogram block */
+struct prof_sink {
+	struct prof_node nodes[2];
+	struct prof_node_ext ext[2];
+	__u64 open[2];
+	__u64 rowmap[PROF_ROWMAP_WORDS];
+	__u32 hist[PROF_HIST_BLOCK * PROF_HIST_BUCKETS];
+};
+
+/* shared by every sink thread that failed malloc, and by a zone in a signal
+ * handler that interrupted its thread's first zone: racy, but in bounds */
+static struct prof_sink last_resort;
+
 __thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec"))) = {
 	.cur = __PROF_UNINIT,
 	.krec = &prof_zero_rec,
 	.activity = &sink_activity,
 	.ext_used = &sink_ext_used,
+	/* never NULL: a zone in a signal handler may run before the slab */
+	.nodes = last_resort.nodes,
+	.ext = last_resort.ext,
+	.open = last_resort.open,
+	.rowmap = last_resort.rowmap,
+	.hist = last_resort.hist,
 };
 int __prof_clock_tsc = 1;
 
@@ -63,6 +83,8 @@ struct prof_tpriv {
 	__u64 last_frame;
 	__u64 limit;  /* the fast path's limit, when it is 0 for a kernel word change */
 	__u32 res_nodes; /* nodes [0, res_nodes) have their pages reserved */
+	volatile sig_atomic_t busy; /* in a slow path that locks or grows the tree:
+				     * a zone in a signal handler must not enter one */
 	__u64 kgen;   /* the generation of the record the thread uses */
 	__u32 fork_cur; /* a fork child's current node, parked */
 	__u32 nbegin;
@@ -521,15 +543,6 @@ out:
 	return idx;
 }
 
-/* a sink's two nodes, their ext records and their histogram block */
-struct prof_sink {
-	struct prof_node nodes[2];
-	struct prof_node_ext ext[2];
-	__u64 open[2];
-	__u64 rowmap[PROF_ROWMAP_WORDS];
-	__u32 hist[PROF_HIST_BLOCK * PROF_HIST_BUCKETS];
-};
-
 static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k)
 {
 	t->nodes = k->nodes;
@@ -541,8 +554,6 @@ static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k)
 	t->ext_used = &sink_ext_used;
 }
 
-/* shared by every sink thread that failed malloc: racy, but in bounds */
-static struct prof_sink last_resort;
 static void thread_sink_last_resort(struct __prof_thread *t)
 {
 	thread_bind_sink(t, &last_resort);
@@ -785,7 +796,7 @@ full:
 }
 
 /* a thread about to use its slab: initialised, and moved if forked */
-static void prof_thread_ready(void)
+static void thread_ready(void)
 {
 	if (__prof_tls.cur == __PROF_UNINIT)
 		thread_init();
@@ -793,13 +804,44 @@ static void prof_thread_ready(void)
 		fork_move_self();
 }
 
+static void prof_thread_ready(void)
+{
+	/* a signal handler's call inside our own slow path: not now */
+	if (prof_tpriv.busy)
+		return;
+	prof_tpriv.busy = 1;
+	thread_ready();
+	prof_tpriv.busy = 0;
+}
+
+static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev);
+
+/*
+ * Zones are safe in signal handlers.  A handler that interrupts this
+ * thread's own slow path (its first zone, a new site or node) must not
+ * take the lock it may hold, nor grow the tree it is growing: its zone
+ * counts in the thread's [overflow] node (before the thread has a slab,
+ * in a shared sink nobody reads), uncached.
+ */
 uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev)
+{
+	__u32 node;
+
+	if (prof_tpriv.busy)
+		return 1;
+	prof_tpriv.busy = 1;
+	node = enter_slow(site, c, prev);
+	prof_tpriv.busy = 0;
+	return node;
+}
+
+static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev)
 {
 	struct __prof_thread *t = &__prof_tls;
 	__u32 sidx, node;
 
 	if (t->cur >= __PROF_FORKED) {
-		prof_thread_ready();
+		thread_ready();
 		/* the zone returns to the thread's real node, not to a marker */
 		*prev = t->cur;
 	}
@@ -1131,6 +1173,9 @@ void __prof_thread_name(const char *name)
 void __prof_alloc_slow(int is_free, uint64_t bytes)
 {
 	prof_thread_ready();
+	/* still no slab: a signal handler inside the thread's first zone */
+	if (__prof_tls.cur >= __PROF_FORKED)
+		return;
 	__prof_mem(is_free, bytes);
 }
 

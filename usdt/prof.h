@@ -46,6 +46,10 @@
  * older name PROFD_SOCKET, as profctl) names profd's socket,
  * PROF_NO_DAEMON=1 never contacts profd; a bad value is named on stderr.
  *
+ * Zones are safe in signal handlers: a handler's zone that interrupts its
+ * thread inside the runtime's own slow path (the thread's first zone, a
+ * new site or node) counts in the thread's [overflow] node.
+ *
  * -DPROF_DISABLE compiles every macro to nothing.
  */
 #ifndef PROF_H
