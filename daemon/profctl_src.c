@@ -299,10 +299,12 @@ static int direct_find(pid_t pid, struct prof_seg_ent *out)
 			if ((pid_t)ents[i].pid == pid)
 				break;
 		if (i < ne) {
+			unsigned int owner = (unsigned int)ents[i].uid;
+
 			free(ents);
 			pc_warnx("pid %d: not yours (segment owned by uid %u); ask profd or run as "
 				 "that user",
-				 (int)pid, (unsigned int)ents[i].uid);
+				 (int)pid, owner);
 			return -EPERM;
 		}
 		free(ents);
