@@ -92,6 +92,8 @@ static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task)
 		/* start from zero; gen last, it publishes the rest */
 		WRITE_ONCE_U64(&r->seq, 0);
 		WRITE_ONCE_U64(&r->offcpu_ns, 0);
+		r->preempt_seq = 0;
+		r->block_seq = 0;
 		r->out_ns = 0;
 		r->last_cpu = 0;
 		r->tid = tid;
@@ -130,6 +132,22 @@ static __always_inline __u64 switch_time(struct task_struct *task)
 }
 
 /*
+ * A task switched out in state TASK_RUNNING (0) was preempted or yielded:
+ * it wanted the CPU.  Any other state is a sleep it chose.  The field is
+ * __state since 5.14 (commit 2f064a59a11f), state before.
+ */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool task_runnable(struct task_struct *t)
+{
+	if (bpf_core_field_exists(struct task_struct, __state))
+		return t->__state == 0;
+	return ((struct task_struct___pre514 *)t)->state == 0;
+}
+
+/*
  * tp_btf hands us BTF-typed task pointers: their fields are read directly
  * (still CO-RE relocated through vmlinux.h's preserve_access_index), not
  * through BPF_CORE_READ's probe-read helper calls, which cost more than
@@ -161,6 +179,11 @@ int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct t
 		seq = (seq & ~0xffffffffULL) | (__u32)((__u32)seq + 1);
 		out->out_ns = now;
 		out->last_cpu = cpu;
+		/* runnable when switched out: preempted, else it slept */
+		if (preempt || task_runnable(prev))
+			out->preempt_seq = (__u32)seq;
+		else
+			out->block_seq = (__u32)seq;
 		/* one 64-bit store: the fast path reads seq whole */
 		WRITE_ONCE_U64(&out->seq, seq);
 	}

@@ -19,7 +19,10 @@
  * One cache line per thread.  The BPF program writes it only while the
  * thread is off the CPU (switching out, or about to switch in), so the
  * owning thread never sees a torn update.  The fast path reads 'seq' and
- * 'offcpu_ns' at zone enter and exit.
+ * 'offcpu_ns' at zone enter and exit; when seq moved, its slow path tells
+ * preempted from blocked by where preempt_seq and block_seq fall: a zone
+ * entered at switch count a and left at b was preempted if the last
+ * involuntary switch is in (a, b], blocked if the last voluntary one is.
  */
 struct prof_sched_rec {
 	__u64 seq;		/* low 32 bits: switches out, high 32: migrations */
@@ -29,7 +32,10 @@ struct prof_sched_rec {
 	__u32 last_cpu;		/* bpf only: cpu it last ran on */
 	__u64 gen;		/* bpf: the assignment (profd's gen) it counts for */
 	__u64 start;		/* bpf: the owner's task start time, set with gen */
-	__u64 __pad[2];
+	__u64 preempt_seq;	/* bpf: the low half of seq after the last switch
+				 * out while runnable (preempted, involuntary) */
+	__u64 block_seq;	/* bpf: the same for the last switch out asleep
+				 * (blocked, waiting, I/O: voluntary) */
 };
 
 /*

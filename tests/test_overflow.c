@@ -109,15 +109,19 @@ static int nodes_child(void)
 	/* no rare path ran: the ext records are zero; one block's row map,
 	 * then nothing up to the histograms of 16 nodes, one block that ends
 	 * the slab */
-	used = prof_slab_ext_off(16);
-	CHILD_CHECK(h->slab_size == prof_slab_hist_off(16, PROF_HIST_SHIFT) +
-					    PROF_HIST_BLOCK * PROF_HIST_BUCKETS * 4);
-	CHILD_CHECK(all_zero(mem + h->slabs_off + used, prof_slab_rowmap_off(16) - used));
-	used = prof_slab_rowmap_off(16) + PROF_ROWMAP_WORDS * 8;
-	CHILD_CHECK(
-		!all_zero(mem + h->slabs_off + prof_slab_rowmap_off(16), PROF_ROWMAP_WORDS * 8));
-	CHILD_CHECK(all_zero(mem + h->slabs_off + used,
-			     prof_slab_hist_off(16, PROF_HIST_SHIFT) - used));
+	{
+		const struct prof_region *r = h->region;
+		__u64 rowmap = r[PROF_REGION_ROWMAP].off, hist = r[PROF_REGION_HIST].off;
+
+		CHILD_CHECK(h->nregions == PROF_REGIONS);
+		CHILD_CHECK(h->slab_size == hist + PROF_HIST_BLOCK * PROF_HIST_BUCKETS * 4);
+		/* ext records and open marks: all zero (every zone closed) */
+		used = r[PROF_REGION_EXT].off;
+		CHILD_CHECK(all_zero(mem + h->slabs_off + used, rowmap - used));
+		used = rowmap + PROF_ROWMAP_WORDS * 8;
+		CHILD_CHECK(!all_zero(mem + h->slabs_off + rowmap, PROF_ROWMAP_WORDS * 8));
+		CHILD_CHECK(all_zero(mem + h->slabs_off + used, hist - used));
+	}
 	CHILD_CHECK(all_zero(mem + h->slabs_off + h->slab_size, h->slab_size));
 	munmap(mem, (size_t)st.st_size);
 	close(fd);

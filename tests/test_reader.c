@@ -144,13 +144,15 @@ static struct prof_slab_hdr *slab(void *img, __u32 i)
 
 static struct prof_node *node(void *img, __u32 t, __u32 i)
 {
-	return (struct prof_node *)((char *)slab(img, t) + PROF_SLAB_HDR_SIZE) + i;
+	return (struct prof_node *)((char *)slab(img, t) +
+				    hdr(img)->region[PROF_REGION_NODES].off) +
+	       i;
 }
 
 static struct prof_node_ext *node_ext(void *img, __u32 t, __u32 i)
 {
 	return (struct prof_node_ext *)((char *)slab(img, t) +
-					prof_slab_ext_off(hdr(img)->max_nodes)) +
+					hdr(img)->region[PROF_REGION_EXT].off) +
 	       i;
 }
 
@@ -365,8 +367,8 @@ static void test_huge_counts(void **state)
 	for (t = 0; t < hdr(p)->nslabs; t++) {
 		struct prof_slab_hdr *sh = slab(p, t);
 		unsigned int shift = (unsigned int)__builtin_ctz(hdr(p)->hist_block);
-		__u32 *hist = (__u32 *)((char *)sh + prof_slab_hist_off(hdr(p)->max_nodes, shift));
-		__u64 *rows = (__u64 *)((char *)sh + prof_slab_rowmap_off(hdr(p)->max_nodes));
+		__u32 *hist = (__u32 *)((char *)sh + hdr(p)->region[PROF_REGION_HIST].off);
+		__u64 *rows = (__u64 *)((char *)sh + hdr(p)->region[PROF_REGION_ROWMAP].off);
 
 		sh->frames = sh->frame_ticks = sh->frame_max = ~0ull;
 		sh->overflow = sh->unbalanced = ~0ull;
@@ -423,13 +425,139 @@ static void test_random_mutations(void **state)
 	free(img);
 }
 
+/*
+ * A program linked with a newer libprof of the same major: every struct
+ * grown at its end (garbage in the new bytes), a region more in the table,
+ * the regions moved.  This reader must read it as the 3.0 image it holds.
+ */
+static void *next_minor(void *img, size_t *len)
+{
+	const struct prof_seg_hdr *h = hdr(img);
+	const __u32 grow = 16, ngrow = 16, xgrow = 16, sgrow = 64;
+	__u32 site_size = h->site_size + grow, node_size = h->node_size + ngrow;
+	__u32 ext_size = h->ext_size + xgrow, shdr = h->slab_hdr_size + sgrow, t, i;
+	const struct prof_region *r = h->region;
+	struct prof_region nr[PROF_REGIONS + 1];
+	__u64 sites_off = PROF_SEG_HDR_SIZE, slabs_off, slab_size, off;
+	struct prof_seg_hdr *nh;
+	char *out;
+
+	/* regions in another order than the writer's, the new one first */
+	off = (shdr + 4095) & ~4095ull;
+	nr[PROF_REGIONS] = (struct prof_region){ off, 4096 };
+	off += 4096;
+	nr[PROF_REGION_HIST] = (struct prof_region){ off, r[PROF_REGION_HIST].size };
+	off += r[PROF_REGION_HIST].size;
+	nr[PROF_REGION_ROWMAP] = (struct prof_region){ off, r[PROF_REGION_ROWMAP].size };
+	off += r[PROF_REGION_ROWMAP].size;
+	nr[PROF_REGION_NODES] = (struct prof_region){ off, (__u64)h->max_nodes * node_size };
+	off += nr[PROF_REGION_NODES].size;
+	nr[PROF_REGION_EXT] = (struct prof_region){ off, (__u64)h->max_nodes * ext_size };
+	off += nr[PROF_REGION_EXT].size;
+	nr[PROF_REGION_OPEN] = (struct prof_region){ off, (__u64)h->max_nodes * 8 };
+	off += nr[PROF_REGION_OPEN].size;
+	slab_size = (off + 4095) & ~4095ull;
+	slabs_off = (sites_off + (__u64)h->max_sites * site_size + 4095) & ~4095ull;
+	*len = slabs_off + slab_size * h->max_threads;
+	out = malloc(*len);
+	assert_non_null(out);
+	memset(out, 0xab, *len);
+
+	nh = (struct prof_seg_hdr *)out;
+	memcpy(nh, h, sizeof(*h));
+	nh->minor = PROF_SEG_MINOR + 1;
+	nh->hdr_size = sizeof(*h) + grow;
+	nh->seg_size = *len;
+	nh->site_size = site_size;
+	nh->node_size = node_size;
+	nh->ext_size = ext_size;
+	nh->slab_hdr_size = shdr;
+	nh->sites_off = sites_off;
+	nh->slabs_off = slabs_off;
+	nh->slab_size = slab_size;
+	nh->nregions = PROF_REGIONS + 1;
+	memcpy(nh->region, nr, sizeof(nr));
+	for (i = 0; i < h->nsites; i++)
+		memcpy(out + sites_off + (__u64)i * site_size,
+		       (char *)img + h->sites_off + (__u64)i * h->site_size, h->site_size);
+	for (t = 0; t < h->nslabs; t++) {
+		const char *os = (const char *)slab(img, t);
+		char *ns = out + slabs_off + (__u64)t * slab_size;
+
+		memcpy(ns, os, sizeof(struct prof_slab_hdr));
+		memcpy(ns + nr[PROF_REGION_HIST].off, os + r[PROF_REGION_HIST].off,
+		       r[PROF_REGION_HIST].size);
+		memcpy(ns + nr[PROF_REGION_ROWMAP].off, os + r[PROF_REGION_ROWMAP].off,
+		       r[PROF_REGION_ROWMAP].size);
+		memcpy(ns + nr[PROF_REGION_OPEN].off, os + r[PROF_REGION_OPEN].off,
+		       r[PROF_REGION_OPEN].size);
+		for (i = 0; i < h->max_nodes; i++) {
+			memcpy(ns + nr[PROF_REGION_NODES].off + (__u64)i * node_size,
+			       os + r[PROF_REGION_NODES].off + (__u64)i * h->node_size, h->node_size);
+			memcpy(ns + nr[PROF_REGION_EXT].off + (__u64)i * ext_size,
+			       os + r[PROF_REGION_EXT].off + (__u64)i * h->ext_size, h->ext_size);
+		}
+	}
+	return out;
+}
+
+static void test_next_minor(void **state)
+{
+	struct prof_snapshot *a, *b;
+	size_t len, nlen;
+	void *img = base_image(&len), *nimg = next_minor(img, &nlen);
+	__u32 t, i, checked = 0;
+
+	(void)state;
+	assert_int_equal(prof_snapshot__read(img, len, &a), 0);
+	assert_int_equal(prof_snapshot__read(nimg, nlen, &b), 0);
+	assert_int_equal(a->nthreads, b->nthreads);
+	assert_int_equal(a->nsites, b->nsites);
+	for (i = 0; i < a->nsites; i++)
+		assert_string_equal(a->sites[i].name, b->sites[i].name);
+	for (t = 0; t < a->nthreads; t++) {
+		const struct prof_snap_thread *x = &a->threads[t], *y = &b->threads[t];
+
+		assert_int_equal(x->tid, y->tid);
+		assert_string_equal(x->name, y->name);
+		assert_int_equal(x->nnodes, y->nnodes);
+		for (i = 0; i < x->nnodes; i++) {
+			const struct prof_snap_node *m = &x->nodes[i], *n = &y->nodes[i];
+
+			assert_int_equal(m->site, n->site);
+			assert_int_equal(m->parent, n->parent);
+			assert_int_equal(m->calls, n->calls);
+			assert_int_equal(m->ticks, n->ticks);
+			assert_int_equal(m->max, n->max);
+			assert_int_equal(m->allocs, n->allocs);
+			assert_int_equal(m->alloc_bytes, n->alloc_bytes);
+			assert_int_equal(prof_snap_quantile(a, m, 0.5), prof_snap_quantile(b, n, 0.5));
+			assert_int_equal(prof_snap_quantile(a, m, 0.99),
+					 prof_snap_quantile(b, n, 0.99));
+			checked += m->calls > 0;
+		}
+	}
+	assert_true(checked >= 6);
+	walk(b);
+	/* a struct smaller than this reader knows is not a newer minor */
+	hdr(nimg)->node_size = PROF_NODE_SIZE - 8;
+	assert_int_equal(try_read(nimg, nlen), -EINVAL);
+	hdr(nimg)->node_size = PROF_NODE_SIZE + 16;
+	hdr(nimg)->nregions = PROF_REGIONS - 1;
+	assert_int_equal(try_read(nimg, nlen), -EINVAL);
+	prof_snapshot__destroy(a);
+	prof_snapshot__destroy(b);
+	free(nimg);
+	free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_image),	  cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_version),		  cmocka_unit_test(test_geometry_bytes),
 		cmocka_unit_test(test_links_and_strings), cmocka_unit_test(test_huge_counts),
-		cmocka_unit_test(test_random_mutations),
+		cmocka_unit_test(test_random_mutations), cmocka_unit_test(test_next_minor),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -247,7 +247,8 @@ static int seg_init(void)
 	sites_off = PROF_SEG_HDR_SIZE;
 	slabs_off = sites_off + (__u64)prof_rt.max_sites * sizeof(struct prof_site_ent);
 	slabs_off = (slabs_off + 4095) & ~4095ull;
-	slab_size = prof_slab_size(prof_rt.max_nodes, PROF_HIST_SHIFT);
+	slab_size = prof_slab_layout(prof_rt.max_nodes, PROF_HIST_SHIFT, prof_rt.region);
+	prof_rt.slab_size = slab_size;
 	size = slabs_off + slab_size * prof_rt.max_threads;
 
 	fd = seg_create(pid, token, name, sizeof(name));
@@ -312,6 +313,10 @@ static int seg_init(void)
 	h->sites_off = sites_off;
 	h->slabs_off = slabs_off;
 	h->slab_size = slab_size;
+	h->minor = PROF_SEG_MINOR;
+	h->slab_hdr_size = sizeof(struct prof_slab_hdr);
+	h->nregions = PROF_REGIONS;
+	memcpy(h->region, prof_rt.region, sizeof(prof_rt.region));
 	__atomic_store_n(&h->magic, PROF_SEG_MAGIC, __ATOMIC_RELEASE);
 
 	prof_rt.seg = h;
@@ -398,6 +403,7 @@ out:
 struct prof_sink {
 	struct prof_node nodes[2];
 	struct prof_node_ext ext[2];
+	__u64 open[2];
 	__u64 rowmap[PROF_ROWMAP_WORDS];
 	__u32 hist[PROF_HIST_BLOCK * PROF_HIST_BUCKETS];
 };
@@ -406,6 +412,7 @@ static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k)
 {
 	t->nodes = k->nodes;
 	t->ext = k->ext;
+	t->open = k->open;
 	t->rowmap = k->rowmap;
 	t->hist = k->hist;
 	t->activity = &sink_activity;
@@ -422,12 +429,11 @@ static void thread_sink_last_resort(struct __prof_thread *t)
 /* the fast path's pointers into a slab */
 static void thread_bind_slab(struct __prof_thread *t, struct prof_slab_hdr *hdr)
 {
-	char *slab = (char *)hdr;
-
-	t->nodes = (struct prof_node *)(slab + PROF_SLAB_HDR_SIZE);
-	t->ext = (struct prof_node_ext *)(slab + prof_slab_ext_off(prof_rt.max_nodes));
-	t->rowmap = (__u64 *)(slab + prof_slab_rowmap_off(prof_rt.max_nodes));
-	t->hist = (__u32 *)(slab + prof_slab_hist_off(prof_rt.max_nodes, PROF_HIST_SHIFT));
+	t->nodes = prof_rt_region(hdr, PROF_REGION_NODES);
+	t->ext = prof_rt_region(hdr, PROF_REGION_EXT);
+	t->open = prof_rt_region(hdr, PROF_REGION_OPEN);
+	t->rowmap = prof_rt_region(hdr, PROF_REGION_ROWMAP);
+	t->hist = prof_rt_region(hdr, PROF_REGION_HIST);
 	t->activity = &hdr->activity;
 	t->ext_used = &hdr->ext_used;
 }
@@ -532,10 +538,11 @@ static void thread_init(void)
 		return;
 	}
 	hdr = prof_rt_slab(idx);
+	hdr->gen++;
 	hdr->tid = (__u32)prof_gettid();
 	hdr->start_tick = __prof_now();
 	hdr->ksched_slot = PROF_NO_SLOT;
-	nodes = (struct prof_node *)((char *)hdr + PROF_SLAB_HDR_SIZE);
+	nodes = prof_rt_region(hdr, PROF_REGION_NODES);
 	node_init(&nodes[PROF_NODE_ROOT], PROF_SITE_NONE, PROF_NODE_ROOT);
 	/* node 1 takes every zone entered while the table is full */
 	node_init(&nodes[1], PROF_SITE_NONE, PROF_NODE_ROOT);
@@ -694,6 +701,21 @@ static bool node_is_ancestor(__u32 a, __u32 b)
 	return false;
 }
 
+/* clear the open marks from node 'from' up to (not including) 'to', if
+ * 'to' is an ancestor of it */
+static void close_open_below(__u32 from, __u32 to)
+{
+	struct __prof_thread *t = &__prof_tls;
+	__u32 guard;
+
+	if (from >= prof_tpriv.nnodes || !node_is_ancestor(to, from))
+		return;
+	for (guard = 0; from != to && guard <= prof_tpriv.nnodes; guard++) {
+		__PROF_STORE(&t->open[from], 0);
+		from = t->nodes[from].parent;
+	}
+}
+
 /*
  * A scope closes while another zone is current: a PROF_BEGIN inside it was
  * never ENDed.  Count it, and forget the BEGINs that are now unreachable.
@@ -711,6 +733,8 @@ void __prof_unbalanced(struct __prof_zone *z)
 	}
 	if (p->hdr)
 		__PROF_ADD(&p->hdr->unbalanced, 1);
+	/* the zones opened under this one and never closed are over too */
+	close_open_below(__prof_tls.cur, z->node);
 	while (p->nbegin && !node_is_ancestor(p->begin[p->nbegin - 1].node, z->prev))
 		p->nbegin--;
 }
@@ -724,6 +748,7 @@ void __prof_begin(const struct prof_site *site, struct __prof_cache *c)
 	if (p->nbegin >= PROF_BEGIN_DEPTH) {
 		/* too deep to track: undo the enter, count it */
 		__prof_tls.cur = z.prev;
+		__PROF_STORE(&__prof_tls.open[z.node], 0);
 		if (p->hdr)
 			__PROF_ADD(&p->hdr->unbalanced, 1);
 		return;
@@ -970,13 +995,21 @@ static void fork_move_self(void)
 
 		idx = prof_rt.seg->nslabs;
 		hdr = prof_rt_slab(idx);
-		nodes = (struct prof_node *)((char *)hdr + PROF_SLAB_HDR_SIZE);
+		nodes = prof_rt_region(hdr, PROF_REGION_NODES);
+		hdr->gen++;
 		hdr->tid = (__u32)prof_gettid();
 		hdr->start_tick = __prof_now();
 		hdr->ksched_slot = PROF_NO_SLOT;
 		memcpy(hdr->name, p->hdr->name, sizeof(hdr->name));
 		for (i = 0; i < p->nnodes; i++)
 			node_init(&nodes[i], old_nodes[i].site, old_nodes[i].parent);
+		/* the zones open across fork() go on in the child */
+		{
+			__u64 *open = prof_rt_region(hdr, PROF_REGION_OPEN);
+
+			for (i = 0; i < p->nnodes; i++)
+				open[i] = t->open[i];
+		}
 		hdr->nnodes = p->nnodes;
 		hdr->state = PROF_SLAB_ALIVE;
 		__atomic_store_n(&hdr->magic, PROF_SLAB_MAGIC, __ATOMIC_RELEASE);

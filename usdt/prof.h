@@ -114,6 +114,7 @@ struct __prof_thread {
 	struct prof_node_ext *ext;	/* the nodes' ext records */
 	__u32 *ext_used;		/* the slab's ext_used flag */
 	__u64 *rowmap;			/* the histogram blocks' row maps */
+	__u64 *open;			/* per node: its open call's start, 0 if none */
 };
 
 #define __PROF_UNINIT 0xfffffffeU
@@ -176,6 +177,8 @@ __prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_
 	z->seq = z->offcpu = 0;
 #endif
 	z->start = __prof_now();
+	/* in flight: readers add its elapsed time to the node */
+	__PROF_STORE(&__prof_tls.open[z->node], z->start);
 }
 
 static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zone *z)
@@ -195,6 +198,7 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	/* after the check: in a fork child it moves the node table */
 	n = &__prof_tls.nodes[z->node];
 	__prof_tls.cur = z->prev;
+	__PROF_STORE(&__prof_tls.open[z->node], 0);
 	/* unsigned: a negative delta is huge too */
 	if (__builtin_expect(d > __prof_tls.limit, 0)) {
 		__prof_anomaly(z);

@@ -45,6 +45,10 @@ struct seg_geom {
 	__u32 max_sites, max_threads, max_nodes;
 	unsigned int hist_shift; /* log2 of the header's hist_block */
 	__u64 sites_off, slabs_off, slab_size, tick_hz;
+	/* strides: a later minor may grow each struct at its end */
+	__u32 site_size, node_size, ext_size;
+	struct prof_region region[PROF_REGIONS]; /* the regions this reader knows */
+	__u64 snap_tick;			 /* an image's "now", else 0 */
 };
 
 struct hist_pool {
@@ -119,12 +123,20 @@ static int pool_add(struct hist_pool *p, const __u32 *hist, const __u64 *map, un
 /* a slab's regions; ext records are read only if the writer used them */
 struct slab_view {
 	const struct prof_slab_hdr *hdr;
-	const struct prof_node *nodes;
-	const struct prof_node_ext *ext; /* NULL: every record is zero */
+	const char *nodes;		 /* node_size apart */
+	const char *ext;		 /* ext_size apart; NULL: every record is zero */
+	const __u64 *open;		 /* per node: its open call's start tick, or 0 */
 	const __u64 *rowmap;		 /* PROF_ROWMAP_WORDS a block */
 	const __u32 *hist;
 	unsigned int hist_shift;
+	__u32 node_size, ext_size;
 };
+
+/* node i of a slab, at the stride the header gives */
+static inline const struct prof_node *view_node(const struct slab_view *v, __u32 i)
+{
+	return (const void *)(v->nodes + (size_t)i * v->node_size);
+}
 
 /* node i's block's row map */
 static inline const __u64 *view_rows(const struct slab_view *v, __u32 i)
@@ -135,12 +147,14 @@ static inline const __u64 *view_rows(const struct slab_view *v, __u32 i)
 static void slab_view(const char *slab, const struct seg_geom *g, struct slab_view *v)
 {
 	v->hdr = (const void *)slab;
-	v->nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
-	v->ext = LD(&v->hdr->ext_used) ? (const void *)(slab + prof_slab_ext_off(g->max_nodes))
-				       : NULL;
-	v->rowmap = (const void *)(slab + prof_slab_rowmap_off(g->max_nodes));
-	v->hist = (const void *)(slab + prof_slab_hist_off(g->max_nodes, g->hist_shift));
+	v->nodes = slab + g->region[PROF_REGION_NODES].off;
+	v->ext = LD(&v->hdr->ext_used) ? slab + g->region[PROF_REGION_EXT].off : NULL;
+	v->open = (const void *)(slab + g->region[PROF_REGION_OPEN].off);
+	v->rowmap = (const void *)(slab + g->region[PROF_REGION_ROWMAP].off);
+	v->hist = (const void *)(slab + g->region[PROF_REGION_HIST].off);
 	v->hist_shift = g->hist_shift;
+	v->node_size = g->node_size;
+	v->ext_size = g->ext_size;
 }
 
 static const struct prof_node_ext zero_ext;
@@ -148,7 +162,7 @@ static const struct prof_node_ext zero_ext;
 /* node i's ext record, or a zero one */
 static inline const struct prof_node_ext *view_ext(const struct slab_view *v, __u32 i)
 {
-	return v->ext ? &v->ext[i] : &zero_ext;
+	return v->ext ? (const void *)(v->ext + (size_t)i * v->ext_size) : &zero_ext;
 }
 
 /* link children, depths and child totals; nodes must have parent < index */
@@ -355,7 +369,7 @@ static int flat_learn(struct flat_tree *t, const struct slab_view *v, __u32 nn, 
 	for (k = 0; k < t->nrows; k++)
 		seen[t->rows[k]] = true;
 	for (i = t->nknown; i < nn; i++) {
-		const struct prof_node *src = &v->nodes[i];
+		const struct prof_node *src = view_node(v, i);
 		__u32 site = LD(&src->site), parent = LD(&src->parent), p, row, prow;
 		bool rec = false;
 
@@ -401,7 +415,7 @@ static void flat_add(const struct flat_tree *t, const struct slab_view *v, __u32
 	__u32 i;
 
 	for (i = 1; i < nn; i++) {
-		const struct prof_node *src = &v->nodes[i];
+		const struct prof_node *src = view_node(v, i);
 		__u64 m = t->rp[i], ticks = LD(&src->ticks), max = LD(&src->max);
 		__u32 row = (__u32)m & ~FLAT_REC, prow = (__u32)(m >> 32);
 		struct prof_flat_row *r = &rows[row];
@@ -415,7 +429,7 @@ static void flat_add(const struct flat_tree *t, const struct slab_view *v, __u32
 		if (!(m & FLAT_REC))
 			r->ticks += ticks;
 		if (v->ext) {
-			const struct prof_node_ext *ext = &v->ext[i];
+			const struct prof_node_ext *ext = view_ext(v, i);
 
 			r->preempted += LD(&ext->preempted);
 			r->migrated += LD(&ext->migrated);
@@ -619,7 +633,7 @@ static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct 
 	__u32 i;
 
 	for (i = 0; i < nn; i++) {
-		const struct prof_node *src = &v->nodes[i];
+		const struct prof_node *src = view_node(v, i);
 		const struct prof_node_ext *ext = view_ext(v, i);
 		struct prof_snap_node *n = &out[i];
 		__u32 hi;
@@ -674,16 +688,19 @@ static int scan_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, bool *s
 	__u32 i;
 
 	for (i = 0; i < nn; i++) {
-		const struct prof_node *src = &v->nodes[i];
+		const struct prof_node *src = view_node(v, i);
 		__u32 site = LD(&src->site), parent = LD(&src->parent);
 
 		if (i == 0 ? parent != 0 : parent >= i)
 			return -EINVAL;
 		if (i < 2 ? site != PROF_SITE_NONE : site >= nsites)
 			return -EINVAL;
-		if (v->ext)
-			facts |= LD(&v->ext[i].preempted) | LD(&v->ext[i].migrated) |
-				 LD(&v->ext[i].offcpu_ns);
+		if (v->ext) {
+			const struct prof_node_ext *ext = view_ext(v, i);
+
+			facts |= LD(&ext->preempted) | LD(&ext->migrated) | LD(&ext->offcpu_ns) |
+				 LD(&ext->blocked);
+		}
 	}
 	*sched |= facts != 0;
 	return 0;
@@ -868,16 +885,56 @@ struct prof_snap_lazy {
 	bool quit;
 };
 
+/* a struct's size as a header gives it: at least what this reader knows
+ * (a later minor grows it at the end), 8-aligned, sane */
+static bool size_ok(__u32 have, size_t known)
+{
+	return have >= known && have <= 65536 && !(have & 7);
+}
+
+/* the slab regions this reader knows, each inside the slab, past its
+ * header, big enough for the geometry, and apart from one another */
+static int regions_check(const struct prof_seg_hdr *h, struct seg_geom *g, __u32 slab_hdr_size)
+{
+	__u64 blocks = prof_hist_blocks(g->max_nodes, g->hist_shift), need[PROF_REGIONS];
+	__u32 nreg = LD(&h->nregions), i, j;
+
+	if (nreg < PROF_REGIONS || nreg > PROF_REGIONS_MAX)
+		return -EINVAL;
+	need[PROF_REGION_NODES] = (__u64)g->max_nodes * g->node_size;
+	need[PROF_REGION_EXT] = (__u64)g->max_nodes * g->ext_size;
+	need[PROF_REGION_OPEN] = (__u64)g->max_nodes * sizeof(__u64);
+	need[PROF_REGION_ROWMAP] = blocks * PROF_ROWMAP_WORDS * sizeof(__u64);
+	need[PROF_REGION_HIST] = (blocks << g->hist_shift) * PROF_HIST_BUCKETS * sizeof(__u32);
+	for (i = 0; i < PROF_REGIONS; i++) {
+		struct prof_region *r = &g->region[i];
+
+		r->off = LD(&h->region[i].off);
+		r->size = LD(&h->region[i].size);
+		if (r->off < slab_hdr_size || (r->off & 7) || r->size < need[i] ||
+		    r->off > g->slab_size || r->size > g->slab_size - r->off)
+			return -EINVAL;
+	}
+	for (i = 0; i < PROF_REGIONS; i++)
+		for (j = i + 1; j < PROF_REGIONS; j++)
+			if (g->region[i].off < g->region[j].off + need[j] &&
+			    g->region[j].off < g->region[i].off + need[i])
+				return -EINVAL;
+	return 0;
+}
+
 static int seg_check(const void *mem, size_t len, struct seg_geom *g)
 {
 	const struct prof_seg_hdr *h = mem;
 	__u64 sites_end, slabs_end, seg_size;
+	__u32 hdr_size, slab_hdr_size;
 
 	/* the loads below assume natural alignment: segments are page aligned */
 	if (!mem || len < sizeof(*h) || ((uintptr_t)mem & 7))
 		return -EINVAL;
 	if (LDA(&h->magic) != PROF_SEG_MAGIC)
 		return -EINVAL;
+	/* another major is another layout; any minor of ours reads */
 	if (LD(&h->version) != PROF_SEG_VERSION)
 		return -EPROTO;
 	seg_size = LD(&h->seg_size);
@@ -886,10 +943,17 @@ static int seg_check(const void *mem, size_t len, struct seg_geom *g)
 	if (g->tick_hz < 1000 || g->tick_hz > 100000000000ull)
 		return -EINVAL;
 
-	if (LD(&h->hdr_size) != sizeof(*h) || LD(&h->site_size) != sizeof(struct prof_site_ent) ||
-	    LD(&h->node_size) != PROF_NODE_SIZE || LD(&h->hist_buckets) != PROF_HIST_BUCKETS ||
-	    LD(&h->ext_size) != PROF_NODE_EXT_SIZE)
+	hdr_size = LD(&h->hdr_size);
+	slab_hdr_size = LD(&h->slab_hdr_size);
+	g->site_size = LD(&h->site_size);
+	g->node_size = LD(&h->node_size);
+	g->ext_size = LD(&h->ext_size);
+	if (!size_ok(hdr_size, sizeof(*h)) || !size_ok(slab_hdr_size, sizeof(struct prof_slab_hdr)) ||
+	    !size_ok(g->site_size, sizeof(struct prof_site_ent)) ||
+	    !size_ok(g->node_size, PROF_NODE_SIZE) || !size_ok(g->ext_size, PROF_NODE_EXT_SIZE) ||
+	    LD(&h->hist_buckets) != PROF_HIST_BUCKETS)
 		return -EINVAL;
+	g->snap_tick = LD(&h->snap_tick);
 	/* a power of two, at most the runtime's */
 	{
 		__u32 blk = LD(&h->hist_block);
@@ -907,10 +971,12 @@ static int seg_check(const void *mem, size_t len, struct seg_geom *g)
 	if (g->max_sites == 0 || g->max_sites > (1u << 20) || g->max_threads == 0 ||
 	    g->max_threads > 65536 || g->max_nodes < 2 || g->max_nodes > (1u << 22))
 		return -EINVAL;
-	if (g->slab_size != prof_slab_size(g->max_nodes, g->hist_shift) ||
-	    g->sites_off < sizeof(*h) || ((g->sites_off | g->slabs_off) & 7))
+	if (g->slab_size < slab_hdr_size || g->slab_size > (1ull << 40) || (g->slab_size & 7) ||
+	    g->sites_off < hdr_size || ((g->sites_off | g->slabs_off) & 7))
 		return -EINVAL;
-	sites_end = g->sites_off + (__u64)g->max_sites * sizeof(struct prof_site_ent);
+	if (regions_check(h, g, slab_hdr_size))
+		return -EINVAL;
+	sites_end = g->sites_off + (__u64)g->max_sites * g->site_size;
 	slabs_end = g->slabs_off + (__u64)g->max_threads * g->slab_size;
 	/* slabs_off bounded first: near 2^64, slabs_end would wrap */
 	if (g->sites_off > len || g->slabs_off > len || sites_end > g->slabs_off ||
@@ -1142,7 +1208,7 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		}
 		for (i = 0; i < s->nsites; i++) {
 			const struct prof_site_ent *e =
-				(const void *)(base + sites_off + (__u64)i * sizeof(*e));
+				(const void *)(base + sites_off + (__u64)i * g.site_size);
 			struct prof_snap_site *d = &s->sites[i];
 
 			copy_bytes(d->name, e->name, sizeof(d->name));
@@ -1225,12 +1291,12 @@ void prof_seg_cursor__destroy(struct prof_seg_cursor *c)
 }
 
 /* learn the top-level nodes among those created since the last look */
-static int cursor_scan(struct cursor_slab *cs, const struct prof_node *nodes, __u32 nn)
+static int cursor_scan(struct cursor_slab *cs, const struct slab_view *v, __u32 nn)
 {
 	__u32 i;
 
 	for (i = cs->nseen; i < nn; i++) {
-		__u32 parent = LD(&nodes[i].parent);
+		__u32 parent = LD(&view_node(v, i)->parent);
 
 		if (i == 0 ? parent != 0 : parent >= i)
 			return -EINVAL;
@@ -1287,8 +1353,8 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 	for (i = 0; i < nslabs; i++) {
 		const char *slab = (const char *)mem + g.slabs_off + (__u64)i * g.slab_size;
 		const struct prof_slab_hdr *sh = (const void *)slab;
-		const struct prof_node *nodes = (const void *)(slab + PROF_SLAB_HDR_SIZE);
 		struct cursor_slab *cs = &c->slabs[i];
+		struct slab_view v;
 		__u32 nn, state;
 
 		if (LDA(&sh->magic) != PROF_SLAB_MAGIC)
@@ -1298,11 +1364,12 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 		if (nn < 2 || nn > g.max_nodes || nn < cs->nseen ||
 		    (state != PROF_SLAB_ALIVE && state != PROF_SLAB_EXITED))
 			return -EINVAL;
-		err = cursor_scan(cs, nodes, nn);
+		slab_view(slab, &g, &v);
+		err = cursor_scan(cs, &v, nn);
 		if (err)
 			return err;
 		for (k = 0; k < cs->ntop; k++)
-			out->busy_ticks += LD(&nodes[cs->top[k]].ticks);
+			out->busy_ticks += LD(&view_node(&v, cs->top[k])->ticks);
 		if (state == PROF_SLAB_ALIVE) {
 			out->alive++;
 			out->kernel += LD(&sh->ksched_slot) != PROF_NO_SLOT;
@@ -1836,6 +1903,7 @@ struct image_geom {
 	__u32 max_nodes;
 	unsigned int shift;
 	__u64 sites_off, slabs_off, slab_size, size;
+	struct prof_region region[PROF_REGIONS];
 };
 
 static void image_geom(const struct prof_snapshot *s, struct image_geom *g)
@@ -1855,7 +1923,7 @@ static void image_geom(const struct prof_snapshot *s, struct image_geom *g)
 	g->shift = 0;
 	while (g->shift < PROF_HIST_SHIFT && (1u << g->shift) < g->max_nodes)
 		g->shift++;
-	g->slab_size = prof_slab_size(g->max_nodes, g->shift);
+	g->slab_size = prof_slab_layout(g->max_nodes, g->shift, g->region);
 	g->size = g->slabs_off + g->slab_size * (s->nthreads ? s->nthreads : 1);
 }
 
@@ -1924,6 +1992,10 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 	h->sites_off = g.sites_off;
 	h->slabs_off = g.slabs_off;
 	h->slab_size = g.slab_size;
+	h->minor = PROF_SEG_MINOR;
+	h->slab_hdr_size = sizeof(struct prof_slab_hdr);
+	h->nregions = PROF_REGIONS;
+	memcpy(h->region, g.region, sizeof(g.region));
 	h->nsites = s->nsites;
 	h->nslabs = s->nthreads;
 	h->sites_dropped = s->sites_dropped;
@@ -1942,10 +2014,10 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 		const struct prof_snap_thread *t = &s->threads[i];
 		char *slab = mem + g.slabs_off + (__u64)i * g.slab_size;
 		struct prof_slab_hdr *sh = (void *)slab;
-		struct prof_node *nodes = (void *)(slab + PROF_SLAB_HDR_SIZE);
-		struct prof_node_ext *ext = (void *)(slab + prof_slab_ext_off(g.max_nodes));
-		__u64 *rowmap = (void *)(slab + prof_slab_rowmap_off(g.max_nodes));
-		__u32 *hist = (void *)(slab + prof_slab_hist_off(g.max_nodes, g.shift));
+		struct prof_node *nodes = (void *)(slab + g.region[PROF_REGION_NODES].off);
+		struct prof_node_ext *ext = (void *)(slab + g.region[PROF_REGION_EXT].off);
+		__u64 *rowmap = (void *)(slab + g.region[PROF_REGION_ROWMAP].off);
+		__u32 *hist = (void *)(slab + g.region[PROF_REGION_HIST].off);
 
 		sh->magic = PROF_SLAB_MAGIC;
 		sh->state = t->state;

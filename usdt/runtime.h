@@ -40,6 +40,8 @@ struct prof_rt {
 	bool keep;			/* PROF_KEEP */
 	double ns_per_tick;
 	__u32 max_sites, max_threads, max_nodes;
+	__u64 slab_size;
+	struct prof_region region[PROF_REGIONS]; /* inside each slab */
 	struct prof_site_ent *sites;
 	char *slabs;
 	/* descriptor -> site index, open addressing, 2 * max_sites */
@@ -52,7 +54,13 @@ extern struct prof_rt prof_rt;
 
 static inline struct prof_slab_hdr *prof_rt_slab(__u32 i)
 {
-	return (struct prof_slab_hdr *)(prof_rt.slabs + (size_t)i * prof_slab_size(prof_rt.max_nodes, PROF_HIST_SHIFT));
+	return (struct prof_slab_hdr *)(prof_rt.slabs + (size_t)i * prof_rt.slab_size);
+}
+
+/* region r of a slab */
+static inline void *prof_rt_region(struct prof_slab_hdr *h, enum prof_region_id r)
+{
+	return (char *)h + prof_rt.region[r].off;
 }
 
 pid_t prof_gettid(void);

@@ -9,14 +9,23 @@
  * the process's user.  Layout, every offset from the segment start:
  *
  *	struct prof_seg_hdr				at 0
- *	struct prof_site_ent[max_sites]			at sites_off
+ *	struct prof_site_ent[max_sites], site_size apart	at sites_off
  *	thread slab[max_threads], each slab_size bytes	at slabs_off
- *	    struct prof_slab_hdr			at +0
- *	    struct prof_node[max_nodes]			at +PROF_SLAB_HDR_SIZE
- *	    struct prof_node_ext[max_nodes]		at +prof_slab_ext_off()
- *	    __u64 rowmap[blocks][PROF_ROWMAP_WORDS]	at +prof_slab_rowmap_off()
- *	    __u32 hist[blocks][PROF_HIST_BUCKETS][2^hist_shift]
- *							at +prof_slab_hist_off()
+ *	    struct prof_slab_hdr			at +0 (slab_hdr_size)
+ *	    and the regions the header's region table places inside a slab:
+ *	    PROF_REGION_NODES	struct prof_node[max_nodes], node_size apart
+ *	    PROF_REGION_EXT	struct prof_node_ext[max_nodes], ext_size apart
+ *	    PROF_REGION_OPEN	__u64[max_nodes]: the tick the node's open call
+ *				began, 0 when none is open
+ *	    PROF_REGION_ROWMAP	__u64[blocks][PROF_ROWMAP_WORDS]
+ *	    PROF_REGION_HIST	__u32[blocks][PROF_HIST_BUCKETS][hist_block]
+ *
+ * Versions: 'version' is the major; a reader takes only its own.  'minor'
+ * grows when fields are added at the end of a struct (its size field
+ * grows with it) or regions at the end of the region table: a reader
+ * takes any minor, reads what it knows of each struct at the size the
+ * header gives, and ignores the rest.  So old readers read new programs
+ * and new readers old ones, within a major.
  *
  * The hot part of a node (what every zone exit writes, and all a live view
  * reads) is 32 bytes; what only rare paths write is apart, in the node's
@@ -26,6 +35,12 @@
  * a block's row map has a bit per bucket any of its nodes has counted in,
  * and readers read those rows only (reading the others would allocate
  * them, in memory the application pays for).
+ *
+ * Open calls: a node is a unique stack state, so at most one call of it is
+ * open at a time (recursion has a node per depth).  Its open word holds
+ * when that call began (written at enter) and 0 once it ended: the open
+ * nodes of a thread are the path from its root to the node it is in.  A
+ * reader adds (now - start) to an open node's total, and shows it open.
  *
  * Writers: "app" is the profiled process (the runtime in usdt/), and only
  * the thread that owns a slab writes that slab.  Readers never write.
@@ -39,7 +54,8 @@
 #include <linux/types.h>
 
 #define PROF_SEG_MAGIC		0x31474553464f5250ULL	/* "PROFSEG1" */
-#define PROF_SEG_VERSION	2
+#define PROF_SEG_VERSION	3	/* the major: readers take only their own */
+#define PROF_SEG_MINOR		0	/* what this header describes; see above */
 #define PROF_SLAB_MAGIC		0x42414c53U		/* "SLAB" */
 #define PROF_SHM_PREFIX		"prof."			/* in /dev/shm */
 
@@ -76,6 +92,25 @@
 
 /* prof_seg_hdr.flags */
 #define PROF_SEG_EXITED		0x1	/* app ran its exit handler */
+#define PROF_SEG_TSC_SYNCED	0x2	/* profd found the TSC synchronized across
+					 * CPUs: a migration leaves a delta exact */
+
+/* a slab's regions: indices into prof_seg_hdr.region; a later minor may
+ * add regions after these, never move them */
+enum prof_region_id {
+	PROF_REGION_NODES,
+	PROF_REGION_EXT,
+	PROF_REGION_OPEN,
+	PROF_REGION_ROWMAP,
+	PROF_REGION_HIST,
+	PROF_REGIONS,		/* the regions this minor knows */
+};
+#define PROF_REGIONS_MAX	12	/* room in the header */
+
+struct prof_region {
+	__u64 off;		/* from the slab's start */
+	__u64 size;		/* bytes */
+};
 
 /* prof_slab_hdr.state */
 #define PROF_SLAB_EMPTY		0
@@ -122,6 +157,16 @@ struct prof_seg_hdr {
 	__u64 sites_dropped;	/* app: sites refused, table full */
 	__u64 threads_dropped;	/* app: threads refused, no free slab */
 	__u64 exit_tick;	/* app: tick at clean exit, 0 before */
+
+	/* 3.0 */
+	__u32 minor;		/* app, once: PROF_SEG_MINOR */
+	__u32 slab_hdr_size;	/* app, once: sizeof(struct prof_slab_hdr) */
+	__u32 nregions;		/* app, once: regions in the table */
+	__u32 __pad;
+	struct prof_region region[PROF_REGIONS_MAX]; /* app, once */
+	__u64 snap_tick;	/* a reader's image: the tick it was read at,
+				 * the "now" of its open calls; 0 in a live
+				 * segment */
 };
 
 #define PROF_SITE_PUBLIC	0x1	/* PROF_DEFINE: shared by many sites */
@@ -157,6 +202,18 @@ struct prof_slab_hdr {
 	__u32 ext_used;		/* app: set before the first write to any ext
 				 * record; 0 means every one is zero */
 	__u32 __pad2;
+
+	/* 3.0 */
+	__u64 gen;		/* app: bumped each time the slab is handed to a
+				 * thread; readers key what they cache on
+				 * (slab, gen), never on the index alone */
+	__u64 oncpu_start_ns;	/* app, once: the thread's CPU time at its first
+				 * zone (CLOCK_THREAD_CPUTIME_ID) */
+	__u64 oncpu_exit_ns;	/* app: its CPU time at exit, 0 before */
+	__u32 covered;		/* app: 1 while the kernel word is a live profd
+				 * record (see kernel_adj) */
+	__u32 cover_seq;	/* app, release: odd while 'covered' and every
+				 * kernel_adj are being changed together */
 };
 
 /*
@@ -185,10 +242,33 @@ struct prof_node_ext {
 	__u64 alloc_bytes;
 	__u64 frees;		/* PROF_FREE calls */
 	__u64 free_bytes;
+	/* 3.0 */
+	__u64 blocked;		/* calls that slept, waited or did I/O (profd) */
+	__u64 kernel_adj;	/* with the slab's 'covered': the calls that had
+				 * kernel facts are calls - kernel_adj while
+				 * covered, kernel_adj while not */
 };
 
 #define PROF_NODE_SIZE		32
-#define PROF_NODE_EXT_SIZE	64
+#define PROF_NODE_EXT_SIZE	80
+
+/* the layout the fast path is compiled against (C11 and C++11 can say so) */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define __PROF_STATIC_ASSERT(c, m) static_assert(c, m)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define __PROF_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#else
+#define __PROF_STATIC_ASSERT(c, m)
+#endif
+__PROF_STATIC_ASSERT(sizeof(struct prof_node) == PROF_NODE_SIZE, "the fast path's node");
+__PROF_STATIC_ASSERT(sizeof(struct prof_node_ext) == PROF_NODE_EXT_SIZE, "a node's ext record");
+__PROF_STATIC_ASSERT(sizeof(struct prof_seg_hdr) <= PROF_SEG_HDR_SIZE, "the header region");
+__PROF_STATIC_ASSERT(sizeof(struct prof_slab_hdr) <= PROF_SLAB_HDR_SIZE,
+		     "the slab header region");
+__PROF_STATIC_ASSERT(__builtin_offsetof(struct prof_node, calls) == 8 &&
+		       __builtin_offsetof(struct prof_node, ticks) == 16 &&
+		       __builtin_offsetof(struct prof_node, max) == 24,
+	       "the counters a zone exit writes");
 
 /* bucket of a duration; the fast path calls this once per zone exit */
 static inline unsigned int prof_hist_bucket(__u64 v)
@@ -221,38 +301,46 @@ static inline __u64 prof_hist_index(__u32 node, unsigned int b, unsigned int shi
 	       (node & ((1u << shift) - 1));
 }
 
-/* offsets inside a slab, and its page-aligned stride, for a node capacity */
-static inline __u64 prof_slab_ext_off(__u32 max_nodes)
-{
-	return PROF_SLAB_HDR_SIZE + (__u64)max_nodes * PROF_NODE_SIZE;
-}
-
 static inline __u64 prof_hist_blocks(__u32 max_nodes, unsigned int hist_shift)
 {
 	return ((__u64)max_nodes + (1u << hist_shift) - 1) >> hist_shift;
 }
 
-static inline __u64 prof_slab_rowmap_off(__u32 max_nodes)
+static inline __u64 prof_page_up(__u64 v)
 {
-	return prof_slab_ext_off(max_nodes) + (__u64)max_nodes * PROF_NODE_EXT_SIZE;
+	return (v + 4095) & ~(__u64)4095;
 }
 
-static inline __u64 prof_slab_hist_off(__u32 max_nodes, unsigned int hist_shift)
+/*
+ * The writer's layout of a slab for a node capacity: its regions into r
+ * (PROF_REGIONS of them), its page-aligned stride returned.  Readers never
+ * call this: they take the header's table.
+ */
+static inline __u64 prof_slab_layout(__u32 max_nodes, unsigned int hist_shift,
+				     struct prof_region *r)
 {
-	__u64 end = prof_slab_rowmap_off(max_nodes) +
-		    prof_hist_blocks(max_nodes, hist_shift) * PROF_ROWMAP_WORDS * sizeof(__u64);
+	__u64 blocks = prof_hist_blocks(max_nodes, hist_shift);
 
+	r[PROF_REGION_NODES].off = PROF_SLAB_HDR_SIZE;
+	r[PROF_REGION_NODES].size = (__u64)max_nodes * PROF_NODE_SIZE;
+	r[PROF_REGION_EXT].off = r[PROF_REGION_NODES].off + r[PROF_REGION_NODES].size;
+	r[PROF_REGION_EXT].size = (__u64)max_nodes * PROF_NODE_EXT_SIZE;
+	r[PROF_REGION_OPEN].off = r[PROF_REGION_EXT].off + r[PROF_REGION_EXT].size;
+	r[PROF_REGION_OPEN].size = (__u64)max_nodes * sizeof(__u64);
+	r[PROF_REGION_ROWMAP].off = r[PROF_REGION_OPEN].off + r[PROF_REGION_OPEN].size;
+	r[PROF_REGION_ROWMAP].size = blocks * PROF_ROWMAP_WORDS * sizeof(__u64);
 	/* page aligned: so are the blocks */
-	return (end + 4095) & ~(__u64)4095;
+	r[PROF_REGION_HIST].off =
+		prof_page_up(r[PROF_REGION_ROWMAP].off + r[PROF_REGION_ROWMAP].size);
+	r[PROF_REGION_HIST].size = (blocks << hist_shift) * PROF_HIST_BUCKETS * sizeof(__u32);
+	return prof_page_up(r[PROF_REGION_HIST].off + r[PROF_REGION_HIST].size);
 }
 
 static inline __u64 prof_slab_size(__u32 max_nodes, unsigned int hist_shift)
 {
-	__u64 sz = prof_slab_hist_off(max_nodes, hist_shift) +
-		   (prof_hist_blocks(max_nodes, hist_shift) << hist_shift) * PROF_HIST_BUCKETS *
-			   sizeof(__u32);
+	struct prof_region r[PROF_REGIONS];
 
-	return (sz + 4095) & ~(__u64)4095;
+	return prof_slab_layout(max_nodes, hist_shift, r);
 }
 
 #endif /* PROF_SLAB_H */
