@@ -24,6 +24,12 @@
  * idle one, a stopped one) gets a frame that shares that frame's snapshot,
  * and its last snapshot shares it too: a snapshot may be held by the last,
  * the base and several frames at once, and is freed with its last holder.
+ *
+ * Fair shares: a uid's processes are followed conf.uid_segs at a time, and
+ * its exited processes' data take conf.uid_kept_bytes at most (those
+ * followed first go first).  A segment with more than one link, or whose file is
+ * one already followed, is refused: one file under many names would be
+ * followed, and kept, many times.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -58,6 +64,8 @@ struct seg {
 	pid_t pid;
 	uid_t uid;
 	__u64 start_token;
+	dev_t dev; /* the file followed */
+	ino_t ino;
 	int fd;	   /* -1 once exited */
 	void *mem; /* read-only mapping while alive */
 	size_t len;
@@ -370,13 +378,35 @@ static bool bad_known(const char *path, ino_t ino)
 	return false;
 }
 
+/* a few lines a minute: a user can make bad segments by the thousand */
+static bool seg_warn_ok(void)
+{
+	static __u64 window;
+	static __u32 n, dropped;
+	__u64 now = profd_now_ns();
+
+	if (now - window >= 60000000000ull) {
+		if (dropped)
+			log_warnx("seg: %u more segments skipped, not logged", dropped);
+		window = now;
+		n = dropped = 0;
+	}
+	if (n < 10) {
+		n++;
+		return true;
+	}
+	dropped++;
+	return false;
+}
+
 static void bad_add(const char *path, ino_t ino, const char *why)
 {
 	struct seg_bad *b;
 
 	if (bad_known(path, ino))
 		return;
-	log_warnx("seg: skipping %s: %s", path, why);
+	if (seg_warn_ok())
+		log_warnx("seg: skipping %s: %s", path, why);
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return;
@@ -396,13 +426,23 @@ static struct seg *seg_find_path(const char *path)
 	return NULL;
 }
 
+static __u32 seg_alive_of(uid_t uid)
+{
+	struct seg *s;
+	__u32 n = 0;
+
+	for (s = sg.list; s; s = s->next)
+		n += s->alive && s->uid == uid;
+	return n;
+}
+
 /* open, verify and map one new segment */
 static void seg_adopt(const struct prof_seg_ent *e)
 {
 	struct prof_snapshot *snap = NULL;
 	struct stat st, pst;
 	char proc[32];
-	struct seg *s;
+	struct seg *s, *o;
 	int fd, err;
 
 	if (!e->alive || sg.n >= SEG_MAX)
@@ -412,6 +452,25 @@ static void seg_adopt(const struct prof_seg_ent *e)
 		return;
 	if (fstat(fd, &st) || bad_known(e->path, st.st_ino))
 		goto cleanup;
+	/* one file, one process: no second name for it, nor a second look */
+	if (st.st_nlink > 1) {
+		bad_add(e->path, st.st_ino, "more than one link to it");
+		goto cleanup;
+	}
+	for (o = sg.list; o; o = o->next)
+		if (o->alive && o->ino == st.st_ino && o->dev == st.st_dev)
+			break;
+	if (o) {
+		bad_add(e->path, st.st_ino, "the file of a segment already followed");
+		goto cleanup;
+	}
+	/* the owner's share of processes followed; rescans retry when it frees */
+	if (seg_alive_of(st.st_uid) >= conf.uid_segs) {
+		if (seg_warn_ok())
+			log_warnx("seg: uid %u has %u processes followed; not following pid %u yet",
+				  (unsigned)st.st_uid, conf.uid_segs, e->pid);
+		goto cleanup;
+	}
 	snprintf(proc, sizeof(proc), "/proc/%u", e->pid);
 	/* the process itself must belong to the file's owner */
 	if (stat(proc, &pst) || pst.st_uid != st.st_uid) {
@@ -430,6 +489,8 @@ static void seg_adopt(const struct prof_seg_ent *e)
 	s->pid = (pid_t)e->pid;
 	s->uid = e->uid;
 	s->start_token = e->start_token;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
 	s->fd = fd;
 	s->len = (size_t)st.st_size;
 	s->mem = mmap(NULL, s->len, PROT_READ, MAP_SHARED, fd, 0);
@@ -600,6 +661,41 @@ static void seg_take(struct seg *s, __u64 now)
 	}
 }
 
+/* what an exited process's data take: each snapshot it holds, once */
+static __u64 seg_mem(const struct seg *s)
+{
+	const struct prof_snapshot *seen[SEG_RING + 2];
+	__u32 n = 0, i, k;
+	__u64 b = 0;
+
+	if (s->last)
+		seen[n++] = s->last;
+	if (s->base)
+		seen[n++] = s->base;
+	for (i = 0; i < SEG_RING; i++)
+		if (s->ring[i].snap)
+			seen[n++] = s->ring[i].snap;
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < i && seen[k] != seen[i]; k++)
+			;
+		if (k == i)
+			b += snap_bytes(seen[i]);
+	}
+	return b;
+}
+
+/* what the exited processes of uid before stop (in list order) keep */
+static __u64 kept_before(const struct seg *stop, uid_t uid)
+{
+	const struct seg *s;
+	__u64 b = 0;
+
+	for (s = sg.list; s && s != stop; s = s->next)
+		if (!s->alive && s->uid == uid)
+			b += seg_mem(s);
+	return b;
+}
+
 void seg_sample(void)
 {
 	struct seg **pp, *s;
@@ -617,7 +713,8 @@ void seg_sample(void)
 	for (pp = &sg.list; (s = *pp);) {
 		__u64 age = s->alive || now < s->exit_ns ? 0 : now - s->exit_ns;
 
-		if (!s->alive && (age > keep || ++exited > conf.max_exited)) {
+		if (!s->alive && (age > keep || ++exited > conf.max_exited ||
+				  kept_before(s, s->uid) + seg_mem(s) > conf.uid_kept_bytes)) {
 			*pp = s->next;
 			log_debug("seg: dropping post-mortem data of pid %d", (int)s->pid);
 			seg_free(s);
