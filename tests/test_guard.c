@@ -111,9 +111,30 @@ static void stop_profd(void)
 	profd_pid = -1;
 }
 
+static pid_t kids[16];
+
+static void kids_add(pid_t k)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
+		if (kids[i] <= 0) {
+			kids[i] = k;
+			return;
+		}
+}
+
+/* pass or fail: no profd, no profiled process left behind */
 static int teardown(void **state)
 {
+	size_t i;
+
 	(void)state;
+	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++) {
+		if (kids[i] > 0 && !kill(kids[i], SIGKILL))
+			waitpid(kids[i], NULL, 0);
+		kids[i] = 0;
+	}
 	stop_profd();
 	unlink(log_path);
 	return 0;
@@ -255,6 +276,8 @@ static int as_uid(uid_t uid, int (*fn)(void *), void *arg)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
 			_exit(2);
+		/* a change of credentials cleared it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		r = fn(arg);
 		if (write(p[1], &r, sizeof(r)) != sizeof(r))
 			_exit(3);
@@ -526,6 +549,7 @@ static pid_t profiled(uid_t uid, char *seg, size_t len)
 		setenv("PROF_NO_DAEMON", "1", 1);
 		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
 			_exit(2);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		zone_once();
 		if (write(p[1], "r", 1) != 1)
 			_exit(3);
@@ -533,6 +557,7 @@ static pid_t profiled(uid_t uid, char *seg, size_t len)
 		_exit(0);
 	}
 	close(p[1]);
+	kids_add(k);
 	if (read(p[0], &c, 1) != 1) {
 		close(p[0]);
 		return -1;
@@ -553,8 +578,13 @@ static pid_t profiled(uid_t uid, char *seg, size_t len)
 
 static void end_proc(pid_t k)
 {
+	size_t i;
+
 	kill(k, SIGKILL);
 	waitpid(k, NULL, 0);
+	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
+		if (kids[i] == k)
+			kids[i] = 0;
 }
 
 static bool followed(int fd, pid_t pid)
