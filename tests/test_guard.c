@@ -717,6 +717,220 @@ static void test_warn_rate(void **state)
 	close(fd);
 }
 
+/* --- pid reuse ------------------------------------------------------- */
+
+static int status_threads(void)
+{
+	struct profd_status st;
+	int fd = profd_connect(sock_path), r;
+
+	if (fd < 0)
+		return fd;
+	r = profd_status(fd, &st);
+	close(fd);
+	return r ? r : (int)st.threads;
+}
+
+/*
+ * The victim: a process of uid B that registers its own thread over its
+ * own connection, says 'r' on out (or 'x'), then waits for its pipe to close.
+ */
+static pid_t victim(uid_t uid, int *out, int *hold)
+{
+	int rp[2], hp[2];
+	char c;
+	pid_t k;
+
+	if (pipe(rp) || pipe(hp))
+		return -1;
+	k = fork();
+	if (k == 0) {
+		int fd;
+
+		close(rp[0]);
+		close(hp[1]);
+		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
+			_exit(2);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		fd = profd_connect(sock_path);
+		c = fd >= 0 && do_register(fd, getpid()) == PROFD_MSG_REGISTERED ? 'r' : 'x';
+		if (write(rp[1], &c, 1) != 1)
+			_exit(3);
+		if (read(hp[0], &c, 1) < 0)
+			_exit(4);
+		_exit(0);
+	}
+	close(rp[1]);
+	close(hp[0]);
+	*out = rp[0];
+	*hold = hp[1];
+	return k;
+}
+
+/*
+ * A client of uid A connects, forks and exits; its child keeps the
+ * connection.  A process of uid B gets the dead client's pid (ns_last_pid)
+ * and registers its thread.  Over the old connection the child then
+ * registers B's thread and closes: B's registration must neither be taken
+ * nor released.  Before: the old connection's SO_PEERCRED pid named B's
+ * process, so both worked.
+ */
+static void test_pid_reuse(void **state)
+{
+	int fd, attempt, r = 0, vout = -1, vhold = -1, cp[2], go[2], res[2];
+	pid_t p, v = -1, c = -1;
+	char ch;
+
+	(void)state;
+	fd = start_profd(0, NULL);
+	/* a hang here is a failure, not a stuck run */
+	alarm(60);
+	for (attempt = 0; attempt < 30; attempt++) {
+		FILE *f;
+
+		assert_int_equal(pipe(cp), 0);
+		assert_int_equal(pipe(go), 0);
+		assert_int_equal(pipe(res), 0);
+		p = fork();
+		if (p == 0) {
+			int cfd;
+			pid_t k;
+
+			if (setgroups(0, NULL) || setgid(uid_a) || setuid(uid_a))
+				_exit(2);
+			close(cp[0]);
+			close(go[1]);
+			close(res[0]);
+			cfd = profd_connect(sock_path);
+			k = fork();
+			if (k == 0) {
+				/* the child: waits for a tid, registers it, says how it went */
+				pid_t tid;
+
+				close(cp[1]);
+				if (read(go[0], &tid, sizeof(tid)) != sizeof(tid))
+					_exit(0);
+				r = do_register(cfd, tid);
+				close(cfd);
+				_exit(write(res[1], &r, sizeof(r)) == sizeof(r) ? 0 : 5);
+			}
+			_exit(write(cp[1], &k, sizeof(k)) == sizeof(k) ? 0 : 3);
+		}
+		close(cp[1]);
+		close(go[0]);
+		close(res[1]);
+		assert_int_equal(read(cp[0], &c, sizeof(c)), sizeof(c));
+		close(cp[0]);
+		kids_add(c);
+		waitpid(p, NULL, 0);
+		/* the dead client's pid, for a process of B */
+		f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+		if (!f)
+			break;
+		fprintf(f, "%d", (int)p - 1);
+		fclose(f);
+		v = victim(uid_b, &vout, &vhold);
+		if (v == p)
+			break;
+		close(vhold);
+		close(vout);
+		waitpid(v, NULL, 0);
+		close(go[1]);
+		close(res[0]);
+		waitpid(c, NULL, 0);
+		v = -1;
+	}
+	if (v != p) {
+		printf("skip: no process got the dead client's pid in 30 tries\n");
+		skip();
+	}
+	kids_add(v);
+	assert_int_equal(read(vout, &ch, 1), 1);
+	assert_int_equal(ch, 'r');
+	assert_int_equal(status_threads(), 1);
+	/* the old connection asks for B's thread, then closes */
+	assert_int_equal(write(go[1], &v, sizeof(v)), sizeof(v));
+	assert_int_equal(read(res[0], &r, sizeof(r)), sizeof(r));
+	assert_true(r != PROFD_MSG_REGISTERED);
+	waitpid(c, NULL, 0);
+	/* B keeps its slot: the old connection's close released nothing */
+	for (attempt = 0; attempt < 10; attempt++) {
+		assert_int_equal(status_threads(), 1);
+		usleep(30000);
+	}
+	close(vhold);
+	close(vout);
+	close(go[1]);
+	close(res[0]);
+	waitpid(v, NULL, 0);
+	alarm(0);
+	close(fd);
+}
+
+/* --- attached only while used ---------------------------------------- */
+
+/* profd holds a bpf_link on sched_switch (tp_btf shows as a raw tracepoint) */
+static bool attached(void)
+{
+	char path[96], line[128];
+	bool yes = false;
+	glob_t g;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/*", (int)profd_pid);
+	if (glob(path, 0, NULL, &g))
+		return false;
+	for (i = 0; i < g.gl_pathc && !yes; i++) {
+		FILE *f = fopen(g.gl_pathv[i], "r");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "tp_name:", 8) && strstr(line, "sched_switch"))
+				yes = true;
+		fclose(f);
+	}
+	globfree(&g);
+	return yes;
+}
+
+static bool wait_attached(bool want, double seconds)
+{
+	__u64 end = now_ns() + (__u64)(seconds * 1e9);
+
+	do {
+		if (attached() == want)
+			return true;
+		usleep(10000);
+	} while (now_ns() < end);
+	return false;
+}
+
+/*
+ * No client: nothing on sched_switch.  A thread registers: attached within
+ * a second.  Its process exits: detached within a second.
+ */
+static void test_attach_on_demand(void **state)
+{
+	int fd, vout, vhold;
+	pid_t v;
+	char ch;
+
+	(void)state;
+	fd = start_profd(0, NULL);
+	assert_true(wait_attached(false, 0));
+	v = victim(uid_a, &vout, &vhold);
+	kids_add(v);
+	assert_int_equal(read(vout, &ch, 1), 1);
+	assert_int_equal(ch, 'r');
+	assert_true(wait_attached(true, 1.0));
+	close(vhold);
+	close(vout);
+	waitpid(v, NULL, 0);
+	assert_true(wait_attached(false, 1.0));
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -727,6 +941,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_hard_links, teardown),
 		cmocka_unit_test_teardown(test_proc_quota, teardown),
 		cmocka_unit_test_teardown(test_warn_rate, teardown),
+		cmocka_unit_test_teardown(test_pid_reuse, teardown),
+		cmocka_unit_test_teardown(test_attach_on_demand, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown_all);
