@@ -34,6 +34,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -736,6 +738,49 @@ __u32 seg_count(void)
 	return sg.n;
 }
 
+/*
+ * Whether uid is in the group PROFD_GROUP, as NSS says: looked up again
+ * after a minute, so a change of membership takes effect without a restart.
+ */
+#define PROFD_GROUP "profd"
+#define GROUP_CACHE 64
+
+static bool in_profd_group(uid_t uid)
+{
+	static struct {
+		uid_t uid;
+		bool in;
+		__u64 t;
+	} cache[GROUP_CACHE];
+	__typeof__(cache[0]) *c = &cache[uid % GROUP_CACHE];
+	__u64 now = profd_now_ns();
+	struct group *gr;
+	struct passwd *pw;
+	gid_t groups[256];
+	int n = 256, i;
+
+	if (c->t && c->uid == uid && now - c->t < 60000000000ull)
+		return c->in;
+	c->uid = uid;
+	c->t = now;
+	c->in = false;
+	gr = getgrnam(PROFD_GROUP);
+	if (!gr)
+		return false;
+	pw = getpwuid(uid);
+	if (!pw || getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
+		return false;
+	for (i = 0; i < n; i++)
+		c->in |= groups[i] == gr->gr_gid;
+	return c->in;
+}
+
+/* root sees all; a user their own, and members of PROFD_GROUP each other's */
+static bool may_see(uid_t uid, uid_t owner)
+{
+	return uid == 0 || uid == owner || (in_profd_group(uid) && in_profd_group(owner));
+}
+
 /* the newest entry for pid the peer may see; alive ones first */
 static int seg_lookup(uid_t uid, pid_t pid, struct seg **out)
 {
@@ -750,7 +795,7 @@ static int seg_lookup(uid_t uid, pid_t pid, struct seg **out)
 	}
 	if (!found)
 		return -ESRCH;
-	if (uid != 0 && uid != found->uid)
+	if (!may_see(uid, found->uid))
 		return -EPERM;
 	*out = found;
 	return 0;
@@ -773,7 +818,7 @@ int seg_list(uid_t uid, seg_list_cb cb, void *arg)
 	int err;
 
 	for (s = sg.list; s; s = s->next) {
-		if (uid != 0 && uid != s->uid)
+		if (!may_see(uid, s->uid))
 			continue;
 		memset(&p, 0, sizeof(p));
 		p.pid = (__u32)s->pid;
@@ -921,6 +966,9 @@ int seg_reset(uid_t uid, pid_t pid)
 	err = seg_lookup(uid, pid, &s);
 	if (err)
 		return err;
+	/* the group reads; only the owner (and root) moves the baseline */
+	if (uid != 0 && uid != s->uid)
+		return -EPERM;
 	err = seg_current(s, &snap);
 	if (err)
 		return err;

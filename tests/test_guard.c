@@ -35,9 +35,10 @@
 #define USER_B "profdtB"
 
 static uid_t uid_a, uid_b;
-static bool made_users;
+static bool made_users, made_group;
 static char sock_path[128], log_path[128];
 static pid_t profd_pid = -1;
+static uid_t profd_uid; /* run profd as this uid with three capabilities (0: root) */
 
 static __u64 now_ns(void)
 {
@@ -90,6 +91,9 @@ static int setup(void **state)
 	uid_a = user_uid(USER_A);
 	uid_b = user_uid(USER_B);
 	made_users = uid_a && uid_b;
+	/* the group whose members read each other's processes (kept if it was there) */
+	if (made_users && system("getent group profd >/dev/null") != 0)
+		made_group = system("groupadd -r profd") == 0;
 	return 0;
 }
 
@@ -98,6 +102,9 @@ static int teardown_all(void **state)
 	(void)state;
 	if (made_users && system("userdel " USER_A "; userdel " USER_B) < 0)
 		return -1;
+	if (made_group && system("groupdel profd") < 0)
+		return -1;
+	rmdir(SOCK_DIR "/run");
 	rmdir(SOCK_DIR);
 	return 0;
 }
@@ -137,6 +144,7 @@ static int teardown(void **state)
 	}
 	stop_profd();
 	unlink(log_path);
+	profd_uid = 0;
 	return 0;
 }
 
@@ -156,7 +164,11 @@ static int start_profd(rlim_t nofile, const char *const *extra)
 		skip();
 	}
 	mkdir(SOCK_DIR, 0755);
-	snprintf(sock_path, sizeof(sock_path), SOCK_DIR "/profd.%d.sock", (int)getpid());
+	/* a directory profd may make its socket in, whoever it runs as */
+	mkdir(SOCK_DIR "/run", 0755);
+	if (chown(SOCK_DIR "/run", profd_uid, 0))
+		skip();
+	snprintf(sock_path, sizeof(sock_path), SOCK_DIR "/run/profd.%d.sock", (int)getpid());
 	snprintf(log_path, sizeof(log_path), SOCK_DIR "/profd.%d.log", (int)getpid());
 	profd_pid = fork();
 	if (profd_pid == 0) {
@@ -165,6 +177,23 @@ static int start_profd(rlim_t nofile, const char *const *extra)
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(lfd, 2);
+		/* as a user of its own with only what it needs, as the unit runs it */
+		if (profd_uid) {
+			char u[16];
+			const char *sp[32] = { "setpriv", "--reuid", u, "--regid", u, "--clear-groups",
+					       "--inh-caps=-all,+bpf,+perfmon,+dac_read_search",
+					       "--ambient-caps=-all,+bpf,+perfmon,+dac_read_search",
+					       sibling("profd"), "--socket", sock_path,
+					       "--interval", "50" };
+			int m = 13;
+
+			snprintf(u, sizeof(u), "%u", (unsigned)profd_uid);
+			while (extra && *extra && m < 31)
+				sp[m++] = *extra++;
+			sp[m] = NULL;
+			execvp("setpriv", (char *const *)(uintptr_t)sp);
+			_exit(127);
+		}
 		if (nofile) {
 			struct rlimit rl = { nofile, nofile };
 
@@ -931,6 +960,91 @@ static void test_attach_on_demand(void **state)
 	close(fd);
 }
 
+/* --- least privilege, and the profd group ---------------------------- */
+
+static pid_t snap_pid;
+
+/* 0 if the caller may read snap_pid through profd, else -errno; then reset */
+static int read_it(void *arg)
+{
+	struct prof_snapshot *snap = NULL;
+	int fd = profd_connect(sock_path), r;
+
+	if (fd < 0)
+		return fd;
+	r = profd_snapshot(fd, snap_pid, PROFD_SINCE_START, 0, &snap);
+	prof_snapshot__destroy(snap);
+	if (!r && arg)
+		r = profd_reset(fd, snap_pid);
+	close(fd);
+	return r;
+}
+
+/*
+ * profd as user A with only CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH
+ * (ambient), as the unit runs it: it follows B's 0600 segment, registers
+ * B's thread, attaches.
+ */
+static void test_least_privilege(void **state)
+{
+	int fd, vout, vhold;
+	pid_t v, b;
+	char ch;
+
+	(void)state;
+	profd_uid = uid_a;
+	fd = start_profd(0, NULL);
+	b = profiled(uid_b, NULL, 0);
+	assert_true(wait_followed(fd, b));
+	v = victim(uid_b, &vout, &vhold);
+	kids_add(v);
+	assert_int_equal(read(vout, &ch, 1), 1);
+	assert_int_equal(ch, 'r');
+	assert_true(wait_attached(true, 1.0));
+	close(vhold);
+	close(vout);
+	waitpid(v, NULL, 0);
+	end_proc(b);
+	close(fd);
+}
+
+/*
+ * Members of the group profd read each other's processes (not reset
+ * them); a user outside it reads only their own.
+ */
+static void test_profd_group(void **state)
+{
+	int fd;
+	pid_t a;
+
+	(void)state;
+	fd = start_profd(0, NULL);
+	if (system("getent group profd >/dev/null") != 0) {
+		printf("skip: no group profd\n");
+		skip();
+	}
+	a = profiled(uid_a, NULL, 0);
+	assert_true(wait_followed(fd, a));
+	snap_pid = a;
+	/* B outside the group */
+	assert_int_equal(as_uid(uid_b, read_it, NULL), -EPERM);
+	assert_int_equal(system("usermod -a -G profd " USER_A " && usermod -a -G profd " USER_B),
+			 0);
+	/* profd looks membership up again after a minute: a fresh profd sees it now */
+	close(fd);
+	stop_profd();
+	fd = start_profd(0, NULL);
+	assert_true(wait_followed(fd, a));
+	assert_int_equal(as_uid(uid_b, read_it, NULL), 0);
+	assert_int_equal(as_uid(uid_b, read_it, (void *)1), -EPERM);
+	assert_int_equal(as_uid(uid_a, read_it, (void *)1), 0);
+	assert_int_equal(system("gpasswd -d " USER_A " profd >/dev/null && "
+				"gpasswd -d " USER_B " profd >/dev/null"),
+			 0);
+	end_proc(a);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -943,6 +1057,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_warn_rate, teardown),
 		cmocka_unit_test_teardown(test_pid_reuse, teardown),
 		cmocka_unit_test_teardown(test_attach_on_demand, teardown),
+		cmocka_unit_test_teardown(test_least_privilege, teardown),
+		cmocka_unit_test_teardown(test_profd_group, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown_all);
