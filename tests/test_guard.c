@@ -715,6 +715,45 @@ static void test_proc_quota(void **state)
 	close(fd);
 }
 
+/* pid in profd's list: 1 alive, 2 exited (kept), 0 not there */
+static int listed(int fd, pid_t pid)
+{
+	struct profd_proc *p;
+	size_t n, i;
+	int r = 0;
+
+	if (profd_list(fd, &p, &n))
+		return -1;
+	for (i = 0; i < n; i++)
+		if (p[i].pid == (__u32)pid)
+			r = p[i].alive ? 1 : 2;
+	free(p);
+	return r;
+}
+
+/*
+ * Kept data per uid: with --uid-kept 0, a user's exited process keeps
+ * nothing (by default it is kept --keep seconds, as test_profd checks).
+ */
+static void test_kept_quota(void **state)
+{
+	const char *opts[] = { "--uid-kept", "0", "--keep", "600", NULL };
+	__u64 end;
+	int fd, r = -1;
+	pid_t a;
+
+	(void)state;
+	fd = start_profd(0, opts);
+	a = profiled(uid_a, NULL, 0);
+	assert_true(wait_followed(fd, a));
+	end_proc(a);
+	for (end = now_ns() + 3000000000ull; now_ns() < end; usleep(20000))
+		if ((r = listed(fd, a)) == 0)
+			break;
+	assert_int_equal(r, 0);
+	close(fd);
+}
+
 static int malformed(void *arg)
 {
 	int n = *(int *)arg, i, fd;
@@ -1054,6 +1093,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_emfile, teardown),
 		cmocka_unit_test_teardown(test_hard_links, teardown),
 		cmocka_unit_test_teardown(test_proc_quota, teardown),
+		cmocka_unit_test_teardown(test_kept_quota, teardown),
 		cmocka_unit_test_teardown(test_warn_rate, teardown),
 		cmocka_unit_test_teardown(test_pid_reuse, teardown),
 		cmocka_unit_test_teardown(test_attach_on_demand, teardown),
