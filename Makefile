@@ -39,7 +39,7 @@ endif
 .PHONY: all lib test bench install uninstall clean vmlinux fuzz format setup example
 
 # --- the application side: libprof ------------------------------------------
-LIB_SRCS := usdt/prof.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/discover.c usdt/report.c
+LIB_SRCS := usdt/prof.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/discover.c usdt/report.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
 LIB_HDRS := usdt/prof.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h
 
@@ -90,11 +90,15 @@ example: all
 format:
 	clang-format -i usdt/*.c bpf/*.bpf.c daemon/*.c tests/*.c bench/*.c
 
+# the public header and the two it includes; prof(3); the JSON Schema of
+# the reports
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include/prof $(DESTDIR)$(PREFIX)/lib \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0644 usdt/prof.h usdt/slab.h usdt/snapshot.h bpf/profsched.h \
-		$(DESTDIR)$(PREFIX)/include/prof/
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man3 \
+		$(DESTDIR)$(PREFIX)/share/prof
+	install -m 0644 usdt/prof.h usdt/slab.h bpf/profsched.h $(DESTDIR)$(PREFIX)/include/prof/
+	install -m 0644 man/prof.3 $(DESTDIR)$(PREFIX)/share/man/man3/prof.3
+	install -m 0644 tests/report.schema.json $(DESTDIR)$(PREFIX)/share/prof/
 	install -m 0644 $(LIBPROF_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0755 $(LIBPROF_SO) $(DESTDIR)$(PREFIX)/lib/libprof.so.0
 	ln -sf libprof.so.0 $(DESTDIR)$(PREFIX)/lib/libprof.so

@@ -94,8 +94,9 @@ static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task)
 		WRITE_ONCE_U64(&r->offcpu_ns, 0);
 		r->preempt_seq = 0;
 		r->block_seq = 0;
+		r->out_cpu = PROF_SCHED_CPU_NONE;
 		r->out_ns = 0;
-		r->last_cpu = 0;
+		r->last_cpu = PROF_SCHED_CPU_NONE;
 		r->tid = tid;
 		r->start = start;
 		WRITE_ONCE_U64(&r->gen, g);
@@ -178,7 +179,10 @@ int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct t
 		/* switches live in the low half: wrap inside it */
 		seq = (seq & ~0xffffffffULL) | (__u32)((__u32)seq + 1);
 		out->out_ns = now;
-		out->last_cpu = cpu;
+		out->out_cpu = cpu;
+		/* a record started at this switch: it ran here */
+		if (out->last_cpu == PROF_SCHED_CPU_NONE)
+			out->last_cpu = cpu;
 		/* runnable when switched out: preempted, else it slept */
 		if (preempt || task_runnable(prev))
 			out->preempt_seq = (__u32)seq;
@@ -188,19 +192,25 @@ int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct t
 		WRITE_ONCE_U64(&out->seq, seq);
 	}
 
-	/* next comes back: its time away, and whether it moved */
+	/*
+	 * next comes back: its time away, and whether it moved.  A move is
+	 * judged against where it last ran (set here, at every return), not
+	 * where it last left (the runtime also compares the cpu it runs on
+	 * with out_cpu: see profsched.h).
+	 */
 	if (in) {
 		/* out_ns == 0: never seen going out since the slot was assigned */
 		if (in->out_ns) {
 			/* two CPUs' run queue clocks may disagree by a little: a
-			 * time that went backwards adds nothing, but the move counts */
+			 * time that went backwards adds nothing */
 			if (now > in->out_ns)
 				WRITE_ONCE_U64(&in->offcpu_ns, in->offcpu_ns + (now - in->out_ns));
-			if (cpu != in->last_cpu) {
-				seq = in->seq + (1ULL << PROF_SCHED_SEQ_MIGR_SHIFT);
-				WRITE_ONCE_U64(&in->seq, seq);
-			}
 		}
+		if (in->last_cpu != PROF_SCHED_CPU_NONE && cpu != in->last_cpu) {
+			seq = in->seq + (1ULL << PROF_SCHED_SEQ_MIGR_SHIFT);
+			WRITE_ONCE_U64(&in->seq, seq);
+		}
+		in->last_cpu = cpu;
 		in->out_ns = 0;
 	}
 	return 0;

@@ -12,6 +12,7 @@
 #define PROF_SCHED_MAX_SLOTS	8192	/* records in the mmapable array, by default */
 #define PROF_SCHED_MAX_SLOTS_LIMIT 65535 /* a tidslots entry is 16 bits: slot + 1 */
 #define PROF_SCHED_SEQ_MIGR_SHIFT 32
+#define PROF_SCHED_CPU_NONE	0xffffffffU /* last_cpu: not seen running yet */
 #define PROF_SCHED_TIDS_PER_WORD 4	/* 16-bit slot + 1 entries in a tidslots word */
 #define PROF_SCHED_PID_MAX_LIMIT 4194304 /* the kernel's, on 64-bit */
 
@@ -23,19 +24,26 @@
  * preempted from blocked by where preempt_seq and block_seq fall: a zone
  * entered at switch count a and left at b was preempted if the last
  * involuntary switch is in (a, b], blocked if the last voluntary one is.
+ * It migrated if the high half moved, or if it runs on another cpu than
+ * the one it last left: on this kernel a return to the CPU now and then
+ * reaches no sched_switch program at all (seen in bpftrace too), and the
+ * move must not go unseen.
  */
 struct prof_sched_rec {
 	__u64 seq;		/* low 32 bits: switches out, high 32: migrations */
 	__u64 offcpu_ns;	/* accumulated time switched out */
 	__u64 out_ns;		/* bpf only: when it last switched out, 0 = running */
 	__u32 tid;		/* bpf: owner, set with gen */
-	__u32 last_cpu;		/* bpf only: cpu it last ran on */
+	__u32 last_cpu;		/* bpf only: cpu it last ran on (set when it
+				 * comes back), or PROF_SCHED_CPU_NONE */
 	__u64 gen;		/* bpf: the assignment (profd's gen) it counts for */
 	__u64 start;		/* bpf: the owner's task start time, set with gen */
-	__u64 preempt_seq;	/* bpf: the low half of seq after the last switch
+	__u32 preempt_seq;	/* bpf: the low half of seq after the last switch
 				 * out while runnable (preempted, involuntary) */
-	__u64 block_seq;	/* bpf: the same for the last switch out asleep
+	__u32 block_seq;	/* bpf: the same for the last switch out asleep
 				 * (blocked, waiting, I/O: voluntary) */
+	__u32 out_cpu;		/* bpf: the cpu of the last switch out */
+	__u32 __pad;
 };
 
 /*

@@ -19,10 +19,13 @@
 #define CLIENT_QUICK_TIMEOUT_MS 1000 /* status and list: small answers */
 #define CLIENT_MAX_PROCS 65536
 
+/* PROF_SOCKET, as the runtime reads it, or its older name PROFD_SOCKET */
 const char *profd_socket_path(void)
 {
-	const char *p = getenv("PROFD_SOCKET");
+	const char *p = getenv("PROF_SOCKET");
 
+	if (!p || !*p)
+		p = getenv("PROFD_SOCKET");
 	return p && *p ? p : PROFD_SOCKET_DEFAULT;
 }
 
@@ -175,6 +178,10 @@ int profd_status(int fd, struct profd_status *st)
 	st->slots_free = w.slots_free;
 	st->interval_ms = w.interval_ms;
 	st->samples = w.samples;
+	st->tsc_synced = w.tsc_synced;
+	st->late = w.late;
+	memcpy(st->tsc_why, w.tsc_why, sizeof(st->tsc_why));
+	st->tsc_why[sizeof(st->tsc_why) - 1] = 0;
 	st->uptime_ns = w.uptime_ns;
 	return 0;
 }

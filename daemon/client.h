@@ -36,6 +36,9 @@ struct profd_status {
 	uint32_t interval_ms;	/* sampling interval */
 	uint64_t samples;	/* samples taken since start */
 	uint64_t uptime_ns;
+	uint32_t tsc_synced;	/* a migrated call's TSC delta is exact here */
+	uint32_t late;		/* threads registered after their first zone gave up */
+	char tsc_why[128];	/* what profd found */
 };
 
 struct profd_proc {
@@ -53,7 +56,7 @@ struct profd_proc {
 	uint32_t inzone_now, inzone_short, inzone_long;
 };
 
-/* socket path: $PROFD_SOCKET, else PROFD_SOCKET_DEFAULT */
+/* socket path: $PROF_SOCKET, else $PROFD_SOCKET, else PROFD_SOCKET_DEFAULT */
 const char *profd_socket_path(void);
 /* connect with a short timeout; fd or -errno */
 int profd_connect(const char *path);

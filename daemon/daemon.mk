@@ -11,7 +11,8 @@ SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
 MANDIR ?= $(PREFIX)/share/man
 
 PROFD := $(OUTPUT)/profd
-PROFD_SRCS := daemon/profd.c daemon/profd_bpf.c daemon/profd_seg.c daemon/profd_ctl.c
+PROFD_SRCS := daemon/profd.c daemon/profd_bpf.c daemon/profd_seg.c daemon/profd_ctl.c \
+	daemon/profd_tsc.c
 PROFD_OBJS := $(patsubst daemon/%.c,$(OUTPUT)/daemon/%.o,$(PROFD_SRCS))
 PROFD_HDRS := daemon/profd.h daemon/proto.h daemon/client.h $(LIB_HDRS)
 PROFD_CLIENT_OBJ := $(OUTPUT)/daemon/client.o

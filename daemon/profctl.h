@@ -133,6 +133,8 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s);
 void pc_snap_free(struct prof_snapshot *s);
 /* sum of a thread's top-level totals */
 __u64 pc_thread_total(const struct prof_snap_thread *t);
+/* the average closed call, ns (an open call is not a call yet) */
+__u64 pc_avg_ns(const struct prof_snapshot *s, const struct prof_snap_node *n);
 /* the overflow node while nothing landed there: not shown */
 bool pc_node_hidden(const struct prof_snap_thread *t, __u32 i);
 /* any node carries scheduler facts (profd assisted) */
@@ -182,6 +184,15 @@ static inline char *pc_out_row(struct pc_out *o)
 }
 void pc_out_write(struct pc_out *o, const char *s, size_t len);
 void pc_out_printf(struct pc_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Sites that share their name with another site of s (C++ overloads and
+ * methods, every lambda's operator(), one name in two files): a byte per
+ * site, 1 where the name is shared; NULL and errno without memory.  Views
+ * print such a site's name with " (file:line)" (pc_put_where).
+ */
+__u8 *pc_name_clashes(const struct prof_snapshot *s);
+/* " (file:line)" of a site, the file's last component */
+char *pc_put_where(char *p, const struct prof_snap_site *site);
 /* JSON string body escape (no quotes) */
 void pc_json_str(FILE *f, const char *s);
 
@@ -233,5 +244,11 @@ void pc_callers_free(struct pc_callers *c);
 
 int pc_zones(const char *path, FILE *f);
 int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int iterations);
+/* top without --pid: the index of the newest live process (of none, the
+ * newest exited one), -1 if n is 0 */
+int pc_top_pick(const struct pc_proc *p, size_t n);
+/* top's row layout for a terminal cols wide: the width of a row, the
+ * columns shown ("calls/s,%self,...") in heads, the zone name's width */
+int pc_top_layout(int cols, bool sched, int name_len, char *heads, size_t len, int *name);
 
 #endif /* PROFCTL_H */

@@ -86,8 +86,10 @@ static const char usage_top[] =
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"The hottest zones over the last interval, with a sparkline of each row's self\n"
-	"time.  Every column is over the last interval but max(all): the longest call\n"
-	"since the process started.  Keys: s self, t total, c calls, m max, space or p\n"
+	"time.  Each column says its unit: per second over the last interval, avg per\n"
+	"call, max(all) the longest call since the process started; with profd also\n"
+	"on-CPU time, preempted and migrated calls per second.  Without --pid, the\n"
+	"newest live process.  Keys: s self, t total, c calls, m max, space or p\n"
 	"pause, tab or ] next thread, [ previous thread, a all threads, q or Ctrl-C quit.\n"
 	"Without a terminal, prints one frame per interval.\n";
 
@@ -98,8 +100,9 @@ static const char usage_list[] =
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"Profiled processes and threads you may see: pid, command, threads, alive or\n"
-	"exited, since when, kernel assistance; with profd, the time inside zones per\n"
-	"second (threads' worth: now, ~1 s and ~30 s averages).\n";
+	"exited, since when, kernel assistance; with profd, THREADS IN ZONES: how many\n"
+	"threads were inside zones on average (at most the threads alive; a call counts\n"
+	"when it ends): now, ~1 s and ~30 s averages.\n";
 
 static const char usage_status[] =
 	"usage: profctl status [--no-daemon]\n"
@@ -843,7 +846,7 @@ static int cmd_list(int argc, char **argv)
 		char since[32], kern[16];
 
 		printf("%7s  %-16s %7s  %-7s %-7s %-19s %s\n", "PID", "COMMAND", "THREADS", "STATE",
-		       "KERNEL", "SINCE", src.fd >= 0 ? "IN ZONES now/1s/30s" : "");
+		       "KERNEL", "SINCE", src.fd >= 0 ? "THREADS IN ZONES now/1s/30s" : "");
 		for (i = 0; i < n; i++) {
 			if (p[i].kernel < 0)
 				snprintf(kern, sizeof(kern), "?");
@@ -909,6 +912,13 @@ static int cmd_status(int argc, char **argv)
 			       st.processes, st.threads, st.slots_free);
 			printf("sampling every %ums, %llu samples\n", st.interval_ms,
 			       (unsigned long long)st.samples);
+			printf("threads registered late (their first zone stopped waiting, its "
+			       "first calls without kernel facts): %u\n",
+			       st.late);
+			printf("tsc: %s (%s)\n",
+			       st.tsc_synced ? "synchronized across CPUs: a migrated call's time is exact"
+					     : "not trusted across CPUs: a migrated call's time is suspect",
+			       st.tsc_why);
 		}
 	} else
 #endif

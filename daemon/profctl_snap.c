@@ -132,6 +132,7 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	struct merge_map map = { 0 };
 	__u32 *remap = NULL, nremap = 0, cap = 0, n, i, j, b;
 	__u32 *last_child = NULL, alive = 0;
+	__u64 wall = 0;
 	int err = -ENOMEM;
 
 	m = calloc(1, sizeof(*m));
@@ -154,7 +155,11 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	mt->tid = 0;
 	mt->state = PROF_SLAB_ALIVE;
 	mt->ksched_slot = PROF_NO_SLOT;
-	snprintf(mt->name, sizeof(mt->name), "all threads");
+	/* tid 0 and this name tell the renderers the thread is merged */
+	if (s->nthreads == 1)
+		snprintf(mt->name, sizeof(mt->name), "1 thread");
+	else
+		snprintf(mt->name, sizeof(mt->name), "all %u threads", s->nthreads);
 	err = merge_grow(m, &map, &cap, 1);
 	if (err)
 		goto cleanup;
@@ -180,6 +185,13 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 			remap[0] = 0;
 		mt->overflow += t->overflow;
 		mt->unbalanced += t->unbalanced;
+		/* the threads' wall and CPU times add up, as their zones do */
+		if (t->nnodes)
+			wall += t->nodes[0].ticks;
+		if (t->oncpu_ns == PROF_SNAP_UNKNOWN || mt->oncpu_ns == PROF_SNAP_UNKNOWN)
+			mt->oncpu_ns = PROF_SNAP_UNKNOWN;
+		else
+			mt->oncpu_ns += t->oncpu_ns;
 		mt->frames += t->frames;
 		mt->frame_ticks += t->frame_ticks;
 		if (t->frame_max > mt->frame_max)
@@ -208,6 +220,10 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 			}
 			dst->calls += src->calls;
 			dst->ticks += src->ticks;
+			dst->open += src->open;
+			dst->open_ticks += src->open_ticks;
+			dst->kernel_calls += src->kernel_calls;
+			dst->blocked += src->blocked;
 			if (src->max > dst->max)
 				dst->max = src->max;
 			dst->preempted += src->preempted;
@@ -268,7 +284,7 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 			mt->nodes[last_child[c->parent]].next_sibling = j;
 		last_child[c->parent] = j;
 	}
-	mt->nodes[0].ticks = mt->nodes[0].child_ticks;
+	mt->nodes[0].ticks = wall > mt->nodes[0].child_ticks ? wall : mt->nodes[0].child_ticks;
 	err = prof_snap_mark_recursion(mt, m->nsites);
 cleanup:
 	free(last_child);
@@ -285,15 +301,13 @@ cleanup:
 
 __u64 pc_thread_total(const struct prof_snap_thread *t)
 {
-	__u64 sum = 0;
-	__u32 c;
+	/* the root's ticks: the thread's wall time, its zones' and the rest */
+	return t->nnodes ? t->nodes[0].ticks : 0;
+}
 
-	if (!t->nnodes)
-		return 0;
-	for (c = t->nodes[0].first_child; c != PROF_SNAP_NONE && c < t->nnodes;
-	     c = t->nodes[c].next_sibling)
-		sum += t->nodes[c].ticks;
-	return sum;
+__u64 pc_avg_ns(const struct prof_snapshot *s, const struct prof_snap_node *n)
+{
+	return n->calls ? prof_snap_ns(s, prof_snap_closed(n)) / n->calls : 0;
 }
 
 bool pc_node_hidden(const struct prof_snap_thread *t, __u32 i)
@@ -689,4 +703,17 @@ void pc_json_str(FILE *f, const char *s)
 		else
 			fputc(c, f);
 	}
+}
+
+__u8 *pc_name_clashes(const struct prof_snapshot *s)
+{
+	return prof_snap_name_clashes(s);
+}
+
+char *pc_put_where(char *p, const struct prof_snap_site *site)
+{
+	const char *file = strrchr(site->file, '/');
+
+	file = file ? file + 1 : site->file;
+	return p + sprintf(p, " (%s:%u)", *file ? file : "?", site->line);
 }

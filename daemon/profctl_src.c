@@ -630,8 +630,10 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 		src->flat_cache = prof_seg_flat_cache__new();
 		if (!src->flat_cache)
 			return -ENOMEM;
-		/* top shows no scheduler column: 64 bytes a node not read */
-		prof_seg_flat_cache__no_sched(src->flat_cache);
+		/* without profd no thread has scheduler facts: 64 bytes a
+		 * node not read */
+		if (src->fd < 0)
+			prof_seg_flat_cache__no_sched(src->flat_cache);
 #ifndef PROFCTL_NO_CLIENT
 		/* profd hands over the live segment (or, once the process is
 		 * gone, its last image): mapped once, streamed every refresh */

@@ -17,13 +17,34 @@
 #include <unistd.h>
 #include "profctl.h"
 
-#define HIST_LEN 24 /* sparkline samples per row */
+#define HIST_LEN 24	/* sparkline samples kept per row */
+#define TOP_THREADS 256 /* threads in the thread list */
+/* up to this many threads each is sampled every interval (a read of the
+ * segment each); above it only the one shown, from when it is shown */
+#define TOP_EACH_MAX 64
+#define NAME_MIN 32 /* the zone name keeps at least this, or its length */
 
 struct zone_stat {
-	__u64 calls, self, total, max;	/* cumulative, ticks */
-	__u64 d_calls, d_self, d_total; /* over the last interval */
-	__u64 hist[HIST_LEN];		/* d_self per interval, ns */
+	/* cumulative, ticks (offcpu: ns) */
+	__u64 calls, self, total, max, preempted, migrated, offcpu;
+	/* over the last interval */
+	__u64 d_calls, d_self, d_total, d_preempted, d_migrated, d_offcpu;
+	float hist[HIST_LEN]; /* self ns per second, an interval each */
 	bool seen;
+};
+
+/*
+ * One thread's zones (or all threads', tid 0), sampled every interval
+ * whether shown or not: switching thread shows its rates and history at
+ * once.  A reused tid is another thread: start_tick tells them apart.
+ */
+struct view {
+	__u32 tid;
+	__u64 start_tick;
+	char name[PROF_THREAD_NAME_MAX];
+	struct zone_stat *z; /* by site */
+	__u32 nz;
+	unsigned int gen; /* the sample that last updated it */
 };
 
 struct top {
@@ -32,17 +53,21 @@ struct top {
 	int sort;
 	bool paused, tty, need_base;
 	bool exited; /* the process is gone: every rate from now on is 0 */
-	int thread;  /* -1: all threads, else index */
-	__u32 tid;
+	bool sched;  /* the rows carry profd's scheduler facts */
+	__u32 sel;   /* the thread shown: its view's tid, 0 for all */
+	__u64 sel_start;
 	char comm[PROF_COMM_MAX];
 	__u32 nthreads;
-	__u32 tids[256];
-	struct zone_stat *z; /* by site */
+	struct view *views; /* [0]: all threads */
+	__u32 nviews;
+	__u32 order[TOP_THREADS]; /* the snapshot's threads, as views */
 	char (*names)[PROF_NAME_MAX];
-	__u32 nz;
+	__u32 nnames;
 	__u64 tick_hz;
-	unsigned int frame;
 	double interval;
+	unsigned int gen; /* samples taken */
+	double dt;	  /* seconds between the last two samples: rates divide by it */
+	double t_last;	  /* when the last sample was taken */
 	int rows, cols;
 };
 
@@ -91,32 +116,70 @@ static void term_size(struct top *t)
 {
 	struct winsize ws;
 
+	/* no terminal: nothing wraps, every column */
 	t->rows = 24;
-	t->cols = 100;
+	t->cols = 160;
 	if (t->tty && !ioctl(1, TIOCGWINSZ, &ws) && ws.ws_row && ws.ws_col) {
 		t->rows = ws.ws_row;
 		t->cols = ws.ws_col;
 	}
 }
 
-static int grow(struct top *t, __u32 nsites)
+static int grow_view(struct view *v, __u32 nsites)
 {
 	struct zone_stat *z;
-	char(*nm)[PROF_NAME_MAX];
 
-	if (nsites <= t->nz)
+	if (nsites <= v->nz)
 		return 0;
-	z = realloc(t->z, nsites * sizeof(*z));
+	z = realloc(v->z, nsites * sizeof(*z));
 	if (!z)
 		return -ENOMEM;
-	t->z = z;
-	nm = realloc(t->names, nsites * sizeof(*nm));
-	if (!nm)
-		return -ENOMEM;
-	t->names = nm;
-	memset(&t->z[t->nz], 0, (nsites - t->nz) * sizeof(*z));
-	t->nz = nsites;
+	memset(&z[v->nz], 0, (nsites - v->nz) * sizeof(*z));
+	v->z = z;
+	v->nz = nsites;
 	return 0;
+}
+
+/* the view of thread (tid, start), made if new; NULL without memory */
+static struct view *view_of(struct top *t, __u32 tid, __u64 start)
+{
+	struct view *v;
+	__u32 i;
+
+	for (i = 0; i < t->nviews; i++)
+		if (t->views[i].tid == tid && t->views[i].start_tick == start)
+			return &t->views[i];
+	v = realloc(t->views, (t->nviews + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	t->views = v;
+	v = &t->views[t->nviews++];
+	memset(v, 0, sizeof(*v));
+	v->tid = tid;
+	v->start_tick = start;
+	return v;
+}
+
+/* a thread's name: PROF_THREAD_NAME, else its comm while it runs */
+static void thread_name(const struct top *t, const struct prof_snap_thread *th, char *buf,
+			size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	buf[0] = 0;
+	if (th->name[0]) {
+		snprintf(buf, len, "%s", th->name);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)t->pid, th->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
 }
 
 /* a clean exit flags the segment; a killed process is only missing */
@@ -133,59 +196,147 @@ static bool proc_exited(const struct prof_snapshot *s)
 	return kill((pid_t)s->pid, 0) && errno == ESRCH;
 }
 
-/* one sample: cumulative flat rows, deltas against the previous sample */
-static int sample(struct top *t)
+/* one view's rows: deltas against its previous sample, a history step */
+static int view_update(struct top *t, struct view *v, const struct prof_snapshot *s,
+		       const struct prof_flat_row *rows, size_t n, __u32 threads)
 {
-	struct prof_snapshot *s = NULL;
-	struct prof_flat_row *rows = NULL;
-	size_t n = 0, i;
+	/* a call's time lands when it ends: one that began before the
+	 * interval would add all of it; a thread is in a zone at most all
+	 * the time */
+	__u64 cap = (__u64)(t->dt * (double)s->tick_hz) * (threads ? threads : 1);
+	/* a view not sampled last time has no base for a delta */
+	bool fresh = t->need_base || v->gen + 1 != t->gen;
 	__u32 k;
-	int err;
+	size_t i;
+	int err = grow_view(v, s->nsites);
 
-	err = pc_src_flat(t->src, t->pid, t->thread < 0 ? 0 : t->tids[t->thread], &s, &rows, &n);
 	if (err)
 		return err;
-	t->tick_hz = s->tick_hz;
-	snprintf(t->comm, sizeof(t->comm), "%s", s->comm);
-	if (!t->exited)
-		t->exited = proc_exited(s);
-	t->nthreads = s->nthreads < 256 ? s->nthreads : 256;
-	for (k = 0; k < t->nthreads; k++)
-		t->tids[k] = s->threads[k].tid;
-	if (t->thread >= (int)t->nthreads)
-		t->thread = -1;
-	t->tid = t->thread < 0 ? 0 : t->tids[t->thread];
-	err = grow(t, s->nsites);
-	if (err)
-		goto cleanup;
-	for (k = 0; k < t->nz; k++) {
-		struct zone_stat *z = &t->z[k];
+	v->gen = t->gen;
+	for (k = 0; k < v->nz; k++) {
+		struct zone_stat *z = &v->z[k];
 
 		memmove(&z->hist[0], &z->hist[1], (HIST_LEN - 1) * sizeof(z->hist[0]));
 		z->hist[HIST_LEN - 1] = 0;
 		z->d_calls = z->d_self = z->d_total = 0;
-		if (k < s->nsites)
-			snprintf(t->names[k], PROF_NAME_MAX, "%s", s->sites[k].name);
+		z->d_preempted = z->d_migrated = z->d_offcpu = 0;
 	}
 	for (i = 0; i < n; i++) {
 		const struct prof_flat_row *r = &rows[i];
 		struct zone_stat *z;
 
-		if (r->site >= t->nz)
+		if (r->site >= v->nz)
 			continue;
-		z = &t->z[r->site];
-		if (z->seen && !t->need_base) {
+		z = &v->z[r->site];
+		if (z->seen && !fresh) {
 			z->d_calls = r->calls > z->calls ? r->calls - z->calls : 0;
 			z->d_self = r->self > z->self ? r->self - z->self : 0;
 			z->d_total = r->ticks > z->total ? r->ticks - z->total : 0;
-			z->hist[HIST_LEN - 1] = prof_snap_ns(s, z->d_self);
+			if (z->d_self > cap)
+				z->d_self = cap;
+			if (z->d_total > cap)
+				z->d_total = cap;
+			z->d_preempted =
+				r->preempted > z->preempted ? r->preempted - z->preempted : 0;
+			z->d_migrated = r->migrated > z->migrated ? r->migrated - z->migrated : 0;
+			z->d_offcpu = r->offcpu_ns > z->offcpu ? r->offcpu_ns - z->offcpu : 0;
+			z->hist[HIST_LEN - 1] =
+				t->dt > 0 ? (float)((double)prof_snap_ns(s, z->d_self) / t->dt) : 0;
 		}
 		z->calls = r->calls;
 		z->self = r->self;
 		z->total = r->ticks;
 		z->max = r->max;
+		z->preempted = r->preempted;
+		z->migrated = r->migrated;
+		z->offcpu = r->offcpu_ns;
 		z->seen = true;
 	}
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* one sample: all threads, then each thread, against their last samples */
+static int sample(struct top *t)
+{
+	struct prof_snapshot *s = NULL, *ts = NULL;
+	struct prof_flat_row *rows = NULL;
+	struct view *v;
+	size_t n = 0;
+	__u32 k, i;
+	int err;
+
+	double now = now_s();
+
+	err = pc_src_flat(t->src, t->pid, 0, &s, &rows, &n);
+	if (err)
+		return err;
+	t->gen++;
+	t->dt = t->t_last > 0 && now > t->t_last ? now - t->t_last : t->interval;
+	t->t_last = now;
+	t->tick_hz = s->tick_hz;
+	snprintf(t->comm, sizeof(t->comm), "%s", s->comm);
+	if (!t->exited)
+		t->exited = proc_exited(s);
+	err = -ENOMEM;
+	if (s->nsites > t->nnames) {
+		char(*nm)[PROF_NAME_MAX] = realloc(t->names, s->nsites * sizeof(*nm));
+
+		if (!nm)
+			goto cleanup;
+		t->names = nm;
+		t->nnames = s->nsites;
+	}
+	for (k = 0; k < s->nsites; k++)
+		snprintf(t->names[k], PROF_NAME_MAX, "%s", s->sites[k].name);
+	v = view_of(t, 0, 0);
+	if (!v)
+		goto cleanup;
+	err = view_update(t, v, s, rows, n, s->nthreads);
+	if (err)
+		goto cleanup;
+	t->nthreads = s->nthreads < TOP_THREADS ? s->nthreads : TOP_THREADS;
+	for (k = 0; k < s->nthreads; k++)
+		t->sched |= t->src->fd >= 0 && s->threads[k].ksched_slot != PROF_NO_SLOT;
+	for (k = 0; k < t->nthreads; k++) {
+		const struct prof_snap_thread *th = &s->threads[k];
+
+		free(rows);
+		rows = NULL;
+		v = view_of(t, th->tid, th->start_tick);
+		if (!v) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		t->order[k] = (__u32)(v - t->views);
+		if (!v->name[0])
+			thread_name(t, th, v->name, sizeof(v->name));
+		if (t->nthreads > TOP_EACH_MAX &&
+		    !(th->tid == t->sel && th->start_tick == t->sel_start))
+			continue;
+		err = pc_src_flat(t->src, t->pid, th->tid, &ts, &rows, &n);
+		if (err)
+			goto cleanup;
+		err = view_update(t, v, ts, rows, n, 1);
+		prof_snapshot__destroy(ts);
+		ts = NULL;
+		if (err)
+			goto cleanup;
+	}
+	/* a thread whose slab was reused is gone: show all threads */
+	for (i = 0; t->sel && i < t->nthreads; i++)
+		if (t->views[t->order[i]].tid == t->sel &&
+		    t->views[t->order[i]].start_tick == t->sel_start)
+			break;
+	if (t->sel && i == t->nthreads)
+		t->sel = 0;
 	t->need_base = false;
 cleanup:
 	free(rows);
@@ -198,10 +349,25 @@ static __u64 ns(const struct top *t, __u64 ticks)
 	return t->tick_hz ? (__u64)((double)ticks * 1e9 / (double)t->tick_hz) : ticks;
 }
 
-static __u64 key(const struct top *t, __u32 i)
+/* the view on screen, and its place among the threads (-1: all) */
+static struct view *shown(const struct top *t, int *idx)
 {
-	const struct zone_stat *z = &t->z[i];
+	__u32 i;
 
+	*idx = -1;
+	for (i = 0; t->sel && i < t->nthreads; i++) {
+		struct view *v = &t->views[t->order[i]];
+
+		if (v->tid == t->sel && v->start_tick == t->sel_start) {
+			*idx = (int)i;
+			return v;
+		}
+	}
+	return t->nviews ? &t->views[0] : NULL;
+}
+
+static __u64 key(const struct top *t, const struct zone_stat *z)
+{
 	switch (t->sort) {
 	case PROF_SORT_TOTAL:
 		return z->d_total;
@@ -215,86 +381,255 @@ static __u64 key(const struct top *t, __u32 i)
 }
 
 static const struct top *sort_top;
+static const struct view *sort_view;
 
 static int order_cmp(const void *a, const void *b)
 {
 	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
-	__u64 kx = key(sort_top, x), ky = key(sort_top, y);
+	const struct zone_stat *zx = &sort_view->z[x], *zy = &sort_view->z[y];
+	__u64 kx = key(sort_top, zx), ky = key(sort_top, zy);
 
 	if (kx != ky)
 		return kx < ky ? 1 : -1;
-	if (sort_top->z[x].self != sort_top->z[y].self)
-		return sort_top->z[x].self < sort_top->z[y].self ? 1 : -1;
+	if (zx->self != zy->self)
+		return zx->self < zy->self ? 1 : -1;
 	return x < y ? -1 : x > y;
 }
 
-static void spark(FILE *f, const __u64 *h)
+static void spark(FILE *f, const float *h, int width)
 {
 	static const char *const bars[] = { " ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
-	__u64 mx = 0;
+	float mx = 0;
 	int i;
 
-	for (i = 0; i < HIST_LEN; i++)
+	/* the newest width samples */
+	h += HIST_LEN - width;
+	for (i = 0; i < width; i++)
 		if (h[i] > mx)
 			mx = h[i];
-	for (i = 0; i < HIST_LEN; i++)
-		fputs(bars[mx ? (h[i] ? 1 + (int)(7 * h[i] / mx) : 0) : 0], f);
+	for (i = 0; i < width; i++)
+		fputs(bars[mx > 0 && h[i] > 0 ? 1 + (int)(7 * h[i] / mx) : 0], f);
+}
+
+/*
+ * The columns, each with one unit said in its header: rates are per
+ * second whatever the interval, avg per call over the interval, max the
+ * longest call since the start.  A narrow terminal narrows the history,
+ * then drops columns in drop_order; self and the zone name always stay,
+ * and a name is cut rather than wrapped.
+ */
+enum {
+	COL_CALLS,
+	COL_PSELF,
+	COL_SELF,
+	COL_TOTAL,
+	COL_AVG,
+	COL_MAX,
+	COL_ONCPU,
+	COL_PREEMPT,
+	COL_MIGR,
+	COL_HIST,
+	NCOLS
+};
+static const struct {
+	const char *head;
+	int width;
+	bool sched;
+} columns[NCOLS] = {
+	[COL_CALLS] = { "calls/s", 8, false }, [COL_PSELF] = { "%self", 5, false },
+	[COL_SELF] = { "self/s", 7, false },   [COL_TOTAL] = { "total/s", 7, false },
+	[COL_AVG] = { "avg/call", 8, false },  [COL_MAX] = { "max(all)", 8, false },
+	[COL_ONCPU] = { "on-cpu/s", 8, true }, [COL_PREEMPT] = { "preempt/s", 9, true },
+	[COL_MIGR] = { "migr/s", 6, true },    [COL_HIST] = { "self/s history", HIST_LEN, false },
+};
+static const int drop_order[] = { COL_MAX,   COL_MIGR,	COL_AVG,   COL_PREEMPT, COL_HIST,
+				  COL_TOTAL, COL_ONCPU, COL_PSELF, COL_CALLS };
+
+struct layout {
+	bool on[NCOLS];
+	int hist; /* sparkline width */
+	int name; /* zone name width */
+};
+
+static int layout_width(const struct layout *l)
+{
+	int w = 0, c;
+
+	for (c = 0; c < NCOLS; c++)
+		if (l->on[c])
+			w += c == COL_HIST ? 2 + l->hist : 1 + columns[c].width;
+	return w + 2; /* before the name */
+}
+
+static void layout(int cols, bool sched, int name_len, bool on[], int *hist, int *name)
+{
+	struct layout l;
+	int c, d = 0, want = name_len < NAME_MIN ? name_len : NAME_MIN;
+
+	if (want < 4)
+		want = 4; /* "zone" */
+	for (c = 0; c < NCOLS; c++)
+		l.on[c] = !columns[c].sched || sched;
+	l.hist = HIST_LEN;
+	while (layout_width(&l) + want > cols) {
+		if (l.on[COL_HIST] && l.hist > 8) {
+			l.hist -= 8;
+			continue;
+		}
+		if (d == (int)(sizeof(drop_order) / sizeof(drop_order[0])))
+			break;
+		l.on[drop_order[d++]] = false;
+	}
+	l.name = cols - layout_width(&l);
+	if (l.name > name_len)
+		l.name = name_len > 4 ? name_len : 4;
+	if (l.name < 1)
+		l.name = 1;
+	memcpy(on, l.on, sizeof(l.on));
+	*hist = l.hist;
+	*name = l.name;
+}
+
+int pc_top_layout(int cols, bool sched, int name_len, char *heads, size_t len, int *name)
+{
+	struct layout l;
+	size_t off = 0;
+	int c;
+
+	layout(cols, sched, name_len, l.on, &l.hist, &l.name);
+	heads[0] = 0;
+	for (c = 0; c < NCOLS; c++)
+		if (l.on[c] && off < len)
+			off += (size_t)snprintf(heads + off, len - off, "%s%s", off ? "," : "",
+						columns[c].head);
+	*name = l.name;
+	return layout_width(&l) + l.name;
+}
+
+/* a rate per second of a count over the interval */
+static double per_s(const struct top *t, __u64 v)
+{
+	return t->dt > 0 ? (double)v / t->dt : 0;
 }
 
 static void draw(struct top *t, FILE *f)
 {
 	static const char *const keys[] = { "self", "total", "calls", "max", "p99" };
+	struct view *v;
+	struct layout l;
 	__u32 *order, n = 0, i;
 	__u64 sum = 0;
-	int lines, shown = 0;
-	char b[4][24], thr[48];
+	int lines, shown_n = 0, idx, c, name_len = 4;
+	char b[24], thr[96], title[256];
 	const char *el = t->tty ? "\033[K" : "";
 
-	order = malloc((t->nz ? t->nz : 1) * sizeof(*order));
+	v = shown(t, &idx);
+	if (!v)
+		return;
+	order = malloc((v->nz ? v->nz : 1) * sizeof(*order));
 	if (!order)
 		return;
-	for (i = 0; i < t->nz; i++) {
-		if (!t->z[i].seen)
+	for (i = 0; i < v->nz; i++) {
+		if (!v->z[i].seen)
 			continue;
 		order[n++] = i;
-		sum += t->z[i].d_self;
+		sum += v->z[i].d_self;
+		if (i < t->nnames && (int)strlen(t->names[i]) > name_len)
+			name_len = (int)strlen(t->names[i]);
 	}
 	sort_top = t;
+	sort_view = v;
 	qsort(order, n, sizeof(*order), order_cmp);
-	if (t->thread < 0)
-		snprintf(thr, sizeof(thr), "all %u threads", t->nthreads);
+	layout(t->cols, t->sched, name_len, l.on, &l.hist, &l.name);
+	if (idx < 0)
+		snprintf(thr, sizeof(thr), "all %u thread%s", t->nthreads,
+			 t->nthreads == 1 ? "" : "s");
 	else
-		snprintf(thr, sizeof(thr), "tid %u (%d/%u)", t->tid, t->thread + 1, t->nthreads);
+		snprintf(thr, sizeof(thr), "%s%stid %u (%d/%u)", v->name, v->name[0] ? " " : "",
+			 v->tid, idx + 1, t->nthreads);
+	snprintf(title, sizeof(title), "profctl top - pid %d (%s%s) - %s - every %.2gs - sort %s%s",
+		 (int)t->pid, t->comm, t->exited ? ", exited" : "", thr, t->interval, keys[t->sort],
+		 t->paused ? " - PAUSED" : "");
 	if (t->tty)
 		fputs("\033[H", f);
-	fprintf(f, "%sprofctl top - pid %d (%s%s) - %s - every %.2gs - sort %s%s%s%s\n",
-		t->tty ? "\033[1m" : "", (int)t->pid, t->comm, t->exited ? ", exited" : "", thr,
-		t->interval, keys[t->sort], t->paused ? " - PAUSED" : "", t->tty ? "\033[0m" : "",
+	fprintf(f, "%s%.*s%s%s\n", t->tty ? "\033[1m" : "", t->cols, title, t->tty ? "\033[0m" : "",
 		el);
-	/* max is the counters' own: the longest call since the start */
-	fprintf(f, "%s%10s %6s %9s %9s %9s %9s  %-*s  %s%s%s\n", t->tty ? "\033[7m" : "", "calls/s",
-		"%self", "self", "total", "avg", "max(all)", HIST_LEN, "self history", "zone",
-		t->tty ? "\033[0m" : "", el);
+	if (t->tty)
+		fputs("\033[7m", f);
+	for (c = 0; c < NCOLS; c++) {
+		if (!l.on[c])
+			continue;
+		if (c == COL_HIST)
+			fprintf(f, "  %-*.*s", l.hist, l.hist,
+				l.hist >= (int)strlen(columns[c].head) ? columns[c].head
+								       : "history");
+		else
+			fprintf(f, "%*s%s", c ? columns[c].width + 1 : columns[c].width,
+				columns[c].head, c ? "" : " ");
+	}
+	/* the header bar spans the name on a terminal; plain text has no padding */
+	fprintf(f, "  %-*s%s%s\n", t->tty ? l.name : 0, "zone", t->tty ? "\033[0m" : "", el);
 	lines = t->tty ? t->rows - 3 : 40;
-	for (i = 0; i < n && shown < lines; i++, shown++) {
-		const struct zone_stat *z = &t->z[order[i]];
-		double rate = t->interval > 0 ? (double)z->d_calls / t->interval : 0;
+	for (i = 0; i < n && shown_n < lines; i++, shown_n++) {
+		const struct zone_stat *z = &v->z[order[i]];
+		__u64 total_ns = ns(t, z->d_total);
 
-		fprintf(f, "%10.0f %6.1f %9s %9s %9s %9s  ", rate,
-			sum ? 100.0 * (double)z->d_self / (double)sum : 0.0,
-			pc_fmt_ns(b[0], 24, ns(t, z->d_self)),
-			pc_fmt_ns(b[1], 24, ns(t, z->d_total)),
-			pc_fmt_ns(b[2], 24, z->d_calls ? ns(t, z->d_total) / z->d_calls : 0),
-			pc_fmt_ns(b[3], 24, ns(t, z->max)));
-		spark(f, z->hist);
-		fprintf(f, "  %s%s\n", t->names[order[i]], el);
+		for (c = 0; c < NCOLS; c++) {
+			if (!l.on[c])
+				continue;
+			if (c)
+				fputc(' ', f);
+			switch (c) {
+			case COL_CALLS:
+				fprintf(f, "%*.0f ", columns[c].width, per_s(t, z->d_calls));
+				break;
+			case COL_PSELF:
+				fprintf(f, "%*.1f", columns[c].width,
+					sum ? 100.0 * (double)z->d_self / (double)sum : 0.0);
+				break;
+			case COL_SELF:
+			case COL_TOTAL:
+			case COL_ONCPU: {
+				__u64 d = c == COL_SELF		   ? ns(t, z->d_self)
+					  : c == COL_TOTAL	   ? total_ns
+					  : total_ns > z->d_offcpu ? total_ns - z->d_offcpu
+								   : 0;
+
+				fprintf(f, "%*s", columns[c].width,
+					pc_fmt_ns(b, sizeof(b), (__u64)per_s(t, d)));
+				break;
+			}
+			case COL_AVG:
+				fprintf(f, "%*s", columns[c].width,
+					pc_fmt_ns(b, sizeof(b),
+						  z->d_calls ? total_ns / z->d_calls : 0));
+				break;
+			case COL_MAX:
+				fprintf(f, "%*s", columns[c].width,
+					pc_fmt_ns(b, sizeof(b), ns(t, z->max)));
+				break;
+			case COL_PREEMPT:
+				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d_preempted));
+				break;
+			case COL_MIGR:
+				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d_migrated));
+				break;
+			case COL_HIST:
+				fputc(' ', f);
+				spark(f, z->hist, l.hist);
+				break;
+			}
+		}
+		fprintf(f, "  %.*s%s\n", l.name, order[i] < t->nnames ? t->names[order[i]] : "?",
+			el);
 	}
 	if (t->tty) {
+		static const char help[] =
+			"keys: s t c m sort  space pause  tab/[ ] thread  a all  "
+			"q quit";
+
 		fputs("\033[J", f);
-		fprintf(f,
-			"\033[%d;1H\033[2mkeys: s t c m sort  space pause  tab/[ ] thread  a all  "
-			"q quit\033[0m",
-			t->rows);
+		fprintf(f, "\033[%d;1H\033[2m%.*s\033[0m", t->rows, t->cols, help);
 	} else {
 		fputc('\n', f);
 	}
@@ -302,9 +637,24 @@ static void draw(struct top *t, FILE *f)
 	free(order);
 }
 
+/* show thread i of the snapshot's (-1: all) */
+static void select_thread(struct top *t, int i)
+{
+	if (i < 0 || i >= (int)t->nthreads) {
+		t->sel = 0;
+		t->sel_start = 0;
+		return;
+	}
+	t->sel = t->views[t->order[i]].tid;
+	t->sel_start = t->views[t->order[i]].start_tick;
+}
+
 /* a key press; false to quit */
 static bool on_key(struct top *t, int c)
 {
+	int idx;
+
+	shown(t, &idx);
 	switch (c) {
 	case 'q':
 	case 'Q':
@@ -329,59 +679,68 @@ static bool on_key(struct top *t, int c)
 		break;
 	case '\t':
 	case ']':
-		t->thread = t->thread + 1 >= (int)t->nthreads ? -1 : t->thread + 1;
-		t->need_base = true;
-		memset(t->z, 0, t->nz * sizeof(*t->z));
+		select_thread(t, idx + 1);
 		break;
 	case '[':
-		t->thread = t->thread < 0 ? (int)t->nthreads - 1 : t->thread - 1;
-		t->need_base = true;
-		memset(t->z, 0, t->nz * sizeof(*t->z));
+		select_thread(t, idx < 0 ? (int)t->nthreads - 1 : idx - 1);
 		break;
 	case 'a':
-		t->thread = -1;
-		t->need_base = true;
-		memset(t->z, 0, t->nz * sizeof(*t->z));
+		select_thread(t, -1);
 		break;
 	}
 	return true;
 }
 
-static double now_s(void)
+/*
+ * Without --pid: the newest live process, or if none runs the newest that
+ * exited; -1 if there is none.  Apart, for a test.
+ */
+int pc_top_pick(const struct pc_proc *p, size_t n)
 {
-	struct timespec ts;
+	size_t i;
+	int best = -1;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	for (i = 0; i < n; i++) {
+		if (best >= 0 && p[best].alive && !p[i].alive)
+			continue;
+		if (best < 0 || (p[i].alive && !p[best].alive) ||
+		    p[i].created_ns > p[best].created_ns)
+			best = (int)i;
+	}
+	return best;
 }
 
-/* the newest live process when no --pid */
 static int pick_pid(struct pc_src *src, pid_t *pid)
 {
 	struct pc_proc *p = NULL;
-	size_t n = 0, i, best = (size_t)-1;
-	int err = pc_src_targets(src, 0, &p, &n);
+	size_t n = 0, i, alive = 0;
+	int err = pc_src_targets(src, 0, &p, &n), best;
 
 	if (err)
 		return err;
-	for (i = 0; i < n; i++)
-		if (best == (size_t)-1 || p[i].created_ns > p[best].created_ns)
-			best = i;
+	best = pc_top_pick(p, n);
+	if (best < 0) {
+		free(p);
+		return -ENOENT;
+	}
 	*pid = p[best].pid;
-	if (n > 1)
-		pc_warnx("%zu profiled processes; showing pid %d (use --pid)", n, (int)*pid);
+	for (i = 0; i < n; i++)
+		alive += p[i].alive;
+	if (!p[best].alive)
+		pc_warnx("no profiled process runs; showing pid %d, which exited (use --pid)",
+			 (int)*pid);
+	else if (alive > 1)
+		pc_warnx("%zu profiled processes run; showing the newest, pid %d (use --pid)",
+			 alive, (int)*pid);
 	free(p);
 	return 0;
 }
 
 int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int iterations)
 {
-	struct top t = { .src = src,
-			 .pid = o->pid,
-			 .sort = o->sort,
-			 .thread = -1,
-			 .interval = interval,
-			 .need_base = true };
+	struct top t = {
+		.src = src, .pid = o->pid, .sort = o->sort, .interval = interval, .need_base = true
+	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	double next;
 	int err, frames = 0;
@@ -446,7 +805,9 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 			break;
 	}
 	term_restore();
-	free(t.z);
+	for (__u32 i = 0; i < t.nviews; i++)
+		free(t.views[i].z);
+	free(t.views);
 	free(t.names);
 	return err;
 }

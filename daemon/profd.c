@@ -373,6 +373,10 @@ int main(int argc, char **argv)
 	if (ifd >= 0 && epoll_add(epfd, ifd, &tag_inotify))
 		fatal("failed to watch inotify fd=%d", ifd);
 
+	/* before the first registration: each carries the verdict */
+	profd_tsc_check();
+	log_info("tsc %s: %s", profd_tsc()->synced ? "synchronized" : "not trusted across CPUs",
+		 profd_tsc()->why);
 	/* processes that started before us */
 	seg_rescan();
 	log_info("ready on %s, sampling every %u ms, kernel assistance %s%s%s", conf.sock_path,

@@ -91,6 +91,16 @@ struct seg_answer {
 int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answer *a);
 int seg_reset(uid_t uid, pid_t pid);
 
+/* profd_tsc.c: may TSC deltas be trusted across CPUs here? */
+struct profd_tsc {
+	bool synced;
+	__u64 rounds;		/* cross-CPU reads measured */
+	__u64 back_ticks;	/* the largest step back seen */
+	char why[128];		/* the verdict, said */
+};
+void profd_tsc_check(void);	/* once, at start */
+const struct profd_tsc *profd_tsc(void);
+
 /* profd_ctl.c */
 /* take path's lock: -EADDRINUSE if another profd holds it, -EPERM if the
  * lock file is not a regular file of ours */

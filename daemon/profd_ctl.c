@@ -629,6 +629,9 @@ static int conn_error(struct conn *c, int err)
 	return conn_send(c, PROFD_MSG_ERROR, &e, sizeof(e), -1);
 }
 
+/* registrations that came after the thread's first zone stopped waiting */
+static __u32 late_registrations;
+
 static int do_register(struct conn *c, const struct profd_register *r)
 {
 	struct profd_registered rep = { .tid = r->tid, .rec_size = sizeof(struct prof_sched_rec) };
@@ -655,8 +658,11 @@ static int do_register(struct conn *c, const struct profd_register *r)
 		return conn_error(c, err);
 	}
 	c->registered = true;
+	if (r->flags & PROFD_REG_LATE)
+		late_registrations++;
 	rep.nslots = kbpf_nslots();
 	rep.has_fd = give;
+	rep.flags = profd_tsc()->synced ? PROFD_REGD_TSC_SYNCED : 0;
 	err = conn_send(c, PROFD_MSG_REGISTERED, &rep, sizeof(rep), give ? kbpf_ro_fd() : -1);
 	if (!err && give)
 		c->sent_fd = true;
@@ -679,6 +685,9 @@ static int do_status(struct conn *c)
 	st.interval_ms = conf.interval_ms;
 	st.samples = seg_samples();
 	st.uptime_ns = profd_now_ns() - profd_start_ns;
+	st.tsc_synced = profd_tsc()->synced;
+	st.late = late_registrations;
+	snprintf(st.tsc_why, sizeof(st.tsc_why), "%s", profd_tsc()->why);
 	return conn_send(c, PROFD_MSG_STATUS, &st, sizeof(st), -1);
 }
 

@@ -56,8 +56,11 @@
 #define SEG_MAX 4096		      /* processes followed at once */
 
 struct seg_frame {
-	__u64 t_ns; /* CLOCK_MONOTONIC when taken */
+	__u64 t_ns; /* CLOCK_MONOTONIC when read */
 	struct prof_snapshot *snap;
+	__u64 now_tick; /* the tick it stands for: past snap's own when the
+			 * frame shares an older frame's snapshot (nothing
+			 * changed but time: see prof_snapshot__advance) */
 };
 
 struct seg {
@@ -74,6 +77,7 @@ struct seg {
 	bool alive;
 	bool seen; /* in the last rescan */
 	__u64 found_ns;
+	__u64 born_ns;	/* its segment's creation (CLOCK_MONOTONIC), at most found_ns */
 	__u64 exit_ns;
 	struct prof_snapshot *last;	/* the full snapshot at exit, NULL before */
 	struct prof_seg_cursor *cursor; /* what the samples learned of its tree */
@@ -198,10 +202,24 @@ static bool snap_same(const struct prof_snapshot *a, const struct prof_snapshot 
 		return false;
 	for (i = 0; i < a->nthreads; i++) {
 		const struct prof_snap_thread *x = &a->threads[i], *y = &b->threads[i];
+		__u32 j;
 
+		/* up to the nodes, and after them but for the CPU time */
 		if (memcmp(x, y, offsetof(struct prof_snap_thread, nodes)) ||
-		    memcmp(x->nodes, y->nodes, x->nnodes * sizeof(*x->nodes)))
+		    x->nnodes != y->nnodes || x->gen != y->gen || x->oncpu_ns != y->oncpu_ns ||
+		    memcmp(x->comm, y->comm, sizeof(x->comm)))
 			return false;
+		/* time passing moves only the open calls and the root */
+		for (j = 1; j < x->nnodes; j++) {
+			struct prof_snap_node m = x->nodes[j], n = y->nodes[j];
+
+			if (m.open != n.open || prof_snap_closed(&m) != prof_snap_closed(&n))
+				return false;
+			m.ticks = n.ticks = m.open_ticks = n.open_ticks = 0;
+			m.child_ticks = n.child_ticks = 0;
+			if (memcmp(&m, &n, sizeof(m)))
+				return false;
+		}
 	}
 	return true;
 }
@@ -217,14 +235,16 @@ static struct prof_snapshot *seg_dedup(struct seg *s, struct prof_snapshot *snap
 	return prev;
 }
 
-/* the next frame, taken at t: it replaces the oldest when the ring is full */
-static void ring_push(struct seg *s, __u64 t, struct prof_snapshot *snap)
+/* the next frame, read at t and standing for now_tick: it replaces the
+ * oldest when the ring is full */
+static void ring_push(struct seg *s, __u64 t, struct prof_snapshot *snap, __u64 now_tick)
 {
 	struct seg_frame *f = &s->ring[s->ring_head];
 	struct prof_snapshot *old = f->snap;
 
 	f->t_ns = t;
 	f->snap = snap;
+	f->now_tick = now_tick;
 	seg_put(s, old);
 	s->ring_head = (s->ring_head + 1) % SEG_RING;
 	if (s->ring_n < SEG_RING)
@@ -523,8 +543,10 @@ static void seg_adopt(const struct prof_seg_ent *e)
 	}
 	s->alive = true;
 	s->found_ns = profd_now_ns();
+	s->born_ns = snap->mono_base_ns && snap->mono_base_ns < s->found_ns ? snap->mono_base_ns
+									    : s->found_ns;
 	/* the checking read is the first frame: no second full read for it */
-	ring_push(s, s->found_ns, snap);
+	ring_push(s, s->found_ns, snap, snap->now_tick);
 	s->next = sg.list;
 	sg.list = s;
 	sg.n++;
@@ -599,8 +621,11 @@ static __u64 frame_spacing(const struct seg *s)
 	return spacing;
 }
 
-static void seg_take(struct seg *s, __u64 now)
+static void seg_take(struct seg *s, __u64 pass)
 {
+	/* this segment's own time: the pass over all of them began at 'pass',
+	 * maybe long ago, and a segment adopted during it is younger still */
+	__u64 now = profd_now_ns() > pass ? profd_now_ns() : pass;
 	struct prof_seg_busy info;
 	struct prof_snapshot *snap;
 	struct seg_frame *f;
@@ -627,7 +652,16 @@ static void seg_take(struct seg *s, __u64 now)
 	/* rates: instantaneous, and two moving averages (~1 s and ~30 s) */
 	dt = s->info_ns ? (double)(now - s->info_ns) / 1e9 : 0;
 	if (dt > 0 && info.tick_hz && ticks >= s->prev_ticks) {
+		__u32 live = info.alive > s->info.alive ? info.alive : s->info.alive;
+
 		s->rate_inst = (double)(ticks - s->prev_ticks) / (double)info.tick_hz / dt;
+		/*
+		 * A call's time lands when it ends: one that began before the
+		 * window adds all of it to the window.  Threads in zones are at
+		 * most the threads that lived in it.
+		 */
+		if (s->rate_inst > (double)live)
+			s->rate_inst = (double)live;
 		a_short = dt >= 1.0 ? 1.0 : dt;
 		a_long = dt >= 30.0 ? 1.0 : dt / 30.0;
 		s->rate_short += a_short * (s->rate_inst - s->rate_short);
@@ -642,12 +676,19 @@ static void seg_take(struct seg *s, __u64 now)
 	f = s->ring_n ? &s->ring[(s->ring_head + SEG_RING - 1) % SEG_RING] : NULL;
 	if (f && now - f->t_ns < spacing)
 		return;
+	/* stamped with its own read's time: a pass over many segments takes
+	 * a while, and a frame read later than stamped made a window count
+	 * less than its length */
 	t0 = profd_now_ns();
 	if (seg_read(s, &snap))
 		return;
 	s->frame_ns = profd_now_ns() - t0;
 	s->frame_bytes = snap_bytes(snap);
-	ring_push(s, now, seg_dedup(s, snap));
+	{
+		__u64 tick = snap->now_tick;
+
+		ring_push(s, t0, seg_dedup(s, snap), tick);
+	}
 	/* nothing older than the history needs (one frame past it answers
 	 * its whole length) */
 	while (s->ring_n > 1) {
@@ -885,8 +926,8 @@ static __u64 dist(__u64 a, __u64 b)
 int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answer *a)
 {
 	const struct prof_snapshot *base = NULL;
-	struct prof_snapshot *snap = NULL;
-	__u64 now = profd_now_ns(), base_ns = 0, end;
+	struct prof_snapshot *snap = NULL, *moved = NULL;
+	__u64 now = profd_now_ns(), base_ns = 0, base_tick = 0, end;
 	struct seg *s;
 	__u32 i;
 	int err;
@@ -907,7 +948,7 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 		 * of the process itself if that is nearer (it is younger) */
 		__u64 want = (__u64)seconds * 1000000000ull, best;
 
-		best = dist(end - s->found_ns, want);
+		best = dist(end - s->born_ns, want);
 		for (i = 0; i < s->ring_n; i++) {
 			const struct seg_frame *f =
 				&s->ring[(s->ring_head + SEG_RING - 1 - i) % SEG_RING];
@@ -916,6 +957,7 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 				best = dist(end - f->t_ns, want);
 				base = f->snap;
 				base_ns = f->t_ns;
+				base_tick = f->now_tick;
 			}
 		}
 	} else if (mode != PROFD_SNAP_START) {
@@ -929,7 +971,7 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 	if (!base && s->alive) {
 		a->live_fd = seg_live_fd(s);
 		if (a->live_fd >= 0) {
-			a->span_ns = end - s->found_ns;
+			a->span_ns = end - s->born_ns;
 			return 0;
 		}
 		log_debug("seg: pid %d: no live segment to hand over: %s", (int)pid,
@@ -941,17 +983,33 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 		log_debug("seg: no current snapshot of pid %d: %s", (int)pid, strerror(-err));
 		return err;
 	}
+	/* a frame that shares an older frame's snapshot: that snapshot as
+	 * its own time would have read it */
+	if (base && base_tick > base->now_tick) {
+		err = snap_copy(base, &moved);
+		if (!err)
+			err = prof_snapshot__advance(moved, base_tick - base->now_tick);
+		if (err) {
+			prof_snapshot__destroy(moved);
+			prof_snapshot__destroy(snap);
+			return err;
+		}
+		base = moved;
+	}
 	if (base) {
 		err = prof_snapshot__diff(snap, base);
 		if (err)
 			log_debug("seg: diff of pid %d against its base: %s", (int)pid,
 				  strerror(-err));
 		if (err) {
+			prof_snapshot__destroy(moved);
 			prof_snapshot__destroy(snap);
 			return err;
 		}
 	}
-	a->span_ns = end - (base ? base_ns : s->found_ns);
+	prof_snapshot__destroy(moved);
+	/* never longer than the process has lived */
+	a->span_ns = end - (base && base_ns > s->born_ns ? base_ns : s->born_ns);
 	a->based = base != NULL;
 	a->snap = snap;
 	return 0;

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#define PROFD_PROTO_VERSION	2
+#define PROFD_PROTO_VERSION	3
 #define PROFD_MSG_MAX		512	/* largest packet, header included */
 
 enum profd_msg_type {
@@ -57,6 +57,8 @@ struct profd_error {
 };
 
 #define PROFD_REG_WANT_FD	0x1	/* send the map fd with the reply */
+#define PROFD_REG_LATE		0x2	/* the thread's first zone gave up waiting for
+					 * this answer: its first calls had no facts */
 
 struct profd_register {
 	__u32 tid;			/* a thread of the peer's process */
@@ -70,8 +72,10 @@ struct profd_registered {
 	__u32 nslots;			/* records in the array */
 	__u32 rec_size;			/* sizeof(struct prof_sched_rec) */
 	__u32 has_fd;			/* the map fd rides with this packet */
-	__u32 __pad;
+	__u32 flags;			/* PROFD_REGD_* */
 };
+
+#define PROFD_REGD_TSC_SYNCED	0x1	/* TSC deltas hold across CPUs here */
 
 struct profd_wire_status {
 	__u32 version;
@@ -83,6 +87,10 @@ struct profd_wire_status {
 	__u32 interval_ms;
 	__u64 samples;
 	__u64 uptime_ns;
+	__u32 tsc_synced;		/* see profd_tsc.c */
+	__u32 late;			/* registrations that came too late for a
+					 * thread's first zone (PROFD_REG_LATE) */
+	char tsc_why[128];
 };
 
 struct profd_wire_proc {

@@ -175,7 +175,7 @@ static void csv_node(struct walk *w, __u32 i)
 	v[0] = n->calls;
 	v[1] = tot;
 	v[2] = prof_snap_ns(s, prof_snap_self(n));
-	v[3] = n->calls ? tot / n->calls : 0;
+	v[3] = pc_avg_ns(s, n);
 	v[4] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.50));
 	v[5] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.99));
 	v[6] = prof_snap_ns(s, n->max);
@@ -193,6 +193,14 @@ static void csv_node(struct walk *w, __u32 i)
 	v[5] = n->frees;
 	v[6] = n->free_bytes;
 	for (k = 0; k < 7; k++) {
+		*p++ = ',';
+		p = pc_put_u64(p, v[k]);
+	}
+	v[0] = n->open;
+	v[1] = prof_snap_ns(s, n->open_ticks);
+	v[2] = n->kernel_calls;
+	v[3] = n->blocked;
+	for (k = 0; k < 4; k++) {
 		*p++ = ',';
 		p = pc_put_u64(p, v[k]);
 	}
@@ -316,7 +324,7 @@ static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 	int err;
 
 	fputs("pid,comm,zone,calls,total_ns,self_ns,avg_ns,max_ns,preempted,migrated,offcpu_ns,"
-	      "allocs,alloc_bytes\n",
+	      "allocs,alloc_bytes,open,open_ns,kernel_calls,blocked\n",
 	      f);
 	for (p = 0; p < n; p++) {
 		const struct prof_snapshot *s = snaps[p];
@@ -334,14 +342,16 @@ static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 			csv_str(f, s->comm);
 			fputc(',', f);
 			csv_str(f, r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
-			fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+			fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
 				(unsigned long long)r->calls, (unsigned long long)tot,
 				(unsigned long long)prof_snap_ns(s, r->self),
-				(unsigned long long)(r->calls ? tot / r->calls : 0),
+				(unsigned long long)(r->calls ? prof_snap_ns(s, r->ticks - r->open_ticks) / r->calls : 0),
 				(unsigned long long)prof_snap_ns(s, r->max),
 				(unsigned long long)r->preempted, (unsigned long long)r->migrated,
 				(unsigned long long)r->offcpu_ns, (unsigned long long)r->allocs,
-				(unsigned long long)r->alloc_bytes);
+				(unsigned long long)r->alloc_bytes, (unsigned long long)r->open,
+				(unsigned long long)prof_snap_ns(s, r->open_ticks),
+				(unsigned long long)r->kernel_calls, (unsigned long long)r->blocked);
 		}
 		free(rows);
 	}
@@ -398,7 +408,7 @@ int pc_render_csv(FILE *f, struct prof_snapshot *const *snaps, size_t n, const s
 		fputs("pid,comm,tid,thread,node,parent,depth,zone,path,calls,total_ns,self_ns,avg_"
 		      "ns,"
 		      "p50_ns,p99_ns,max_ns,pct_thread,preempted,migrated,offcpu_ns,allocs,"
-		      "alloc_bytes,frees,free_bytes\n",
+		      "alloc_bytes,frees,free_bytes,open,open_ns,kernel_calls,blocked\n",
 		      f);
 		err = walk_all(f, snaps, n, o, csv_node);
 	}
@@ -418,7 +428,7 @@ int pc_render_folded(FILE *f, struct prof_snapshot *const *snaps, size_t n, cons
 
 /*
  * json of the flat and callers views, beside prof_report_json's tree:
- * {"version":1,"view":"flat"|"callers","processes":[{"pid","comm",...}]}
+ * {"version":2,"view":"flat"|"callers","processes":[{"pid","comm",...}]}
  */
 int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 			const struct pc_opts *o)
@@ -426,7 +436,7 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 	size_t p, i;
 	int err;
 
-	fprintf(f, "{\"version\":1,\"view\":\"%s\",\"processes\":[",
+	fprintf(f, "{\"version\":2,\"view\":\"%s\",\"processes\":[",
 		o->callers ? "callers" : "flat");
 	for (p = 0; p < n; p++) {
 		const struct prof_snapshot *s = snaps[p];
@@ -486,14 +496,19 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 				fprintf(f,
 					"\",\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
 					"\"max_ns\":%llu,\"preempted\":%llu,\"migrated\":%llu,"
-					"\"offcpu_ns\":%llu}",
+					"\"offcpu_ns\":%llu,\"open\":%llu,\"open_ns\":%llu,"
+					"\"kernel_calls\":%llu,\"blocked\":%llu}",
 					(unsigned long long)r->calls,
 					(unsigned long long)prof_snap_ns(s, r->ticks),
 					(unsigned long long)prof_snap_ns(s, r->self),
 					(unsigned long long)prof_snap_ns(s, r->max),
 					(unsigned long long)r->preempted,
 					(unsigned long long)r->migrated,
-					(unsigned long long)r->offcpu_ns);
+					(unsigned long long)r->offcpu_ns,
+					(unsigned long long)r->open,
+					(unsigned long long)prof_snap_ns(s, r->open_ticks),
+					(unsigned long long)r->kernel_calls,
+					(unsigned long long)r->blocked);
 			}
 			fputs("]}", f);
 			free(rows);

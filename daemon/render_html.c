@@ -38,9 +38,9 @@ static char *json_put(char *p, const char *s)
 
 /* "%s[%d,\"%s\",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu]", in place */
 static void html_node(struct pc_out *out, const struct prof_snapshot *s,
-		      const struct prof_snap_node *nd, __u32 j)
+		      const struct prof_snap_node *nd, __u32 j, const __u8 *clash)
 {
-	__u64 v[9];
+	__u64 v[11];
 	char *p = pc_out_row(out);
 	int k;
 
@@ -56,6 +56,13 @@ static void html_node(struct pc_out *out, const struct prof_snapshot *s,
 	*p++ = '"';
 	/* a name is under PROF_NAME_MAX bytes: 6 each fits a row */
 	p = json_put(p, prof_snap_node_name(s, nd));
+	/* two sites of one name (overloads, lambdas): where each is */
+	if (clash && nd->site < s->nsites && clash[nd->site]) {
+		char w[PROF_FILE_MAX + 32];
+
+		*pc_put_where(w, &s->sites[nd->site]) = 0;
+		p = json_put(p, w);
+	}
 	*p++ = '"';
 	v[0] = nd->calls;
 	v[1] = prof_snap_ns(s, nd->ticks);
@@ -66,7 +73,9 @@ static void html_node(struct pc_out *out, const struct prof_snapshot *s,
 	v[6] = nd->preempted;
 	v[7] = nd->migrated;
 	v[8] = nd->offcpu_ns;
-	for (k = 0; k < 9; k++) {
+	v[9] = nd->allocs;
+	v[10] = nd->alloc_bytes;
+	for (k = 0; k < 11; k++) {
 		*p++ = ',';
 		p = pc_put_u64(p, v[k]);
 	}
@@ -86,6 +95,7 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 	fprintf(f, "{\"version\":1,\"sched\":%s,\"processes\":[", sched ? "true" : "false");
 	for (p = 0; p < n; p++) {
 		const struct prof_snapshot *s = snaps[p];
+		__u8 *clash = pc_name_clashes(s);
 
 		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", p ? "," : "", s->pid);
 		pc_json_str(f, s->comm);
@@ -96,20 +106,26 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 
 			err = prof_snap_thread_load(s, &s->threads[i]);
 			if (err) {
+				free(clash);
 				free(out);
 				return err;
 			}
 			fprintf(f, "%s{\"tid\":%u,\"name\":\"", i ? "," : "", t->tid);
 			pc_json_str(f, prof_snap_thread_label(t, lb, sizeof(lb)));
-			fprintf(f, "\",\"total\":%llu,\"nodes\":[",
-				(unsigned long long)prof_snap_ns(s, pc_thread_total(t)));
+			fprintf(f, "\",\"total\":%llu,\"frames\":%llu,\"frame_total\":%llu,"
+				   "\"frame_max\":%llu,\"nodes\":[",
+				(unsigned long long)prof_snap_ns(s, pc_thread_total(t)),
+				(unsigned long long)t->frames,
+				(unsigned long long)prof_snap_ns(s, t->frame_ticks),
+				(unsigned long long)prof_snap_ns(s, t->frame_max));
 			pc_out_init(out, f);
 			for (j = 0; j < t->nnodes; j++)
-				html_node(out, s, &t->nodes[j], j);
+				html_node(out, s, &t->nodes[j], j, clash);
 			pc_out_flush(out);
 			fputs("]}", f);
 		}
 		fputs("]}", f);
+		free(clash);
 	}
 	fputs("]}", f);
 	free(out);

@@ -28,6 +28,7 @@ struct tctx {
 	__u32 *kids;	  /* the sorted children of the path drawn, stacked */
 	__u32 nkids;	  /* their capacity */
 	const __u8 *nlen; /* strlen of each site's name */
+	const __u8 *clash; /* sites whose name another site has (pc_name_clashes) */
 	size_t plen;	  /* strlen(prefix) */
 	char prefix[512]; /* tree drawing so far */
 };
@@ -46,10 +47,10 @@ static const char *heat(const struct pc_opts *o, double share)
 
 static void tree_header(struct tctx *c)
 {
-	pc_out_printf(c->out, "%s%10s %9s %9s %9s %9s %9s %9s %6s", col(c->o, C_DIM), "calls",
-		      "total", "self", "avg", "p50", "p99", "max", "%thr");
+	pc_out_printf(c->out, "%s%10s %4s %9s %9s %9s %9s %9s %9s %6s", col(c->o, C_DIM), "calls",
+		      "open", "total", "self", "avg", "p50", "p99", "max", "%thr");
 	if (c->sched)
-		pc_out_printf(c->out, " %9s %8s %8s", "on-cpu", "preempt", "migr");
+		pc_out_printf(c->out, " %9s %8s %8s %8s", "on-cpu", "preempt", "blocked", "migr");
 	pc_out_printf(c->out, "  zone%s\n", col(c->o, C_RESET));
 }
 
@@ -69,6 +70,65 @@ static char *put_ns_col(char *p, __u64 ns, unsigned int width)
 	return pc_put_ns_col(p, ns, width);
 }
 
+/* "-" right-aligned in width, after a space: a value nobody knows */
+static char *put_unknown_col(char *p, unsigned int width)
+{
+	*p++ = ' ';
+	memset(p, ' ', width - 1);
+	p[width - 1] = '-';
+	return p + width;
+}
+
+/* calls in flight, blank when none */
+static char *put_open_col(char *p, __u64 open)
+{
+	*p++ = ' ';
+	if (!open) {
+		memset(p, ' ', 4);
+		return p + 4;
+	}
+	return pc_put_u64_col(p, open, 4);
+}
+
+/*
+ * on-cpu, preempt, blocked, migr: what the kernel said of the calls that
+ * had kernel facts; "-" for a row none of whose calls had any.  on-cpu is
+ * the closed calls' time less their time switched out.
+ */
+static char *put_kernel_cols(char *p, const struct prof_snapshot *s, __u64 closed_ticks,
+			     __u64 calls, __u64 kcalls, __u64 offcpu_ns, __u64 preempted,
+			     __u64 blocked, __u64 migrated)
+{
+	__u64 tot = prof_snap_ns(s, closed_ticks);
+
+	(void)calls;
+	if (!kcalls) {
+		p = put_unknown_col(p, 9);
+		p = put_unknown_col(p, 8);
+		p = put_unknown_col(p, 8);
+		return put_unknown_col(p, 8);
+	}
+	p = put_ns_col(p, tot > offcpu_ns ? tot - offcpu_ns : 0, 9);
+	*p++ = ' ';
+	p = pc_put_u64_col(p, preempted, 8);
+	*p++ = ' ';
+	p = pc_put_u64_col(p, blocked, 8);
+	*p++ = ' ';
+	return pc_put_u64_col(p, migrated, 8);
+}
+
+/* a row whose calls were not all covered by the kernel says how many were */
+static char *put_coverage(char *p, __u64 calls, __u64 kcalls)
+{
+	char b[64];
+
+	if (!kcalls || kcalls >= calls)
+		return p;
+	snprintf(b, sizeof(b), " [kernel %llu/%llu]", (unsigned long long)kcalls,
+		 (unsigned long long)calls);
+	return put_str(p, b);
+}
+
 /*
  * One row, as "%10llu %9s %s%9s%s %9s %9s %9s %9s %6.1f" [" %9s %8llu %8llu"]
  * "  %s%s%s%s%s%s\n" would print it (tests/golden holds that text), built
@@ -85,25 +145,22 @@ static void tree_row(struct tctx *c, __u32 i, const char *branch)
 	char *p = pc_out_row(c->out);
 
 	p = pc_put_u64_col(p, n->calls, 10);
+	p = put_open_col(p, n->open);
 	p = put_ns_col(p, tot, 9);
 	*p++ = ' ';
 	p = put_str(p, heat(c->o, share));
 	p = pc_put_ns_col(p, self, 9);
 	if (share >= 0.05)
 		p = put_str(p, col(c->o, C_RESET));
-	p = put_ns_col(p, n->calls ? tot / n->calls : 0, 9);
+	p = put_ns_col(p, pc_avg_ns(s, n), 9);
 	p = put_ns_col(p, prof_snap_ns(s, prof_snap_quantile(s, n, 0.50)), 9);
 	p = put_ns_col(p, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)), 9);
 	p = put_ns_col(p, prof_snap_ns(s, n->max), 9);
 	*p++ = ' ';
 	p = pc_put_fixed_col(p, pct, 1, 6);
-	if (c->sched) {
-		p = put_ns_col(p, tot > n->offcpu_ns ? tot - n->offcpu_ns : 0, 9);
-		*p++ = ' ';
-		p = pc_put_u64_col(p, n->preempted, 8);
-		*p++ = ' ';
-		p = pc_put_u64_col(p, n->migrated, 8);
-	}
+	if (c->sched)
+		p = put_kernel_cols(p, s, n->ticks - n->open_ticks, n->calls, n->kernel_calls,
+				    n->offcpu_ns, n->preempted, n->blocked, n->migrated);
 	*p++ = ' ';
 	*p++ = ' ';
 	p = put_str(p, col(c->o, C_DIM));
@@ -115,14 +172,41 @@ static void tree_row(struct tctx *c, __u32 i, const char *branch)
 	if (n->site < s->nsites) {
 		memcpy(p, s->sites[n->site].name, c->nlen[n->site]);
 		p += c->nlen[n->site];
+		if (c->clash && c->clash[n->site])
+			p = pc_put_where(p, &s->sites[n->site]);
 	} else {
 		p = put_str(p, prof_snap_node_name(s, n));
 	}
-	if (n->migrated)
+	if (n->migrated && !(s->flags & PROF_SEG_TSC_SYNCED))
 		p = put_str(p, " *migrated");
+	if (c->sched)
+		p = put_coverage(p, n->calls, n->kernel_calls);
 	if (prof_snap_is_recursive(c->t, i))
 		p = put_str(p, " (recursive)");
 	*p++ = '\n';
+	c->out->p = p;
+}
+
+/* the thread's time outside every zone: the root's self time */
+static void outside_row(struct tctx *c)
+{
+	const struct prof_snap_node *r = &c->t->nodes[PROF_NODE_ROOT];
+	__u64 self = prof_snap_self(r);
+	char *p = pc_out_row(c->out);
+
+	memset(p, ' ', 15);
+	p += 15;
+	p = put_ns_col(p, prof_snap_ns(c->s, self), 9);
+	p = put_ns_col(p, prof_snap_ns(c->s, self), 9);
+	memset(p, ' ', 40);
+	p += 40;
+	*p++ = ' ';
+	p = pc_put_fixed_col(p, c->total ? 100.0 * (double)self / (double)c->total : 0, 1, 6);
+	if (c->sched) {
+		memset(p, ' ', 37);
+		p += 37;
+	}
+	p = put_str(p, "  [outside zones]\n");
 	c->out->p = p;
 }
 
@@ -159,25 +243,102 @@ static void thread_title(FILE *f, const struct prof_snapshot *s, const struct pr
 {
 	char lb[64], tb[24];
 
-	fprintf(f, "%sthread %s", col(o, C_BOLD), prof_snap_thread_label(t, lb, sizeof(lb)));
+	/* tid 0: the threads merged (--threads), "all 5 threads" */
+	fprintf(f, "%s%s%s", col(o, C_BOLD), t->tid ? "thread " : "",
+		prof_snap_thread_label(t, lb, sizeof(lb)));
 	if (t->tid && strncmp(lb, "tid ", 4))
 		fprintf(f, " (tid %u)", t->tid);
-	fprintf(f, "%s  %s, total %s", col(o, C_RESET),
+	fprintf(f, "%s  %s, wall %s", col(o, C_RESET),
 		t->state == PROF_SLAB_EXITED ? "exited" : "alive",
 		pc_fmt_ns(tb, sizeof(tb), prof_snap_ns(s, total)));
+	if (t->oncpu_ns != PROF_SNAP_UNKNOWN)
+		fprintf(f, ", on-cpu %s", pc_fmt_ns(tb, sizeof(tb), t->oncpu_ns));
 	if (t->overflow)
 		fprintf(f, ", %llu entries lost (node table full)",
 			(unsigned long long)t->overflow);
 	if (t->unbalanced)
 		fprintf(f, ", %llu unbalanced", (unsigned long long)t->unbalanced);
+	if (t->frames) {
+		char ab[24];
+
+		fprintf(f, ", %llu frame%s avg %s max %s", (unsigned long long)t->frames,
+			t->frames == 1 ? "" : "s",
+			pc_fmt_ns(ab, sizeof(ab), prof_snap_ns(s, t->frame_ticks / t->frames)),
+			pc_fmt_ns(tb, sizeof(tb), prof_snap_ns(s, t->frame_max)));
+	}
 	fputc('\n', f);
+}
+
+/* bytes as "81920 (80.0KiB)" */
+static const char *fmt_bytes(char *buf, size_t len, __u64 v)
+{
+	if (v < 1024)
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	else if (v < 1024 * 1024)
+		snprintf(buf, len, "%.1fKiB", (double)v / 1024);
+	else if (v < 1024ull * 1024 * 1024)
+		snprintf(buf, len, "%.1fMiB", (double)v / (1024 * 1024));
+	else
+		snprintf(buf, len, "%.1fGiB", (double)v / (1024.0 * 1024 * 1024));
+	return buf;
+}
+
+/*
+ * The thread's PROF_ALLOC and PROF_FREE, a row per node that has any
+ * (the tree has no room for four more columns): counts and bytes, and the
+ * node's path, its last three zones.
+ */
+static void alloc_rows(struct tctx *c)
+{
+	const struct prof_snap_thread *t = c->t;
+	char b[2][24];
+	bool any = false;
+	__u32 j;
+
+	for (j = 0; j < t->nnodes && !any; j++)
+		any = t->nodes[j].allocs || t->nodes[j].frees;
+	if (!any)
+		return;
+	pc_out_printf(c->out, "%s%10s %10s %10s %10s  allocations in (PROF_ALLOC, PROF_FREE)%s\n",
+		      col(c->o, C_DIM), "allocs", "bytes", "frees", "bytes", col(c->o, C_RESET));
+	for (j = 0; j < t->nnodes; j++) {
+		const struct prof_snap_node *n = &t->nodes[j], *up[3];
+		int k = 0;
+
+		if (!n->allocs && !n->frees)
+			continue;
+		pc_out_printf(c->out, "%10llu %10s %10llu %10s  ", (unsigned long long)n->allocs,
+			      fmt_bytes(b[0], sizeof(b[0]), n->alloc_bytes),
+			      (unsigned long long)n->frees, fmt_bytes(b[1], sizeof(b[1]), n->free_bytes));
+		/* parents have lower indices: the walk ends */
+		for (up[k++] = n; k < 3 && up[k - 1]->parent != PROF_NODE_ROOT &&
+				  up[k - 1]->parent < t->nnodes;
+		     k++)
+			up[k] = &t->nodes[up[k - 1]->parent];
+		if (k == 3 && up[2]->parent != PROF_NODE_ROOT)
+			pc_out_printf(c->out, "... > ");
+		while (k--) {
+			const struct prof_snap_node *u = up[k];
+
+			pc_out_printf(c->out, "%s", prof_snap_node_name(c->s, u));
+			if (c->clash && u->site < c->s->nsites && c->clash[u->site]) {
+				char w[PROF_FILE_MAX + 32];
+
+				*pc_put_where(w, &c->s->sites[u->site]) = 0;
+				pc_out_printf(c->out, "%s", w);
+			}
+			pc_out_printf(c->out, "%s", k ? " > " : "\n");
+		}
+	}
 }
 
 static void process_title(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
 {
-	fprintf(f, "%sprocess %u (%s)%s  %u thread%s, clock %s", col(o, C_BOLD), s->pid, s->comm,
-		col(o, C_RESET), s->nthreads, s->nthreads == 1 ? "" : "s",
-		s->clock == PROF_CLOCK_TSC ? "tsc" : "mono");
+	fprintf(f, "%sprocess %u (%s)%s  ", col(o, C_BOLD), s->pid, s->comm, col(o, C_RESET));
+	/* merged (--threads): the thread's title says how many */
+	if (s->nthreads != 1 || s->threads[0].tid)
+		fprintf(f, "%u thread%s, ", s->nthreads, s->nthreads == 1 ? "" : "s");
+	fprintf(f, "clock %s", s->clock == PROF_CLOCK_TSC ? "tsc" : "mono");
 	if (s->flags & PROF_SEG_EXITED)
 		fputs(", exited", f);
 	if (s->span_ns) {
@@ -212,6 +373,8 @@ static int tree_thread(void *ctx, FILE *f, const struct prof_snapshot *s, __u32 
 	pc_out_init(c->out, f);
 	tree_header(c);
 	tree_walk(c, PROF_NODE_ROOT, 0, c->kids, c->nkids);
+	outside_row(c);
+	alloc_rows(c);
 	pc_out_flush(c->out);
 	for (j = 0; j < c->t->nnodes; j++)
 		c->migr |= c->t->nodes[j].migrated != 0;
@@ -222,7 +385,7 @@ int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 {
 	struct tctx c[2] = { { .o = o }, { .o = o } };
 	bool sched = pc_has_sched(s);
-	__u8 *nlen;
+	__u8 *nlen, *clash = NULL;
 	__u32 i;
 	int err = -ENOMEM;
 
@@ -234,21 +397,31 @@ int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 	/* names are checked to end within PROF_NAME_MAX */
 	for (i = 0; i < s->nsites; i++)
 		nlen[i] = (__u8)strnlen(s->sites[i].name, PROF_NAME_MAX - 1);
+	/* without memory, overloads only look alike */
+	clash = pc_name_clashes(s);
 	for (i = 0; i < 2; i++) {
 		c[i].nlen = nlen;
+		c[i].clash = clash;
 		c[i].sched = sched;
 	}
 	process_title(f, s, o);
 	/* even threads here, odd ones on another CPU */
 	err = pc_par_threads(f, s, tree_thread, &c[0], &c[1]);
-	if (!err && (c[0].migr || c[1].migr))
-		fputs("\n*migrated: some calls changed CPU; their TSC deltas are suspect\n", f);
+	if (!err && (c[0].migr || c[1].migr) && !(s->flags & PROF_SEG_TSC_SYNCED))
+		fputs("\n*migrated: some calls changed CPU, and profd did not find this "
+		      "machine's TSC synchronized across CPUs: their deltas are suspect\n",
+		      f);
+	if (!err && sched)
+		fputs("\nkernel columns: \"-\" where no call had kernel facts (profd), "
+		      "[kernel k/n] where k of n calls had them\n",
+		      f);
 cleanup:
 	for (i = 0; i < 2; i++) {
 		free(c[i].kids);
 		free(c[i].out);
 	}
 	free(nlen);
+	free(clash);
 	if (err)
 		return err;
 	return ferror(f) ? -EIO : 0;
@@ -259,19 +432,23 @@ int pc_render_flat(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 	struct prof_flat_row *rows = NULL;
 	size_t n = 0, i;
 	__u64 sum = 0;
-	bool sched = pc_has_sched(s);
+	bool sched = pc_has_sched(s), allocs = false;
+	char where[PROF_FILE_MAX + 32];
+	__u8 *clash;
 	int err;
 
 	err = prof_snap_flat(s, o->tid, o->sort, &rows, &n);
 	if (err)
 		return err;
+	/* without memory, overloads only look alike */
+	clash = pc_name_clashes(s);
 	for (i = 0; i < n; i++)
 		sum += rows[i].self;
 	process_title(f, s, o);
-	fprintf(f, "\n%s%10s %9s %9s %9s %9s %6s", col(o, C_DIM), "calls", "total", "self", "avg",
-		"max", "%self");
+	fprintf(f, "\n%s%10s %4s %9s %9s %9s %9s %6s", col(o, C_DIM), "calls", "open", "total",
+		"self", "avg", "max", "%self");
 	if (sched)
-		fprintf(f, " %9s %8s %8s", "on-cpu", "preempt", "migr");
+		fprintf(f, " %9s %8s %8s %8s", "on-cpu", "preempt", "blocked", "migr");
 	fprintf(f, "  zone%s\n", col(o, C_RESET));
 	for (i = 0; i < n && (!o->rows || i < (size_t)o->rows); i++) {
 		const struct prof_flat_row *r = &rows[i];
@@ -280,20 +457,53 @@ int pc_render_flat(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 		double share = sum ? (double)r->self / (double)sum : 0;
 		const char *name = r->site < s->nsites ? s->sites[r->site].name : "[overflow]";
 
-		fprintf(f, "%10llu %9s %s%9s%s %9s %9s %6.1f", (unsigned long long)r->calls,
-			pc_fmt_ns(b[0], 24, tot), heat(o, share),
-			pc_fmt_ns(b[1], 24, prof_snap_ns(s, r->self)),
+		__u64 closed = prof_snap_ns(s, r->ticks - r->open_ticks);
+		char row[512], *p = row;
+
+		fprintf(f, "%10llu", (unsigned long long)r->calls);
+		p = put_open_col(p, r->open);
+		*p = 0;
+		fprintf(f, "%s %9s %s%9s%s %9s %9s %6.1f", row, pc_fmt_ns(b[0], 24, tot),
+			heat(o, share), pc_fmt_ns(b[1], 24, prof_snap_ns(s, r->self)),
 			share >= 0.05 ? col(o, C_RESET) : "",
-			pc_fmt_ns(b[2], 24, r->calls ? tot / r->calls : 0),
+			pc_fmt_ns(b[2], 24, r->calls ? closed / r->calls : 0),
 			pc_fmt_ns(b[3], 24, prof_snap_ns(s, r->max)), 100.0 * share);
 		if (sched) {
-			__u64 on = tot > r->offcpu_ns ? tot - r->offcpu_ns : 0;
-
-			fprintf(f, " %9s %8llu %8llu", pc_fmt_ns(b[4], 24, on),
-				(unsigned long long)r->preempted, (unsigned long long)r->migrated);
+			p = put_kernel_cols(row, s, r->ticks - r->open_ticks, r->calls,
+					    r->kernel_calls, r->offcpu_ns, r->preempted, r->blocked,
+					    r->migrated);
+			*p = 0;
+			fputs(row, f);
 		}
-		fprintf(f, "  %s%s\n", name, r->migrated ? " *migrated" : "");
+		p = row;
+		if (sched)
+			p = put_coverage(p, r->calls, r->kernel_calls);
+		*p = 0;
+		where[0] = 0;
+		if (clash && r->site < s->nsites && clash[r->site])
+			*pc_put_where(where, &s->sites[r->site]) = 0;
+		allocs |= r->allocs != 0;
+		fprintf(f, "  %s%s%s%s\n", name, where,
+			r->migrated && !(s->flags & PROF_SEG_TSC_SYNCED) ? " *migrated" : "", row);
 	}
+	/* PROF_ALLOC per zone: the rows above have no room for them */
+	if (allocs)
+		fprintf(f, "\n%s%10s %10s  allocations in (PROF_ALLOC)%s\n", col(o, C_DIM), "allocs",
+			"bytes", col(o, C_RESET));
+	for (i = 0; allocs && i < n && (!o->rows || i < (size_t)o->rows); i++) {
+		const struct prof_flat_row *r = &rows[i];
+		char b[24];
+
+		if (!r->allocs)
+			continue;
+		where[0] = 0;
+		if (clash && r->site < s->nsites && clash[r->site])
+			*pc_put_where(where, &s->sites[r->site]) = 0;
+		fprintf(f, "%10llu %10s  %s%s\n", (unsigned long long)r->allocs,
+			fmt_bytes(b, sizeof(b), r->alloc_bytes),
+			r->site < s->nsites ? s->sites[r->site].name : "[overflow]", where);
+	}
+	free(clash);
 	free(rows);
 	return ferror(f) ? -EIO : 0;
 }

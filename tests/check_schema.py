@@ -9,7 +9,7 @@ import sys
 
 TYPES = {
     "object": dict, "array": list, "string": str, "boolean": bool,
-    "integer": int, "number": (int, float),
+    "integer": int, "number": (int, float), "null": type(None),
 }
 
 

@@ -6,13 +6,14 @@
  *
  * Process 4242 "golden", tick_hz 1e9 (ticks are ns), two threads:
  *
- *	main (4242)				worker (4243, profd slot 3)
- *	  main_loop 10 calls 50ms		  render 20 calls 30ms, 2 preempted,
- *	    parse 100 calls 20ms		         1 migrated, 4ms off-cpu
- *	      lex 1000 calls 8ms		    lex 200 calls 5ms
- *	    render 10 calls 15ms		    alloc_buf 20 calls 1ms
- *	      lex 50 calls 1ms			  [overflow] 5 calls 0.1ms
- *	  fib 1 call 3ms
+ *	main (4242), wall 60ms			worker (4243, profd slot 3), wall 32ms,
+ *	  main_loop 10 calls 50ms, of which	on-cpu 28ms; kernel facts for every call
+ *	    5ms an open call			but half of alloc_buf's
+ *	    parse 100 calls 20ms		  render 20 calls 30ms, 2 preempted,
+ *	      lex 1000 calls 8ms		         3 blocked, 1 migrated, 4ms off-cpu
+ *	    render 10 calls 15ms		    lex 200 calls 5ms
+ *	      lex 50 calls 1ms			    alloc_buf 20 calls 1ms (10 covered)
+ *	  fib 1 call 3ms			  [overflow] 5 calls 0.1ms
  *	    fib 2 calls 2.5ms
  *	      fib 4 calls 1.5ms
  */
@@ -26,6 +27,7 @@
 struct fx_node {
 	__u32 site, parent;
 	__u64 calls, ticks, max, preempted, migrated, offcpu, allocs, alloc_bytes;
+	__u64 kcalls, blocked, open_ticks;
 };
 
 #define FX_NONE PROF_SITE_NONE
@@ -34,24 +36,24 @@ static const char *const fx_sites[] = { "main_loop", "parse", "lex", "render", "
 					"fib" };
 
 static const struct fx_node fx_main[] = {
-	{ FX_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-	{ FX_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-	{ 0, 0, 10, 50000000, 6000000, 0, 0, 0, 0, 0 },
-	{ 1, 2, 100, 20000000, 400000, 0, 0, 0, 0, 0 },
-	{ 2, 3, 1000, 8000000, 20000, 0, 0, 0, 0, 0 },
-	{ 3, 2, 10, 15000000, 2000000, 0, 0, 0, 0, 0 },
-	{ 2, 5, 50, 1000000, 30000, 0, 0, 0, 0, 0 },
-	{ 5, 0, 1, 3000000, 3000000, 0, 0, 0, 0, 0 },
-	{ 5, 7, 2, 2500000, 1300000, 0, 0, 0, 0, 0 },
-	{ 5, 8, 4, 1500000, 400000, 0, 0, 0, 0, 0 },
+	{ FX_NONE, 0, 0, 60000000, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ FX_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ 0, 0, 10, 50000000, 6000000, 0, 0, 0, 0, 0, 0, 0, 5000000 },
+	{ 1, 2, 100, 20000000, 400000, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ 2, 3, 1000, 8000000, 20000, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ 3, 2, 10, 15000000, 2000000, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ 2, 5, 50, 1000000, 30000, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ 5, 0, 1, 3000000, 3000000, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ 5, 7, 2, 2500000, 1300000, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ 5, 8, 4, 1500000, 400000, 0, 0, 0, 0, 0, 0, 0, 0 },
 };
 
 static const struct fx_node fx_worker[] = {
-	{ FX_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-	{ FX_NONE, 0, 5, 100000, 30000, 0, 0, 0, 0, 0 },
-	{ 3, 0, 20, 30000000, 3000000, 2, 1, 4000000, 0, 0 },
-	{ 2, 2, 200, 5000000, 60000, 0, 0, 0, 0, 0 },
-	{ 4, 2, 20, 1000000, 90000, 0, 0, 0, 20, 81920 },
+	{ FX_NONE, 0, 0, 32000000, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ FX_NONE, 0, 5, 100000, 30000, 0, 0, 0, 0, 0, 5, 0, 0 },
+	{ 3, 0, 20, 30000000, 3000000, 2, 1, 4000000, 0, 0, 20, 3, 0 },
+	{ 2, 2, 200, 5000000, 60000, 0, 0, 0, 0, 0, 200, 0, 0 },
+	{ 4, 2, 20, 1000000, 90000, 0, 0, 0, 20, 81920, 10, 0, 0 },
 };
 
 static inline void fx_thread(struct prof_snapshot *s, struct prof_snap_thread *t, __u32 tid,
@@ -65,6 +67,7 @@ static inline void fx_thread(struct prof_snapshot *s, struct prof_snap_thread *t
 	t->ksched_slot = PROF_NO_SLOT;
 	snprintf(t->name, sizeof(t->name), "%s", name);
 	t->start_tick = 1000 + tid;
+	t->oncpu_ns = PROF_SNAP_UNKNOWN;
 	t->nnodes = n;
 	t->nodes = calloc(n, sizeof(*t->nodes));
 	for (i = 0; i < n; i++) {
@@ -82,6 +85,10 @@ static inline void fx_thread(struct prof_snapshot *s, struct prof_snap_thread *t
 		d->offcpu_ns = src[i].offcpu;
 		d->allocs = src[i].allocs;
 		d->alloc_bytes = src[i].alloc_bytes;
+		d->kernel_calls = src[i].kcalls;
+		d->blocked = src[i].blocked;
+		d->open = src[i].open_ticks != 0;
+		d->open_ticks = src[i].open_ticks;
 		d->hist_lo = 0;
 		d->hist_n = d->calls ? bmax + 1 : 0;
 		d->hist_off = *hoff;
@@ -128,6 +135,9 @@ static inline int fx_image(void **buf, size_t *len)
 		  sizeof(fx_worker) / sizeof(fx_worker[0]), s.hist, &s.nhist);
 	s.threads[1].ksched_slot = 3;
 	s.threads[1].overflow = 5;
+	s.threads[1].oncpu_ns = 28000000;
+	/* the read's now: the open call began 5ms before it */
+	s.now_tick = 100000000;
 	err = prof_snapshot__write(&s, buf, len);
 	for (i = 0; i < s.nthreads; i++)
 		free(s.threads[i].nodes);

@@ -4,7 +4,7 @@
 report in headless Chromium, driven over the DevTools protocol on a pipe
 (--remote-debugging-pipe: no websocket, no pip packages), and check:
   - no console errors or exceptions, no request leaves file://
-  - every ZONE is shown in the table
+  - every ZONE is shown in the table, and the allocation columns
   - a real mouse click on a collapsed row expands it (its children appear)
   - hovering a zone highlights every instance of it
   - a screenshot is taken and is not blank
@@ -146,6 +146,11 @@ def main():
         for z in zones:
             if z not in shown:
                 fails.append("zone %s not in the table (%s)" % (z, shown))
+        # the allocations JSON has: the fixture's worker allocates
+        heads = js("[...document.querySelectorAll('#head th')].map(t => t.textContent)")
+        for want in ("allocs", "alloc bytes"):
+            if want not in heads:
+                fails.append("no %s column (%s)" % (want, heads))
         cells = js("document.querySelectorAll('#flame .cell').length")
         if not cells:
             fails.append("the icicle graph is empty")

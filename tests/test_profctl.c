@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "testutil.h"
+#include "client.h"
 #include "profctl.h"
 #include "profctl_fixture.h"
 #include "prof.h"
@@ -306,14 +307,14 @@ static void test_threads_exited(void **state)
 		bool exited;
 		const char *text, *json;
 	} cases[] = {
-		{ PROF_SLAB_EXITED, PROF_SLAB_EXITED, false, "thread all threads  exited",
+		{ PROF_SLAB_EXITED, PROF_SLAB_EXITED, false, "all 2 threads  exited",
 		  "\"state\":\"exited\"" },
-		{ PROF_SLAB_EXITED, PROF_SLAB_ALIVE, false, "thread all threads  alive",
+		{ PROF_SLAB_EXITED, PROF_SLAB_ALIVE, false, "all 2 threads  alive",
 		  "\"state\":\"alive\"" },
-		{ PROF_SLAB_ALIVE, PROF_SLAB_EXITED, false, "thread all threads  alive",
+		{ PROF_SLAB_ALIVE, PROF_SLAB_EXITED, false, "all 2 threads  alive",
 		  "\"state\":\"alive\"" },
 		/* exit() with a worker still running: only main is marked */
-		{ PROF_SLAB_EXITED, PROF_SLAB_ALIVE, true, "thread all threads  exited",
+		{ PROF_SLAB_EXITED, PROF_SLAB_ALIVE, true, "all 2 threads  exited",
 		  "\"state\":\"exited\"" },
 	};
 	char path[160], out[160];
@@ -1151,6 +1152,143 @@ static void test_lazy_read(void **state)
 	prof_snapshot__destroy(full);
 }
 
+/* profctl and the runtime read one name, PROF_SOCKET; PROFD_SOCKET too */
+static void test_socket_names(void **state)
+{
+	(void)state;
+	unsetenv("PROF_SOCKET");
+	unsetenv("PROFD_SOCKET");
+	assert_string_equal(profd_socket_path(), "/run/profd/profd.sock");
+	setenv("PROFD_SOCKET", "/tmp/old.sock", 1);
+	assert_string_equal(profd_socket_path(), "/tmp/old.sock");
+	setenv("PROF_SOCKET", "/tmp/new.sock", 1);
+	assert_string_equal(profd_socket_path(), "/tmp/new.sock");
+	unsetenv("PROFD_SOCKET");
+	assert_string_equal(profd_socket_path(), "/tmp/new.sock");
+	unsetenv("PROF_SOCKET");
+}
+
+/*
+ * Two sites of one name (C++ overloads, lambdas' operator()) are told
+ * apart by file:line in the tree and the flat list, a name nobody shares
+ * is not; the thread's frames and the allocations JSON has show in text.
+ */
+static void test_names_frames_allocs(void **state)
+{
+	char path[160], out[160];
+	const char *tree[] = { "report", "--input", path, "-o", out, NULL };
+	const char *flat[] = { "report", "--input", path, "--flat", "-o", out, NULL };
+	struct prof_seg_hdr *h;
+	struct prof_site_ent *e;
+	struct prof_slab_hdr *main_slab;
+	void *buf = NULL;
+	size_t len = 0;
+	char *text;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/names.seg", dir);
+	snprintf(out, sizeof(out), "%s/names.out", dir);
+	assert_int_equal(fx_image(&buf, &len), 0);
+	h = buf;
+	/* "parse" (golden.c:20) becomes a second "lex", in another file */
+	e = (struct prof_site_ent *)((char *)buf + h->sites_off + h->site_size);
+	snprintf(e->name, sizeof(e->name), "lex");
+	snprintf(e->file, sizeof(e->file), "src/other.cc");
+	main_slab = (struct prof_slab_hdr *)((char *)buf + h->slabs_off);
+	main_slab->frames = 100;
+	main_slab->frame_ticks = 1600000000;
+	main_slab->frame_max = 20000000;
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	free(buf);
+
+	assert_int_equal(run(tree, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	print_message("%s", text);
+	assert_non_null(strstr(text, "└─ lex (other.cc:20)\n"));
+	assert_non_null(strstr(text, "└─ lex (golden.c:30)\n"));
+	assert_non_null(strstr(text, "  main_loop\n"));
+	assert_null(strstr(text, "main_loop ("));
+	assert_non_null(strstr(text, ", 100 frames avg 16.0ms max 20.0ms\n"));
+	assert_non_null(strstr(text, "        20    80.0KiB          0          0  render > alloc_buf\n"));
+	free(text);
+
+	assert_int_equal(run(flat, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	print_message("%s", text);
+	assert_non_null(strstr(text, "  lex (other.cc:20)\n"));
+	assert_non_null(strstr(text, "  lex (golden.c:30)"));
+	assert_non_null(strstr(text, "        20    80.0KiB  alloc_buf\n"));
+	free(text);
+}
+
+/* top without --pid: the newest live process, never an exited one while
+ * one runs */
+static void test_top_pick(void **state)
+{
+	struct pc_proc p[4];
+
+	(void)state;
+	memset(p, 0, sizeof(p));
+	assert_int_equal(pc_top_pick(p, 0), -1);
+	p[0].alive = true;
+	p[0].created_ns = 100;
+	p[1].alive = false;
+	p[1].created_ns = 300;
+	p[2].alive = true;
+	p[2].created_ns = 200;
+	p[3].alive = false;
+	p[3].created_ns = 50;
+	assert_int_equal(pc_top_pick(p, 4), 2);
+	/* the exited one first in the list makes no difference */
+	assert_int_equal(pc_top_pick(p + 1, 3), 1);
+	p[2].alive = false;
+	assert_int_equal(pc_top_pick(p, 4), 0);
+	/* none runs: the newest that exited */
+	p[0].alive = false;
+	assert_int_equal(pc_top_pick(p, 4), 1);
+}
+
+/* top's rows fit any terminal from 40 columns, keep self and, from 42, the
+ * whole name (up to 32 characters), and show the kernel columns when there */
+static void test_top_layout(void **state)
+{
+	char heads[256];
+	int cols, name, w, len;
+
+	(void)state;
+	for (len = 4; len <= 63; len += 59 / 4) {
+		for (cols = 40; cols <= 240; cols++) {
+			for (int sched = 0; sched < 2; sched++) {
+				w = pc_top_layout(cols, sched, len, heads, sizeof(heads), &name);
+				if (w > cols)
+					fail_msg("%d columns, name %d, sched %d: rows of %d", cols,
+						 len, sched, w);
+				assert_non_null(strstr(heads, "self/s"));
+				/* self/s and the name's 32 need 42 */
+				if (cols >= 42)
+					assert_true(name >= (len < 32 ? len : 32));
+				assert_true(name <= len || name == 4);
+			}
+		}
+	}
+	pc_top_layout(200, true, 20, heads, sizeof(heads), &name);
+	assert_string_equal(heads, "calls/s,%self,self/s,total/s,avg/call,max(all),on-cpu/s,"
+				   "preempt/s,migr/s,self/s history");
+	pc_top_layout(200, false, 20, heads, sizeof(heads), &name);
+	assert_null(strstr(heads, "on-cpu/s"));
+	/* 80 columns, short names: every column, the history narrowed */
+	w = pc_top_layout(80, false, 12, heads, sizeof(heads), &name);
+	assert_string_equal(heads, "calls/s,%self,self/s,total/s,avg/call,max(all),self/s history");
+	assert_int_equal(name, 12);
+	assert_true(w <= 80);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1192,6 +1330,10 @@ int main(void)
 		cmocka_unit_test(test_fmt_like_printf),
 		cmocka_unit_test(test_ns_like_long_double),
 		cmocka_unit_test(test_lazy_read),
+		cmocka_unit_test(test_socket_names),
+		cmocka_unit_test(test_top_pick),
+		cmocka_unit_test(test_names_frames_allocs),
+		cmocka_unit_test(test_top_layout),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -617,7 +617,7 @@ static void test_top_exited(void **state)
 	assert_non_null(text);
 	snprintf(want, sizeof(want), "profctl top - pid %d (", (int)p);
 	assert_non_null(strstr(text, want));
-	if (!strstr(text, ", exited) - all 1 threads"))
+	if (!strstr(text, ", exited) - all 1 thread - "))
 		fail_msg("no exited in the header:\n%s", text);
 	assert_non_null(strstr(text, "live_outer"));
 	free(text);

@@ -244,7 +244,8 @@ static void test_log_interval(void **state)
 	unlink(path);
 	print_message("%s", out);
 	assert_int_equal(sscanf(out, "log-child tid %u", &tid), 1);
-	snprintf(want, sizeof(want), "prof: tid %u log_zone: ", tid);
+	/* the main thread has no PROF_THREAD_NAME: its comm names it */
+	snprintf(want, sizeof(want), "prof: test_report tid %u log_zone: ", tid);
 	for (p = strstr(out, want); p; p = strstr(p + 1, want)) {
 		double in, iv, pct;
 		unsigned long long calls;
@@ -255,9 +256,9 @@ static void test_log_interval(void **state)
 		assert_int_equal(sscanf(p + strlen(want), "%lfs/%lfs %lf%% %llu calls", &in, &iv,
 					&pct, &calls),
 				 4);
-		assert_true(iv > 0.19 && iv < 0.21);
+		assert_true(iv > 0.19 && iv < 0.3);
 		/* the thread is inside the zone nearly all the time */
-		assert_true((last || pct > 50) && pct < 120);
+		assert_true((last || pct > 50) && pct <= 100.0);
 		assert_true((last || in > 0.1) && in < 0.3);
 		assert_true(calls > 0 && calls <= 30);
 		sum += calls;

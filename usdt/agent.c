@@ -3,7 +3,7 @@
  * agent.c - the profd client inside the profiled process.
  *
  * One background thread per process (never one of the application's)
- * connects to profd's socket ($PROF_SOCKET, else the default), registers
+ * connects to profd's socket ($PROF_SOCKET, else $PROFD_SOCKET, else the default), registers
  * each profiled thread once, receives the kernel record array's fd
  * (once per connection; the map is frozen, so nobody can write it from
  * user space) and maps it read-only.  It then points
@@ -51,6 +51,7 @@ struct agent_pend {
 /* all fields under prof_rt.lock, except where noted */
 static struct {
 	bool enabled; /* prof_agent__start ran: keep a thread alive */
+	bool absent;  /* the last try found no profd: first zones do not wait */
 	bool running; /* the thread exists in this process */
 	int efd;      /* kicks; read by kick without the lock */
 	char path[108];
@@ -80,8 +81,36 @@ static void agent_disconnect(void)
 	agent.recs_mem = NULL;
 	agent.npend = 0;
 	pthread_mutex_lock(&prof_rt.lock);
-	for (te = prof_rt.threads; te; te = te->next)
+	for (te = prof_rt.threads; te; te = te->next) {
+		/* profd is gone: its records say nothing from now on */
+		if (te->registered)
+			prof_cover_request(te, &prof_zero_rec, 0);
 		te->registered = false;
+	}
+	pthread_mutex_unlock(&prof_rt.lock);
+}
+
+/* a thread waiting at its first zone: answered (its record, or NULL);
+ * false if it was not waiting (any more) */
+static bool agent_sync_answer(struct prof_tentry *te, const struct prof_sched_rec *rec, __u64 gen)
+{
+	if (!te->sync_wait)
+		return false;
+	te->sync_rec = rec;
+	te->sync_gen = gen;
+	te->sync_done = true;
+	pthread_cond_broadcast(&prof_reg_cv);
+	return true;
+}
+
+/* no profd to ask: nobody waits for one */
+static void agent_sync_release(void)
+{
+	struct prof_tentry *te;
+
+	pthread_mutex_lock(&prof_rt.lock);
+	for (te = prof_rt.threads; te; te = te->next)
+		agent_sync_answer(te, NULL, 0);
 	pthread_mutex_unlock(&prof_rt.lock);
 }
 
@@ -119,13 +148,13 @@ static int agent_connect(void)
 
 /* one REGISTER round trip: 0, 1 if profd refused the thread, or -errno
  * (drop the connection); *mfd gets the map fd if one came along */
-static int agent_request(__u32 tid, struct profd_registered *out, int *mfd)
+static int agent_request(__u32 tid, bool late, struct profd_registered *out, int *mfd)
 {
 	struct {
 		struct profd_hdr h;
 		struct profd_register r;
 	} req = { { PROFD_MSG_REGISTER, sizeof(req) },
-		  { tid, agent.recs ? 0 : PROFD_REG_WANT_FD } };
+		  { tid, (agent.recs ? 0 : PROFD_REG_WANT_FD) | (late ? PROFD_REG_LATE : 0) } };
 	union {
 		char buf[PROFD_MSG_MAX];
 		struct profd_hdr h;
@@ -204,10 +233,13 @@ static int agent_map(int mfd, const struct profd_registered *r)
 	return 0;
 }
 
-/* a thread profd answered for: registered, with slot or PROF_NO_SLOT */
-static void agent_mark(__u32 tid, __u32 slot)
+/* a thread profd answered for: registered, with slot or PROF_NO_SLOT; a
+ * thread waiting at its first zone gets its record (or none) and takes it
+ * itself: true then */
+static bool agent_mark(__u32 tid, __u32 slot, __u64 gen)
 {
 	struct prof_tentry *te;
+	bool answered = false;
 
 	pthread_mutex_lock(&prof_rt.lock);
 	for (te = prof_rt.threads; te; te = te->next) {
@@ -215,13 +247,38 @@ static void agent_mark(__u32 tid, __u32 slot)
 			continue;
 		te->registered = true;
 		te->kslot = slot;
+		answered = agent_sync_answer(te, slot == PROF_NO_SLOT ? NULL : &agent.recs[slot], gen);
 		break;
+	}
+	pthread_mutex_unlock(&prof_rt.lock);
+	return answered;
+}
+
+/* threads whose record was not ready when they took their answer: handed
+ * over like any other once it is */
+static void agent_take_wants(void)
+{
+	struct prof_tentry *te;
+
+	pthread_mutex_lock(&prof_rt.lock);
+	for (te = prof_rt.threads; te; te = te->next) {
+		if (!te->want_pend)
+			continue;
+		te->want_pend = false;
+		if (!te->alive || !te->registered || te->kslot == PROF_NO_SLOT ||
+		    te->kslot >= agent.nslots || agent.npend == AGENT_PEND_MAX)
+			continue;
+		agent.pend[agent.npend].tid = (__u32)te->tid;
+		agent.pend[agent.npend].slot = te->kslot;
+		agent.pend[agent.npend].gen = te->sync_gen;
+		agent.pend[agent.npend].tries = 0;
+		agent.npend++;
 	}
 	pthread_mutex_unlock(&prof_rt.lock);
 }
 
 /* point a thread's fast path at its record, if it still lives */
-static void agent_point(__u32 tid, __u32 slot)
+static void agent_point(__u32 tid, __u32 slot, __u64 gen)
 {
 	struct prof_tentry *te;
 
@@ -229,9 +286,8 @@ static void agent_point(__u32 tid, __u32 slot)
 	for (te = prof_rt.threads; te; te = te->next) {
 		if ((__u32)te->tid != tid || !te->alive || !te->registered || te->kslot != slot)
 			continue;
-		if (te->fast)
-			__atomic_store_n(&te->fast->krec, &agent.recs[slot], __ATOMIC_RELAXED);
-		__atomic_store_n(&te->hdr->ksched_slot, slot, __ATOMIC_RELAXED);
+		/* the thread takes it at its next zone exit */
+		prof_cover_request(te, &agent.recs[slot], gen);
 		break;
 	}
 	pthread_mutex_unlock(&prof_rt.lock);
@@ -256,7 +312,7 @@ static bool agent_pending(void)
 		struct agent_pend *p = &agent.pend[i];
 
 		if (rec_ready(p->slot, p->gen))
-			agent_point(p->tid, p->slot);
+			agent_point(p->tid, p->slot, p->gen);
 		else if (p->tries++ < AGENT_PEND_TRIES)
 			agent.pend[j++] = *p;
 	}
@@ -268,6 +324,7 @@ static bool agent_pending(void)
 static int agent_register_all(void)
 {
 	__u32 tids[AGENT_BATCH];
+	bool late[AGENT_BATCH];
 	struct prof_tentry *te;
 	struct profd_registered r = { 0 };
 	size_t n, i;
@@ -277,17 +334,19 @@ static int agent_register_all(void)
 		n = 0;
 		pthread_mutex_lock(&prof_rt.lock);
 		for (te = prof_rt.threads; te && n < AGENT_BATCH; te = te->next)
-			if (te->alive && !te->registered)
+			if (te->alive && !te->registered) {
+				late[n] = te->late;
 				tids[n++] = (__u32)te->tid;
+			}
 		pthread_mutex_unlock(&prof_rt.lock);
 
 		for (i = 0; i < n; i++) {
-			err = agent_request(tids[i], &r, &mfd);
+			err = agent_request(tids[i], late[i], &r, &mfd);
 			if (err < 0)
 				return err;
 			if (err == 1) {
 				/* refused (gone, no slot left): do not ask again */
-				agent_mark(tids[i], PROF_NO_SLOT);
+				agent_mark(tids[i], PROF_NO_SLOT, 0);
 				continue;
 			}
 			if (!agent.recs) {
@@ -301,9 +360,14 @@ static int agent_register_all(void)
 			}
 			if (r.slot >= agent.nslots)
 				return -EPROTO;
-			agent_mark(tids[i], r.slot);
+			/* profd's verdict on the TSC, for every reader of the segment */
+			if ((r.flags & PROFD_REGD_TSC_SYNCED) && prof_rt.seg)
+				__atomic_or_fetch(&prof_rt.seg->flags, PROF_SEG_TSC_SYNCED,
+						  __ATOMIC_RELAXED);
+			if (agent_mark(tids[i], r.slot, r.gen))
+				continue;
 			if (rec_ready(r.slot, r.gen) || agent.npend == AGENT_PEND_MAX) {
-				agent_point(tids[i], r.slot);
+				agent_point(tids[i], r.slot, r.gen);
 			} else {
 				agent.pend[agent.npend].tid = tids[i];
 				agent.pend[agent.npend].slot = r.slot;
@@ -328,6 +392,11 @@ static void *agent_main(void *arg)
 			agent_connect();
 		if (agent.sock >= 0 && agent_register_all())
 			agent_disconnect();
+		__atomic_store_n(&agent.absent, agent.sock < 0, __ATOMIC_RELAXED);
+		if (agent.sock < 0)
+			agent_sync_release();
+		else if (agent.recs)
+			agent_take_wants();
 		wait = agent.sock >= 0 && agent_pending() ? AGENT_PEND_MS : AGENT_RETRY_MS;
 
 		pfd[0].fd = agent.efd;
@@ -377,11 +446,11 @@ static void agent_spawn(void)
 /* called with prof_rt.lock held, once, when the segment is created */
 void prof_agent__start(void)
 {
-	const char *p = getenv("PROF_SOCKET");
+	const char *p = prof_env.socket;
 
 	if (agent.enabled)
 		return;
-	snprintf(agent.path, sizeof(agent.path), "%s", p && *p ? p : AGENT_SOCKET_DEFAULT);
+	snprintf(agent.path, sizeof(agent.path), "%s", *p ? p : AGENT_SOCKET_DEFAULT);
 	agent.enabled = true;
 	agent_spawn();
 }
@@ -403,6 +472,49 @@ void prof_agent__kick(void)
 	fd = __atomic_load_n(&agent.efd, __ATOMIC_RELAXED);
 	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
 		return; /* counter full: a kick is pending anyway */
+}
+
+const struct prof_sched_rec *prof_agent__register_sync(struct prof_tentry *te, __u64 *gen)
+{
+	const struct prof_sched_rec *rec = NULL;
+	struct timespec dl;
+
+	if (!__atomic_load_n(&agent.enabled, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&agent.absent, __ATOMIC_RELAXED))
+		return NULL;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_nsec += PROF_REG_WAIT_MS * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&prof_rt.lock);
+	te->sync_wait = true;
+	te->sync_done = false;
+	pthread_mutex_unlock(&prof_rt.lock);
+	prof_agent__kick();
+	pthread_mutex_lock(&prof_rt.lock);
+	while (!te->sync_done)
+		if (pthread_cond_timedwait(&prof_reg_cv, &prof_rt.lock, &dl))
+			break;
+	/* a late answer finds nobody waiting: the thread goes the usual way,
+	 * and profd hears it was late (profctl status counts them) */
+	te->sync_wait = false;
+	te->late = !te->sync_done;
+	if (te->sync_done && te->sync_rec) {
+		rec = te->sync_rec;
+		*gen = te->sync_gen;
+	}
+	pthread_mutex_unlock(&prof_rt.lock);
+	return rec;
+}
+
+void prof_agent__want(struct prof_tentry *te)
+{
+	pthread_mutex_lock(&prof_rt.lock);
+	te->want_pend = true;
+	pthread_mutex_unlock(&prof_rt.lock);
+	prof_agent__kick();
 }
 
 /* in the child of fork(), single-threaded: forget the parent's agent */

@@ -2,7 +2,10 @@
 /*
  * logger.c - PROF_LOG_INTERVAL=SECONDS: every interval, one line per
  * thread and zone that ran in it (as in Preshing's profiling module):
- * tid, zone, time inside / interval, percent, calls.  A background thread
+ * thread name and tid, zone, time inside / interval, percent, calls.  The
+ * interval is the one measured between the two reads, and time inside is
+ * at most that (a call that began before the interval and ended in it is
+ * not charged in full to it).  A background thread
  * reads the process's own segment, so the zones pay nothing for it.
  */
 #define _GNU_SOURCE
@@ -31,40 +34,93 @@ static struct prof_snapshot *snap_clone(const struct prof_snapshot *s)
 	return c;
 }
 
-static void log_interval_lines(struct prof_snapshot *cur, double secs)
+/*
+ * One line; the arithmetic of the log, apart so that a test can give it
+ * numbers: time inside is clamped to the interval, so the share is at most
+ * 100%.  Returns what snprintf returns.
+ */
+int prof_log_format(char *buf, size_t len, const char *thread, __u32 tid, const char *zone,
+		    __u64 in_ns, __u64 interval_ns, __u64 calls)
 {
+	double in, iv;
+
+	if (in_ns > interval_ns)
+		in_ns = interval_ns;
+	in = (double)in_ns / 1e9;
+	iv = (double)interval_ns / 1e9;
+	return snprintf(buf, len, "prof: %s tid %u %s: %.6fs/%.3fs %.1f%% %llu calls\n", thread,
+			tid, zone, in, iv, interval_ns ? 100.0 * in / iv : 0.0,
+			(unsigned long long)calls);
+}
+
+/* its PROF_THREAD_NAME, else its comm, else "?" */
+static const char *thread_name(const struct prof_snap_thread *t, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	if (t->name[0])
+		return t->name;
+	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", t->tid);
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = 0;
+		fclose(f);
+		buf[strcspn(buf, "\n")] = 0;
+		if (buf[0])
+			return buf;
+	}
+	return "?";
+}
+
+static void log_interval_lines(struct prof_snapshot *cur, __u64 interval_ns)
+{
+	char line[512], name[32];
 	__u32 i;
 	size_t k, n;
 
 	for (i = 0; i < cur->nthreads; i++) {
 		struct prof_flat_row *rows;
 		const struct prof_snap_thread *t = &cur->threads[i];
+		const char *tname;
 
 		if (prof_snap_flat(cur, t->tid, PROF_SORT_TOTAL, &rows, &n))
 			continue;
+		tname = thread_name(t, name, sizeof(name));
 		for (k = 0; k < n; k++) {
-			double in = (double)prof_snap_ns(cur, rows[k].ticks) / 1e9;
-
 			if (!rows[k].calls)
 				continue;
-			fprintf(stderr, "prof: tid %u %s: %.6fs/%.3fs %.1f%% %llu calls\n", t->tid,
-				rows[k].site < cur->nsites ? cur->sites[rows[k].site].name
-							   : "[overflow]",
-				in, secs, 100.0 * in / secs, (unsigned long long)rows[k].calls);
+			prof_log_format(line, sizeof(line), tname, t->tid,
+					rows[k].site < cur->nsites ? cur->sites[rows[k].site].name
+								   : "[overflow]",
+					prof_snap_ns(cur, rows[k].ticks), interval_ns,
+					rows[k].calls);
+			fputs(line, stderr);
 		}
 		free(rows);
 	}
 }
 
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
 static void *logger_main(void *arg)
 {
 	struct prof_snapshot *prev = NULL, *cur, *keep;
+	__u64 t_prev = 0, t_cur;
 	struct timespec ts = { (time_t)log_interval,
 			       (long)((log_interval - (double)(time_t)log_interval) * 1e9) };
 
 	(void)arg;
 	/* the first interval counts from the logger's start */
 	if (!prof_snapshot__read(prof_rt.seg, prof_rt.seg_len, &cur)) {
+		t_prev = now_ns();
 		prev = snap_clone(cur);
 		prof_snapshot__destroy(cur);
 	}
@@ -72,12 +128,14 @@ static void *logger_main(void *arg)
 		nanosleep(&ts, NULL);
 		if (prof_snapshot__read(prof_rt.seg, prof_rt.seg_len, &cur))
 			continue;
+		t_cur = now_ns();
 		keep = snap_clone(cur);
 		if (prev && !prof_snapshot__diff(cur, prev))
-			log_interval_lines(cur, log_interval);
+			log_interval_lines(cur, t_cur - t_prev);
 		prof_snapshot__destroy(cur);
 		prof_snapshot__destroy(prev);
 		prev = keep;
+		t_prev = t_cur;
 	}
 	return NULL;
 }

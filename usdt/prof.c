@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -26,8 +27,14 @@
 struct prof_rt prof_rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static bool fork_mover; /* the forking thread has yet to move out */
 
-/* the kernel word of a thread profd does not know: constant zeros */
-static const struct prof_sched_rec prof_zero_rec;
+/*
+ * The kernel word of a thread profd does not cover: constant, with a seq no
+ * real record reaches, so a call that straddles a change of records (profd
+ * came or went) sees seq move and is counted as one without kernel facts.
+ */
+#define PROF_SEQ_UNCOVERED (~0ull)
+const struct prof_sched_rec prof_zero_rec = { .seq = PROF_SEQ_UNCOVERED };
+pthread_cond_t prof_reg_cv = PTHREAD_COND_INITIALIZER;
 /* the activity word and ext flag of a thread without a slab (a sink):
  * nobody reads them */
 static __u64 sink_activity;
@@ -51,6 +58,8 @@ struct prof_tpriv {
 	__u32 nnodes; /* our copy of hdr->nnodes */
 	__u32 max_nodes;
 	__u64 last_frame;
+	__u64 limit;  /* the fast path's limit, when it is 0 for a kernel word change */
+	__u64 kgen;   /* the generation of the record the thread uses */
 	__u32 fork_cur; /* a fork child's current node, parked */
 	__u32 nbegin;
 	struct __prof_zone begin[PROF_BEGIN_DEPTH];
@@ -69,43 +78,18 @@ __u64 prof_ticks_to_ns(__u64 ticks)
 	return (__u64)((double)ticks * prof_rt.ns_per_tick);
 }
 
-/* a switch in the environment: set, and neither empty nor "0" */
-static bool env_on(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v && strcmp(v, "0");
-}
-
 static void prof_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void prof_warnx(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (env_on("PROF_QUIET"))
+	if (prof_env.quiet)
 		return;
 	va_start(ap, fmt);
 	fputs("prof: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-}
-
-static __u32 env_u32(const char *name, __u32 def, __u32 lo, __u32 hi)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < lo || v > hi) {
-		prof_warnx("ignoring %s=%s (want %u..%u)", name, s, lo, hi);
-		return def;
-	}
-	return (__u32)v;
 }
 
 static __u64 mono_ns(clockid_t clk)
@@ -132,9 +116,8 @@ static bool tsc_invariant(void)
 static __u64 clock_calibrate(void)
 {
 	__u64 t0, r0, t1, r1;
-	const char *c = getenv("PROF_CLOCK");
 
-	if ((c && !strcmp(c, "mono")) || !tsc_invariant()) {
+	if (prof_env.clock_mono || !tsc_invariant()) {
 		__prof_clock_tsc = 0;
 		return 1000000000ull;
 	}
@@ -236,13 +219,14 @@ static int seg_init(void)
 	int fd, err;
 	FILE *f;
 
+	prof_env__read();
 	/* a forked child keeps its parent's geometry: its node indices */
 	if (!prof_rt.max_nodes) {
-		prof_rt.max_threads = env_u32("PROF_MAX_THREADS", 128, 1, 65536);
-		prof_rt.max_nodes = env_u32("PROF_MAX_NODES", 4096, 16, 1u << 22);
-		prof_rt.max_sites = env_u32("PROF_MAX_SITES", 4096, 4, 1u << 20);
+		prof_rt.max_threads = prof_env.max_threads;
+		prof_rt.max_nodes = prof_env.max_nodes;
+		prof_rt.max_sites = prof_env.max_sites;
 	}
-	prof_rt.keep = env_on("PROF_KEEP");
+	prof_rt.keep = prof_env.keep;
 
 	sites_off = PROF_SEG_HDR_SIZE;
 	slabs_off = sites_off + (__u64)prof_rt.max_sites * sizeof(struct prof_site_ent);
@@ -440,6 +424,8 @@ static void thread_bind_slab(struct __prof_thread *t, struct prof_slab_hdr *hdr)
 
 static void fork_publish_locked(void);
 static void fork_move_self(void);
+static void thread_cover_sync(struct __prof_thread *t, struct prof_tpriv *p,
+			      struct prof_tentry *te, struct prof_slab_hdr *hdr);
 
 /* the parent's mapping in a fork child, once nobody copies from it;
  * caller holds the lock */
@@ -494,15 +480,13 @@ static void thread_init(void)
 	if (prof_rt.fork_pending)
 		fork_publish_locked();
 	if (!prof_rt.seg && !prof_rt.disabled) {
-		const char *iv = getenv("PROF_LOG_INTERVAL");
-
 		if (seg_init())
 			prof_rt.disabled = true;
 		else {
-			if (!env_on("PROF_NO_DAEMON"))
+			if (!prof_env.no_daemon)
 				prof_agent__start();
-			if (iv && atof(iv) > 0)
-				prof_logger__start(atof(iv));
+			if (prof_env.log_interval > 0)
+				prof_logger__start(prof_env.log_interval);
 		}
 	}
 	if (!prof_rt.seg) {
@@ -540,6 +524,7 @@ static void thread_init(void)
 	hdr = prof_rt_slab(idx);
 	hdr->gen++;
 	hdr->tid = (__u32)prof_gettid();
+	hdr->oncpu_start_ns = mono_ns(CLOCK_THREAD_CPUTIME_ID);
 	hdr->start_tick = __prof_now();
 	hdr->ksched_slot = PROF_NO_SLOT;
 	nodes = prof_rt_region(hdr, PROF_REGION_NODES);
@@ -568,10 +553,45 @@ static void thread_init(void)
 	p->max_nodes = prof_rt.max_nodes;
 	thread_bind_slab(t, hdr);
 	/* a zone longer than a day is a broken clock, not a measurement */
-	t->limit = (__u64)(86400e9 / prof_rt.ns_per_tick);
+	p->limit = (__u64)(86400e9 / prof_rt.ns_per_tick);
+	t->limit = p->limit;
 	t->cur = PROF_NODE_ROOT;
 	pthread_setspecific(prof_key, p);
-	prof_agent__kick();
+	thread_cover_sync(t, p, te, hdr);
+}
+
+/*
+ * With profd there, a thread is covered from its first zone: it waits
+ * (PROF_REG_WAIT_MS at most, once) for the agent to register it.  The
+ * wait puts it off the CPU, and its return to it starts the record, so
+ * the record is usually ready at once; if not, the agent hands it over
+ * later, as for a thread registered in the background.
+ */
+static void thread_cover_sync(struct __prof_thread *t, struct prof_tpriv *p,
+			      struct prof_tentry *te, struct prof_slab_hdr *hdr)
+{
+	const struct prof_sched_rec *rec;
+	__u64 gen = 0;
+
+	rec = prof_agent__register_sync(te, &gen);
+	if (!rec)
+		return;
+	/*
+	 * The record starts at the thread's first switch after profd assigned
+	 * it: an answer that came before the thread slept needs one (a short
+	 * sleep is a switch out and in; timer slack makes it ~50 us).
+	 */
+	for (int i = 0; i < 3 && __atomic_load_n(&rec->gen, __ATOMIC_ACQUIRE) != gen; i++)
+		usleep(1);
+	if (__atomic_load_n(&rec->gen, __ATOMIC_ACQUIRE) != gen) {
+		prof_agent__want(te);
+		return;
+	}
+	/* no call has ended yet: nothing to rebase */
+	t->krec = rec;
+	p->kgen = gen;
+	__PROF_STORE(&hdr->covered, 1);
+	__PROF_STORE(&hdr->ksched_slot, te->kslot);
 }
 
 static __u32 node_hash(__u32 parent, __u32 site)
@@ -650,20 +670,53 @@ uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
 	return node;
 }
 
-/* the zone was switched out: d is its duration in ticks, from the exit */
+/* a call of node that had no kernel facts, in a thread that is covered:
+ * counted apart (see prof_node_ext.kernel_adj) */
+static void call_uncovered(__u32 node)
+{
+	struct __prof_thread *t = &__prof_tls;
+
+	if (!prof_tpriv.hdr || !__PROF_LOAD(&prof_tpriv.hdr->covered))
+		return;
+	__PROF_STORE(t->ext_used, 1);
+	__PROF_ADD(&t->ext[node].kernel_adj, 1);
+}
+
+/* a switch count s falls in the zone's (a, b]: b - a switches */
+static bool seq_within(__u32 s, __u32 a, __u32 b)
+{
+	return (__u32)(s - a) - 1 < (__u32)(b - a);
+}
+
+/* the kernel word moved during the zone: d is its duration in ticks */
 void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 {
 	struct __prof_thread *t = &__prof_tls;
+	const volatile struct prof_sched_rec *r = t->krec;
 	struct prof_node_ext *n = &t->ext[z->node];
-	__u64 off = t->krec->offcpu_ns - z->offcpu;
-	__u64 wall = prof_ticks_to_ns(d);
+	__u64 off, wall = prof_ticks_to_ns(d);
+	__u32 a = (__u32)z->seq, b = (__u32)seq;
 
+	/*
+	 * Entered or left without a record (profd came or went meanwhile), or
+	 * the record is no longer ours (profd handed the slot on): no facts.
+	 */
+	if (seq == PROF_SEQ_UNCOVERED || z->seq == PROF_SEQ_UNCOVERED || r->gen != prof_tpriv.kgen) {
+		call_uncovered(z->node);
+		return;
+	}
+	off = r->offcpu_ns - z->offcpu;
 	__PROF_STORE(t->ext_used, 1);
-	if ((__u32)seq != (__u32)z->seq)
+	/* the last involuntary and the last voluntary switch: inside the zone? */
+	if (a != b && seq_within((__u32)r->preempt_seq, a, b))
 		__PROF_ADD(&n->preempted, 1);
-	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT))
+	if (a != b && seq_within((__u32)r->block_seq, a, b))
+		__PROF_ADD(&n->blocked, 1);
+	/* moved: the kernel counted it, or we run elsewhere than we last left */
+	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT) ||
+	    (a != b && (__u32)sched_getcpu() != r->out_cpu))
 		__PROF_ADD(&n->migrated, 1);
-	/* the record can appear mid-zone (profd started): never above wall */
+	/* off-CPU time is never more than the call's wall time */
 	__PROF_ADD(&n->offcpu_ns, off < wall ? off : wall);
 }
 
@@ -676,13 +729,116 @@ void __prof_row_mark(uint32_t node, unsigned int b)
 }
 
 /* a delta negative or longer than a day: counted, not added */
-void __prof_anomaly(struct __prof_zone *z)
+static void call_anomaly(__u32 node)
 {
 	struct __prof_thread *t = &__prof_tls;
 
 	__PROF_STORE(t->ext_used, 1);
-	__PROF_ADD(&t->ext[z->node].anomalies, 1);
+	__PROF_ADD(&t->ext[node].anomalies, 1);
 	__PROF_BUMP(t->activity);
+}
+
+/* what __prof_leave does for a call, here for one without kernel facts */
+static void call_count(struct __prof_zone *z, __u64 d)
+{
+	struct __prof_thread *t = &__prof_tls;
+	struct prof_node *n = &t->nodes[z->node];
+	__u32 *h;
+	unsigned int b;
+
+	__PROF_ADD(&n->calls, 1);
+	__PROF_ADD(&n->ticks, d);
+	if (d > __PROF_LOAD(&n->max))
+		__PROF_STORE(&n->max, d);
+	b = prof_hist_bucket(d);
+	h = &t->hist[prof_hist_index(z->node, b, PROF_HIST_SHIFT)];
+	if (!__PROF_LOAD(h))
+		__prof_row_mark(z->node, b);
+	__PROF_ADD(h, 1);
+	call_uncovered(z->node);
+	__PROF_BUMP(t->activity);
+	if (*z->site->exit_sema)
+		((__prof_exit_fn)(uintptr_t)z->site->exit_probe)(z->site, d);
+}
+
+/*
+ * The thread's kernel word changes (the agent set the limit to 0): to its
+ * new record, or to none (profd went away).  Every node's kernel_adj flips
+ * meaning with 'covered' (see slab.h), so each is rebased, in a window
+ * readers see by cover_seq.  Runs in the thread, without a lock: the agent
+ * publishes the request under pend_seq.
+ */
+static void cover_switch(void)
+{
+	struct __prof_thread *t = &__prof_tls;
+	struct prof_tpriv *p = &prof_tpriv;
+	struct prof_tentry *te = p->te;
+	struct prof_slab_hdr *h = p->hdr;
+	const struct prof_sched_rec *rec;
+	__u32 s0, s1, i, was, now;
+	__u64 gen;
+
+	/* first, so a request made meanwhile brings us back here */
+	__atomic_store_n(&t->limit, p->limit, __ATOMIC_RELAXED);
+	if (!te || !h)
+		return;
+	do {
+		s0 = __atomic_load_n(&te->pend_seq, __ATOMIC_ACQUIRE);
+		rec = __atomic_load_n(&te->pend_krec, __ATOMIC_RELAXED);
+		gen = __atomic_load_n(&te->pend_gen, __ATOMIC_RELAXED);
+		s1 = __atomic_load_n(&te->pend_seq, __ATOMIC_ACQUIRE);
+	} while ((s0 & 1) || s0 != s1);
+	if (!rec || (rec == t->krec && gen == p->kgen))
+		return;
+	was = __PROF_LOAD(&h->covered);
+	now = rec != &prof_zero_rec;
+	if (was != now) {
+		__atomic_store_n(&h->cover_seq, __PROF_LOAD(&h->cover_seq) + 1, __ATOMIC_RELEASE);
+		__PROF_STORE(t->ext_used, 1);
+		for (i = 0; i < p->nnodes; i++) {
+			__u64 calls = __PROF_LOAD(&t->nodes[i].calls);
+			__u64 adj = __PROF_LOAD(&t->ext[i].kernel_adj);
+
+			__PROF_STORE(&t->ext[i].kernel_adj, calls > adj ? calls - adj : 0);
+		}
+		__PROF_STORE(&h->covered, now);
+		__atomic_store_n(&h->cover_seq, __PROF_LOAD(&h->cover_seq) + 1, __ATOMIC_RELEASE);
+	}
+	t->krec = rec;
+	p->kgen = gen;
+	__PROF_STORE(&h->ksched_slot, now ? te->kslot : PROF_NO_SLOT);
+}
+
+void __prof_anomaly(struct __prof_zone *z, uint64_t d)
+{
+	struct __prof_thread *t = &__prof_tls;
+
+	if (__atomic_load_n(&t->limit, __ATOMIC_ACQUIRE) || !prof_tpriv.limit) {
+		call_anomaly(z->node);
+		return;
+	}
+	/*
+	 * A kernel word change waits: this call had its facts from neither
+	 * word whole, so it counts without them, then the thread switches.
+	 */
+	if (d > prof_tpriv.limit)
+		call_anomaly(z->node);
+	else
+		call_count(z, d);
+	cover_switch();
+}
+
+/* the agent: the thread is to use rec from its next zone exit; caller
+ * holds prof_rt.lock (te->fast is valid) */
+void prof_cover_request(struct prof_tentry *te, const struct prof_sched_rec *rec, __u64 gen)
+{
+	if (!te->alive || !te->fast)
+		return;
+	__atomic_store_n(&te->pend_seq, te->pend_seq + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&te->pend_krec, rec, __ATOMIC_RELAXED);
+	__atomic_store_n(&te->pend_gen, gen, __ATOMIC_RELAXED);
+	__atomic_store_n(&te->pend_seq, te->pend_seq + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&te->fast->limit, 0, __ATOMIC_RELEASE);
 }
 
 /* is node a an ancestor of (or equal to) node b? */
@@ -784,7 +940,7 @@ void __prof_frame(void)
 		return;
 	if (p->last_frame) {
 		d = now - p->last_frame;
-		if (d <= __prof_tls.limit) {
+		if (d <= p->limit) {
 			__PROF_ADD(&h->frames, 1);
 			__PROF_ADD(&h->frame_ticks, d);
 			if (d > h->frame_max)
@@ -828,6 +984,7 @@ static void thread_mark_exited(struct prof_tpriv *p)
 	}
 	if (!p->hdr || !p->te)
 		return;
+	__PROF_STORE(&p->hdr->oncpu_exit_ns, mono_ns(CLOCK_THREAD_CPUTIME_ID));
 	__PROF_STORE(&p->hdr->exit_tick, __prof_now());
 	__PROF_STORE(&p->hdr->state, PROF_SLAB_EXITED);
 	pthread_mutex_lock(&prof_rt.lock);
@@ -860,23 +1017,23 @@ static bool no_color(void)
 	return v && *v;
 }
 
-/* PROF_REPORT=stderr|PATH, PROF_REPORT_FORMAT=text|json */
+/* PROF_REPORT=stderr|stdout|PATH, PROF_REPORT_FORMAT=text|json (env.c) */
 static void report_at_exit(void)
 {
-	const char *dst = getenv("PROF_REPORT"), *fmt = getenv("PROF_REPORT_FORMAT");
+	const char *dst = prof_env.report;
 	struct prof_report_opts o = { .sort = PROF_SORT_SELF, .flat_rows = 20 };
 	struct prof_snapshot *s = NULL;
 	FILE *f;
 	int err;
 
-	if (!dst || !*dst)
+	if (!dst)
 		return;
 	err = prof_snapshot__read(prof_rt.seg, prof_rt.seg_len, &s);
 	if (err) {
 		prof_warnx("failed to read own segment for the report: %s", strerror(-err));
 		return;
 	}
-	if (!strcmp(dst, "stderr") || !strcmp(dst, "1")) {
+	if (!strcmp(dst, "stderr")) {
 		f = stderr;
 		o.color = isatty(2) && !no_color();
 	} else if (!strcmp(dst, "stdout")) {
@@ -885,12 +1042,14 @@ static void report_at_exit(void)
 	} else {
 		f = fopen(dst, "we");
 		if (!f) {
-			prof_warnx("failed to open report file %s: %s", dst, strerror(errno));
+			prof_warnx("failed to open PROF_REPORT=%s: %s (want stderr, stdout or a "
+				   "writable file)",
+				   dst, strerror(errno));
 			prof_snapshot__destroy(s);
 			return;
 		}
 	}
-	if (fmt && !strcmp(fmt, "json"))
+	if (prof_env.report_json)
 		prof_report_json(f, &s, 1);
 	else
 		prof_report_text(f, s, &o);
@@ -941,6 +1100,9 @@ static void prof_fork_child(void)
 	prof_rt.threads = NULL;
 	prof_agent__atfork_child();
 	t->krec = &prof_zero_rec;
+	p->kgen = 0;
+	if (p->limit)
+		t->limit = p->limit;
 	if (!prof_rt.seg)
 		return;
 	prof_rt.fork_pending = true;
@@ -998,6 +1160,7 @@ static void fork_move_self(void)
 		nodes = prof_rt_region(hdr, PROF_REGION_NODES);
 		hdr->gen++;
 		hdr->tid = (__u32)prof_gettid();
+		hdr->oncpu_start_ns = mono_ns(CLOCK_THREAD_CPUTIME_ID);
 		hdr->start_tick = __prof_now();
 		hdr->ksched_slot = PROF_NO_SLOT;
 		memcpy(hdr->name, p->hdr->name, sizeof(hdr->name));

@@ -31,8 +31,9 @@
  * PROF_REPORT_FORMAT=text|json, PROF_LOG_INTERVAL=SECONDS logs a line per
  * thread and zone each interval, PROF_MAX_THREADS, PROF_MAX_NODES,
  * PROF_MAX_SITES size the segment, PROF_CLOCK=mono forces clock_gettime,
- * PROF_KEEP=1 keeps the segment after a clean exit, PROF_SOCKET names
- * profd's socket, PROF_NO_DAEMON=1 never contacts profd.
+ * PROF_KEEP=1 keeps the segment after a clean exit, PROF_SOCKET (or its
+ * older name PROFD_SOCKET, as profctl) names profd's socket,
+ * PROF_NO_DAEMON=1 never contacts profd; a bad value is named on stderr.
  *
  * -DPROF_DISABLE compiles every macro to nothing.
  */
@@ -61,6 +62,9 @@
 
 #ifndef _SDT_HAS_SEMAPHORES
 #define _SDT_HAS_SEMAPHORES 1
+#endif
+#if defined(__has_include) && !__has_include(<sys/sdt.h>)
+#error "prof.h needs <sys/sdt.h>: install systemtap-sdt-dev (Debian) or systemtap-sdt-devel (Fedora), or build with -DPROF_DISABLE"
 #endif
 #include <sys/sdt.h>
 #include <stdint.h>
@@ -108,7 +112,9 @@ struct __prof_thread {
 	uint32_t *hist;			/* its histograms (prof_hist_index) */
 	uint32_t cur;			/* current node; __PROF_UNINIT before init */
 	uint32_t __pad;
-	uint64_t limit;			/* a delta above this is an anomaly */
+	uint64_t limit;			/* a delta above this is an anomaly; 0
+					 * while a new kernel word waits for the
+					 * thread (its next exit takes it) */
 	const volatile struct prof_sched_rec *krec; /* kernel word, never NULL once init */
 	__u64 *activity;		/* the slab's activity word, never NULL once init */
 	struct prof_node_ext *ext;	/* the nodes' ext records */
@@ -125,7 +131,7 @@ extern int __prof_clock_tsc;
 
 uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev);
 void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d);
-void __prof_anomaly(struct __prof_zone *z);
+void __prof_anomaly(struct __prof_zone *z, uint64_t d);
 void __prof_row_mark(uint32_t node, unsigned int b);
 void __prof_unbalanced(struct __prof_zone *z);
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
@@ -201,7 +207,7 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	__PROF_STORE(&__prof_tls.open[z->node], 0);
 	/* unsigned: a negative delta is huge too */
 	if (__builtin_expect(d > __prof_tls.limit, 0)) {
-		__prof_anomaly(z);
+		__prof_anomaly(z, d);
 		return;
 	}
 	__PROF_ADD(&n->calls, 1);

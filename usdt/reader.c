@@ -10,13 +10,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "snapshot.h"
@@ -49,6 +52,7 @@ struct seg_geom {
 	__u32 site_size, node_size, ext_size;
 	struct prof_region region[PROF_REGIONS]; /* the regions this reader knows */
 	__u64 snap_tick;			 /* an image's "now", else 0 */
+	__u64 now;				 /* what open calls are measured to */
 };
 
 struct hist_pool {
@@ -130,6 +134,9 @@ struct slab_view {
 	const __u32 *hist;
 	unsigned int hist_shift;
 	__u32 node_size, ext_size;
+	__u64 now;	/* the thread's now: the read's, or its exit */
+	__u32 covered;	/* the slab's 'covered', read consistently */
+	bool image;	/* a reader's image: the root's ticks are the wall time */
 };
 
 /* node i of a slab, at the stride the header gives */
@@ -144,6 +151,24 @@ static inline const __u64 *view_rows(const struct slab_view *v, __u32 i)
 	return v->rowmap + (i >> v->hist_shift) * PROF_ROWMAP_WORDS;
 }
 
+/* the ticks of an open call at the view's now (0 if the clocks disagree) */
+static __u64 open_ticks(const struct slab_view *v, __u64 start)
+{
+	return v->now > start ? v->now - start : 0;
+}
+
+/* how many of node n's calls had kernel facts: see prof_node_ext.kernel_adj */
+static void node_kernel(const struct slab_view *v, const struct prof_node_ext *ext,
+			struct prof_snap_node *n)
+{
+	__u64 adj = LD(&ext->kernel_adj);
+
+	if (v->covered)
+		n->kernel_calls = n->calls > adj ? n->calls - adj : 0;
+	else
+		n->kernel_calls = adj < n->calls ? adj : n->calls;
+}
+
 static void slab_view(const char *slab, const struct seg_geom *g, struct slab_view *v)
 {
 	v->hdr = (const void *)slab;
@@ -155,6 +180,13 @@ static void slab_view(const char *slab, const struct seg_geom *g, struct slab_vi
 	v->hist_shift = g->hist_shift;
 	v->node_size = g->node_size;
 	v->ext_size = g->ext_size;
+	v->image = g->snap_tick != 0;
+	{
+		__u64 x = LD(&v->hdr->exit_tick);
+
+		v->now = x && x < g->now ? x : g->now;
+	}
+	v->covered = LD(&v->hdr->covered);
 }
 
 static const struct prof_node_ext zero_ext;
@@ -187,8 +219,10 @@ static int thread_derive(struct prof_snap_thread *t, __u32 nsites)
 	}
 	for (i = 1; i < t->nnodes; i++)
 		nodes[i].depth = nodes[nodes[i].parent].depth + 1;
-	/* the root's total is what its children took */
-	nodes[0].ticks = nodes[0].child_ticks;
+	/* the root's total is the thread's wall time, which holds its
+	 * children's (time outside every zone is its self time) */
+	if (nodes[0].ticks < nodes[0].child_ticks)
+		nodes[0].ticks = nodes[0].child_ticks;
 	return prof_snap_mark_recursion(t, nsites);
 }
 
@@ -227,6 +261,7 @@ struct flat_acc {
 struct flat_part {
 	__u32 row;
 	__u64 calls, ticks, max, preempted, migrated, offcpu_ns, plus, minus;
+	__u64 blocked, kernel_calls;
 };
 
 /* a slab's share, valid while its activity word and node count stay */
@@ -431,10 +466,46 @@ static void flat_add(const struct flat_tree *t, const struct slab_view *v, __u32
 		if (v->ext) {
 			const struct prof_node_ext *ext = view_ext(v, i);
 
+			struct prof_snap_node k = { .calls = LD(&src->calls) };
+
 			r->preempted += LD(&ext->preempted);
+			r->blocked += LD(&ext->blocked);
 			r->migrated += LD(&ext->migrated);
+			node_kernel(v, ext, &k);
+			r->kernel_calls += k.kernel_calls;
 			if (!(m & FLAT_REC))
 				r->offcpu_ns += LD(&ext->offcpu_ns);
+		}
+	}
+}
+
+/*
+ * The open calls of a learnt tree into the rows, read every pass (a call
+ * opens without touching the activity word): each adds its elapsed time
+ * to its row and to its parent's children, as a closed call's ticks do.
+ */
+static void flat_open(const struct flat_tree *t, const struct slab_view *v, __u32 nn,
+		      struct prof_flat_row *rows, __u64 *plus, __u64 *minus)
+{
+	__u32 i;
+
+	for (i = 2; i < nn; i++) {
+		__u64 start = LDA(&v->open[i]), m, e;
+		__u32 row, prow;
+
+		if (!start)
+			continue;
+		m = t->rp[i];
+		row = (__u32)m & ~FLAT_REC;
+		prow = (__u32)(m >> 32);
+		e = open_ticks(v, start);
+		rows[row].open++;
+		plus[row] += e;
+		if (prow != FLAT_NO_ROW)
+			minus[prow] += e;
+		if (!(m & FLAT_REC)) {
+			rows[row].ticks += e;
+			rows[row].open_ticks += e;
 		}
 	}
 }
@@ -480,6 +551,16 @@ static int read_slab_hdr(const char *slab, __u32 max_nodes, __u32 index, struct 
 	t->frame_max = LD(&h->frame_max);
 	for (i = 0; i < PROF_HIST_BUCKETS; i++)
 		t->frame_hist[i] = LD(&h->frame_hist[i]);
+	t->gen = LD(&h->gen);
+	t->comm[0] = 0;
+	{
+		__u64 a = LD(&h->oncpu_start_ns), b = LD(&h->oncpu_exit_ns);
+
+		/* known once the thread exited (or in an image); a live one's
+		 * is read from /proc by read_seg, from oncpu_start_ns */
+		t->oncpu_ns = b ? (b > a ? b - a : 0) : PROF_SNAP_UNKNOWN;
+		t->oncpu_start = a;
+	}
 	return 0;
 }
 
@@ -622,6 +703,33 @@ static void hist_quantiles_top(const __u32 *hist, const __u64 *map, unsigned int
 		out[k] = bucket_value(low, max);
 }
 
+/*
+ * Node i's open call, if any, into n, after its ticks were loaded: the
+ * writer clears the mark before it adds the call's ticks, so loading the
+ * ticks first can miss a call that ends meanwhile, never count it twice.
+ * The root's "open call" is the thread's life: its ticks, the wall time.
+ */
+static void node_open(const struct slab_view *v, __u32 i, struct prof_snap_node *n)
+{
+	__u64 start;
+
+	n->open = 0;
+	n->open_ticks = 0;
+	if (i == PROF_NODE_ROOT) {
+		if (!v->image) {
+			start = LD(&v->hdr->start_tick);
+			n->ticks = open_ticks(v, start);
+		}
+		return;
+	}
+	start = LDA(&v->open[i]);
+	if (!start)
+		return;
+	n->open = 1;
+	n->open_ticks = open_ticks(v, start);
+	n->ticks += n->open_ticks;
+}
+
 /* nodes [0, nn) of a slab into out, validated; histograms as flags say:
  * copied into pool, reduced in place to quant[3 * i ..], or left */
 static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct prof_snap_node *out,
@@ -649,6 +757,8 @@ static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct 
 		n->calls = LD(&src->calls);
 		n->ticks = LD(&src->ticks);
 		n->max = LD(&src->max);
+		node_open(v, i, n);
+		node_kernel(v, ext, n);
 		n->preempted = LD(&ext->preempted);
 		n->migrated = LD(&ext->migrated);
 		n->offcpu_ns = LD(&ext->offcpu_ns);
@@ -657,6 +767,7 @@ static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct 
 		n->alloc_bytes = LD(&ext->alloc_bytes);
 		n->frees = LD(&ext->frees);
 		n->free_bytes = LD(&ext->free_bytes);
+		n->blocked = LD(&ext->blocked);
 		n->hist_lo = 0;
 		n->hist_n = 0;
 		n->hist_off = 0;
@@ -699,10 +810,10 @@ static int scan_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, bool *s
 			const struct prof_node_ext *ext = view_ext(v, i);
 
 			facts |= LD(&ext->preempted) | LD(&ext->migrated) | LD(&ext->offcpu_ns) |
-				 LD(&ext->blocked);
+				 LD(&ext->blocked) | LD(&ext->kernel_adj);
 		}
 	}
-	*sched |= facts != 0;
+	*sched |= facts != 0 || v->covered;
 	return 0;
 }
 
@@ -745,6 +856,8 @@ static int flat_share(const struct slab_view *v, __u32 nn, __u32 nsites, struct 
 						  .preempted = r->preempted,
 						  .migrated = r->migrated,
 						  .offcpu_ns = r->offcpu_ns,
+						  .blocked = r->blocked,
+						  .kernel_calls = r->kernel_calls,
 						  .plus = fa->splus[row],
 						  .minus = fa->sminus[row] };
 		memset(r, 0, sizeof(*r));
@@ -768,8 +881,10 @@ static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 in
 		/* each slab's tree afresh, in the one scratch tree */
 		fa->scratch->nknown = fa->scratch->nrows = 0;
 		err = flat_learn(fa->scratch, v, nn, nsites, fa->seen);
-		if (!err && take)
+		if (!err && take) {
 			flat_add(fa->scratch, v, nn, fa->rows, fa->plus, fa->minus);
+			flat_open(fa->scratch, v, nn, fa->rows, fa->plus, fa->minus);
+		}
 		return err;
 	}
 	c = &fa->cache->slabs[index];
@@ -797,11 +912,14 @@ static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 in
 		r->preempted += p->preempted;
 		r->migrated += p->migrated;
 		r->offcpu_ns += p->offcpu_ns;
+		r->blocked += p->blocked;
+		r->kernel_calls += p->kernel_calls;
 		if (p->max > r->max)
 			r->max = p->max;
 		fa->plus[p->row] += p->plus;
 		fa->minus[p->row] += p->minus;
 	}
+	flat_open(&c->tree, v, nn, fa->rows, fa->plus, fa->minus);
 	return 0;
 }
 
@@ -1134,6 +1252,71 @@ int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_
 	return prof_seg_flat_cached(mem, len, tid, sort, NULL, snap, out, nout);
 }
 
+/* the segment's clock, now, as the writer reads it; 0 if this reader cannot
+ * (then open calls count nothing) */
+static __u64 reader_now(__u32 clock)
+{
+	struct timespec ts;
+
+#if defined(__x86_64__) || defined(__i386__)
+	if (clock == PROF_CLOCK_TSC)
+		return __builtin_ia32_rdtsc();
+#endif
+	if (clock != PROF_CLOCK_MONO || clock_gettime(CLOCK_MONOTONIC, &ts))
+		return 0;
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* a small /proc file of a thread of pid, NUL terminated; 0 or -errno */
+static int task_file(__u32 pid, __u32 tid, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/%s", pid, tid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	return 0;
+}
+
+/*
+ * What only the kernel knows of a live process's threads: each one's CPU
+ * time (its schedstat, from the CPU clock the runtime noted at its first
+ * zone) and its comm (pthread_setname_np).  Only while pid is still the
+ * process that wrote the segment.
+ */
+static void read_live_threads(struct prof_snapshot *s)
+{
+	char buf[128];
+	__u32 i;
+
+	if (!s->pid || prof_proc_start_token((pid_t)s->pid) != s->start_token)
+		return;
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread *t = &s->threads[i];
+		unsigned long long run;
+
+		if (t->state != PROF_SLAB_ALIVE)
+			continue;
+		if (!task_file(s->pid, t->tid, "comm", buf, sizeof(buf))) {
+			buf[strcspn(buf, "\n")] = 0;
+			buf[sizeof(t->comm) - 1] = 0;
+			memcpy(t->comm, buf, strlen(buf) + 1);
+		}
+		if (t->oncpu_ns == PROF_SNAP_UNKNOWN && t->oncpu_start &&
+		    !task_file(s->pid, t->tid, "schedstat", buf, sizeof(buf)) &&
+		    sscanf(buf, "%llu", &run) == 1)
+			t->oncpu_ns = run > t->oncpu_start ? run - t->oncpu_start : 0;
+	}
+}
+
 static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
 		    struct prof_snapshot **out)
 {
@@ -1175,6 +1358,12 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		s->threads_dropped = LD(&h->threads_dropped);
 		if (s->clock != PROF_CLOCK_TSC && s->clock != PROF_CLOCK_MONO)
 			goto fail;
+		/* one now for every open call of the read: an image's, the
+		 * exit's, or the clock's */
+		g.now = g.snap_tick	? g.snap_tick
+			: s->exit_tick	? s->exit_tick
+					: reader_now(s->clock);
+		s->now_tick = g.now;
 
 		nslabs = LDA(&h->nslabs);
 		if (nslabs > g.max_threads)
@@ -1227,6 +1416,17 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 			if (err)
 				goto fail;
 		}
+	}
+	if (!g.snap_tick && !s->exit_tick)
+		read_live_threads(s);
+	/* two clocks (a CPU clock, the TSC) may disagree by a little: never
+	 * more CPU time than wall time */
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread *t = &s->threads[i];
+
+		if (t->oncpu_ns != PROF_SNAP_UNKNOWN && t->nnodes &&
+		    t->oncpu_ns > prof_snap_ns(s, t->nodes[0].ticks))
+			t->oncpu_ns = prof_snap_ns(s, t->nodes[0].ticks);
 	}
 	if ((flags & PROF_READ_LAZY) && !fa) {
 		s->lazy = calloc(1, sizeof(*s->lazy));
@@ -1331,6 +1531,9 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 	if (err)
 		return err;
 	out->tick_hz = g.tick_hz;
+	/* open calls count to now: time in zones grows smoothly, not by
+	 * whole calls when they end */
+	g.now = g.snap_tick ? g.snap_tick : reader_now(LD(&h->clock));
 	out->pid = LD(&h->pid);
 	out->uid = LD(&h->uid);
 	out->start_token = LD(&h->start_token);
@@ -1368,8 +1571,15 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 		err = cursor_scan(cs, &v, nn);
 		if (err)
 			return err;
-		for (k = 0; k < cs->ntop; k++)
-			out->busy_ticks += LD(&view_node(&v, cs->top[k])->ticks);
+		for (k = 0; k < cs->ntop; k++) {
+			__u32 top = cs->top[k];
+			__u64 start;
+
+			out->busy_ticks += LD(&view_node(&v, top)->ticks);
+			start = LDA(&v.open[top]);
+			if (start)
+				out->busy_ticks += open_ticks(&v, start);
+		}
 		if (state == PROF_SLAB_ALIVE) {
 			out->alive++;
 			out->kernel += LD(&sh->ksched_slot) != PROF_NO_SLOT;
@@ -1645,7 +1855,8 @@ int prof_snap_any_sched(const struct prof_snapshot *s)
 		if (t->ksched_slot != PROF_NO_SLOT)
 			return 1;
 		for (j = 0; j < t->nnodes; j++)
-			if (t->nodes[j].preempted || t->nodes[j].migrated || t->nodes[j].offcpu_ns)
+			if (t->nodes[j].preempted || t->nodes[j].migrated || t->nodes[j].offcpu_ns ||
+			    t->nodes[j].blocked || t->nodes[j].kernel_calls)
 				return 1;
 	}
 	return s->lazy && s->lazy->sched;
@@ -1720,6 +1931,44 @@ __u64 prof_snap_ns(const struct prof_snapshot *s, __u64 ticks)
 	return ns_ld(ticks, hz);
 }
 
+/*
+ * A bucket's midpoint can sit below every value in it: 100 calls of 16.08
+ * ms (max 16.1) fall in [12.9, 16.1) ms, whose midpoint 14.4 ms would be
+ * printed as p99 beside the exact avg of 16.08.  The exact calls, total
+ * and max bound the q-quantile v (rank r of n calls, total T, max M): the
+ * r smallest are at most v and the rest at most M, so T <= r v + (n - r) M;
+ * the n - r + 1 from rank r up are at least v, so T >= (n - r + 1) v.  The
+ * estimate is held inside those bounds (and under M): a percentile never
+ * contradicts the avg and max it sits beside.
+ */
+static __u64 quantile_bound(const struct prof_snap_node *n, double q, __u64 v)
+{
+	__u64 calls = n->calls, total = prof_snap_closed(n), max = n->max, r, lo, hi;
+
+	if (!calls)
+		return v;
+	r = (__u64)(q * (double)calls);
+	if ((double)r < q * (double)calls)
+		r++;
+	if (r < 1)
+		r = 1;
+	if (r > calls)
+		r = calls;
+	/* (n - r) M may overflow only for absurd totals: then no lower bound */
+	lo = 0;
+	if (!max || (calls - r) <= UINT64_MAX / max) {
+		__u64 rest = (calls - r) * max;
+
+		lo = total > rest ? (total - rest) / r : 0;
+	}
+	hi = total / (calls - r + 1);
+	if (v < lo)
+		v = lo;
+	if (v > hi)
+		v = hi;
+	return max && v > max ? max : v;
+}
+
 __u64 prof_snap_quantile(const struct prof_snapshot *s, const struct prof_snap_node *n, double q)
 {
 	const __u32 *h;
@@ -1734,14 +1983,16 @@ __u64 prof_snap_quantile(const struct prof_snapshot *s, const struct prof_snap_n
 			return 0;
 		for (k = 0; k < PROF_SNAP_NQUANT; k++)
 			if (q == keep_q[k])
-				return quant[n->hist_off * PROF_SNAP_NQUANT + k];
+				return quantile_bound(n, q,
+						      quant[n->hist_off * PROF_SNAP_NQUANT + k]);
 		return 0;
 	}
 	h = prof_snap_hist(s, n);
 	if (!h)
 		return 0;
-	hist_quantiles(h, n->hist_lo, n->hist_n, n->max, &q, 1, &v);
-	return v;
+	if (!hist_quantiles(h, n->hist_lo, n->hist_n, n->max, &q, 1, &v))
+		return 0;
+	return quantile_bound(n, q, v);
 }
 
 const __u32 *prof_snap_hist(const struct prof_snapshot *s, const struct prof_snap_node *n)
@@ -1761,6 +2012,8 @@ const char *prof_snap_thread_label(const struct prof_snap_thread *t, char *buf, 
 {
 	if (t->name[0])
 		snprintf(buf, len, "%s", t->name);
+	else if (t->comm[0])
+		snprintf(buf, len, "%s", t->comm);
 	else
 		snprintf(buf, len, "tid %u", t->tid);
 	return buf;
@@ -1838,6 +2091,31 @@ static const struct prof_snap_thread *base_thread(const struct prof_snapshot *b,
 	return NULL;
 }
 
+int prof_snapshot__advance(struct prof_snapshot *s, __u64 dt)
+{
+	__u32 i, j;
+
+	if (s->lazy)
+		return -EINVAL;
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread *t = &s->threads[i];
+
+		if (t->state != PROF_SLAB_ALIVE || !t->nnodes)
+			continue;
+		t->nodes[0].ticks += dt;
+		for (j = 1; j < t->nnodes; j++) {
+			if (!t->nodes[j].open)
+				continue;
+			t->nodes[j].ticks += dt;
+			t->nodes[j].open_ticks += dt;
+		}
+		if (thread_derive(t, s->nsites))
+			return -ENOMEM;
+	}
+	s->now_tick += dt;
+	return 0;
+}
+
 int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 {
 	__u32 i, j, k;
@@ -1854,6 +2132,9 @@ int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 		t->unbalanced = sub0(t->unbalanced, bt->unbalanced);
 		t->frames = sub0(t->frames, bt->frames);
 		t->frame_ticks = sub0(t->frame_ticks, bt->frame_ticks);
+		t->oncpu_ns = t->oncpu_ns == PROF_SNAP_UNKNOWN || bt->oncpu_ns == PROF_SNAP_UNKNOWN
+				      ? PROF_SNAP_UNKNOWN
+				      : sub0(t->oncpu_ns, bt->oncpu_ns);
 		for (k = 0; k < PROF_HIST_BUCKETS; k++)
 			t->frame_hist[k] = t->frame_hist[k] >= bt->frame_hist[k]
 						   ? t->frame_hist[k] - bt->frame_hist[k]
@@ -1877,6 +2158,11 @@ int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 			n->alloc_bytes = sub0(n->alloc_bytes, bn->alloc_bytes);
 			n->frees = sub0(n->frees, bn->frees);
 			n->free_bytes = sub0(n->free_bytes, bn->free_bytes);
+			n->blocked = sub0(n->blocked, bn->blocked);
+			n->kernel_calls = sub0(n->kernel_calls, bn->kernel_calls);
+			/* an open call: only its part inside the window */
+			if (n->open_ticks > n->ticks)
+				n->open_ticks = n->ticks;
 			for (k = 0; k < n->hist_n; k++) {
 				__u32 bk = n->hist_lo + k, bv = 0;
 
@@ -2001,6 +2287,8 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 	h->sites_dropped = s->sites_dropped;
 	h->threads_dropped = s->threads_dropped;
 	h->exit_tick = s->exit_tick;
+	/* the open calls as they were at the read: measured to its now */
+	h->snap_tick = s->now_tick ? s->now_tick : 1;
 	for (i = 0; i < s->nsites; i++) {
 		struct prof_site_ent *e = (void *)(mem + g.sites_off + (__u64)i * sizeof(*e));
 
@@ -2016,6 +2304,7 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 		struct prof_slab_hdr *sh = (void *)slab;
 		struct prof_node *nodes = (void *)(slab + g.region[PROF_REGION_NODES].off);
 		struct prof_node_ext *ext = (void *)(slab + g.region[PROF_REGION_EXT].off);
+		__u64 *open = (void *)(slab + g.region[PROF_REGION_OPEN].off);
 		__u64 *rowmap = (void *)(slab + g.region[PROF_REGION_ROWMAP].off);
 		__u32 *hist = (void *)(slab + g.region[PROF_REGION_HIST].off);
 
@@ -2023,7 +2312,14 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 		sh->state = t->state;
 		sh->tid = t->tid;
 		sh->nnodes = t->nnodes;
-		memcpy(sh->name, t->name, sizeof(sh->name));
+		sh->gen = t->gen;
+		/* an image names a thread by what a report called it */
+		memcpy(sh->name, t->name[0] ? t->name : t->comm, sizeof(sh->name));
+		sh->name[sizeof(sh->name) - 1] = 0;
+		if (t->oncpu_ns != PROF_SNAP_UNKNOWN) {
+			sh->oncpu_start_ns = 1;
+			sh->oncpu_exit_ns = t->oncpu_ns + 1;
+		}
 		sh->start_tick = t->start_tick;
 		sh->exit_tick = t->exit_tick;
 		sh->overflow = t->overflow;
@@ -2042,12 +2338,15 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 			d->site = n->site;
 			d->parent = n->parent;
 			d->calls = n->calls;
-			/* the root's ticks are derived on read */
-			d->ticks = j ? n->ticks : 0;
+			/* an open call: its start, so the read at snap_tick finds
+			 * the same ticks (the root's are its wall time) */
+			d->ticks = n->ticks - (n->open ? n->open_ticks : 0);
+			if (n->open && j)
+				open[j] = h->snap_tick - n->open_ticks;
 			d->max = n->max;
 			/* only what is not zero: the image may be a sparse file */
 			if (n->preempted | n->migrated | n->offcpu_ns | n->anomalies | n->allocs |
-			    n->alloc_bytes | n->frees | n->free_bytes) {
+			    n->alloc_bytes | n->frees | n->free_bytes | n->blocked | n->kernel_calls) {
 				sh->ext_used = 1;
 				e->preempted = n->preempted;
 				e->migrated = n->migrated;
@@ -2057,6 +2356,9 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 				e->alloc_bytes = n->alloc_bytes;
 				e->frees = n->frees;
 				e->free_bytes = n->free_bytes;
+				e->blocked = n->blocked;
+				/* not covered: kernel_adj is the count itself */
+				e->kernel_adj = n->kernel_calls;
 			}
 			if (n->hist_n && (!s->hist || n->hist_off > s->nhist ||
 					  n->hist_n > s->nhist - n->hist_off))

@@ -72,6 +72,53 @@ static bool has_sched(const struct prof_snapshot *s)
 	return prof_snap_any_sched(s);
 }
 
+static const struct prof_snapshot *clash_s;
+
+static int clash_cmp(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return strcmp(clash_s->sites[x].name, clash_s->sites[y].name);
+}
+
+/* (a site is checked to end within its arrays by the read) */
+static bool same_place(const struct prof_snap_site *a, const struct prof_snap_site *b)
+{
+	return a->line == b->line && !strcmp(a->file, b->file);
+}
+
+__u8 *prof_snap_name_clashes(const struct prof_snapshot *s)
+{
+	__u8 *clash = calloc(s->nsites ? s->nsites : 1, 1);
+	__u32 *idx = malloc((s->nsites ? s->nsites : 1) * sizeof(*idx));
+	__u32 i, j, k;
+
+	if (!clash || !idx) {
+		free(clash);
+		free(idx);
+		return NULL;
+	}
+	for (i = 0; i < s->nsites; i++)
+		idx[i] = i;
+	/* renderers run one at a time: the comparison's snapshot is a static */
+	clash_s = s;
+	qsort(idx, s->nsites, sizeof(*idx), clash_cmp);
+	for (i = 0; i < s->nsites; i = j) {
+		for (j = i + 1; j < s->nsites && !clash_cmp(&idx[i], &idx[j]); j++)
+			;
+		/* a run of one name: a clash if two of them are in two places */
+		for (k = i + 1; k < j; k++)
+			if (!same_place(&s->sites[idx[i]], &s->sites[idx[k]]))
+				break;
+		if (k < j)
+			for (k = i; k < j; k++)
+				clash[idx[k]] = 1;
+	}
+	free(idx);
+	return clash;
+}
+
+
 struct tree_out {
 	FILE *f;
 	const struct prof_snapshot *s;
@@ -80,7 +127,20 @@ struct tree_out {
 	bool sched;
 	__u64 thread_ticks;
 	char prefix[512];
+	const __u8 *clash;	/* prof_snap_name_clashes, or NULL */
 };
+
+/* " (file:line)" after a name another site shares */
+static void put_where(FILE *f, const struct prof_snapshot *s, const __u8 *clash, __u32 site)
+{
+	const char *file;
+
+	if (!clash || site >= s->nsites || !clash[site])
+		return;
+	file = strrchr(s->sites[site].file, '/');
+	file = file ? file + 1 : s->sites[site].file;
+	fprintf(f, " (%s:%u)", *file ? file : "?", s->sites[site].line);
+}
 
 static void tree_row(struct tree_out *to, __u32 i, const char *branch)
 {
@@ -95,20 +155,29 @@ static void tree_row(struct tree_out *to, __u32 i, const char *branch)
 		reset = C_RESET;
 		hot = pct >= 50 ? C_RED : pct >= 10 ? C_YEL : "";
 	}
-	fprintf(to->f, "%10llu %9s %9s %9s %9s %9s %9s %5.1f%%", (unsigned long long)n->calls,
-		fmt_ns(b[0], 24, total), fmt_ns(b[1], 24, self),
-		fmt_ns(b[2], 24, n->calls ? total / n->calls : 0),
+	fprintf(to->f, "%10llu %4s %9s %9s %9s %9s %9s %9s %5.1f%%", (unsigned long long)n->calls,
+		n->open ? "1" : "", fmt_ns(b[0], 24, total), fmt_ns(b[1], 24, self),
+		fmt_ns(b[2], 24, n->calls ? prof_snap_ns(s, prof_snap_closed(n)) / n->calls : 0),
 		fmt_ns(b[3], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.5))),
 		fmt_ns(b[4], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99))),
 		fmt_ns(b[5], 24, prof_snap_ns(s, n->max)), pct);
-	if (to->sched) {
-		__u64 on = total > n->offcpu_ns ? total - n->offcpu_ns : 0;
+	if (to->sched && !n->kernel_calls) {
+		/* no call of it had kernel facts: unknown, not zero */
+		fprintf(to->f, " %9s %7s %7s %6s ", "-", "-", "-", "-");
+	} else if (to->sched) {
+		__u64 closed = prof_snap_ns(s, prof_snap_closed(n));
+		__u64 on = closed > n->offcpu_ns ? closed - n->offcpu_ns : 0;
 
-		fprintf(to->f, " %9s %7llu %6llu%s", fmt_ns(b[6], 24, on),
-			(unsigned long long)n->preempted, (unsigned long long)n->migrated,
-			n->migrated ? "!" : " ");
+		fprintf(to->f, " %9s %7llu %7llu %6llu%s", fmt_ns(b[6], 24, on),
+			(unsigned long long)n->preempted, (unsigned long long)n->blocked,
+			(unsigned long long)n->migrated,
+			n->migrated && !(s->flags & PROF_SEG_TSC_SYNCED) ? "!" : " ");
 	}
 	fprintf(to->f, "  %s%s%s%s%s", to->prefix, branch, hot, prof_snap_node_name(s, n), reset);
+	put_where(to->f, s, to->clash, n->site);
+	if (to->sched && n->kernel_calls && n->kernel_calls < n->calls)
+		fprintf(to->f, " [kernel %llu/%llu]", (unsigned long long)n->kernel_calls,
+			(unsigned long long)n->calls);
 	if (n->anomalies)
 		fprintf(to->f, " (%llu anomalies)", (unsigned long long)n->anomalies);
 	if (n->allocs || n->frees)
@@ -161,6 +230,19 @@ static int tree_children(struct tree_out *to, __u32 parent, __u32 depth)
 	return 0;
 }
 
+/* the thread's time outside every zone: rows add up to its wall time */
+static void outside_row(struct tree_out *to)
+{
+	const struct prof_snap_node *r = &to->t->nodes[PROF_NODE_ROOT];
+	__u64 self = prof_snap_self(r);
+	char b[24];
+
+	fmt_ns(b, 24, prof_snap_ns(to->s, self));
+	fprintf(to->f, "%15s %9s %9s %39s %5.1f%%%*s  [outside zones]\n", "", b, b, "",
+		to->thread_ticks ? 100.0 * (double)self / (double)to->thread_ticks : 0,
+		to->sched ? 34 : 0, "");
+}
+
 static void thread_header(FILE *f, const struct prof_snapshot *s, const struct prof_snap_thread *t,
 			  const struct prof_report_opts *o)
 {
@@ -169,6 +251,9 @@ static void thread_header(FILE *f, const struct prof_snapshot *s, const struct p
 	fprintf(f, "\n%sthread %u \"%s\" (%s)%s", o->color ? C_BOLD : "", t->tid,
 		prof_snap_thread_label(t, buf, sizeof(buf)),
 		t->state == PROF_SLAB_EXITED ? "exited" : "alive", o->color ? C_RESET : "");
+	fprintf(f, "  wall %s", fmt_ns(buf, 24, prof_snap_ns(s, t->nodes[0].ticks)));
+	if (t->oncpu_ns != PROF_SNAP_UNKNOWN)
+		fprintf(f, " on-cpu %s", fmt_ns(buf, 24, t->oncpu_ns));
 	if (t->frames) {
 		char a[24], m[24];
 
@@ -185,10 +270,10 @@ static void thread_header(FILE *f, const struct prof_snapshot *s, const struct p
 
 static void columns(FILE *f, bool sched, const struct prof_report_opts *o)
 {
-	fprintf(f, "%s%10s %9s %9s %9s %9s %9s %9s %6s", o->color ? C_DIM : "", "calls", "total",
-		"self", "avg", "p50", "p99", "max", "%thr");
+	fprintf(f, "%s%10s %4s %9s %9s %9s %9s %9s %9s %6s", o->color ? C_DIM : "", "calls", "open",
+		"total", "self", "avg", "p50", "p99", "max", "%thr");
 	if (sched)
-		fprintf(f, " %9s %7s %7s", "on-cpu", "preempt", "migr");
+		fprintf(f, " %9s %7s %7s %7s", "on-cpu", "preempt", "blocked", "migr");
 	fprintf(f, "  zone%s\n", o->color ? C_RESET : "");
 }
 
@@ -199,6 +284,8 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 	size_t nrows = 0, i;
 	__u64 all_self = 0;
 	double up = 0;
+	/* without memory, overloads only look alike */
+	__u8 *clash = prof_snap_name_clashes(s);
 	int err;
 
 	if (s->exit_tick > s->tick_base)
@@ -217,26 +304,28 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 	if (!o->no_tree) {
 		for (i = 0; i < s->nthreads; i++) {
 			const struct prof_snap_thread *t = &s->threads[i];
-			struct tree_out to = { f, s, t, o, sched, 0, "" };
+			struct tree_out to = { f, s, t, o, sched, 0, "", clash };
 
 			if (o->tid && t->tid != o->tid)
 				continue;
 			err = prof_snap_thread_load(s, &s->threads[i]);
 			if (err)
-				return err;
+				goto cleanup;
 			to.thread_ticks = t->nodes[0].ticks;
 			thread_header(f, s, t, o);
 			columns(f, sched, o);
 			err = tree_children(&to, PROF_NODE_ROOT, 0);
 			if (err)
-				return err;
+				goto cleanup;
+			outside_row(&to);
 		}
 	}
+	err = 0;
 	if (o->no_flat)
-		return 0;
+		goto cleanup;
 	err = prof_snap_flat(s, o->tid, PROF_SORT_SELF, &rows, &nrows);
 	if (err)
-		return err;
+		goto cleanup;
 	for (i = 0; i < nrows; i++)
 		all_self += rows[i].self;
 	fprintf(f, "\n%sflat, by self time%s%s\n", o->color ? C_BOLD : "",
@@ -249,15 +338,20 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 
 		if (!r->calls)
 			continue;
-		fprintf(f, "%10llu %9s %9s %9s %5.1f%%  %s\n", (unsigned long long)r->calls,
+		fprintf(f, "%10llu %9s %9s %9s %5.1f%%  %s", (unsigned long long)r->calls,
 			fmt_ns(a, 24, prof_snap_ns(s, r->self)),
 			fmt_ns(b, 24, prof_snap_ns(s, r->ticks)),
 			fmt_ns(c, 24, prof_snap_ns(s, r->max)),
 			all_self ? 100.0 * (double)r->self / (double)all_self : 0,
 			r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
+		put_where(f, s, clash, r->site);
+		fputc('\n', f);
 	}
 	free(rows);
-	return ferror(f) ? -EIO : 0;
+	err = ferror(f) ? -EIO : 0;
+cleanup:
+	free(clash);
+	return err;
 }
 
 static int cmp_flat(const void *a, const void *b)
@@ -327,11 +421,15 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 			r->migrated += nd->migrated;
 			r->allocs += nd->allocs;
 			r->alloc_bytes += nd->alloc_bytes;
+			r->open += nd->open;
+			r->blocked += nd->blocked;
+			r->kernel_calls += nd->kernel_calls;
 			if (nd->max > r->max)
 				r->max = nd->max;
 			/* a recursive instance's time is inside its outer one's */
 			if (j == 1 || !prof_snap_is_recursive(t, j)) {
 				r->ticks += nd->ticks;
+				r->open_ticks += nd->open_ticks;
 				r->offcpu_ns += nd->offcpu_ns;
 			}
 		}
@@ -511,13 +609,17 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 		p = jsite(p, s, n);
 	}
 	p = ju64(JLIT(p, ",\"calls\":"), n->calls);
+	p = ju64(JLIT(p, ",\"open\":"), n->open);
+	p = ju64(JLIT(p, ",\"open_ns\":"), prof_snap_ns(s, n->open_ticks));
 	p = ju64(JLIT(p, ",\"total_ns\":"), prof_snap_ns(s, n->ticks));
 	p = ju64(JLIT(p, ",\"self_ns\":"), prof_snap_ns(s, prof_snap_self(n)));
 	p = ju64(JLIT(p, ",\"max_ns\":"), prof_snap_ns(s, n->max));
 	p = ju64(JLIT(p, ",\"p50_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.5)));
 	p = ju64(JLIT(p, ",\"p90_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.9)));
 	p = ju64(JLIT(p, ",\"p99_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)));
+	p = ju64(JLIT(p, ",\"kernel_calls\":"), n->kernel_calls);
 	p = ju64(JLIT(p, ",\"preempted\":"), n->preempted);
+	p = ju64(JLIT(p, ",\"blocked\":"), n->blocked);
 	p = ju64(JLIT(p, ",\"migrated\":"), n->migrated);
 	p = ju64(JLIT(p, ",\"offcpu_ns\":"), n->offcpu_ns);
 	p = ju64(JLIT(p, ",\"anomalies\":"), n->anomalies);
@@ -556,7 +658,7 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 	j->site_len = NULL;
 	j->nsites = 0;
 
-	fprintf(f, "{\"version\":1,\"processes\":[");
+	fprintf(f, "{\"version\":2,\"processes\":[");
 	for (k = 0; k < nsnaps; k++) {
 		const struct prof_snapshot *s = snaps[k];
 
@@ -567,10 +669,11 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 		}
 		fprintf(f, "%s\n {\"pid\":%u,\"uid\":%u,\"comm\":", k ? "," : "", s->pid, s->uid);
 		json_str(f, s->comm);
-		fprintf(f, ",\"clock\":\"%s\",\"tick_hz\":%llu,\"exited\":%s,",
+		fprintf(f, ",\"clock\":\"%s\",\"tick_hz\":%llu,\"exited\":%s,\"tsc_synced\":%s,",
 			s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic",
 			(unsigned long long)s->tick_hz,
-			s->flags & PROF_SEG_EXITED ? "true" : "false");
+			s->flags & PROF_SEG_EXITED ? "true" : "false",
+			s->flags & PROF_SEG_TSC_SYNCED ? "true" : "false");
 		if (s->span_ns)
 			fprintf(f, "\"span_ns\":%llu,", (unsigned long long)s->span_ns);
 		fputs("\"threads\":[", f);
@@ -585,7 +688,14 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 				return err;
 			}
 			fprintf(f, "%s\n  {\"tid\":%u,\"name\":", i ? "," : "", t->tid);
-			json_str(f, t->name);
+			json_str(f, t->name[0] ? t->name : t->comm);
+			fprintf(f, ",\"wall_ns\":%llu,\"outside_ns\":%llu,\"oncpu_ns\":",
+				(unsigned long long)prof_snap_ns(s, t->nodes[0].ticks),
+				(unsigned long long)prof_snap_ns(s, prof_snap_self(&t->nodes[0])));
+			if (t->oncpu_ns == PROF_SNAP_UNKNOWN)
+				fputs("null", f);
+			else
+				fprintf(f, "%llu", (unsigned long long)t->oncpu_ns);
 			fprintf(f,
 				",\"state\":\"%s\",\"overflow\":%llu,\"unbalanced\":%llu,"
 				"\"frames\":%llu,\"frame_total_ns\":%llu,\"frame_max_ns\":%llu,"

@@ -11,6 +11,8 @@
 #include "prof.h"
 
 #define PROF_BEGIN_DEPTH	128	/* open PROF_BEGINs per thread */
+#define PROF_REG_WAIT_MS	20	/* a thread's first zone waits this long, at
+					 * most, for profd to cover it */
 
 /* one per profiled thread, process-wide list; never freed */
 struct prof_tentry {
@@ -23,6 +25,23 @@ struct prof_tentry {
 	bool alive;			/* under prof_rt.lock */
 	bool registered;		/* agent: profd gave it a slot */
 	__u32 kslot;			/* agent: that slot */
+	/*
+	 * The kernel word the thread is to use next (its record, or the
+	 * zero record when profd went away), with the record's generation:
+	 * the agent sets them and the fast path's limit to 0; the thread's
+	 * next zone exit takes them (prof_cover_switch).
+	 */
+	const struct prof_sched_rec *pend_krec;
+	__u64 pend_gen;
+	__u32 pend_seq;			/* odd while the agent writes the two */
+	/* a thread at its first zone waits (bounded) for its registration */
+	bool sync_wait;
+	bool sync_done;			/* the agent answered, either way */
+	const struct prof_sched_rec *sync_rec; /* its answer: the record, or NULL */
+	__u64 sync_gen;
+	bool want_pend;			/* the record was not ready: the agent is to
+					 * hand it over when it is */
+	bool late;			/* its first zone stopped waiting for profd */
 };
 
 struct prof_rt {
@@ -51,6 +70,11 @@ struct prof_rt {
 };
 
 extern struct prof_rt prof_rt;
+extern pthread_cond_t prof_reg_cv;	/* sync_done, under prof_rt.lock */
+extern const struct prof_sched_rec prof_zero_rec;
+
+/* a thread's kernel word changes to te->pend_krec at its next zone exit */
+void prof_cover_request(struct prof_tentry *te, const struct prof_sched_rec *rec, __u64 gen);
 
 static inline struct prof_slab_hdr *prof_rt_slab(__u32 i)
 {
@@ -70,9 +94,41 @@ __u64 prof_ticks_to_ns(__u64 ticks);
 void prof_agent__start(void);
 void prof_agent__kick(void);		/* a thread was added */
 void prof_agent__atfork_child(void);
+/* a thread's first zone: registered now if profd is there (a bounded wait);
+ * its record and generation, or NULL */
+const struct prof_sched_rec *prof_agent__register_sync(struct prof_tentry *te, __u64 *gen);
+/* the record it got was not ready: the agent hands it over when it is */
+void prof_agent__want(struct prof_tentry *te);
+
+/* env.c: the PROF_* settings, parsed once per segment (prof_env__read) */
+#define PROF_ENV_INTERVAL_MIN	0.01
+#define PROF_ENV_INTERVAL_MAX	86400.0
+struct prof_env {
+	__u32 max_threads, max_nodes, max_sites;	/* PROF_MAX_* */
+	bool quiet;			/* PROF_QUIET */
+	bool keep;			/* PROF_KEEP */
+	bool no_daemon;			/* PROF_NO_DAEMON */
+	bool clock_mono;		/* PROF_CLOCK=mono */
+	bool report_json;		/* PROF_REPORT_FORMAT=json */
+	double log_interval;		/* PROF_LOG_INTERVAL, 0: off */
+	char *report;			/* PROF_REPORT: stderr, stdout or a path; NULL: none */
+	char socket[108];		/* PROF_SOCKET (or PROFD_SOCKET); empty: the default */
+	unsigned int warn_count;	/* warnings printed */
+	bool warned;			/* by this process or before its fork */
+};
+extern struct prof_env prof_env;
+void prof_env__read(void);
+/* 0 or -EINVAL; *out untouched on error */
+int prof_env_parse_flag(const char *s, bool *out);
+int prof_env_parse_u32(const char *s, __u32 lo, __u32 hi, __u32 *out);
+int prof_env_parse_seconds(const char *s, double *out);
 
 /* logger.c: PROF_LOG_INTERVAL */
 void prof_logger__start(double interval);
+/* one log line into buf: "prof: NAME tid N ZONE: IN/INTERVAL PCT% CALLS calls\n",
+ * time inside clamped to the interval */
+int prof_log_format(char *buf, size_t len, const char *thread, __u32 tid, const char *zone,
+		    __u64 in_ns, __u64 interval_ns, __u64 calls);
 void prof_logger__atfork_child(void);
 
 #endif /* PROF_RUNTIME_H */

@@ -70,7 +70,17 @@ struct prof_snap_node {
 	__u64 alloc_bytes;
 	__u64 frees;
 	__u64 free_bytes;
+	__u64 blocked;		/* calls that slept, waited or did I/O (profd) */
+	__u64 kernel_calls;	/* calls that had kernel facts: the scheduler
+				 * columns speak for these, and for no others */
+	__u64 open_ticks;	/* of ticks, the part of the open call (or, in a
+				 * window, the part of it inside the window) */
+	__u32 open;		/* 1: a call is in flight (at most one a node) */
+	__u32 __pad;
 };
+
+/* a value nobody could know (no kernel facts, a thread not covered) */
+#define PROF_SNAP_UNKNOWN	(~0ull)
 
 struct prof_snap_thread {
 	__u32 tid;
@@ -89,6 +99,12 @@ struct prof_snap_thread {
 	__u32 nnodes;		/* >= 1: node 0 is the root */
 	struct prof_snap_node *nodes;
 	__u32 lazy_nnodes;	/* PROF_READ_LAZY: the nodes checked by the read */
+	__u32 __pad;
+	__u64 gen;		/* the slab's generation: (slab, gen) names the thread */
+	__u64 oncpu_ns;		/* CPU time over the thread's wall time (the root
+				 * node's ticks), or PROF_SNAP_UNKNOWN */
+	char comm[PROF_COMM_MAX]; /* its comm (pthread_setname_np) when read live */
+	__u64 oncpu_start;	/* the reader's: the slab's oncpu_start_ns */
 };
 
 struct prof_snapshot {
@@ -114,6 +130,8 @@ struct prof_snapshot {
 	struct prof_snap_lazy *lazy; /* PROF_READ_LAZY: how to read threads later */
 	__u64 span_ns;		/* what a reader set: the time a diffed snapshot
 				 * covers ("the last N seconds"); 0 if unsaid */
+	__u64 now_tick;		/* the tick open calls were measured to: the read's
+				 * time, the process's exit, or the image's */
 };
 
 /* copy and validate a segment image; 0 or -errno (-EINVAL: corrupt,
@@ -170,6 +188,10 @@ int prof_snap_any_sched(const struct prof_snapshot *s);
  * clamped to the real max.  Threads match by tid and start tick, nodes by
  * index (node tables only grow).  0, or -ESRCH if base is another process */
 int prof_snapshot__diff(struct prof_snapshot *snap, const struct prof_snapshot *base);
+/* the snapshot as a read dt ticks later would find it if no call ended and
+ * none began: its live threads' wall times and open calls grow by dt (an
+ * idle process's history shares one snapshot between frames).  0 or -errno */
+int prof_snapshot__advance(struct prof_snapshot *snap, __u64 dt);
 void prof_snapshot__destroy(struct prof_snapshot *snap);
 /* serialize a snapshot as a segment image (PROF_SEG_VERSION) that
  * prof_snapshot__read() reads back equal: the format profd answers in and
@@ -197,6 +219,11 @@ __u64 prof_snap_quantile(const struct prof_snapshot *s, const struct prof_snap_n
 static inline __u64 prof_snap_self(const struct prof_snap_node *n)
 {
 	return n->ticks > n->child_ticks ? n->ticks - n->child_ticks : 0;
+}
+/* the ticks of a node's closed calls: its total less its open call's part */
+static inline __u64 prof_snap_closed(const struct prof_snap_node *n)
+{
+	return n->ticks > n->open_ticks ? n->ticks - n->open_ticks : 0;
 }
 /* true if an ancestor of node i has the same site (recursion) */
 int prof_snap_is_recursive(const struct prof_snap_thread *t, __u32 i);
@@ -240,6 +267,13 @@ struct prof_report_opts {
 	int no_flat;		/* tree only */
 };
 
+/*
+ * Sites that share their name with another site in another place (C++
+ * overloads and methods, every lambda's operator(), one name in two
+ * files): a byte per site, 1 where shared, malloc'd; NULL and errno
+ * without memory.  Reports print their file:line beside the name.
+ */
+__u8 *prof_snap_name_clashes(const struct prof_snapshot *s);
 /* the call tree per thread, then the flat list by self time */
 int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_report_opts *o);
 /* JSON: {"version":1,"processes":[...]} as documented in README.md */
@@ -259,6 +293,10 @@ struct prof_flat_row {
 	__u64 offcpu_ns;
 	__u64 allocs;
 	__u64 alloc_bytes;
+	__u64 open;		/* calls in flight */
+	__u64 open_ticks;	/* their part of ticks */
+	__u64 blocked;
+	__u64 kernel_calls;
 };
 /* rows for all threads (tid == 0) or one; *rows malloc'd, sorted by o->sort */
 int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort,

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_install.c - what `make install` leaves, as a user of the library
+ * meets it: the public header and only the two it includes, prof(3), the
+ * reports' JSON Schema, a prof.pc that names the sys/sdt.h dependency, and
+ * a program built from the installed tree with pkg-config alone that
+ * profiles itself.  Runs from the repository root (as tests/run does).
+ */
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "testutil.h"
+
+static char prefix[128];
+
+static int exists(const char *rel)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", prefix, rel);
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(prefix, sizeof(prefix), "/tmp/prof-install.XXXXXX");
+	if (!mkdtemp(prefix))
+		return -1;
+	/* the build is there already (tests/run builds first): this installs */
+	return sh("make -s install PREFIX=%s >%s/make.log 2>&1 || { cat %s/make.log; exit 1; }",
+		  prefix, prefix, prefix)
+		       ? -1
+		       : 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sh("rm -rf %s", prefix);
+	return 0;
+}
+
+static void test_files(void **state)
+{
+	(void)state;
+	assert_true(exists("include/prof/prof.h"));
+	/* what prof.h includes, and nothing else of the tree's headers */
+	assert_true(exists("include/prof/slab.h"));
+	assert_true(exists("include/prof/profsched.h"));
+	assert_false(exists("include/prof/snapshot.h"));
+	assert_false(exists("include/prof/runtime.h"));
+	assert_int_equal(sh("test $(ls %s/include/prof | wc -l) = 3", prefix), 0);
+	assert_true(exists("share/man/man3/prof.3"));
+	assert_true(exists("share/man/man1/profctl.1"));
+	assert_true(exists("share/man/man8/profd.8"));
+	assert_true(exists("share/prof/report.schema.json"));
+	assert_int_equal(
+		sh("cmp -s tests/report.schema.json %s/share/prof/report.schema.json", prefix), 0);
+	/* pkg-config users see the dependency that ships no .pc file */
+	assert_int_equal(sh("PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --list-all | "
+			    "grep '^prof ' | grep -q systemtap-sdt-dev",
+			    prefix),
+			 0);
+	/* prof(3) renders and lists every macro and variable */
+	assert_int_equal(
+		sh("MANWIDTH=80 man -l %s/share/man/man3/prof.3 2>&1 >/dev/null | "
+		   "grep -q . && exit 1; "
+		   "t=$(MANWIDTH=80 man -l %s/share/man/man3/prof.3 2>/dev/null); "
+		   "for w in PROF_USDT PROF_FUNC PROF_DEFINE PROF_DECLARE PROF_SCOPE "
+		   "PROF_BEGIN PROF_END PROF_FRAME PROF_ALLOC PROF_FREE PROF_THREAD_NAME "
+		   "PROF_REPORT PROF_REPORT_FORMAT PROF_LOG_INTERVAL PROF_MAX_THREADS "
+		   "PROF_MAX_NODES PROF_MAX_SITES PROF_CLOCK PROF_KEEP PROF_SOCKET "
+		   "PROFD_SOCKET PROF_NO_DAEMON PROF_QUIET; do "
+		   "echo \"$t\" | grep -q \"$w\" || { echo \"prof(3) lacks $w\"; exit 1; }; "
+		   "done",
+		   prefix, prefix),
+		0);
+}
+
+/* a program built against the installed tree with pkg-config only */
+static void test_build_against_install(void **state)
+{
+	(void)state;
+	assert_int_equal(sh("cd %s && printf '%%s\\n' '#include <prof.h>' "
+			    "'int main(void) { PROF_USDT(installed_zone); return 0; }' > app.c && "
+			    "PKG_CONFIG_PATH=%s/lib/pkgconfig cc -Wall -Werror app.c "
+			    "$(PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --cflags --libs prof) "
+			    "-o app && LD_LIBRARY_PATH=%s/lib PROF_NO_DAEMON=1 PROF_REPORT=stderr "
+			    "./app 2>report.txt && grep -q installed_zone report.txt",
+			    prefix, prefix, prefix, prefix),
+			 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_build_against_install),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
