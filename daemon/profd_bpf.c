@@ -11,8 +11,9 @@
  * BPF maps).  The program restarts a record from zero on its new owner's
  * first switch (gen differs), so a reused tid never inherits numbers.
  *
- * The program is loaded once but attached only while a slot is in use: an
- * idle profd costs the rest of the machine nothing per context switch.
+ * The program is loaded once but attached only while a slot is in use (and
+ * half a second after): an idle profd costs the rest of the machine nothing
+ * per context switch.
  * Each uid may hold conf.uid_slots slots at most, so one user cannot take
  * them all; a slot belongs to the connection that asked for it (its owner),
  * and goes back when that connection does.
@@ -39,6 +40,8 @@
 #include "profsched.skel.h"
 #pragma GCC diagnostic pop
 
+#define KBPF_LINGER_NS 500000000ull /* attached this long after the last slot goes */
+
 struct kslot {
 	pid_t pid; /* 0: free */
 	pid_t tid;
@@ -49,7 +52,8 @@ struct kslot {
 
 static struct {
 	struct profsched_bpf *skel;
-	struct bpf_link *link; /* attached while used > 0 */
+	struct bpf_link *link; /* attached while used > 0 (and KBPF_LINGER_NS after) */
+	__u64 idle_ns;	       /* when used last fell to 0 */
 	int ro_fd; /* the frozen array, handed to clients */
 	__u64 gen; /* last generation handed out */
 	__u32 nslots;
@@ -263,12 +267,9 @@ static void slot_release(__u32 i)
 	kb.slots[i].uid = 0;
 	kb.slots[i].owner = 0;
 	kb.used--;
-	/* nobody left to count for: switches cost nothing again */
-	if (!kb.used && kb.link) {
-		bpf_link__destroy(kb.link);
-		kb.link = NULL;
-		log_debug("bpf: detached from sched_switch");
-	}
+	/* nobody left to count for: detached by kbpf_sweep a moment later */
+	if (!kb.used)
+		kb.idle_ns = profd_now_ns();
 }
 
 int kbpf_assign(pid_t pid, pid_t tid, uid_t uid, __u64 owner, __u32 *slot, __u64 *gen)
@@ -381,4 +382,14 @@ void kbpf_sweep(void)
 	for (i = 0; i < kb.nslots; i++)
 		if (kb.slots[i].pid && !tid_alive(kb.slots[i].pid, kb.slots[i].tid))
 			slot_release(i);
+	/*
+	 * Nobody to count for since a moment: switches cost nothing again.
+	 * The moment spares a program that is started again and again (a
+	 * test suite, a shell loop) a detach and attach each time.
+	 */
+	if (!kb.used && kb.link && profd_now_ns() - kb.idle_ns >= KBPF_LINGER_NS) {
+		bpf_link__destroy(kb.link);
+		kb.link = NULL;
+		log_debug("bpf: detached from sched_switch");
+	}
 }
