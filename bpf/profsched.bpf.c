@@ -94,7 +94,7 @@ static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task)
 		WRITE_ONCE_U64(&r->offcpu_ns, 0);
 		r->preempt_seq = 0;
 		r->block_seq = 0;
-		r->out_cpu = PROF_SCHED_CPU_NONE;
+		r->out_cpus = ~0ULL;
 		r->out_ns = 0;
 		r->last_cpu = PROF_SCHED_CPU_NONE;
 		r->tid = tid;
@@ -179,7 +179,12 @@ int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct t
 		/* switches live in the low half: wrap inside it */
 		seq = (seq & ~0xffffffffULL) | (__u32)((__u32)seq + 1);
 		out->out_ns = now;
-		out->out_cpu = cpu;
+		{
+			__u32 sh = 16 * ((__u32)seq % 4);
+
+			out->out_cpus = (out->out_cpus & ~(0xffffULL << sh)) |
+					((__u64)(cpu & 0xffff) << sh);
+		}
 		/* a record started at this switch: it ran here */
 		if (out->last_cpu == PROF_SCHED_CPU_NONE)
 			out->last_cpu = cpu;
@@ -196,7 +201,7 @@ int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct t
 	 * next comes back: its time away, and whether it moved.  A move is
 	 * judged against where it last ran (set here, at every return), not
 	 * where it last left (the runtime also compares the cpu it runs on
-	 * with out_cpu: see profsched.h).
+	 * with out_cpus: see profsched.h).
 	 */
 	if (in) {
 		/* out_ns == 0: never seen going out since the slot was assigned */

@@ -24,10 +24,12 @@
  * preempted from blocked by where preempt_seq and block_seq fall: a zone
  * entered at switch count a and left at b was preempted if the last
  * involuntary switch is in (a, b], blocked if the last voluntary one is.
- * It migrated if the high half moved, or if it runs on another cpu than
- * the one it last left: on this kernel a return to the CPU now and then
- * reaches no sched_switch program at all (seen in bpftrace too), and the
- * move must not go unseen.
+ * It migrated if the high half moved, or if one of its switches out (the
+ * last four: out_cpus) left another cpu than the one it runs on at its
+ * exit: on this kernel a return to a CPU now and then reaches no
+ * sched_switch program at all (bpftrace misses it too), but the switch
+ * out always does, so a move is never missed in a zone of up to four
+ * switches (the first of them left the cpu the zone began on).
  */
 struct prof_sched_rec {
 	__u64 seq;		/* low 32 bits: switches out, high 32: migrations */
@@ -42,8 +44,8 @@ struct prof_sched_rec {
 				 * out while runnable (preempted, involuntary) */
 	__u32 block_seq;	/* bpf: the same for the last switch out asleep
 				 * (blocked, waiting, I/O: voluntary) */
-	__u32 out_cpu;		/* bpf: the cpu of the last switch out */
-	__u32 __pad;
+	__u64 out_cpus;		/* bpf: the cpus of the last 4 switches out, 16 bits
+				 * each, switch n's at bits 16 * (n % 4) */
 };
 
 /*

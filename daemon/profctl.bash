@@ -19,7 +19,7 @@ _profctl()
 	verb=${COMP_WORDS[1]}
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "list report reset top status zones clean --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "list report reset top status zones clean save diff serve --help --version" -- "$cur"))
 		return
 	fi
 	case $prev in
@@ -36,7 +36,7 @@ _profctl()
 		if [ "$verb" = list ]; then
 			COMPREPLY=($(compgen -W "text json" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "text json csv folded html" -- "$cur"))
+			COMPREPLY=($(compgen -W "text json csv folded html pprof" -- "$cur"))
 		fi
 		return ;;
 	--color)
@@ -45,7 +45,7 @@ _profctl()
 		COMPREPLY=($(compgen -W "10s 30s 1m 5m" -- "$cur")); return ;;
 	-o|--output|--input)
 		COMPREPLY=($(compgen -f -- "$cur")); return ;;
-	--tid|-t|--callers|--rows|-d|--delay|-n|--iterations)
+	--tid|-t|--callers|--rows|-d|--delay|-n|--iterations|--listen|--max-zones|--max-threads)
 		return ;;
 	esac
 	case $verb in
@@ -58,6 +58,9 @@ _profctl()
 	list)	COMPREPLY=($(compgen -W "--format --no-daemon --help" -- "$cur")) ;;
 	status)	COMPREPLY=($(compgen -W "--no-daemon --help" -- "$cur")) ;;
 	clean)	COMPREPLY=($(compgen -W "--pid --dry-run --help" -- "$cur")) ;;
+	save)	COMPREPLY=($(compgen -W "--pid --since-reset --since-start --last --output --no-daemon --help" -- "$cur")) ;;
+	diff)	COMPREPLY=($(compgen -W "--sort --per-call --per-frame --rows --format --output --color --since-reset --since-start --no-daemon --help" -- "$cur") $(compgen -f -- "$cur")) ;;
+	serve)	COMPREPLY=($(compgen -W "--listen --threads --max-zones --max-threads --no-daemon --help" -- "$cur")) ;;
 	zones)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))

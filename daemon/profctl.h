@@ -21,6 +21,7 @@
 #define PC_FMT_CSV	2
 #define PC_FMT_FOLDED	3
 #define PC_FMT_HTML	4
+#define PC_FMT_PPROF	5	/* gzipped pprof protobuf (profctl_pprof.c) */
 
 /* snapshot modes, the same values as profd's PROFD_* */
 #define PC_SINCE_START	0
@@ -44,9 +45,21 @@ struct pc_opts {
 	bool no_daemon;		/* --no-daemon / PROFCTL_NO_DAEMON */
 	int rows;		/* flat rows, 0 = all */
 	bool dry_run;		/* clean --dry-run */
+	bool per_call;		/* diff --per-call */
+	bool per_frame;		/* diff --per-frame */
+	int args;		/* pc_parse_opts: argv index of the first operand */
 };
 
 int profctl_main(int argc, char **argv);
+
+/* the CLI's option parsing for a verb in another file: allowed is the
+ * space-separated long names it takes; operands may follow (o->args is
+ * the first).  0, -1 after --help, or an exit status */
+int pc_parse_opts(int argc, char **argv, const char *usage, const char *allowed,
+		  struct pc_opts *o);
+/* -o FILE or stdout, said if it fails; and its close, said */
+FILE *pc_open_out(const struct pc_opts *o);
+int pc_close_out(FILE *f, const struct pc_opts *o);
 
 /* clean: remove the segments of exited processes (pid's only, if not 0),
  * or with dry_run say which; lines on out; exit status */
@@ -60,8 +73,10 @@ bool pc_bus_hit(void);
 /* say so, in the one line the verb's errors since give way to */
 void pc_bus_said(void);
 
-/* logging: "profctl: ..." on stderr */
+/* logging: "profctl: ..." on stderr; nothing while pc_warn_quiet (a
+ * server that says what matters its own way) */
 void pc_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern bool pc_warn_quiet;
 
 /* --- sources (profctl_src.c) --------------------------------------------- */
 
@@ -122,6 +137,9 @@ int pc_baseline_load(pid_t pid, __u64 token, struct prof_snapshot **base);
 
 /* a segment image from a file (--input), read with PROF_READ_* flags */
 int pc_read_image(const char *path, unsigned int flags, struct prof_snapshot **snap);
+/* profd or direct, as pc_src_open, saying once on stderr which and why
+ * (fallback: what profctl does instead, NULL for the usual) */
+void pc_src_open_said(struct pc_src *src, const struct pc_opts *o, const char *fallback);
 
 /* --- derived snapshots (profctl_snap.c) ---------------------------------- */
 
@@ -225,6 +243,9 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 			const struct pc_opts *o);
 int pc_render_html(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		   const struct pc_opts *o);
+/* the call trees as a gzipped pprof profile.proto: a sample per node */
+int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n,
+		    const struct pc_opts *o);
 
 /* callers arithmetic, shared by text, csv and tests */
 struct pc_caller_row {
@@ -243,6 +264,22 @@ void pc_callers_free(struct pc_callers *c);
 /* --- verbs in their own files --------------------------------------------- */
 
 int pc_zones(const char *path, FILE *f);
+/* profctl save / diff (profctl_save.c, profctl_diff.c): exit status */
+int pc_cmd_save(int argc, char **argv);
+int pc_cmd_diff(int argc, char **argv);
+/* profctl serve: an OpenMetrics exporter (profctl_serve.c) */
+int pc_cmd_serve(int argc, char **argv);
+struct pc_serve_opts {
+	bool threads;		/* tid and thread labels */
+	unsigned int max_zones;	/* a process (a thread, with threads); the rest "[other]" */
+	unsigned int max_threads; /* with threads; the rest tid="other" */
+	bool no_daemon;
+};
+/* one scrape: every live process src shows, as OpenMetrics (om) or the
+ * Prometheus text format; 0 or -errno */
+int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool om);
+/* a saved profile (proffile.h) open as fd at path; 0 or -errno, said */
+int pc_read_file(const char *path, int fd, unsigned int flags, struct prof_snapshot **snap);
 int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int iterations);
 /* top without --pid: the index of the newest live process (of none, the
  * newest exited one), -1 if n is 0 */

@@ -29,6 +29,9 @@ static const char usage_main[] =
 	"  status [OPTIONS]         profd up or not, kernel assistance, versions\n"
 	"  zones BINARY             the zones compiled into an ELF file\n"
 	"  clean [OPTIONS]          remove the segments exited processes left in /dev/shm\n"
+	"  save [OPTIONS] -o FILE   a process's profile as a file, for report --input and diff\n"
+	"  diff [OPTIONS] BASE NEW  two profiles compared, per zone and per call path\n"
+	"  serve [OPTIONS]          OpenMetrics for Prometheus over HTTP\n"
 	"\n"
 	"  -h, --help               this text\n"
 	"      --version            profctl's version\n"
@@ -39,7 +42,8 @@ static const char usage_main[] =
 static const char usage_report[] =
 	"usage: profctl report [--pid P] [--tid T] [--since-reset | --since-start | --last 10s]\n"
 	"                      [--sort self|total|calls|max|p99] [--flat | --callers ZONE]\n"
-	"                      [--threads] [--format text|json|csv|folded|html] [-o FILE]\n"
+	"                      [--threads] [--format text|json|csv|folded|html|pprof]\n"
+	"                      [-o FILE]\n"
 	"                      [--rows N] [--color auto|always|never] [--input FILE]\n"
 	"                      [--no-daemon]\n"
 	"\n"
@@ -55,13 +59,15 @@ static const char usage_report[] =
 	"      --flat           zones merged across threads and call paths\n"
 	"      --callers ZONE   ZONE's parents (summing to it) and children\n"
 	"      --threads        merge the threads of a process into one tree\n"
-	"  -f, --format FMT     text (default), json, csv, folded, html (folded and html\n"
-	"                       are the tree: no --flat or --callers)\n"
+	"  -f, --format FMT     text (default), json, csv, folded, html, pprof (folded,\n"
+	"                       html and pprof are the tree: no --flat or --callers;\n"
+	"                       pprof is gzipped profile.proto for go tool pprof)\n"
 	"  -o, --output FILE    write there instead of stdout\n"
 	"      --rows N         at most N rows in the --flat list\n"
 	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
 	"                       always, never\n"
-	"      --input FILE     read a saved segment image instead of a live process\n"
+	"      --input FILE     read a profile saved by `profctl save` or PROF_SAVE (or a\n"
+	"                       segment image) instead of a live process\n"
 	"                       (no --pid or --last)\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n";
 
@@ -142,10 +148,10 @@ static int parse_sort(const char *s)
 
 static int parse_format(const char *s)
 {
-	static const char *const fmts[] = { "text", "json", "csv", "folded", "html" };
+	static const char *const fmts[] = { "text", "json", "csv", "folded", "html", "pprof" };
 	int i;
 
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < 6; i++)
 		if (!strcmp(s, fmts[i]))
 			return i;
 	return -1;
@@ -198,6 +204,8 @@ enum {
 	OPT_INPUT,
 	OPT_NO_DAEMON,
 	OPT_DRY_RUN,
+	OPT_PER_CALL,
+	OPT_PER_FRAME,
 };
 
 static const struct option report_longopts[] = {
@@ -217,6 +225,8 @@ static const struct option report_longopts[] = {
 	{ "input", required_argument, NULL, OPT_INPUT },
 	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+	{ "per-call", no_argument, NULL, OPT_PER_CALL },
+	{ "per-frame", no_argument, NULL, OPT_PER_FRAME },
 	{ "delay", required_argument, NULL, 'd' },
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -271,6 +281,9 @@ static bool word_in(const char *list, const char *name)
 			return true;
 	return false;
 }
+
+/* pc_parse_opts: the verb takes operands after its options */
+static bool parse_operands;
 
 /* the options every verb shares; 0, or an exit status */
 static int parse_opts(int argc, char **argv, const char *usage, const char *allowed,
@@ -378,7 +391,8 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 		case 'f':
 			o->format = parse_format(optarg);
 			if (o->format < 0) {
-				pc_warnx("bad format '%s' (text, json, csv, folded, html)", optarg);
+				pc_warnx("bad format '%s' (text, json, csv, folded, html, pprof)",
+					 optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -409,6 +423,12 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 		case OPT_DRY_RUN:
 			o->dry_run = true;
 			break;
+		case OPT_PER_CALL:
+			o->per_call = true;
+			break;
+		case OPT_PER_FRAME:
+			o->per_frame = true;
+			break;
 		case 'd': {
 			char *end;
 			double d = strtod(optarg, &end);
@@ -429,7 +449,9 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			break;
 		}
 	}
-	if (optind < argc) {
+	/* a verb that takes operands (diff) finds them from o->args on */
+	o->args = optind;
+	if (optind < argc && !parse_operands) {
 		pc_warnx("%s: unexpected argument '%s'; see --help", argv[0], argv[optind]);
 		return EXIT_USAGE;
 	}
@@ -443,6 +465,16 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 	if (getenv("PROFCTL_NO_DAEMON") && strcmp(getenv("PROFCTL_NO_DAEMON"), "0"))
 		o->no_daemon = true;
 	return 0;
+}
+
+int pc_parse_opts(int argc, char **argv, const char *usage, const char *allowed, struct pc_opts *o)
+{
+	int err;
+
+	parse_operands = true;
+	err = parse_opts(argc, argv, usage, allowed, o, NULL, NULL);
+	parse_operands = false;
+	return err;
 }
 
 static FILE *open_out(const struct pc_opts *o)
@@ -472,11 +504,21 @@ static int close_out(FILE *f, const struct pc_opts *o)
 	return err;
 }
 
+FILE *pc_open_out(const struct pc_opts *o)
+{
+	return open_out(o);
+}
+
+int pc_close_out(FILE *f, const struct pc_opts *o)
+{
+	return close_out(f, o);
+}
+
 /*
  * profd, else the caller's own segments: the fallback said once, on
  * stderr, unless the user asked for it (--no-daemon, PROFCTL_NO_DAEMON)
  */
-static void src_open(struct pc_src *src, const struct pc_opts *o, const char *fallback)
+void pc_src_open_said(struct pc_src *src, const struct pc_opts *o, const char *fallback)
 {
 	pc_src_open(src, o->no_daemon);
 	if (src->fd >= 0 || !src->why)
@@ -523,6 +565,8 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
 		return pc_render_folded(f, snaps, n, o);
 	case PC_FMT_HTML:
 		return pc_render_html(f, snaps, n, o);
+	case PC_FMT_PPROF:
+		return pc_render_pprof(f, snaps, n, o);
 	}
 	for (i = 0; i < n && (!err || err == -ENOENT); i++) {
 		if (i && found)
@@ -555,7 +599,8 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 
 	/* the flat list, the callers view and folded stacks have no
 	 * percentile (html is always the tree) */
-	if (o->format == PC_FMT_FOLDED || (data && (o->flat || o->callers)))
+	if (o->format == PC_FMT_FOLDED || o->format == PC_FMT_PPROF ||
+	    (data && (o->flat || o->callers)))
 		flags |= PROF_READ_NO_HIST;
 	flags |= PROF_READ_LAZY;
 	if (pc_cpus() > 1)
@@ -612,6 +657,15 @@ static int cmd_report(int argc, char **argv)
 			"view");
 		return EXIT_USAGE;
 	}
+	if (o.format == PC_FMT_PPROF && (o.flat || o.callers)) {
+		pc_warnx("report: --format pprof is the call trees: it has no --flat or --callers "
+			 "view");
+		return EXIT_USAGE;
+	}
+	if (o.format == PC_FMT_PPROF && (!o.out || !strcmp(o.out, "-")) && isatty(1)) {
+		pc_warnx("report: --format pprof is gzipped binary: -o FILE, or a pipe");
+		return EXIT_USAGE;
+	}
 	if (o.format == PC_FMT_HTML && (o.flat || o.callers)) {
 		pc_warnx("report: --format html is the call tree: it has no --flat or --callers "
 			 "view");
@@ -644,7 +698,7 @@ static int cmd_report(int argc, char **argv)
 		snprintf(fallback, sizeof(fallback),
 			 "no history: measuring the next %us of your own processes directly",
 			 o.last_s);
-		src_open(&src, &o, o.mode == PC_LAST ? fallback : NULL);
+		pc_src_open_said(&src, &o, o.mode == PC_LAST ? fallback : NULL);
 		src.read_flags = report_read_flags(&o);
 		/* without profd's history, --last measures the next seconds */
 		measure = o.mode == PC_LAST && src.fd < 0;
@@ -774,7 +828,7 @@ static int cmd_reset(int argc, char **argv)
 	err = parse_opts(argc, argv, usage_reset, "pid no-daemon", &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
-	src_open(&src, &o, NULL);
+	pc_src_open_said(&src, &o, NULL);
 	err = pc_src_targets(&src, o.pid, &procs, &np);
 	if (err) {
 		pc_src_close(&src);
@@ -818,7 +872,7 @@ static int cmd_list(int argc, char **argv)
 		pc_warnx("list: --format text or json");
 		return EXIT_USAGE;
 	}
-	src_open(&src, &o, NULL);
+	pc_src_open_said(&src, &o, NULL);
 	err = pc_src_list(&src, &p, &n);
 	if (err) {
 		pc_warnx("failed to list profiled processes: %s", strerror(-err));
@@ -967,7 +1021,7 @@ static int cmd_top(int argc, char **argv)
 		pc_warnx("top: --sort p99 not available: top sorts by self, total, calls or max");
 		return EXIT_USAGE;
 	}
-	src_open(&src, &o, NULL);
+	pc_src_open_said(&src, &o, NULL);
 	err = pc_top(&src, &o, delay, iters);
 	pc_src_close(&src);
 	return err ? 1 : 0;
@@ -990,9 +1044,10 @@ static const struct {
 	const char *name;
 	int (*fn)(int, char **);
 } verbs[] = {
-	{ "report", cmd_report }, { "list", cmd_list },	    { "reset", cmd_reset },
-	{ "top", cmd_top },	  { "status", cmd_status }, { "zones", cmd_zones },
-	{ "clean", cmd_clean },
+	{ "report", cmd_report },  { "list", cmd_list },     { "reset", cmd_reset },
+	{ "top", cmd_top },	   { "status", cmd_status }, { "zones", cmd_zones },
+	{ "clean", cmd_clean },	   { "save", pc_cmd_save },  { "diff", pc_cmd_diff },
+	{ "serve", pc_cmd_serve },
 };
 
 /* the index of the verb called name, or -1 */

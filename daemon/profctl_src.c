@@ -156,11 +156,13 @@ void pc_bus_said(void)
 		 "is incomplete");
 }
 
+bool pc_warn_quiet;
+
 void pc_warnx(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (bus_hit == 1)
+	if (bus_hit == 1 || pc_warn_quiet)
 		return;
 	fputs("profctl: ", stderr);
 	va_start(ap, fmt);
@@ -371,8 +373,14 @@ int pc_read_image(const char *path, unsigned int flags, struct prof_snapshot **s
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
 		close(fd);
-		pc_warnx("%s: not a segment image", path);
+		pc_warnx("%s: not a profd profile (profctl save writes one)", path);
 		return -EINVAL;
+	}
+	/* a saved profile (or a JSON report, said so) rather than an image */
+	err = pc_read_file(path, fd, flags, snap);
+	if (err != -ENOMSG) {
+		close(fd);
+		return err;
 	}
 	/* a lazy snapshot keeps the mapping, not the fd */
 	err = prof_snapshot__read_fd_opts(fd, flags, snap);

@@ -918,11 +918,6 @@ static int seg_current(struct seg *s, struct prof_snapshot **out)
 	return snap_copy(kept, out);
 }
 
-static __u64 dist(__u64 a, __u64 b)
-{
-	return a > b ? a - b : b - a;
-}
-
 int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answer *a)
 {
 	const struct prof_snapshot *base = NULL;
@@ -944,22 +939,24 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 		base = s->base;
 		base_ns = s->base_ns;
 	} else if (mode == PROFD_SNAP_LAST) {
-		/* the frame whose age is nearest what was asked; the start
-		 * of the process itself if that is nearer (it is younger) */
-		__u64 want = (__u64)seconds * 1000000000ull, best;
+		/* the oldest frame no older than what was asked: a window
+		 * never covers more than N seconds (nor more than the process
+		 * has lived: then it is the whole life) */
+		__u64 want = (__u64)seconds * 1000000000ull;
 
-		best = dist(end - s->born_ns, want);
 		for (i = 0; i < s->ring_n; i++) {
 			const struct seg_frame *f =
 				&s->ring[(s->ring_head + SEG_RING - 1 - i) % SEG_RING];
 
-			if (f->snap && f->t_ns <= end && dist(end - f->t_ns, want) < best) {
-				best = dist(end - f->t_ns, want);
+			if (f->snap && f->t_ns <= end && end - f->t_ns <= want) {
 				base = f->snap;
 				base_ns = f->t_ns;
 				base_tick = f->now_tick;
 			}
 		}
+		/* younger than N: since its start, not since a frame */
+		if (end - s->born_ns <= want)
+			base = NULL;
 	} else if (mode != PROFD_SNAP_START) {
 		return -EINVAL;
 	}

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +23,7 @@
 
 #include "profd.h"
 
-#define TSC_ROUNDS 20000
+#define TSC_ROUNDS 5000
 
 static struct profd_tsc tsc;
 
@@ -39,9 +40,19 @@ static inline __u64 rdtsc_ordered(void)
 struct warp {
 	int cpu;
 	volatile __u64 *slot;	/* the writer's TSC, 0 when taken */
-	volatile int *go;
+	volatile int *go;	/* 1: start; 2: stop (the reader gave up) */
 	__u64 back;		/* largest backwards step the reader saw, ticks */
 };
+
+#define TSC_BUDGET_NS 200000000ull /* a pair's test on a busy machine: then no verdict */
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
 
 static void pin(int cpu)
 {
@@ -61,31 +72,36 @@ static void *warp_writer(void *arg)
 	pin(w->cpu);
 	while (!*w->go)
 		;
-	for (i = 0; i < TSC_ROUNDS; i++) {
-		while (__atomic_load_n(w->slot, __ATOMIC_ACQUIRE))
+	for (i = 0; i < TSC_ROUNDS && *w->go == 1; i++) {
+		while (__atomic_load_n(w->slot, __ATOMIC_ACQUIRE) && *w->go == 1)
 			;
 		__atomic_store_n(w->slot, rdtsc_ordered(), __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
 
-/* the reader, on the other CPU: its own TSC after the writer's */
-static __u64 warp_reader(int cpu, volatile __u64 *slot, volatile int *go)
+/* the reader, on the other CPU: its own TSC after the writer's; -ETIME if
+ * the machine is too busy to finish in the budget */
+static int warp_reader(int cpu, volatile __u64 *slot, volatile int *go, __u64 *backp)
 {
-	__u64 back = 0, theirs, mine;
+	__u64 back = 0, theirs, mine, end = mono_ns() + TSC_BUDGET_NS;
 	int i;
 
 	pin(cpu);
 	*go = 1;
 	for (i = 0; i < TSC_ROUNDS; i++) {
 		while (!(theirs = __atomic_load_n(slot, __ATOMIC_ACQUIRE)))
-			;
+			if (mono_ns() > end) {
+				*go = 2;
+				return -ETIME;
+			}
 		mine = rdtsc_ordered();
 		if (mine < theirs && theirs - mine > back)
 			back = theirs - mine;
 		__atomic_store_n(slot, 0, __ATOMIC_RELEASE);
 	}
-	return back;
+	*backp = back;
+	return 0;
 }
 
 /* the largest backwards step between cpu a writing and cpu b reading */
@@ -96,11 +112,13 @@ static int warp_pair(int a, int b, __u64 *back)
 	struct warp w = { a, &slot, &go, 0 };
 	pthread_t t;
 
+	int err;
+
 	if (pthread_create(&t, NULL, warp_writer, &w))
 		return -EAGAIN;
-	*back = warp_reader(b, &slot, &go);
+	err = warp_reader(b, &slot, &go, back);
 	pthread_join(t, NULL);
-	return 0;
+	return err;
 }
 #endif
 
@@ -182,8 +200,13 @@ void profd_tsc_check(void)
 	for (int c = 1; c < ncpu; c++) {
 		__u64 b1 = 0, b2 = 0;
 
-		if (warp_pair(0, c, &b1) || warp_pair(c, 0, &b2))
-			break;
+		if (warp_pair(0, c, &b1) || warp_pair(c, 0, &b2)) {
+			if (CPU_COUNT(&old))
+				sched_setaffinity(0, sizeof(old), &old);
+			snprintf(tsc.why, sizeof(tsc.why),
+				 "the cross-CPU test could not finish (a busy machine)");
+			return;
+		}
 		if (b1 > tsc.back_ticks)
 			tsc.back_ticks = b1;
 		if (b2 > tsc.back_ticks)

@@ -5,7 +5,8 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iusdt -Ibpf -fsanitize=fuzzer,address,undefine
 	-fno-sanitize-recover=all
 
 .PHONY: fuzz
-fuzz: $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/seeds/seed0
+fuzz: $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/seeds/seed0 $(FUZZ_DIR)/fuzz_file \
+	$(FUZZ_DIR)/file_seeds/seed0
 
 $(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c usdt/reader.c usdt/report.c usdt/slab.h usdt/snapshot.h
 	$(call msg,FUZZ,$@)
@@ -15,6 +16,22 @@ $(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c usdt/reader.c usdt/report.c usdt/sl
 $(FUZZ_DIR)/seeds/seed0: .output/tests/mkseed
 	$(Q)mkdir -p $(FUZZ_DIR)/seeds
 	$(Q)PROF_MAX_NODES=16 PROF_MAX_THREADS=4 PROF_MAX_SITES=8 $< $@
+
+# the saved-profile loader (usdt/proffile.c), seeded with a saved file
+$(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c usdt/proffile.c usdt/proffile.h usdt/reader.c \
+		usdt/report.c usdt/slab.h usdt/snapshot.h
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(FUZZ_DIR)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_file.c usdt/proffile.c usdt/reader.c usdt/report.c \
+		-o $@
+
+$(FUZZ_DIR)/file_seeds/seed0: $(FUZZ_DIR)/seeds/seed0 .output/tests/mkfileseed
+	$(Q)mkdir -p $(FUZZ_DIR)/file_seeds
+	$(Q).output/tests/mkfileseed $< $@
+
+.output/tests/mkfileseed: tests/mkfileseed.c usdt/proffile.h .output/libprof.a | .output/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests $< -o $@ .output/libprof.a -lpthread
 
 .output/tests/mkseed: tests/mkseed.c tests/testutil.h .output/libprof.a | .output/tests
 	$(call msg,CC,$@)

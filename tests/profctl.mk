@@ -3,17 +3,29 @@
 # and the html report in headless Chromium.
 include daemon/profctl.mk
 
-PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html
+PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html test_profctl_save \
+	test_profctl_diff test_profctl_pprof test_profctl_serve
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
 # the golden views render threads on two CPUs (profctl_par.c), and the live
 # tests read segments that change and shrink under them: under the
 # sanitizers too
-SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_live
+SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_live \
+	$(OUTPUT)/tests/test_profctl_save $(OUTPUT)/tests/test_profctl_diff \
+	$(OUTPUT)/tests/test_profctl_pprof
 TEST_EXTRA += $(PROFCTL)
 
 $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
 		tests/profctl_fixture.h tests/testutil.h $(PROFCTL_LIB) $(LIBPROF_A) \
 		| $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
+		$(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# through a real profd (root, BPF): save keeps the kernel columns, serve
+# shows a process to its owner and not to another user
+ROOT_TESTS += $(OUTPUT)/tests/test_profctl_profd
+$(OUTPUT)/tests/test_profctl_profd: tests/test_profctl_profd.c tests/testutil.h $(PROFCTL_LIB) \
+		$(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
 		$(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

@@ -439,6 +439,7 @@ static void test_covered_from_first_zone(void **state)
 	}
 	fd = need_profd();
 	for (run = 0; run < 20; run++) {
+		/* one at a time, as a user starts them */
 		c = spawn(work_migrate, 0, 5);
 		assert_int_equal(child_wait(&c), 'R');
 		s = snap_of(fd, c.pid, PROFD_SINCE_START);
@@ -603,6 +604,116 @@ static void test_preempted(void **state)
 	assert_int_equal(h->blocked, 0);
 	assert_true(h->offcpu_ns <= prof_snap_ns(s, h->ticks));
 	prof_snapshot__destroy(s);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
+/* --- history under churn ------------------------------------------------- */
+
+#define SOAK_KIDS 1500
+
+static void soak_zone(void)
+{
+	PROF_USDT(soak_zone);
+	spin_ns(200000);
+}
+
+/* a burst of 25 calls, then idle until asked again */
+static void work_soak(void)
+{
+	int i;
+
+	for (i = 0; i < 25; i++)
+		soak_zone();
+}
+
+/* thousands of short profiled processes, one zone each, pids recurring */
+static pid_t churn_start(void)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		int i;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* the kids exit(): nothing of ours buffered to print twice */
+		fflush(NULL);
+		for (i = 0; i < SOAK_KIDS; i++) {
+			pid_t k = fork();
+
+			if (k == 0) {
+				soak_zone();
+				/* a clean exit: the segment goes, half of them; the
+				 * others are left as a crash leaves them */
+				if (i % 2)
+					exit(0);
+				_exit(0);
+			}
+			if (k > 0)
+				waitpid(k, NULL, 0);
+		}
+		_exit(0);
+	}
+	return p;
+}
+
+/*
+ * profd following thousands of segments created and exiting around a
+ * steady program: every --last N window covers at most N s and at most
+ * the program's age, and profd's since-start equals a direct read (the
+ * program is idle between bursts, so both see the same calls).
+ */
+static void test_history_soak(void **state)
+{
+	struct prof_snapshot *s, *d;
+	struct profd_answer a;
+	const struct prof_snap_node *n, *dn;
+	__u64 born, end;
+	__u32 secs;
+	struct child c;
+	pid_t churn;
+	int fd, rounds = 0, st;
+
+	(void)state;
+	fd = need_profd();
+	born = now_ns();
+	c = spawn(work_soak, 0, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	churn = churn_start();
+	assert_true(churn > 0);
+	kids_add(churn);
+	for (end = now_ns() + 8000000000ull; now_ns() < end; rounds++) {
+		assert_true(child_again(&c));
+		for (secs = 1; secs <= 3; secs++) {
+			s = NULL;
+			assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_LAST, secs, 0, &s, &a),
+					 0);
+			if (a.span_ns > (__u64)secs * 1000000000ull || a.span_ns > now_ns() - born)
+				fail_msg("round %d: --last %u covers %.3f s, the process is %.3f s old",
+					 rounds, secs, a.span_ns / 1e9, (now_ns() - born) / 1e9);
+			prof_snapshot__destroy(s);
+		}
+		s = snap_of(fd, c.pid, PROFD_SINCE_START);
+		d = test_snapshot(c.pid);
+		assert_non_null(s);
+		assert_non_null(d);
+		n = node_named(s, "soak_zone");
+		dn = node_named(d, "soak_zone");
+		assert_non_null(n);
+		assert_non_null(dn);
+		if (n->calls != dn->calls)
+			fail_msg("round %d: profd says %llu calls, the segment %llu", rounds,
+				 (unsigned long long)n->calls, (unsigned long long)dn->calls);
+		assert_int_equal(n->calls, 25ull * (rounds + 2));
+		prof_snapshot__destroy(s);
+		prof_snapshot__destroy(d);
+		usleep(200000);
+	}
+	printf("%d rounds beside %d short processes\n", rounds, SOAK_KIDS);
+	assert_true(rounds >= 10);
+	kill(churn, SIGKILL);
+	waitpid(churn, &st, 0);
 	child_end(&c);
 	close(fd);
 	stop_profd();
@@ -1219,9 +1330,9 @@ static __u64 last_calls(int fd, pid_t pid, __u32 secs, __u64 *span_ns)
 }
 
 /*
- * "The last N seconds" covers about N seconds: frames of a small process
- * are about history/64 apart (under a second by default) and the one
- * nearest N is taken; the answer says what it covers.
+ * "The last N seconds" covers at most N seconds: frames of a small process
+ * are about history/64 apart (under a second by default) and the oldest
+ * one inside N is taken; the answer says what it covers.
  */
 static void test_last_seconds(void **state)
 {
@@ -1237,8 +1348,10 @@ static void test_last_seconds(void **state)
 	c3 = last_calls(fd, c.pid, 3, &span3);
 	printf("last 1 s: %llu calls over %.2f s; last 3 s: %llu calls over %.2f s\n",
 	       (unsigned long long)c1, span1 / 1e9, (unsigned long long)c3, span3 / 1e9);
-	assert_true(span1 >= 500000000ull && span1 <= 1500000000ull);
-	assert_true(span3 >= 2500000000ull && span3 <= 3500000000ull);
+	/* never longer than asked: the oldest frame inside it (frames are
+	 * about a second apart here, so at least the last 2 of 3 s) */
+	assert_true(span1 > 0 && span1 <= 1000000000ull);
+	assert_true(span3 >= 2000000000ull && span3 <= 3000000000ull);
 	assert_true(c1 <= c3);
 	/* and profctl's report says what it covers */
 	{
@@ -1253,7 +1366,7 @@ static void test_last_seconds(void **state)
 		if (!at || sscanf(at + 11, "%lf%3[a-z]", &v, unit) != 2)
 			fail_msg("no span in the title:\n%.300s", text);
 		v *= !strcmp(unit, "s") ? 1e9 : !strcmp(unit, "ms") ? 1e6 : 0;
-		assert_true(v >= 5e8 && v <= 1.5e9);
+		assert_true(v > 0 && v <= 1.0e9);
 		free(text);
 	}
 	child_end(&c);
@@ -1411,6 +1524,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_kernel_calls_after_profd, teardown),
 		cmocka_unit_test_teardown(test_late_registration, teardown),
 		cmocka_unit_test_teardown(test_preempted, teardown),
+		cmocka_unit_test_teardown(test_history_soak, teardown),
 		cmocka_unit_test_teardown(test_offcpu, teardown),
 		cmocka_unit_test_teardown(test_inzone_rates, teardown),
 		cmocka_unit_test_teardown(test_before_after, teardown),

@@ -147,6 +147,12 @@ void prof_env__read(void)
 	if (s && strcmp(s, "0"))
 		prof_env.report = strdup(!strcmp(s, "1") ? "stderr" : s);
 
+	free(prof_env.save);
+	prof_env.save = NULL;
+	s = env_get("PROF_SAVE");
+	if (s)
+		prof_env.save = strdup(s);
+
 	prof_env.report_json = false;
 	s = env_get("PROF_REPORT_FORMAT");
 	if (s && !strcmp(s, "json"))

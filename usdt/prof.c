@@ -23,6 +23,7 @@
 
 #include "runtime.h"
 #include "snapshot.h"
+#include "proffile.h"
 
 struct prof_rt prof_rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static bool fork_mover; /* the forking thread has yet to move out */
@@ -688,6 +689,18 @@ static bool seq_within(__u32 s, __u32 a, __u32 b)
 	return (__u32)(s - a) - 1 < (__u32)(b - a);
 }
 
+/* did a switch out in (a, b] (the last four of them) leave another cpu
+ * than this one?  The first of them left the cpu the zone began on */
+static bool left_elsewhere(__u64 cpus, __u32 a, __u32 b)
+{
+	__u32 here = (__u32)sched_getcpu() & 0xffff, j;
+
+	for (j = b; j != a && b - j < 4; j--)
+		if (((cpus >> (16 * (j % 4))) & 0xffff) != here)
+			return true;
+	return false;
+}
+
 /* the kernel word moved during the zone: d is its duration in ticks */
 void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 {
@@ -712,9 +725,9 @@ void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 		__PROF_ADD(&n->preempted, 1);
 	if (a != b && seq_within((__u32)r->block_seq, a, b))
 		__PROF_ADD(&n->blocked, 1);
-	/* moved: the kernel counted it, or we run elsewhere than we last left */
+	/* moved: the kernel counted it, or a switch out left another cpu */
 	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT) ||
-	    (a != b && (__u32)sched_getcpu() != r->out_cpu))
+	    left_elsewhere(r->out_cpus, a, b))
 		__PROF_ADD(&n->migrated, 1);
 	/* off-CPU time is never more than the call's wall time */
 	__PROF_ADD(&n->offcpu_ns, off < wall ? off : wall);
@@ -1060,6 +1073,34 @@ static void report_at_exit(void)
 	prof_snapshot__destroy(s);
 }
 
+/* PROF_SAVE=PATH: the profile as a file (proffile.h); %p in PATH is the pid */
+static void save_at_exit(void)
+{
+	const char *dst = prof_env.save, *p;
+	struct prof_snapshot *s = NULL;
+	char path[4096];
+	size_t n = 0;
+	int err;
+
+	if (!dst)
+		return;
+	for (p = dst; *p && n + 16 < sizeof(path); p++) {
+		if (p[0] == '%' && p[1] == 'p') {
+			n += (size_t)snprintf(path + n, sizeof(path) - n, "%d", (int)getpid());
+			p++;
+		} else {
+			path[n++] = *p;
+		}
+	}
+	path[n] = '\0';
+	err = prof_snapshot__read(prof_rt.seg, prof_rt.seg_len, &s);
+	if (!err)
+		err = prof_file_save(path, s);
+	if (err)
+		prof_warnx("failed to save the profile to %s: %s", path, prof_file_strerror(err));
+	prof_snapshot__destroy(s);
+}
+
 static void prof_atexit(void)
 {
 	/* a fork child that never profiled: prof_rt.seg is still the parent's */
@@ -1069,6 +1110,7 @@ static void prof_atexit(void)
 	__PROF_STORE(&prof_rt.seg->exit_tick, __prof_now());
 	__atomic_or_fetch(&prof_rt.seg->flags, PROF_SEG_EXITED, __ATOMIC_RELEASE);
 	report_at_exit();
+	save_at_exit();
 	if (!prof_rt.keep)
 		shm_unlink(prof_rt.seg_name);
 }

@@ -1423,10 +1423,22 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 	 * more CPU time than wall time */
 	for (i = 0; i < s->nthreads; i++) {
 		struct prof_snap_thread *t = &s->threads[i];
+		__u64 wall;
 
-		if (t->oncpu_ns != PROF_SNAP_UNKNOWN && t->nnodes &&
-		    t->oncpu_ns > prof_snap_ns(s, t->nodes[0].ticks))
-			t->oncpu_ns = prof_snap_ns(s, t->nodes[0].ticks);
+		if (t->oncpu_ns == PROF_SNAP_UNKNOWN)
+			continue;
+		/* the root's ticks; a lazy read has no nodes yet: its bounds */
+		if (t->nnodes)
+			wall = t->nodes[0].ticks;
+		else if (g.snap_tick)
+			continue;
+		else {
+			__u64 to = t->exit_tick && t->exit_tick < g.now ? t->exit_tick : g.now;
+
+			wall = to > t->start_tick ? to - t->start_tick : 0;
+		}
+		if (t->oncpu_ns > prof_snap_ns(s, wall))
+			t->oncpu_ns = prof_snap_ns(s, wall);
 	}
 	if ((flags & PROF_READ_LAZY) && !fa) {
 		s->lazy = calloc(1, sizeof(*s->lazy));

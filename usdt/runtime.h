@@ -11,7 +11,7 @@
 #include "prof.h"
 
 #define PROF_BEGIN_DEPTH	128	/* open PROF_BEGINs per thread */
-#define PROF_REG_WAIT_MS	20	/* a thread's first zone waits this long, at
+#define PROF_REG_WAIT_MS	50	/* a thread's first zone waits this long, at
 					 * most, for profd to cover it */
 
 /* one per profiled thread, process-wide list; never freed */
@@ -112,6 +112,7 @@ struct prof_env {
 	bool report_json;		/* PROF_REPORT_FORMAT=json */
 	double log_interval;		/* PROF_LOG_INTERVAL, 0: off */
 	char *report;			/* PROF_REPORT: stderr, stdout or a path; NULL: none */
+	char *save;			/* PROF_SAVE: a path, %p the pid; NULL: none */
 	char socket[108];		/* PROF_SOCKET (or PROFD_SOCKET); empty: the default */
 	unsigned int warn_count;	/* warnings printed */
 	bool warned;			/* by this process or before its fork */

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profctl_save.c - profiles that leave the machine as files: `profctl
+ * save` writes one (usdt/proffile.h), and --input reads one back through
+ * pc_read_file, into the same snapshot every view renders.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "profctl.h"
+#include "proffile.h"
+
+static const char usage_save[] =
+	"usage: profctl save [--pid P] [--since-reset | --since-start | --last 10s]\n"
+	"                    -o FILE [--no-daemon]\n"
+	"\n"
+	"  -p, --pid P          the process (default: your only profiled process)\n"
+	"      --since-reset    count from the last `profctl reset` (the default)\n"
+	"      --since-start    count from the process start, ignoring resets\n"
+	"      --last DURATION  the last DURATION (10s, 2m) of profd's history\n"
+	"  -o, --output FILE    the file to write (replaced whole)\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	"\n"
+	"The process's profile as one compact, versioned file: every thread, zone and\n"
+	"histogram, with profd's kernel columns when profd answers.  Read it with\n"
+	"`profctl report --input FILE` (every view and format) or `profctl diff`.\n"
+	"PROF_SAVE=PATH in a program's environment writes the same at its exit.\n";
+
+/* what a file holds before it is refused: its image fits in memory */
+#define PC_FILE_MAX (PROF_FILE_IMAGE_MAX + (PROF_FILE_IMAGE_MAX >> 2))
+
+static int read_all(int fd, void *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t r = pread(fd, (char *)buf + off, len - off, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return PROF_FILE_E_TRUNC;
+		off += (size_t)r;
+	}
+	return 0;
+}
+
+/* the image rebuilt in a memfd, which the reader maps and keeps (lazy) */
+static int file_image_fd(const void *buf, size_t len, int *out)
+{
+	struct prof_file_hdr h;
+	void *img;
+	int fd, err;
+
+	err = prof_file_check(buf, len, PROF_FILE_IMAGE_MAX, &h);
+	if (err)
+		return err;
+	fd = memfd_create("profctl-input", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* a sparse file: the zero runs cost nothing */
+	if (ftruncate(fd, (off_t)h.image_size)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	img = mmap(NULL, h.image_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (img == MAP_FAILED) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	err = prof_file_decode(buf, len, img, h.image_size, 0);
+	munmap(img, h.image_size);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	*out = fd;
+	return 0;
+}
+
+int pc_read_file(const char *path, int fd, unsigned int flags, struct prof_snapshot **snap)
+{
+	struct prof_file_hdr h;
+	char head[PROF_FILE_MAGIC_LEN] = { 0 };
+	struct stat st;
+	__u64 seg_magic = PROF_SEG_MAGIC;
+	size_t i, len;
+	void *buf = NULL;
+	int img = -1, err;
+
+	if (fstat(fd, &st))
+		return -errno;
+	len = (size_t)st.st_size;
+	err = read_all(fd, head, len < sizeof(head) ? len : sizeof(head));
+	if (err)
+		goto said;
+	/* a segment image (a copy of /dev/shm/prof.*): the caller reads it */
+	if (len >= sizeof(seg_magic) && !memcmp(head, &seg_magic, sizeof(seg_magic)))
+		return -ENOMSG;
+	if (!prof_file_is(head, len)) {
+		for (i = 0; i < sizeof(head) && i < len && strchr(" \t\r\n", head[i]); i++)
+			;
+		if (i < len && i < sizeof(head) && head[i] == '{')
+			pc_warnx("%s: a JSON report, not a saved profile: `profctl save -o FILE` "
+				 "writes what --input reads",
+				 path);
+		else
+			pc_warnx("%s: %s", path, prof_file_strerror(PROF_FILE_E_MAGIC));
+		return -EINVAL;
+	}
+	if ((__u64)st.st_size > PC_FILE_MAX) {
+		err = PROF_FILE_E_BIG;
+		goto said;
+	}
+	buf = malloc(len ? len : 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto said;
+	}
+	err = read_all(fd, buf, len);
+	if (!err)
+		err = file_image_fd(buf, len, &img);
+	if (!err) {
+		memcpy(&h, buf, sizeof(h));
+		err = prof_snapshot__read_fd_opts(img, flags, snap);
+		close(img);
+		/* the image checked out, the segment in it did not */
+		if (err == -EPROTO)
+			err = PROF_FILE_E_VERSION;
+		if (!err)
+			(*snap)->span_ns = h.span_ns;
+	}
+said:
+	free(buf);
+	if (err)
+		pc_warnx("%s: %s", path, prof_file_strerror(err));
+	return err;
+}
+
+int pc_cmd_save(int argc, char **argv)
+{
+	struct pc_opts o;
+	struct pc_src src = { .fd = -1 };
+	struct pc_proc *procs = NULL;
+	struct prof_snapshot *s = NULL;
+	size_t np = 0, i, alive = 0, pick = 0;
+	int err, ret = 1;
+
+	err = pc_parse_opts(argc, argv, usage_save,
+			    "pid since-reset since-start last output no-daemon", &o);
+	if (err)
+		return err < 0 ? 0 : err;
+	if (o.args < argc) {
+		pc_warnx("save: unexpected argument '%s'; see --help", argv[o.args]);
+		return 2;
+	}
+	if (!o.out || !strcmp(o.out, "-")) {
+		pc_warnx("save: -o FILE says where (a profile is binary: not to stdout)");
+		return 2;
+	}
+	pc_src_open_said(&src, &o, o.mode == PC_LAST ? "no history for --last" : NULL);
+	if (o.mode == PC_LAST && src.fd < 0) {
+		pc_warnx("save: --last needs profd's history; save --since-start or --since-reset");
+		goto cleanup;
+	}
+	/* every node and histogram: the file is the whole profile */
+	src.read_flags = 0;
+	if (!o.pid) {
+		err = pc_src_list(&src, &procs, &np);
+		if (err) {
+			pc_warnx("failed to list profiled processes: %s", strerror(-err));
+			goto cleanup;
+		}
+		for (i = 0; i < np; i++)
+			if (procs[i].alive)
+				alive++, pick = i;
+		if (alive != 1) {
+			pc_warnx("save: %s: say which with --pid",
+				 alive ? "more than one profiled process"
+				       : "no live profiled process of yours");
+			goto cleanup;
+		}
+		o.pid = procs[pick].pid;
+	}
+	err = pc_src_snapshot(&src, o.pid, o.mode, o.last_s, &s);
+	if (err)
+		goto cleanup;
+	err = prof_file_save(o.out, s);
+	if (err) {
+		pc_warnx("%s: failed to save: %s", o.out, prof_file_strerror(err));
+		goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	prof_snapshot__destroy(s);
+	free(procs);
+	pc_src_close(&src);
+	return ret;
+}

@@ -1,0 +1,648 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profctl_serve.c - `profctl serve --listen ADDR`: an OpenMetrics exporter
+ * for Prometheus.  HTTP is libmicrohttpd's (one internal thread: scrapes
+ * are served one at a time); each scrape reads every live process the
+ * caller may see (profd's answer for the caller, else the caller's own
+ * segments) since its start, so every counter only grows.
+ *
+ * Families (per process and zone; zones merged across call paths, and
+ * across threads unless --threads):
+ *	profd_zone_calls_total			counter
+ *	profd_zone_self_seconds_total		counter
+ *	profd_zone_seconds_total		counter, outermost calls (as --flat)
+ *	profd_zone_duration_seconds		histogram of call durations
+ *	profd_process_info			info: pid, comm, uid, clock, kernel
+ *	profd_process_threads			gauge
+ * Cardinality is bounded: at most --max-zones zones a process (the rest
+ * are zone="[other]") and, with --threads, --max-threads threads (the rest
+ * tid="other").
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <microhttpd.h>
+#include "profctl.h"
+
+static const char usage_serve[] =
+	"usage: profctl serve [--listen ADDR] [--threads] [--max-zones N]\n"
+	"                     [--max-threads N] [--no-daemon]\n"
+	"\n"
+	"      --listen ADDR    HOST:PORT to serve on (default 127.0.0.1:9464; [::1]:PORT,\n"
+	"                       :PORT for every address, PORT 0 for any free one); under\n"
+	"                       systemd socket activation, the socket it passes\n"
+	"      --threads        a tid and thread label on every zone series\n"
+	"      --max-zones N    zones per process, the rest as zone=\"[other]\" (200)\n"
+	"      --max-threads N  with --threads, threads per process, the rest as\n"
+	"                       tid=\"other\" (32)\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	"\n"
+	"GET /metrics: OpenMetrics (or the Prometheus text format, as the scraper\n"
+	"asks) of every live process you may see: per zone calls, self and total\n"
+	"seconds as counters and a duration histogram, per process an info metric.\n";
+
+#define NB PROF_HIST_BUCKETS
+
+/* the histogram's upper bounds, seconds, then +Inf */
+static const double les[] = { 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3,
+			      1e-2, 3e-2, 0.1,	0.3,  1,    3,	  10 };
+#define NLE (sizeof(les) / sizeof(les[0]))
+
+/* one zone (of one thread, with --threads) */
+struct mz {
+	char name[PROF_NAME_MAX];
+	__u32 tidx; /* thread slot: index into the thread list, or the "other" */
+	__u64 calls, self_ns, total_ns, sum_ns;
+	__u64 le[NLE]; /* calls at or below les[k], not cumulative yet */
+};
+
+struct mzs {
+	struct mz *v;
+	size_t n, cap;
+};
+
+static struct mz *mz_get(struct mzs *z, const char *name, __u32 tidx)
+{
+	size_t i;
+
+	/* zones a process has are few: a linear search per node is cheap
+	 * next to the read (and bounded by max_zones before output) */
+	for (i = z->n; i-- > 0;)
+		if (z->v[i].tidx == tidx && !strcmp(z->v[i].name, name))
+			return &z->v[i];
+	if (z->n == z->cap) {
+		size_t cap = z->cap ? z->cap * 2 : 64;
+		struct mz *v = realloc(z->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		z->v = v;
+		z->cap = cap;
+	}
+	memset(&z->v[z->n], 0, sizeof(z->v[0]));
+	snprintf(z->v[z->n].name, sizeof(z->v[0].name), "%s", name);
+	z->v[z->n].tidx = tidx;
+	return &z->v[z->n++];
+}
+
+static void mz_add(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
+		   struct mz *m)
+{
+	const struct prof_snap_node *n = &t->nodes[i];
+	const __u32 *h = prof_snap_hist(s, n);
+	__u32 k;
+
+	m->calls += n->calls;
+	m->self_ns += prof_snap_ns(s, prof_snap_self(n));
+	/* the histogram's sum is every call's duration, recursive ones too */
+	m->sum_ns += prof_snap_ns(s, n->ticks);
+	if (!(n->flags & PROF_SNAP_F_RECURSIVE))
+		m->total_ns += prof_snap_ns(s, n->ticks);
+	for (k = 0; h && k < n->hist_n; k++) {
+		__u32 b = n->hist_lo + k;
+		double top;
+		size_t l;
+
+		if (!h[k] || b + 1 >= NB)
+			continue;
+		/* a bucket counts under the first bound at or above its top */
+		top = (double)prof_snap_ns(s, prof_hist_lo(b + 1)) / 1e9;
+		for (l = 0; l < NLE && les[l] < top; l++)
+			;
+		if (l < NLE)
+			m->le[l] += h[k];
+	}
+}
+
+static int cmp_self(const void *a, const void *b)
+{
+	const struct mz *x = a, *y = b;
+
+	if (x->self_ns != y->self_ns)
+		return x->self_ns < y->self_ns ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* label value escaping: backslash, double quote, newline */
+static void put_label(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n') {
+			fputs("\\n", f);
+			continue;
+		}
+		fputc(*s, f);
+	}
+}
+
+static void put_labels(FILE *f, const struct prof_snapshot *s, const struct mz *m,
+		       const struct pc_serve_opts *o, const char *tid, const char *tname)
+{
+	fprintf(f, "{pid=\"%u\",comm=\"", s->pid);
+	put_label(f, s->comm);
+	fputs("\",zone=\"", f);
+	put_label(f, m->name);
+	fputc('"', f);
+	if (o->threads) {
+		fprintf(f, ",tid=\"%s\",thread=\"", tid);
+		put_label(f, tname);
+		fputc('"', f);
+	}
+}
+
+struct fam {
+	const char *name, *type, *help, *unit;
+};
+
+static const struct fam fams[] = {
+	{ "profd_zone_calls", "counter", "Calls of a zone, since the process started.", NULL },
+	{ "profd_zone_self_seconds", "counter",
+	  "Time in a zone outside the zones it calls, since the process started.", "seconds" },
+	{ "profd_zone_seconds", "counter",
+	  "Time in a zone, its outermost calls (a recursive zone counts once).", "seconds" },
+	{ "profd_zone_duration_seconds", "histogram",
+	  "Durations of a zone's calls (from log-linear slab buckets, within 19%).", "seconds" },
+};
+
+/* one process's zone series, every family in turn */
+static void put_process(FILE *f, const struct prof_snapshot *s, struct mzs *z,
+			const struct pc_serve_opts *o, bool om, int fam, char (*tids)[16],
+			char (*tnames)[PROF_THREAD_NAME_MAX])
+{
+	size_t i, l;
+
+	for (i = 0; i < z->n; i++) {
+		const struct mz *m = &z->v[i];
+		const char *tid = o->threads ? tids[m->tidx] : "";
+		const char *tn = o->threads ? tnames[m->tidx] : "";
+		__u64 cum = 0;
+
+		switch (fam) {
+		case 0:
+			fputs("profd_zone_calls_total", f);
+			put_labels(f, s, m, o, tid, tn);
+			fprintf(f, "} %llu\n", (unsigned long long)m->calls);
+			break;
+		case 1:
+			fputs("profd_zone_self_seconds_total", f);
+			put_labels(f, s, m, o, tid, tn);
+			fprintf(f, "} %.9f\n", (double)m->self_ns / 1e9);
+			break;
+		case 2:
+			fputs("profd_zone_seconds_total", f);
+			put_labels(f, s, m, o, tid, tn);
+			fprintf(f, "} %.9f\n", (double)m->total_ns / 1e9);
+			break;
+		case 3:
+			for (l = 0; l < NLE; l++) {
+				cum += m->le[l];
+				/* a histogram's buckets never exceed its count */
+				if (cum > m->calls)
+					cum = m->calls;
+				fputs("profd_zone_duration_seconds_bucket", f);
+				put_labels(f, s, m, o, tid, tn);
+				fprintf(f, ",le=\"%g\"} %llu\n", les[l], (unsigned long long)cum);
+			}
+			fputs("profd_zone_duration_seconds_bucket", f);
+			put_labels(f, s, m, o, tid, tn);
+			fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)m->calls);
+			fputs("profd_zone_duration_seconds_count", f);
+			put_labels(f, s, m, o, tid, tn);
+			fprintf(f, "} %llu\n", (unsigned long long)m->calls);
+			fputs("profd_zone_duration_seconds_sum", f);
+			put_labels(f, s, m, o, tid, tn);
+			fprintf(f, "} %.9f\n", (double)m->sum_ns / 1e9);
+			break;
+		}
+	}
+	(void)om;
+}
+
+struct proc_zones {
+	struct prof_snapshot *s;
+	struct mzs z;
+	char (*tids)[16];
+	char (*tnames)[PROF_THREAD_NAME_MAX];
+};
+
+/* s's zones, bounded by the options */
+static int collect(struct proc_zones *p, const struct pc_serve_opts *o)
+{
+	const struct prof_snapshot *s = p->s;
+	__u32 nt = o->threads ? (s->nthreads < o->max_threads ? s->nthreads : o->max_threads) : 0;
+	__u32 i, j, slots = nt + 1, *kept;
+	struct mz *other;
+	size_t k, keep = 0;
+
+	p->tids = calloc(slots, sizeof(*p->tids));
+	p->tnames = calloc(slots, sizeof(*p->tnames));
+	if (!p->tids || !p->tnames)
+		return -ENOMEM;
+	for (i = 0; i < nt; i++) {
+		snprintf(p->tids[i], sizeof(p->tids[i]), "%u", s->threads[i].tid);
+		prof_snap_thread_label(&s->threads[i], p->tnames[i], sizeof(p->tnames[i]));
+	}
+	snprintf(p->tids[nt], sizeof(p->tids[nt]), "other");
+	snprintf(p->tnames[nt], sizeof(p->tnames[nt]), "[other]");
+	for (i = 0; i < s->nthreads; i++) {
+		const struct prof_snap_thread *t = &s->threads[i];
+		__u32 tidx = !o->threads ? 0 : i < nt ? i : nt;
+
+		for (j = 1; j < t->nnodes; j++) {
+			struct mz *m;
+
+			if (pc_node_hidden(t, j) || !t->nodes[j].calls)
+				continue;
+			m = mz_get(&p->z, prof_snap_node_name(s, &t->nodes[j]), tidx);
+			if (!m)
+				return -ENOMEM;
+			mz_add(s, t, j, m);
+		}
+	}
+	/* the zones with most self time stay, max_zones a thread slot; the
+	 * rest are one "[other]" a slot (its total a sum of the zones'
+	 * outermost totals: an upper bound) */
+	qsort(p->z.v, p->z.n, sizeof(*p->z.v), cmp_self);
+	kept = calloc(slots, sizeof(*kept));
+	other = calloc(slots, sizeof(*other));
+	if (!kept || !other) {
+		free(kept);
+		free(other);
+		return -ENOMEM;
+	}
+	for (k = 0; k < p->z.n; k++) {
+		const struct mz *x = &p->z.v[k];
+		struct mz *m = &other[x->tidx];
+		size_t l;
+
+		if (kept[x->tidx] < o->max_zones) {
+			p->z.v[keep++] = *x;
+			kept[x->tidx]++;
+			continue;
+		}
+		snprintf(m->name, sizeof(m->name), "[other]");
+		m->tidx = x->tidx;
+		m->calls += x->calls;
+		m->self_ns += x->self_ns;
+		m->total_ns += x->total_ns;
+		m->sum_ns += x->sum_ns;
+		for (l = 0; l < NLE; l++)
+			m->le[l] += x->le[l];
+	}
+	/* keep <= k: the others go where the merged zones were */
+	for (i = 0; i < slots; i++)
+		if (other[i].calls)
+			p->z.v[keep++] = other[i];
+	p->z.n = keep;
+	free(kept);
+	free(other);
+	return 0;
+}
+
+/* what the last scrape could not read: said when it changes */
+static size_t last_unread;
+
+/* every family of every live process the caller may see */
+int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool om)
+{
+	struct pc_proc *procs = NULL;
+	struct proc_zones *pz = NULL;
+	size_t np = 0, n = 0, i, unread = 0;
+	int fam, err;
+
+	err = pc_src_list(src, &procs, &np);
+	if (err)
+		return err;
+	pz = calloc(np ? np : 1, sizeof(*pz));
+	if (!pz) {
+		free(procs);
+		return -ENOMEM;
+	}
+	for (i = 0; i < np; i++) {
+		if (!procs[i].alive)
+			continue;
+		/* a process that ends between list and read is not an error;
+		 * one that cannot be read (another version, corrupt) is
+		 * counted, said by the server when the count changes */
+		if (pc_src_snapshot(src, procs[i].pid, PC_SINCE_START, 0, &pz[n].s)) {
+			unread++;
+			continue;
+		}
+		err = collect(&pz[n], o);
+		n++;
+		if (err)
+			goto cleanup;
+	}
+	/* the text format has no info type: a gauge of 1, by convention */
+	fprintf(f, "# TYPE profd_process%s %s\n", om ? "" : "_info", om ? "info" : "gauge");
+	fprintf(f, "# HELP profd_process%s A profiled process: its command, owner and clock.\n",
+		om ? "" : "_info");
+	for (i = 0; i < n; i++) {
+		const struct prof_snapshot *s = pz[i].s;
+
+		fprintf(f, "profd_process_info{pid=\"%u\",comm=\"", s->pid);
+		put_label(f, s->comm);
+		fprintf(f, "\",uid=\"%u\",clock=\"%s\",kernel=\"%s\"} 1\n", s->uid,
+			s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic",
+			pc_has_sched(s) ? "on" : "off");
+	}
+	fputs("# TYPE profd_process_threads gauge\n", f);
+	fputs("# HELP profd_process_threads Threads a process has profiled, alive or exited.\n", f);
+	for (i = 0; i < n; i++) {
+		fprintf(f, "profd_process_threads{pid=\"%u\",comm=\"", pz[i].s->pid);
+		put_label(f, pz[i].s->comm);
+		fprintf(f, "\"} %u\n", pz[i].s->nthreads);
+	}
+	for (fam = 0; fam < 4; fam++) {
+		const struct fam *m = &fams[fam];
+
+		/* a counter's family is named without _total in OpenMetrics */
+		if (om || fam == 3)
+			fprintf(f, "# TYPE %s %s\n", m->name, m->type);
+		else
+			fprintf(f, "# TYPE %s_total %s\n", m->name, m->type);
+		if (om && m->unit)
+			fprintf(f, "# UNIT %s %s\n", m->name, m->unit);
+		fprintf(f, "# HELP %s%s %s\n", m->name, om || fam == 3 ? "" : "_total", m->help);
+		for (i = 0; i < n; i++)
+			put_process(f, pz[i].s, &pz[i].z, o, om, fam, pz[i].tids, pz[i].tnames);
+	}
+	fputs("# TYPE profd_exporter_unread_processes gauge\n", f);
+	fputs("# HELP profd_exporter_unread_processes Live processes this scrape could not read.\n",
+	      f);
+	fprintf(f, "profd_exporter_unread_processes %zu\n", unread);
+	if (om)
+		fputs("# EOF\n", f);
+	err = ferror(f) ? -EIO : 0;
+	if (!err && unread != last_unread)
+		fprintf(stderr, "profctl: serve: %zu live process%s could not be read%s\n", unread,
+			unread == 1 ? "" : "es",
+			unread ? " (profctl report --pid says why)" : " now");
+	if (!err)
+		last_unread = unread;
+cleanup:
+	for (i = 0; i < np; i++) {
+		free(pz[i].z.v);
+		free(pz[i].tids);
+		free(pz[i].tnames);
+		prof_snapshot__destroy(pz[i].s);
+	}
+	free(pz);
+	free(procs);
+	return err;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, const char *type,
+			     char *body, size_t len)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int code, const char *text)
+{
+	char *body = strdup(text);
+
+	if (!body)
+		return MHD_NO;
+	return reply(c, code, "text/plain; charset=utf-8", body, strlen(body));
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_len, void **req)
+{
+	const struct pc_serve_opts *o = cls;
+	const char *accept;
+	struct pc_src src;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+	bool om;
+	int err;
+
+	(void)version;
+	(void)upload;
+	(void)upload_len;
+	(void)req;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n");
+	if (!strcmp(url, "/"))
+		return reply_text(c, MHD_HTTP_OK, "profctl serve: the metrics are at /metrics\n");
+	if (strcmp(url, "/metrics"))
+		return reply_text(c, MHD_HTTP_NOT_FOUND,
+				  "not found: the metrics are at /metrics\n");
+	/* OpenMetrics to whoever asks for it (Prometheus does), else the
+	 * Prometheus text format */
+	accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	om = accept && strstr(accept, "application/openmetrics-text");
+	f = open_memstream(&body, &len);
+	if (!f)
+		return MHD_NO;
+	/* per scrape: a profd restarted meanwhile is found again */
+	pc_src_open(&src, o->no_daemon);
+	src.read_flags = 0;
+	pc_warn_quiet = true;
+	err = pc_metrics(f, &src, o, om);
+	pc_warn_quiet = false;
+	pc_src_close(&src);
+	if (fclose(f) || err) {
+		free(body);
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  "profctl serve: failed to read the profiles\n");
+	}
+	return reply(c, MHD_HTTP_OK,
+		     om ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+			: "text/plain; version=0.0.4; charset=utf-8",
+		     body, len);
+}
+
+/* sd_listen_fds(3)'s protocol: fd 3 if systemd passed one to us */
+static int activated_fd(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+
+	if (!pid || !fds || atol(pid) != (long)getpid() || atoi(fds) < 1)
+		return -1;
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	return 3;
+}
+
+/* HOST:PORT, [V6]:PORT, :PORT; a listening socket or -errno, said */
+static int listen_on(const char *addr)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai = NULL;
+	char host[256], *port;
+	int fd, one = 1, rc, err;
+
+	snprintf(host, sizeof(host), "%s", addr);
+	port = strrchr(host, ':');
+	if (!port) {
+		pc_warnx("serve: --listen HOST:PORT, not '%s'", addr);
+		return -EINVAL;
+	}
+	*port++ = '\0';
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
+	if (rc) {
+		pc_warnx("serve: %s: %s", addr, gai_strerror(rc));
+		return -EINVAL;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 64)) {
+		err = -errno;
+		pc_warnx("serve: failed to listen on %s: %s", addr, strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return err;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+/* "http://HOST:PORT/metrics" of a bound socket */
+static void say_where(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned int port = 0;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return;
+	if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		port = ntohs(a->sin_port);
+		fprintf(stderr, "profctl: serving http://%s:%u/metrics\n", host, port);
+	} else if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		port = ntohs(a->sin6_port);
+		fprintf(stderr, "profctl: serving http://[%s]:%u/metrics\n", host, port);
+	}
+}
+
+int pc_cmd_serve(int argc, char **argv)
+{
+	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32 };
+	struct pc_opts o;
+	struct MHD_Daemon *d;
+	const char *listen_addr = "127.0.0.1:9464";
+	sigset_t set;
+	int fd, sig, i, err;
+
+	/* serve's own options first; the shared ones go to pc_parse_opts */
+	for (i = 1; i < argc; i++) {
+		char a[32];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL, *eq = strchr(argv[i], '=');
+		unsigned int *num;
+		int used = 2;
+
+		/* --opt=value is --opt value */
+		snprintf(a, sizeof(a), "%.*s", eq ? (int)(eq - argv[i]) : (int)strlen(argv[i]),
+			 argv[i]);
+		if (eq && strncmp(argv[i], "--", 2))
+			snprintf(a, sizeof(a), "%s", argv[i]);
+		else if (eq)
+			v = eq + 1, used = 1;
+		num = !strcmp(a, "--max-zones")	    ? &so.max_zones
+		      : !strcmp(a, "--max-threads") ? &so.max_threads
+						    : NULL;
+		if (!strcmp(a, "--listen") || num) {
+			char *end;
+			unsigned long n;
+
+			if (!v) {
+				pc_warnx("serve: %s needs a value", a);
+				return 2;
+			}
+			if (num) {
+				errno = 0;
+				n = strtoul(v, &end, 10);
+				if (errno || *end || end == v || n < 1 || n > 100000) {
+					pc_warnx("serve: bad %s '%s' (1 to 100000)", a, v);
+					return 2;
+				}
+				*num = (unsigned int)n;
+			} else {
+				listen_addr = v;
+			}
+			memmove(&argv[i], &argv[i + used],
+				(size_t)(argc - i - used + 1) * sizeof(*argv));
+			argc -= used;
+			i--;
+		} else if (!strcmp(a, "--threads")) {
+			so.threads = true;
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
+			argc--;
+			i--;
+		} else if (!strcmp(a, "--")) {
+			break;
+		}
+	}
+	err = pc_parse_opts(argc, argv, usage_serve, "no-daemon", &o);
+	if (err)
+		return err < 0 ? 0 : err;
+	if (o.args < argc) {
+		pc_warnx("serve: unexpected argument '%s'; see --help", argv[o.args]);
+		return 2;
+	}
+	so.no_daemon = o.no_daemon;
+	fd = activated_fd();
+	if (fd < 0)
+		fd = listen_on(listen_addr);
+	if (fd < 0)
+		return 1;
+	/* the signals end the wait below; the server's thread never sees them */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+			     handle, &so, MHD_OPTION_LISTEN_SOCKET, fd,
+			     MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 64u,
+			     MHD_OPTION_END);
+	if (!d) {
+		pc_warnx("serve: failed to start the HTTP server");
+		close(fd);
+		return 1;
+	}
+	say_where(fd);
+	if (sigwait(&set, &sig))
+		sig = 0;
+	MHD_stop_daemon(d);
+	close(fd);
+	return 0;
+}

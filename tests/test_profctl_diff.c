@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_profctl_diff.c - `profctl diff` of two known runs: the fixed
+ * snapshot of profctl_fixture.h as BASE, and NEW the same with lex under
+ * parse 4 ms slower and 250 more calls of it; the changes per zone and per
+ * path, their order, the sign convention, colour only when asked, json,
+ * --per-call; and a live process against the file saved of it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include "testutil.h"
+#include "profctl.h"
+#include "profctl_fixture.h"
+#include "proffile.h"
+#include "prof.h"
+
+static char dir[64], base[128], newer[128], out[128];
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* profctl args... with stdout into out; its text (free it), *rc the status */
+static char *run(int *rc, const char **args)
+{
+	char *argv[32];
+	int argc = 0, saved, fd;
+
+	argv[argc++] = (char *)(uintptr_t) "profctl";
+	while (*args && argc < 31)
+		argv[argc++] = (char *)(uintptr_t)*args++;
+	argv[argc] = NULL;
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 1);
+	close(fd);
+	*rc = profctl_main(argc, argv);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	return slurp(out);
+}
+
+/* the node of thread t under parent with site */
+static struct prof_snap_node *fx_find(struct prof_snap_thread *t, __u32 parent, __u32 site)
+{
+	for (__u32 i = 1; i < t->nnodes; i++)
+		if (t->nodes[i].parent == parent && t->nodes[i].site == site)
+			return &t->nodes[i];
+	return NULL;
+}
+
+static int setup(void **state)
+{
+	struct prof_snapshot *s;
+	struct prof_snap_node *lex, *parse, *loop;
+	void *img;
+	size_t len;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test_profctl_diff.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+	setenv("PROF_NO_DAEMON", "1", 1);
+	snprintf(base, sizeof(base), "%s/base.prof", dir);
+	snprintf(newer, sizeof(newer), "%s/new.prof", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	if (fx_image(&img, &len) || prof_snapshot__read(img, len, &s))
+		return -1;
+	free(img);
+	if (prof_file_save(base, s))
+		return -1;
+	/* main: main_loop (node 2) > parse (3) > lex (4): lex 4 ms slower
+	 * and 250 calls more, its ancestors' totals with it */
+	loop = &s->threads[0].nodes[2];
+	parse = fx_find(&s->threads[0], 2, 1);
+	lex = fx_find(&s->threads[0], 3, 2);
+	if (!parse || !lex)
+		return -1;
+	lex->ticks += 4000000;
+	lex->calls += 250;
+	parse->ticks += 4000000;
+	loop->ticks += 4000000;
+	if (prof_file_save(newer, s))
+		return -1;
+	prof_snapshot__destroy(s);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+/* the first line of text that ends with "  name" */
+static const char *row_of(const char *text, const char *name)
+{
+	char key[128];
+	const char *p;
+
+	snprintf(key, sizeof(key), "  %s\n", name);
+	p = strstr(text, key);
+	if (!p)
+		return NULL;
+	while (p > text && p[-1] != '\n')
+		p--;
+	return p;
+}
+
+static void test_text(void **state)
+{
+	const char *a[] = { "diff", "--color", "never", base, newer, NULL };
+	const char *zones, *paths, *lex, *parse;
+	char *text;
+	int rc;
+
+	(void)state;
+	text = run(&rc, a);
+	assert_int_equal(rc, 0);
+	assert_non_null(text);
+	/* the convention is stated */
+	assert_non_null(strstr(text, "every change is NEW - BASE: + more or slower, - less"));
+	assert_null(strchr(text, '\033'));
+	zones = strstr(text, "zones (");
+	paths = strstr(text, "call paths (");
+	assert_non_null(zones);
+	assert_non_null(paths);
+	/* lex, all threads: 1250 -> 1500 calls, self 14 -> 18 ms; first by self */
+	lex = row_of(zones, "lex");
+	assert_non_null(lex);
+	assert_true(lex < paths);
+	assert_non_null(strstr(zones, "\n"));
+	assert_ptr_equal(lex, strchr(strchr(zones, '\n') + 1, '\n') + 1);
+	assert_int_equal(strncmp(lex, "      1500      +250    18.0ms   +4.00ms   +29%", 46), 0);
+	/* parse: self unchanged, total +4 ms of 20 */
+	parse = row_of(zones, "parse");
+	assert_non_null(parse);
+	assert_non_null(strstr(parse, "+4.00ms   +20%"));
+	/* paths: the one that changed first, the worker's lex unchanged */
+	lex = row_of(paths, "main_loop;parse;lex");
+	assert_non_null(lex);
+	assert_ptr_equal(lex, strchr(strchr(paths, '\n') + 1, '\n') + 1);
+	assert_int_equal(strncmp(lex, "      1250      +250    12.0ms   +4.00ms   +50%", 46), 0);
+	lex = row_of(paths, "render;lex");
+	assert_non_null(lex);
+	assert_int_equal(strncmp(lex, "       200         0    5.00ms         0     0%", 46), 0);
+	free(text);
+}
+
+static void test_sort_and_rows(void **state)
+{
+	const char *a[] = { "diff", "--sort", "total", "--rows", "3", base, newer, NULL };
+	char *text, *p;
+	int rc;
+
+	(void)state;
+	text = run(&rc, a);
+	assert_int_equal(rc, 0);
+	/* three zones 4 ms longer, ties by name */
+	p = strstr(text, "zones (7, the 3 largest changes)");
+	assert_non_null(p);
+	assert_true(row_of(p, "lex") < row_of(p, "main_loop"));
+	assert_true(row_of(p, "main_loop") < row_of(p, "parse"));
+	assert_true(row_of(p, "parse") < strstr(p, "call paths"));
+	free(text);
+}
+
+static void test_color(void **state)
+{
+	const char *a[] = { "diff", "--color", "always", base, newer, NULL };
+	char *text;
+	int rc;
+
+	(void)state;
+	text = run(&rc, a);
+	assert_int_equal(rc, 0);
+	/* slower in red, and said so */
+	assert_non_null(strstr(text, "\033[31m  +4.00ms\033[0m"));
+	assert_non_null(strstr(text, "+ more or slower (red)"));
+	free(text);
+	/* reversed: faster in blue */
+	{
+		const char *b[] = { "diff", "--color", "always", newer, base, NULL };
+
+		text = run(&rc, b);
+		assert_int_equal(rc, 0);
+		assert_non_null(strstr(text, "\033[34m  -4.00ms\033[0m"));
+		free(text);
+	}
+}
+
+static void test_json_per_call(void **state)
+{
+	const char *a[] = { "diff", "--format", "json", "--per-call", base, newer, NULL };
+	char *text;
+	const char *p;
+	int rc;
+
+	(void)state;
+	text = run(&rc, a);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(text, "{\"version\":1,\"view\":\"diff\",\"change\":\"new - base\","
+				     "\"normalise\":\"per_call\",\"sort\":\"self\""));
+	/* lex per call: 14 ms / 1250 = 11200 ns, then 18 ms / 1500 = 12000 ns */
+	p = strstr(text, "{\"name\":\"lex\",\"base\":{\"calls\":1250,\"self_ns\":11200,");
+	assert_non_null(p);
+	assert_non_null(strstr(p, "\"new\":{\"calls\":1500,\"self_ns\":12000,"));
+	assert_non_null(strstr(p, "\"change\":{\"calls\":250,\"self_ns\":800,"));
+	assert_non_null(strstr(text, "{\"path\":[\"main_loop\",\"parse\",\"lex\"],"));
+	free(text);
+}
+
+static void test_usage(void **state)
+{
+	const char *one[] = { "diff", base, NULL };
+	const char *both[] = { "diff", "--per-call", "--per-frame", base, newer, NULL };
+	const char *missing[] = { "diff", base, "/nonexistent/x.prof", NULL };
+	char *text;
+	int rc;
+
+	(void)state;
+	text = run(&rc, one);
+	assert_int_equal(rc, 2);
+	free(text);
+	text = run(&rc, both);
+	assert_int_equal(rc, 2);
+	free(text);
+	text = run(&rc, missing);
+	assert_int_equal(rc, 1);
+	free(text);
+}
+
+/* the differential flame graph: the data in the page, and drawn by a real
+ * browser (headless Chromium's DOM after the script ran) where there is one */
+static void test_html(void **state)
+{
+	char page[128], cmd[512];
+	const char *a[] = { "diff", "--format", "html", "-o", page, base, newer, NULL };
+	char *text;
+	int rc;
+
+	(void)state;
+	snprintf(page, sizeof(page), "%s/diff.html", dir);
+	text = run(&rc, a);
+	assert_int_equal(rc, 0);
+	free(text);
+	text = slurp(page);
+	assert_non_null(text);
+	assert_null(strstr(text, "DIFF_DATA"));
+	assert_non_null(strstr(text, "{\"path\":[\"main_loop\",\"parse\",\"lex\"],"));
+	free(text);
+	if (system("command -v chromium >/dev/null 2>&1")) {
+		fprintf(stderr, "skipped: no chromium to draw the page\n");
+		skip();
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 120 chromium --headless --no-sandbox --disable-gpu --dump-dom file://%s "
+		 ">%s 2>/dev/null",
+		 page, out);
+	assert_int_equal(system(cmd), 0);
+	text = slurp(out);
+	assert_non_null(text);
+	/* the frame that got slower is drawn, red (the largest change: full
+	 * saturation), one level below parse; an unchanged one is grey */
+	assert_non_null(strstr(text, "data-path=\"main_loop;parse;lex\" data-change=\"4000000\" "
+				     "style=\"left: 0%; width: "));
+	assert_non_null(strstr(text, "top: 36px; background: rgb(238, 43, 43);\">lex<"));
+	assert_non_null(strstr(text, "data-path=\"main_loop;parse\" data-change=\"0\""));
+	assert_non_null(strstr(text, "background: rgb(232, 232, 232);\">parse<"));
+	free(text);
+}
+
+static volatile unsigned long sink;
+
+static void df_zone(void)
+{
+	PROF_USDT(df_zone);
+	sink++;
+}
+
+/* a live process (this one) against the file saved of it a moment ago */
+static void test_live_against_file(void **state)
+{
+	char pid[32], saved[128];
+	const char *s[] = { "save", "--pid", pid, "--since-start", "-o", saved, NULL };
+	const char *d[] = { "diff", "--format", "json", "--since-start", saved, pid, NULL };
+	char *text;
+	const char *p;
+	int rc, i;
+
+	(void)state;
+	for (i = 0; i < 10; i++)
+		df_zone();
+	snprintf(pid, sizeof(pid), "pid:%d", (int)getpid());
+	snprintf(saved, sizeof(saved), "%s/self.prof", dir);
+	s[2] = pid + 4;
+	text = run(&rc, s);
+	assert_int_equal(rc, 0);
+	free(text);
+	for (i = 0; i < 7; i++)
+		df_zone();
+	text = run(&rc, d);
+	assert_int_equal(rc, 0);
+	p = strstr(text, "{\"name\":\"df_zone\",\"base\":{\"calls\":10,");
+	assert_non_null(p);
+	assert_non_null(strstr(p, "\"new\":{\"calls\":17,"));
+	assert_non_null(strstr(p, "\"change\":{\"calls\":7,"));
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_sort_and_rows),
+		cmocka_unit_test(test_color),
+		cmocka_unit_test(test_json_per_call),
+		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_html),
+		cmocka_unit_test(test_live_against_file),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

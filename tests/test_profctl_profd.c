@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_profctl_profd.c - profiles leaving the machine through a real
+ * profd (root, BPF): `profctl save` of a process profd followed keeps its
+ * kernel columns and reads back as profd's own report of it; `profctl
+ * serve` as its owner shows the process, as another user does not.
+ * Skips, saying why, unless root with kernel assistance.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "testutil.h"
+#include "client.h"
+#include "profctl.h"
+#include "prof.h"
+
+#define UID_A 65534 /* nobody: owns the profiled process */
+#define UID_B 65533 /* another unprivileged uid */
+
+static char dir[64], sock[128];
+static pid_t profd_pid = -1;
+static volatile unsigned long sink;
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+static void pd_zone(void)
+{
+	PROF_USDT(pd_zone);
+	for (int i = 0; i < 1000; i++)
+		sink += (unsigned long)i;
+	/* off CPU a little: a kernel fact to keep */
+	usleep(200);
+}
+
+/* the profd beside this test (.output/tests/../profd) */
+static const char *profd_bin(void)
+{
+	static char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
+
+	if (n <= 0)
+		return "profd";
+	path[n] = '\0';
+	snprintf(strrchr(path, '/'), 32, "/../profd");
+	return path;
+}
+
+static int setup(void **state)
+{
+	struct profd_status st;
+	__u64 end;
+	int fd = -1;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test_profctl_profd.XXXXXX");
+	if (!mkdtemp(dir) || chmod(dir, 0755))
+		return -1;
+	snprintf(sock, sizeof(sock), "%s/profd.sock", dir);
+	if (geteuid() != 0)
+		return 0;
+	profd_pid = fork();
+	if (profd_pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(profd_bin(), "profd", "--socket", sock, "--interval", "50", (char *)NULL);
+		_exit(127);
+	}
+	setenv("PROF_SOCKET", sock, 1);
+	setenv("PROFD_SOCKET", sock, 1);
+	unsetenv("PROFCTL_NO_DAEMON");
+	unsetenv("PROF_NO_DAEMON");
+	for (end = now_ns() + 5000000000ull; now_ns() < end && fd < 0; usleep(20000))
+		fd = profd_connect(sock);
+	if (fd < 0 || profd_status(fd, &st) || !st.bpf_on) {
+		if (fd >= 0)
+			close(fd);
+		kill(profd_pid, SIGTERM);
+		waitpid(profd_pid, NULL, 0);
+		profd_pid = -1;
+		return 0;
+	}
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	if (profd_pid > 0) {
+		kill(profd_pid, SIGTERM);
+		waitpid(profd_pid, NULL, 0);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+static void need_profd(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "skipped: not root\n");
+		skip();
+	}
+	if (profd_pid < 0) {
+		fprintf(stderr, "skipped: profd did not start with kernel assistance\n");
+		skip();
+	}
+}
+
+/* a child as UID_A: n zones, then "R" on the pipe, then waits for ctl to close */
+struct kid {
+	pid_t pid;
+	int ctl;
+};
+
+static struct kid spawn_as_a(int n)
+{
+	int rd[2], ctl[2];
+	struct kid k = { -1, -1 };
+	char c;
+
+	assert_int_equal(pipe(rd), 0);
+	assert_int_equal(pipe(ctl), 0);
+	k.pid = fork();
+	assert_true(k.pid >= 0);
+	if (k.pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(rd[0]);
+		close(ctl[1]);
+		if (setgid(UID_A) || setuid(UID_A))
+			_exit(2);
+		for (int i = 0; i < n; i++)
+			pd_zone();
+		if (write(rd[1], "R", 1) != 1)
+			_exit(3);
+		/* until the test is done with us */
+		while (read(ctl[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(rd[1]);
+	close(ctl[0]);
+	assert_int_equal(read(rd[0], &c, 1), 1);
+	assert_int_equal(c, 'R');
+	close(rd[0]);
+	k.ctl = ctl[1];
+	return k;
+}
+
+/* until profd follows pid (it looks for new segments now and then) */
+static void wait_followed(pid_t pid)
+{
+	__u64 end = now_ns() + 5000000000ull;
+	struct pc_proc *procs;
+	struct pc_src src;
+	size_t n, i;
+
+	while (now_ns() < end) {
+		pc_src_open(&src, false);
+		assert_true(src.fd >= 0);
+		procs = NULL;
+		n = 0;
+		if (!pc_src_list(&src, &procs, &n))
+			for (i = 0; i < n; i++)
+				if (procs[i].pid == pid) {
+					free(procs);
+					pc_src_close(&src);
+					return;
+				}
+		free(procs);
+		pc_src_close(&src);
+		usleep(20000);
+	}
+	fail_msg("profd did not follow pid %d in 5 s", (int)pid);
+}
+
+static void kid_end(struct kid *k)
+{
+	close(k->ctl);
+	waitpid(k->pid, NULL, 0);
+}
+
+/* profctl args... with stdout to path; the status */
+static int run(const char *path, const char **args)
+{
+	char *argv[32];
+	int argc = 0, rc, saved, fd;
+
+	argv[argc++] = (char *)(uintptr_t) "profctl";
+	while (*args && argc < 31)
+		argv[argc++] = (char *)(uintptr_t)*args++;
+	argv[argc] = NULL;
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 1);
+	close(fd);
+	rc = profctl_main(argc, argv);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	return rc;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* save through profd: kernel columns kept; read back as profd reports it
+ * (after the exit, so both are profd's kept copy) */
+static void test_save_via_profd(void **state)
+{
+	char pid[16], file[128], live[128], saved[128];
+	struct prof_snapshot *s = NULL;
+	const struct prof_snap_node *n;
+	struct kid k;
+	char *a, *b;
+
+	(void)state;
+	need_profd();
+	k = spawn_as_a(50);
+	snprintf(pid, sizeof(pid), "%d", (int)k.pid);
+	snprintf(file, sizeof(file), "%s/k.prof", dir);
+	snprintf(live, sizeof(live), "%s/live.csv", dir);
+	snprintf(saved, sizeof(saved), "%s/saved.csv", dir);
+	wait_followed(k.pid);
+	kid_end(&k);
+	/* profd keeps an exited process's data for a while */
+	{
+		const char *sv[] = { "save", "--pid", pid, "--since-start", "-o", file, NULL };
+
+		assert_int_equal(run(live, sv), 0);
+	}
+	assert_int_equal(pc_read_image(file, 0, &s), 0);
+	assert_true(pc_has_sched(s));
+	assert_int_equal(s->nthreads, 1);
+	n = test_node(s, &s->threads[0], "pd_zone");
+	assert_non_null(n);
+	assert_int_equal(n->calls, 50);
+	assert_true(n->kernel_calls > 0);
+	assert_true(n->offcpu_ns > 0);
+	prof_snapshot__destroy(s);
+	{
+		/* the zones' rows: wall time of a process gone is profd's to
+		 * advance or not; the calls, times and kernel columns are the
+		 * process's */
+		const char *l[] = { "report", "--pid",	  pid,	 "--since-start",
+				    "--flat", "--format", "csv", NULL };
+		const char *f[] = { "report", "--input", file, "--flat", "--format", "csv", NULL };
+
+		assert_int_equal(run(live, l), 0);
+		assert_int_equal(run(saved, f), 0);
+	}
+	a = slurp(live);
+	b = slurp(saved);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+}
+
+/* one scrape through profd as uid; 1 if pid is in it, 0 if not, <0 error */
+static int scrape_has(uid_t uid, pid_t pid)
+{
+	int st;
+	pid_t k = fork();
+
+	assert_true(k >= 0);
+	if (k == 0) {
+		struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32 };
+		struct pc_src src;
+		char *buf = NULL, key[64];
+		size_t len = 0;
+		FILE *f;
+
+		if (setgid(uid) || setuid(uid))
+			_exit(10);
+		f = open_memstream(&buf, &len);
+		pc_src_open(&src, false);
+		if (src.fd < 0)
+			_exit(11);
+		if (pc_metrics(f, &src, &so, true))
+			_exit(12);
+		pc_src_close(&src);
+		fclose(f);
+		snprintf(key, sizeof(key), "profd_zone_calls_total{pid=\"%d\"", (int)pid);
+		_exit(strstr(buf, key) ? 1 : 0);
+	}
+	assert_int_equal(waitpid(k, &st, 0), k);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st) > 1 ? -WEXITSTATUS(st) : WEXITSTATUS(st);
+}
+
+/* the exporter shows what its user may see: the owner's process to the
+ * owner, nothing of it to another user */
+static void test_serve_other_user(void **state)
+{
+	struct kid k;
+	__u64 end;
+	int has = 0;
+
+	(void)state;
+	need_profd();
+	k = spawn_as_a(5);
+	/* profd follows a new segment at its next look (bounded) */
+	for (end = now_ns() + 5000000000ull; now_ns() < end; usleep(50000))
+		if ((has = scrape_has(UID_A, k.pid)) != 0)
+			break;
+	assert_int_equal(has, 1);
+	/* followed, and still not another user's to see */
+	assert_int_equal(scrape_has(UID_B, k.pid), 0);
+	assert_int_equal(scrape_has(0, k.pid), 1);
+	kid_end(&k);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_save_via_profd),
+		cmocka_unit_test(test_serve_other_user),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

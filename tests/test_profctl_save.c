@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_profctl_save.c - profiles as files (issue 15): `profctl save` then
+ * `report --input` gives what the live report gives, in every view and
+ * format; PROF_SAVE writes the file at exit; the file is a small part of
+ * the segment; a truncated, corrupt or foreign file gets one line and
+ * exit status 1, never a crash.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "testutil.h"
+#include "profctl.h"
+#include "proffile.h"
+#include "prof.h"
+
+static char dir[64];
+static pid_t child = -1, child_pid = -1;
+static int cmd_w = -1, ack_r = -1;
+static volatile unsigned long sink;
+
+static void sv_leaf(void)
+{
+	PROF_USDT(sv_leaf);
+	for (int i = 0; i < 100; i++)
+		sink += (unsigned long)i;
+}
+
+static void sv_rec(int n)
+{
+	PROF_USDT(sv_rec);
+	sink += (unsigned long)n;
+	if (n > 0)
+		sv_rec(n - 1);
+}
+
+static void sv_outer(void)
+{
+	PROF_USDT(sv_outer);
+	sv_leaf();
+	sv_rec(2);
+}
+
+static void *sv_worker(void *arg)
+{
+	unsigned int n = *(unsigned int *)arg;
+
+	PROF_THREAD_NAME("sv-worker");
+	for (unsigned int i = 0; i < n; i++)
+		sv_leaf();
+	/*
+	 * off CPU a while: a thread always on CPU can read a little more CPU
+	 * than wall time, which a full read (save) clamps to the wall time
+	 * and a lazy one (report) does not yet
+	 */
+	usleep(2000);
+	return NULL;
+}
+
+/* the child: "N" runs N outer calls and a thread of N leaf calls, then
+ * acks; 0 exits */
+static void child_main(int cmd, int ack)
+{
+	unsigned int n;
+
+	while (read(cmd, &n, sizeof(n)) == sizeof(n)) {
+		pthread_t t;
+
+		if (n == 0)
+			break;
+		for (unsigned int i = 0; i < n; i++)
+			sv_outer();
+		if (!pthread_create(&t, NULL, sv_worker, &n))
+			pthread_join(t, NULL);
+		if (write(ack, &n, sizeof(n)) != sizeof(n))
+			break;
+	}
+	exit(0);
+}
+
+static void drive(unsigned int n)
+{
+	unsigned int a;
+
+	assert_int_equal(write(cmd_w, &n, sizeof(n)), sizeof(n));
+	assert_int_equal(read(ack_r, &a, sizeof(a)), sizeof(a));
+	assert_int_equal(a, n);
+}
+
+static int setup(void **state)
+{
+	int cmd[2], ack[2];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test_profctl_save.XXXXXX");
+	if (!mkdtemp(dir) || pipe(cmd) || pipe(ack))
+		return -1;
+	setenv("XDG_RUNTIME_DIR", dir, 1);
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+	setenv("PROF_NO_DAEMON", "1", 1);
+	child = fork();
+	if (child < 0)
+		return -1;
+	child_pid = child;
+	if (child == 0) {
+		char path[128];
+
+		/* the child saves itself at exit: test_prof_save reads it */
+		snprintf(path, sizeof(path), "%s/atexit.%%p.prof", dir);
+		setenv("PROF_SAVE", path, 1);
+		/* its segment stays for test_round_trip's post-mortem report */
+		setenv("PROF_KEEP", "1", 1);
+		close(cmd[1]);
+		close(ack[0]);
+		child_main(cmd[0], ack[1]);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	cmd_w = cmd[1];
+	ack_r = ack[0];
+	return 0;
+}
+
+static void child_exit(void)
+{
+	unsigned int zero = 0;
+	int st;
+
+	if (child <= 0)
+		return;
+	if (write(cmd_w, &zero, sizeof(zero)) != sizeof(zero))
+		kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	child = -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128], paths[4][96];
+	size_t i, n;
+
+	(void)state;
+	child_exit();
+	/* the kept segment */
+	n = test_seg_paths(child_pid, paths, 4);
+	for (i = 0; i < n; i++)
+		unlink(paths[i]);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (len)
+		*len = (size_t)n;
+	return buf;
+}
+
+static void spill(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* profctl with args (NULL-terminated); stdout into out, stderr into err
+ * (each if set); exit status */
+static int run_io(const char *out, const char **args, char *err, size_t errlen)
+{
+	char *argv[32], errpath[128];
+	int argc = 0, rc, saved = -1, saved2 = -1, fd;
+
+	argv[argc++] = (char *)(uintptr_t) "profctl";
+	while (*args && argc < 31)
+		argv[argc++] = (char *)(uintptr_t)*args++;
+	argv[argc] = NULL;
+	if (out) {
+		fflush(stdout);
+		saved = dup(1);
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		close(fd);
+	}
+	if (err) {
+		snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+		fflush(stderr);
+		saved2 = dup(2);
+		fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 2);
+		close(fd);
+	}
+	rc = profctl_main(argc, argv);
+	if (out) {
+		fflush(stdout);
+		dup2(saved, 1);
+		close(saved);
+	}
+	if (err) {
+		char *e;
+
+		fflush(stderr);
+		dup2(saved2, 2);
+		close(saved2);
+		e = slurp(errpath, NULL);
+		snprintf(err, errlen, "%s", e ? e : "");
+		free(e);
+	}
+	return rc;
+}
+
+/* the views and formats a saved file must render as the live process does */
+static const char *const views[][4] = {
+	{ NULL },
+	{ "--flat", NULL },
+	{ "--flat", "--sort", "calls", NULL },
+	{ "--callers", "sv_leaf", NULL },
+	{ "--threads", NULL },
+	{ "--threads", "--format", "json", NULL },
+	{ "--format", "json", NULL },
+	{ "--format", "csv", NULL },
+	{ "--format", "folded", NULL },
+	{ "--format", "html", NULL },
+	{ "--flat", "--format", "json", NULL },
+	{ "--callers", "sv_rec", "--format", "json" },
+};
+
+/* argv: profctl report SRC... VIEW... */
+static void report_args(const char **argv, const char *const *src, const char *const *view)
+{
+	int n = 0;
+
+	argv[n++] = "report";
+	while (*src)
+		argv[n++] = *src++;
+	for (int i = 0; i < 4 && view[i]; i++)
+		argv[n++] = view[i];
+	argv[n] = NULL;
+}
+
+/*
+ * Every view of a saved file is the live report of the process it was
+ * saved from.  Compared once the process has exited (its segment kept):
+ * a live report of a running process counts its threads' wall time to
+ * the moment of the read, a file to the moment of the save.  Both files
+ * are compared, the one `save` wrote after the exit and the one PROF_SAVE
+ * wrote at it.
+ */
+static void test_round_trip(void **state)
+{
+	char pid[16], file[128], atexit_file[128], live[128], saved[128], err[512];
+	const char *argv[16];
+	size_t v;
+	int f;
+
+	(void)state;
+	drive(30);
+	snprintf(pid, sizeof(pid), "%d", (int)child_pid);
+	child_exit();
+	snprintf(file, sizeof(file), "%s/run.prof", dir);
+	snprintf(atexit_file, sizeof(atexit_file), "%s/atexit.%s.prof", dir, pid);
+	snprintf(live, sizeof(live), "%s/live.out", dir);
+	snprintf(saved, sizeof(saved), "%s/saved.out", dir);
+	{
+		const char *a[] = { "save", "--pid", pid, "--since-start", "-o", file, NULL };
+
+		assert_int_equal(run_io(NULL, a, err, sizeof(err)), 0);
+		assert_string_equal(err, "");
+	}
+	for (f = 0; f < 2; f++) {
+		for (v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+			const char *const lsrc[] = { "--pid", pid, "--since-start", NULL };
+			const char *const fsrc[] = { "--input", f ? atexit_file : file, NULL };
+			char *a, *b;
+
+			report_args(argv, lsrc, views[v]);
+			assert_int_equal(run_io(live, argv, NULL, 0), 0);
+			report_args(argv, fsrc, views[v]);
+			assert_int_equal(run_io(saved, argv, err, sizeof(err)), 0);
+			assert_string_equal(err, "");
+			a = slurp(live, NULL);
+			b = slurp(saved, NULL);
+			assert_non_null(a);
+			assert_non_null(b);
+			assert_true(strlen(a) > 20);
+			if (strcmp(a, b))
+				fail_msg("%s, view %zu (%s %s): the saved file's report differs",
+					 fsrc[1], v, views[v][0] ? views[v][0] : "tree",
+					 views[v][1] ? views[v][1] : "");
+			free(a);
+			free(b);
+		}
+	}
+}
+
+/* the file is what is used, not the segment's size */
+static void test_compact(void **state)
+{
+	char paths[4][96], pid[16], file[128];
+	struct stat seg, st;
+
+	(void)state;
+	drive(5);
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(file, sizeof(file), "%s/small.prof", dir);
+	{
+		const char *a[] = { "save", "--pid", pid, "-o", file, NULL };
+
+		assert_int_equal(run_io(NULL, a, NULL, 0), 0);
+	}
+	assert_int_equal(test_seg_paths(child, paths, 4), 1);
+	assert_int_equal(stat(paths[0], &seg), 0);
+	assert_int_equal(stat(file, &st), 0);
+	/* a few nodes in two threads: a few KB, not the segment's MB */
+	assert_true(st.st_size < 64 * 1024);
+	assert_true(st.st_size * 100 < seg.st_size);
+}
+
+/* encode, check, decode: the image prof_snapshot__write gives, exactly */
+static void test_encode_decode(void **state)
+{
+	struct prof_snapshot *s;
+	struct prof_file_hdr h;
+	void *img, *file, *back;
+	size_t ilen, flen;
+
+	(void)state;
+	drive(3);
+	s = test_snapshot(child);
+	assert_non_null(s);
+	assert_int_equal(prof_snapshot__write(s, &img, &ilen), 0);
+	assert_int_equal(prof_file_encode(s, &file, &flen), 0);
+	assert_true(flen < ilen);
+	assert_int_equal(prof_file_check(file, flen, PROF_FILE_IMAGE_MAX, &h), 0);
+	assert_int_equal(h.image_size, ilen);
+	assert_int_equal(h.pid, (unsigned int)child);
+	assert_string_equal(h.comm, s->comm);
+	back = calloc(1, ilen);
+	assert_non_null(back);
+	assert_int_equal(prof_file_decode(file, flen, back, ilen, 0), 0);
+	assert_memory_equal(back, img, ilen);
+	/* a max below the image refuses it */
+	assert_int_equal(prof_file_check(file, flen, ilen - 8, NULL), PROF_FILE_E_BIG);
+	/* one flipped byte in the body: the hash says so */
+	((char *)file)[flen - 3] ^= 0x40;
+	memset(back, 0, ilen);
+	assert_int_equal(prof_file_decode(file, flen, back, ilen, 0), PROF_FILE_E_HASH);
+	free(back);
+	free(file);
+	free(img);
+	prof_snapshot__destroy(s);
+}
+
+/* one line on stderr and status 1 for what is not a whole profile */
+static void expect_refused(const char *path, const char *says)
+{
+	char err[512], out[128];
+	const char *a[] = { "report", "--input", path, NULL };
+	const char *nl;
+
+	snprintf(out, sizeof(out), "%s/refused.out", dir);
+	assert_int_equal(run_io(out, a, err, sizeof(err)), 1);
+	nl = strchr(err, '\n');
+	if (!nl || nl[1] || !strstr(err, says))
+		fail_msg("%s: want one line saying '%s', got '%s'", path, says, err);
+}
+
+static void test_refused(void **state)
+{
+	char pid[16], file[128], bad[128], json[128];
+	struct prof_file_hdr h;
+	size_t len, cut;
+	char *buf;
+
+	(void)state;
+	drive(2);
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(file, sizeof(file), "%s/whole.prof", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.prof", dir);
+	snprintf(json, sizeof(json), "%s/run.json", dir);
+	{
+		const char *a[] = { "save", "--pid", pid, "-o", file, NULL };
+		const char *j[] = { "report", "--pid", pid, "--format", "json", NULL };
+
+		assert_int_equal(run_io(NULL, a, NULL, 0), 0);
+		assert_int_equal(run_io(json, j, NULL, 0), 0);
+	}
+	buf = slurp(file, &len);
+	assert_non_null(buf);
+	/* every cut in the header and a spread of cuts in the body */
+	for (cut = 0; cut < len; cut += cut < sizeof(h) + 16 ? 1 : 97) {
+		spill(bad, buf, cut);
+		expect_refused(bad, cut < PROF_FILE_MAGIC_LEN ? "not a profd profile"
+							      : "truncated profile");
+	}
+	/* a flipped byte in the body */
+	buf[len - 5] ^= 1;
+	spill(bad, buf, len);
+	expect_refused(bad, "checksum");
+	buf[len - 5] ^= 1;
+	/* a newer version */
+	memcpy(&h, buf, sizeof(h));
+	h.version = PROF_FILE_VERSION + 1;
+	memcpy(buf, &h, sizeof(h));
+	spill(bad, buf, len);
+	expect_refused(bad, "a version this profctl does not read");
+	/* trailing bytes */
+	h.version = PROF_FILE_VERSION;
+	memcpy(buf, &h, sizeof(h));
+	spill(bad, buf, len);
+	{
+		FILE *f = fopen(bad, "a");
+
+		assert_non_null(f);
+		fputs("junk", f);
+		fclose(f);
+	}
+	expect_refused(bad, "corrupt profile");
+	/* the JSON report is not a profile, and says what is */
+	expect_refused(json, "a JSON report");
+	free(buf);
+}
+
+/* PROF_SAVE=PATH (%p: the pid): the file at exit is the profile as it
+ * ended (test_round_trip made the child exit) */
+static void test_prof_save(void **state)
+{
+	char path[128], out[128], pid[16];
+	const char *a[] = { "report", "--input", path, "--flat", "--format", "csv", NULL };
+	struct stat st;
+	char *text, key[64];
+	const char *p;
+	long calls;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%d", (int)child_pid);
+	snprintf(path, sizeof(path), "%s/atexit.%s.prof", dir, pid);
+	assert_int_equal(stat(path, &st), 0);
+	snprintf(out, sizeof(out), "%s/atexit.csv", dir);
+	assert_int_equal(run_io(out, a, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	/* every drive of this run: 5 + 3 + 2 + 30 outer calls */
+	snprintf(key, sizeof(key), ",sv_outer,");
+	p = strstr(text, key);
+	assert_non_null(p);
+	assert_int_equal(sscanf(p + strlen(key), "%ld", &calls), 1);
+	assert_int_equal(calls, 5 + 3 + 2 + 30);
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_compact),
+		cmocka_unit_test(test_encode_decode),
+		cmocka_unit_test(test_refused),
+		/* these two end the child */
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_prof_save),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,681 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_profctl_serve.c - `profctl serve`, the OpenMetrics exporter: the
+ * exposition of a child with known calls (counters, histogram, info;
+ * --max-zones and --threads bound the labels), `promtool check metrics`
+ * on it, the HTTP server on loopback, a real Prometheus scraping it whose
+ * rate() of a zone called 200 times a second says 200, and another user
+ * seeing none of our processes.  What is not installed (promtool,
+ * prometheus) or not allowed (setuid without root) is skipped, saying why.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "testutil.h"
+#include "profctl.h"
+#include "prof.h"
+
+#define RATE_HZ 200
+
+static char dir[64];
+static pid_t driven = -1, ticker = -1;
+static int cmd_w = -1, ack_r = -1;
+static volatile unsigned long sink;
+
+static void sv_inner(void)
+{
+	PROF_USDT(srv_inner);
+	for (int i = 0; i < 50; i++)
+		sink += (unsigned long)i;
+}
+
+static void sv_outer(void)
+{
+	PROF_USDT(srv_outer);
+	sv_inner();
+	sv_inner();
+}
+
+static void sv_other(void)
+{
+	PROF_USDT(srv_other);
+	sink++;
+}
+
+/* "N": N outer calls (2N inner) and one other, then an ack */
+static void driven_main(int cmd, int ack)
+{
+	unsigned int n;
+
+	while (read(cmd, &n, sizeof(n)) == sizeof(n) && n) {
+		for (unsigned int i = 0; i < n; i++)
+			sv_outer();
+		sv_other();
+		if (write(ack, &n, sizeof(n)) != sizeof(n))
+			break;
+	}
+	exit(0);
+}
+
+/* a zone RATE_HZ times a second, on absolute deadlines: the rate holds
+ * on average however late a wakeup is */
+static void ticker_main(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	for (;;) {
+		{
+			PROF_USDT(srv_tick);
+			sink++;
+		}
+		t.tv_nsec += 1000000000L / RATE_HZ;
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_nsec -= 1000000000L;
+			t.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL);
+	}
+}
+
+static void drive(unsigned int n)
+{
+	unsigned int a;
+
+	assert_int_equal(write(cmd_w, &n, sizeof(n)), sizeof(n));
+	assert_int_equal(read(ack_r, &a, sizeof(a)), sizeof(a));
+	assert_int_equal(a, n);
+}
+
+static int setup(void **state)
+{
+	int cmd[2], ack[2];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test_profctl_serve.XXXXXX");
+	if (!mkdtemp(dir) || pipe(cmd) || pipe(ack))
+		return -1;
+	setenv("XDG_RUNTIME_DIR", dir, 1);
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+	setenv("PROF_NO_DAEMON", "1", 1);
+	driven = fork();
+	if (driven < 0)
+		return -1;
+	if (driven == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		driven_main(cmd[0], ack[1]);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	cmd_w = cmd[1];
+	ack_r = ack[0];
+	ticker = fork();
+	if (ticker < 0)
+		return -1;
+	if (ticker == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		ticker_main();
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	unsigned int zero = 0;
+	char cmd[128];
+	int st;
+
+	(void)state;
+	if (write(cmd_w, &zero, sizeof(zero)) != sizeof(zero))
+		kill(driven, SIGKILL);
+	waitpid(driven, &st, 0);
+	kill(ticker, SIGKILL);
+	waitpid(ticker, &st, 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+/* one scrape, in memory (free it) */
+static char *scrape(const struct pc_serve_opts *so, bool om)
+{
+	struct pc_src src;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	pc_src_open(&src, true);
+	src.read_flags = 0;
+	assert_int_equal(pc_metrics(f, &src, so, om), 0);
+	pc_src_close(&src);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+/* the value of the series that starts with prefix (its name and labels) */
+static double series(const char *text, const char *prefix)
+{
+	const char *p = text;
+	size_t n = strlen(prefix);
+
+	for (; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, prefix, n)) {
+			p = strchr(p + n, ' ');
+			assert_non_null(p);
+			return strtod(p + 1, NULL);
+		}
+	return -1;
+}
+
+static void test_exposition(void **state)
+{
+	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32 };
+	char key[256], lbl[128];
+	double prev = -1;
+	char *text;
+	const char *p;
+	int k;
+
+	(void)state;
+	drive(100);
+	text = scrape(&so, true);
+	snprintf(lbl, sizeof(lbl), "{pid=\"%d\",comm=\"", (int)driven);
+	p = strstr(text, lbl);
+	assert_non_null(p);
+	/* the families, OpenMetrics style */
+	assert_non_null(strstr(text, "# TYPE profd_zone_calls counter\n"));
+	assert_non_null(strstr(text, "# TYPE profd_zone_duration_seconds histogram\n"));
+	assert_non_null(strstr(text, "# UNIT profd_zone_self_seconds seconds\n"));
+	assert_non_null(strstr(text, "# TYPE profd_process info\n"));
+	assert_int_equal(strcmp(text + strlen(text) - 6, "# EOF\n"), 0);
+	/* what could not be read is counted, not hidden */
+	assert_true(series(text, "profd_exporter_unread_processes ") >= 0);
+	/* exact calls: zone labels follow pid and comm */
+	p = strstr(text, "profd_zone_calls_total{pid=\"");
+	assert_non_null(p);
+	snprintf(key, sizeof(key), "profd_zone_calls_total{pid=\"%d\"", (int)driven);
+	assert_true(strstr(text, key) != NULL);
+	{
+		char comm[64];
+		const char *c = strstr(text, key) + strlen(key);
+
+		assert_int_equal(sscanf(c, ",comm=\"%63[^\"]\"", comm), 1);
+		snprintf(lbl, sizeof(lbl), "{pid=\"%d\",comm=\"%s\",zone=", (int)driven, comm);
+	}
+	snprintf(key, sizeof(key), "profd_zone_calls_total%s\"srv_inner\"}", lbl);
+	assert_true(series(text, key) == 200);
+	snprintf(key, sizeof(key), "profd_zone_calls_total%s\"srv_outer\"}", lbl);
+	assert_true(series(text, key) == 100);
+	snprintf(key, sizeof(key), "profd_zone_calls_total%s\"srv_other\"}", lbl);
+	assert_true(series(text, key) == 1);
+	/* self <= total, both > 0 */
+	snprintf(key, sizeof(key), "profd_zone_seconds_total%s\"srv_outer\"}", lbl);
+	assert_true(series(text, key) > 0);
+	{
+		double total = series(text, key);
+
+		snprintf(key, sizeof(key), "profd_zone_self_seconds_total%s\"srv_outer\"}", lbl);
+		assert_true(series(text, key) > 0 && series(text, key) <= total);
+	}
+	/* the histogram: cumulative buckets up to +Inf == count == calls */
+	for (k = 0; k < 15; k++) {
+		static const char *const le[] = { "1e-06",  "3e-06", "1e-05", "3e-05", "0.0001",
+						  "0.0003", "0.001", "0.003", "0.01",  "0.03",
+						  "0.1",    "0.3",   "1",     "3",     "10" };
+		double v;
+
+		snprintf(key, sizeof(key),
+			 "profd_zone_duration_seconds_bucket%s\"srv_inner\",le=\"%s\"}", lbl,
+			 le[k]);
+		v = series(text, key);
+		assert_true(v >= prev && v <= 200);
+		prev = v;
+	}
+	snprintf(key, sizeof(key), "profd_zone_duration_seconds_bucket%s\"srv_inner\",le=\"+Inf\"}",
+		 lbl);
+	assert_true(series(text, key) == 200);
+	snprintf(key, sizeof(key), "profd_zone_duration_seconds_count%s\"srv_inner\"}", lbl);
+	assert_true(series(text, key) == 200);
+	/* a call of 50 additions is well under 10 s */
+	assert_true(prev == 200);
+	/* counters only grow: a later scrape has more */
+	free(text);
+	drive(10);
+	text = scrape(&so, true);
+	snprintf(key, sizeof(key), "profd_zone_calls_total%s\"srv_outer\"}", lbl);
+	assert_true(series(text, key) == 110);
+	free(text);
+}
+
+static void test_bounded(void **state)
+{
+	struct pc_serve_opts so = { .max_zones = 1, .max_threads = 32 };
+	char key[128];
+	char *text;
+	const char *p;
+	int n = 0;
+
+	(void)state;
+	drive(3);
+	text = scrape(&so, false);
+	/* one zone and [other] for our driven child */
+	snprintf(key, sizeof(key), "profd_zone_calls_total{pid=\"%d\"", (int)driven);
+	for (p = strstr(text, key); p; p = strstr(p + 1, key))
+		n++;
+	assert_int_equal(n, 2);
+	assert_non_null(strstr(text, "zone=\"[other]\"}"));
+	/* without --threads, no tid label */
+	assert_null(strstr(text, "tid=\""));
+	/* the text format: counters' TYPE names carry _total, no EOF */
+	assert_non_null(strstr(text, "# TYPE profd_zone_calls_total counter\n"));
+	assert_null(strstr(text, "# EOF"));
+	free(text);
+	so.max_zones = 200;
+	so.threads = true;
+	text = scrape(&so, false);
+	snprintf(key, sizeof(key), ",tid=\"%d\",thread=\"", (int)driven);
+	assert_non_null(strstr(text, key));
+	free(text);
+}
+
+static bool have(const char *prog)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", prog);
+	return !system(cmd);
+}
+
+static void test_promtool(void **state)
+{
+	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32, .threads = true };
+	char path[128], cmd[512];
+	char *text;
+	FILE *f;
+
+	(void)state;
+	if (!have("promtool")) {
+		fprintf(stderr, "skipped: promtool not installed (Debian prometheus)\n");
+		skip();
+	}
+	drive(2);
+	text = scrape(&so, false);
+	snprintf(path, sizeof(path), "%s/metrics.txt", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	free(text);
+	/* lint problems are printed and make it exit non-zero */
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* --- over HTTP ---------------------------------------------------------------- */
+
+/* profctl serve in a child on 127.0.0.1:0 (or, activated, on a socket
+ * passed as systemd passes it); its port */
+static pid_t serve_start_how(unsigned int *port, bool activated)
+{
+	int errp[2];
+	char line[256];
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe(errp), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *argv[] = {
+			(char *)(uintptr_t) "profctl",	   (char *)(uintptr_t) "serve",
+			(char *)(uintptr_t) "--listen",	   (char *)(uintptr_t) "127.0.0.1:0",
+			(char *)(uintptr_t) "--no-daemon", NULL
+		};
+
+		/* a failed assertion leaves no server behind holding our stdout */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(errp[1], 2);
+		close(errp[0]);
+		if (activated) {
+			struct sockaddr_in a = { .sin_family = AF_INET };
+			int fd = socket(AF_INET, SOCK_STREAM, 0);
+			char me[16];
+
+			/* sd_listen_fds(3): fd 3, LISTEN_PID ours, LISTEN_FDS 1 */
+			a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 8) ||
+			    dup2(fd, 3) != 3)
+				_exit(3);
+			snprintf(me, sizeof(me), "%d", (int)getpid());
+			setenv("LISTEN_PID", me, 1);
+			setenv("LISTEN_FDS", "1", 1);
+			/* the socket wins over --listen */
+			argv[3] = (char *)(uintptr_t) "127.0.0.1:1";
+		}
+		exit(profctl_main(5, argv));
+	}
+	close(errp[1]);
+	/* "profctl: serving http://127.0.0.1:PORT/metrics" once it listens */
+	while (got < (ssize_t)sizeof(line) - 1 &&
+	       (n = read(errp[0], line + got, sizeof(line) - 1 - (size_t)got)) > 0) {
+		got += n;
+		line[got] = '\0';
+		if (strchr(line, '\n'))
+			break;
+	}
+	close(errp[0]);
+	line[got > 0 ? got : 0] = '\0';
+	if (sscanf(line, "profctl: serving http://127.0.0.1:%u/metrics", port) != 1)
+		fail_msg("serve said: '%s'", line);
+	return pid;
+}
+
+static pid_t serve_start(unsigned int *port)
+{
+	return serve_start_how(port, false);
+}
+
+/* an HTTP/1.0 request to 127.0.0.1:port; the status, *body malloc'd */
+static int http(unsigned int port, const char *method, const char *path, const char *accept,
+		char **body)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	char req[1024], *buf = NULL, *p;
+	size_t len = 0;
+	FILE *f;
+	ssize_t n;
+	int fd, code = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%s%s%s\r\n", method, path,
+		 accept ? "Accept: " : "", accept ? accept : "", accept ? "\r\n" : "");
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	f = open_memstream(&buf, &len);
+	while ((n = read(fd, req, sizeof(req))) > 0)
+		fwrite(req, 1, (size_t)n, f);
+	fclose(f);
+	close(fd);
+	sscanf(buf, "HTTP/1.%*d %d", &code);
+	p = strstr(buf, "\r\n\r\n");
+	*body = strdup(p ? p + 4 : "");
+	free(buf);
+	return code;
+}
+
+static void serve_stop(pid_t pid)
+{
+	int st;
+
+	kill(pid, SIGTERM);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void test_http(void **state)
+{
+	unsigned int port;
+	char *body, key[64];
+	pid_t pid;
+
+	(void)state;
+	pid = serve_start(&port);
+	assert_int_equal(
+		http(port, "GET", "/metrics", "application/openmetrics-text; version=1.0.0", &body),
+		200);
+	snprintf(key, sizeof(key), "{pid=\"%d\"", (int)ticker);
+	assert_non_null(strstr(body, key));
+	assert_non_null(strstr(body, "# EOF\n"));
+	free(body);
+	assert_int_equal(http(port, "GET", "/metrics", NULL, &body), 200);
+	assert_null(strstr(body, "# EOF"));
+	free(body);
+	assert_int_equal(http(port, "GET", "/other", NULL, &body), 404);
+	free(body);
+	assert_int_equal(http(port, "POST", "/metrics", NULL, &body), 405);
+	free(body);
+	serve_stop(pid);
+}
+
+/* socket activation: the socket systemd passes is the one served */
+static void test_activated(void **state)
+{
+	unsigned int port;
+	char *body, key[64];
+	pid_t pid;
+
+	(void)state;
+	pid = serve_start_how(&port, true);
+	assert_int_not_equal(port, 1);
+	assert_int_equal(http(port, "GET", "/metrics", NULL, &body), 200);
+	snprintf(key, sizeof(key), "{pid=\"%d\"", (int)ticker);
+	assert_non_null(strstr(body, key));
+	free(body);
+	serve_stop(pid);
+}
+
+/* the socket and service units verify, ExecStart pointed at our profctl */
+static void test_units(void **state)
+{
+	char cmd[1024], d[] = "/tmp/profctl-units.XXXXXX", exe[512];
+	ssize_t n;
+	int rc;
+
+	(void)state;
+	if (system("systemd-analyze --help 2>/dev/null | grep -q verify")) {
+		fprintf(stderr, "skipped: no systemd-analyze verify\n");
+		skip();
+	}
+	/* the profctl beside this test: .output/tests/.. */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	*strrchr(exe, '/') = '\0';
+	strcat(exe, "/profctl");
+	/* a sanitizer build has none: the units' syntax is still checked */
+	if (access(exe, X_OK))
+		snprintf(exe, sizeof(exe), "/bin/true");
+	assert_non_null(mkdtemp(d));
+	snprintf(cmd, sizeof(cmd),
+		 "cp systemd/profctl-serve.socket %s/ && "
+		 "sed 's|/usr/local/bin/profctl|%s|' systemd/profctl-serve.service "
+		 "> %s/profctl-serve.service && "
+		 "systemd-analyze verify --man=no %s/profctl-serve.socket %s/profctl-serve.service",
+		 d, exe, d, d, d);
+	rc = system(cmd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(rc, 0);
+}
+
+/* a free loopback port, for a program that wants one named */
+static unsigned int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* the first value of a Prometheus instant query's answer, -1 if none */
+static double prom_query(unsigned int port, const char *query)
+{
+	char path[512], *body, *p;
+	double v = -1;
+
+	snprintf(path, sizeof(path), "/api/v1/query?query=%s", query);
+	if (http(port, "GET", path, NULL, &body) != 200) {
+		free(body);
+		return -1;
+	}
+	p = strstr(body, "\"value\":[");
+	if (p && (p = strstr(p, ",\"")))
+		v = strtod(p + 2, NULL);
+	free(body);
+	return v;
+}
+
+static bool prom_up(unsigned int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool up;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	up = !connect(fd, (struct sockaddr *)&a, sizeof(a));
+	close(fd);
+	return up;
+}
+
+static void test_prometheus(void **state)
+{
+	char cfg[128], tsdb[128], web[64], sel[160], q[256];
+	unsigned int port, wport;
+	pid_t serve, prom;
+	struct timespec t0, now;
+	double v = -1, n = -1;
+	FILE *f;
+	int st;
+
+	(void)state;
+	if (!have("prometheus")) {
+		fprintf(stderr, "skipped: prometheus not installed (Debian prometheus)\n");
+		skip();
+	}
+	serve = serve_start(&port);
+	wport = free_port();
+	snprintf(cfg, sizeof(cfg), "%s/prometheus.yml", dir);
+	snprintf(tsdb, sizeof(tsdb), "%s/tsdb", dir);
+	snprintf(web, sizeof(web), "127.0.0.1:%u", wport);
+	f = fopen(cfg, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+		"scrape_configs:\n  - job_name: profd\n    static_configs:\n"
+		"      - targets: ['127.0.0.1:%u']\n",
+		port);
+	fclose(f);
+	prom = fork();
+	assert_true(prom >= 0);
+	if (prom == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(null, 1);
+		dup2(null, 2);
+		execlp("prometheus", "prometheus", "--config.file", cfg, "--storage.tsdb.path",
+		       tsdb, "--web.listen-address", web, "--log.level=error", (char *)NULL);
+		_exit(127);
+	}
+	/* the ticker's zone: %7B %22 %7D %5B %5D are { " } [ ] */
+	snprintf(sel, sizeof(sel),
+		 "profd_zone_calls_total%%7Bzone=%%22srv_tick%%22,pid=%%22%d%%22%%7D", (int)ticker);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* wait (at most 60 s) for samples spanning the 5 s window rate() takes */
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec > 60)
+			break;
+		if (waitpid(prom, &st, WNOHANG) == prom)
+			fail_msg("prometheus exited early (status %d)", st);
+		if (prom_up(wport)) {
+			snprintf(q, sizeof(q), "count_over_time(%s%%5B5s%%5D)", sel);
+			n = prom_query(wport, q);
+			if (n >= 5)
+				break;
+		}
+		usleep(200 * 1000);
+	}
+	if (n >= 5) {
+		snprintf(q, sizeof(q), "rate(%s%%5B5s%%5D)", sel);
+		v = prom_query(wport, q);
+	}
+	kill(prom, SIGTERM);
+	waitpid(prom, &st, 0);
+	serve_stop(serve);
+	if (n < 5)
+		fail_msg("prometheus: fewer than 5 scrapes of the zone in 60 s (%g)", n);
+	/* the known rate, within 10% (scrapes land late by a few ms) */
+	if (v < RATE_HZ * 0.9 || v > RATE_HZ * 1.1)
+		fail_msg("rate() of srv_tick is %g, want %d", v, RATE_HZ);
+}
+
+/* another user sees none of our processes, directly or over HTTP */
+static void test_other_user(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	if (geteuid() != 0) {
+		fprintf(stderr, "skipped: needs root to become another user\n");
+		skip();
+	}
+	/* readable by all: only profctl's own rule keeps nobody out */
+	{
+		char paths[4][96];
+		size_t i, n = test_seg_paths(ticker, paths, 4);
+
+		assert_true(n >= 1);
+		for (i = 0; i < n; i++)
+			assert_int_equal(chmod(paths[i], 0644), 0);
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32 };
+		struct pc_src src;
+		char *buf = NULL, key[32];
+		size_t len = 0;
+		FILE *f;
+
+		/* nobody, with a runtime directory of its own */
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		setenv("XDG_RUNTIME_DIR", "/nonexistent", 1);
+		f = open_memstream(&buf, &len);
+		pc_src_open(&src, true);
+		if (pc_metrics(f, &src, &so, true))
+			_exit(3);
+		pc_src_close(&src);
+		fclose(f);
+		snprintf(key, sizeof(key), "pid=\"%d\"", (int)ticker);
+		if (strstr(buf, key) || strstr(buf, "profd_zone_calls_total{"))
+			_exit(4);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exposition), cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_promtool),   cmocka_unit_test(test_http),
+		cmocka_unit_test(test_activated),  cmocka_unit_test(test_units),
+		cmocka_unit_test(test_prometheus), cmocka_unit_test(test_other_user),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
