@@ -12,7 +12,7 @@
  * first switch (gen differs), so a reused tid never inherits numbers.
  *
  * The program is loaded once but attached only while a slot is in use (and
- * five seconds after): an idle profd costs the rest of the machine nothing
+ * a second after): an idle profd costs the rest of the machine nothing
  * per context switch.
  * Each uid may hold conf.uid_slots slots at most, so one user cannot take
  * them all; a slot belongs to the connection that asked for it (its owner),
@@ -40,7 +40,7 @@
 #include "profsched.skel.h"
 #pragma GCC diagnostic pop
 
-#define KBPF_LINGER_NS 5000000000ull /* attached this long after the last slot goes */
+#define KBPF_LINGER_NS 1000000000ull /* attached this long after the last slot goes */
 
 struct kslot {
 	pid_t pid; /* 0: free */
@@ -385,11 +385,7 @@ void kbpf_sweep(void)
 	/*
 	 * Nobody to count for since a moment: switches cost nothing again.
 	 * The moment spares a program that is started again and again (a
-	 * test suite, a shell loop) a detach and attach each time: a thread
-	 * that registers just after a fresh attach is more often left without
-	 * kernel facts at its first zone (4 of 20 first zones in
-	 * test_covered_from_first_zone with half a second, 0 or 1 of 20 kept
-	 * attached; not understood yet).
+	 * test suite, a shell loop) a detach and attach each time.
 	 */
 	if (!kb.used && kb.link && profd_now_ns() - kb.idle_ns >= KBPF_LINGER_NS) {
 		bpf_link__destroy(kb.link);

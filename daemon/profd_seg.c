@@ -727,23 +727,39 @@ static __u64 seg_mem(const struct seg *s)
 	return b;
 }
 
-/* what the exited processes of uid before stop (in list order) keep */
-static __u64 kept_before(const struct seg *stop, uid_t uid)
-{
-	const struct seg *s;
-	__u64 b = 0;
+/*
+ * Whether an exited process of uid taking b bytes fits in uid's share,
+ * counting those kept so far in this pass (kept[], n of them, one per uid);
+ * if it does, it is counted.
+ */
+struct kept_acc {
+	uid_t uid;
+	__u64 bytes;
+};
 
-	for (s = sg.list; s && s != stop; s = s->next)
-		if (!s->alive && s->uid == uid)
-			b += seg_mem(s);
-	return b;
+static bool kept_fits(struct kept_acc *kept, __u32 *n, __u32 cap, uid_t uid, __u64 b)
+{
+	__u32 i;
+
+	for (i = 0; i < *n && kept[i].uid != uid; i++)
+		;
+	if (i == *n) {
+		if (*n == cap)
+			return b <= conf.uid_kept_bytes;
+		kept[(*n)++] = (struct kept_acc){ uid, 0 };
+	}
+	if (kept[i].bytes + b > conf.uid_kept_bytes)
+		return false;
+	kept[i].bytes += b;
+	return true;
 }
 
 void seg_sample(void)
 {
 	struct seg **pp, *s;
 	__u64 now = profd_now_ns(), keep = (__u64)conf.keep_s * 1000000000ull;
-	__u32 exited = 0;
+	__u32 exited = 0, nkept = 0;
+	struct kept_acc kept[64]; /* uids with exited processes: one pass, not one each */
 
 	sg.samples++;
 	/* inotify saw a segment before it was published: look again */
@@ -757,7 +773,7 @@ void seg_sample(void)
 		__u64 age = s->alive || now < s->exit_ns ? 0 : now - s->exit_ns;
 
 		if (!s->alive && (age > keep || ++exited > conf.max_exited ||
-				  kept_before(s, s->uid) + seg_mem(s) > conf.uid_kept_bytes)) {
+				  !kept_fits(kept, &nkept, 64, s->uid, seg_mem(s)))) {
 			*pp = s->next;
 			log_debug("seg: dropping post-mortem data of pid %d", (int)s->pid);
 			seg_free(s);

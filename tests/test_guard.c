@@ -976,7 +976,7 @@ static bool wait_attached(bool want, double seconds)
 
 /*
  * No client: nothing on sched_switch.  A thread registers: attached within
- * a second.  Its process exits: detached after five seconds, within seven.
+ * a second.  Its process exits: detached after a second, within three.
  */
 static void test_attach_on_demand(void **state)
 {
@@ -995,7 +995,7 @@ static void test_attach_on_demand(void **state)
 	close(vhold);
 	close(vout);
 	waitpid(v, NULL, 0);
-	assert_true(wait_attached(false, 7.0));
+	assert_true(wait_attached(false, 3.0));
 	close(fd);
 }
 
