@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 # profd: make | make test | make bench | make install [PREFIX= DESTDIR=]
 # V=1 shows the commands.  SAN=asan|tsan builds into .output/SAN/.
+# make CROSS=aarch64-linux-gnu- lib test-runtime: the runtime on aarch64,
+# its tests under qemu-user.
 
 CC ?= cc
 CXX ?= c++
@@ -15,6 +17,16 @@ ifeq ($(SAN),)
 OUTPUT := .output
 else
 OUTPUT := .output/$(SAN)
+endif
+# CROSS=aarch64-linux-gnu- builds the runtime and its tests with that
+# toolchain into .output/ARCH/; test-runtime runs them under qemu-ARCH
+CROSS ?=
+ifneq ($(CROSS),)
+CROSS_ARCH := $(firstword $(subst -, ,$(CROSS)))
+CC := $(CROSS)gcc
+CXX := $(CROSS)g++
+AR := $(CROSS)ar
+OUTPUT := .output/$(CROSS_ARCH)
 endif
 SAN_asan := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_tsan := -fsanitize=thread
@@ -59,7 +71,7 @@ $(OUTPUT)/usdt/%.o: usdt/%.c $(LIB_HDRS) $(DAEMON_PROTO) | $(OUTPUT)/usdt
 
 $(LIBPROF_A): $(LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(LIBPROF_SO): $(LIB_OBJS)
 	$(call msg,LD,$@)

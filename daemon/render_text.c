@@ -350,6 +350,9 @@ static void process_title(FILE *f, const struct prof_snapshot *s, const struct p
 		fprintf(f, ", dropped %llu sites %llu threads",
 			(unsigned long long)s->sites_dropped,
 			(unsigned long long)s->threads_dropped);
+	if (s->nospace)
+		fprintf(f, ", %llu not profiled for want of room in /dev/shm",
+			(unsigned long long)s->nospace);
 	fputc('\n', f);
 }
 

@@ -5,6 +5,9 @@ FASTPATH_TESTS := test_counts test_timing test_structure test_overflow test_life
 	test_disable test_cxx test_probes test_report test_reader test_open
 
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS))
+# the runtime's own tests, also built with CROSS= and run under qemu-user
+# (there the probe test reads the notes; its tracers skip)
+RUNTIME_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS))
 # the probe test reads ELF notes and attaches bpftrace: the plain build is enough
 SAN_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(filter-out test_probes,$(FASTPATH_TESTS)))
 TEST_EXTRA += $(OUTPUT)/tests/probe_helper $(OUTPUT)/tests/disable_obj.o \
@@ -40,4 +43,14 @@ $(OUTPUT)/tests/probe_helper: tests/probe_helper.c usdt/prof.h $(LIBPROF_A) | $(
 
 $(OUTPUT)/tests/test_probes: $(OUTPUT)/tests/probe_helper
 $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS)): tests/fastpath.h
-$(OUTPUT)/tests/test_timing: TEST_LIBS += -lm
+$(OUTPUT)/tests/test_timing $(OUTPUT)/tests/test_report: TEST_LIBS += -lm
+
+# prof.h with every compiler and language standard (issue 13): builds and
+# runs tests/matrix.c and matrix.cc against libprof.a
+UNIT_TESTS += $(OUTPUT)/tests/test_compilers
+$(OUTPUT)/tests/test_compilers: tests/test_compilers.c tests/matrix.c tests/matrix.cc \
+		tests/lto_a.c tests/lto_b.c \
+		tests/testutil.h usdt/prof.h $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -DSRC_DIR='"$(CURDIR)"' \
+		-DLIBPROF_A='"$(abspath $(LIBPROF_A))"' $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)

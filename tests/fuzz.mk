@@ -39,4 +39,5 @@ $(FUZZ_DIR)/file_seeds/seed0: $(FUZZ_DIR)/seeds/seed0 .output/tests/mkfileseed
 
 # the reader's own unit tests, beside its fuzz target
 UNIT_TESTS += $(OUTPUT)/tests/test_segflat
+RUNTIME_TESTS += $(OUTPUT)/tests/test_segflat
 SAN_TESTS += $(OUTPUT)/tests/test_segflat

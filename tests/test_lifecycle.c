@@ -33,10 +33,10 @@ static __u64 lc_calls(const struct prof_snapshot *s, const struct prof_snap_thre
 	return n ? n->calls : 0;
 }
 
-static void unlink_segs(pid_t pid)
+static void unlink_segs(pid_t pid, __u64 token)
 {
 	char paths[8][96];
-	size_t n = test_seg_paths(pid, paths, 8), i;
+	size_t n = test_seg_paths(pid, token, paths, 8), i;
 
 	for (i = 0; i < n; i++)
 		unlink(paths[i]);
@@ -82,6 +82,7 @@ static void test_fork(void **state)
 	struct prof_snapshot *s;
 	const struct prof_snap_thread *t;
 	__u32 ptid = test_gettid();
+	__u64 ptoken = prof_proc_start_token(getpid()), ctoken;
 	char ppath[1][96];
 	__u64 before;
 	pid_t pid;
@@ -96,15 +97,16 @@ static void test_fork(void **state)
 	before = lc_calls(s, t);
 	assert_true(before >= 100);
 	prof_snapshot__destroy(s);
-	assert_int_equal(test_seg_paths(getpid(), ppath, 1), 1);
+	assert_int_equal(test_seg_paths(getpid(), ptoken, ppath, 1), 1);
 
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		char cpath[2][96];
+		__u64 own = prof_proc_start_token(getpid());
 
 		/* no segment until the child profiles something */
-		CHILD_CHECK(test_seg_paths(getpid(), cpath, 2) == 0);
+		CHILD_CHECK(test_seg_paths(getpid(), own, cpath, 2) == 0);
 		lc_zones(777);
 		/* then one of its own, under its own pid, counting from zero */
 		s = test_snapshot(0);
@@ -115,7 +117,7 @@ static void test_fork(void **state)
 		CHILD_CHECK(s->threads[0].tid == test_gettid());
 		CHILD_CHECK(lc_calls(s, &s->threads[0]) == 777);
 		prof_snapshot__destroy(s);
-		CHILD_CHECK(test_seg_paths(getpid(), cpath, 2) == 1);
+		CHILD_CHECK(test_seg_paths(getpid(), own, cpath, 2) == 1);
 		CHILD_CHECK(strcmp(cpath[0], ppath[0]));
 		/* and the parent's segment did not move */
 		s = test_snapshot(getppid());
@@ -124,10 +126,14 @@ static void test_fork(void **state)
 		prof_snapshot__destroy(s);
 		exit(0);
 	}
+	/* read before it is reaped: the zombie keeps it */
+	ctoken = prof_proc_start_token(pid);
+	assert_true(ctoken != 0);
 	st = test_wait(pid, 30);
 	assert_true(test_exited_ok(st));
 	/* the child's clean exit removed its segment, not ours */
-	assert_int_equal(test_seg_paths(pid, ppath, 1), 0);
+	assert_int_equal(test_seg_paths(pid, ctoken, ppath, 1), 0);
+	assert_int_equal(test_seg_paths(getpid(), ptoken, ppath, 1), 1);
 	s = test_snapshot(0);
 	assert_non_null(s);
 	t = test_thread(s, ptid);
@@ -165,7 +171,7 @@ static void test_fork_exec(void **state)
 	const struct prof_snap_thread *t;
 	__u32 ptid = test_gettid();
 	char paths[2][96];
-	__u64 before;
+	__u64 before, token;
 	pid_t pid;
 	int st;
 
@@ -183,18 +189,22 @@ static void test_fork_exec(void **state)
 			execl("/bin/true", "true", (char *)NULL);
 			_exit(127);
 		}
+		token = prof_proc_start_token(pid);
 		st = test_wait(pid, 30);
 	}
+	assert_true(token != 0);
 	assert_true(test_exited_ok(st));
-	assert_int_equal(test_seg_paths(pid, paths, 2), 0);
+	assert_int_equal(test_seg_paths(pid, token, paths, 2), 0);
 	/* a child that exits without a zone leaves none either */
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
 		_exit(0);
+	token = prof_proc_start_token(pid);
+	assert_true(token != 0);
 	st = test_wait(pid, 30);
 	assert_true(test_exited_ok(st));
-	assert_int_equal(test_seg_paths(pid, paths, 2), 0);
+	assert_int_equal(test_seg_paths(pid, token, paths, 2), 0);
 	s = test_snapshot(0);
 	assert_non_null(s);
 	t = test_thread(s, ptid);
@@ -237,6 +247,7 @@ static void test_fork_threaded(void **state)
 static void test_crash_keeps_data(void **state)
 {
 	struct prof_snapshot *s;
+	__u64 token;
 	pid_t pid;
 	int st;
 
@@ -252,21 +263,25 @@ static void test_crash_keeps_data(void **state)
 		lc_zones(4321);
 		abort();
 	}
+	token = prof_proc_start_token(pid);
+	assert_true(token != 0);
 	st = test_wait(pid, 30);
 	assert_true(st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 	s = test_snapshot(pid);
 	assert_non_null(s);
 	assert_int_equal(s->pid, pid);
+	assert_int_equal(s->start_token, token);
 	assert_int_equal(s->nthreads, 1);
 	assert_int_equal(lc_calls(s, &s->threads[0]), 4321);
 	/* it never ran its exit handler */
 	assert_false(s->flags & PROF_SEG_EXITED);
 	assert_int_equal(s->threads[0].state, PROF_SLAB_ALIVE);
 	prof_snapshot__destroy(s);
-	unlink_segs(pid);
+	unlink_segs(pid, token);
 }
 
-static pid_t run_exiting_child(unsigned calls)
+/* a child that makes calls zones and exits; its pid and start token */
+static pid_t run_exiting_child(unsigned calls, __u64 *token)
 {
 	pid_t pid = fork();
 
@@ -274,41 +289,45 @@ static pid_t run_exiting_child(unsigned calls)
 		lc_zones(calls);
 		exit(0);
 	}
+	*token = pid > 0 ? prof_proc_start_token(pid) : 0;
 	return pid;
 }
 
 static void test_exit_unlinks(void **state)
 {
 	char paths[1][96];
+	__u64 token;
 	pid_t pid;
 
 	(void)state;
-	pid = run_exiting_child(3);
-	assert_true(pid > 0);
+	pid = run_exiting_child(3, &token);
+	assert_true(pid > 0 && token != 0);
 	assert_true(test_exited_ok(test_wait(pid, 30)));
-	assert_int_equal(test_seg_paths(pid, paths, 1), 0);
+	assert_int_equal(test_seg_paths(pid, token, paths, 1), 0);
 }
 
 static void test_keep(void **state)
 {
 	struct prof_snapshot *s;
+	__u64 token;
 	pid_t pid;
 
 	(void)state;
 	/* the child reads PROF_KEEP when it creates its segment: at fork */
 	setenv("PROF_KEEP", "1", 1);
-	pid = run_exiting_child(33);
+	pid = run_exiting_child(33, &token);
 	unsetenv("PROF_KEEP");
-	assert_true(pid > 0);
+	assert_true(pid > 0 && token != 0);
 	assert_true(test_exited_ok(test_wait(pid, 30)));
 	s = test_snapshot(pid);
 	assert_non_null(s);
 	assert_true(s->flags & PROF_SEG_EXITED);
 	assert_true(s->exit_tick > 0);
 	assert_int_equal(s->threads[0].state, PROF_SLAB_EXITED);
+	assert_int_equal(s->start_token, token);
 	assert_int_equal(lc_calls(s, &s->threads[0]), 33);
 	prof_snapshot__destroy(s);
-	unlink_segs(pid);
+	unlink_segs(pid, token);
 }
 
 /* --- squatted names ------------------------------------------------------ */
@@ -343,7 +362,7 @@ static int squat_child(void)
 
 	lc_zones(50);
 
-	n = test_seg_paths(getpid(), paths, 4);
+	n = test_seg_paths(getpid(), token, paths, 4);
 	for (i = 0; i < n; i++)
 		if (!strcmp(paths[i] + strlen(paths[i]) - 2, ".2")) {
 			fd = open(paths[i], O_RDONLY);

@@ -99,7 +99,7 @@ static int nodes_child(void)
 	prof_snapshot__destroy(s);
 
 	/* nothing written past the node table and histograms */
-	CHILD_CHECK(test_seg_paths(getpid(), paths, 2) == 1);
+	CHILD_CHECK(test_seg_paths(getpid(), prof_proc_start_token(getpid()), paths, 2) == 1);
 	fd = open(paths[0], O_RDONLY);
 	CHILD_CHECK(fd >= 0 && !fstat(fd, &st));
 	mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);

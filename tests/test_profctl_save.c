@@ -21,6 +21,7 @@
 
 static char dir[64];
 static pid_t child = -1, child_pid = -1;
+static __u64 child_token; /* read while it runs: its segments outlive it */
 static int cmd_w = -1, ack_r = -1;
 static volatile unsigned long sink;
 
@@ -119,6 +120,7 @@ static int setup(void **state)
 		close(ack[0]);
 		child_main(cmd[0], ack[1]);
 	}
+	child_token = prof_proc_start_token(child);
 	close(cmd[0]);
 	close(ack[1]);
 	cmd_w = cmd[1];
@@ -147,7 +149,7 @@ static int teardown(void **state)
 	(void)state;
 	child_exit();
 	/* the kept segment */
-	n = test_seg_paths(child_pid, paths, 4);
+	n = test_seg_paths(child_pid, child_token, paths, 4);
 	for (i = 0; i < n; i++)
 		unlink(paths[i]);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
@@ -329,7 +331,7 @@ static void test_compact(void **state)
 
 		assert_int_equal(run_io(NULL, a, NULL, 0), 0);
 	}
-	assert_int_equal(test_seg_paths(child, paths, 4), 1);
+	assert_int_equal(test_seg_paths(child, prof_proc_start_token(child), paths, 4), 1);
 	assert_int_equal(stat(paths[0], &seg), 0);
 	assert_int_equal(stat(file, &st), 0);
 	/* a few nodes in two threads: a few KB, not the segment's MB */

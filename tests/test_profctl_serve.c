@@ -633,7 +633,7 @@ static void test_other_user(void **state)
 	/* readable by all: only profctl's own rule keeps nobody out */
 	{
 		char paths[4][96];
-		size_t i, n = test_seg_paths(ticker, paths, 4);
+		size_t i, n = test_seg_paths(ticker, prof_proc_start_token(ticker), paths, 4);
 
 		assert_true(n >= 1);
 		for (i = 0; i < n; i++)

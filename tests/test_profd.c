@@ -20,9 +20,11 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <math.h>
+#include <pthread.h>
 #include <time.h>
 
 #include "testutil.h"
@@ -302,6 +304,27 @@ static void child_end(struct child *c)
 	c->pid = -1;
 }
 
+/*
+ * What holds of every node profd answers with: off-CPU time is part of
+ * wall time (the runtime clamps each call's; a nanosecond of rounding a
+ * call, and one more for a call still open).
+ */
+static void check_nodes(const struct prof_snapshot *s)
+{
+	const struct prof_snap_node *n;
+	__u32 i, j;
+
+	for (i = 0; i < s->nthreads; i++)
+		for (j = 0; j < s->threads[i].nnodes; j++) {
+			n = &s->threads[i].nodes[j];
+			if (n->offcpu_ns > prof_snap_ns(s, n->ticks) + n->calls + 1)
+				fail_msg("tid %u node %u (%s): off-cpu %llu ns > total %llu ns",
+					 s->threads[i].tid, j, prof_snap_node_name(s, n),
+					 (unsigned long long)n->offcpu_ns,
+					 (unsigned long long)prof_snap_ns(s, n->ticks));
+		}
+}
+
 /* the live process's snapshot through profd; waits until profd follows it */
 static struct prof_snapshot *snap_of(int fd, pid_t pid, int mode)
 {
@@ -309,8 +332,10 @@ static struct prof_snapshot *snap_of(int fd, pid_t pid, int mode)
 	__u64 end = now_ns() + 20000000000ull;
 
 	while (now_ns() < end) {
-		if (!profd_snapshot(fd, pid, mode, 0, &s))
+		if (!profd_snapshot(fd, pid, mode, 0, &s)) {
+			check_nodes(s);
 			return s;
+		}
 		usleep(20000);
 	}
 	return NULL;
@@ -409,6 +434,51 @@ static void test_migrated(void **state)
 	assert_int_equal(st->calls, 2 * MIGR_CALLS);
 	assert_int_equal(st->kernel_calls, 2 * MIGR_CALLS);
 	assert_int_equal(st->migrated, 0);
+	prof_snapshot__destroy(s);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
+#define PINNED_CALLS 20
+
+/* pinned to one cpu, each call sleeps: switched out, back on that cpu */
+static void work_pinned_sleep(void)
+{
+	struct timespec ts = { 0, 1000000 };
+	int i;
+
+	set_cpu(0);
+	for (i = 0; i < PINNED_CALLS; i++) {
+		PROF_USDT(pinned_zone);
+		nanosleep(&ts, NULL);
+	}
+}
+
+/*
+ * A call that leaves its CPU and comes back to the same one did not
+ * migrate: every call here is switched out (blocked) and none migrated.
+ * Pinned, it cannot go elsewhere, so this holds on any machine.
+ */
+static void test_pinned_not_migrated(void **state)
+{
+	struct prof_snapshot *s;
+	const struct prof_snap_node *n;
+	struct child c;
+	int fd;
+
+	(void)state;
+	fd = need_profd();
+	c = spawn(work_pinned_sleep, 0, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	n = node_named(s, "pinned_zone");
+	assert_non_null(n);
+	assert_int_equal(n->calls, PINNED_CALLS);
+	assert_int_equal(n->kernel_calls, PINNED_CALLS);
+	assert_int_equal(n->blocked, PINNED_CALLS);
+	assert_int_equal(n->migrated, 0);
 	prof_snapshot__destroy(s);
 	child_end(&c);
 	close(fd);
@@ -619,6 +689,11 @@ static void soak_zone(void)
 	spin_ns(200000);
 }
 
+static void soak_zone_short(void)
+{
+	PROF_USDT(soak_zone_short);
+}
+
 /* a burst of 25 calls, then idle until asked again */
 static void work_soak(void)
 {
@@ -717,6 +792,132 @@ static void test_history_soak(void **state)
 	child_end(&c);
 	close(fd);
 	stop_profd();
+}
+
+/* --- a full /dev/shm ------------------------------------------------------ */
+
+static void *shm_thread(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 100; i++)
+		soak_zone_short();
+	return NULL;
+}
+
+/* the program: zones in main, four threads of zones; it must finish */
+static void shm_program(void)
+{
+	pthread_t th[4];
+	int i;
+
+	for (i = 0; i < 100; i++)
+		soak_zone_short();
+	for (i = 0; i < 4; i++)
+		if (pthread_create(&th[i], NULL, shm_thread, NULL))
+			_exit(6);
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	exit(0);
+}
+
+/* fill /dev/shm (a private 2 MB tmpfs) but for 'room' bytes; 0 or -errno */
+static int shm_fill(size_t room)
+{
+	char buf[4096] = { 0 };
+	struct statvfs sv;
+	int fd = open("/dev/shm/filler", O_CREAT | O_WRONLY | O_TRUNC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	while (write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf))
+		;
+	fsync(fd);
+	if (!fstatvfs(fd, &sv) && room) {
+		struct stat st;
+
+		/* give back 'room' bytes */
+		if (!fstat(fd, &st) && st.st_size > (off_t)room)
+			if (ftruncate(fd, st.st_size - (off_t)room))
+				room = 0;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * Another user filled /dev/shm: the program runs on, with what fits
+ * profiled and the rest counted, never killed by SIGBUS.  Once with 16 KB
+ * left (no slab fits) and once with 600 KB (the first thread's does).
+ */
+static void test_full_shm(void **state)
+{
+	static const size_t rooms[] = { 16384, 600 * 1024 };
+	size_t r;
+
+	(void)state;
+	if (geteuid() != 0) {
+		printf("skip: not root\n");
+		skip();
+	}
+	for (r = 0; r < 2; r++) {
+		pid_t k = fork();
+		int st = -1;
+
+		if (k == 0) {
+			struct prof_snapshot *s;
+			pid_t prog;
+			int pst;
+
+			if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+			    mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=2m,mode=1777"))
+				_exit(77);
+			if (shm_fill(rooms[r]))
+				_exit(78);
+			prog = fork();
+			if (prog == 0) {
+				setenv("PROF_KEEP", "1", 1);
+				setenv("PROF_NO_DAEMON", "1", 1);
+				setenv("PROF_QUIET", "1", 1);
+				shm_program();
+			}
+			if (waitpid(prog, &pst, 0) != prog)
+				_exit(79);
+			if (!WIFEXITED(pst) || WEXITSTATUS(pst)) {
+				printf("room %zu: the program ended with status %#x\n", rooms[r], pst);
+				fflush(stdout);
+				_exit(80);
+			}
+			s = test_snapshot(prog);
+			if (r == 0) {
+				/* a segment may exist, with nothing recorded but the loss */
+				printf("room %zu: %s, %llu not profiled\n", rooms[r],
+				       s ? "a segment" : "no segment",
+				       s ? (unsigned long long)s->nospace : 0ull);
+				_exit(s && !s->nospace ? 81 : 0);
+			}
+			if (!s)
+				_exit(82);
+			printf("room %zu: %u threads profiled, %llu not profiled\n", rooms[r],
+			       s->nthreads, (unsigned long long)s->nospace);
+			/* the first thread's zones all counted; the rest said lost */
+			if (!s->nospace || !s->nthreads || s->threads[0].nnodes < 3)
+				_exit(83);
+			if (!node_named(s, "soak_zone_short") ||
+			    node_named(s, "soak_zone_short")->calls < 100)
+				_exit(84);
+			_exit(0);
+		}
+		assert_true(k > 0);
+		assert_int_equal(waitpid(k, &st, 0), k);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+			printf("skip: no private /dev/shm\n");
+			skip();
+		}
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
 }
 
 /* --- off-cpu ---------------------------------------------------------- */
@@ -915,17 +1116,27 @@ static void test_before_after(void **state)
 #define UID_A 65534 /* nobody: owns the profiled process */
 #define UID_B 65533 /* a second unprivileged uid */
 
-/* in a child as uid: 0 if it may snapshot and reset pid, else -errno */
-static int as_user(uid_t uid, pid_t pid, int *list_has)
+/* what a user may do with a pid */
+struct as_user_res {
+	int snapshot; /* 0 or -errno */
+	int reset;    /* 0 or -errno */
+	int listed;   /* profd lists it to them */
+};
+
+/* in a child as uid: snapshot, reset and list pid through profd */
+static struct as_user_res as_user(uid_t uid, pid_t pid)
 {
+	struct as_user_res r;
 	struct profd_proc *procs;
 	struct prof_snapshot *s;
 	int st[3] = { 0, 0, 0 }, p[2], fd;
 	size_t n, i;
 	pid_t k;
 
+	r.snapshot = r.reset = -EIO;
+	r.listed = 0;
 	if (pipe(p))
-		return -errno;
+		return r;
 	k = fork();
 	if (k == 0) {
 		if (setgid(uid) || setuid(uid))
@@ -946,18 +1157,35 @@ static int as_user(uid_t uid, pid_t pid, int *list_has)
 	}
 	close(p[1]);
 	if (read(p[0], st, sizeof(st)) != sizeof(st))
-		st[0] = -EIO;
+		st[0] = st[1] = -EIO;
 	close(p[0]);
 	waitpid(k, NULL, 0);
-	*list_has = st[2];
-	return st[0] ? st[0] : st[1];
+	r.snapshot = st[0];
+	r.reset = st[1];
+	r.listed = st[2];
+	return r;
+}
+
+/* calls of zone name since the last reset, as root sees them */
+static __u64 calls_since_reset(int fd, pid_t pid, const char *name)
+{
+	struct prof_snapshot *s = snap_of(fd, pid, PROFD_SINCE_RESET);
+	const struct prof_snap_node *n;
+	__u64 calls;
+
+	assert_non_null(s);
+	n = node_named(s, name);
+	calls = n ? n->calls : 0;
+	prof_snapshot__destroy(s);
+	return calls;
 }
 
 static void test_other_user(void **state)
 {
 	struct prof_snapshot *s;
+	struct as_user_res r;
 	struct child c;
-	int fd, has;
+	int fd;
 
 	(void)state;
 	fd = need_profd();
@@ -968,11 +1196,177 @@ static void test_other_user(void **state)
 	assert_int_equal(s->uid, UID_A);
 	prof_snapshot__destroy(s);
 	/* the owner may read and reset it */
-	assert_int_equal(as_user(UID_A, c.pid, &has), 0);
-	assert_true(has);
-	/* another user may do neither, nor see it listed */
-	assert_int_equal(as_user(UID_B, c.pid, &has), -EPERM);
-	assert_false(has);
+	r = as_user(UID_A, c.pid);
+	assert_int_equal(r.snapshot, 0);
+	assert_int_equal(r.reset, 0);
+	assert_true(r.listed);
+	assert_int_equal(calls_since_reset(fd, c.pid, "stay_zone"), 0);
+	/* one call after the owner's reset */
+	assert_true(child_again(&c));
+	assert_int_equal(calls_since_reset(fd, c.pid, "stay_zone"), 1);
+	/* another user may do nothing of it, each refused on its own, nor
+	 * see it listed */
+	r = as_user(UID_B, c.pid);
+	assert_int_equal(r.snapshot, -EPERM);
+	assert_int_equal(r.reset, -EPERM);
+	assert_false(r.listed);
+	/* and the counts were not reset */
+	assert_int_equal(calls_since_reset(fd, c.pid, "stay_zone"), 1);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
+/* the path of pid's live segment (pid's current start token) */
+static void seg_path_of(pid_t pid, char path[96])
+{
+	char paths[2][96];
+
+	assert_int_equal(test_seg_paths(pid, prof_proc_start_token(pid), paths, 2), 1);
+	memcpy(path, paths[0], 96);
+}
+
+/* a root child spawned and followed: profd has rescanned /dev/shm since */
+static void profd_rescanned(int fd)
+{
+	struct child d = spawn_followed(fd, NULL);
+
+	child_end(&d);
+}
+
+/*
+ * A segment named after user A's live process but owned by user B (B
+ * made it, with A's pid and start token in its name and header, and B's
+ * uid in it, as its file owner): profd must not follow it as A's process.
+ * Were it to, root would read B's file as A's, and B would get A's pid.
+ */
+static void test_planted_segment(void **state)
+{
+	char real[96], plant[128], tmp[128];
+	struct prof_seg_hdr h;
+	struct prof_snapshot *s;
+	struct as_user_res r;
+	struct child c;
+	struct stat st;
+	void *img;
+	int fd, in, out;
+
+	(void)state;
+	fd = need_profd();
+	c = spawn(stay_zone, UID_A, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	prof_snapshot__destroy(s);
+	/* B's copy of A's segment, with B's uid in its header; renamed into
+	 * place whole, so profd never sees it half written */
+	seg_path_of(c.pid, real);
+	snprintf(plant, sizeof(plant), "%s.7", real);
+	snprintf(tmp, sizeof(tmp), "/dev/shm/profd-test-plant.%d", (int)getpid());
+	in = open(real, O_RDONLY);
+	assert_true(in >= 0 && !fstat(in, &st) && st.st_size >= (off_t)sizeof(h));
+	img = malloc((size_t)st.st_size);
+	assert_non_null(img);
+	assert_int_equal(pread(in, img, (size_t)st.st_size, 0), st.st_size);
+	close(in);
+	memcpy(&h, img, sizeof(h));
+	assert_int_equal(h.uid, UID_A);
+	h.uid = UID_B;
+	memcpy(img, &h, sizeof(h));
+	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(out >= 0);
+	assert_int_equal(write(out, img, (size_t)st.st_size), st.st_size);
+	assert_int_equal(fchown(out, UID_B, UID_B), 0);
+	close(out);
+	free(img);
+	assert_int_equal(rename(tmp, plant), 0);
+	profd_rescanned(fd);
+
+	/* root reads A's own segment for A's pid */
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	assert_int_equal(s->uid, UID_A);
+	assert_non_null(node_named(s, "stay_zone"));
+	prof_snapshot__destroy(s);
+	/* and B gets nothing of A's pid */
+	r = as_user(UID_B, c.pid);
+	assert_int_equal(r.snapshot, -EPERM);
+	assert_int_equal(r.reset, -EPERM);
+	assert_false(r.listed);
+	unlink(plant);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
+/* profd lists pid as alive (-1: not listed) */
+static int listed_alive(int fd, pid_t pid)
+{
+	struct profd_proc *v;
+	size_t n, i;
+	int alive = -1;
+
+	assert_int_equal(profd_list(fd, &v, &n), 0);
+	for (i = 0; i < n; i++)
+		if (v[i].pid == (__u32)pid)
+			alive = v[i].alive != 0;
+	free(v);
+	return alive;
+}
+
+/*
+ * The owner rewrites the uid in its live segment's header: the header no
+ * longer names the process profd verified, so profd hands over no live
+ * fd, reads nothing more from it (a snapshot is the last good look), and
+ * its samples fail until it stops following the process.
+ */
+static void test_header_uid_rewritten(void **state)
+{
+	struct prof_snapshot *s;
+	struct profd_answer a;
+	struct stat live, got;
+	char path[96];
+	__u32 uid = UID_B;
+	struct child c;
+	__u64 end;
+	int fd, seg, sfd;
+
+	(void)state;
+	fd = need_profd();
+	c = spawn(stay_zone, UID_A, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	assert_non_null(s);
+	assert_int_equal(s->uid, UID_A);
+	prof_snapshot__destroy(s);
+	seg_path_of(c.pid, path);
+	/* before: profd hands over the live segment itself */
+	assert_int_equal(stat(path, &live), 0);
+	assert_int_equal(profd_segment_fd(fd, c.pid, PROFD_SINCE_START, 0, &sfd, &a), 0);
+	assert_true(!fstat(sfd, &got) && got.st_ino == live.st_ino && got.st_dev == live.st_dev);
+	close(sfd);
+
+	seg = open(path, O_WRONLY);
+	assert_true(seg >= 0);
+	assert_int_equal(pwrite(seg, &uid, sizeof(uid), offsetof(struct prof_seg_hdr, uid)),
+			 (ssize_t)sizeof(uid));
+	close(seg);
+
+	/* no live fd: an image of the last good look, A's */
+	sfd = -1;
+	if (!profd_segment_fd(fd, c.pid, PROFD_SINCE_START, 0, &sfd, &a)) {
+		assert_true(!fstat(sfd, &got) && got.st_ino != live.st_ino);
+		close(sfd);
+	}
+	if (!profd_snapshot(fd, c.pid, PROFD_SINCE_START, 0, &s)) {
+		assert_int_equal(s->uid, UID_A);
+		prof_snapshot__destroy(s);
+	}
+	/* the samples fail: after some of them profd stops following it as
+	 * a live process (it keeps the last look) */
+	for (end = now_ns() + 15000000000ull; now_ns() < end && listed_alive(fd, c.pid) == 1;)
+		usleep(50000);
+	assert_int_not_equal(listed_alive(fd, c.pid), 1);
 	child_end(&c);
 	close(fd);
 	stop_profd();
@@ -1214,7 +1608,9 @@ static void test_top_via_profd(void **state)
 
 /*
  * A reset counts whichever way it was made and whichever way the report is
- * read: profd keeps its baseline, profctl a file, and the newer counts.
+ * read: profd keeps its baseline, profctl a file, and the newer counts
+ * (in both orders: a reset through profd writes both, one without it the
+ * file only).
  */
 static void test_reset_both_ways(void **state)
 {
@@ -1245,6 +1641,17 @@ static void test_reset_both_ways(void **state)
 	assert_true(child_again(&c));
 	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), 3 * SLEEP_CALLS);
 	assert_int_equal(profctl_run(reset, false, &text), 0);
+	free(text);
+	assert_true(child_again(&c));
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), SLEEP_CALLS);
+
+	/* reset through profd, a round, reset without it, a round: the
+	 * file's baseline is the newer, and only the last round counts */
+	assert_int_equal(profctl_run(reset, false, &text), 0);
+	free(text);
+	assert_true(child_again(&c));
+	assert_int_equal(profctl_run(reset, true, &text), 0);
 	free(text);
 	assert_true(child_again(&c));
 	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
@@ -1375,6 +1782,58 @@ static void test_last_seconds(void **state)
 }
 
 /* --- reset and post-mortem -------------------------------------------- */
+
+#define LS_CALLS 5
+#define LS_LONG_NS 20000000ull
+#define LS_SHORT_NS 100000ull
+
+/* long calls the first time, short ones after */
+static void work_long_short(void)
+{
+	static int round;
+	int i;
+
+	for (i = 0; i < LS_CALLS; i++) {
+		PROF_USDT(ls_zone);
+		spin_ns(round ? LS_SHORT_NS : LS_LONG_NS);
+	}
+	round++;
+}
+
+/*
+ * Long calls before a reset, short ones after: since the reset, profd's
+ * diff has the short calls' count, total and max, not the long ones'.
+ */
+static void test_reset_total_max(void **state)
+{
+	struct prof_snapshot *s;
+	const struct prof_snap_node *n;
+	struct child c;
+	int fd;
+
+	(void)state;
+	fd = need_profd();
+	c = spawn_followed(fd, work_long_short);
+	assert_int_equal(profd_reset(fd, c.pid), 0);
+	assert_true(child_again(&c));
+	s = snap_of(fd, c.pid, PROFD_SINCE_RESET);
+	assert_non_null(s);
+	n = node_named(s, "ls_zone");
+	assert_non_null(n);
+	printf("since the reset: %llu calls, total %llu ns, max %llu ns\n",
+	       (unsigned long long)n->calls, (unsigned long long)prof_snap_ns(s, n->ticks),
+	       (unsigned long long)prof_snap_ns(s, n->max));
+	assert_int_equal(n->calls, LS_CALLS);
+	/* at least the short calls' time, far below one long call's */
+	assert_true(prof_snap_ns(s, n->ticks) >= LS_CALLS * LS_SHORT_NS);
+	assert_true(prof_snap_ns(s, n->ticks) < LS_LONG_NS);
+	assert_true(prof_snap_ns(s, n->max) >= LS_SHORT_NS);
+	assert_true(prof_snap_ns(s, n->max) < LS_LONG_NS / 2);
+	prof_snapshot__destroy(s);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
 
 static void test_reset_postmortem(void **state)
 {
@@ -1520,17 +1979,22 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_migrated, teardown),
+		cmocka_unit_test_teardown(test_pinned_not_migrated, teardown),
 		cmocka_unit_test_teardown(test_covered_from_first_zone, teardown),
 		cmocka_unit_test_teardown(test_kernel_calls_after_profd, teardown),
 		cmocka_unit_test_teardown(test_late_registration, teardown),
 		cmocka_unit_test_teardown(test_preempted, teardown),
 		cmocka_unit_test_teardown(test_history_soak, teardown),
+		cmocka_unit_test_teardown(test_full_shm, teardown),
 		cmocka_unit_test_teardown(test_offcpu, teardown),
 		cmocka_unit_test_teardown(test_inzone_rates, teardown),
 		cmocka_unit_test_teardown(test_before_after, teardown),
 		cmocka_unit_test_teardown(test_other_user, teardown),
+		cmocka_unit_test_teardown(test_planted_segment, teardown),
+		cmocka_unit_test_teardown(test_header_uid_rewritten, teardown),
 		cmocka_unit_test_teardown(test_hostile, teardown),
 		cmocka_unit_test_teardown(test_reset_postmortem, teardown),
+		cmocka_unit_test_teardown(test_reset_total_max, teardown),
 		cmocka_unit_test_teardown(test_snapshot_paths, teardown),
 		cmocka_unit_test_teardown(test_top_via_profd, teardown),
 		cmocka_unit_test_teardown(test_reset_both_ways, teardown),
@@ -1542,5 +2006,6 @@ int main(void)
 
 	setenv("PROF_QUIET", "1", 1);
 	unsetenv("PROF_NO_DAEMON");
+	test_filter_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

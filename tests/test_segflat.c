@@ -959,5 +959,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_flat_no_sched),
 	};
 
+	test_filter_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

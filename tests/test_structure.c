@@ -4,7 +4,8 @@
  * depth, not double counted in the flat view), public zones shared across
  * files, private zones with one name kept apart, PROF_FUNC names,
  * PROF_BEGIN/END balanced and not, allocations charged to the current zone,
- * frames, thread names.  Each case runs in a thread of its own, so its
+ * frames, thread names, anomalies (counted, not added) and off-CPU time
+ * clamped to wall time.  Each case runs in a thread of its own, so its
  * nodes hang from a fresh root and its counters start at zero.
  */
 #include <pthread.h>
@@ -513,6 +514,139 @@ static void test_long_thread_name(void **state)
 	prof_snapshot__destroy(s);
 }
 
+/* --- anomalies and the kernel word ----------------------------------------- */
+
+#define ANOM_CALLS 3
+
+/*
+ * One call of each kind whose delta exceeds the thread's limit: the limit
+ * is lowered to one tick inside the zone, so only that zone's exit sees
+ * it (0 is not a limit: it asks the thread to switch kernel words).
+ * Before and after it, ordinary calls of the same zone.
+ */
+static void anom_scoped_once(bool anomalous)
+{
+	PROF_USDT(struct_anom_scoped);
+	test_spin(1000);
+	if (anomalous)
+		__prof_tls.limit = 1;
+}
+
+static void anom_end_once(bool anomalous)
+{
+	PROF_BEGIN(struct_anom_end);
+	test_spin(1000);
+	if (anomalous)
+		__prof_tls.limit = 1;
+	PROF_END();
+}
+
+static void anomaly_case(void)
+{
+	__u64 limit;
+	int i;
+
+	for (i = 0; i < ANOM_CALLS; i++)
+		anom_scoped_once(false);
+	/* the thread's limit is set at its first zone */
+	limit = __prof_tls.limit;
+	anom_scoped_once(true);
+	__prof_tls.limit = limit;
+	for (i = 0; i < ANOM_CALLS; i++)
+		anom_scoped_once(false);
+	for (i = 0; i < ANOM_CALLS; i++)
+		anom_end_once(false);
+	anom_end_once(true);
+	__prof_tls.limit = limit;
+}
+
+/* the thread's node of zone name */
+static const struct prof_snap_node *case_node(const struct prof_snapshot *s,
+					      const struct prof_snap_thread *t, const char *name)
+{
+	const struct prof_snap_node *n = test_node(s, t, name);
+
+	assert_non_null(n);
+	return n;
+}
+
+/*
+ * A delta above the limit (negative ones are huge too, unsigned) is
+ * counted as an anomaly and added nowhere: calls, ticks, max and the
+ * histogram stay what the ordinary calls made them, for a scoped zone and
+ * for PROF_END alike.
+ */
+static void test_anomalies(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s = run_case(anomaly_case, &t);
+	const char *const names[] = { "struct_anom_scoped", "struct_anom_end" };
+	const __u64 calls[] = { 2 * ANOM_CALLS, ANOM_CALLS };
+	unsigned i, k;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		const struct prof_snap_node *n = case_node(s, t, names[i]);
+		const __u32 *h = prof_snap_hist(s, n);
+		__u64 sum = 0;
+
+		assert_int_equal(n->anomalies, 1);
+		assert_int_equal(n->calls, calls[i]);
+		/* ordinary calls of a few microseconds: far from the anomalous
+		 * one, which lasted past the limit at least (it was not added) */
+		assert_true(n->ticks >= n->calls);
+		assert_true(prof_snap_ns(s, n->ticks) < n->calls * 1000000000ull);
+		assert_true(n->max <= n->ticks);
+		assert_non_null(h);
+		for (k = 0; k < n->hist_n; k++)
+			sum += h[k];
+		assert_int_equal(sum, n->calls);
+	}
+	assert_int_equal(t->unbalanced, 0);
+	prof_snapshot__destroy(s);
+}
+
+/* a kernel record of our own making, of the thread's generation (0:
+ * never registered) */
+static struct prof_sched_rec fake_rec = { .seq = 1 };
+
+static void offcpu_case(void)
+{
+	const volatile struct prof_sched_rec *krec;
+
+	/* the thread's first zone sets its kernel word up */
+	{
+		PROF_USDT(struct_offcpu_first);
+	}
+	krec = __prof_tls.krec;
+	__prof_tls.krec = &fake_rec;
+	{
+		PROF_USDT(struct_offcpu);
+		test_spin(100000);
+		/* the record says a switch, and ten seconds off-CPU: more
+		 * than the call lasted */
+		__atomic_store_n(&fake_rec.offcpu_ns, 10000000000ull, __ATOMIC_RELAXED);
+		__atomic_store_n(&fake_rec.preempt_seq, 2, __ATOMIC_RELAXED);
+		__atomic_store_n(&fake_rec.seq, 2, __ATOMIC_RELAXED);
+	}
+	__prof_tls.krec = krec;
+}
+
+/* off-CPU time is clamped to the call's wall time */
+static void test_offcpu_clamped(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s = run_case(offcpu_case, &t);
+	const struct prof_snap_node *n = case_node(s, t, "struct_offcpu");
+
+	(void)state;
+	assert_int_equal(n->calls, 1);
+	assert_true(n->offcpu_ns > 0);
+	/* the runtime converts with its own ns per tick: a nanosecond apart */
+	assert_true(n->offcpu_ns <= prof_snap_ns(s, n->ticks) + 1);
+	prof_snapshot__destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -525,7 +659,11 @@ int main(void)
 		cmocka_unit_test(test_activity),
 		cmocka_unit_test(test_frames_and_name),
 		cmocka_unit_test(test_long_thread_name),
+		cmocka_unit_test(test_anomalies),
+		cmocka_unit_test(test_offcpu_clamped),
 	};
 
+	/* the kernel word is the test's to set: no profd may point it */
+	setenv("PROF_NO_DAEMON", "1", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,9 @@
  * of known length give total and self within 2% of what the test measured
  * itself with CLOCK_MONOTONIC; the reader's p50/p90/p99 of a zone driven
  * with a known distribution are within 12.5% of the exact quantiles; the
- * histogram's bucket boundaries and the quantile arithmetic, on their own.
+ * histogram's bucket boundaries (each one, exactly) and the quantile
+ * arithmetic, on their own; a diff against a baseline (a reset) keeps the
+ * later calls' total and max.
  */
 #include <math.h>
 #include <pthread.h>
@@ -264,6 +266,53 @@ static void test_hist_buckets(void **state)
 	assert_int_equal(prof_hist_lo(prof_hist_bucket(1000000)), 917504);
 }
 
+/*
+ * Every bucket boundary, from the definition and not from prof_hist_lo:
+ * 0..3 each their own, then four buckets per power of two, the k-th of
+ * the octave [2^o, 2^(o+1)) starting at 2^o + k * 2^(o-2).  An off-by-one
+ * anywhere moves a boundary by a whole bucket, which the percentile test's
+ * 12.5% tolerance cannot tell from noise.
+ */
+static void test_hist_boundaries(void **state)
+{
+	static const struct {
+		__u64 lo;
+		unsigned b;
+	} first[] = { { 0, 0 },	    { 1, 1 },	  { 2, 2 },	{ 3, 3 },    { 4, 4 },	 { 5, 5 },
+		      { 6, 6 },	    { 7, 7 },	  { 8, 8 },	{ 10, 9 },   { 12, 10 }, { 14, 11 },
+		      { 16, 12 },   { 20, 13 },	  { 24, 14 },	{ 28, 15 },  { 32, 16 }, { 40, 17 },
+		      { 1024, 36 }, { 1280, 37 }, { 1536, 38 }, { 1792, 39 } };
+	unsigned o, k, b, n = 0;
+	__u64 v;
+
+	(void)state;
+	for (b = 0; b < sizeof(first) / sizeof(first[0]); b++) {
+		assert_int_equal(prof_hist_bucket(first[b].lo), first[b].b);
+		assert_int_equal(prof_hist_lo(first[b].b), first[b].lo);
+		if (first[b].lo)
+			assert_int_equal(prof_hist_bucket(first[b].lo - 1), first[b].b - 1);
+	}
+	for (o = 2;; o++) {
+		for (k = 0; k < 4; k++) {
+			b = 4 * (o - 1) + k;
+			if (b >= PROF_HIST_BUCKETS)
+				goto done;
+			v = (1ull << o) + ((__u64)k << (o - 2));
+			assert_int_equal(prof_hist_lo(b), v);
+			assert_int_equal(prof_hist_bucket(v), b);
+			assert_int_equal(prof_hist_bucket(v - 1), b - 1);
+			n++;
+		}
+	}
+done:
+	/* every bucket above the exact ones was checked */
+	assert_int_equal(n, PROF_HIST_BUCKETS - 4);
+	/* the last bucket starts at 7 * 2^46 and takes everything above */
+	assert_int_equal(prof_hist_lo(PROF_HIST_BUCKETS - 1), 7ull << 46);
+	assert_int_equal(prof_hist_bucket((8ull << 46) - 1), PROF_HIST_BUCKETS - 1);
+	assert_int_equal(prof_hist_bucket(8ull << 46), PROF_HIST_BUCKETS - 1);
+}
+
 /* a segment image of one thread with one zone, counts in chosen buckets */
 static void *synthetic_image(const unsigned *buckets, const __u32 *counts, unsigned nb, __u64 max,
 			     size_t *len)
@@ -389,6 +438,50 @@ static void test_quantile_synthetic(void **state)
 }
 
 /*
+ * A reset is a diff against a baseline: long calls before it, short ones
+ * after.  Since the baseline the node has the short calls' count, total
+ * and max, not the long ones' (the max comes from the top bucket that
+ * gained calls, so it is within that bucket).
+ */
+static void test_diff_total_max(void **state)
+{
+	static const unsigned before_b[] = { 90 };
+	static const __u32 before_c[] = { 10 };
+	static const unsigned after_b[] = { 90, 50 };
+	static const __u32 after_c[] = { 10, 5 };
+	struct prof_snapshot *base, *s;
+	const struct prof_snap_node *n;
+	const __u32 *h;
+	__u64 long_max = prof_hist_lo(90) + 7;
+	unsigned k;
+
+	(void)state;
+	base = synthetic(before_b, before_c, 1, long_max);
+	s = synthetic(after_b, after_c, 2, long_max);
+	assert_int_equal(prof_snapshot__diff(s, base), 0);
+	n = &s->threads[0].nodes[2];
+	assert_int_equal(n->calls, 5);
+	assert_int_equal(n->ticks, 5 * prof_hist_lo(50));
+	assert_true(n->max >= prof_hist_lo(50) && n->max < prof_hist_lo(51));
+	h = prof_snap_hist(s, n);
+	assert_non_null(h);
+	for (k = 0; k < n->hist_n; k++)
+		assert_int_equal(h[k], n->hist_lo + k == 50 ? 5 : 0);
+	/* the root's total is its children's: the short calls only */
+	assert_int_equal(s->threads[0].nodes[0].ticks, 5 * prof_hist_lo(50));
+	/* nothing since the baseline: no calls, no time, no max */
+	prof_snapshot__destroy(s);
+	s = synthetic(before_b, before_c, 1, long_max);
+	assert_int_equal(prof_snapshot__diff(s, base), 0);
+	n = &s->threads[0].nodes[2];
+	assert_int_equal(n->calls, 0);
+	assert_int_equal(n->ticks, 0);
+	assert_int_equal(n->max, 0);
+	prof_snapshot__destroy(s);
+	prof_snapshot__destroy(base);
+}
+
+/*
  * Readers take a node's buckets from the top, down to the lowest its calls
  * reach: the copy (full reads) and the lazy read's quantiles.  On random
  * histograms (few buckets, rank boundaries, bucket 0, the last bucket)
@@ -492,6 +585,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_copy_keeps_racing_counts),
 		cmocka_unit_test(test_hist_buckets),
+		cmocka_unit_test(test_hist_boundaries),
+		cmocka_unit_test(test_diff_total_max),
 		cmocka_unit_test(test_quantile_synthetic),
 		cmocka_unit_test(test_quantiles_from_top),
 		cmocka_unit_test(test_nested_total_self),

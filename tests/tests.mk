@@ -3,11 +3,15 @@
 #   UNIT_TESTS  unprivileged; also built and run under ASan and TSan if in SAN_TESTS
 #   ROOT_TESTS  need root and the real BPF program; skip (with a reason) otherwise
 #   SAN_TESTS   the unit tests that also run under SAN=asan and SAN=tsan
-# tests/run runs every tier and prints one summary line.
+#   RUNTIME_TESTS  the unit tests of libprof alone (no profd, BPF or tracer):
+#               also cross-built (CROSS=) and run under qemu-user
+# tests/run runs every tier and prints one summary line; tests/mutate (make
+# mutate) checks that they catch the bugs listed in tests/mutations.txt.
 
 UNIT_TESTS :=
 ROOT_TESTS :=
 SAN_TESTS :=
+RUNTIME_TESTS :=
 TEST_LIBS := -lcmocka -lpthread
 
 include $(filter-out tests/tests.mk,$(wildcard tests/*.mk))
@@ -20,7 +24,7 @@ $(OUTPUT)/tests/%: tests/%.cc tests/testutil.h $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) $(ALL_CXXFLAGS) -Itests $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
 
-.PHONY: tests-build tests-san
+.PHONY: tests-build tests-san runtime-build test-runtime
 # everything the runner needs, and the lists it reads
 tests-build: all $(UNIT_TESTS) $(ROOT_TESTS) $(TEST_EXTRA)
 	$(Q)printf '%s\n' $(UNIT_TESTS) > $(OUTPUT)/tests/unit.list
@@ -28,5 +32,19 @@ tests-build: all $(UNIT_TESTS) $(ROOT_TESTS) $(TEST_EXTRA)
 tests-san: lib $(SAN_TESTS)
 	$(Q)printf '%s\n' $(SAN_TESTS) > $(OUTPUT)/tests/san.list
 
+# the runtime's tests alone, for CROSS= too
+runtime-build: lib $(RUNTIME_TESTS)
+	$(Q)printf '%s\n' $(RUNTIME_TESTS) > $(OUTPUT)/tests/runtime.list
+
 test:
 	$(Q)tests/run
+
+# make CROSS=aarch64-linux-gnu- lib test-runtime: build and run them there
+test-runtime:
+	$(Q)CROSS=$(CROSS) TIERS=runtime tests/run
+
+# the bugs of tests/mutations.txt, each applied to a scratch copy: the tests
+# must catch every one (tests/mutate says how long it takes)
+.PHONY: mutate
+mutate:
+	$(Q)tests/mutate

@@ -18,21 +18,26 @@
 #include "snapshot.h"
 
 /* a snapshot of process pid's segment (this process if pid == 0), read
- * with PROF_READ_* flags, or NULL */
+ * with PROF_READ_* flags, or NULL; of a live pid, its current process's */
 static inline struct prof_snapshot *test_snapshot_opts(pid_t pid, unsigned int flags)
 {
 	struct prof_seg_ent *ents;
 	struct prof_snapshot *s = NULL;
 	size_t n, i;
 
+	__u64 token;
+
 	if (!pid)
 		pid = getpid();
+	/* a live (or unreaped) process: its own segment, not one an earlier
+	 * process of the same pid left */
+	token = prof_proc_start_token(pid);
 	if (prof_seg_list(geteuid(), &ents, &n))
 		return NULL;
 	for (i = 0; i < n && !s; i++) {
 		int fd;
 
-		if (ents[i].pid != (__u32)pid)
+		if (ents[i].pid != (__u32)pid || (token && ents[i].start_token != token))
 			continue;
 		fd = prof_seg_open(&ents[i]);
 		if (fd >= 0) {
@@ -73,8 +78,26 @@ static inline const struct prof_snap_thread *test_thread(const struct prof_snaps
 	return NULL;
 }
 
-/* the /dev/shm paths of pid's segments; count */
-static inline size_t test_seg_paths(pid_t pid, char paths[][96], size_t max)
+/* TEST_FILTER=GLOB: only the cmocka tests whose names match (tests/mutate
+ * runs one at a time where a program calls this before running them) */
+static inline void test_filter_env(void)
+{
+	const char *f = getenv("TEST_FILTER");
+
+	if (f && *f)
+		cmocka_set_test_filter(f);
+}
+
+/* test_seg_paths: every start token (a pid of another pid namespace) */
+#define TEST_ANY_TOKEN (~0ull)
+
+/*
+ * The /dev/shm paths of the segments of process (pid, token); count.  A
+ * pid alone is not a process: a crash leaves its segment, and the pid
+ * comes back.  The token of a child is prof_proc_start_token(pid), read
+ * before the child is reaped (a zombie still has it).
+ */
+static inline size_t test_seg_paths(pid_t pid, __u64 token, char paths[][96], size_t max)
 {
 	struct prof_seg_ent *ents;
 	size_t n, i, k = 0;
@@ -82,7 +105,8 @@ static inline size_t test_seg_paths(pid_t pid, char paths[][96], size_t max)
 	if (prof_seg_list((uid_t)-1, &ents, &n))
 		return 0;
 	for (i = 0; i < n; i++)
-		if (ents[i].pid == (__u32)pid && k < max)
+		if (ents[i].pid == (__u32)pid &&
+		    (token == TEST_ANY_TOKEN || ents[i].start_token == token) && k < max)
 			memcpy(paths[k++], ents[i].path, 96);
 	free(ents);
 	return k;

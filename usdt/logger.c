@@ -74,12 +74,19 @@ static const char *thread_name(const struct prof_snap_thread *t, char *buf, size
 	return "?";
 }
 
-static void log_interval_lines(struct prof_snapshot *cur, __u64 interval_ns)
+/*
+ * One interval's lines to f: cur minus prev (cur is diffed in place),
+ * interval_ns long.  Nothing when prev is of another process.
+ */
+void prof_logger__lines(FILE *f, struct prof_snapshot *cur, const struct prof_snapshot *prev,
+			__u64 interval_ns)
 {
 	char line[512], name[32];
 	__u32 i;
 	size_t k, n;
 
+	if (prof_snapshot__diff(cur, prev))
+		return;
 	for (i = 0; i < cur->nthreads; i++) {
 		struct prof_flat_row *rows;
 		const struct prof_snap_thread *t = &cur->threads[i];
@@ -96,7 +103,7 @@ static void log_interval_lines(struct prof_snapshot *cur, __u64 interval_ns)
 								   : "[overflow]",
 					prof_snap_ns(cur, rows[k].ticks), interval_ns,
 					rows[k].calls);
-			fputs(line, stderr);
+			fputs(line, f);
 		}
 		free(rows);
 	}
@@ -130,8 +137,8 @@ static void *logger_main(void *arg)
 			continue;
 		t_cur = now_ns();
 		keep = snap_clone(cur);
-		if (prev && !prof_snapshot__diff(cur, prev))
-			log_interval_lines(cur, t_cur - t_prev);
+		if (prev)
+			prof_logger__lines(stderr, cur, prev, t_cur - t_prev);
 		prof_snapshot__destroy(cur);
 		prof_snapshot__destroy(prev);
 		prev = keep;

@@ -6,7 +6,9 @@
  * rare event (a context switch seen inside a zone, an unbalanced END).
  */
 #define _GNU_SOURCE
+#if defined(__x86_64__)
 #include <cpuid.h>
+#endif
 #include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +27,7 @@
 #include "snapshot.h"
 #include "proffile.h"
 
-struct prof_rt prof_rt = { .lock = PTHREAD_MUTEX_INITIALIZER };
+struct prof_rt prof_rt = { .lock = PTHREAD_MUTEX_INITIALIZER, .seg_fd = -1 };
 static bool fork_mover; /* the forking thread has yet to move out */
 
 /*
@@ -60,6 +62,7 @@ struct prof_tpriv {
 	__u32 max_nodes;
 	__u64 last_frame;
 	__u64 limit;  /* the fast path's limit, when it is 0 for a kernel word change */
+	__u32 res_nodes; /* nodes [0, res_nodes) have their pages reserved */
 	__u64 kgen;   /* the generation of the record the thread uses */
 	__u32 fork_cur; /* a fork child's current node, parked */
 	__u32 nbegin;
@@ -101,28 +104,58 @@ static __u64 mono_ns(clockid_t clk)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
-static bool tsc_invariant(void)
+uint64_t __prof_clock_mono(void)
 {
+	return mono_ns(CLOCK_MONOTONIC);
+}
+
+/* the counter __prof_now reads runs at one rate on every CPU */
+static bool counter_usable(void)
+{
+#if defined(__x86_64__)
 	unsigned int a, b, c, d;
 
+	/* the invariant TSC bit */
 	if (!__get_cpuid(0x80000007, &a, &b, &c, &d))
 		return false;
 	return d & (1u << 8);
+#else
+	/* aarch64: the generic timer's virtual count has a fixed frequency */
+	return true;
+#endif
+}
+
+void __prof_exit_probe(const struct prof_site *site, uint64_t ticks)
+{
+	site->exit_probe(site->name, site->file, site->line, prof_ticks_to_ns(ticks));
 }
 
 /*
- * Pick the clock and measure its rate against CLOCK_MONOTONIC_RAW over
- * ~2 ms, once per process: every reader converts with the published rate.
+ * Pick the clock and find its rate, once per process: every reader
+ * converts with the published rate.  aarch64 says it (cntfrq_el0); the TSC
+ * is measured against CLOCK_MONOTONIC_RAW over ~2 ms.
  */
 static __u64 clock_calibrate(void)
 {
-	__u64 t0, r0, t1, r1;
-
-	if (prof_env.clock_mono || !tsc_invariant()) {
+	if (prof_env.clock_mono || !counter_usable()) {
 		__prof_clock_tsc = 0;
 		return 1000000000ull;
 	}
 	__prof_clock_tsc = 1;
+#if defined(__aarch64__)
+	{
+		__u64 hz;
+
+		__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(hz));
+		if (hz >= 1000)
+			return hz;
+		/* firmware left it unset: no rate to trust */
+		__prof_clock_tsc = 0;
+		return 1000000000ull;
+	}
+#else
+	__u64 t0, r0, t1, r1;
+
 	r0 = mono_ns(CLOCK_MONOTONIC_RAW);
 	t0 = __prof_now();
 	do
@@ -130,6 +163,7 @@ static __u64 clock_calibrate(void)
 	while (r1 - r0 < 2000000);
 	t1 = __prof_now();
 	return (__u64)((double)(t1 - t0) * 1e9 / (double)(r1 - r0));
+#endif
 }
 
 /* starttime (field 22) of the stat file at path, 0 if unreadable */
@@ -206,6 +240,91 @@ static int seg_create(pid_t pid, __u64 token, char *name, size_t len)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * Segments are sparse, and tmpfs may be full (any user can fill /dev/shm):
+ * a page the fast path first touches there raises SIGBUS.  So every page
+ * is reserved (fallocate) on a slow path before anything writes it, and
+ * what finds no room is not recorded, counted in the header's 'nospace'.
+ */
+static int seg_reserve(__u64 off, __u64 len)
+{
+	__u64 lo = off & ~4095ull, hi = (off + len + 4095) & ~4095ull;
+
+	if (prof_rt.seg_fd < 0 || !len)
+		return 0;
+	if (fallocate(prof_rt.seg_fd, 0, (off_t)lo, (off_t)(hi - lo)))
+		return -errno;
+	return 0;
+}
+
+static void seg_nospace(void)
+{
+	static bool said;
+
+	if (prof_rt.seg)
+		__atomic_add_fetch(&prof_rt.seg->nospace, 1, __ATOMIC_RELAXED);
+	if (!said)
+		prof_warnx("/dev/shm is full: some threads, zones or nodes are not profiled "
+			   "(the report counts them)");
+	said = true;
+}
+
+/* the pages node n of a slab needs: its node, ext record and open word,
+ * and its histogram block's rows and row map when n opens a block */
+static int slab_reserve_node(struct prof_slab_hdr *h, __u32 n)
+{
+	__u64 base = (__u64)((char *)h - (char *)prof_rt.seg);
+	const struct prof_region *r = prof_rt.region;
+	__u64 blk = (__u64)PROF_HIST_BLOCK * PROF_HIST_BUCKETS * sizeof(__u32);
+	int err;
+
+	err = seg_reserve(base + r[PROF_REGION_NODES].off + (__u64)n * PROF_NODE_SIZE,
+			  PROF_NODE_SIZE);
+	if (!err)
+		err = seg_reserve(base + r[PROF_REGION_EXT].off + (__u64)n * PROF_NODE_EXT_SIZE,
+				  PROF_NODE_EXT_SIZE);
+	if (!err)
+		err = seg_reserve(base + r[PROF_REGION_OPEN].off + (__u64)n * sizeof(__u64),
+				  sizeof(__u64));
+	if (!err && !(n % PROF_HIST_BLOCK)) {
+		__u64 k = n / PROF_HIST_BLOCK;
+
+		err = seg_reserve(base + r[PROF_REGION_ROWMAP].off +
+					  k * PROF_ROWMAP_WORDS * sizeof(__u64),
+				  PROF_ROWMAP_WORDS * sizeof(__u64));
+		if (!err)
+			err = seg_reserve(base + r[PROF_REGION_HIST].off + k * blk, blk);
+	}
+	return err;
+}
+
+/* nodes [from, to) of a slab, one syscall per page at most */
+static int slab_reserve_nodes(struct prof_slab_hdr *h, __u32 from, __u32 to, __u32 *res)
+{
+	__u32 i;
+	int err = 0;
+
+	for (i = from; !err && i < to; i++) {
+		/* a node shares its pages with its neighbours: only where a
+		 * region's page (or a histogram block) begins */
+		if (i == from || !(i % (4096 / PROF_NODE_SIZE)) || !(i % (4096 / sizeof(__u64))) ||
+		    (i * PROF_NODE_EXT_SIZE) / 4096 != ((i - 1) * PROF_NODE_EXT_SIZE) / 4096 ||
+		    !(i % PROF_HIST_BLOCK))
+			err = slab_reserve_node(h, i);
+	}
+	if (!err)
+		*res = to;
+	return err;
+}
+
+/* a slab's header and its first nnodes nodes; 0 or -errno */
+static int slab_reserve(struct prof_slab_hdr *h, __u32 nnodes, __u32 *res)
+{
+	int err = seg_reserve((__u64)((char *)h - (char *)prof_rt.seg), PROF_SLAB_HDR_SIZE);
+
+	return err ? err : slab_reserve_nodes(h, 0, nnodes, res);
+}
+
 /* create and map this process's segment; caller holds the lock */
 static int seg_init(void)
 {
@@ -258,14 +377,26 @@ static int seg_init(void)
 		close(fd);
 		return err;
 	}
+	/* the header's page before anything writes it */
+	if (fallocate(fd, 0, 0, PROF_SEG_HDR_SIZE)) {
+		err = -errno;
+		prof_warnx("no room in /dev/shm for segment %s: %s; profiling off", name,
+			   strerror(-err));
+		shm_unlink(name);
+		close(fd);
+		return err;
+	}
 	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	err = -errno;
-	close(fd);
 	if (mem == MAP_FAILED) {
 		prof_warnx("failed to map segment %s: %s; profiling off", name, strerror(-err));
 		shm_unlink(name);
+		close(fd);
 		return err;
 	}
+	if (prof_rt.seg_fd >= 0)
+		close(prof_rt.seg_fd); /* a fork child's copy of its parent's */
+	prof_rt.seg_fd = fd;
 
 	hz = clock_calibrate();
 	prof_rt.ns_per_tick = 1e9 / (double)hz;
@@ -366,6 +497,12 @@ static __u32 site_index(const struct prof_site *s)
 		goto out;
 	}
 	idx = h->nsites;
+	if (seg_reserve((__u64)((char *)&prof_rt.sites[idx] - (char *)h),
+			sizeof(prof_rt.sites[idx]))) {
+		seg_nospace();
+		idx = PROF_SITE_NONE;
+		goto out;
+	}
 	e = &prof_rt.sites[idx];
 	copy_str(e->name, sizeof(e->name), s->name);
 	copy_str(e->func, sizeof(e->func), s->func);
@@ -514,6 +651,13 @@ static void thread_init(void)
 	for (tsize = 32; tsize < 2 * prof_rt.max_nodes; tsize <<= 1)
 		;
 	p->table = calloc(tsize, sizeof(__u32));
+	hdr = prof_rt_slab(idx);
+	/* its header, root and overflow nodes must have room, or no profile */
+	if (te && p->table && slab_reserve(hdr, 2, &p->res_nodes)) {
+		seg_nospace();
+		free(te);
+		te = NULL;
+	}
 	if (!te || !p->table) {
 		free(te);
 		free(p->table);
@@ -522,7 +666,6 @@ static void thread_init(void)
 		thread_sink(t);
 		return;
 	}
-	hdr = prof_rt_slab(idx);
 	hdr->gen++;
 	hdr->tid = (__u32)prof_gettid();
 	hdr->oncpu_start_ns = mono_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -623,6 +766,14 @@ static __u32 node_lookup(__u32 parent, __u32 site)
 	}
 	if (p->nnodes >= p->max_nodes)
 		goto full;
+	/* 64 nodes' pages at a time, before the first of them is written */
+	if (p->nnodes >= p->res_nodes &&
+	    slab_reserve_nodes(p->hdr, p->nnodes,
+			       p->nnodes + 64 < p->max_nodes ? p->nnodes + 64 : p->max_nodes,
+			       &p->res_nodes)) {
+		seg_nospace();
+		goto full;
+	}
 	n = p->nnodes++;
 	node_init(&t->nodes[n], site, parent);
 	p->table[i] = n + 1;
@@ -771,7 +922,7 @@ static void call_count(struct __prof_zone *z, __u64 d)
 	call_uncovered(z->node);
 	__PROF_BUMP(t->activity);
 	if (*z->site->exit_sema)
-		((__prof_exit_fn)(uintptr_t)z->site->exit_probe)(z->site, d);
+		__prof_exit_probe(z->site, d);
 }
 
 /*
@@ -1193,7 +1344,8 @@ static void fork_move_self(void)
 	pthread_mutex_lock(&prof_rt.lock);
 	if (prof_rt.fork_pending)
 		fork_publish_locked();
-	if (p->te && prof_rt.seg && prof_rt.seg->nslabs < prof_rt.max_threads) {
+	if (p->te && prof_rt.seg && prof_rt.seg->nslabs < prof_rt.max_threads &&
+	    !slab_reserve(prof_rt_slab(prof_rt.seg->nslabs), p->nnodes, &p->res_nodes)) {
 		struct prof_slab_hdr *hdr;
 		struct prof_node *nodes;
 

@@ -19,10 +19,21 @@
  *	PROF_THREAD_NAME(s);	name this thread in reports: a call
  *
  * Zone names are identifiers: they are also the USDT probe names, provider
- * "prof": prof:NAME fires on enter (arg0: the site descriptor), and
- * prof:NAME__exit on exit (arg0: the site, arg1: duration in ticks).  Each
- * probe has a semaphore, so a probe nobody attached costs a load and a
- * not-taken branch.  PROF_FUNC sites are the probes prof:func, func__exit.
+ * "prof": prof:NAME fires on enter, prof:NAME__exit on exit.  Their
+ * arguments, a stable layout, 8 bytes each:
+ *
+ *	arg0	the zone's name (char *; a PROF_FUNC zone's is its function's)
+ *	arg1	the site's file (char *)	arg2	its line
+ *	arg3	exit only: the zone's duration in ns
+ *
+ * Each probe has a semaphore, so a probe nobody attached costs a load and a
+ * not-taken branch; the exit probe converts ticks to ns only while a tracer
+ * is attached.  PROF_FUNC sites are all the probes prof:func, func__exit:
+ * their name and file:line arguments tell them apart.  A public zone's exit
+ * probe gives PROF_DEFINE's file and line.
+ *
+ * Compilers: gcc and clang, C99 and later, C++11 and later, x86-64 and
+ * aarch64; no feature-test macro is needed before including this header.
  *
  * The first zone of a thread takes the slow path (segment, slab, site and
  * node creation); after that nothing locks, allocates or enters the kernel.
@@ -60,15 +71,7 @@
 
 #else /* !PROF_DISABLE */
 
-#ifndef _SDT_HAS_SEMAPHORES
-#define _SDT_HAS_SEMAPHORES 1
-#endif
-#if defined(__has_include) && !__has_include(<sys/sdt.h>)
-#error "prof.h needs <sys/sdt.h>: install systemtap-sdt-dev (Debian) or systemtap-sdt-devel (Fedora), or build with -DPROF_DISABLE"
-#endif
-#include <sys/sdt.h>
 #include <stdint.h>
-#include <time.h>
 #include "slab.h"
 #include "profsched.h"
 
@@ -84,10 +87,16 @@ struct prof_site {
 	unsigned int line;
 	unsigned int flags;	/* PROF_SITE_* from slab.h */
 	volatile unsigned short *exit_sema;
-	const void *exit_probe;	/* the exit stub: code, called as __prof_exit_fn */
+	/* the exit stub: its first instruction is the probe prof:NAME__exit */
+	void (*exit_probe)(const char *name, const char *file, unsigned long long line,
+			   unsigned long long ns);
+	/* a zone site's semaphores, enter and exit (exit_sema points here) */
+	volatile unsigned short sema[2];
 };
 
-typedef void (*__prof_exit_fn)(const struct prof_site *site, unsigned long long ticks);
+/* the layout the asm of __PROF_SITE_ASM writes */
+typedef char __prof_site_layout[__builtin_offsetof(struct prof_site, sema) == 48 &&
+				sizeof(struct prof_site) == 56 ? 1 : -1];
 
 /* per site, per thread: the last (parent -> node) seen here */
 struct __prof_cache {
@@ -139,19 +148,30 @@ void __prof_end(void);
 void __prof_frame(void);
 void __prof_thread_name(const char *name);
 void __prof_alloc_slow(int is_free, uint64_t bytes);
+void __prof_exit_probe(const struct prof_site *site, uint64_t ticks);
+uint64_t __prof_clock_mono(void);
 
+/*
+ * The clock: the CPU's counter, rdtsc on x86-64 (when the TSC is
+ * invariant), the virtual counter cntvct_el0 on aarch64 (its rate is
+ * cntfrq_el0); with PROF_CLOCK=mono, or no usable counter, CLOCK_MONOTONIC
+ * through the runtime (a call, and no feature-test macro asked of the
+ * includer).
+ */
 static inline __attribute__((always_inline)) uint64_t __prof_now(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 	if (__builtin_expect(__prof_clock_tsc, 1))
 		return __builtin_ia32_rdtsc();
-#endif
-	{
-		struct timespec ts;
+#elif defined(__aarch64__)
+	if (__builtin_expect(__prof_clock_tsc, 1)) {
+		uint64_t t;
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(t));
+		return t;
 	}
+#endif
+	return __prof_clock_mono();
 }
 
 /* relaxed, not read-modify-write: only the owning thread writes a slab */
@@ -225,7 +245,7 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 		__prof_leave_slow(z, seq, d);
 	__PROF_BUMP(__prof_tls.activity);
 	if (__builtin_expect(*z->site->exit_sema, 0))
-		((__prof_exit_fn)(uintptr_t)z->site->exit_probe)(z->site, d);
+		__prof_exit_probe(z->site, d);
 }
 
 static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64_t bytes)
@@ -253,76 +273,126 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 #endif
 
 /*
- * The probe plumbing.  Semaphores and the exit stub are emitted from asm
- * inside the function (C has no other way to define file-scope symbols
- * from a block); .ifndef keeps one per name per object, .weak .hidden one
- * per name per DSO.  The exit stub is a tiny function whose first
- * instruction is the prof:NAME__exit probe, with its two arguments in the
- * argument registers: the generic exit path calls it only when the
- * semaphore says somebody listens.
+ * The probe plumbing.  Each probe is a USDT note in the layout of
+ * systemtap's sys/sdt.h (readelf -n, bpftrace, perf and gdb read it), with
+ * these arguments, 8 bytes each:
+ *
+ *	prof:NAME	 arg0 name (char *), arg1 file (char *), arg2 line
+ *	prof:NAME__exit	 the same, and arg3 the zone's duration in ns
+ *
+ * A site's descriptor, its two semaphores and its exit stub are defined by
+ * one asm statement in the site's block, which also hands the descriptor's
+ * address to the code (the lea the compiler would emit anyway), so nothing
+ * C or C++ declares names a symbol defined in asm: g++ drops the asm label
+ * of a block-scope extern inside a template.  .ifndef keeps one of each per
+ * site and object however often the block is inlined or instantiated.
+ * They live in .probes, written data: the kernel's uprobe counter (and the
+ * tools that find it by that section) reach the semaphores there.  The
+ * exit probe is the first instruction of the stub, a function of its own
+ * with the four arguments in argument registers: the runtime's
+ * __prof_exit_probe converts ticks to ns and calls it only when the exit
+ * semaphore is set.  A public zone (PROF_DEFINE) is a C definition with a
+ * C stub; each PROF_SCOPE site has its own enter semaphore.
  */
-#define __PROF_STR_(x) #x
-#define __PROF_STR(x) __PROF_STR_(x)
+#if defined(__x86_64__)
+#define __PROF_ADDR "i"		/* a symbol's address, printed by %c */
+#define __PROF_STUB_ARGS "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx"
+#define __PROF_LEA(sym, op)	"lea " sym "(%%rip), %" op "\n"
+#elif defined(__aarch64__)
+#define __PROF_ADDR "S"
+#define __PROF_STUB_ARGS "8@x0 8@x1 8@x2 8@x3"
+#define __PROF_LEA(sym, op)							\
+	"adrp %" op ", " sym "\n" "add %" op ", %" op ", :lo12:" sym "\n"
+#else
+#error "prof.h: zones need x86-64 or aarch64; build with -DPROF_DISABLE elsewhere"
+#endif
 
-#define __PROF_SEMA_ASM(probe)							\
-	".ifndef prof_" #probe "_semaphore\n"					\
-	".pushsection .probes,\"aw\",@progbits\n"				\
-	".weak prof_" #probe "_semaphore\n"					\
-	".hidden prof_" #probe "_semaphore\n"					\
-	".p2align 1\n"								\
-	"prof_" #probe "_semaphore: .hword 0\n"					\
+/* a note for the probe prof:PROBE at a nop here; SEMA and ARGS are asm text */
+#define __PROF_NOTE(probe, sema, args)						\
+	"990:\tnop\n"								\
+	".pushsection .note.stapsdt,\"?\",\"note\"\n"				\
+	".balign 4\n"								\
+	".4byte 992f-991f, 994f-993f, 3\n"					\
+	"991:\t.asciz \"stapsdt\"\n"						\
+	"992:\t.balign 4\n"							\
+	"993:\t.8byte 990b\n"							\
+	".8byte _.stapsdt.base\n"						\
+	".8byte " sema "\n"							\
+	".asciz \"prof\"\n"							\
+	".asciz \"" probe "\"\n"						\
+	".asciz \"" args "\"\n"							\
+	"994:\t.balign 4\n"							\
+	".popsection\n"								\
+	".ifndef _.stapsdt.base\n"						\
+	".pushsection .stapsdt.base,\"aG\",\"progbits\",.stapsdt.base,comdat\n"	\
+	".weak _.stapsdt.base\n"						\
+	".hidden _.stapsdt.base\n"						\
+	"_.stapsdt.base: .space 1\n"						\
+	".size _.stapsdt.base, 1\n"						\
 	".popsection\n"								\
 	".endif\n"
 
-/*
- * STAP_PROBE_ASM(prof, NAME__exit, 8@%rdi 8@%rsi), spelled as sdt.h's C99
- * branch spells it: its other branch, the one C++ gets (no
- * __STDC_VERSION__), does not quote the arguments and cannot compile.
- */
-#define __PROF_EXIT_NOTE(probe)							\
-	_SDT_ASM_BODY(prof, probe##__exit, _SDT_ASM_SUBSTR, (8@%rdi 8@%rsi))	\
-	_SDT_ASM_BASE
+#define __PROF_ARGS3 "8@%[__a0] 8@%[__a1] 8@%[__a2]"
+#define __PROF_OPS3(name, file, line)						\
+	[__a0] "r"((const char *)(name)), [__a1] "r"((const char *)(file)),	\
+	[__a2] "r"((unsigned long long)(line))
 
-#define __PROF_STUB_ASM(probe, stub)						\
-	".ifndef " stub "\n"							\
-	".pushsection .text.prof_probes,\"ax\",@progbits\n"					\
-	".p2align 4\n"								\
-	stub ":\n"								\
-	__PROF_EXIT_NOTE(probe)							\
-	"ret\n"									\
-	".popsection\n"								\
-	".endif\n"
-
-#define __PROF_PROBES_ASM(probe, stub)						\
-	__asm__(__PROF_SEMA_ASM(probe) __PROF_SEMA_ASM(probe##__exit)		\
-		__PROF_STUB_ASM(probe, stub))
-
-/*
- * The asm labels name the symbols the asm above defines: without them C++
- * would look for mangled names (a zone in a namespace), and a zone in an
- * unnamed namespace would declare an internal function it never defines
- * (hence the stub is declared as bytes, and called through a cast).
- */
-#define __PROF_EXTERNS(probe, id)						\
-	extern volatile unsigned short prof_##probe##_semaphore			\
-		__asm__("prof_" #probe "_semaphore")				\
-		__attribute__((visibility("hidden")));				\
-	extern volatile unsigned short prof_##probe##__exit_semaphore		\
-		__asm__("prof_" #probe "__exit_semaphore")			\
-		__attribute__((visibility("hidden")));				\
-	extern const char __prof_x##id[]					\
-		__asm__("__prof_x" #id) __attribute__((visibility("hidden")))
-
-#define __PROF_ENTER_PROBE(probe, sitep)					\
+/* the enter probe, if a tracer raised the semaphore at SEMP (asm text SEMA) */
+#define __PROF_ENTER_PROBE(probe, semp, sema, name)				\
 	do {									\
-		if (__builtin_expect(prof_##probe##_semaphore, 0))		\
-			STAP_PROBE1(prof, probe, sitep);			\
+		if (__builtin_expect(*(semp), 0))				\
+			__asm__ __volatile__(__PROF_NOTE(#probe, sema, __PROF_ARGS3) \
+					     :: __PROF_OPS3(name, __FILE__, __LINE__)); \
 	} while (0)
 
-#define __PROF_DESC(name, probe, func, flags, id)				\
-	static const struct prof_site __prof_site_##id = {			\
-		name, __FILE__, func, __LINE__, flags,				\
-		&prof_##probe##__exit_semaphore, __prof_x##id }
+/*
+ * The asm symbols of site ID: quoted, with the compiled file's name, so
+ * that sites of two files stay apart when LTO puts both in one assembly
+ * (ID is __COUNTER__, which restarts in every file).  N.B. the file's path
+ * must hold no '"', '\\' or '%'.
+ */
+#define __PROF_SYM(kind, id)	"\"__prof_" kind #id "." __BASE_FILE__ "\""
+
+/*
+ * A site: its descriptor __prof_sID (struct prof_site, its semaphores
+ * at the end), its exit stub __prof_xID; SP gets the descriptor's address.
+ */
+#define __PROF_SITE_ASM(probe, id)						\
+	".ifndef " __PROF_SYM("s", id) "\n"					\
+	".pushsection .probes,\"aw\",\"progbits\"\n"				\
+	".balign 8\n"								\
+	__PROF_SYM("s", id) ":\n"						\
+	".8byte %c[__n], %c[__f], %c[__fn]\n"					\
+	".4byte %c[__l], %c[__fl]\n"						\
+	".8byte " __PROF_SYM("s", id) "+50, " __PROF_SYM("x", id) "\n"		\
+	".2byte 0, 0\n"								\
+	".balign 8\n"								\
+	".popsection\n"								\
+	".pushsection .text.prof_probes,\"ax\",\"progbits\"\n"			\
+	".p2align 4\n"								\
+	".type " __PROF_SYM("x", id) ", @function\n"				\
+	__PROF_SYM("x", id) ":\n"						\
+	__PROF_NOTE(#probe "__exit", __PROF_SYM("s", id) "+50", __PROF_STUB_ARGS) \
+	"ret\n"									\
+	".size " __PROF_SYM("x", id) ", .-" __PROF_SYM("x", id) "\n"		\
+	".popsection\n"								\
+	".endif\n"								\
+	__PROF_LEA(__PROF_SYM("s", id), "[__sp]")
+#define __PROF_SITE(name, probe, func, flags, id)				\
+	const struct prof_site *__prof_sp_##id;					\
+	__asm__(__PROF_SITE_ASM(probe, id)					\
+		: [__sp] "=r"(__prof_sp_##id)					\
+		: [__n] __PROF_ADDR(name), [__f] __PROF_ADDR(__FILE__),		\
+		  [__fn] __PROF_ADDR(func), [__l] "n"(__LINE__), [__fl] "n"(flags))
+
+/* a public zone's exit stub: a function, its parameters the arguments */
+#define __PROF_STUB_PARAMS							\
+	const char *n, const char *f, unsigned long long l, unsigned long long ns
+#define __PROF_STUB_BODY(probe, semp)						\
+	__asm__ __volatile__(__PROF_NOTE(#probe "__exit", "%c[__s]",		\
+					 __PROF_ARGS3 " 8@%[__a3]")		\
+			     :: [__s] __PROF_ADDR(semp), __PROF_OPS3(n, f, l),	\
+			     [__a3] "r"(ns))
 
 #define __PROF_CACHE(id)							\
 	static __thread struct __prof_cache __prof_cache_##id = { 0xffffffffU, 0, 0 }
@@ -346,11 +416,10 @@ struct __prof_guard {
 #endif
 
 #define __PROF_ZONE(name, probe, func, flags, id)				\
-	__PROF_EXTERNS(probe, id);						\
-	__PROF_PROBES_ASM(probe, "__prof_x" #id);				\
-	__PROF_DESC(name, probe, func, flags, id);				\
-	__PROF_ENTER_PROBE(probe, &__prof_site_##id);				\
-	__PROF_OPEN(&__prof_site_##id, id)
+	__PROF_SITE(name, probe, func, flags, id);				\
+	__PROF_ENTER_PROBE(probe, &__prof_sp_##id->sema[0],			\
+			   __PROF_SYM("s", id) "+48", name);			\
+	__PROF_OPEN(__prof_sp_##id, id)
 #define __PROF_ZONE_(name, probe, func, flags, id)				\
 	__PROF_ZONE(name, probe, func, flags, id)
 
@@ -366,28 +435,30 @@ struct __prof_guard {
  * Public zones: one zone, many sites (each site still its own enter probe).
  * N.B. PROF_DEFINE in exactly one file of a program or library.
  */
-#define __PROF_DEFINE(name, id)							\
-	__asm__(__PROF_SEMA_ASM(name) __PROF_SEMA_ASM(name##__exit)		\
-		__PROF_STUB_ASM(name, "prof_zone_" #name "__x"));		\
-	extern volatile unsigned short prof_##name##__exit_semaphore		\
-		__asm__("prof_" #name "__exit_semaphore")			\
-		__attribute__((visibility("hidden")));				\
-	extern const char prof_zone_##name##__x[]				\
-		__asm__("prof_zone_" #name "__x")				\
-		__attribute__((visibility("hidden")));				\
-	extern const struct prof_site prof_zone_##name;				\
+#define PROF_DEFINE(name)							\
+	static volatile unsigned short __prof_zsem_##name			\
+		__attribute__((section(".probes")));				\
+	static void __prof_zstub_##name(__PROF_STUB_PARAMS)			\
+	{									\
+		__PROF_STUB_BODY(name, &__prof_zsem_##name);			\
+	}									\
+	PROF_DECLARE(name);							\
 	const struct prof_site prof_zone_##name = {				\
 		#name, __FILE__, 0, __LINE__, PROF_SITE_PUBLIC,			\
-		&prof_##name##__exit_semaphore, prof_zone_##name##__x }
-#define PROF_DEFINE(name)	__PROF_DEFINE(name, __COUNTER__)
-#define PROF_DECLARE(name)	extern const struct prof_site prof_zone_##name
+		&__prof_zsem_##name, __prof_zstub_##name, { 0, 0 } }
+#define PROF_DECLARE(name)							\
+	extern const struct prof_site prof_zone_##name __asm__("prof_zone_" #name)
 
 #define __PROF_SCOPE(name, id)							\
-	extern volatile unsigned short prof_##name##_semaphore			\
-		__asm__("prof_" #name "_semaphore")				\
-		__attribute__((visibility("hidden")));				\
-	__asm__(__PROF_SEMA_ASM(name) __PROF_SEMA_ASM(name##__exit));		\
-	__PROF_ENTER_PROBE(name, &prof_zone_##name);				\
+	volatile unsigned short *__prof_e_##id;					\
+	__asm__(".ifndef " __PROF_SYM("e", id) "\n"				\
+		".pushsection .probes,\"aw\",\"progbits\"\n"			\
+		".balign 2\n"							\
+		__PROF_SYM("e", id) ": .2byte 0\n"				\
+		".popsection\n"							\
+		".endif\n"							\
+		__PROF_LEA(__PROF_SYM("e", id), "0") : "=r"(__prof_e_##id));	\
+	__PROF_ENTER_PROBE(name, __prof_e_##id, __PROF_SYM("e", id), #name);	\
 	__PROF_OPEN(&prof_zone_##name, id)
 #define __PROF_SCOPE_(name, id)	__PROF_SCOPE(name, id)
 #define PROF_SCOPE(name)	__PROF_SCOPE_(name, __COUNTER__)
@@ -399,12 +470,11 @@ struct __prof_guard {
  */
 #define __PROF_BEGIN(name, id)							\
 	do {									\
-		__PROF_EXTERNS(name, id);					\
-		__PROF_PROBES_ASM(name, "__prof_x" #id);			\
-		__PROF_DESC(#name, name, __func__, PROF_SITE_BEGIN, id);	\
+		__PROF_SITE(#name, name, __func__, PROF_SITE_BEGIN, id);	\
 		__PROF_CACHE(id);						\
-		__PROF_ENTER_PROBE(name, &__prof_site_##id);			\
-		__prof_begin(&__prof_site_##id, &__prof_cache_##id);		\
+		__PROF_ENTER_PROBE(name, &__prof_sp_##id->sema[0],		\
+				   __PROF_SYM("s", id) "+48", #name);		\
+		__prof_begin(__prof_sp_##id, &__prof_cache_##id);		\
 	} while (0)
 #define __PROF_BEGIN_(name, id)	__PROF_BEGIN(name, id)
 #define PROF_BEGIN(name)	__PROF_BEGIN_(name, __COUNTER__)

@@ -1261,6 +1261,14 @@ static __u64 reader_now(__u32 clock)
 #if defined(__x86_64__) || defined(__i386__)
 	if (clock == PROF_CLOCK_TSC)
 		return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	/* PROF_CLOCK_TSC on aarch64: the virtual counter, as __prof_now */
+	if (clock == PROF_CLOCK_TSC) {
+		__u64 t;
+
+		__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(t));
+		return t;
+	}
 #endif
 	if (clock != PROF_CLOCK_MONO || clock_gettime(CLOCK_MONOTONIC, &ts))
 		return 0;
@@ -1356,6 +1364,7 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		s->exit_tick = LD(&h->exit_tick);
 		s->sites_dropped = LD(&h->sites_dropped);
 		s->threads_dropped = LD(&h->threads_dropped);
+		s->nospace = LD(&h->nospace);
 		if (s->clock != PROF_CLOCK_TSC && s->clock != PROF_CLOCK_MONO)
 			goto fail;
 		/* one now for every open call of the read: an image's, the
@@ -2299,6 +2308,7 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 	h->sites_dropped = s->sites_dropped;
 	h->threads_dropped = s->threads_dropped;
 	h->exit_tick = s->exit_tick;
+	h->nospace = s->nospace;
 	/* the open calls as they were at the read: measured to its now */
 	h->snap_tick = s->now_tick ? s->now_tick : 1;
 	for (i = 0; i < s->nsites; i++) {

@@ -300,6 +300,9 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 		fprintf(f, "prof: %llu sites and %llu threads not profiled (tables full)\n",
 			(unsigned long long)s->sites_dropped,
 			(unsigned long long)s->threads_dropped);
+	if (s->nospace)
+		fprintf(f, "prof: %llu threads, zones or nodes not profiled: /dev/shm was full\n",
+			(unsigned long long)s->nospace);
 
 	if (!o->no_tree) {
 		for (i = 0; i < s->nthreads; i++) {

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include "prof.h"
 
@@ -48,6 +49,7 @@ struct prof_rt {
 	pthread_mutex_t lock;		/* slow paths only */
 	struct prof_seg_hdr *seg;	/* NULL until created, or if disabled */
 	size_t seg_len;
+	int seg_fd;			/* kept open: pages are reserved before use */
 	char seg_name[96];		/* for shm_unlink */
 	bool disabled;			/* could not create: reported once */
 	/* a fork child's segment is made at its first zone activity, so a
@@ -131,5 +133,8 @@ void prof_logger__start(double interval);
 int prof_log_format(char *buf, size_t len, const char *thread, __u32 tid, const char *zone,
 		    __u64 in_ns, __u64 interval_ns, __u64 calls);
 void prof_logger__atfork_child(void);
+struct prof_snapshot;
+void prof_logger__lines(FILE *f, struct prof_snapshot *cur, const struct prof_snapshot *prev,
+			__u64 interval_ns);
 
 #endif /* PROF_RUNTIME_H */

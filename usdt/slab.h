@@ -87,7 +87,8 @@
 #define PROF_ROWMAP_WORDS	4	/* a block's row map: a bit a bucket, 192 used */
 
 /* clocks (prof_seg_hdr.clock) */
-#define PROF_CLOCK_TSC		1	/* rdtsc, invariant TSC */
+#define PROF_CLOCK_TSC		1	/* the CPU's counter: invariant TSC (rdtsc),
+					 * aarch64 cntvct_el0 */
 #define PROF_CLOCK_MONO		2	/* CLOCK_MONOTONIC ns; tick_hz = 1e9 */
 
 /* prof_seg_hdr.flags */
@@ -167,6 +168,8 @@ struct prof_seg_hdr {
 	__u64 snap_tick;	/* a reader's image: the tick it was read at,
 				 * the "now" of its open calls; 0 in a live
 				 * segment */
+	__u64 nospace;		/* app: threads, sites and nodes not recorded
+				 * because /dev/shm had no room for them */
 };
 
 #define PROF_SITE_PUBLIC	0x1	/* PROF_DEFINE: shared by many sites */
@@ -258,7 +261,10 @@ struct prof_node_ext {
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define __PROF_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #else
-#define __PROF_STATIC_ASSERT(c, m)
+/* C99: an array whose size goes negative (a bare ';' would be pedantic) */
+#define __PROF_SA_(c, l)	typedef char __prof_static_assert_##l[(c) ? 1 : -1]
+#define __PROF_SA(c, l)		__PROF_SA_(c, l)
+#define __PROF_STATIC_ASSERT(c, m) __PROF_SA(c, __LINE__)
 #endif
 __PROF_STATIC_ASSERT(sizeof(struct prof_node) == PROF_NODE_SIZE, "the fast path's node");
 __PROF_STATIC_ASSERT(sizeof(struct prof_node_ext) == PROF_NODE_EXT_SIZE, "a node's ext record");

@@ -132,6 +132,7 @@ struct prof_snapshot {
 				 * covers ("the last N seconds"); 0 if unsaid */
 	__u64 now_tick;		/* the tick open calls were measured to: the read's
 				 * time, the process's exit, or the image's */
+	__u64 nospace;		/* threads, sites, nodes lost to a full /dev/shm */
 };
 
 /* copy and validate a segment image; 0 or -errno (-EINVAL: corrupt,

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_compilers.c - prof.h as users build it: matrix.c with gcc and clang
+ * at -std=c99, c11 and gnu11, matrix.cc with g++ and clang++ at c++11,
+ * c++17 and c++20 (and each at -O0 once), all with -Wall -Wextra
+ * -Wpedantic -Werror against libprof.a.  Each program must build, run,
+ * and report every zone with its exact call count; the C++ one must carry
+ * an enter and an exit probe for each zone, template instances included.
+ * lto_a.c and lto_b.c, linked with -flto, keep their zones apart.
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "testutil.h"
+
+#ifndef SRC_DIR
+#error "SRC_DIR: the source tree"
+#endif
+#ifndef LIBPROF_A
+#error "LIBPROF_A: the static runtime"
+#endif
+
+struct want {
+	const char *zone;
+	long calls;
+};
+
+/* matrix.c: ROUNDS 7 */
+static const struct want want_c[] = {
+	{ "mx_zone", 7 }, { "mx_public", 7 }, { "mx_begin", 7 }, { "mx_func", 14 }, { NULL, 0 },
+};
+
+/* matrix.cc: ROUNDS 5; both instances of cx_ftmpl are one site */
+static const struct want want_cxx[] = {
+	{ "cx_ftmpl", 10 }, { "cx_member", 5 }, { "cx_member_tmpl", 5 }, { "twice", 5 },
+	{ "cx_nested", 5 }, { "cx_begin", 5 }, { "cx_anon", 5 }, { "cx_public", 5 },
+	{ "cx_lambda", 5 }, { "cx_generic", 5 }, { NULL, 0 },
+};
+
+static int have(const char *cc)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", cc);
+	return !system(cmd);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return NULL;
+	if (getdelim(&buf, &len, 0, f) < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* calls of zone in the flat section of a text report, -1 if absent */
+static long flat_calls(const char *report, const char *zone)
+{
+	const char *p = strstr(report, "\nflat,");
+	long calls;
+	char name[128];
+	int n;
+
+	if (!p)
+		return -1;
+	while ((p = strchr(p + 1, '\n'))) {
+		if (sscanf(p + 1, "%ld %*s %*s %*s %*s %127s%n", &calls, name, &n) == 2 &&
+		    !strcmp(name, zone))
+			return calls;
+	}
+	return -1;
+}
+
+static int count_str(const char *s, const char *needle)
+{
+	int n = 0;
+
+	while (s && (s = strstr(s, needle))) {
+		n++;
+		s += strlen(needle);
+	}
+	return n;
+}
+
+static void build_run(const char *cc, const char *std, const char *opt, const char *src,
+		      const struct want *want, int cxx)
+{
+	char dir[] = "/tmp/prof-cc.XXXXXX", cmd[2 * PATH_MAX + 512], bin[64], rep[64], out[64];
+	char *r, *o;
+	int i;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(bin, sizeof(bin), "%s/prog", dir);
+	snprintf(rep, sizeof(rep), "%s/report", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "%s -std=%s %s -Wall -Wextra -Wpedantic -Werror -I%s/usdt -I%s/bpf %s/tests/%s %s "
+		 "%s -lpthread -o %s >%s 2>&1",
+		 cc, std, opt, SRC_DIR, SRC_DIR, SRC_DIR, src,
+		 strcmp(src, "lto_a.c") ? "" : SRC_DIR "/tests/lto_b.c", LIBPROF_A, bin, out);
+	if (system(cmd)) {
+		o = slurp(out);
+		fail_msg("%s -std=%s %s %s does not build:\n%s", cc, std, opt, src, o ? o : "");
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "PROF_QUIET=1 PROF_NO_DAEMON=1 PROF_REPORT=%s %s >%s 2>&1", rep, bin, out);
+	if (system(cmd)) {
+		o = slurp(out);
+		fail_msg("%s -std=%s %s: the program failed:\n%s", cc, std, opt, o ? o : "");
+	}
+	o = slurp(out);
+	assert_non_null(o);
+	assert_non_null(strstr(o, "matrix ok"));
+	free(o);
+	r = slurp(rep);
+	assert_non_null(r);
+	for (i = 0; want[i].zone; i++)
+		if (flat_calls(r, want[i].zone) != want[i].calls)
+			fail_msg("%s -std=%s %s: zone %s has %ld calls, want %ld:\n%s", cc, std, opt,
+				 want[i].zone, flat_calls(r, want[i].zone), want[i].calls, r);
+	free(r);
+	if (cxx) {
+		/* every zone's probes, in templates and namespaces alike */
+		snprintf(cmd, sizeof(cmd), "readelf -n %s >%s 2>&1", bin, out);
+		assert_int_equal(system(cmd), 0);
+		o = slurp(out);
+		for (i = 0; want[i].zone; i++) {
+			/* PROF_FUNC zones are the probes prof:func */
+			const char *pn = strcmp(want[i].zone, "twice") ? want[i].zone : "func";
+			char n[160];
+
+			snprintf(n, sizeof(n), "Name: %s\n", pn);
+			if (count_str(o, n) < 1)
+				fail_msg("%s -std=%s: no probe prof:%s", cc, std, pn);
+			snprintf(n, sizeof(n), "Name: %s__exit\n", pn);
+			if (count_str(o, n) < 1)
+				fail_msg("%s -std=%s: no probe prof:%s__exit", cc, std, pn);
+		}
+		/* the two instances of the template each fire the enter probe */
+		assert_true(count_str(o, "Name: cx_ftmpl\n") >= 2);
+		free(o);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void matrix(const char *cc, const char *const *stds, const char *src,
+		   const struct want *want, int cxx)
+{
+	int i;
+
+	if (!have(cc)) {
+		print_message("skip: %s is not installed\n", cc);
+		skip();
+	}
+	for (i = 0; stds[i]; i++)
+		build_run(cc, stds[i], "-O2", src, want, cxx);
+	/* unoptimized: the asm operands must not need the optimizer */
+	build_run(cc, stds[0], "-O0 -g", src, want, cxx);
+}
+
+/* lto_a.c + lto_b.c with -flto: the same site number in two files */
+static const struct want want_lto[] = { { "lto_a", 3 }, { "lto_b", 5 }, { NULL, 0 } };
+
+static void test_lto(void **state)
+{
+	(void)state;
+	build_run("gcc", "gnu11", "-O2 -flto", "lto_a.c", want_lto, 0);
+	/* ThinLTO needs lld */
+	if (have("clang") && have("ld.lld"))
+		build_run("clang", "gnu11", "-O2 -flto=thin -fuse-ld=lld", "lto_a.c", want_lto, 0);
+}
+
+static const char *const c_stds[] = { "gnu11", "c99", "c11", NULL };
+static const char *const cxx_stds[] = { "c++17", "c++11", "c++20", NULL };
+
+static void test_gcc(void **state)
+{
+	(void)state;
+	matrix("gcc", c_stds, "matrix.c", want_c, 0);
+}
+
+static void test_clang(void **state)
+{
+	(void)state;
+	matrix("clang", c_stds, "matrix.c", want_c, 0);
+}
+
+static void test_gxx(void **state)
+{
+	(void)state;
+	matrix("g++", cxx_stds, "matrix.cc", want_cxx, 1);
+}
+
+static void test_clangxx(void **state)
+{
+	(void)state;
+	matrix("clang++", cxx_stds, "matrix.cc", want_cxx, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gcc),
+		cmocka_unit_test(test_clang),
+		cmocka_unit_test(test_gxx),
+		cmocka_unit_test(test_clangxx),
+		cmocka_unit_test(test_lto),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
