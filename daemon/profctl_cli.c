@@ -948,6 +948,10 @@ static int cmd_status(int argc, char **argv)
 		if (err) {
 			printf("profd: connected to %s but status failed: %s\n", src.sock,
 			       strerror(-err));
+			/* what follows is read directly */
+			close(src.fd);
+			src.fd = -1;
+			src.why = err;
 		} else {
 			printf("profd: running at %s, version %u.%u, up %llus\n", src.sock,
 			       st.version >> 16, st.version & 0xffff,

@@ -301,10 +301,12 @@ static int direct_find(pid_t pid, struct prof_seg_ent *out)
 			if ((pid_t)ents[i].pid == pid)
 				break;
 		if (i < ne) {
+			unsigned int owner = (unsigned int)ents[i].uid;
+
 			free(ents);
 			pc_warnx("pid %d: not yours (segment owned by uid %u); ask profd or run as "
 				 "that user",
-				 (int)pid, (unsigned int)ents[i].uid);
+				 (int)pid, owner);
 			return -EPERM;
 		}
 		free(ents);
@@ -523,8 +525,16 @@ int pc_src_list(struct pc_src *src, struct pc_proc **procs, size_t *n)
 		size_t np = 0, i;
 		int err = profd_list(src->fd, &pp, &np);
 
-		if (err)
-			return err;
+		/* refused (a full profd), hung, gone: what the caller may read */
+		if (err) {
+			pc_warnx("profd did not answer the list (%s): reading your own processes "
+				 "directly",
+				 strerror(-err));
+			close(src->fd);
+			src->fd = -1;
+			src->why = err;
+			return direct_list(procs, n);
+		}
 		p = calloc(np ? np : 1, sizeof(*p));
 		if (!p) {
 			free(pp);

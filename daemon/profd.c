@@ -35,6 +35,11 @@ struct profd_conf conf = {
 	.keep_s = 600,
 	.max_exited = 64,
 	.nslots = PROF_SCHED_MAX_SLOTS,
+	.uid_slots = 0, /* a quarter of --slots unless set */
+	.uid_conns = 1024,
+	.uid_segs = 1024,
+	.uid_kept_bytes = 256ull << 20,
+	.idle_s = 10,
 };
 __u64 profd_start_ns;
 
@@ -164,7 +169,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: profd [-dhv] [--socket PATH] [--interval MS] [--history SEC]\n"
-		"             [--keep SEC] [--slots N] [--syslog] [--no-bpf]\n"
+		"             [--keep SEC] [--slots N] [--uid-slots N] [--uid-conns N]\n"
+		"             [--uid-procs N] [--uid-kept MB] [--idle SEC] [--syslog] [--no-bpf]\n"
 		"\n"
 		"  -d, --daemon        detach once the socket is up, then log to syslog\n"
 		"  -s, --socket PATH   control socket (default %s)\n"
@@ -175,6 +181,14 @@ static void usage(FILE *f)
 		"                      at most the 64 that exited last\n"
 		"      --slots N       kernel records, threads at once (default %u, at most "
 		"65535)\n"
+		"      --uid-slots N   kernel records one uid may hold (default a quarter of "
+		"--slots)\n"
+		"      --uid-conns N   connections one uid may hold (default 1024; root has a\n"
+		"                      reserve)\n"
+		"      --uid-procs N   processes of one uid followed at once (default 1024)\n"
+		"      --uid-kept MB   exited processes' data kept per uid (default 256)\n"
+		"      --idle SEC      close a connection that asks nothing this long, unless\n"
+		"                      it registered threads (default 10)\n"
 		"      --syslog        log to syslog instead of stderr, without detaching\n"
 		"      --no-bpf        run without kernel assistance\n"
 		"  -v, --verbose       more logging (twice: debug)\n"
@@ -196,7 +210,8 @@ static __u32 arg_u32(const char *opt, const char *s, __u32 lo, __u32 hi)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF };
+	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF, O_UID_SLOTS, O_UID_CONNS,
+	       O_UID_PROCS, O_UID_KEPT, O_IDLE };
 	static const struct option opts[] = {
 		{ "daemon", no_argument, NULL, 'd' },
 		{ "socket", required_argument, NULL, 's' },
@@ -204,6 +219,11 @@ static void parse_args(int argc, char **argv)
 		{ "history", required_argument, NULL, O_HISTORY },
 		{ "keep", required_argument, NULL, O_KEEP },
 		{ "slots", required_argument, NULL, O_SLOTS },
+		{ "uid-slots", required_argument, NULL, O_UID_SLOTS },
+		{ "uid-conns", required_argument, NULL, O_UID_CONNS },
+		{ "uid-procs", required_argument, NULL, O_UID_PROCS },
+		{ "uid-kept", required_argument, NULL, O_UID_KEPT },
+		{ "idle", required_argument, NULL, O_IDLE },
 		{ "syslog", no_argument, NULL, O_SYSLOG },
 		{ "no-bpf", no_argument, NULL, O_NO_BPF },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -232,6 +252,21 @@ static void parse_args(int argc, char **argv)
 		case O_SLOTS:
 			conf.nslots = arg_u32("--slots", optarg, 1, PROF_SCHED_MAX_SLOTS_LIMIT);
 			break;
+		case O_UID_SLOTS:
+			conf.uid_slots = arg_u32("--uid-slots", optarg, 1, PROF_SCHED_MAX_SLOTS_LIMIT);
+			break;
+		case O_UID_CONNS:
+			conf.uid_conns = arg_u32("--uid-conns", optarg, 1, 65536);
+			break;
+		case O_UID_PROCS:
+			conf.uid_segs = arg_u32("--uid-procs", optarg, 1, 65536);
+			break;
+		case O_UID_KEPT:
+			conf.uid_kept_bytes = (__u64)arg_u32("--uid-kept", optarg, 0, 1 << 20) << 20;
+			break;
+		case O_IDLE:
+			conf.idle_s = arg_u32("--idle", optarg, 1, 86400);
+			break;
 		case O_SYSLOG:
 			conf.syslog = true;
 			break;
@@ -253,6 +288,8 @@ static void parse_args(int argc, char **argv)
 		usage(stderr);
 		exit(1);
 	}
+	if (!conf.uid_slots)
+		conf.uid_slots = conf.nslots / 4 ? conf.nslots / 4 : 1;
 }
 
 static int epoll_add(int epfd, int fd, void *tag)
@@ -371,6 +408,7 @@ int main(int argc, char **argv)
 					last_rescan = profd_now_ns();
 				}
 				seg_sample();
+				ctl_tick(epfd);
 			} else if (tag == &tag_signal) {
 				struct signalfd_siginfo si;
 
@@ -386,6 +424,7 @@ int main(int argc, char **argv)
 				ctl_event(epfd, tag, evs[i].events);
 			}
 		}
+		ctl_reap();
 	}
 	notify("STOPPING=1");
 	ctl_close();

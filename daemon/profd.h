@@ -23,6 +23,12 @@ struct profd_conf {
 	__u32 keep_s;		/* exited processes stay this long */
 	__u32 max_exited;	/* and at most this many */
 	__u32 nslots;		/* kernel records */
+	/* per uid: fair shares of what every user draws from */
+	__u32 uid_slots;	/* kernel records */
+	__u32 uid_conns;	/* control connections */
+	__u32 uid_segs;		/* processes followed (alive) */
+	__u64 uid_kept_bytes;	/* exited processes' data kept */
+	__u32 idle_s;		/* a connection that asks nothing this long is closed */
 	bool daemonize;
 	bool syslog;
 	bool no_bpf;
@@ -51,9 +57,13 @@ const char *kbpf_why(void);
 int kbpf_ro_fd(void);		/* read-only array fd for clients, or -1 */
 __u32 kbpf_nslots(void);
 __u32 kbpf_used(void);
-/* give tid of pid a fresh slot (zeroed, gen bumped); 0 or -errno */
-int kbpf_assign(pid_t pid, pid_t tid, __u32 *slot, __u64 *gen);
+/* give tid of pid a fresh slot (zeroed, gen bumped), owned by a connection;
+ * 0 or -errno (-EDQUOT: uid holds its share) */
+int kbpf_assign(pid_t pid, pid_t tid, uid_t uid, __u64 owner, __u32 *slot, __u64 *gen);
 void kbpf_release_pid(pid_t pid);
+void kbpf_release_owner(__u64 owner);
+__u32 kbpf_count_uid(uid_t uid);
+bool kbpf_attached(void);	/* the program is on sched_switch */
 __u32 kbpf_count_pid(pid_t pid);
 void kbpf_sweep(void);		/* reclaim slots of exited threads */
 
@@ -101,6 +111,8 @@ void ctl_close(void);
 int ctl_listen_fd(void);
 void ctl_accept(int epfd);
 void ctl_event(int epfd, void *conn, __u32 events);
+void ctl_tick(int epfd);	/* idle connections; a paused listener */
+void ctl_reap(void);		/* after each batch of events */
 bool ctl_is_listener(void *ptr);
 void *ctl_listener_tag(void);
 

@@ -10,6 +10,13 @@
  * be mmapped at all: the kernel refuses MAP_SHARED without FMODE_WRITE for
  * BPF maps).  The program restarts a record from zero on its new owner's
  * first switch (gen differs), so a reused tid never inherits numbers.
+ *
+ * The program is loaded once but attached only while a slot is in use (and
+ * a second after): an idle profd costs the rest of the machine nothing
+ * per context switch.
+ * Each uid may hold conf.uid_slots slots at most, so one user cannot take
+ * them all; a slot belongs to the connection that asked for it (its owner),
+ * and goes back when that connection does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,14 +40,20 @@
 #include "profsched.skel.h"
 #pragma GCC diagnostic pop
 
+#define KBPF_LINGER_NS 1000000000ull /* attached this long after the last slot goes */
+
 struct kslot {
 	pid_t pid; /* 0: free */
 	pid_t tid;
+	uid_t uid;
+	__u64 owner; /* the connection's id */
 	__u64 gen;
 };
 
 static struct {
 	struct profsched_bpf *skel;
+	struct bpf_link *link; /* attached while used > 0 (and KBPF_LINGER_NS after) */
+	__u64 idle_ns;	       /* when used last fell to 0 */
 	int ro_fd; /* the frozen array, handed to clients */
 	__u64 gen; /* last generation handed out */
 	__u32 nslots;
@@ -145,12 +158,7 @@ int kbpf_open(__u32 nslots)
 			 strerror(-err));
 		goto cleanup;
 	}
-	err = profsched_bpf__attach(skel);
-	if (err) {
-		snprintf(kb.why, sizeof(kb.why), "failed to attach to sched_switch: %s",
-			 strerror(-err));
-		goto cleanup;
-	}
+	/* attached on the first registration (kbpf_attach), not here */
 	kb.tidslots = map_rw(skel->maps.tidslots, kb.tidslots_len);
 	kb.slotgen = map_rw(skel->maps.slotgen, (size_t)nslots * sizeof(__u64));
 	if (!kb.tidslots || !kb.slotgen) {
@@ -170,7 +178,7 @@ int kbpf_open(__u32 nslots)
 	kb.ro_fd = fd;
 	kb.skel = skel;
 	kb.why[0] = 0;
-	log_info("bpf: sched_switch program attached, %u slots", nslots);
+	log_info("bpf: sched_switch program loaded, %u slots; attached while one is used", nslots);
 	return 0;
 cleanup:
 	unmap_tables();
@@ -183,6 +191,8 @@ void kbpf_close(void)
 {
 	/* ro_fd is the skeleton's map fd */
 	kb.ro_fd = -1;
+	bpf_link__destroy(kb.link);
+	kb.link = NULL;
 	unmap_tables();
 	profsched_bpf__destroy(kb.skel);
 	kb.skel = NULL;
@@ -226,18 +236,46 @@ static void tid_entry(pid_t tid, __u32 v)
 	__atomic_store_n(w, (old & ~(0xffffULL << shift)) | (__u64)v << shift, __ATOMIC_RELEASE);
 }
 
+/* the program on sched_switch; 0 or -errno */
+static int kbpf_attach(void)
+{
+	int err;
+
+	if (kb.link)
+		return 0;
+	kb.link = bpf_program__attach(kb.skel->progs.prof_sched_switch);
+	if (!kb.link) {
+		err = -errno;
+		log_warnx("bpf: failed to attach to sched_switch: %s", strerror(-err));
+		return err;
+	}
+	log_debug("bpf: attached to sched_switch");
+	return 0;
+}
+
+bool kbpf_attached(void)
+{
+	return kb.link != NULL;
+}
+
 static void slot_release(__u32 i)
 {
 	/* from here the program no longer writes the slot for its task */
 	tid_entry(kb.slots[i].tid, 0);
 	kb.slots[i].pid = 0;
 	kb.slots[i].tid = 0;
+	kb.slots[i].uid = 0;
+	kb.slots[i].owner = 0;
 	kb.used--;
+	/* nobody left to count for: detached by kbpf_sweep a moment later */
+	if (!kb.used)
+		kb.idle_ns = profd_now_ns();
 }
 
-int kbpf_assign(pid_t pid, pid_t tid, __u32 *slot, __u64 *gen)
+int kbpf_assign(pid_t pid, pid_t tid, uid_t uid, __u64 owner, __u32 *slot, __u64 *gen)
 {
-	__u32 i, n;
+	__u32 i, n, mine = 0;
+	int err;
 
 	if (!kb.skel)
 		return -EOPNOTSUPP;
@@ -249,6 +287,10 @@ int kbpf_assign(pid_t pid, pid_t tid, __u32 *slot, __u64 *gen)
 	for (i = 0; i < kb.nslots; i++)
 		if (kb.slots[i].pid && kb.slots[i].tid == tid)
 			slot_release(i);
+	for (i = 0; i < kb.nslots; i++)
+		mine += kb.slots[i].pid && kb.slots[i].uid == uid;
+	if (mine >= conf.uid_slots)
+		return -EDQUOT;
 	for (n = 0; n < kb.nslots; n++) {
 		i = (kb.hint + n) % kb.nslots;
 		if (!kb.slots[i].pid)
@@ -269,7 +311,14 @@ int kbpf_assign(pid_t pid, pid_t tid, __u32 *slot, __u64 *gen)
 	tid_entry(tid, i + 1);
 	kb.slots[i].pid = pid;
 	kb.slots[i].tid = tid;
+	kb.slots[i].uid = uid;
+	kb.slots[i].owner = owner;
 	kb.used++;
+	err = kbpf_attach();
+	if (err) {
+		slot_release(i);
+		return err;
+	}
 	/* the thread exited, and its tid may name another task already */
 	if (!tid_alive(pid, tid)) {
 		slot_release(i);
@@ -289,6 +338,28 @@ void kbpf_release_pid(pid_t pid)
 	for (i = 0; i < kb.nslots; i++)
 		if (kb.slots[i].pid == pid)
 			slot_release(i);
+}
+
+void kbpf_release_owner(__u64 owner)
+{
+	__u32 i;
+
+	if (!kb.skel || !owner)
+		return;
+	for (i = 0; i < kb.nslots; i++)
+		if (kb.slots[i].pid && kb.slots[i].owner == owner)
+			slot_release(i);
+}
+
+__u32 kbpf_count_uid(uid_t uid)
+{
+	__u32 i, n = 0;
+
+	if (!kb.skel)
+		return 0;
+	for (i = 0; i < kb.nslots; i++)
+		n += kb.slots[i].pid && kb.slots[i].uid == uid;
+	return n;
 }
 
 __u32 kbpf_count_pid(pid_t pid)
@@ -311,4 +382,14 @@ void kbpf_sweep(void)
 	for (i = 0; i < kb.nslots; i++)
 		if (kb.slots[i].pid && !tid_alive(kb.slots[i].pid, kb.slots[i].tid))
 			slot_release(i);
+	/*
+	 * Nobody to count for since a moment: switches cost nothing again.
+	 * The moment spares a program that is started again and again (a
+	 * test suite, a shell loop) a detach and attach each time.
+	 */
+	if (!kb.used && kb.link && profd_now_ns() - kb.idle_ns >= KBPF_LINGER_NS) {
+		bpf_link__destroy(kb.link);
+		kb.link = NULL;
+		log_debug("bpf: detached from sched_switch");
+	}
 }

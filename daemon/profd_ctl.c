@@ -7,6 +7,17 @@
  * client that does not read its answers is dropped instead of blocking
  * profd (every send is MSG_DONTWAIT).  The agent of a profiled process
  * keeps its connection open; when it closes, the process's slots go back.
+ *
+ * A connection is bound to its process for its whole life by a pidfd
+ * (SO_PEERPIDFD, or pidfd_open of the peer's pid checked against the
+ * process's start time): when that process exits, the connection is
+ * closed and its slots go back, whoever holds the socket then, so a
+ * reused pid never inherits it.  Fair shares: each uid may hold
+ * conf.uid_conns connections (root has a reserve above the total); one
+ * that is not an agent's and asks nothing for conf.idle_s is closed.  Out
+ * of fds, profd sheds the pending connection with a reserve fd instead of
+ * spinning on a listener it cannot accept from.  Warnings a client causes
+ * are rate-limited per uid.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,28 +26,48 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "prof.h"
 #include "profd.h"
 #include "proto.h"
 
-#define CTL_MAX_CONNS 1024
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5 */
+#endif
+
+#define CTL_MAX_CONNS 8192     /* at most; fewer when RLIMIT_NOFILE is low */
+#define CTL_ROOT_RESERVE 16    /* connections only root may take past the total */
 #define CTL_SNDBUF (1 << 20)
+#define CTL_WARN_BURST 5       /* warnings a uid may cause in a window */
+#define CTL_WARN_WINDOW_S 60
+#define CTL_WARN_BUCKETS 64
 
 struct conn {
 	struct conn *next;
+	__u64 id; /* owns the kernel slots it registered */
 	int fd;
+	int pidfd; /* the peer process, -1 if it could not be pinned */
 	struct ucred cred;
+	__u64 last_ns; /* its last request */
 	bool registered; /* an agent: owns slots of cred.pid */
 	bool sent_fd;
+	bool dead; /* closed; freed by ctl_reap (events of this batch may name it) */
 };
+
+/* the pidfd's epoll tag: the conn's address with its low bit set */
+#define PIDFD_TAG(c) ((void *)((uintptr_t)(c) | 1))
 
 static struct {
 	int lfd;
@@ -44,8 +75,53 @@ static struct {
 	char path[PATH_MAX]; /* the socket's, absolute */
 	char lock[PATH_MAX + 8];
 	struct conn *conns;
+	struct conn *dead;
 	__u32 nconns;
-} ctl = { .lfd = -1, .lockfd = -1 };
+	__u32 max_conns;  /* from RLIMIT_NOFILE at open */
+	__u64 next_id;
+	int reserve_fd;	  /* closed to shed a connection when out of fds */
+	bool paused;	  /* out of fds and no reserve: listener off until one frees */
+	int epfd;
+	struct {
+		uid_t uid;
+		__u32 tokens;
+		__u32 dropped;
+		__u64 window_ns;
+	} warn[CTL_WARN_BUCKETS];
+} ctl = { .lfd = -1, .lockfd = -1, .reserve_fd = -1, .epfd = -1 };
+
+/*
+ * A warning a client's uid caused: CTL_WARN_BURST at once, then one a
+ * window, and how many were dropped (uids share a bucket by uid %
+ * CTL_WARN_BUCKETS: a collision only shares the budget).
+ */
+static void ctl_warn_uid(uid_t uid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ctl_warn_uid(uid_t uid, const char *fmt, ...)
+{
+	__typeof__(ctl.warn[0]) *w = &ctl.warn[uid % CTL_WARN_BUCKETS];
+	__u64 now = profd_now_ns();
+	char buf[256];
+	va_list ap;
+
+	if (w->uid != uid || now - w->window_ns >= CTL_WARN_WINDOW_S * 1000000000ull) {
+		if (w->dropped)
+			log_warnx("ctl: %u more warnings caused by uid %u were not logged",
+				  w->dropped, (unsigned)w->uid);
+		w->uid = uid;
+		w->tokens = CTL_WARN_BURST;
+		w->dropped = 0;
+		w->window_ns = now;
+	}
+	if (!w->tokens) {
+		w->dropped++;
+		return;
+	}
+	w->tokens--;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_warnx("%s", buf);
+}
 
 /* the listener's epoll tag: a unique address that is no conn */
 static char ctl_listen_tag;
@@ -145,6 +221,28 @@ int ctl_lock(const char *path)
 	return -EAGAIN;
 }
 
+/* as many fds as we may have; connections get a share that leaves room */
+static void ctl_limits(void)
+{
+	struct rlimit rl;
+	__u64 n = 1024;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		n = rl.rlim_cur == RLIM_INFINITY ? 1ull << 20 : rl.rlim_cur;
+	}
+	/* two fds a connection (socket, pidfd); a quarter of the rest for segments */
+	n = n > 64 ? (n - 64) / 4 : 8;
+	ctl.max_conns = n < CTL_MAX_CONNS ? (__u32)n : CTL_MAX_CONNS;
+	if (conf.uid_conns > ctl.max_conns / 2)
+		conf.uid_conns = ctl.max_conns / 2 ? ctl.max_conns / 2 : 1;
+	log_debug("ctl: %u connections at most, %u per uid", ctl.max_conns, conf.uid_conns);
+}
+
 int ctl_open(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -172,26 +270,60 @@ int ctl_open(const char *path)
 		return err;
 	}
 	ctl.lfd = fd;
+	ctl_limits();
+	ctl.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	return 0;
 }
 
+static void ctl_resume(int epfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = ctl_listener_tag() };
+
+	if (ctl.reserve_fd < 0)
+		ctl.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (ctl.paused && ctl.reserve_fd >= 0 &&
+	    !epoll_ctl(epfd, EPOLL_CTL_ADD, ctl.lfd, &ev))
+		ctl.paused = false;
+}
+
+/* closed now, freed by ctl_reap after this batch of events */
 static void conn_free(int epfd, struct conn *c)
 {
 	struct conn **pp;
 
+	if (c->dead)
+		return;
 	for (pp = &ctl.conns; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;
 			break;
 		}
 	}
+	c->dead = true;
+	c->next = ctl.dead;
+	ctl.dead = c;
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
+	if (c->pidfd >= 0) {
+		epoll_ctl(epfd, EPOLL_CTL_DEL, c->pidfd, NULL);
+		close(c->pidfd);
+	}
 	/* the process's agent is gone: so is the process, or its interest */
 	if (c->registered)
-		kbpf_release_pid(c->cred.pid);
+		kbpf_release_owner(c->id);
 	ctl.nconns--;
-	free(c);
+	/* an fd is free again */
+	ctl_resume(epfd);
+}
+
+void ctl_reap(void)
+{
+	struct conn *c;
+
+	while ((c = ctl.dead)) {
+		ctl.dead = c->next;
+		free(c);
+	}
 }
 
 void ctl_close(void)
@@ -201,8 +333,14 @@ void ctl_close(void)
 	for (c = ctl.conns; c; c = next) {
 		next = c->next;
 		close(c->fd);
+		if (c->pidfd >= 0)
+			close(c->pidfd);
 		free(c);
 	}
+	ctl_reap();
+	if (ctl.reserve_fd >= 0)
+		close(ctl.reserve_fd);
+	ctl.reserve_fd = -1;
 	ctl.conns = NULL;
 	if (ctl.lfd >= 0) {
 		close(ctl.lfd);
@@ -217,36 +355,213 @@ void ctl_close(void)
 	ctl.lockfd = -1;
 }
 
+/* the process's start time (clock ticks after boot), 0 if unknown */
+static __u64 proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* field 22, counted after the comm's closing parenthesis (field 2) */
+	p = strrchr(buf, ')');
+	for (i = 2; p && i < 22; i++)
+		p = strchr(p + 1, ' ');
+	if (p && sscanf(p + 1, "%llu", &v) != 1)
+		v = 0;
+	return v;
+}
+
+static __u64 boot_ticks_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (__u64)ts.tv_sec * (__u64)sysconf(_SC_CLK_TCK) +
+	       (__u64)ts.tv_nsec / (1000000000ull / (__u64)sysconf(_SC_CLK_TCK));
+}
+
+/*
+ * A pidfd of the peer: SO_PEERPIDFD names the very process that connected.
+ * Without it (before 6.5), pidfd_open of its pid, kept only if that
+ * process started before we accepted (a process started since cannot be
+ * the peer; the pid was reused) and had not exited by the time we looked.
+ */
+static int peer_pidfd(int fd, pid_t pid)
+{
+	socklen_t len = sizeof(int);
+	__u64 t0 = boot_ticks_now(), st;
+	int pfd = -1;
+
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) && len == sizeof(int) &&
+	    pfd >= 0) {
+		fcntl(pfd, F_SETFD, FD_CLOEXEC);
+		return pfd;
+	}
+	if (pid <= 0)
+		return -ESRCH;
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd < 0)
+		return -errno;
+	st = proc_start(pid);
+	if (!st || st > t0) {
+		close(pfd);
+		return -ESRCH;
+	}
+	return pfd;
+}
+
+/* whether the process behind a pidfd has exited */
+static bool pidfd_exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return pidfd < 0 || poll(&p, 1, 0) != 0;
+}
+
+static __u32 conns_of(uid_t uid)
+{
+	struct conn *c;
+	__u32 n = 0;
+
+	for (c = ctl.conns; c; c = c->next)
+		n += c->cred.uid == uid;
+	return n;
+}
+
+/*
+ * Out of fds: take the pending connection with the reserve fd and close
+ * it.  True if one was shed (look for more), false if none was pending
+ * (accept fails with EMFILE whether or not one is) or none can be.
+ */
+static bool ctl_shed(int epfd, int err)
+{
+	bool shed = false;
+	int fd;
+
+	if (ctl.reserve_fd >= 0) {
+		close(ctl.reserve_fd);
+		ctl.reserve_fd = -1;
+		fd = accept4(ctl.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd >= 0) {
+			close(fd);
+			shed = true;
+		}
+		ctl.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	if (shed)
+		ctl_warn_uid((uid_t)-1,
+			     "ctl: out of fds (%s) with %u connections; refusing a connection",
+			     strerror(err), ctl.nconns);
+	/* no reserve left: stop listening until an fd frees, rather than spin */
+	if (ctl.reserve_fd < 0 && !ctl.paused && !epoll_ctl(epfd, EPOLL_CTL_DEL, ctl.lfd, NULL))
+		ctl.paused = true;
+	return shed && !ctl.paused;
+}
+
+/* refused: the reason, and closed */
+static void refuse(int fd, int err)
+{
+	union {
+		char buf[sizeof(struct profd_hdr) + sizeof(struct profd_error)];
+		struct profd_hdr h;
+	} m;
+	struct profd_error e = { .err = err };
+
+	m.h.type = PROFD_MSG_ERROR;
+	m.h.len = sizeof(m.buf);
+	memcpy(m.buf + sizeof(m.h), &e, sizeof(e));
+	send(fd, m.buf, sizeof(m.buf), MSG_DONTWAIT | MSG_NOSIGNAL);
+	close(fd);
+}
+
 void ctl_accept(int epfd)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
+	struct ucred cred;
 	socklen_t len;
 	struct conn *c;
 	int fd, sz = CTL_SNDBUF;
 
-	while ((fd = accept4(ctl.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-		if (ctl.nconns >= CTL_MAX_CONNS) {
-			log_warnx("ctl: %u connections, refusing another", ctl.nconns);
+	ctl.epfd = epfd;
+	for (;;) {
+		fd = accept4(ctl.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				if (ctl_shed(epfd, errno))
+					continue;
+				return;
+			}
+			return;
+		}
+		len = sizeof(cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || len != sizeof(cred)) {
+			log_warn("ctl: failed to get the peer's credentials for fd=%d", fd);
 			close(fd);
+			continue;
+		}
+		/* fair shares: a uid's, and the total (root has a reserve past it) */
+		if (cred.uid != 0 && conns_of(cred.uid) >= conf.uid_conns) {
+			ctl_warn_uid(cred.uid, "ctl: uid %u holds %u connections; refusing another",
+				     (unsigned)cred.uid, conf.uid_conns);
+			refuse(fd, -EDQUOT);
+			continue;
+		}
+		if (ctl.nconns >= ctl.max_conns + (cred.uid == 0 ? CTL_ROOT_RESERVE : 0)) {
+			ctl_warn_uid(cred.uid, "ctl: %u connections, refusing another (uid %u)",
+				     ctl.nconns, (unsigned)cred.uid);
+			refuse(fd, -EUSERS);
 			continue;
 		}
 		c = calloc(1, sizeof(*c));
-		len = sizeof(c ? c->cred : (struct ucred){ 0 });
-		if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) ||
-		    len != sizeof(c->cred)) {
-			log_warn("ctl: failed to get the peer's credentials for fd=%d", fd);
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->cred = cred;
+		c->id = ++ctl.next_id;
+		c->pidfd = peer_pidfd(fd, cred.pid);
+		if (c->pidfd < 0) {
+			if (c->pidfd == -EMFILE || c->pidfd == -ENFILE) {
+				free(c);
+				close(fd);
+				ctl_warn_uid((uid_t)-1, "ctl: out of fds with %u connections; "
+					     "refusing a connection", ctl.nconns);
+				if (ctl_shed(epfd, EMFILE))
+					continue;
+				return;
+			}
+			/* a peer in another pid namespace, say: it may ask, not register */
+			log_debug("ctl: no pidfd for pid %d: %s", (int)cred.pid, strerror(-c->pidfd));
+			c->pidfd = -1;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		c->fd = fd;
+		c->last_ns = profd_now_ns();
+		ev.data.ptr = c;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
+			log_warn("ctl: failed to watch fd=%d", fd);
+			if (c->pidfd >= 0)
+				close(c->pidfd);
 			free(c);
 			close(fd);
 			continue;
 		}
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-		c->fd = fd;
-		ev.data.ptr = c;
-		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev)) {
-			log_warn("ctl: failed to watch fd=%d", fd);
-			free(c);
-			close(fd);
-			continue;
+		/* the process exits: the connection goes, whoever holds it */
+		ev.data.ptr = PIDFD_TAG(c);
+		if (c->pidfd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, c->pidfd, &ev)) {
+			close(c->pidfd);
+			c->pidfd = -1;
 		}
 		c->next = ctl.conns;
 		ctl.conns = c;
@@ -254,6 +569,22 @@ void ctl_accept(int epfd)
 		log_debug("ctl: connection from pid %d uid %u", (int)c->cred.pid,
 			  (unsigned)c->cred.uid);
 	}
+}
+
+/* idle connections that are not agents go; a paused listener is retried */
+void ctl_tick(int epfd)
+{
+	__u64 now = profd_now_ns(), idle = (__u64)conf.idle_s * 1000000000ull;
+	struct conn *c, *next;
+
+	for (c = ctl.conns; c; c = next) {
+		next = c->next;
+		if (!c->registered && now - c->last_ns > idle) {
+			log_debug("ctl: closing pid %d's idle connection", (int)c->cred.pid);
+			conn_free(epfd, c);
+		}
+	}
+	ctl_resume(epfd);
 }
 
 /* one packet, maybe with an fd; never blocks */
@@ -312,8 +643,16 @@ static int do_register(struct conn *c, const struct profd_register *r)
 		return conn_error(c, -EOPNOTSUPP);
 	if (r->tid == 0 || r->tid > 0x7fffffff)
 		return conn_error(c, -EINVAL);
+	/* the process that connected, still there: its pid is still its own */
+	if (pidfd_exited(c->pidfd))
+		return conn_error(c, -ESRCH);
 	/* kbpf_assign checks /proc/<peer pid>/task/<tid>: the peer's own thread */
-	err = kbpf_assign(c->cred.pid, (pid_t)r->tid, &rep.slot, &rep.gen);
+	err = kbpf_assign(c->cred.pid, (pid_t)r->tid, c->cred.uid, c->id, &rep.slot, &rep.gen);
+	/* and it did not exit meanwhile (the tid could be another's then) */
+	if (!err && pidfd_exited(c->pidfd)) {
+		kbpf_release_owner(c->id);
+		err = -ESRCH;
+	}
 	if (err) {
 		log_debug("ctl: pid %d tid %u not registered: %s", (int)c->cred.pid, r->tid,
 			  strerror(-err));
@@ -479,11 +818,12 @@ static int conn_request(struct conn *c)
 		return errno == EAGAIN || errno == EINTR ? 1 : -errno;
 	if (n == 0)
 		return -ECONNRESET;
+	c->last_ns = profd_now_ns();
 	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ? -EBADMSG
 							 : profd_msg_check(m.buf, (size_t)n);
 	if (err) {
-		log_warnx("ctl: malformed packet (%zd bytes) from pid %d uid %u; dropping it", n,
-			  (int)c->cred.pid, (unsigned)c->cred.uid);
+		ctl_warn_uid(c->cred.uid, "ctl: malformed packet (%zd bytes) from pid %d uid %u; dropping it",
+			     n, (int)c->cred.pid, (unsigned)c->cred.uid);
 		conn_error(c, err);
 		return err;
 	}
@@ -521,6 +861,18 @@ void ctl_event(int epfd, void *ptr, __u32 events)
 {
 	struct conn *c = ptr;
 	int i, err = 0;
+
+	/* the peer process exited: its connection and its slots go */
+	if ((uintptr_t)ptr & 1) {
+		c = (struct conn *)((uintptr_t)ptr & ~(uintptr_t)1);
+		if (c->dead)
+			return;
+		log_debug("ctl: pid %d exited; closing its connection", (int)c->cred.pid);
+		conn_free(epfd, c);
+		return;
+	}
+	if (c->dead)
+		return;
 
 	/* a bounded number per wakeup: one client cannot starve the rest */
 	for (i = 0; i < 16 && !err && (events & EPOLLIN); i++)

@@ -24,10 +24,18 @@
  * idle one, a stopped one) gets a frame that shares that frame's snapshot,
  * and its last snapshot shares it too: a snapshot may be held by the last,
  * the base and several frames at once, and is freed with its last holder.
+ *
+ * Fair shares: a uid's processes are followed conf.uid_segs at a time, and
+ * its exited processes' data take conf.uid_kept_bytes at most (those
+ * followed first go first).  A segment with more than one link, or whose file is
+ * one already followed, is refused: one file under many names would be
+ * followed, and kept, many times.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -61,6 +69,8 @@ struct seg {
 	pid_t pid;
 	uid_t uid;
 	__u64 start_token;
+	dev_t dev; /* the file followed */
+	ino_t ino;
 	int fd;	   /* -1 once exited */
 	void *mem; /* read-only mapping while alive */
 	size_t len;
@@ -390,13 +400,35 @@ static bool bad_known(const char *path, ino_t ino)
 	return false;
 }
 
+/* a few lines a minute: a user can make bad segments by the thousand */
+static bool seg_warn_ok(void)
+{
+	static __u64 window;
+	static __u32 n, dropped;
+	__u64 now = profd_now_ns();
+
+	if (now - window >= 60000000000ull) {
+		if (dropped)
+			log_warnx("seg: %u more segments skipped, not logged", dropped);
+		window = now;
+		n = dropped = 0;
+	}
+	if (n < 10) {
+		n++;
+		return true;
+	}
+	dropped++;
+	return false;
+}
+
 static void bad_add(const char *path, ino_t ino, const char *why)
 {
 	struct seg_bad *b;
 
 	if (bad_known(path, ino))
 		return;
-	log_warnx("seg: skipping %s: %s", path, why);
+	if (seg_warn_ok())
+		log_warnx("seg: skipping %s: %s", path, why);
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return;
@@ -416,13 +448,23 @@ static struct seg *seg_find_path(const char *path)
 	return NULL;
 }
 
+static __u32 seg_alive_of(uid_t uid)
+{
+	struct seg *s;
+	__u32 n = 0;
+
+	for (s = sg.list; s; s = s->next)
+		n += s->alive && s->uid == uid;
+	return n;
+}
+
 /* open, verify and map one new segment */
 static void seg_adopt(const struct prof_seg_ent *e)
 {
 	struct prof_snapshot *snap = NULL;
 	struct stat st, pst;
 	char proc[32];
-	struct seg *s;
+	struct seg *s, *o;
 	int fd, err;
 
 	if (!e->alive || sg.n >= SEG_MAX)
@@ -432,6 +474,25 @@ static void seg_adopt(const struct prof_seg_ent *e)
 		return;
 	if (fstat(fd, &st) || bad_known(e->path, st.st_ino))
 		goto cleanup;
+	/* one file, one process: no second name for it, nor a second look */
+	if (st.st_nlink > 1) {
+		bad_add(e->path, st.st_ino, "more than one link to it");
+		goto cleanup;
+	}
+	for (o = sg.list; o; o = o->next)
+		if (o->alive && o->ino == st.st_ino && o->dev == st.st_dev)
+			break;
+	if (o) {
+		bad_add(e->path, st.st_ino, "the file of a segment already followed");
+		goto cleanup;
+	}
+	/* the owner's share of processes followed; rescans retry when it frees */
+	if (seg_alive_of(st.st_uid) >= conf.uid_segs) {
+		if (seg_warn_ok())
+			log_warnx("seg: uid %u has %u processes followed; not following pid %u yet",
+				  (unsigned)st.st_uid, conf.uid_segs, e->pid);
+		goto cleanup;
+	}
 	snprintf(proc, sizeof(proc), "/proc/%u", e->pid);
 	/* the process itself must belong to the file's owner */
 	if (stat(proc, &pst) || pst.st_uid != st.st_uid) {
@@ -450,6 +511,8 @@ static void seg_adopt(const struct prof_seg_ent *e)
 	s->pid = (pid_t)e->pid;
 	s->uid = e->uid;
 	s->start_token = e->start_token;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
 	s->fd = fd;
 	s->len = (size_t)st.st_size;
 	s->mem = mmap(NULL, s->len, PROT_READ, MAP_SHARED, fd, 0);
@@ -641,11 +704,62 @@ static void seg_take(struct seg *s, __u64 pass)
 	}
 }
 
+/* what an exited process's data take: each snapshot it holds, once */
+static __u64 seg_mem(const struct seg *s)
+{
+	const struct prof_snapshot *seen[SEG_RING + 2];
+	__u32 n = 0, i, k;
+	__u64 b = 0;
+
+	if (s->last)
+		seen[n++] = s->last;
+	if (s->base)
+		seen[n++] = s->base;
+	for (i = 0; i < SEG_RING; i++)
+		if (s->ring[i].snap)
+			seen[n++] = s->ring[i].snap;
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < i && seen[k] != seen[i]; k++)
+			;
+		if (k == i)
+			b += snap_bytes(seen[i]);
+	}
+	return b;
+}
+
+/*
+ * Whether an exited process of uid taking b bytes fits in uid's share,
+ * counting those kept so far in this pass (kept[], n of them, one per uid);
+ * if it does, it is counted.
+ */
+struct kept_acc {
+	uid_t uid;
+	__u64 bytes;
+};
+
+static bool kept_fits(struct kept_acc *kept, __u32 *n, __u32 cap, uid_t uid, __u64 b)
+{
+	__u32 i;
+
+	for (i = 0; i < *n && kept[i].uid != uid; i++)
+		;
+	if (i == *n) {
+		if (*n == cap)
+			return b <= conf.uid_kept_bytes;
+		kept[(*n)++] = (struct kept_acc){ uid, 0 };
+	}
+	if (kept[i].bytes + b > conf.uid_kept_bytes)
+		return false;
+	kept[i].bytes += b;
+	return true;
+}
+
 void seg_sample(void)
 {
 	struct seg **pp, *s;
 	__u64 now = profd_now_ns(), keep = (__u64)conf.keep_s * 1000000000ull;
-	__u32 exited = 0;
+	__u32 exited = 0, nkept = 0;
+	struct kept_acc kept[64]; /* uids with exited processes: one pass, not one each */
 
 	sg.samples++;
 	/* inotify saw a segment before it was published: look again */
@@ -658,7 +772,8 @@ void seg_sample(void)
 	for (pp = &sg.list; (s = *pp);) {
 		__u64 age = s->alive || now < s->exit_ns ? 0 : now - s->exit_ns;
 
-		if (!s->alive && (age > keep || ++exited > conf.max_exited)) {
+		if (!s->alive && (age > keep || ++exited > conf.max_exited ||
+				  !kept_fits(kept, &nkept, 64, s->uid, seg_mem(s)))) {
 			*pp = s->next;
 			log_debug("seg: dropping post-mortem data of pid %d", (int)s->pid);
 			seg_free(s);
@@ -680,6 +795,49 @@ __u32 seg_count(void)
 	return sg.n;
 }
 
+/*
+ * Whether uid is in the group PROFD_GROUP, as NSS says: looked up again
+ * after a minute, so a change of membership takes effect without a restart.
+ */
+#define PROFD_GROUP "profd"
+#define GROUP_CACHE 64
+
+static bool in_profd_group(uid_t uid)
+{
+	static struct {
+		uid_t uid;
+		bool in;
+		__u64 t;
+	} cache[GROUP_CACHE];
+	__typeof__(cache[0]) *c = &cache[uid % GROUP_CACHE];
+	__u64 now = profd_now_ns();
+	struct group *gr;
+	struct passwd *pw;
+	gid_t groups[256];
+	int n = 256, i;
+
+	if (c->t && c->uid == uid && now - c->t < 60000000000ull)
+		return c->in;
+	c->uid = uid;
+	c->t = now;
+	c->in = false;
+	gr = getgrnam(PROFD_GROUP);
+	if (!gr)
+		return false;
+	pw = getpwuid(uid);
+	if (!pw || getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
+		return false;
+	for (i = 0; i < n; i++)
+		c->in |= groups[i] == gr->gr_gid;
+	return c->in;
+}
+
+/* root sees all; a user their own, and members of PROFD_GROUP each other's */
+static bool may_see(uid_t uid, uid_t owner)
+{
+	return uid == 0 || uid == owner || (in_profd_group(uid) && in_profd_group(owner));
+}
+
 /* the newest entry for pid the peer may see; alive ones first */
 static int seg_lookup(uid_t uid, pid_t pid, struct seg **out)
 {
@@ -694,7 +852,7 @@ static int seg_lookup(uid_t uid, pid_t pid, struct seg **out)
 	}
 	if (!found)
 		return -ESRCH;
-	if (uid != 0 && uid != found->uid)
+	if (!may_see(uid, found->uid))
 		return -EPERM;
 	*out = found;
 	return 0;
@@ -717,7 +875,7 @@ int seg_list(uid_t uid, seg_list_cb cb, void *arg)
 	int err;
 
 	for (s = sg.list; s; s = s->next) {
-		if (uid != 0 && uid != s->uid)
+		if (!may_see(uid, s->uid))
 			continue;
 		memset(&p, 0, sizeof(p));
 		p.pid = (__u32)s->pid;
@@ -879,6 +1037,9 @@ int seg_reset(uid_t uid, pid_t pid)
 	err = seg_lookup(uid, pid, &s);
 	if (err)
 		return err;
+	/* the group reads; only the owner (and root) moves the baseline */
+	if (uid != 0 && uid != s->uid)
+		return -EPERM;
 	err = seg_current(s, &snap);
 	if (err)
 		return err;

@@ -17,3 +17,11 @@ $(OUTPUT)/tests/test_profd: tests/test_profd.c tests/testutil.h $(PROFD_CLIENT_O
 
 UNIT_TESTS += $(OUTPUT)/tests/test_profd_unit
 $(OUTPUT)/tests/test_profd_unit: $(PROFD) systemd/profd.service
+
+# users who do not trust each other: quotas, pid reuse, attach on demand (root)
+ROOT_TESTS += $(OUTPUT)/tests/test_guard
+$(OUTPUT)/tests/test_guard: tests/test_guard.c tests/testutil.h $(PROFD_CLIENT_OBJ) \
+		$(LIBPROF_A) $(PROFD) $(PROFCTL) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
+		$(LIBPROF_A) $(TEST_LIBS)

@@ -1032,6 +1032,44 @@ static void test_clean_other_user(void **state)
 	drop_segments(p);
 }
 
+/*
+ * another user asks directly for root's process: one line says whose it is.
+ * The owner's uid used to be read after the listing was freed (ASan: a
+ * heap-use-after-free before the line is printed).
+ */
+static void test_not_yours(void **state)
+{
+	char pid[16], line[512] = "";
+	const char *a[] = { "report", "--pid", pid, "--no-daemon", NULL };
+	int fds[2], st;
+	ssize_t n, got = 0;
+	pid_t u;
+
+	(void)state;
+	if (getuid() != 0)
+		skip();
+	drive(1);
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	assert_int_equal(pipe(fds), 0);
+	u = fork();
+	assert_true(u >= 0);
+	if (u == 0) {
+		close(fds[0]);
+		dup2(fds[1], 2);
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		_exit(run(NULL, a));
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], line + got, sizeof(line) - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fds[0]);
+	assert_int_equal(waitpid(u, &st, 0), u);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 1);
+	assert_non_null(strstr(line, "not yours (segment owned by uid 0)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1041,6 +1079,7 @@ int main(void)
 		cmocka_unit_test(test_json_schema),
 		cmocka_unit_test(test_list_and_top),
 		cmocka_unit_test(test_not_profiled),
+		cmocka_unit_test(test_not_yours),
 		cmocka_unit_test(test_profd_missing_said_once),
 		cmocka_unit_test(test_last_exited),
 		cmocka_unit_test(test_top_exited),
