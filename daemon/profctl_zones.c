@@ -68,6 +68,50 @@ static bool is_exit(const char *name)
 	return n > k && !strcmp(name + n - k, EXIT_SUFFIX);
 }
 
+/*
+ * The function whose code holds pc, from the symbol table (.symtab, else
+ * .dynsym), into buf; false if none does.  A PROF_FUNC site is probe
+ * "func": its function is what names the zone.
+ */
+static bool func_at(Elf *elf, __u64 pc, char *buf, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		GElf_Word want = pass ? SHT_DYNSYM : SHT_SYMTAB;
+
+		scn = NULL;
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *data;
+			size_t k, n;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != want || !sh.sh_entsize)
+				continue;
+			data = elf_getdata(scn, NULL);
+			if (!data)
+				continue;
+			n = sh.sh_size / sh.sh_entsize;
+			for (k = 0; k < n; k++) {
+				GElf_Sym sym;
+				const char *name;
+
+				if (!gelf_getsym(data, (int)k, &sym) ||
+				    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
+				    pc < sym.st_value || pc - sym.st_value >= sym.st_size)
+					continue;
+				name = elf_strptr(elf, sh.sh_link, sym.st_name);
+				if (!name || !*name)
+					continue;
+				snprintf(buf, len, "%s", name);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
 int pc_zones(const char *path, FILE *f)
 {
 	struct sdt_probe *probes = NULL, *np;
@@ -140,9 +184,18 @@ int pc_zones(const char *path, FILE *f)
 				   strlen(probes[j].name) ==
 					   strlen(probes[i].name) + strlen(EXIT_SUFFIX) &&
 				   !strncmp(probes[j].name, probes[i].name, strlen(probes[i].name));
-		fprintf(f, "%-32s 0x%016llx 0x%016llx %-4s %s\n", probes[i].name,
-			(unsigned long long)probes[i].pc, (unsigned long long)probes[i].sema,
-			has_exit ? "yes" : "no", probes[i].args);
+		{
+			char fn[160], shown[200];
+
+			/* PROF_FUNC: named after its function, as reports name it */
+			if (!strcmp(probes[i].name, "func") && func_at(elf, probes[i].pc, fn, sizeof(fn)))
+				snprintf(shown, sizeof(shown), "%s (func)", fn);
+			else
+				snprintf(shown, sizeof(shown), "%s", probes[i].name);
+			fprintf(f, "%-32s 0x%016llx 0x%016llx %-4s %s\n", shown,
+				(unsigned long long)probes[i].pc, (unsigned long long)probes[i].sema,
+				has_exit ? "yes" : "no", probes[i].args);
+		}
 		zones++;
 	}
 	fprintf(f, "%zu zone site%s, %zu probes of provider prof in %s\n", zones,

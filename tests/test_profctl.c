@@ -869,10 +869,16 @@ static void zone_a(void)
 	PROF_USDT(golden_zone_a);
 }
 
+__attribute__((noinline)) static void golden_func_site(void)
+{
+	PROF_FUNC();
+}
+
 static void zone_b(void)
 {
 	PROF_USDT(golden_zone_b);
 	zone_a();
+	golden_func_site();
 }
 
 /* `profctl zones` on this binary lists the enter probes readelf -n shows */
@@ -897,6 +903,8 @@ static void test_zones_readelf(void **state)
 	assert_non_null(mine);
 	assert_non_null(strstr(mine, "golden_zone_a"));
 	assert_non_null(strstr(mine, "golden_zone_b"));
+	/* a PROF_FUNC site is named after its function, not "func" */
+	assert_non_null(strstr(mine, "golden_func_site (func)"));
 	/* every prof enter probe of readelf, with its location and semaphore */
 	snprintf(cmd, sizeof(cmd), "readelf -n /proc/%d/exe 2>/dev/null", (int)getpid());
 	p = popen(cmd, "r");
@@ -918,6 +926,13 @@ static void test_zones_readelf(void **state)
 		if (strlen(name) > 6 && !strcmp(name + strlen(name) - 6, "__exit"))
 			continue;
 		enter++;
+		if (!strcmp(name, "func")) {
+			/* named after its function: the location and semaphore */
+			snprintf(want, sizeof(want), " 0x%016llx 0x%016llx", loc, sema);
+			if (!strstr(mine, want))
+				fail_msg("readelf's func at %s not in profctl zones:\n%s", want, mine);
+			continue;
+		}
 		snprintf(want, sizeof(want), "%-32s 0x%016llx 0x%016llx", name, loc, sema);
 		if (!strstr(mine, want))
 			fail_msg("readelf's %s not in profctl zones:\n%s", want, mine);
