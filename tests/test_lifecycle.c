@@ -395,7 +395,7 @@ static void test_squatted_name(void **state)
 
 /* --- zones in signal handlers ------------------------------------------- */
 
-static volatile sig_atomic_t sig_zones;
+static int sig_zones;
 
 static void sig_zone_handler(int sig)
 {
@@ -403,7 +403,7 @@ static void sig_zone_handler(int sig)
 	{
 		PROF_USDT(in_handler);
 		PROF_ALLOC(8);
-		sig_zones++;
+		__atomic_add_fetch(&sig_zones, 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -448,7 +448,7 @@ static void test_signal_handler_zone(void **state)
 		sig_worker(NULL);
 		it.it_value.tv_usec = it.it_interval.tv_usec = 0;
 		setitimer(ITIMER_REAL, &it, NULL);
-		_exit(sig_zones > 0 ? 0 : 3);
+		_exit(__atomic_load_n(&sig_zones, __ATOMIC_RELAXED) > 0 ? 0 : 3);
 	}
 	assert_true(k > 0);
 	/* a hang is the failure: give it ten seconds */

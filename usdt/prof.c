@@ -189,14 +189,14 @@ static __u64 clock_calibrate(void)
 }
 
 /* starttime (field 22) of the stat file at path, 0 if unreadable */
-static __u64 stat_start_token(const char *path)
+static __u64 stat_start_token_at(int dirfd, const char *path)
 {
 	char buf[1024], *p;
 	unsigned long long v = 0;
 	ssize_t n;
 	int fd, i;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -216,12 +216,37 @@ static __u64 stat_start_token(const char *path)
 	return v;
 }
 
+/*
+ * Our own, through a /proc/self directory fd: the same file every reader
+ * reads as <pid>/stat under /proc (qemu-user fakes the paths
+ * "/proc/self/stat" and "/proc/<pid>/stat", a start time that drifts by a
+ * tick), and our own process whatever pid namespace /proc is of.
+ */
+static __u64 self_start_token(void)
+{
+	int d = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	__u64 v;
+
+	if (d < 0)
+		return 0;
+	v = stat_start_token_at(d, "stat");
+	close(d);
+	return v;
+}
+
+/* through a /proc directory fd for the same reason */
 __u64 prof_proc_start_token(pid_t pid)
 {
-	char path[64];
+	int d = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char path[32];
+	__u64 v;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	return stat_start_token(path);
+	if (d < 0)
+		return 0;
+	snprintf(path, sizeof(path), "%d/stat", (int)pid);
+	v = stat_start_token_at(d, path);
+	close(d);
+	return v;
 }
 
 static void prof_atexit(void);
@@ -355,7 +380,7 @@ static int seg_init(void)
 	pid_t pid = getpid();
 	/* self, not /proc/<pid>: in a pid namespace that shares its parent's
 	 * /proc, <pid> there is another process (pid 1 would be the host's init) */
-	__u64 token = stat_start_token("/proc/self/stat");
+	__u64 token = self_start_token();
 	char name[96];
 	void *mem;
 	int fd, err;
@@ -1207,7 +1232,12 @@ static void prof_thread_exit(void *arg)
 {
 	struct prof_tpriv *p = arg;
 
+	/* a signal handler's zone meanwhile takes the overflow node */
+	p->busy = 1;
 	thread_mark_exited(p);
+	/* the lookup table goes: a zone in a later destructor (or handler)
+	 * at a new site lands in the overflow node, as an unprofiled one */
+	p->te = NULL;
 	free(p->table);
 	p->table = NULL;
 	if (p->sink) {
@@ -1216,6 +1246,7 @@ static void prof_thread_exit(void *arg)
 		free(p->sink);
 		p->sink = NULL;
 	}
+	p->busy = 0;
 }
 
 /* no-color.org: NO_COLOR set and not empty */
