@@ -336,12 +336,15 @@ static void test_keep(void **state)
 
 /*
  * A fresh process (re-executed, so nothing is created yet) squats its own
- * first name with a symlink to a file it owns and its second with a file,
- * then profiles: the runtime must take the third name and leave both alone.
+ * first name with a symlink to a file it owns and the next sixteen names
+ * (".1" to ".16", what the runtime once tried in turn) with files, then
+ * profiles: the runtime must take a name nobody could guess and leave the
+ * squatters alone.
  */
 static int squat_child(void)
 {
-	char name0[96], name1[100], target[96], paths[4][96];
+	char name0[96], name1[100], target[96], paths[32][96];
+	char more[16][112];
 	__u64 token = prof_proc_start_token(getpid());
 	struct prof_snapshot *s = NULL;
 	struct stat st;
@@ -361,17 +364,25 @@ static int squat_child(void)
 	CHILD_CHECK(fd >= 0);
 	CHILD_CHECK(write(fd, "squat", 5) == 5);
 	close(fd);
+	for (i = 2; i <= 16; i++) {
+		snprintf(more[i - 1], sizeof(more[0]), "%s.%zu", name0, i);
+		fd = open(more[i - 1], O_CREAT | O_EXCL | O_WRONLY, 0644);
+		CHILD_CHECK(fd >= 0);
+		close(fd);
+	}
 
 	lc_zones(50);
 
-	n = test_seg_paths(getpid(), token, paths, 4);
-	for (i = 0; i < n; i++)
-		if (!strcmp(paths[i] + strlen(paths[i]) - 2, ".2")) {
-			fd = open(paths[i], O_RDONLY);
-			CHILD_CHECK(fd >= 0);
+	/* the squatters, and one segment of ours under a name none of theirs */
+	n = test_seg_paths(getpid(), token, paths, 32);
+	CHILD_CHECK(n >= 2);
+	for (i = 0; i < n; i++) {
+		fd = open(paths[i], O_RDONLY);
+		CHILD_CHECK(fd >= 0);
+		if (!s && !fstat(fd, &st) && st.st_size > 4096)
 			CHILD_CHECK(!prof_snapshot__read_fd(fd, &s));
-			close(fd);
-		}
+		close(fd);
+	}
 	CHILD_CHECK(s);
 	CHILD_CHECK(lc_calls(s, &s->threads[0]) == 50);
 	prof_snapshot__destroy(s);
@@ -381,6 +392,8 @@ static int squat_child(void)
 	CHILD_CHECK(!stat(name1, &st) && st.st_size == 5 && (st.st_mode & 0777) == 0644);
 	unlink(name0);
 	unlink(name1);
+	for (i = 2; i <= 16; i++)
+		unlink(more[i - 1]);
 	unlink(target);
 	return 0;
 }

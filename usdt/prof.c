@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -268,18 +269,27 @@ static void prof_once_init(void)
 	atexit(prof_atexit);
 }
 
-/* shm_open a fresh, exclusive name; a squatted name moves us to the next */
+/*
+ * shm_open a fresh, exclusive name: prof.<pid>.<start>, or, when another
+ * file squats that (any user may create it: pid and start are public), the
+ * same with a random 63-bit suffix nobody can guess ahead of us.
+ */
 static int seg_create(pid_t pid, __u64 token, char *name, size_t len)
 {
 	int fd = -1, i;
 
-	for (i = 0; i < 16; i++) {
-		if (i == 0)
+	for (i = 0; i < 32; i++) {
+		unsigned long long r = 0;
+
+		if (i == 0) {
 			snprintf(name, len, "/" PROF_SHM_PREFIX "%d.%llu", (int)pid,
 				 (unsigned long long)token);
-		else
-			snprintf(name, len, "/" PROF_SHM_PREFIX "%d.%llu.%d", (int)pid,
-				 (unsigned long long)token, i);
+		} else {
+			if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+				r = (unsigned long long)mono_ns(CLOCK_MONOTONIC) * 0x9e3779b97f4a7c15ull;
+			snprintf(name, len, "/" PROF_SHM_PREFIX "%d.%llu.%llu", (int)pid,
+				 (unsigned long long)token, (r >> 1) | 1);
+		}
 		fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			break;
