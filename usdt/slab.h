@@ -5,7 +5,7 @@
  * profctl).
  *
  * One POSIX shared-memory segment per process, /dev/shm/prof.<pid>.<start>
- * (a ".<n>" suffix is added when that name is taken), mode 0600, owned by
+ * (a random ".<n>" suffix when another file holds that name), mode 0600, owned by
  * the process's user.  Layout, every offset from the segment start:
  *
  *	struct prof_seg_hdr				at 0
