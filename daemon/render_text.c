@@ -253,6 +253,12 @@ static void thread_title(FILE *f, const struct prof_snapshot *s, const struct pr
 		pc_fmt_ns(tb, sizeof(tb), prof_snap_ns(s, total)));
 	if (t->oncpu_ns != PROF_SNAP_UNKNOWN)
 		fprintf(f, ", on-cpu %s", pc_fmt_ns(tb, sizeof(tb), t->oncpu_ns));
+	if (s->zone_cost && total) {
+		__u64 pt = prof_snap_probe_ticks(s, t);
+
+		fprintf(f, ", zones cost ~%s (%.1f%%)", pc_fmt_ns(tb, sizeof(tb), prof_snap_ns(s, pt)),
+			100.0 * (double)pt / (double)total);
+	}
 	if (t->overflow)
 		fprintf(f, ", %llu entries lost (node table full)",
 			(unsigned long long)t->overflow);

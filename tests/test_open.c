@@ -264,9 +264,34 @@ static void test_open_in_flat(void **state)
 	prof_seg_flat_cache__destroy(c);
 }
 
+/* the runtime measured what a zone costs at start, and the report's
+ * estimate for a thread is its calls times that */
+static void test_probe_cost(void **state)
+{
+	struct prof_snapshot *s = test_snapshot(child);
+	const struct prof_snap_thread *t;
+	__u64 calls = 0;
+	__u32 i;
+
+	(void)state;
+	assert_non_null(s);
+	t = looper(s);
+	assert_non_null(t);
+	printf("a zone costs %llu ticks around it, %llu inside it\n",
+	       (unsigned long long)s->zone_cost, (unsigned long long)s->zone_inner);
+	assert_true(s->zone_cost > 0);
+	assert_true(s->zone_inner <= s->zone_cost);
+	for (i = 1; i < t->nnodes; i++)
+		calls += t->nodes[i].calls + t->nodes[i].open + t->nodes[i].anomalies;
+	assert_true(calls > 1);
+	assert_int_equal(prof_snap_probe_ticks(s, t), calls * s->zone_cost);
+	prof_snapshot__destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_probe_cost),
 		cmocka_unit_test(test_open_in_tree),
 		cmocka_unit_test(test_open_in_window),
 		cmocka_unit_test(test_open_in_flat),

@@ -1365,6 +1365,8 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		s->sites_dropped = LD(&h->sites_dropped);
 		s->threads_dropped = LD(&h->threads_dropped);
 		s->nospace = LD(&h->nospace);
+		s->zone_cost = LD(&h->zone_cost);
+		s->zone_inner = LD(&h->zone_inner);
 		if (s->clock != PROF_CLOCK_TSC && s->clock != PROF_CLOCK_MONO)
 			goto fail;
 		/* one now for every open call of the read: an image's, the
@@ -2309,6 +2311,8 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 	h->threads_dropped = s->threads_dropped;
 	h->exit_tick = s->exit_tick;
 	h->nospace = s->nospace;
+	h->zone_cost = s->zone_cost;
+	h->zone_inner = s->zone_inner;
 	/* the open calls as they were at the read: measured to its now */
 	h->snap_tick = s->now_tick ? s->now_tick : 1;
 	for (i = 0; i < s->nsites; i++) {

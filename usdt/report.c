@@ -254,6 +254,12 @@ static void thread_header(FILE *f, const struct prof_snapshot *s, const struct p
 	fprintf(f, "  wall %s", fmt_ns(buf, 24, prof_snap_ns(s, t->nodes[0].ticks)));
 	if (t->oncpu_ns != PROF_SNAP_UNKNOWN)
 		fprintf(f, " on-cpu %s", fmt_ns(buf, 24, t->oncpu_ns));
+	if (s->zone_cost && t->nnodes && t->nodes[0].ticks) {
+		__u64 pt = prof_snap_probe_ticks(s, t);
+
+		fprintf(f, " zones cost ~%s (%.1f%%)", fmt_ns(buf, 24, prof_snap_ns(s, pt)),
+			100.0 * (double)pt / (double)t->nodes[0].ticks);
+	}
 	if (t->frames) {
 		char a[24], m[24];
 
@@ -692,6 +698,13 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 			}
 			fprintf(f, "%s\n  {\"tid\":%u,\"name\":", i ? "," : "", t->tid);
 			json_str(f, t->name[0] ? t->name : t->comm);
+			/* unknown (an image from before it was measured): null */
+			if (s->zone_cost)
+				fprintf(f, ",\"probe_cost_ns\":%llu",
+					(unsigned long long)prof_snap_ns(s,
+									 prof_snap_probe_ticks(s, t)));
+			else
+				fputs(",\"probe_cost_ns\":null", f);
 			fprintf(f, ",\"wall_ns\":%llu,\"outside_ns\":%llu,\"oncpu_ns\":",
 				(unsigned long long)prof_snap_ns(s, t->nodes[0].ticks),
 				(unsigned long long)prof_snap_ns(s, prof_snap_self(&t->nodes[0])));

@@ -170,6 +170,10 @@ struct prof_seg_hdr {
 				 * segment */
 	__u64 nospace;		/* app: threads, sites and nodes not recorded
 				 * because /dev/shm had no room for them */
+	__u64 zone_cost;	/* app, once: what a zone costs the code around
+				 * it, ticks (measured at start) */
+	__u64 zone_inner;	/* app, once: of that, the part inside the zone's
+				 * own measurement */
 };
 
 #define PROF_SITE_PUBLIC	0x1	/* PROF_DEFINE: shared by many sites */

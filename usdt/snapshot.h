@@ -133,6 +133,8 @@ struct prof_snapshot {
 	__u64 now_tick;		/* the tick open calls were measured to: the read's
 				 * time, the process's exit, or the image's */
 	__u64 nospace;		/* threads, sites, nodes lost to a full /dev/shm */
+	__u64 zone_cost;	/* what a zone costs the code around it, ticks */
+	__u64 zone_inner;	/* of that, the part inside its own measurement */
 };
 
 /* copy and validate a segment image; 0 or -errno (-EINVAL: corrupt,
@@ -221,6 +223,19 @@ static inline __u64 prof_snap_self(const struct prof_snap_node *n)
 {
 	return n->ticks > n->child_ticks ? n->ticks - n->child_ticks : 0;
 }
+/* what the zones of a thread cost it, estimated: its calls (open ones
+ * too) times the zone cost the runtime measured at start, ticks */
+static inline __u64 prof_snap_probe_ticks(const struct prof_snapshot *s,
+					  const struct prof_snap_thread *t)
+{
+	__u64 calls = 0;
+	__u32 i;
+
+	for (i = 1; i < t->nnodes; i++)
+		calls += t->nodes[i].calls + t->nodes[i].open + t->nodes[i].anomalies;
+	return calls * s->zone_cost;
+}
+
 /* the ticks of a node's closed calls: its total less its open call's part */
 static inline __u64 prof_snap_closed(const struct prof_snap_node *n)
 {
