@@ -160,11 +160,15 @@ void __prof_exit_probe(const struct prof_site *site, uint64_t ticks)
  */
 static __u64 clock_calibrate(void)
 {
+	/* written only when it changes: a fork child recalibrates while the
+	 * fast path of its thread may read it */
 	if (prof_env.clock_mono || !counter_usable()) {
-		__prof_clock_tsc = 0;
+		if (__prof_clock_tsc)
+			__prof_clock_tsc = 0;
 		return 1000000000ull;
 	}
-	__prof_clock_tsc = 1;
+	if (!__prof_clock_tsc)
+		__prof_clock_tsc = 1;
 #if defined(__aarch64__)
 	{
 		__u64 hz;
@@ -391,22 +395,26 @@ static int slab_reserve(struct prof_slab_hdr *h, __u32 nnodes, __u32 *res)
  * over a few rounds: the cost without interference.
  */
 static volatile unsigned short calib_sema; /* never set: no probe fires */
+static struct prof_sink calib_sink; /* the calibration's writes, nobody else's */
 static const struct prof_site calib_site = {
 	"calibration", __FILE__, "calibrate", 0, 0, &calib_sema, NULL, { 0, 0 }
 };
 
+static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k);
+
 static void zone_calibrate(__u64 *cost, __u64 *inner)
 {
-	struct __prof_thread *t = &__prof_tls;
+	struct __prof_thread *t = &__prof_tls, saved = *t;
 	struct __prof_cache c = { PROF_NODE_ROOT, 1, 1 };
-	__u32 cur = t->cur, round, i;
+	__u32 round, i;
 	__u64 best = ~0ull, best_in = ~0ull;
 
+	thread_bind_sink(t, &calib_sink);
 	t->cur = PROF_NODE_ROOT;
 	for (round = 0; round < 5; round++) {
 		__u64 t0, t1, calls, ticks;
 
-		memset(&last_resort.nodes[1], 0, sizeof(last_resort.nodes[1]));
+		memset(&calib_sink.nodes[1], 0, sizeof(calib_sink.nodes[1]));
 		t0 = __prof_now();
 		for (i = 0; i < 1024; i++) {
 			struct __prof_zone z;
@@ -415,15 +423,14 @@ static void zone_calibrate(__u64 *cost, __u64 *inner)
 			__prof_leave(&z);
 		}
 		t1 = __prof_now();
-		calls = last_resort.nodes[1].calls;
-		ticks = last_resort.nodes[1].ticks;
+		calls = calib_sink.nodes[1].calls;
+		ticks = calib_sink.nodes[1].ticks;
 		if (calls && t1 - t0 < best * 1024) {
 			best = (t1 - t0) / 1024;
 			best_in = ticks / calls;
 		}
 	}
-	memset(&last_resort, 0, sizeof(last_resort));
-	t->cur = cur;
+	*t = saved;
 	*cost = best == ~0ull ? 0 : best;
 	*inner = best_in == ~0ull || best_in > *cost ? 0 : best_in;
 }
@@ -888,12 +895,15 @@ static void thread_ready(void)
 
 static void prof_thread_ready(void)
 {
+	int saved = errno;
+
 	/* a signal handler's call inside our own slow path: not now */
 	if (prof_tpriv.busy)
 		return;
 	prof_tpriv.busy = 1;
 	thread_ready();
 	prof_tpriv.busy = 0;
+	errno = saved;
 }
 
 static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev);
@@ -907,6 +917,7 @@ static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, ui
  */
 uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev)
 {
+	int saved = errno; /* the code a zone interrupts (a handler's) keeps it */
 	__u32 node;
 
 	if (prof_tpriv.busy)
@@ -914,6 +925,7 @@ uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
 	prof_tpriv.busy = 1;
 	node = enter_slow(site, c, prev);
 	prof_tpriv.busy = 0;
+	errno = saved;
 	return node;
 }
 

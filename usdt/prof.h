@@ -48,7 +48,9 @@
  *
  * Zones are safe in signal handlers: a handler's zone that interrupts its
  * thread inside the runtime's own slow path (the thread's first zone, a
- * new site or node) counts in the thread's [overflow] node.
+ * new site or node) counts in the thread's [overflow] node, and errno is
+ * kept.  N.B. a thread's first zone creates its slab (it allocates): it
+ * must not be a handler's; enter one zone in the thread first.
  *
  * -DPROF_DISABLE compiles every macro to nothing.
  */
