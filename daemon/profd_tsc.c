@@ -15,7 +15,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <time.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,14 +44,6 @@ struct warp {
 };
 
 #define TSC_BUDGET_NS 200000000ull /* a pair's test on a busy machine: then no verdict */
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
 
 static void pin(int cpu)
 {
@@ -84,14 +75,14 @@ static void *warp_writer(void *arg)
  * the machine is too busy to finish in the budget */
 static int warp_reader(int cpu, volatile __u64 *slot, volatile int *go, __u64 *backp)
 {
-	__u64 back = 0, theirs, mine, end = mono_ns() + TSC_BUDGET_NS;
+	__u64 back = 0, theirs, mine, end = profd_now_ns() + TSC_BUDGET_NS;
 	int i;
 
 	pin(cpu);
 	*go = 1;
 	for (i = 0; i < TSC_ROUNDS; i++) {
 		while (!(theirs = __atomic_load_n(slot, __ATOMIC_ACQUIRE)))
-			if (mono_ns() > end) {
+			if (profd_now_ns() > end) {
 				*go = 2;
 				return -ETIME;
 			}

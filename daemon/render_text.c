@@ -96,12 +96,11 @@ static char *put_open_col(char *p, __u64 open)
  * the closed calls' time less their time switched out.
  */
 static char *put_kernel_cols(char *p, const struct prof_snapshot *s, __u64 closed_ticks,
-			     __u64 calls, __u64 kcalls, __u64 offcpu_ns, __u64 preempted,
-			     __u64 blocked, __u64 migrated)
+			     __u64 kcalls, __u64 offcpu_ns, __u64 preempted, __u64 blocked,
+			     __u64 migrated)
 {
 	__u64 tot = prof_snap_ns(s, closed_ticks);
 
-	(void)calls;
 	if (!kcalls) {
 		p = put_unknown_col(p, 9);
 		p = put_unknown_col(p, 8);
@@ -159,8 +158,8 @@ static void tree_row(struct tctx *c, __u32 i, const char *branch)
 	*p++ = ' ';
 	p = pc_put_fixed_col(p, pct, 1, 6);
 	if (c->sched)
-		p = put_kernel_cols(p, s, n->ticks - n->open_ticks, n->calls, n->kernel_calls,
-				    n->offcpu_ns, n->preempted, n->blocked, n->migrated);
+		p = put_kernel_cols(p, s, n->ticks - n->open_ticks, n->kernel_calls, n->offcpu_ns,
+				    n->preempted, n->blocked, n->migrated);
 	*p++ = ' ';
 	*p++ = ' ';
 	p = put_str(p, col(c->o, C_DIM));
@@ -478,9 +477,8 @@ int pc_render_flat(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 			pc_fmt_ns(b[2], 24, r->calls ? closed / r->calls : 0),
 			pc_fmt_ns(b[3], 24, prof_snap_ns(s, r->max)), 100.0 * share);
 		if (sched) {
-			p = put_kernel_cols(row, s, r->ticks - r->open_ticks, r->calls,
-					    r->kernel_calls, r->offcpu_ns, r->preempted, r->blocked,
-					    r->migrated);
+			p = put_kernel_cols(row, s, r->ticks - r->open_ticks, r->kernel_calls,
+					    r->offcpu_ns, r->preempted, r->blocked, r->migrated);
 			*p = 0;
 			fputs(row, f);
 		}
