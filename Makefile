@@ -35,6 +35,7 @@ SANFLAGS := $(SAN_$(SAN))
 WARN := -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes -Wshadow \
 	-Wpointer-arith -Wcast-qual -Wsign-compare
 INCLUDES := -Iusdt -Ibpf -I$(OUTPUT)
+DAEMON_INCLUDES := -Idaemon/profd -Idaemon/profctl -I$(OUTPUT)/daemon/profctl
 ALL_CFLAGS := -std=gnu11 $(WARN) $(INCLUDES) $(SANFLAGS) $(CFLAGS)
 ALL_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -Wshadow $(INCLUDES) $(SANFLAGS) $(CFLAGS)
 ALL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
@@ -67,7 +68,7 @@ lib: $(LIBPROF_A) $(LIBPROF_SO)
 
 $(OUTPUT)/usdt/%.o: usdt/%.c $(LIB_HDRS) $(DAEMON_PROTO) | $(OUTPUT)/usdt
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -Idaemon -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
 $(LIBPROF_A): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -81,11 +82,11 @@ $(EXAMPLE): usdt/example.c $(LIBPROF_A) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) -lpthread
 
-$(OUTPUT) $(OUTPUT)/usdt $(OUTPUT)/bpf $(OUTPUT)/daemon $(OUTPUT)/tests $(OUTPUT)/bench:
+$(OUTPUT) $(OUTPUT)/usdt $(OUTPUT)/bpf $(OUTPUT)/daemon/profd $(OUTPUT)/daemon/profctl $(OUTPUT)/tests $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
-# --- the kernel side and the daemon (see daemon/daemon.mk) ------------------
--include daemon/daemon.mk
+# --- the kernel side and the daemon (see daemon/profd/profd.mk) ------------
+-include daemon/profd/profd.mk
 
 # --- tests and benchmarks (see tests/tests.mk, bench/bench.mk) --------------
 -include tests/tests.mk
@@ -101,7 +102,7 @@ example: all
 	@usdt/example-run $(EXAMPLE) $(PROFD) $(PROFCTL)
 
 format:
-	clang-format -i usdt/*.c bpf/*.bpf.c daemon/*.c tests/*.c bench/*.c
+	clang-format -i usdt/*.c bpf/*.bpf.c daemon/*/*.c tests/*.c bench/*.c
 
 # the public header and the two it includes; prof(3); the JSON Schema of
 # the reports

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # profctl at scale (issue 4): report latency and top's CPU on 64 threads x
 # 11,110 nodes.  `make bench-profctl`; figures go to BENCHMARKS.md.
-include daemon/profctl.mk
+include daemon/profctl/profctl.mk
 
 PROFCTL_GEN := $(OUTPUT)/bench/profctl_gen
 $(PROFCTL_GEN): bench/profctl_gen.c usdt/prof.h $(LIBPROF_A) | $(OUTPUT)/bench

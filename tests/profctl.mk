@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # profctl's tests (issue 4): golden views of a fixed snapshot, live programs,
 # and the html report in headless Chromium.
-include daemon/profctl.mk
+include daemon/profctl/profctl.mk
 
 PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html test_profctl_save \
 	test_profctl_diff test_profctl_pprof test_profctl_serve
@@ -18,7 +18,7 @@ $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
 		tests/profctl_fixture.h tests/testutil.h $(PROFCTL_LIB) $(LIBPROF_A) \
 		| $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
 		$(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
 
 # through a real profd (root, BPF): save keeps the kernel columns, serve
@@ -27,5 +27,5 @@ ROOT_TESTS += $(OUTPUT)/tests/test_profctl_profd
 $(OUTPUT)/tests/test_profctl_profd: tests/test_profctl_profd.c tests/testutil.h $(PROFCTL_LIB) \
 		$(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
 		$(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

@@ -4,15 +4,15 @@
 UNIT_TESTS += $(OUTPUT)/tests/test_proto
 ROOT_TESTS += $(OUTPUT)/tests/test_profd
 
-$(OUTPUT)/tests/test_proto: tests/test_proto.c daemon/proto.h | $(OUTPUT)/tests
+$(OUTPUT)/tests/test_proto: tests/test_proto.c usdt/proto.h | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(TEST_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(TEST_LIBS)
 
 # needs profd and profctl beside it (it runs ../profd, ../profctl) and the client
 $(OUTPUT)/tests/test_profd: tests/test_profd.c tests/testutil.h $(PROFD_CLIENT_OBJ) \
 		$(LIBPROF_A) $(PROFD) $(PROFCTL) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
 		$(LIBPROF_A) $(TEST_LIBS) -lm
 
 UNIT_TESTS += $(OUTPUT)/tests/test_profd_unit
@@ -23,5 +23,5 @@ ROOT_TESTS += $(OUTPUT)/tests/test_guard
 $(OUTPUT)/tests/test_guard: tests/test_guard.c tests/testutil.h $(PROFD_CLIENT_OBJ) \
 		$(LIBPROF_A) $(PROFD) $(PROFCTL) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
 		$(LIBPROF_A) $(TEST_LIBS)

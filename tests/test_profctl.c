@@ -129,7 +129,7 @@ static int run_stdout(const char **args, char **text)
 	return rc;
 }
 
-/* what daemon/profctl.bash completes after words (the last is the word
+/* what daemon/profctl/profctl.bash completes after words (the last is the word
  * being completed), sorted and space separated, into buf */
 static void complete(const char *words, char *buf, size_t len)
 {
@@ -138,7 +138,7 @@ static void complete(const char *words, char *buf, size_t len)
 	FILE *p;
 
 	snprintf(cmd, sizeof(cmd),
-		 "bash -c 'source daemon/profctl.bash; COMP_WORDS=(profctl %s); "
+		 "bash -c 'source daemon/profctl/profctl.bash; COMP_WORDS=(profctl %s); "
 		 "COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _profctl; "
 		 "printf \"%%s\\n\" \"${COMPREPLY[@]}\" | LC_ALL=C sort | tr \"\\n\" \" \"'",
 		 words);

@@ -17,7 +17,7 @@
 #include "testutil.h"
 #include "profctl.h"
 #include "profctl_fixture.h"
-#include "daemon/profile.pb-c.h"
+#include "profile.pb-c.h"
 
 static char dir[64], img[128], pb[128], out[128];
 

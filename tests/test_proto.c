@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_proto.c - unit: daemon/proto.h accepts exactly the right sizes.
+ * test_proto.c - unit: usdt/proto.h accepts exactly the right sizes.
  */
 #include <stdbool.h>
 #include "testutil.h"

@@ -18,7 +18,7 @@ include $(filter-out tests/tests.mk,$(wildcard tests/*.mk))
 
 $(OUTPUT)/tests/%: tests/%.c tests/testutil.h $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -Itests $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
 
 $(OUTPUT)/tests/%: tests/%.cc tests/testutil.h $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CXX,$@)

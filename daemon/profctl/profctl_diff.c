@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "profctl.h"
-#include "daemon/diff_html.h"
+#include "diff_html.h"
 
 #define C_RESET "\033[0m"
 #define C_RED "\033[31m"

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 # profd, the BPF program and the client library (included by the top Makefile).
-# profctl's own rules live in daemon/profctl.mk (included at the end), which
+# profctl's own rules live in daemon/profctl/profctl.mk (included at the end), which
 # defines PROFCTL (its binaries) and may use PROFD_CLIENT_OBJS.
 
-DAEMON_PROTO := daemon/proto.h
+DAEMON_PROTO := usdt/proto.h
 BPF_CFLAGS ?= -g -O2
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 LIBBPF_LIBS := -lbpf -lelf -lz
@@ -11,11 +11,11 @@ SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
 MANDIR ?= $(PREFIX)/share/man
 
 PROFD := $(OUTPUT)/profd
-PROFD_SRCS := daemon/profd.c daemon/profd_bpf.c daemon/profd_seg.c daemon/profd_ctl.c \
-	daemon/profd_tsc.c
+PROFD_SRCS := daemon/profd/profd.c daemon/profd/profd_bpf.c daemon/profd/profd_seg.c \
+	daemon/profd/profd_ctl.c daemon/profd/profd_tsc.c
 PROFD_OBJS := $(patsubst daemon/%.c,$(OUTPUT)/daemon/%.o,$(PROFD_SRCS))
-PROFD_HDRS := daemon/profd.h daemon/proto.h daemon/client.h $(LIB_HDRS)
-PROFD_CLIENT_OBJ := $(OUTPUT)/daemon/client.o
+PROFD_HDRS := daemon/profd/profd.h usdt/proto.h daemon/profctl/client.h $(LIB_HDRS)
+PROFD_CLIENT_OBJ := $(OUTPUT)/daemon/profctl/client.o
 PROFD_CLIENT_OBJS := $(PROFD_CLIENT_OBJ)
 PROFSCHED_SKEL := $(OUTPUT)/profsched.skel.h
 PROFCTL ?=
@@ -42,9 +42,13 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # every daemon object depends on the skeleton: it is generated before them
-$(OUTPUT)/daemon/%.o: daemon/%.c $(PROFD_HDRS) $(PROFSCHED_SKEL) | $(OUTPUT)/daemon
+$(OUTPUT)/daemon/profd/%.o: daemon/profd/%.c $(PROFD_HDRS) $(PROFSCHED_SKEL) | $(OUTPUT)/daemon/profd
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Idaemon -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -c $< -o $@
+
+$(PROFD_CLIENT_OBJ): daemon/profctl/client.c $(PROFD_HDRS) | $(OUTPUT)/daemon/profctl
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -c $< -o $@
 
 $(PROFD): $(PROFD_OBJS) $(LIBPROF_A)
 	$(call msg,LD,$@)
@@ -57,6 +61,6 @@ install-daemon: $(PROFD)
 		> $(DESTDIR)$(SYSTEMD_UNITDIR)/profd.service
 	install -m 0644 man/profd.8 $(DESTDIR)$(MANDIR)/man8/profd.8
 
--include daemon/profctl.mk
+-include daemon/profctl/profctl.mk
 
 daemon: $(PROFD) $(PROFD_CLIENT_OBJS) $(PROFCTL)

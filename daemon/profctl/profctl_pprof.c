@@ -19,7 +19,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "profctl.h"
-#include "daemon/profile.pb-c.h"
+#include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
 typedef Perftools__Profiles__Sample pb_sample;

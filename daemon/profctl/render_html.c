@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "profctl.h"
-#include "daemon/report_html.h"
+#include "report_html.h"
 
 #define PLACEHOLDER "/*@PROFCTL_DATA@*/null"
 

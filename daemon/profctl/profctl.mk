@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: MIT
+# profctl: the CLI and its renderers (issue 4).  Included by daemon/profd/profd.mk
+# and by tests/profctl.mk; the guard keeps one copy of the rules.
+ifndef PROFCTL_MK
+PROFCTL_MK := 1
+
+PROFCTL := $(OUTPUT)/profctl
+PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_src.c daemon/profctl/profctl_snap.c \
+	daemon/profctl/profctl_zones.c daemon/profctl/profctl_top.c daemon/profctl/render_text.c \
+	daemon/profctl/render_data.c daemon/profctl/render_html.c daemon/profctl/profctl_par.c \
+	daemon/profctl/profctl_clean.c daemon/profctl/profctl_save.c daemon/profctl/profctl_diff.c \
+	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c
+PROFCTL_OBJS := $(patsubst daemon/profctl/%.c,$(OUTPUT)/daemon/profctl/%.o,$(PROFCTL_SRCS))
+PROFCTL_HDRS := daemon/profctl/profctl.h daemon/profctl/client.h usdt/snapshot.h usdt/slab.h usdt/prof.h usdt/proffile.h
+# everything but main(), for the tests
+PROFCTL_LIB := $(OUTPUT)/daemon/profctl/libprofctl.a
+PROFCTL_LIBS := -lelf -lpthread -lprotobuf-c -lz -lmicrohttpd
+
+# the profd client: profd.mk's object if it names one, else compile
+# daemon/profctl/client.c here; without either, profctl only reads segments
+ifneq ($(PROFD_CLIENT_OBJ),)
+PROFCTL_CLIENT := $(PROFD_CLIENT_OBJ)
+PROFCTL_DEFS :=
+else ifneq ($(wildcard daemon/profctl/client.c),)
+PROFCTL_CLIENT := $(OUTPUT)/daemon/profctl/profctl_client.o
+PROFCTL_DEFS :=
+$(PROFCTL_CLIENT): daemon/profctl/client.c daemon/profctl/client.h $(wildcard usdt/proto.h) usdt/snapshot.h \
+		| $(OUTPUT)/daemon/profctl
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -c $< -o $@
+else
+PROFCTL_CLIENT :=
+PROFCTL_DEFS := -DPROFCTL_NO_CLIENT
+endif
+
+# the html template as a C array
+$(OUTPUT)/daemon/profctl/report_html.h: daemon/profctl/report.html | $(OUTPUT)/daemon/profctl
+	$(call msg,GEN,$@)
+	$(Q){ echo '/* generated from daemon/profctl/report.html by daemon/profctl/profctl.mk */'; \
+	  echo 'static const unsigned char report_html[] = {'; \
+	  xxd -i < $<; \
+	  echo '};'; \
+	  echo '#define report_html_len sizeof(report_html)'; } > $@
+
+$(OUTPUT)/daemon/profctl/render_html.o: $(OUTPUT)/daemon/profctl/report_html.h
+
+# diff's page, the same way
+$(OUTPUT)/daemon/profctl/diff_html.h: daemon/profctl/diff.html | $(OUTPUT)/daemon/profctl
+	$(call msg,GEN,$@)
+	$(Q){ echo '/* generated from daemon/profctl/diff.html by daemon/profctl/profctl.mk */'; \
+	  echo 'static const unsigned char diff_html[] = {'; \
+	  xxd -i < $<; \
+	  echo '};'; \
+	  echo '#define diff_html_len sizeof(diff_html)'; } > $@
+
+$(OUTPUT)/daemon/profctl/profctl_diff.o: $(OUTPUT)/daemon/profctl/diff_html.h
+
+# pprof's profile.proto, compiled by protoc-c (protobuf-c-compiler); the
+# generated C is built without our warnings, which are not its author's
+PROTOC_C ?= protoc-c
+$(OUTPUT)/daemon/profctl/profile.pb-c.c $(OUTPUT)/daemon/profctl/profile.pb-c.h &: daemon/profctl/profile.proto \
+		| $(OUTPUT)/daemon/profctl
+	$(call msg,PROTOC,$@)
+	$(Q)$(PROTOC_C) --c_out=$(OUTPUT)/daemon/profctl -Idaemon/profctl $<
+
+$(OUTPUT)/daemon/profctl/profile.pb-c.o: $(OUTPUT)/daemon/profctl/profile.pb-c.c $(OUTPUT)/daemon/profctl/profile.pb-c.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 $(SANFLAGS) $(CFLAGS) -I$(OUTPUT)/daemon/profctl -c $< -o $@
+
+$(OUTPUT)/daemon/profctl/profctl_pprof.o: $(OUTPUT)/daemon/profctl/profile.pb-c.h
+
+$(PROFCTL_OBJS) $(OUTPUT)/daemon/profctl/profctl.o: $(OUTPUT)/daemon/profctl/%.o: daemon/profctl/%.c $(PROFCTL_HDRS) \
+		| $(OUTPUT)/daemon/profctl
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) $(PROFCTL_DEFS) -c $< -o $@
+
+$(PROFCTL_LIB): $(PROFCTL_OBJS) $(PROFCTL_CLIENT) $(OUTPUT)/daemon/profctl/profile.pb-c.o
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(PROFCTL): $(OUTPUT)/daemon/profctl/profctl.o $(PROFCTL_LIB) $(LIBPROF_A)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $< $(PROFCTL_LIB) $(LIBPROF_A) -o $@ $(PROFCTL_LIBS)
+
+# profctl serve's socket-activated pair: user units (it serves as its user)
+SYSTEMD_USERUNITDIR ?= $(PREFIX)/lib/systemd/user
+
+.PHONY: profctl install-profctl
+profctl: $(PROFCTL)
+
+install-profctl: $(PROFCTL)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0755 $(PROFCTL) $(DESTDIR)$(PREFIX)/bin/profctl
+	install -m 0644 man/profctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/profctl.1
+	install -m 0644 daemon/profctl/profctl.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/profctl
+	install -d $(DESTDIR)$(SYSTEMD_USERUNITDIR)
+	install -m 0644 systemd/profctl-serve.socket $(DESTDIR)$(SYSTEMD_USERUNITDIR)/
+	sed 's|/usr/local/bin/profctl|$(PREFIX)/bin/profctl|' systemd/profctl-serve.service \
+		> $(DESTDIR)$(SYSTEMD_USERUNITDIR)/profctl-serve.service
+
+endif
