@@ -25,3 +25,12 @@ $(OUTPUT)/tests/test_guard: tests/test_guard.c tests/testutil.h $(PROFD_CLIENT_O
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
 		$(LIBPROF_A) $(TEST_LIBS)
+
+# history frames as reverse deltas, rebuilt exactly (profd_hist.c alone)
+UNIT_TESTS += $(OUTPUT)/tests/test_profd_hist
+SAN_TESTS += $(OUTPUT)/tests/test_profd_hist
+$(OUTPUT)/tests/test_profd_hist: tests/test_profd_hist.c tests/testutil.h daemon/profd/profd_hist.c \
+		daemon/profd/profd.h $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_hist.c -o $@ \
+		$(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)

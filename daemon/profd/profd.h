@@ -5,6 +5,7 @@
  *	profd.c		main loop, options, logging, readiness
  *	profd_bpf.c	the sched_switch program and the slot table
  *	profd_seg.c	discovery, sampling, history, baselines
+ *	profd_hist.c	history frames as reverse deltas
  *	profd_ctl.c	the control socket
  */
 #ifndef PROFD_H
@@ -28,6 +29,7 @@ struct profd_conf {
 	__u32 uid_conns;	/* control connections */
 	__u32 uid_segs;		/* processes followed (alive) */
 	__u64 uid_kept_bytes;	/* exited processes' data kept */
+	__u64 max_memory;	/* history and kept data, all processes */
 	__u32 idle_s;		/* a connection that asks nothing this long is closed */
 	bool daemonize;
 	bool syslog;
@@ -90,6 +92,38 @@ struct seg_answer {
 };
 int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answer *a);
 int seg_reset(uid_t uid, pid_t pid);
+/* what history and kept data take (--max-memory), and what was dropped */
+struct seg_mem_stat {
+	__u64 history;		 /* live processes: newest states and frames */
+	__u64 kept;		 /* exited processes' data */
+	__u64 base;		 /* reset baselines (counted, never dropped) */
+	__u64 frames;		 /* history frames kept */
+	__u64 frames_dropped;	 /* for memory: frames, oldest first */
+	__u64 kept_dropped;	 /* exited processes */
+	__u64 histories_dropped; /* live processes' whole histories */
+	__u64 windows_refused;	 /* "last N s" that reached a dropped frame */
+	__u64 last_drop_ns;	 /* the newest frame dropped (CLOCK_MONOTONIC) */
+	pid_t last_drop_pid;	 /* and whose */
+};
+void seg_mem_stat(struct seg_mem_stat *st);
+
+/* profd_hist.c: what an older snapshot held that a newer one of the same
+ * process does not, enough to take a copy of the newer back to the older */
+struct hist_delta;
+/* NULL and errno (ENOMEM; EINVAL for a lazy snapshot) */
+struct hist_delta *hist_delta__new(const struct prof_snapshot *older,
+				   const struct prof_snapshot *newer);
+void hist_delta__destroy(struct hist_delta *d);
+__u64 hist_delta__bytes(const struct hist_delta *d);	/* what it takes to keep */
+/* w, a private copy of the newer state (or of one rebuilt from it), becomes
+ * the older; 0 or -ENOMEM (then w is only fit to be destroyed) */
+int hist_delta__apply(struct prof_snapshot *w, const struct hist_delta *d);
+/* a private copy a delta can be applied to; NULL and errno */
+struct prof_snapshot *hist_snap_clone(const struct prof_snapshot *s);
+/* what a snapshot takes to keep, roughly */
+__u64 hist_snap_bytes(const struct prof_snapshot *s);
+/* every field, node and bucket equal, wherever the buckets lie */
+bool hist_snap_same(const struct prof_snapshot *a, const struct prof_snapshot *b);
 
 /* profd_tsc.c: may TSC deltas be trusted across CPUs here? */
 struct profd_tsc {

@@ -14,16 +14,25 @@
  * History: each sample is an instantaneous rate (calls and busy time per
  * second, summed over the process's top-level zones) folded into two
  * exponential moving averages (iProf's "instantaneous, short and long"),
- * and a ring of full snapshots ("frames") answers "the last N seconds" as
- * a diff against the frame whose age is nearest N.  Frames are spaced as
- * finely as the history allows (history_s / SEG_RING) unless the process
- * is big: its frames may take SEG_RING_BUDGET bytes at most (but
- * SEG_RING_MIN frames at least), and reading one at most 1/SEG_READ_SHARE
- * of the time between two.  The read that adopts a process is the ring's
- * first frame.  A process that did not change since the newest frame (an
- * idle one, a stopped one) gets a frame that shares that frame's snapshot,
- * and its last snapshot shares it too: a snapshot may be held by the last,
- * the base and several frames at once, and is freed with its last holder.
+ * and a ring of frames answers "the last N seconds" as a diff against the
+ * frame whose age is nearest N.  Frames are spaced as finely as the
+ * history allows (history_s / SEG_RING) unless the process is big: as many
+ * full snapshots as SEG_RING_BUDGET holds (but SEG_RING_MIN frames at
+ * least), and reading one at most 1/SEG_READ_SHARE of the time between
+ * two.  The read that adopts a process is the ring's first frame.
+ *
+ * Only the newest state is a full snapshot ("full": the newest frame's, or
+ * the last look at exit); each frame keeps what it held that the state
+ * after it does not (profd_hist.c), and is rebuilt exactly when a window
+ * needs it.  A process that did not change since the newest frame (an
+ * idle one, a stopped one) gets a frame with no delta at all.
+ *
+ * Memory: history and kept data take conf.max_memory bytes at most.  Past
+ * it, the oldest frame of the process that takes the most goes first, then
+ * exited processes (the longest gone first), then a live process's whole
+ * history (the biggest first; it starts again when it fits).  A window
+ * that reaches back to a dropped frame is refused (-ENODATA), never
+ * answered shorter.
  *
  * Fair shares: a uid's processes are followed conf.uid_segs at a time, and
  * its exited processes' data take conf.uid_kept_bytes at most (those
@@ -57,10 +66,12 @@
 
 struct seg_frame {
 	__u64 t_ns; /* CLOCK_MONOTONIC when read */
-	struct prof_snapshot *snap;
-	__u64 now_tick; /* the tick it stands for: past snap's own when the
-			 * frame shares an older frame's snapshot (nothing
-			 * changed but time: see prof_snapshot__advance) */
+	struct hist_delta *back; /* what it held that the state after it (the
+				  * next frame's, or full for the newest) does
+				  * not; NULL: the same counts */
+	__u64 now_tick; /* the tick it stands for: past its snapshot's own
+			 * when nothing changed since the frame before but
+			 * time (see prof_snapshot__advance) */
 };
 
 struct seg {
@@ -79,7 +90,7 @@ struct seg {
 	__u64 found_ns;
 	__u64 born_ns;	/* its segment's creation (CLOCK_MONOTONIC), at most found_ns */
 	__u64 exit_ns;
-	struct prof_snapshot *last;	/* the full snapshot at exit, NULL before */
+	struct prof_snapshot *full;	/* the newest state, NULL if none is kept */
 	struct prof_seg_cursor *cursor; /* what the samples learned of its tree */
 	struct prof_seg_busy info;	/* newest sample */
 	__u64 info_ns;			/* when, 0 before the first */
@@ -88,7 +99,10 @@ struct seg {
 	struct seg_frame ring[SEG_RING];
 	__u32 ring_head, ring_n;
 	__u64 frame_ns;	   /* what the last frame's read took */
-	__u64 frame_bytes; /* and what it takes to keep */
+	__u64 frame_bytes; /* and what it takes to keep in full */
+	__u64 full_bytes, hist_bytes, base_bytes; /* full, the deltas, base */
+	__u64 take_ns;	   /* the newest frame's read, even if dropped */
+	__u64 dropped_ns;  /* the newest frame dropped for memory, 0 if none */
 	/* moving averages of busy ticks per second at the top level */
 	__u64 prev_ticks;
 	double rate_inst, rate_short, rate_long;
@@ -109,6 +123,7 @@ static struct {
 	int ifd; /* inotify on /dev/shm */
 	__u64 samples;
 	__u64 retry_until; /* a new segment was not ready: rescan until */
+	struct seg_mem_stat mem; /* what --max-memory dropped */
 } sg = { .ifd = -1 };
 
 /* SIGBUS while reading a segment: that read fails, profd goes on */
@@ -159,29 +174,23 @@ void seg_inotify_event(void)
 		seg_rescan();
 }
 
-/* snap lost a holder: free it unless another still holds it */
-static void seg_put(struct seg *s, struct prof_snapshot *snap)
+/* the newest frame, or NULL */
+static struct seg_frame *ring_newest(struct seg *s)
 {
-	__u32 i;
-
-	if (!snap || snap == s->last || snap == s->base)
-		return;
-	for (i = 0; i < SEG_RING; i++)
-		if (s->ring[i].snap == snap)
-			return;
-	prof_snapshot__destroy(snap);
+	return s->ring_n ? &s->ring[(s->ring_head + SEG_RING - 1) % SEG_RING] : NULL;
 }
 
-/* the newest frame's snapshot, or NULL */
-static struct prof_snapshot *ring_newest(const struct seg *s)
+/* the frame i before the newest (0: the newest) */
+static struct seg_frame *ring_at(struct seg *s, __u32 i)
 {
-	return s->ring_n ? s->ring[(s->ring_head + SEG_RING - 1) % SEG_RING].snap : NULL;
+	return &s->ring[(s->ring_head + 2 * SEG_RING - 1 - i) % SEG_RING];
 }
 
-/* the newest full snapshot kept: the last at exit, else the newest frame */
+/* the newest full snapshot kept: the last look at exit, else the newest
+ * frame's */
 static struct prof_snapshot *seg_kept(const struct seg *s)
 {
-	return s->last ? s->last : ring_newest(s);
+	return s->full;
 }
 
 /*
@@ -224,31 +233,92 @@ static bool snap_same(const struct prof_snapshot *a, const struct prof_snapshot 
 	return true;
 }
 
-/* snap, or the newest frame's snapshot if that has the same counts */
-static struct prof_snapshot *seg_dedup(struct seg *s, struct prof_snapshot *snap)
+/* the oldest frame goes, and what it kept */
+static void ring_drop_oldest(struct seg *s)
 {
-	struct prof_snapshot *prev = ring_newest(s);
+	struct seg_frame *f = ring_at(s, s->ring_n - 1);
 
-	if (!prev || !snap_same(snap, prev))
-		return snap;
-	prof_snapshot__destroy(snap);
-	return prev;
+	s->hist_bytes -= hist_delta__bytes(f->back);
+	hist_delta__destroy(f->back);
+	f->back = NULL;
+	s->ring_n--;
 }
 
-/* the next frame, read at t and standing for now_tick: it replaces the
- * oldest when the ring is full */
+/*
+ * snap (owned) is the newest state: the newest frame keeps only what it
+ * held that snap does not.  A snap with the same counts as the state it
+ * follows is dropped for it.  A delta that cannot be made takes the
+ * frames with it (they could no longer be rebuilt).
+ */
+static void seg_settle(struct seg *s, struct prof_snapshot *snap)
+{
+	struct seg_frame *f = ring_newest(s);
+	struct hist_delta *d;
+
+	if (s->full && snap_same(snap, s->full)) {
+		prof_snapshot__destroy(snap);
+		return;
+	}
+	if (s->full && f) {
+		d = f->back ? NULL : hist_delta__new(s->full, snap);
+		if (!d) {
+			log_warnx("seg: pid %d: no delta for its history (%s); frames dropped",
+				  (int)s->pid, f->back ? "twice settled" : strerror(errno));
+			while (s->ring_n)
+				ring_drop_oldest(s);
+		} else {
+			f->back = d;
+			s->hist_bytes += hist_delta__bytes(d);
+		}
+	}
+	prof_snapshot__destroy(s->full);
+	s->full = snap;
+	s->full_bytes = hist_snap_bytes(snap);
+}
+
+/* the next frame, read at t and standing for now_tick (snap owned): it
+ * replaces the oldest when the ring is full */
 static void ring_push(struct seg *s, __u64 t, struct prof_snapshot *snap, __u64 now_tick)
 {
-	struct seg_frame *f = &s->ring[s->ring_head];
-	struct prof_snapshot *old = f->snap;
+	struct seg_frame *f;
 
+	seg_settle(s, snap);
+	if (s->ring_n == SEG_RING)
+		ring_drop_oldest(s);
+	f = &s->ring[s->ring_head];
 	f->t_ns = t;
-	f->snap = snap;
+	f->back = NULL;
 	f->now_tick = now_tick;
-	seg_put(s, old);
+	s->take_ns = t;
 	s->ring_head = (s->ring_head + 1) % SEG_RING;
-	if (s->ring_n < SEG_RING)
-		s->ring_n++;
+	s->ring_n++;
+}
+
+/* the frame i before the newest as it was read: a copy of the newest
+ * state taken back through the deltas of the frames after it */
+static int ring_rebuild(struct seg *s, __u32 i, struct prof_snapshot **out)
+{
+	struct prof_snapshot *w;
+	__u32 k;
+	int err;
+
+	*out = NULL;
+	if (!s->full || i >= s->ring_n)
+		return -ENODATA;
+	w = hist_snap_clone(s->full);
+	if (!w)
+		return -errno;
+	for (k = 0; k <= i; k++) {
+		const struct seg_frame *f = ring_at(s, k);
+
+		err = f->back ? hist_delta__apply(w, f->back) : 0;
+		if (err) {
+			prof_snapshot__destroy(w);
+			return err;
+		}
+	}
+	*out = w;
+	return 0;
 }
 
 static void seg_unmap(struct seg *s)
@@ -263,23 +333,12 @@ static void seg_unmap(struct seg *s)
 
 static void seg_free(struct seg *s)
 {
-	struct prof_snapshot *snap;
-	__u32 i;
-
 	seg_unmap(s);
 	prof_seg_cursor__destroy(s->cursor);
-	/* one holder at a time: a shared snapshot goes with its last one */
-	snap = s->last;
-	s->last = NULL;
-	seg_put(s, snap);
-	snap = s->base;
-	s->base = NULL;
-	seg_put(s, snap);
-	for (i = 0; i < SEG_RING; i++) {
-		snap = s->ring[i].snap;
-		s->ring[i].snap = NULL;
-		seg_put(s, snap);
-	}
+	while (s->ring_n)
+		ring_drop_oldest(s);
+	prof_snapshot__destroy(s->full);
+	prof_snapshot__destroy(s->base);
 	free(s);
 }
 
@@ -583,7 +642,7 @@ static void seg_exited(struct seg *s)
 
 	/* the last look: the mapping still holds what the process wrote */
 	if (!seg_read(s, &snap))
-		s->last = seg_dedup(s, snap);
+		seg_settle(s, snap);
 	seg_unmap(s);
 	/* no more samples */
 	prof_seg_cursor__destroy(s->cursor);
@@ -594,15 +653,20 @@ static void seg_exited(struct seg *s)
 	log_info("seg: pid %d exited; kept post-mortem", (int)s->pid);
 }
 
-/* what a snapshot takes to keep, roughly */
-static __u64 snap_bytes(const struct prof_snapshot *snap)
+/* what a process's data take: its newest state, its frames, its baseline */
+static __u64 seg_mem(const struct seg *s)
 {
-	__u64 b = sizeof(*snap) + (__u64)snap->nsites * sizeof(*snap->sites) +
-		  (__u64)snap->nthreads * sizeof(*snap->threads) + snap->nhist * sizeof(__u32);
-	__u32 i;
+	return s->full_bytes + s->hist_bytes + s->base_bytes;
+}
 
-	for (i = 0; i < snap->nthreads; i++)
-		b += (__u64)snap->threads[i].nnodes * sizeof(struct prof_snap_node);
+/* what every process's take */
+static __u64 seg_mem_all(void)
+{
+	const struct seg *s;
+	__u64 b = 0;
+
+	for (s = sg.list; s; s = s->next)
+		b += seg_mem(s);
 	return b;
 }
 
@@ -671,10 +735,12 @@ static void seg_take(struct seg *s, __u64 pass)
 	s->info = info;
 	s->info_ns = now;
 
-	/* the ring keeps one full snapshot per spacing: only then a full read */
+	/* the ring keeps one frame per spacing: only then a full read */
 	spacing = frame_spacing(s);
-	f = s->ring_n ? &s->ring[(s->ring_head + SEG_RING - 1) % SEG_RING] : NULL;
-	if (f && now - f->t_ns < spacing)
+	if (s->take_ns && now - s->take_ns < spacing)
+		return;
+	/* a history dropped for memory starts again when a frame fits */
+	if (!s->full && s->dropped_ns && seg_mem_all() + s->frame_bytes > conf.max_memory)
 		return;
 	/* stamped with its own read's time: a pass over many segments takes
 	 * a while, and a frame read later than stamped made a window count
@@ -682,49 +748,57 @@ static void seg_take(struct seg *s, __u64 pass)
 	t0 = profd_now_ns();
 	if (seg_read(s, &snap))
 		return;
-	s->frame_ns = profd_now_ns() - t0;
-	s->frame_bytes = snap_bytes(snap);
+	s->frame_bytes = hist_snap_bytes(snap);
 	{
 		__u64 tick = snap->now_tick;
 
-		ring_push(s, t0, seg_dedup(s, snap), tick);
+		ring_push(s, t0, snap, tick);
 	}
+	/* the read and its delta: what a frame costs */
+	s->frame_ns = profd_now_ns() - t0;
 	/* nothing older than the history needs (one frame past it answers
 	 * its whole length) */
 	while (s->ring_n > 1) {
-		struct prof_snapshot *old;
-
-		f = &s->ring[(s->ring_head + SEG_RING - s->ring_n) % SEG_RING];
+		f = ring_at(s, s->ring_n - 1);
 		if (now - f->t_ns <= (__u64)conf.history_s * 1000000000ull + spacing)
 			break;
-		old = f->snap;
-		f->snap = NULL;
-		s->ring_n--;
-		seg_put(s, old);
+		ring_drop_oldest(s);
 	}
 }
 
-/* what an exited process's data take: each snapshot it holds, once */
-static __u64 seg_mem(const struct seg *s)
-{
-	const struct prof_snapshot *seen[SEG_RING + 2];
-	__u32 n = 0, i, k;
-	__u64 b = 0;
+/*
+ * Memory: what --max-memory bounds, and what it dropped (see the top of
+ * this file for the order).
+ */
 
-	if (s->last)
-		seen[n++] = s->last;
-	if (s->base)
-		seen[n++] = s->base;
-	for (i = 0; i < SEG_RING; i++)
-		if (s->ring[i].snap)
-			seen[n++] = s->ring[i].snap;
-	for (i = 0; i < n; i++) {
-		for (k = 0; k < i && seen[k] != seen[i]; k++)
-			;
-		if (k == i)
-			b += snap_bytes(seen[i]);
-	}
-	return b;
+/* the newest frame dropped for memory */
+static void seg_dropped(struct seg *s, const struct seg_frame *f)
+{
+	if (f->t_ns > s->dropped_ns)
+		s->dropped_ns = f->t_ns;
+	sg.mem.last_drop_pid = s->pid;
+	sg.mem.last_drop_ns = s->dropped_ns;
+}
+
+/* history frames past the newest, oldest first */
+static void seg_drop_oldest_frame(struct seg *s)
+{
+	seg_dropped(s, ring_at(s, s->ring_n - 1));
+	ring_drop_oldest(s);
+	sg.mem.frames_dropped++;
+}
+
+/* a live process's whole history: it starts again when it fits */
+static void seg_drop_history(struct seg *s)
+{
+	if (s->ring_n)
+		seg_dropped(s, ring_at(s, 0));
+	while (s->ring_n)
+		ring_drop_oldest(s);
+	prof_snapshot__destroy(s->full);
+	s->full = NULL;
+	s->full_bytes = 0;
+	sg.mem.histories_dropped++;
 }
 
 /*
@@ -752,6 +826,66 @@ static bool kept_fits(struct kept_acc *kept, __u32 *n, __u32 cap, uid_t uid, __u
 		return false;
 	kept[i].bytes += b;
 	return true;
+}
+
+/* within conf.max_memory: drop in the order the top of this file says */
+static void seg_bound(void)
+{
+	struct seg **pp, *s, *pick;
+	__u64 total;
+
+	while ((total = seg_mem_all()) > conf.max_memory) {
+		/* the oldest frame of the process that takes the most */
+		pick = NULL;
+		for (s = sg.list; s; s = s->next)
+			if (s->ring_n >= 2 && (!pick || seg_mem(s) > seg_mem(pick)))
+				pick = s;
+		if (pick) {
+			seg_drop_oldest_frame(pick);
+			continue;
+		}
+		/* an exited process, the longest gone first */
+		for (s = sg.list; s; s = s->next)
+			if (!s->alive && (!pick || s->exit_ns < pick->exit_ns))
+				pick = s;
+		if (pick) {
+			for (pp = &sg.list; *pp != pick; pp = &(*pp)->next)
+				;
+			*pp = pick->next;
+			log_info("seg: dropping post-mortem data of pid %d: over --max-memory "
+				 "(%llu bytes)",
+				 (int)pick->pid, (unsigned long long)total);
+			seg_free(pick);
+			sg.n--;
+			sg.mem.kept_dropped++;
+			continue;
+		}
+		/* a live process's whole history, the biggest first */
+		for (s = sg.list; s; s = s->next)
+			if (s->full && (!pick || seg_mem(s) > seg_mem(pick)))
+				pick = s;
+		if (!pick)
+			break; /* baselines alone: they are never dropped */
+		log_info("seg: dropping the history of pid %d: over --max-memory (%llu bytes)",
+			 (int)pick->pid, (unsigned long long)total);
+		seg_drop_history(pick);
+	}
+}
+
+void seg_mem_stat(struct seg_mem_stat *st)
+{
+	const struct seg *s;
+
+	*st = sg.mem;
+	st->history = st->kept = st->base = st->frames = 0;
+	for (s = sg.list; s; s = s->next) {
+		if (s->alive)
+			st->history += s->full_bytes + s->hist_bytes;
+		else
+			st->kept += s->full_bytes + s->hist_bytes;
+		st->base += s->base_bytes;
+		st->frames += s->ring_n;
+	}
 }
 
 void seg_sample(void)
@@ -782,6 +916,7 @@ void seg_sample(void)
 		}
 		pp = &s->next;
 	}
+	seg_bound();
 	kbpf_sweep();
 }
 
@@ -939,8 +1074,8 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 	const struct prof_snapshot *base = NULL;
 	struct prof_snapshot *snap = NULL, *moved = NULL;
 	__u64 now = profd_now_ns(), base_ns = 0, base_tick = 0, end;
+	__u32 i, frame = SEG_RING; /* the frame subtracted, i before the newest */
 	struct seg *s;
-	__u32 i;
 	int err;
 
 	a->snap = NULL;
@@ -961,18 +1096,23 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 		__u64 want = (__u64)seconds * 1000000000ull;
 
 		for (i = 0; i < s->ring_n; i++) {
-			const struct seg_frame *f =
-				&s->ring[(s->ring_head + SEG_RING - 1 - i) % SEG_RING];
+			const struct seg_frame *f = ring_at(s, i);
 
-			if (f->snap && f->t_ns <= end && end - f->t_ns <= want) {
-				base = f->snap;
+			if (f->t_ns <= end && end - f->t_ns <= want) {
+				frame = i;
 				base_ns = f->t_ns;
 				base_tick = f->now_tick;
 			}
 		}
 		/* younger than N: since its start, not since a frame */
-		if (end - s->born_ns <= want)
-			base = NULL;
+		if (end - s->born_ns <= want) {
+			frame = SEG_RING;
+		} else if (s->dropped_ns && s->dropped_ns <= end && end - s->dropped_ns <= want) {
+			/* the frame that answered it was dropped for memory:
+			 * say so rather than answer a shorter window */
+			sg.mem.windows_refused++;
+			return -ENODATA;
+		}
 	} else if (mode != PROFD_SNAP_START) {
 		return -EINVAL;
 	}
@@ -981,7 +1121,7 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 	 * segment itself, as it reads its own, lazily and without a copy
 	 * (a copy of a big process takes longer than reading it).
 	 */
-	if (!base && s->alive) {
+	if (!base && frame == SEG_RING && s->alive) {
 		a->live_fd = seg_live_fd(s);
 		if (a->live_fd >= 0) {
 			a->span_ns = end - s->born_ns;
@@ -996,13 +1136,15 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 		log_debug("seg: no current snapshot of pid %d: %s", (int)pid, strerror(-err));
 		return err;
 	}
-	/* a frame that shares an older frame's snapshot: that snapshot as
-	 * its own time would have read it */
-	if (base && base_tick > base->now_tick) {
-		err = snap_copy(base, &moved);
-		if (!err)
-			err = prof_snapshot__advance(moved, base_tick - base->now_tick);
+	/* the frame as it was read; one with the counts of the frame before
+	 * it: that frame's snapshot as its own time would have read it */
+	if (frame != SEG_RING) {
+		err = ring_rebuild(s, frame, &moved);
+		if (!err && base_tick > moved->now_tick)
+			err = prof_snapshot__advance(moved, base_tick - moved->now_tick);
 		if (err) {
+			log_debug("seg: pid %d: frame %u not rebuilt: %s", (int)pid, frame,
+				  strerror(-err));
 			prof_snapshot__destroy(moved);
 			prof_snapshot__destroy(snap);
 			return err;
@@ -1045,7 +1187,8 @@ int seg_reset(uid_t uid, pid_t pid)
 		return err;
 	old = s->base;
 	s->base = snap;
-	seg_put(s, old);
+	s->base_bytes = hist_snap_bytes(snap);
+	prof_snapshot__destroy(old);
 	s->base_ns = profd_now_ns();
 	log_info("seg: pid %d reset by uid %u", (int)pid, (unsigned)uid);
 	return 0;
