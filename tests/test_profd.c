@@ -1783,6 +1783,108 @@ static void test_last_seconds(void **state)
 	stop_profd();
 }
 
+/* a tree of 10 zones nested 3 deep (1,110 nodes), all run again each time */
+static void bound_rec(int d);
+#define BZ(n)                              \
+	static void bz##n(int d)           \
+	{                                  \
+		PROF_USDT(bz##n);          \
+		bound_rec(d);              \
+	}
+/* clang-format off */
+BZ(0) BZ(1) BZ(2) BZ(3) BZ(4) BZ(5) BZ(6) BZ(7) BZ(8) BZ(9)
+/* clang-format on */
+
+static void bound_rec(int d)
+{
+	static void (*const z[10])(int) = { bz0, bz1, bz2, bz3, bz4, bz5, bz6, bz7, bz8, bz9 };
+	int i;
+
+	if (d-- > 0)
+		for (i = 0; i < 10; i++)
+			z[i](d);
+}
+
+static void work_tree(void)
+{
+	bound_rec(3);
+}
+
+/*
+ * --max-memory: a process whose every node changes between frames fills a
+ * small bound with deltas; profd drops its oldest frames to stay within it,
+ * says so in its status, still answers a window its kept frames reach, and
+ * refuses (ENODATA) one that needed a dropped frame rather than answer it
+ * shorter; profctl says why.
+ */
+static void test_history_bound(void **state)
+{
+	const char *const extra[] = { "--max-memory", "3M", NULL };
+	struct prof_snapshot *s = NULL;
+	struct profd_status st;
+	struct profd_answer a;
+	struct child c;
+	__u64 end, used;
+	int fd, err;
+
+	(void)state;
+	profd_history = "10";
+	fd = need_profd_opts(extra);
+	c = spawn(work_tree, 0, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	/* every node changes every 50 ms or so, for 4 s */
+	for (end = now_ns() + 4000000000ull; now_ns() < end; usleep(50000))
+		assert_true(child_again(&c));
+	assert_int_equal(profd_status(fd, &st), 0);
+	used = st.mem_history + st.mem_kept + st.mem_base;
+	printf("max %llu: history %llu in %llu frames, kept %llu; dropped %llu frames, newest "
+	       "of pid %u, %.2f s old\n",
+	       (unsigned long long)st.max_memory, (unsigned long long)st.mem_history,
+	       (unsigned long long)st.frames, (unsigned long long)st.mem_kept,
+	       (unsigned long long)st.frames_dropped, st.last_drop_pid,
+	       st.last_drop_age_ns / 1e9);
+	assert_int_equal(st.max_memory, 3ull << 20);
+	assert_true(used <= st.max_memory);
+	assert_true(st.frames_dropped > 0);
+	assert_int_equal(st.last_drop_pid, (__u32)c.pid);
+	/* 8 s needed a dropped frame: refused, not answered shorter */
+	err = profd_snapshot_opts(fd, c.pid, PROFD_LAST, 8, 0, &s, &a);
+	assert_int_equal(err, -ENODATA);
+	assert_null(s);
+	assert_int_equal(profd_status(fd, &st), 0);
+	assert_true(st.windows_refused >= 1);
+	/* a window the kept frames reach: answered, as long as asked at most */
+	if (st.last_drop_age_ns > 1000000000ull) {
+		assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_LAST, 1, 0, &s, &a), 0);
+		assert_true(a.span_ns > 0 && a.span_ns <= 1000000000ull);
+		assert_non_null(node_named(s, "bz0"));
+		prof_snapshot__destroy(s);
+	} else {
+		printf("frames kept span %.2f s only: the 1 s window not tried\n",
+		       st.last_drop_age_ns / 1e9);
+	}
+	/* profctl says why, and its status what went */
+	{
+		char p[16], *text = NULL;
+		const char *last[] = { "report", "--pid", p, "--last", "8s", NULL };
+		const char *status[] = { "status", NULL };
+
+		snprintf(p, sizeof(p), "%d", (int)c.pid);
+		assert_int_not_equal(profctl_run(last, false, &text), 0);
+		free(text);
+		text = NULL;
+		assert_int_equal(profctl_run(status, false, &text), 0);
+		assert_non_null(text);
+		if (!strstr(text, "history dropped for memory: ") ||
+		    strstr(text, "history dropped for memory: none"))
+			fail_msg("status says no drop:\n%s", text);
+		free(text);
+	}
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
 /* --- reset and post-mortem -------------------------------------------- */
 
 #define LS_CALLS 5
@@ -2002,6 +2104,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_reset_both_ways, teardown),
 		cmocka_unit_test_teardown(test_profd_forgot, teardown),
 		cmocka_unit_test_teardown(test_last_seconds, teardown),
+		cmocka_unit_test_teardown(test_history_bound, teardown),
 		/* last: it moves this process to a private /dev/shm */
 		cmocka_unit_test_teardown(test_idle_memory, teardown),
 	};

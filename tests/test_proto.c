@@ -58,7 +58,7 @@ static void test_fixed_layout(void **state)
 	assert_int_equal(sizeof(struct profd_snapshot_req), 16);
 	assert_int_equal(sizeof(struct profd_snapshot_rep), 24);
 	assert_int_equal(sizeof(struct profd_wire_proc), 80);
-	assert_int_equal(sizeof(struct profd_wire_status), 304);
+	assert_int_equal(sizeof(struct profd_wire_status), 392);
 }
 
 int main(void)

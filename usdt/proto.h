@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#define PROFD_PROTO_VERSION	3
+#define PROFD_PROTO_VERSION	4
 #define PROFD_MSG_MAX		512	/* largest packet, header included */
 
 enum profd_msg_type {
@@ -91,6 +91,19 @@ struct profd_wire_status {
 	__u32 late;			/* registrations that came too late for a
 					 * thread's first zone (PROFD_REG_LATE) */
 	char tsc_why[128];
+	/* --max-memory: what history and kept data take, and what went */
+	__u64 max_memory;
+	__u64 mem_history;		/* live processes: newest states, frames */
+	__u64 mem_kept;			/* exited processes' data */
+	__u64 mem_base;			/* reset baselines (counted, never dropped) */
+	__u64 frames;			/* history frames kept */
+	__u64 frames_dropped;		/* for memory: frames, oldest first */
+	__u64 kept_dropped;		/* exited processes */
+	__u64 histories_dropped;	/* live processes' whole histories */
+	__u64 windows_refused;		/* "last N s" that reached a dropped frame */
+	__u64 last_drop_age_ns;		/* the newest frame dropped: its age now */
+	__u32 last_drop_pid;		/* and whose, 0 if none */
+	__u32 __pad;
 };
 
 struct profd_wire_proc {

@@ -183,6 +183,17 @@ int profd_status(int fd, struct profd_status *st)
 	memcpy(st->tsc_why, w.tsc_why, sizeof(st->tsc_why));
 	st->tsc_why[sizeof(st->tsc_why) - 1] = 0;
 	st->uptime_ns = w.uptime_ns;
+	st->max_memory = w.max_memory;
+	st->mem_history = w.mem_history;
+	st->mem_kept = w.mem_kept;
+	st->mem_base = w.mem_base;
+	st->frames = w.frames;
+	st->frames_dropped = w.frames_dropped;
+	st->kept_dropped = w.kept_dropped;
+	st->histories_dropped = w.histories_dropped;
+	st->windows_refused = w.windows_refused;
+	st->last_drop_age_ns = w.last_drop_age_ns;
+	st->last_drop_pid = w.last_drop_pid;
 	return 0;
 }
 

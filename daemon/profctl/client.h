@@ -39,6 +39,11 @@ struct profd_status {
 	uint32_t tsc_synced;	/* a migrated call's TSC delta is exact here */
 	uint32_t late;		/* threads registered after their first zone gave up */
 	char tsc_why[128];	/* what profd found */
+	/* --max-memory (profd_wire_status says each) */
+	uint64_t max_memory, mem_history, mem_kept, mem_base, frames;
+	uint64_t frames_dropped, kept_dropped, histories_dropped, windows_refused;
+	uint64_t last_drop_age_ns;
+	uint32_t last_drop_pid;
 };
 
 struct profd_proc {

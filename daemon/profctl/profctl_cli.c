@@ -115,7 +115,10 @@ static const char usage_status[] =
 	"\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
-	"profd up or not, kernel assistance on or off and why, counts, versions.\n";
+	"profd up or not, kernel assistance on or off and why, counts, versions; what\n"
+	"profd's history and kept data take against its --max-memory, and what it\n"
+	"dropped to stay within it (frames, exited processes, whole histories, and the\n"
+	"\"last N s\" windows it refused because they needed a dropped frame).\n";
 
 static const char usage_zones[] =
 	"usage: profctl zones BINARY\n"
@@ -926,6 +929,32 @@ static int cmd_list(int argc, char **argv)
 	return 0;
 }
 
+/* profd's history and kept data against its --max-memory, and what went */
+static void status_memory(const struct profd_status *st)
+{
+	const double mib = 1024.0 * 1024.0;
+
+	printf("history: %.1f MiB of %.1f MiB (--max-memory): live processes %.1f MiB in %llu "
+	       "frames, exited %.1f MiB, baselines %.1f MiB\n",
+	       (double)(st->mem_history + st->mem_kept + st->mem_base) / mib,
+	       (double)st->max_memory / mib, (double)st->mem_history / mib,
+	       (unsigned long long)st->frames, (double)st->mem_kept / mib,
+	       (double)st->mem_base / mib);
+	if (!st->frames_dropped && !st->kept_dropped && !st->histories_dropped) {
+		printf("history dropped for memory: none\n");
+		return;
+	}
+	printf("history dropped for memory: %llu frames (the oldest of the biggest processes "
+	       "first), %llu exited processes, %llu whole histories; %llu windows refused\n",
+	       (unsigned long long)st->frames_dropped, (unsigned long long)st->kept_dropped,
+	       (unsigned long long)st->histories_dropped,
+	       (unsigned long long)st->windows_refused);
+	if (st->last_drop_pid)
+		printf("  the newest drop: pid %u, a frame of %.1f s ago: its --last windows that "
+		       "long or longer are refused\n",
+		       st->last_drop_pid, (double)st->last_drop_age_ns / 1e9);
+}
+
 static int cmd_status(int argc, char **argv)
 {
 	struct pc_opts o;
@@ -973,6 +1002,7 @@ static int cmd_status(int argc, char **argv)
 			       st.tsc_synced ? "synchronized across CPUs: a migrated call's time is exact"
 					     : "not trusted across CPUs: a migrated call's time is suspect",
 			       st.tsc_why);
+			status_memory(&st);
 		}
 	} else
 #endif

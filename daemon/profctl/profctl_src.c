@@ -510,6 +510,10 @@ static int profd_error(pid_t pid, int err)
 		pc_warnx("pid %d: unknown segment version (profd)", (int)pid);
 	else if (err == -EINVAL)
 		pc_warnx("pid %d: corrupt segment (profd)", (int)pid);
+	else if (err == -ENODATA)
+		pc_warnx("pid %d: profd dropped the history that window needs to stay within its "
+			 "--max-memory (see profctl status); a shorter --last may still be served",
+			 (int)pid);
 	else
 		pc_warnx("pid %d: profd failed: %s", (int)pid, strerror(-err));
 	return err;

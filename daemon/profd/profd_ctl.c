@@ -672,6 +672,26 @@ static int do_register(struct conn *c, const struct profd_register *r)
 	return err;
 }
 
+/* history and kept data against --max-memory */
+static void status_memory(struct profd_wire_status *st)
+{
+	struct seg_mem_stat m;
+	__u64 now = profd_now_ns();
+
+	seg_mem_stat(&m);
+	st->max_memory = conf.max_memory;
+	st->mem_history = m.history;
+	st->mem_kept = m.kept;
+	st->mem_base = m.base;
+	st->frames = m.frames;
+	st->frames_dropped = m.frames_dropped;
+	st->kept_dropped = m.kept_dropped;
+	st->histories_dropped = m.histories_dropped;
+	st->windows_refused = m.windows_refused;
+	st->last_drop_pid = (__u32)m.last_drop_pid;
+	st->last_drop_age_ns = m.last_drop_pid && now > m.last_drop_ns ? now - m.last_drop_ns : 0;
+}
+
 static int do_status(struct conn *c)
 {
 	struct profd_wire_status st = { .version = PROF_VERSION };
@@ -689,6 +709,7 @@ static int do_status(struct conn *c)
 	st.tsc_synced = profd_tsc()->synced;
 	st.late = late_registrations;
 	snprintf(st.tsc_why, sizeof(st.tsc_why), "%s", profd_tsc()->why);
+	status_memory(&st);
 	return conn_send(c, PROFD_MSG_STATUS, &st, sizeof(st), -1);
 }
 
