@@ -20,7 +20,7 @@
 #define FRAMES 9
 
 static void rec(int d, int only);
-static volatile unsigned long sink;
+static __thread volatile unsigned long sink; /* each thread its own: no race */
 
 #define Z(n)                              \
 	static void hz##n(int d, int only) \
