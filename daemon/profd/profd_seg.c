@@ -44,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <malloc.h>
 #include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -63,6 +64,7 @@
 #define SEG_RING_BUDGET (64ull << 20) /* bytes of frames a process may take */
 #define SEG_READ_SHARE 300	      /* a frame's read: at most 1/300 of its spacing */
 #define SEG_MAX 4096		      /* processes followed at once */
+#define SEG_TRIM_BYTES (16ull << 20)  /* a state this big freed: trim the heap */
 
 struct seg_frame {
 	__u64 t_ns; /* CLOCK_MONOTONIC when read */
@@ -272,6 +274,10 @@ static void seg_settle(struct seg *s, struct prof_snapshot *snap)
 		}
 	}
 	prof_snapshot__destroy(s->full);
+	/* a big state freed: give its pages back now rather than keep them
+	 * as free heap until the next read (RSS is what a host sees) */
+	if (s->full_bytes >= SEG_TRIM_BYTES)
+		malloc_trim(0);
 	s->full = snap;
 	s->full_bytes = hist_snap_bytes(snap);
 }
