@@ -150,6 +150,7 @@ static const char *const bad_env[] = {
 	"PROF_MAX_THREADS=0",
 	"PROF_MAX_NODES=1",
 	"PROF_MAX_SITES=lots",
+	"PROF_TRACE_EVENTS=1000",
 	"PROF_KEEP=maybe",
 	"PROF_NO_DAEMON=sure",
 	"PROF_SOCKET=/tmp/"

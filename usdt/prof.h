@@ -136,6 +136,10 @@ struct __prof_thread {
 	__u32 *ext_used;		/* the slab's ext_used flag */
 	__u64 *rowmap;			/* the histogram blocks' row maps */
 	__u64 *open;			/* per node: its open call's start, 0 if none */
+	struct prof_event *ring;	/* the slab's event ring (a private slot
+					 * when the ring is off) */
+	__u64 *ring_head;		/* its head: events written */
+	uint64_t ring_mask;		/* events in the ring - 1 */
 };
 
 #define __PROF_UNINIT 0xfffffffeU
@@ -186,6 +190,24 @@ static inline __attribute__((always_inline)) uint64_t __prof_now(void)
 #define __PROF_ADD(p, v)	__PROF_STORE((p), __PROF_LOAD(p) + (v))
 /* after the node's counters: a reader that sees it unchanged skips the slab */
 #define __PROF_BUMP(p)		__atomic_store_n((p), __PROF_LOAD(p) + 1, __ATOMIC_RELEASE)
+
+/* the call that just ended, into the thread's event ring (slab.h) */
+static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start, uint64_t d,
+								  uint32_t node)
+{
+#ifndef PROF_NO_RING
+	uint64_t h = __PROF_LOAD(__prof_tls.ring_head);
+	struct prof_event *e = &__prof_tls.ring[h & __prof_tls.ring_mask];
+
+	__PROF_STORE(&e->start, start);
+	/* a call over 2^39 ticks shows that long */
+	__PROF_STORE(&e->dur_node,
+		     (d < PROF_EV_DUR_MAX ? d : PROF_EV_DUR_MAX) << PROF_EV_DUR_SHIFT | node);
+	__atomic_store_n(__prof_tls.ring_head, h + 1, __ATOMIC_RELEASE);
+#else
+	(void)start, (void)d, (void)node; /* bench/overhead only: the ring's cost */
+#endif
+}
 
 /*
  * The fast path names __prof_tls itself, never through a pointer: with
@@ -247,6 +269,8 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	/* the node's first count in this bucket: the block's row map says so */
 	if (__builtin_expect(!hc, 0))
 		__prof_row_mark(z->node, b);
+	/* before the kernel facts: they mark the event */
+	__prof_ring_put(z->start, d, z->node);
 	if (__builtin_expect(seq != z->seq, 0))
 		__prof_leave_slow(z, seq, d);
 	__PROF_BUMP(__prof_tls.activity);

@@ -373,6 +373,49 @@ void prof_seg_cursor__destroy(struct prof_seg_cursor *c);
 int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t len,
 			    struct prof_seg_busy *out);
 
+/*
+ * The event rings (slab.h): each thread's last calls, oldest first, in the
+ * order they ended.  An event's node indexes its thread's nodes in a
+ * snapshot read after this (a node exists before any event names it).
+ */
+struct prof_trace_thread {
+	__u32 tid;
+	__u32 slab;		/* the slab's index */
+	__u64 gen;		/* its generation */
+	__u64 written;		/* events the thread wrote: written - n were lost */
+	__u64 n;		/* events kept, in ev */
+	struct prof_event *ev;
+};
+struct prof_trace {
+	__u32 pid;
+	__u32 nthreads;		/* threads with a ring */
+	__u64 ring_events;	/* each ring's size, 0: the program's ring is off,
+				 * or an image (a reader's copy has no rings) */
+	__u32 image;		/* 1: a reader's image (snapshot.h), not a live
+				 * segment: profd's copy of a process gone */
+	__u64 tick_hz, tick_base, mono_base_ns;
+	struct prof_trace_thread *threads;
+};
+/* 0, or -errno as prof_snapshot__read */
+int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out);
+void prof_trace__destroy(struct prof_trace *t);
+
+static inline __u32 prof_event_node(const struct prof_event *e)
+{
+	return (__u32)(e->dur_node & ((1u << PROF_EV_NODE_BITS) - 1));
+}
+
+static inline __u64 prof_event_ticks(const struct prof_event *e)
+{
+	return e->dur_node >> PROF_EV_DUR_SHIFT;
+}
+
+/* PROF_EV_PREEMPTED | PROF_EV_BLOCKED | PROF_EV_MIGRATED (with profd) */
+static inline unsigned int prof_event_flags(const struct prof_event *e)
+{
+	return (unsigned int)(e->dur_node >> PROF_EV_FLAG_SHIFT) & 7;
+}
+
 #ifdef __cplusplus
 }
 #endif
