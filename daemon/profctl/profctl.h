@@ -47,6 +47,8 @@ struct pc_opts {
 	bool dry_run;		/* clean --dry-run */
 	bool per_call;		/* diff --per-call */
 	bool per_frame;		/* diff --per-frame */
+	const char *slow;	/* trace --slow ZONE:THRESHOLD */
+	int count;		/* trace --count N */
 	int args;		/* pc_parse_opts: argv index of the first operand */
 };
 
@@ -117,6 +119,9 @@ int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 		    struct prof_snapshot **snap);
 /* a raw snapshot, no baseline (top's deltas) */
 int pc_src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap);
+/* pid's segment as it lives (through profd, or directly), mapped until
+ * another pid is asked of src; 0 or -errno, said */
+int pc_src_map(struct pc_src *src, pid_t pid, const void **mem, size_t *len);
 /* flat rows of pid since start, for views refreshed often: directly, the
  * segment stays mapped between calls and only node counters are read
  * (prof_seg_flat); *snap has no nodes */
@@ -269,6 +274,8 @@ int pc_cmd_save(int argc, char **argv);
 int pc_cmd_diff(int argc, char **argv);
 /* profctl serve: an OpenMetrics exporter (profctl_serve.c) */
 int pc_cmd_serve(int argc, char **argv);
+/* trace: the event rings as a Chrome trace (profctl_trace.c) */
+int pc_cmd_trace(int argc, char **argv);
 struct pc_serve_opts {
 	bool threads;		/* tid and thread labels */
 	unsigned int max_zones;	/* a process (a thread, with threads); the rest "[other]" */
@@ -284,6 +291,9 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 /* top without --pid: the index of the newest live process (of none, the
  * newest exited one), -1 if n is 0 */
 int pc_top_pick(const struct pc_proc *p, size_t n);
+/* without --pid: pc_top_pick's process, said when there is a choice or it
+ * exited; 0 or -errno (-ENOENT: none) */
+int pc_pick_pid(struct pc_src *src, pid_t *pid);
 /* top's row layout for a terminal cols wide: the width of a row, the
  * columns shown ("calls/s,%self,...") in heads, the zone name's width */
 int pc_top_layout(int cols, bool sched, int name_len, char *heads, size_t len, int *name);

@@ -32,6 +32,7 @@ static const char usage_main[] =
 	"  save [OPTIONS] -o FILE   a process's profile as a file, for report --input and diff\n"
 	"  diff [OPTIONS] BASE NEW  two profiles compared, per zone and per call path\n"
 	"  serve [OPTIONS]          OpenMetrics for Prometheus over HTTP\n"
+	"  trace [OPTIONS]          the last calls of every thread as a timeline (Chrome JSON)\n"
 	"\n"
 	"  -h, --help               this text\n"
 	"      --version            profctl's version\n"
@@ -206,6 +207,8 @@ enum {
 	OPT_DRY_RUN,
 	OPT_PER_CALL,
 	OPT_PER_FRAME,
+	OPT_SLOW,
+	OPT_COUNT,
 };
 
 static const struct option report_longopts[] = {
@@ -227,6 +230,8 @@ static const struct option report_longopts[] = {
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "per-call", no_argument, NULL, OPT_PER_CALL },
 	{ "per-frame", no_argument, NULL, OPT_PER_FRAME },
+	{ "slow", required_argument, NULL, OPT_SLOW },
+	{ "count", required_argument, NULL, OPT_COUNT },
 	{ "delay", required_argument, NULL, 'd' },
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -428,6 +433,16 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			break;
 		case OPT_PER_FRAME:
 			o->per_frame = true;
+			break;
+		case OPT_SLOW:
+			o->slow = optarg;
+			break;
+		case OPT_COUNT:
+			if (parse_id(optarg, &v) || v > 100000) {
+				pc_warnx("bad count '%s' (1 to 100000)", optarg);
+				return EXIT_USAGE;
+			}
+			o->count = (int)v;
 			break;
 		case 'd': {
 			char *end;
@@ -1047,7 +1062,7 @@ static const struct {
 	{ "report", cmd_report },  { "list", cmd_list },     { "reset", cmd_reset },
 	{ "top", cmd_top },	   { "status", cmd_status }, { "zones", cmd_zones },
 	{ "clean", cmd_clean },	   { "save", pc_cmd_save },  { "diff", pc_cmd_diff },
-	{ "serve", pc_cmd_serve },
+	{ "serve", pc_cmd_serve }, { "trace", pc_cmd_trace },
 };
 
 /* the index of the verb called name, or -1 */

@@ -619,15 +619,14 @@ static int src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
 	return direct_raw(pid, src->read_flags, snap);
 }
 
-int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot **snap,
-		struct prof_flat_row **rows, size_t *n)
+/* pid's live segment (or profd's last image of it), mapped and kept in
+ * src until another pid is asked for; 0 or -errno, said */
+static int src_map(struct pc_src *src, pid_t pid)
 {
 	struct prof_seg_ent ent;
 	struct stat st;
 	int fd, err;
 
-	*rows = NULL;
-	*n = 0;
 	if (src->live_pid != pid) {
 		if (src->live_mem)
 			munmap(src->live_mem, src->live_len);
@@ -677,6 +676,28 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 		src->live_len = (size_t)st.st_size;
 		src->live_pid = pid;
 	}
+	return 0;
+}
+
+int pc_src_map(struct pc_src *src, pid_t pid, const void **mem, size_t *len)
+{
+	int err = src_map(src, pid);
+
+	*mem = err ? NULL : src->live_mem;
+	*len = err ? 0 : src->live_len;
+	return err;
+}
+
+int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot **snap,
+		struct prof_flat_row **rows, size_t *n)
+{
+	int err;
+
+	*rows = NULL;
+	*n = 0;
+	err = src_map(src, pid);
+	if (err)
+		return err;
 	err = prof_seg_flat_cached(src->live_mem, src->live_len, tid, PROF_SORT_SELF,
 				   src->flat_cache, snap, rows, n);
 	if (!err && (*snap)->pid != (__u32)pid) {

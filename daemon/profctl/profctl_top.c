@@ -710,7 +710,7 @@ int pc_top_pick(const struct pc_proc *p, size_t n)
 	return best;
 }
 
-static int pick_pid(struct pc_src *src, pid_t *pid)
+int pc_pick_pid(struct pc_src *src, pid_t *pid)
 {
 	struct pc_proc *p = NULL;
 	size_t n = 0, i, alive = 0;
@@ -749,7 +749,7 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 	if (t.sort < PROF_SORT_SELF || t.sort > PROF_SORT_MAX)
 		return -EINVAL;
 	if (!t.pid) {
-		err = pick_pid(src, &t.pid);
+		err = pc_pick_pid(src, &t.pid);
 		if (err)
 			return err;
 	}
