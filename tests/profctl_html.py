@@ -86,6 +86,29 @@ class CDP:
                 raise TimeoutError(name)
             self.recv(timeout)
 
+    def open(self, url, width, height, domains=("Runtime", "Page", "Network")):
+        """a page of width x height at url, loaded; its session"""
+        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        s = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for dom in domains:
+            self.send(dom + ".enable", session=s)
+        self.send("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                  session=s)
+        self.events.clear()
+        self.send("Page.navigate", {"url": url}, session=s)
+        self.wait_event("Page.loadEventFired")
+        self.session = s
+        return s
+
+    def js(self, expr):
+        """expr's value in the page open()ed, by value"""
+        r = self.send("Runtime.evaluate", {"expression": expr, "returnByValue": True},
+                      session=self.session)
+        if "exceptionDetails" in r:
+            raise RuntimeError("js: %s" % r["exceptionDetails"])
+        return r["result"].get("value")
+
     def close(self):
         try:
             self.send("Browser.close")

@@ -183,35 +183,9 @@ static struct kid spawn_as_a(int n)
 	return k;
 }
 
-/* until profd follows pid (it looks for new segments now and then) */
-static void wait_followed(pid_t pid)
-{
-	__u64 end = now_ns() + 5000000000ull;
-	struct pc_proc *procs;
-	struct pc_src src;
-	size_t n, i;
-
-	while (now_ns() < end) {
-		pc_src_open(&src, false);
-		assert_true(src.fd >= 0);
-		procs = NULL;
-		n = 0;
-		if (!pc_src_list(&src, &procs, &n))
-			for (i = 0; i < n; i++)
-				if (procs[i].pid == pid) {
-					free(procs);
-					pc_src_close(&src);
-					return;
-				}
-		free(procs);
-		pc_src_close(&src);
-		usleep(20000);
-	}
-	fail_msg("profd did not follow pid %d in 5 s", (int)pid);
-}
-
-/* until profd gives pid's thread a kernel record */
-static void wait_kernel(pid_t pid)
+/* until profd follows pid (it looks for new segments now and then), and
+ * with kernel: until it gave pid's thread a kernel record */
+static void wait_listed(pid_t pid, bool kernel)
 {
 	__u64 end = now_ns() + 5000000000ull;
 	struct pc_proc *procs;
@@ -226,14 +200,20 @@ static void wait_kernel(pid_t pid)
 		n = 0;
 		if (!pc_src_list(&src, &procs, &n))
 			for (i = 0; i < n; i++)
-				got |= procs[i].pid == pid && procs[i].kernel >= 1;
+				got |= procs[i].pid == pid && (!kernel || procs[i].kernel >= 1);
 		free(procs);
 		pc_src_close(&src);
 		if (!got)
 			usleep(20000);
 	}
 	if (!got)
-		fail_msg("profd gave pid %d no kernel record in 5 s", (int)pid);
+		fail_msg("profd did not follow pid %d%s in 5 s", (int)pid,
+			 kernel ? " with a kernel record" : "");
+}
+
+static void wait_followed(pid_t pid)
+{
+	wait_listed(pid, false);
 }
 
 static void kid_end(struct kid *k)
@@ -481,7 +461,7 @@ static void test_trace_kernel_facts(void **state)
 	close(ctl[0]);
 	assert_int_equal(read(rd[0], &c, 1), 1);
 	/* the thread has its kernel record before its zones run */
-	wait_kernel(p);
+	wait_listed(p, true);
 	assert_int_equal(write(ctl[1], "g", 1), 1);
 	assert_int_equal(read(rd[0], &c, 1), 1);
 	snprintf(pid, sizeof(pid), "%d", (int)p);

@@ -64,6 +64,25 @@ static int check(const char *mode, const char *a, const char *b)
 	return system(cmd);
 }
 
+/* python3 tests/SCRIPT ARGS in Chromium: 0 pass; skips the test (77)
+ * where Chromium or what the script needs is missing */
+static int chromium_check(const char *script, const char *args)
+{
+	char cmd[512];
+	int rc;
+
+	if (system("command -v chromium >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1")) {
+		fprintf(stderr, "skip: needs chromium and python3 (apt-get install chromium)\n");
+		skip();
+	}
+	snprintf(cmd, sizeof(cmd), "timeout 120 python3 tests/%s %s", script, args);
+	rc = system(cmd);
+	rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
+	if (rc == 77)
+		skip();
+	return rc;
+}
+
 /* the known program: a "worker" thread, then the process waits */
 static void *worker(void *arg)
 {
@@ -168,61 +187,41 @@ static void test_exact(void **state)
 /* the same timeline opens in a real viewer: speedscope, in Chromium */
 static void test_speedscope(void **state)
 {
-	char pid[16], tid[16], trace[96], cmd[512];
+	char pid[16], tid[16], trace[96], args[256];
 	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "--tid", tid, "-o", trace, NULL };
-	int go, rc;
+	int go;
 	pid_t p;
 
 	(void)state;
-	if (system("command -v chromium >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1")) {
-		fprintf(stderr, "skip: needs chromium and python3 (apt-get install chromium)\n");
-		skip();
-	}
 	p = start(known, &go);
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	snprintf(tid, sizeof(tid), "%d", (int)worker_tid(p));
 	snprintf(trace, sizeof(trace), "%s/speedscope.json", dir);
 	assert_int_equal(profctl(tr), 0);
-	snprintf(cmd, sizeof(cmd),
-		 "timeout 120 python3 tests/trace_speedscope.py %s .output/tests/trace_speedscope.png "
-		 "tr_outer tr_inner tr_sleep",
-		 trace);
-	rc = system(cmd);
-	rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
 	stop(p, go);
-	if (rc == 77)
-		skip();
-	assert_int_equal(rc, 0);
+	snprintf(args, sizeof(args),
+		 "%s .output/tests/trace_speedscope.png tr_outer tr_inner tr_sleep", trace);
+	assert_int_equal(chromium_check("trace_speedscope.py", args), 0);
 }
 
 /* the timeline page: the worker's 22 calls, zoom, hover, in Chromium */
 static void test_html(void **state)
 {
-	char pid[16], page[96], cmd[512];
+	char pid[16], page[96], args[256];
 	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "--format", "html", "-o", page,
 			     NULL };
-	int go, rc;
+	int go;
 	pid_t p;
 
 	(void)state;
-	if (system("command -v chromium >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1")) {
-		fprintf(stderr, "skip: needs chromium and python3 (apt-get install chromium)\n");
-		skip();
-	}
 	p = start(known, &go);
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	snprintf(page, sizeof(page), "%s/trace.html", dir);
 	assert_int_equal(profctl(tr), 0);
 	stop(p, go);
-	snprintf(cmd, sizeof(cmd),
-		 "timeout 120 python3 tests/trace_html.py %s .output/tests/trace_html.png worker 22 "
-		 "tr_outer tr_inner tr_sleep",
-		 page);
-	rc = system(cmd);
-	rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
-	if (rc == 77)
-		skip();
-	assert_int_equal(rc, 0);
+	snprintf(args, sizeof(args),
+		 "%s .output/tests/trace_html.png worker 22 tr_outer tr_inner tr_sleep", page);
+	assert_int_equal(chromium_check("trace_html.py", args), 0);
 }
 
 /* 50,000 ticks of 1 us, one of 500 ms with five children when told, then

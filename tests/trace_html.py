@@ -30,21 +30,8 @@ def main():
     fails = []
     c = CDP()
     try:
-        target = c.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        s = c.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for dom in ("Runtime", "Page", "Network"):
-            c.send(dom + ".enable", session=s)
-        c.send("Emulation.setDeviceMetricsOverride",
-               {"width": 1280, "height": 700, "deviceScaleFactor": 1, "mobile": False}, session=s)
-        c.events.clear()
-        c.send("Page.navigate", {"url": "file://" + page}, session=s)
-        c.wait_event("Page.loadEventFired")
-
-        def js(expr):
-            r = c.send("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session=s)
-            if "exceptionDetails" in r:
-                raise RuntimeError("js: %s" % r["exceptionDetails"])
-            return r["result"].get("value")
+        s = c.open("file://" + page, 1280, 700)
+        js = c.js
 
         lane = """[...document.querySelectorAll('.track')].find(t =>
             t.querySelector('.label').textContent === %r).querySelector('.lane')""" % thread

@@ -51,22 +51,9 @@ def main():
     fails = []
     c = CDP()
     try:
-        target = c.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        s = c.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for dom in ("Runtime", "Page"):
-            c.send(dom + ".enable", session=s)
-        c.send("Emulation.setDeviceMetricsOverride",
-               {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False}, session=s)
-        c.events.clear()
-        c.send("Page.navigate", {"url": "file://%s#localProfilePath=%s" % (index, loader)},
-               session=s)
-        c.wait_event("Page.loadEventFired")
-
-        def js(expr):
-            r = c.send("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session=s)
-            if "exceptionDetails" in r:
-                raise RuntimeError("js: %s" % r["exceptionDetails"])
-            return r["result"].get("value")
+        s = c.open("file://%s#localProfilePath=%s" % (index, loader), 1280, 800,
+                   ("Runtime", "Page"))
+        js = c.js
 
         title = ""
         for _ in range(100):
