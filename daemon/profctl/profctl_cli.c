@@ -589,8 +589,8 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
  * What a view reads of each segment: no histograms where no percentile is
  * shown, and lazily (one thread's nodes at a time: every view goes thread
  * by thread) so a big process is never copied whole, the next thread
- * loaded on another CPU while this one is rendered.  --threads adds the
- * threads' histograms up: their loads copy them.
+ * loaded on another CPU while this one is rendered.  --threads (and html's
+ * merged view) adds the threads' histograms up: their loads copy them.
  */
 static unsigned int report_read_flags(const struct pc_opts *o)
 {
@@ -605,7 +605,8 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	flags |= PROF_READ_LAZY;
 	if (pc_cpus() > 1)
 		flags |= PROF_READ_AHEAD;
-	if (o->threads)
+	/* html has a merged view of each process beside its threads */
+	if (o->threads || o->format == PC_FMT_HTML)
 		flags |= PROF_READ_LAZY_HIST;
 	return flags;
 }
