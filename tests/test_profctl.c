@@ -1184,8 +1184,65 @@ static void test_socket_names(void **state)
 }
 
 /*
+ * --callers of a name two sites share: a section each, told apart by
+ * file:line as the tree does, never one merged; "NAME (FILE:LINE)" as the
+ * rows print it selects one, in text, csv and json
+ */
+static void callers_of_two_sites(char *path, char *out)
+{
+	char *both = (char *)(uintptr_t) "lex", *one = (char *)(uintptr_t) "lex (other.cc:20)";
+	char *inner = (char *)(uintptr_t) "lex (golden.c:30)";
+	const char *text_both[] = { "report", "--input", path, "--callers", both, "-o", out, NULL };
+	const char *text_one[] = { "report", "--input", path, "--callers", one, "-o", out, NULL };
+	const char *csv_one[] = { "report", "--input", path, "--callers", inner, "--format", "csv",
+				  "-o", out, NULL };
+	const char *json_both[] = { "report", "--input", path, "--callers", both, "--format",
+				    "json", "-o", out, NULL };
+	char *text;
+
+	assert_int_equal(run(text_both, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	print_message("%s", text);
+	assert_non_null(strstr(text, "\nlex names 2 sites, each below: --callers 'NAME (FILE:LINE)'"));
+	/* the outer one, main_loop's child: its child is the other lex */
+	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls, total 20.0ms, "
+				     "self 12.0ms, max 400us\n"));
+	assert_non_null(strstr(text, "       100    20.0ms  100.0    main_loop\n"));
+	assert_non_null(strstr(text, "      1000    8.00ms   40.0    lex (golden.c:30)\n"));
+	/* the inner one: called by the outer lex and by render */
+	assert_non_null(strstr(text, "callers of lex (golden.c:30): 1250 calls, total 14.0ms, "
+				     "self 14.0ms, max 60.0us\n"));
+	assert_non_null(strstr(text, "      1000    8.00ms   57.1    lex (other.cc:20)\n"));
+	free(text);
+
+	assert_int_equal(run(text_one, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls"));
+	assert_null(strstr(text, "callers of lex (golden.c:30)"));
+	assert_null(strstr(text, "sites, each below"));
+	free(text);
+
+	assert_int_equal(run(csv_one, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "4242,golden,zone,lex (golden.c:30),1250,14000000\n"));
+	assert_non_null(strstr(text, "4242,golden,parent,lex (other.cc:20),1000,8000000\n"));
+	assert_null(strstr(text, "zone,lex (other.cc:20)"));
+	free(text);
+
+	assert_int_equal(run(json_both, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"zone\":\"lex (other.cc:20)\",\"calls\":100,"));
+	assert_non_null(strstr(text, "\"zone\":\"lex (golden.c:30)\",\"calls\":1250,"));
+	free(text);
+}
+
+/*
  * Two sites of one name (C++ overloads, lambdas' operator()) are told
- * apart by file:line in the tree and the flat list, a name nobody shares
+ * apart by file:line in the tree, the flat list and --callers (above), a name nobody shares
  * is not; the thread's frames and the allocations JSON has show in text.
  */
 static void test_names_frames_allocs(void **state)
@@ -1240,6 +1297,7 @@ static void test_names_frames_allocs(void **state)
 	assert_non_null(strstr(text, "  lex (golden.c:30)"));
 	assert_non_null(strstr(text, "        20    80.0KiB  alloc_buf\n"));
 	free(text);
+	callers_of_two_sites(path, out);
 }
 
 /* top without --pid: the newest live process, never an exited one while
