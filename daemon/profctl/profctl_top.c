@@ -61,7 +61,7 @@ struct top {
 	struct view *views; /* [0]: all threads */
 	__u32 nviews;
 	__u32 order[TOP_THREADS]; /* the snapshot's threads, as views */
-	char (*names)[PROF_NAME_MAX];
+	char (*names)[PC_LABEL_MAX]; /* by site, " (file:line)" after a shared name */
 	__u32 nnames;
 	__u64 tick_hz;
 	double interval;
@@ -271,6 +271,7 @@ static int sample(struct top *t)
 	struct view *v;
 	size_t n = 0;
 	__u32 k, i;
+	__u8 *clash;
 	int err;
 
 	double now = now_s();
@@ -287,15 +288,21 @@ static int sample(struct top *t)
 		t->exited = proc_exited(s);
 	err = -ENOMEM;
 	if (s->nsites > t->nnames) {
-		char(*nm)[PROF_NAME_MAX] = realloc(t->names, s->nsites * sizeof(*nm));
+		char(*nm)[PC_LABEL_MAX] = realloc(t->names, s->nsites * sizeof(*nm));
 
 		if (!nm)
 			goto cleanup;
 		t->names = nm;
 		t->nnames = s->nsites;
 	}
-	for (k = 0; k < s->nsites; k++)
+	/* two overloads (or lambdas) are two rows: say which is which */
+	clash = pc_name_clashes(s);
+	for (k = 0; k < s->nsites; k++) {
 		snprintf(t->names[k], PROF_NAME_MAX, "%s", s->sites[k].name);
+		if (clash && clash[k])
+			*pc_put_where(t->names[k] + strlen(t->names[k]), &s->sites[k]) = 0;
+	}
+	free(clash);
 	v = view_of(t, 0, 0);
 	if (!v)
 		goto cleanup;
