@@ -239,6 +239,11 @@ def main():
             fails.append("the calls header did not sort")
         js("document.querySelector('th[data-key=\"4\"]').click()")
 
+        # durations as the text report writes them, never "1000ms"
+        got = js("[fmtNs(999), fmtNs(9996), fmtNs(999999), fmtNs(999700000), fmtNs(12345678)]")
+        if got != ["999ns", "10.0us", "1.00ms", "1.00s", "12.3ms"]:
+            fails.append("durations written %s" % got)
+
         data = js("DATA")
         views = js("[...document.querySelectorAll('#thread option')].map(o => o.value)")
         weights = js("[...document.querySelectorAll('#weight option')]"

@@ -946,19 +946,32 @@ static void test_zones_readelf(void **state)
 	free(mine);
 }
 
-/* the text pc_fmt_ns gave when it was snprintf: the fast one must equal it */
+/*
+ * the text pc_fmt_ns gave when it was snprintf, but for a value that
+ * rounds up to a fourth digit (9.996us, 999.7ms): shown as its rounded
+ * value would be ("10.0us", "1.00s"), never "10.00us" or "1000ms"
+ */
 static void fmt_ns_ref(char *buf, size_t len, __u64 ns)
 {
+	static const char *const unit[] = { "us", "ms", "s" };
+	static const double scale[] = { 1e3, 1e6, 1e9 };
 	double v = (double)ns;
+	int u, d;
 
-	if (ns < 1000)
+	if (ns < 1000) {
 		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, v < 1e4 ? "%.2fus" : v < 1e5 ? "%.1fus" : "%.0fus", v / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, v < 1e7 ? "%.2fms" : v < 1e8 ? "%.1fms" : "%.0fms", v / 1e6);
-	else
-		snprintf(buf, len, v < 1e10 ? "%.2fs" : v < 1e11 ? "%.1fs" : "%.0fs", v / 1e9);
+		return;
+	}
+	u = ns < 1000000 ? 0 : ns < 1000000000 ? 1 : 2;
+	d = v < 10 * scale[u] ? 2 : v < 100 * scale[u] ? 1 : 0;
+	snprintf(buf, len, "%.*f", d, v / scale[u]);
+	if (strtod(buf, NULL) >= (d == 2 ? 10 : d == 1 ? 100 : 1000)) {
+		if (d)
+			d--;
+		else if (u < 2)
+			u++, d = 2;
+	}
+	snprintf(buf, len, "%.*f%s", d, v / scale[u], unit[u]);
 }
 
 static __u64 rnd64(__u64 *x)
@@ -1062,6 +1075,13 @@ static void test_fmt_like_printf(void **state)
 	}
 	/* a short buffer is cut as snprintf cuts */
 	assert_string_equal(pc_fmt_ns(got, 4, 123456), "123");
+	/* rounding up to a fourth digit: the rounded value's form (top's busy
+	 * "self/s" read "1000ms") */
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 999700000), "1.00s");
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 999999), "1.00ms");
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 9996), "10.0us");
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 99960000), "100ms");
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 999499999), "999ms");
 }
 
 /* ticks to ns: the integer path equals the long double it replaced */
