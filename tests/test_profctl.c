@@ -1372,7 +1372,7 @@ static void test_top_layout(void **state)
 	}
 	pc_top_layout(200, true, 20, heads, sizeof(heads), &name);
 	assert_string_equal(heads, "calls/s,%self,self/s,total/s,avg/call,max(all),on-cpu/s,"
-				   "preempt/s,migr/s,self/s history");
+				   "preempt/s,blocked/s,migr/s,self/s history");
 	pc_top_layout(200, false, 20, heads, sizeof(heads), &name);
 	assert_null(strstr(heads, "on-cpu/s"));
 	/* 80 columns, short names: every column, the history narrowed */
