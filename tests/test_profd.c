@@ -1602,6 +1602,7 @@ static void test_top_via_profd(void **state)
 	/* the kernel columns, as report has them */
 	assert_non_null(strstr(text, "on-cpu/s"));
 	assert_non_null(strstr(text, "preempt/s"));
+	assert_non_null(strstr(text, "blocked/s"));
 	free(text);
 	child_end(&c);
 	close(fd);

@@ -253,17 +253,29 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		    const struct pc_opts *o);
 
 /* callers arithmetic, shared by text, csv and tests */
+/* a zone's name as the views print it, " (file:line)" after a shared one */
+#define PC_LABEL_MAX (PROF_NAME_MAX + PROF_FILE_MAX + 16)
 struct pc_caller_row {
-	char name[PROF_NAME_MAX];
+	char name[PC_LABEL_MAX];
 	__u64 calls;
 	__u64 ticks;		/* on behalf of (parents) / of (children) */
 };
 struct pc_callers {
+	char zone[PC_LABEL_MAX];	/* the site, as the rows print it */
 	__u64 calls, ticks, self, max;	/* the zone: outermost ticks */
 	struct pc_caller_row *parents, *children;
 	size_t nparents, nchildren;
 };
-int pc_callers(const struct prof_snapshot *s, const char *zone, struct pc_callers *c);
+/*
+ * The sites --callers SPEC means: the one whose name and file:line the
+ * views print as SPEC ("build (a.cc:12)", for a name two sites share), or
+ * else every site named SPEC.  Their count; *sites malloc'd (NULL if 0).
+ */
+size_t pc_callers_sites(const struct prof_snapshot *s, const char *spec, __u32 **sites);
+/* one site's callers and callees; -ENOENT if no node has it */
+int pc_callers_site(const struct prof_snapshot *s, __u32 site, struct pc_callers *c);
+/* the one site spec means; -ENOENT if none, -ENOTUNIQ if several */
+int pc_callers(const struct prof_snapshot *s, const char *spec, struct pc_callers *c);
 void pc_callers_free(struct pc_callers *c);
 
 /* --- verbs in their own files --------------------------------------------- */

@@ -58,7 +58,9 @@ static const char usage_report[] =
 	"                       (not p99 with --flat: flat rows have no percentiles;\n"
 	"                       not with --callers: its rows are by time)\n"
 	"      --flat           zones merged across threads and call paths\n"
-	"      --callers ZONE   ZONE's parents (summing to it) and children\n"
+	"      --callers ZONE   ZONE's parents (summing to it) and children; sites that\n"
+	"                       share the name get a section each, \"build (a.cc:12)\":\n"
+	"                       --callers 'build (a.cc:12)' selects that one\n"
 	"      --threads        merge the threads of a process into one tree\n"
 	"  -f, --format FMT     text (default), json, csv, folded, html, pprof (folded,\n"
 	"                       html and pprof are the tree: no --flat or --callers;\n"
@@ -604,8 +606,8 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
  * What a view reads of each segment: no histograms where no percentile is
  * shown, and lazily (one thread's nodes at a time: every view goes thread
  * by thread) so a big process is never copied whole, the next thread
- * loaded on another CPU while this one is rendered.  --threads adds the
- * threads' histograms up: their loads copy them.
+ * loaded on another CPU while this one is rendered.  --threads (and html's
+ * merged view) adds the threads' histograms up: their loads copy them.
  */
 static unsigned int report_read_flags(const struct pc_opts *o)
 {
@@ -620,7 +622,8 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	flags |= PROF_READ_LAZY;
 	if (pc_cpus() > 1)
 		flags |= PROF_READ_AHEAD;
-	if (o->threads)
+	/* html has a merged view of each process beside its threads */
+	if (o->threads || o->format == PC_FMT_HTML)
 		flags |= PROF_READ_LAZY_HIST;
 	return flags;
 }
