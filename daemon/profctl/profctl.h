@@ -47,6 +47,7 @@ struct pc_opts {
 	bool dry_run;		/* clean --dry-run */
 	bool per_call;		/* diff --per-call */
 	bool per_frame;		/* diff --per-frame */
+	bool compensate;	/* report --compensate */
 	int args;		/* pc_parse_opts: argv index of the first operand */
 };
 

@@ -45,7 +45,7 @@ static const char usage_report[] =
 	"                      [--threads] [--format text|json|csv|folded|html|pprof]\n"
 	"                      [-o FILE]\n"
 	"                      [--rows N] [--color auto|always|never] [--input FILE]\n"
-	"                      [--no-daemon]\n"
+	"                      [--compensate] [--no-daemon]\n"
 	"\n"
 	"  -p, --pid P          one process (default: every live process of yours)\n"
 	"  -t, --tid T          one thread\n"
@@ -69,6 +69,9 @@ static const char usage_report[] =
 	"      --input FILE     read a profile saved by `profctl save` or PROF_SAVE (or a\n"
 	"                       segment image) instead of a live process\n"
 	"                       (no --pid or --last)\n"
+	"      --compensate     take each zone's estimated cost (measured at the\n"
+	"                       program's start) out of its parent's self time and\n"
+	"                       its own total (text and json)\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n";
 
 static const char usage_reset[] =
@@ -206,6 +209,7 @@ enum {
 	OPT_DRY_RUN,
 	OPT_PER_CALL,
 	OPT_PER_FRAME,
+	OPT_COMPENSATE,
 };
 
 static const struct option report_longopts[] = {
@@ -227,6 +231,7 @@ static const struct option report_longopts[] = {
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "per-call", no_argument, NULL, OPT_PER_CALL },
 	{ "per-frame", no_argument, NULL, OPT_PER_FRAME },
+	{ "compensate", no_argument, NULL, OPT_COMPENSATE },
 	{ "delay", required_argument, NULL, 'd' },
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -416,6 +421,9 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			break;
 		case OPT_INPUT:
 			o->input = optarg;
+			break;
+		case OPT_COMPENSATE:
+			o->compensate = true;
 			break;
 		case OPT_NO_DAEMON:
 			o->no_daemon = true;
@@ -607,6 +615,9 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 		flags |= PROF_READ_AHEAD;
 	if (o->threads)
 		flags |= PROF_READ_LAZY_HIST;
+	/* compensation rewrites every thread's nodes: read them all at once */
+	if (o->compensate)
+		flags &= ~(PROF_READ_LAZY | PROF_READ_AHEAD | PROF_READ_LAZY_HIST);
 	return flags;
 }
 
@@ -643,7 +654,7 @@ static int cmd_report(int argc, char **argv)
 
 	err = parse_opts(argc, argv, usage_report,
 			 "pid tid since-reset since-start last sort flat callers threads format "
-			 "output rows color input no-daemon",
+			 "output rows color input no-daemon compensate",
 			 &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
@@ -684,6 +695,11 @@ static int cmd_report(int argc, char **argv)
 	/* its rows are the time spent on behalf of the zone, biggest first */
 	if (o.callers && o.sort_set) {
 		pc_warnx("report: --callers rows are ordered by their time: no --sort");
+		return EXIT_USAGE;
+	}
+	/* the other formats carry no mark that their times are compensated */
+	if (o.compensate && o.format != PC_FMT_TEXT && o.format != PC_FMT_JSON) {
+		pc_warnx("report: --compensate is for --format text and json");
 		return EXIT_USAGE;
 	}
 	/* an image is one process as it was: no process to choose, no history */
@@ -762,6 +778,11 @@ static int cmd_report(int argc, char **argv)
 			continue;
 		}
 		s = w->raw;
+		if (o.compensate && prof_snapshot__compensate(s) == -ENODATA)
+			pc_warnx(
+				"pid %u: no zone cost was measured (a profile from before it was): "
+				"not compensated",
+				s->pid);
 		if (o.tid) {
 			w->view = pc_view_thread(s, o.tid);
 			if (!w->view) {

@@ -444,6 +444,8 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", p ? "," : "", s->pid);
 		pc_json_str(f, s->comm);
 		fputs("\",", f);
+		if (s->compensated)
+			fputs("\"compensated\":true,", f);
 		if (o->callers) {
 			struct pc_callers c;
 
