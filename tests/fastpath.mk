@@ -45,6 +45,11 @@ $(OUTPUT)/tests/test_probes: $(OUTPUT)/tests/probe_helper
 $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS)): tests/fastpath.h
 $(OUTPUT)/tests/test_timing $(OUTPUT)/tests/test_report: TEST_LIBS += -lm
 
+# the compensated view (issue 13): its busy-waits read the TSC, so not
+# under a sanitizer or qemu-user
+UNIT_TESTS += $(OUTPUT)/tests/test_compensate
+$(OUTPUT)/tests/test_compensate: tests/fastpath.h
+
 # prof.h with every compiler and language standard (issue 13): builds and
 # runs tests/matrix.c and matrix.cc against libprof.a
 UNIT_TESTS += $(OUTPUT)/tests/test_compilers

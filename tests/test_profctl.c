@@ -721,6 +721,7 @@ static void test_docs_agree(void **state)
 		{ "rows", "5" },
 		{ "color", "never" },
 		{ "input", "/nonexistent" },
+		{ "compensate", NULL },
 		{ "no-daemon", NULL },
 		{ "delay", "1" },
 		{ "iterations", "1" },

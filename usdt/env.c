@@ -164,6 +164,7 @@ void prof_env__read(void)
 	if (s)
 		prof_env.save = strdup(s);
 
+	prof_env.report_compensate = env_flag("PROF_REPORT_COMPENSATE");
 	prof_env.report_json = false;
 	s = env_get("PROF_REPORT_FORMAT");
 	if (s && !strcmp(s, "json"))

@@ -1384,6 +1384,8 @@ static void report_at_exit(void)
 		prof_warnx("failed to read own segment for the report: %s", strerror(-err));
 		return;
 	}
+	if (prof_env.report_compensate)
+		prof_snapshot__compensate(s);
 	if (!strcmp(dst, "stderr")) {
 		f = stderr;
 		o.color = isatty(2) && !no_color();

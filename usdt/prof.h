@@ -39,7 +39,8 @@
  * node creation); after that nothing locks, allocates or enters the kernel.
  *
  * Environment: PROF_REPORT=stderr|PATH prints a report at exit,
- * PROF_REPORT_FORMAT=text|json, PROF_LOG_INTERVAL=SECONDS logs a line per
+ * PROF_REPORT_FORMAT=text|json, PROF_REPORT_COMPENSATE=1 (the zones' own
+ * cost taken out of it), PROF_LOG_INTERVAL=SECONDS logs a line per
  * thread and zone each interval, PROF_MAX_THREADS, PROF_MAX_NODES,
  * PROF_MAX_SITES size the segment, PROF_CLOCK=mono forces clock_gettime,
  * PROF_KEEP=1 keeps the segment after a clean exit, PROF_SOCKET (or its

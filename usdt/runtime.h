@@ -117,6 +117,7 @@ struct prof_env {
 	bool no_daemon;			/* PROF_NO_DAEMON */
 	bool clock_mono;		/* PROF_CLOCK=mono */
 	bool report_json;		/* PROF_REPORT_FORMAT=json */
+	bool report_compensate;		/* PROF_REPORT_COMPENSATE */
 	double log_interval;		/* PROF_LOG_INTERVAL, 0: off */
 	char *report;			/* PROF_REPORT: stderr, stdout or a path; NULL: none */
 	char *save;			/* PROF_SAVE: a path, %p the pid; NULL: none */

@@ -135,6 +135,8 @@ struct prof_snapshot {
 	__u64 nospace;		/* threads, sites, nodes lost to a full /dev/shm */
 	__u64 zone_cost;	/* what a zone costs the code around it, ticks */
 	__u64 zone_inner;	/* of that, the part inside its own measurement */
+	__u32 compensated;	/* the reader's: prof_snapshot__compensate ran */
+	__u32 __pad2;
 };
 
 /* copy and validate a segment image; 0 or -errno (-EINVAL: corrupt,
@@ -235,6 +237,30 @@ static inline __u64 prof_snap_probe_ticks(const struct prof_snapshot *s,
 		calls += t->nodes[i].calls + t->nodes[i].open + t->nodes[i].anomalies;
 	return calls * s->zone_cost;
 }
+
+/*
+ * The compensated view: each zone's own cost taken out of the times it
+ * lands in.  Of a zone's cost (zone_cost, ticks), zone_inner lies between
+ * its two clock reads, in its own total; the rest (cost - inner) lies
+ * outside them, in its parent's self.  So a node's total loses inner for
+ * each of its own calls (closed and open) and the whole cost for each
+ * zone entered below it (calls, open and anomalies of every descendant);
+ * its self then loses inner for each own call and cost - inner for each
+ * call of a child (the whole cost for a child's anomaly, whose time its
+ * node never added).  The root (the thread's wall time) loses every zone's
+ * cost: "outside zones" loses cost - inner for each top-level call.  Each
+ * time is held at 0 at worst; max and percentiles stay as measured.  Every
+ * thread of s (not lazy: its nodes must be read); sets s->compensated.
+ * 0, -EINVAL on a lazy snapshot, -ENODATA if no zone cost was measured
+ * (an image from before it was).
+ */
+int prof_snapshot__compensate(struct prof_snapshot *s);
+/* what a compensated report says it took out, in a line (buf) */
+const char *prof_snap_compensated_note(const struct prof_snapshot *s, char *buf, size_t len);
+/* probe_ticks (prof_snap_probe_ticks) as a percentage of t's measured
+ * wall time (compensated: its wall time with them put back) */
+double prof_snap_probe_share(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			     __u64 probe_ticks);
 
 /* the ticks of a node's closed calls: its total less its open call's part */
 static inline __u64 prof_snap_closed(const struct prof_snap_node *n)

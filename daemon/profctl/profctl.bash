@@ -53,8 +53,8 @@ _profctl()
 	case $verb in
 	report)
 		COMPREPLY=($(compgen -W "--pid --tid --since-reset --since-start --last --sort --flat
-			--callers --threads --format --output --rows --color --input --no-daemon
-			--help" -- "$cur")) ;;
+			--callers --threads --format --output --rows --color --input --compensate
+			--no-daemon --help" -- "$cur")) ;;
 	reset)	COMPREPLY=($(compgen -W "--pid --no-daemon --help" -- "$cur")) ;;
 	top)	COMPREPLY=($(compgen -W "--pid --delay --iterations --sort --no-daemon --help" -- "$cur")) ;;
 	list)	COMPREPLY=($(compgen -W "--format --no-daemon --help" -- "$cur")) ;;

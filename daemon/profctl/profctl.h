@@ -49,6 +49,7 @@ struct pc_opts {
 	bool per_frame;		/* diff --per-frame */
 	const char *slow;	/* trace --slow ZONE:THRESHOLD */
 	int count;		/* trace --count N */
+	bool compensate;	/* report --compensate */
 	int args;		/* pc_parse_opts: argv index of the first operand */
 };
 

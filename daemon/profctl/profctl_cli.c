@@ -46,7 +46,7 @@ static const char usage_report[] =
 	"                      [--threads] [--format text|json|csv|folded|html|pprof]\n"
 	"                      [-o FILE]\n"
 	"                      [--rows N] [--color auto|always|never] [--input FILE]\n"
-	"                      [--no-daemon]\n"
+	"                      [--compensate] [--no-daemon]\n"
 	"\n"
 	"  -p, --pid P          one process (default: every live process of yours)\n"
 	"  -t, --tid T          one thread\n"
@@ -72,6 +72,9 @@ static const char usage_report[] =
 	"      --input FILE     read a profile saved by `profctl save` or PROF_SAVE (or a\n"
 	"                       segment image) instead of a live process\n"
 	"                       (no --pid or --last)\n"
+	"      --compensate     take each zone's estimated cost (measured at the\n"
+	"                       program's start) out of its parent's self time and\n"
+	"                       its own total (text and json)\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n";
 
 static const char usage_reset[] =
@@ -211,6 +214,7 @@ enum {
 	OPT_PER_FRAME,
 	OPT_SLOW,
 	OPT_COUNT,
+	OPT_COMPENSATE,
 };
 
 static const struct option report_longopts[] = {
@@ -234,6 +238,7 @@ static const struct option report_longopts[] = {
 	{ "per-frame", no_argument, NULL, OPT_PER_FRAME },
 	{ "slow", required_argument, NULL, OPT_SLOW },
 	{ "count", required_argument, NULL, OPT_COUNT },
+	{ "compensate", no_argument, NULL, OPT_COMPENSATE },
 	{ "delay", required_argument, NULL, 'd' },
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -423,6 +428,9 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			break;
 		case OPT_INPUT:
 			o->input = optarg;
+			break;
+		case OPT_COMPENSATE:
+			o->compensate = true;
 			break;
 		case OPT_NO_DAEMON:
 			o->no_daemon = true;
@@ -625,6 +633,9 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	/* html has a merged view of each process beside its threads */
 	if (o->threads || o->format == PC_FMT_HTML)
 		flags |= PROF_READ_LAZY_HIST;
+	/* compensation rewrites every thread's nodes: read them all at once */
+	if (o->compensate)
+		flags &= ~(PROF_READ_LAZY | PROF_READ_AHEAD | PROF_READ_LAZY_HIST);
 	return flags;
 }
 
@@ -661,7 +672,7 @@ static int cmd_report(int argc, char **argv)
 
 	err = parse_opts(argc, argv, usage_report,
 			 "pid tid since-reset since-start last sort flat callers threads format "
-			 "output rows color input no-daemon",
+			 "output rows color input no-daemon compensate",
 			 &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
@@ -702,6 +713,11 @@ static int cmd_report(int argc, char **argv)
 	/* its rows are the time spent on behalf of the zone, biggest first */
 	if (o.callers && o.sort_set) {
 		pc_warnx("report: --callers rows are ordered by their time: no --sort");
+		return EXIT_USAGE;
+	}
+	/* the other formats carry no mark that their times are compensated */
+	if (o.compensate && o.format != PC_FMT_TEXT && o.format != PC_FMT_JSON) {
+		pc_warnx("report: --compensate is for --format text and json");
 		return EXIT_USAGE;
 	}
 	/* an image is one process as it was: no process to choose, no history */
@@ -780,6 +796,11 @@ static int cmd_report(int argc, char **argv)
 			continue;
 		}
 		s = w->raw;
+		if (o.compensate && prof_snapshot__compensate(s) == -ENODATA)
+			pc_warnx(
+				"pid %u: no zone cost was measured (a profile from before it was): "
+				"not compensated",
+				s->pid);
 		if (o.tid) {
 			w->view = pc_view_thread(s, o.tid);
 			if (!w->view) {

@@ -458,7 +458,7 @@ static int json_callers(FILE *f, const struct prof_snapshot *s, const struct pc_
 			break;
 		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", comma || k ? "," : "", s->pid);
 		pc_json_str(f, s->comm);
-		fputs("\",\"zone\":\"", f);
+		fputs(s->compensated ? "\",\"compensated\":true,\"zone\":\"" : "\",\"zone\":\"", f);
 		pc_json_str(f, c.zone);
 		fprintf(f,
 			"\",\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
@@ -513,6 +513,8 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", p ? "," : "", s->pid);
 		pc_json_str(f, s->comm);
 		fputs("\",", f);
+		if (s->compensated)
+			fputs("\"compensated\":true,", f);
 		{
 			struct prof_flat_row *rows = NULL;
 			size_t nr = 0;

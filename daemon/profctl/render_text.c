@@ -255,8 +255,9 @@ static void thread_title(FILE *f, const struct prof_snapshot *s, const struct pr
 	if (s->zone_cost && total) {
 		__u64 pt = prof_snap_probe_ticks(s, t);
 
-		fprintf(f, ", zones cost ~%s (%.1f%%)", pc_fmt_ns(tb, sizeof(tb), prof_snap_ns(s, pt)),
-			100.0 * (double)pt / (double)total);
+		fprintf(f, ", zones cost ~%s (%.1f%%)%s",
+			pc_fmt_ns(tb, sizeof(tb), prof_snap_ns(s, pt)),
+			prof_snap_probe_share(s, t, pt), s->compensated ? " taken out" : "");
 	}
 	if (t->overflow)
 		fprintf(f, ", %llu entries lost (node table full)",
@@ -359,6 +360,11 @@ static void process_title(FILE *f, const struct prof_snapshot *s, const struct p
 		fprintf(f, ", %llu not profiled for want of room in /dev/shm",
 			(unsigned long long)s->nospace);
 	fputc('\n', f);
+	if (s->compensated) {
+		char note[160];
+
+		fprintf(f, "compensated: %s\n", prof_snap_compensated_note(s, note, sizeof(note)));
+	}
 }
 
 /* thread i of s, its title and its tree, to f (pc_thread_fn) */
