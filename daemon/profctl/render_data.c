@@ -444,6 +444,12 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", p ? "," : "", s->pid);
 		pc_json_str(f, s->comm);
 		fputs("\",", f);
+		/* in a container: as in the tree's document */
+		if (s->ns_pid) {
+			fprintf(f, "\"ns_pid\":%u,\"cgroup\":\"", s->ns_pid);
+			pc_json_str(f, s->cgroup);
+			fputs("\",", f);
+		}
 		if (o->callers) {
 			struct pc_callers c;
 
