@@ -5,12 +5,18 @@
  * CPUs and zones that stay, says "R <pid>" (registered) or "U <pid>" on
  * stdout, and lives until its stdin closes.
  *
- *	ctr_payload [SECONDS]	how long to wait for profd (default 5; 0: not)
+ *	ctr_payload [SECONDS [hide]]
+ *
+ * SECONDS: how long to wait for profd (default 5; 0: not).  hide: once
+ * registered, unlink its segment's name, as a process whose /dev/shm
+ * profd cannot look into: only the segment it handed over finds it then.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,6 +82,24 @@ static void stay_zone(void)
 	spin_ns(200000);
 }
 
+/* our segments' names in /dev/shm, gone (the mapping stays) */
+static void hide(void)
+{
+	char prefix[32], path[300];
+	struct dirent *de;
+	DIR *d = opendir("/dev/shm");
+
+	snprintf(prefix, sizeof(prefix), "prof.%d.", (int)getpid());
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "/dev/shm/%s", de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 int main(int argc, char **argv)
 {
 	double wait = argc > 1 ? atof(argv[1]) : 5;
@@ -84,6 +108,8 @@ int main(int argc, char **argv)
 
 	ctr_wait_zone();
 	reg = wait > 0 && registered(wait);
+	if (argc > 2 && !strcmp(argv[2], "hide"))
+		hide();
 	set_cpu(cpu);
 	for (i = 0; i < CTR_CALLS; i++) {
 		stay_zone();

@@ -2012,7 +2012,7 @@ static const char ctr_script[] =
 	"	touch /run/profd/profd.sock\n"
 	"	mount --bind \"$HOSTSOCK\" /run/profd/profd.sock\n"
 	"fi\n"
-	"exec env -u PROF_SOCKET -u PROFD_SOCKET \"$PAYLOAD\" \"$WAIT\"\n";
+	"exec env -u PROF_SOCKET -u PROFD_SOCKET \"$PAYLOAD\" $WAIT\n";
 
 struct ctr {
 	pid_t unshare; /* the runtime */
@@ -2293,7 +2293,8 @@ static void test_container_no_socket(void **state)
 /*
  * A rootless container: an unprivileged user's user namespace maps its root
  * to that user.  The host names it by that uid: root sees it with kernel
- * facts, its user sees it, another user does not.
+ * facts, its user sees it, another user does not.  Its payload unlinks its
+ * segment's name once registered: profd follows the segment it was handed.
  */
 static void test_container_rootless(void **state)
 {
@@ -2308,7 +2309,7 @@ static void test_container_rootless(void **state)
 		skip();
 	}
 	fd = need_profd();
-	c = ctr_start(UID_A, true, "5");
+	c = ctr_start(UID_A, true, "5 hide");
 	assert_string_equal(c.said, "R 1\n");
 	assert_true(profd_entry(fd, c.pid, &e));
 	assert_int_equal(e.uid, UID_A);

@@ -138,13 +138,13 @@ __u64 prof_ns_ino(pid_t pid, const char *ns)
 	return stat(path, &st) ? 0 : (__u64)st.st_ino;
 }
 
-/* the last number of the "NSpid:" line of a status file */
+/* the last number of the "NSpid:" line of a status file; how many there are */
 static int status_nspid(const char *path, __u32 *inner)
 {
 	char buf[4096], *p, *end;
 	unsigned long v = 0;
 	ssize_t n;
-	int fd;
+	int fd, levels = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -165,27 +165,41 @@ static int status_nspid(const char *path, __u32 *inner)
 			break;
 		v = strtoul(p, &end, 10);
 		p = end;
+		levels++;
 	}
 	if (!v || v > 0x7fffffff)
 		return -EINVAL;
 	*inner = (__u32)v;
-	return 0;
+	return levels;
 }
 
 int prof_proc_nspid(pid_t pid, __u32 *inner)
 {
 	char path[64];
+	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	return status_nspid(path, inner);
+	err = status_nspid(path, inner);
+	return err < 0 ? err : 0;
+}
+
+int prof_proc_nslevels(pid_t pid)
+{
+	char path[64];
+	__u32 inner;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	return status_nspid(path, &inner);
 }
 
 int prof_task_nspid(pid_t pid, pid_t tid, __u32 *inner)
 {
 	char path[80];
+	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	return status_nspid(path, inner);
+	err = status_nspid(path, inner);
+	return err < 0 ? err : 0;
 }
 
 int prof_task_from_nspid(pid_t pid, __u32 inner, pid_t *tid)

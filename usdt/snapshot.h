@@ -282,6 +282,9 @@ int prof_seg_list_ns(uid_t uid, struct prof_seg_ent **ents, size_t *n);
 __u64 prof_ns_ino(pid_t pid, const char *ns);
 /* pid's innermost pid (its own pid namespace's, NSpid's last); 0 or -errno */
 int prof_proc_nspid(pid_t pid, __u32 *inner);
+/* how many pid namespaces pid is seen in from ours (1: ours alone; NSpid's
+ * length: readable without ptrace rights, unlike /proc/<pid>/ns), -errno */
+int prof_proc_nslevels(pid_t pid);
 /* the same for a thread of pid */
 int prof_task_nspid(pid_t pid, pid_t tid, __u32 *inner);
 /* the host tid (ours) of the thread of pid whose innermost tid is inner;

@@ -90,8 +90,9 @@ pid_t seg_host_pid(__u64 pidns, pid_t pid);
  * namespace and its cgroup when that is not the peer's, else 0 and ""; and
  * its owner as the peer names it */
 void seg_where(pid_t pid, __u64 pidns, __u32 *ns_pid, char *cgroup, size_t len, __u32 *uid);
-/* our own pid namespace */
+/* our own pid namespace; pid's (an id to compare), 0 if it is gone */
 __u64 seg_pidns(void);
+__u64 seg_pidns_of(pid_t pid);
 /* what a snapshot request is answered with: a snapshot, or, for a live
  * process with nothing to subtract, its segment itself (read-only) */
 struct seg_answer {

@@ -543,7 +543,7 @@ void ctl_accept(int epfd)
 		/* read while the pidfd pins the peer: a pid not reused since.
 		 * Unknown, the peer gets our namespace's answers (it is ours,
 		 * or gone) but may register nothing */
-		c->pidns = cred.pid > 0 ? prof_ns_ino(cred.pid, "pid") : 0;
+		c->pidns = cred.pid > 0 ? seg_pidns_of(cred.pid) : 0;
 		if (pidfd_exited(c->pidfd))
 			c->pidns = 0;
 		if (c->pidfd < 0) {

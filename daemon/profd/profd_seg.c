@@ -126,7 +126,8 @@ static struct {
 	__u64 samples;
 	__u64 retry_until; /* a new segment was not ready: rescan until */
 	__u64 ns_scan_ns;  /* when other mount namespaces were last looked into */
-	__u64 pidns, mntns; /* our own */
+	__u64 pidns;	   /* our own */
+	dev_t shm_dev;	   /* our /dev/shm's */
 } sg = { .ifd = -1 };
 
 /* SIGBUS while reading a segment: that read fails, profd goes on */
@@ -146,13 +147,14 @@ static void on_sigbus(int sig)
 int seg_init(void)
 {
 	struct sigaction sa = { .sa_handler = on_sigbus };
+	struct stat st;
 
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_NODEFER;
 	if (sigaction(SIGBUS, &sa, NULL))
 		return -errno;
 	sg.pidns = prof_ns_ino(0, "pid");
-	sg.mntns = prof_ns_ino(0, "mnt");
+	sg.shm_dev = stat("/dev/shm", &st) ? 0 : st.st_dev;
 	sg.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (sg.ifd < 0 || inotify_add_watch(sg.ifd, "/dev/shm", IN_CREATE | IN_MOVED_TO) < 0) {
 		log_warn("seg: inotify on /dev/shm; relying on the periodic rescan");
@@ -478,12 +480,34 @@ static __u32 seg_alive_of(uid_t uid)
 	return n;
 }
 
+/*
+ * pid's pid namespace: its inode, which needs ptrace rights over pid (root
+ * has them; profd's systemd unit does not).  Without them, NSpid still
+ * says whether it is ours: another is SEG_PIDNS_OTHER then, which matches
+ * no peer's (a container's peer sees none of its namespace's processes
+ * then, rather than every container's).  0 if pid is gone.
+ */
+#define SEG_PIDNS_OTHER 1ull
+
+__u64 seg_pidns_of(pid_t pid)
+{
+	__u64 ino = prof_ns_ino(pid, "pid");
+	int levels;
+
+	if (ino)
+		return ino;
+	levels = prof_proc_nslevels(pid);
+	if (levels <= 0)
+		return 0;
+	return levels == 1 ? sg.pidns : SEG_PIDNS_OTHER;
+}
+
 /* a process's namespaces as its header names it: 0 or -errno */
 static int seg_ns_names(pid_t pid, uid_t uid, __u32 *hdr_pid, uid_t *hdr_uid, __u64 *pidns)
 {
 	int err;
 
-	*pidns = prof_ns_ino(pid, "pid");
+	*pidns = seg_pidns_of(pid);
 	if (!*pidns)
 		return -ESRCH;
 	*hdr_pid = (__u32)pid;
@@ -638,12 +662,6 @@ static void seg_adopt(const struct prof_seg_ent *e)
 		seg_follow(e, fd);
 }
 
-/* a process of another mount or pid namespace: its segment has no name here */
-static bool seg_elsewhere(pid_t pid)
-{
-	return prof_ns_ino(pid, "pid") != sg.pidns || prof_ns_ino(pid, "mnt") != sg.mntns;
-}
-
 int seg_adopt_fd(int fd, pid_t pid, uid_t uid)
 {
 	struct prof_seg_ent e = { .pid = (__u32)pid, .uid = (__u32)uid };
@@ -653,14 +671,14 @@ int seg_adopt_fd(int fd, pid_t pid, uid_t uid)
 	__u32 hdr_pid;
 	int rfd, err;
 
-	/* ours to find in /dev/shm as usual: its name names it here */
-	if (!seg_elsewhere(pid))
-		return 0;
 	if (sg.n >= SEG_MAX)
 		return -ENOSPC;
 	/* a shm object of the peer's, private: nothing else is mapped */
 	if (fstat(fd, &st) || fstatfs(fd, &sf))
 		return -errno;
+	/* in our /dev/shm under a name that names it here: found as usual */
+	if (st.st_dev == sg.shm_dev && seg_pidns_of(pid) == sg.pidns)
+		return 0;
 	if (!S_ISREG(st.st_mode) || st.st_uid != uid || (st.st_mode & 0077) ||
 	    sf.f_type != TMPFS_MAGIC)
 		return -EPERM;
@@ -1032,7 +1050,7 @@ __u64 seg_pidns(void)
 /* a peer of pidns (0: ours) sees s */
 static bool seg_in(const struct seg *s, __u64 pidns)
 {
-	return !pidns || pidns == sg.pidns || s->pidns == pidns;
+	return !pidns || pidns == sg.pidns || (s->pidns == pidns && pidns != SEG_PIDNS_OTHER);
 }
 
 /* s's pid as a peer of pidns names it */
@@ -1045,6 +1063,8 @@ pid_t seg_host_pid(__u64 pidns, pid_t pid)
 {
 	struct seg *s, *found = NULL;
 
+	if (pidns == SEG_PIDNS_OTHER)
+		return -ESRCH;
 	for (s = sg.list; s; s = s->next) {
 		if (s->pidns != pidns || s->hdr_pid != (__u32)pid)
 			continue;
