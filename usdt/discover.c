@@ -291,23 +291,31 @@ void prof_proc_cgroup(pid_t pid, char *buf, size_t len)
  */
 struct ns_procs {
 	const pid_t *procs;
+	__u32 *inner;  /* their innermost pids, read at the first name */
 	size_t n;
+	bool have_inner;
 	dev_t shm_dev; /* our /dev/shm's: a namespace that shares it */
 	__u64 pidns;   /* ours */
 };
 
 static bool name_in_ns(struct prof_seg_ent *e, const struct stat *st, void *arg)
 {
-	const struct ns_procs *np = arg;
-	__u32 inner;
+	struct ns_procs *np = arg;
 	size_t i;
 
 	/* our own /dev/shm seen again (a service's private mount namespace) */
 	if (st->st_dev == np->shm_dev)
 		return false;
+	/* one read per process, not one per process and name */
+	if (!np->have_inner) {
+		for (i = 0; i < np->n; i++)
+			if (prof_proc_nspid(np->procs[i], &np->inner[i]))
+				np->inner[i] = 0;
+		np->have_inner = true;
+	}
 	for (i = 0; i < np->n; i++) {
-		if (prof_proc_start_token(np->procs[i]) != e->start_token ||
-		    prof_proc_nspid(np->procs[i], &inner) || inner != e->pid)
+		if (np->inner[i] != e->pid ||
+		    prof_proc_start_token(np->procs[i]) != e->start_token)
 			continue;
 		/* a private /dev/shm in our pid namespace names the pid as we do */
 		e->ns_pid = prof_ns_ino(np->procs[i], "pid") != np->pidns ? e->pid : 0;
@@ -339,6 +347,7 @@ int prof_seg_list_ns(uid_t uid, struct prof_seg_ent **ents, size_t *n)
 	size_t cnt = 0, cap = 0, i, j, k;
 	__u64 self = prof_ns_ino(0, "mnt");
 	pid_t *procs = NULL;
+	__u32 *inner = NULL;
 	struct dirent *de;
 	struct stat st;
 	char path[64];
@@ -378,14 +387,15 @@ int prof_seg_list_ns(uid_t uid, struct prof_seg_ent **ents, size_t *n)
 		mp[cnt++].mnt = mnt;
 	}
 	procs = calloc(cnt ? cnt : 1, sizeof(*procs));
-	if (!procs) {
+	inner = calloc(cnt ? cnt : 1, sizeof(*inner));
+	if (!procs || !inner) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	qsort(mp, cnt, sizeof(*mp), cmp_mnt);
 	/* one look per namespace, through its first process's root */
 	for (i = 0; i < cnt && !err; i = j) {
-		struct ns_procs np = { procs, 0, shm_dev, prof_ns_ino(0, "pid") };
+		struct ns_procs np = { procs, inner, 0, false, shm_dev, prof_ns_ino(0, "pid") };
 		char dir[64];
 
 		for (j = i; j < cnt && mp[j].mnt == mp[i].mnt; j++)
@@ -406,6 +416,7 @@ cleanup:
 	closedir(d);
 	free(mp);
 	free(procs);
+	free(inner);
 	if (err) {
 		free(ev.v);
 		return err;

@@ -32,6 +32,7 @@ struct profd_conf {
 	bool daemonize;
 	bool syslog;
 	bool no_bpf;
+	bool no_ns_scan;	/* not into other mount namespaces' /dev/shm */
 	int verbose;
 };
 

@@ -566,10 +566,11 @@ static int seg_follow(const struct prof_seg_ent *e, int fd)
 	err = seg_ns_names((pid_t)e->pid, st.st_uid, &hdr_pid, &hdr_uid, &pidns);
 	if (!err && e->ns_pid && e->ns_pid != hdr_pid)
 		err = -ESRCH;
-	if (err) {
+	/* gone meanwhile is no fault of the segment's */
+	if (err && prof_proc_start_token((pid_t)e->pid) == e->start_token)
 		bad_add(e->path, st.st_ino, "its pid or uid cannot be translated");
+	if (err)
 		goto cleanup;
-	}
 	err = -EDQUOT;
 	/* the owner's share of processes followed; rescans retry when it frees */
 	if (seg_alive_of(st.st_uid) >= conf.uid_segs) {
@@ -717,7 +718,7 @@ static void seg_rescan_ns(void)
 	size_t n = 0, i;
 	int err;
 
-	if (sg.ns_scan_ns && now - sg.ns_scan_ns < 1000000000ull)
+	if (conf.no_ns_scan || (sg.ns_scan_ns && now - sg.ns_scan_ns < 1000000000ull))
 		return;
 	sg.ns_scan_ns = now;
 	err = prof_seg_list_ns((uid_t)-1, &ents, &n);
