@@ -2038,10 +2038,39 @@ static pid_t ctr_payload_pid(pid_t unshare)
 	return pid;
 }
 
+/*
+ * The payload where uid may run it: the build tree may be private (a
+ * scratch copy in a 0700 directory), SOCK_DIR is not.
+ */
+static const char *ctr_payload_for(uid_t uid)
+{
+	static char built[4096], copy[128];
+	const char *src = sibling_bin("tests/ctr_payload", built, sizeof(built));
+	char buf[65536];
+	int in, out = -1;
+	ssize_t n;
+
+	if (!uid)
+		return src;
+	snprintf(copy, sizeof(copy), SOCK_DIR "/ctr_payload.%d", (int)getpid());
+	unlink(copy);
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in >= 0)
+		out = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			break;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return copy;
+}
+
 /* start one, wait (bounded) for the payload's line; skip if unshare cannot */
 static struct ctr ctr_start(uid_t uid, bool with_sock, const char *wait)
 {
-	static char payload[4096];
+	const char *payload = ctr_payload_for(uid);
 	struct ctr c = { -1, -1, -1, -1, "" };
 	struct pollfd pf;
 	int in[2], out[2];
@@ -2077,7 +2106,7 @@ static struct ctr ctr_start(uid_t uid, bool with_sock, const char *wait)
 		argv[k++] = ctr_script;
 		argv[k] = NULL;
 		setenv("HOSTSOCK", with_sock ? sock_path : "", 1);
-		setenv("PAYLOAD", sibling_bin("tests/ctr_payload", payload, sizeof(payload)), 1);
+		setenv("PAYLOAD", payload, 1);
 		setenv("WAIT", wait, 1);
 		execvp("unshare", (char *const *)(uintptr_t)argv);
 		_exit(127);
@@ -2106,6 +2135,11 @@ static struct ctr ctr_start(uid_t uid, bool with_sock, const char *wait)
 
 static void ctr_end(struct ctr *c)
 {
+	char copy[128];
+
+	/* ctr_payload_for's copy, if any */
+	snprintf(copy, sizeof(copy), SOCK_DIR "/ctr_payload.%d", (int)getpid());
+	unlink(copy);
 	if (c->unshare <= 0)
 		return;
 	close(c->in);
