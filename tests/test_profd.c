@@ -41,6 +41,9 @@
 static char sock_path[128];
 static pid_t profd_pid = -1;
 static const char *profd_history = "60"; /* --history for the next profd */
+/* run the next profd as this uid with the systemd unit's three capabilities
+ * (0: as root), its socket in a directory of its own */
+static uid_t profd_as;
 
 static __u64 now_ns(void)
 {
@@ -87,18 +90,36 @@ static int start_profd_opts(const char *const *extra)
 
 	mkdir(SOCK_DIR, 0755);
 	snprintf(sock_path, sizeof(sock_path), SOCK_DIR "/profd.%d.sock", (int)getpid());
+	if (profd_as) {
+		snprintf(sock_path, sizeof(sock_path), SOCK_DIR "/as.%d", (int)getpid());
+		mkdir(sock_path, 0755);
+		if (chown(sock_path, profd_as, 0))
+			return -1;
+		strcat(sock_path, "/profd.sock");
+	}
 	profd_pid = fork();
 	if (profd_pid == 0) {
-		const char *argv[16] = { "profd", "--socket", sock_path, "--interval", "50" };
-		int n = 5;
+		const char *argv[32] = { "setpriv", "--reuid", NULL, "--regid", NULL,
+					 "--clear-groups",
+					 "--inh-caps=-all,+bpf,+perfmon,+dac_read_search",
+					 "--ambient-caps=-all,+bpf,+perfmon,+dac_read_search", "--" };
+		int n = profd_as ? 9 : 0;
+		char u[16];
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		snprintf(u, sizeof(u), "%u", (unsigned)profd_as);
+		argv[2] = argv[4] = u;
+		argv[n++] = profd_bin();
+		argv[n++] = "--socket";
+		argv[n++] = sock_path;
+		argv[n++] = "--interval";
+		argv[n++] = "50";
 		argv[n++] = "--history";
 		argv[n++] = profd_history;
-		while (extra && *extra && n < 15)
+		while (extra && *extra && n < 31)
 			argv[n++] = *extra++;
 		argv[n] = NULL;
-		execv(profd_bin(), (char *const *)(uintptr_t)argv);
+		execvp(argv[0], (char *const *)(uintptr_t)argv);
 		_exit(127);
 	}
 	setenv("PROF_SOCKET", sock_path, 1);
@@ -229,6 +250,13 @@ static int teardown(void **state)
 	}
 	stop_profd();
 	profd_history = "60";
+	if (profd_as) {
+		char dir[128];
+
+		snprintf(dir, sizeof(dir), SOCK_DIR "/as.%d", (int)getpid());
+		rmdir(dir);
+	}
+	profd_as = 0;
 	return 0;
 }
 
@@ -2359,6 +2387,53 @@ static void test_container_rootless(void **state)
 	stop_profd();
 }
 
+/*
+ * The same under the least privilege the systemd unit gives profd (its own
+ * uid, CAP_BPF, CAP_PERFMON, CAP_DAC_READ_SEARCH): no ptrace rights, so no
+ * /proc/PID/ns.  The handover and NSpid still name the container's process
+ * and its threads: listed and reported with kernel facts.  Inside, profd
+ * cannot tell which namespace the asker is in: it answers with nothing
+ * rather than with the host's processes.
+ */
+static void test_container_least_privilege(void **state)
+{
+	static char bin[4096];
+	const char *args[] = { "nsenter", "-t", NULL, "-p", "-m", "--", "env", "-u",
+			       "PROF_SOCKET", "-u", "PROFD_SOCKET",
+			       sibling_bin("profctl", bin, sizeof(bin)), "list", "--format",
+			       "json", NULL };
+	char hp[16], *text = NULL;
+	struct profd_proc e;
+	struct child host;
+	struct ctr c;
+	int fd;
+
+	(void)state;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("skip: needs two cpus\n");
+		skip();
+	}
+	profd_as = UID_B;
+	fd = need_profd();
+	host = spawn_followed(fd, stay_zone);
+	c = ctr_start(0, true, "5");
+	assert_string_equal(c.said, "R 1\n");
+	assert_true(profd_entry(fd, c.pid, &e));
+	assert_int_equal(e.ns_pid, 1);
+	assert_int_equal(e.kernel, 1);
+	check_ctr_snapshot(fd, &c, 0);
+	snprintf(hp, sizeof(hp), "%d", (int)c.pid);
+	args[2] = hp;
+	assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
+	assert_non_null(strstr(text, "\"source\":\"profd\""));
+	assert_null(strstr(text, "\"pid\":"));
+	free(text);
+	ctr_end(&c);
+	child_end(&host);
+	close(fd);
+	stop_profd();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2387,6 +2462,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_container, teardown),
 		cmocka_unit_test_teardown(test_container_no_socket, teardown),
 		cmocka_unit_test_teardown(test_container_rootless, teardown),
+		cmocka_unit_test_teardown(test_container_least_privilege, teardown),
 		/* last: it moves this process to a private /dev/shm */
 		cmocka_unit_test_teardown(test_idle_memory, teardown),
 	};

@@ -12,9 +12,10 @@
  * started that record afresh for it.  With profd absent it
  * retries about once a second; a hung profd costs this thread a timeout,
  * never the application a wait.  The only thing an application thread
- * does here is write an eventfd (prof_agent__kick).  Once connected, it
- * hands profd the segment's fd (PROFD_MSG_SEGMENT): in a container, whose
- * /dev/shm profd cannot see, that is how profd finds the process.
+ * does here is write an eventfd (prof_agent__kick).  Once connected and its
+ * threads registered, it hands profd the segment's fd (PROFD_MSG_SEGMENT):
+ * in a container, whose /dev/shm profd cannot see, that is how profd finds
+ * the process.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -59,6 +60,7 @@ static struct {
 	char path[108];
 	/* agent thread only */
 	int sock;
+	bool handed; /* the segment went to this connection's profd */
 	const struct prof_sched_rec *recs;
 	void *recs_mem; /* the same, for munmap */
 	size_t recs_len;
@@ -442,10 +444,17 @@ static void *agent_main(void *arg)
 
 	(void)arg;
 	for (;;) {
-		if (agent.sock < 0 && !agent_connect() && agent_hand_segment())
-			agent_disconnect();
+		if (agent.sock < 0 && !agent_connect())
+			agent.handed = false;
 		if (agent.sock >= 0 && agent_register_all())
 			agent_disconnect();
+		/* after the registrations: a first zone waits for those, not this */
+		if (agent.sock >= 0 && !agent.handed) {
+			if (agent_hand_segment())
+				agent_disconnect();
+			else
+				agent.handed = true;
+		}
 		__atomic_store_n(&agent.absent, agent.sock < 0, __ATOMIC_RELAXED);
 		if (agent.sock < 0)
 			agent_sync_release();

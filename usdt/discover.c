@@ -402,6 +402,9 @@ int prof_seg_list_ns(uid_t uid, struct prof_seg_ent **ents, size_t *n)
 			procs[np.n++] = mp[j].pid;
 		for (k = i; k < j; k++) {
 			snprintf(dir, sizeof(dir), "/proc/%d/root" SHM_DIR, (int)mp[k].pid);
+			/* our own /dev/shm (a service's private mount namespace) */
+			if (!stat(dir, &st) && st.st_dev == shm_dev)
+				break;
 			/* gone meanwhile: the next process of the namespace */
 			err = list_dir(dir, uid, name_in_ns, &np, &ev);
 			if (err != -ENOENT && err != -ESRCH)

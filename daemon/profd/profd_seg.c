@@ -710,7 +710,8 @@ static struct seg *seg_find_alive(pid_t pid, __u64 start_token)
 }
 
 /* the /dev/shm of other mount namespaces: at most once a second (a walk of
- * /proc), for containers that did not hand their segment over */
+ * /proc), for containers that did not hand their segment over; from the
+ * sampling timer, so a burst of new segments (inotify) does not walk it */
 static void seg_rescan_ns(void)
 {
 	struct prof_seg_ent *ents = NULL;
@@ -751,7 +752,6 @@ void seg_rescan(void)
 		seg_adopt(&ents[i]);
 	}
 	free(ents);
-	seg_rescan_ns();
 }
 
 static void seg_exited(struct seg *s)
@@ -942,6 +942,8 @@ void seg_sample(void)
 	/* inotify saw a segment before it was published: look again */
 	if (now < sg.retry_until)
 		seg_rescan();
+	/* containers: on the timer, never in the way of a new segment's event */
+	seg_rescan_ns();
 	for (s = sg.list; s; s = s->next)
 		if (s->alive)
 			seg_take(s, now);
