@@ -2264,19 +2264,49 @@ static void test_container(void **state)
 	assert_non_null(strstr(text, "\"ns_pid\":1,"));
 	free(text);
 	{
-		const char *args[] = { "report", "--pid", hp, "--format", "json", NULL };
+		const char *args[] = { "report", "--pid", hp, "--format", "json", NULL, NULL, NULL };
+		static const char *const view[][2] = { { NULL, NULL },
+						       { "--flat", NULL },
+						       { "--callers", "migrate_zone" } };
+		char doc[3][96], cmd[512];
+		int v;
 
-		assert_int_equal(profctl_run(args, false, &text), 0);
-		assert_non_null(strstr(text, pidkey));
-		assert_non_null(strstr(text, "\"ns_pid\":1,"));
-		assert_non_null(strstr(text, "\"migrated\":20,"));
-		free(text);
+		for (v = 0; v < 3; v++) {
+			FILE *out;
+
+			args[5] = view[v][0];
+			args[6] = view[v][1];
+			assert_int_equal(profctl_run(args, false, &text), 0);
+			assert_non_null(strstr(text, pidkey));
+			assert_non_null(strstr(text, "\"ns_pid\":1,\"cgroup\":\""));
+			if (!v)
+				assert_non_null(strstr(text, "\"migrated\":20,"));
+			snprintf(doc[v], sizeof(doc[v]), SOCK_DIR "/ctr.%d.%d.json", (int)getpid(), v);
+			out = fopen(doc[v], "w");
+			assert_non_null(out);
+			fputs(text, out);
+			fclose(out);
+			free(text);
+		}
+		/* the documents, ns_pid and cgroup included, are the schema's */
+		snprintf(cmd, sizeof(cmd),
+			 "test ! -f tests/check_schema.py || ! python3 -c 'import json' 2>/dev/null"
+			 " || python3 tests/check_schema.py tests/report.schema.json %s %s %s",
+			 doc[0], doc[1], doc[2]);
+		assert_int_equal(system(cmd), 0);
+		for (v = 0; v < 3; v++)
+			unlink(doc[v]);
 	}
 	{
-		const char *args[] = { "report", "--pid", hp, NULL };
+		const char *args[] = { "report", "--pid", hp, NULL, NULL, NULL };
 
 		assert_int_equal(profctl_run(args, false, &text), 0);
 		assert_non_null(strstr(text, "container pid 1, cgroup "));
+		free(text);
+		args[3] = "--format";
+		args[4] = "html";
+		assert_int_equal(profctl_run(args, false, &text), 0);
+		assert_non_null(strstr(text, "\"ns_pid\":1,\"cgroup\":"));
 		free(text);
 	}
 
