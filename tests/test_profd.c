@@ -235,6 +235,8 @@ static void kids_add(pid_t pid)
 		}
 }
 
+static void ctr_files_remove(void);
+
 /* after each test, pass or fail: no profd, no child left behind */
 static int teardown(void **state)
 {
@@ -250,6 +252,7 @@ static int teardown(void **state)
 	}
 	stop_profd();
 	profd_history = "60";
+	ctr_files_remove();
 	if (profd_as) {
 		char dir[128];
 
@@ -2067,20 +2070,23 @@ static pid_t ctr_payload_pid(pid_t unshare)
 }
 
 /*
- * The payload where uid may run it: the build tree may be private (a
- * scratch copy in a 0700 directory), SOCK_DIR is not.
+ * A program built beside us (tests/ctr_payload, profctl), where uid may run
+ * it: the build tree may be private (a scratch copy in a 0700 directory),
+ * SOCK_DIR is not.  The copy is SOCK_DIR/<its name>.<our pid>, removed by
+ * ctr_end.
  */
-static const char *ctr_payload_for(uid_t uid)
+static const char *bin_for(uid_t uid, const char *name, char copy[128])
 {
-	static char built[4096], copy[128];
-	const char *src = sibling_bin("tests/ctr_payload", built, sizeof(built));
+	static char built[4096];
+	const char *src = sibling_bin(name, built, sizeof(built));
+	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
 	char buf[65536];
 	int in, out = -1;
 	ssize_t n;
 
 	if (!uid)
 		return src;
-	snprintf(copy, sizeof(copy), SOCK_DIR "/ctr_payload.%d", (int)getpid());
+	snprintf(copy, 128, SOCK_DIR "/%s.%d", base, (int)getpid());
 	unlink(copy);
 	in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in >= 0)
@@ -2098,7 +2104,8 @@ static const char *ctr_payload_for(uid_t uid)
 /* start one, wait (bounded) for the payload's line; skip if unshare cannot */
 static struct ctr ctr_start(uid_t uid, bool with_sock, const char *wait)
 {
-	const char *payload = ctr_payload_for(uid);
+	static char copy[128];
+	const char *payload = bin_for(uid, "tests/ctr_payload", copy);
 	struct ctr c = { -1, -1, -1, -1, "" };
 	struct pollfd pf;
 	int in[2], out[2];
@@ -2161,13 +2168,24 @@ static struct ctr ctr_start(uid_t uid, bool with_sock, const char *wait)
 	return c;
 }
 
+/* bin_for's copies and test_container's documents, if any */
+static void ctr_files_remove(void)
+{
+	static const char *const left[] = { "ctr_payload.%d", "profctl.%d", "ctr.%d.0.json",
+					     "ctr.%d.1.json", "ctr.%d.2.json" };
+	char name[64], path[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(left) / sizeof(left[0]); i++) {
+		snprintf(name, sizeof(name), left[i], (int)getpid());
+		snprintf(path, sizeof(path), SOCK_DIR "/%s", name);
+		unlink(path);
+	}
+}
+
 static void ctr_end(struct ctr *c)
 {
-	char copy[128];
-
-	/* ctr_payload_for's copy, if any */
-	snprintf(copy, sizeof(copy), SOCK_DIR "/ctr_payload.%d", (int)getpid());
-	unlink(copy);
+	ctr_files_remove();
 	if (c->unshare <= 0)
 		return;
 	close(c->in);
@@ -2412,6 +2430,24 @@ static void test_container_rootless(void **state)
 	assert_true(r.listed);
 	assert_int_equal(r.snapshot, 0);
 	assert_false(as_user(UID_B, c.pid).listed);
+	ctr_end(&c);
+
+	/* without profd, its user finds their own container through /proc/PID/root */
+	c = ctr_start(UID_A, false, "0");
+	{
+		char copy[128], key[32], *text = NULL;
+		const char *args[] = { "profctl", "list", "--format", "json", "--no-daemon", NULL };
+		const char *bin = bin_for(UID_A, "profctl", copy);
+
+		snprintf(key, sizeof(key), "\"pid\":%d,", (int)c.pid);
+		assert_int_equal(cmd_run(UID_A, bin, args, true, &text), 0);
+		assert_non_null(strstr(text, key));
+		assert_non_null(strstr(text, "\"ns_pid\":1,"));
+		free(text);
+		assert_int_equal(cmd_run(UID_B, bin, args, true, &text), 0);
+		assert_null(strstr(text, key));
+		free(text);
+	}
 	ctr_end(&c);
 	close(fd);
 	stop_profd();
