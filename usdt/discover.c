@@ -291,7 +291,7 @@ void prof_proc_cgroup(pid_t pid, char *buf, size_t len)
  */
 struct ns_procs {
 	const pid_t *procs;
-	__u32 *inner;  /* their innermost pids, read at the first name */
+	__u32 *inner; /* their innermost pids, read at the first name */
 	size_t n;
 	bool have_inner;
 	dev_t shm_dev; /* our /dev/shm's: a namespace that shares it */
@@ -314,8 +314,7 @@ static bool name_in_ns(struct prof_seg_ent *e, const struct stat *st, void *arg)
 		np->have_inner = true;
 	}
 	for (i = 0; i < np->n; i++) {
-		if (np->inner[i] != e->pid ||
-		    prof_proc_start_token(np->procs[i]) != e->start_token)
+		if (np->inner[i] != e->pid || prof_proc_start_token(np->procs[i]) != e->start_token)
 			continue;
 		/* a private /dev/shm in our pid namespace names the pid as we do */
 		e->ns_pid = prof_ns_ino(np->procs[i], "pid") != np->pidns ? e->pid : 0;

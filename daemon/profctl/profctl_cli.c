@@ -908,8 +908,8 @@ static int cmd_list(int argc, char **argv)
 
 		for (i = 0; i < n; i++)
 			ctr |= p[i].ns_pid != 0;
-		printf("%7s  %-16s %7s  %-7s %-7s %-19s %s%s\n", "PID", "COMMAND", "THREADS", "STATE",
-		       "KERNEL", "SINCE", src.fd >= 0 ? "THREADS IN ZONES now/1s/30s" : "",
+		printf("%7s  %-16s %7s  %-7s %-7s %-19s %s%s\n", "PID", "COMMAND", "THREADS",
+		       "STATE", "KERNEL", "SINCE", src.fd >= 0 ? "THREADS IN ZONES now/1s/30s" : "",
 		       ctr ? "  CONTAINER PID, CGROUP" : "");
 		for (i = 0; i < n; i++) {
 			if (p[i].kernel < 0)

@@ -708,7 +708,8 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 				return profd_error(pid, err);
 			src->live_ns_pid = err ? 0 : a.ns_pid;
 			src->live_uid = err ? 0 : a.uid;
-			snprintf(src->live_cgroup, sizeof(src->live_cgroup), "%s", err ? "" : a.cgroup);
+			snprintf(src->live_cgroup, sizeof(src->live_cgroup), "%s",
+				 err ? "" : a.cgroup);
 		}
 		if (fd < 0)
 #endif

@@ -68,8 +68,8 @@ struct conn {
 	int fd;
 	int pidfd; /* the peer process, -1 if it could not be pinned */
 	struct ucred cred;
-	__u64 pidns; /* the peer's pid namespace (inode) */
-	__u64 last_ns; /* its last request */
+	__u64 pidns;	 /* the peer's pid namespace (inode) */
+	__u64 last_ns;	 /* its last request */
 	bool registered; /* an agent: owns slots of cred.pid */
 	bool sent_fd;
 	bool dead; /* closed; freed by ctl_reap (events of this batch may name it) */
@@ -701,8 +701,8 @@ static int do_register(struct conn *c, const struct profd_register *r)
 	err = conn_send(c, PROFD_MSG_REGISTERED, &rep, sizeof(rep), give ? kbpf_ro_fd() : -1);
 	if (!err && give)
 		c->sent_fd = true;
-	log_debug("ctl: pid %d tid %u (%d) -> slot %u gen %llu", (int)c->cred.pid, r->tid,
-		  (int)tid, rep.slot, (unsigned long long)rep.gen);
+	log_debug("ctl: pid %d tid %u (%d) -> slot %u gen %llu", (int)c->cred.pid, r->tid, (int)tid,
+		  rep.slot, (unsigned long long)rep.gen);
 	return err;
 }
 

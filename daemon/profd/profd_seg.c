@@ -81,9 +81,9 @@ struct seg {
 	pid_t pid; /* host pid: ours */
 	uid_t uid; /* host uid: the file's owner */
 	__u64 start_token;
-	__u32 hdr_pid;	/* what its header says: the pid and uid in its own */
-	uid_t hdr_uid;	/* namespaces (the same as pid and uid on the host) */
-	__u64 pidns;	/* its pid namespace (inode), 0 if unknown */
+	__u32 hdr_pid; /* what its header says: the pid and uid in its own */
+	uid_t hdr_uid; /* namespaces (the same as pid and uid on the host) */
+	__u64 pidns;   /* its pid namespace (inode), 0 if unknown */
 	char cgroup[PROF_CGROUP_MAX];
 	dev_t dev; /* the file followed */
 	ino_t ino;
