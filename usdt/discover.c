@@ -391,7 +391,8 @@ int prof_seg_list_ns(uid_t uid, struct prof_seg_ent **ents, size_t *n)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	qsort(mp, cnt, sizeof(*mp), cmp_mnt);
+	if (cnt)
+		qsort(mp, cnt, sizeof(*mp), cmp_mnt);
 	/* one look per namespace, through its first process's root */
 	for (i = 0; i < cnt && !err; i = j) {
 		struct ns_procs np = { procs, inner, 0, false, shm_dev, prof_ns_ino(0, "pid") };
