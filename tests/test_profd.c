@@ -2351,6 +2351,11 @@ static void test_container(void **state)
 		assert_non_null(strstr(text, "process 1 (ctr_payload)"));
 		assert_null(strstr(text, "container pid"));
 		free(text);
+		/* a reset by its own pid moves profd's baseline of that process */
+		args[12] = "reset";
+		assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
+		free(text);
+		assert_int_equal(calls_since_reset(fd, c.pid, "migrate_zone"), 0);
 	}
 
 	/* another host user sees none of it */
