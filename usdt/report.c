@@ -373,6 +373,8 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 		s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic", (double)s->tick_hz / 1e9);
 	if (up > 0)
 		fprintf(f, ", ran %.3f s", up);
+	if (s->ns_pid)
+		fprintf(f, ", container pid %u (%s)", s->ns_pid, s->cgroup[0] ? s->cgroup : "?");
 	fprintf(f, "%s\n", sched ? ", kernel assisted" : "");
 	if (s->compensated)
 		fprintf(f, "prof: compensated: %s\n",
@@ -762,6 +764,12 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 			fprintf(f, "\"span_ns\":%llu,", (unsigned long long)s->span_ns);
 		if (s->compensated)
 			fputs("\"compensated\":true,", f);
+		/* in a container: its own pid, and its cgroup */
+		if (s->ns_pid) {
+			fprintf(f, "\"ns_pid\":%u,\"cgroup\":", s->ns_pid);
+			json_str(f, s->cgroup);
+			fputc(',', f);
+		}
 		fputs("\"threads\":[", f);
 		for (i = 0; i < s->nthreads; i++) {
 			const struct prof_snap_thread *t = &s->threads[i];

@@ -107,6 +107,8 @@ struct prof_snap_thread {
 	__u64 oncpu_start;	/* the reader's: the slab's oncpu_start_ns */
 };
 
+#define PROF_CGROUP_MAX		128	/* a cgroup's name, NUL included */
+
 struct prof_snapshot {
 	__u32 pid;
 	__u32 uid;
@@ -137,6 +139,12 @@ struct prof_snapshot {
 	__u64 zone_inner;	/* of that, the part inside its own measurement */
 	__u32 compensated;	/* the reader's: prof_snapshot__compensate ran */
 	__u32 __pad2;
+	/* where it runs, set by profctl from profd's answer or the path it
+	 * read: in a container (another pid namespace), pid is the reader's
+	 * and ns_pid the container's own; 0 and "" otherwise */
+	__u32 ns_pid;
+	__u32 __pad_ns;
+	char cgroup[PROF_CGROUP_MAX];
 };
 
 /* copy and validate a segment image; 0 or -errno (-EINVAL: corrupt,
@@ -276,14 +284,43 @@ int prof_snap_mark_recursion(struct prof_snap_thread *t, __u32 nsites);
 
 /* discovery: segments in /dev/shm */
 struct prof_seg_ent {
-	char path[96];		/* /dev/shm/prof.<pid>.<token>[.<n>] */
-	__u32 pid;
+	char path[96];		/* /dev/shm/prof.<pid>.<token>[.<n>], or
+				 * /proc/<pid>/root/dev/shm/... (a container's) */
+	__u32 pid;		/* in the caller's pid namespace */
 	__u32 uid;		/* owner of the file */
 	__u64 start_token;	/* from the name */
 	int alive;		/* /proc/<pid> exists with the same start token */
+	__u32 ns_pid;		/* a container's: the pid in the name (its own
+				 * pid namespace's); 0 for the caller's /dev/shm */
 };
 /* list segments owned by uid (or all if uid == (uid_t)-1); *ents malloc'd */
 int prof_seg_list(uid_t uid, struct prof_seg_ent **ents, size_t *n);
+/*
+ * The same in the /dev/shm of every other mount namespace (containers) the
+ * caller may look into, through /proc/<pid>/root: live processes only,
+ * each named by its pid here, found as the process of that namespace whose
+ * innermost pid (NSpid) and start token are the name's.  A name no process
+ * answers to is left out: a pid that cannot be translated is not trusted.
+ */
+int prof_seg_list_ns(uid_t uid, struct prof_seg_ent **ents, size_t *n);
+/* namespaces and cgroups (usdt/discover.c) */
+/* the inode of /proc/<pid>/ns/<ns> (pid 0: our own), 0 if unknown */
+__u64 prof_ns_ino(pid_t pid, const char *ns);
+/* pid's innermost pid (its own pid namespace's, NSpid's last); 0 or -errno */
+int prof_proc_nspid(pid_t pid, __u32 *inner);
+/* how many pid namespaces pid is seen in from ours (1: ours alone; NSpid's
+ * length: readable without ptrace rights, unlike /proc/<pid>/ns), -errno */
+int prof_proc_nslevels(pid_t pid);
+/* the same for a thread of pid */
+int prof_task_nspid(pid_t pid, pid_t tid, __u32 *inner);
+/* the host tid (ours) of the thread of pid whose innermost tid is inner;
+ * -ESRCH if none is */
+int prof_task_from_nspid(pid_t pid, __u32 inner, pid_t *tid);
+/* what a uid of ours is inside pid's user namespace; -ERANGE if unmapped */
+int prof_proc_ns_uid(pid_t pid, uid_t uid, uid_t *inner);
+/* pid's cgroup, named as its manager does: the innermost *.scope (or
+ * *.service) of its cgroup v2 path, else the path; "" if unknown */
+void prof_proc_cgroup(pid_t pid, char *buf, size_t len);
 /* open read-only, refusing symlinks, non-regular files and files not owned
  * by ent->uid; fd or -errno */
 int prof_seg_open(const struct prof_seg_ent *ent);

@@ -95,6 +95,8 @@ struct pc_proc {
 	bool rates;		/* profd: the in-zone rates below are known */
 	__u32 inzone[3];	/* thousandths of a thread in zones: now, ~1 s, ~30 s */
 	char path[96];		/* direct: the segment */
+	__u32 ns_pid;		/* in a container: its pid there, else 0 */
+	char cgroup[PROF_CGROUP_MAX]; /* with ns_pid: its cgroup */
 };
 
 struct pc_src {
@@ -105,6 +107,9 @@ struct pc_src {
 	void *live_mem;
 	size_t live_len;
 	struct prof_seg_flat_cache *flat_cache; /* its threads' shares of the rows */
+	__u32 live_ns_pid;	/* a container's: the pid its header names */
+	__u32 live_uid;		/* and its owner here */
+	char live_cgroup[PROF_CGROUP_MAX];
 	int why;		/* direct: the connect error, 0 if not tried */
 	const char *sock;
 };

@@ -932,14 +932,24 @@ static int cmd_list(int argc, char **argv)
 			if (p[i].rates)
 				printf(",\"inzone\":{\"now\":%u,\"short\":%u,\"long\":%u}",
 				       p[i].inzone[0], p[i].inzone[1], p[i].inzone[2]);
+			/* in a container: its own pid there, and its cgroup */
+			if (p[i].ns_pid) {
+				printf(",\"ns_pid\":%u,\"cgroup\":\"", p[i].ns_pid);
+				pc_json_str(stdout, p[i].cgroup);
+				printf("\"");
+			}
 			printf("}");
 		}
 		printf("]}\n");
 	} else {
 		char since[32], kern[16];
+		bool ctr = false;
 
-		printf("%7s  %-16s %7s  %-7s %-7s %-19s %s\n", "PID", "COMMAND", "THREADS", "STATE",
-		       "KERNEL", "SINCE", src.fd >= 0 ? "THREADS IN ZONES now/1s/30s" : "");
+		for (i = 0; i < n; i++)
+			ctr |= p[i].ns_pid != 0;
+		printf("%7s  %-16s %7s  %-7s %-7s %-19s %s%s\n", "PID", "COMMAND", "THREADS",
+		       "STATE", "KERNEL", "SINCE", src.fd >= 0 ? "THREADS IN ZONES now/1s/30s" : "",
+		       ctr ? "  CONTAINER PID, CGROUP" : "");
 		for (i = 0; i < n; i++) {
 			if (p[i].kernel < 0)
 				snprintf(kern, sizeof(kern), "?");
@@ -954,6 +964,8 @@ static int cmd_list(int argc, char **argv)
 			if (p[i].rates)
 				printf(" %.2f/%.2f/%.2f", p[i].inzone[0] / 1e3,
 				       p[i].inzone[1] / 1e3, p[i].inzone[2] / 1e3);
+			if (p[i].ns_pid)
+				printf("  %u, %s", p[i].ns_pid, p[i].cgroup[0] ? p[i].cgroup : "?");
 			printf("\n");
 		}
 		if (src.fd < 0)

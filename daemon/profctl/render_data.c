@@ -458,7 +458,13 @@ static int json_callers(FILE *f, const struct prof_snapshot *s, const struct pc_
 			break;
 		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", comma || k ? "," : "", s->pid);
 		pc_json_str(f, s->comm);
-		fputs(s->compensated ? "\",\"compensated\":true,\"zone\":\"" : "\",\"zone\":\"", f);
+		fputs(s->compensated ? "\",\"compensated\":true," : "\",", f);
+		if (s->ns_pid) {
+			fprintf(f, "\"ns_pid\":%u,\"cgroup\":\"", s->ns_pid);
+			pc_json_str(f, s->cgroup);
+			fputs("\",", f);
+		}
+		fputs("\"zone\":\"", f);
 		pc_json_str(f, c.zone);
 		fprintf(f,
 			"\",\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
@@ -515,6 +521,12 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		fputs("\",", f);
 		if (s->compensated)
 			fputs("\"compensated\":true,", f);
+		/* in a container: as in the tree's document */
+		if (s->ns_pid) {
+			fprintf(f, "\"ns_pid\":%u,\"cgroup\":\"", s->ns_pid);
+			pc_json_str(f, s->cgroup);
+			fputs("\",", f);
+		}
 		{
 			struct prof_flat_row *rows = NULL;
 			size_t nr = 0;

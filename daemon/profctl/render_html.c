@@ -137,6 +137,11 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 
 		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", p ? "," : "", s->pid);
 		pc_json_str(f, s->comm);
+		/* in a container: the page's header says where */
+		if (s->ns_pid) {
+			fprintf(f, "\",\"ns_pid\":%u,\"cgroup\":\"", s->ns_pid);
+			pc_json_str(f, s->cgroup);
+		}
 		fprintf(f, "\",\"tsc_synced\":%s,\"threads\":[",
 			s->flags & PROF_SEG_TSC_SYNCED ? "true" : "false");
 		for (i = 0; i < s->nthreads && !err; i++) {

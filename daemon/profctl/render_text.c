@@ -341,6 +341,10 @@ static void alloc_rows(struct tctx *c)
 static void process_title(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
 {
 	fprintf(f, "%sprocess %u (%s)%s  ", col(o, C_BOLD), s->pid, s->comm, col(o, C_RESET));
+	/* in a container: the pid it knows itself by, and where it runs */
+	if (s->ns_pid)
+		fprintf(f, "container pid %u, cgroup %s, ", s->ns_pid,
+			s->cgroup[0] ? s->cgroup : "?");
 	/* merged (--threads): the thread's title says how many */
 	if (s->nthreads != 1 || s->threads[0].tid)
 		fprintf(f, "%u thread%s, ", s->nthreads, s->nthreads == 1 ? "" : "s");
