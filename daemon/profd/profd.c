@@ -171,7 +171,7 @@ static void usage(FILE *f)
 		"usage: profd [-dhv] [--socket PATH] [--interval MS] [--history SEC]\n"
 		"             [--keep SEC] [--slots N] [--uid-slots N] [--uid-conns N]\n"
 		"             [--uid-procs N] [--uid-kept MB] [--idle SEC] [--syslog] [--no-bpf]\n"
-		"             [--max-memory BYTES]\n"
+		"             [--no-ns-scan] [--max-memory BYTES]\n"
 		"\n"
 		"  -d, --daemon        detach once the socket is up, then log to syslog\n"
 		"  -s, --socket PATH   control socket (default %s)\n"
@@ -196,6 +196,8 @@ static void usage(FILE *f)
 		"                      it registered threads (default 10)\n"
 		"      --syslog        log to syslog instead of stderr, without detaching\n"
 		"      --no-bpf        run without kernel assistance\n"
+		"      --no-ns-scan    do not look into other mount namespaces' /dev/shm (a\n"
+		"                      container that hands its segment over is followed)\n"
 		"  -v, --verbose       more logging (twice: debug)\n"
 		"  -h, --help          this text\n",
 		PROFD_SOCKET_DEFAULT, PROF_SCHED_MAX_SLOTS);
@@ -244,8 +246,9 @@ static __u64 default_max_memory(void)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF, O_UID_SLOTS, O_UID_CONNS,
-	       O_UID_PROCS, O_UID_KEPT, O_IDLE, O_MAX_MEMORY };
+	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF, O_NO_NS_SCAN, O_UID_SLOTS, O_UID_CONNS,
+	       O_UID_PROCS, O_UID_KEPT, O_IDLE,
+	       O_MAX_MEMORY };
 	static const struct option opts[] = {
 		{ "daemon", no_argument, NULL, 'd' },
 		{ "socket", required_argument, NULL, 's' },
@@ -261,6 +264,7 @@ static void parse_args(int argc, char **argv)
 		{ "max-memory", required_argument, NULL, O_MAX_MEMORY },
 		{ "syslog", no_argument, NULL, O_SYSLOG },
 		{ "no-bpf", no_argument, NULL, O_NO_BPF },
+		{ "no-ns-scan", no_argument, NULL, O_NO_NS_SCAN },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -307,6 +311,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_SYSLOG:
 			conf.syslog = true;
+			break;
+		case O_NO_NS_SCAN:
+			conf.no_ns_scan = true;
 			break;
 		case O_NO_BPF:
 			conf.no_bpf = true;
