@@ -77,9 +77,8 @@ int main(int argc, char **argv)
 	t4 = cpu_ms();
 	printf("profd_hist_cost: read %.1f ms (%.1f MiB); delta %.1f ms (%.1f MiB, %.1f%%); "
 	       "rebuild %.1f ms\n",
-	       t1 - t0, hist_snap_bytes(a) / 1048576.0, t3 - t2,
-	       hist_delta__bytes(d) / 1048576.0, 100.0 * hist_delta__bytes(d) / hist_snap_bytes(a),
-	       t4 - t3);
+	       t1 - t0, hist_snap_bytes(a) / 1048576.0, t3 - t2, hist_delta__bytes(d) / 1048576.0,
+	       100.0 * hist_delta__bytes(d) / hist_snap_bytes(a), t4 - t3);
 	hist_delta__destroy(d);
 	prof_snapshot__destroy(w);
 	prof_snapshot__destroy(a);

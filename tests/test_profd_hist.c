@@ -22,6 +22,7 @@
 static void rec(int d, int only);
 static __thread volatile unsigned long sink; /* each thread its own: no race */
 
+/* clang-format off */
 #define Z(n)                              \
 	static void hz##n(int d, int only) \
 	{                                  \
@@ -29,11 +30,10 @@ static __thread volatile unsigned long sink; /* each thread its own: no race */
 		sink += (unsigned long)d;  \
 		rec(d, only);              \
 	}
-/* clang-format off */
 Z(0) Z(1) Z(2) Z(3) Z(4) Z(5) Z(6) Z(7) Z(8) Z(9)
-/* clang-format on */
 
 static void (*const zs[10])(int, int) = { hz0, hz1, hz2, hz3, hz4, hz5, hz6, hz7, hz8, hz9 };
+/* clang-format on */
 
 /* a tree of 10 zones nested d deep; only >= 0: that top-level zone alone */
 static void rec(int d, int only)

@@ -998,8 +998,7 @@ static void status_memory(const struct profd_status *st)
 	printf("history dropped for memory: %llu frames (the oldest of the biggest processes "
 	       "first), %llu exited processes, %llu whole histories; %llu windows refused\n",
 	       (unsigned long long)st->frames_dropped, (unsigned long long)st->kept_dropped,
-	       (unsigned long long)st->histories_dropped,
-	       (unsigned long long)st->windows_refused);
+	       (unsigned long long)st->histories_dropped, (unsigned long long)st->windows_refused);
 	if (st->last_drop_pid)
 		printf("  the newest drop: pid %u, a frame of %.1f s ago: its --last windows that "
 		       "long or longer are refused\n",

@@ -246,9 +246,8 @@ static __u64 default_max_memory(void)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF, O_NO_NS_SCAN, O_UID_SLOTS, O_UID_CONNS,
-	       O_UID_PROCS, O_UID_KEPT, O_IDLE,
-	       O_MAX_MEMORY };
+	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF, O_NO_NS_SCAN, O_UID_SLOTS,
+	       O_UID_CONNS, O_UID_PROCS, O_UID_KEPT, O_IDLE, O_MAX_MEMORY };
 	static const struct option opts[] = {
 		{ "daemon", no_argument, NULL, 'd' },
 		{ "socket", required_argument, NULL, 's' },

@@ -32,15 +32,15 @@
 struct hist_dthread {
 	struct prof_snap_thread t; /* the older thread; nodes NULL */
 	__u32 nchanged;
-	__u32 *idx;			 /* the nodes it held that differ, ascending */
-	struct prof_snap_node *nodes;	 /* their values; hist_off into the delta's pool */
+	__u32 *idx;		      /* the nodes it held that differ, ascending */
+	struct prof_snap_node *nodes; /* their values; hist_off into the delta's pool */
 };
 
 struct hist_delta {
-	struct prof_snapshot s;	       /* the older header; its pointers NULL */
-	struct prof_snap_site *sites;  /* the older sites, or NULL: the newer's */
-	struct hist_dthread *threads;  /* s.nthreads of them */
-	__u32 *hist;		       /* the changed nodes' buckets */
+	struct prof_snapshot s;	      /* the older header; its pointers NULL */
+	struct prof_snap_site *sites; /* the older sites, or NULL: the newer's */
+	struct hist_dthread *threads; /* s.nthreads of them */
+	__u32 *hist;		      /* the changed nodes' buckets */
 	__u64 bytes;
 };
 
@@ -106,9 +106,10 @@ static bool node_same(const struct prof_snapshot *a, const struct prof_snap_node
 /* the older thread's entry: the nodes that differ from the newer's (nt,
  * NULL if the newer has no thread at that index); scratch holds ot's
  * nnodes indices */
-static int delta_thread(struct hist_delta *d, struct hist_dthread *dt, const struct prof_snapshot *o,
-			const struct prof_snap_thread *ot, const struct prof_snapshot *n,
-			const struct prof_snap_thread *nt, __u32 *scratch, __u64 *nhist)
+static int delta_thread(struct hist_delta *d, struct hist_dthread *dt,
+			const struct prof_snapshot *o, const struct prof_snap_thread *ot,
+			const struct prof_snapshot *n, const struct prof_snap_thread *nt,
+			__u32 *scratch, __u64 *nhist)
 {
 	__u32 j, k, cnt = 0;
 
@@ -172,7 +173,8 @@ struct hist_delta *hist_delta__new(const struct prof_snapshot *older,
 		goto fail;
 	for (i = 0; i < older->nthreads; i++) {
 		err = delta_thread(d, &d->threads[i], older, &older->threads[i], newer,
-				   i < newer->nthreads ? &newer->threads[i] : NULL, scratch, &nhist);
+				   i < newer->nthreads ? &newer->threads[i] : NULL, scratch,
+				   &nhist);
 		if (err)
 			goto fail;
 	}
@@ -299,8 +301,8 @@ int hist_delta__apply(struct prof_snapshot *w, const struct hist_delta *d)
 		struct prof_snap_thread *t = &w->threads[i];
 
 		if (dt->t.nnodes != t->nnodes) {
-			struct prof_snap_node *v = realloc(t->nodes, (dt->t.nnodes ? dt->t.nnodes : 1) *
-								     sizeof(*v));
+			struct prof_snap_node *v =
+				realloc(t->nodes, (dt->t.nnodes ? dt->t.nnodes : 1) * sizeof(*v));
 
 			if (!v)
 				goto nomem;
@@ -359,8 +361,7 @@ bool hist_snap_same(const struct prof_snapshot *a, const struct prof_snapshot *b
 	x.threads = y.threads = NULL;
 	x.hist = y.hist = NULL;
 	x.nhist = y.nhist = 0;
-	if (memcmp(&x, &y, sizeof(x)) ||
-	    memcmp(a->sites, b->sites, a->nsites * sizeof(*a->sites)))
+	if (memcmp(&x, &y, sizeof(x)) || memcmp(a->sites, b->sites, a->nsites * sizeof(*a->sites)))
 		return false;
 	for (i = 0; i < a->nthreads; i++) {
 		struct prof_snap_thread s = a->threads[i], t = b->threads[i];
