@@ -6,7 +6,7 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iusdt -Ibpf -fsanitize=fuzzer,address,undefine
 
 .PHONY: fuzz
 fuzz: $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/seeds/seed0 $(FUZZ_DIR)/fuzz_file \
-	$(FUZZ_DIR)/file_seeds/seed0
+	$(FUZZ_DIR)/file_seeds/seed0 $(FUZZ_DIR)/fuzz_json $(FUZZ_DIR)/json_seeds/tree_json
 
 $(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c usdt/reader.c usdt/report.c usdt/slab.h usdt/snapshot.h
 	$(call msg,FUZZ,$@)
@@ -28,6 +28,19 @@ $(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c usdt/proffile.c usdt/proffile.h usdt/re
 $(FUZZ_DIR)/file_seeds/seed0: $(FUZZ_DIR)/seeds/seed0 .output/tests/mkfileseed
 	$(Q)mkdir -p $(FUZZ_DIR)/file_seeds
 	$(Q).output/tests/mkfileseed $< $@
+
+# the JSON report loader (daemon/profctl/report_load.c, jansson), seeded
+# with the golden fixture's JSON reports
+$(FUZZ_DIR)/fuzz_json: tests/fuzz_json.c daemon/profctl/report_load.c daemon/profctl/report_load.h \
+		usdt/reader.c usdt/report.c usdt/slab.h usdt/snapshot.h
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(FUZZ_DIR)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Idaemon/profctl tests/fuzz_json.c daemon/profctl/report_load.c \
+		usdt/reader.c usdt/report.c -o $@ -ljansson
+
+$(FUZZ_DIR)/json_seeds/tree_json: tests/golden/tree_json tests/golden/threads_json
+	$(Q)mkdir -p $(FUZZ_DIR)/json_seeds
+	$(Q)cp tests/golden/tree_json tests/golden/threads_json $(FUZZ_DIR)/json_seeds/
 
 .output/tests/mkfileseed: tests/mkfileseed.c usdt/proffile.h .output/libprof.a | .output/tests
 	$(call msg,CC,$@)

@@ -221,6 +221,198 @@ GOLDEN(tree_folded, "--format", "folded")
 GOLDEN(threads_folded, "--format", "folded", "--threads")
 GOLDEN(report_html, "--format", "html")
 
+/*
+ * --input of a JSON report (issue 15): the fixture's JSON tree read back
+ * renders every view and format as the fixture itself does (its golden
+ * files), the JSON itself too; its ticks are ns, so nothing is rounded.
+ */
+static const char *const json_views[][6] = {
+	{ "tree_txt", "--sort", "self" },
+	{ "tree_total_txt", "--sort", "total" },
+	{ "tree_calls_txt", "--sort", "calls" },
+	{ "tree_p99_txt", "--sort", "p99" },
+	{ "tree_tid_txt", "--tid", "4243" },
+	{ "tree_color_txt", "--color", "always" },
+	{ "threads_txt", "--threads" },
+	{ "flat_txt", "--flat" },
+	{ "flat_total_txt", "--flat", "--sort", "total" },
+	{ "callers_lex_txt", "--callers", "lex" },
+	{ "callers_fib_txt", "--callers", "fib" },
+	{ "tree_json", "--format", "json" },
+	{ "threads_json", "--format", "json", "--threads" },
+	{ "flat_json", "--format", "json", "--flat" },
+	{ "callers_json", "--format", "json", "--callers", "render" },
+	{ "tree_csv", "--format", "csv" },
+	{ "flat_csv", "--format", "csv", "--flat" },
+	{ "callers_csv", "--format", "csv", "--callers", "lex" },
+	{ "tree_folded", "--format", "folded" },
+	{ "threads_folded", "--format", "folded", "--threads" },
+	{ "report_html", "--format", "html" },
+};
+
+/* profctl report --input in VIEW... -o out; 0 and stderr empty expected */
+static char *render_input(const char *in, const char *const *view, size_t nview)
+{
+	const char *args[16] = { "report", "--input", in, "-o" };
+	char out[160], err[512];
+	size_t n = 4, k;
+
+	snprintf(out, sizeof(out), "%s/json_in.out", dir);
+	args[n++] = out;
+	for (k = 0; k < nview && view[k]; k++)
+		args[n++] = view[k];
+	args[n] = NULL;
+	assert_int_equal(run(args, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	return slurp(out, NULL);
+}
+
+static void test_json_input(void **state)
+{
+	const char *const tree[] = { "--format", "json" };
+	const char *const pprof[] = { "--format", "pprof" };
+	char json[160], *got, *want, *a, *b;
+	size_t v, la, lb;
+	FILE *f;
+
+	(void)state;
+	snprintf(json, sizeof(json), "%s/golden.json", dir);
+	got = render_input(image, tree, 2);
+	f = fopen(json, "w");
+	assert_non_null(f);
+	fputs(got, f);
+	fclose(f);
+	free(got);
+	for (v = 0; v < sizeof(json_views) / sizeof(json_views[0]); v++) {
+		char gpath[160];
+
+		got = render_input(json, json_views[v] + 1, 5);
+		snprintf(gpath, sizeof(gpath), "tests/golden/%s", json_views[v][0]);
+		want = slurp(gpath, NULL);
+		assert_non_null(want);
+		if (strcmp(got, want))
+			fail_msg("--input of the JSON report: %s differs from %s", json_views[v][0],
+				 gpath);
+		free(got);
+		free(want);
+	}
+	/* pprof: the same profile but its time (which the JSON does not keep) */
+	a = render_input(image, pprof, 2);
+	snprintf(json, sizeof(json), "%s/json_in.out", dir);
+	slurp(json, &la);
+	free(a);
+	snprintf(json, sizeof(json), "%s/golden.json", dir);
+	b = render_input(json, pprof, 2);
+	snprintf(json, sizeof(json), "%s/json_in.out", dir);
+	slurp(json, &lb);
+	free(b);
+	assert_true(la > 100 && lb > 100);
+}
+
+/* text with each "path" of json said as the image's (a diff names its sides) */
+static char *same_source(char *text, const char *json)
+{
+	char q[170], *p;
+
+	snprintf(q, sizeof(q), "\"%s\"", json);
+	while ((p = strstr(text, q))) {
+		/* golden.jsn and golden.seg: the same length */
+		memcpy(p + 1, image, strlen(image));
+	}
+	return text;
+}
+
+/* diff with a JSON report on either side: the same as with the image */
+static void test_json_input_diff(void **state)
+{
+	const char *const tree[] = { "--format", "json" };
+	const char *a1[] = { "diff", image, NULL, "--format", "json", NULL };
+	char json[160], err[512], *got, *want;
+
+	(void)state;
+	/* as long a name as the image's */
+	snprintf(json, sizeof(json), "%s/golden.jsn", dir);
+	got = render_input(image, tree, 2);
+	{
+		FILE *f = fopen(json, "w");
+
+		assert_non_null(f);
+		fputs(got, f);
+		fclose(f);
+	}
+	free(got);
+	a1[2] = image;
+	assert_int_equal(run_stdout(a1, &want), 0);
+	a1[2] = json;
+	assert_int_equal(run_stdout(a1, &got), 0);
+	assert_string_equal(same_source(got, json), want);
+	free(got);
+	a1[1] = json;
+	assert_int_equal(run_stdout(a1, &got), 0);
+	assert_string_equal(same_source(got, json), want);
+	free(got);
+	free(want);
+	(void)err;
+}
+
+/* a JSON report cut short, retyped or of another shape: one line saying
+ * what, exit status 1, never a crash */
+static void test_json_input_corrupt(void **state)
+{
+	const char *const tree[] = { "--format", "json" };
+	const char *const flatj[] = { "--format", "json", "--flat" };
+	const char *args[] = { "report", "--input", NULL, NULL };
+	char path[160], err[512], *doc, *p;
+	size_t len, cut, step;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/bad.json", dir);
+	args[2] = path;
+	doc = render_input(image, tree, 2);
+	len = strlen(doc);
+	step = len / 60 ? len / 60 : 1;
+	for (cut = 1; cut < len - 1; cut += step) {
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fwrite(doc, 1, cut, f);
+		fclose(f);
+		assert_int_equal(run(args, err, sizeof(err)), 1);
+		assert_non_null(strstr(err, "not a JSON report"));
+		assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+	}
+	/* a count that is a string */
+	p = strstr(doc, "\"calls\":");
+	assert_non_null(p);
+	p[8] = '"';
+	f = fopen(path, "w");
+	fputs(doc, f);
+	fclose(f);
+	assert_int_equal(run(args, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "not a JSON report"));
+	p[8] = '1';
+	/* a histogram past its last bucket: a node with calls starts at 191 */
+	p = strstr(doc, "\"hist_lo\":");
+	assert_non_null(p);
+	f = fopen(path, "w");
+	fwrite(doc, 1, (size_t)(p - doc), f);
+	fputs("\"hist_lo\":191", f);
+	fputs(p + 10 + strspn(p + 10, "0123456789"), f);
+	fclose(f);
+	assert_int_equal(run(args, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "\"hist\" goes past bucket"));
+	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+	free(doc);
+	/* the flat view has no tree */
+	doc = render_input(image, flatj, 3);
+	f = fopen(path, "w");
+	fputs(doc, f);
+	fclose(f);
+	free(doc);
+	assert_int_equal(run(args, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "flat view has no call tree"));
+}
+
 /* names with csv's special bytes are quoted, quotes doubled, in every
  * row of the tree's csv: comm and the thread's name */
 static void test_csv_quoting(void **state)
@@ -1349,6 +1541,9 @@ int main(void)
 		cmocka_unit_test(test_top_pick),
 		cmocka_unit_test(test_names_frames_allocs),
 		cmocka_unit_test(test_top_layout),
+		cmocka_unit_test(test_json_input),
+		cmocka_unit_test(test_json_input_diff),
+		cmocka_unit_test(test_json_input_corrupt),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,7 +4,8 @@
  * `report --input` gives what the live report gives, in every view and
  * format; PROF_SAVE writes the file at exit; the file is a small part of
  * the segment; a truncated, corrupt or foreign file gets one line and
- * exit status 1, never a crash.
+ * exit status 1, never a crash.  A JSON report read with --input renders
+ * as the live report too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -273,6 +274,7 @@ static void test_round_trip(void **state)
 {
 	char pid[16], file[128], atexit_file[128], live[128], saved[128], err[512];
 	const char *argv[16];
+	const char *files[2] = { file, atexit_file };
 	size_t v;
 	int f;
 
@@ -287,13 +289,14 @@ static void test_round_trip(void **state)
 	{
 		const char *a[] = { "save", "--pid", pid, "--since-start", "-o", file, NULL };
 
+
 		assert_int_equal(run_io(NULL, a, err, sizeof(err)), 0);
 		assert_string_equal(err, "");
 	}
 	for (f = 0; f < 2; f++) {
 		for (v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
 			const char *const lsrc[] = { "--pid", pid, "--since-start", NULL };
-			const char *const fsrc[] = { "--input", f ? atexit_file : file, NULL };
+			const char *const fsrc[] = { "--input", files[f], NULL };
 			char *a, *b;
 
 			report_args(argv, lsrc, views[v]);
@@ -306,6 +309,13 @@ static void test_round_trip(void **state)
 			assert_non_null(a);
 			assert_non_null(b);
 			assert_true(strlen(a) > 20);
+			if (strcmp(a, b)) {
+				char cmd[400];
+
+				snprintf(cmd, sizeof(cmd), "diff -u %s %s >&2", live, saved);
+				if (system(cmd)) { /* the diff is the message */
+				}
+			}
 			if (strcmp(a, b))
 				fail_msg("%s, view %zu (%s %s): the saved file's report differs",
 					 fsrc[1], v, views[v][0] ? views[v][0] : "tree",
@@ -314,6 +324,101 @@ static void test_round_trip(void **state)
 			free(b);
 		}
 	}
+}
+
+/*
+ * A JSON report read back with --input (the one PROF_REPORT_FORMAT=json
+ * wrote at exit, and the one `report --format json` wrote after it) gives
+ * every view the live report gives.  A process of its own on the
+ * monotonic clock: its ticks are ns, as the JSON's times are (with the
+ * TSC, what is derived again from a node's ns, a percentile, a sum, can
+ * round a ns apart).
+ */
+static void test_json_round_trip(void **state)
+{
+	char pid[16], atexit_json[128], json[128], live[128], saved[128], err[512];
+	char paths[4][96];
+	const char *files[2] = { atexit_json, json };
+	const char *argv[16];
+	int go[2], st;
+	__u64 token;
+	size_t v, n;
+	pid_t c;
+	int f;
+
+	(void)state;
+	snprintf(atexit_json, sizeof(atexit_json), "%s/mono.atexit.json", dir);
+	snprintf(json, sizeof(json), "%s/mono.json", dir);
+	snprintf(live, sizeof(live), "%s/live.out", dir);
+	snprintf(saved, sizeof(saved), "%s/saved.out", dir);
+	assert_int_equal(pipe(go), 0);
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		unsigned int k = 20;
+		pthread_t t;
+		char b;
+
+		setenv("PROF_CLOCK", "mono", 1);
+		setenv("PROF_KEEP", "1", 1);
+		setenv("PROF_REPORT", atexit_json, 1);
+		setenv("PROF_REPORT_FORMAT", "json", 1);
+		unsetenv("PROF_SAVE");
+		close(go[1]);
+		for (unsigned int i = 0; i < k; i++)
+			sv_outer();
+		if (!pthread_create(&t, NULL, sv_worker, &k))
+			pthread_join(t, NULL);
+		/* the parent reads its start token while it lives */
+		if (read(go[0], &b, 1) < 0)
+			_exit(1);
+		exit(0);
+	}
+	close(go[0]);
+	token = prof_proc_start_token(c);
+	close(go[1]);
+	assert_int_equal(waitpid(c, &st, 0), c);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snprintf(pid, sizeof(pid), "%d", (int)c);
+	{
+		const char *j[] = { "report", "--pid", pid, "--since-start", "--format", "json", NULL };
+
+		assert_int_equal(run_io(json, j, err, sizeof(err)), 0);
+		assert_string_equal(err, "");
+	}
+	for (f = 0; f < 2; f++) {
+		for (v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+			const char *const lsrc[] = { "--pid", pid, "--since-start", NULL };
+			const char *const fsrc[] = { "--input", files[f], NULL };
+			char *a, *b;
+
+			report_args(argv, lsrc, views[v]);
+			assert_int_equal(run_io(live, argv, NULL, 0), 0);
+			report_args(argv, fsrc, views[v]);
+			assert_int_equal(run_io(saved, argv, err, sizeof(err)), 0);
+			assert_string_equal(err, "");
+			a = slurp(live, NULL);
+			b = slurp(saved, NULL);
+			assert_non_null(a);
+			assert_non_null(b);
+			assert_true(strlen(a) > 20);
+			if (strcmp(a, b)) {
+				char cmd[400];
+
+				snprintf(cmd, sizeof(cmd), "diff -u %s %s >&2", live, saved);
+				if (system(cmd)) { /* the diff is the message */
+				}
+				fail_msg("%s, view %zu (%s %s): the JSON report's differs", files[f],
+					 v, views[v][0] ? views[v][0] : "tree",
+					 views[v][1] ? views[v][1] : "");
+			}
+			free(a);
+			free(b);
+		}
+	}
+	n = test_seg_paths(c, token, paths, 4);
+	for (v = 0; v < n; v++)
+		unlink(paths[v]);
 }
 
 /* the file is what is used, not the segment's size */
@@ -439,8 +544,22 @@ static void test_refused(void **state)
 		fclose(f);
 	}
 	expect_refused(bad, "corrupt profile");
-	/* the JSON report is not a profile, and says what is */
-	expect_refused(json, "a JSON report");
+	free(buf);
+	/* the JSON report is read (test_round_trip: as the live one); cut
+	 * short anywhere, refused */
+	{
+		const char *a[] = { "report", "--input", json, NULL };
+		char out[128];
+
+		snprintf(out, sizeof(out), "%s/json.out", dir);
+		assert_int_equal(run_io(out, a, NULL, 0), 0);
+	}
+	buf = slurp(json, &len);
+	assert_non_null(buf);
+	for (cut = 0; cut < len - 2; cut += 53) {
+		spill(bad, buf, cut);
+		expect_refused(bad, cut ? "not a JSON report" : "not a profd profile");
+	}
 	free(buf);
 }
 
@@ -478,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_compact),
 		cmocka_unit_test(test_encode_decode),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_json_round_trip),
 		/* these two end the child */
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_prof_save),

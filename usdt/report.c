@@ -474,7 +474,9 @@ static void json_str(FILE *f, const char *s)
  * fprintf: the same characters.  A node's text is at most JROW bytes
  * before its children: its indent, two escaped strings, 16 numbers.
  */
-#define JROW (2 * PROF_SNAP_DEPTH_MAX + 8 + 6 * (PROF_NAME_MAX + PROF_FILE_MAX) + 600)
+#define JROW                                                                            \
+	(2 * PROF_SNAP_DEPTH_MAX + 8 + 6 * (PROF_NAME_MAX + PROF_FILE_MAX + PROF_FUNC_MAX) + \
+	 11 * PROF_HIST_BUCKETS + 700)
 struct jbuf {
 	FILE *f;
 	char *p, *end;
@@ -551,7 +553,7 @@ static char *jstr(char *p, const char *s)
 	return p;
 }
 
-/* a node's name, file and line: {"name":...,"file":...,"line":N */
+/* a node's name, file, line and function: {"name":...,"file":...,"line":N,"func":... */
 static char *jsite(char *p, const struct prof_snapshot *s, const struct prof_snap_node *n)
 {
 	const struct prof_snap_site *site = n->site < s->nsites ? &s->sites[n->site] : NULL;
@@ -561,7 +563,9 @@ static char *jsite(char *p, const struct prof_snapshot *s, const struct prof_sna
 	p = JLIT(p, ",\"file\":");
 	p = jstr(p, site ? site->file : "");
 	p = JLIT(p, ",\"line\":");
-	return ju64(p, site ? site->line : 0);
+	p = ju64(p, site ? site->line : 0);
+	p = JLIT(p, ",\"func\":");
+	return jstr(p, site ? site->func : "");
 }
 
 /* every site's jsite text, once a snapshot: its nodes copy it */
@@ -605,7 +609,8 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 		      const struct prof_snap_thread *t, __u32 i, int depth)
 {
 	const struct prof_snap_node *n = &t->nodes[i];
-	__u32 c;
+	const __u32 *h;
+	__u32 c, b;
 	bool first = true;
 	char *p = jroom(j);
 
@@ -636,6 +641,19 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 	p = ju64(JLIT(p, ",\"alloc_bytes\":"), n->alloc_bytes);
 	p = ju64(JLIT(p, ",\"frees\":"), n->frees);
 	p = ju64(JLIT(p, ",\"free_bytes\":"), n->free_bytes);
+	/* the duration histogram, from its first kept bucket: what --input
+	 * needs to answer any percentile as the live report does */
+	h = prof_snap_hist(s, n);
+	if (h || !n->calls) {
+		p = ju64(JLIT(p, ",\"hist_lo\":"), h ? n->hist_lo : 0);
+		p = JLIT(p, ",\"hist\":[");
+		for (b = 0; h && b < n->hist_n; b++) {
+			if (b)
+				*p++ = ',';
+			p = ju64(p, h[b]);
+		}
+		*p++ = ']';
+	}
 	p = JLIT(p, ",\"children\":[");
 	j->p = p;
 	/* a hostile depth must not exhaust the stack: cut, and say so */

@@ -67,7 +67,7 @@ static const char usage_report[] =
 	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
 	"                       always, never\n"
 	"      --input FILE     read a profile saved by `profctl save` or PROF_SAVE (or a\n"
-	"                       segment image) instead of a live process\n"
+	"                       JSON report, or a segment image) instead of a live process\n"
 	"                       (no --pid or --last)\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n";
 
@@ -590,7 +590,7 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
  * shown, and lazily (one thread's nodes at a time: every view goes thread
  * by thread) so a big process is never copied whole, the next thread
  * loaded on another CPU while this one is rendered.  --threads adds the
- * threads' histograms up: their loads copy them.
+ * threads' histograms up and the JSON tree writes them: their loads copy them.
  */
 static unsigned int report_read_flags(const struct pc_opts *o)
 {
@@ -605,7 +605,8 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	flags |= PROF_READ_LAZY;
 	if (pc_cpus() > 1)
 		flags |= PROF_READ_AHEAD;
-	if (o->threads)
+	/* the JSON tree carries the histograms themselves (--input reads them) */
+	if (o->threads || (o->format == PC_FMT_JSON && !o->flat && !o->callers))
 		flags |= PROF_READ_LAZY_HIST;
 	return flags;
 }
