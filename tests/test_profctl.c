@@ -11,6 +11,7 @@
 #define _GNU_SOURCE /* posix_openpt, ptsname */
 #include <errno.h>
 #include <fcntl.h>
+#include <iconv.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -411,6 +412,113 @@ static void test_json_input_corrupt(void **state)
 	free(doc);
 	assert_int_equal(run(args, err, sizeof(err)), 1);
 	assert_non_null(strstr(err, "flat view has no call tree"));
+}
+
+/*
+ * One JSON writer (issue 18): a non-ASCII name reads the same, as valid
+ * UTF-8, in every JSON profctl writes (the tree, which is also the report
+ * at exit, --threads, --flat, --callers, diff, the html pages' data); it
+ * was "ex\u00c3\u00a9" in some and "exé" in others.  A byte of no valid
+ * UTF-8 sequence is escaped (\u00XX of its value), so the output stays
+ * valid UTF-8 whatever a name holds.
+ */
+static bool valid_utf8(const char *text)
+{
+	iconv_t cd = iconv_open("UTF-8", "UTF-8");
+	char *in = (char *)(uintptr_t)text, out[4096], *o;
+	size_t left = strlen(text), room;
+	bool ok = true;
+
+	assert_true(cd != (iconv_t)-1);
+	while (left && ok) {
+		o = out;
+		room = sizeof(out);
+		if (iconv(cd, &in, &left, &o, &room) == (size_t)-1 && errno != E2BIG)
+			ok = false;
+	}
+	iconv_close(cd);
+	return ok;
+}
+
+/* the fixture with comm, thread 0's name and the render zone's renamed */
+static void fixture_named(const char *path, const char *comm, const char *zone)
+{
+	struct prof_seg_hdr *h;
+	struct prof_slab_hdr *sh;
+	struct prof_site_ent *site;
+	void *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(fx_image(&buf, &len), 0);
+	h = buf;
+	sh = (void *)((char *)buf + h->slabs_off);
+	site = (void *)((char *)buf + h->sites_off + 3 * (size_t)h->site_size);
+	assert_string_equal(site->name, "render");
+	snprintf(h->comm, sizeof(h->comm), "%s", comm);
+	snprintf(sh->name, sizeof(sh->name), "%s", comm);
+	snprintf(site->name, sizeof(site->name), "%s", zone);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	free(buf);
+}
+
+/* every JSON output of the image at path holds each of want (quoted
+ * strings as written) and is valid UTF-8; utf8: the names are valid
+ * UTF-8, which no output escapes byte by byte */
+static void json_outputs_hold(const char *path, const char *zone, const char *const *want,
+			      size_t nwant, bool utf8)
+{
+	const char *views[][6] = {
+		{ "report", "--input", path, "--format", "json" },
+		{ "report", "--input", path, "--format", "json", "--threads" },
+		{ "report", "--input", path, "--format", "json", "--flat" },
+		{ "report", "--input", path, "--format", "html" },
+		{ "diff", path, path, "--format", "json" },
+		{ "diff", path, path, "--format", "html" },
+	};
+	const char *callers[] = { "report", "--input", path, "--format", "json", "--callers",
+				  zone,	    NULL };
+	size_t v, k;
+	char *text;
+
+	for (v = 0; v <= sizeof(views) / sizeof(views[0]); v++) {
+		const char *args[8] = { NULL };
+
+		if (v < sizeof(views) / sizeof(views[0]))
+			memcpy(args, views[v], sizeof(views[v]));
+		else
+			memcpy(args, callers, sizeof(callers));
+		assert_int_equal(run_stdout(args, &text), 0);
+		if (!valid_utf8(text))
+			fail_msg("%s %s %s: not valid UTF-8", args[0], args[3], args[5] ? args[5] : "");
+		for (k = 0; k < nwant; k++) {
+			if (!strstr(text, want[k]))
+				fail_msg("%s %s %s %s: no %s", args[0], args[3], args[4],
+					 args[5] ? args[5] : "", want[k]);
+		}
+		if (utf8 && strstr(text, "\\u00c3"))
+			fail_msg("%s %s %s: UTF-8 escaped byte by byte", args[0], args[3], args[4]);
+		free(text);
+	}
+}
+
+static void test_json_utf8(void **state)
+{
+	const char *const good[] = { "\"ex\xc3\xa9\"", "\"rend\xc3\xa9\"" };
+	/* 0xff is no UTF-8; 0xc3 then the string's end is a cut sequence */
+	const char *const bad[] = { "\"ex\\u00ff\"", "\"rend\\u00c3\"" };
+	char path[160];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/utf8.seg", dir);
+	fixture_named(path, "ex\xc3\xa9", "rend\xc3\xa9");
+	json_outputs_hold(path, "rend\xc3\xa9", good, 2, true);
+	snprintf(path, sizeof(path), "%s/bad8.seg", dir);
+	fixture_named(path, "ex\xff", "rend\xc3");
+	json_outputs_hold(path, "rend\xc3", bad, 2, false);
 }
 
 /* names with csv's special bytes are quoted, quotes doubled, in every
@@ -1544,6 +1652,7 @@ int main(void)
 		cmocka_unit_test(test_json_input),
 		cmocka_unit_test(test_json_input_diff),
 		cmocka_unit_test(test_json_input_corrupt),
+		cmocka_unit_test(test_json_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -364,6 +365,8 @@ static void test_json_round_trip(void **state)
 		setenv("PROF_REPORT", atexit_json, 1);
 		setenv("PROF_REPORT_FORMAT", "json", 1);
 		unsetenv("PROF_SAVE");
+		/* a command of non-ASCII name (issue 18): every JSON says it alike */
+		prctl(PR_SET_NAME, "sv-ex\xc3\xa9");
 		close(go[1]);
 		for (unsigned int i = 0; i < k; i++)
 			sv_outer();
@@ -386,6 +389,21 @@ static void test_json_round_trip(void **state)
 		assert_int_equal(run_io(json, j, err, sizeof(err)), 0);
 		assert_string_equal(err, "");
 	}
+	{
+		const char *l[] = { "list", "--format", "json", NULL };
+		char *text;
+
+		/* its name as it is, valid UTF-8, in list's JSON and the report's */
+		assert_int_equal(run_io(live, l, NULL, 0), 0);
+		text = slurp(live, NULL);
+		assert_non_null(text);
+		assert_non_null(strstr(text, "\"comm\":\"sv-ex\xc3\xa9\""));
+		free(text);
+		text = slurp(json, NULL);
+		assert_non_null(text);
+		assert_non_null(strstr(text, "\"comm\":\"sv-ex\xc3\xa9\""));
+		free(text);
+	}
 	for (f = 0; f < 2; f++) {
 		for (v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
 			const char *const lsrc[] = { "--pid", pid, "--since-start", NULL };
@@ -402,6 +420,9 @@ static void test_json_round_trip(void **state)
 			assert_non_null(a);
 			assert_non_null(b);
 			assert_true(strlen(a) > 20);
+			/* the flat JSON names the command too */
+			if (v == 10)
+				assert_non_null(strstr(a, "\"comm\":\"sv-ex\xc3\xa9\""));
 			if (strcmp(a, b)) {
 				char cmd[400];
 

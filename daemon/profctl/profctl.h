@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "json_writer.h"
 #include "snapshot.h"
 
 #define PC_FMT_TEXT	0
@@ -211,8 +212,7 @@ void pc_out_printf(struct pc_out *o, const char *fmt, ...) __attribute__((format
 __u8 *pc_name_clashes(const struct prof_snapshot *s);
 /* " (file:line)" of a site, the file's last component */
 char *pc_put_where(char *p, const struct prof_snap_site *site);
-/* JSON string body escape (no quotes) */
-void pc_json_str(FILE *f, const char *s);
+/* JSON strings: usdt/json_writer.h (prof_json_fbody, prof_jw_*) */
 
 /* --- renderers (render_*.c) ---------------------------------------------- */
 

@@ -881,22 +881,39 @@ static int cmd_list(int argc, char **argv)
 		return 1;
 	}
 	if (o.format == PC_FMT_JSON) {
-		printf("{\"version\":1,\"source\":\"%s\",\"processes\":[",
-		       src.fd >= 0 ? "profd" : "direct");
+		struct prof_jw w;
+
+		prof_jw_init(&w, stdout);
+		prof_jw_start_object(&w);
+		prof_jw_u64_field(&w, "version", 1);
+		prof_jw_string_field(&w, "source", src.fd >= 0 ? "profd" : "direct");
+		prof_jw_name(&w, "processes");
+		prof_jw_start_array(&w);
 		for (i = 0; i < n; i++) {
-			printf("%s{\"pid\":%d,\"uid\":%u,\"comm\":\"", i ? "," : "", (int)p[i].pid,
-			       (unsigned int)p[i].uid);
-			pc_json_str(stdout, p[i].comm);
-			printf("\",\"threads\":%u,\"alive\":%s,\"kernel\":%d,\"created_ns\":%llu",
-			       p[i].threads, p[i].alive ? "true" : "false", p[i].kernel,
-			       (unsigned long long)p[i].created_ns);
+			prof_jw_start_object(&w);
+			prof_jw_name(&w, "pid");
+			prof_jw_int(&w, (int)p[i].pid);
+			prof_jw_u64_field(&w, "uid", p[i].uid);
+			prof_jw_string_field(&w, "comm", p[i].comm);
+			prof_jw_u64_field(&w, "threads", p[i].threads);
+			prof_jw_bool_field(&w, "alive", p[i].alive);
+			prof_jw_name(&w, "kernel");
+			prof_jw_int(&w, p[i].kernel);
+			prof_jw_u64_field(&w, "created_ns", p[i].created_ns);
 			/* profd only: thousandths of a thread inside zones */
-			if (p[i].rates)
-				printf(",\"inzone\":{\"now\":%u,\"short\":%u,\"long\":%u}",
-				       p[i].inzone[0], p[i].inzone[1], p[i].inzone[2]);
-			printf("}");
+			if (p[i].rates) {
+				prof_jw_name(&w, "inzone");
+				prof_jw_start_object(&w);
+				prof_jw_u64_field(&w, "now", p[i].inzone[0]);
+				prof_jw_u64_field(&w, "short", p[i].inzone[1]);
+				prof_jw_u64_field(&w, "long", p[i].inzone[2]);
+				prof_jw_end_object(&w);
+			}
+			prof_jw_end_object(&w);
 		}
-		printf("]}\n");
+		prof_jw_end_array(&w);
+		prof_jw_end_object(&w);
+		prof_jw_raw(&w, "\n");
 	} else {
 		char since[32], kern[16];
 

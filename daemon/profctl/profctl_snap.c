@@ -690,21 +690,6 @@ void pc_out_printf(struct pc_out *o, const char *fmt, ...)
 	va_end(ap);
 }
 
-void pc_json_str(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '<' || c == '>' || c == '&' || c < 0x20 || c >= 0x7f)
-			/* also keeps "</script>" out of the html report */
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-}
-
 __u8 *pc_name_clashes(const struct prof_snapshot *s)
 {
 	return prof_snap_name_clashes(s);

@@ -13,29 +13,6 @@
 
 #define PLACEHOLDER "/*@PROFCTL_DATA@*/null"
 
-/* pc_json_str's text at p (room for 6 bytes a character) */
-static char *json_put(char *p, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\') {
-			*p++ = '\\';
-			*p++ = (char)c;
-		} else if (c == '<' || c == '>' || c == '&' || c < 0x20 || c >= 0x7f) {
-			memcpy(p, "\\u00", 4);
-			p[4] = hex[c >> 4];
-			p[5] = hex[c & 15];
-			p += 6;
-		} else {
-			*p++ = (char)c;
-		}
-	}
-	return p;
-}
-
 /* "%s[%d,\"%s\",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu]", in place */
 static void html_node(struct pc_out *out, const struct prof_snapshot *s,
 		      const struct prof_snap_node *nd, __u32 j, const __u8 *clash)
@@ -55,13 +32,13 @@ static void html_node(struct pc_out *out, const struct prof_snapshot *s,
 	*p++ = ',';
 	*p++ = '"';
 	/* a name is under PROF_NAME_MAX bytes: 6 each fits a row */
-	p = json_put(p, prof_snap_node_name(s, nd));
+	p = prof_json_esc_body(p, prof_snap_node_name(s, nd));
 	/* two sites of one name (overloads, lambdas): where each is */
 	if (clash && nd->site < s->nsites && clash[nd->site]) {
 		char w[PROF_FILE_MAX + 32];
 
 		*pc_put_where(w, &s->sites[nd->site]) = 0;
-		p = json_put(p, w);
+		p = prof_json_esc_body(p, w);
 	}
 	*p++ = '"';
 	v[0] = nd->calls;
@@ -98,7 +75,7 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 		__u8 *clash = pc_name_clashes(s);
 
 		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", p ? "," : "", s->pid);
-		pc_json_str(f, s->comm);
+		prof_json_fbody(f, s->comm);
 		fputs("\",\"threads\":[", f);
 		for (i = 0; i < s->nthreads; i++) {
 			const struct prof_snap_thread *t = &s->threads[i];
@@ -111,7 +88,7 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 				return err;
 			}
 			fprintf(f, "%s{\"tid\":%u,\"name\":\"", i ? "," : "", t->tid);
-			pc_json_str(f, prof_snap_thread_label(t, lb, sizeof(lb)));
+			prof_json_fbody(f, prof_snap_thread_label(t, lb, sizeof(lb)));
 			fprintf(f, "\",\"total\":%llu,\"frames\":%llu,\"frame_total\":%llu,"
 				   "\"frame_max\":%llu,\"nodes\":[",
 				(unsigned long long)prof_snap_ns(s, pc_thread_total(t)),
