@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "json_writer.h"
+#include "proto.h"
 #include "snapshot.h"
 
 #define PC_FMT_TEXT	0
@@ -24,15 +25,10 @@
 #define PC_FMT_HTML	4
 #define PC_FMT_PPROF	5	/* gzipped pprof protobuf (profctl_pprof.c) */
 
-/* snapshot modes, the same values as profd's PROFD_* */
-#define PC_SINCE_START	0
-#define PC_SINCE_RESET	1
-#define PC_LAST		2
-
 struct pc_opts {
 	pid_t pid;		/* 0: every visible live process */
 	__u32 tid;		/* 0: every thread */
-	int mode;		/* PC_SINCE_* / PC_LAST */
+	int mode;		/* PROFD_SNAP_* (proto.h) */
 	unsigned int last_s;
 	int sort;		/* PROF_SORT_* */
 	bool sort_set;		/* --sort given */

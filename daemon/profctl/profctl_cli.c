@@ -295,7 +295,7 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 	int c, li;
 
 	memset(o, 0, sizeof(*o));
-	o->mode = PC_SINCE_RESET;
+	o->mode = PROFD_SNAP_RESET;
 	optind = 1;
 	opterr = 0;
 	/* the leading ':' tells a missing value (':') from an unknown option */
@@ -358,17 +358,17 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			o->tid = (__u32)v;
 			break;
 		case OPT_SINCE_RESET:
-			o->mode = PC_SINCE_RESET;
+			o->mode = PROFD_SNAP_RESET;
 			break;
 		case OPT_SINCE_START:
-			o->mode = PC_SINCE_START;
+			o->mode = PROFD_SNAP_START;
 			break;
 		case OPT_LAST:
 			if (parse_duration(optarg, &o->last_s)) {
 				pc_warnx("bad duration '%s' (try 10s, 2m)", optarg);
 				return EXIT_USAGE;
 			}
-			o->mode = PC_LAST;
+			o->mode = PROFD_SNAP_LAST;
 			break;
 		case 's':
 			o->sort_set = true;
@@ -688,7 +688,7 @@ static int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* an image is one process as it was: no process to choose, no history */
-	if (o.input && (o.pid || o.mode == PC_LAST)) {
+	if (o.input && (o.pid || o.mode == PROFD_SNAP_LAST)) {
 		pc_warnx("report: --input reads a saved image: no --%s", o.pid ? "pid" : "last");
 		return EXIT_USAGE;
 	}
@@ -699,10 +699,10 @@ static int cmd_report(int argc, char **argv)
 		snprintf(fallback, sizeof(fallback),
 			 "no history: measuring the next %us of your own processes directly",
 			 o.last_s);
-		pc_src_open_said(&src, &o, o.mode == PC_LAST ? fallback : NULL);
+		pc_src_open_said(&src, &o, o.mode == PROFD_SNAP_LAST ? fallback : NULL);
 		src.read_flags = report_read_flags(&o);
 		/* without profd's history, --last measures the next seconds */
-		measure = o.mode == PC_LAST && src.fd < 0;
+		measure = o.mode == PROFD_SNAP_LAST && src.fd < 0;
 		if (measure && o.pid && direct_alive(o.pid) == 0) {
 			pc_warnx("pid %d has exited: nothing to measure, and --last needs profd's "
 				 "history",
@@ -726,7 +726,7 @@ static int cmd_report(int argc, char **argv)
 		src.read_flags = 0;
 		for (i = 0; i < np; i++) {
 			taken[i] = pc_now_ns();
-			err = pc_src_snapshot(&src, procs[i].pid, PC_SINCE_START, 0, &bases[i]);
+			err = pc_src_snapshot(&src, procs[i].pid, PROFD_SNAP_START, 0, &bases[i]);
 			if (err && o.pid)
 				goto cleanup;
 		}
@@ -741,7 +741,7 @@ static int cmd_report(int argc, char **argv)
 		} else if (measure) {
 			err = -ESRCH;
 			if (bases[i])
-				err = pc_src_snapshot(&src, procs[i].pid, PC_SINCE_START, 0,
+				err = pc_src_snapshot(&src, procs[i].pid, PROFD_SNAP_START, 0,
 						      &w->raw);
 			/* the time the diff covers, as measured */
 			if (!err)

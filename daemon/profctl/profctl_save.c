@@ -190,8 +190,8 @@ int pc_cmd_save(int argc, char **argv)
 		pc_warnx("save: -o FILE says where (a profile is binary: not to stdout)");
 		return 2;
 	}
-	pc_src_open_said(&src, &o, o.mode == PC_LAST ? "no history for --last" : NULL);
-	if (o.mode == PC_LAST && src.fd < 0) {
+	pc_src_open_said(&src, &o, o.mode == PROFD_SNAP_LAST ? "no history for --last" : NULL);
+	if (o.mode == PROFD_SNAP_LAST && src.fd < 0) {
 		pc_warnx("save: --last needs profd's history; save --since-start or --since-reset");
 		goto cleanup;
 	}
