@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "json_writer.h"
 
 static const char hex[] = "0123456789abcdef";
@@ -85,20 +86,6 @@ char *prof_json_esc(char *p, const char *s)
 	*p++ = '"';
 	p = prof_json_esc_body(p, s);
 	*p++ = '"';
-	return p;
-}
-
-char *prof_json_u64(char *p, __u64 v)
-{
-	char tmp[24];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
 	return p;
 }
 
@@ -206,7 +193,7 @@ void prof_jw_u64(struct prof_jw *w, __u64 v)
 	char buf[24];
 
 	sep(w);
-	fwrite(buf, 1, (size_t)(prof_json_u64(buf, v) - buf), w->f);
+	fwrite(buf, 1, (size_t)(prof_put_u64(buf, v) - buf), w->f);
 }
 
 void prof_jw_int(struct prof_jw *w, long long v)

@@ -40,8 +40,6 @@ extern "C" {
 char *prof_json_esc(char *p, const char *s);
 /* the same without the quotes (a string built of parts) */
 char *prof_json_esc_body(char *p, const char *s);
-/* "%llu" at p; the end */
-char *prof_json_u64(char *p, __u64 v);
 /* s as a JSON string, quoted, to f */
 void prof_json_fstr(FILE *f, const char *s);
 /* the same without the quotes */

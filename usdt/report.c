@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "json_writer.h"
 #include "snapshot.h"
 
@@ -17,20 +18,6 @@
 #define C_BOLD "\033[1m"
 #define C_RED "\033[31m"
 #define C_YEL "\033[33m"
-
-/* a duration in 9 columns: 999ns, 1.23us, 12.3ms, 1.234s */
-static const char *fmt_ns(char *buf, size_t len, __u64 ns)
-{
-	if (ns < 1000)
-		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.2fus", ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.2fms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3fs", ns / 1e9);
-	return buf;
-}
 
 __u64 prof_snap_sort_key(const struct prof_snapshot *s, const struct prof_snap_node *n, int sort)
 {
@@ -157,11 +144,11 @@ static void tree_row(struct tree_out *to, __u32 i, const char *branch)
 		hot = pct >= 50 ? C_RED : pct >= 10 ? C_YEL : "";
 	}
 	fprintf(to->f, "%10llu %4s %9s %9s %9s %9s %9s %9s %5.1f%%", (unsigned long long)n->calls,
-		n->open ? "1" : "", fmt_ns(b[0], 24, total), fmt_ns(b[1], 24, self),
-		fmt_ns(b[2], 24, n->calls ? prof_snap_ns(s, prof_snap_closed(n)) / n->calls : 0),
-		fmt_ns(b[3], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.5))),
-		fmt_ns(b[4], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99))),
-		fmt_ns(b[5], 24, prof_snap_ns(s, n->max)), pct);
+		n->open ? "1" : "", prof_fmt_ns(b[0], 24, total), prof_fmt_ns(b[1], 24, self),
+		prof_fmt_ns(b[2], 24, n->calls ? prof_snap_ns(s, prof_snap_closed(n)) / n->calls : 0),
+		prof_fmt_ns(b[3], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.5))),
+		prof_fmt_ns(b[4], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99))),
+		prof_fmt_ns(b[5], 24, prof_snap_ns(s, n->max)), pct);
 	if (to->sched && !n->kernel_calls) {
 		/* no call of it had kernel facts: unknown, not zero */
 		fprintf(to->f, " %9s %7s %7s %6s ", "-", "-", "-", "-");
@@ -169,7 +156,7 @@ static void tree_row(struct tree_out *to, __u32 i, const char *branch)
 		__u64 closed = prof_snap_ns(s, prof_snap_closed(n));
 		__u64 on = closed > n->offcpu_ns ? closed - n->offcpu_ns : 0;
 
-		fprintf(to->f, " %9s %7llu %7llu %6llu%s", fmt_ns(b[6], 24, on),
+		fprintf(to->f, " %9s %7llu %7llu %6llu%s", prof_fmt_ns(b[6], 24, on),
 			(unsigned long long)n->preempted, (unsigned long long)n->blocked,
 			(unsigned long long)n->migrated,
 			n->migrated && !(s->flags & PROF_SEG_TSC_SYNCED) ? "!" : " ");
@@ -238,7 +225,7 @@ static void outside_row(struct tree_out *to)
 	__u64 self = prof_snap_self(r);
 	char b[24];
 
-	fmt_ns(b, 24, prof_snap_ns(to->s, self));
+	prof_fmt_ns(b, 24, prof_snap_ns(to->s, self));
 	fprintf(to->f, "%15s %9s %9s %39s %5.1f%%%*s  [outside zones]\n", "", b, b, "",
 		to->thread_ticks ? 100.0 * (double)self / (double)to->thread_ticks : 0,
 		to->sched ? 34 : 0, "");
@@ -252,21 +239,21 @@ static void thread_header(FILE *f, const struct prof_snapshot *s, const struct p
 	fprintf(f, "\n%sthread %u \"%s\" (%s)%s", o->color ? C_BOLD : "", t->tid,
 		prof_snap_thread_label(t, buf, sizeof(buf)),
 		t->state == PROF_SLAB_EXITED ? "exited" : "alive", o->color ? C_RESET : "");
-	fprintf(f, "  wall %s", fmt_ns(buf, 24, prof_snap_ns(s, t->nodes[0].ticks)));
+	fprintf(f, "  wall %s", prof_fmt_ns(buf, 24, prof_snap_ns(s, t->nodes[0].ticks)));
 	if (t->oncpu_ns != PROF_SNAP_UNKNOWN)
-		fprintf(f, " on-cpu %s", fmt_ns(buf, 24, t->oncpu_ns));
+		fprintf(f, " on-cpu %s", prof_fmt_ns(buf, 24, t->oncpu_ns));
 	if (s->zone_cost && t->nnodes && t->nodes[0].ticks) {
 		__u64 pt = prof_snap_probe_ticks(s, t);
 
-		fprintf(f, " zones cost ~%s (%.1f%%)", fmt_ns(buf, 24, prof_snap_ns(s, pt)),
+		fprintf(f, " zones cost ~%s (%.1f%%)", prof_fmt_ns(buf, 24, prof_snap_ns(s, pt)),
 			100.0 * (double)pt / (double)t->nodes[0].ticks);
 	}
 	if (t->frames) {
 		char a[24], m[24];
 
 		fprintf(f, "  frames %llu avg %s max %s", (unsigned long long)t->frames,
-			fmt_ns(a, 24, prof_snap_ns(s, t->frame_ticks / t->frames)),
-			fmt_ns(m, 24, prof_snap_ns(s, t->frame_max)));
+			prof_fmt_ns(a, 24, prof_snap_ns(s, t->frame_ticks / t->frames)),
+			prof_fmt_ns(m, 24, prof_snap_ns(s, t->frame_max)));
 	}
 	if (t->overflow)
 		fprintf(f, "  overflow %llu (node table full)", (unsigned long long)t->overflow);
@@ -349,9 +336,9 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 		if (!r->calls)
 			continue;
 		fprintf(f, "%10llu %9s %9s %9s %5.1f%%  %s", (unsigned long long)r->calls,
-			fmt_ns(a, 24, prof_snap_ns(s, r->self)),
-			fmt_ns(b, 24, prof_snap_ns(s, r->ticks)),
-			fmt_ns(c, 24, prof_snap_ns(s, r->max)),
+			prof_fmt_ns(a, 24, prof_snap_ns(s, r->self)),
+			prof_fmt_ns(b, 24, prof_snap_ns(s, r->ticks)),
+			prof_fmt_ns(c, 24, prof_snap_ns(s, r->max)),
 			all_self ? 100.0 * (double)r->self / (double)all_self : 0,
 			r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
 		put_where(f, s, clash, r->site);
@@ -508,7 +495,7 @@ static char *jsite(char *p, const struct prof_snapshot *s, const struct prof_sna
 	p = JLIT(p, ",\"file\":");
 	p = prof_json_esc(p, site ? site->file : "");
 	p = JLIT(p, ",\"line\":");
-	p = prof_json_u64(p, site ? site->line : 0);
+	p = prof_put_u64(p, site ? site->line : 0);
 	p = JLIT(p, ",\"func\":");
 	return prof_json_esc(p, site ? site->func : "");
 }
@@ -567,35 +554,35 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 	} else {
 		p = jsite(p, s, n);
 	}
-	p = prof_json_u64(JLIT(p, ",\"calls\":"), n->calls);
-	p = prof_json_u64(JLIT(p, ",\"open\":"), n->open);
-	p = prof_json_u64(JLIT(p, ",\"open_ns\":"), prof_snap_ns(s, n->open_ticks));
-	p = prof_json_u64(JLIT(p, ",\"total_ns\":"), prof_snap_ns(s, n->ticks));
-	p = prof_json_u64(JLIT(p, ",\"self_ns\":"), prof_snap_ns(s, prof_snap_self(n)));
-	p = prof_json_u64(JLIT(p, ",\"max_ns\":"), prof_snap_ns(s, n->max));
-	p = prof_json_u64(JLIT(p, ",\"p50_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.5)));
-	p = prof_json_u64(JLIT(p, ",\"p90_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.9)));
-	p = prof_json_u64(JLIT(p, ",\"p99_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)));
-	p = prof_json_u64(JLIT(p, ",\"kernel_calls\":"), n->kernel_calls);
-	p = prof_json_u64(JLIT(p, ",\"preempted\":"), n->preempted);
-	p = prof_json_u64(JLIT(p, ",\"blocked\":"), n->blocked);
-	p = prof_json_u64(JLIT(p, ",\"migrated\":"), n->migrated);
-	p = prof_json_u64(JLIT(p, ",\"offcpu_ns\":"), n->offcpu_ns);
-	p = prof_json_u64(JLIT(p, ",\"anomalies\":"), n->anomalies);
-	p = prof_json_u64(JLIT(p, ",\"allocs\":"), n->allocs);
-	p = prof_json_u64(JLIT(p, ",\"alloc_bytes\":"), n->alloc_bytes);
-	p = prof_json_u64(JLIT(p, ",\"frees\":"), n->frees);
-	p = prof_json_u64(JLIT(p, ",\"free_bytes\":"), n->free_bytes);
+	p = prof_put_u64(JLIT(p, ",\"calls\":"), n->calls);
+	p = prof_put_u64(JLIT(p, ",\"open\":"), n->open);
+	p = prof_put_u64(JLIT(p, ",\"open_ns\":"), prof_snap_ns(s, n->open_ticks));
+	p = prof_put_u64(JLIT(p, ",\"total_ns\":"), prof_snap_ns(s, n->ticks));
+	p = prof_put_u64(JLIT(p, ",\"self_ns\":"), prof_snap_ns(s, prof_snap_self(n)));
+	p = prof_put_u64(JLIT(p, ",\"max_ns\":"), prof_snap_ns(s, n->max));
+	p = prof_put_u64(JLIT(p, ",\"p50_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.5)));
+	p = prof_put_u64(JLIT(p, ",\"p90_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.9)));
+	p = prof_put_u64(JLIT(p, ",\"p99_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)));
+	p = prof_put_u64(JLIT(p, ",\"kernel_calls\":"), n->kernel_calls);
+	p = prof_put_u64(JLIT(p, ",\"preempted\":"), n->preempted);
+	p = prof_put_u64(JLIT(p, ",\"blocked\":"), n->blocked);
+	p = prof_put_u64(JLIT(p, ",\"migrated\":"), n->migrated);
+	p = prof_put_u64(JLIT(p, ",\"offcpu_ns\":"), n->offcpu_ns);
+	p = prof_put_u64(JLIT(p, ",\"anomalies\":"), n->anomalies);
+	p = prof_put_u64(JLIT(p, ",\"allocs\":"), n->allocs);
+	p = prof_put_u64(JLIT(p, ",\"alloc_bytes\":"), n->alloc_bytes);
+	p = prof_put_u64(JLIT(p, ",\"frees\":"), n->frees);
+	p = prof_put_u64(JLIT(p, ",\"free_bytes\":"), n->free_bytes);
 	/* the duration histogram, from its first kept bucket: what --input
 	 * needs to answer any percentile as the live report does */
 	h = prof_snap_hist(s, n);
 	if (h || !n->calls) {
-		p = prof_json_u64(JLIT(p, ",\"hist_lo\":"), h ? n->hist_lo : 0);
+		p = prof_put_u64(JLIT(p, ",\"hist_lo\":"), h ? n->hist_lo : 0);
 		p = JLIT(p, ",\"hist\":[");
 		for (b = 0; h && b < n->hist_n; b++) {
 			if (b)
 				*p++ = ',';
-			p = prof_json_u64(p, h[b]);
+			p = prof_put_u64(p, h[b]);
 		}
 		*p++ = ']';
 	}

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "fmt.h"
 #include "json_writer.h"
 #include "proto.h"
 #include "snapshot.h"
@@ -162,24 +163,17 @@ __u32 pc_sorted_children_cap(const struct prof_snapshot *s, const struct prof_sn
 			     __u32 i, int sort, __u32 *idx, __u32 cap);
 /* CLOCK_MONOTONIC, ns */
 __u64 pc_now_ns(void);
-/* duration text, fixed width friendly: "812ns", "3.41us", "12.0ms", "1.50s" */
-const char *pc_fmt_ns(char *buf, size_t len, __u64 ns);
-
 /*
- * Text built in place, for views of many rows: the same characters printf
- * would give, without its cost.  Each writes at p and returns the end; p
- * needs room for 16 bytes more than the text.  A _col variant right-aligns
- * in width, as "%*s" would.
- *	pc_put_u64	"%llu"
- *	pc_put_fixed	"%.*f" of x, decimals <= 3, rounded as glibc rounds
- *	pc_put_ns	pc_fmt_ns's text
+ * Numbers and durations as text: usdt/fmt.h, the formatter the report at
+ * exit shares; the pc_ names are the views' own spelling of it.
  */
-char *pc_put_u64(char *p, __u64 v);
-char *pc_put_u64_col(char *p, __u64 v, unsigned int width);
-char *pc_put_fixed(char *p, double x, unsigned int decimals);
-char *pc_put_fixed_col(char *p, double x, unsigned int decimals, unsigned int width);
-char *pc_put_ns(char *p, __u64 ns);
-char *pc_put_ns_col(char *p, __u64 ns, unsigned int width);
+#define pc_fmt_ns prof_fmt_ns
+#define pc_put_u64 prof_put_u64
+#define pc_put_u64_col prof_put_u64_col
+#define pc_put_fixed prof_put_fixed
+#define pc_put_fixed_col prof_put_fixed_col
+#define pc_put_ns prof_put_ns
+#define pc_put_ns_col prof_put_ns_col
 
 /* an output buffer over a FILE: rows are built in it, written in big chunks */
 #define PC_OUT_ROW	2048	/* a row built at p may take this much */
