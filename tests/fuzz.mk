@@ -2,13 +2,13 @@
 # make fuzz: the reader's libFuzzer target and a seed corpus
 FUZZ_DIR := .output/fuzz
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iusdt -Ibpf -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all
+	-fno-sanitize-recover=all -Itests
 
 .PHONY: fuzz
 fuzz: $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/seeds/seed0 $(FUZZ_DIR)/fuzz_file \
 	$(FUZZ_DIR)/file_seeds/seed0 $(FUZZ_DIR)/fuzz_json $(FUZZ_DIR)/json_seeds/tree_json
 
-$(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c usdt/reader.c usdt/report.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
+$(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c tests/fuzz_render.h usdt/reader.c usdt/report.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_reader.c usdt/reader.c usdt/report.c usdt/json_writer.c usdt/fmt.c -o $@
@@ -18,7 +18,7 @@ $(FUZZ_DIR)/seeds/seed0: .output/tests/mkseed
 	$(Q)PROF_MAX_NODES=16 PROF_MAX_THREADS=4 PROF_MAX_SITES=8 $< $@
 
 # the saved-profile loader (usdt/proffile.c), seeded with a saved file
-$(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c usdt/proffile.c usdt/proffile.h usdt/reader.c \
+$(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c tests/fuzz_render.h usdt/proffile.c usdt/proffile.h usdt/reader.c \
 		usdt/report.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
@@ -31,7 +31,7 @@ $(FUZZ_DIR)/file_seeds/seed0: $(FUZZ_DIR)/seeds/seed0 .output/tests/mkfileseed
 
 # the JSON report loader (daemon/profctl/report_load.c, jansson), seeded
 # with the golden fixture's JSON reports
-$(FUZZ_DIR)/fuzz_json: tests/fuzz_json.c daemon/profctl/report_load.c daemon/profctl/report_load.h \
+$(FUZZ_DIR)/fuzz_json: tests/fuzz_json.c tests/fuzz_render.h daemon/profctl/report_load.c daemon/profctl/report_load.h \
 		usdt/reader.c usdt/report.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)

@@ -263,6 +263,46 @@ static void report_args(const char **argv, const char *const *src, const char *c
 	argv[n] = NULL;
 }
 
+/* every view of `report --input file` is what `report --pid pid
+ * --since-start` gives; what: the file's kind, for the message */
+static void views_equal(const char *pid, const char *file, const char *what)
+{
+	const char *const lsrc[] = { "--pid", pid, "--since-start", NULL };
+	const char *const fsrc[] = { "--input", file, NULL };
+	char live[128], saved[128], err[512];
+	const char *argv[16];
+	size_t v;
+
+	snprintf(live, sizeof(live), "%s/live.out", dir);
+	snprintf(saved, sizeof(saved), "%s/saved.out", dir);
+	for (v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+		char *a, *b;
+
+		report_args(argv, lsrc, views[v]);
+		assert_int_equal(run_io(live, argv, NULL, 0), 0);
+		report_args(argv, fsrc, views[v]);
+		assert_int_equal(run_io(saved, argv, err, sizeof(err)), 0);
+		assert_string_equal(err, "");
+		a = slurp(live, NULL);
+		b = slurp(saved, NULL);
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_true(strlen(a) > 20);
+		if (strcmp(a, b)) {
+			char cmd[400];
+
+			snprintf(cmd, sizeof(cmd), "diff -u %s %s >&2", live, saved);
+			if (system(cmd)) { /* the diff is the message */
+			}
+			fail_msg("%s, view %zu (%s %s): the %s's report differs", file, v,
+				 views[v][0] ? views[v][0] : "tree", views[v][1] ? views[v][1] : "",
+				 what);
+		}
+		free(a);
+		free(b);
+	}
+}
+
 /*
  * Every view of a saved file is the live report of the process it was
  * saved from.  Compared once the process has exited (its segment kept):
@@ -273,10 +313,8 @@ static void report_args(const char **argv, const char *const *src, const char *c
  */
 static void test_round_trip(void **state)
 {
-	char pid[16], file[128], atexit_file[128], live[128], saved[128], err[512];
-	const char *argv[16];
+	char pid[16], file[128], atexit_file[128], err[512];
 	const char *files[2] = { file, atexit_file };
-	size_t v;
 	int f;
 
 	(void)state;
@@ -285,8 +323,6 @@ static void test_round_trip(void **state)
 	child_exit();
 	snprintf(file, sizeof(file), "%s/run.prof", dir);
 	snprintf(atexit_file, sizeof(atexit_file), "%s/atexit.%s.prof", dir, pid);
-	snprintf(live, sizeof(live), "%s/live.out", dir);
-	snprintf(saved, sizeof(saved), "%s/saved.out", dir);
 	{
 		const char *a[] = { "save", "--pid", pid, "--since-start", "-o", file, NULL };
 
@@ -294,37 +330,8 @@ static void test_round_trip(void **state)
 		assert_int_equal(run_io(NULL, a, err, sizeof(err)), 0);
 		assert_string_equal(err, "");
 	}
-	for (f = 0; f < 2; f++) {
-		for (v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
-			const char *const lsrc[] = { "--pid", pid, "--since-start", NULL };
-			const char *const fsrc[] = { "--input", files[f], NULL };
-			char *a, *b;
-
-			report_args(argv, lsrc, views[v]);
-			assert_int_equal(run_io(live, argv, NULL, 0), 0);
-			report_args(argv, fsrc, views[v]);
-			assert_int_equal(run_io(saved, argv, err, sizeof(err)), 0);
-			assert_string_equal(err, "");
-			a = slurp(live, NULL);
-			b = slurp(saved, NULL);
-			assert_non_null(a);
-			assert_non_null(b);
-			assert_true(strlen(a) > 20);
-			if (strcmp(a, b)) {
-				char cmd[400];
-
-				snprintf(cmd, sizeof(cmd), "diff -u %s %s >&2", live, saved);
-				if (system(cmd)) { /* the diff is the message */
-				}
-			}
-			if (strcmp(a, b))
-				fail_msg("%s, view %zu (%s %s): the saved file's report differs",
-					 fsrc[1], v, views[v][0] ? views[v][0] : "tree",
-					 views[v][1] ? views[v][1] : "");
-			free(a);
-			free(b);
-		}
-	}
+	for (f = 0; f < 2; f++)
+		views_equal(pid, files[f], "saved file");
 }
 
 /*
@@ -337,10 +344,9 @@ static void test_round_trip(void **state)
  */
 static void test_json_round_trip(void **state)
 {
-	char pid[16], atexit_json[128], json[128], live[128], saved[128], err[512];
+	char pid[16], atexit_json[128], json[128], live[128], err[512];
 	char paths[4][96];
 	const char *files[2] = { atexit_json, json };
-	const char *argv[16];
 	int go[2], st;
 	__u64 token;
 	size_t v, n;
@@ -351,7 +357,6 @@ static void test_json_round_trip(void **state)
 	snprintf(atexit_json, sizeof(atexit_json), "%s/mono.atexit.json", dir);
 	snprintf(json, sizeof(json), "%s/mono.json", dir);
 	snprintf(live, sizeof(live), "%s/live.out", dir);
-	snprintf(saved, sizeof(saved), "%s/saved.out", dir);
 	assert_int_equal(pipe(go), 0);
 	c = fork();
 	assert_true(c >= 0);
@@ -389,54 +394,22 @@ static void test_json_round_trip(void **state)
 		assert_int_equal(run_io(json, j, err, sizeof(err)), 0);
 		assert_string_equal(err, "");
 	}
-	{
+	/* its name as it is, valid UTF-8, in list's JSON, the JSON report's
+	 * and the flat view's (it was "sv-ex\u00c3\u00a9" in two of them) */
+	for (f = 0; f < 3; f++) {
 		const char *l[] = { "list", "--format", "json", NULL };
+		const char *fl[] = { "report", "--pid", pid, "--flat", "--format", "json", NULL };
 		char *text;
 
-		/* its name as it is, valid UTF-8, in list's JSON and the report's */
-		assert_int_equal(run_io(live, l, NULL, 0), 0);
-		text = slurp(live, NULL);
-		assert_non_null(text);
-		assert_non_null(strstr(text, "\"comm\":\"sv-ex\xc3\xa9\""));
-		free(text);
-		text = slurp(json, NULL);
+		if (f < 2)
+			assert_int_equal(run_io(live, f ? fl : l, NULL, 0), 0);
+		text = slurp(f < 2 ? live : json, NULL);
 		assert_non_null(text);
 		assert_non_null(strstr(text, "\"comm\":\"sv-ex\xc3\xa9\""));
 		free(text);
 	}
-	for (f = 0; f < 2; f++) {
-		for (v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
-			const char *const lsrc[] = { "--pid", pid, "--since-start", NULL };
-			const char *const fsrc[] = { "--input", files[f], NULL };
-			char *a, *b;
-
-			report_args(argv, lsrc, views[v]);
-			assert_int_equal(run_io(live, argv, NULL, 0), 0);
-			report_args(argv, fsrc, views[v]);
-			assert_int_equal(run_io(saved, argv, err, sizeof(err)), 0);
-			assert_string_equal(err, "");
-			a = slurp(live, NULL);
-			b = slurp(saved, NULL);
-			assert_non_null(a);
-			assert_non_null(b);
-			assert_true(strlen(a) > 20);
-			/* the flat JSON names the command too */
-			if (v == 10)
-				assert_non_null(strstr(a, "\"comm\":\"sv-ex\xc3\xa9\""));
-			if (strcmp(a, b)) {
-				char cmd[400];
-
-				snprintf(cmd, sizeof(cmd), "diff -u %s %s >&2", live, saved);
-				if (system(cmd)) { /* the diff is the message */
-				}
-				fail_msg("%s, view %zu (%s %s): the JSON report's differs", files[f],
-					 v, views[v][0] ? views[v][0] : "tree",
-					 views[v][1] ? views[v][1] : "");
-			}
-			free(a);
-			free(b);
-		}
-	}
+	for (f = 0; f < 2; f++)
+		views_equal(pid, files[f], "JSON report");
 	n = test_seg_paths(c, token, paths, 4);
 	for (v = 0; v < n; v++)
 		unlink(paths[v]);
