@@ -272,8 +272,9 @@ static void test_json_input(void **state)
 {
 	const char *const tree[] = { "--format", "json" };
 	const char *const pprof[] = { "--format", "pprof" };
-	char json[160], *got, *want, *a, *b;
-	size_t v, la, lb;
+	char json[160], *got, *want;
+	struct stat st;
+	size_t v;
 	FILE *f;
 
 	(void)state;
@@ -297,17 +298,11 @@ static void test_json_input(void **state)
 		free(got);
 		free(want);
 	}
-	/* pprof: the same profile but its time (which the JSON does not keep) */
-	a = render_input(image, pprof, 2);
+	/* pprof renders too (its time, which the JSON does not keep, aside) */
+	free(render_input(json, pprof, 2));
 	snprintf(json, sizeof(json), "%s/json_in.out", dir);
-	slurp(json, &la);
-	free(a);
-	snprintf(json, sizeof(json), "%s/golden.json", dir);
-	b = render_input(json, pprof, 2);
-	snprintf(json, sizeof(json), "%s/json_in.out", dir);
-	slurp(json, &lb);
-	free(b);
-	assert_true(la > 100 && lb > 100);
+	assert_int_equal(stat(json, &st), 0);
+	assert_true(st.st_size > 100);
 }
 
 /* text with each "path" of json said as the image's (a diff names its sides) */
