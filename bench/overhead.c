@@ -151,10 +151,14 @@ int main(int argc, char **argv)
 	pthread_t th[64];
 	struct result res[64];
 	const char *only = NULL;
+	long work = -1;
 	int c;
 
-	while ((c = getopt(argc, argv, "n:r:t:v:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:t:v:w:h")) != -1) {
 		switch (c) {
+		case 'w':
+			work = strtol(optarg, NULL, 0);
+			break;
 		case 'v':
 			only = optarg;
 			break;
@@ -169,7 +173,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: overhead [-n CALLS] [-r ROUNDS] [-t THREADS] "
-					"[-v bare|floor|prof|nokw|noring]\n");
+					"[-w WORK_ITERS] [-v bare|floor|prof|nokw|noring]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -187,7 +191,11 @@ int main(int argc, char **argv)
 				sink += variants[v].fn();
 		return 0;
 	}
-	calibrate();
+	/* -w 0: zones back to back; default: around ~50 ns of work */
+	if (work >= 0)
+		work_iters = (unsigned long)work;
+	else
+		calibrate();
 	SYNC_CALLS();
 	pthread_barrier_init(&barrier, NULL, (unsigned)nthreads);
 	for (t = 0; t < nthreads; t++)

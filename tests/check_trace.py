@@ -100,7 +100,7 @@ def slow(trace):
         fail("only %d ticks before the slow one" % len(ticks))
     # the capture ends with the slow call: the last to end, the longest
     b = max(ticks, key=lambda e: e["ts"] + e["dur"])
-    if b["dur"] < 500000:
+    if b["dur"] < 450000:  # five children of 100 ms (a clock apart: a little less)
         fail("the last tick lasted %.3f ms, not the slow one" % (b["dur"] / 1000))
     kids = [e for e in d["traceEvents"] if e["ph"] == "X" and e["name"] == "tick_child"
             and e["tid"] == b["tid"] and inside(e, b)]

@@ -221,7 +221,7 @@ static void test_flat_equals_tree(void **state)
 
 	(void)state;
 	drive(40);
-	s = snap(PC_SINCE_START);
+	s = snap(PROFD_SNAP_START);
 	assert_int_equal(prof_snap_flat(s, 0, PROF_SORT_SELF, &rows, &n), 0);
 	assert_true(n >= 4);
 	for (r = 0; r < n; r++) {
@@ -259,7 +259,7 @@ static void test_callers_sum(void **state)
 
 	(void)state;
 	drive(10);
-	s = snap(PC_SINCE_START);
+	s = snap(PROFD_SNAP_START);
 	for (z = 0; z < 3; z++) {
 		struct pc_callers c;
 		__u64 p = 0, pc = 0, ch = 0;

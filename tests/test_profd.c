@@ -381,7 +381,7 @@ static struct child spawn_followed(int fd, workload_fn fn)
 	struct child c = spawn(fn, 0, 5);
 
 	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
 	assert_non_null(s);
 	prof_snapshot__destroy(s);
 	return c;
@@ -452,7 +452,7 @@ static void test_migrated(void **state)
 	fd = need_profd();
 	c = spawn(work_migrate, 0, 5);
 	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
 	assert_non_null(s);
 	m = node_named(s, "migrate_zone");
 	st = node_named(s, "stay_zone");
@@ -504,7 +504,7 @@ static void test_pinned_not_migrated(void **state)
 	fd = need_profd();
 	c = spawn(work_pinned_sleep, 0, 5);
 	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
 	assert_non_null(s);
 	n = node_named(s, "pinned_zone");
 	assert_non_null(n);
@@ -545,7 +545,7 @@ static void test_covered_from_first_zone(void **state)
 		/* one at a time, as a user starts them */
 		c = spawn(work_migrate, 0, 5);
 		assert_int_equal(child_wait(&c), 'R');
-		s = snap_of(fd, c.pid, PROFD_SINCE_START);
+		s = snap_of(fd, c.pid, PROFD_SNAP_START);
 		assert_non_null(s);
 		m = node_named(s, "migrate_zone");
 		init = node_named(s, "init_zone");
@@ -589,7 +589,7 @@ static void test_late_registration(void **state)
 	assert_int_equal(profd_status(fd, &st), 0);
 	printf("late registrations: %u\n", st.late);
 	assert_int_equal(st.late, 1);
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
 	assert_non_null(s);
 	init = node_named(s, "init_zone");
 	assert_non_null(init);
@@ -694,7 +694,7 @@ static void test_preempted(void **state)
 	assert_int_equal(child_wait(&c), 'R');
 	for (i = 0; i < 2; i++)
 		kill(hog[i], SIGKILL);
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
 	assert_non_null(s);
 	h = node_named(s, "hogged_zone");
 	assert_non_null(h);
@@ -797,14 +797,14 @@ static void test_history_soak(void **state)
 		assert_true(child_again(&c));
 		for (secs = 1; secs <= 3; secs++) {
 			s = NULL;
-			assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_LAST, secs, 0, &s, &a),
+			assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_LAST, secs, 0, &s, &a),
 					 0);
 			if (a.span_ns > (__u64)secs * 1000000000ull || a.span_ns > now_ns() - born)
 				fail_msg("round %d: --last %u covers %.3f s, the process is %.3f s old",
 					 rounds, secs, a.span_ns / 1e9, (now_ns() - born) / 1e9);
 			prof_snapshot__destroy(s);
 		}
-		s = snap_of(fd, c.pid, PROFD_SINCE_START);
+		s = snap_of(fd, c.pid, PROFD_SNAP_START);
 		d = test_snapshot(c.pid);
 		assert_non_null(s);
 		assert_non_null(d);
@@ -999,7 +999,7 @@ static void test_offcpu(void **state)
 	fd = need_profd();
 	c = spawn(work_sleep, 0, 5);
 	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
 	assert_non_null(s);
 	sl = node_named(s, "sleep_zone");
 	sp = node_named(s, "spin_zone");
@@ -1177,7 +1177,7 @@ static struct as_user_res as_user(uid_t uid, pid_t pid)
 		if (setgid(uid) || setuid(uid))
 			_exit(2);
 		fd = profd_connect(sock_path);
-		st[0] = profd_snapshot(fd, pid, PROFD_SINCE_START, 0, &s);
+		st[0] = profd_snapshot(fd, pid, PROFD_SNAP_START, 0, &s);
 		if (!st[0])
 			prof_snapshot__destroy(s);
 		st[1] = profd_reset(fd, pid);
@@ -1204,7 +1204,7 @@ static struct as_user_res as_user(uid_t uid, pid_t pid)
 /* calls of zone name since the last reset, as root sees them */
 static __u64 calls_since_reset(int fd, pid_t pid, const char *name)
 {
-	struct prof_snapshot *s = snap_of(fd, pid, PROFD_SINCE_RESET);
+	struct prof_snapshot *s = snap_of(fd, pid, PROFD_SNAP_RESET);
 	const struct prof_snap_node *n;
 	__u64 calls;
 
@@ -1226,7 +1226,7 @@ static void test_other_user(void **state)
 	fd = need_profd();
 	c = spawn(stay_zone, UID_A, 5);
 	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SINCE_START); /* root sees it */
+	s = snap_of(fd, c.pid, PROFD_SNAP_START); /* root sees it */
 	assert_non_null(s);
 	assert_int_equal(s->uid, UID_A);
 	prof_snapshot__destroy(s);
@@ -1290,7 +1290,7 @@ static void test_planted_segment(void **state)
 	fd = need_profd();
 	c = spawn(stay_zone, UID_A, 5);
 	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
 	assert_non_null(s);
 	prof_snapshot__destroy(s);
 	/* B's copy of A's segment, with B's uid in its header; renamed into
@@ -1318,7 +1318,7 @@ static void test_planted_segment(void **state)
 	profd_rescanned(fd);
 
 	/* root reads A's own segment for A's pid */
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
 	assert_non_null(s);
 	assert_int_equal(s->uid, UID_A);
 	assert_non_null(node_named(s, "stay_zone"));
@@ -1370,14 +1370,14 @@ static void test_header_uid_rewritten(void **state)
 	fd = need_profd();
 	c = spawn(stay_zone, UID_A, 5);
 	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
 	assert_non_null(s);
 	assert_int_equal(s->uid, UID_A);
 	prof_snapshot__destroy(s);
 	seg_path_of(c.pid, path);
 	/* before: profd hands over the live segment itself */
 	assert_int_equal(stat(path, &live), 0);
-	assert_int_equal(profd_segment_fd(fd, c.pid, PROFD_SINCE_START, 0, &sfd, &a), 0);
+	assert_int_equal(profd_segment_fd(fd, c.pid, PROFD_SNAP_START, 0, &sfd, &a), 0);
 	assert_true(!fstat(sfd, &got) && got.st_ino == live.st_ino && got.st_dev == live.st_dev);
 	close(sfd);
 
@@ -1389,11 +1389,11 @@ static void test_header_uid_rewritten(void **state)
 
 	/* no live fd: an image of the last good look, A's */
 	sfd = -1;
-	if (!profd_segment_fd(fd, c.pid, PROFD_SINCE_START, 0, &sfd, &a)) {
+	if (!profd_segment_fd(fd, c.pid, PROFD_SNAP_START, 0, &sfd, &a)) {
 		assert_true(!fstat(sfd, &got) && got.st_ino != live.st_ino);
 		close(sfd);
 	}
-	if (!profd_snapshot(fd, c.pid, PROFD_SINCE_START, 0, &s)) {
+	if (!profd_snapshot(fd, c.pid, PROFD_SNAP_START, 0, &s)) {
 		assert_int_equal(s->uid, UID_A);
 		prof_snapshot__destroy(s);
 	}
@@ -1473,7 +1473,7 @@ static void test_hostile(void **state)
 	/* profd goes on: new processes are followed and answered */
 	c = spawn(stay_zone, 0, 5);
 	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SINCE_START);
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
 	assert_non_null(s);
 	assert_non_null(node_named(s, "stay_zone"));
 	prof_snapshot__destroy(s);
@@ -1484,7 +1484,7 @@ static void test_hostile(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(profd_status(fd, &st), 0);
 	/* none of the fakes is followed as our process */
-	assert_int_equal(profd_snapshot(fd, getpid(), PROFD_SINCE_START, 0, &s), -ESRCH);
+	assert_int_equal(profd_snapshot(fd, getpid(), PROFD_SNAP_START, 0, &s), -ESRCH);
 	for (i = 0; i < 4; i++)
 		unlink(path[i]);
 	child_end(&c);
@@ -1526,7 +1526,7 @@ static void test_snapshot_paths(void **state)
 	(void)state;
 	fd = need_profd();
 	c = spawn_followed(fd, work_sleep);
-	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SINCE_START, 0, lazy, &s, NULL), 0);
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_START, 0, lazy, &s, NULL), 0);
 	assert_non_null(s->lazy);
 	d = test_snapshot_opts(c.pid, lazy);
 	assert_non_null(d);
@@ -1539,11 +1539,11 @@ static void test_snapshot_paths(void **state)
 
 	assert_int_equal(profd_reset(fd, c.pid), 0);
 	assert_true(child_again(&c));
-	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SINCE_RESET, 0, lazy, &s, NULL), 0);
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_RESET, 0, lazy, &s, NULL), 0);
 	assert_int_equal(lazy_calls(s, "sleep_zone"), SLEEP_CALLS);
 	assert_int_equal(lazy_calls(s, "spin_zone"), SLEEP_CALLS);
 	prof_snapshot__destroy(s);
-	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SINCE_START, 0, lazy, &s, NULL), 0);
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_START, 0, lazy, &s, NULL), 0);
 	assert_int_equal(lazy_calls(s, "sleep_zone"), 2 * SLEEP_CALLS);
 	prof_snapshot__destroy(s);
 	child_end(&c);
@@ -1740,7 +1740,7 @@ static void test_profd_forgot(void **state)
 	child_end(&c);
 	/* kept 1 s after the exit, then dropped */
 	usleep(2500000);
-	assert_int_equal(profd_snapshot(fd, pid, PROFD_SINCE_START, 0, &s), -ESRCH);
+	assert_int_equal(profd_snapshot(fd, pid, PROFD_SNAP_START, 0, &s), -ESRCH);
 	assert_int_equal(profctl_calls(pid, "sleep_zone", false), SLEEP_CALLS);
 	{
 		char path[160];
@@ -1779,7 +1779,7 @@ static __u64 last_calls(int fd, pid_t pid, __u32 secs, __u64 *span_ns)
 	struct profd_answer a;
 	__u64 calls;
 
-	assert_int_equal(profd_snapshot_opts(fd, pid, PROFD_LAST, secs, 0, &s, &a), 0);
+	assert_int_equal(profd_snapshot_opts(fd, pid, PROFD_SNAP_LAST, secs, 0, &s, &a), 0);
 	calls = node_named(s, "steady_zone") ? node_named(s, "steady_zone")->calls : 0;
 	*span_ns = a.span_ns;
 	prof_snapshot__destroy(s);
@@ -1910,14 +1910,14 @@ static void test_history_bound(void **state)
 	 * process's life): refused, not answered shorter */
 	secs = (__u32)(st.last_drop_age_ns / 1000000000ull) + 2;
 	assert_true(secs < 6);
-	err = profd_snapshot_opts(fd, c.pid, PROFD_LAST, secs, 0, &s, &a);
+	err = profd_snapshot_opts(fd, c.pid, PROFD_SNAP_LAST, secs, 0, &s, &a);
 	assert_int_equal(err, -ENODATA);
 	assert_null(s);
 	assert_int_equal(profd_status(fd, &st), 0);
 	assert_true(st.windows_refused >= 1);
 	/* a window the kept frames reach: answered, as long as asked at most */
 	if (st.last_drop_age_ns > 1000000000ull) {
-		assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_LAST, 1, 0, &s, &a), 0);
+		assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_LAST, 1, 0, &s, &a), 0);
 		assert_true(a.span_ns > 0 && a.span_ns <= 1000000000ull);
 		assert_non_null(node_named(s, "bz0"));
 		prof_snapshot__destroy(s);
@@ -1983,7 +1983,7 @@ static void test_reset_total_max(void **state)
 	c = spawn_followed(fd, work_long_short);
 	assert_int_equal(profd_reset(fd, c.pid), 0);
 	assert_true(child_again(&c));
-	s = snap_of(fd, c.pid, PROFD_SINCE_RESET);
+	s = snap_of(fd, c.pid, PROFD_SNAP_RESET);
 	assert_non_null(s);
 	n = node_named(s, "ls_zone");
 	assert_non_null(n);
@@ -2014,7 +2014,7 @@ static void test_reset_postmortem(void **state)
 	fd = need_profd();
 	c = spawn_followed(fd, work_sleep);
 	assert_int_equal(profd_reset(fd, c.pid), 0);
-	assert_int_equal(profd_snapshot(fd, c.pid, PROFD_SINCE_RESET, 0, &s), 0);
+	assert_int_equal(profd_snapshot(fd, c.pid, PROFD_SNAP_RESET, 0, &s), 0);
 	n = node_named(s, "sleep_zone");
 	assert_true(!n || n->calls == 0);
 	prof_snapshot__destroy(s);
@@ -2022,7 +2022,7 @@ static void test_reset_postmortem(void **state)
 	pid = c.pid;
 	child_end(&c);
 	usleep(400000);
-	assert_int_equal(profd_snapshot(fd, pid, PROFD_SINCE_START, 0, &s), 0);
+	assert_int_equal(profd_snapshot(fd, pid, PROFD_SNAP_START, 0, &s), 0);
 	n = node_named(s, "sleep_zone");
 	assert_non_null(n);
 	assert_int_equal(n->calls, SLEEP_CALLS);
@@ -2340,7 +2340,7 @@ static void check_ctr_snapshot(int fd, const struct ctr *c, uid_t uid)
 	const struct prof_snap_node *m, *st;
 	struct prof_snapshot *s;
 
-	s = snap_of(fd, c->pid, PROFD_SINCE_START);
+	s = snap_of(fd, c->pid, PROFD_SNAP_START);
 	assert_non_null(s);
 	/* named by its host pid; its own pid, its cgroup and its owner said */
 	assert_int_equal(s->pid, c->pid);

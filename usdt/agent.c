@@ -35,7 +35,6 @@
 #include "runtime.h"
 #include "proto.h"
 
-#define AGENT_SOCKET_DEFAULT "/run/profd/profd.sock"
 #define AGENT_RETRY_MS 1000	/* reconnect period while profd is absent */
 #define AGENT_IO_TIMEOUT_MS 250 /* per request: a hung profd costs this */
 #define AGENT_BATCH 64		/* registrations per round */
@@ -513,7 +512,7 @@ void prof_agent__start(void)
 
 	if (agent.enabled)
 		return;
-	snprintf(agent.path, sizeof(agent.path), "%s", *p ? p : AGENT_SOCKET_DEFAULT);
+	snprintf(agent.path, sizeof(agent.path), "%s", *p ? p : PROFD_SOCKET_DEFAULT);
 	agent.enabled = true;
 	agent_spawn();
 }

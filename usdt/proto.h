@@ -35,6 +35,10 @@
 #include <linux/types.h>
 
 #define PROFD_PROTO_VERSION	5
+
+/* where profd listens unless $PROF_SOCKET (or $PROFD_SOCKET) says: the
+ * runtime's agent, profd and profctl all start from it */
+#define PROFD_SOCKET_DEFAULT	"/run/profd/profd.sock"
 #define PROFD_MSG_MAX		512	/* largest packet, header included */
 
 enum profd_msg_type {

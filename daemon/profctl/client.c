@@ -278,7 +278,7 @@ int profd_segment_fd(int fd, pid_t pid, int mode, uint32_t seconds, int *sfd,
 	int err;
 
 	*sfd = -1;
-	if (pid <= 0 || mode < PROFD_SINCE_START || mode > PROFD_LAST)
+	if (pid <= 0 || mode < PROFD_SNAP_START || mode > PROFD_SNAP_LAST)
 		return -EINVAL;
 	err = send_req(fd, PROFD_MSG_SNAPSHOT_REQ, &req, sizeof(req));
 	if (!err)

@@ -18,13 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "proto.h"
 #include "snapshot.h"
-
-#define PROFD_SOCKET_DEFAULT	"/run/profd/profd.sock"
-
-#define PROFD_SINCE_START	0
-#define PROFD_SINCE_RESET	1	/* since start if never reset */
-#define PROFD_LAST		2	/* the last 'seconds' of history */
 
 struct profd_status {
 	uint32_t version;	/* PROF_VERSION of profd */
@@ -72,7 +67,7 @@ int profd_connect(const char *path);
 int profd_status(int fd, struct profd_status *st);
 /* processes the caller may see; *procs malloc'd */
 int profd_list(int fd, struct profd_proc **procs, size_t *n);
-/* a snapshot of pid in mode PROFD_*; seconds for PROFD_LAST */
+/* a snapshot of pid in mode PROFD_SNAP_* (proto.h); seconds for PROFD_SNAP_LAST */
 int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_snapshot **snap);
 /* what profd said of the snapshot it answered with */
 struct profd_answer {

@@ -14,6 +14,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "fmt.h"
+#include "json_writer.h"
+#include "proto.h"
 #include "snapshot.h"
 
 #define PC_FMT_TEXT	0
@@ -23,15 +26,10 @@
 #define PC_FMT_HTML	4
 #define PC_FMT_PPROF	5	/* gzipped pprof protobuf (profctl_pprof.c) */
 
-/* snapshot modes, the same values as profd's PROFD_* */
-#define PC_SINCE_START	0
-#define PC_SINCE_RESET	1
-#define PC_LAST		2
-
 struct pc_opts {
 	pid_t pid;		/* 0: every visible live process */
 	__u32 tid;		/* 0: every thread */
-	int mode;		/* PC_SINCE_* / PC_LAST */
+	int mode;		/* PROFD_SNAP_* (proto.h) */
 	unsigned int last_s;
 	int sort;		/* PROF_SORT_* */
 	bool sort_set;		/* --sort given */
@@ -176,24 +174,17 @@ __u32 pc_sorted_children_cap(const struct prof_snapshot *s, const struct prof_sn
 			     __u32 i, int sort, __u32 *idx, __u32 cap);
 /* CLOCK_MONOTONIC, ns */
 __u64 pc_now_ns(void);
-/* duration text, fixed width friendly: "812ns", "3.41us", "12.0ms", "1.50s" */
-const char *pc_fmt_ns(char *buf, size_t len, __u64 ns);
-
 /*
- * Text built in place, for views of many rows: the same characters printf
- * would give, without its cost.  Each writes at p and returns the end; p
- * needs room for 16 bytes more than the text.  A _col variant right-aligns
- * in width, as "%*s" would.
- *	pc_put_u64	"%llu"
- *	pc_put_fixed	"%.*f" of x, decimals <= 3, rounded as glibc rounds
- *	pc_put_ns	pc_fmt_ns's text
+ * Numbers and durations as text: usdt/fmt.h, the formatter the report at
+ * exit shares; the pc_ names are the views' own spelling of it.
  */
-char *pc_put_u64(char *p, __u64 v);
-char *pc_put_u64_col(char *p, __u64 v, unsigned int width);
-char *pc_put_fixed(char *p, double x, unsigned int decimals);
-char *pc_put_fixed_col(char *p, double x, unsigned int decimals, unsigned int width);
-char *pc_put_ns(char *p, __u64 ns);
-char *pc_put_ns_col(char *p, __u64 ns, unsigned int width);
+#define pc_fmt_ns prof_fmt_ns
+#define pc_put_u64 prof_put_u64
+#define pc_put_u64_col prof_put_u64_col
+#define pc_put_fixed prof_put_fixed
+#define pc_put_fixed_col prof_put_fixed_col
+#define pc_put_ns prof_put_ns
+#define pc_put_ns_col prof_put_ns_col
 
 /* an output buffer over a FILE: rows are built in it, written in big chunks */
 #define PC_OUT_ROW	2048	/* a row built at p may take this much */
@@ -222,8 +213,7 @@ void pc_out_printf(struct pc_out *o, const char *fmt, ...) __attribute__((format
 __u8 *pc_name_clashes(const struct prof_snapshot *s);
 /* " (file:line)" of a site, the file's last component */
 char *pc_put_where(char *p, const struct prof_snap_site *site);
-/* JSON string body escape (no quotes) */
-void pc_json_str(FILE *f, const char *s);
+/* JSON strings: usdt/json_writer.h (prof_json_fbody, prof_jw_*) */
 
 /* --- renderers (render_*.c) ---------------------------------------------- */
 

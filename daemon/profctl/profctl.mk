@@ -9,12 +9,15 @@ PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_src.c daemon
 	daemon/profctl/profctl_zones.c daemon/profctl/profctl_top.c daemon/profctl/render_text.c \
 	daemon/profctl/render_data.c daemon/profctl/render_html.c daemon/profctl/profctl_par.c \
 	daemon/profctl/profctl_clean.c daemon/profctl/profctl_save.c daemon/profctl/profctl_diff.c \
-	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c daemon/profctl/profctl_trace.c
+	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c daemon/profctl/profctl_trace.c \
+	daemon/profctl/report_load.c
 PROFCTL_OBJS := $(patsubst daemon/profctl/%.c,$(OUTPUT)/daemon/profctl/%.o,$(PROFCTL_SRCS))
-PROFCTL_HDRS := daemon/profctl/profctl.h daemon/profctl/client.h usdt/snapshot.h usdt/slab.h usdt/prof.h usdt/proffile.h
+PROFCTL_HDRS := daemon/profctl/profctl.h daemon/profctl/client.h usdt/snapshot.h usdt/slab.h usdt/prof.h usdt/proffile.h \
+	usdt/json_writer.h usdt/fmt.h \
+	daemon/profctl/report_load.h
 # everything but main(), for the tests
 PROFCTL_LIB := $(OUTPUT)/daemon/profctl/libprofctl.a
-PROFCTL_LIBS := -lelf -lpthread -lprotobuf-c -lz -lmicrohttpd
+PROFCTL_LIBS := -lelf -lpthread -lprotobuf-c -lz -lmicrohttpd -ljansson
 
 # the profd client: profd.mk's object if it names one, else compile
 # daemon/profctl/client.c here; without either, profctl only reads segments

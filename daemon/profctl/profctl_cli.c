@@ -70,7 +70,7 @@ static const char usage_report[] =
 	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
 	"                       always, never\n"
 	"      --input FILE     read a profile saved by `profctl save` or PROF_SAVE (or a\n"
-	"                       segment image) instead of a live process\n"
+	"                       JSON report, or a segment image) instead of a live process\n"
 	"                       (no --pid or --last)\n"
 	"      --compensate     take each zone's estimated cost (measured at the\n"
 	"                       program's start) out of its parent's self time and\n"
@@ -310,7 +310,7 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 	int c, li;
 
 	memset(o, 0, sizeof(*o));
-	o->mode = PC_SINCE_RESET;
+	o->mode = PROFD_SNAP_RESET;
 	optind = 1;
 	opterr = 0;
 	/* the leading ':' tells a missing value (':') from an unknown option */
@@ -373,17 +373,17 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			o->tid = (__u32)v;
 			break;
 		case OPT_SINCE_RESET:
-			o->mode = PC_SINCE_RESET;
+			o->mode = PROFD_SNAP_RESET;
 			break;
 		case OPT_SINCE_START:
-			o->mode = PC_SINCE_START;
+			o->mode = PROFD_SNAP_START;
 			break;
 		case OPT_LAST:
 			if (parse_duration(optarg, &o->last_s)) {
 				pc_warnx("bad duration '%s' (try 10s, 2m)", optarg);
 				return EXIT_USAGE;
 			}
-			o->mode = PC_LAST;
+			o->mode = PROFD_SNAP_LAST;
 			break;
 		case 's':
 			o->sort_set = true;
@@ -618,7 +618,8 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
  * shown, and lazily (one thread's nodes at a time: every view goes thread
  * by thread) so a big process is never copied whole, the next thread
  * loaded on another CPU while this one is rendered.  --threads (and html's
- * merged view) adds the threads' histograms up: their loads copy them.
+ * merged view) adds the threads' histograms up and the JSON tree writes
+ * them: their loads copy them.
  */
 static unsigned int report_read_flags(const struct pc_opts *o)
 {
@@ -633,8 +634,10 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	flags |= PROF_READ_LAZY;
 	if (pc_cpus() > 1)
 		flags |= PROF_READ_AHEAD;
-	/* html has a merged view of each process beside its threads */
-	if (o->threads || o->format == PC_FMT_HTML)
+	/* html has a merged view of each process beside its threads; the JSON
+	 * tree carries the histograms themselves (--input reads them) */
+	if (o->threads || o->format == PC_FMT_HTML ||
+	    (o->format == PC_FMT_JSON && !o->flat && !o->callers))
 		flags |= PROF_READ_LAZY_HIST;
 	/* compensation rewrites every thread's nodes: read them all at once */
 	if (o->compensate)
@@ -724,7 +727,7 @@ static int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* an image is one process as it was: no process to choose, no history */
-	if (o.input && (o.pid || o.mode == PC_LAST)) {
+	if (o.input && (o.pid || o.mode == PROFD_SNAP_LAST)) {
 		pc_warnx("report: --input reads a saved image: no --%s", o.pid ? "pid" : "last");
 		return EXIT_USAGE;
 	}
@@ -735,10 +738,10 @@ static int cmd_report(int argc, char **argv)
 		snprintf(fallback, sizeof(fallback),
 			 "no history: measuring the next %us of your own processes directly",
 			 o.last_s);
-		pc_src_open_said(&src, &o, o.mode == PC_LAST ? fallback : NULL);
+		pc_src_open_said(&src, &o, o.mode == PROFD_SNAP_LAST ? fallback : NULL);
 		src.read_flags = report_read_flags(&o);
 		/* without profd's history, --last measures the next seconds */
-		measure = o.mode == PC_LAST && src.fd < 0;
+		measure = o.mode == PROFD_SNAP_LAST && src.fd < 0;
 		if (measure && o.pid && direct_alive(o.pid) == 0) {
 			pc_warnx("pid %d has exited: nothing to measure, and --last needs profd's "
 				 "history",
@@ -762,7 +765,7 @@ static int cmd_report(int argc, char **argv)
 		src.read_flags = 0;
 		for (i = 0; i < np; i++) {
 			taken[i] = pc_now_ns();
-			err = pc_src_snapshot(&src, procs[i].pid, PC_SINCE_START, 0, &bases[i]);
+			err = pc_src_snapshot(&src, procs[i].pid, PROFD_SNAP_START, 0, &bases[i]);
 			if (err && o.pid)
 				goto cleanup;
 		}
@@ -777,7 +780,7 @@ static int cmd_report(int argc, char **argv)
 		} else if (measure) {
 			err = -ESRCH;
 			if (bases[i])
-				err = pc_src_snapshot(&src, procs[i].pid, PC_SINCE_START, 0,
+				err = pc_src_snapshot(&src, procs[i].pid, PROFD_SNAP_START, 0,
 						      &w->raw);
 			/* the time the diff covers, as measured */
 			if (!err)
@@ -922,28 +925,44 @@ static int cmd_list(int argc, char **argv)
 		return 1;
 	}
 	if (o.format == PC_FMT_JSON) {
-		printf("{\"version\":1,\"source\":\"%s\",\"processes\":[",
-		       src.fd >= 0 ? "profd" : "direct");
+		struct prof_jw w;
+
+		prof_jw_init(&w, stdout);
+		prof_jw_start_object(&w);
+		prof_jw_u64_field(&w, "version", 1);
+		prof_jw_string_field(&w, "source", src.fd >= 0 ? "profd" : "direct");
+		prof_jw_name(&w, "processes");
+		prof_jw_start_array(&w);
 		for (i = 0; i < n; i++) {
-			printf("%s{\"pid\":%d,\"uid\":%u,\"comm\":\"", i ? "," : "", (int)p[i].pid,
-			       (unsigned int)p[i].uid);
-			pc_json_str(stdout, p[i].comm);
-			printf("\",\"threads\":%u,\"alive\":%s,\"kernel\":%d,\"created_ns\":%llu",
-			       p[i].threads, p[i].alive ? "true" : "false", p[i].kernel,
-			       (unsigned long long)p[i].created_ns);
+			prof_jw_start_object(&w);
+			prof_jw_name(&w, "pid");
+			prof_jw_int(&w, (int)p[i].pid);
+			prof_jw_u64_field(&w, "uid", p[i].uid);
+			prof_jw_string_field(&w, "comm", p[i].comm);
+			prof_jw_u64_field(&w, "threads", p[i].threads);
+			prof_jw_bool_field(&w, "alive", p[i].alive);
+			prof_jw_name(&w, "kernel");
+			prof_jw_int(&w, p[i].kernel);
+			prof_jw_u64_field(&w, "created_ns", p[i].created_ns);
 			/* profd only: thousandths of a thread inside zones */
-			if (p[i].rates)
-				printf(",\"inzone\":{\"now\":%u,\"short\":%u,\"long\":%u}",
-				       p[i].inzone[0], p[i].inzone[1], p[i].inzone[2]);
+			if (p[i].rates) {
+				prof_jw_name(&w, "inzone");
+				prof_jw_start_object(&w);
+				prof_jw_u64_field(&w, "now", p[i].inzone[0]);
+				prof_jw_u64_field(&w, "short", p[i].inzone[1]);
+				prof_jw_u64_field(&w, "long", p[i].inzone[2]);
+				prof_jw_end_object(&w);
+			}
 			/* in a container: its own pid there, and its cgroup */
 			if (p[i].ns_pid) {
-				printf(",\"ns_pid\":%u,\"cgroup\":\"", p[i].ns_pid);
-				pc_json_str(stdout, p[i].cgroup);
-				printf("\"");
+				prof_jw_u64_field(&w, "ns_pid", p[i].ns_pid);
+				prof_jw_string_field(&w, "cgroup", p[i].cgroup);
 			}
-			printf("}");
+			prof_jw_end_object(&w);
 		}
-		printf("]}\n");
+		prof_jw_end_array(&w);
+		prof_jw_end_object(&w);
+		prof_jw_raw(&w, "\n");
 	} else {
 		char since[32], kern[16];
 		bool ctr = false;

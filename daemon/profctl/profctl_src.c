@@ -663,7 +663,7 @@ static int src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
 {
 #ifndef PROFCTL_NO_CLIENT
 	if (src->fd >= 0) {
-		int err = profd_snapshot_opts(src->fd, pid, PROFD_SINCE_START, 0, src->read_flags,
+		int err = profd_snapshot_opts(src->fd, pid, PROFD_SNAP_START, 0, src->read_flags,
 					      snap, NULL);
 
 		/* one profd does not follow (yet, or any more): read it directly */
@@ -705,7 +705,7 @@ static int src_map(struct pc_src *src, pid_t pid)
 			struct profd_answer a;
 
 			snprintf(ent.path, sizeof(ent.path), "pid %d (profd)", (int)pid);
-			err = profd_segment_fd(src->fd, pid, PROFD_SINCE_START, 0, &fd, &a);
+			err = profd_segment_fd(src->fd, pid, PROFD_SNAP_START, 0, &fd, &a);
 			/* one profd does not follow: its segment, directly */
 			if (err && err != -ESRCH)
 				return profd_error(pid, err);
@@ -818,7 +818,7 @@ static int profd_since_reset(struct pc_src *src, pid_t pid, struct prof_snapshot
 	__u64 age;
 	int err;
 
-	err = profd_snapshot_opts(src->fd, pid, PROFD_SINCE_RESET, 0, src->read_flags, &s, &a);
+	err = profd_snapshot_opts(src->fd, pid, PROFD_SNAP_RESET, 0, src->read_flags, &s, &a);
 	if (err)
 		return err;
 	age = baseline_age(pid, s->start_token);
@@ -832,11 +832,11 @@ static int profd_since_reset(struct pc_src *src, pid_t pid, struct prof_snapshot
 	if (err || !base) {
 		/* a file we cannot use: as profd answers */
 		prof_snapshot__destroy(base);
-		return profd_snapshot_opts(src->fd, pid, PROFD_SINCE_RESET, 0, src->read_flags,
+		return profd_snapshot_opts(src->fd, pid, PROFD_SNAP_RESET, 0, src->read_flags,
 					   snap, NULL);
 	}
 	/* a diff needs every node and histogram: read in full */
-	err = profd_snapshot_opts(src->fd, pid, PROFD_SINCE_START, 0, 0, &s, NULL);
+	err = profd_snapshot_opts(src->fd, pid, PROFD_SNAP_START, 0, 0, &s, NULL);
 	if (!err && prof_snapshot__diff(s, base))
 		pc_warnx("pid %d: baseline is of another process, ignored", (int)pid);
 	prof_snapshot__destroy(base);
@@ -858,20 +858,20 @@ static int src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int se
 	if (src->fd >= 0) {
 		struct profd_answer a;
 
-		if (mode == PC_SINCE_RESET)
+		if (mode == PROFD_SNAP_RESET)
 			err = profd_since_reset(src, pid, snap);
 		else
 			err = profd_snapshot_opts(src->fd, pid, mode, secs, src->read_flags, snap,
 						  &a);
 		/* the time "the last N seconds" really covers: the nearest frame's */
-		if (!err && mode == PC_LAST)
+		if (!err && mode == PROFD_SNAP_LAST)
 			(*snap)->span_ns = a.span_ns;
 		/* one profd does not follow (yet, or any more): read it directly */
 		if (err != -ESRCH)
 			return err ? profd_error(pid, err) : 0;
 	}
 #endif
-	if (mode == PC_LAST) {
+	if (mode == PROFD_SNAP_LAST) {
 		/* no history without profd: measure the next secs instead; a
 		 * diff needs every node and histogram */
 		err = direct_raw(pid, 0, &base);
@@ -890,7 +890,7 @@ static int src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int se
 		err = direct_raw(pid, src->read_flags, &s);
 		if (err)
 			return err;
-		if (mode == PC_SINCE_RESET) {
+		if (mode == PROFD_SNAP_RESET) {
 			err = pc_baseline_load(pid, s->start_token, &base);
 			if (err) {
 				pc_warnx("pid %d: failed to read the reset baseline: %s", (int)pid,
@@ -934,7 +934,7 @@ int pc_src_reset(struct pc_src *src, pid_t pid)
 		if (err != -ESRCH) {
 			if (err)
 				return profd_error(pid, err);
-			err = profd_snapshot_opts(src->fd, pid, PROFD_SINCE_START, 0, 0, &s, NULL);
+			err = profd_snapshot_opts(src->fd, pid, PROFD_SNAP_START, 0, 0, &s, NULL);
 			if (err)
 				return profd_error(pid, err);
 		}

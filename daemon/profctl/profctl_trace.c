@@ -134,7 +134,7 @@ static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_sn
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
 	fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,\"args\":{\"name\":\"",
 		t->pid);
-	pc_json_str(f, s->comm);
+	prof_json_fbody(f, s->comm);
 	fputs("\"}}", f);
 	for (i = 0; i < t->nthreads; i++) {
 		const struct prof_trace_thread *tt = &t->threads[i];
@@ -148,7 +148,7 @@ static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_sn
 			   "\"args\":{\"name\":\"",
 			t->pid, tt->tid);
 		if (st && st->name[0])
-			pc_json_str(f, st->name);
+			prof_json_fbody(f, st->name);
 		else
 			fprintf(f, "tid %u", tt->tid);
 		fputs("\"}}", f);
@@ -166,7 +166,7 @@ static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_sn
 					   "\"tid\":%llu,\"args\":{\"name\":\"frames of tid %u\"}}",
 					t->pid, FRAME_TRACK(tt->tid), tt->tid);
 			fputs(",{\"name\":\"", f);
-			pc_json_str(f, name);
+			prof_json_fbody(f, name);
 			if (frame)
 				fprintf(f, "\",\"cat\":\"frame\",\"ph\":\"X\",\"pid\":%u,\"tid\":%llu,"
 					   "\"ts\":",
@@ -256,7 +256,7 @@ static void capture_path(const char *out, int k, int count, char *buf, size_t le
 #define PLACEHOLDER "/*@PROFCTL_TRACE@*/null"
 
 /* the timeline page: the template with the trace in place of its
- * placeholder (pc_json_str escapes '<', so no "</script>" can close it) */
+ * placeholder (prof_json_fbody escapes '<', so no "</script>" can close it) */
 static int write_html(FILE *f, const struct prof_trace *t, const struct prof_snapshot *s,
 		      __u32 tid, __u64 from, __u64 to)
 {
@@ -447,7 +447,7 @@ static int pc_trace(struct pc_src *src, const struct pc_opts *o, const char *zon
 	else if (!t->ring_events)
 		pc_warnx("pid %d: its event rings are off (PROF_TRACE_EVENTS=0)", (int)o->pid);
 	to = ~0ull;
-	if (o->mode == PC_LAST) {
+	if (o->mode == PROFD_SNAP_LAST) {
 		/* the last seconds to now, or to the exit of a process gone */
 		__u64 now = mono_now_ns();
 
@@ -482,7 +482,7 @@ int pc_cmd_trace(int argc, char **argv)
 		pc_warnx("trace: --count goes with --slow");
 		return EXIT_USAGE;
 	}
-	if (o.slow && o.mode == PC_LAST) {
+	if (o.slow && o.mode == PROFD_SNAP_LAST) {
 		pc_warnx("trace: --last and --slow cannot be combined");
 		return EXIT_USAGE;
 	}

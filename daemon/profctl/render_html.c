@@ -13,29 +13,6 @@
 
 #define PLACEHOLDER "/*@PROFCTL_DATA@*/null"
 
-/* pc_json_str's text at p (room for 6 bytes a character) */
-static char *json_put(char *p, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\') {
-			*p++ = '\\';
-			*p++ = (char)c;
-		} else if (c == '<' || c == '>' || c == '&' || c < 0x20 || c >= 0x7f) {
-			memcpy(p, "\\u00", 4);
-			p[4] = hex[c >> 4];
-			p[5] = hex[c & 15];
-			p += 6;
-		} else {
-			*p++ = (char)c;
-		}
-	}
-	return p;
-}
-
 /*
  * "%s[%d,\"%s\",%llu,...]", in place: parent, name, then calls, total,
  * self, p50, p99, max, preempted, migrated, off-cpu, allocs, alloc bytes,
@@ -59,13 +36,13 @@ static void html_node(struct pc_out *out, const struct prof_snapshot *s,
 	*p++ = ',';
 	*p++ = '"';
 	/* a name is under PROF_NAME_MAX bytes: 6 each fits a row */
-	p = json_put(p, prof_snap_node_name(s, nd));
+	p = prof_json_esc_body(p, prof_snap_node_name(s, nd));
 	/* two sites of one name (overloads, lambdas): where each is */
 	if (clash && nd->site < s->nsites && clash[nd->site]) {
 		char w[PROF_FILE_MAX + 32];
 
 		*pc_put_where(w, &s->sites[nd->site]) = 0;
-		p = json_put(p, w);
+		p = prof_json_esc_body(p, w);
 	}
 	*p++ = '"';
 	v[0] = nd->calls;
@@ -99,7 +76,7 @@ static void html_thread(FILE *f, struct pc_out *out, const struct prof_snapshot 
 	__u32 j;
 
 	fprintf(f, "{\"tid\":%u,\"name\":\"", t->tid);
-	pc_json_str(f, prof_snap_thread_label(t, lb, sizeof(lb)));
+	prof_json_fbody(f, prof_snap_thread_label(t, lb, sizeof(lb)));
 	fprintf(f, "\",\"total\":%llu,", (unsigned long long)prof_snap_ns(s, pc_thread_total(t)));
 	if (t->oncpu_ns == PROF_SNAP_UNKNOWN)
 		fputs("\"oncpu\":null,", f);
@@ -136,11 +113,11 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 		__u8 *clash = pc_name_clashes(s);
 
 		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", p ? "," : "", s->pid);
-		pc_json_str(f, s->comm);
+		prof_json_fbody(f, s->comm);
 		/* in a container: the page's header says where */
 		if (s->ns_pid) {
 			fprintf(f, "\",\"ns_pid\":%u,\"cgroup\":\"", s->ns_pid);
-			pc_json_str(f, s->cgroup);
+			prof_json_fbody(f, s->cgroup);
 		}
 		fprintf(f, "\",\"tsc_synced\":%s,\"threads\":[",
 			s->flags & PROF_SEG_TSC_SYNCED ? "true" : "false");
