@@ -204,12 +204,15 @@ static void test_speedscope(void **state)
 	assert_int_equal(chromium_check("trace_speedscope.py", args), 0);
 }
 
-/* the timeline page: the worker's 22 calls, zoom, hover, in Chromium */
+/* the timeline page, and the html report's timeline: the worker's 22
+ * calls, zoom, hover, in Chromium */
 static void test_html(void **state)
 {
-	char pid[16], page[96], args[256];
+	char pid[16], page[96], report[96], args[256];
 	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "--format", "html", "-o", page,
 			     NULL };
+	const char *rep[] = { "report", "--pid", pid, "--no-daemon", "--format", "html", "-o",
+			      report, NULL };
 	int go;
 	pid_t p;
 
@@ -217,10 +220,16 @@ static void test_html(void **state)
 	p = start(known, &go);
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	snprintf(page, sizeof(page), "%s/trace.html", dir);
+	snprintf(report, sizeof(report), "%s/report.html", dir);
 	assert_int_equal(profctl(tr), 0);
+	assert_int_equal(profctl(rep), 0);
 	stop(p, go);
 	snprintf(args, sizeof(args),
 		 "%s .output/tests/trace_html.png worker 22 tr_outer tr_inner tr_sleep", page);
+	assert_int_equal(chromium_check("trace_html.py", args), 0);
+	snprintf(args, sizeof(args),
+		 "%s .output/tests/report_timeline.png worker 22 tr_outer tr_inner tr_sleep",
+		 report);
 	assert_int_equal(chromium_check("trace_html.py", args), 0);
 }
 

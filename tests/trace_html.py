@@ -33,17 +33,17 @@ def main():
         s = c.open("file://" + page, 1280, 700)
         js = c.js
 
-        lane = """[...document.querySelectorAll('.track')].find(t =>
-            t.querySelector('.label').textContent === %r).querySelector('.lane')""" % thread
-        got = js("(%s).querySelectorAll('.bar').length" % lane)
+        lane = """[...document.querySelectorAll('.tl-track')].find(t =>
+            t.querySelector('.tl-label').textContent === %r).querySelector('.tl-lane')""" % thread
+        got = js("(%s).querySelectorAll('.tl-bar').length" % lane)
         if got != n:
             fails.append("%s's lane draws %s calls, want %d" % (thread, got, n))
-        legend = js("document.getElementById('legend').textContent")
+        legend = js("document.querySelector('.tl-legend').textContent")
         for z in zones:
             if z not in legend:
                 fails.append("legend lacks %s: %r" % (z, legend))
         # zoom in at the first call of the lane with a real wheel turn
-        first = js("""(() => { const b = (%s).querySelector('.bar'); const r = b.getBoundingClientRect();
+        first = js("""(() => { const b = (%s).querySelector('.tl-bar'); const r = b.getBoundingClientRect();
             return [r.x + 1, r.y + r.height / 2, r.width]; })()""" % lane)
         for _ in range(6):
             c.send("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": first[0], "y": first[1],
@@ -51,23 +51,23 @@ def main():
             # one turn at a time: Chromium coalesces wheel events in flight
             js("new Promise(r => requestAnimationFrame(() => r(1)))")
             time.sleep(0.05)
-        after = js("""(() => { const b = (%s).querySelector('.bar'); return b ?
+        after = js("""(() => { const b = (%s).querySelector('.tl-bar'); return b ?
             b.getBoundingClientRect().width : 0; })()""" % lane)
         if not after or after <= first[2] * 2:
             fails.append("a wheel turn did not zoom in: %.1f px -> %s px" % (first[2], after))
         # hover: the tooltip names the call
-        box = js("""(() => { const b = (%s).querySelector('.bar'); const r = b.getBoundingClientRect();
+        box = js("""(() => { const b = (%s).querySelector('.tl-bar'); const r = b.getBoundingClientRect();
             return [r.x + Math.min(3, r.width / 2), r.y + 4, b.dataset.name]; })()""" % lane)
         c.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": box[0], "y": box[1]},
                session=s)
-        tip = js("document.getElementById('tip').textContent")
+        tip = js("document.querySelector('.tl-tip').textContent")
         if not tip.startswith(box[2] + ": ") or " at +" not in tip:
             fails.append("hover says %r, want %s's name and duration" % (tip, box[2]))
         for clicks in (1, 2):
             for kind in ("mousePressed", "mouseReleased"):
                 c.send("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1],
                        "button": "left", "clickCount": clicks}, session=s)
-        back = js("(%s).querySelectorAll('.bar').length" % lane)
+        back = js("(%s).querySelectorAll('.tl-bar').length" % lane)
         if back != n:
             fails.append("a double click shows %s calls, want all %d" % (back, n))
         c.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 1270, "y": 690},

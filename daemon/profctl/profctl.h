@@ -48,6 +48,7 @@ struct pc_opts {
 	const char *slow;	/* trace --slow ZONE:THRESHOLD */
 	int count;		/* trace --count N */
 	bool compensate;	/* report --compensate */
+	const char *trace_json;	/* report --format html: the timeline's data */
 	int args;		/* pc_parse_opts: argv index of the first operand */
 };
 
@@ -284,6 +285,9 @@ int pc_cmd_diff(int argc, char **argv);
 int pc_cmd_serve(int argc, char **argv);
 /* trace: the event rings as a Chrome trace (profctl_trace.c) */
 int pc_cmd_trace(int argc, char **argv);
+/* pid's event rings (tid's only, if not 0) as trace's JSON, malloc'd in
+ * *json; 0 or -errno (said) */
+int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json);
 struct pc_serve_opts {
 	bool threads;		/* tid and thread labels */
 	unsigned int max_zones;	/* a process (a thread, with threads); the rest "[other]" */

@@ -37,22 +37,29 @@ PROFCTL_DEFS := -DPROFCTL_NO_CLIENT
 endif
 
 # the html template as a C array
-$(OUTPUT)/daemon/profctl/report_html.h: daemon/profctl/report.html | $(OUTPUT)/daemon/profctl
+# the timeline (timeline.js) goes into both pages in place of their
+# /*@TIMELINE_JS@*/ line
+TIMELINE_JS := daemon/profctl/timeline.js
+with_timeline = sed -e '/\/\*@TIMELINE_JS@\*\//{' -e 'r $(TIMELINE_JS)' -e 'd' -e '}' $(1)
+
+$(OUTPUT)/daemon/profctl/report_html.h: daemon/profctl/report.html $(TIMELINE_JS) \
+		| $(OUTPUT)/daemon/profctl
 	$(call msg,GEN,$@)
 	$(Q){ echo '/* generated from daemon/profctl/report.html by daemon/profctl/profctl.mk */'; \
 	  echo 'static const unsigned char report_html[] = {'; \
-	  xxd -i < $<; \
+	  $(call with_timeline,$<) | xxd -i; \
 	  echo '};'; \
 	  echo '#define report_html_len sizeof(report_html)'; } > $@
 
 $(OUTPUT)/daemon/profctl/render_html.o: $(OUTPUT)/daemon/profctl/report_html.h
 
 # trace's timeline page, the same way
-$(OUTPUT)/daemon/profctl/trace_html.h: daemon/profctl/trace.html | $(OUTPUT)/daemon/profctl
+$(OUTPUT)/daemon/profctl/trace_html.h: daemon/profctl/trace.html $(TIMELINE_JS) \
+		| $(OUTPUT)/daemon/profctl
 	$(call msg,GEN,$@)
 	$(Q){ echo '/* generated from daemon/profctl/trace.html by daemon/profctl/profctl.mk */'; \
 	  echo 'static const unsigned char trace_html[] = {'; \
-	  xxd -i < $<; \
+	  $(call with_timeline,$<) | xxd -i; \
 	  echo '};'; \
 	  echo '#define trace_html_len sizeof(trace_html)'; } > $@
 

@@ -672,7 +672,7 @@ static int cmd_report(int argc, char **argv)
 	__u64 *taken = NULL; /* when each base was read */
 	size_t np = 0, n = 0, i;
 	bool measure = false;
-	char fallback[96];
+	char fallback[96], *trace_json = NULL;
 	FILE *f = NULL;
 	int err, ret = 1;
 
@@ -836,6 +836,10 @@ static int cmd_report(int argc, char **argv)
 			pc_warnx("no profile could be read");
 		goto cleanup;
 	}
+	/* html: the first process's timeline, from its live segment's rings */
+	if (o.format == PC_FMT_HTML && !o.input &&
+	    pc_trace_json(&src, (pid_t)snaps[0]->pid, o.tid, &trace_json) == 0)
+		o.trace_json = trace_json;
 	f = open_out(&o);
 	if (!f)
 		goto cleanup;
@@ -847,6 +851,7 @@ static int cmd_report(int argc, char **argv)
 	if (close_out(f, &o) == 0 && !err)
 		ret = 0;
 cleanup:
+	free(trace_json);
 	for (i = 0; own && i < np; i++)
 		owned_free(&own[i]);
 	for (i = 0; bases && i < np; i++)

@@ -253,6 +253,35 @@ static void capture_path(const char *out, int k, int count, char *buf, size_t le
 		snprintf(buf, len, "%s.%d", out, k);
 }
 
+int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json)
+{
+	struct prof_trace *t;
+	struct prof_snapshot *s;
+	size_t len = 0;
+	FILE *m;
+	int err;
+
+	*json = NULL;
+	err = read_both(src, pid, &t, &s);
+	if (err)
+		return err;
+	m = open_memstream(json, &len);
+	if (!m) {
+		err = -ENOMEM;
+	} else {
+		err = write_trace(m, t, s, tid, 0, ~0ull);
+		if (fclose(m) && !err)
+			err = -ENOMEM;
+	}
+	if (err) {
+		free(*json);
+		*json = NULL;
+	}
+	prof_snapshot__destroy(s);
+	prof_trace__destroy(t);
+	return err;
+}
+
 #define PLACEHOLDER "/*@PROFCTL_TRACE@*/null"
 
 /* the timeline page: the template with the trace in place of its

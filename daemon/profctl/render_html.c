@@ -12,6 +12,7 @@
 #include "report_html.h"
 
 #define PLACEHOLDER "/*@PROFCTL_DATA@*/null"
+#define TRACE_PLACEHOLDER "/*@PROFCTL_TRACE@*/null"
 
 /*
  * "%s[%d,\"%s\",%llu,...]", in place: parent, name, then calls, total,
@@ -150,23 +151,27 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 
 int pc_render_html(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o)
 {
-	const char *tpl = (const char *)report_html, *at;
-	size_t len = report_html_len, pre;
+	const char *tpl = (const char *)report_html, *at, *tr, *end = tpl + report_html_len;
 	bool sched = false;
 	size_t p;
 	int err;
 
-	(void)o;
-	at = memmem(tpl, len, PLACEHOLDER, strlen(PLACEHOLDER));
-	if (!at)
+	at = memmem(tpl, report_html_len, PLACEHOLDER, strlen(PLACEHOLDER));
+	tr = at ? memmem(at, (size_t)(end - at), TRACE_PLACEHOLDER, strlen(TRACE_PLACEHOLDER))
+		: NULL;
+	if (!at || !tr)
 		return -EINVAL;
 	for (p = 0; p < n; p++)
 		sched |= pc_has_sched(snaps[p]);
-	pre = (size_t)(at - tpl);
-	fwrite(tpl, 1, pre, f);
+	fwrite(tpl, 1, (size_t)(at - tpl), f);
 	err = html_data(f, snaps, n, sched);
 	if (err)
 		return err;
-	fwrite(at + strlen(PLACEHOLDER), 1, len - pre - strlen(PLACEHOLDER), f);
+	at += strlen(PLACEHOLDER);
+	fwrite(at, 1, (size_t)(tr - at), f);
+	/* the timeline's data, escaped as every JSON is (no "</script>") */
+	fputs(o->trace_json ? o->trace_json : "null", f);
+	tr += strlen(TRACE_PLACEHOLDER);
+	fwrite(tr, 1, (size_t)(end - tr), f);
 	return ferror(f) ? -EIO : 0;
 }
