@@ -10,7 +10,8 @@
  * processes of their own uid; root sees all.
  *
  *	client			profd
- *	REGISTER{tid}	->	REGISTERED{slot, gen, nslots}	(+ map fd, once)
+ *	REGISTER{tid}	->	REGISTERED{slot, gen, nslots}	(+ map fd, once: its
+ *							 uid's records only)
  *	STATUS		->	STATUS{...}
  *	LIST		->	PROC{...} x n, then END{n}
  *	SNAPSHOT{pid}	->	SNAPSHOT{size}			(+ an fd: the live segment,
@@ -67,7 +68,7 @@ struct profd_register {
 
 struct profd_registered {
 	__u32 tid;
-	__u32 slot;			/* index into the record array */
+	__u32 slot;			/* index into the record array (the uid's own) */
 	__u64 gen;			/* the record's generation */
 	__u32 nslots;			/* records in the array */
 	__u32 rec_size;			/* sizeof(struct prof_sched_rec) */
