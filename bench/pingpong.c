@@ -221,12 +221,22 @@ static void print_tally(struct tally *t)
 	       100.0 * (t->ratio[3 * n / 4] - 1), t->added[n / 2]);
 }
 
+/* an empty record array for a uid, as profd makes one by default */
+static int uid_array_create(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+
+	return bpf_map_create(BPF_MAP_TYPE_ARRAY, "prof_uid_recs", sizeof(__u32),
+			      sizeof(struct prof_sched_rec), PROF_SCHED_MAX_SLOTS / 4, &o);
+}
+
 /* profd's program, its tid table sized as profd sizes it */
 static struct profsched_bpf *profsched_load(__u32 *tid_limit)
 {
 	struct profsched_bpf *sk = profsched_bpf__open();
 	unsigned long pm = PROF_SCHED_PID_MAX_LIMIT;
 	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+	int tmpl = uid_array_create(); /* uid arrays as profd sizes them by default */
 
 	if (f) {
 		if (fscanf(f, "%lu", &pm) != 1 || pm > PROF_SCHED_PID_MAX_LIMIT)
@@ -236,11 +246,14 @@ static struct profsched_bpf *profsched_load(__u32 *tid_limit)
 	*tid_limit = (__u32)(pm + PROF_SCHED_TIDS_PER_WORD - 1) / PROF_SCHED_TIDS_PER_WORD *
 		     PROF_SCHED_TIDS_PER_WORD;
 	if (sk &&
-	    (bpf_map__set_max_entries(sk->maps.tidslots, *tid_limit / PROF_SCHED_TIDS_PER_WORD) ||
+	    (tmpl < 0 || bpf_map__set_inner_map_fd(sk->maps.uidrecs, tmpl) ||
+	     bpf_map__set_max_entries(sk->maps.tidslots, *tid_limit / PROF_SCHED_TIDS_PER_WORD) ||
 	     profsched_bpf__load(sk))) {
 		profsched_bpf__destroy(sk);
 		sk = NULL;
 	}
+	if (tmpl >= 0)
+		close(tmpl);
 	return sk;
 }
 
@@ -251,25 +264,42 @@ static void *map_rw(struct bpf_map *m, size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* what profd does when a thread registers: the slot's gen, then the tid's entry */
+/* a uid's record array at 'uidrecs'[0], as profd makes one; its fd or -1 */
+static int uid_array(struct profsched_bpf *sk)
+{
+	int fd = uid_array_create();
+	__u32 u = 0;
+
+	if (fd >= 0 && bpf_map_update_elem(bpf_map__fd(sk->maps.uidrecs), &u, &fd, BPF_ANY)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* what profd does when a thread registers: the slot's place and gen, then
+ * the tid's entry; its record is entry 'slot' of uid array 0 */
 static int register_tid(struct profsched_bpf *sk, __u32 tid_limit, pid_t tid, __u32 slot)
 {
 	size_t tlen = tid_limit / PROF_SCHED_TIDS_PER_WORD * sizeof(__u64);
-	size_t glen = bpf_map__max_entries(sk->maps.slotgen) * sizeof(__u64);
-	__u64 *tids = map_rw(sk->maps.tidslots, tlen), *gens = map_rw(sk->maps.slotgen, glen);
+	size_t glen = bpf_map__max_entries(sk->maps.slots) * sizeof(struct prof_sched_slot);
+	__u64 *tids = map_rw(sk->maps.tidslots, tlen);
+	struct prof_sched_slot *sl = map_rw(sk->maps.slots, glen);
 	__u32 shift = 16 * ((__u32)tid % PROF_SCHED_TIDS_PER_WORD);
 	int err = -ENOMEM;
 
-	if (tids && gens && (__u32)tid < tid_limit) {
-		__atomic_store_n(&gens[slot], slot + 1, __ATOMIC_RELEASE);
+	if (tids && sl && (__u32)tid < tid_limit) {
+		sl[slot].uidx = 0;
+		sl[slot].idx = slot;
+		__atomic_store_n(&sl[slot].gen, slot + 1, __ATOMIC_RELEASE);
 		__atomic_fetch_or(&tids[(__u32)tid / PROF_SCHED_TIDS_PER_WORD],
 				  (__u64)(slot + 1) << shift, __ATOMIC_RELEASE);
 		err = 0;
 	}
 	if (tids)
 		munmap(tids, tlen);
-	if (gens)
-		munmap(gens, glen);
+	if (sl)
+		munmap(sl, glen);
 	return err;
 }
 
@@ -283,7 +313,7 @@ static int program_alone(int pairs)
 	struct profsched_bpf *sk[2];
 	struct bpf_program *progs[3];
 	__u32 lim[2];
-	int err = -1;
+	int err = -1, ufd = -1;
 
 	sk[0] = profsched_load(&lim[0]);
 	sk[1] = profsched_load(&lim[1]);
@@ -291,7 +321,9 @@ static int program_alone(int pairs)
 		fprintf(stderr, "pingpong: cannot load the programs\n");
 		goto out;
 	}
-	if (register_tid(sk[1], lim[1], gettid(), 0) || register_tid(sk[1], lim[1], pong_tid, 1)) {
+	ufd = uid_array(sk[1]);
+	if (ufd < 0 || register_tid(sk[1], lim[1], gettid(), 0) ||
+	    register_tid(sk[1], lim[1], pong_tid, 1)) {
 		fprintf(stderr, "pingpong: cannot register the threads\n");
 		goto out;
 	}
@@ -309,6 +341,8 @@ static int program_alone(int pairs)
 		print_tally(&t[k]);
 	err = 0;
 out:
+	if (ufd >= 0)
+		close(ufd);
 	switch_floor_bpf__destroy(floor);
 	profsched_bpf__destroy(sk[0]);
 	profsched_bpf__destroy(sk[1]);

@@ -3,13 +3,16 @@
  * profsched.bpf.c - the kernel word: per registered thread, count switches
  * out, migrations and time spent switched out.
  *
- * profd names each registered thread's slot in 'tidslots' (by tid) and
- * the slot's current assignment in 'slotgen'.  The array 'recs' is frozen
- * (no writes from user space, profd included): this program is its only
- * writer.  It binds a record to the task it finds on the first switch of
- * a new assignment (gen differs) and starts it from zero, so a reused slot
- * never inherits numbers, and a task that merely reuses a registered tid
- * (before profd notices the exit) is told apart by its start time.
+ * profd names each registered thread's slot in 'tidslots' (by tid), and
+ * in 'slots' the slot's current assignment and where its record lives:
+ * records are kept in one array per uid ('uidrecs', a map of maps), so a
+ * process handed its uid's array reads no other user's threads.  The
+ * arrays are frozen (no writes from user space, profd included): this
+ * program is their only writer.  It binds a record to the task it finds
+ * on the first switch of a new assignment (gen differs) and starts it from
+ * zero, so a reused slot never inherits numbers, and a task that merely
+ * reuses a registered tid (before profd notices the exit) is told apart by
+ * its start time.
  * A thread that is not registered costs one inlined array load.
  */
 #include "vmlinux.h"
@@ -38,22 +41,36 @@ struct {
 	__type(value, __u64);
 } tidslots SEC(".maps");
 
-/* slot -> the generation of its current assignment, written by profd */
+/* slot -> its assignment (gen) and its record's place, written by profd */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, PROF_SCHED_MAX_SLOTS);
 	__type(key, __u32);
-	__type(value, __u64);
-} slotgen SEC(".maps");
+	__type(value, struct prof_sched_slot);
+} slots SEC(".maps");
+
+/*
+ * A uid's records, made by profd at its first registration.  All of one
+ * size (profd sets it: --uid-slots), with no BPF_F_INNER_MAP, so the
+ * verifier inlines the lookup as it does a plain array's.
+ */
+struct uid_recs {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* profd sets it */
+	/* sizes, not types: clang emits an inner map's value type as a
+	 * forward declaration only, which libbpf cannot size */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct prof_sched_rec));
+};
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, PROF_SCHED_MAX_SLOTS);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, PROF_SCHED_MAX_UIDS);
 	__type(key, __u32);
-	__type(value, struct prof_sched_rec);
-} recs SEC(".maps");
+	__array(values, struct uid_recs);
+} uidrecs SEC(".maps");
 
 /* one 64-bit store (clang 14 has no BPF atomic store; volatile does it) */
 #define WRITE_ONCE_U64(p, v) (*(volatile __u64 *)(p) = (v))
@@ -65,9 +82,11 @@ static __always_inline __u32 tid_slot(__u64 word, __u32 tid)
 
 static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task)
 {
+	struct prof_sched_slot *sl;
 	struct prof_sched_rec *r;
-	__u32 tid = task->pid, w = tid / PROF_SCHED_TIDS_PER_WORD, slot;
-	__u64 *word, *gen, g, start;
+	__u32 tid = task->pid, w = tid / PROF_SCHED_TIDS_PER_WORD, slot, uidx, idx;
+	__u64 *word, g, start;
+	void *recs;
 
 	word = bpf_map_lookup_elem(&tidslots, &w);
 	if (!word)
@@ -75,11 +94,20 @@ static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task)
 	slot = tid_slot(*word, tid);
 	if (!slot--)
 		return NULL;
-	gen = bpf_map_lookup_elem(&slotgen, &slot);
-	r = bpf_map_lookup_elem(&recs, &slot);
-	if (!gen || !r)
+	sl = bpf_map_lookup_elem(&slots, &slot);
+	if (!sl)
 		return NULL;
-	g = *(volatile __u64 *)gen;
+	/* written before the tid's entry, which was read first (an entry
+	 * cleared meanwhile: see the check below) */
+	g = *(volatile __u64 *)&sl->gen;
+	uidx = *(volatile __u32 *)&sl->uidx;
+	idx = *(volatile __u32 *)&sl->idx;
+	recs = bpf_map_lookup_elem(&uidrecs, &uidx);
+	if (!recs)
+		return NULL;
+	r = bpf_map_lookup_elem(recs, &idx);
+	if (!r)
+		return NULL;
 	start = task->start_time;
 	if (r->gen != g) {
 		/*

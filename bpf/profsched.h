@@ -15,6 +15,7 @@
 #define PROF_SCHED_CPU_NONE	0xffffffffU /* last_cpu: not seen running yet */
 #define PROF_SCHED_TIDS_PER_WORD 4	/* 16-bit slot + 1 entries in a tidslots word */
 #define PROF_SCHED_PID_MAX_LIMIT 4194304 /* the kernel's, on 64-bit */
+#define PROF_SCHED_MAX_UIDS	256	/* uids with records at once (one array each) */
 
 /*
  * One cache line per thread.  The BPF program writes it only while the
@@ -49,11 +50,25 @@ struct prof_sched_rec {
 };
 
 /*
- * profd cannot write the record array (it is frozen, so the processes it is
- * handed to cannot either).  It assigns a slot by writing the slot's new
- * generation into 'slotgen', then slot + 1 into the tid's 'tidslots' entry;
- * it frees one by clearing the entry.  The program starts a record afresh
- * (zeroes, sets tid, start and gen) on its new owner's first switch after
- * the assignment, when rec.gen differs from slotgen.
+ * A slot (profd's, one per registered thread on the machine) and where its
+ * record lives: records are kept per uid, one array for each uid with a
+ * registered thread ('uidrecs'[uidx]), and a process is handed only its
+ * uid's array, so nobody reads another user's threads.  Written by profd
+ * ('slots'), read by the program.
+ */
+struct prof_sched_slot {
+	__u64 gen;		/* the assignment: written last, after uidx and idx */
+	__u32 uidx;		/* the uid's array in 'uidrecs' */
+	__u32 idx;		/* the record in that array */
+};
+
+/*
+ * profd cannot write the record arrays (they are frozen, so the processes
+ * they are handed to cannot either).  It assigns a slot by writing where
+ * its record is and its new generation into 'slots', then slot + 1 into
+ * the tid's 'tidslots' entry; it frees one by clearing the entry.  The
+ * program starts a record afresh (zeroes, sets tid, start and gen) on its
+ * new owner's first switch after the assignment, when rec.gen differs from
+ * the slot's gen.
  */
 #endif /* PROF_PROFSCHED_H */

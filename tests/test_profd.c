@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <glob.h>
 #include <malloc.h>
 #include <sched.h>
 #include <signal.h>
@@ -1248,6 +1249,150 @@ static void test_other_user(void **state)
 	/* and the counts were not reset */
 	assert_int_equal(calls_since_reset(fd, c.pid, "stay_zone"), 1);
 	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
+/* --- kernel records per uid --------------------------------------------- */
+
+static int scan_runs;
+
+/*
+ * In a child: the kernel records this process has mapped (the array its
+ * record lies in, whole) that belong to a tid of another process ([0]),
+ * and to its own ([1]); then SLEEP_CALLS sleeps, for kernel facts.  Run
+ * again ('W'), a record of another process is fatal: the child exits.
+ */
+static void work_scan_records(void)
+{
+	const char *rec = (const char *)(uintptr_t)__prof_tls.krec;
+	unsigned long lo = 0, hi = 0, a, b;
+	__u64 seen[2] = { 0, 0 };
+	char line[512], path[64];
+	struct stat st;
+	FILE *f;
+	int i;
+
+	f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &a, &b) == 2 && (uintptr_t)rec >= a &&
+		    (uintptr_t)rec < b) {
+			lo = a;
+			hi = b;
+		}
+	if (f)
+		fclose(f);
+	for (a = lo; a + sizeof(struct prof_sched_rec) <= hi; a += sizeof(struct prof_sched_rec)) {
+		const volatile struct prof_sched_rec *r = (const void *)a;
+
+		if (!r->gen)
+			continue; /* never assigned */
+		snprintf(path, sizeof(path), "/proc/self/task/%u", r->tid);
+		seen[stat(path, &st) == 0]++;
+	}
+	if (scan_runs++ && seen[0])
+		_exit(7);
+	for (i = 0; i < SLEEP_CALLS; i++)
+		sleep_zone();
+	zone_cpu[0] = seen[0];
+	zone_cpu[1] = seen[1];
+}
+
+/* record arrays profd holds: frozen arrays of records (its own tables are
+ * not frozen; its read-only data has other values) */
+static int record_arrays(void)
+{
+	char path[96], line[128];
+	int n = 0, k;
+	unsigned v;
+	glob_t g;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/*", (int)profd_pid);
+	if (glob(path, 0, NULL, &g))
+		return 0;
+	for (i = 0; i < g.gl_pathc; i++) {
+		FILE *f = fopen(g.gl_pathv[i], "r");
+
+		if (!f)
+			continue;
+		k = 0;
+		while (fgets(line, sizeof(line), f)) {
+			k += !strcmp(line, "map_type:\t2\n");
+			k += !strcmp(line, "frozen:\t1\n");
+			k += sscanf(line, "value_size: %u", &v) == 1 &&
+			     v == sizeof(struct prof_sched_rec);
+		}
+		n += k == 3;
+		fclose(f);
+	}
+	globfree(&g);
+	return n;
+}
+
+static bool wait_record_arrays(int want, double seconds)
+{
+	__u64 end = now_ns() + (__u64)(seconds * 1e9);
+
+	do {
+		if (record_arrays() == want)
+			return true;
+		usleep(10000);
+	} while (now_ns() < end);
+	return false;
+}
+
+/* uid's sleep_zone, as root sees it: every call with kernel facts, blocked */
+static void check_sleeps(int fd, pid_t pid, __u64 calls)
+{
+	struct prof_snapshot *s = snap_of(fd, pid, PROFD_SINCE_START);
+	const struct prof_snap_node *sl;
+
+	assert_non_null(s);
+	sl = node_named(s, "sleep_zone");
+	assert_non_null(sl);
+	assert_int_equal(sl->calls, calls);
+	assert_int_equal(sl->kernel_calls, calls);
+	assert_int_equal(sl->blocked, calls);
+	assert_true(sl->offcpu_ns >= calls * 19000000ull);
+	assert_true(sl->offcpu_ns <= prof_snap_ns(s, sl->ticks));
+	prof_snapshot__destroy(s);
+}
+
+/*
+ * Each user maps only their own threads' records: a second user's
+ * process, registered while the first user's is, finds no record of
+ * another process in what it mapped, and the first user's, looking again
+ * once the second's is registered, neither; both have exact kernel facts.
+ * A uid's array goes when its last process does.
+ */
+static void test_records_per_uid(void **state)
+{
+	struct child a, b;
+	int fd;
+
+	(void)state;
+	fd = need_profd();
+	a = spawn(work_scan_records, UID_A, 5);
+	assert_int_equal(child_wait(&a), 'R');
+	assert_int_equal(child_cpu[0], 0);
+	assert_true(child_cpu[1] >= 1);
+	b = spawn(work_scan_records, UID_B, 5);
+	assert_int_equal(child_wait(&b), 'R');
+	printf("uid %u maps %llu records of its own, %llu of others\n", UID_B,
+	       (unsigned long long)child_cpu[1], (unsigned long long)child_cpu[0]);
+	assert_int_equal(child_cpu[0], 0);
+	assert_true(child_cpu[1] >= 1);
+	/* the first user looks again, the second registered meanwhile */
+	assert_true(child_again(&a));
+	assert_int_equal(record_arrays(), 2);
+	check_sleeps(fd, a.pid, 2 * SLEEP_CALLS);
+	check_sleeps(fd, b.pid, SLEEP_CALLS);
+	/* a uid's array goes with its last process */
+	child_end(&a);
+	assert_true(wait_record_arrays(1, 5));
+	child_end(&b);
+	assert_true(wait_record_arrays(0, 5));
 	close(fd);
 	stop_profd();
 }
@@ -2638,6 +2783,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_inzone_rates, teardown),
 		cmocka_unit_test_teardown(test_before_after, teardown),
 		cmocka_unit_test_teardown(test_other_user, teardown),
+		cmocka_unit_test_teardown(test_records_per_uid, teardown),
 		cmocka_unit_test_teardown(test_planted_segment, teardown),
 		cmocka_unit_test_teardown(test_header_uid_rewritten, teardown),
 		cmocka_unit_test_teardown(test_hostile, teardown),

@@ -5,8 +5,9 @@
  * One background thread per process (never one of the application's)
  * connects to profd's socket ($PROF_SOCKET, else $PROFD_SOCKET, else the default), registers
  * each profiled thread once, receives the kernel record array's fd
- * (once per connection; the map is frozen, so nobody can write it from
- * user space) and maps it read-only.  It then points
+ * (once per connection; the array holds the records of this uid's threads
+ * only, and is frozen, so nobody can write it from user space) and maps
+ * it read-only.  It then points
  * the thread's fast path at its record (te->fast->krec, stored under
  * prof_rt.lock so the thread cannot exit meanwhile) once the kernel has
  * started that record afresh for it.  With profd absent it

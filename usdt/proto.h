@@ -17,7 +17,8 @@
  *	SEGMENT{} + fd	->	OK				(the agent's own segment:
  *							 profd follows it without a
  *							 path, say from a container)
- *	REGISTER{tid}	->	REGISTERED{slot, gen, nslots}	(+ map fd, once)
+ *	REGISTER{tid}	->	REGISTERED{slot, gen, nslots}	(+ map fd, once: its
+ *							 uid's records only)
  *	STATUS		->	STATUS{...}
  *	LIST		->	PROC{...} x n, then END{n}
  *	SNAPSHOT{pid}	->	SNAPSHOT{size}			(+ an fd: the live segment,
@@ -88,7 +89,7 @@ struct profd_register {
 
 struct profd_registered {
 	__u32 tid;
-	__u32 slot;			/* index into the record array */
+	__u32 slot;			/* index into the record array (the uid's own) */
 	__u64 gen;			/* the record's generation */
 	__u32 nslots;			/* records in the array */
 	__u32 rec_size;			/* sizeof(struct prof_sched_rec) */

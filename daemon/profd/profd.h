@@ -57,11 +57,15 @@ int kbpf_open(__u32 nslots);
 void kbpf_close(void);
 bool kbpf_on(void);
 const char *kbpf_why(void);
-int kbpf_ro_fd(void);		/* read-only array fd for clients, or -1 */
+int kbpf_uid_fd(uid_t uid);	/* uid's frozen record array for its clients, or -1 */
+__u32 kbpf_uid_nslots(void);	/* records in a uid's array */
+void kbpf_uid_hold(uid_t uid);	/* a connection was handed uid's array: kept for it */
+void kbpf_uid_put(uid_t uid);	/* that connection is gone */
 __u32 kbpf_nslots(void);
 __u32 kbpf_used(void);
-/* give tid of pid a fresh slot (zeroed, gen bumped), owned by a connection;
- * 0 or -errno (-EDQUOT: uid holds its share) */
+/* give tid of pid a fresh slot (zeroed, gen bumped), owned by a connection,
+ * its record in uid's array (made if it has none) at *slot; 0 or -errno
+ * (-EDQUOT: uid holds its share, -EUSERS: too many uids have an array) */
 int kbpf_assign(pid_t pid, pid_t tid, uid_t uid, __u64 owner, __u32 *slot, __u64 *gen);
 void kbpf_release_pid(pid_t pid);
 void kbpf_release_owner(__u64 owner);

@@ -2,14 +2,22 @@
 /*
  * profd_bpf.c - load bpf/profsched.bpf.c and own its slots.
  *
- * profd assigns slots: a gen never used before in 'slotgen', then slot + 1
- * in the tid's 'tidslots' entry (both arrays mapped read-write here); it
- * clears the entry when it frees the slot.  The record
- * array is frozen right after load: nothing in user space can write it, not
- * profd and not the processes its fd is handed to (a read-only fd cannot
- * be mmapped at all: the kernel refuses MAP_SHARED without FMODE_WRITE for
- * BPF maps).  The program restarts a record from zero on its new owner's
- * first switch (gen differs), so a reused tid never inherits numbers.
+ * profd assigns slots: where the record is and a gen never used before in
+ * 'slots', then slot + 1 in the tid's 'tidslots' entry (both arrays mapped
+ * read-write here); it clears the entry when it frees the slot.
+ *
+ * Records are kept per uid: a uid's first registration makes an array of
+ * conf.uid_slots records (its quota) in 'uidrecs', and a process is handed
+ * only its uid's array, so nobody maps another user's tids and numbers.
+ * The array goes when the uid holds no slot and no connection holds it
+ * (kbpf_uid_hold): a process keeps the array it mapped for its connection's
+ * life.  At most PROF_SCHED_MAX_UIDS uids have one at once.  Each array is
+ * frozen before the program can see it: nothing in user space can write
+ * it, not profd and not the processes its fd is handed to (a read-only fd
+ * cannot be mmapped at all: the kernel refuses MAP_SHARED without
+ * FMODE_WRITE for BPF maps).  The program restarts a record from zero on
+ * its new owner's first switch (gen differs), so a reused slot or tid
+ * never inherits numbers.
  *
  * The program is loaded once but attached only while a slot is in use (and
  * a second after): an idle profd costs the rest of the machine nothing
@@ -46,26 +54,39 @@ struct kslot {
 	pid_t pid; /* 0: free */
 	pid_t tid;
 	uid_t uid;
+	__u32 uidx; /* its record: kb.uids[uidx]'s entry idx */
+	__u32 idx;
 	__u64 owner; /* the connection's id */
 	__u64 gen;
+};
+
+/* a uid's record array */
+struct kuid {
+	uid_t uid;
+	int fd;	    /* -1: not in use */
+	__u32 used; /* slots it holds */
+	__u32 refs; /* connections it was handed to */
+	__u8 *busy; /* per entry: in use */
 };
 
 static struct {
 	struct profsched_bpf *skel;
 	struct bpf_link *link; /* attached while used > 0 (and KBPF_LINGER_NS after) */
 	__u64 idle_ns;	       /* when used last fell to 0 */
-	int ro_fd; /* the frozen array, handed to clients */
-	__u64 gen; /* last generation handed out */
+	__u64 gen;	       /* last generation handed out */
 	__u32 nslots;
 	__u32 used;
 	__u32 hint; /* where to look for a free slot */
 	struct kslot *slots;
+	__u32 per;   /* records in a uid's array */
+	__u32 nuids; /* uid arrays at most */
+	struct kuid *uids;
 	__u64 *tidslots; /* the program's maps, mapped read-write */
 	size_t tidslots_len;
 	__u32 tid_limit; /* tids below it have an entry: pid_max at load */
-	__u64 *slotgen;
+	struct prof_sched_slot *slotinfo;
 	char why[128];
-} kb = { .ro_fd = -1 };
+} kb;
 
 static int libbpf_log(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 {
@@ -117,23 +138,56 @@ static void unmap_tables(void)
 {
 	if (kb.tidslots)
 		munmap(kb.tidslots, kb.tidslots_len);
-	if (kb.slotgen)
-		munmap(kb.slotgen, (size_t)kb.nslots * sizeof(__u64));
-	kb.tidslots = kb.slotgen = NULL;
+	if (kb.slotinfo)
+		munmap(kb.slotinfo, (size_t)kb.nslots * sizeof(*kb.slotinfo));
+	kb.tidslots = NULL;
+	kb.slotinfo = NULL;
+}
+
+/* the uids' arrays, all of them */
+static void free_uids(void)
+{
+	__u32 u;
+
+	for (u = 0; kb.uids && u < kb.nuids; u++) {
+		if (kb.uids[u].fd >= 0)
+			close(kb.uids[u].fd);
+		free(kb.uids[u].busy);
+	}
+	free(kb.uids);
+	kb.uids = NULL;
+}
+
+/* a uid's record array, empty; its fd or -errno */
+static int uid_array_create(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "prof_uid_recs", sizeof(__u32),
+				sizeof(struct prof_sched_rec), kb.per, &o);
+
+	return fd < 0 ? -errno : fd;
 }
 
 int kbpf_open(__u32 nslots)
 {
 	struct profsched_bpf *skel = NULL;
-	int err, fd;
+	int err, tmpl = -1;
+	__u32 u;
 
 	libbpf_set_print(libbpf_log);
 	kb.nslots = nslots;
+	/* a uid's array holds its quota */
+	kb.per = conf.uid_slots && conf.uid_slots < nslots ? conf.uid_slots : nslots;
+	kb.nuids = nslots < PROF_SCHED_MAX_UIDS ? nslots : PROF_SCHED_MAX_UIDS;
 	kb.slots = calloc(nslots, sizeof(*kb.slots));
-	if (!kb.slots) {
+	kb.uids = calloc(kb.nuids, sizeof(*kb.uids));
+	if (!kb.slots || !kb.uids) {
 		snprintf(kb.why, sizeof(kb.why), "out of memory");
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto cleanup;
 	}
+	for (u = 0; u < kb.nuids; u++)
+		kb.uids[u].fd = -1;
 	skel = profsched_bpf__open();
 	if (!skel) {
 		err = -errno;
@@ -144,14 +198,25 @@ int kbpf_open(__u32 nslots)
 	skel->rodata->targ_tgid = 0;
 	kb.tid_limit = pid_max();
 	kb.tidslots_len = (size_t)(kb.tid_limit / PROF_SCHED_TIDS_PER_WORD) * sizeof(__u64);
-	if ((err = bpf_map__set_max_entries(skel->maps.recs, nslots)) ||
-	    (err = bpf_map__set_max_entries(skel->maps.slotgen, nslots)) ||
+	/* the uids' arrays are made like this one (libbpf 1.1 cannot resize
+	 * an inner map it made: it has no object) */
+	tmpl = uid_array_create();
+	if (tmpl < 0 || (err = bpf_map__set_inner_map_fd(skel->maps.uidrecs, tmpl))) {
+		err = tmpl < 0 ? tmpl : err;
+		snprintf(kb.why, sizeof(kb.why), "failed to make a record array: %s",
+			 strerror(-err));
+		goto cleanup;
+	}
+	if ((err = bpf_map__set_max_entries(skel->maps.uidrecs, kb.nuids)) ||
+	    (err = bpf_map__set_max_entries(skel->maps.slots, nslots)) ||
 	    (err = bpf_map__set_max_entries(skel->maps.tidslots,
 					    kb.tid_limit / PROF_SCHED_TIDS_PER_WORD))) {
 		snprintf(kb.why, sizeof(kb.why), "failed to size the maps: %s", strerror(-err));
 		goto cleanup;
 	}
 	err = profsched_bpf__load(skel);
+	close(tmpl);
+	tmpl = -1;
 	if (err) {
 		snprintf(kb.why, sizeof(kb.why),
 			 "failed to load the BPF program: %s (needs BTF, CAP_BPF, CAP_PERFMON)",
@@ -160,37 +225,34 @@ int kbpf_open(__u32 nslots)
 	}
 	/* attached on the first registration (kbpf_attach), not here */
 	kb.tidslots = map_rw(skel->maps.tidslots, kb.tidslots_len);
-	kb.slotgen = map_rw(skel->maps.slotgen, (size_t)nslots * sizeof(__u64));
-	if (!kb.tidslots || !kb.slotgen) {
+	kb.slotinfo = (struct prof_sched_slot *)map_rw(skel->maps.slots,
+						       (size_t)nslots * sizeof(*kb.slotinfo));
+	if (!kb.tidslots || !kb.slotinfo) {
 		err = -errno;
 		snprintf(kb.why, sizeof(kb.why), "failed to map the slot tables: %s",
 			 strerror(-err));
 		goto cleanup;
 	}
-	fd = bpf_map__fd(skel->maps.recs);
-	/* from here only the program writes records; clients may only read */
-	if (bpf_map_freeze(fd)) {
-		err = -errno;
-		snprintf(kb.why, sizeof(kb.why), "failed to freeze the record array: %s",
-			 strerror(-err));
-		goto cleanup;
-	}
-	kb.ro_fd = fd;
 	kb.skel = skel;
 	kb.why[0] = 0;
-	log_info("bpf: sched_switch program loaded, %u slots; attached while one is used", nslots);
+	log_info("bpf: sched_switch program loaded, %u slots (%u a uid, %u uids); attached while "
+		 "one is used",
+		 nslots, kb.per, kb.nuids);
 	return 0;
 cleanup:
+	if (tmpl >= 0)
+		close(tmpl);
 	unmap_tables();
 	profsched_bpf__destroy(skel);
+	free_uids();
+	free(kb.slots);
+	kb.slots = NULL;
 	log_warnx("bpf: %s; running without kernel assistance", kb.why);
 	return err;
 }
 
 void kbpf_close(void)
 {
-	/* ro_fd is the skeleton's map fd */
-	kb.ro_fd = -1;
 	bpf_link__destroy(kb.link);
 	kb.link = NULL;
 	unmap_tables();
@@ -198,6 +260,7 @@ void kbpf_close(void)
 	kb.skel = NULL;
 	free(kb.slots);
 	kb.slots = NULL;
+	free_uids();
 }
 
 bool kbpf_on(void)
@@ -210,9 +273,102 @@ const char *kbpf_why(void)
 	return kb.skel ? "" : kb.why[0] ? kb.why : "disabled";
 }
 
-int kbpf_ro_fd(void)
+/* uid's array, or -1 */
+static int kuid_find(uid_t uid)
 {
-	return kb.ro_fd;
+	__u32 u;
+
+	for (u = 0; kb.uids && u < kb.nuids; u++)
+		if (kb.uids[u].fd >= 0 && kb.uids[u].uid == uid)
+			return (int)u;
+	return -1;
+}
+
+/* uid's array, made (empty, frozen, in 'uidrecs') if it has none; or -errno */
+static int kuid_get(uid_t uid)
+{
+	struct kuid *k = NULL;
+	int u = kuid_find(uid), fd, err;
+	__u32 i;
+
+	if (u >= 0)
+		return u;
+	for (i = 0; i < kb.nuids && !k; i++)
+		if (kb.uids[i].fd < 0)
+			k = &kb.uids[i];
+	if (!k)
+		return -EUSERS;
+	u = (int)(k - kb.uids);
+	k->busy = calloc(kb.per, 1);
+	if (!k->busy)
+		return -ENOMEM;
+	fd = uid_array_create();
+	if (fd < 0) {
+		err = fd;
+		goto cleanup;
+	}
+	/* from here only the program writes records; clients may only read */
+	if (bpf_map_freeze(fd) ||
+	    bpf_map_update_elem(bpf_map__fd(kb.skel->maps.uidrecs), &u, &fd, BPF_ANY)) {
+		err = -errno;
+		close(fd);
+		goto cleanup;
+	}
+	k->uid = uid;
+	k->fd = fd;
+	k->used = k->refs = 0;
+	log_debug("bpf: uid %u's record array (%u records) made", (unsigned)uid, kb.per);
+	return u;
+cleanup:
+	free(k->busy);
+	k->busy = NULL;
+	log_warnx("bpf: failed to make uid %u's record array: %s", (unsigned)uid, strerror(-err));
+	return err;
+}
+
+/* nobody holds it and no slot is in it: the array goes */
+static void kuid_put_if_idle(__u32 u)
+{
+	struct kuid *k = &kb.uids[u];
+
+	if (k->fd < 0 || k->used || k->refs)
+		return;
+	bpf_map_delete_elem(bpf_map__fd(kb.skel->maps.uidrecs), &u);
+	close(k->fd);
+	k->fd = -1;
+	free(k->busy);
+	k->busy = NULL;
+	log_debug("bpf: uid %u's record array freed", (unsigned)k->uid);
+}
+
+int kbpf_uid_fd(uid_t uid)
+{
+	int u = kuid_find(uid);
+
+	return u < 0 ? -1 : kb.uids[u].fd;
+}
+
+__u32 kbpf_uid_nslots(void)
+{
+	return kb.skel ? kb.per : 0;
+}
+
+void kbpf_uid_hold(uid_t uid)
+{
+	int u = kuid_find(uid);
+
+	if (u >= 0)
+		kb.uids[u].refs++;
+}
+
+void kbpf_uid_put(uid_t uid)
+{
+	int u = kuid_find(uid);
+
+	if (u >= 0 && kb.uids[u].refs) {
+		kb.uids[u].refs--;
+		kuid_put_if_idle((__u32)u);
+	}
 }
 
 __u32 kbpf_nslots(void)
@@ -260,8 +416,13 @@ bool kbpf_attached(void)
 
 static void slot_release(__u32 i)
 {
+	struct kuid *k = &kb.uids[kb.slots[i].uidx];
+
 	/* from here the program no longer writes the slot for its task */
 	tid_entry(kb.slots[i].tid, 0);
+	k->busy[kb.slots[i].idx] = 0;
+	k->used--;
+	kuid_put_if_idle(kb.slots[i].uidx);
 	kb.slots[i].pid = 0;
 	kb.slots[i].tid = 0;
 	kb.slots[i].uid = 0;
@@ -274,8 +435,9 @@ static void slot_release(__u32 i)
 
 int kbpf_assign(pid_t pid, pid_t tid, uid_t uid, __u64 owner, __u32 *slot, __u64 *gen)
 {
-	__u32 i, n, mine = 0;
-	int err;
+	__u32 i, n, idx, mine = 0;
+	struct kuid *k;
+	int err, u;
 
 	if (!kb.skel)
 		return -EOPNOTSUPP;
@@ -303,11 +465,29 @@ int kbpf_assign(pid_t pid, pid_t tid, uid_t uid, __u64 owner, __u32 *slot, __u64
 		if (i == kb.nslots)
 			return -ENOSPC;
 	}
+	u = kuid_get(uid);
+	if (u < 0)
+		return u;
+	k = &kb.uids[u];
+	/* below its quota, so below the array's size: a free record */
+	for (idx = 0; idx < kb.per && k->busy[idx]; idx++)
+		;
+	if (idx == kb.per) {
+		kuid_put_if_idle((__u32)u);
+		return -EDQUOT;
+	}
+	k->busy[idx] = 1;
+	k->used++;
 	kb.hint = i + 1;
-	/* a generation never used before: the program starts the record
-	 * afresh.  The gen first: an entry naming the slot publishes it. */
+	kb.slots[i].uidx = (__u32)u;
+	kb.slots[i].idx = idx;
+	/* where its record is, and a generation never used before: the
+	 * program starts the record afresh.  The gen after the place, the
+	 * entry naming the slot last: it publishes them. */
 	kb.slots[i].gen = ++kb.gen;
-	__atomic_store_n(&kb.slotgen[i], kb.gen, __ATOMIC_RELEASE);
+	__atomic_store_n(&kb.slotinfo[i].uidx, (__u32)u, __ATOMIC_RELAXED);
+	__atomic_store_n(&kb.slotinfo[i].idx, idx, __ATOMIC_RELAXED);
+	__atomic_store_n(&kb.slotinfo[i].gen, kb.gen, __ATOMIC_RELEASE);
 	tid_entry(tid, i + 1);
 	kb.slots[i].pid = pid;
 	kb.slots[i].tid = tid;
@@ -324,7 +504,7 @@ int kbpf_assign(pid_t pid, pid_t tid, uid_t uid, __u64 owner, __u32 *slot, __u64
 		slot_release(i);
 		return -ESRCH;
 	}
-	*slot = i;
+	*slot = idx;
 	*gen = kb.slots[i].gen;
 	return 0;
 }

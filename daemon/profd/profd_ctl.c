@@ -320,6 +320,9 @@ static void conn_free(int epfd, struct conn *c)
 	/* the process's agent is gone: so is the process, or its interest */
 	if (c->registered)
 		kbpf_release_owner(c->id);
+	/* and the array it was handed goes when its uid's last one does */
+	if (c->sent_fd)
+		kbpf_uid_put(c->cred.uid);
 	ctl.nconns--;
 	/* an fd is free again */
 	ctl_resume(epfd);
@@ -667,7 +670,7 @@ static int do_register(struct conn *c, const struct profd_register *r)
 	pid_t tid;
 	int err;
 
-	if (!kbpf_on() || kbpf_ro_fd() < 0)
+	if (!kbpf_on())
 		return conn_error(c, -EOPNOTSUPP);
 	if (r->tid == 0 || r->tid > 0x7fffffff)
 		return conn_error(c, -EINVAL);
@@ -695,12 +698,17 @@ static int do_register(struct conn *c, const struct profd_register *r)
 	c->registered = true;
 	if (r->flags & PROFD_REG_LATE)
 		late_registrations++;
-	rep.nslots = kbpf_nslots();
+	/* the uid's own records only: slot indexes them */
+	rep.nslots = kbpf_uid_nslots();
 	rep.has_fd = give;
 	rep.flags = profd_tsc()->synced ? PROFD_REGD_TSC_SYNCED : 0;
-	err = conn_send(c, PROFD_MSG_REGISTERED, &rep, sizeof(rep), give ? kbpf_ro_fd() : -1);
-	if (!err && give)
+	err = conn_send(c, PROFD_MSG_REGISTERED, &rep, sizeof(rep),
+			give ? kbpf_uid_fd(c->cred.uid) : -1);
+	/* kept while this connection lives: the process maps it once */
+	if (!err && give && !c->sent_fd) {
+		kbpf_uid_hold(c->cred.uid);
 		c->sent_fd = true;
+	}
 	log_debug("ctl: pid %d tid %u (%d) -> slot %u gen %llu", (int)c->cred.pid, r->tid, (int)tid,
 		  rep.slot, (unsigned long long)rep.gen);
 	return err;
