@@ -1345,7 +1345,7 @@ static bool wait_record_arrays(int want, double seconds)
 /* uid's sleep_zone, as root sees it: every call with kernel facts, blocked */
 static void check_sleeps(int fd, pid_t pid, __u64 calls)
 {
-	struct prof_snapshot *s = snap_of(fd, pid, PROFD_SINCE_START);
+	struct prof_snapshot *s = snap_of(fd, pid, PROFD_SNAP_START);
 	const struct prof_snap_node *sl;
 
 	assert_non_null(s);
