@@ -53,9 +53,10 @@ endif
 
 # --- the application side: libprof ------------------------------------------
 LIB_SRCS := usdt/prof.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/discover.c usdt/report.c \
-	usdt/proffile.c
+	usdt/proffile.c usdt/json_writer.c usdt/fmt.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
-LIB_HDRS := usdt/prof.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h usdt/proffile.h
+LIB_HDRS := usdt/prof.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h usdt/proffile.h \
+	usdt/json_writer.h usdt/fmt.h
 
 LIBPROF_A := $(OUTPUT)/libprof.a
 LIBPROF_SO := $(OUTPUT)/libprof.so

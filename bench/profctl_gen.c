@@ -8,7 +8,10 @@
  * node has that many calls (of different durations) to reduce to
  * percentiles.  Prints "ready PID" when every tree is built, then keeps
  * the threads alive, each re-running its tree every -i milliseconds (0:
- * idle), until stdin closes.
+ * idle), until stdin closes.  -p P: each run after the build covers
+ * the first P of the ten top-level subtrees only, so P tenths of the nodes
+ * keep changing and the rest stay as built (a big process whose paths are
+ * mostly cold: profd's history keeps only what changed).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -19,7 +22,7 @@
 static void rec(int d);
 static volatile unsigned long sink;
 static volatile int done;
-static int interval_ms, depth = 4, rounds = 1;
+static int interval_ms, depth = 4, rounds = 1, part = 10;
 static pthread_barrier_t built;
 
 #define Z(n)                              \
@@ -52,7 +55,11 @@ static void *worker(void *arg)
 		rec(depth);
 	pthread_barrier_wait(&built);
 	while (!done) {
-		if (interval_ms) {
+		if (interval_ms && part < 10) {
+			for (int k = 0; k < part; k++)
+				zs[k](depth - 1);
+			usleep((useconds_t)interval_ms * 1000);
+		} else if (interval_ms) {
 			rec(depth);
 			usleep((useconds_t)interval_ms * 1000);
 		} else {
@@ -68,7 +75,7 @@ int main(int argc, char **argv)
 	pthread_t *th;
 	char buf[64];
 
-	while ((c = getopt(argc, argv, "t:i:d:r:")) != -1) {
+	while ((c = getopt(argc, argv, "t:i:d:r:p:")) != -1) {
 		if (c == 't')
 			nthreads = atoi(optarg);
 		else if (c == 'd')
@@ -77,10 +84,13 @@ int main(int argc, char **argv)
 			interval_ms = atoi(optarg);
 		else if (c == 'r')
 			rounds = atoi(optarg);
+		else if (c == 'p')
+			part = atoi(optarg);
 		else
 			return 2;
 	}
-	if (nthreads < 1 || nthreads > 1024 || depth < 1 || depth > 5 || rounds < 1)
+	if (nthreads < 1 || nthreads > 1024 || depth < 1 || depth > 5 || rounds < 1 || part < 1 ||
+	    part > 10)
 		return 2;
 	th = calloc((size_t)nthreads, sizeof(*th));
 	pthread_barrier_init(&built, NULL, (unsigned)nthreads + 1);

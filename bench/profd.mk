@@ -22,3 +22,15 @@ bench-profd: $(PINGPONG) $(PROFD) $(OUTPUT)/bench/profctl_gen
 	@echo "== pipe ping-pong, without and with profd"; $(PINGPONG) -p $(PROFD)
 	@echo "== profd sampling CPU"; bench/profd_cpu.sh $(PROFD) $(OUTPUT)/bench/profctl_gen
 BENCH_RUN += bench-profd
+
+# what a history frame costs (issue 17): a read, a delta, a rebuild
+$(OUTPUT)/bench/profd_hist_cost: bench/profd_hist_cost.c daemon/profd/profd_hist.c \
+		daemon/profd/profd.h $(LIBPROF_A) | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) $< daemon/profd/profd_hist.c -o $@ \
+		$(ALL_LDFLAGS) $(LIBPROF_A) -lpthread
+
+# profd's memory with 60 s of history of 711k nodes (bench/profd_mem.sh)
+.PHONY: bench-profd-mem
+bench-profd-mem: $(PROFD) $(PROFCTL) $(OUTPUT)/bench/profctl_gen $(OUTPUT)/bench/profd_hist_cost
+	@echo "== profd memory, 60 s of history, 711k nodes"; bench/profd_mem.sh $(PROFD) $(OUTPUT)/bench/profctl_gen

@@ -2,32 +2,45 @@
 # make fuzz: the reader's libFuzzer target and a seed corpus
 FUZZ_DIR := .output/fuzz
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iusdt -Ibpf -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all
+	-fno-sanitize-recover=all -Itests
 
 .PHONY: fuzz
 fuzz: $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/seeds/seed0 $(FUZZ_DIR)/fuzz_file \
-	$(FUZZ_DIR)/file_seeds/seed0
+	$(FUZZ_DIR)/file_seeds/seed0 $(FUZZ_DIR)/fuzz_json $(FUZZ_DIR)/json_seeds/tree_json
 
-$(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c usdt/reader.c usdt/report.c usdt/slab.h usdt/snapshot.h
+$(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c tests/fuzz_render.h usdt/reader.c usdt/report.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_reader.c usdt/reader.c usdt/report.c -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_reader.c usdt/reader.c usdt/report.c usdt/json_writer.c usdt/fmt.c -o $@
 
 $(FUZZ_DIR)/seeds/seed0: .output/tests/mkseed
 	$(Q)mkdir -p $(FUZZ_DIR)/seeds
 	$(Q)PROF_MAX_NODES=16 PROF_MAX_THREADS=4 PROF_MAX_SITES=8 $< $@
 
 # the saved-profile loader (usdt/proffile.c), seeded with a saved file
-$(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c usdt/proffile.c usdt/proffile.h usdt/reader.c \
-		usdt/report.c usdt/slab.h usdt/snapshot.h
+$(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c tests/fuzz_render.h usdt/proffile.c usdt/proffile.h usdt/reader.c \
+		usdt/report.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_file.c usdt/proffile.c usdt/reader.c usdt/report.c \
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_file.c usdt/proffile.c usdt/reader.c usdt/report.c usdt/json_writer.c usdt/fmt.c \
 		-o $@
 
 $(FUZZ_DIR)/file_seeds/seed0: $(FUZZ_DIR)/seeds/seed0 .output/tests/mkfileseed
 	$(Q)mkdir -p $(FUZZ_DIR)/file_seeds
 	$(Q).output/tests/mkfileseed $< $@
+
+# the JSON report loader (daemon/profctl/report_load.c, jansson), seeded
+# with the golden fixture's JSON reports
+$(FUZZ_DIR)/fuzz_json: tests/fuzz_json.c tests/fuzz_render.h daemon/profctl/report_load.c daemon/profctl/report_load.h \
+		usdt/reader.c usdt/report.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(FUZZ_DIR)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Idaemon/profctl tests/fuzz_json.c daemon/profctl/report_load.c \
+		usdt/reader.c usdt/report.c usdt/json_writer.c usdt/fmt.c -o $@ -ljansson
+
+$(FUZZ_DIR)/json_seeds/tree_json: tests/golden/tree_json tests/golden/threads_json
+	$(Q)mkdir -p $(FUZZ_DIR)/json_seeds
+	$(Q)cp tests/golden/tree_json tests/golden/threads_json $(FUZZ_DIR)/json_seeds/
 
 .output/tests/mkfileseed: tests/mkfileseed.c usdt/proffile.h .output/libprof.a | .output/tests
 	$(call msg,CC,$@)

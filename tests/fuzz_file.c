@@ -11,28 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_render.h"
 #include "proffile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* the reader asks the runtime (usdt/prof.c) for a live process's start
- * token; an image from a file is no live process, and the fuzzer links no
- * runtime */
-__u64 prof_proc_start_token(pid_t pid)
-{
-	(void)pid;
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct prof_report_opts o = { .sort = PROF_SORT_P99 };
 	struct prof_snapshot *s = NULL;
 	struct prof_file_hdr h;
-	struct prof_flat_row *rows;
-	size_t n;
 	void *img;
-	FILE *null;
 
 	/* small images only: the reader's own target covers big geometry */
 	if (prof_file_check(data, size, 16u << 20, &h))
@@ -46,12 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(img);
 		return 0;
 	}
-	null = fopen("/dev/null", "w");
-	prof_report_text(null, s, &o);
-	prof_report_json(null, &s, 1);
-	fclose(null);
-	if (!prof_snap_flat(s, 0, PROF_SORT_TOTAL, &rows, &n))
-		free(rows);
+	fuzz_render(s);
 	prof_snapshot__destroy(s);
 	free(img);
 	return 0;

@@ -9,21 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_render.h"
 #include "snapshot.h"
-
-/* the runtime's, which the fuzz target does not link: the images it reads
- * are never a live process's (their snap_tick is set) */
-__u64 prof_proc_start_token(pid_t pid)
-{
-	(void)pid;
-	return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct prof_report_opts o = { .sort = PROF_SORT_P99 };
 	struct prof_snapshot *s = NULL, *b = NULL, *r = NULL;
 	struct prof_flat_row *rows;
 	size_t n, len;
@@ -89,12 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(mem);
 		return 0;
 	}
-	null = fopen("/dev/null", "w");
-	prof_report_text(null, s, &o);
-	prof_report_json(null, &s, 1);
-	fclose(null);
-	if (!prof_snap_flat(s, 0, PROF_SORT_TOTAL, &rows, &n))
-		free(rows);
+	fuzz_render(s);
 	if (!prof_snapshot__write(s, &img, &len)) {
 		/* what we wrote, we read back */
 		if (prof_snapshot__read(img, len, &r) || r->nthreads != s->nthreads ||

@@ -1011,7 +1011,7 @@ static int read_it(void *arg)
 
 	if (fd < 0)
 		return fd;
-	r = profd_snapshot(fd, snap_pid, PROFD_SINCE_START, 0, &snap);
+	r = profd_snapshot(fd, snap_pid, PROFD_SNAP_START, 0, &snap);
 	prof_snapshot__destroy(snap);
 	if (!r && arg)
 		r = profd_reset(fd, snap_pid);

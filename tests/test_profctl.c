@@ -11,6 +11,7 @@
 #define _GNU_SOURCE /* posix_openpt, ptsname */
 #include <errno.h>
 #include <fcntl.h>
+#include <iconv.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -220,6 +221,300 @@ GOLDEN(callers_csv, "--format", "csv", "--callers", "lex")
 GOLDEN(tree_folded, "--format", "folded")
 GOLDEN(threads_folded, "--format", "folded", "--threads")
 GOLDEN(report_html, "--format", "html")
+
+/*
+ * --input of a JSON report (issue 15): the fixture's JSON tree read back
+ * renders every view and format as the fixture itself does (its golden
+ * files), the JSON itself too; its ticks are ns, so nothing is rounded.
+ */
+static const char *const json_views[][6] = {
+	{ "tree_txt", "--sort", "self" },
+	{ "tree_total_txt", "--sort", "total" },
+	{ "tree_calls_txt", "--sort", "calls" },
+	{ "tree_p99_txt", "--sort", "p99" },
+	{ "tree_tid_txt", "--tid", "4243" },
+	{ "tree_color_txt", "--color", "always" },
+	{ "threads_txt", "--threads" },
+	{ "flat_txt", "--flat" },
+	{ "flat_total_txt", "--flat", "--sort", "total" },
+	{ "callers_lex_txt", "--callers", "lex" },
+	{ "callers_fib_txt", "--callers", "fib" },
+	{ "tree_json", "--format", "json" },
+	{ "threads_json", "--format", "json", "--threads" },
+	{ "flat_json", "--format", "json", "--flat" },
+	{ "callers_json", "--format", "json", "--callers", "render" },
+	{ "tree_csv", "--format", "csv" },
+	{ "flat_csv", "--format", "csv", "--flat" },
+	{ "callers_csv", "--format", "csv", "--callers", "lex" },
+	{ "tree_folded", "--format", "folded" },
+	{ "threads_folded", "--format", "folded", "--threads" },
+	{ "report_html", "--format", "html" },
+};
+
+/* profctl report --input in VIEW... -o out; 0 and stderr empty expected */
+static char *render_input(const char *in, const char *const *view, size_t nview)
+{
+	const char *args[16] = { "report", "--input", in, "-o" };
+	char out[160], err[512];
+	size_t n = 4, k;
+
+	snprintf(out, sizeof(out), "%s/json_in.out", dir);
+	args[n++] = out;
+	for (k = 0; k < nview && view[k]; k++)
+		args[n++] = view[k];
+	args[n] = NULL;
+	assert_int_equal(run(args, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	return slurp(out, NULL);
+}
+
+static void test_json_input(void **state)
+{
+	const char *const tree[] = { "--format", "json" };
+	const char *const pprof[] = { "--format", "pprof" };
+	char json[160], *got, *want;
+	struct stat st;
+	size_t v;
+	FILE *f;
+
+	(void)state;
+	snprintf(json, sizeof(json), "%s/golden.json", dir);
+	got = render_input(image, tree, 2);
+	f = fopen(json, "w");
+	assert_non_null(f);
+	fputs(got, f);
+	fclose(f);
+	free(got);
+	for (v = 0; v < sizeof(json_views) / sizeof(json_views[0]); v++) {
+		char gpath[160];
+
+		got = render_input(json, json_views[v] + 1, 5);
+		snprintf(gpath, sizeof(gpath), "tests/golden/%s", json_views[v][0]);
+		want = slurp(gpath, NULL);
+		assert_non_null(want);
+		if (strcmp(got, want))
+			fail_msg("--input of the JSON report: %s differs from %s", json_views[v][0],
+				 gpath);
+		free(got);
+		free(want);
+	}
+	/* pprof renders too (its time, which the JSON does not keep, aside) */
+	free(render_input(json, pprof, 2));
+	snprintf(json, sizeof(json), "%s/json_in.out", dir);
+	assert_int_equal(stat(json, &st), 0);
+	assert_true(st.st_size > 100);
+}
+
+/* text with each "path" of json said as the image's (a diff names its sides) */
+static char *same_source(char *text, const char *json)
+{
+	char q[170], *p;
+
+	snprintf(q, sizeof(q), "\"%s\"", json);
+	while ((p = strstr(text, q))) {
+		/* golden.jsn and golden.seg: the same length */
+		memcpy(p + 1, image, strlen(image));
+	}
+	return text;
+}
+
+/* diff with a JSON report on either side: the same as with the image */
+static void test_json_input_diff(void **state)
+{
+	const char *const tree[] = { "--format", "json" };
+	const char *a1[] = { "diff", image, NULL, "--format", "json", NULL };
+	char json[160], err[512], *got, *want;
+
+	(void)state;
+	/* as long a name as the image's */
+	snprintf(json, sizeof(json), "%s/golden.jsn", dir);
+	got = render_input(image, tree, 2);
+	{
+		FILE *f = fopen(json, "w");
+
+		assert_non_null(f);
+		fputs(got, f);
+		fclose(f);
+	}
+	free(got);
+	a1[2] = image;
+	assert_int_equal(run_stdout(a1, &want), 0);
+	a1[2] = json;
+	assert_int_equal(run_stdout(a1, &got), 0);
+	assert_string_equal(same_source(got, json), want);
+	free(got);
+	a1[1] = json;
+	assert_int_equal(run_stdout(a1, &got), 0);
+	assert_string_equal(same_source(got, json), want);
+	free(got);
+	free(want);
+	(void)err;
+}
+
+/* a JSON report cut short, retyped or of another shape: one line saying
+ * what, exit status 1, never a crash */
+static void test_json_input_corrupt(void **state)
+{
+	const char *const tree[] = { "--format", "json" };
+	const char *const flatj[] = { "--format", "json", "--flat" };
+	const char *args[] = { "report", "--input", NULL, NULL };
+	char path[160], err[512], *doc, *p;
+	size_t len, cut, step;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/bad.json", dir);
+	args[2] = path;
+	doc = render_input(image, tree, 2);
+	len = strlen(doc);
+	step = len / 60 ? len / 60 : 1;
+	for (cut = 1; cut < len - 1; cut += step) {
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fwrite(doc, 1, cut, f);
+		fclose(f);
+		assert_int_equal(run(args, err, sizeof(err)), 1);
+		assert_non_null(strstr(err, "not a JSON report"));
+		assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+	}
+	/* a count that is a string */
+	p = strstr(doc, "\"calls\":");
+	assert_non_null(p);
+	p[8] = '"';
+	f = fopen(path, "w");
+	fputs(doc, f);
+	fclose(f);
+	assert_int_equal(run(args, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "not a JSON report"));
+	p[8] = '1';
+	/* a histogram past its last bucket: a node with calls starts at 191 */
+	p = strstr(doc, "\"hist_lo\":");
+	assert_non_null(p);
+	f = fopen(path, "w");
+	fwrite(doc, 1, (size_t)(p - doc), f);
+	fputs("\"hist_lo\":191", f);
+	fputs(p + 10 + strspn(p + 10, "0123456789"), f);
+	fclose(f);
+	assert_int_equal(run(args, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "\"hist\" goes past bucket"));
+	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+	free(doc);
+	/* the flat view has no tree */
+	doc = render_input(image, flatj, 3);
+	f = fopen(path, "w");
+	fputs(doc, f);
+	fclose(f);
+	free(doc);
+	assert_int_equal(run(args, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "flat view has no call tree"));
+}
+
+/*
+ * One JSON writer (issue 18): a non-ASCII name reads the same, as valid
+ * UTF-8, in every JSON profctl writes (the tree, which is also the report
+ * at exit, --threads, --flat, --callers, diff, the html pages' data); it
+ * was "ex\u00c3\u00a9" in some and "exé" in others.  A byte of no valid
+ * UTF-8 sequence is escaped (\u00XX of its value), so the output stays
+ * valid UTF-8 whatever a name holds.
+ */
+static bool valid_utf8(const char *text)
+{
+	iconv_t cd = iconv_open("UTF-8", "UTF-8");
+	char *in = (char *)(uintptr_t)text, out[4096], *o;
+	size_t left = strlen(text), room;
+	bool ok = true;
+
+	assert_true(cd != (iconv_t)-1);
+	while (left && ok) {
+		o = out;
+		room = sizeof(out);
+		if (iconv(cd, &in, &left, &o, &room) == (size_t)-1 && errno != E2BIG)
+			ok = false;
+	}
+	iconv_close(cd);
+	return ok;
+}
+
+/* the fixture with comm, thread 0's name and the render zone's renamed */
+static void fixture_named(const char *path, const char *comm, const char *zone)
+{
+	struct prof_seg_hdr *h;
+	struct prof_slab_hdr *sh;
+	struct prof_site_ent *site;
+	void *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	assert_int_equal(fx_image(&buf, &len), 0);
+	h = buf;
+	sh = (void *)((char *)buf + h->slabs_off);
+	site = (void *)((char *)buf + h->sites_off + 3 * (size_t)h->site_size);
+	assert_string_equal(site->name, "render");
+	snprintf(h->comm, sizeof(h->comm), "%s", comm);
+	snprintf(sh->name, sizeof(sh->name), "%s", comm);
+	snprintf(site->name, sizeof(site->name), "%s", zone);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	free(buf);
+}
+
+/* every JSON output of the image at path holds each of want (quoted
+ * strings as written) and is valid UTF-8; utf8: the names are valid
+ * UTF-8, which no output escapes byte by byte */
+static void json_outputs_hold(const char *path, const char *zone, const char *const *want,
+			      size_t nwant, bool utf8)
+{
+	const char *views[][6] = {
+		{ "report", "--input", path, "--format", "json" },
+		{ "report", "--input", path, "--format", "json", "--threads" },
+		{ "report", "--input", path, "--format", "json", "--flat" },
+		{ "report", "--input", path, "--format", "html" },
+		{ "diff", path, path, "--format", "json" },
+		{ "diff", path, path, "--format", "html" },
+	};
+	const char *callers[] = { "report", "--input", path, "--format", "json", "--callers",
+				  zone,	    NULL };
+	size_t v, k;
+	char *text;
+
+	for (v = 0; v <= sizeof(views) / sizeof(views[0]); v++) {
+		const char *args[8] = { NULL };
+
+		if (v < sizeof(views) / sizeof(views[0]))
+			memcpy(args, views[v], sizeof(views[v]));
+		else
+			memcpy(args, callers, sizeof(callers));
+		assert_int_equal(run_stdout(args, &text), 0);
+		if (!valid_utf8(text))
+			fail_msg("%s %s %s: not valid UTF-8", args[0], args[3], args[5] ? args[5] : "");
+		for (k = 0; k < nwant; k++) {
+			if (!strstr(text, want[k]))
+				fail_msg("%s %s %s %s: no %s", args[0], args[3], args[4],
+					 args[5] ? args[5] : "", want[k]);
+		}
+		if (utf8 && strstr(text, "\\u00c3"))
+			fail_msg("%s %s %s: UTF-8 escaped byte by byte", args[0], args[3], args[4]);
+		free(text);
+	}
+}
+
+static void test_json_utf8(void **state)
+{
+	const char *const good[] = { "\"ex\xc3\xa9\"", "\"rend\xc3\xa9\"" };
+	/* 0xff is no UTF-8; 0xc3 then the string's end is a cut sequence */
+	const char *const bad[] = { "\"ex\\u00ff\"", "\"rend\\u00c3\"" };
+	char path[160];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/utf8.seg", dir);
+	fixture_named(path, "ex\xc3\xa9", "rend\xc3\xa9");
+	json_outputs_hold(path, "rend\xc3\xa9", good, 2, true);
+	snprintf(path, sizeof(path), "%s/bad8.seg", dir);
+	fixture_named(path, "ex\xff", "rend\xc3");
+	json_outputs_hold(path, "rend\xc3", bad, 2, false);
+}
 
 /* names with csv's special bytes are quoted, quotes doubled, in every
  * row of the tree's csv: comm and the thread's name */
@@ -721,6 +1016,7 @@ static void test_docs_agree(void **state)
 		{ "rows", "5" },
 		{ "color", "never" },
 		{ "input", "/nonexistent" },
+		{ "compensate", NULL },
 		{ "no-daemon", NULL },
 		{ "delay", "1" },
 		{ "iterations", "1" },
@@ -946,19 +1242,32 @@ static void test_zones_readelf(void **state)
 	free(mine);
 }
 
-/* the text pc_fmt_ns gave when it was snprintf: the fast one must equal it */
+/*
+ * the text pc_fmt_ns gave when it was snprintf, but for a value that
+ * rounds up to a fourth digit (9.996us, 999.7ms): shown as its rounded
+ * value would be ("10.0us", "1.00s"), never "10.00us" or "1000ms"
+ */
 static void fmt_ns_ref(char *buf, size_t len, __u64 ns)
 {
+	static const char *const unit[] = { "us", "ms", "s" };
+	static const double scale[] = { 1e3, 1e6, 1e9 };
 	double v = (double)ns;
+	int u, d;
 
-	if (ns < 1000)
+	if (ns < 1000) {
 		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, v < 1e4 ? "%.2fus" : v < 1e5 ? "%.1fus" : "%.0fus", v / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, v < 1e7 ? "%.2fms" : v < 1e8 ? "%.1fms" : "%.0fms", v / 1e6);
-	else
-		snprintf(buf, len, v < 1e10 ? "%.2fs" : v < 1e11 ? "%.1fs" : "%.0fs", v / 1e9);
+		return;
+	}
+	u = ns < 1000000 ? 0 : ns < 1000000000 ? 1 : 2;
+	d = v < 10 * scale[u] ? 2 : v < 100 * scale[u] ? 1 : 0;
+	snprintf(buf, len, "%.*f", d, v / scale[u]);
+	if (strtod(buf, NULL) >= (d == 2 ? 10 : d == 1 ? 100 : 1000)) {
+		if (d)
+			d--;
+		else if (u < 2)
+			u++, d = 2;
+	}
+	snprintf(buf, len, "%.*f%s", d, v / scale[u], unit[u]);
 }
 
 static __u64 rnd64(__u64 *x)
@@ -1062,6 +1371,13 @@ static void test_fmt_like_printf(void **state)
 	}
 	/* a short buffer is cut as snprintf cuts */
 	assert_string_equal(pc_fmt_ns(got, 4, 123456), "123");
+	/* rounding up to a fourth digit: the rounded value's form (top's busy
+	 * "self/s" read "1000ms") */
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 999700000), "1.00s");
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 999999), "1.00ms");
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 9996), "10.0us");
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 99960000), "100ms");
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 999499999), "999ms");
 }
 
 /* ticks to ns: the integer path equals the long double it replaced */
@@ -1184,8 +1500,65 @@ static void test_socket_names(void **state)
 }
 
 /*
+ * --callers of a name two sites share: a section each, told apart by
+ * file:line as the tree does, never one merged; "NAME (FILE:LINE)" as the
+ * rows print it selects one, in text, csv and json
+ */
+static void callers_of_two_sites(char *path, char *out)
+{
+	char *both = (char *)(uintptr_t) "lex", *one = (char *)(uintptr_t) "lex (other.cc:20)";
+	char *inner = (char *)(uintptr_t) "lex (golden.c:30)";
+	const char *text_both[] = { "report", "--input", path, "--callers", both, "-o", out, NULL };
+	const char *text_one[] = { "report", "--input", path, "--callers", one, "-o", out, NULL };
+	const char *csv_one[] = { "report", "--input", path, "--callers", inner, "--format", "csv",
+				  "-o", out, NULL };
+	const char *json_both[] = { "report", "--input", path, "--callers", both, "--format",
+				    "json", "-o", out, NULL };
+	char *text;
+
+	assert_int_equal(run(text_both, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	print_message("%s", text);
+	assert_non_null(strstr(text, "\nlex names 2 sites, each below: --callers 'NAME (FILE:LINE)'"));
+	/* the outer one, main_loop's child: its child is the other lex */
+	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls, total 20.0ms, "
+				     "self 12.0ms, max 400us\n"));
+	assert_non_null(strstr(text, "       100    20.0ms  100.0    main_loop\n"));
+	assert_non_null(strstr(text, "      1000    8.00ms   40.0    lex (golden.c:30)\n"));
+	/* the inner one: called by the outer lex and by render */
+	assert_non_null(strstr(text, "callers of lex (golden.c:30): 1250 calls, total 14.0ms, "
+				     "self 14.0ms, max 60.0us\n"));
+	assert_non_null(strstr(text, "      1000    8.00ms   57.1    lex (other.cc:20)\n"));
+	free(text);
+
+	assert_int_equal(run(text_one, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls"));
+	assert_null(strstr(text, "callers of lex (golden.c:30)"));
+	assert_null(strstr(text, "sites, each below"));
+	free(text);
+
+	assert_int_equal(run(csv_one, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "4242,golden,zone,lex (golden.c:30),1250,14000000\n"));
+	assert_non_null(strstr(text, "4242,golden,parent,lex (other.cc:20),1000,8000000\n"));
+	assert_null(strstr(text, "zone,lex (other.cc:20)"));
+	free(text);
+
+	assert_int_equal(run(json_both, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"zone\":\"lex (other.cc:20)\",\"calls\":100,"));
+	assert_non_null(strstr(text, "\"zone\":\"lex (golden.c:30)\",\"calls\":1250,"));
+	free(text);
+}
+
+/*
  * Two sites of one name (C++ overloads, lambdas' operator()) are told
- * apart by file:line in the tree and the flat list, a name nobody shares
+ * apart by file:line in the tree, the flat list and --callers (above), a name nobody shares
  * is not; the thread's frames and the allocations JSON has show in text.
  */
 static void test_names_frames_allocs(void **state)
@@ -1240,6 +1613,7 @@ static void test_names_frames_allocs(void **state)
 	assert_non_null(strstr(text, "  lex (golden.c:30)"));
 	assert_non_null(strstr(text, "        20    80.0KiB  alloc_buf\n"));
 	free(text);
+	callers_of_two_sites(path, out);
 }
 
 /* top without --pid: the newest live process, never an exited one while
@@ -1294,7 +1668,7 @@ static void test_top_layout(void **state)
 	}
 	pc_top_layout(200, true, 20, heads, sizeof(heads), &name);
 	assert_string_equal(heads, "calls/s,%self,self/s,total/s,avg/call,max(all),on-cpu/s,"
-				   "preempt/s,migr/s,self/s history");
+				   "preempt/s,blocked/s,migr/s,self/s history");
 	pc_top_layout(200, false, 20, heads, sizeof(heads), &name);
 	assert_null(strstr(heads, "on-cpu/s"));
 	/* 80 columns, short names: every column, the history narrowed */
@@ -1349,6 +1723,10 @@ int main(void)
 		cmocka_unit_test(test_top_pick),
 		cmocka_unit_test(test_names_frames_allocs),
 		cmocka_unit_test(test_top_layout),
+		cmocka_unit_test(test_json_input),
+		cmocka_unit_test(test_json_input_diff),
+		cmocka_unit_test(test_json_input_corrupt),
+		cmocka_unit_test(test_json_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

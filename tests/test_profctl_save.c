@@ -4,13 +4,15 @@
  * `report --input` gives what the live report gives, in every view and
  * format; PROF_SAVE writes the file at exit; the file is a small part of
  * the segment; a truncated, corrupt or foreign file gets one line and
- * exit status 1, never a crash.
+ * exit status 1, never a crash.  A JSON report read with --input renders
+ * as the live report too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -261,6 +263,46 @@ static void report_args(const char **argv, const char *const *src, const char *c
 	argv[n] = NULL;
 }
 
+/* every view of `report --input file` is what `report --pid pid
+ * --since-start` gives; what: the file's kind, for the message */
+static void views_equal(const char *pid, const char *file, const char *what)
+{
+	const char *const lsrc[] = { "--pid", pid, "--since-start", NULL };
+	const char *const fsrc[] = { "--input", file, NULL };
+	char live[128], saved[128], err[512];
+	const char *argv[16];
+	size_t v;
+
+	snprintf(live, sizeof(live), "%s/live.out", dir);
+	snprintf(saved, sizeof(saved), "%s/saved.out", dir);
+	for (v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+		char *a, *b;
+
+		report_args(argv, lsrc, views[v]);
+		assert_int_equal(run_io(live, argv, NULL, 0), 0);
+		report_args(argv, fsrc, views[v]);
+		assert_int_equal(run_io(saved, argv, err, sizeof(err)), 0);
+		assert_string_equal(err, "");
+		a = slurp(live, NULL);
+		b = slurp(saved, NULL);
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_true(strlen(a) > 20);
+		if (strcmp(a, b)) {
+			char cmd[400];
+
+			snprintf(cmd, sizeof(cmd), "diff -u %s %s >&2", live, saved);
+			if (system(cmd)) { /* the diff is the message */
+			}
+			fail_msg("%s, view %zu (%s %s): the %s's report differs", file, v,
+				 views[v][0] ? views[v][0] : "tree", views[v][1] ? views[v][1] : "",
+				 what);
+		}
+		free(a);
+		free(b);
+	}
+}
+
 /*
  * Every view of a saved file is the live report of the process it was
  * saved from.  Compared once the process has exited (its segment kept):
@@ -271,9 +313,8 @@ static void report_args(const char **argv, const char *const *src, const char *c
  */
 static void test_round_trip(void **state)
 {
-	char pid[16], file[128], atexit_file[128], live[128], saved[128], err[512];
-	const char *argv[16];
-	size_t v;
+	char pid[16], file[128], atexit_file[128], err[512];
+	const char *files[2] = { file, atexit_file };
 	int f;
 
 	(void)state;
@@ -282,38 +323,96 @@ static void test_round_trip(void **state)
 	child_exit();
 	snprintf(file, sizeof(file), "%s/run.prof", dir);
 	snprintf(atexit_file, sizeof(atexit_file), "%s/atexit.%s.prof", dir, pid);
-	snprintf(live, sizeof(live), "%s/live.out", dir);
-	snprintf(saved, sizeof(saved), "%s/saved.out", dir);
 	{
 		const char *a[] = { "save", "--pid", pid, "--since-start", "-o", file, NULL };
+
 
 		assert_int_equal(run_io(NULL, a, err, sizeof(err)), 0);
 		assert_string_equal(err, "");
 	}
-	for (f = 0; f < 2; f++) {
-		for (v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
-			const char *const lsrc[] = { "--pid", pid, "--since-start", NULL };
-			const char *const fsrc[] = { "--input", f ? atexit_file : file, NULL };
-			char *a, *b;
+	for (f = 0; f < 2; f++)
+		views_equal(pid, files[f], "saved file");
+}
 
-			report_args(argv, lsrc, views[v]);
-			assert_int_equal(run_io(live, argv, NULL, 0), 0);
-			report_args(argv, fsrc, views[v]);
-			assert_int_equal(run_io(saved, argv, err, sizeof(err)), 0);
-			assert_string_equal(err, "");
-			a = slurp(live, NULL);
-			b = slurp(saved, NULL);
-			assert_non_null(a);
-			assert_non_null(b);
-			assert_true(strlen(a) > 20);
-			if (strcmp(a, b))
-				fail_msg("%s, view %zu (%s %s): the saved file's report differs",
-					 fsrc[1], v, views[v][0] ? views[v][0] : "tree",
-					 views[v][1] ? views[v][1] : "");
-			free(a);
-			free(b);
-		}
+/*
+ * A JSON report read back with --input (the one PROF_REPORT_FORMAT=json
+ * wrote at exit, and the one `report --format json` wrote after it) gives
+ * every view the live report gives.  A process of its own on the
+ * monotonic clock: its ticks are ns, as the JSON's times are (with the
+ * TSC, what is derived again from a node's ns, a percentile, a sum, can
+ * round a ns apart).
+ */
+static void test_json_round_trip(void **state)
+{
+	char pid[16], atexit_json[128], json[128], live[128], err[512];
+	char paths[4][96];
+	const char *files[2] = { atexit_json, json };
+	int go[2], st;
+	__u64 token;
+	size_t v, n;
+	pid_t c;
+	int f;
+
+	(void)state;
+	snprintf(atexit_json, sizeof(atexit_json), "%s/mono.atexit.json", dir);
+	snprintf(json, sizeof(json), "%s/mono.json", dir);
+	snprintf(live, sizeof(live), "%s/live.out", dir);
+	assert_int_equal(pipe(go), 0);
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		unsigned int k = 20;
+		pthread_t t;
+		char b;
+
+		setenv("PROF_CLOCK", "mono", 1);
+		setenv("PROF_KEEP", "1", 1);
+		setenv("PROF_REPORT", atexit_json, 1);
+		setenv("PROF_REPORT_FORMAT", "json", 1);
+		unsetenv("PROF_SAVE");
+		/* a command of non-ASCII name (issue 18): every JSON says it alike */
+		prctl(PR_SET_NAME, "sv-ex\xc3\xa9");
+		close(go[1]);
+		for (unsigned int i = 0; i < k; i++)
+			sv_outer();
+		if (!pthread_create(&t, NULL, sv_worker, &k))
+			pthread_join(t, NULL);
+		/* the parent reads its start token while it lives */
+		if (read(go[0], &b, 1) < 0)
+			_exit(1);
+		exit(0);
 	}
+	close(go[0]);
+	token = prof_proc_start_token(c);
+	close(go[1]);
+	assert_int_equal(waitpid(c, &st, 0), c);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snprintf(pid, sizeof(pid), "%d", (int)c);
+	{
+		const char *j[] = { "report", "--pid", pid, "--since-start", "--format", "json", NULL };
+
+		assert_int_equal(run_io(json, j, err, sizeof(err)), 0);
+		assert_string_equal(err, "");
+	}
+	/* its name as it is, valid UTF-8, in list's JSON, the JSON report's
+	 * and the flat view's (it was "sv-ex\u00c3\u00a9" in two of them) */
+	for (f = 0; f < 3; f++) {
+		const char *l[] = { "list", "--format", "json", NULL };
+		const char *fl[] = { "report", "--pid", pid, "--flat", "--format", "json", NULL };
+		char *text;
+
+		if (f < 2)
+			assert_int_equal(run_io(live, f ? fl : l, NULL, 0), 0);
+		text = slurp(f < 2 ? live : json, NULL);
+		assert_non_null(text);
+		assert_non_null(strstr(text, "\"comm\":\"sv-ex\xc3\xa9\""));
+		free(text);
+	}
+	for (f = 0; f < 2; f++)
+		views_equal(pid, files[f], "JSON report");
+	n = test_seg_paths(c, token, paths, 4);
+	for (v = 0; v < n; v++)
+		unlink(paths[v]);
 }
 
 /* the file is what is used, not the segment's size */
@@ -439,8 +538,22 @@ static void test_refused(void **state)
 		fclose(f);
 	}
 	expect_refused(bad, "corrupt profile");
-	/* the JSON report is not a profile, and says what is */
-	expect_refused(json, "a JSON report");
+	free(buf);
+	/* the JSON report is read (test_round_trip: as the live one); cut
+	 * short anywhere, refused */
+	{
+		const char *a[] = { "report", "--input", json, NULL };
+		char out[128];
+
+		snprintf(out, sizeof(out), "%s/json.out", dir);
+		assert_int_equal(run_io(out, a, NULL, 0), 0);
+	}
+	buf = slurp(json, &len);
+	assert_non_null(buf);
+	for (cut = 0; cut < len - 2; cut += 53) {
+		spill(bad, buf, cut);
+		expect_refused(bad, cut ? "not a JSON report" : "not a profd profile");
+	}
 	free(buf);
 }
 
@@ -478,6 +591,7 @@ int main(void)
 		cmocka_unit_test(test_compact),
 		cmocka_unit_test(test_encode_decode),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_json_round_trip),
 		/* these two end the child */
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_prof_save),

@@ -52,6 +52,8 @@ struct prof_sink {
 	__u64 open[2];
 	__u64 rowmap[PROF_ROWMAP_WORDS];
 	__u32 hist[PROF_HIST_BLOCK * PROF_HIST_BUCKETS];
+	struct prof_event ring[1];
+	__u64 ring_head;
 };
 
 /* shared by every sink thread that failed malloc, and by a zone in a signal
@@ -69,6 +71,8 @@ __thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec"
 	.open = last_resort.open,
 	.rowmap = last_resort.rowmap,
 	.hist = last_resort.hist,
+	.ring = last_resort.ring,
+	.ring_head = &last_resort.ring_head,
 };
 int __prof_clock_tsc = 1;
 
@@ -92,6 +96,7 @@ struct prof_tpriv {
 	__u32 nbegin;
 	struct __prof_zone begin[PROF_BEGIN_DEPTH];
 };
+
 static __thread struct prof_tpriv prof_tpriv;
 static pthread_key_t prof_key;
 static pthread_once_t prof_once = PTHREAD_ONCE_INIT;
@@ -379,11 +384,15 @@ static int slab_reserve_nodes(struct prof_slab_hdr *h, __u32 from, __u32 to, __u
 	return err;
 }
 
-/* a slab's header and its first nnodes nodes; 0 or -errno */
+/* a slab's header, its event ring and its first nnodes nodes; 0 or -errno */
 static int slab_reserve(struct prof_slab_hdr *h, __u32 nnodes, __u32 *res)
 {
-	int err = seg_reserve((__u64)((char *)h - (char *)prof_rt.seg), PROF_SLAB_HDR_SIZE);
+	__u64 base = (__u64)((char *)h - (char *)prof_rt.seg);
+	const struct prof_region *r = &prof_rt.region[PROF_REGION_RING];
+	int err = seg_reserve(base, PROF_SLAB_HDR_SIZE);
 
+	if (!err && r->size)
+		err = seg_reserve(base + r->off, r->size);
 	return err ? err : slab_reserve_nodes(h, 0, nnodes, res);
 }
 
@@ -456,13 +465,15 @@ static int seg_init(void)
 		prof_rt.max_threads = prof_env.max_threads;
 		prof_rt.max_nodes = prof_env.max_nodes;
 		prof_rt.max_sites = prof_env.max_sites;
+		prof_rt.ring_events = prof_env.trace_events;
 	}
 	prof_rt.keep = prof_env.keep;
 
 	sites_off = PROF_SEG_HDR_SIZE;
 	slabs_off = sites_off + (__u64)prof_rt.max_sites * sizeof(struct prof_site_ent);
 	slabs_off = (slabs_off + 4095) & ~4095ull;
-	slab_size = prof_slab_layout(prof_rt.max_nodes, PROF_HIST_SHIFT, prof_rt.region);
+	slab_size = prof_slab_layout(prof_rt.max_nodes, PROF_HIST_SHIFT, prof_rt.ring_events,
+				     prof_rt.region);
 	prof_rt.slab_size = slab_size;
 	size = slabs_off + slab_size * prof_rt.max_threads;
 
@@ -640,6 +651,9 @@ static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k)
 	t->open = k->open;
 	t->rowmap = k->rowmap;
 	t->hist = k->hist;
+	t->ring = k->ring;
+	t->ring_head = &k->ring_head;
+	t->ring_mask = 0;
 	t->activity = &sink_activity;
 	t->ext_used = &sink_ext_used;
 }
@@ -657,6 +671,18 @@ static void thread_bind_slab(struct __prof_thread *t, struct prof_slab_hdr *hdr)
 	t->open = prof_rt_region(hdr, PROF_REGION_OPEN);
 	t->rowmap = prof_rt_region(hdr, PROF_REGION_ROWMAP);
 	t->hist = prof_rt_region(hdr, PROF_REGION_HIST);
+	if (prof_rt.region[PROF_REGION_RING].size) {
+		struct prof_ring *r = prof_rt_region(hdr, PROF_REGION_RING);
+
+		t->ring = prof_ring_events(r);
+		t->ring_head = &r->head;
+		t->ring_mask = prof_rt.ring_events - 1;
+	} else {
+		/* off: every exit writes one slot nobody reads */
+		t->ring = last_resort.ring;
+		t->ring_head = &last_resort.ring_head;
+		t->ring_mask = 0;
+	}
 	t->activity = &hdr->activity;
 	t->ext_used = &hdr->ext_used;
 }
@@ -996,7 +1022,7 @@ void __prof_leave_slow(uint32_t node, uint64_t zseq, uint64_t zoffcpu, uint64_t 
 	const volatile struct prof_sched_rec *r = t->krec;
 	struct prof_node_ext *n = &t->ext[node];
 	__u64 off, wall = prof_ticks_to_ns(d);
-	__u32 a = (__u32)zseq, b = (__u32)seq;
+	__u32 a = (__u32)zseq, b = (__u32)seq, flags = 0;
 
 	/*
 	 * Entered or left without a record (profd came or went meanwhile), or
@@ -1009,16 +1035,29 @@ void __prof_leave_slow(uint32_t node, uint64_t zseq, uint64_t zoffcpu, uint64_t 
 	off = r->offcpu_ns - zoffcpu;
 	__PROF_STORE(t->ext_used, 1);
 	/* the last involuntary and the last voluntary switch: inside the zone? */
-	if (a != b && seq_within((__u32)r->preempt_seq, a, b))
+	if (a != b && seq_within((__u32)r->preempt_seq, a, b)) {
 		__PROF_ADD(&n->preempted, 1);
-	if (a != b && seq_within((__u32)r->block_seq, a, b))
+		flags |= PROF_EV_PREEMPTED;
+	}
+	if (a != b && seq_within((__u32)r->block_seq, a, b)) {
 		__PROF_ADD(&n->blocked, 1);
+		flags |= PROF_EV_BLOCKED;
+	}
 	/* moved: the kernel counted it, or a switch out left another cpu */
 	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (zseq >> PROF_SCHED_SEQ_MIGR_SHIFT) ||
-	    left_elsewhere(r->out_cpus, a, b))
+	    left_elsewhere(r->out_cpus, a, b)) {
 		__PROF_ADD(&n->migrated, 1);
+		flags |= PROF_EV_MIGRATED;
+	}
 	/* off-CPU time is never more than the call's wall time */
 	__PROF_ADD(&n->offcpu_ns, off < wall ? off : wall);
+	/* the call's event, just published: what the kernel said of it */
+	if (flags) {
+		struct prof_event *e = &t->ring[(__PROF_LOAD(t->ring_head) - 1) & t->ring_mask];
+
+		__PROF_STORE(&e->dur_node,
+			     __PROF_LOAD(&e->dur_node) | (__u64)flags << PROF_EV_FLAG_SHIFT);
+	}
 }
 
 /* node's first count in bucket b: its block's row map gets the bit */
@@ -1082,7 +1121,7 @@ void __prof_count_slow(struct __prof_cache *c, uint32_t node, uint64_t d)
 }
 
 /* what __prof_leave does for a call, here for one without kernel facts */
-static void call_count(const struct prof_site *site, uint32_t node, __u64 d)
+static void call_count(const struct prof_site *site, uint32_t node, __u64 start, __u64 d)
 {
 	struct __prof_thread *t = &__prof_tls;
 	struct prof_node *n = &t->nodes[node];
@@ -1094,6 +1133,7 @@ static void call_count(const struct prof_site *site, uint32_t node, __u64 d)
 		__PROF_STORE(&n->max, d);
 	hist_count(node, d, &b);
 	call_uncovered(node);
+	__prof_ring_put(start, d, node);
 	__PROF_BUMP(t->activity);
 	if (*site->exit_sema)
 		__prof_exit_probe(site, d);
@@ -1147,7 +1187,7 @@ static void cover_switch(void)
 	__PROF_STORE(&h->ksched_slot, now ? te->kslot : PROF_NO_SLOT);
 }
 
-void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t d)
+void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d)
 {
 	struct __prof_thread *t = &__prof_tls;
 
@@ -1162,7 +1202,7 @@ void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t d)
 	if (d > prof_tpriv.limit)
 		call_anomaly(node);
 	else
-		call_count(site, node, d);
+		call_count(site, node, start, d);
 	cover_switch();
 }
 
@@ -1284,6 +1324,8 @@ void __prof_frame(void)
 			if (d > h->frame_max)
 				__PROF_STORE(&h->frame_max, d);
 			__PROF_ADD(&h->frame_hist[prof_hist_bucket(d)], 1);
+			/* a frame is an event too: the root's node, which no zone is */
+			__prof_ring_put(p->last_frame, d, PROF_NODE_ROOT);
 		}
 	}
 	p->last_frame = now;
@@ -1380,6 +1422,8 @@ static void report_at_exit(void)
 		prof_warnx("failed to read own segment for the report: %s", strerror(-err));
 		return;
 	}
+	if (prof_env.report_compensate)
+		prof_snapshot__compensate(s);
 	if (!strcmp(dst, "stderr")) {
 		f = stderr;
 		o.color = isatty(2) && !no_color();

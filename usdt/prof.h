@@ -39,7 +39,8 @@
  * node creation); after that nothing locks, allocates or enters the kernel.
  *
  * Environment: PROF_REPORT=stderr|PATH prints a report at exit,
- * PROF_REPORT_FORMAT=text|json, PROF_LOG_INTERVAL=SECONDS logs a line per
+ * PROF_REPORT_FORMAT=text|json, PROF_REPORT_COMPENSATE=1 (the zones' own
+ * cost taken out of it), PROF_LOG_INTERVAL=SECONDS logs a line per
  * thread and zone each interval, PROF_MAX_THREADS, PROF_MAX_NODES,
  * PROF_MAX_SITES size the segment, PROF_CLOCK=mono forces clock_gettime,
  * PROF_KEEP=1 keeps the segment after a clean exit, PROF_SOCKET (or its
@@ -85,7 +86,7 @@
 extern "C" {
 #endif
 
-/* a zone site's descriptor, one per site (or public zone), in .probes */
+/* a zone site's descriptor: static const, one per site (or public zone) */
 struct prof_site {
 	const char *name;
 	const char *file;
@@ -96,8 +97,7 @@ struct prof_site {
 	/* the exit stub: its first instruction is the probe prof:NAME__exit */
 	void (*exit_probe)(const char *name, const char *file, unsigned long long line,
 			   unsigned long long ns);
-	/* the semaphores, enter and exit: a zone's exit reads sema[1] (a
-	 * public zone's sites have enter semaphores of their own) */
+	/* a zone site's semaphores, enter and exit (exit_sema points here) */
 	volatile unsigned short sema[2];
 };
 
@@ -148,6 +148,10 @@ struct __prof_thread {
 	__u32 *ext_used;		/* the slab's ext_used flag */
 	__u64 *rowmap;			/* the histogram blocks' row maps */
 	__u64 *open;			/* per node: its open call's start, 0 if none */
+	struct prof_event *ring;	/* the slab's event ring (a private slot
+					 * when the ring is off) */
+	__u64 *ring_head;		/* its head: events written */
+	uint64_t ring_mask;		/* events in the ring - 1 */
 };
 
 #define __PROF_UNINIT 0xfffffffeU
@@ -159,7 +163,7 @@ extern int __prof_clock_tsc;
 /* the node for (cur, site) and the node to return to: prev << 32 | node */
 uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t cur);
 void __prof_leave_slow(uint32_t node, uint64_t zseq, uint64_t zoffcpu, uint64_t seq, uint64_t d);
-void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t d);
+void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d);
 void __prof_count_slow(struct __prof_cache *c, uint32_t node, uint64_t d);
 void __prof_unbalanced(uint32_t node, uint32_t prev);
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
@@ -222,6 +226,24 @@ static inline __attribute__((always_inline)) uint64_t __prof_now(void)
 #define __PROF_BUMP(p)		__atomic_store_n((p), __PROF_LOAD(p) + 1, __ATOMIC_RELEASE)
 #endif
 
+/* the call that just ended, into the thread's event ring (slab.h) */
+static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start, uint64_t d,
+								  uint32_t node)
+{
+#ifndef PROF_NO_RING
+	uint64_t h = __PROF_LOAD(__prof_tls.ring_head);
+	struct prof_event *e = &__prof_tls.ring[h & __prof_tls.ring_mask];
+
+	__PROF_STORE(&e->start, start);
+	/* a call over 2^39 ticks shows that long */
+	__PROF_STORE(&e->dur_node,
+		     (d < PROF_EV_DUR_MAX ? d : PROF_EV_DUR_MAX) << PROF_EV_DUR_SHIFT | node);
+	__atomic_store_n(__prof_tls.ring_head, h + 1, __ATOMIC_RELEASE);
+#else
+	(void)start, (void)d, (void)node; /* bench/overhead only: the ring's cost */
+#endif
+}
+
 /*
  * The fast path names __prof_tls itself, never through a pointer: with
  * -fsanitize=null GCC tests a pointer's flags after an "add gottpoff", and
@@ -257,8 +279,7 @@ __prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_
 
 /*
  * A zone's exit: everything a call changes, in the order a reader relies
- * on (the counters, then the activity word).  An event to add per exit
- * goes between the counters and the activity word.
+ * on (the counters and the call's event, then the activity word).
  */
 static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zone *z)
 {
@@ -278,7 +299,7 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	/* unsigned: a negative delta is huge too; a limit of 0 hands over a
 	 * new kernel word */
 	if (__builtin_expect(d > __prof_tls.limit, 0)) {
-		__prof_anomaly(z->site, z->node, d);
+		__prof_anomaly(z->site, z->node, z->start, d);
 		return;
 	}
 	/* after the check: in a fork child it moves the node table */
@@ -294,10 +315,12 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 		__PROF_ADDL(&__prof_tls.hist[c->bidx], 1);
 	else
 		__prof_count_slow(c, z->node, d);
+	/* before the kernel facts: they mark the event */
+	__prof_ring_put(z->start, d, z->node);
 	if (__builtin_expect(seq != z->seq, 0))
 		__prof_leave_slow(z->node, z->seq, z->offcpu, seq, d);
 	__PROF_BUMP(__prof_tls.activity);
-	if (__builtin_expect(z->site->sema[1], 0))
+	if (__builtin_expect(*z->site->exit_sema, 0))
 		__prof_exit_probe(z->site, d);
 }
 
@@ -333,7 +356,7 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
  *	prof:NAME	 arg0 name (char *), arg1 file (char *), arg2 line
  *	prof:NAME__exit	 the same, and arg3 the zone's duration in ns
  *
- * A site's descriptor, its two semaphores and its exit stub are defined by
+ * A site's descriptor, its name's two semaphores and its exit stub are defined by
  * one asm statement in the site's block, which also hands the descriptor's
  * address to the code (the lea the compiler would emit anyway), so nothing
  * C or C++ declares names a symbol defined in asm: g++ drops the asm label
@@ -344,9 +367,8 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
  * exit probe is the first instruction of the stub, a function of its own
  * with the four arguments in argument registers: the runtime's
  * __prof_exit_probe converts ticks to ns and calls it only when the exit
- * semaphore is set.  A public zone (PROF_DEFINE) is a C definition in
- * .probes (writable: its sema[1] is its exit probe's semaphore) with a C
- * stub; each PROF_SCOPE site has its own enter semaphore.
+ * semaphore is set.  A public zone (PROF_DEFINE) is a C definition with a
+ * C stub; a PROF_SCOPE site raises its name's enter semaphore.
  */
 #if defined(__x86_64__)
 #define __PROF_ADDR "i"		/* a symbol's address, printed by %c */
@@ -408,17 +430,39 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 #define __PROF_SYM(kind, id)	"\"__prof_" kind #id "." __BASE_FILE__ "\""
 
 /*
- * A site: its descriptor __prof_sID (struct prof_site, its semaphores
- * at the end), its exit stub __prof_xID; SP gets the descriptor's address.
+ * One semaphore per probe name, shared by every site of that name in the
+ * program or library (hidden, one copy kept by the linker): bpftrace and
+ * bcc raise only the first location's semaphore of a name several sites
+ * share (each PROF_FUNC is prof:func), so a semaphore a site had to itself
+ * left the other sites' probes silent.  .ifndef: one per assembly.
+ */
+#define __PROF_SEM(probe)	"\"__prof_sem." probe "\""
+#define __PROF_SEM_ASM(probe)							\
+	".ifndef " __PROF_SEM(probe) "\n"					\
+	".pushsection .probes,\"awG\",\"progbits\"," __PROF_SEM(probe) ",comdat\n" \
+	".balign 2\n"								\
+	".weak " __PROF_SEM(probe) "\n"						\
+	".hidden " __PROF_SEM(probe) "\n"					\
+	__PROF_SEM(probe) ": .2byte 0\n"						\
+	".size " __PROF_SEM(probe) ", 2\n"					\
+	".popsection\n"								\
+	".endif\n"
+
+/*
+ * A site: its descriptor __prof_sID (struct prof_site; exit_sema points at
+ * its name's exit semaphore, sema[] is unused), its exit stub __prof_xID;
+ * SP gets the descriptor's address, EP the enter semaphore's.
  */
 #define __PROF_SITE_ASM(probe, id)						\
+	__PROF_SEM_ASM(probe)							\
+	__PROF_SEM_ASM(probe "__exit")						\
 	".ifndef " __PROF_SYM("s", id) "\n"					\
 	".pushsection .probes,\"aw\",\"progbits\"\n"				\
 	".balign 8\n"								\
 	__PROF_SYM("s", id) ":\n"						\
 	".8byte %c[__n], %c[__f], %c[__fn]\n"					\
 	".4byte %c[__l], %c[__fl]\n"						\
-	".8byte " __PROF_SYM("s", id) "+50, " __PROF_SYM("x", id) "\n"		\
+	".8byte " __PROF_SEM(probe "__exit") ", " __PROF_SYM("x", id) "\n"	\
 	".2byte 0, 0\n"								\
 	".balign 8\n"								\
 	".popsection\n"								\
@@ -426,16 +470,18 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 	".p2align 4\n"								\
 	".type " __PROF_SYM("x", id) ", @function\n"				\
 	__PROF_SYM("x", id) ":\n"						\
-	__PROF_NOTE(#probe "__exit", __PROF_SYM("s", id) "+50", __PROF_STUB_ARGS) \
+	__PROF_NOTE(probe "__exit", __PROF_SEM(probe "__exit"), __PROF_STUB_ARGS) \
 	"ret\n"									\
 	".size " __PROF_SYM("x", id) ", .-" __PROF_SYM("x", id) "\n"		\
 	".popsection\n"								\
 	".endif\n"								\
-	__PROF_LEA(__PROF_SYM("s", id), "[__sp]")
+	__PROF_LEA(__PROF_SYM("s", id), "[__sp]")				\
+	__PROF_LEA(__PROF_SEM(probe), "[__ep]")
 #define __PROF_SITE(name, probe, func, flags, id)				\
 	const struct prof_site *__prof_sp_##id;					\
-	__asm__(__PROF_SITE_ASM(probe, id)					\
-		: [__sp] "=r"(__prof_sp_##id)					\
+	volatile unsigned short *__prof_ep_##id;				\
+	__asm__(__PROF_SITE_ASM(#probe, id)					\
+		: [__sp] "=r"(__prof_sp_##id), [__ep] "=r"(__prof_ep_##id)	\
 		: [__n] __PROF_ADDR(name), [__f] __PROF_ADDR(__FILE__),		\
 		  [__fn] __PROF_ADDR(func), [__l] "n"(__LINE__), [__fl] "n"(flags))
 
@@ -471,8 +517,7 @@ struct __prof_guard {
 
 #define __PROF_ZONE(name, probe, func, flags, id)				\
 	__PROF_SITE(name, probe, func, flags, id);				\
-	__PROF_ENTER_PROBE(probe, &__prof_sp_##id->sema[0],			\
-			   __PROF_SYM("s", id) "+48", name);			\
+	__PROF_ENTER_PROBE(probe, __prof_ep_##id, __PROF_SEM(#probe), name);	\
 	__PROF_OPEN(__prof_sp_##id, id)
 #define __PROF_ZONE_(name, probe, func, flags, id)				\
 	__PROF_ZONE(name, probe, func, flags, id)
@@ -490,29 +535,24 @@ struct __prof_guard {
  * N.B. PROF_DEFINE in exactly one file of a program or library.
  */
 #define PROF_DEFINE(name)							\
-	extern struct prof_site __prof_zdef_##name __asm__("prof_zone_" #name);	\
+	static volatile unsigned short __prof_zsem_##name			\
+		__attribute__((section(".probes")));				\
 	static void __prof_zstub_##name(__PROF_STUB_PARAMS)			\
 	{									\
-		__PROF_STUB_BODY(name, &__prof_zdef_##name.sema[1]);		\
+		__PROF_STUB_BODY(name, &__prof_zsem_##name);			\
 	}									\
 	PROF_DECLARE(name);							\
-	struct prof_site __prof_zdef_##name __asm__("prof_zone_" #name)	\
-		__attribute__((section(".probes"))) = {				\
+	const struct prof_site prof_zone_##name = {				\
 		#name, __FILE__, 0, __LINE__, PROF_SITE_PUBLIC,			\
-		&__prof_zdef_##name.sema[1], __prof_zstub_##name, { 0, 0 } }
+		&__prof_zsem_##name, __prof_zstub_##name, { 0, 0 } }
 #define PROF_DECLARE(name)							\
 	extern const struct prof_site prof_zone_##name __asm__("prof_zone_" #name)
 
 #define __PROF_SCOPE(name, id)							\
 	volatile unsigned short *__prof_e_##id;					\
-	__asm__(".ifndef " __PROF_SYM("e", id) "\n"				\
-		".pushsection .probes,\"aw\",\"progbits\"\n"			\
-		".balign 2\n"							\
-		__PROF_SYM("e", id) ": .2byte 0\n"				\
-		".popsection\n"							\
-		".endif\n"							\
-		__PROF_LEA(__PROF_SYM("e", id), "0") : "=r"(__prof_e_##id));	\
-	__PROF_ENTER_PROBE(name, __prof_e_##id, __PROF_SYM("e", id), #name);	\
+	__asm__(__PROF_SEM_ASM(#name)						\
+		__PROF_LEA(__PROF_SEM(#name), "0") : "=r"(__prof_e_##id));	\
+	__PROF_ENTER_PROBE(name, __prof_e_##id, __PROF_SEM(#name), #name);	\
 	__PROF_OPEN(&prof_zone_##name, id)
 #define __PROF_SCOPE_(name, id)	__PROF_SCOPE(name, id)
 #define PROF_SCOPE(name)	__PROF_SCOPE_(name, __COUNTER__)
@@ -526,8 +566,7 @@ struct __prof_guard {
 	do {									\
 		__PROF_SITE(#name, name, __func__, PROF_SITE_BEGIN, id);	\
 		__PROF_CACHE(id);						\
-		__PROF_ENTER_PROBE(name, &__prof_sp_##id->sema[0],		\
-				   __PROF_SYM("s", id) "+48", #name);		\
+		__PROF_ENTER_PROBE(name, __prof_ep_##id, __PROF_SEM(#name), #name); \
 		__prof_begin(__prof_sp_##id, &__prof_cache_##id);		\
 	} while (0)
 #define __PROF_BEGIN_(name, id)	__PROF_BEGIN(name, id)

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
+#include "json_writer.h"
 #include "snapshot.h"
 
 #define C_RESET "\033[0m"
@@ -17,18 +19,75 @@
 #define C_RED "\033[31m"
 #define C_YEL "\033[33m"
 
-/* a duration in 9 columns: 999ns, 1.23us, 12.3ms, 1.234s */
-static const char *fmt_ns(char *buf, size_t len, __u64 ns)
+static __u64 sub0(__u64 a, __u64 b)
 {
-	if (ns < 1000)
-		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.2fus", ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.2fms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3fs", ns / 1e9);
+	return a > b ? a - b : 0;
+}
+
+const char *prof_snap_compensated_note(const struct prof_snapshot *s, char *buf, size_t len)
+{
+	double ns = s->tick_hz ? 1e9 / (double)s->tick_hz : 0;
+
+	snprintf(buf, len,
+		 "a zone's cost (%.1f ns, %.1f ns of it inside its own time) taken out of its "
+		 "parent's self and its own total",
+		 (double)s->zone_cost * ns, (double)s->zone_inner * ns);
 	return buf;
+}
+
+double prof_snap_probe_share(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			     __u64 probe_ticks)
+{
+	/* compensated, the wall time no longer holds the zones' cost */
+	__u64 wall = t->nodes[0].ticks + (s->compensated ? probe_ticks : 0);
+
+	return wall ? 100.0 * (double)probe_ticks / (double)wall : 0;
+}
+
+/* the compensated view: what of a zone's cost lands where (snapshot.h) */
+int prof_snapshot__compensate(struct prof_snapshot *s)
+{
+	__u64 cost = s->zone_cost, inner = s->zone_inner < cost ? s->zone_inner : cost;
+	__u32 i, j;
+
+	if (s->lazy)
+		return -EINVAL;
+	if (!cost)
+		return -ENODATA;
+	/* once: a second pass would take the cost out twice */
+	if (s->compensated)
+		return 0;
+	for (j = 0; j < s->nthreads; j++) {
+		struct prof_snap_thread *t = &s->threads[j];
+		struct prof_snap_node *nd = t->nodes;
+
+		if (!t->nnodes)
+			continue;
+		/* child_ticks, for now: the zones entered below each node
+		 * (a child comes after its parent) */
+		for (i = 0; i < t->nnodes; i++)
+			nd[i].child_ticks = 0;
+		for (i = t->nnodes - 1; i >= 1; i--)
+			nd[nd[i].parent].child_ticks +=
+				nd[i].child_ticks + nd[i].calls + nd[i].open + nd[i].anomalies;
+		for (i = 0; i < t->nnodes; i++) {
+			/* the root is no zone: the thread's wall time */
+			__u64 own = i ? nd[i].calls + nd[i].open : 0;
+
+			nd[i].ticks =
+				sub0(sub0(nd[i].ticks, own * inner), nd[i].child_ticks * cost);
+			if (nd[i].open_ticks > nd[i].ticks)
+				nd[i].open_ticks = nd[i].ticks;
+		}
+		for (i = 0; i < t->nnodes; i++)
+			nd[i].child_ticks = 0;
+		for (i = t->nnodes - 1; i >= 1; i--)
+			nd[nd[i].parent].child_ticks += nd[i].ticks;
+		if (nd[0].ticks < nd[0].child_ticks)
+			nd[0].ticks = nd[0].child_ticks;
+	}
+	s->compensated = 1;
+	return 0;
 }
 
 __u64 prof_snap_sort_key(const struct prof_snapshot *s, const struct prof_snap_node *n, int sort)
@@ -156,11 +215,11 @@ static void tree_row(struct tree_out *to, __u32 i, const char *branch)
 		hot = pct >= 50 ? C_RED : pct >= 10 ? C_YEL : "";
 	}
 	fprintf(to->f, "%10llu %4s %9s %9s %9s %9s %9s %9s %5.1f%%", (unsigned long long)n->calls,
-		n->open ? "1" : "", fmt_ns(b[0], 24, total), fmt_ns(b[1], 24, self),
-		fmt_ns(b[2], 24, n->calls ? prof_snap_ns(s, prof_snap_closed(n)) / n->calls : 0),
-		fmt_ns(b[3], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.5))),
-		fmt_ns(b[4], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99))),
-		fmt_ns(b[5], 24, prof_snap_ns(s, n->max)), pct);
+		n->open ? "1" : "", prof_fmt_ns(b[0], 24, total), prof_fmt_ns(b[1], 24, self),
+		prof_fmt_ns(b[2], 24, n->calls ? prof_snap_ns(s, prof_snap_closed(n)) / n->calls : 0),
+		prof_fmt_ns(b[3], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.5))),
+		prof_fmt_ns(b[4], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99))),
+		prof_fmt_ns(b[5], 24, prof_snap_ns(s, n->max)), pct);
 	if (to->sched && !n->kernel_calls) {
 		/* no call of it had kernel facts: unknown, not zero */
 		fprintf(to->f, " %9s %7s %7s %6s ", "-", "-", "-", "-");
@@ -168,7 +227,7 @@ static void tree_row(struct tree_out *to, __u32 i, const char *branch)
 		__u64 closed = prof_snap_ns(s, prof_snap_closed(n));
 		__u64 on = closed > n->offcpu_ns ? closed - n->offcpu_ns : 0;
 
-		fprintf(to->f, " %9s %7llu %7llu %6llu%s", fmt_ns(b[6], 24, on),
+		fprintf(to->f, " %9s %7llu %7llu %6llu%s", prof_fmt_ns(b[6], 24, on),
 			(unsigned long long)n->preempted, (unsigned long long)n->blocked,
 			(unsigned long long)n->migrated,
 			n->migrated && !(s->flags & PROF_SEG_TSC_SYNCED) ? "!" : " ");
@@ -237,7 +296,7 @@ static void outside_row(struct tree_out *to)
 	__u64 self = prof_snap_self(r);
 	char b[24];
 
-	fmt_ns(b, 24, prof_snap_ns(to->s, self));
+	prof_fmt_ns(b, 24, prof_snap_ns(to->s, self));
 	fprintf(to->f, "%15s %9s %9s %39s %5.1f%%%*s  [outside zones]\n", "", b, b, "",
 		to->thread_ticks ? 100.0 * (double)self / (double)to->thread_ticks : 0,
 		to->sched ? 34 : 0, "");
@@ -251,21 +310,21 @@ static void thread_header(FILE *f, const struct prof_snapshot *s, const struct p
 	fprintf(f, "\n%sthread %u \"%s\" (%s)%s", o->color ? C_BOLD : "", t->tid,
 		prof_snap_thread_label(t, buf, sizeof(buf)),
 		t->state == PROF_SLAB_EXITED ? "exited" : "alive", o->color ? C_RESET : "");
-	fprintf(f, "  wall %s", fmt_ns(buf, 24, prof_snap_ns(s, t->nodes[0].ticks)));
+	fprintf(f, "  wall %s", prof_fmt_ns(buf, 24, prof_snap_ns(s, t->nodes[0].ticks)));
 	if (t->oncpu_ns != PROF_SNAP_UNKNOWN)
-		fprintf(f, " on-cpu %s", fmt_ns(buf, 24, t->oncpu_ns));
+		fprintf(f, " on-cpu %s", prof_fmt_ns(buf, 24, t->oncpu_ns));
 	if (s->zone_cost && t->nnodes && t->nodes[0].ticks) {
 		__u64 pt = prof_snap_probe_ticks(s, t);
 
-		fprintf(f, " zones cost ~%s (%.1f%%)", fmt_ns(buf, 24, prof_snap_ns(s, pt)),
-			100.0 * (double)pt / (double)t->nodes[0].ticks);
+		fprintf(f, " zones cost ~%s (%.1f%%)%s", prof_fmt_ns(buf, 24, prof_snap_ns(s, pt)),
+			prof_snap_probe_share(s, t, pt), s->compensated ? " taken out" : "");
 	}
 	if (t->frames) {
 		char a[24], m[24];
 
 		fprintf(f, "  frames %llu avg %s max %s", (unsigned long long)t->frames,
-			fmt_ns(a, 24, prof_snap_ns(s, t->frame_ticks / t->frames)),
-			fmt_ns(m, 24, prof_snap_ns(s, t->frame_max)));
+			prof_fmt_ns(a, 24, prof_snap_ns(s, t->frame_ticks / t->frames)),
+			prof_fmt_ns(m, 24, prof_snap_ns(s, t->frame_max)));
 	}
 	if (t->overflow)
 		fprintf(f, "  overflow %llu (node table full)", (unsigned long long)t->overflow);
@@ -292,6 +351,7 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 	double up = 0;
 	/* without memory, overloads only look alike */
 	__u8 *clash = prof_snap_name_clashes(s);
+	char note[160];
 	int err;
 
 	if (s->exit_tick > s->tick_base)
@@ -301,7 +361,12 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 		s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic", (double)s->tick_hz / 1e9);
 	if (up > 0)
 		fprintf(f, ", ran %.3f s", up);
+	if (s->ns_pid)
+		fprintf(f, ", container pid %u (%s)", s->ns_pid, s->cgroup[0] ? s->cgroup : "?");
 	fprintf(f, "%s\n", sched ? ", kernel assisted" : "");
+	if (s->compensated)
+		fprintf(f, "prof: compensated: %s\n",
+			prof_snap_compensated_note(s, note, sizeof(note)));
 	if (s->sites_dropped || s->threads_dropped)
 		fprintf(f, "prof: %llu sites and %llu threads not profiled (tables full)\n",
 			(unsigned long long)s->sites_dropped,
@@ -348,9 +413,9 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 		if (!r->calls)
 			continue;
 		fprintf(f, "%10llu %9s %9s %9s %5.1f%%  %s", (unsigned long long)r->calls,
-			fmt_ns(a, 24, prof_snap_ns(s, r->self)),
-			fmt_ns(b, 24, prof_snap_ns(s, r->ticks)),
-			fmt_ns(c, 24, prof_snap_ns(s, r->max)),
+			prof_fmt_ns(a, 24, prof_snap_ns(s, r->self)),
+			prof_fmt_ns(b, 24, prof_snap_ns(s, r->ticks)),
+			prof_fmt_ns(c, 24, prof_snap_ns(s, r->max)),
 			all_self ? 100.0 * (double)r->self / (double)all_self : 0,
 			r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
 		put_where(f, s, clash, r->site);
@@ -453,28 +518,14 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 	return 0;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 /*
  * The nodes of the json, the bulk of it, built in a buffer rather than by
  * fprintf: the same characters.  A node's text is at most JROW bytes
  * before its children: its indent, two escaped strings, 16 numbers.
  */
-#define JROW (2 * PROF_SNAP_DEPTH_MAX + 8 + 6 * (PROF_NAME_MAX + PROF_FILE_MAX) + 600)
+#define JROW                                                                            \
+	(2 * PROF_SNAP_DEPTH_MAX + 8 + 6 * (PROF_NAME_MAX + PROF_FILE_MAX + PROF_FUNC_MAX) + \
+	 11 * PROF_HIST_BUCKETS + 700)
 struct jbuf {
 	FILE *f;
 	char *p, *end;
@@ -511,57 +562,19 @@ static char *jlit(char *p, const char *s)
 /* a string literal: its length known where it is written */
 #define JLIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
 
-/* "%llu" */
-static char *ju64(char *p, __u64 v)
-{
-	char tmp[24];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
-/* json_str's text */
-static char *jstr(char *p, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	*p++ = '"';
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\') {
-			*p++ = '\\';
-			*p++ = (char)c;
-		} else if (c < 0x20 || c == 0x7f) {
-			memcpy(p, "\\u00", 4);
-			p[4] = hex[c >> 4];
-			p[5] = hex[c & 15];
-			p += 6;
-		} else {
-			*p++ = (char)c;
-		}
-	}
-	*p++ = '"';
-	return p;
-}
-
-/* a node's name, file and line: {"name":...,"file":...,"line":N */
+/* a node's name, file, line and function: {"name":...,"file":...,"line":N,"func":... */
 static char *jsite(char *p, const struct prof_snapshot *s, const struct prof_snap_node *n)
 {
 	const struct prof_snap_site *site = n->site < s->nsites ? &s->sites[n->site] : NULL;
 
 	p = JLIT(p, "{\"name\":");
-	p = jstr(p, prof_snap_node_name(s, n));
+	p = prof_json_esc(p, prof_snap_node_name(s, n));
 	p = JLIT(p, ",\"file\":");
-	p = jstr(p, site ? site->file : "");
+	p = prof_json_esc(p, site ? site->file : "");
 	p = JLIT(p, ",\"line\":");
-	return ju64(p, site ? site->line : 0);
+	p = prof_put_u64(p, site ? site->line : 0);
+	p = JLIT(p, ",\"func\":");
+	return prof_json_esc(p, site ? site->func : "");
 }
 
 /* every site's jsite text, once a snapshot: its nodes copy it */
@@ -605,7 +618,8 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 		      const struct prof_snap_thread *t, __u32 i, int depth)
 {
 	const struct prof_snap_node *n = &t->nodes[i];
-	__u32 c;
+	const __u32 *h;
+	__u32 c, b;
 	bool first = true;
 	char *p = jroom(j);
 
@@ -617,25 +631,38 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 	} else {
 		p = jsite(p, s, n);
 	}
-	p = ju64(JLIT(p, ",\"calls\":"), n->calls);
-	p = ju64(JLIT(p, ",\"open\":"), n->open);
-	p = ju64(JLIT(p, ",\"open_ns\":"), prof_snap_ns(s, n->open_ticks));
-	p = ju64(JLIT(p, ",\"total_ns\":"), prof_snap_ns(s, n->ticks));
-	p = ju64(JLIT(p, ",\"self_ns\":"), prof_snap_ns(s, prof_snap_self(n)));
-	p = ju64(JLIT(p, ",\"max_ns\":"), prof_snap_ns(s, n->max));
-	p = ju64(JLIT(p, ",\"p50_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.5)));
-	p = ju64(JLIT(p, ",\"p90_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.9)));
-	p = ju64(JLIT(p, ",\"p99_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)));
-	p = ju64(JLIT(p, ",\"kernel_calls\":"), n->kernel_calls);
-	p = ju64(JLIT(p, ",\"preempted\":"), n->preempted);
-	p = ju64(JLIT(p, ",\"blocked\":"), n->blocked);
-	p = ju64(JLIT(p, ",\"migrated\":"), n->migrated);
-	p = ju64(JLIT(p, ",\"offcpu_ns\":"), n->offcpu_ns);
-	p = ju64(JLIT(p, ",\"anomalies\":"), n->anomalies);
-	p = ju64(JLIT(p, ",\"allocs\":"), n->allocs);
-	p = ju64(JLIT(p, ",\"alloc_bytes\":"), n->alloc_bytes);
-	p = ju64(JLIT(p, ",\"frees\":"), n->frees);
-	p = ju64(JLIT(p, ",\"free_bytes\":"), n->free_bytes);
+	p = prof_put_u64(JLIT(p, ",\"calls\":"), n->calls);
+	p = prof_put_u64(JLIT(p, ",\"open\":"), n->open);
+	p = prof_put_u64(JLIT(p, ",\"open_ns\":"), prof_snap_ns(s, n->open_ticks));
+	p = prof_put_u64(JLIT(p, ",\"total_ns\":"), prof_snap_ns(s, n->ticks));
+	p = prof_put_u64(JLIT(p, ",\"self_ns\":"), prof_snap_ns(s, prof_snap_self(n)));
+	p = prof_put_u64(JLIT(p, ",\"max_ns\":"), prof_snap_ns(s, n->max));
+	p = prof_put_u64(JLIT(p, ",\"p50_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.5)));
+	p = prof_put_u64(JLIT(p, ",\"p90_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.9)));
+	p = prof_put_u64(JLIT(p, ",\"p99_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)));
+	p = prof_put_u64(JLIT(p, ",\"kernel_calls\":"), n->kernel_calls);
+	p = prof_put_u64(JLIT(p, ",\"preempted\":"), n->preempted);
+	p = prof_put_u64(JLIT(p, ",\"blocked\":"), n->blocked);
+	p = prof_put_u64(JLIT(p, ",\"migrated\":"), n->migrated);
+	p = prof_put_u64(JLIT(p, ",\"offcpu_ns\":"), n->offcpu_ns);
+	p = prof_put_u64(JLIT(p, ",\"anomalies\":"), n->anomalies);
+	p = prof_put_u64(JLIT(p, ",\"allocs\":"), n->allocs);
+	p = prof_put_u64(JLIT(p, ",\"alloc_bytes\":"), n->alloc_bytes);
+	p = prof_put_u64(JLIT(p, ",\"frees\":"), n->frees);
+	p = prof_put_u64(JLIT(p, ",\"free_bytes\":"), n->free_bytes);
+	/* the duration histogram, from its first kept bucket: what --input
+	 * needs to answer any percentile as the live report does */
+	h = prof_snap_hist(s, n);
+	if (h || !n->calls) {
+		p = prof_put_u64(JLIT(p, ",\"hist_lo\":"), h ? n->hist_lo : 0);
+		p = JLIT(p, ",\"hist\":[");
+		for (b = 0; h && b < n->hist_n; b++) {
+			if (b)
+				*p++ = ',';
+			p = prof_put_u64(p, h[b]);
+		}
+		*p++ = ']';
+	}
 	p = JLIT(p, ",\"children\":[");
 	j->p = p;
 	/* a hostile depth must not exhaust the stack: cut, and say so */
@@ -655,6 +682,7 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 {
 	struct jbuf *j = malloc(sizeof(*j));
+	struct prof_jw w;
 	size_t k;
 	__u32 i, c;
 
@@ -667,7 +695,11 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 	j->site_len = NULL;
 	j->nsites = 0;
 
-	fprintf(f, "{\"version\":2,\"processes\":[");
+	prof_jw_init(&w, f);
+	prof_jw_start_object(&w);
+	prof_jw_u64_field(&w, "version", 2);
+	prof_jw_name(&w, "processes");
+	prof_jw_start_array(&w);
 	for (k = 0; k < nsnaps; k++) {
 		const struct prof_snapshot *s = snaps[k];
 
@@ -676,16 +708,26 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 			free(j);
 			return -ENOMEM;
 		}
-		fprintf(f, "%s\n {\"pid\":%u,\"uid\":%u,\"comm\":", k ? "," : "", s->pid, s->uid);
-		json_str(f, s->comm);
-		fprintf(f, ",\"clock\":\"%s\",\"tick_hz\":%llu,\"exited\":%s,\"tsc_synced\":%s,",
-			s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic",
-			(unsigned long long)s->tick_hz,
-			s->flags & PROF_SEG_EXITED ? "true" : "false",
-			s->flags & PROF_SEG_TSC_SYNCED ? "true" : "false");
+		prof_jw_ws(&w, "\n ");
+		prof_jw_start_object(&w);
+		prof_jw_u64_field(&w, "pid", s->pid);
+		prof_jw_u64_field(&w, "uid", s->uid);
+		prof_jw_string_field(&w, "comm", s->comm);
+		prof_jw_string_field(&w, "clock", s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic");
+		prof_jw_u64_field(&w, "tick_hz", s->tick_hz);
+		prof_jw_bool_field(&w, "exited", s->flags & PROF_SEG_EXITED);
+		prof_jw_bool_field(&w, "tsc_synced", s->flags & PROF_SEG_TSC_SYNCED);
 		if (s->span_ns)
-			fprintf(f, "\"span_ns\":%llu,", (unsigned long long)s->span_ns);
-		fputs("\"threads\":[", f);
+			prof_jw_u64_field(&w, "span_ns", s->span_ns);
+		if (s->compensated)
+			prof_jw_bool_field(&w, "compensated", true);
+		/* in a container: its own pid, and its cgroup */
+		if (s->ns_pid) {
+			prof_jw_u64_field(&w, "ns_pid", s->ns_pid);
+			prof_jw_string_field(&w, "cgroup", s->cgroup);
+		}
+		prof_jw_name(&w, "threads");
+		prof_jw_start_array(&w);
 		for (i = 0; i < s->nthreads; i++) {
 			const struct prof_snap_thread *t = &s->threads[i];
 			bool first = true;
@@ -696,32 +738,35 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 				free(j);
 				return err;
 			}
-			fprintf(f, "%s\n  {\"tid\":%u,\"name\":", i ? "," : "", t->tid);
-			json_str(f, t->name[0] ? t->name : t->comm);
+			prof_jw_ws(&w, "\n  ");
+			prof_jw_start_object(&w);
+			prof_jw_u64_field(&w, "tid", t->tid);
+			prof_jw_string_field(&w, "name", t->name[0] ? t->name : t->comm);
 			/* unknown (an image from before it was measured): null */
+			prof_jw_name(&w, "probe_cost_ns");
 			if (s->zone_cost)
-				fprintf(f, ",\"probe_cost_ns\":%llu",
-					(unsigned long long)prof_snap_ns(s,
-									 prof_snap_probe_ticks(s, t)));
+				prof_jw_u64(&w, prof_snap_ns(s, prof_snap_probe_ticks(s, t)));
 			else
-				fputs(",\"probe_cost_ns\":null", f);
-			fprintf(f, ",\"wall_ns\":%llu,\"outside_ns\":%llu,\"oncpu_ns\":",
-				(unsigned long long)prof_snap_ns(s, t->nodes[0].ticks),
-				(unsigned long long)prof_snap_ns(s, prof_snap_self(&t->nodes[0])));
+				prof_jw_null(&w);
+			prof_jw_u64_field(&w, "wall_ns", prof_snap_ns(s, t->nodes[0].ticks));
+			prof_jw_u64_field(&w, "outside_ns", prof_snap_ns(s, prof_snap_self(&t->nodes[0])));
+			prof_jw_name(&w, "oncpu_ns");
 			if (t->oncpu_ns == PROF_SNAP_UNKNOWN)
-				fputs("null", f);
+				prof_jw_null(&w);
 			else
-				fprintf(f, "%llu", (unsigned long long)t->oncpu_ns);
-			fprintf(f,
-				",\"state\":\"%s\",\"overflow\":%llu,\"unbalanced\":%llu,"
-				"\"frames\":%llu,\"frame_total_ns\":%llu,\"frame_max_ns\":%llu,"
-				"\"kernel_slot\":%d,\"nodes\":[",
-				t->state == PROF_SLAB_EXITED ? "exited" : "alive",
-				(unsigned long long)t->overflow, (unsigned long long)t->unbalanced,
-				(unsigned long long)t->frames,
-				(unsigned long long)prof_snap_ns(s, t->frame_ticks),
-				(unsigned long long)prof_snap_ns(s, t->frame_max),
-				t->ksched_slot == PROF_NO_SLOT ? -1 : (int)t->ksched_slot);
+				prof_jw_u64(&w, t->oncpu_ns);
+			prof_jw_string_field(&w, "state",
+					     t->state == PROF_SLAB_EXITED ? "exited" : "alive");
+			prof_jw_u64_field(&w, "overflow", t->overflow);
+			prof_jw_u64_field(&w, "unbalanced", t->unbalanced);
+			prof_jw_u64_field(&w, "frames", t->frames);
+			prof_jw_u64_field(&w, "frame_total_ns", prof_snap_ns(s, t->frame_ticks));
+			prof_jw_u64_field(&w, "frame_max_ns", prof_snap_ns(s, t->frame_max));
+			prof_jw_name(&w, "kernel_slot");
+			prof_jw_int(&w, t->ksched_slot == PROF_NO_SLOT ? -1 : (int)t->ksched_slot);
+			prof_jw_name(&w, "nodes");
+			prof_jw_start_array(&w);
+			/* the nodes, the bulk: built in jbuf, the same characters */
 			for (c = t->nodes[0].first_child; c != PROF_SNAP_NONE;
 			     c = t->nodes[c].next_sibling) {
 				/* the overflow node only when something landed there */
@@ -732,12 +777,17 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 				jflush(j);
 				first = false;
 			}
-			fputs("]}", f);
+			prof_jw_end_array(&w);
+			prof_jw_end_object(&w);
 		}
-		fputs("]}", f);
+		prof_jw_end_array(&w);
+		prof_jw_end_object(&w);
 	}
-	fputs("\n]}\n", f);
+	prof_jw_raw(&w, "\n");
+	prof_jw_end_array(&w);
+	prof_jw_end_object(&w);
+	prof_jw_raw(&w, "\n");
 	jsites_free(j);
 	free(j);
-	return ferror(f) ? -EIO : 0;
+	return prof_jw_error(&w);
 }

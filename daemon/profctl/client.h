@@ -18,13 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "proto.h"
 #include "snapshot.h"
-
-#define PROFD_SOCKET_DEFAULT	"/run/profd/profd.sock"
-
-#define PROFD_SINCE_START	0
-#define PROFD_SINCE_RESET	1	/* since start if never reset */
-#define PROFD_LAST		2	/* the last 'seconds' of history */
 
 struct profd_status {
 	uint32_t version;	/* PROF_VERSION of profd */
@@ -39,6 +34,11 @@ struct profd_status {
 	uint32_t tsc_synced;	/* a migrated call's TSC delta is exact here */
 	uint32_t late;		/* threads registered after their first zone gave up */
 	char tsc_why[128];	/* what profd found */
+	/* --max-memory (profd_wire_status says each) */
+	uint64_t max_memory, mem_history, mem_kept, mem_base, frames;
+	uint64_t frames_dropped, kept_dropped, histories_dropped, windows_refused;
+	uint64_t last_drop_age_ns;
+	uint32_t last_drop_pid;
 };
 
 struct profd_proc {
@@ -54,6 +54,10 @@ struct profd_proc {
 	 * thousandths (1000: one thread always in a zone): the last sample,
 	 * and moving averages over ~1 s and ~30 s */
 	uint32_t inzone_now, inzone_short, inzone_long;
+	/* in a container (another pid namespace than the caller's): its pid
+	 * there, and its cgroup; 0 and "" otherwise */
+	uint32_t ns_pid;
+	char cgroup[PROF_CGROUP_MAX];
 };
 
 /* socket path: $PROF_SOCKET, else $PROFD_SOCKET, else PROFD_SOCKET_DEFAULT */
@@ -63,13 +67,19 @@ int profd_connect(const char *path);
 int profd_status(int fd, struct profd_status *st);
 /* processes the caller may see; *procs malloc'd */
 int profd_list(int fd, struct profd_proc **procs, size_t *n);
-/* a snapshot of pid in mode PROFD_*; seconds for PROFD_LAST */
+/* a snapshot of pid in mode PROFD_SNAP_* (proto.h); seconds for PROFD_SNAP_LAST */
 int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_snapshot **snap);
 /* what profd said of the snapshot it answered with */
 struct profd_answer {
 	uint64_t span_ns;	/* the time it covers */
 	bool based;		/* profd subtracted a baseline (a reset, a frame) */
+	uint32_t ns_pid;	/* as in profd_proc: the fd's header names this pid */
+	char cgroup[PROF_CGROUP_MAX];
+	uint32_t uid;		/* its owner, as the caller names it */
 };
+/* a snapshot read from profd's fd: named as the caller asked (pid), and
+ * where it runs (ans); 0, or -EINVAL if it is not that process */
+int profd_name_snapshot(struct prof_snapshot *s, pid_t pid, const struct profd_answer *ans);
 /* the same, read with PROF_READ_* flags (profd hands over the live
  * segment itself when there is nothing to subtract); ans may be NULL */
 int profd_snapshot_opts(int fd, pid_t pid, int mode, uint32_t seconds, unsigned int flags,

@@ -14,6 +14,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "fmt.h"
+#include "json_writer.h"
+#include "proto.h"
 #include "snapshot.h"
 
 #define PC_FMT_TEXT	0
@@ -23,15 +26,10 @@
 #define PC_FMT_HTML	4
 #define PC_FMT_PPROF	5	/* gzipped pprof protobuf (profctl_pprof.c) */
 
-/* snapshot modes, the same values as profd's PROFD_* */
-#define PC_SINCE_START	0
-#define PC_SINCE_RESET	1
-#define PC_LAST		2
-
 struct pc_opts {
 	pid_t pid;		/* 0: every visible live process */
 	__u32 tid;		/* 0: every thread */
-	int mode;		/* PC_SINCE_* / PC_LAST */
+	int mode;		/* PROFD_SNAP_* (proto.h) */
 	unsigned int last_s;
 	int sort;		/* PROF_SORT_* */
 	bool sort_set;		/* --sort given */
@@ -47,6 +45,10 @@ struct pc_opts {
 	bool dry_run;		/* clean --dry-run */
 	bool per_call;		/* diff --per-call */
 	bool per_frame;		/* diff --per-frame */
+	const char *slow;	/* trace --slow ZONE:THRESHOLD */
+	int count;		/* trace --count N */
+	bool compensate;	/* report --compensate */
+	const char *trace_json;	/* report --format html: the timeline's data */
 	int args;		/* pc_parse_opts: argv index of the first operand */
 };
 
@@ -92,6 +94,8 @@ struct pc_proc {
 	bool rates;		/* profd: the in-zone rates below are known */
 	__u32 inzone[3];	/* thousandths of a thread in zones: now, ~1 s, ~30 s */
 	char path[96];		/* direct: the segment */
+	__u32 ns_pid;		/* in a container: its pid there, else 0 */
+	char cgroup[PROF_CGROUP_MAX]; /* with ns_pid: its cgroup */
 };
 
 struct pc_src {
@@ -102,6 +106,9 @@ struct pc_src {
 	void *live_mem;
 	size_t live_len;
 	struct prof_seg_flat_cache *flat_cache; /* its threads' shares of the rows */
+	__u32 live_ns_pid;	/* a container's: the pid its header names */
+	__u32 live_uid;		/* and its owner here */
+	char live_cgroup[PROF_CGROUP_MAX];
 	int why;		/* direct: the connect error, 0 if not tried */
 	const char *sock;
 };
@@ -117,6 +124,9 @@ int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 		    struct prof_snapshot **snap);
 /* a raw snapshot, no baseline (top's deltas) */
 int pc_src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap);
+/* pid's segment as it lives (through profd, or directly), mapped until
+ * another pid is asked of src; 0 or -errno, said */
+int pc_src_map(struct pc_src *src, pid_t pid, const void **mem, size_t *len);
 /* flat rows of pid since start, for views refreshed often: directly, the
  * segment stays mapped between calls and only node counters are read
  * (prof_seg_flat); *snap has no nodes */
@@ -165,24 +175,17 @@ __u32 pc_sorted_children_cap(const struct prof_snapshot *s, const struct prof_sn
 			     __u32 i, int sort, __u32 *idx, __u32 cap);
 /* CLOCK_MONOTONIC, ns */
 __u64 pc_now_ns(void);
-/* duration text, fixed width friendly: "812ns", "3.41us", "12.0ms", "1.50s" */
-const char *pc_fmt_ns(char *buf, size_t len, __u64 ns);
-
 /*
- * Text built in place, for views of many rows: the same characters printf
- * would give, without its cost.  Each writes at p and returns the end; p
- * needs room for 16 bytes more than the text.  A _col variant right-aligns
- * in width, as "%*s" would.
- *	pc_put_u64	"%llu"
- *	pc_put_fixed	"%.*f" of x, decimals <= 3, rounded as glibc rounds
- *	pc_put_ns	pc_fmt_ns's text
+ * Numbers and durations as text: usdt/fmt.h, the formatter the report at
+ * exit shares; the pc_ names are the views' own spelling of it.
  */
-char *pc_put_u64(char *p, __u64 v);
-char *pc_put_u64_col(char *p, __u64 v, unsigned int width);
-char *pc_put_fixed(char *p, double x, unsigned int decimals);
-char *pc_put_fixed_col(char *p, double x, unsigned int decimals, unsigned int width);
-char *pc_put_ns(char *p, __u64 ns);
-char *pc_put_ns_col(char *p, __u64 ns, unsigned int width);
+#define pc_fmt_ns prof_fmt_ns
+#define pc_put_u64 prof_put_u64
+#define pc_put_u64_col prof_put_u64_col
+#define pc_put_fixed prof_put_fixed
+#define pc_put_fixed_col prof_put_fixed_col
+#define pc_put_ns prof_put_ns
+#define pc_put_ns_col prof_put_ns_col
 
 /* an output buffer over a FILE: rows are built in it, written in big chunks */
 #define PC_OUT_ROW	2048	/* a row built at p may take this much */
@@ -211,8 +214,7 @@ void pc_out_printf(struct pc_out *o, const char *fmt, ...) __attribute__((format
 __u8 *pc_name_clashes(const struct prof_snapshot *s);
 /* " (file:line)" of a site, the file's last component */
 char *pc_put_where(char *p, const struct prof_snap_site *site);
-/* JSON string body escape (no quotes) */
-void pc_json_str(FILE *f, const char *s);
+/* JSON strings: usdt/json_writer.h (prof_json_fbody, prof_jw_*) */
 
 /* --- renderers (render_*.c) ---------------------------------------------- */
 
@@ -248,17 +250,29 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		    const struct pc_opts *o);
 
 /* callers arithmetic, shared by text, csv and tests */
+/* a zone's name as the views print it, " (file:line)" after a shared one */
+#define PC_LABEL_MAX (PROF_NAME_MAX + PROF_FILE_MAX + 16)
 struct pc_caller_row {
-	char name[PROF_NAME_MAX];
+	char name[PC_LABEL_MAX];
 	__u64 calls;
 	__u64 ticks;		/* on behalf of (parents) / of (children) */
 };
 struct pc_callers {
+	char zone[PC_LABEL_MAX];	/* the site, as the rows print it */
 	__u64 calls, ticks, self, max;	/* the zone: outermost ticks */
 	struct pc_caller_row *parents, *children;
 	size_t nparents, nchildren;
 };
-int pc_callers(const struct prof_snapshot *s, const char *zone, struct pc_callers *c);
+/*
+ * The sites --callers SPEC means: the one whose name and file:line the
+ * views print as SPEC ("build (a.cc:12)", for a name two sites share), or
+ * else every site named SPEC.  Their count; *sites malloc'd (NULL if 0).
+ */
+size_t pc_callers_sites(const struct prof_snapshot *s, const char *spec, __u32 **sites);
+/* one site's callers and callees; -ENOENT if no node has it */
+int pc_callers_site(const struct prof_snapshot *s, __u32 site, struct pc_callers *c);
+/* the one site spec means; -ENOENT if none, -ENOTUNIQ if several */
+int pc_callers(const struct prof_snapshot *s, const char *spec, struct pc_callers *c);
 void pc_callers_free(struct pc_callers *c);
 
 /* --- verbs in their own files --------------------------------------------- */
@@ -269,6 +283,11 @@ int pc_cmd_save(int argc, char **argv);
 int pc_cmd_diff(int argc, char **argv);
 /* profctl serve: an OpenMetrics exporter (profctl_serve.c) */
 int pc_cmd_serve(int argc, char **argv);
+/* trace: the event rings as a Chrome trace (profctl_trace.c) */
+int pc_cmd_trace(int argc, char **argv);
+/* pid's event rings (tid's only, if not 0) as trace's JSON, malloc'd in
+ * *json; 0 or -errno (said) */
+int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json);
 struct pc_serve_opts {
 	bool threads;		/* tid and thread labels */
 	unsigned int max_zones;	/* a process (a thread, with threads); the rest "[other]" */
@@ -284,6 +303,9 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 /* top without --pid: the index of the newest live process (of none, the
  * newest exited one), -1 if n is 0 */
 int pc_top_pick(const struct pc_proc *p, size_t n);
+/* without --pid: pc_top_pick's process, said when there is a choice or it
+ * exited; 0 or -errno (-ENOENT: none) */
+int pc_pick_pid(struct pc_src *src, pid_t *pid);
 /* top's row layout for a terminal cols wide: the width of a row, the
  * columns shown ("calls/s,%self,...") in heads, the zone name's width */
 int pc_top_layout(int cols, bool sched, int name_len, char *heads, size_t len, int *name);

@@ -9,12 +9,15 @@ PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_src.c daemon
 	daemon/profctl/profctl_zones.c daemon/profctl/profctl_top.c daemon/profctl/render_text.c \
 	daemon/profctl/render_data.c daemon/profctl/render_html.c daemon/profctl/profctl_par.c \
 	daemon/profctl/profctl_clean.c daemon/profctl/profctl_save.c daemon/profctl/profctl_diff.c \
-	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c
+	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c daemon/profctl/profctl_trace.c \
+	daemon/profctl/report_load.c
 PROFCTL_OBJS := $(patsubst daemon/profctl/%.c,$(OUTPUT)/daemon/profctl/%.o,$(PROFCTL_SRCS))
-PROFCTL_HDRS := daemon/profctl/profctl.h daemon/profctl/client.h usdt/snapshot.h usdt/slab.h usdt/prof.h usdt/proffile.h
+PROFCTL_HDRS := daemon/profctl/profctl.h daemon/profctl/client.h usdt/snapshot.h usdt/slab.h usdt/prof.h usdt/proffile.h \
+	usdt/json_writer.h usdt/fmt.h \
+	daemon/profctl/report_load.h
 # everything but main(), for the tests
 PROFCTL_LIB := $(OUTPUT)/daemon/profctl/libprofctl.a
-PROFCTL_LIBS := -lelf -lpthread -lprotobuf-c -lz -lmicrohttpd
+PROFCTL_LIBS := -lelf -lpthread -lprotobuf-c -lz -lmicrohttpd -ljansson
 
 # the profd client: profd.mk's object if it names one, else compile
 # daemon/profctl/client.c here; without either, profctl only reads segments
@@ -34,15 +37,33 @@ PROFCTL_DEFS := -DPROFCTL_NO_CLIENT
 endif
 
 # the html template as a C array
-$(OUTPUT)/daemon/profctl/report_html.h: daemon/profctl/report.html | $(OUTPUT)/daemon/profctl
+# the timeline (timeline.js) goes into both pages in place of their
+# /*@TIMELINE_JS@*/ line
+TIMELINE_JS := daemon/profctl/timeline.js
+with_timeline = sed -e '/\/\*@TIMELINE_JS@\*\//{' -e 'r $(TIMELINE_JS)' -e 'd' -e '}' $(1)
+
+$(OUTPUT)/daemon/profctl/report_html.h: daemon/profctl/report.html $(TIMELINE_JS) \
+		| $(OUTPUT)/daemon/profctl
 	$(call msg,GEN,$@)
 	$(Q){ echo '/* generated from daemon/profctl/report.html by daemon/profctl/profctl.mk */'; \
 	  echo 'static const unsigned char report_html[] = {'; \
-	  xxd -i < $<; \
+	  $(call with_timeline,$<) | xxd -i; \
 	  echo '};'; \
 	  echo '#define report_html_len sizeof(report_html)'; } > $@
 
 $(OUTPUT)/daemon/profctl/render_html.o: $(OUTPUT)/daemon/profctl/report_html.h
+
+# trace's timeline page, the same way
+$(OUTPUT)/daemon/profctl/trace_html.h: daemon/profctl/trace.html $(TIMELINE_JS) \
+		| $(OUTPUT)/daemon/profctl
+	$(call msg,GEN,$@)
+	$(Q){ echo '/* generated from daemon/profctl/trace.html by daemon/profctl/profctl.mk */'; \
+	  echo 'static const unsigned char trace_html[] = {'; \
+	  $(call with_timeline,$<) | xxd -i; \
+	  echo '};'; \
+	  echo '#define trace_html_len sizeof(trace_html)'; } > $@
+
+$(OUTPUT)/daemon/profctl/profctl_trace.o: $(OUTPUT)/daemon/profctl/trace_html.h
 
 # diff's page, the same way
 $(OUTPUT)/daemon/profctl/diff_html.h: daemon/profctl/diff.html | $(OUTPUT)/daemon/profctl

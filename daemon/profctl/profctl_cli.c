@@ -32,6 +32,7 @@ static const char usage_main[] =
 	"  save [OPTIONS] -o FILE   a process's profile as a file, for report --input and diff\n"
 	"  diff [OPTIONS] BASE NEW  two profiles compared, per zone and per call path\n"
 	"  serve [OPTIONS]          OpenMetrics for Prometheus over HTTP\n"
+	"  trace [OPTIONS]          the last calls of every thread as a timeline (Chrome JSON)\n"
 	"\n"
 	"  -h, --help               this text\n"
 	"      --version            profctl's version\n"
@@ -45,7 +46,7 @@ static const char usage_report[] =
 	"                      [--threads] [--format text|json|csv|folded|html|pprof]\n"
 	"                      [-o FILE]\n"
 	"                      [--rows N] [--color auto|always|never] [--input FILE]\n"
-	"                      [--no-daemon]\n"
+	"                      [--compensate] [--no-daemon]\n"
 	"\n"
 	"  -p, --pid P          one process (default: every live process of yours)\n"
 	"  -t, --tid T          one thread\n"
@@ -57,7 +58,9 @@ static const char usage_report[] =
 	"                       (not p99 with --flat: flat rows have no percentiles;\n"
 	"                       not with --callers: its rows are by time)\n"
 	"      --flat           zones merged across threads and call paths\n"
-	"      --callers ZONE   ZONE's parents (summing to it) and children\n"
+	"      --callers ZONE   ZONE's parents (summing to it) and children; sites that\n"
+	"                       share the name get a section each, \"build (a.cc:12)\":\n"
+	"                       --callers 'build (a.cc:12)' selects that one\n"
 	"      --threads        merge the threads of a process into one tree\n"
 	"  -f, --format FMT     text (default), json, csv, folded, html, pprof (folded,\n"
 	"                       html and pprof are the tree: no --flat or --callers;\n"
@@ -67,8 +70,11 @@ static const char usage_report[] =
 	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
 	"                       always, never\n"
 	"      --input FILE     read a profile saved by `profctl save` or PROF_SAVE (or a\n"
-	"                       segment image) instead of a live process\n"
+	"                       JSON report, or a segment image) instead of a live process\n"
 	"                       (no --pid or --last)\n"
+	"      --compensate     take each zone's estimated cost (measured at the\n"
+	"                       program's start) out of its parent's self time and\n"
+	"                       its own total (text and json)\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n";
 
 static const char usage_reset[] =
@@ -115,7 +121,10 @@ static const char usage_status[] =
 	"\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
-	"profd up or not, kernel assistance on or off and why, counts, versions.\n";
+	"profd up or not, kernel assistance on or off and why, counts, versions; what\n"
+	"profd's history and kept data take against its --max-memory, and what it\n"
+	"dropped to stay within it (frames, exited processes, whole histories, and the\n"
+	"\"last N s\" windows it refused because they needed a dropped frame).\n";
 
 static const char usage_zones[] =
 	"usage: profctl zones BINARY\n"
@@ -206,6 +215,9 @@ enum {
 	OPT_DRY_RUN,
 	OPT_PER_CALL,
 	OPT_PER_FRAME,
+	OPT_SLOW,
+	OPT_COUNT,
+	OPT_COMPENSATE,
 };
 
 static const struct option report_longopts[] = {
@@ -227,6 +239,9 @@ static const struct option report_longopts[] = {
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "per-call", no_argument, NULL, OPT_PER_CALL },
 	{ "per-frame", no_argument, NULL, OPT_PER_FRAME },
+	{ "slow", required_argument, NULL, OPT_SLOW },
+	{ "count", required_argument, NULL, OPT_COUNT },
+	{ "compensate", no_argument, NULL, OPT_COMPENSATE },
 	{ "delay", required_argument, NULL, 'd' },
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -295,7 +310,7 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 	int c, li;
 
 	memset(o, 0, sizeof(*o));
-	o->mode = PC_SINCE_RESET;
+	o->mode = PROFD_SNAP_RESET;
 	optind = 1;
 	opterr = 0;
 	/* the leading ':' tells a missing value (':') from an unknown option */
@@ -358,17 +373,17 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			o->tid = (__u32)v;
 			break;
 		case OPT_SINCE_RESET:
-			o->mode = PC_SINCE_RESET;
+			o->mode = PROFD_SNAP_RESET;
 			break;
 		case OPT_SINCE_START:
-			o->mode = PC_SINCE_START;
+			o->mode = PROFD_SNAP_START;
 			break;
 		case OPT_LAST:
 			if (parse_duration(optarg, &o->last_s)) {
 				pc_warnx("bad duration '%s' (try 10s, 2m)", optarg);
 				return EXIT_USAGE;
 			}
-			o->mode = PC_LAST;
+			o->mode = PROFD_SNAP_LAST;
 			break;
 		case 's':
 			o->sort_set = true;
@@ -417,6 +432,9 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 		case OPT_INPUT:
 			o->input = optarg;
 			break;
+		case OPT_COMPENSATE:
+			o->compensate = true;
+			break;
 		case OPT_NO_DAEMON:
 			o->no_daemon = true;
 			break;
@@ -428,6 +446,16 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			break;
 		case OPT_PER_FRAME:
 			o->per_frame = true;
+			break;
+		case OPT_SLOW:
+			o->slow = optarg;
+			break;
+		case OPT_COUNT:
+			if (parse_id(optarg, &v) || v > 100000) {
+				pc_warnx("bad count '%s' (1 to 100000)", optarg);
+				return EXIT_USAGE;
+			}
+			o->count = (int)v;
 			break;
 		case 'd': {
 			char *end;
@@ -589,8 +617,9 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
  * What a view reads of each segment: no histograms where no percentile is
  * shown, and lazily (one thread's nodes at a time: every view goes thread
  * by thread) so a big process is never copied whole, the next thread
- * loaded on another CPU while this one is rendered.  --threads adds the
- * threads' histograms up: their loads copy them.
+ * loaded on another CPU while this one is rendered.  --threads (and html's
+ * merged view) adds the threads' histograms up and the JSON tree writes
+ * them: their loads copy them.
  */
 static unsigned int report_read_flags(const struct pc_opts *o)
 {
@@ -605,8 +634,14 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	flags |= PROF_READ_LAZY;
 	if (pc_cpus() > 1)
 		flags |= PROF_READ_AHEAD;
-	if (o->threads)
+	/* html has a merged view of each process beside its threads; the JSON
+	 * tree carries the histograms themselves (--input reads them) */
+	if (o->threads || o->format == PC_FMT_HTML ||
+	    (o->format == PC_FMT_JSON && !o->flat && !o->callers))
 		flags |= PROF_READ_LAZY_HIST;
+	/* compensation rewrites every thread's nodes: read them all at once */
+	if (o->compensate)
+		flags &= ~(PROF_READ_LAZY | PROF_READ_AHEAD | PROF_READ_LAZY_HIST);
 	return flags;
 }
 
@@ -637,13 +672,13 @@ static int cmd_report(int argc, char **argv)
 	__u64 *taken = NULL; /* when each base was read */
 	size_t np = 0, n = 0, i;
 	bool measure = false;
-	char fallback[96];
+	char fallback[96], *trace_json = NULL;
 	FILE *f = NULL;
 	int err, ret = 1;
 
 	err = parse_opts(argc, argv, usage_report,
 			 "pid tid since-reset since-start last sort flat callers threads format "
-			 "output rows color input no-daemon",
+			 "output rows color input no-daemon compensate",
 			 &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
@@ -686,8 +721,13 @@ static int cmd_report(int argc, char **argv)
 		pc_warnx("report: --callers rows are ordered by their time: no --sort");
 		return EXIT_USAGE;
 	}
+	/* the other formats carry no mark that their times are compensated */
+	if (o.compensate && o.format != PC_FMT_TEXT && o.format != PC_FMT_JSON) {
+		pc_warnx("report: --compensate is for --format text and json");
+		return EXIT_USAGE;
+	}
 	/* an image is one process as it was: no process to choose, no history */
-	if (o.input && (o.pid || o.mode == PC_LAST)) {
+	if (o.input && (o.pid || o.mode == PROFD_SNAP_LAST)) {
 		pc_warnx("report: --input reads a saved image: no --%s", o.pid ? "pid" : "last");
 		return EXIT_USAGE;
 	}
@@ -698,10 +738,10 @@ static int cmd_report(int argc, char **argv)
 		snprintf(fallback, sizeof(fallback),
 			 "no history: measuring the next %us of your own processes directly",
 			 o.last_s);
-		pc_src_open_said(&src, &o, o.mode == PC_LAST ? fallback : NULL);
+		pc_src_open_said(&src, &o, o.mode == PROFD_SNAP_LAST ? fallback : NULL);
 		src.read_flags = report_read_flags(&o);
 		/* without profd's history, --last measures the next seconds */
-		measure = o.mode == PC_LAST && src.fd < 0;
+		measure = o.mode == PROFD_SNAP_LAST && src.fd < 0;
 		if (measure && o.pid && direct_alive(o.pid) == 0) {
 			pc_warnx("pid %d has exited: nothing to measure, and --last needs profd's "
 				 "history",
@@ -725,7 +765,7 @@ static int cmd_report(int argc, char **argv)
 		src.read_flags = 0;
 		for (i = 0; i < np; i++) {
 			taken[i] = pc_now_ns();
-			err = pc_src_snapshot(&src, procs[i].pid, PC_SINCE_START, 0, &bases[i]);
+			err = pc_src_snapshot(&src, procs[i].pid, PROFD_SNAP_START, 0, &bases[i]);
 			if (err && o.pid)
 				goto cleanup;
 		}
@@ -740,7 +780,7 @@ static int cmd_report(int argc, char **argv)
 		} else if (measure) {
 			err = -ESRCH;
 			if (bases[i])
-				err = pc_src_snapshot(&src, procs[i].pid, PC_SINCE_START, 0,
+				err = pc_src_snapshot(&src, procs[i].pid, PROFD_SNAP_START, 0,
 						      &w->raw);
 			/* the time the diff covers, as measured */
 			if (!err)
@@ -762,6 +802,11 @@ static int cmd_report(int argc, char **argv)
 			continue;
 		}
 		s = w->raw;
+		if (o.compensate && prof_snapshot__compensate(s) == -ENODATA)
+			pc_warnx(
+				"pid %u: no zone cost was measured (a profile from before it was): "
+				"not compensated",
+				s->pid);
 		if (o.tid) {
 			w->view = pc_view_thread(s, o.tid);
 			if (!w->view) {
@@ -791,6 +836,10 @@ static int cmd_report(int argc, char **argv)
 			pc_warnx("no profile could be read");
 		goto cleanup;
 	}
+	/* html: the first process's timeline, from its live segment's rings */
+	if (o.format == PC_FMT_HTML && !o.input &&
+	    pc_trace_json(&src, (pid_t)snaps[0]->pid, o.tid, &trace_json) == 0)
+		o.trace_json = trace_json;
 	f = open_out(&o);
 	if (!f)
 		goto cleanup;
@@ -802,6 +851,7 @@ static int cmd_report(int argc, char **argv)
 	if (close_out(f, &o) == 0 && !err)
 		ret = 0;
 cleanup:
+	free(trace_json);
 	for (i = 0; own && i < np; i++)
 		owned_free(&own[i]);
 	for (i = 0; bases && i < np; i++)
@@ -880,27 +930,53 @@ static int cmd_list(int argc, char **argv)
 		return 1;
 	}
 	if (o.format == PC_FMT_JSON) {
-		printf("{\"version\":1,\"source\":\"%s\",\"processes\":[",
-		       src.fd >= 0 ? "profd" : "direct");
+		struct prof_jw w;
+
+		prof_jw_init(&w, stdout);
+		prof_jw_start_object(&w);
+		prof_jw_u64_field(&w, "version", 1);
+		prof_jw_string_field(&w, "source", src.fd >= 0 ? "profd" : "direct");
+		prof_jw_name(&w, "processes");
+		prof_jw_start_array(&w);
 		for (i = 0; i < n; i++) {
-			printf("%s{\"pid\":%d,\"uid\":%u,\"comm\":\"", i ? "," : "", (int)p[i].pid,
-			       (unsigned int)p[i].uid);
-			pc_json_str(stdout, p[i].comm);
-			printf("\",\"threads\":%u,\"alive\":%s,\"kernel\":%d,\"created_ns\":%llu",
-			       p[i].threads, p[i].alive ? "true" : "false", p[i].kernel,
-			       (unsigned long long)p[i].created_ns);
+			prof_jw_start_object(&w);
+			prof_jw_name(&w, "pid");
+			prof_jw_int(&w, (int)p[i].pid);
+			prof_jw_u64_field(&w, "uid", p[i].uid);
+			prof_jw_string_field(&w, "comm", p[i].comm);
+			prof_jw_u64_field(&w, "threads", p[i].threads);
+			prof_jw_bool_field(&w, "alive", p[i].alive);
+			prof_jw_name(&w, "kernel");
+			prof_jw_int(&w, p[i].kernel);
+			prof_jw_u64_field(&w, "created_ns", p[i].created_ns);
 			/* profd only: thousandths of a thread inside zones */
-			if (p[i].rates)
-				printf(",\"inzone\":{\"now\":%u,\"short\":%u,\"long\":%u}",
-				       p[i].inzone[0], p[i].inzone[1], p[i].inzone[2]);
-			printf("}");
+			if (p[i].rates) {
+				prof_jw_name(&w, "inzone");
+				prof_jw_start_object(&w);
+				prof_jw_u64_field(&w, "now", p[i].inzone[0]);
+				prof_jw_u64_field(&w, "short", p[i].inzone[1]);
+				prof_jw_u64_field(&w, "long", p[i].inzone[2]);
+				prof_jw_end_object(&w);
+			}
+			/* in a container: its own pid there, and its cgroup */
+			if (p[i].ns_pid) {
+				prof_jw_u64_field(&w, "ns_pid", p[i].ns_pid);
+				prof_jw_string_field(&w, "cgroup", p[i].cgroup);
+			}
+			prof_jw_end_object(&w);
 		}
-		printf("]}\n");
+		prof_jw_end_array(&w);
+		prof_jw_end_object(&w);
+		prof_jw_raw(&w, "\n");
 	} else {
 		char since[32], kern[16];
+		bool ctr = false;
 
-		printf("%7s  %-16s %7s  %-7s %-7s %-19s %s\n", "PID", "COMMAND", "THREADS", "STATE",
-		       "KERNEL", "SINCE", src.fd >= 0 ? "THREADS IN ZONES now/1s/30s" : "");
+		for (i = 0; i < n; i++)
+			ctr |= p[i].ns_pid != 0;
+		printf("%7s  %-16s %7s  %-7s %-7s %-19s %s%s\n", "PID", "COMMAND", "THREADS",
+		       "STATE", "KERNEL", "SINCE", src.fd >= 0 ? "THREADS IN ZONES now/1s/30s" : "",
+		       ctr ? "  CONTAINER PID, CGROUP" : "");
 		for (i = 0; i < n; i++) {
 			if (p[i].kernel < 0)
 				snprintf(kern, sizeof(kern), "?");
@@ -915,6 +991,8 @@ static int cmd_list(int argc, char **argv)
 			if (p[i].rates)
 				printf(" %.2f/%.2f/%.2f", p[i].inzone[0] / 1e3,
 				       p[i].inzone[1] / 1e3, p[i].inzone[2] / 1e3);
+			if (p[i].ns_pid)
+				printf("  %u, %s", p[i].ns_pid, p[i].cgroup[0] ? p[i].cgroup : "?");
 			printf("\n");
 		}
 		if (src.fd < 0)
@@ -924,6 +1002,31 @@ static int cmd_list(int argc, char **argv)
 	free(p);
 	pc_src_close(&src);
 	return 0;
+}
+
+/* profd's history and kept data against its --max-memory, and what went */
+static void status_memory(const struct profd_status *st)
+{
+	const double mib = 1024.0 * 1024.0;
+
+	printf("history: %.1f MiB of %.1f MiB (--max-memory): live processes %.1f MiB in %llu "
+	       "frames, exited %.1f MiB, baselines %.1f MiB\n",
+	       (double)(st->mem_history + st->mem_kept + st->mem_base) / mib,
+	       (double)st->max_memory / mib, (double)st->mem_history / mib,
+	       (unsigned long long)st->frames, (double)st->mem_kept / mib,
+	       (double)st->mem_base / mib);
+	if (!st->frames_dropped && !st->kept_dropped && !st->histories_dropped) {
+		printf("history dropped for memory: none\n");
+		return;
+	}
+	printf("history dropped for memory: %llu frames (the oldest of the biggest processes "
+	       "first), %llu exited processes, %llu whole histories; %llu windows refused\n",
+	       (unsigned long long)st->frames_dropped, (unsigned long long)st->kept_dropped,
+	       (unsigned long long)st->histories_dropped, (unsigned long long)st->windows_refused);
+	if (st->last_drop_pid)
+		printf("  the newest drop: pid %u, a frame of %.1f s ago: its --last windows that "
+		       "long or longer are refused\n",
+		       st->last_drop_pid, (double)st->last_drop_age_ns / 1e9);
 }
 
 static int cmd_status(int argc, char **argv)
@@ -973,6 +1076,7 @@ static int cmd_status(int argc, char **argv)
 			       st.tsc_synced ? "synchronized across CPUs: a migrated call's time is exact"
 					     : "not trusted across CPUs: a migrated call's time is suspect",
 			       st.tsc_why);
+			status_memory(&st);
 		}
 	} else
 #endif
@@ -1047,7 +1151,7 @@ static const struct {
 	{ "report", cmd_report },  { "list", cmd_list },     { "reset", cmd_reset },
 	{ "top", cmd_top },	   { "status", cmd_status }, { "zones", cmd_zones },
 	{ "clean", cmd_clean },	   { "save", pc_cmd_save },  { "diff", pc_cmd_diff },
-	{ "serve", pc_cmd_serve },
+	{ "serve", pc_cmd_serve }, { "trace", pc_cmd_trace },
 };
 
 /* the index of the verb called name, or -1 */

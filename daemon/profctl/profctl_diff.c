@@ -415,32 +415,51 @@ static const char *sort_name(int sort)
 	return sort >= 0 && sort < 5 ? names[sort] : "self";
 }
 
-static void json_val(FILE *f, const struct dval *v)
+/* {"calls","self_ns","total_ns","p50_ns","p99_ns"} of a side, or of the change */
+static void json_five(struct prof_jw *w, const char *name, double calls, double self, double total,
+		      double p50, double p99)
 {
-	if (!v->present) {
-		fprintf(f, "null");
-		return;
-	}
-	fprintf(f,
-		"{\"calls\":%.17g,\"self_ns\":%.17g,\"total_ns\":%.17g,\"p50_ns\":%.17g,"
-		"\"p99_ns\":%.17g}",
-		v->calls, v->self, v->total, v->p50, v->p99);
+	prof_jw_name(w, name);
+	prof_jw_start_object(w);
+	prof_jw_name(w, "calls");
+	prof_jw_double(w, "%.17g", calls);
+	prof_jw_name(w, "self_ns");
+	prof_jw_double(w, "%.17g", self);
+	prof_jw_name(w, "total_ns");
+	prof_jw_double(w, "%.17g", total);
+	prof_jw_name(w, "p50_ns");
+	prof_jw_double(w, "%.17g", p50);
+	prof_jw_name(w, "p99_ns");
+	prof_jw_double(w, "%.17g", p99);
+	prof_jw_end_object(w);
 }
 
-static void json_table(FILE *f, const char *name, const struct dent *e, size_t n,
+static void json_val(struct prof_jw *w, const char *name, const struct dval *v)
+{
+	if (!v->present) {
+		prof_jw_name(w, name);
+		prof_jw_null(w);
+		return;
+	}
+	json_five(w, name, v->calls, v->self, v->total, v->p50, v->p99);
+}
+
+static void json_table(struct prof_jw *w, const char *name, const struct dent *e, size_t n,
 		       const struct pc_opts *o, bool path)
 {
 	size_t i, shown = o->rows && (size_t)o->rows < n ? (size_t)o->rows : n;
 
-	fprintf(f, ",\"%s\":[", name);
+	prof_jw_name(w, name);
+	prof_jw_start_array(w);
 	for (i = 0; i < shown; i++) {
 		const struct dent *r = &e[i];
 
-		fprintf(f, "%s{\"%s\":", i ? "," : "", path ? "path" : "name");
+		prof_jw_start_object(w);
+		prof_jw_name(w, path ? "path" : "name");
 		if (path) {
 			const char *p = r->key, *q;
 
-			fputc('[', f);
+			prof_jw_start_array(w);
 			for (;;) {
 				char part[PROF_NAME_MAX + 8];
 				size_t l;
@@ -448,56 +467,55 @@ static void json_table(FILE *f, const char *name, const struct dent *e, size_t n
 				q = strchr(p, ';');
 				l = q ? (size_t)(q - p) : strlen(p);
 				snprintf(part, sizeof(part), "%.*s", (int)l, p);
-				fputc('"', f);
-				pc_json_str(f, part);
-				fputc('"', f);
+				prof_jw_string(w, part);
 				if (!q)
 					break;
-				fputc(',', f);
 				p = q + 1;
 			}
-			fputc(']', f);
+			prof_jw_end_array(w);
 		} else {
-			fputc('"', f);
-			pc_json_str(f, r->key);
-			fputc('"', f);
+			prof_jw_string(w, r->key);
 		}
-		fprintf(f, ",\"base\":");
-		json_val(f, &r->a);
-		fprintf(f, ",\"new\":");
-		json_val(f, &r->b);
+		json_val(w, "base", &r->a);
+		json_val(w, "new", &r->b);
 		/* a side without the row counts as zeros */
-		fprintf(f,
-			",\"change\":{\"calls\":%.17g,\"self_ns\":%.17g,\"total_ns\":%.17g,"
-			"\"p50_ns\":%.17g,\"p99_ns\":%.17g}}",
-			r->b.calls - r->a.calls, r->b.self - r->a.self, r->b.total - r->a.total,
-			r->b.p50 - r->a.p50, r->b.p99 - r->a.p99);
+		json_five(w, "change", r->b.calls - r->a.calls, r->b.self - r->a.self,
+			  r->b.total - r->a.total, r->b.p50 - r->a.p50, r->b.p99 - r->a.p99);
+		prof_jw_end_object(w);
 	}
-	fputc(']', f);
+	prof_jw_end_array(w);
 }
 
-static void json_side(FILE *f, const char *name, const struct dside *d)
+static void json_side(struct prof_jw *w, const char *name, const struct dside *d)
 {
-	fprintf(f, ",\"%s\":{\"source\":\"", name);
-	pc_json_str(f, d->spec);
-	fprintf(f, "\",\"pid\":%u,\"comm\":\"", d->raw->pid);
-	pc_json_str(f, d->raw->comm);
-	fprintf(f, "\",\"frames\":%llu}", (unsigned long long)d->frames);
+	prof_jw_name(w, name);
+	prof_jw_start_object(w);
+	prof_jw_string_field(w, "source", d->spec);
+	prof_jw_u64_field(w, "pid", d->raw->pid);
+	prof_jw_string_field(w, "comm", d->raw->comm);
+	prof_jw_u64_field(w, "frames", d->frames);
+	prof_jw_end_object(w);
 }
 
 static void json_doc(FILE *f, const struct dside *A, const struct dside *B, const struct dent *ez,
 		     size_t nz, const struct dent *ep, size_t np, const struct pc_opts *o,
 		     bool per_frame)
 {
-	fprintf(f,
-		"{\"version\":1,\"view\":\"diff\",\"change\":\"new - base\","
-		"\"normalise\":\"%s\",\"sort\":\"%s\"",
-		norm_name(o, per_frame), sort_name(o->sort));
-	json_side(f, "base", A);
-	json_side(f, "new", B);
-	json_table(f, "zones", ez, nz, o, false);
-	json_table(f, "paths", ep, np, o, true);
-	fprintf(f, "}\n");
+	struct prof_jw w;
+
+	prof_jw_init(&w, f);
+	prof_jw_start_object(&w);
+	prof_jw_u64_field(&w, "version", 1);
+	prof_jw_string_field(&w, "view", "diff");
+	prof_jw_string_field(&w, "change", "new - base");
+	prof_jw_string_field(&w, "normalise", norm_name(o, per_frame));
+	prof_jw_string_field(&w, "sort", sort_name(o->sort));
+	json_side(&w, "base", A);
+	json_side(&w, "new", B);
+	json_table(&w, "zones", ez, nz, o, false);
+	json_table(&w, "paths", ep, np, o, true);
+	prof_jw_end_object(&w);
+	prof_jw_raw(&w, "\n");
 }
 
 /*

@@ -2,7 +2,8 @@
 /*
  * profctl_save.c - profiles that leave the machine as files: `profctl
  * save` writes one (usdt/proffile.h), and --input reads one back through
- * pc_read_file, into the same snapshot every view renders.
+ * pc_read_file, into the same snapshot every view renders; --input reads
+ * a JSON report too (report_load.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 #include "profctl.h"
 #include "proffile.h"
+#include "report_load.h"
 
 static const char usage_save[] =
 	"usage: profctl save [--pid P] [--since-reset | --since-start | --last 10s]\n"
@@ -86,13 +88,40 @@ static int file_image_fd(const void *buf, size_t len, int *out)
 	return 0;
 }
 
+/* a JSON report (what report --format json writes), loaded whole */
+static int read_json(const char *path, int fd, size_t len, struct prof_snapshot **snap)
+{
+	char why[256];
+	void *buf;
+	int err;
+
+	if ((__u64)len > PC_FILE_MAX) {
+		pc_warnx("%s: %s", path, prof_file_strerror(PROF_FILE_E_BIG));
+		return PROF_FILE_E_BIG;
+	}
+	buf = malloc(len ? len : 1);
+	if (!buf) {
+		pc_warnx("%s: %s", path, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	err = read_all(fd, buf, len);
+	if (err)
+		snprintf(why, sizeof(why), "%s", prof_file_strerror(err));
+	else
+		err = prof_json_load(buf, len, snap, why, sizeof(why));
+	free(buf);
+	if (err)
+		pc_warnx("%s: %s", path, why);
+	return err;
+}
+
 int pc_read_file(const char *path, int fd, unsigned int flags, struct prof_snapshot **snap)
 {
 	struct prof_file_hdr h;
 	char head[PROF_FILE_MAGIC_LEN] = { 0 };
 	struct stat st;
 	__u64 seg_magic = PROF_SEG_MAGIC;
-	size_t i, len;
+	size_t len;
 	void *buf = NULL;
 	int img = -1, err;
 
@@ -105,15 +134,10 @@ int pc_read_file(const char *path, int fd, unsigned int flags, struct prof_snaps
 	/* a segment image (a copy of /dev/shm/prof.*): the caller reads it */
 	if (len >= sizeof(seg_magic) && !memcmp(head, &seg_magic, sizeof(seg_magic)))
 		return -ENOMSG;
+	if (prof_json_is(head, len < sizeof(head) ? len : sizeof(head)))
+		return read_json(path, fd, len, snap);
 	if (!prof_file_is(head, len)) {
-		for (i = 0; i < sizeof(head) && i < len && strchr(" \t\r\n", head[i]); i++)
-			;
-		if (i < len && i < sizeof(head) && head[i] == '{')
-			pc_warnx("%s: a JSON report, not a saved profile: `profctl save -o FILE` "
-				 "writes what --input reads",
-				 path);
-		else
-			pc_warnx("%s: %s", path, prof_file_strerror(PROF_FILE_E_MAGIC));
+		pc_warnx("%s: %s", path, prof_file_strerror(PROF_FILE_E_MAGIC));
 		return -EINVAL;
 	}
 	if ((__u64)st.st_size > PC_FILE_MAX) {
@@ -166,8 +190,8 @@ int pc_cmd_save(int argc, char **argv)
 		pc_warnx("save: -o FILE says where (a profile is binary: not to stdout)");
 		return 2;
 	}
-	pc_src_open_said(&src, &o, o.mode == PC_LAST ? "no history for --last" : NULL);
-	if (o.mode == PC_LAST && src.fd < 0) {
+	pc_src_open_said(&src, &o, o.mode == PROFD_SNAP_LAST ? "no history for --last" : NULL);
+	if (o.mode == PROFD_SNAP_LAST && src.fd < 0) {
 		pc_warnx("save: --last needs profd's history; save --since-start or --since-reset");
 		goto cleanup;
 	}

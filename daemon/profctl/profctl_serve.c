@@ -335,7 +335,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 		/* a process that ends between list and read is not an error;
 		 * one that cannot be read (another version, corrupt) is
 		 * counted, said by the server when the count changes */
-		if (pc_src_snapshot(src, procs[i].pid, PC_SINCE_START, 0, &pz[n].s)) {
+		if (pc_src_snapshot(src, procs[i].pid, PROFD_SNAP_START, 0, &pz[n].s)) {
 			unread++;
 			continue;
 		}

@@ -358,23 +358,27 @@ static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 	return 0;
 }
 
+/* a row set per process and site --callers names: two of one name are two */
 static int csv_callers(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		       const struct pc_opts *o)
 {
-	size_t p, i;
+	size_t p, i, k, ns;
 	bool any = false;
+	int err = 0;
 
 	fputs("pid,comm,role,zone,calls,time_ns\n", f);
-	for (p = 0; p < n; p++) {
+	for (p = 0; p < n && !err; p++) {
 		const struct prof_snapshot *s = snaps[p];
-		struct pc_callers c;
-		int err = pc_callers(s, o->callers, &c);
+		__u32 *sites;
 
-		if (err == -ENOENT)
-			continue;
-		if (err)
-			return err;
-		any = true;
+		ns = pc_callers_sites(s, o->callers, &sites);
+		for (k = 0; k < ns && !err; k++) {
+			struct pc_callers c;
+
+			err = pc_callers_site(s, sites[k], &c);
+			if (err)
+				break;
+			any = true;
 #define ROW(role, name, calls, ticks)                                   \
 	do {                                                            \
 		fprintf(f, "%u,", s->pid);                              \
@@ -384,15 +388,21 @@ static int csv_callers(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		fprintf(f, ",%llu,%llu\n", (unsigned long long)(calls), \
 			(unsigned long long)prof_snap_ns(s, ticks));    \
 	} while (0)
-		for (i = 0; i < c.nparents; i++)
-			ROW("parent", c.parents[i].name, c.parents[i].calls, c.parents[i].ticks);
-		ROW("zone", o->callers, c.calls, c.ticks);
-		ROW("self", o->callers, 0, c.self);
-		for (i = 0; i < c.nchildren; i++)
-			ROW("child", c.children[i].name, c.children[i].calls, c.children[i].ticks);
+			for (i = 0; i < c.nparents; i++)
+				ROW("parent", c.parents[i].name, c.parents[i].calls,
+				    c.parents[i].ticks);
+			ROW("zone", c.zone, c.calls, c.ticks);
+			ROW("self", c.zone, 0, c.self);
+			for (i = 0; i < c.nchildren; i++)
+				ROW("child", c.children[i].name, c.children[i].calls,
+				    c.children[i].ticks);
 #undef ROW
-		pc_callers_free(&c);
+			pc_callers_free(&c);
+		}
+		free(sites);
 	}
+	if (err)
+		return err;
 	return any ? 0 : -ENOENT;
 }
 
@@ -430,55 +440,97 @@ int pc_render_folded(FILE *f, struct prof_snapshot *const *snaps, size_t n, cons
  * json of the flat and callers views, beside prof_report_json's tree:
  * {"version":2,"view":"flat"|"callers","processes":[{"pid","comm",...}]}
  */
+/* {"zone":name,"calls":N,"time_ns":N}: a caller or callee of the callers view */
+static void json_edges(struct prof_jw *w, const struct prof_snapshot *s, const char *name,
+		       const struct pc_caller_row *e, size_t n)
+{
+	size_t i;
+
+	prof_jw_name(w, name);
+	prof_jw_start_array(w);
+	for (i = 0; i < n; i++) {
+		prof_jw_start_object(w);
+		prof_jw_string_field(w, "zone", e[i].name);
+		prof_jw_u64_field(w, "calls", e[i].calls);
+		prof_jw_u64_field(w, "time_ns", prof_snap_ns(s, e[i].ticks));
+		prof_jw_end_object(w);
+	}
+	prof_jw_end_array(w);
+}
+
+/* a process's object, opened, with what says which it is and how it is
+ * shown: pid, comm, compensated, and in a container its pid and cgroup */
+static void json_proc_head(struct prof_jw *w, const struct prof_snapshot *s)
+{
+	prof_jw_start_object(w);
+	prof_jw_u64_field(w, "pid", s->pid);
+	prof_jw_string_field(w, "comm", s->comm);
+	if (s->compensated)
+		prof_jw_bool_field(w, "compensated", true);
+	if (s->ns_pid) {
+		prof_jw_u64_field(w, "ns_pid", s->ns_pid);
+		prof_jw_string_field(w, "cgroup", s->cgroup);
+	}
+}
+
+/*
+ * the callers view's items of a process: one per site --callers names (two
+ * of one name are two, each "name (file:line)"), or one of zeros if none
+ */
+static int json_callers(struct prof_jw *w, const struct prof_snapshot *s, const struct pc_opts *o)
+{
+	__u32 *sites;
+	size_t ns = pc_callers_sites(s, o->callers, &sites), k;
+	int err = 0;
+
+	for (k = 0; k < ns || k == 0; k++) {
+		struct pc_callers c;
+
+		memset(&c, 0, sizeof(c));
+		err = ns ? pc_callers_site(s, sites[k], &c) : -ENOENT;
+		if (err == -ENOENT)
+			snprintf(c.zone, sizeof(c.zone), "%s", o->callers);
+		else if (err)
+			break;
+		json_proc_head(w, s);
+		prof_jw_string_field(w, "zone", c.zone);
+		prof_jw_u64_field(w, "calls", c.calls);
+		prof_jw_u64_field(w, "total_ns", prof_snap_ns(s, c.ticks));
+		prof_jw_u64_field(w, "self_ns", prof_snap_ns(s, c.self));
+		prof_jw_u64_field(w, "max_ns", prof_snap_ns(s, c.max));
+		json_edges(w, s, "parents", c.parents, c.nparents);
+		json_edges(w, s, "children", c.children, c.nchildren);
+		prof_jw_end_object(w);
+		pc_callers_free(&c);
+		err = 0;
+	}
+	free(sites);
+	return err;
+}
+
 int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 			const struct pc_opts *o)
 {
+	struct prof_jw w;
 	size_t p, i;
 	int err;
 
-	fprintf(f, "{\"version\":2,\"view\":\"%s\",\"processes\":[",
-		o->callers ? "callers" : "flat");
+	prof_jw_init(&w, f);
+	prof_jw_start_object(&w);
+	prof_jw_u64_field(&w, "version", 2);
+	prof_jw_string_field(&w, "view", o->callers ? "callers" : "flat");
+	prof_jw_name(&w, "processes");
+	prof_jw_start_array(&w);
 	for (p = 0; p < n; p++) {
 		const struct prof_snapshot *s = snaps[p];
 
-		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", p ? "," : "", s->pid);
-		pc_json_str(f, s->comm);
-		fputs("\",", f);
 		if (o->callers) {
-			struct pc_callers c;
-
-			err = pc_callers(s, o->callers, &c);
-			if (err && err != -ENOENT)
+			err = json_callers(&w, s, o);
+			if (err)
 				return err;
-			fputs("\"zone\":\"", f);
-			pc_json_str(f, o->callers);
-			fprintf(f,
-				"\",\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
-				"\"max_ns\":%llu,\"parents\":[",
-				(unsigned long long)c.calls,
-				(unsigned long long)prof_snap_ns(s, c.ticks),
-				(unsigned long long)prof_snap_ns(s, c.self),
-				(unsigned long long)prof_snap_ns(s, c.max));
-			for (i = 0; i < c.nparents; i++) {
-				fprintf(f, "%s{\"zone\":\"", i ? "," : "");
-				pc_json_str(f, c.parents[i].name);
-				fprintf(f, "\",\"calls\":%llu,\"time_ns\":%llu}",
-					(unsigned long long)c.parents[i].calls,
-					(unsigned long long)prof_snap_ns(s, c.parents[i].ticks));
-			}
-			fputs("],\"children\":[", f);
-			for (i = 0; i < c.nchildren; i++) {
-				fprintf(f, "%s{\"zone\":\"", i ? "," : "");
-				pc_json_str(f, c.children[i].name);
-				fprintf(f, "\",\"calls\":%llu,\"time_ns\":%llu}",
-					(unsigned long long)c.children[i].calls,
-					(unsigned long long)prof_snap_ns(s, c.children[i].ticks));
-			}
-			fputs("]}", f);
-			if (!err)
-				pc_callers_free(&c);
 			continue;
 		}
+		json_proc_head(&w, s);
 		{
 			struct prof_flat_row *rows = NULL;
 			size_t nr = 0;
@@ -486,34 +538,35 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 			err = prof_snap_flat(s, o->tid, o->sort, &rows, &nr);
 			if (err)
 				return err;
-			fputs("\"zones\":[", f);
+			prof_jw_name(&w, "zones");
+			prof_jw_start_array(&w);
 			for (i = 0; i < nr && (!o->rows || i < (size_t)o->rows); i++) {
 				const struct prof_flat_row *r = &rows[i];
 
-				fprintf(f, "%s{\"zone\":\"", i ? "," : "");
-				pc_json_str(f, r->site < s->nsites ? s->sites[r->site].name
-								   : "[overflow]");
-				fprintf(f,
-					"\",\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
-					"\"max_ns\":%llu,\"preempted\":%llu,\"migrated\":%llu,"
-					"\"offcpu_ns\":%llu,\"open\":%llu,\"open_ns\":%llu,"
-					"\"kernel_calls\":%llu,\"blocked\":%llu}",
-					(unsigned long long)r->calls,
-					(unsigned long long)prof_snap_ns(s, r->ticks),
-					(unsigned long long)prof_snap_ns(s, r->self),
-					(unsigned long long)prof_snap_ns(s, r->max),
-					(unsigned long long)r->preempted,
-					(unsigned long long)r->migrated,
-					(unsigned long long)r->offcpu_ns,
-					(unsigned long long)r->open,
-					(unsigned long long)prof_snap_ns(s, r->open_ticks),
-					(unsigned long long)r->kernel_calls,
-					(unsigned long long)r->blocked);
+				prof_jw_start_object(&w);
+				prof_jw_string_field(&w, "zone",
+						     r->site < s->nsites ? s->sites[r->site].name
+									 : "[overflow]");
+				prof_jw_u64_field(&w, "calls", r->calls);
+				prof_jw_u64_field(&w, "total_ns", prof_snap_ns(s, r->ticks));
+				prof_jw_u64_field(&w, "self_ns", prof_snap_ns(s, r->self));
+				prof_jw_u64_field(&w, "max_ns", prof_snap_ns(s, r->max));
+				prof_jw_u64_field(&w, "preempted", r->preempted);
+				prof_jw_u64_field(&w, "migrated", r->migrated);
+				prof_jw_u64_field(&w, "offcpu_ns", r->offcpu_ns);
+				prof_jw_u64_field(&w, "open", r->open);
+				prof_jw_u64_field(&w, "open_ns", prof_snap_ns(s, r->open_ticks));
+				prof_jw_u64_field(&w, "kernel_calls", r->kernel_calls);
+				prof_jw_u64_field(&w, "blocked", r->blocked);
+				prof_jw_end_object(&w);
 			}
-			fputs("]}", f);
+			prof_jw_end_array(&w);
+			prof_jw_end_object(&w);
 			free(rows);
 		}
 	}
-	fputs("]}\n", f);
-	return ferror(f) ? -EIO : 0;
+	prof_jw_end_array(&w);
+	prof_jw_end_object(&w);
+	prof_jw_raw(&w, "\n");
+	return prof_jw_error(&w);
 }

@@ -171,6 +171,7 @@ static void usage(FILE *f)
 		"usage: profd [-dhv] [--socket PATH] [--interval MS] [--history SEC]\n"
 		"             [--keep SEC] [--slots N] [--uid-slots N] [--uid-conns N]\n"
 		"             [--uid-procs N] [--uid-kept MB] [--idle SEC] [--syslog] [--no-bpf]\n"
+		"             [--no-ns-scan] [--max-memory BYTES]\n"
 		"\n"
 		"  -d, --daemon        detach once the socket is up, then log to syslog\n"
 		"  -s, --socket PATH   control socket (default %s)\n"
@@ -179,6 +180,10 @@ static void usage(FILE *f)
 		"                      1..86400)\n"
 		"      --keep SEC      keep exited processes this long (default 600, 0..2592000),\n"
 		"                      at most the 64 that exited last\n"
+		"      --max-memory BYTES  history and kept data of all processes together\n"
+		"                      (K, M, G suffixes; default 1G, or a quarter of RAM if\n"
+		"                      less; 1M..1T): past it the oldest frames of the\n"
+		"                      biggest processes go first\n"
 		"      --slots N       kernel records, threads at once (default %u, at most "
 		"65535)\n"
 		"      --uid-slots N   kernel records one uid may hold (default a quarter of "
@@ -191,6 +196,8 @@ static void usage(FILE *f)
 		"                      it registered threads (default 10)\n"
 		"      --syslog        log to syslog instead of stderr, without detaching\n"
 		"      --no-bpf        run without kernel assistance\n"
+		"      --no-ns-scan    do not look into other mount namespaces' /dev/shm (a\n"
+		"                      container that hands its segment over is followed)\n"
 		"  -v, --verbose       more logging (twice: debug)\n"
 		"  -h, --help          this text\n",
 		PROFD_SOCKET_DEFAULT, PROF_SCHED_MAX_SLOTS);
@@ -208,10 +215,39 @@ static __u32 arg_u32(const char *opt, const char *s, __u32 lo, __u32 hi)
 	return (__u32)v;
 }
 
+/* bytes, with a K, M or G suffix (powers of 1024), 1 MiB to 1 TiB */
+static __u64 arg_bytes(const char *opt, const char *s)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end && !end[1] && strchr("kKmMgG", *end))
+		shift = *end == 'k' || *end == 'K' ? 10 : *end == 'm' || *end == 'M' ? 20 : 30;
+	else if (*end)
+		v = 0;
+	if (errno || !*s || *s == '-' || v > (1ull << 40) >> shift || v << shift < (1ull << 20))
+		fatalx("%s: want bytes (K, M, G suffixes) from 1M to 1T, got \"%s\"", opt, s);
+	return v << shift;
+}
+
+/* history and kept data by default: 1 GiB, or a quarter of RAM if less */
+static __u64 default_max_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	__u64 ram = pages > 0 && psize > 0 ? (__u64)pages * (__u64)psize : 0;
+
+	if (ram && ram / 4 < (1ull << 30))
+		return ram / 4 > (1ull << 20) ? ram / 4 : 1ull << 20;
+	return 1ull << 30;
+}
+
 static void parse_args(int argc, char **argv)
 {
-	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF, O_UID_SLOTS, O_UID_CONNS,
-	       O_UID_PROCS, O_UID_KEPT, O_IDLE };
+	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF, O_NO_NS_SCAN, O_UID_SLOTS,
+	       O_UID_CONNS, O_UID_PROCS, O_UID_KEPT, O_IDLE, O_MAX_MEMORY };
 	static const struct option opts[] = {
 		{ "daemon", no_argument, NULL, 'd' },
 		{ "socket", required_argument, NULL, 's' },
@@ -224,8 +260,10 @@ static void parse_args(int argc, char **argv)
 		{ "uid-procs", required_argument, NULL, O_UID_PROCS },
 		{ "uid-kept", required_argument, NULL, O_UID_KEPT },
 		{ "idle", required_argument, NULL, O_IDLE },
+		{ "max-memory", required_argument, NULL, O_MAX_MEMORY },
 		{ "syslog", no_argument, NULL, O_SYSLOG },
 		{ "no-bpf", no_argument, NULL, O_NO_BPF },
+		{ "no-ns-scan", no_argument, NULL, O_NO_NS_SCAN },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -267,8 +305,14 @@ static void parse_args(int argc, char **argv)
 		case O_IDLE:
 			conf.idle_s = arg_u32("--idle", optarg, 1, 86400);
 			break;
+		case O_MAX_MEMORY:
+			conf.max_memory = arg_bytes("--max-memory", optarg);
+			break;
 		case O_SYSLOG:
 			conf.syslog = true;
+			break;
+		case O_NO_NS_SCAN:
+			conf.no_ns_scan = true;
 			break;
 		case O_NO_BPF:
 			conf.no_bpf = true;
@@ -288,6 +332,8 @@ static void parse_args(int argc, char **argv)
 		usage(stderr);
 		exit(1);
 	}
+	if (!conf.max_memory)
+		conf.max_memory = default_max_memory();
 	if (!conf.uid_slots)
 		conf.uid_slots = conf.nslots / 4 ? conf.nslots / 4 : 1;
 }

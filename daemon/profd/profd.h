@@ -5,6 +5,7 @@
  *	profd.c		main loop, options, logging, readiness
  *	profd_bpf.c	the sched_switch program and the slot table
  *	profd_seg.c	discovery, sampling, history, baselines
+ *	profd_hist.c	history frames as reverse deltas
  *	profd_ctl.c	the control socket
  */
 #ifndef PROFD_H
@@ -28,10 +29,12 @@ struct profd_conf {
 	__u32 uid_conns;	/* control connections */
 	__u32 uid_segs;		/* processes followed (alive) */
 	__u64 uid_kept_bytes;	/* exited processes' data kept */
+	__u64 max_memory;	/* history and kept data, all processes */
 	__u32 idle_s;		/* a connection that asks nothing this long is closed */
 	bool daemonize;
 	bool syslog;
 	bool no_bpf;
+	bool no_ns_scan;	/* not into other mount namespaces' /dev/shm */
 	int verbose;
 };
 
@@ -76,10 +79,23 @@ __u64 seg_samples(void);
 __u32 seg_count(void);
 int seg_inotify_fd(void);
 void seg_inotify_event(void);
-/* for a peer: uid may see the process (root sees all) */
+/* a peer handed its segment over (fd, the peer's own: not taken); pid and
+ * uid are the peer's, ours (SO_PEERCRED); 0 or -errno */
+int seg_adopt_fd(int fd, pid_t pid, uid_t uid);
+/* for a peer of pid namespace pidns: uid may see the process (root sees
+ * all), and only those of pidns if that is not ours, named as it names them */
 struct profd_wire_proc;
-typedef int (*seg_list_cb)(const struct profd_wire_proc *p, void *arg);
-int seg_list(uid_t uid, seg_list_cb cb, void *arg);
+typedef int (*seg_list_cb)(const struct profd_wire_proc *p, pid_t host_pid, void *arg);
+int seg_list(uid_t uid, __u64 pidns, seg_list_cb cb, void *arg);
+/* for a peer of another pid namespace: the host pid of its pid, -ESRCH */
+pid_t seg_host_pid(__u64 pidns, pid_t pid);
+/* where pid (a host pid) runs, for a peer of pidns: its pid in its own pid
+ * namespace and its cgroup when that is not the peer's, else 0 and ""; and
+ * its owner as the peer names it */
+void seg_where(pid_t pid, __u64 pidns, __u32 *ns_pid, char *cgroup, size_t len, __u32 *uid);
+/* our own pid namespace; pid's (an id to compare), 0 if it is gone */
+__u64 seg_pidns(void);
+__u64 seg_pidns_of(pid_t pid);
 /* what a snapshot request is answered with: a snapshot, or, for a live
  * process with nothing to subtract, its segment itself (read-only) */
 struct seg_answer {
@@ -90,6 +106,38 @@ struct seg_answer {
 };
 int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answer *a);
 int seg_reset(uid_t uid, pid_t pid);
+/* what history and kept data take (--max-memory), and what was dropped */
+struct seg_mem_stat {
+	__u64 history;		 /* live processes: newest states and frames */
+	__u64 kept;		 /* exited processes' data */
+	__u64 base;		 /* reset baselines (counted, never dropped) */
+	__u64 frames;		 /* history frames kept */
+	__u64 frames_dropped;	 /* for memory: frames, oldest first */
+	__u64 kept_dropped;	 /* exited processes */
+	__u64 histories_dropped; /* live processes' whole histories */
+	__u64 windows_refused;	 /* "last N s" that reached a dropped frame */
+	__u64 last_drop_ns;	 /* the newest frame dropped (CLOCK_MONOTONIC) */
+	pid_t last_drop_pid;	 /* and whose */
+};
+void seg_mem_stat(struct seg_mem_stat *st);
+
+/* profd_hist.c: what an older snapshot held that a newer one of the same
+ * process does not, enough to take a copy of the newer back to the older */
+struct hist_delta;
+/* NULL and errno (ENOMEM; EINVAL for a lazy snapshot) */
+struct hist_delta *hist_delta__new(const struct prof_snapshot *older,
+				   const struct prof_snapshot *newer);
+void hist_delta__destroy(struct hist_delta *d);
+__u64 hist_delta__bytes(const struct hist_delta *d);	/* what it takes to keep */
+/* w, a private copy of the newer state (or of one rebuilt from it), becomes
+ * the older; 0 or -ENOMEM (then w is only fit to be destroyed) */
+int hist_delta__apply(struct prof_snapshot *w, const struct hist_delta *d);
+/* a private copy a delta can be applied to; NULL and errno */
+struct prof_snapshot *hist_snap_clone(const struct prof_snapshot *s);
+/* what a snapshot takes to keep, roughly */
+__u64 hist_snap_bytes(const struct prof_snapshot *s);
+/* every field, node and bucket equal, wherever the buckets lie */
+bool hist_snap_same(const struct prof_snapshot *a, const struct prof_snapshot *b);
 
 /* profd_tsc.c: may TSC deltas be trusted across CPUs here? */
 struct profd_tsc {

@@ -13,6 +13,8 @@ MANDIR ?= $(PREFIX)/share/man
 PROFD := $(OUTPUT)/profd
 PROFD_SRCS := daemon/profd/profd.c daemon/profd/profd_bpf.c daemon/profd/profd_seg.c \
 	daemon/profd/profd_ctl.c daemon/profd/profd_tsc.c
+# history frames as deltas (profd_seg.c keeps them)
+PROFD_SRCS += daemon/profd/profd_hist.c
 PROFD_OBJS := $(patsubst daemon/%.c,$(OUTPUT)/daemon/%.o,$(PROFD_SRCS))
 PROFD_HDRS := daemon/profd/profd.h usdt/proto.h daemon/profctl/client.h $(LIB_HDRS)
 PROFD_CLIENT_OBJ := $(OUTPUT)/daemon/profctl/client.o

@@ -14,16 +14,35 @@
  * History: each sample is an instantaneous rate (calls and busy time per
  * second, summed over the process's top-level zones) folded into two
  * exponential moving averages (iProf's "instantaneous, short and long"),
- * and a ring of full snapshots ("frames") answers "the last N seconds" as
- * a diff against the frame whose age is nearest N.  Frames are spaced as
- * finely as the history allows (history_s / SEG_RING) unless the process
- * is big: its frames may take SEG_RING_BUDGET bytes at most (but
- * SEG_RING_MIN frames at least), and reading one at most 1/SEG_READ_SHARE
- * of the time between two.  The read that adopts a process is the ring's
- * first frame.  A process that did not change since the newest frame (an
- * idle one, a stopped one) gets a frame that shares that frame's snapshot,
- * and its last snapshot shares it too: a snapshot may be held by the last,
- * the base and several frames at once, and is freed with its last holder.
+ * and a ring of frames answers "the last N seconds" as a diff against the
+ * frame whose age is nearest N.  Frames are spaced as finely as the
+ * history allows (history_s / SEG_RING) unless the process is big: as many
+ * full snapshots as SEG_RING_BUDGET holds (but SEG_RING_MIN frames at
+ * least), and reading one at most 1/SEG_READ_SHARE of the time between
+ * two.  The read that adopts a process is the ring's first frame.
+ *
+ * Only the newest state is a full snapshot ("full": the newest frame's, or
+ * the last look at exit); each frame keeps what it held that the state
+ * after it does not (profd_hist.c), and is rebuilt exactly when a window
+ * needs it.  A process that did not change since the newest frame (an
+ * idle one, a stopped one) gets a frame with no delta at all.
+ *
+ * Memory: history and kept data take conf.max_memory bytes at most.  Past
+ * it, the oldest frame of the process that takes the most goes first, then
+ * exited processes (the longest gone first), then a live process's whole
+ * history (the biggest first; it starts again when it fits).  A window
+ * that reaches back to a dropped frame is refused (-ENODATA), never
+ * answered shorter.
+ *
+ * Containers: a process in another mount namespace has a /dev/shm of its
+ * own.  Its runtime hands its segment's fd to profd when it registers
+ * (seg_adopt_fd: no path needed), and the periodic rescan looks into the
+ * /dev/shm of every other mount namespace through /proc/<pid>/root
+ * (prof_seg_list_ns), for containers that cannot reach profd's socket.
+ * Either way the process is named by its host pid; its header names it as
+ * its own namespaces do (its pid there, from NSpid; its uid there, from its
+ * uid map), and is checked against those.  A peer in another pid namespace
+ * sees only the processes of its namespace, by the pids it knows them by.
  *
  * Fair shares: a uid's processes are followed conf.uid_segs at a time, and
  * its exited processes' data take conf.uid_kept_bytes at most (those
@@ -35,6 +54,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <malloc.h>
 #include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -44,6 +64,8 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "profd.h"
@@ -54,21 +76,28 @@
 #define SEG_RING_BUDGET (64ull << 20) /* bytes of frames a process may take */
 #define SEG_READ_SHARE 300	      /* a frame's read: at most 1/300 of its spacing */
 #define SEG_MAX 4096		      /* processes followed at once */
+#define SEG_TRIM_BYTES (16ull << 20)  /* a state this big freed: trim the heap */
 
 struct seg_frame {
 	__u64 t_ns; /* CLOCK_MONOTONIC when read */
-	struct prof_snapshot *snap;
-	__u64 now_tick; /* the tick it stands for: past snap's own when the
-			 * frame shares an older frame's snapshot (nothing
-			 * changed but time: see prof_snapshot__advance) */
+	struct hist_delta *back; /* what it held that the state after it (the
+				  * next frame's, or full for the newest) does
+				  * not; NULL: the same counts */
+	__u64 now_tick; /* the tick it stands for: past its snapshot's own
+			 * when nothing changed since the frame before but
+			 * time (see prof_snapshot__advance) */
 };
 
 struct seg {
 	struct seg *next;
 	char path[96];
-	pid_t pid;
-	uid_t uid;
+	pid_t pid; /* host pid: ours */
+	uid_t uid; /* host uid: the file's owner */
 	__u64 start_token;
+	__u32 hdr_pid; /* what its header says: the pid and uid in its own */
+	uid_t hdr_uid; /* namespaces (the same as pid and uid on the host) */
+	__u64 pidns;   /* its pid namespace (inode), 0 if unknown */
+	char cgroup[PROF_CGROUP_MAX];
 	dev_t dev; /* the file followed */
 	ino_t ino;
 	int fd;	   /* -1 once exited */
@@ -79,7 +108,7 @@ struct seg {
 	__u64 found_ns;
 	__u64 born_ns;	/* its segment's creation (CLOCK_MONOTONIC), at most found_ns */
 	__u64 exit_ns;
-	struct prof_snapshot *last;	/* the full snapshot at exit, NULL before */
+	struct prof_snapshot *full;	/* the newest state, NULL if none is kept */
 	struct prof_seg_cursor *cursor; /* what the samples learned of its tree */
 	struct prof_seg_busy info;	/* newest sample */
 	__u64 info_ns;			/* when, 0 before the first */
@@ -88,7 +117,10 @@ struct seg {
 	struct seg_frame ring[SEG_RING];
 	__u32 ring_head, ring_n;
 	__u64 frame_ns;	   /* what the last frame's read took */
-	__u64 frame_bytes; /* and what it takes to keep */
+	__u64 frame_bytes; /* and what it takes to keep in full */
+	__u64 full_bytes, hist_bytes, base_bytes; /* full, the deltas, base */
+	__u64 take_ns;	   /* the newest frame's read, even if dropped */
+	__u64 dropped_ns;  /* the newest frame dropped for memory, 0 if none */
 	/* moving averages of busy ticks per second at the top level */
 	__u64 prev_ticks;
 	double rate_inst, rate_short, rate_long;
@@ -109,6 +141,10 @@ static struct {
 	int ifd; /* inotify on /dev/shm */
 	__u64 samples;
 	__u64 retry_until; /* a new segment was not ready: rescan until */
+	struct seg_mem_stat mem; /* what --max-memory dropped */
+	__u64 ns_scan_ns;  /* when other mount namespaces were last looked into */
+	__u64 pidns;	   /* our own */
+	dev_t shm_dev;	   /* our /dev/shm's */
 } sg = { .ifd = -1 };
 
 /* SIGBUS while reading a segment: that read fails, profd goes on */
@@ -128,11 +164,14 @@ static void on_sigbus(int sig)
 int seg_init(void)
 {
 	struct sigaction sa = { .sa_handler = on_sigbus };
+	struct stat st;
 
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_NODEFER;
 	if (sigaction(SIGBUS, &sa, NULL))
 		return -errno;
+	sg.pidns = prof_ns_ino(0, "pid");
+	sg.shm_dev = stat("/dev/shm", &st) ? 0 : st.st_dev;
 	sg.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (sg.ifd < 0 || inotify_add_watch(sg.ifd, "/dev/shm", IN_CREATE | IN_MOVED_TO) < 0) {
 		log_warn("seg: inotify on /dev/shm; relying on the periodic rescan");
@@ -159,29 +198,23 @@ void seg_inotify_event(void)
 		seg_rescan();
 }
 
-/* snap lost a holder: free it unless another still holds it */
-static void seg_put(struct seg *s, struct prof_snapshot *snap)
+/* the newest frame, or NULL */
+static struct seg_frame *ring_newest(struct seg *s)
 {
-	__u32 i;
-
-	if (!snap || snap == s->last || snap == s->base)
-		return;
-	for (i = 0; i < SEG_RING; i++)
-		if (s->ring[i].snap == snap)
-			return;
-	prof_snapshot__destroy(snap);
+	return s->ring_n ? &s->ring[(s->ring_head + SEG_RING - 1) % SEG_RING] : NULL;
 }
 
-/* the newest frame's snapshot, or NULL */
-static struct prof_snapshot *ring_newest(const struct seg *s)
+/* the frame i before the newest (0: the newest) */
+static struct seg_frame *ring_at(struct seg *s, __u32 i)
 {
-	return s->ring_n ? s->ring[(s->ring_head + SEG_RING - 1) % SEG_RING].snap : NULL;
+	return &s->ring[(s->ring_head + 2 * SEG_RING - 1 - i) % SEG_RING];
 }
 
-/* the newest full snapshot kept: the last at exit, else the newest frame */
+/* the newest full snapshot kept: the last look at exit, else the newest
+ * frame's */
 static struct prof_snapshot *seg_kept(const struct seg *s)
 {
-	return s->last ? s->last : ring_newest(s);
+	return s->full;
 }
 
 /*
@@ -224,31 +257,96 @@ static bool snap_same(const struct prof_snapshot *a, const struct prof_snapshot 
 	return true;
 }
 
-/* snap, or the newest frame's snapshot if that has the same counts */
-static struct prof_snapshot *seg_dedup(struct seg *s, struct prof_snapshot *snap)
+/* the oldest frame goes, and what it kept */
+static void ring_drop_oldest(struct seg *s)
 {
-	struct prof_snapshot *prev = ring_newest(s);
+	struct seg_frame *f = ring_at(s, s->ring_n - 1);
 
-	if (!prev || !snap_same(snap, prev))
-		return snap;
-	prof_snapshot__destroy(snap);
-	return prev;
+	s->hist_bytes -= hist_delta__bytes(f->back);
+	hist_delta__destroy(f->back);
+	f->back = NULL;
+	s->ring_n--;
 }
 
-/* the next frame, read at t and standing for now_tick: it replaces the
- * oldest when the ring is full */
+/*
+ * snap (owned) is the newest state: the newest frame keeps only what it
+ * held that snap does not.  A snap with the same counts as the state it
+ * follows is dropped for it.  A delta that cannot be made takes the
+ * frames with it (they could no longer be rebuilt).
+ */
+static void seg_settle(struct seg *s, struct prof_snapshot *snap)
+{
+	struct seg_frame *f = ring_newest(s);
+	struct hist_delta *d;
+
+	if (s->full && snap_same(snap, s->full)) {
+		prof_snapshot__destroy(snap);
+		return;
+	}
+	if (s->full && f) {
+		d = f->back ? NULL : hist_delta__new(s->full, snap);
+		if (!d) {
+			log_warnx("seg: pid %d: no delta for its history (%s); frames dropped",
+				  (int)s->pid, f->back ? "twice settled" : strerror(errno));
+			while (s->ring_n)
+				ring_drop_oldest(s);
+		} else {
+			f->back = d;
+			s->hist_bytes += hist_delta__bytes(d);
+		}
+	}
+	prof_snapshot__destroy(s->full);
+	/* a big state freed: give its pages back now rather than keep them
+	 * as free heap until the next read (RSS is what a host sees) */
+	if (s->full_bytes >= SEG_TRIM_BYTES)
+		malloc_trim(0);
+	s->full = snap;
+	s->full_bytes = hist_snap_bytes(snap);
+}
+
+/* the next frame, read at t and standing for now_tick (snap owned): it
+ * replaces the oldest when the ring is full */
 static void ring_push(struct seg *s, __u64 t, struct prof_snapshot *snap, __u64 now_tick)
 {
-	struct seg_frame *f = &s->ring[s->ring_head];
-	struct prof_snapshot *old = f->snap;
+	struct seg_frame *f;
 
+	seg_settle(s, snap);
+	if (s->ring_n == SEG_RING)
+		ring_drop_oldest(s);
+	f = &s->ring[s->ring_head];
 	f->t_ns = t;
-	f->snap = snap;
+	f->back = NULL;
 	f->now_tick = now_tick;
-	seg_put(s, old);
+	s->take_ns = t;
 	s->ring_head = (s->ring_head + 1) % SEG_RING;
-	if (s->ring_n < SEG_RING)
-		s->ring_n++;
+	s->ring_n++;
+}
+
+/* the frame i before the newest as it was read: a copy of the newest
+ * state taken back through the deltas of the frames after it */
+static int ring_rebuild(struct seg *s, __u32 i, struct prof_snapshot **out)
+{
+	struct prof_snapshot *w;
+	__u32 k;
+	int err;
+
+	*out = NULL;
+	if (!s->full || i >= s->ring_n)
+		return -ENODATA;
+	w = hist_snap_clone(s->full);
+	if (!w)
+		return -errno;
+	for (k = 0; k <= i; k++) {
+		const struct seg_frame *f = ring_at(s, k);
+
+		err = f->back ? hist_delta__apply(w, f->back) : 0;
+		if (err) {
+			prof_snapshot__destroy(w);
+			return err;
+		}
+	}
+	*out = w;
+	return 0;
 }
 
 static void seg_unmap(struct seg *s)
@@ -263,23 +361,12 @@ static void seg_unmap(struct seg *s)
 
 static void seg_free(struct seg *s)
 {
-	struct prof_snapshot *snap;
-	__u32 i;
-
 	seg_unmap(s);
 	prof_seg_cursor__destroy(s->cursor);
-	/* one holder at a time: a shared snapshot goes with its last one */
-	snap = s->last;
-	s->last = NULL;
-	seg_put(s, snap);
-	snap = s->base;
-	s->base = NULL;
-	seg_put(s, snap);
-	for (i = 0; i < SEG_RING; i++) {
-		snap = s->ring[i].snap;
-		s->ring[i].snap = NULL;
-		seg_put(s, snap);
-	}
+	while (s->ring_n)
+		ring_drop_oldest(s);
+	prof_snapshot__destroy(s->full);
+	prof_snapshot__destroy(s->base);
 	free(s);
 }
 
@@ -306,7 +393,7 @@ void seg_fini(void)
 /* the header still names the process we verified against /proc */
 static bool seg_is(const struct seg *s, __u32 pid, __u64 start_token, __u32 uid)
 {
-	return pid == (__u32)s->pid && start_token == s->start_token && uid == (__u32)s->uid;
+	return pid == s->hdr_pid && start_token == s->start_token && uid == (__u32)s->hdr_uid;
 }
 
 /* a guarded read of a live segment's mapping */
@@ -458,20 +545,72 @@ static __u32 seg_alive_of(uid_t uid)
 	return n;
 }
 
-/* open, verify and map one new segment */
-static void seg_adopt(const struct prof_seg_ent *e)
+/*
+ * pid's pid namespace: its inode, which needs ptrace rights over pid (root
+ * has them; profd's systemd unit does not).  Without them, NSpid still
+ * says whether it is ours: another is SEG_PIDNS_OTHER then, which matches
+ * no peer's (a container's peer sees none of its namespace's processes
+ * then, rather than every container's).  0 if pid is gone.
+ */
+#define SEG_PIDNS_OTHER 1ull
+
+__u64 seg_pidns_of(pid_t pid)
+{
+	__u64 ino = prof_ns_ino(pid, "pid");
+	int levels;
+
+	if (ino)
+		return ino;
+	levels = prof_proc_nslevels(pid);
+	if (levels <= 0)
+		return 0;
+	return levels == 1 ? sg.pidns : SEG_PIDNS_OTHER;
+}
+
+/* a process's namespaces as its header names it: 0 or -errno */
+static int seg_ns_names(pid_t pid, uid_t uid, __u32 *hdr_pid, uid_t *hdr_uid, __u64 *pidns)
+{
+	int err;
+
+	*pidns = seg_pidns_of(pid);
+	if (!*pidns)
+		return -ESRCH;
+	*hdr_pid = (__u32)pid;
+	*hdr_uid = uid;
+	if (*pidns != sg.pidns && (err = prof_proc_nspid(pid, hdr_pid)))
+		return err;
+	return prof_proc_ns_uid(pid, uid, hdr_uid);
+}
+
+/* the segment's magic, a guarded read; 0 if it faults */
+static __u64 seg_magic(const struct seg *s)
+{
+	volatile __u64 magic = 0;
+
+	if (!sigsetjmp(bus_jmp, 1)) {
+		bus_armed = 1;
+		magic = *(const volatile __u64 *)s->mem;
+		bus_armed = 0;
+	}
+	return magic;
+}
+
+/*
+ * Verify and map one new segment, open read-only at fd (taken): e names
+ * it (pid and uid ours; e->ns_pid, if any, what its header says).  0, or
+ * -errno (-EALREADY: followed already).
+ */
+static int seg_follow(const struct prof_seg_ent *e, int fd)
 {
 	struct prof_snapshot *snap = NULL;
 	struct stat st, pst;
 	char proc[32];
 	struct seg *s, *o;
-	int fd, err;
+	__u32 hdr_pid;
+	uid_t hdr_uid;
+	__u64 pidns;
+	int err = -EPERM;
 
-	if (!e->alive || sg.n >= SEG_MAX)
-		return;
-	fd = prof_seg_open(e);
-	if (fd < 0)
-		return;
 	if (fstat(fd, &st) || bad_known(e->path, st.st_ino))
 		goto cleanup;
 	/* one file, one process: no second name for it, nor a second look */
@@ -483,9 +622,21 @@ static void seg_adopt(const struct prof_seg_ent *e)
 		if (o->alive && o->ino == st.st_ino && o->dev == st.st_dev)
 			break;
 	if (o) {
-		bad_add(e->path, st.st_ino, "the file of a segment already followed");
+		/* a container's, handed over and found in its /dev/shm too */
+		if (o->pid != (pid_t)e->pid || o->start_token != e->start_token)
+			bad_add(e->path, st.st_ino, "the file of a segment already followed");
+		err = -EALREADY;
 		goto cleanup;
 	}
+	err = seg_ns_names((pid_t)e->pid, st.st_uid, &hdr_pid, &hdr_uid, &pidns);
+	if (!err && e->ns_pid && e->ns_pid != hdr_pid)
+		err = -ESRCH;
+	/* gone meanwhile is no fault of the segment's */
+	if (err && prof_proc_start_token((pid_t)e->pid) == e->start_token)
+		bad_add(e->path, st.st_ino, "its pid or uid cannot be translated");
+	if (err)
+		goto cleanup;
+	err = -EDQUOT;
 	/* the owner's share of processes followed; rescans retry when it frees */
 	if (seg_alive_of(st.st_uid) >= conf.uid_segs) {
 		if (seg_warn_ok())
@@ -493,6 +644,7 @@ static void seg_adopt(const struct prof_seg_ent *e)
 				  (unsigned)st.st_uid, conf.uid_segs, e->pid);
 		goto cleanup;
 	}
+	err = -EPERM;
 	snprintf(proc, sizeof(proc), "/proc/%u", e->pid);
 	/* the process itself must belong to the file's owner */
 	if (stat(proc, &pst) || pst.st_uid != st.st_uid) {
@@ -500,10 +652,12 @@ static void seg_adopt(const struct prof_seg_ent *e)
 		goto cleanup;
 	}
 	/* being created: not sized or not published yet; rescans retry */
+	err = -EAGAIN;
 	if (st.st_size < PROF_SEG_HDR_SIZE) {
 		sg.retry_until = profd_now_ns() + 2000000000ull;
 		goto cleanup;
 	}
+	err = -ENOMEM;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		goto cleanup;
@@ -511,35 +665,34 @@ static void seg_adopt(const struct prof_seg_ent *e)
 	s->pid = (pid_t)e->pid;
 	s->uid = e->uid;
 	s->start_token = e->start_token;
+	s->hdr_pid = hdr_pid;
+	s->hdr_uid = hdr_uid;
+	s->pidns = pidns;
+	if (pidns != sg.pidns)
+		prof_proc_cgroup(s->pid, s->cgroup, sizeof(s->cgroup));
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
 	s->fd = fd;
 	s->len = (size_t)st.st_size;
 	s->mem = mmap(NULL, s->len, PROT_READ, MAP_SHARED, fd, 0);
 	if (s->mem == MAP_FAILED) {
+		err = -errno;
 		s->mem = NULL;
 		seg_free(s);
-		return;
+		return err;
 	}
 	err = seg_read(s, &snap);
 	if (err) {
 		/* unpublished (magic not yet stored) looks the same as corrupt:
 		 * only a segment with a magic is called bad */
 		if (err != -EINVAL || s->len >= PROF_SEG_HDR_SIZE) {
-			volatile __u64 magic = 0;
-
-			if (!sigsetjmp(bus_jmp, 1)) {
-				bus_armed = 1;
-				magic = *(const volatile __u64 *)s->mem;
-				bus_armed = 0;
-			}
-			if (magic == PROF_SEG_MAGIC || err == -EPERM || err == -EFAULT)
+			if (seg_magic(s) == PROF_SEG_MAGIC || err == -EPERM || err == -EFAULT)
 				bad_add(e->path, st.st_ino, strerror(-err));
 			else
 				sg.retry_until = profd_now_ns() + 2000000000ull;
 		}
 		seg_free(s);
-		return;
+		return err;
 	}
 	s->alive = true;
 	s->found_ns = profd_now_ns();
@@ -550,10 +703,99 @@ static void seg_adopt(const struct prof_seg_ent *e)
 	s->next = sg.list;
 	sg.list = s;
 	sg.n++;
-	log_info("seg: following pid %d (%s), uid %u", (int)s->pid, snap->comm, (unsigned)s->uid);
-	return;
+	if (s->pidns != sg.pidns)
+		log_info("seg: following pid %d (%s), uid %u: pid %u in its namespace, %s",
+			 (int)s->pid, snap->comm, (unsigned)s->uid, s->hdr_pid,
+			 s->cgroup[0] ? s->cgroup : "no cgroup");
+	else
+		log_info("seg: following pid %d (%s), uid %u", (int)s->pid, snap->comm,
+			 (unsigned)s->uid);
+	return 0;
 cleanup:
 	close(fd);
+	return err;
+}
+
+/* open, verify and map one new segment found by its name */
+static void seg_adopt(const struct prof_seg_ent *e)
+{
+	int fd;
+
+	if (!e->alive || sg.n >= SEG_MAX)
+		return;
+	fd = prof_seg_open(e);
+	if (fd >= 0)
+		seg_follow(e, fd);
+}
+
+int seg_adopt_fd(int fd, pid_t pid, uid_t uid)
+{
+	struct prof_seg_ent e = { .pid = (__u32)pid, .uid = (__u32)uid };
+	struct statfs sf;
+	struct stat st;
+	char self[40];
+	__u32 hdr_pid;
+	int rfd, err;
+
+	if (sg.n >= SEG_MAX)
+		return -ENOSPC;
+	/* a shm object of the peer's, private: nothing else is mapped */
+	if (fstat(fd, &st) || fstatfs(fd, &sf))
+		return -errno;
+	/* in our /dev/shm under a name that names it here: found as usual */
+	if (st.st_dev == sg.shm_dev && seg_pidns_of(pid) == sg.pidns)
+		return 0;
+	if (!S_ISREG(st.st_mode) || st.st_uid != uid || (st.st_mode & 0077) ||
+	    sf.f_type != TMPFS_MAGIC)
+		return -EPERM;
+	e.start_token = prof_proc_start_token(pid);
+	if (!e.start_token || prof_proc_nspid(pid, &hdr_pid))
+		return -ESRCH;
+	e.ns_pid = hdr_pid;
+	e.alive = true;
+	snprintf(e.path, sizeof(e.path), "pid %d's segment (handed over)", (int)pid);
+	/* a read-only open file of our own: the peer's may write, and ours
+	 * goes to clients as it is */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	rfd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (rfd < 0)
+		return -errno;
+	err = seg_follow(&e, rfd);
+	return err == -EALREADY ? 0 : err;
+}
+
+static struct seg *seg_find_alive(pid_t pid, __u64 start_token)
+{
+	struct seg *s;
+
+	for (s = sg.list; s; s = s->next)
+		if (s->alive && s->pid == pid && s->start_token == start_token)
+			return s;
+	return NULL;
+}
+
+/* the /dev/shm of other mount namespaces: at most once a second (a walk of
+ * /proc), for containers that did not hand their segment over; from the
+ * sampling timer, so a burst of new segments (inotify) does not walk it */
+static void seg_rescan_ns(void)
+{
+	struct prof_seg_ent *ents = NULL;
+	__u64 now = profd_now_ns();
+	size_t n = 0, i;
+	int err;
+
+	if (conf.no_ns_scan || (sg.ns_scan_ns && now - sg.ns_scan_ns < 1000000000ull))
+		return;
+	sg.ns_scan_ns = now;
+	err = prof_seg_list_ns((uid_t)-1, &ents, &n);
+	if (err) {
+		log_warnx("seg: failed to look into other mount namespaces: %s", strerror(-err));
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (!seg_find_alive((pid_t)ents[i].pid, ents[i].start_token))
+			seg_adopt(&ents[i]);
+	free(ents);
 }
 
 void seg_rescan(void)
@@ -583,7 +825,7 @@ static void seg_exited(struct seg *s)
 
 	/* the last look: the mapping still holds what the process wrote */
 	if (!seg_read(s, &snap))
-		s->last = seg_dedup(s, snap);
+		seg_settle(s, snap);
 	seg_unmap(s);
 	/* no more samples */
 	prof_seg_cursor__destroy(s->cursor);
@@ -594,15 +836,20 @@ static void seg_exited(struct seg *s)
 	log_info("seg: pid %d exited; kept post-mortem", (int)s->pid);
 }
 
-/* what a snapshot takes to keep, roughly */
-static __u64 snap_bytes(const struct prof_snapshot *snap)
+/* what a process's data take: its newest state, its frames, its baseline */
+static __u64 seg_mem(const struct seg *s)
 {
-	__u64 b = sizeof(*snap) + (__u64)snap->nsites * sizeof(*snap->sites) +
-		  (__u64)snap->nthreads * sizeof(*snap->threads) + snap->nhist * sizeof(__u32);
-	__u32 i;
+	return s->full_bytes + s->hist_bytes + s->base_bytes;
+}
 
-	for (i = 0; i < snap->nthreads; i++)
-		b += (__u64)snap->threads[i].nnodes * sizeof(struct prof_snap_node);
+/* what every process's take */
+static __u64 seg_mem_all(void)
+{
+	const struct seg *s;
+	__u64 b = 0;
+
+	for (s = sg.list; s; s = s->next)
+		b += seg_mem(s);
 	return b;
 }
 
@@ -671,10 +918,12 @@ static void seg_take(struct seg *s, __u64 pass)
 	s->info = info;
 	s->info_ns = now;
 
-	/* the ring keeps one full snapshot per spacing: only then a full read */
+	/* the ring keeps one frame per spacing: only then a full read */
 	spacing = frame_spacing(s);
-	f = s->ring_n ? &s->ring[(s->ring_head + SEG_RING - 1) % SEG_RING] : NULL;
-	if (f && now - f->t_ns < spacing)
+	if (s->take_ns && now - s->take_ns < spacing)
+		return;
+	/* a history dropped for memory starts again when a frame fits */
+	if (!s->full && s->dropped_ns && seg_mem_all() + s->frame_bytes > conf.max_memory)
 		return;
 	/* stamped with its own read's time: a pass over many segments takes
 	 * a while, and a frame read later than stamped made a window count
@@ -682,49 +931,57 @@ static void seg_take(struct seg *s, __u64 pass)
 	t0 = profd_now_ns();
 	if (seg_read(s, &snap))
 		return;
-	s->frame_ns = profd_now_ns() - t0;
-	s->frame_bytes = snap_bytes(snap);
+	s->frame_bytes = hist_snap_bytes(snap);
 	{
 		__u64 tick = snap->now_tick;
 
-		ring_push(s, t0, seg_dedup(s, snap), tick);
+		ring_push(s, t0, snap, tick);
 	}
+	/* the read and its delta: what a frame costs */
+	s->frame_ns = profd_now_ns() - t0;
 	/* nothing older than the history needs (one frame past it answers
 	 * its whole length) */
 	while (s->ring_n > 1) {
-		struct prof_snapshot *old;
-
-		f = &s->ring[(s->ring_head + SEG_RING - s->ring_n) % SEG_RING];
+		f = ring_at(s, s->ring_n - 1);
 		if (now - f->t_ns <= (__u64)conf.history_s * 1000000000ull + spacing)
 			break;
-		old = f->snap;
-		f->snap = NULL;
-		s->ring_n--;
-		seg_put(s, old);
+		ring_drop_oldest(s);
 	}
 }
 
-/* what an exited process's data take: each snapshot it holds, once */
-static __u64 seg_mem(const struct seg *s)
-{
-	const struct prof_snapshot *seen[SEG_RING + 2];
-	__u32 n = 0, i, k;
-	__u64 b = 0;
+/*
+ * Memory: what --max-memory bounds, and what it dropped (see the top of
+ * this file for the order).
+ */
 
-	if (s->last)
-		seen[n++] = s->last;
-	if (s->base)
-		seen[n++] = s->base;
-	for (i = 0; i < SEG_RING; i++)
-		if (s->ring[i].snap)
-			seen[n++] = s->ring[i].snap;
-	for (i = 0; i < n; i++) {
-		for (k = 0; k < i && seen[k] != seen[i]; k++)
-			;
-		if (k == i)
-			b += snap_bytes(seen[i]);
-	}
-	return b;
+/* the newest frame dropped for memory */
+static void seg_dropped(struct seg *s, const struct seg_frame *f)
+{
+	if (f->t_ns > s->dropped_ns)
+		s->dropped_ns = f->t_ns;
+	sg.mem.last_drop_pid = s->pid;
+	sg.mem.last_drop_ns = s->dropped_ns;
+}
+
+/* history frames past the newest, oldest first */
+static void seg_drop_oldest_frame(struct seg *s)
+{
+	seg_dropped(s, ring_at(s, s->ring_n - 1));
+	ring_drop_oldest(s);
+	sg.mem.frames_dropped++;
+}
+
+/* a live process's whole history: it starts again when it fits */
+static void seg_drop_history(struct seg *s)
+{
+	if (s->ring_n)
+		seg_dropped(s, ring_at(s, 0));
+	while (s->ring_n)
+		ring_drop_oldest(s);
+	prof_snapshot__destroy(s->full);
+	s->full = NULL;
+	s->full_bytes = 0;
+	sg.mem.histories_dropped++;
 }
 
 /*
@@ -754,6 +1011,66 @@ static bool kept_fits(struct kept_acc *kept, __u32 *n, __u32 cap, uid_t uid, __u
 	return true;
 }
 
+/* within conf.max_memory: drop in the order the top of this file says */
+static void seg_bound(void)
+{
+	struct seg **pp, *s, *pick;
+	__u64 total;
+
+	while ((total = seg_mem_all()) > conf.max_memory) {
+		/* the oldest frame of the process that takes the most */
+		pick = NULL;
+		for (s = sg.list; s; s = s->next)
+			if (s->ring_n >= 2 && (!pick || seg_mem(s) > seg_mem(pick)))
+				pick = s;
+		if (pick) {
+			seg_drop_oldest_frame(pick);
+			continue;
+		}
+		/* an exited process, the longest gone first */
+		for (s = sg.list; s; s = s->next)
+			if (!s->alive && (!pick || s->exit_ns < pick->exit_ns))
+				pick = s;
+		if (pick) {
+			for (pp = &sg.list; *pp != pick; pp = &(*pp)->next)
+				;
+			*pp = pick->next;
+			log_info("seg: dropping post-mortem data of pid %d: over --max-memory "
+				 "(%llu bytes)",
+				 (int)pick->pid, (unsigned long long)total);
+			seg_free(pick);
+			sg.n--;
+			sg.mem.kept_dropped++;
+			continue;
+		}
+		/* a live process's whole history, the biggest first */
+		for (s = sg.list; s; s = s->next)
+			if (s->full && (!pick || seg_mem(s) > seg_mem(pick)))
+				pick = s;
+		if (!pick)
+			break; /* baselines alone: they are never dropped */
+		log_info("seg: dropping the history of pid %d: over --max-memory (%llu bytes)",
+			 (int)pick->pid, (unsigned long long)total);
+		seg_drop_history(pick);
+	}
+}
+
+void seg_mem_stat(struct seg_mem_stat *st)
+{
+	const struct seg *s;
+
+	*st = sg.mem;
+	st->history = st->kept = st->base = st->frames = 0;
+	for (s = sg.list; s; s = s->next) {
+		if (s->alive)
+			st->history += s->full_bytes + s->hist_bytes;
+		else
+			st->kept += s->full_bytes + s->hist_bytes;
+		st->base += s->base_bytes;
+		st->frames += s->ring_n;
+	}
+}
+
 void seg_sample(void)
 {
 	struct seg **pp, *s;
@@ -765,6 +1082,8 @@ void seg_sample(void)
 	/* inotify saw a segment before it was published: look again */
 	if (now < sg.retry_until)
 		seg_rescan();
+	/* containers: on the timer, never in the way of a new segment's event */
+	seg_rescan_ns();
 	for (s = sg.list; s; s = s->next)
 		if (s->alive)
 			seg_take(s, now);
@@ -782,6 +1101,7 @@ void seg_sample(void)
 		}
 		pp = &s->next;
 	}
+	seg_bound();
 	kbpf_sweep();
 }
 
@@ -866,7 +1186,63 @@ static __u32 permille(double rate)
 	return rate * 1000.0 < 4e9 ? (__u32)(rate * 1000.0 + 0.5) : 4000000000u;
 }
 
-int seg_list(uid_t uid, seg_list_cb cb, void *arg)
+__u64 seg_pidns(void)
+{
+	return sg.pidns;
+}
+
+/* a peer of pidns (0: ours) sees s */
+static bool seg_in(const struct seg *s, __u64 pidns)
+{
+	return !pidns || pidns == sg.pidns || (s->pidns == pidns && pidns != SEG_PIDNS_OTHER);
+}
+
+/* s's pid as a peer of pidns names it */
+static __u32 seg_pid_for(const struct seg *s, __u64 pidns)
+{
+	return !pidns || pidns == sg.pidns ? (__u32)s->pid : s->hdr_pid;
+}
+
+pid_t seg_host_pid(__u64 pidns, pid_t pid)
+{
+	struct seg *s, *found = NULL;
+
+	if (pidns == SEG_PIDNS_OTHER)
+		return -ESRCH;
+	for (s = sg.list; s; s = s->next) {
+		if (s->pidns != pidns || s->hdr_pid != (__u32)pid)
+			continue;
+		if (!found || (s->alive && !found->alive) ||
+		    (s->alive == found->alive && s->found_ns > found->found_ns))
+			found = s;
+	}
+	return found ? found->pid : -ESRCH;
+}
+
+void seg_where(pid_t pid, __u64 pidns, __u32 *ns_pid, char *cgroup, size_t len, __u32 *uid)
+{
+	struct seg *s, *found = NULL;
+
+	*ns_pid = 0;
+	*uid = 0;
+	cgroup[0] = 0;
+	for (s = sg.list; s; s = s->next) {
+		if (s->pid != pid)
+			continue;
+		if (!found || (s->alive && !found->alive) ||
+		    (s->alive == found->alive && s->found_ns > found->found_ns))
+			found = s;
+	}
+	if (!found)
+		return;
+	*uid = (__u32)(pidns && pidns != sg.pidns ? found->hdr_uid : found->uid);
+	if (found->pidns == sg.pidns || (pidns && pidns != sg.pidns))
+		return;
+	*ns_pid = found->hdr_pid;
+	snprintf(cgroup, len, "%s", found->cgroup);
+}
+
+int seg_list(uid_t uid, __u64 pidns, seg_list_cb cb, void *arg)
 {
 	const struct prof_snapshot *info;
 	struct profd_wire_proc p;
@@ -875,10 +1251,15 @@ int seg_list(uid_t uid, seg_list_cb cb, void *arg)
 	int err;
 
 	for (s = sg.list; s; s = s->next) {
-		if (!may_see(uid, s->uid))
+		if (!may_see(uid, s->uid) || !seg_in(s, pidns))
 			continue;
 		memset(&p, 0, sizeof(p));
-		p.pid = (__u32)s->pid;
+		p.pid = seg_pid_for(s, pidns);
+		/* on the host: where a container's process runs */
+		if ((!pidns || pidns == sg.pidns) && s->pidns != sg.pidns) {
+			p.ns_pid = s->hdr_pid;
+			snprintf(p.cgroup, sizeof(p.cgroup), "%s", s->cgroup);
+		}
 		p.uid = (__u32)s->uid;
 		p.start_token = s->start_token;
 		p.alive = s->alive;
@@ -901,7 +1282,7 @@ int seg_list(uid_t uid, seg_list_cb cb, void *arg)
 					    info->threads[i].state == PROF_SLAB_ALIVE;
 			}
 		}
-		err = cb(&p, arg);
+		err = cb(&p, s->pid, arg);
 		if (err)
 			return err;
 	}
@@ -939,8 +1320,8 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 	const struct prof_snapshot *base = NULL;
 	struct prof_snapshot *snap = NULL, *moved = NULL;
 	__u64 now = profd_now_ns(), base_ns = 0, base_tick = 0, end;
+	__u32 i, frame = SEG_RING; /* the frame subtracted, i before the newest */
 	struct seg *s;
-	__u32 i;
 	int err;
 
 	a->snap = NULL;
@@ -961,18 +1342,23 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 		__u64 want = (__u64)seconds * 1000000000ull;
 
 		for (i = 0; i < s->ring_n; i++) {
-			const struct seg_frame *f =
-				&s->ring[(s->ring_head + SEG_RING - 1 - i) % SEG_RING];
+			const struct seg_frame *f = ring_at(s, i);
 
-			if (f->snap && f->t_ns <= end && end - f->t_ns <= want) {
-				base = f->snap;
+			if (f->t_ns <= end && end - f->t_ns <= want) {
+				frame = i;
 				base_ns = f->t_ns;
 				base_tick = f->now_tick;
 			}
 		}
 		/* younger than N: since its start, not since a frame */
-		if (end - s->born_ns <= want)
-			base = NULL;
+		if (end - s->born_ns <= want) {
+			frame = SEG_RING;
+		} else if (s->dropped_ns && s->dropped_ns <= end && end - s->dropped_ns <= want) {
+			/* the frame that answered it was dropped for memory:
+			 * say so rather than answer a shorter window */
+			sg.mem.windows_refused++;
+			return -ENODATA;
+		}
 	} else if (mode != PROFD_SNAP_START) {
 		return -EINVAL;
 	}
@@ -981,7 +1367,7 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 	 * segment itself, as it reads its own, lazily and without a copy
 	 * (a copy of a big process takes longer than reading it).
 	 */
-	if (!base && s->alive) {
+	if (!base && frame == SEG_RING && s->alive) {
 		a->live_fd = seg_live_fd(s);
 		if (a->live_fd >= 0) {
 			a->span_ns = end - s->born_ns;
@@ -996,13 +1382,15 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 		log_debug("seg: no current snapshot of pid %d: %s", (int)pid, strerror(-err));
 		return err;
 	}
-	/* a frame that shares an older frame's snapshot: that snapshot as
-	 * its own time would have read it */
-	if (base && base_tick > base->now_tick) {
-		err = snap_copy(base, &moved);
-		if (!err)
-			err = prof_snapshot__advance(moved, base_tick - base->now_tick);
+	/* the frame as it was read; one with the counts of the frame before
+	 * it: that frame's snapshot as its own time would have read it */
+	if (frame != SEG_RING) {
+		err = ring_rebuild(s, frame, &moved);
+		if (!err && base_tick > moved->now_tick)
+			err = prof_snapshot__advance(moved, base_tick - moved->now_tick);
 		if (err) {
+			log_debug("seg: pid %d: frame %u not rebuilt: %s", (int)pid, frame,
+				  strerror(-err));
 			prof_snapshot__destroy(moved);
 			prof_snapshot__destroy(snap);
 			return err;
@@ -1045,7 +1433,8 @@ int seg_reset(uid_t uid, pid_t pid)
 		return err;
 	old = s->base;
 	s->base = snap;
-	seg_put(s, old);
+	s->base_bytes = hist_snap_bytes(snap);
+	prof_snapshot__destroy(old);
 	s->base_ns = profd_now_ns();
 	log_info("seg: pid %d reset by uid %u", (int)pid, (unsigned)uid);
 	return 0;

@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: MIT
+/*
+ * report_load.c - a JSON tree report read back into a snapshot (jansson).
+ * See report_load.h.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "report_load.h"
+
+/* what a report nests: its own 256 levels of zones, then thread, process */
+#define LOAD_DEPTH_MAX (PROF_SNAP_DEPTH_MAX + 1)
+
+struct ld {
+	struct prof_snapshot *s;
+	char *why;
+	size_t whylen;
+	__u32 *site_tab; /* open addressing, site index + 1, 0 empty */
+	__u32 site_cap;	 /* a power of 2 */
+	__u32 site_max;	 /* the sites array's room */
+	__u64 hist_cap;
+	__u32 tid; /* the thread being read, for messages */
+};
+
+__attribute__((format(printf, 2, 3))) static int bad(struct ld *L, const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (L->tid)
+		snprintf(L->why, L->whylen, "corrupt JSON report: thread %u: %s", L->tid, msg);
+	else
+		snprintf(L->why, L->whylen, "corrupt JSON report: %s", msg);
+	return -EINVAL;
+}
+
+static int nomem(struct ld *L)
+{
+	snprintf(L->why, L->whylen, "out of memory reading the JSON report");
+	return -ENOMEM;
+}
+
+/* a count: a non-negative integer */
+static int get_u64(struct ld *L, const json_t *o, const char *key, __u64 *v)
+{
+	const json_t *j = json_object_get(o, key);
+
+	if (!json_is_integer(j) || json_integer_value(j) < 0)
+		return bad(L, "\"%s\" %s", key, j ? "is not a count" : "is missing");
+	*v = (__u64)json_integer_value(j);
+	return 0;
+}
+
+static int get_u32(struct ld *L, const json_t *o, const char *key, __u32 *v)
+{
+	__u64 x;
+	int err = get_u64(L, o, key, &x);
+
+	if (err)
+		return err;
+	if (x > 0xffffffffu)
+		return bad(L, "\"%s\" is too big", key);
+	*v = (__u32)x;
+	return 0;
+}
+
+/* a string that fits in len bytes with its NUL, without a NUL in it */
+static int get_str(struct ld *L, const json_t *o, const char *key, char *out, size_t len)
+{
+	const json_t *j = json_object_get(o, key);
+	size_t n;
+
+	if (!json_is_string(j))
+		return bad(L, "\"%s\" %s", key, j ? "is not a string" : "is missing");
+	n = json_string_length(j);
+	if (n >= len || memchr(json_string_value(j), '\0', n))
+		return bad(L, "\"%s\" is longer than %zu bytes", key, len - 1);
+	memcpy(out, json_string_value(j), n);
+	out[n] = '\0';
+	return 0;
+}
+
+static int get_bool(struct ld *L, const json_t *o, const char *key, bool *v)
+{
+	const json_t *j = json_object_get(o, key);
+
+	if (!json_is_boolean(j))
+		return bad(L, "\"%s\" %s", key, j ? "is not true or false" : "is missing");
+	*v = json_is_true(j);
+	return 0;
+}
+
+/*
+ * ns back to ticks: the ticks whose prof_snap_ns is ns, so that what the
+ * report said of a node it says again (at a rate above 1 GHz every ns has
+ * some; otherwise the nearest)
+ */
+static __u64 ticks_of(const struct prof_snapshot *s, __u64 ns)
+{
+	long double t;
+	__u64 t0;
+	int d;
+
+	if (s->tick_hz == 1000000000ull)
+		return ns;
+	t = (long double)ns * (long double)s->tick_hz / 1e9L;
+	t0 = t >= 1.8e19L ? ~0ull - 2 : (__u64)(t + 0.5L);
+	for (d = -2; d <= 2; d++) {
+		__u64 c = t0 + (__u64)(__s64)d;
+
+		if ((d < 0 && t0 < (__u64)-d) || (d > 0 && c < t0))
+			continue;
+		if (prof_snap_ns(s, c) == ns)
+			return c;
+	}
+	return t0;
+}
+
+static __u64 hash_site(const struct prof_snap_site *x)
+{
+	const char *parts[3] = { x->name, x->file, x->func };
+	__u64 h = 0xcbf29ce484222325ull ^ x->line;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		const unsigned char *p = (const unsigned char *)parts[k];
+
+		for (; *p; p++)
+			h = (h ^ *p) * 0x100000001b3ull;
+		h = (h ^ 0xff) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+static bool same_site(const struct prof_snap_site *a, const struct prof_snap_site *b)
+{
+	return a->line == b->line && !strcmp(a->name, b->name) && !strcmp(a->file, b->file) &&
+	       !strcmp(a->func, b->func);
+}
+
+static int site_rehash(struct ld *L, __u32 cap)
+{
+	__u32 *tab = calloc(cap, sizeof(*tab)), i;
+
+	if (!tab)
+		return nomem(L);
+	for (i = 0; i < L->s->nsites; i++) {
+		__u32 h = (__u32)hash_site(&L->s->sites[i]) & (cap - 1);
+
+		while (tab[h])
+			h = (h + 1) & (cap - 1);
+		tab[h] = i + 1;
+	}
+	free(L->site_tab);
+	L->site_tab = tab;
+	L->site_cap = cap;
+	return 0;
+}
+
+/* the index of the site x names, added if new */
+static int site_of(struct ld *L, const struct prof_snap_site *x, __u32 *idx)
+{
+	struct prof_snapshot *s = L->s;
+	__u32 h;
+	int err;
+
+	if ((s->nsites + 1) * 2 > L->site_cap) {
+		if (L->site_cap >= (1u << 30))
+			return bad(L, "too many zones");
+		err = site_rehash(L, L->site_cap ? L->site_cap * 2 : 64);
+		if (err)
+			return err;
+	}
+	h = (__u32)hash_site(x) & (L->site_cap - 1);
+	for (; L->site_tab[h]; h = (h + 1) & (L->site_cap - 1)) {
+		if (same_site(&s->sites[L->site_tab[h] - 1], x)) {
+			*idx = L->site_tab[h] - 1;
+			return 0;
+		}
+	}
+	if (s->nsites == L->site_max) {
+		__u32 max = L->site_max ? L->site_max * 2 : 64;
+		struct prof_snap_site *v = realloc(s->sites, (size_t)max * sizeof(*v));
+
+		if (!v)
+			return nomem(L);
+		s->sites = v;
+		L->site_max = max;
+	}
+	s->sites[s->nsites] = *x;
+	L->site_tab[h] = s->nsites + 1;
+	*idx = s->nsites++;
+	return 0;
+}
+
+/* a node's histogram into the pool: "hist_lo" and the buckets from it */
+static int load_hist(struct ld *L, const json_t *jn, struct prof_snap_node *n)
+{
+	struct prof_snapshot *s = L->s;
+	const json_t *jh = json_object_get(jn, "hist");
+	size_t i, nb;
+	__u32 lo = 0;
+	int err;
+
+	if (!jh) {
+		if (!n->calls)
+			return 0;
+		snprintf(L->why, L->whylen,
+			 "a JSON report without histograms (written before they were added): "
+			 "its percentiles are unknown; report the process again, or use "
+			 "`profctl save`");
+		return -EPROTO;
+	}
+	if (!json_is_array(jh))
+		return bad(L, "\"hist\" is not a list");
+	err = get_u32(L, jn, "hist_lo", &lo);
+	if (err)
+		return err;
+	nb = json_array_size(jh);
+	if (lo > PROF_HIST_BUCKETS || nb > PROF_HIST_BUCKETS - lo)
+		return bad(L, "\"hist\" goes past bucket %u", PROF_HIST_BUCKETS - 1);
+	if (s->nhist + nb > L->hist_cap) {
+		__u64 cap = L->hist_cap ? L->hist_cap * 2 : 4096;
+		__u32 *v;
+
+		while (cap < s->nhist + nb)
+			cap *= 2;
+		v = realloc(s->hist, cap * sizeof(*v));
+		if (!v)
+			return nomem(L);
+		s->hist = v;
+		L->hist_cap = cap;
+	}
+	for (i = 0; i < nb; i++) {
+		const json_t *c = json_array_get(jh, i);
+
+		if (!json_is_integer(c) || json_integer_value(c) < 0 ||
+		    json_integer_value(c) > 0xffffffffll)
+			return bad(L, "a \"hist\" bucket is not a count");
+		s->hist[s->nhist + i] = (__u32)json_integer_value(c);
+	}
+	n->hist_lo = lo;
+	n->hist_n = (__u32)nb;
+	n->hist_off = s->nhist;
+	s->nhist += nb;
+	return 0;
+}
+
+/* nodes a list of them holds, their children too; checks the shape */
+static int count_nodes(struct ld *L, const json_t *list, __u32 depth, __u64 *n)
+{
+	size_t i;
+	int err;
+
+	if (!json_is_array(list))
+		return bad(L, "\"%s\" is not a list", depth ? "children" : "nodes");
+	if (depth >= LOAD_DEPTH_MAX)
+		return bad(L, "zones nested more than %u deep", LOAD_DEPTH_MAX);
+	for (i = 0; i < json_array_size(list); i++) {
+		const json_t *jn = json_array_get(list, i);
+
+		if (!json_is_object(jn))
+			return bad(L, "a node is not an object");
+		if (++*n >= 0xfffffff0u)
+			return bad(L, "too many nodes");
+		err = count_nodes(L, json_object_get(jn, "children"), depth + 1, n);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static const char *const node_counts[] = { "calls",	  "kernel_calls", "preempted", "blocked",
+					   "migrated",	  "offcpu_ns",	  "anomalies", "allocs",
+					   "alloc_bytes", "frees",	  "free_bytes" };
+
+static int load_node(struct ld *L, struct prof_snap_thread *t, const json_t *jn, __u32 i,
+		     __u32 parent, __u32 depth, __u32 *next);
+
+/* the nodes of a list as children of parent, linked in the list's order */
+static int load_list(struct ld *L, struct prof_snap_thread *t, const json_t *list, __u32 parent,
+		     __u32 depth, __u32 *next)
+{
+	__u32 prev = PROF_SNAP_NONE, k;
+	size_t i;
+	int err;
+
+	/* the root's first child is the overflow node, in the report only
+	 * when something landed there */
+	if (!parent)
+		prev = 1;
+	for (i = 0; i < json_array_size(list); i++) {
+		const json_t *jn = json_array_get(list, i);
+		const json_t *name = json_object_get(jn, "name");
+		bool ovf = !parent && !i && json_is_string(name) &&
+			   !strcmp(json_string_value(name), "[overflow]");
+
+		k = ovf ? 1 : (*next)++;
+		err = load_node(L, t, jn, k, parent, depth, next);
+		if (err)
+			return err;
+		if (ovf)
+			continue;
+		if (prev == PROF_SNAP_NONE)
+			t->nodes[parent].first_child = k;
+		else
+			t->nodes[prev].next_sibling = k;
+		prev = k;
+	}
+	return 0;
+}
+
+static int load_node(struct ld *L, struct prof_snap_thread *t, const json_t *jn, __u32 i,
+		     __u32 parent, __u32 depth, __u32 *next)
+{
+	const struct prof_snapshot *s = L->s;
+	struct prof_snap_node *n = &t->nodes[i];
+	struct prof_snap_site site;
+	__u64 *counts[] = { &n->calls,	     &n->kernel_calls, &n->preempted, &n->blocked,
+			    &n->migrated,    &n->offcpu_ns,    &n->anomalies, &n->allocs,
+			    &n->alloc_bytes, &n->frees,	       &n->free_bytes };
+	__u64 open = 0, total = 0, self = 0, open_ns = 0, max = 0;
+	size_t k;
+	int err;
+
+	memset(&site, 0, sizeof(site));
+	err = get_str(L, jn, "name", site.name, sizeof(site.name));
+	if (!err)
+		err = get_str(L, jn, "file", site.file, sizeof(site.file));
+	if (!err)
+		err = get_u32(L, jn, "line", &site.line);
+	/* "func" came with the histograms; a report without either is
+	 * refused for its histograms */
+	if (!err && json_object_get(jn, "func"))
+		err = get_str(L, jn, "func", site.func, sizeof(site.func));
+	for (k = 0; !err && k < sizeof(counts) / sizeof(counts[0]); k++)
+		err = get_u64(L, jn, node_counts[k], counts[k]);
+	if (!err)
+		err = get_u64(L, jn, "open", &open);
+	if (!err)
+		err = get_u64(L, jn, "open_ns", &open_ns);
+	if (!err)
+		err = get_u64(L, jn, "total_ns", &total);
+	if (!err)
+		err = get_u64(L, jn, "self_ns", &self);
+	if (!err)
+		err = get_u64(L, jn, "max_ns", &max);
+	if (err)
+		return err;
+	if (open > 1 || self > total || open_ns > total)
+		return bad(L, "zone %s: open, self_ns or open_ns out of range", site.name);
+	n->parent = parent;
+	n->depth = depth;
+	n->first_child = PROF_SNAP_NONE;
+	n->next_sibling = PROF_SNAP_NONE;
+	n->open = (__u32)open;
+	n->ticks = ticks_of(s, total);
+	n->child_ticks = n->ticks - ticks_of(s, self);
+	if (n->child_ticks > n->ticks)
+		n->child_ticks = 0;
+	n->open_ticks = ticks_of(s, open_ns);
+	n->max = ticks_of(s, max);
+	if (i == 1) {
+		n->site = PROF_SITE_NONE;
+	} else {
+		err = site_of(L, &site, &n->site);
+		if (err)
+			return err;
+	}
+	err = load_hist(L, jn, n);
+	if (err)
+		return err;
+	return load_list(L, t, json_object_get(jn, "children"), i, depth + 1, next);
+}
+
+static int load_thread(struct ld *L, const json_t *jt, __u32 slab, struct prof_snap_thread *t)
+{
+	struct prof_snapshot *s = L->s;
+	const json_t *j, *nodes = json_object_get(jt, "nodes");
+	__u64 wall = 0, outside = 0, ft = 0, fm = 0, nn = 0;
+	__u32 next = 2;
+	int err;
+
+	if (!json_is_object(jt))
+		return bad(L, "a thread is not an object");
+	err = get_u32(L, jt, "tid", &t->tid);
+	if (err)
+		return err;
+	L->tid = t->tid;
+	err = get_str(L, jt, "name", t->name, sizeof(t->name));
+	if (!err)
+		err = get_u64(L, jt, "wall_ns", &wall);
+	if (!err)
+		err = get_u64(L, jt, "outside_ns", &outside);
+	if (!err)
+		err = get_u64(L, jt, "overflow", &t->overflow);
+	if (!err)
+		err = get_u64(L, jt, "unbalanced", &t->unbalanced);
+	if (!err)
+		err = get_u64(L, jt, "frames", &t->frames);
+	if (!err)
+		err = get_u64(L, jt, "frame_total_ns", &ft);
+	if (!err)
+		err = get_u64(L, jt, "frame_max_ns", &fm);
+	if (err)
+		return err;
+	if (outside > wall)
+		return bad(L, "outside_ns above wall_ns");
+	j = json_object_get(jt, "state");
+	if (!json_is_string(j) ||
+	    (strcmp(json_string_value(j), "alive") && strcmp(json_string_value(j), "exited")))
+		return bad(L, "\"state\" is not \"alive\" or \"exited\"");
+	t->state = strcmp(json_string_value(j), "exited") ? PROF_SLAB_ALIVE : PROF_SLAB_EXITED;
+	j = json_object_get(jt, "oncpu_ns");
+	if (json_is_null(j))
+		t->oncpu_ns = PROF_SNAP_UNKNOWN;
+	else if (!json_is_integer(j) || json_integer_value(j) < 0)
+		return bad(L, "\"oncpu_ns\" is not a count or null");
+	else
+		t->oncpu_ns = (__u64)json_integer_value(j);
+	j = json_object_get(jt, "kernel_slot");
+	if (!json_is_integer(j) || json_integer_value(j) < -1 ||
+	    json_integer_value(j) >= (json_int_t)PROF_NO_SLOT)
+		return bad(L, "\"kernel_slot\" is not a slot or -1");
+	t->ksched_slot = json_integer_value(j) < 0 ? PROF_NO_SLOT : (__u32)json_integer_value(j);
+	t->slab = slab;
+	t->frame_ticks = ticks_of(s, ft);
+	t->frame_max = ticks_of(s, fm);
+	err = count_nodes(L, nodes, 0, &nn);
+	if (err)
+		return err;
+	/* the root and the overflow node, which the report shows only when
+	 * something landed there */
+	t->nodes = calloc(nn + 2, sizeof(*t->nodes));
+	if (!t->nodes)
+		return nomem(L);
+	t->nnodes = 2;
+	t->nodes[0].site = PROF_SITE_NONE;
+	t->nodes[0].first_child = 1;
+	t->nodes[0].next_sibling = PROF_SNAP_NONE;
+	t->nodes[0].ticks = ticks_of(s, wall);
+	t->nodes[0].child_ticks = t->nodes[0].ticks - ticks_of(s, outside);
+	if (t->nodes[0].child_ticks > t->nodes[0].ticks)
+		t->nodes[0].child_ticks = 0;
+	t->nodes[1].site = PROF_SITE_NONE;
+	t->nodes[1].depth = 1;
+	t->nodes[1].first_child = PROF_SNAP_NONE;
+	t->nodes[1].next_sibling = PROF_SNAP_NONE;
+	err = load_list(L, t, nodes, 0, 1, &next);
+	if (err)
+		return err;
+	/* a second "[overflow]" where the first node belongs */
+	if (next > nn + 2)
+		return bad(L, "more nodes than listed");
+	t->nnodes = next;
+	L->tid = 0;
+	return 0;
+}
+
+/* the zone cost in ticks from the threads' estimates of what their zones
+ * cost them (calls times the cost): the thread of most calls says it best */
+static int load_zone_cost(struct ld *L, const json_t *threads)
+{
+	struct prof_snapshot *s = L->s;
+	__u64 best = 0, cost = 0;
+	bool known = false;
+	__u32 i, k;
+
+	for (i = 0; i < s->nthreads; i++) {
+		const json_t *j = json_object_get(json_array_get(threads, i), "probe_cost_ns");
+		const struct prof_snap_thread *t = &s->threads[i];
+		__u64 calls = 0;
+
+		if (!j || json_is_null(j))
+			continue;
+		if (!json_is_integer(j) || json_integer_value(j) < 0)
+			return bad(L, "\"probe_cost_ns\" is not a count or null");
+		known = true;
+		for (k = 1; k < t->nnodes; k++)
+			calls += t->nodes[k].calls + t->nodes[k].open + t->nodes[k].anomalies;
+		if (calls > best) {
+			best = calls;
+			cost = (ticks_of(s, (__u64)json_integer_value(j)) + calls / 2) / calls;
+		}
+	}
+	/* measured (if at nothing a call: no thread had one to say) */
+	if (known)
+		s->zone_cost = cost ? cost : 1;
+	return 0;
+}
+
+static int load_process(struct ld *L, const json_t *jp)
+{
+	struct prof_snapshot *s = L->s;
+	const json_t *j, *threads;
+	bool exited = false, synced = false;
+	__u32 i;
+	int err;
+
+	if (!json_is_object(jp))
+		return bad(L, "a process is not an object");
+	err = get_u32(L, jp, "pid", &s->pid);
+	if (!err)
+		err = get_u32(L, jp, "uid", &s->uid);
+	if (!err)
+		err = get_str(L, jp, "comm", s->comm, sizeof(s->comm));
+	if (!err)
+		err = get_u64(L, jp, "tick_hz", &s->tick_hz);
+	if (!err)
+		err = get_bool(L, jp, "exited", &exited);
+	if (!err)
+		err = get_bool(L, jp, "tsc_synced", &synced);
+	if (!err && json_object_get(jp, "span_ns"))
+		err = get_u64(L, jp, "span_ns", &s->span_ns);
+	if (err)
+		return err;
+	/* what a clock can tick at: 1 kHz to 1 THz */
+	if (s->tick_hz < 1000 || s->tick_hz > 1000000000000ull)
+		return bad(L, "\"tick_hz\" out of range");
+	j = json_object_get(jp, "clock");
+	if (!json_is_string(j) ||
+	    (strcmp(json_string_value(j), "tsc") && strcmp(json_string_value(j), "monotonic")))
+		return bad(L, "\"clock\" is not \"tsc\" or \"monotonic\"");
+	s->clock = strcmp(json_string_value(j), "tsc") ? PROF_CLOCK_MONO : PROF_CLOCK_TSC;
+	s->flags = (exited ? PROF_SEG_EXITED : 0) | (synced ? PROF_SEG_TSC_SYNCED : 0);
+	threads = json_object_get(jp, "threads");
+	if (!json_is_array(threads))
+		return bad(L, "\"threads\" is not a list");
+	if (json_array_size(threads) > 0xffffffu)
+		return bad(L, "too many threads");
+	s->threads = calloc(json_array_size(threads) + 1, sizeof(*s->threads));
+	if (!s->threads)
+		return nomem(L);
+	for (i = 0; i < json_array_size(threads); i++) {
+		err = load_thread(L, json_array_get(threads, i), i, &s->threads[i]);
+		s->nthreads = i + 1;
+		if (err)
+			return err;
+	}
+	for (i = 0; i < s->nthreads; i++)
+		if (prof_snap_mark_recursion(&s->threads[i], s->nsites))
+			return nomem(L);
+	return load_zone_cost(L, threads);
+}
+
+int prof_json_is(const void *buf, size_t len)
+{
+	const char *p = buf;
+	size_t i;
+
+	for (i = 0; i < len && strchr(" \t\r\n", p[i]) && p[i]; i++)
+		;
+	return i < len && p[i] == '{';
+}
+
+int prof_json_load(const void *buf, size_t len, struct prof_snapshot **snap, char *why,
+		   size_t whylen)
+{
+	struct ld L = { .why = why, .whylen = whylen };
+	const json_t *j, *procs;
+	json_error_t jerr;
+	json_t *doc;
+	int err;
+
+	*snap = NULL;
+	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc) {
+		snprintf(why, whylen, "not a JSON report: %s at line %d, column %d", jerr.text,
+			 jerr.line, jerr.column);
+		return -EINVAL;
+	}
+	if (!json_is_object(doc)) {
+		err = bad(&L, "not an object");
+		goto cleanup;
+	}
+	j = json_object_get(doc, "view");
+	if (j) {
+		snprintf(why, whylen,
+			 "a JSON report of the %s view has no call tree: --input reads "
+			 "`profctl report --format json`",
+			 json_is_string(j) ? json_string_value(j) : "another");
+		err = -EPROTO;
+		goto cleanup;
+	}
+	j = json_object_get(doc, "version");
+	if (!json_is_integer(j) || json_integer_value(j) != 2) {
+		snprintf(why, whylen, "a JSON report of a version this profctl does not read (%s)",
+			 json_is_integer(j) ? "it reads version 2" : "no \"version\"");
+		err = -EPROTO;
+		goto cleanup;
+	}
+	procs = json_object_get(doc, "processes");
+	if (!json_is_array(procs)) {
+		err = bad(&L, "\"processes\" is not a list");
+		goto cleanup;
+	}
+	if (json_array_size(procs) != 1) {
+		snprintf(why, whylen,
+			 "a JSON report of %zu processes: --input reads one (report --pid P)",
+			 json_array_size(procs));
+		err = -EPROTO;
+		goto cleanup;
+	}
+	L.s = calloc(1, sizeof(*L.s));
+	if (!L.s) {
+		err = nomem(&L);
+		goto cleanup;
+	}
+	err = load_process(&L, json_array_get(procs, 0));
+	if (err)
+		goto cleanup;
+	*snap = L.s;
+	L.s = NULL;
+cleanup:
+	prof_snapshot__destroy(L.s);
+	free(L.site_tab);
+	json_decref(doc);
+	return err;
+}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/* timeline.js - the timeline of a process's last calls (a Chrome trace, as
+ * profctl trace writes it), drawn into an element: a lane per thread, its
+ * zones nested downwards, its frames on a lane beside it; the wheel zooms
+ * at the pointer, a drag pans, a double click shows everything.  Built into
+ * trace.html and report.html (daemon/profctl/profctl.mk): no network. */
+function profTimeline(root, data) {
+  "use strict";
+  const ev = (data && data.traceEvents) || [];
+  const css = document.createElement("style");
+  css.textContent = `
+  .tl-legend span { display: inline-block; margin-right: 14px; }
+  .tl-legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px;
+                 vertical-align: -1px; }
+  .tl-axis { position: relative; height: 18px; margin-left: 180px; border-bottom: 1px solid #ccc;
+             overflow: hidden; }
+  .tl-axis .tl-tick { position: absolute; top: 2px; font-size: 10px; color: #666;
+                      border-left: 1px solid #ccc; padding-left: 2px; }
+  .tl-track { display: flex; border-bottom: 1px solid #eee; }
+  .tl-label { width: 172px; flex: none; padding: 2px 4px; overflow: hidden; white-space: nowrap;
+              text-overflow: ellipsis; background: #fafafa; border-right: 1px solid #ddd; }
+  .tl-lane { position: relative; flex: auto; overflow: hidden; cursor: grab; }
+  .tl-bar { position: absolute; height: 16px; box-sizing: border-box; border: 1px solid #0002;
+            font-size: 10px; line-height: 14px; overflow: hidden; white-space: nowrap;
+            padding: 0 2px; color: #000; }
+  .tl-bar.tl-frame { background: #cfd8e3; }
+  .tl-tip { position: fixed; display: none; background: #fff; border: 1px solid #999;
+            padding: 4px 6px; pointer-events: none; box-shadow: 0 1px 4px #0003; z-index: 2; }
+  .tl-help { color: #666; }`;
+  root.append(css);
+
+  const names = new Map(), tracks = new Map();
+  let pname = "";
+  for (const e of ev) {
+    if (e.ph === "M" && e.name === "thread_name") names.set(e.tid, e.args.name);
+    if (e.ph === "M" && e.name === "process_name") pname = e.args.name;
+  }
+  for (const e of ev) {
+    if (e.ph !== "X") continue;
+    if (!tracks.has(e.tid)) tracks.set(e.tid, []);
+    tracks.get(e.tid).push(e);
+  }
+  /* depth of each call: calls end in order, so a stack of open ends works */
+  for (const list of tracks.values()) {
+    list.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+    const ends = [];
+    for (const e of list) {
+      while (ends.length && ends[ends.length - 1] <= e.ts + 1e-6) ends.pop();
+      e.depth = ends.length;
+      ends.push(e.ts + e.dur);
+    }
+  }
+  let t0 = Infinity, t1 = -Infinity;
+  for (const list of tracks.values())
+    for (const e of list) { t0 = Math.min(t0, e.ts); t1 = Math.max(t1, e.ts + e.dur); }
+  if (!isFinite(t0)) { t0 = 0; t1 = 1; }
+  const all = [t0, t1];
+  let view = [t0, t1];
+
+  function color(name) {
+    let h = 0;
+    for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
+    return "hsl(" + (h % 360) + ",60%,75%)";
+  }
+  function fmt(us) {
+    if (us >= 1e6) return (us / 1e6).toFixed(3) + " s";
+    if (us >= 1e3) return (us / 1e3).toFixed(3) + " ms";
+    return us.toFixed(3) + " us";
+  }
+  function el(tag, cls, text) {
+    const d = document.createElement(tag);
+    if (cls) d.className = cls;
+    if (text !== undefined) d.textContent = text;
+    return d;
+  }
+
+  const other = (data && data.otherData) || {};
+  root.append(el("div", "tl-title", pname + " (pid " + (other.pid || "?") + ")"));
+  const legend = el("div", "tl-legend");
+  const seen = new Set();
+  for (const list of tracks.values())
+    for (const e of list)
+      if (!seen.has(e.name)) {
+        seen.add(e.name);
+        const s = el("span"), i = el("i");
+        i.style.background = e.cat === "frame" ? "#cfd8e3" : color(e.name);
+        s.append(i, e.name);
+        legend.append(s);
+      }
+  legend.append(el("span", "tl-lost", (other.lost || 0) + " calls older than the rings hold"));
+  root.append(legend);
+  root.append(el("div", "tl-help",
+    "Wheel: zoom at the pointer; drag: pan; double-click: everything. Each thread's zones " +
+    "nest downwards; its frames (PROF_FRAME) are a lane of their own. With profd: a call " +
+    "outlined red moved to another CPU, a dashed one was switched out (preempted or blocked)."));
+  const axis = el("div", "tl-axis");
+  root.append(axis);
+  const trackEls = el("div", "tl-tracks");
+  root.append(trackEls);
+  const tip = el("div", "tl-tip");
+  root.append(tip);
+
+  const lanes = [];
+  for (const [tid, list] of tracks) {
+    const depth = list.reduce((m, e) => Math.max(m, e.depth + 1), 1);
+    const row = el("div", "tl-track");
+    const label = el("div", "tl-label", names.get(tid) || "tid " + tid);
+    label.title = label.textContent + " (" + list.length + " calls)";
+    const lane = el("div", "tl-lane");
+    lane.style.height = depth * 18 + 2 + "px";
+    lane.dataset.tid = tid;
+    row.append(label, lane);
+    trackEls.append(row);
+    lanes.push({ lane, list });
+  }
+
+  function draw() {
+    const [a, b] = view;
+    axis.textContent = "";
+    const w = axis.clientWidth || 1;
+    for (let k = 0; k <= 8; k++) {
+      const d = el("div", "tl-tick", "+" + fmt((b - a) * k / 8 + (a - all[0])));
+      d.style.left = (k / 8) * w + "px";
+      axis.append(d);
+    }
+    for (const { lane, list } of lanes) {
+      lane.textContent = "";
+      const lw = lane.clientWidth || 1, scale = lw / (b - a);
+      for (const e of list) {
+        if (e.ts + e.dur < a || e.ts > b) continue;
+        const x = (e.ts - a) * scale, wd = Math.max(1, e.dur * scale);
+        const d = el("div", "tl-bar" + (e.cat === "frame" ? " tl-frame" : ""));
+        d.style.left = x + "px";
+        d.style.width = wd + "px";
+        d.style.top = e.depth * 18 + 1 + "px";
+        if (e.cat !== "frame") d.style.background = color(e.name);
+        /* the kernel's facts (profd) */
+        if (e.args && e.args.migrated) d.style.borderColor = "#d00";
+        if (e.args && (e.args.preempted || e.args.blocked)) d.style.borderStyle = "dashed";
+        d.dataset.name = e.name;
+        if (wd > 30) d.textContent = e.name;
+        d.onmousemove = (m) => {
+          const facts = e.args ? ["preempted", "blocked", "migrated"].filter(k => e.args[k]) : [];
+          tip.style.display = "block";
+          tip.style.left = m.clientX + 12 + "px";
+          tip.style.top = m.clientY + 12 + "px";
+          tip.textContent = e.name + ": " + fmt(e.dur) + " at +" + fmt(e.ts - all[0]) +
+            (facts.length ? " (" + facts.join(", ") + ")" : "");
+        };
+        d.onmouseleave = () => { tip.style.display = "none"; };
+        lane.append(d);
+      }
+    }
+  }
+
+  for (const { lane } of lanes) {
+    lane.addEventListener("wheel", (m) => {
+      m.preventDefault();
+      const r = lane.getBoundingClientRect();
+      const f = (m.clientX - r.left) / r.width, span = view[1] - view[0];
+      const k = m.deltaY < 0 ? 0.8 : 1.25;
+      const at = view[0] + f * span, ns = Math.max(span * k, 0.001);
+      view = [at - f * ns, at - f * ns + ns];
+      draw();
+    }, { passive: false });
+    lane.addEventListener("mousedown", (m) => {
+      const x0 = m.clientX, v0 = view.slice(), w = lane.clientWidth;
+      const move = (mm) => {
+        const dt = (mm.clientX - x0) / w * (v0[1] - v0[0]);
+        view = [v0[0] - dt, v0[1] - dt];
+        draw();
+      };
+      const up = () => { removeEventListener("mousemove", move); removeEventListener("mouseup", up); };
+      addEventListener("mousemove", move);
+      addEventListener("mouseup", up);
+    });
+    lane.addEventListener("dblclick", () => { view = all.slice(); draw(); });
+  }
+  addEventListener("resize", draw);
+  draw();
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fmt.h - numbers and durations as text for people: the one formatter of
+ * the report at exit (report.c) and of every profctl view.
+ *
+ * prof_fmt_ns gives a duration in three significant digits: "812ns",
+ * "3.41us", "12.0ms", "1.50s".  The prof_put_* build text in place, for
+ * views of many rows: the same characters printf would give, without its
+ * cost.  Each writes at p and returns the end; p needs room for 16 bytes
+ * more than the text.  A _col variant right-aligns in width, as "%*s".
+ *
+ *	prof_put_u64	"%llu"
+ *	prof_put_fixed	"%.*f" of x, decimals <= 3, rounded as glibc rounds
+ *	prof_put_ns	prof_fmt_ns's text
+ */
+#ifndef PROF_FMT_H
+#define PROF_FMT_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ns as a duration into buf (cut to len, as snprintf would); buf */
+const char *prof_fmt_ns(char *buf, size_t len, __u64 ns);
+char *prof_put_u64(char *p, __u64 v);
+char *prof_put_u64_col(char *p, __u64 v, unsigned int width);
+char *prof_put_fixed(char *p, double x, unsigned int decimals);
+char *prof_put_fixed_col(char *p, double x, unsigned int decimals, unsigned int width);
+char *prof_put_ns(char *p, __u64 ns);
+char *prof_put_ns_col(char *p, __u64 ns, unsigned int width);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PROF_FMT_H */
