@@ -90,6 +90,7 @@ struct prof_tpriv {
 	__u32 res_nodes; /* nodes [0, res_nodes) have their pages reserved */
 	volatile sig_atomic_t busy; /* in a slow path that locks or grows the tree:
 				     * a zone in a signal handler must not enter one */
+	volatile sig_atomic_t bfill; /* refilling a site's bucket cache */
 	__u64 kgen;   /* the generation of the record the thread uses */
 	__u32 fork_cur; /* a fork child's current node, parked */
 	__u32 nbegin;
@@ -414,7 +415,7 @@ static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k);
 static void zone_calibrate(__u64 *cost, __u64 *inner)
 {
 	struct __prof_thread *t = &__prof_tls, saved = *t;
-	struct __prof_cache c = { PROF_NODE_ROOT, 1, 1 };
+	struct __prof_cache c = { PROF_NODE_ROOT, 1, 1, 0, 0, 0, 0 };
 	__u32 round, i;
 	__u64 best = ~0ull, best_in = ~0ull;
 
@@ -941,18 +942,18 @@ static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, ui
  * counts in the thread's [overflow] node (before the thread has a slab,
  * in a shared sink nobody reads), uncached.
  */
-uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev)
+uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t cur)
 {
 	int saved = errno; /* the code a zone interrupts (a handler's) keeps it */
-	__u32 node;
+	__u32 node, prev = cur;
 
 	if (prof_tpriv.busy)
-		return 1;
+		return (__u64)prev << 32 | 1;
 	prof_tpriv.busy = 1;
-	node = enter_slow(site, c, prev);
+	node = enter_slow(site, c, &prev);
 	prof_tpriv.busy = 0;
 	errno = saved;
-	return node;
+	return (__u64)prev << 32 | node;
 }
 
 static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev)
@@ -1015,23 +1016,23 @@ static bool left_elsewhere(__u64 cpus, __u32 a, __u32 b)
 }
 
 /* the kernel word moved during the zone: d is its duration in ticks */
-void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
+void __prof_leave_slow(uint32_t node, uint64_t zseq, uint64_t zoffcpu, uint64_t seq, uint64_t d)
 {
 	struct __prof_thread *t = &__prof_tls;
 	const volatile struct prof_sched_rec *r = t->krec;
-	struct prof_node_ext *n = &t->ext[z->node];
+	struct prof_node_ext *n = &t->ext[node];
 	__u64 off, wall = prof_ticks_to_ns(d);
-	__u32 a = (__u32)z->seq, b = (__u32)seq, flags = 0;
+	__u32 a = (__u32)zseq, b = (__u32)seq, flags = 0;
 
 	/*
 	 * Entered or left without a record (profd came or went meanwhile), or
 	 * the record is no longer ours (profd handed the slot on): no facts.
 	 */
-	if (seq == PROF_SEQ_UNCOVERED || z->seq == PROF_SEQ_UNCOVERED || r->gen != prof_tpriv.kgen) {
-		call_uncovered(z->node);
+	if (seq == PROF_SEQ_UNCOVERED || zseq == PROF_SEQ_UNCOVERED || r->gen != prof_tpriv.kgen) {
+		call_uncovered(node);
 		return;
 	}
-	off = r->offcpu_ns - z->offcpu;
+	off = r->offcpu_ns - zoffcpu;
 	__PROF_STORE(t->ext_used, 1);
 	/* the last involuntary and the last voluntary switch: inside the zone? */
 	if (a != b && seq_within((__u32)r->preempt_seq, a, b)) {
@@ -1043,7 +1044,7 @@ void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 		flags |= PROF_EV_BLOCKED;
 	}
 	/* moved: the kernel counted it, or a switch out left another cpu */
-	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT) ||
+	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (zseq >> PROF_SCHED_SEQ_MIGR_SHIFT) ||
 	    left_elsewhere(r->out_cpus, a, b)) {
 		__PROF_ADD(&n->migrated, 1);
 		flags |= PROF_EV_MIGRATED;
@@ -1060,7 +1061,7 @@ void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 }
 
 /* node's first count in bucket b: its block's row map gets the bit */
-void __prof_row_mark(uint32_t node, unsigned int b)
+static void row_mark(uint32_t node, unsigned int b)
 {
 	__u64 *w = &__prof_tls.rowmap[(node >> PROF_HIST_SHIFT) * PROF_ROWMAP_WORDS + b / 64];
 
@@ -1077,28 +1078,65 @@ static void call_anomaly(__u32 node)
 	__PROF_BUMP(t->activity);
 }
 
+/* count a call of node in its bucket of the histogram: its row marked
+ * first; the bucket's counter returned */
+static __u64 hist_count(uint32_t node, __u64 d, unsigned int *bucket)
+{
+	unsigned int b = prof_hist_bucket(d);
+	__u64 i = prof_hist_index(node, b, PROF_HIST_SHIFT);
+	__u32 *h = &__prof_tls.hist[i];
+
+	if (!__PROF_LOAD(h))
+		row_mark(node, b);
+	__PROF_ADD(h, 1);
+	*bucket = b;
+	return i;
+}
+
+/*
+ * A call whose delta left the bucket its site's cache holds: counted, and
+ * the cache takes its bucket.  A zone in a signal handler that interrupts
+ * this (its site's) refill counts without refilling, so the refill is
+ * never torn.  The counter's row is marked before the cache names it.
+ */
+void __prof_count_slow(struct __prof_cache *c, uint32_t node, uint64_t d)
+{
+	struct prof_tpriv *p = &prof_tpriv;
+	unsigned int b;
+	__u64 i = hist_count(node, d, &b);
+
+	if (p->bfill)
+		return;
+	p->bfill = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->bspan = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->bnode = node;
+	c->blo = prof_hist_lo(b);
+	c->bidx = i;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->bspan = prof_hist_span(b);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	p->bfill = 0;
+}
+
 /* what __prof_leave does for a call, here for one without kernel facts */
-static void call_count(struct __prof_zone *z, __u64 d)
+static void call_count(const struct prof_site *site, uint32_t node, __u64 start, __u64 d)
 {
 	struct __prof_thread *t = &__prof_tls;
-	struct prof_node *n = &t->nodes[z->node];
-	__u32 *h;
+	struct prof_node *n = &t->nodes[node];
 	unsigned int b;
 
 	__PROF_ADD(&n->calls, 1);
 	__PROF_ADD(&n->ticks, d);
 	if (d > __PROF_LOAD(&n->max))
 		__PROF_STORE(&n->max, d);
-	b = prof_hist_bucket(d);
-	h = &t->hist[prof_hist_index(z->node, b, PROF_HIST_SHIFT)];
-	if (!__PROF_LOAD(h))
-		__prof_row_mark(z->node, b);
-	__PROF_ADD(h, 1);
-	call_uncovered(z->node);
-	__prof_ring_put(z->start, d, z->node);
+	hist_count(node, d, &b);
+	call_uncovered(node);
+	__prof_ring_put(start, d, node);
 	__PROF_BUMP(t->activity);
-	if (*z->site->exit_sema)
-		__prof_exit_probe(z->site, d);
+	if (*site->exit_sema)
+		__prof_exit_probe(site, d);
 }
 
 /*
@@ -1149,12 +1187,12 @@ static void cover_switch(void)
 	__PROF_STORE(&h->ksched_slot, now ? te->kslot : PROF_NO_SLOT);
 }
 
-void __prof_anomaly(struct __prof_zone *z, uint64_t d)
+void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d)
 {
 	struct __prof_thread *t = &__prof_tls;
 
 	if (__atomic_load_n(&t->limit, __ATOMIC_ACQUIRE) || !prof_tpriv.limit) {
-		call_anomaly(z->node);
+		call_anomaly(node);
 		return;
 	}
 	/*
@@ -1162,9 +1200,9 @@ void __prof_anomaly(struct __prof_zone *z, uint64_t d)
 	 * word whole, so it counts without them, then the thread switches.
 	 */
 	if (d > prof_tpriv.limit)
-		call_anomaly(z->node);
+		call_anomaly(node);
 	else
-		call_count(z, d);
+		call_count(site, node, start, d);
 	cover_switch();
 }
 
@@ -1216,7 +1254,7 @@ static void close_open_below(__u32 from, __u32 to)
  * A scope closes while another zone is current: a PROF_BEGIN inside it was
  * never ENDed.  Count it, and forget the BEGINs that are now unreachable.
  */
-void __prof_unbalanced(struct __prof_zone *z)
+void __prof_unbalanced(uint32_t node, uint32_t prev)
 {
 	struct prof_tpriv *p = &prof_tpriv;
 
@@ -1224,14 +1262,14 @@ void __prof_unbalanced(struct __prof_zone *z)
 	 * balanced after all */
 	if (__prof_tls.cur == __PROF_FORKED) {
 		fork_move_self();
-		if (__prof_tls.cur == z->node)
+		if (__prof_tls.cur == node)
 			return;
 	}
 	if (p->hdr)
 		__PROF_ADD(&p->hdr->unbalanced, 1);
 	/* the zones opened under this one and never closed are over too */
-	close_open_below(__prof_tls.cur, z->node);
-	while (p->nbegin && !node_is_ancestor(p->begin[p->nbegin - 1].node, z->prev))
+	close_open_below(__prof_tls.cur, node);
+	while (p->nbegin && !node_is_ancestor(p->begin[p->nbegin - 1].node, prev))
 		p->nbegin--;
 }
 
@@ -1556,6 +1594,11 @@ static void fork_move_self(void)
 			for (i = 0; i < p->nnodes; i++)
 				open[i] = t->open[i];
 		}
+		/* the rows the parent marked stay marked: its site caches name
+		 * buckets whose rows it marked, and the thread keeps them */
+		memcpy(prof_rt_region(hdr, PROF_REGION_ROWMAP), t->rowmap,
+		       prof_hist_blocks(p->nnodes, PROF_HIST_SHIFT) * PROF_ROWMAP_WORDS *
+			       sizeof(__u64));
 		hdr->nnodes = p->nnodes;
 		hdr->state = PROF_SLAB_ALIVE;
 		__atomic_store_n(&hdr->magic, PROF_SLAB_MAGIC, __ATOMIC_RELEASE);
