@@ -69,6 +69,17 @@ struct prof_rt {
 	const struct prof_site **site_keys;
 	__u32 *site_vals;
 	struct prof_tentry *threads;	/* newest first */
+	/*
+	 * Exited threads (slab.h, 3.1): the entries whose slabs were folded
+	 * into the aggregate and cleared, free for the next threads, and the
+	 * aggregate's tree: (parent, site) -> node + 1, as a thread's table.
+	 */
+	struct prof_tentry **free_te;	/* max_threads of them at most */
+	__u32 nfree;
+	struct prof_slab_hdr *agg;	/* NULL until the first fold */
+	__u32 *agg_table;
+	__u32 agg_mask, agg_nnodes, agg_res;
+	__u32 *fold_map;		/* a folding thread's node -> aggregate node */
 };
 
 extern struct prof_rt prof_rt;

@@ -105,6 +105,9 @@ struct prof_snap_thread {
 				 * node's ticks), or PROF_SNAP_UNKNOWN */
 	char comm[PROF_COMM_MAX]; /* its comm (pthread_setname_np) when read live */
 	__u64 oncpu_start;	/* the reader's: the slab's oncpu_start_ns */
+	__u64 folds;		/* > 0: not a thread but the aggregate of this
+				 * many exited threads (slab.h, 3.1), tid 0,
+				 * always the last of a snapshot's threads */
 };
 
 struct prof_snapshot {
@@ -206,7 +209,8 @@ int prof_snapshot__write(const struct prof_snapshot *snap, void **buf, size_t *l
 size_t prof_snapshot__image_size(const struct prof_snapshot *snap);
 int prof_snapshot__write_into(const struct prof_snapshot *snap, void *mem, size_t len);
 
-/* a thread's name for reports: its PROF_THREAD_NAME or "tid N" */
+/* a thread's name for reports: its PROF_THREAD_NAME or "tid N"; the
+ * aggregate's "[exited threads] (N)" */
 const char *prof_snap_thread_label(const struct prof_snap_thread *t, char *buf, size_t len);
 /* a node's zone name ("[root]", "[overflow]" for the special ones) */
 const char *prof_snap_node_name(const struct prof_snapshot *s, const struct prof_snap_node *n);

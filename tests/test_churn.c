@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_churn.c - thread churn (issue 12): slabs of exited threads are
+ * folded into the aggregate and reused, so every call of every thread is
+ * counted however many threads come and go, live (while they churn, by
+ * concurrent readers: counts only grow, never above what was made) and at
+ * exit, and a diff window across reuse holds exactly the calls made in it.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include "prof.h"
+#include "fastpath.h"
+
+/* TSan makes each zone and thread far slower: fewer threads there */
+#define CHURN_THREADS (TEST_TSAN ? 1500 : 10000)
+#define CHURN_BATCH   8
+
+static __u64 made; /* completed outer calls, atomic */
+
+static void inner(void)
+{
+	PROF_USDT(churn_inner);
+}
+
+/* thread i makes (i % 7) + 1 outer calls, each with i % 3 inner ones */
+static __u64 outer_calls(unsigned long i)
+{
+	return i % 7 + 1;
+}
+
+static void *churn_thread(void *arg)
+{
+	unsigned long i = (unsigned long)arg, k, j;
+
+	for (k = 0; k < outer_calls(i); k++) {
+		{
+			PROF_USDT(churn_outer);
+			for (j = 0; j < i % 3; j++)
+				inner();
+		}
+		__atomic_add_fetch(&made, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* the calls of the zone called name in s, every thread and the aggregate */
+static __u64 snap_calls(const struct prof_snapshot *s, const char *name, __u64 *folds)
+{
+	__u64 n = 0;
+	__u32 i, j;
+
+	if (folds)
+		*folds = 0;
+	for (i = 0; i < s->nthreads; i++) {
+		const struct prof_snap_thread *t = &s->threads[i];
+
+		if (t->folds && folds)
+			*folds = t->folds;
+		for (j = 2; j < t->nnodes; j++)
+			if (!strcmp(prof_snap_node_name(s, &t->nodes[j]), name))
+				n += t->nodes[j].calls;
+	}
+	return n;
+}
+
+static void run_threads(unsigned long from, unsigned long to)
+{
+	pthread_t th[CHURN_BATCH];
+	unsigned long i, k;
+
+	for (i = from; i < to; i += k) {
+		for (k = 0; k < CHURN_BATCH && i + k < to; k++)
+			assert_int_equal(pthread_create(&th[k], NULL, churn_thread, (void *)(i + k)), 0);
+		for (k = 0; k < CHURN_BATCH && i + k < to; k++)
+			pthread_join(th[k], NULL);
+	}
+}
+
+static __u64 expected(unsigned long from, unsigned long to)
+{
+	__u64 n = 0;
+
+	for (; from < to; from++)
+		n += outer_calls(from);
+	return n;
+}
+
+static volatile int readers_stop;
+struct reader_res {
+	__u64 reads, bad;
+	char why[160];
+};
+
+/* a live reader: its counts only grow, and never exceed the calls made */
+static void *reader(void *arg)
+{
+	struct reader_res *r = arg;
+	__u64 last = 0;
+
+	while (!__atomic_load_n(&readers_stop, __ATOMIC_ACQUIRE)) {
+		struct prof_snapshot *s = test_snapshot(0);
+		__u64 n, cap;
+
+		if (!s)
+			continue;
+		n = snap_calls(s, "churn_outer", NULL);
+		cap = __atomic_load_n(&made, __ATOMIC_ACQUIRE);
+		if ((n < last || n > cap) && !r->bad)
+			snprintf(r->why, sizeof(r->why), "read %llu after %llu, %llu made",
+				 (unsigned long long)n, (unsigned long long)last,
+				 (unsigned long long)cap);
+		r->bad += n < last || n > cap;
+		last = n;
+		r->reads++;
+		prof_snapshot__destroy(s);
+	}
+	return NULL;
+}
+
+static void test_churn_live(void **state)
+{
+	struct reader_res res[2] = { 0 };
+	pthread_t rd[2];
+	struct prof_snapshot *s;
+	__u64 folds, want = expected(0, CHURN_THREADS);
+	int i;
+
+	(void)state;
+	/* the first thread gives the process its segment */
+	run_threads(0, 1);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&rd[i], NULL, reader, &res[i]), 0);
+	run_threads(1, CHURN_THREADS);
+	__atomic_store_n(&readers_stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 2; i++) {
+		pthread_join(rd[i], NULL);
+		if (res[i].bad)
+			fail_msg("reader %d: %llu bad reads of %llu: %s", i,
+				 (unsigned long long)res[i].bad, (unsigned long long)res[i].reads,
+				 res[i].why);
+		assert_true(res[i].reads > 0);
+	}
+	s = test_snapshot(0);
+	assert_non_null(s);
+	/* every call, nested ones too, and every thread folded */
+	assert_int_equal(snap_calls(s, "churn_outer", &folds), want);
+	{
+		__u64 in = 0;
+		unsigned long k;
+
+		for (k = 0; k < CHURN_THREADS; k++)
+			in += outer_calls(k) * (k % 3);
+		assert_int_equal(snap_calls(s, "churn_inner", NULL), in);
+	}
+	assert_int_equal(folds, CHURN_THREADS);
+	assert_int_equal(s->threads_dropped, 0);
+	/* memory bounded: the slabs a batch needs, and the aggregate */
+	assert_true(s->nthreads <= CHURN_BATCH + 2 + 1);
+	{
+		char buf[64];
+
+		snprintf(buf, sizeof(buf), "[exited threads] (%u)", CHURN_THREADS);
+		assert_string_equal(
+			prof_snap_thread_label(&s->threads[s->nthreads - 1], buf + 32, 32), buf);
+	}
+	prof_snapshot__destroy(s);
+}
+
+/* a thread alive at the baseline, exiting after it */
+static pthread_barrier_t mid_bar;
+static void *mid_thread(void *arg)
+{
+	(void)arg;
+	churn_thread((void *)5ul);	/* 6 calls before the baseline */
+	pthread_barrier_wait(&mid_bar); /* baseline taken */
+	pthread_barrier_wait(&mid_bar);
+	churn_thread((void *)1ul);	/* 2 after it */
+	return NULL;
+}
+
+static void test_churn_diff(void **state)
+{
+	struct prof_snapshot *base, *s;
+	pthread_t th[3];
+	__u64 agg_calls = 0;
+	int i;
+
+	(void)state;
+	run_threads(0, 1);
+	pthread_barrier_init(&mid_bar, NULL, 4);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, mid_thread, NULL), 0);
+	pthread_barrier_wait(&mid_bar);
+	base = test_snapshot(0);
+	assert_non_null(base);
+	pthread_barrier_wait(&mid_bar);
+	/* many more threads than slabs: slabs change hands in the window */
+	run_threads(100, 400);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&mid_bar);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	assert_int_equal(prof_snapshot__diff(s, base), 0);
+	/* the window's calls: the new threads', and the three's after it */
+	assert_int_equal(snap_calls(s, "churn_outer", NULL), expected(100, 400) + 3 * 2);
+	for (i = 0; i < (int)s->nthreads; i++)
+		if (s->threads[i].folds)
+			agg_calls = test_node(s, &s->threads[i], "churn_outer")->calls;
+	assert_int_equal(agg_calls, expected(100, 400) + 3 * 2);
+	/* and through an image (what profd answers with) */
+	{
+		struct prof_snapshot *img;
+		void *buf;
+		size_t len;
+
+		assert_int_equal(prof_snapshot__write(s, &buf, &len), 0);
+		assert_int_equal(prof_snapshot__read(buf, len, &img), 0);
+		assert_int_equal(snap_calls(img, "churn_outer", NULL), expected(100, 400) + 6);
+		assert_true(img->threads[img->nthreads - 1].folds > 0);
+		prof_snapshot__destroy(img);
+		free(buf);
+	}
+	prof_snapshot__destroy(base);
+	prof_snapshot__destroy(s);
+}
+
+/* a thread that exits inside a zone: its open call is no call */
+static void *open_thread(void *arg)
+{
+	(void)arg;
+	for (int k = 0; k < 2; k++) {
+		PROF_USDT(churn_open);
+	}
+	PROF_BEGIN(churn_open);
+	test_spin(1000000);
+	pthread_exit(NULL);
+	return NULL;
+}
+
+static void test_churn_open_not_folded(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s;
+	__u64 calls = 0, ticks = 0, open = 0;
+	pthread_t th;
+	__u32 i;
+
+	(void)state;
+	run_threads(0, 1);
+	assert_int_equal(pthread_create(&th, NULL, open_thread, NULL), 0);
+	pthread_join(th, NULL);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	t = &s->threads[s->nthreads - 1];
+	assert_true(t->folds > 0);
+	/* the loop's site and the BEGIN's */
+	for (i = 2; i < t->nnodes; i++) {
+		if (strcmp(prof_snap_node_name(s, &t->nodes[i]), "churn_open"))
+			continue;
+		calls += t->nodes[i].calls;
+		ticks += t->nodes[i].ticks;
+		open += t->nodes[i].open + t->nodes[i].open_ticks;
+	}
+	assert_int_equal(calls, 2);
+	assert_int_equal(open, 0);
+	/* its time is the two calls' alone: not the 1 ms the open one ran */
+	assert_true(prof_snap_ns(s, ticks) < 1000000);
+	prof_snapshot__destroy(s);
+}
+
+/* a process's exit report names the aggregate and counts every call */
+static void test_churn_exit_report(void **state)
+{
+	char path[] = "/tmp/test_churn_XXXXXX", line[256];
+	int fd = mkstemp(path), st, found = 0;
+	pid_t pid;
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		setenv("PROF_REPORT", path, 1);
+		setenv("PROF_NO_DAEMON", "1", 1);
+		made = 0;
+		run_threads(1000, 1300);
+		exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && !WEXITSTATUS(st));
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		found += strstr(line, "[exited threads] (300)") != NULL;
+	fclose(f);
+	unlink(path);
+	assert_true(found > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_churn_live),
+		cmocka_unit_test(test_churn_diff),
+		cmocka_unit_test(test_churn_open_not_folded),
+		cmocka_unit_test(test_churn_exit_report),
+	};
+
+	test_filter_env();
+	setenv("PROF_NO_DAEMON", "1", 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
