@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "prof.h"
@@ -18,7 +19,7 @@
 #define CHURN_THREADS (TEST_TSAN ? 1500 : 10000)
 #define CHURN_BATCH   8
 
-static __u64 made; /* completed outer calls, atomic */
+static __u64 made; /* outer calls ended or about to, atomic */
 
 static void inner(void)
 {
@@ -31,17 +32,29 @@ static __u64 outer_calls(unsigned long i)
 	return i % 7 + 1;
 }
 
+/* a recursion of depth n: a node a level, so a thread's tree is big and
+ * a reader's copy long (a fold has time to run during it) */
+static void deep(unsigned long n)
+{
+	PROF_USDT(churn_deep);
+	if (n > 1)
+		deep(n - 1);
+}
+
 static void *churn_thread(void *arg)
 {
 	unsigned long i = (unsigned long)arg, k, j;
+
+	deep(i % 64 + 16);
 
 	for (k = 0; k < outer_calls(i); k++) {
 		{
 			PROF_USDT(churn_outer);
 			for (j = 0; j < i % 3; j++)
 				inner();
+			/* before the call ends: a read never counts more */
+			__atomic_add_fetch(&made, 1, __ATOMIC_RELEASE);
 		}
-		__atomic_add_fetch(&made, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -64,6 +77,59 @@ static __u64 snap_calls(const struct prof_snapshot *s, const char *name, __u64 *
 				n += t->nodes[j].calls;
 	}
 	return n;
+}
+
+/* this process's segment, mapped read-only as a reader maps it */
+static void *map_self(size_t *len)
+{
+	struct prof_seg_ent *ents;
+	size_t n = 0, i;
+	__u64 tok = prof_proc_start_token(getpid());
+	struct stat st;
+	void *mem;
+	int fd = -1;
+
+	assert_int_equal(prof_seg_list(geteuid(), &ents, &n), 0);
+	for (i = 0; i < n && fd < 0; i++)
+		if (ents[i].pid == (__u32)getpid() && ents[i].start_token == tok)
+			fd = prof_seg_open(&ents[i]);
+	free(ents);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	assert_true(mem != MAP_FAILED);
+	*len = (size_t)st.st_size;
+	return mem;
+}
+
+/* the calls of zone name in the flat view of this process's mapping */
+static __u64 flat_calls(const char *name)
+{
+	struct prof_snapshot *snap = NULL;
+	struct prof_flat_row *rows = NULL;
+	struct prof_seg_flat_cache *c = prof_seg_flat_cache__new();
+	size_t i, nrows = 0, len;
+	__u64 calls = 0;
+	void *mem = map_self(&len);
+	int round;
+
+	/* twice: the second from the cache */
+	for (round = 0; round < 2; round++) {
+		prof_snapshot__destroy(snap);
+		free(rows);
+		assert_int_equal(prof_seg_flat_cached(mem, len, 0, PROF_SORT_CALLS, c, &snap, &rows,
+						      &nrows),
+				 0);
+		for (calls = 0, i = 0; i < nrows; i++)
+			if (rows[i].site < snap->nsites && !strcmp(snap->sites[rows[i].site].name, name))
+				calls += rows[i].calls;
+	}
+	prof_snapshot__destroy(snap);
+	free(rows);
+	prof_seg_flat_cache__destroy(c);
+	munmap(mem, len);
+	return calls;
 }
 
 static void run_threads(unsigned long from, unsigned long to)
@@ -92,6 +158,8 @@ static volatile int readers_stop;
 struct reader_res {
 	__u64 reads, bad;
 	char why[160];
+	void *mem; /* the segment, mapped once: reads back to back */
+	size_t len;
 };
 
 /* a live reader: its counts only grow, and never exceed the calls made */
@@ -101,11 +169,14 @@ static void *reader(void *arg)
 	__u64 last = 0;
 
 	while (!__atomic_load_n(&readers_stop, __ATOMIC_ACQUIRE)) {
-		struct prof_snapshot *s = test_snapshot(0);
+		struct prof_snapshot *s = NULL;
 		__u64 n, cap;
 
-		if (!s)
+		if (prof_snapshot__read(r->mem, r->len, &s)) {
+			if (!r->bad++)
+				snprintf(r->why, sizeof(r->why), "read failed");
 			continue;
+		}
 		n = snap_calls(s, "churn_outer", NULL);
 		cap = __atomic_load_n(&made, __ATOMIC_ACQUIRE);
 		if ((n < last || n > cap) && !r->bad)
@@ -131,8 +202,10 @@ static void test_churn_live(void **state)
 	(void)state;
 	/* the first thread gives the process its segment */
 	run_threads(0, 1);
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
+		res[i].mem = map_self(&res[i].len);
 		assert_int_equal(pthread_create(&rd[i], NULL, reader, &res[i]), 0);
+	}
 	run_threads(1, CHURN_THREADS);
 	__atomic_store_n(&readers_stop, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < 2; i++) {
@@ -142,6 +215,7 @@ static void test_churn_live(void **state)
 				 (unsigned long long)res[i].bad, (unsigned long long)res[i].reads,
 				 res[i].why);
 		assert_true(res[i].reads > 0);
+		munmap(res[i].mem, res[i].len);
 	}
 	s = test_snapshot(0);
 	assert_non_null(s);
@@ -156,9 +230,21 @@ static void test_churn_live(void **state)
 		assert_int_equal(snap_calls(s, "churn_inner", NULL), in);
 	}
 	assert_int_equal(folds, CHURN_THREADS);
+	/* the flat view straight from the mapping counts them too */
+	assert_int_equal(flat_calls("churn_outer"), want);
 	assert_int_equal(s->threads_dropped, 0);
-	/* memory bounded: the slabs a batch needs, and the aggregate */
-	assert_true(s->nthreads <= CHURN_BATCH + 2 + 1);
+	/* every thread gone: the aggregate alone (a slab between two threads
+	 * is none) */
+	assert_int_equal(s->nthreads, 1);
+	/* memory bounded: the slabs a batch needs (and the readers' and the
+	 * first thread's races), however many threads came and went */
+	{
+		size_t len;
+		void *mem = map_self(&len);
+
+		assert_true(((const struct prof_seg_hdr *)mem)->nslabs <= 2 * CHURN_BATCH);
+		munmap(mem, len);
+	}
 	{
 		char buf[64];
 
@@ -270,6 +356,22 @@ static void test_churn_open_not_folded(void **state)
 	/* its time is the two calls' alone: not the 1 ms the open one ran */
 	assert_true(prof_snap_ns(s, ticks) < 1000000);
 	prof_snapshot__destroy(s);
+
+	/* the next thread takes its slab (nodes 2 and 3 again): no open
+	 * call of the last one there either */
+	pthread_barrier_init(&mid_bar, NULL, 2);
+	assert_int_equal(pthread_create(&th, NULL, mid_thread, NULL), 0);
+	pthread_barrier_wait(&mid_bar);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	for (open = 0, i = 0; i < s->nthreads; i++)
+		for (__u32 j = 1; j < s->threads[i].nnodes; j++)
+			open += s->threads[i].nodes[j].open;
+	prof_snapshot__destroy(s);
+	pthread_barrier_wait(&mid_bar);
+	pthread_join(th, NULL);
+	pthread_barrier_destroy(&mid_bar);
+	assert_int_equal(open, 0);
 }
 
 /* a process's exit report names the aggregate and counts every call */

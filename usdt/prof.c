@@ -698,11 +698,15 @@ static void thread_sink(struct __prof_thread *t)
 	t->cur = PROF_NODE_ROOT;
 }
 
+/* atomic stores: in a reused slab a reader may still be copying the
+ * previous thread's node (it drops the copy: the slab's gen moved) */
 static void node_init(struct prof_node *n, __u32 site, __u32 parent)
 {
-	memset(n, 0, sizeof(*n));
-	n->site = site;
-	n->parent = parent;
+	__PROF_STORE(&n->site, site);
+	__PROF_STORE(&n->parent, parent);
+	__PROF_STORE(&n->calls, 0);
+	__PROF_STORE(&n->ticks, 0);
+	__PROF_STORE(&n->max, 0);
 }
 
 /*
@@ -1611,7 +1615,7 @@ static bool thread_fold(struct prof_tpriv *p)
 	map = prof_rt.fold_map;
 	/* a seqlock's write side: odd, then the data (release fence) */
 	__atomic_store_n(&seg->agg_seq, seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	prof_seq_fence_rel();
 	for (j = 0; j < nn; j++) {
 		/* the root and the overflow node are the aggregate's own */
 		m = j < 2 ? j : agg_node(map[nodes[j].parent], nodes[j].site);

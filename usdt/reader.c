@@ -1368,7 +1368,7 @@ static int read_sites(struct prof_snapshot *s, const char *base, const struct se
 /* did a live slab change hands since its gen was loaded (slab.h, 3.1)? */
 static bool slab_moved(const char *slab, __u64 gen)
 {
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	prof_seq_fence_acq();
 	return LD(&((const struct prof_slab_hdr *)slab)->gen) != gen;
 }
 
@@ -1452,7 +1452,7 @@ static int read_agg(struct prof_snapshot *s, const void *mem, struct seg_geom *g
 				ring[nf++].gen = LD(&f->gen);
 			}
 		}
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		prof_seq_fence_acq();
 		if (!live || LD(&h->agg_seq) == seq)
 			break;
 		/* a fold ran meanwhile: again */
@@ -1888,7 +1888,7 @@ static int lazy_fill(const struct prof_snap_lazy *z, struct lazy_table *tab,
 		v.image = true;
 	gen = LDA(&((const struct prof_slab_hdr *)slab)->gen);
 	err = read_nodes(&v, z->nsites, nn, tab->nodes, &tab->pool, tab->quant, z->flags);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	prof_seq_fence_acq();
 	/* a live thread that exited since the read: its numbers are in the
 	 * aggregate now, its slab maybe another's; never mix them (slab.h) */
 	if (!z->g.snap_tick && z->g.folds && t->slab != z->g.agg_slab &&

@@ -407,4 +407,25 @@ static inline __u64 prof_slab_size(__u32 max_nodes, unsigned int hist_shift)
 	return prof_slab_layout(max_nodes, hist_shift, r);
 }
 
+/*
+ * The fences of the gen and agg_seq seqlocks (see the top): release after
+ * a writer makes its sequence odd, acquire before a reader loads it again.
+ * ThreadSanitizer has no fences: its builds (x86-64, where loads keep their
+ * order and stores theirs) take a compiler barrier, all x86 needs there.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define __PROF_SEQ_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define __PROF_SEQ_TSAN 1
+#endif
+#endif
+#ifdef __PROF_SEQ_TSAN
+#define prof_seq_fence_rel()	__asm__ __volatile__("" ::: "memory")
+#define prof_seq_fence_acq()	__asm__ __volatile__("" ::: "memory")
+#else
+#define prof_seq_fence_rel()	__atomic_thread_fence(__ATOMIC_RELEASE)
+#define prof_seq_fence_acq()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
+#endif
+
 #endif /* PROF_SLAB_H */
