@@ -549,7 +549,7 @@ static int seg_init(void)
 	__atomic_store_n(&h->magic, PROF_SEG_MAGIC, __ATOMIC_RELEASE);
 	/* a fork child's: the parent's exited threads are not its own */
 	prof_rt.agg = NULL;
-	prof_rt.nfree = 0;
+	prof_rt.nfree = prof_rt.free_head = 0;
 
 	prof_rt.seg = h;
 	prof_rt.seg_len = size;
@@ -741,23 +741,31 @@ static __u32 thread_table_size(void)
 static void thread_start(struct __prof_thread *t, struct prof_tpriv *p, struct prof_tentry *te,
 			 __u32 tsize);
 
-/* the first zone of a thread, when an exited thread's slab is free (its
- * profile is in the aggregate, the slab cleared); caller holds the lock,
- * released here */
-static void thread_reuse(struct __prof_thread *t, struct prof_tpriv *p)
+static bool thread_fold(struct prof_tentry *te);
+
+/*
+ * The first zone of a thread when every slab had one: the oldest exited
+ * thread's profile goes into the aggregate, and its slab, cleared, is the
+ * new thread's.  Caller holds the lock, released here on success; false
+ * (the lock held) if it cannot be.
+ */
+static bool thread_reuse(struct __prof_thread *t, struct prof_tpriv *p)
 {
-	struct prof_tentry *te = prof_rt.free_te[prof_rt.nfree - 1], *next = te->next;
+	struct prof_tentry *te = prof_rt.free_te[prof_rt.free_head], *next = te->next;
 	struct prof_slab_hdr *hdr = te->hdr;
 	__u32 idx = te->slab, tsize = thread_table_size();
 
 	p->table = calloc(tsize, sizeof(__u32));
-	/* nodes 0 and 1 were reserved by the slab's first thread */
-	if (!p->table) {
-		pthread_mutex_unlock(&prof_rt.lock);
-		thread_sink(t);
-		return;
+	if (!p->table)
+		return false;
+	if (!thread_fold(te)) {
+		free(p->table);
+		p->table = NULL;
+		return false;
 	}
+	prof_rt.free_head = (prof_rt.free_head + 1) % prof_rt.max_threads;
 	prof_rt.nfree--;
+	/* nodes 0 and 1 were reserved by the slab's first thread */
 	p->res_nodes = 2;
 	/* the agent no longer looks at it (alive is false): a new entry */
 	memset(te, 0, sizeof(*te));
@@ -766,6 +774,7 @@ static void thread_reuse(struct __prof_thread *t, struct prof_tpriv *p)
 	te->hdr = hdr;
 	slab_claim(hdr);
 	thread_start(t, p, te, tsize);
+	return true;
 }
 
 /* first zone of a thread: claim a slab */
@@ -800,10 +809,9 @@ static void thread_init(void)
 		thread_sink(t);
 		return;
 	}
-	if (prof_rt.nfree) {
-		thread_reuse(t, p);
+	/* every slab had a thread: the oldest exited one's, folded */
+	if (prof_rt.seg->nslabs >= prof_rt.max_threads && prof_rt.nfree && thread_reuse(t, p))
 		return;
-	}
 	if (prof_rt.seg->nslabs >= prof_rt.max_threads) {
 		static bool said;
 
@@ -1595,17 +1603,17 @@ static void slab_clear(struct prof_slab_hdr *h, __u32 nn)
 }
 
 /*
- * The exiting thread's profile into the aggregate, in the order slab.h
- * gives readers, and its slab cleared and freed; caller holds the lock.
- * False if it could not be (no room for the aggregate): the slab stays
- * the exited thread's.
+ * An exited thread's profile into the aggregate, in the order slab.h
+ * gives readers, and its slab cleared for the next; caller holds the
+ * lock.  False if it could not be (no room for the aggregate): the slab
+ * stays the exited thread's.
  */
-static bool thread_fold(struct prof_tpriv *p)
+static bool thread_fold(struct prof_tentry *te)
 {
 	struct prof_seg_hdr *seg = prof_rt.seg;
-	struct prof_slab_hdr *h = p->hdr, *a;
+	struct prof_slab_hdr *h = te->hdr, *a;
 	const struct prof_node *nodes = prof_rt_region(h, PROF_REGION_NODES);
-	__u32 nn = p->nnodes, j, m, *map, seq = seg->agg_seq;
+	__u32 nn = h->nnodes, j, m, *map, seq = seg->agg_seq;
 	__u64 k = seg->folds + 1, gen = h->gen;
 	struct prof_fold *f = &seg->fold_ring[(k - 1) % PROF_FOLD_RING];
 
@@ -1626,7 +1634,7 @@ static bool thread_fold(struct prof_tpriv *p)
 	__PROF_BUMP(&a->activity);
 	/* the slab holds no thread: readers skip it from here */
 	__atomic_store_n(&h->gen, gen + 1, __ATOMIC_RELEASE);
-	__PROF_STORE(&f->slab, p->te->slab);
+	__PROF_STORE(&f->slab, te->slab);
 	__PROF_STORE(&f->gen, gen);
 	__atomic_store_n(&seg->folds, k, __ATOMIC_RELEASE);
 	__atomic_store_n(&seg->agg_seq, seq + 2, __ATOMIC_RELEASE);
@@ -1634,14 +1642,16 @@ static bool thread_fold(struct prof_tpriv *p)
 	return true;
 }
 
-/* the exiting thread gives its slab back: folded, then free for the next
- * thread; its zones from here (a later destructor's, a handler's) land in
- * the shared sink.  Signals are held meanwhile: a handler's zone would
- * write the slab being folded. */
+/*
+ * The exiting thread gives its slab up: it stays the thread's, shown as
+ * such, until a new thread finds no fresh slab and takes the oldest given
+ * up (thread_reuse folds it first).  Its zones from here (a later
+ * destructor's, a handler's) land in the shared sink.  Signals are held
+ * meanwhile: a handler's zone would find half the pointers moved.
+ */
 static void thread_release(struct prof_tpriv *p)
 {
 	sigset_t all, old;
-	bool done;
 
 	/* a fork child's thread that never moved: the slab is the parent's */
 	if (!p->te || !p->hdr || !prof_rt.seg || __prof_tls.cur == __PROF_FORKED)
@@ -1651,9 +1661,8 @@ static void thread_release(struct prof_tpriv *p)
 	pthread_mutex_lock(&prof_rt.lock);
 	if (!prof_rt.free_te)
 		prof_rt.free_te = calloc(prof_rt.max_threads, sizeof(*prof_rt.free_te));
-	done = prof_rt.free_te && prof_rt.nfree < prof_rt.max_threads && thread_fold(p);
-	if (done) {
-		prof_rt.free_te[prof_rt.nfree++] = p->te;
+	if (prof_rt.free_te && prof_rt.nfree < prof_rt.max_threads) {
+		prof_rt.free_te[(prof_rt.free_head + prof_rt.nfree++) % prof_rt.max_threads] = p->te;
 		thread_sink_last_resort(&__prof_tls);
 		__prof_tls.cur = PROF_CUR_GONE;
 		p->hdr = NULL;
@@ -1802,7 +1811,7 @@ static void prof_fork_child(void)
 		}
 	}
 	prof_rt.threads = NULL;
-	prof_rt.nfree = 0;
+	prof_rt.nfree = prof_rt.free_head = 0;
 	prof_agent__atfork_child();
 	t->krec = &prof_zero_rec;
 	p->kgen = 0;

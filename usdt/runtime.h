@@ -70,12 +70,13 @@ struct prof_rt {
 	__u32 *site_vals;
 	struct prof_tentry *threads;	/* newest first */
 	/*
-	 * Exited threads (slab.h, 3.1): the entries whose slabs were folded
-	 * into the aggregate and cleared, free for the next threads, and the
-	 * aggregate's tree: (parent, site) -> node + 1, as a thread's table.
+	 * Exited threads (slab.h, 3.1): the entries of those that gave their
+	 * slabs up, oldest first (a ring), folded into the aggregate when a
+	 * new thread finds no fresh slab; and the aggregate's tree:
+	 * (parent, site) -> node + 1, as a thread's table.
 	 */
 	struct prof_tentry **free_te;	/* max_threads of them at most */
-	__u32 nfree;
+	__u32 free_head, nfree;
 	struct prof_slab_hdr *agg;	/* NULL until the first fold */
 	__u32 *agg_table;
 	__u32 agg_mask, agg_nnodes, agg_res;

@@ -43,14 +43,19 @@
  * nodes of a thread are the path from its root to the node it is in.  A
  * reader adds (now - start) to an open node's total, and shows it open.
  *
- * Exited threads (3.1): a slab is handed to one thread after another,
- * and the profile of each thread that exits is first folded into the
- * aggregate: one more slab, at index agg_slab (max_threads, one past the
- * threads' slabs, outside [0, nslabs)), a call tree of the exited threads
- * merged by path (parent, site), with no tid (0), no open calls ever, its
- * root's ticks the sum of their wall times, and 'folds' threads in it.
- * The app folds, under its lock, in the exiting thread (the exit path,
- * never the zone path); readers only read.  A fold, in this order:
+ * Exited threads (3.1): a slab is handed to one thread after another.
+ * An exited thread keeps its slab (state EXITED, shown as itself) until a
+ * new thread finds every slab taken: then the oldest exited thread's
+ * profile is folded into the aggregate and its slab, cleared, is the new
+ * thread's.  The aggregate is one more slab, at index agg_slab
+ * (max_threads, one past the threads' slabs, outside [0, nslabs)): a call
+ * tree of the folded threads merged by path (parent, site), tid 0, named
+ * "[exited threads]", no open call ever (an exited thread's open call
+ * never ended: it is not folded), its root's ticks the sum of their wall
+ * times, its CPU time oncpu_exit_ns - oncpu_start_ns, and 'folds' threads
+ * in it.  The app folds under its lock, in the new thread's first zone
+ * (a slow path, never a zone's fast path); readers only read.  A fold, in
+ * this order:
  *
  *	agg_seq becomes odd (release)
  *	the thread's completed calls are added into the aggregate's nodes
@@ -59,8 +64,8 @@
  *	fold_ring[(k - 1) % PROF_FOLD_RING] = { slab, its thread's gen }
  *	folds = k (release)
  *	agg_seq becomes even (release)
- *	then, gen odd, the slab is cleared and goes on a free list; the next
- *	thread that takes it sets gen even again (release) once it is its own.
+ *	then, gen odd, the slab is cleared, and the new thread sets gen even
+ *	again (release) once the slab is its own.
  *
  * So in a live segment of minor >= 1 a thread is (slab, even gen), and a
  * reader that races a reuse notices by gen.  A reader:
