@@ -427,6 +427,26 @@ static void test_churn_exit_report(void **state)
 	assert_int_equal(prof_snapshot__read_fd(fd, &s), 0);
 	close(fd);
 	assert_int_equal(snap_calls(s, "churn_outer", NULL), expected(1000, 1300));
+	/* JSON: the aggregate says how many threads it holds, and the schema
+	 * (additive) still holds */
+	{
+		char jpath[] = "/tmp/test_churn_json_XXXXXX", cmd[256];
+		int jfd = mkstemp(jpath);
+		FILE *jf = jfd >= 0 ? fdopen(jfd, "w") : NULL;
+
+		assert_non_null(jf);
+		assert_int_equal(prof_report_json(jf, &s, 1), 0);
+		fclose(jf);
+		snprintf(cmd, sizeof(cmd), "grep -q '\"exited_threads\":%d' %s", 300 - CHURN_SLABS,
+			 jpath);
+		assert_int_equal(system(cmd), 0);
+		if (!access("tests/check_schema.py", R_OK)) {
+			snprintf(cmd, sizeof(cmd),
+				 "python3 tests/check_schema.py tests/report.schema.json %s", jpath);
+			assert_int_equal(system(cmd), 0);
+		}
+		unlink(jpath);
+	}
 	prof_snapshot__destroy(s);
 }
 

@@ -698,6 +698,9 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 			}
 			fprintf(f, "%s\n  {\"tid\":%u,\"name\":", i ? "," : "", t->tid);
 			json_str(f, t->name[0] ? t->name : t->comm);
+			/* the aggregate of the exited threads whose slabs were reused */
+			if (t->folds)
+				fprintf(f, ",\"exited_threads\":%llu", (unsigned long long)t->folds);
 			/* unknown (an image from before it was measured): null */
 			if (s->zone_cost)
 				fprintf(f, ",\"probe_cost_ns\":%llu",

@@ -341,7 +341,7 @@ static void process_title(FILE *f, const struct prof_snapshot *s, const struct p
 {
 	fprintf(f, "%sprocess %u (%s)%s  ", col(o, C_BOLD), s->pid, s->comm, col(o, C_RESET));
 	/* merged (--threads): the thread's title says how many */
-	if (s->nthreads != 1 || s->threads[0].tid)
+	if (s->nthreads != 1 || s->threads[0].tid || s->threads[0].folds)
 		fprintf(f, "%u thread%s, ", s->nthreads, s->nthreads == 1 ? "" : "s");
 	fprintf(f, "clock %s", s->clock == PROF_CLOCK_TSC ? "tsc" : "mono");
 	if (s->flags & PROF_SEG_EXITED)
