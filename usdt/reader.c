@@ -1397,15 +1397,18 @@ static int read_agg(struct prof_snapshot *s, const void *mem, struct seg_geom *g
 	bool live = !g->snap_tick;
 	__u64 n1 = 0, k;
 	__u32 tries, i, nf = 0;
-	int err = 0;
+	/* a fold takes microseconds: a sequence that stays odd or keeps
+	 * moving is a hostile or stuck writer, not a reason to spin */
+	int err = -EBUSY;
 
-	for (tries = 0; tries < 10000; tries++) {
+	for (tries = 0; tries < 256; tries++) {
 		__u32 seq = live ? LDA(&h->agg_seq) : 0, nsites;
 		__u64 pool_n = pool->n;
 		struct slab_pub pub;
 
 		if (seq & 1) {
 			sched_yield();
+			err = -EBUSY;
 			continue;
 		}
 		n1 = LD(&h->folds);
@@ -1459,7 +1462,7 @@ static int read_agg(struct prof_snapshot *s, const void *mem, struct seg_geom *g
 		free(t->nodes);
 		memset(t, 0, sizeof(*t));
 		pool->n = pool_n;
-		err = -EAGAIN;
+		err = -EBUSY;
 	}
 	if (err) {
 		free(t->nodes);

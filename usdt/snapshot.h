@@ -141,7 +141,9 @@ struct prof_snapshot {
 };
 
 /* copy and validate a segment image; 0 or -errno (-EINVAL: corrupt,
- * -EPROTO: unknown version, -ENOMEM) */
+ * -EPROTO: unknown version, -ENOMEM, -EBUSY: a live segment's aggregate
+ * of exited threads kept changing under the read, -EAGAIN: more threads
+ * were folded during each of several reads than slab.h's ring holds) */
 int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **snap);
 /* map fd read-only, read it, unmap */
 int prof_snapshot__read_fd(int fd, struct prof_snapshot **snap);
