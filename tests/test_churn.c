@@ -291,6 +291,22 @@ static void test_churn_diff(void **state)
 	pthread_barrier_destroy(&mid_bar);
 	s = test_snapshot(0);
 	assert_non_null(s);
+	/* against the baseline as profd keeps it too: an image, threads
+	 * numbered anew */
+	{
+		struct prof_snapshot *s2 = test_snapshot(0), *bimg;
+		void *buf;
+		size_t len;
+
+		assert_non_null(s2);
+		assert_int_equal(prof_snapshot__write(base, &buf, &len), 0);
+		assert_int_equal(prof_snapshot__read(buf, len, &bimg), 0);
+		assert_int_equal(prof_snapshot__diff(s2, bimg), 0);
+		assert_int_equal(snap_calls(s2, "churn_outer", NULL), expected(100, 400) + 3 * 2);
+		prof_snapshot__destroy(bimg);
+		prof_snapshot__destroy(s2);
+		free(buf);
+	}
 	assert_int_equal(prof_snapshot__diff(s, base), 0);
 	/* the window's calls: the new threads', and the three's after it */
 	assert_int_equal(snap_calls(s, "churn_outer", NULL), expected(100, 400) + 3 * 2);
