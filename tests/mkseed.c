@@ -49,7 +49,10 @@ int main(int argc, char **argv)
 	PROF_FRAME();
 	work(NULL);
 	PROF_FRAME();
-	pthread_create(&th, NULL, work, NULL);
+	if (pthread_create(&th, NULL, work, NULL)) {
+		fprintf(stderr, "mkseed: pthread_create failed\n");
+		return 1;
+	}
 	pthread_join(th, NULL);
 	s = test_snapshot(0);
 	if (!s || prof_snapshot__write(s, &img, &len)) {

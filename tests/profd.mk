@@ -15,8 +15,8 @@ $(OUTPUT)/tests/test_profd: tests/test_profd.c tests/testutil.h $(PROFD_CLIENT_O
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
 		$(LIBPROF_A) $(TEST_LIBS) -lm
 
-UNIT_TESTS += $(OUTPUT)/tests/test_profd_unit
-$(OUTPUT)/tests/test_profd_unit: $(PROFD) systemd/profd.service
+UNIT_TESTS += $(OUTPUT)/tests/test_systemd_unit
+$(OUTPUT)/tests/test_systemd_unit: $(PROFD) systemd/profd.service
 
 # users who do not trust each other: quotas, pid reuse, attach on demand (root)
 ROOT_TESTS += $(OUTPUT)/tests/test_guard

@@ -725,6 +725,32 @@ static void test_bus_guard_not_writable(void **state)
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS);
 }
 
+/*
+ * Remove the segments an earlier process with p's pid left: pids recur and
+ * /dev/shm is shared with other runs, so clean --pid p would rightly take
+ * them too.  While p is ours (alive or a zombie), no other process has its
+ * pid, so a segment of that pid with another start token is a dead one's.
+ */
+static void drop_stale(pid_t p)
+{
+	struct prof_seg_ent *ents = NULL;
+	size_t ne = 0, i;
+	char cmd[512];
+
+	assert_int_equal(prof_seg_list(getuid(), &ents, &ne), 0);
+	for (i = 0; i < ne; i++)
+		if (ents[i].pid == (__u32)p && ents[i].start_token != token_of(p))
+			unlink(ents[i].path);
+	free(ents);
+	/* and reset baselines, profctl.<uid>.<pid>.<token> */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && for f in profctl.%u.%d.*; do"
+		 " [ \"$f\" = profctl.%u.%d.%llu ] || rm -f \"$f\"; done",
+		 pc_baseline_dir(), (unsigned)getuid(), (int)p, (unsigned)getuid(), (int)p,
+		 (unsigned long long)token_of(p));
+	assert_int_equal(system(cmd), 0);
+}
+
 static bool seg_exists(pid_t p)
 {
 	char paths[1][96];
@@ -812,6 +838,7 @@ static void test_clean(void **state)
 	/* a live process: its segment stays, and the runtime holds it (the
 	 * lock clean goes by across pid namespaces) */
 	snprintf(pid, sizeof(pid), "%d", (int)child);
+	drop_stale(child);
 	assert_int_equal(run(out, one), 1);
 	fd = seg_open(child);
 	assert_true(fd >= 0);
@@ -822,6 +849,7 @@ static void test_clean(void **state)
 	/* an exited one: --dry-run names it and its reset baseline and keeps
 	 * them, then they go */
 	p = exited_child();
+	drop_stale(p);
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	assert_int_equal(run(NULL, reset), 0);
 	assert_int_equal(prof_seg_list(getuid(), &ents, &ne), 0);
@@ -853,6 +881,7 @@ static void test_clean(void **state)
 
 	/* a baseline whose segment its process removed at exit goes too */
 	p = exited_child();
+	drop_stale(p);
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	assert_int_equal(run(NULL, reset), 0);
 	drop_segments(p);
@@ -864,6 +893,7 @@ static void test_clean(void **state)
 	/* a killed one that something holds as its process does (a shared
 	 * flock, as from another pid namespace): it stays until released */
 	k = killed_child();
+	drop_stale(k);
 	snprintf(pid, sizeof(pid), "%d", (int)k);
 	fd = seg_open(k);
 	assert_true(fd >= 0);

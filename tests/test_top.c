@@ -59,7 +59,8 @@ static void child_main(void)
 	{
 		PROF_USDT(top_start);
 	}
-	pthread_create(&th, NULL, io_main, NULL);
+	if (pthread_create(&th, NULL, io_main, NULL))
+		_exit(3);
 	for (;;) {
 		PROF_USDT(top_main_loop_zone_with_long_name);
 		spin_us(1000);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_profd_unit.c - profd as a service, without root: the unit parses
+ * test_systemd_unit.c - profd as a service, without root: the unit parses
  * (systemd-analyze verify, ExecStart pointed at the profd just built) and
  * its exposure rating does not get worse; profd -d reports a failed start
  * in its exit status and detaches only once its socket answers; a second
