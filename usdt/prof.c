@@ -549,7 +549,7 @@ static int seg_init(void)
 	__atomic_store_n(&h->magic, PROF_SEG_MAGIC, __ATOMIC_RELEASE);
 	/* a fork child's: the parent's exited threads are not its own */
 	prof_rt.agg = NULL;
-	prof_rt.nfree = prof_rt.free_head = 0;
+	prof_rt.nfree = prof_rt.free_head = prof_rt.nclean = 0;
 
 	prof_rt.seg = h;
 	prof_rt.seg_len = size;
@@ -741,30 +741,30 @@ static __u32 thread_table_size(void)
 static void thread_start(struct __prof_thread *t, struct prof_tpriv *p, struct prof_tentry *te,
 			 __u32 tsize);
 
-static bool thread_fold(struct prof_tentry *te);
+static bool threads_fold(void);
 
 /*
- * The first zone of a thread when every slab had one: the oldest exited
- * thread's profile goes into the aggregate, and its slab, cleared, is the
- * new thread's.  Caller holds the lock, released here on success; false
- * (the lock held) if it cannot be.
+ * The first zone of a thread when every slab had one: a slab an exited
+ * thread left, cleared, is the new thread's; when none is, the exited
+ * threads' profiles go into the aggregate first (threads_fold).  Caller
+ * holds the lock, released here on success; false (the lock held) if it
+ * cannot be.
  */
 static bool thread_reuse(struct __prof_thread *t, struct prof_tpriv *p)
 {
-	struct prof_tentry *te = prof_rt.free_te[prof_rt.free_head], *next = te->next;
-	struct prof_slab_hdr *hdr = te->hdr;
-	__u32 idx = te->slab, tsize = thread_table_size();
+	struct prof_tentry *te, *next;
+	struct prof_slab_hdr *hdr;
+	__u32 idx, tsize = thread_table_size();
 
+	if (!prof_rt.nclean && !threads_fold())
+		return false;
 	p->table = calloc(tsize, sizeof(__u32));
 	if (!p->table)
 		return false;
-	if (!thread_fold(te)) {
-		free(p->table);
-		p->table = NULL;
-		return false;
-	}
-	prof_rt.free_head = (prof_rt.free_head + 1) % prof_rt.max_threads;
-	prof_rt.nfree--;
+	te = prof_rt.clean_te[--prof_rt.nclean];
+	next = te->next;
+	hdr = te->hdr;
+	idx = te->slab;
 	/* nodes 0 and 1 were reserved by the slab's first thread */
 	p->res_nodes = 2;
 	/* the agent no longer looks at it (alive is false): a new entry */
@@ -810,7 +810,8 @@ static void thread_init(void)
 		return;
 	}
 	/* every slab had a thread: the oldest exited one's, folded */
-	if (prof_rt.seg->nslabs >= prof_rt.max_threads && prof_rt.nfree && thread_reuse(t, p))
+	if (prof_rt.seg->nslabs >= prof_rt.max_threads && (prof_rt.nfree || prof_rt.nclean) &&
+	    thread_reuse(t, p))
 		return;
 	if (prof_rt.seg->nslabs >= prof_rt.max_threads) {
 		static bool said;
@@ -1602,28 +1603,17 @@ static void slab_clear(struct prof_slab_hdr *h, __u32 nn)
 	__PROF_STORE(&h->covered, 0);
 }
 
-/*
- * An exited thread's profile into the aggregate, in the order slab.h
- * gives readers, and its slab cleared for the next; caller holds the
- * lock.  False if it could not be (no room for the aggregate): the slab
- * stays the exited thread's.
- */
-static bool thread_fold(struct prof_tentry *te)
+/* an exited thread's profile into the aggregate, inside the fold's
+ * agg_seq window, in the order slab.h gives readers (fold k) */
+static void thread_fold(struct prof_tentry *te, __u64 k)
 {
 	struct prof_seg_hdr *seg = prof_rt.seg;
-	struct prof_slab_hdr *h = te->hdr, *a;
+	struct prof_slab_hdr *h = te->hdr, *a = prof_rt.agg;
 	const struct prof_node *nodes = prof_rt_region(h, PROF_REGION_NODES);
-	__u32 nn = h->nnodes, j, m, *map, seq = seg->agg_seq;
-	__u64 k = seg->folds + 1, gen = h->gen;
+	__u32 nn = h->nnodes, j, m, *map = prof_rt.fold_map;
+	__u64 gen = h->gen;
 	struct prof_fold *f = &seg->fold_ring[(k - 1) % PROF_FOLD_RING];
 
-	if (agg_init())
-		return false;
-	a = prof_rt.agg;
-	map = prof_rt.fold_map;
-	/* a seqlock's write side: odd, then the data (release fence) */
-	__atomic_store_n(&seg->agg_seq, seq + 1, __ATOMIC_RELAXED);
-	prof_seq_fence_rel();
 	for (j = 0; j < nn; j++) {
 		/* the root and the overflow node are the aggregate's own */
 		m = j < 2 ? j : agg_node(map[nodes[j].parent], nodes[j].site);
@@ -1637,8 +1627,38 @@ static bool thread_fold(struct prof_tentry *te)
 	__PROF_STORE(&f->slab, te->slab);
 	__PROF_STORE(&f->gen, gen);
 	__atomic_store_n(&seg->folds, k, __ATOMIC_RELEASE);
+}
+
+/*
+ * Every exited thread that still has its slab (PROF_FOLD_RING at most)
+ * into the aggregate, in one agg_seq window, and their slabs cleared and
+ * free; caller holds the lock.  One window for many: a reader of the
+ * aggregate races a fold seldom, however fast threads come and go.
+ * False if none could be (no room for the aggregate).
+ */
+static bool threads_fold(void)
+{
+	struct prof_seg_hdr *seg = prof_rt.seg;
+	__u32 seq = seg->agg_seq, n, i;
+	__u64 k = seg->folds;
+
+	if (!prof_rt.nfree || agg_init())
+		return false;
+	n = prof_rt.nfree < PROF_FOLD_RING ? prof_rt.nfree : PROF_FOLD_RING;
+	/* a seqlock's write side: odd, then the data (release fence) */
+	__atomic_store_n(&seg->agg_seq, seq + 1, __ATOMIC_RELAXED);
+	prof_seq_fence_rel();
+	for (i = 0; i < n; i++)
+		thread_fold(prof_rt.free_te[(prof_rt.free_head + i) % prof_rt.max_threads], ++k);
 	__atomic_store_n(&seg->agg_seq, seq + 2, __ATOMIC_RELEASE);
-	slab_clear(h, nn);
+	for (i = 0; i < n; i++) {
+		struct prof_tentry *te = prof_rt.free_te[prof_rt.free_head];
+
+		slab_clear(te->hdr, te->hdr->nnodes);
+		prof_rt.clean_te[prof_rt.nclean++] = te;
+		prof_rt.free_head = (prof_rt.free_head + 1) % prof_rt.max_threads;
+		prof_rt.nfree--;
+	}
 	return true;
 }
 
@@ -1659,9 +1679,11 @@ static void thread_release(struct prof_tpriv *p)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	pthread_mutex_lock(&prof_rt.lock);
-	if (!prof_rt.free_te)
+	if (!prof_rt.free_te) {
 		prof_rt.free_te = calloc(prof_rt.max_threads, sizeof(*prof_rt.free_te));
-	if (prof_rt.free_te && prof_rt.nfree < prof_rt.max_threads) {
+		prof_rt.clean_te = calloc(prof_rt.max_threads, sizeof(*prof_rt.clean_te));
+	}
+	if (prof_rt.free_te && prof_rt.clean_te && prof_rt.nfree < prof_rt.max_threads) {
 		prof_rt.free_te[(prof_rt.free_head + prof_rt.nfree++) % prof_rt.max_threads] = p->te;
 		thread_sink_last_resort(&__prof_tls);
 		__prof_tls.cur = PROF_CUR_GONE;
@@ -1811,7 +1833,7 @@ static void prof_fork_child(void)
 		}
 	}
 	prof_rt.threads = NULL;
-	prof_rt.nfree = prof_rt.free_head = 0;
+	prof_rt.nfree = prof_rt.free_head = prof_rt.nclean = 0;
 	prof_agent__atfork_child();
 	t->krec = &prof_zero_rec;
 	p->kgen = 0;

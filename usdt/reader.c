@@ -1396,21 +1396,26 @@ static int read_agg(struct prof_snapshot *s, const void *mem, struct seg_geom *g
 	struct prof_fold ring[PROF_FOLD_RING];
 	bool live = !g->snap_tick;
 	__u64 n1 = 0, k;
-	__u32 tries, i, nf = 0;
-	/* a fold takes microseconds: a sequence that stays odd or keeps
-	 * moving is a hostile or stuck writer, not a reason to spin */
+	__u32 tries = 0, waits = 0, i, nf = 0;
+	/* a fold takes at most a few milliseconds and the runtime folds many
+	 * threads at once, seldom: a sequence that stays odd (some 50 ms) or
+	 * keeps moving is a stuck or hostile writer, not a reason to spin */
 	int err = -EBUSY;
 
-	for (tries = 0; tries < 256; tries++) {
+	while (tries < 256 && waits < 1000) {
 		__u32 seq = live ? LDA(&h->agg_seq) : 0, nsites;
 		__u64 pool_n = pool->n;
 		struct slab_pub pub;
 
 		if (seq & 1) {
-			sched_yield();
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL);
+			waits++;
 			err = -EBUSY;
 			continue;
 		}
+		tries++;
 		n1 = LD(&h->folds);
 		if (!n1 || LDA(&sh->magic) != PROF_SLAB_MAGIC)
 			return 0;

@@ -71,12 +71,14 @@ struct prof_rt {
 	struct prof_tentry *threads;	/* newest first */
 	/*
 	 * Exited threads (slab.h, 3.1): the entries of those that gave their
-	 * slabs up, oldest first (a ring), folded into the aggregate when a
-	 * new thread finds no fresh slab; and the aggregate's tree:
+	 * slabs up, oldest first (a ring), folded into the aggregate all at
+	 * once when a new thread finds no free slab; and the aggregate's tree:
 	 * (parent, site) -> node + 1, as a thread's table.
 	 */
 	struct prof_tentry **free_te;	/* max_threads of them at most */
 	__u32 free_head, nfree;
+	struct prof_tentry **clean_te;	/* folded, their slabs cleared: free */
+	__u32 nclean;
 	struct prof_slab_hdr *agg;	/* NULL until the first fold */
 	__u32 *agg_table;
 	__u32 agg_mask, agg_nnodes, agg_res;

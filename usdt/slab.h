@@ -45,9 +45,10 @@
  *
  * Exited threads (3.1): a slab is handed to one thread after another.
  * An exited thread keeps its slab (state EXITED, shown as itself) until a
- * new thread finds every slab taken: then the oldest exited thread's
- * profile is folded into the aggregate and its slab, cleared, is the new
- * thread's.  The aggregate is one more slab, at index agg_slab
+ * new thread finds every slab taken: then the profiles of the exited
+ * threads (PROF_FOLD_RING at most) are folded into the aggregate, all in
+ * one window (so readers seldom race a fold), their slabs cleared, and
+ * one of them is the new thread's, the others the next threads'.  The aggregate is one more slab, at index agg_slab
  * (max_threads, one past the threads' slabs, outside [0, nslabs)): a call
  * tree of the folded threads merged by path (parent, site), tid 0, named
  * "[exited threads]", no open call ever (an exited thread's open call
@@ -57,15 +58,16 @@
  * (a slow path, never a zone's fast path); readers only read.  A fold, in
  * this order:
  *
- *	agg_seq becomes odd (release)
- *	the thread's completed calls are added into the aggregate's nodes
- *	    (its open calls are not: they never ended)
- *	the slab's gen becomes odd (release): the slab holds no thread
- *	fold_ring[(k - 1) % PROF_FOLD_RING] = { slab, its thread's gen }
- *	folds = k (release)
+ *	agg_seq becomes odd (then a release fence)
+ *	for each thread folded, k = folds + 1:
+ *	    its completed calls are added into the aggregate's nodes (its
+ *	        open calls are not: they never ended)
+ *	    its slab's gen becomes odd (release): the slab holds no thread
+ *	    fold_ring[(k - 1) % PROF_FOLD_RING] = { slab, its thread's gen }
+ *	    folds = k (release)
  *	agg_seq becomes even (release)
- *	then, gen odd, the slab is cleared, and the new thread sets gen even
- *	again (release) once the slab is its own.
+ *	then, gen odd, the slabs are cleared, and a new thread sets a slab's
+ *	gen even again (release) once the slab is its own.
  *
  * So in a live segment of minor >= 1 a thread is (slab, even gen), and a
  * reader that races a reuse notices by gen.  A reader:
