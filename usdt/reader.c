@@ -192,6 +192,13 @@ static void slab_view(const char *slab, const struct seg_geom *g, struct slab_vi
 	v->covered = LD(&v->hdr->covered);
 }
 
+/* did a live slab change hands since its gen was loaded (slab.h, 3.1)? */
+static bool slab_moved(const char *slab, __u64 gen)
+{
+	prof_seq_fence_acq();
+	return LD(&((const struct prof_slab_hdr *)slab)->gen) != gen;
+}
+
 static const struct prof_node_ext zero_ext;
 
 /* node i's ext record, or a zero one */
@@ -258,6 +265,7 @@ struct flat_acc {
 	struct prof_flat_row *srows;
 	__u64 *splus, *sminus;
 	bool *seen; /* nsites + 1, kept false */
+	bool live;  /* slabs change hands: (slab, gen) is a thread (slab.h) */
 };
 
 /* one thread's share of one flat row */
@@ -877,7 +885,7 @@ static int flat_share(const struct slab_view *v, __u32 nn, __u32 nsites, struct 
 static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 index, __u64 activity,
 		     __u32 tid, __u64 gen, struct flat_acc *fa)
 {
-	bool take = !fa->tid || fa->tid == tid;
+	bool take = !fa->tid || fa->tid == tid, moved;
 	struct flat_slab_cache *c;
 	__u32 i;
 	int err;
@@ -909,6 +917,32 @@ static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 in
 	}
 	if (!take)
 		return 0;
+	/*
+	 * The open calls into the zeroed scratch rows, then the slab's gen
+	 * again: a slab that changed hands since its gen was loaded adds
+	 * nothing (its thread is in the aggregate), never two threads'
+	 * numbers in one share.
+	 */
+	flat_open(&c->tree, v, nn, fa->srows, fa->splus, fa->sminus);
+	moved = fa->live && slab_moved((const char *)v->hdr, gen);
+	for (i = 0; i < c->tree.nrows; i++) {
+		__u32 row = c->tree.rows[i];
+		struct prof_flat_row *o = &fa->srows[row], *r = &fa->rows[row];
+
+		if (!moved) {
+			r->open += o->open;
+			r->ticks += o->ticks;
+			r->open_ticks += o->open_ticks;
+			fa->plus[row] += fa->splus[row];
+			fa->minus[row] += fa->sminus[row];
+		}
+		memset(o, 0, sizeof(*o));
+		fa->splus[row] = fa->sminus[row] = 0;
+	}
+	if (moved) {
+		c->valid = false;
+		return 0;
+	}
 	for (i = 0; i < c->nparts; i++) {
 		const struct flat_part *p = &c->parts[i];
 		struct prof_flat_row *r = &fa->rows[p->row];
@@ -925,7 +959,6 @@ static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 in
 		fa->plus[p->row] += p->plus;
 		fa->minus[p->row] += p->minus;
 	}
-	flat_open(&c->tree, v, nn, fa->rows, fa->plus, fa->minus);
 	return 0;
 }
 
@@ -945,7 +978,8 @@ static int read_thread(const char *slab, const struct seg_geom *g, __u32 nsites,
 	if (index == g->agg_slab)
 		v.image = true;
 	if (fa)
-		return flat_slab(&v, nn, nsites, index, pub->activity, t->tid, t->gen, fa);
+		return flat_slab(&v, nn, nsites, index, pub->activity, t->tid,
+				 fa->live ? pub->gen : t->gen, fa);
 	/* lazy: checked now, these nodes read when a renderer asks */
 	if (flags & PROF_READ_LAZY) {
 		t->lazy_nnodes = nn;
@@ -1266,7 +1300,16 @@ cleanup:
 int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_snapshot **snap,
 		  struct prof_flat_row **out, size_t *nout)
 {
-	return prof_seg_flat_cached(mem, len, tid, sort, NULL, snap, out, nout);
+	/* a cache for the one call: its shares are what checks a slab that
+	 * changes hands during the pass (flat_slab) */
+	struct prof_seg_flat_cache *c = prof_seg_flat_cache__new();
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	err = prof_seg_flat_cached(mem, len, tid, sort, c, snap, out, nout);
+	prof_seg_flat_cache__destroy(c);
+	return err;
 }
 
 /* the segment's clock, now, as the writer reads it; 0 if this reader cannot
@@ -1363,13 +1406,6 @@ static int read_sites(struct prof_snapshot *s, const char *base, const struct se
 			return -EINVAL;
 	}
 	return 0;
-}
-
-/* did a live slab change hands since its gen was loaded (slab.h, 3.1)? */
-static bool slab_moved(const char *slab, __u64 gen)
-{
-	prof_seq_fence_acq();
-	return LD(&((const struct prof_slab_hdr *)slab)->gen) != gen;
 }
 
 /* drop thread i of s: it is counted in the aggregate */
@@ -1556,6 +1592,8 @@ static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct
 
 		/* the folds before any slab: each of them left its slab's gen odd */
 		live = !g.snap_tick && g.folds;
+		if (fa)
+			fa->live = live;
 		n0 = g.folds ? LDA(&h->folds) : 0;
 		nslabs = LDA(&h->nslabs);
 		if (nslabs > g.max_threads)
