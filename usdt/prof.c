@@ -1537,6 +1537,10 @@ static void fold_hdr(struct prof_slab_hdr *h, struct prof_slab_hdr *a)
 	/* the root's ticks: the threads' wall times */
 	__PROF_ADD(&root->ticks, end > start ? end - start : 0);
 	cpu = h->oncpu_exit_ns > h->oncpu_start_ns ? h->oncpu_exit_ns - h->oncpu_start_ns : 0;
+	/* two clocks may disagree by a little: never more CPU than wall time
+	 * (a reader clamps a thread so, and cannot clamp the sum) */
+	if (cpu > prof_ticks_to_ns(end > start ? end - start : 0))
+		cpu = prof_ticks_to_ns(end > start ? end - start : 0);
 	__PROF_ADD(&a->oncpu_exit_ns, cpu);
 	if (end > __PROF_LOAD(&a->exit_tick))
 		__PROF_STORE(&a->exit_tick, end);
