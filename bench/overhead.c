@@ -8,6 +8,7 @@
  *	floor	rdtsc before and after, delta and count into thread-locals
  *	prof	PROF_USDT around it (kernel word read: the default)
  *	nokw	PROF_USDT with the kernel-word reads compiled out
+ *	noring	PROF_USDT with the event ring compiled out
  *		(PROF_NO_KERNEL_WORD, bench only): the price of that word
  * Overhead = (variant - bare) / call.  Rounds alternate the variants and
  * the minimum of each is kept, so frequency drift hits all alike.  With
@@ -90,6 +91,7 @@ static const struct {
 	{ "floor", run_floor },
 	{ "prof", run_prof },
 	{ "nokw", bench_run_nokw },
+	{ "noring", bench_run_noring },
 };
 #define NVAR (sizeof(variants) / sizeof(variants[0]))
 
@@ -109,7 +111,7 @@ static void *bench_thread(void *arg)
 	for (v = 0; v < NVAR; v++)
 		r->ns[v] = 1e30;
 	/* warm the zone's slow path, caches and branch predictors */
-	sink += run_prof() + bench_run_nokw();
+	sink += run_prof() + bench_run_nokw() + bench_run_noring();
 	for (k = 0; k < rounds; k++) {
 		for (v = 0; v < NVAR; v++) {
 			uint64_t t0, t1;
@@ -167,7 +169,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: overhead [-n CALLS] [-r ROUNDS] [-t THREADS] "
-					"[-v bare|floor|prof|nokw]\n");
+					"[-v bare|floor|prof|nokw|noring]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -195,11 +197,11 @@ int main(int argc, char **argv)
 
 	for (t = 0; t < nthreads; t++) {
 		double bare = res[t].ns[0], fl = res[t].ns[1] - bare, pr = res[t].ns[2] - bare;
-		double nk = res[t].ns[3] - bare;
+		double nk = res[t].ns[3] - bare, nr = res[t].ns[4] - bare;
 
 		printf("threads=%lu thread=%lu work=%.1fns floor=+%.2fns prof=+%.2fns "
-		       "prof-floor=%+.2fns ratio=%.2f kernel-word=%+.2fns\n",
-		       nthreads, t, bare, fl, pr, pr - fl, fl > 0 ? pr / fl : 0, pr - nk);
+		       "prof-floor=%+.2fns ratio=%.2f kernel-word=%+.2fns ring=%+.2fns\n",
+		       nthreads, t, bare, fl, pr, pr - fl, fl > 0 ? pr / fl : 0, pr - nk, pr - nr);
 	}
 	return 0;
 }

@@ -7,6 +7,8 @@
 uint64_t bench_work(uint64_t x);
 /* PROF_USDT with the kernel word compiled out (overhead_nokw.c) */
 uint64_t bench_run_nokw(void);
+/* PROF_USDT with the event ring compiled out (overhead_noring.c) */
+uint64_t bench_run_noring(void);
 extern unsigned long bench_calls;
 
 #endif

@@ -10,7 +10,8 @@
  *					GOFILE and for a tracer on every SEMA,
  *					print the first two, make exactly N
  *					probe_zone calls (each spinning
- *					SPIN_NS) and N probe_fn calls, print
+ *					SPIN_NS), N probe_fn and N probe_fn2
+ *					calls (two PROF_FUNC sites), print
  *					the ns spent in probe_zone_call as
  *					seen around the calls, and "done"
  */
@@ -52,6 +53,13 @@ static __attribute__((noinline)) void probe_fn(unsigned long i)
 {
 	PROF_FUNC();
 	sink += i;
+}
+
+/* a second prof:func site: its probes must fire too */
+static __attribute__((noinline)) void probe_fn2(unsigned long i)
+{
+	PROF_FUNC();
+	sink += 2 * i;
 }
 
 /* the main program's load bias: the first object dl_iterate_phdr reports */
@@ -129,6 +137,7 @@ int main(int argc, char **argv)
 		probe_zone_call(i);
 		outer += now_ns() - t;
 		probe_fn(i);
+		probe_fn2(i);
 	}
 	printf("outer_ns=%llu spin_ns=%llu\n", outer, (unsigned long long)n * SPIN_NS);
 	printf("done\n");

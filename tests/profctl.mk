@@ -4,14 +4,14 @@
 include daemon/profctl/profctl.mk
 
 PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html test_profctl_save \
-	test_profctl_diff test_profctl_pprof test_profctl_serve
+	test_profctl_diff test_profctl_pprof test_profctl_serve test_profctl_trace
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
 # the golden views render threads on two CPUs (profctl_par.c), and the live
 # tests read segments that change and shrink under them: under the
 # sanitizers too
 SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_live \
 	$(OUTPUT)/tests/test_profctl_save $(OUTPUT)/tests/test_profctl_diff \
-	$(OUTPUT)/tests/test_profctl_pprof
+	$(OUTPUT)/tests/test_profctl_pprof $(OUTPUT)/tests/test_profctl_trace
 TEST_EXTRA += $(PROFCTL)
 
 $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \

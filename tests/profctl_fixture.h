@@ -20,6 +20,7 @@
 #ifndef PROFCTL_FIXTURE_H
 #define PROFCTL_FIXTURE_H
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "snapshot.h"
@@ -102,8 +103,11 @@ static inline void fx_thread(struct prof_snapshot *s, struct prof_snap_thread *t
 	(void)s;
 }
 
-/* the fixture as a segment image; *buf malloc'd */
-static inline int fx_image(void **buf, size_t *len)
+/*
+ * the fixture as a segment image; *buf malloc'd.  twin: a third thread,
+ * worker2 (4244), the worker's tree again (the html test's merged view)
+ */
+static inline int fx_image_ex(void **buf, size_t *len, bool twin)
 {
 	struct prof_snapshot s;
 	__u32 i;
@@ -125,10 +129,10 @@ static inline int fx_image(void **buf, size_t *len)
 		snprintf(s.sites[i].file, sizeof(s.sites[i].file), "golden.c");
 		s.sites[i].line = 10 * (i + 1);
 	}
-	s.nthreads = 2;
-	s.threads = calloc(2, sizeof(*s.threads));
+	s.nthreads = twin ? 3 : 2;
+	s.threads = calloc(s.nthreads, sizeof(*s.threads));
 	s.nhist = 0;
-	s.hist = calloc(16 * PROF_HIST_BUCKETS, sizeof(*s.hist));
+	s.hist = calloc(24 * PROF_HIST_BUCKETS, sizeof(*s.hist));
 	fx_thread(&s, &s.threads[0], 4242, "main", fx_main, sizeof(fx_main) / sizeof(fx_main[0]),
 		  s.hist, &s.nhist);
 	fx_thread(&s, &s.threads[1], 4243, "worker", fx_worker,
@@ -136,6 +140,12 @@ static inline int fx_image(void **buf, size_t *len)
 	s.threads[1].ksched_slot = 3;
 	s.threads[1].overflow = 5;
 	s.threads[1].oncpu_ns = 28000000;
+	if (twin) {
+		fx_thread(&s, &s.threads[2], 4244, "worker2", fx_worker,
+			  sizeof(fx_worker) / sizeof(fx_worker[0]), s.hist, &s.nhist);
+		s.threads[2].ksched_slot = 4;
+		s.threads[2].oncpu_ns = 28000000;
+	}
 	/* the read's now: the open call began 5ms before it */
 	s.now_tick = 100000000;
 	err = prof_snapshot__write(&s, buf, len);
@@ -145,6 +155,11 @@ static inline int fx_image(void **buf, size_t *len)
 	free(s.sites);
 	free(s.hist);
 	return err;
+}
+
+static inline int fx_image(void **buf, size_t *len)
+{
+	return fx_image_ex(buf, len, false);
 }
 
 #endif /* PROFCTL_FIXTURE_H */

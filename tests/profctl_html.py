@@ -8,6 +8,15 @@ report in headless Chromium, driven over the DevTools protocol on a pipe
   - a real mouse click on a collapsed row expands it (its children appear)
   - hovering a zone highlights every instance of it
   - a screenshot is taken and is not blank
+  - the graph's width follows the weight chosen (wall, on-CPU, self) as the
+    data says, computed here from the page's data: on-CPU leaves out and
+    names what has no kernel facts, self is inverted (zones by self time)
+  - every mark drawn (class m-NAME) has a legend entry, and every mark the
+    data calls for is drawn in some view
+  - the graph and the table use the viewport's width at two window sizes,
+    and follow a resize
+  - a process of several threads has a merged view, the default, whose
+    rows are the threads' rows summed by call path
 Exit 0 pass, 1 fail, 77 skip (no chromium)."""
 import base64
 import json
@@ -86,6 +95,29 @@ class CDP:
                 raise TimeoutError(name)
             self.recv(timeout)
 
+    def open(self, url, width, height, domains=("Runtime", "Page", "Network")):
+        """a page of width x height at url, loaded; its session"""
+        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        s = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for dom in domains:
+            self.send(dom + ".enable", session=s)
+        self.send("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                  session=s)
+        self.events.clear()
+        self.send("Page.navigate", {"url": url}, session=s)
+        self.wait_event("Page.loadEventFired")
+        self.session = s
+        return s
+
+    def js(self, expr):
+        """expr's value in the page open()ed, by value"""
+        r = self.send("Runtime.evaluate", {"expression": expr, "returnByValue": True},
+                      session=self.session)
+        if "exceptionDetails" in r:
+            raise RuntimeError("js: %s" % r["exceptionDetails"])
+        return r["result"].get("value")
+
     def close(self):
         try:
             self.send("Browser.close")
@@ -113,6 +145,48 @@ def png_nontrivial(data):
         pos += 12 + n
     raw = zlib.decompress(idat)
     return w, h, len(set(raw[::7]))
+
+
+def children(t):
+    """the page's tree: visible children of each node, and each node's path"""
+    kids = [[] for _ in t["nodes"]]
+    path = [""] * len(t["nodes"])
+    for i, n in enumerate(t["nodes"]):
+        if i == 0 or not (0 <= n[P] < i):
+            continue
+        if n[Z] == "[overflow]" and not n[CALLS] and not n[TOT]:
+            continue
+        kids[n[P]].append(i)
+        path[i] = (path[n[P]] + " > " + n[Z]) if n[P] else n[Z]
+    return kids, path
+
+
+def expect_top(data, t, weight):
+    """the graph's top row for a weight: {zone: weight}, the root's weight,
+    and the zones left out as unknown"""
+    kids, path = children(t)
+    nodes = t["nodes"]
+    if weight == "wall":
+        return {nodes[k][Z]: nodes[k][TOT] for k in kids[0]}, t["total"], []
+    if weight == "oncpu":
+        top, unknown = {}, []
+        for k in kids[0]:
+            n = nodes[k]
+            if data["sched"] and n[KC] > 0:
+                top[n[Z]] = max(0, n[TOT] - n[OPENT] - n[OFF])
+            else:
+                unknown.append(n[Z])
+        s = sum(top.values())
+        root = t["oncpu"] if t.get("oncpu") is not None and t["oncpu"] > s else s
+        return top, root, unknown
+    top = {}
+    for i, n in enumerate(nodes):
+        if i and path[i] and n[SELF]:
+            top[n[Z]] = top.get(n[Z], 0) + n[SELF]
+    return top, t["total"], []
+
+
+P, Z, CALLS, TOT, SELF, P50, MAX, OFF, OPEN, OPENT, KC = 0, 1, 2, 3, 4, 5, 7, 10, 13, 14, 15
 
 
 def main():
@@ -152,10 +226,13 @@ def main():
             if want not in heads:
                 fails.append("no %s column (%s)" % (want, heads))
         cells = js("document.querySelectorAll('#flame .cell').length")
-        if not cells:
-            fails.append("the icicle graph is empty")
+        if not cells and "too narrow to draw" not in js("document.getElementById('note').textContent"):
+            fails.append("the icicle graph is empty, and the note does not say why")
 
-        # a real click on the first collapsed row's zone cell
+        # a real click on the first collapsed row's zone cell (the top
+        # level opens at first: collapse all where that left none closed)
+        if not js("!!document.querySelector('#rows tr.closed')"):
+            js("document.getElementById('collapse').click()")
         before = js("document.querySelectorAll('#rows tr').length")
         box = js("""(() => { const r = document.querySelector('#rows tr.closed td.zone');
             if (!r) return null; r.scrollIntoView(); const b = r.getBoundingClientRect();
@@ -173,8 +250,10 @@ def main():
                              (box[2], before, after))
 
         # hover a zone in the icicle: every instance of it is highlighted
-        hz = js("""(() => { const d = document.querySelector('#flame .cell');
-            const b = d.getBoundingClientRect(); return [b.x + 3, b.y + 5, d.dataset.zone]; })()""")
+        hz = js("""(() => { const d = document.querySelector('#flame .cell') ||
+            document.querySelector('#rows tr[data-zone] td.zone');
+            d.scrollIntoView(); const b = d.getBoundingClientRect();
+            return [b.x + 3, b.y + 5, d.dataset.zone || d.parentNode.dataset.zone]; })()""")
         c.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": hz[0], "y": hz[1]},
                session=s)
         hl = js("[...document.querySelectorAll('.hl')].map(e => e.dataset.zone)")
@@ -187,6 +266,191 @@ def main():
         if not js("document.querySelector('th.sorted').dataset.key === '2'"):
             fails.append("the calls header did not sort")
         js("document.querySelector('th[data-key=\"4\"]').click()")
+
+        # durations as the text report writes them, never "1000ms"
+        got = js("[fmtNs(999), fmtNs(9996), fmtNs(999999), fmtNs(999700000), fmtNs(12345678)]")
+        if got != ["999ns", "10.0us", "1.00ms", "1.00s", "12.3ms"]:
+            fails.append("durations written %s" % got)
+
+        data = js("DATA")
+        views = js("[...document.querySelectorAll('#thread option')].map(o => o.value)")
+        weights = js("[...document.querySelectorAll('#weight option')]"
+                     ".map(o => [o.value, o.disabled])")
+
+        def thread_of(view):
+            pi, ti = view.split(":")
+            proc = data["processes"][int(pi)]
+            return proc, proc["merged"] if ti == "m" else proc["threads"][int(ti)]
+
+        def choose(sel, value):
+            js("(() => { const s = document.getElementById('%s'); s.value = '%s';"
+               " s.dispatchEvent(new Event('change')); })()" % (sel, value))
+
+        def top_cells():
+            return js("""(() => { const W = document.getElementById('flame').clientWidth;
+                return [W, [...document.querySelectorAll('#flame .cell[data-depth="0"]')]
+                .map(d => [d.dataset.zone, +d.dataset.w, d.getBoundingClientRect().width])]; })()""")
+
+        def marks():
+            return js("""[...new Set([...document.querySelectorAll('body *')]
+                .filter(e => !e.closest('#legend')).flatMap(e => [...e.classList])
+                .filter(c => c.startsWith('m-')).map(c => c.slice(2)))]""")
+
+        # every process of several threads has a merged view; it comes first
+        for pi, proc in enumerate(data["processes"]):
+            if len(proc["threads"]) > 1 and "%d:m" % pi not in views:
+                fails.append("process %d has no merged view (%s)" % (proc["pid"], views))
+        if len(data["processes"][0]["threads"]) > 1 and (
+                js("document.getElementById('thread').value") != views[0] or
+                not views[0].endswith(":m")):
+            fails.append("the merged view is not the first and default: %s" % views)
+
+        # the merged view sums the threads by call path: its data and its rows
+        for pi, proc in enumerate(data["processes"]):
+            if "merged" not in proc:
+                continue
+            want = {}
+            for t in proc["threads"]:
+                _, path = children(t)
+                for i, n in enumerate(t["nodes"]):
+                    if i and path[i]:
+                        w = want.setdefault(path[i], [0] * 6)
+                        for k, col in enumerate((CALLS, TOT, SELF, OFF, OPEN, KC)):
+                            w[k] += n[col]
+            _, mpath = children(proc["merged"])
+            got = {}
+            for i, n in enumerate(proc["merged"]["nodes"]):
+                if i and mpath[i]:
+                    got[mpath[i]] = [n[c] for c in (CALLS, TOT, SELF, OFF, OPEN, KC)]
+            # ticks become ns per thread or once merged: a ns a thread apart
+            slack = len(proc["threads"])
+            if set(got) != set(want) or any(
+                    got[k][0] != want[k][0] or got[k][4:] != want[k][4:] or
+                    any(abs(x - y) > slack for x, y in zip(got[k][1:4], want[k][1:4]))
+                    for k in got):
+                fails.append("merged data is not the threads summed: %s vs %s" % (got, want))
+            # percentiles of the summed histograms: a mixture's median lies
+            # between the parts' (2% for the buckets), its max is theirs
+            parts = {}
+            for t in proc["threads"]:
+                _, path = children(t)
+                for i, n in enumerate(t["nodes"]):
+                    if i and path[i] and n[CALLS]:
+                        parts.setdefault(path[i], []).append(n)
+            for i, n in enumerate(proc["merged"]["nodes"]):
+                ps = parts.get(mpath[i]) if i else None
+                if not ps:
+                    continue
+                lo, hi = min(x[P50] for x in ps), max(x[P50] for x in ps)
+                if not lo * 0.98 <= n[P50] <= hi * 1.02 or n[MAX] != max(x[MAX] for x in ps):
+                    fails.append("merged %s: p50 %d max %d, the threads' p50 %d..%d max %d" %
+                                 (mpath[i], n[P50], n[MAX], lo, hi, max(x[MAX] for x in ps)))
+            if abs(proc["merged"]["total"] - sum(t["total"] for t in proc["threads"])) > slack:
+                fails.append("merged wall %d is not the threads' sum" % proc["merged"]["total"])
+            choose("thread", "%d:m" % pi)
+            js("document.getElementById('expand').click()")
+            rows = js("[...document.querySelectorAll('#rows tr[data-path]')]"
+                      ".map(r => [r.dataset.path, +r.children[1].textContent])")
+            if {r[0]: r[1] for r in rows} != {k: v[0] for k, v in want.items()} or \
+                    len(rows) != len(want):
+                fails.append("merged rows %s are not the threads' calls summed %s" %
+                             (rows, {k: v[0] for k, v in want.items()}))
+
+        # the graph's widths follow the weight, as the data says
+        seen = set()
+        for view in views:
+            proc, t = thread_of(view)
+            choose("thread", view)
+            js("document.getElementById('expand').click()")
+            for w, disabled in weights:
+                if disabled:
+                    if w != "oncpu" or data["sched"]:
+                        fails.append("weight %s disabled with sched %s" % (w, data["sched"]))
+                    continue
+                choose("weight", w)
+                top, root, unknown = expect_top(data, t, w)
+                W, cells = top_cells()
+                drawn = {z: v for z, v in top.items() if root and v / root * W >= 0.5}
+                if sorted(c[0] for c in cells) != sorted(drawn):
+                    fails.append("%s %s: top row %s, want %s" %
+                                 (view, w, [c[0] for c in cells], sorted(drawn)))
+                for z, v, px in cells:
+                    if z in top and (abs(v - top[z]) > 0.5 or
+                                     abs(px - max(1, top[z] / root * W)) > 1):
+                        fails.append("%s %s: %s is %.1fpx (w %s), want %.1fpx (w %s)" %
+                                     (view, w, z, px, v, top[z] / root * W, top[z]))
+                note = js("document.getElementById('note').textContent")
+                for z in unknown:
+                    if "unknown" not in note or z not in note:
+                        fails.append("%s on-CPU: %s unknown but the note says %r" % (view, z, note))
+                seen |= set(marks())
+            choose("weight", "wall")
+
+        # marks: each drawn is in the legend; each the data calls for is drawn
+        legend = js("[...document.querySelectorAll('#legend li')].map(l => l.dataset.mark)")
+        if not js("document.getElementById('legend').getBoundingClientRect().height > 20"):
+            fails.append("the legend is not shown")
+        c.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": hz[0], "y": hz[1]},
+               session=s)
+        seen |= set(marks())
+        for m in sorted(seen):
+            if m not in legend:
+                fails.append("mark %s is drawn but not in the legend %s" % (m, legend))
+        nodes = [n for p in data["processes"] for t in p["threads"] for n in t["nodes"][1:]]
+        want_marks = {"heat", "outside", "hl"}
+        if any(n[OPEN] for n in nodes):
+            want_marks.add("open")
+        if any(n[9] for p in data["processes"] if not p["tsc_synced"]
+               for t in p["threads"] for n in t["nodes"]):
+            want_marks.add("mig")
+        if data["sched"]:
+            want_marks |= {"oncpu", "preempted", "blocked", "migrated"}
+            if any(0 < n[KC] < n[CALLS] for n in nodes):
+                want_marks |= {"kcov", "partial"}
+            if any(n[CALLS] and not n[KC] for n in nodes):
+                want_marks.add("unknown")
+        if any(n[Z] == "[overflow]" and n[CALLS] for n in nodes):
+            want_marks.add("overflow")
+        for m in sorted(want_marks - seen):
+            fails.append("the data calls for mark %s but no view drew it" % m)
+
+        # the page's full width, at two window sizes, following a resize
+        choose("thread", views[0])
+        for width, height in ((1600, 900), (900, 700)):
+            c.send("Emulation.setDeviceMetricsOverride",
+                   {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                   session=s)
+            _, t = thread_of(views[0])
+            top, root, _ = expect_top(data, t, "wall")
+            end, got = time.time() + 10, None
+            while time.time() < end:
+                got = js("""(() => { const f = document.getElementById('flame'),
+                    c = document.querySelector('#flame .cell[data-depth="0"]');
+                    return [document.documentElement.clientWidth, f.getBoundingClientRect().width,
+                        document.getElementById('tw').getBoundingClientRect().width,
+                        document.getElementById('tree').getBoundingClientRect().width,
+                        document.documentElement.scrollWidth,
+                        c ? c.getBoundingClientRect().width / f.clientWidth : 0,
+                        c ? +c.dataset.w : 0]; })()""")
+                # the page's width: the viewport's less a scroll bar
+                if width - 20 <= got[0] <= width and got[6] and \
+                        abs(got[5] - got[6] / root) <= 2 / got[1]:
+                    break
+                time.sleep(0.05)
+            vw, fw, tw, tab, sw, share, cw = got
+            if not width - 20 <= vw <= width or abs(fw - (vw - 32)) > 1 or abs(tw - (vw - 32)) > 1 or \
+                    tab < tw - 1 or sw > vw:
+                fails.append("at %dpx: viewport %s, graph %s, table box %s, table %s, "
+                             "page %s: not the page's width" % (width, vw, fw, tw, tab, sw))
+            if not root or abs(share - cw / root) > 2 / fw:
+                fails.append("at %dpx the graph did not follow: first cell %.4f of it, "
+                             "want %.4f" % (width, share, cw / root if root else 0))
+        c.send("Emulation.setDeviceMetricsOverride",
+               {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=s)
+        end = time.time() + 10
+        while js("innerWidth") != 1280 and time.time() < end:
+            time.sleep(0.05)
+        choose("thread", views[0])
 
         # move away so the tooltip does not cover the table
         c.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 1270, "y": 890},

@@ -9,8 +9,9 @@ $(OUTPUT)/tests/test_proto: tests/test_proto.c usdt/proto.h | $(OUTPUT)/tests
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(TEST_LIBS)
 
 # needs profd and profctl beside it (it runs ../profd, ../profctl) and the client
+# and the program its container tests run inside one (tests/ctr_payload)
 $(OUTPUT)/tests/test_profd: tests/test_profd.c tests/testutil.h $(PROFD_CLIENT_OBJ) \
-		$(LIBPROF_A) $(PROFD) $(PROFCTL) | $(OUTPUT)/tests
+		$(LIBPROF_A) $(PROFD) $(PROFCTL) $(OUTPUT)/tests/ctr_payload | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
 		$(LIBPROF_A) $(TEST_LIBS) -lm

@@ -721,6 +721,7 @@ static void test_docs_agree(void **state)
 		{ "rows", "5" },
 		{ "color", "never" },
 		{ "input", "/nonexistent" },
+		{ "compensate", NULL },
 		{ "no-daemon", NULL },
 		{ "delay", "1" },
 		{ "iterations", "1" },
@@ -946,19 +947,32 @@ static void test_zones_readelf(void **state)
 	free(mine);
 }
 
-/* the text pc_fmt_ns gave when it was snprintf: the fast one must equal it */
+/*
+ * the text pc_fmt_ns gave when it was snprintf, but for a value that
+ * rounds up to a fourth digit (9.996us, 999.7ms): shown as its rounded
+ * value would be ("10.0us", "1.00s"), never "10.00us" or "1000ms"
+ */
 static void fmt_ns_ref(char *buf, size_t len, __u64 ns)
 {
+	static const char *const unit[] = { "us", "ms", "s" };
+	static const double scale[] = { 1e3, 1e6, 1e9 };
 	double v = (double)ns;
+	int u, d;
 
-	if (ns < 1000)
+	if (ns < 1000) {
 		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, v < 1e4 ? "%.2fus" : v < 1e5 ? "%.1fus" : "%.0fus", v / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, v < 1e7 ? "%.2fms" : v < 1e8 ? "%.1fms" : "%.0fms", v / 1e6);
-	else
-		snprintf(buf, len, v < 1e10 ? "%.2fs" : v < 1e11 ? "%.1fs" : "%.0fs", v / 1e9);
+		return;
+	}
+	u = ns < 1000000 ? 0 : ns < 1000000000 ? 1 : 2;
+	d = v < 10 * scale[u] ? 2 : v < 100 * scale[u] ? 1 : 0;
+	snprintf(buf, len, "%.*f", d, v / scale[u]);
+	if (strtod(buf, NULL) >= (d == 2 ? 10 : d == 1 ? 100 : 1000)) {
+		if (d)
+			d--;
+		else if (u < 2)
+			u++, d = 2;
+	}
+	snprintf(buf, len, "%.*f%s", d, v / scale[u], unit[u]);
 }
 
 static __u64 rnd64(__u64 *x)
@@ -1062,6 +1076,13 @@ static void test_fmt_like_printf(void **state)
 	}
 	/* a short buffer is cut as snprintf cuts */
 	assert_string_equal(pc_fmt_ns(got, 4, 123456), "123");
+	/* rounding up to a fourth digit: the rounded value's form (top's busy
+	 * "self/s" read "1000ms") */
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 999700000), "1.00s");
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 999999), "1.00ms");
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 9996), "10.0us");
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 99960000), "100ms");
+	assert_string_equal(pc_fmt_ns(got, sizeof(got), 999499999), "999ms");
 }
 
 /* ticks to ns: the integer path equals the long double it replaced */
@@ -1184,8 +1205,65 @@ static void test_socket_names(void **state)
 }
 
 /*
+ * --callers of a name two sites share: a section each, told apart by
+ * file:line as the tree does, never one merged; "NAME (FILE:LINE)" as the
+ * rows print it selects one, in text, csv and json
+ */
+static void callers_of_two_sites(char *path, char *out)
+{
+	char *both = (char *)(uintptr_t) "lex", *one = (char *)(uintptr_t) "lex (other.cc:20)";
+	char *inner = (char *)(uintptr_t) "lex (golden.c:30)";
+	const char *text_both[] = { "report", "--input", path, "--callers", both, "-o", out, NULL };
+	const char *text_one[] = { "report", "--input", path, "--callers", one, "-o", out, NULL };
+	const char *csv_one[] = { "report", "--input", path, "--callers", inner, "--format", "csv",
+				  "-o", out, NULL };
+	const char *json_both[] = { "report", "--input", path, "--callers", both, "--format",
+				    "json", "-o", out, NULL };
+	char *text;
+
+	assert_int_equal(run(text_both, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	print_message("%s", text);
+	assert_non_null(strstr(text, "\nlex names 2 sites, each below: --callers 'NAME (FILE:LINE)'"));
+	/* the outer one, main_loop's child: its child is the other lex */
+	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls, total 20.0ms, "
+				     "self 12.0ms, max 400us\n"));
+	assert_non_null(strstr(text, "       100    20.0ms  100.0    main_loop\n"));
+	assert_non_null(strstr(text, "      1000    8.00ms   40.0    lex (golden.c:30)\n"));
+	/* the inner one: called by the outer lex and by render */
+	assert_non_null(strstr(text, "callers of lex (golden.c:30): 1250 calls, total 14.0ms, "
+				     "self 14.0ms, max 60.0us\n"));
+	assert_non_null(strstr(text, "      1000    8.00ms   57.1    lex (other.cc:20)\n"));
+	free(text);
+
+	assert_int_equal(run(text_one, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls"));
+	assert_null(strstr(text, "callers of lex (golden.c:30)"));
+	assert_null(strstr(text, "sites, each below"));
+	free(text);
+
+	assert_int_equal(run(csv_one, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "4242,golden,zone,lex (golden.c:30),1250,14000000\n"));
+	assert_non_null(strstr(text, "4242,golden,parent,lex (other.cc:20),1000,8000000\n"));
+	assert_null(strstr(text, "zone,lex (other.cc:20)"));
+	free(text);
+
+	assert_int_equal(run(json_both, NULL, 0), 0);
+	text = slurp(out, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"zone\":\"lex (other.cc:20)\",\"calls\":100,"));
+	assert_non_null(strstr(text, "\"zone\":\"lex (golden.c:30)\",\"calls\":1250,"));
+	free(text);
+}
+
+/*
  * Two sites of one name (C++ overloads, lambdas' operator()) are told
- * apart by file:line in the tree and the flat list, a name nobody shares
+ * apart by file:line in the tree, the flat list and --callers (above), a name nobody shares
  * is not; the thread's frames and the allocations JSON has show in text.
  */
 static void test_names_frames_allocs(void **state)
@@ -1240,6 +1318,7 @@ static void test_names_frames_allocs(void **state)
 	assert_non_null(strstr(text, "  lex (golden.c:30)"));
 	assert_non_null(strstr(text, "        20    80.0KiB  alloc_buf\n"));
 	free(text);
+	callers_of_two_sites(path, out);
 }
 
 /* top without --pid: the newest live process, never an exited one while
@@ -1294,7 +1373,7 @@ static void test_top_layout(void **state)
 	}
 	pc_top_layout(200, true, 20, heads, sizeof(heads), &name);
 	assert_string_equal(heads, "calls/s,%self,self/s,total/s,avg/call,max(all),on-cpu/s,"
-				   "preempt/s,migr/s,self/s history");
+				   "preempt/s,blocked/s,migr/s,self/s history");
 	pc_top_layout(200, false, 20, heads, sizeof(heads), &name);
 	assert_null(strstr(heads, "on-cpu/s"));
 	/* 80 columns, short names: every column, the history narrowed */

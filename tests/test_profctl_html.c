@@ -3,8 +3,11 @@
  * test_profctl_html.c - the html report in headless Chromium
  * (tests/profctl_html.py drives it over the DevTools pipe): it loads
  * without console errors or network fetches, shows the fixture's zones,
- * a click expands a node, hover highlights every instance of a zone, and
- * a screenshot is taken (kept as .output/tests/profctl_report.png).
+ * a click expands a node, hover highlights every instance of a zone, the
+ * graph's widths follow the weight chosen (wall, on-CPU, self) as the
+ * data says, every mark has a legend entry, the page uses the window's
+ * width at two sizes, the merged view sums the threads, and a screenshot
+ * is taken (kept as .output/tests/profctl_report.png).
  */
 #include <stdio.h>
 #include <sys/stat.h>
@@ -32,7 +35,8 @@ static void test_html_chromium(void **state)
 	assert_non_null(mkdtemp(dir));
 	snprintf(img, sizeof(img), "%s/fixture.seg", dir);
 	snprintf(html, sizeof(html), "%s/report.html", dir);
-	assert_int_equal(fx_image(&buf, &len), 0);
+	/* three threads, two alike: the merged view has paths to sum */
+	assert_int_equal(fx_image_ex(&buf, &len, true), 0);
 	f = fopen(img, "w");
 	assert_non_null(f);
 	assert_int_equal(fwrite(buf, 1, len, f), len);

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
@@ -119,6 +120,25 @@ static void need_profd(void)
 	}
 }
 
+/* a zone; whether this thread's calls have kernel facts yet (profd hands
+ * its record over asynchronously: the call that straddles it has none) */
+static bool warm_covered(void)
+{
+	struct prof_snapshot *s;
+	const struct prof_snap_node *n;
+	bool yes;
+
+	{
+		PROF_USDT(tr_warm);
+		usleep(100);
+	}
+	s = test_snapshot(0);
+	n = s ? test_node(s, &s->threads[0], "tr_warm") : NULL;
+	yes = n && n->kernel_calls > 0;
+	prof_snapshot__destroy(s);
+	return yes;
+}
+
 /* a child as UID_A: n zones, then "R" on the pipe, then waits for ctl to close */
 struct kid {
 	pid_t pid;
@@ -141,6 +161,10 @@ static struct kid spawn_as_a(int n)
 		close(ctl[1]);
 		if (setgid(UID_A) || setuid(UID_A))
 			_exit(2);
+		/* kernel facts from the first of the n (a loaded machine can
+		 * register the thread after all of them) */
+		for (int w = 0; w < 500 && !warm_covered(); w++)
+			usleep(10000);
 		for (int i = 0; i < n; i++)
 			pd_zone();
 		if (write(rd[1], "R", 1) != 1)
@@ -159,31 +183,37 @@ static struct kid spawn_as_a(int n)
 	return k;
 }
 
-/* until profd follows pid (it looks for new segments now and then) */
-static void wait_followed(pid_t pid)
+/* until profd follows pid (it looks for new segments now and then), and
+ * with kernel: until it gave pid's thread a kernel record */
+static void wait_listed(pid_t pid, bool kernel)
 {
 	__u64 end = now_ns() + 5000000000ull;
 	struct pc_proc *procs;
 	struct pc_src src;
 	size_t n, i;
+	bool got = false;
 
-	while (now_ns() < end) {
+	while (!got && now_ns() < end) {
 		pc_src_open(&src, false);
 		assert_true(src.fd >= 0);
 		procs = NULL;
 		n = 0;
 		if (!pc_src_list(&src, &procs, &n))
 			for (i = 0; i < n; i++)
-				if (procs[i].pid == pid) {
-					free(procs);
-					pc_src_close(&src);
-					return;
-				}
+				got |= procs[i].pid == pid && (!kernel || procs[i].kernel >= 1);
 		free(procs);
 		pc_src_close(&src);
-		usleep(20000);
+		if (!got)
+			usleep(20000);
 	}
-	fail_msg("profd did not follow pid %d in 5 s", (int)pid);
+	if (!got)
+		fail_msg("profd did not follow pid %d%s in 5 s", (int)pid,
+			 kernel ? " with a kernel record" : "");
+}
+
+static void wait_followed(pid_t pid)
+{
+	wait_listed(pid, false);
 }
 
 static void kid_end(struct kid *k)
@@ -288,6 +318,163 @@ static void test_save_via_profd(void **state)
 	free(b);
 }
 
+/* occurrences of needle in hay */
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/*
+ * trace through profd: root reads another user's live process's rings
+ * (profd hands over the segment); once it exited, profd's copy has no
+ * rings, and trace says so rather than showing an empty timeline as if
+ * nothing ran.
+ */
+static void test_trace_via_profd(void **state)
+{
+	char pid[16], out[128], errf[128];
+	const char *tr[] = { "trace", "--pid", pid, "-o", out, NULL };
+	struct kid k;
+	char *text;
+	int saved, fd;
+	__u64 end;
+
+	(void)state;
+	need_profd();
+	k = spawn_as_a(50);
+	snprintf(pid, sizeof(pid), "%d", (int)k.pid);
+	snprintf(out, sizeof(out), "%s/trace.json", dir);
+	snprintf(errf, sizeof(errf), "%s/trace.err", dir);
+	wait_followed(k.pid);
+	assert_int_equal(run(errf, tr), 0);
+	text = slurp(out);
+	assert_non_null(text);
+	assert_int_equal(count_of(text, "\"name\":\"pd_zone\""), 50);
+	free(text);
+	kid_end(&k);
+	/* gone: until profd notices, it hands over the segment it holds
+	 * (rings and all); then its copy, and one line says what it keeps */
+	for (end = now_ns() + 5000000000ull;; usleep(50000)) {
+		fflush(stderr);
+		saved = dup(2);
+		fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 2);
+		close(fd);
+		assert_int_equal(run(out, tr), 0);
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+		text = slurp(errf);
+		assert_non_null(text);
+		if (strstr(text, "exited: profd keeps its profile, not its event rings"))
+			break;
+		if (now_ns() > end)
+			fail_msg("trace of a process gone said: %s", text);
+		free(text);
+	}
+	free(text);
+	text = slurp(out);
+	assert_int_equal(count_of(text, "\"name\":\"pd_zone\""), 0);
+	free(text);
+}
+
+static void on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* once told to go: a zone that moves itself to the other cpu, one that
+ * sleeps, five times; then "R" */
+static void facts_kid(int rd, int ctl)
+{
+	char c;
+
+	if (write(rd, "A", 1) != 1 || read(ctl, &c, 1) != 1)
+		_exit(3);
+	/* until a call has kernel facts: the thread took its record (the
+	 * call that straddles the handover has none) */
+	for (int k = 0; k < 500 && !warm_covered(); k++)
+		usleep(10000);
+	for (int i = 0; i < 5; i++) {
+		{
+			PROF_USDT(tr_hop);
+			on_cpu(0);
+			for (int k = 0; k < 100000; k++)
+				sink += (unsigned long)k;
+			on_cpu(1);
+			for (int k = 0; k < 100000; k++)
+				sink += (unsigned long)k;
+		}
+		{
+			PROF_USDT(tr_nap);
+			usleep(2000);
+		}
+	}
+	if (write(rd, "R", 1) != 1)
+		_exit(3);
+	while (read(ctl, &c, 1) > 0)
+		;
+}
+
+/*
+ * With profd, each call's event says what the kernel word said of it: the
+ * zone that moved itself is migrated (and an instant event marks it), the
+ * one that slept is blocked, in the trace of the live process.
+ */
+static void test_trace_kernel_facts(void **state)
+{
+	char pid[16], out[128], errf[128], cmd[512];
+	const char *tr[] = { "trace", "--pid", pid, "-o", out, NULL };
+	int rd[2], ctl[2];
+	pid_t p;
+	char c;
+
+	(void)state;
+	need_profd();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		fprintf(stderr, "skipped: one cpu, nothing to migrate to\n");
+		skip();
+	}
+	assert_int_equal(pipe(rd), 0);
+	assert_int_equal(pipe(ctl), 0);
+	p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(rd[0]);
+		close(ctl[1]);
+		{
+			PROF_USDT(tr_first); /* registers with profd, then waits for it */
+		}
+		facts_kid(rd[1], ctl[0]);
+		_exit(0);
+	}
+	close(rd[1]);
+	close(ctl[0]);
+	assert_int_equal(read(rd[0], &c, 1), 1);
+	/* the thread has its kernel record before its zones run */
+	wait_listed(p, true);
+	assert_int_equal(write(ctl[1], "g", 1), 1);
+	assert_int_equal(read(rd[0], &c, 1), 1);
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(out, sizeof(out), "%s/facts.json", dir);
+	snprintf(errf, sizeof(errf), "%s/facts.err", dir);
+	assert_int_equal(run(errf, tr), 0);
+	close(ctl[1]);
+	waitpid(p, NULL, 0);
+	close(rd[0]);
+	snprintf(cmd, sizeof(cmd), "python3 tests/check_trace.py facts %s >&2", out);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* one scrape through profd as uid; 1 if pid is in it, 0 if not, <0 error */
 static int scrape_has(uid_t uid, pid_t pid)
 {
@@ -347,6 +534,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_save_via_profd),
 		cmocka_unit_test(test_serve_other_user),
+		cmocka_unit_test(test_trace_via_profd),
+		cmocka_unit_test(test_trace_kernel_facts),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

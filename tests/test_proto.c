@@ -56,8 +56,9 @@ static void test_fixed_layout(void **state)
 	assert_int_equal(sizeof(struct profd_register), 8);
 	assert_int_equal(sizeof(struct profd_registered), 32);
 	assert_int_equal(sizeof(struct profd_snapshot_req), 16);
-	assert_int_equal(sizeof(struct profd_snapshot_rep), 24);
-	assert_int_equal(sizeof(struct profd_wire_proc), 80);
+	assert_int_equal(sizeof(struct profd_snapshot_rep), 32 + PROFD_CGROUP_MAX);
+	assert_int_equal(sizeof(struct profd_wire_proc), 88 + PROFD_CGROUP_MAX);
+	assert_int_equal(sizeof(struct profd_segment), 8);
 	assert_int_equal(sizeof(struct profd_wire_status), 304);
 }
 

@@ -444,6 +444,7 @@ static void *next_minor(void *img, size_t *len)
 
 	/* regions in another order than the writer's, the new one first */
 	off = (shdr + 4095) & ~4095ull;
+	nr[PROF_REGION_RING] = (struct prof_region){ off, 0 }; /* the image's: off */
 	nr[PROF_REGIONS] = (struct prof_region){ off, 4096 };
 	off += 4096;
 	nr[PROF_REGION_HIST] = (struct prof_region){ off, r[PROF_REGION_HIST].size };
@@ -543,7 +544,14 @@ static void test_next_minor(void **state)
 	hdr(nimg)->node_size = PROF_NODE_SIZE - 8;
 	assert_int_equal(try_read(nimg, nlen), -EINVAL);
 	hdr(nimg)->node_size = PROF_NODE_SIZE + 16;
-	hdr(nimg)->nregions = PROF_REGIONS - 1;
+	/* 3.0, before the event ring: read */
+	hdr(nimg)->nregions = PROF_REGION_RING;
+	assert_int_equal(try_read(nimg, nlen), 0);
+	hdr(nimg)->nregions = PROF_REGION_RING - 1;
+	assert_int_equal(try_read(nimg, nlen), -EINVAL);
+	/* a ring of a size no writer makes */
+	hdr(nimg)->nregions = PROF_REGIONS + 1;
+	hdr(nimg)->region[PROF_REGION_RING].size = PROF_RING_HDR_SIZE + 3 * sizeof(struct prof_event);
 	assert_int_equal(try_read(nimg, nlen), -EINVAL);
 	prof_snapshot__destroy(a);
 	prof_snapshot__destroy(b);

@@ -34,32 +34,6 @@ static void *work(void *arg)
 }
 
 /* map this process's segment */
-static void *own_segment(size_t *len)
-{
-	struct prof_seg_ent *ents;
-	struct stat st;
-	void *mem = NULL;
-	size_t n, i;
-
-	assert_int_equal(prof_seg_list(geteuid(), &ents, &n), 0);
-	for (i = 0; i < n && !mem; i++) {
-		int fd;
-
-		if (ents[i].pid != (__u32)getpid())
-			continue;
-		fd = prof_seg_open(&ents[i]);
-		assert_true(fd >= 0);
-		assert_int_equal(fstat(fd, &st), 0);
-		mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-		assert_true(mem != MAP_FAILED);
-		*len = (size_t)st.st_size;
-		close(fd);
-	}
-	free(ents);
-	assert_non_null(mem);
-	return mem;
-}
-
 static void rows_equal(const struct prof_flat_row *a, const struct prof_flat_row *b, size_t n)
 {
 	size_t i;
@@ -120,7 +94,7 @@ static void test_segflat_equals_snapshot(void **state)
 	work(NULL);
 	assert_int_equal(pthread_create(&th, NULL, work, NULL), 0);
 	pthread_join(th, NULL);
-	mem = own_segment(&len);
+	mem = test_own_segment(&len);
 	s = test_snapshot(0);
 	assert_non_null(s);
 	assert_true(s->nthreads >= 2);
@@ -170,7 +144,7 @@ static void test_cursor(void **state)
 	(void)state;
 	assert_non_null(c);
 	work(NULL);
-	mem = own_segment(&len);
+	mem = test_own_segment(&len);
 	assert_int_equal(prof_seg_cursor__sample(c, mem, len, &b), 0);
 	s = test_snapshot(0);
 	assert_non_null(s);
@@ -421,7 +395,7 @@ static void test_sites_race(void **state)
 	(void)state;
 	assert_non_null(c);
 	work(NULL);
-	mem = own_segment(&len);
+	mem = test_own_segment(&len);
 	assert_int_equal(pthread_create(&th, NULL, new_sites, NULL), 0);
 	do {
 		struct prof_snapshot *s, *light;
@@ -532,7 +506,7 @@ static void test_read_ahead(void **state)
 		assert_int_equal(pthread_create(&th[k], NULL, work, NULL), 0);
 	for (k = 0; k < 8; k++)
 		pthread_join(th[k], NULL);
-	mem = own_segment(&len);
+	mem = test_own_segment(&len);
 	assert_int_equal(prof_snapshot__read_opts(mem, len, 0, &full), 0);
 	n = full->nthreads;
 	assert_true(n >= 8);
@@ -596,7 +570,7 @@ static void test_lazy_view(void **state)
 	int r;
 
 	(void)state;
-	mem = own_segment(&len);
+	mem = test_own_segment(&len);
 	assert_int_equal(prof_snapshot__read_opts(mem, len, 0, &full), 0);
 	assert_true(full->nthreads >= 4);
 	for (r = 0; r < 4; r++) {
@@ -699,7 +673,7 @@ static int no_hole_reads(void)
 	__u32 i;
 
 	gap_work(NULL);
-	mem = own_segment(&len);
+	mem = test_own_segment(&len);
 	before = seg_blocks();
 	if (before <= 0)
 		return 2;

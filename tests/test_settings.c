@@ -107,6 +107,7 @@ static void test_values_read(void **state)
 	setenv("PROF_LOG_INTERVAL", "0.25", 1);
 	setenv("PROF_REPORT", "1", 1);
 	setenv("PROF_REPORT_FORMAT", "json", 1);
+	setenv("PROF_REPORT_COMPENSATE", "on", 1);
 	setenv("PROF_MAX_NODES", "64", 1);
 	unsetenv("PROF_SOCKET");
 	setenv("PROFD_SOCKET", "/tmp/other.sock", 1);
@@ -117,6 +118,7 @@ static void test_values_read(void **state)
 	assert_true(prof_env.log_interval == 0.25);
 	assert_string_equal(prof_env.report, "stderr");
 	assert_true(prof_env.report_json);
+	assert_true(prof_env.report_compensate);
 	assert_int_equal(prof_env.max_nodes, 64);
 	assert_int_equal(prof_env.max_threads, 128);
 	/* profctl's name for the socket serves the runtime too */
@@ -137,6 +139,7 @@ static void test_values_read(void **state)
 	unsetenv("PROF_LOG_INTERVAL");
 	unsetenv("PROF_REPORT");
 	unsetenv("PROF_REPORT_FORMAT");
+	unsetenv("PROF_REPORT_COMPENSATE");
 	unsetenv("PROF_MAX_NODES");
 	unsetenv("PROF_SOCKET");
 	unsetenv("PROFD_SOCKET");
@@ -150,8 +153,10 @@ static const char *const bad_env[] = {
 	"PROF_MAX_THREADS=0",
 	"PROF_MAX_NODES=1",
 	"PROF_MAX_SITES=lots",
+	"PROF_TRACE_EVENTS=1000",
 	"PROF_KEEP=maybe",
 	"PROF_NO_DAEMON=sure",
+	"PROF_REPORT_COMPENSATE=twice",
 	"PROF_SOCKET=/tmp/"
 	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",

@@ -8,7 +8,8 @@
  * with send-keys.  At 80 columns no line is wider than the pane and each
  * zone's whole name is on its row; a resize to 60 columns is followed;
  * rates say their unit; switching thread names the thread (never "tid
- * 0") and shows its rates and sparkline at once.  Skipped without tmux.
+ * 0") and shows its rates and sparkline at once; two sites of one name
+ * are two rows, each with its file:line.  Skipped without tmux.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,6 +41,19 @@ static void spin_us(unsigned int us)
 	while ((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000 < us);
 }
 
+/* two sites of one name, as two overloads are */
+static void twin_a(void)
+{
+	PROF_USDT(top_twin);
+	spin_us(100);
+}
+
+static void twin_b(void)
+{
+	PROF_USDT(top_twin);
+	spin_us(50);
+}
+
 static void *io_main(void *arg)
 {
 	(void)arg;
@@ -47,6 +61,8 @@ static void *io_main(void *arg)
 	for (;;) {
 		PROF_USDT(top_io_zone);
 		spin_us(500);
+		twin_a();
+		twin_b();
 		usleep(500);
 	}
 	return NULL;
@@ -272,6 +288,15 @@ static void test_top_tty(void **state)
 	assert_non_null(strstr(text, "self/s"));
 	assert_non_null(strstr(text, "total/s"));
 	assert_non_null(strstr(text, "all 2 threads"));
+	/* two sites of one name are two rows that say where each is */
+	{
+		const char *a = strstr(text, "  top_twin (test_top.c:"), *b;
+
+		assert_non_null(a);
+		b = strstr(a + 1, "  top_twin (test_top.c:");
+		assert_non_null(b);
+		assert_true(strtol(a + 23, NULL, 10) != strtol(b + 23, NULL, 10));
+	}
 	free(text);
 
 	/* the first thread: the main one, named by its comm */

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "snapshot.h"
@@ -47,6 +49,34 @@ static inline struct prof_snapshot *test_snapshot_opts(pid_t pid, unsigned int f
 	}
 	free(ents);
 	return s;
+}
+
+/* this process's own segment, mapped read-only (its size in *len) */
+static inline void *test_own_segment(size_t *len)
+{
+	struct prof_seg_ent *ents;
+	__u64 token = prof_proc_start_token(getpid());
+	struct stat st;
+	void *mem = NULL;
+	size_t n, i;
+
+	assert_int_equal(prof_seg_list(geteuid(), &ents, &n), 0);
+	for (i = 0; i < n && !mem; i++) {
+		int fd;
+
+		if (ents[i].pid != (__u32)getpid() || ents[i].start_token != token)
+			continue;
+		fd = prof_seg_open(&ents[i]);
+		assert_true(fd >= 0);
+		assert_int_equal(fstat(fd, &st), 0);
+		mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		assert_true(mem != MAP_FAILED);
+		*len = (size_t)st.st_size;
+		close(fd);
+	}
+	free(ents);
+	assert_non_null(mem);
+	return mem;
 }
 
 static inline struct prof_snapshot *test_snapshot(pid_t pid)

@@ -12,7 +12,10 @@
  * started that record afresh for it.  With profd absent it
  * retries about once a second; a hung profd costs this thread a timeout,
  * never the application a wait.  The only thing an application thread
- * does here is write an eventfd (prof_agent__kick).
+ * does here is write an eventfd (prof_agent__kick).  Once connected and its
+ * threads registered, it hands profd the segment's fd (PROFD_MSG_SEGMENT):
+ * in a container, whose /dev/shm profd cannot see, that is how profd finds
+ * the process.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -57,6 +60,7 @@ static struct {
 	char path[108];
 	/* agent thread only */
 	int sock;
+	bool handed; /* the segment went to this connection's profd */
 	const struct prof_sched_rec *recs;
 	void *recs_mem; /* the same, for munmap */
 	size_t recs_len;
@@ -210,6 +214,58 @@ static int agent_request(__u32 tid, bool late, struct profd_registered *out, int
 		*mfd = -1;
 	}
 	return err;
+}
+
+/*
+ * Hand profd our segment (a dup of its fd, taken under the lock: a fork
+ * child replaces it).  profd's refusal is no error: it finds the segment
+ * by its name then, or not at all; -errno only for a broken connection.
+ */
+static int agent_hand_segment(void)
+{
+	struct {
+		struct profd_hdr h;
+		struct profd_segment s;
+	} req = { { PROFD_MSG_SEGMENT, sizeof(req) }, { 0, 0 } };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	union {
+		char buf[PROFD_MSG_MAX];
+		struct profd_hdr h;
+	} rep;
+	struct iovec iov = { &req, sizeof(req) };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = ctl.buf,
+			      .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	ssize_t n;
+	int fd;
+
+	pthread_mutex_lock(&prof_rt.lock);
+	fd = prof_rt.seg_fd >= 0 ? fcntl(prof_rt.seg_fd, F_DUPFD_CLOEXEC, 0) : -1;
+	pthread_mutex_unlock(&prof_rt.lock);
+	if (fd < 0)
+		return 0;
+	memset(&ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	n = sendmsg(agent.sock, &msg, MSG_NOSIGNAL);
+	close(fd);
+	if (n != (ssize_t)sizeof(req))
+		return -EIO;
+	n = recv(agent.sock, rep.buf, sizeof(rep.buf), 0);
+	if (n <= 0)
+		return n < 0 ? -errno : -ECONNRESET;
+	if (profd_msg_check(rep.buf, (size_t)n) ||
+	    (rep.h.type != PROFD_MSG_OK && rep.h.type != PROFD_MSG_ERROR))
+		return -EPROTO;
+	return 0;
 }
 
 /* map the array profd sent: read-only, validated geometry */
@@ -388,10 +444,17 @@ static void *agent_main(void *arg)
 
 	(void)arg;
 	for (;;) {
-		if (agent.sock < 0)
-			agent_connect();
+		if (agent.sock < 0 && !agent_connect())
+			agent.handed = false;
 		if (agent.sock >= 0 && agent_register_all())
 			agent_disconnect();
+		/* after the registrations: a first zone waits for those, not this */
+		if (agent.sock >= 0 && !agent.handed) {
+			if (agent_hand_segment())
+				agent_disconnect();
+			else
+				agent.handed = true;
+		}
 		__atomic_store_n(&agent.absent, agent.sock < 0, __ATOMIC_RELAXED);
 		if (agent.sock < 0)
 			agent_sync_release();

@@ -128,6 +128,17 @@ void prof_env__read(void)
 	prof_env.max_threads = env_u32("PROF_MAX_THREADS", 128, 1, 65536);
 	prof_env.max_nodes = env_u32("PROF_MAX_NODES", 4096, 16, 1u << 22);
 	prof_env.max_sites = env_u32("PROF_MAX_SITES", 4096, 4, 1u << 20);
+	s = env_get("PROF_TRACE_EVENTS");
+	prof_env.trace_events = PROF_TRACE_EVENTS_DEFAULT;
+	if (s && (prof_env_parse_u32(s, 0, PROF_TRACE_EVENTS_MAX, &prof_env.trace_events) ||
+		  (prof_env.trace_events & (prof_env.trace_events - 1)))) {
+		char want[80];
+
+		snprintf(want, sizeof(want), "0 (off) or a power of two up to %u; default %u",
+			 PROF_TRACE_EVENTS_MAX, PROF_TRACE_EVENTS_DEFAULT);
+		env_warn("PROF_TRACE_EVENTS", s, want, NULL);
+		prof_env.trace_events = PROF_TRACE_EVENTS_DEFAULT;
+	}
 
 	prof_env.clock_mono = false;
 	s = env_get("PROF_CLOCK");
@@ -153,6 +164,7 @@ void prof_env__read(void)
 	if (s)
 		prof_env.save = strdup(s);
 
+	prof_env.report_compensate = env_flag("PROF_REPORT_COMPENSATE");
 	prof_env.report_json = false;
 	s = env_get("PROF_REPORT_FORMAT");
 	if (s && !strcmp(s, "json"))

@@ -52,6 +52,8 @@ struct prof_sink {
 	__u64 open[2];
 	__u64 rowmap[PROF_ROWMAP_WORDS];
 	__u32 hist[PROF_HIST_BLOCK * PROF_HIST_BUCKETS];
+	struct prof_event ring[1];
+	__u64 ring_head;
 };
 
 /* shared by every sink thread that failed malloc, and by a zone in a signal
@@ -69,6 +71,8 @@ __thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec"
 	.open = last_resort.open,
 	.rowmap = last_resort.rowmap,
 	.hist = last_resort.hist,
+	.ring = last_resort.ring,
+	.ring_head = &last_resort.ring_head,
 };
 int __prof_clock_tsc = 1;
 
@@ -91,6 +95,7 @@ struct prof_tpriv {
 	__u32 nbegin;
 	struct __prof_zone begin[PROF_BEGIN_DEPTH];
 };
+
 static __thread struct prof_tpriv prof_tpriv;
 static pthread_key_t prof_key;
 static pthread_once_t prof_once = PTHREAD_ONCE_INIT;
@@ -378,11 +383,15 @@ static int slab_reserve_nodes(struct prof_slab_hdr *h, __u32 from, __u32 to, __u
 	return err;
 }
 
-/* a slab's header and its first nnodes nodes; 0 or -errno */
+/* a slab's header, its event ring and its first nnodes nodes; 0 or -errno */
 static int slab_reserve(struct prof_slab_hdr *h, __u32 nnodes, __u32 *res)
 {
-	int err = seg_reserve((__u64)((char *)h - (char *)prof_rt.seg), PROF_SLAB_HDR_SIZE);
+	__u64 base = (__u64)((char *)h - (char *)prof_rt.seg);
+	const struct prof_region *r = &prof_rt.region[PROF_REGION_RING];
+	int err = seg_reserve(base, PROF_SLAB_HDR_SIZE);
 
+	if (!err && r->size)
+		err = seg_reserve(base + r->off, r->size);
 	return err ? err : slab_reserve_nodes(h, 0, nnodes, res);
 }
 
@@ -455,13 +464,15 @@ static int seg_init(void)
 		prof_rt.max_threads = prof_env.max_threads;
 		prof_rt.max_nodes = prof_env.max_nodes;
 		prof_rt.max_sites = prof_env.max_sites;
+		prof_rt.ring_events = prof_env.trace_events;
 	}
 	prof_rt.keep = prof_env.keep;
 
 	sites_off = PROF_SEG_HDR_SIZE;
 	slabs_off = sites_off + (__u64)prof_rt.max_sites * sizeof(struct prof_site_ent);
 	slabs_off = (slabs_off + 4095) & ~4095ull;
-	slab_size = prof_slab_layout(prof_rt.max_nodes, PROF_HIST_SHIFT, prof_rt.region);
+	slab_size = prof_slab_layout(prof_rt.max_nodes, PROF_HIST_SHIFT, prof_rt.ring_events,
+				     prof_rt.region);
 	prof_rt.slab_size = slab_size;
 	/* one slab past the threads': the exited threads' aggregate */
 	size = slabs_off + slab_size * ((__u64)prof_rt.max_threads + 1);
@@ -644,6 +655,9 @@ static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k)
 	t->open = k->open;
 	t->rowmap = k->rowmap;
 	t->hist = k->hist;
+	t->ring = k->ring;
+	t->ring_head = &k->ring_head;
+	t->ring_mask = 0;
 	t->activity = &sink_activity;
 	t->ext_used = &sink_ext_used;
 }
@@ -661,6 +675,18 @@ static void thread_bind_slab(struct __prof_thread *t, struct prof_slab_hdr *hdr)
 	t->open = prof_rt_region(hdr, PROF_REGION_OPEN);
 	t->rowmap = prof_rt_region(hdr, PROF_REGION_ROWMAP);
 	t->hist = prof_rt_region(hdr, PROF_REGION_HIST);
+	if (prof_rt.region[PROF_REGION_RING].size) {
+		struct prof_ring *r = prof_rt_region(hdr, PROF_REGION_RING);
+
+		t->ring = prof_ring_events(r);
+		t->ring_head = &r->head;
+		t->ring_mask = prof_rt.ring_events - 1;
+	} else {
+		/* off: every exit writes one slot nobody reads */
+		t->ring = last_resort.ring;
+		t->ring_head = &last_resort.ring_head;
+		t->ring_mask = 0;
+	}
 	t->activity = &hdr->activity;
 	t->ext_used = &hdr->ext_used;
 }
@@ -1078,7 +1104,7 @@ void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 	const volatile struct prof_sched_rec *r = t->krec;
 	struct prof_node_ext *n = &t->ext[z->node];
 	__u64 off, wall = prof_ticks_to_ns(d);
-	__u32 a = (__u32)z->seq, b = (__u32)seq;
+	__u32 a = (__u32)z->seq, b = (__u32)seq, flags = 0;
 
 	/*
 	 * Entered or left without a record (profd came or went meanwhile), or
@@ -1091,16 +1117,29 @@ void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 	off = r->offcpu_ns - z->offcpu;
 	__PROF_STORE(t->ext_used, 1);
 	/* the last involuntary and the last voluntary switch: inside the zone? */
-	if (a != b && seq_within((__u32)r->preempt_seq, a, b))
+	if (a != b && seq_within((__u32)r->preempt_seq, a, b)) {
 		__PROF_ADD(&n->preempted, 1);
-	if (a != b && seq_within((__u32)r->block_seq, a, b))
+		flags |= PROF_EV_PREEMPTED;
+	}
+	if (a != b && seq_within((__u32)r->block_seq, a, b)) {
 		__PROF_ADD(&n->blocked, 1);
+		flags |= PROF_EV_BLOCKED;
+	}
 	/* moved: the kernel counted it, or a switch out left another cpu */
 	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT) ||
-	    left_elsewhere(r->out_cpus, a, b))
+	    left_elsewhere(r->out_cpus, a, b)) {
 		__PROF_ADD(&n->migrated, 1);
+		flags |= PROF_EV_MIGRATED;
+	}
 	/* off-CPU time is never more than the call's wall time */
 	__PROF_ADD(&n->offcpu_ns, off < wall ? off : wall);
+	/* the call's event, just published: what the kernel said of it */
+	if (flags) {
+		struct prof_event *e = &t->ring[(__PROF_LOAD(t->ring_head) - 1) & t->ring_mask];
+
+		__PROF_STORE(&e->dur_node,
+			     __PROF_LOAD(&e->dur_node) | (__u64)flags << PROF_EV_FLAG_SHIFT);
+	}
 }
 
 /* node's first count in bucket b: its block's row map gets the bit */
@@ -1139,6 +1178,7 @@ static void call_count(struct __prof_zone *z, __u64 d)
 		__prof_row_mark(z->node, b);
 	__PROF_ADD(h, 1);
 	call_uncovered(z->node);
+	__prof_ring_put(z->start, d, z->node);
 	__PROF_BUMP(t->activity);
 	if (*z->site->exit_sema)
 		__prof_exit_probe(z->site, d);
@@ -1329,6 +1369,8 @@ void __prof_frame(void)
 			if (d > h->frame_max)
 				__PROF_STORE(&h->frame_max, d);
 			__PROF_ADD(&h->frame_hist[prof_hist_bucket(d)], 1);
+			/* a frame is an event too: the root's node, which no zone is */
+			__prof_ring_put(p->last_frame, d, PROF_NODE_ROOT);
 		}
 	}
 	p->last_frame = now;
@@ -1381,11 +1423,12 @@ static void thread_mark_exited(struct prof_tpriv *p)
 }
 
 /*
- * Exited threads (slab.h, 3.1).  The exit path, never a zone's: a thread
- * that exits folds its profile into the aggregate, a slab of its own past
- * the threads', and gives its slab back for the next thread, so however
- * many threads come and go none is unprofiled, nothing is lost, and the
- * segment keeps its size.
+ * Exited threads (slab.h, 3.2).  Slow paths, never a zone's: a thread that
+ * exits gives its slab up (it stays the thread's, shown as itself); a new
+ * thread that finds no free slab folds the exited threads' profiles into
+ * the aggregate, a slab of its own past the threads', and takes one of
+ * their slabs, so however many threads come and go none is unprofiled,
+ * nothing is lost, and the segment keeps its size.
  */
 
 /* the marker of a thread whose slab went back: no per-site cache holds it,
@@ -1591,6 +1634,10 @@ static void slab_clear(struct prof_slab_hdr *h, __u32 nn)
 		for (x = 0; x < PROF_ROWMAP_WORDS; x++)
 			__PROF_STORE(&rows[x], 0);
 	}
+	/* the event ring starts again: its events were the last thread's */
+	if (prof_rt.region[PROF_REGION_RING].size)
+		__atomic_store_n(&((struct prof_ring *)prof_rt_region(h, PROF_REGION_RING))->head, 0,
+				 __ATOMIC_RELEASE);
 	__PROF_STORE(&h->nnodes, 2);
 	__PROF_STORE(&h->overflow, 0);
 	__PROF_STORE(&h->unbalanced, 0);
@@ -1743,6 +1790,8 @@ static void report_at_exit(void)
 		prof_warnx("failed to read own segment for the report: %s", strerror(-err));
 		return;
 	}
+	if (prof_env.report_compensate)
+		prof_snapshot__compensate(s);
 	if (!strcmp(dst, "stderr")) {
 		f = stderr;
 		o.color = isatty(2) && !no_color();

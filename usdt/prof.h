@@ -39,7 +39,8 @@
  * node creation); after that nothing locks, allocates or enters the kernel.
  *
  * Environment: PROF_REPORT=stderr|PATH prints a report at exit,
- * PROF_REPORT_FORMAT=text|json, PROF_LOG_INTERVAL=SECONDS logs a line per
+ * PROF_REPORT_FORMAT=text|json, PROF_REPORT_COMPENSATE=1 (the zones' own
+ * cost taken out of it), PROF_LOG_INTERVAL=SECONDS logs a line per
  * thread and zone each interval, PROF_MAX_THREADS, PROF_MAX_NODES,
  * PROF_MAX_SITES size the segment, PROF_CLOCK=mono forces clock_gettime,
  * PROF_KEEP=1 keeps the segment after a clean exit, PROF_SOCKET (or its
@@ -136,6 +137,10 @@ struct __prof_thread {
 	__u32 *ext_used;		/* the slab's ext_used flag */
 	__u64 *rowmap;			/* the histogram blocks' row maps */
 	__u64 *open;			/* per node: its open call's start, 0 if none */
+	struct prof_event *ring;	/* the slab's event ring (a private slot
+					 * when the ring is off) */
+	__u64 *ring_head;		/* its head: events written */
+	uint64_t ring_mask;		/* events in the ring - 1 */
 };
 
 #define __PROF_UNINIT 0xfffffffeU
@@ -186,6 +191,24 @@ static inline __attribute__((always_inline)) uint64_t __prof_now(void)
 #define __PROF_ADD(p, v)	__PROF_STORE((p), __PROF_LOAD(p) + (v))
 /* after the node's counters: a reader that sees it unchanged skips the slab */
 #define __PROF_BUMP(p)		__atomic_store_n((p), __PROF_LOAD(p) + 1, __ATOMIC_RELEASE)
+
+/* the call that just ended, into the thread's event ring (slab.h) */
+static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start, uint64_t d,
+								  uint32_t node)
+{
+#ifndef PROF_NO_RING
+	uint64_t h = __PROF_LOAD(__prof_tls.ring_head);
+	struct prof_event *e = &__prof_tls.ring[h & __prof_tls.ring_mask];
+
+	__PROF_STORE(&e->start, start);
+	/* a call over 2^39 ticks shows that long */
+	__PROF_STORE(&e->dur_node,
+		     (d < PROF_EV_DUR_MAX ? d : PROF_EV_DUR_MAX) << PROF_EV_DUR_SHIFT | node);
+	__atomic_store_n(__prof_tls.ring_head, h + 1, __ATOMIC_RELEASE);
+#else
+	(void)start, (void)d, (void)node; /* bench/overhead only: the ring's cost */
+#endif
+}
 
 /*
  * The fast path names __prof_tls itself, never through a pointer: with
@@ -247,6 +270,8 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	/* the node's first count in this bucket: the block's row map says so */
 	if (__builtin_expect(!hc, 0))
 		__prof_row_mark(z->node, b);
+	/* before the kernel facts: they mark the event */
+	__prof_ring_put(z->start, d, z->node);
 	if (__builtin_expect(seq != z->seq, 0))
 		__prof_leave_slow(z, seq, d);
 	__PROF_BUMP(__prof_tls.activity);
@@ -286,7 +311,7 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
  *	prof:NAME	 arg0 name (char *), arg1 file (char *), arg2 line
  *	prof:NAME__exit	 the same, and arg3 the zone's duration in ns
  *
- * A site's descriptor, its two semaphores and its exit stub are defined by
+ * A site's descriptor, its name's two semaphores and its exit stub are defined by
  * one asm statement in the site's block, which also hands the descriptor's
  * address to the code (the lea the compiler would emit anyway), so nothing
  * C or C++ declares names a symbol defined in asm: g++ drops the asm label
@@ -298,7 +323,7 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
  * with the four arguments in argument registers: the runtime's
  * __prof_exit_probe converts ticks to ns and calls it only when the exit
  * semaphore is set.  A public zone (PROF_DEFINE) is a C definition with a
- * C stub; each PROF_SCOPE site has its own enter semaphore.
+ * C stub; a PROF_SCOPE site raises its name's enter semaphore.
  */
 #if defined(__x86_64__)
 #define __PROF_ADDR "i"		/* a symbol's address, printed by %c */
@@ -360,17 +385,39 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 #define __PROF_SYM(kind, id)	"\"__prof_" kind #id "." __BASE_FILE__ "\""
 
 /*
- * A site: its descriptor __prof_sID (struct prof_site, its semaphores
- * at the end), its exit stub __prof_xID; SP gets the descriptor's address.
+ * One semaphore per probe name, shared by every site of that name in the
+ * program or library (hidden, one copy kept by the linker): bpftrace and
+ * bcc raise only the first location's semaphore of a name several sites
+ * share (each PROF_FUNC is prof:func), so a semaphore a site had to itself
+ * left the other sites' probes silent.  .ifndef: one per assembly.
+ */
+#define __PROF_SEM(probe)	"\"__prof_sem." probe "\""
+#define __PROF_SEM_ASM(probe)							\
+	".ifndef " __PROF_SEM(probe) "\n"					\
+	".pushsection .probes,\"awG\",\"progbits\"," __PROF_SEM(probe) ",comdat\n" \
+	".balign 2\n"								\
+	".weak " __PROF_SEM(probe) "\n"						\
+	".hidden " __PROF_SEM(probe) "\n"					\
+	__PROF_SEM(probe) ": .2byte 0\n"						\
+	".size " __PROF_SEM(probe) ", 2\n"					\
+	".popsection\n"								\
+	".endif\n"
+
+/*
+ * A site: its descriptor __prof_sID (struct prof_site; exit_sema points at
+ * its name's exit semaphore, sema[] is unused), its exit stub __prof_xID;
+ * SP gets the descriptor's address, EP the enter semaphore's.
  */
 #define __PROF_SITE_ASM(probe, id)						\
+	__PROF_SEM_ASM(probe)							\
+	__PROF_SEM_ASM(probe "__exit")						\
 	".ifndef " __PROF_SYM("s", id) "\n"					\
 	".pushsection .probes,\"aw\",\"progbits\"\n"				\
 	".balign 8\n"								\
 	__PROF_SYM("s", id) ":\n"						\
 	".8byte %c[__n], %c[__f], %c[__fn]\n"					\
 	".4byte %c[__l], %c[__fl]\n"						\
-	".8byte " __PROF_SYM("s", id) "+50, " __PROF_SYM("x", id) "\n"		\
+	".8byte " __PROF_SEM(probe "__exit") ", " __PROF_SYM("x", id) "\n"	\
 	".2byte 0, 0\n"								\
 	".balign 8\n"								\
 	".popsection\n"								\
@@ -378,16 +425,18 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 	".p2align 4\n"								\
 	".type " __PROF_SYM("x", id) ", @function\n"				\
 	__PROF_SYM("x", id) ":\n"						\
-	__PROF_NOTE(#probe "__exit", __PROF_SYM("s", id) "+50", __PROF_STUB_ARGS) \
+	__PROF_NOTE(probe "__exit", __PROF_SEM(probe "__exit"), __PROF_STUB_ARGS) \
 	"ret\n"									\
 	".size " __PROF_SYM("x", id) ", .-" __PROF_SYM("x", id) "\n"		\
 	".popsection\n"								\
 	".endif\n"								\
-	__PROF_LEA(__PROF_SYM("s", id), "[__sp]")
+	__PROF_LEA(__PROF_SYM("s", id), "[__sp]")				\
+	__PROF_LEA(__PROF_SEM(probe), "[__ep]")
 #define __PROF_SITE(name, probe, func, flags, id)				\
 	const struct prof_site *__prof_sp_##id;					\
-	__asm__(__PROF_SITE_ASM(probe, id)					\
-		: [__sp] "=r"(__prof_sp_##id)					\
+	volatile unsigned short *__prof_ep_##id;				\
+	__asm__(__PROF_SITE_ASM(#probe, id)					\
+		: [__sp] "=r"(__prof_sp_##id), [__ep] "=r"(__prof_ep_##id)	\
 		: [__n] __PROF_ADDR(name), [__f] __PROF_ADDR(__FILE__),		\
 		  [__fn] __PROF_ADDR(func), [__l] "n"(__LINE__), [__fl] "n"(flags))
 
@@ -423,8 +472,7 @@ struct __prof_guard {
 
 #define __PROF_ZONE(name, probe, func, flags, id)				\
 	__PROF_SITE(name, probe, func, flags, id);				\
-	__PROF_ENTER_PROBE(probe, &__prof_sp_##id->sema[0],			\
-			   __PROF_SYM("s", id) "+48", name);			\
+	__PROF_ENTER_PROBE(probe, __prof_ep_##id, __PROF_SEM(#probe), name);	\
 	__PROF_OPEN(__prof_sp_##id, id)
 #define __PROF_ZONE_(name, probe, func, flags, id)				\
 	__PROF_ZONE(name, probe, func, flags, id)
@@ -457,14 +505,9 @@ struct __prof_guard {
 
 #define __PROF_SCOPE(name, id)							\
 	volatile unsigned short *__prof_e_##id;					\
-	__asm__(".ifndef " __PROF_SYM("e", id) "\n"				\
-		".pushsection .probes,\"aw\",\"progbits\"\n"			\
-		".balign 2\n"							\
-		__PROF_SYM("e", id) ": .2byte 0\n"				\
-		".popsection\n"							\
-		".endif\n"							\
-		__PROF_LEA(__PROF_SYM("e", id), "0") : "=r"(__prof_e_##id));	\
-	__PROF_ENTER_PROBE(name, __prof_e_##id, __PROF_SYM("e", id), #name);	\
+	__asm__(__PROF_SEM_ASM(#name)						\
+		__PROF_LEA(__PROF_SEM(#name), "0") : "=r"(__prof_e_##id));	\
+	__PROF_ENTER_PROBE(name, __prof_e_##id, __PROF_SEM(#name), #name);	\
 	__PROF_OPEN(&prof_zone_##name, id)
 #define __PROF_SCOPE_(name, id)	__PROF_SCOPE(name, id)
 #define PROF_SCOPE(name)	__PROF_SCOPE_(name, __COUNTER__)
@@ -478,8 +521,7 @@ struct __prof_guard {
 	do {									\
 		__PROF_SITE(#name, name, __func__, PROF_SITE_BEGIN, id);	\
 		__PROF_CACHE(id);						\
-		__PROF_ENTER_PROBE(name, &__prof_sp_##id->sema[0],		\
-				   __PROF_SYM("s", id) "+48", #name);		\
+		__PROF_ENTER_PROBE(name, __prof_ep_##id, __PROF_SEM(#name), #name); \
 		__prof_begin(__prof_sp_##id, &__prof_cache_##id);		\
 	} while (0)
 #define __PROF_BEGIN_(name, id)	__PROF_BEGIN(name, id)

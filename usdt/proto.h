@@ -7,9 +7,16 @@
  * side rejects a packet whose size is not exactly sizeof(hdr) plus its
  * type's payload (profd_msg_len()), or whose type it does not expect.
  * Requests are authenticated by SO_PEERCRED: a user sees and resets only
- * processes of their own uid; root sees all.
+ * processes of their own uid; root sees all.  Pids and tids are in the
+ * peer's pid namespace: a peer in a container names (and is answered
+ * with) the pids it sees there, and sees only the processes of its
+ * namespace; on the host, a process in a container is named by its host
+ * pid, and ns_pid and cgroup say where it runs.
  *
  *	client			profd
+ *	SEGMENT{} + fd	->	OK				(the agent's own segment:
+ *							 profd follows it without a
+ *							 path, say from a container)
  *	REGISTER{tid}	->	REGISTERED{slot, gen, nslots}	(+ map fd, once)
  *	STATUS		->	STATUS{...}
  *	LIST		->	PROC{...} x n, then END{n}
@@ -27,7 +34,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#define PROFD_PROTO_VERSION	3
+#define PROFD_PROTO_VERSION	4
 #define PROFD_MSG_MAX		512	/* largest packet, header included */
 
 enum profd_msg_type {
@@ -43,6 +50,7 @@ enum profd_msg_type {
 	PROFD_MSG_SNAPSHOT_REQ,		/* client: struct profd_snapshot_req */
 	PROFD_MSG_SNAPSHOT,		/* profd: struct profd_snapshot_rep, + fd */
 	PROFD_MSG_RESET_REQ,		/* client: struct profd_pid_req */
+	PROFD_MSG_SEGMENT,		/* agent: struct profd_segment, + fd */
 	PROFD_MSG_TYPE_MAX,
 };
 
@@ -60,8 +68,17 @@ struct profd_error {
 #define PROFD_REG_LATE		0x2	/* the thread's first zone gave up waiting for
 					 * this answer: its first calls had no facts */
 
+/* the agent's segment fd rides along; profd checks it names the peer */
+struct profd_segment {
+	__u32 flags;			/* none yet: 0 */
+	__u32 __pad;
+};
+
+#define PROFD_CGROUP_MAX	128	/* a cgroup's name on the wire, NUL included */
+
 struct profd_register {
-	__u32 tid;			/* a thread of the peer's process */
+	__u32 tid;			/* a thread of the peer's process, as the
+					 * peer sees it (its pid namespace's) */
 	__u32 flags;			/* PROFD_REG_* */
 };
 
@@ -105,6 +122,10 @@ struct profd_wire_proc {
 	__u64 created_ns;
 	__u32 inzone_short;		/* ~1 s moving average */
 	__u32 inzone_long;		/* ~30 s moving average */
+	__u32 ns_pid;			/* its pid in its own pid namespace, when
+					 * that is not the asker's; else 0 */
+	__u32 __pad;
+	char cgroup[PROFD_CGROUP_MAX];	/* with ns_pid: its cgroup (the scope) */
 };
 
 struct profd_end {
@@ -129,6 +150,11 @@ struct profd_snapshot_rep {
 	__u64 size;			/* bytes of the image in the fd */
 	__u64 span_ns;			/* time the snapshot covers */
 	__u32 flags;			/* PROFD_SNAP_F_* */
+	__u32 ns_pid;			/* as in profd_wire_proc: the image's own
+					 * pid then, not the one asked for */
+	char cgroup[PROFD_CGROUP_MAX];	/* with ns_pid */
+	__u32 uid;			/* the owner, in the asker's user namespace
+					 * (the image's header has its own) */
 	__u32 __pad;
 };
 
@@ -153,6 +179,7 @@ static inline __u32 profd_msg_len(__u32 type)
 		[PROFD_MSG_SNAPSHOT_REQ] = sizeof(struct profd_snapshot_req),
 		[PROFD_MSG_SNAPSHOT] = sizeof(struct profd_snapshot_rep),
 		[PROFD_MSG_RESET_REQ] = sizeof(struct profd_pid_req),
+		[PROFD_MSG_SEGMENT] = sizeof(struct profd_segment),
 	};
 
 	if (type == 0 || type >= PROFD_MSG_TYPE_MAX)

@@ -55,7 +55,7 @@ struct seg_geom {
 	__u64 snap_tick;			 /* an image's "now", else 0 */
 	__u64 now;				 /* what open calls are measured to */
 	__u32 agg_slab;	/* the exited threads' aggregate, PROF_NO_SLOT if none */
-	bool folds;	/* 3.1: folds, agg_seq and the ring are there */
+	bool folds;	/* 3.2: folds, agg_seq and the fold ring are there */
 };
 
 struct hist_pool {
@@ -192,7 +192,7 @@ static void slab_view(const char *slab, const struct seg_geom *g, struct slab_vi
 	v->covered = LD(&v->hdr->covered);
 }
 
-/* did a live slab change hands since its gen was loaded (slab.h, 3.1)? */
+/* did a live slab change hands since its gen was loaded (slab.h, 3.2)? */
 static bool slab_moved(const char *slab, __u64 gen)
 {
 	prof_seq_fence_acq();
@@ -530,7 +530,7 @@ static void flat_open(const struct flat_tree *t, const struct slab_view *v, __u3
  * of a site registered meanwhile and call a healthy segment corrupt.
  */
 struct slab_pub {
-	__u64 gen;	/* loaded first: a live slab's thread (slab.h, 3.1) */
+	__u64 gen;	/* loaded first: a live slab's thread (slab.h, 3.2) */
 	__u64 activity; /* loaded before nnodes: unchanged later, no node changed */
 	__u32 nnodes;
 };
@@ -1053,6 +1053,11 @@ static bool size_ok(__u32 have, size_t known)
 	return have >= known && have <= 65536 && !(have & 7);
 }
 
+static bool ring_events_ok(__u64 n)
+{
+	return n && n <= (1ull << 24) && !(n & (n - 1));
+}
+
 /* the slab regions this reader knows, each inside the slab, past its
  * header, big enough for the geometry, and apart from one another */
 static int regions_check(const struct prof_seg_hdr *h, struct seg_geom *g, __u32 slab_hdr_size)
@@ -1060,16 +1065,31 @@ static int regions_check(const struct prof_seg_hdr *h, struct seg_geom *g, __u32
 	__u64 blocks = prof_hist_blocks(g->max_nodes, g->hist_shift), need[PROF_REGIONS];
 	__u32 nreg = LD(&h->nregions), i, j;
 
-	if (nreg < PROF_REGIONS || nreg > PROF_REGIONS_MAX)
+	/* 3.0 had no event ring */
+	if (nreg < PROF_REGION_RING || nreg > PROF_REGIONS_MAX)
 		return -EINVAL;
 	need[PROF_REGION_NODES] = (__u64)g->max_nodes * g->node_size;
 	need[PROF_REGION_EXT] = (__u64)g->max_nodes * g->ext_size;
 	need[PROF_REGION_OPEN] = (__u64)g->max_nodes * sizeof(__u64);
 	need[PROF_REGION_ROWMAP] = blocks * PROF_ROWMAP_WORDS * sizeof(__u64);
 	need[PROF_REGION_HIST] = (blocks << g->hist_shift) * PROF_HIST_BUCKETS * sizeof(__u32);
+	/* off (size 0), or a header and a power of two of events */
+	need[PROF_REGION_RING] = nreg > PROF_REGION_RING ? LD(&h->region[PROF_REGION_RING].size) : 0;
+	if (need[PROF_REGION_RING] &&
+	    (need[PROF_REGION_RING] < PROF_RING_HDR_SIZE + sizeof(struct prof_event) ||
+	     (need[PROF_REGION_RING] - PROF_RING_HDR_SIZE) % sizeof(struct prof_event) ||
+	     !ring_events_ok((need[PROF_REGION_RING] - PROF_RING_HDR_SIZE) /
+			     sizeof(struct prof_event))))
+		return -EINVAL;
 	for (i = 0; i < PROF_REGIONS; i++) {
 		struct prof_region *r = &g->region[i];
 
+		if (i >= nreg) {
+			/* an older minor's: absent */
+			r->off = slab_hdr_size;
+			r->size = 0;
+			continue;
+		}
 		r->off = LD(&h->region[i].off);
 		r->size = LD(&h->region[i].size);
 		if (r->off < slab_hdr_size || (r->off & 7) || r->size < need[i] ||
@@ -1143,7 +1163,7 @@ static int seg_check(const void *mem, size_t len, struct seg_geom *g)
 	if (g->sites_off > len || g->slabs_off > len || sites_end > g->slabs_off ||
 	    slabs_end > seg_size || seg_size > len)
 		return -EINVAL;
-	/* 3.1: the exited threads' aggregate, one slab past the threads' */
+	/* 3.2: the exited threads' aggregate, one slab past the threads' */
 	g->agg_slab = PROF_NO_SLOT;
 	g->folds = hdr_size >= offsetof(struct prof_seg_hdr, fold_ring) + sizeof(h->fold_ring);
 	if (g->folds && LD(&h->agg_slab) != PROF_NO_SLOT) {
@@ -1418,7 +1438,7 @@ static void drop_thread(struct prof_snapshot *s, __u32 i)
 
 /*
  * The exited threads' aggregate, last of s's threads: copied inside its
- * seqlock with the folds since n0 (slab.h, 3.1), then the copies of the
+ * seqlock with the folds since n0 (slab.h, 3.2), then the copies of the
  * threads those folds put in it are dropped, so every thread counts once.
  * -EAGAIN: more folds than the ring remembers ran during the read.
  */
@@ -1717,7 +1737,7 @@ fail:
 }
 
 struct cursor_slab {
-	__u64 gen;   /* the thread the rest is of (slab.h, 3.1) */
+	__u64 gen;   /* the thread the rest is of (slab.h, 3.2) */
 	__u32 nseen; /* nodes [0, nseen) were looked at */
 	__u32 ntop, cap;
 	__u32 *top; /* top-level node indices */
@@ -2575,7 +2595,7 @@ static void image_geom(const struct prof_snapshot *s, struct image_geom *g)
 	g->shift = 0;
 	while (g->shift < PROF_HIST_SHIFT && (1u << g->shift) < g->max_nodes)
 		g->shift++;
-	g->slab_size = prof_slab_layout(g->max_nodes, g->shift, g->region);
+	g->slab_size = prof_slab_layout(g->max_nodes, g->shift, 0, g->region);
 	/* the aggregate (always the last thread) one slab past the threads' */
 	g->agg = s->nthreads && s->threads[s->nthreads - 1].folds;
 	g->nreal = s->nthreads - g->agg;
@@ -2750,4 +2770,124 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 		}
 	}
 	return 0;
+}
+
+/*
+ * The event rings of mem's threads (slab.h).  Each ring is copied while its
+ * thread may write it: what the thread overwrote during the copy is left
+ * out, never shown torn.
+ */
+int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out)
+{
+	const struct prof_seg_hdr *h = mem;
+	const struct prof_region *rr;
+	struct prof_trace *t;
+	struct seg_geom g;
+	__u32 nslabs, i;
+	__u64 nev, k;
+	int err;
+
+	*out = NULL;
+	err = seg_check(mem, len, &g);
+	if (err)
+		return err;
+	nslabs = LDA(&h->nslabs);
+	if (nslabs > g.max_threads)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->threads = calloc(nslabs ? nslabs : 1, sizeof(*t->threads)))) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->tick_hz = g.tick_hz;
+	t->tick_base = LD(&h->tick_base);
+	t->mono_base_ns = LD(&h->mono_base_ns);
+	t->pid = LD(&h->pid);
+	t->image = g.snap_tick != 0;
+	rr = &g.region[PROF_REGION_RING];
+	nev = rr->size ? (rr->size - PROF_RING_HDR_SIZE) / sizeof(struct prof_event) : 0;
+	t->ring_events = nev;
+	for (i = 0; i < nslabs && nev; i++) {
+		const char *slab = (const char *)mem + g.slabs_off + (__u64)i * g.slab_size;
+		const struct prof_slab_hdr *sh = (const void *)slab;
+		const struct prof_ring *r = (const void *)(slab + rr->off);
+		const struct prof_event *ev = prof_ring_events(r);
+		struct prof_trace_thread *tt = &t->threads[t->nthreads];
+		bool live = !g.snap_tick && g.folds;
+		__u64 h1, h2, lo, n, gen = live ? LDA(&sh->gen) : 0;
+		__u32 state;
+
+		if (LDA(&sh->magic) != PROF_SLAB_MAGIC)
+			continue;
+		/* a slab between two threads (slab.h): its last one's events
+		 * went with it */
+		if (live && (gen & 1))
+			continue;
+		state = LD(&sh->state);
+		if (state != PROF_SLAB_ALIVE && state != PROF_SLAB_EXITED)
+			continue;
+		tt->tid = LD(&sh->tid);
+		tt->slab = i;
+		tt->gen = LD(&sh->gen);
+		tt->ev = malloc(nev * sizeof(*tt->ev));
+		if (!tt->ev) {
+			prof_trace__destroy(t);
+			return -ENOMEM;
+		}
+		h1 = LDA(&r->head);
+		/* acquire: each load of the copy before the second head's (a
+		 * fence would say it once, but TSan does not see fences) */
+		for (k = 0; k < nev; k++) {
+			tt->ev[k].start = LDA(&ev[k].start);
+			tt->ev[k].dur_node = LDA(&ev[k].dur_node);
+		}
+		h2 = LD(&r->head);
+		/* it changed hands during the copy: never two threads' events */
+		if (live && LD(&sh->gen) != gen) {
+			free(tt->ev);
+			tt->ev = NULL;
+			continue;
+		}
+		if (h2 < h1) {
+			/* heads only grow: not a ring a thread writes */
+			prof_trace__destroy(t);
+			return -EINVAL;
+		}
+		/* a live writer may be at event h2, which overwrites h2 - nev
+		 * (an exited thread's ring is whole) */
+		lo = h1 > nev ? h1 - nev : 0;
+		if (state == PROF_SLAB_ALIVE && h2 + 1 > nev && h2 + 1 - nev > lo)
+			lo = h2 + 1 - nev;
+		n = h1 > lo ? h1 - lo : 0;
+		/* oldest first */
+		if (n) {
+			struct prof_event *v = malloc(n * sizeof(*v));
+
+			if (!v) {
+				prof_trace__destroy(t);
+				return -ENOMEM;
+			}
+			for (k = 0; k < n; k++)
+				v[k] = tt->ev[(lo + k) & (nev - 1)];
+			free(tt->ev);
+			tt->ev = v;
+		}
+		tt->n = n;
+		tt->written = h1;
+		t->nthreads++;
+	}
+	*out = t;
+	return 0;
+}
+
+void prof_trace__destroy(struct prof_trace *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->nthreads; i++)
+		free(t->threads[i].ev);
+	free(t->threads);
+	free(t);
 }

@@ -31,6 +31,77 @@ static const char *fmt_ns(char *buf, size_t len, __u64 ns)
 	return buf;
 }
 
+static __u64 sub0(__u64 a, __u64 b)
+{
+	return a > b ? a - b : 0;
+}
+
+const char *prof_snap_compensated_note(const struct prof_snapshot *s, char *buf, size_t len)
+{
+	double ns = s->tick_hz ? 1e9 / (double)s->tick_hz : 0;
+
+	snprintf(buf, len,
+		 "a zone's cost (%.1f ns, %.1f ns of it inside its own time) taken out of its "
+		 "parent's self and its own total",
+		 (double)s->zone_cost * ns, (double)s->zone_inner * ns);
+	return buf;
+}
+
+double prof_snap_probe_share(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			     __u64 probe_ticks)
+{
+	/* compensated, the wall time no longer holds the zones' cost */
+	__u64 wall = t->nodes[0].ticks + (s->compensated ? probe_ticks : 0);
+
+	return wall ? 100.0 * (double)probe_ticks / (double)wall : 0;
+}
+
+/* the compensated view: what of a zone's cost lands where (snapshot.h) */
+int prof_snapshot__compensate(struct prof_snapshot *s)
+{
+	__u64 cost = s->zone_cost, inner = s->zone_inner < cost ? s->zone_inner : cost;
+	__u32 i, j;
+
+	if (s->lazy)
+		return -EINVAL;
+	if (!cost)
+		return -ENODATA;
+	/* once: a second pass would take the cost out twice */
+	if (s->compensated)
+		return 0;
+	for (j = 0; j < s->nthreads; j++) {
+		struct prof_snap_thread *t = &s->threads[j];
+		struct prof_snap_node *nd = t->nodes;
+
+		if (!t->nnodes)
+			continue;
+		/* child_ticks, for now: the zones entered below each node
+		 * (a child comes after its parent) */
+		for (i = 0; i < t->nnodes; i++)
+			nd[i].child_ticks = 0;
+		for (i = t->nnodes - 1; i >= 1; i--)
+			nd[nd[i].parent].child_ticks +=
+				nd[i].child_ticks + nd[i].calls + nd[i].open + nd[i].anomalies;
+		for (i = 0; i < t->nnodes; i++) {
+			/* the root is no zone: the thread's wall time */
+			__u64 own = i ? nd[i].calls + nd[i].open : 0;
+
+			nd[i].ticks =
+				sub0(sub0(nd[i].ticks, own * inner), nd[i].child_ticks * cost);
+			if (nd[i].open_ticks > nd[i].ticks)
+				nd[i].open_ticks = nd[i].ticks;
+		}
+		for (i = 0; i < t->nnodes; i++)
+			nd[i].child_ticks = 0;
+		for (i = t->nnodes - 1; i >= 1; i--)
+			nd[nd[i].parent].child_ticks += nd[i].ticks;
+		if (nd[0].ticks < nd[0].child_ticks)
+			nd[0].ticks = nd[0].child_ticks;
+	}
+	s->compensated = 1;
+	return 0;
+}
+
 __u64 prof_snap_sort_key(const struct prof_snapshot *s, const struct prof_snap_node *n, int sort)
 {
 	switch (sort) {
@@ -257,8 +328,8 @@ static void thread_header(FILE *f, const struct prof_snapshot *s, const struct p
 	if (s->zone_cost && t->nnodes && t->nodes[0].ticks) {
 		__u64 pt = prof_snap_probe_ticks(s, t);
 
-		fprintf(f, " zones cost ~%s (%.1f%%)", fmt_ns(buf, 24, prof_snap_ns(s, pt)),
-			100.0 * (double)pt / (double)t->nodes[0].ticks);
+		fprintf(f, " zones cost ~%s (%.1f%%)%s", fmt_ns(buf, 24, prof_snap_ns(s, pt)),
+			prof_snap_probe_share(s, t, pt), s->compensated ? " taken out" : "");
 	}
 	if (t->frames) {
 		char a[24], m[24];
@@ -292,6 +363,7 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 	double up = 0;
 	/* without memory, overloads only look alike */
 	__u8 *clash = prof_snap_name_clashes(s);
+	char note[160];
 	int err;
 
 	if (s->exit_tick > s->tick_base)
@@ -301,7 +373,12 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 		s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic", (double)s->tick_hz / 1e9);
 	if (up > 0)
 		fprintf(f, ", ran %.3f s", up);
+	if (s->ns_pid)
+		fprintf(f, ", container pid %u (%s)", s->ns_pid, s->cgroup[0] ? s->cgroup : "?");
 	fprintf(f, "%s\n", sched ? ", kernel assisted" : "");
+	if (s->compensated)
+		fprintf(f, "prof: compensated: %s\n",
+			prof_snap_compensated_note(s, note, sizeof(note)));
 	if (s->sites_dropped || s->threads_dropped)
 		fprintf(f, "prof: %llu sites and %llu threads not profiled (tables full)\n",
 			(unsigned long long)s->sites_dropped,
@@ -685,6 +762,14 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 			s->flags & PROF_SEG_TSC_SYNCED ? "true" : "false");
 		if (s->span_ns)
 			fprintf(f, "\"span_ns\":%llu,", (unsigned long long)s->span_ns);
+		if (s->compensated)
+			fputs("\"compensated\":true,", f);
+		/* in a container: its own pid, and its cgroup */
+		if (s->ns_pid) {
+			fprintf(f, "\"ns_pid\":%u,\"cgroup\":", s->ns_pid);
+			json_str(f, s->cgroup);
+			fputc(',', f);
+		}
 		fputs("\"threads\":[", f);
 		for (i = 0; i < s->nthreads; i++) {
 			const struct prof_snap_thread *t = &s->threads[i];

@@ -61,6 +61,7 @@ struct prof_rt {
 	bool keep;			/* PROF_KEEP */
 	double ns_per_tick;
 	__u32 max_sites, max_threads, max_nodes;
+	__u32 ring_events;		/* events in each slab's ring, 0: off */
 	__u64 slab_size;
 	struct prof_region region[PROF_REGIONS]; /* inside each slab */
 	struct prof_site_ent *sites;
@@ -70,7 +71,7 @@ struct prof_rt {
 	__u32 *site_vals;
 	struct prof_tentry *threads;	/* newest first */
 	/*
-	 * Exited threads (slab.h, 3.1): the entries of those that gave their
+	 * Exited threads (slab.h, 3.2): the entries of those that gave their
 	 * slabs up, oldest first (a ring), folded into the aggregate all at
 	 * once when a new thread finds no free slab; and the aggregate's tree:
 	 * (parent, site) -> node + 1, as a thread's table.
@@ -118,14 +119,19 @@ void prof_agent__want(struct prof_tentry *te);
 
 /* env.c: the PROF_* settings, parsed once per segment (prof_env__read) */
 #define PROF_ENV_INTERVAL_MIN	0.01
+/* a thread's event ring: 16 bytes an event, reserved when the thread starts */
+#define PROF_TRACE_EVENTS_DEFAULT	16384
+#define PROF_TRACE_EVENTS_MAX		(1u << 24)
 #define PROF_ENV_INTERVAL_MAX	86400.0
 struct prof_env {
 	__u32 max_threads, max_nodes, max_sites;	/* PROF_MAX_* */
+	__u32 trace_events;		/* PROF_TRACE_EVENTS: a power of two, 0: off */
 	bool quiet;			/* PROF_QUIET */
 	bool keep;			/* PROF_KEEP */
 	bool no_daemon;			/* PROF_NO_DAEMON */
 	bool clock_mono;		/* PROF_CLOCK=mono */
 	bool report_json;		/* PROF_REPORT_FORMAT=json */
+	bool report_compensate;		/* PROF_REPORT_COMPENSATE */
 	double log_interval;		/* PROF_LOG_INTERVAL, 0: off */
 	char *report;			/* PROF_REPORT: stderr, stdout or a path; NULL: none */
 	char *save;			/* PROF_SAVE: a path, %p the pid; NULL: none */

@@ -11,7 +11,7 @@
  *	struct prof_seg_hdr				at 0
  *	struct prof_site_ent[max_sites], site_size apart	at sites_off
  *	thread slab[max_threads], each slab_size bytes	at slabs_off
- *	the exited threads' aggregate, a slab too	slab agg_slab (3.1)
+ *	the exited threads' aggregate, a slab too	slab agg_slab (3.2)
  *	    struct prof_slab_hdr			at +0 (slab_hdr_size)
  *	    and the regions the header's region table places inside a slab:
  *	    PROF_REGION_NODES	struct prof_node[max_nodes], node_size apart
@@ -20,6 +20,8 @@
  *				began, 0 when none is open
  *	    PROF_REGION_ROWMAP	__u64[blocks][PROF_ROWMAP_WORDS]
  *	    PROF_REGION_HIST	__u32[blocks][PROF_HIST_BUCKETS][hist_block]
+ *	    PROF_REGION_RING	struct prof_ring: the thread's last calls, in
+ *				the order they ended (3.1; size 0 when off)
  *
  * Versions: 'version' is the major; a reader takes only its own.  'minor'
  * grows when fields are added at the end of a struct (its size field
@@ -43,7 +45,7 @@
  * nodes of a thread are the path from its root to the node it is in.  A
  * reader adds (now - start) to an open node's total, and shows it open.
  *
- * Exited threads (3.1): a slab is handed to one thread after another.
+ * Exited threads (3.2): a slab is handed to one thread after another.
  * An exited thread keeps its slab (state EXITED, shown as itself) until a
  * new thread finds every slab taken: then the profiles of the exited
  * threads (PROF_FOLD_RING at most) are folded into the aggregate, all in
@@ -69,7 +71,7 @@
  *	then, gen odd, the slabs are cleared, and a new thread sets a slab's
  *	gen even again (release) once the slab is its own.
  *
- * So in a live segment of minor >= 1 a thread is (slab, even gen), and a
+ * So in a live segment of minor >= 2 a thread is (slab, even gen), and a
  * reader that races a reuse notices by gen.  A reader:
  *	1. loads folds (acquire): N0;
  *	2. for each slab loads gen (acquire): odd, skip the slab (its thread
@@ -98,7 +100,7 @@
 
 #define PROF_SEG_MAGIC		0x31474553464f5250ULL	/* "PROFSEG1" */
 #define PROF_SEG_VERSION	3	/* the major: readers take only their own */
-#define PROF_SEG_MINOR		1	/* what this header describes; see above */
+#define PROF_SEG_MINOR		2	/* what this header describes; see above */
 #define PROF_SLAB_MAGIC		0x42414c53U		/* "SLAB" */
 #define PROF_SHM_PREFIX		"prof."			/* in /dev/shm */
 
@@ -147,6 +149,7 @@ enum prof_region_id {
 	PROF_REGION_OPEN,
 	PROF_REGION_ROWMAP,
 	PROF_REGION_HIST,
+	PROF_REGION_RING,	/* 3.1 */
 	PROF_REGIONS,		/* the regions this minor knows */
 };
 #define PROF_REGIONS_MAX	12	/* room in the header */
@@ -166,7 +169,7 @@ struct prof_region {
 #define PROF_SITE_NONE		0xffffffffU	/* the overflow node's site */
 #define PROF_NO_SLOT		0xffffffffU
 
-/* a fold (3.1): the thread that went into the aggregate */
+/* a fold (3.2): the thread that went into the aggregate */
 #define PROF_FOLD_RING		128
 struct prof_fold {
 	__u32 slab;		/* its slab */
@@ -226,7 +229,7 @@ struct prof_seg_hdr {
 	__u64 zone_inner;	/* app, once: of that, the part inside the zone's
 				 * own measurement */
 
-	/* 3.1: the exited threads (see above) */
+	/* 3.2: the exited threads (see above) */
 	__u32 agg_slab;		/* app, once: max_threads, the aggregate's slab;
 				 * PROF_NO_SLOT: none (an image without one) */
 	__u32 agg_seq;		/* app, release: odd while a fold runs */
@@ -272,7 +275,7 @@ struct prof_slab_hdr {
 	__u64 gen;		/* app, release: bumped each time the slab is
 				 * handed to a thread; readers key what they
 				 * cache on (slab, gen), never on the index
-				 * alone.  3.1: odd while the slab holds no
+				 * alone.  3.2: odd while the slab holds no
 				 * thread (folded, being cleared), a seqlock
 				 * for readers of a live segment (see above) */
 	__u64 oncpu_start_ns;	/* app, once: the thread's CPU time at its first
@@ -320,6 +323,48 @@ struct prof_node_ext {
 #define PROF_NODE_SIZE		32
 #define PROF_NODE_EXT_SIZE	80
 
+/*
+ * The event ring (3.1): every zone exit, after the node's counters, writes
+ * its call at ev[head % n] and then publishes head + 1 (release); the
+ * oldest event is overwritten.  A reader loads head (acquire), copies the
+ * events, and loads head again: of the events below the first head, those
+ * at or above (second head - n + 1) were not being overwritten while it
+ * copied (the writer may be writing event 'second head', unpublished), so
+ * a live thread's ring shows its newest n - 1 events, an exited one's all
+ * n.  Events of a thread are in the order its calls ended, so a parent
+ * follows its children.  An event of node PROF_NODE_ROOT (no zone's) is a
+ * frame: from one PROF_FRAME to the next.
+ */
+#define PROF_EV_NODE_BITS	22	/* PROF_MAX_NODES is at most 2^22 */
+#define PROF_EV_FLAG_SHIFT	22	/* what the kernel word said of the call: */
+#define PROF_EV_PREEMPTED	0x1	/*   switched out while runnable */
+#define PROF_EV_BLOCKED		0x2	/*   slept, waited */
+#define PROF_EV_MIGRATED	0x4	/*   ran on another cpu */
+#define PROF_EV_DUR_SHIFT	25
+#define PROF_EV_DUR_MAX		((1ull << (64 - PROF_EV_DUR_SHIFT)) - 1)
+
+struct prof_event {
+	__u64 start;		/* tick the call began */
+	__u64 dur_node;		/* ticks << PROF_EV_DUR_SHIFT | flags <<
+				 * PROF_EV_FLAG_SHIFT | node; ticks saturate at
+				 * PROF_EV_DUR_MAX (3.5 minutes at 2.6 GHz); the
+				 * flags (with profd) are or-ed in just after the
+				 * event is published */
+};
+
+/* the region: this header, then struct prof_event[n] (n a power of two,
+ * from the region's size) */
+struct prof_ring {
+	__u64 head;		/* app, release: events ever written */
+	__u64 __pad[7];		/* the events start a cache line on */
+};
+#define PROF_RING_HDR_SIZE	64
+
+static inline struct prof_event *prof_ring_events(const struct prof_ring *r)
+{
+	return (struct prof_event *)((char *)(__UINTPTR_TYPE__)r + PROF_RING_HDR_SIZE);
+}
+
 /* the layout the fast path is compiled against (C11 and C++11 can say so) */
 #if defined(__cplusplus) && __cplusplus >= 201103L
 #define __PROF_STATIC_ASSERT(c, m) static_assert(c, m)
@@ -334,6 +379,9 @@ struct prof_node_ext {
 __PROF_STATIC_ASSERT(sizeof(struct prof_node) == PROF_NODE_SIZE, "the fast path's node");
 __PROF_STATIC_ASSERT(sizeof(struct prof_node_ext) == PROF_NODE_EXT_SIZE, "a node's ext record");
 __PROF_STATIC_ASSERT(sizeof(struct prof_seg_hdr) <= PROF_SEG_HDR_SIZE, "the header region");
+__PROF_STATIC_ASSERT(sizeof(struct prof_event) == 16 &&
+			     sizeof(struct prof_ring) == PROF_RING_HDR_SIZE,
+		     "the event ring a zone exit writes");
 __PROF_STATIC_ASSERT(sizeof(struct prof_slab_hdr) <= PROF_SLAB_HDR_SIZE,
 		     "the slab header region");
 __PROF_STATIC_ASSERT(__builtin_offsetof(struct prof_node, calls) == 8 &&
@@ -388,7 +436,7 @@ static inline __u64 prof_page_up(__u64 v)
  * call this: they take the header's table.
  */
 static inline __u64 prof_slab_layout(__u32 max_nodes, unsigned int hist_shift,
-				     struct prof_region *r)
+				     __u32 ring_events, struct prof_region *r)
 {
 	__u64 blocks = prof_hist_blocks(max_nodes, hist_shift);
 
@@ -404,14 +452,10 @@ static inline __u64 prof_slab_layout(__u32 max_nodes, unsigned int hist_shift,
 	r[PROF_REGION_HIST].off =
 		prof_page_up(r[PROF_REGION_ROWMAP].off + r[PROF_REGION_ROWMAP].size);
 	r[PROF_REGION_HIST].size = (blocks << hist_shift) * PROF_HIST_BUCKETS * sizeof(__u32);
-	return prof_page_up(r[PROF_REGION_HIST].off + r[PROF_REGION_HIST].size);
-}
-
-static inline __u64 prof_slab_size(__u32 max_nodes, unsigned int hist_shift)
-{
-	struct prof_region r[PROF_REGIONS];
-
-	return prof_slab_layout(max_nodes, hist_shift, r);
+	r[PROF_REGION_RING].off = prof_page_up(r[PROF_REGION_HIST].off + r[PROF_REGION_HIST].size);
+	r[PROF_REGION_RING].size =
+		ring_events ? PROF_RING_HDR_SIZE + (__u64)ring_events * sizeof(struct prof_event) : 0;
+	return prof_page_up(r[PROF_REGION_RING].off + r[PROF_REGION_RING].size);
 }
 
 /*

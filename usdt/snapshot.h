@@ -106,9 +106,11 @@ struct prof_snap_thread {
 	char comm[PROF_COMM_MAX]; /* its comm (pthread_setname_np) when read live */
 	__u64 oncpu_start;	/* the reader's: the slab's oncpu_start_ns */
 	__u64 folds;		/* > 0: not a thread but the aggregate of this
-				 * many exited threads (slab.h, 3.1), tid 0,
+				 * many exited threads (slab.h, 3.2), tid 0,
 				 * always the last of a snapshot's threads */
 };
+
+#define PROF_CGROUP_MAX		128	/* a cgroup's name, NUL included */
 
 struct prof_snapshot {
 	__u32 pid;
@@ -138,6 +140,14 @@ struct prof_snapshot {
 	__u64 nospace;		/* threads, sites, nodes lost to a full /dev/shm */
 	__u64 zone_cost;	/* what a zone costs the code around it, ticks */
 	__u64 zone_inner;	/* of that, the part inside its own measurement */
+	__u32 compensated;	/* the reader's: prof_snapshot__compensate ran */
+	__u32 __pad2;
+	/* where it runs, set by profctl from profd's answer or the path it
+	 * read: in a container (another pid namespace), pid is the reader's
+	 * and ns_pid the container's own; 0 and "" otherwise */
+	__u32 ns_pid;
+	__u32 __pad_ns;
+	char cgroup[PROF_CGROUP_MAX];
 };
 
 /* copy and validate a segment image; 0 or -errno (-EINVAL: corrupt,
@@ -242,6 +252,30 @@ static inline __u64 prof_snap_probe_ticks(const struct prof_snapshot *s,
 	return calls * s->zone_cost;
 }
 
+/*
+ * The compensated view: each zone's own cost taken out of the times it
+ * lands in.  Of a zone's cost (zone_cost, ticks), zone_inner lies between
+ * its two clock reads, in its own total; the rest (cost - inner) lies
+ * outside them, in its parent's self.  So a node's total loses inner for
+ * each of its own calls (closed and open) and the whole cost for each
+ * zone entered below it (calls, open and anomalies of every descendant);
+ * its self then loses inner for each own call and cost - inner for each
+ * call of a child (the whole cost for a child's anomaly, whose time its
+ * node never added).  The root (the thread's wall time) loses every zone's
+ * cost: "outside zones" loses cost - inner for each top-level call.  Each
+ * time is held at 0 at worst; max and percentiles stay as measured.  Every
+ * thread of s (not lazy: its nodes must be read); sets s->compensated.
+ * 0, -EINVAL on a lazy snapshot, -ENODATA if no zone cost was measured
+ * (an image from before it was).
+ */
+int prof_snapshot__compensate(struct prof_snapshot *s);
+/* what a compensated report says it took out, in a line (buf) */
+const char *prof_snap_compensated_note(const struct prof_snapshot *s, char *buf, size_t len);
+/* probe_ticks (prof_snap_probe_ticks) as a percentage of t's measured
+ * wall time (compensated: its wall time with them put back) */
+double prof_snap_probe_share(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			     __u64 probe_ticks);
+
 /* the ticks of a node's closed calls: its total less its open call's part */
 static inline __u64 prof_snap_closed(const struct prof_snap_node *n)
 {
@@ -256,14 +290,43 @@ int prof_snap_mark_recursion(struct prof_snap_thread *t, __u32 nsites);
 
 /* discovery: segments in /dev/shm */
 struct prof_seg_ent {
-	char path[96];		/* /dev/shm/prof.<pid>.<token>[.<n>] */
-	__u32 pid;
+	char path[96];		/* /dev/shm/prof.<pid>.<token>[.<n>], or
+				 * /proc/<pid>/root/dev/shm/... (a container's) */
+	__u32 pid;		/* in the caller's pid namespace */
 	__u32 uid;		/* owner of the file */
 	__u64 start_token;	/* from the name */
 	int alive;		/* /proc/<pid> exists with the same start token */
+	__u32 ns_pid;		/* a container's: the pid in the name (its own
+				 * pid namespace's); 0 for the caller's /dev/shm */
 };
 /* list segments owned by uid (or all if uid == (uid_t)-1); *ents malloc'd */
 int prof_seg_list(uid_t uid, struct prof_seg_ent **ents, size_t *n);
+/*
+ * The same in the /dev/shm of every other mount namespace (containers) the
+ * caller may look into, through /proc/<pid>/root: live processes only,
+ * each named by its pid here, found as the process of that namespace whose
+ * innermost pid (NSpid) and start token are the name's.  A name no process
+ * answers to is left out: a pid that cannot be translated is not trusted.
+ */
+int prof_seg_list_ns(uid_t uid, struct prof_seg_ent **ents, size_t *n);
+/* namespaces and cgroups (usdt/discover.c) */
+/* the inode of /proc/<pid>/ns/<ns> (pid 0: our own), 0 if unknown */
+__u64 prof_ns_ino(pid_t pid, const char *ns);
+/* pid's innermost pid (its own pid namespace's, NSpid's last); 0 or -errno */
+int prof_proc_nspid(pid_t pid, __u32 *inner);
+/* how many pid namespaces pid is seen in from ours (1: ours alone; NSpid's
+ * length: readable without ptrace rights, unlike /proc/<pid>/ns), -errno */
+int prof_proc_nslevels(pid_t pid);
+/* the same for a thread of pid */
+int prof_task_nspid(pid_t pid, pid_t tid, __u32 *inner);
+/* the host tid (ours) of the thread of pid whose innermost tid is inner;
+ * -ESRCH if none is */
+int prof_task_from_nspid(pid_t pid, __u32 inner, pid_t *tid);
+/* what a uid of ours is inside pid's user namespace; -ERANGE if unmapped */
+int prof_proc_ns_uid(pid_t pid, uid_t uid, uid_t *inner);
+/* pid's cgroup, named as its manager does: the innermost *.scope (or
+ * *.service) of its cgroup v2 path, else the path; "" if unknown */
+void prof_proc_cgroup(pid_t pid, char *buf, size_t len);
 /* open read-only, refusing symlinks, non-regular files and files not owned
  * by ent->uid; fd or -errno */
 int prof_seg_open(const struct prof_seg_ent *ent);
@@ -378,6 +441,49 @@ void prof_seg_cursor__destroy(struct prof_seg_cursor *c);
  * follows one segment only */
 int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t len,
 			    struct prof_seg_busy *out);
+
+/*
+ * The event rings (slab.h): each thread's last calls, oldest first, in the
+ * order they ended.  An event's node indexes its thread's nodes in a
+ * snapshot read after this (a node exists before any event names it).
+ */
+struct prof_trace_thread {
+	__u32 tid;
+	__u32 slab;		/* the slab's index */
+	__u64 gen;		/* its generation */
+	__u64 written;		/* events the thread wrote: written - n were lost */
+	__u64 n;		/* events kept, in ev */
+	struct prof_event *ev;
+};
+struct prof_trace {
+	__u32 pid;
+	__u32 nthreads;		/* threads with a ring */
+	__u64 ring_events;	/* each ring's size, 0: the program's ring is off,
+				 * or an image (a reader's copy has no rings) */
+	__u32 image;		/* 1: a reader's image (snapshot.h), not a live
+				 * segment: profd's copy of a process gone */
+	__u64 tick_hz, tick_base, mono_base_ns;
+	struct prof_trace_thread *threads;
+};
+/* 0, or -errno as prof_snapshot__read */
+int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out);
+void prof_trace__destroy(struct prof_trace *t);
+
+static inline __u32 prof_event_node(const struct prof_event *e)
+{
+	return (__u32)(e->dur_node & ((1u << PROF_EV_NODE_BITS) - 1));
+}
+
+static inline __u64 prof_event_ticks(const struct prof_event *e)
+{
+	return e->dur_node >> PROF_EV_DUR_SHIFT;
+}
+
+/* PROF_EV_PREEMPTED | PROF_EV_BLOCKED | PROF_EV_MIGRATED (with profd) */
+static inline unsigned int prof_event_flags(const struct prof_event *e)
+{
+	return (unsigned int)(e->dur_node >> PROF_EV_FLAG_SHIFT) & 7;
+}
 
 #ifdef __cplusplus
 }

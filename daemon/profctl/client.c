@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -236,6 +237,9 @@ int profd_list(int fd, struct profd_proc **procs, size_t *n)
 		v[cnt].inzone_now = w.p.inzone_now;
 		v[cnt].inzone_short = w.p.inzone_short;
 		v[cnt].inzone_long = w.p.inzone_long;
+		v[cnt].ns_pid = w.p.ns_pid;
+		memcpy(v[cnt].cgroup, w.p.cgroup, sizeof(v[cnt].cgroup));
+		v[cnt].cgroup[sizeof(v[cnt].cgroup) - 1] = 0;
 		cnt++;
 	}
 	quick(fd, false);
@@ -273,24 +277,43 @@ int profd_segment_fd(int fd, pid_t pid, int mode, uint32_t seconds, int *sfd,
 	if (ans) {
 		ans->span_ns = rep.span_ns;
 		ans->based = rep.flags & PROFD_SNAP_F_BASED;
+		ans->ns_pid = rep.ns_pid;
+		memcpy(ans->cgroup, rep.cgroup, sizeof(ans->cgroup));
+		ans->cgroup[sizeof(ans->cgroup) - 1] = 0;
+		ans->uid = rep.uid;
 	}
 	return *sfd < 0 ? -EPROTO : 0;
+}
+
+int profd_name_snapshot(struct prof_snapshot *s, pid_t pid, const struct profd_answer *ans)
+{
+	/* a container's header names it as its namespace does: profd said so */
+	if (ans->ns_pid && s->pid == ans->ns_pid) {
+		s->ns_pid = s->pid;
+		s->pid = (__u32)pid;
+		s->uid = ans->uid;
+		snprintf(s->cgroup, sizeof(s->cgroup), "%s", ans->cgroup);
+	}
+	return s->pid == (__u32)pid ? 0 : -EINVAL;
 }
 
 int profd_snapshot_opts(int fd, pid_t pid, int mode, uint32_t seconds, unsigned int flags,
 			struct prof_snapshot **snap, struct profd_answer *ans)
 {
+	struct profd_answer a;
 	int err, sfd;
 
 	*snap = NULL;
-	err = profd_segment_fd(fd, pid, mode, seconds, &sfd, ans);
+	err = profd_segment_fd(fd, pid, mode, seconds, &sfd, &a);
 	if (err)
 		return err;
+	if (ans)
+		*ans = a;
 	/* the live segment or an image: the same validation either way, and
 	 * it must be the process asked for */
 	err = prof_snapshot__read_fd_opts(sfd, flags, snap);
 	close(sfd);
-	if (!err && (*snap)->pid != (__u32)pid) {
+	if (!err && profd_name_snapshot(*snap, pid, &a)) {
 		prof_snapshot__destroy(*snap);
 		*snap = NULL;
 		err = -EINVAL;

@@ -54,6 +54,10 @@ struct profd_proc {
 	 * thousandths (1000: one thread always in a zone): the last sample,
 	 * and moving averages over ~1 s and ~30 s */
 	uint32_t inzone_now, inzone_short, inzone_long;
+	/* in a container (another pid namespace than the caller's): its pid
+	 * there, and its cgroup; 0 and "" otherwise */
+	uint32_t ns_pid;
+	char cgroup[PROF_CGROUP_MAX];
 };
 
 /* socket path: $PROF_SOCKET, else $PROFD_SOCKET, else PROFD_SOCKET_DEFAULT */
@@ -69,7 +73,13 @@ int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_sn
 struct profd_answer {
 	uint64_t span_ns;	/* the time it covers */
 	bool based;		/* profd subtracted a baseline (a reset, a frame) */
+	uint32_t ns_pid;	/* as in profd_proc: the fd's header names this pid */
+	char cgroup[PROF_CGROUP_MAX];
+	uint32_t uid;		/* its owner, as the caller names it */
 };
+/* a snapshot read from profd's fd: named as the caller asked (pid), and
+ * where it runs (ans); 0, or -EINVAL if it is not that process */
+int profd_name_snapshot(struct prof_snapshot *s, pid_t pid, const struct profd_answer *ans);
 /* the same, read with PROF_READ_* flags (profd hands over the live
  * segment itself when there is nothing to subtract); ans may be NULL */
 int profd_snapshot_opts(int fd, pid_t pid, int mode, uint32_t seconds, unsigned int flags,

@@ -19,7 +19,7 @@ _profctl()
 	verb=${COMP_WORDS[1]}
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "list report reset top status zones clean save diff serve --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "list report reset top status zones clean save diff serve trace --help --version" -- "$cur"))
 		return
 	fi
 	case $prev in
@@ -35,6 +35,8 @@ _profctl()
 	--format|-f)
 		if [ "$verb" = list ]; then
 			COMPREPLY=($(compgen -W "text json" -- "$cur"))
+		elif [ "$verb" = trace ]; then
+			COMPREPLY=($(compgen -W "json html" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "text json csv folded html pprof" -- "$cur"))
 		fi
@@ -45,14 +47,14 @@ _profctl()
 		COMPREPLY=($(compgen -W "10s 30s 1m 5m" -- "$cur")); return ;;
 	-o|--output|--input)
 		COMPREPLY=($(compgen -f -- "$cur")); return ;;
-	--tid|-t|--callers|--rows|-d|--delay|-n|--iterations|--listen|--max-zones|--max-threads)
+	--tid|-t|--callers|--rows|-d|--delay|-n|--iterations|--listen|--max-zones|--max-threads|--slow|--count)
 		return ;;
 	esac
 	case $verb in
 	report)
 		COMPREPLY=($(compgen -W "--pid --tid --since-reset --since-start --last --sort --flat
-			--callers --threads --format --output --rows --color --input --no-daemon
-			--help" -- "$cur")) ;;
+			--callers --threads --format --output --rows --color --input --compensate
+			--no-daemon --help" -- "$cur")) ;;
 	reset)	COMPREPLY=($(compgen -W "--pid --no-daemon --help" -- "$cur")) ;;
 	top)	COMPREPLY=($(compgen -W "--pid --delay --iterations --sort --no-daemon --help" -- "$cur")) ;;
 	list)	COMPREPLY=($(compgen -W "--format --no-daemon --help" -- "$cur")) ;;
@@ -61,6 +63,7 @@ _profctl()
 	save)	COMPREPLY=($(compgen -W "--pid --since-reset --since-start --last --output --no-daemon --help" -- "$cur")) ;;
 	diff)	COMPREPLY=($(compgen -W "--sort --per-call --per-frame --rows --format --output --color --since-reset --since-start --no-daemon --help" -- "$cur") $(compgen -f -- "$cur")) ;;
 	serve)	COMPREPLY=($(compgen -W "--listen --threads --max-zones --max-threads --no-daemon --help" -- "$cur")) ;;
+	trace)	COMPREPLY=($(compgen -W "--pid --tid --last --slow --count --format --output --no-daemon --help" -- "$cur")) ;;
 	zones)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))

@@ -47,6 +47,9 @@ struct pc_opts {
 	bool dry_run;		/* clean --dry-run */
 	bool per_call;		/* diff --per-call */
 	bool per_frame;		/* diff --per-frame */
+	const char *slow;	/* trace --slow ZONE:THRESHOLD */
+	int count;		/* trace --count N */
+	bool compensate;	/* report --compensate */
 	int args;		/* pc_parse_opts: argv index of the first operand */
 };
 
@@ -92,6 +95,8 @@ struct pc_proc {
 	bool rates;		/* profd: the in-zone rates below are known */
 	__u32 inzone[3];	/* thousandths of a thread in zones: now, ~1 s, ~30 s */
 	char path[96];		/* direct: the segment */
+	__u32 ns_pid;		/* in a container: its pid there, else 0 */
+	char cgroup[PROF_CGROUP_MAX]; /* with ns_pid: its cgroup */
 };
 
 struct pc_src {
@@ -102,6 +107,9 @@ struct pc_src {
 	void *live_mem;
 	size_t live_len;
 	struct prof_seg_flat_cache *flat_cache; /* its threads' shares of the rows */
+	__u32 live_ns_pid;	/* a container's: the pid its header names */
+	__u32 live_uid;		/* and its owner here */
+	char live_cgroup[PROF_CGROUP_MAX];
 	int why;		/* direct: the connect error, 0 if not tried */
 	const char *sock;
 };
@@ -117,6 +125,9 @@ int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 		    struct prof_snapshot **snap);
 /* a raw snapshot, no baseline (top's deltas) */
 int pc_src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap);
+/* pid's segment as it lives (through profd, or directly), mapped until
+ * another pid is asked of src; 0 or -errno, said */
+int pc_src_map(struct pc_src *src, pid_t pid, const void **mem, size_t *len);
 /* flat rows of pid since start, for views refreshed often: directly, the
  * segment stays mapped between calls and only node counters are read
  * (prof_seg_flat); *snap has no nodes */
@@ -248,17 +259,29 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		    const struct pc_opts *o);
 
 /* callers arithmetic, shared by text, csv and tests */
+/* a zone's name as the views print it, " (file:line)" after a shared one */
+#define PC_LABEL_MAX (PROF_NAME_MAX + PROF_FILE_MAX + 16)
 struct pc_caller_row {
-	char name[PROF_NAME_MAX];
+	char name[PC_LABEL_MAX];
 	__u64 calls;
 	__u64 ticks;		/* on behalf of (parents) / of (children) */
 };
 struct pc_callers {
+	char zone[PC_LABEL_MAX];	/* the site, as the rows print it */
 	__u64 calls, ticks, self, max;	/* the zone: outermost ticks */
 	struct pc_caller_row *parents, *children;
 	size_t nparents, nchildren;
 };
-int pc_callers(const struct prof_snapshot *s, const char *zone, struct pc_callers *c);
+/*
+ * The sites --callers SPEC means: the one whose name and file:line the
+ * views print as SPEC ("build (a.cc:12)", for a name two sites share), or
+ * else every site named SPEC.  Their count; *sites malloc'd (NULL if 0).
+ */
+size_t pc_callers_sites(const struct prof_snapshot *s, const char *spec, __u32 **sites);
+/* one site's callers and callees; -ENOENT if no node has it */
+int pc_callers_site(const struct prof_snapshot *s, __u32 site, struct pc_callers *c);
+/* the one site spec means; -ENOENT if none, -ENOTUNIQ if several */
+int pc_callers(const struct prof_snapshot *s, const char *spec, struct pc_callers *c);
 void pc_callers_free(struct pc_callers *c);
 
 /* --- verbs in their own files --------------------------------------------- */
@@ -269,6 +292,8 @@ int pc_cmd_save(int argc, char **argv);
 int pc_cmd_diff(int argc, char **argv);
 /* profctl serve: an OpenMetrics exporter (profctl_serve.c) */
 int pc_cmd_serve(int argc, char **argv);
+/* trace: the event rings as a Chrome trace (profctl_trace.c) */
+int pc_cmd_trace(int argc, char **argv);
 struct pc_serve_opts {
 	bool threads;		/* tid and thread labels */
 	unsigned int max_zones;	/* a process (a thread, with threads); the rest "[other]" */
@@ -284,6 +309,9 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 /* top without --pid: the index of the newest live process (of none, the
  * newest exited one), -1 if n is 0 */
 int pc_top_pick(const struct pc_proc *p, size_t n);
+/* without --pid: pc_top_pick's process, said when there is a choice or it
+ * exited; 0 or -errno (-ENOENT: none) */
+int pc_pick_pid(struct pc_src *src, pid_t *pid);
 /* top's row layout for a terminal cols wide: the width of a row, the
  * columns shown ("calls/s,%self,...") in heads, the zone name's width */
 int pc_top_layout(int cols, bool sched, int name_len, char *heads, size_t len, int *name);

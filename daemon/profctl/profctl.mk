@@ -9,7 +9,7 @@ PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_src.c daemon
 	daemon/profctl/profctl_zones.c daemon/profctl/profctl_top.c daemon/profctl/render_text.c \
 	daemon/profctl/render_data.c daemon/profctl/render_html.c daemon/profctl/profctl_par.c \
 	daemon/profctl/profctl_clean.c daemon/profctl/profctl_save.c daemon/profctl/profctl_diff.c \
-	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c
+	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c daemon/profctl/profctl_trace.c
 PROFCTL_OBJS := $(patsubst daemon/profctl/%.c,$(OUTPUT)/daemon/profctl/%.o,$(PROFCTL_SRCS))
 PROFCTL_HDRS := daemon/profctl/profctl.h daemon/profctl/client.h usdt/snapshot.h usdt/slab.h usdt/prof.h usdt/proffile.h
 # everything but main(), for the tests
@@ -43,6 +43,17 @@ $(OUTPUT)/daemon/profctl/report_html.h: daemon/profctl/report.html | $(OUTPUT)/d
 	  echo '#define report_html_len sizeof(report_html)'; } > $@
 
 $(OUTPUT)/daemon/profctl/render_html.o: $(OUTPUT)/daemon/profctl/report_html.h
+
+# trace's timeline page, the same way
+$(OUTPUT)/daemon/profctl/trace_html.h: daemon/profctl/trace.html | $(OUTPUT)/daemon/profctl
+	$(call msg,GEN,$@)
+	$(Q){ echo '/* generated from daemon/profctl/trace.html by daemon/profctl/profctl.mk */'; \
+	  echo 'static const unsigned char trace_html[] = {'; \
+	  xxd -i < $<; \
+	  echo '};'; \
+	  echo '#define trace_html_len sizeof(trace_html)'; } > $@
+
+$(OUTPUT)/daemon/profctl/profctl_trace.o: $(OUTPUT)/daemon/profctl/trace_html.h
 
 # diff's page, the same way
 $(OUTPUT)/daemon/profctl/diff_html.h: daemon/profctl/diff.html | $(OUTPUT)/daemon/profctl

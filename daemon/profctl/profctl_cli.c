@@ -32,6 +32,7 @@ static const char usage_main[] =
 	"  save [OPTIONS] -o FILE   a process's profile as a file, for report --input and diff\n"
 	"  diff [OPTIONS] BASE NEW  two profiles compared, per zone and per call path\n"
 	"  serve [OPTIONS]          OpenMetrics for Prometheus over HTTP\n"
+	"  trace [OPTIONS]          the last calls of every thread as a timeline (Chrome JSON)\n"
 	"\n"
 	"  -h, --help               this text\n"
 	"      --version            profctl's version\n"
@@ -45,7 +46,7 @@ static const char usage_report[] =
 	"                      [--threads] [--format text|json|csv|folded|html|pprof]\n"
 	"                      [-o FILE]\n"
 	"                      [--rows N] [--color auto|always|never] [--input FILE]\n"
-	"                      [--no-daemon]\n"
+	"                      [--compensate] [--no-daemon]\n"
 	"\n"
 	"  -p, --pid P          one process (default: every live process of yours)\n"
 	"  -t, --tid T          one thread\n"
@@ -57,7 +58,9 @@ static const char usage_report[] =
 	"                       (not p99 with --flat: flat rows have no percentiles;\n"
 	"                       not with --callers: its rows are by time)\n"
 	"      --flat           zones merged across threads and call paths\n"
-	"      --callers ZONE   ZONE's parents (summing to it) and children\n"
+	"      --callers ZONE   ZONE's parents (summing to it) and children; sites that\n"
+	"                       share the name get a section each, \"build (a.cc:12)\":\n"
+	"                       --callers 'build (a.cc:12)' selects that one\n"
 	"      --threads        merge the threads of a process into one tree\n"
 	"  -f, --format FMT     text (default), json, csv, folded, html, pprof (folded,\n"
 	"                       html and pprof are the tree: no --flat or --callers;\n"
@@ -69,6 +72,9 @@ static const char usage_report[] =
 	"      --input FILE     read a profile saved by `profctl save` or PROF_SAVE (or a\n"
 	"                       segment image) instead of a live process\n"
 	"                       (no --pid or --last)\n"
+	"      --compensate     take each zone's estimated cost (measured at the\n"
+	"                       program's start) out of its parent's self time and\n"
+	"                       its own total (text and json)\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n";
 
 static const char usage_reset[] =
@@ -206,6 +212,9 @@ enum {
 	OPT_DRY_RUN,
 	OPT_PER_CALL,
 	OPT_PER_FRAME,
+	OPT_SLOW,
+	OPT_COUNT,
+	OPT_COMPENSATE,
 };
 
 static const struct option report_longopts[] = {
@@ -227,6 +236,9 @@ static const struct option report_longopts[] = {
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "per-call", no_argument, NULL, OPT_PER_CALL },
 	{ "per-frame", no_argument, NULL, OPT_PER_FRAME },
+	{ "slow", required_argument, NULL, OPT_SLOW },
+	{ "count", required_argument, NULL, OPT_COUNT },
+	{ "compensate", no_argument, NULL, OPT_COMPENSATE },
 	{ "delay", required_argument, NULL, 'd' },
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -417,6 +429,9 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 		case OPT_INPUT:
 			o->input = optarg;
 			break;
+		case OPT_COMPENSATE:
+			o->compensate = true;
+			break;
 		case OPT_NO_DAEMON:
 			o->no_daemon = true;
 			break;
@@ -428,6 +443,16 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			break;
 		case OPT_PER_FRAME:
 			o->per_frame = true;
+			break;
+		case OPT_SLOW:
+			o->slow = optarg;
+			break;
+		case OPT_COUNT:
+			if (parse_id(optarg, &v) || v > 100000) {
+				pc_warnx("bad count '%s' (1 to 100000)", optarg);
+				return EXIT_USAGE;
+			}
+			o->count = (int)v;
 			break;
 		case 'd': {
 			char *end;
@@ -589,8 +614,8 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
  * What a view reads of each segment: no histograms where no percentile is
  * shown, and lazily (one thread's nodes at a time: every view goes thread
  * by thread) so a big process is never copied whole, the next thread
- * loaded on another CPU while this one is rendered.  --threads adds the
- * threads' histograms up: their loads copy them.
+ * loaded on another CPU while this one is rendered.  --threads (and html's
+ * merged view) adds the threads' histograms up: their loads copy them.
  */
 static unsigned int report_read_flags(const struct pc_opts *o)
 {
@@ -605,8 +630,12 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	flags |= PROF_READ_LAZY;
 	if (pc_cpus() > 1)
 		flags |= PROF_READ_AHEAD;
-	if (o->threads)
+	/* html has a merged view of each process beside its threads */
+	if (o->threads || o->format == PC_FMT_HTML)
 		flags |= PROF_READ_LAZY_HIST;
+	/* compensation rewrites every thread's nodes: read them all at once */
+	if (o->compensate)
+		flags &= ~(PROF_READ_LAZY | PROF_READ_AHEAD | PROF_READ_LAZY_HIST);
 	return flags;
 }
 
@@ -643,7 +672,7 @@ static int cmd_report(int argc, char **argv)
 
 	err = parse_opts(argc, argv, usage_report,
 			 "pid tid since-reset since-start last sort flat callers threads format "
-			 "output rows color input no-daemon",
+			 "output rows color input no-daemon compensate",
 			 &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
@@ -684,6 +713,11 @@ static int cmd_report(int argc, char **argv)
 	/* its rows are the time spent on behalf of the zone, biggest first */
 	if (o.callers && o.sort_set) {
 		pc_warnx("report: --callers rows are ordered by their time: no --sort");
+		return EXIT_USAGE;
+	}
+	/* the other formats carry no mark that their times are compensated */
+	if (o.compensate && o.format != PC_FMT_TEXT && o.format != PC_FMT_JSON) {
+		pc_warnx("report: --compensate is for --format text and json");
 		return EXIT_USAGE;
 	}
 	/* an image is one process as it was: no process to choose, no history */
@@ -762,6 +796,11 @@ static int cmd_report(int argc, char **argv)
 			continue;
 		}
 		s = w->raw;
+		if (o.compensate && prof_snapshot__compensate(s) == -ENODATA)
+			pc_warnx(
+				"pid %u: no zone cost was measured (a profile from before it was): "
+				"not compensated",
+				s->pid);
 		if (o.tid) {
 			w->view = pc_view_thread(s, o.tid);
 			if (!w->view) {
@@ -893,14 +932,24 @@ static int cmd_list(int argc, char **argv)
 			if (p[i].rates)
 				printf(",\"inzone\":{\"now\":%u,\"short\":%u,\"long\":%u}",
 				       p[i].inzone[0], p[i].inzone[1], p[i].inzone[2]);
+			/* in a container: its own pid there, and its cgroup */
+			if (p[i].ns_pid) {
+				printf(",\"ns_pid\":%u,\"cgroup\":\"", p[i].ns_pid);
+				pc_json_str(stdout, p[i].cgroup);
+				printf("\"");
+			}
 			printf("}");
 		}
 		printf("]}\n");
 	} else {
 		char since[32], kern[16];
+		bool ctr = false;
 
-		printf("%7s  %-16s %7s  %-7s %-7s %-19s %s\n", "PID", "COMMAND", "THREADS", "STATE",
-		       "KERNEL", "SINCE", src.fd >= 0 ? "THREADS IN ZONES now/1s/30s" : "");
+		for (i = 0; i < n; i++)
+			ctr |= p[i].ns_pid != 0;
+		printf("%7s  %-16s %7s  %-7s %-7s %-19s %s%s\n", "PID", "COMMAND", "THREADS",
+		       "STATE", "KERNEL", "SINCE", src.fd >= 0 ? "THREADS IN ZONES now/1s/30s" : "",
+		       ctr ? "  CONTAINER PID, CGROUP" : "");
 		for (i = 0; i < n; i++) {
 			if (p[i].kernel < 0)
 				snprintf(kern, sizeof(kern), "?");
@@ -915,6 +964,8 @@ static int cmd_list(int argc, char **argv)
 			if (p[i].rates)
 				printf(" %.2f/%.2f/%.2f", p[i].inzone[0] / 1e3,
 				       p[i].inzone[1] / 1e3, p[i].inzone[2] / 1e3);
+			if (p[i].ns_pid)
+				printf("  %u, %s", p[i].ns_pid, p[i].cgroup[0] ? p[i].cgroup : "?");
 			printf("\n");
 		}
 		if (src.fd < 0)
@@ -1047,7 +1098,7 @@ static const struct {
 	{ "report", cmd_report },  { "list", cmd_list },     { "reset", cmd_reset },
 	{ "top", cmd_top },	   { "status", cmd_status }, { "zones", cmd_zones },
 	{ "clean", cmd_clean },	   { "save", pc_cmd_save },  { "diff", pc_cmd_diff },
-	{ "serve", pc_cmd_serve },
+	{ "serve", pc_cmd_serve }, { "trace", pc_cmd_trace },
 };
 
 /* the index of the verb called name, or -1 */

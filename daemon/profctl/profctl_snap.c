@@ -620,6 +620,19 @@ char *pc_put_ns_col(char *p, __u64 ns, unsigned int width)
 	/* below 2^64 / 1e9 seconds: always in fixed_round's range */
 	if (!fixed_round(x, d, &r))
 		r = 0;
+	/* rounding up to a fourth digit (9.996us, 999.7ms): one decimal fewer,
+	 * or the next unit, as the value rounded would have been shown */
+	if (r >= 1000 && d) {
+		d--;
+		if (!fixed_round(x, d, &r))
+			r = 0;
+	} else if (r >= 1000 && unit[0] != 's') {
+		x /= 1e3;
+		d = 2;
+		unit = unit[0] == 'u' ? "ms" : "s";
+		if (!fixed_round(x, d, &r))
+			r = 0;
+	}
 	return put_num(p, r, d, unit, unit[1] ? 2 : 1, width);
 }
 

@@ -4,7 +4,9 @@
  *
  * With profd: the control socket (daemon/client.h), which answers with a
  * segment image that goes through the same validation as a live segment.
- * Without it: the caller's own segments in /dev/shm, read directly, and
+ * Without it: the caller's own segments in /dev/shm, and in the /dev/shm
+ * of the containers (other mount namespaces) it may look into through
+ * /proc/<pid>/root, read directly, and
  * reset baselines kept in a private file per process:
  *
  *	$XDG_RUNTIME_DIR/profctl.<uid>.<pid>.<start token>	if usable
@@ -216,6 +218,46 @@ void pc_src_close(struct pc_src *src)
 
 /* --- direct ---------------------------------------------------------------- */
 
+/* uid's segments here, then those of the containers it may look into */
+static int seg_list_all(uid_t uid, struct prof_seg_ent **ents, size_t *n)
+{
+	struct prof_seg_ent *ns = NULL, *all;
+	size_t nn = 0;
+	int err;
+
+	err = prof_seg_list(uid, ents, n);
+	if (err)
+		return err;
+	if (prof_seg_list_ns(uid, &ns, &nn) || !nn) {
+		free(ns);
+		return 0;
+	}
+	all = realloc(*ents, (*n + nn) * sizeof(*all));
+	if (!all) {
+		free(ns);
+		return 0;
+	}
+	memcpy(all + *n, ns, nn * sizeof(*ns));
+	free(ns);
+	*ents = all;
+	*n += nn;
+	return 0;
+}
+
+/* a container's segment names it as its namespace does: named here */
+static int name_direct(struct prof_snapshot *s, const struct prof_seg_ent *e)
+{
+	if (!e->ns_pid)
+		return s->pid == e->pid ? 0 : -EINVAL;
+	if (s->pid != e->ns_pid)
+		return -EINVAL;
+	s->ns_pid = e->ns_pid;
+	s->pid = e->pid;
+	s->uid = e->uid;
+	prof_proc_cgroup((pid_t)e->pid, s->cgroup, sizeof(s->cgroup));
+	return 0;
+}
+
 static int direct_list(struct pc_proc **procs, size_t *n)
 {
 	struct prof_seg_ent *ents = NULL;
@@ -225,7 +267,7 @@ static int direct_list(struct pc_proc **procs, size_t *n)
 
 	*procs = NULL;
 	*n = 0;
-	err = prof_seg_list(getuid(), &ents, &ne);
+	err = seg_list_all(getuid(), &ents, &ne);
 	if (err)
 		return err;
 	p = calloc(ne ? ne : 1, sizeof(*p));
@@ -242,6 +284,9 @@ static int direct_list(struct pc_proc **procs, size_t *n)
 		p[i].start_token = ents[i].start_token;
 		p[i].alive = ents[i].alive;
 		p[i].kernel = -1;
+		p[i].ns_pid = ents[i].ns_pid;
+		if (ents[i].ns_pid)
+			prof_proc_cgroup((pid_t)ents[i].pid, p[i].cgroup, sizeof(p[i].cgroup));
 		snprintf(p[i].path, sizeof(p[i].path), "%s", ents[i].path);
 		if (fd < 0)
 			continue;
@@ -273,7 +318,7 @@ static int direct_find(pid_t pid, struct prof_seg_ent *out)
 	size_t ne = 0, i, best = (size_t)-1;
 	int err;
 
-	err = prof_seg_list(getuid(), &ents, &ne);
+	err = seg_list_all(getuid(), &ents, &ne);
 	if (err) {
 		pc_warnx("failed to list segments in /dev/shm: %s", strerror(-err));
 		return err;
@@ -355,6 +400,11 @@ static int direct_raw(pid_t pid, unsigned int flags, struct prof_snapshot **snap
 		return fd;
 	err = prof_snapshot__read_fd_opts(fd, flags, snap);
 	close(fd);
+	if (!err && name_direct(*snap, &ent)) {
+		prof_snapshot__destroy(*snap);
+		*snap = NULL;
+		err = -EINVAL;
+	}
 	if (err)
 		read_error(ent.path, err);
 	return err;
@@ -553,6 +603,8 @@ int pc_src_list(struct pc_src *src, struct pc_proc **procs, size_t *n)
 			p[i].inzone[0] = pp[i].inzone_now;
 			p[i].inzone[1] = pp[i].inzone_short;
 			p[i].inzone[2] = pp[i].inzone_long;
+			p[i].ns_pid = pp[i].ns_pid;
+			snprintf(p[i].cgroup, sizeof(p[i].cgroup), "%s", pp[i].cgroup);
 		}
 		free(pp);
 		*procs = p;
@@ -619,15 +671,14 @@ static int src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
 	return direct_raw(pid, src->read_flags, snap);
 }
 
-int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot **snap,
-		struct prof_flat_row **rows, size_t *n)
+/* pid's live segment (or profd's last image of it), mapped and kept in
+ * src until another pid is asked for; 0 or -errno, said */
+static int src_map(struct pc_src *src, pid_t pid)
 {
 	struct prof_seg_ent ent;
 	struct stat st;
 	int fd, err;
 
-	*rows = NULL;
-	*n = 0;
 	if (src->live_pid != pid) {
 		if (src->live_mem)
 			munmap(src->live_mem, src->live_len);
@@ -647,11 +698,17 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 		 * gone, its last image): mapped once, streamed every refresh */
 		fd = -1;
 		if (src->fd >= 0) {
+			struct profd_answer a;
+
 			snprintf(ent.path, sizeof(ent.path), "pid %d (profd)", (int)pid);
-			err = profd_segment_fd(src->fd, pid, PROFD_SINCE_START, 0, &fd, NULL);
+			err = profd_segment_fd(src->fd, pid, PROFD_SINCE_START, 0, &fd, &a);
 			/* one profd does not follow: its segment, directly */
 			if (err && err != -ESRCH)
 				return profd_error(pid, err);
+			src->live_ns_pid = err ? 0 : a.ns_pid;
+			src->live_uid = err ? 0 : a.uid;
+			snprintf(src->live_cgroup, sizeof(src->live_cgroup), "%s",
+				 err ? "" : a.cgroup);
 		}
 		if (fd < 0)
 #endif
@@ -659,6 +716,11 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 			fd = direct_open(pid, &ent);
 			if (fd < 0)
 				return fd;
+			src->live_ns_pid = ent.ns_pid;
+			src->live_uid = ent.uid;
+			src->live_cgroup[0] = 0;
+			if (ent.ns_pid)
+				prof_proc_cgroup(pid, src->live_cgroup, sizeof(src->live_cgroup));
 		}
 		if (fstat(fd, &st) || st.st_size < (off_t)sizeof(struct prof_seg_hdr)) {
 			close(fd);
@@ -677,8 +739,37 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 		src->live_len = (size_t)st.st_size;
 		src->live_pid = pid;
 	}
+	return 0;
+}
+
+int pc_src_map(struct pc_src *src, pid_t pid, const void **mem, size_t *len)
+{
+	int err = src_map(src, pid);
+
+	*mem = err ? NULL : src->live_mem;
+	*len = err ? 0 : src->live_len;
+	return err;
+}
+
+int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot **snap,
+		struct prof_flat_row **rows, size_t *n)
+{
+	int err;
+
+	*rows = NULL;
+	*n = 0;
+	err = src_map(src, pid);
+	if (err)
+		return err;
 	err = prof_seg_flat_cached(src->live_mem, src->live_len, tid, PROF_SORT_SELF,
 				   src->flat_cache, snap, rows, n);
+	/* a container's header names it as its namespace does */
+	if (!err && src->live_ns_pid && (*snap)->pid == src->live_ns_pid) {
+		(*snap)->ns_pid = src->live_ns_pid;
+		(*snap)->pid = (__u32)pid;
+		(*snap)->uid = src->live_uid;
+		snprintf((*snap)->cgroup, sizeof((*snap)->cgroup), "%s", src->live_cgroup);
+	}
 	if (!err && (*snap)->pid != (__u32)pid) {
 		/* not the process asked for (its owner rewrote the header) */
 		prof_snapshot__destroy(*snap);

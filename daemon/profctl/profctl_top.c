@@ -26,9 +26,9 @@
 
 struct zone_stat {
 	/* cumulative, ticks (offcpu: ns) */
-	__u64 calls, self, total, max, preempted, migrated, offcpu;
+	__u64 calls, self, total, max, preempted, blocked, migrated, offcpu;
 	/* over the last interval */
-	__u64 d_calls, d_self, d_total, d_preempted, d_migrated, d_offcpu;
+	__u64 d_calls, d_self, d_total, d_preempted, d_blocked, d_migrated, d_offcpu;
 	float hist[HIST_LEN]; /* self ns per second, an interval each */
 	bool seen;
 };
@@ -61,7 +61,7 @@ struct top {
 	struct view *views; /* [0]: all threads */
 	__u32 nviews;
 	__u32 order[TOP_THREADS]; /* the snapshot's threads, as views */
-	char (*names)[PROF_NAME_MAX];
+	char (*names)[PC_LABEL_MAX]; /* by site, " (file:line)" after a shared name */
 	__u32 nnames;
 	__u64 tick_hz;
 	double interval;
@@ -219,7 +219,7 @@ static int view_update(struct top *t, struct view *v, const struct prof_snapshot
 		memmove(&z->hist[0], &z->hist[1], (HIST_LEN - 1) * sizeof(z->hist[0]));
 		z->hist[HIST_LEN - 1] = 0;
 		z->d_calls = z->d_self = z->d_total = 0;
-		z->d_preempted = z->d_migrated = z->d_offcpu = 0;
+		z->d_preempted = z->d_blocked = z->d_migrated = z->d_offcpu = 0;
 	}
 	for (i = 0; i < n; i++) {
 		const struct prof_flat_row *r = &rows[i];
@@ -238,6 +238,7 @@ static int view_update(struct top *t, struct view *v, const struct prof_snapshot
 				z->d_total = cap;
 			z->d_preempted =
 				r->preempted > z->preempted ? r->preempted - z->preempted : 0;
+			z->d_blocked = r->blocked > z->blocked ? r->blocked - z->blocked : 0;
 			z->d_migrated = r->migrated > z->migrated ? r->migrated - z->migrated : 0;
 			z->d_offcpu = r->offcpu_ns > z->offcpu ? r->offcpu_ns - z->offcpu : 0;
 			z->hist[HIST_LEN - 1] =
@@ -248,6 +249,7 @@ static int view_update(struct top *t, struct view *v, const struct prof_snapshot
 		z->total = r->ticks;
 		z->max = r->max;
 		z->preempted = r->preempted;
+		z->blocked = r->blocked;
 		z->migrated = r->migrated;
 		z->offcpu = r->offcpu_ns;
 		z->seen = true;
@@ -271,6 +273,7 @@ static int sample(struct top *t)
 	struct view *v;
 	size_t n = 0;
 	__u32 k, i;
+	__u8 *clash;
 	int err;
 
 	double now = now_s();
@@ -287,15 +290,21 @@ static int sample(struct top *t)
 		t->exited = proc_exited(s);
 	err = -ENOMEM;
 	if (s->nsites > t->nnames) {
-		char(*nm)[PROF_NAME_MAX] = realloc(t->names, s->nsites * sizeof(*nm));
+		char(*nm)[PC_LABEL_MAX] = realloc(t->names, s->nsites * sizeof(*nm));
 
 		if (!nm)
 			goto cleanup;
 		t->names = nm;
 		t->nnames = s->nsites;
 	}
-	for (k = 0; k < s->nsites; k++)
+	/* two overloads (or lambdas) are two rows: say which is which */
+	clash = pc_name_clashes(s);
+	for (k = 0; k < s->nsites; k++) {
 		snprintf(t->names[k], PROF_NAME_MAX, "%s", s->sites[k].name);
+		if (clash && clash[k])
+			*pc_put_where(t->names[k] + strlen(t->names[k]), &s->sites[k]) = 0;
+	}
+	free(clash);
 	v = view_of(t, 0, 0);
 	if (!v)
 		goto cleanup;
@@ -427,6 +436,7 @@ enum {
 	COL_MAX,
 	COL_ONCPU,
 	COL_PREEMPT,
+	COL_BLOCKED,
 	COL_MIGR,
 	COL_HIST,
 	NCOLS
@@ -440,10 +450,11 @@ static const struct {
 	[COL_SELF] = { "self/s", 7, false },   [COL_TOTAL] = { "total/s", 7, false },
 	[COL_AVG] = { "avg/call", 8, false },  [COL_MAX] = { "max(all)", 8, false },
 	[COL_ONCPU] = { "on-cpu/s", 8, true }, [COL_PREEMPT] = { "preempt/s", 9, true },
-	[COL_MIGR] = { "migr/s", 6, true },    [COL_HIST] = { "self/s history", HIST_LEN, false },
+	[COL_BLOCKED] = { "blocked/s", 9, true }, [COL_MIGR] = { "migr/s", 6, true },
+	[COL_HIST] = { "self/s history", HIST_LEN, false },
 };
-static const int drop_order[] = { COL_MAX,   COL_MIGR,	COL_AVG,   COL_PREEMPT, COL_HIST,
-				  COL_TOTAL, COL_ONCPU, COL_PSELF, COL_CALLS };
+static const int drop_order[] = { COL_MAX,   COL_MIGR,	COL_BLOCKED, COL_AVG,   COL_PREEMPT,
+				  COL_HIST,  COL_TOTAL, COL_ONCPU,   COL_PSELF, COL_CALLS };
 
 struct layout {
 	bool on[NCOLS];
@@ -611,6 +622,9 @@ static void draw(struct top *t, FILE *f)
 			case COL_PREEMPT:
 				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d_preempted));
 				break;
+			case COL_BLOCKED:
+				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d_blocked));
+				break;
 			case COL_MIGR:
 				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d_migrated));
 				break;
@@ -710,7 +724,7 @@ int pc_top_pick(const struct pc_proc *p, size_t n)
 	return best;
 }
 
-static int pick_pid(struct pc_src *src, pid_t *pid)
+int pc_pick_pid(struct pc_src *src, pid_t *pid)
 {
 	struct pc_proc *p = NULL;
 	size_t n = 0, i, alive = 0;
@@ -749,7 +763,7 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 	if (t.sort < PROF_SORT_SELF || t.sort > PROF_SORT_MAX)
 		return -EINVAL;
 	if (!t.pid) {
-		err = pick_pid(src, &t.pid);
+		err = pc_pick_pid(src, &t.pid);
 		if (err)
 			return err;
 	}

@@ -358,23 +358,27 @@ static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 	return 0;
 }
 
+/* a row set per process and site --callers names: two of one name are two */
 static int csv_callers(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		       const struct pc_opts *o)
 {
-	size_t p, i;
+	size_t p, i, k, ns;
 	bool any = false;
+	int err = 0;
 
 	fputs("pid,comm,role,zone,calls,time_ns\n", f);
-	for (p = 0; p < n; p++) {
+	for (p = 0; p < n && !err; p++) {
 		const struct prof_snapshot *s = snaps[p];
-		struct pc_callers c;
-		int err = pc_callers(s, o->callers, &c);
+		__u32 *sites;
 
-		if (err == -ENOENT)
-			continue;
-		if (err)
-			return err;
-		any = true;
+		ns = pc_callers_sites(s, o->callers, &sites);
+		for (k = 0; k < ns && !err; k++) {
+			struct pc_callers c;
+
+			err = pc_callers_site(s, sites[k], &c);
+			if (err)
+				break;
+			any = true;
 #define ROW(role, name, calls, ticks)                                   \
 	do {                                                            \
 		fprintf(f, "%u,", s->pid);                              \
@@ -384,15 +388,21 @@ static int csv_callers(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		fprintf(f, ",%llu,%llu\n", (unsigned long long)(calls), \
 			(unsigned long long)prof_snap_ns(s, ticks));    \
 	} while (0)
-		for (i = 0; i < c.nparents; i++)
-			ROW("parent", c.parents[i].name, c.parents[i].calls, c.parents[i].ticks);
-		ROW("zone", o->callers, c.calls, c.ticks);
-		ROW("self", o->callers, 0, c.self);
-		for (i = 0; i < c.nchildren; i++)
-			ROW("child", c.children[i].name, c.children[i].calls, c.children[i].ticks);
+			for (i = 0; i < c.nparents; i++)
+				ROW("parent", c.parents[i].name, c.parents[i].calls,
+				    c.parents[i].ticks);
+			ROW("zone", c.zone, c.calls, c.ticks);
+			ROW("self", c.zone, 0, c.self);
+			for (i = 0; i < c.nchildren; i++)
+				ROW("child", c.children[i].name, c.children[i].calls,
+				    c.children[i].ticks);
 #undef ROW
-		pc_callers_free(&c);
+			pc_callers_free(&c);
+		}
+		free(sites);
 	}
+	if (err)
+		return err;
 	return any ? 0 : -ENOENT;
 }
 
@@ -427,6 +437,65 @@ int pc_render_folded(FILE *f, struct prof_snapshot *const *snaps, size_t n, cons
 }
 
 /*
+ * the callers view's items of a process: one per site --callers names (two
+ * of one name are two, each "name (file:line)"), or one of zeros if none
+ */
+static int json_callers(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o,
+			bool comma)
+{
+	__u32 *sites;
+	size_t ns = pc_callers_sites(s, o->callers, &sites), k, i;
+	int err = 0;
+
+	for (k = 0; k < ns || k == 0; k++) {
+		struct pc_callers c;
+
+		memset(&c, 0, sizeof(c));
+		err = ns ? pc_callers_site(s, sites[k], &c) : -ENOENT;
+		if (err == -ENOENT)
+			snprintf(c.zone, sizeof(c.zone), "%s", o->callers);
+		else if (err)
+			break;
+		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", comma || k ? "," : "", s->pid);
+		pc_json_str(f, s->comm);
+		fputs(s->compensated ? "\",\"compensated\":true," : "\",", f);
+		if (s->ns_pid) {
+			fprintf(f, "\"ns_pid\":%u,\"cgroup\":\"", s->ns_pid);
+			pc_json_str(f, s->cgroup);
+			fputs("\",", f);
+		}
+		fputs("\"zone\":\"", f);
+		pc_json_str(f, c.zone);
+		fprintf(f,
+			"\",\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
+			"\"max_ns\":%llu,\"parents\":[",
+			(unsigned long long)c.calls, (unsigned long long)prof_snap_ns(s, c.ticks),
+			(unsigned long long)prof_snap_ns(s, c.self),
+			(unsigned long long)prof_snap_ns(s, c.max));
+		for (i = 0; i < c.nparents; i++) {
+			fprintf(f, "%s{\"zone\":\"", i ? "," : "");
+			pc_json_str(f, c.parents[i].name);
+			fprintf(f, "\",\"calls\":%llu,\"time_ns\":%llu}",
+				(unsigned long long)c.parents[i].calls,
+				(unsigned long long)prof_snap_ns(s, c.parents[i].ticks));
+		}
+		fputs("],\"children\":[", f);
+		for (i = 0; i < c.nchildren; i++) {
+			fprintf(f, "%s{\"zone\":\"", i ? "," : "");
+			pc_json_str(f, c.children[i].name);
+			fprintf(f, "\",\"calls\":%llu,\"time_ns\":%llu}",
+				(unsigned long long)c.children[i].calls,
+				(unsigned long long)prof_snap_ns(s, c.children[i].ticks));
+		}
+		fputs("]}", f);
+		pc_callers_free(&c);
+		err = 0;
+	}
+	free(sites);
+	return err;
+}
+
+/*
  * json of the flat and callers views, beside prof_report_json's tree:
  * {"version":2,"view":"flat"|"callers","processes":[{"pid","comm",...}]}
  */
@@ -441,43 +510,22 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 	for (p = 0; p < n; p++) {
 		const struct prof_snapshot *s = snaps[p];
 
+		if (o->callers) {
+			err = json_callers(f, s, o, p != 0);
+			if (err)
+				return err;
+			continue;
+		}
 		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", p ? "," : "", s->pid);
 		pc_json_str(f, s->comm);
 		fputs("\",", f);
-		if (o->callers) {
-			struct pc_callers c;
-
-			err = pc_callers(s, o->callers, &c);
-			if (err && err != -ENOENT)
-				return err;
-			fputs("\"zone\":\"", f);
-			pc_json_str(f, o->callers);
-			fprintf(f,
-				"\",\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
-				"\"max_ns\":%llu,\"parents\":[",
-				(unsigned long long)c.calls,
-				(unsigned long long)prof_snap_ns(s, c.ticks),
-				(unsigned long long)prof_snap_ns(s, c.self),
-				(unsigned long long)prof_snap_ns(s, c.max));
-			for (i = 0; i < c.nparents; i++) {
-				fprintf(f, "%s{\"zone\":\"", i ? "," : "");
-				pc_json_str(f, c.parents[i].name);
-				fprintf(f, "\",\"calls\":%llu,\"time_ns\":%llu}",
-					(unsigned long long)c.parents[i].calls,
-					(unsigned long long)prof_snap_ns(s, c.parents[i].ticks));
-			}
-			fputs("],\"children\":[", f);
-			for (i = 0; i < c.nchildren; i++) {
-				fprintf(f, "%s{\"zone\":\"", i ? "," : "");
-				pc_json_str(f, c.children[i].name);
-				fprintf(f, "\",\"calls\":%llu,\"time_ns\":%llu}",
-					(unsigned long long)c.children[i].calls,
-					(unsigned long long)prof_snap_ns(s, c.children[i].ticks));
-			}
-			fputs("]}", f);
-			if (!err)
-				pc_callers_free(&c);
-			continue;
+		if (s->compensated)
+			fputs("\"compensated\":true,", f);
+		/* in a container: as in the tree's document */
+		if (s->ns_pid) {
+			fprintf(f, "\"ns_pid\":%u,\"cgroup\":\"", s->ns_pid);
+			pc_json_str(f, s->cgroup);
+			fputs("\",", f);
 		}
 		{
 			struct prof_flat_row *rows = NULL;

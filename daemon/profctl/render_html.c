@@ -36,11 +36,15 @@ static char *json_put(char *p, const char *s)
 	return p;
 }
 
-/* "%s[%d,\"%s\",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu]", in place */
+/*
+ * "%s[%d,\"%s\",%llu,...]", in place: parent, name, then calls, total,
+ * self, p50, p99, max, preempted, migrated, off-cpu, allocs, alloc bytes,
+ * open calls, their ns so far, calls with kernel facts, blocked
+ */
 static void html_node(struct pc_out *out, const struct prof_snapshot *s,
 		      const struct prof_snap_node *nd, __u32 j, const __u8 *clash)
 {
-	__u64 v[11];
+	__u64 v[15];
 	char *p = pc_out_row(out);
 	int k;
 
@@ -75,7 +79,11 @@ static void html_node(struct pc_out *out, const struct prof_snapshot *s,
 	v[8] = nd->offcpu_ns;
 	v[9] = nd->allocs;
 	v[10] = nd->alloc_bytes;
-	for (k = 0; k < 11; k++) {
+	v[11] = nd->open;
+	v[12] = prof_snap_ns(s, nd->open_ticks);
+	v[13] = nd->kernel_calls;
+	v[14] = nd->blocked;
+	for (k = 0; k < 15; k++) {
 		*p++ = ',';
 		p = pc_put_u64(p, v[k]);
 	}
@@ -83,53 +91,84 @@ static void html_node(struct pc_out *out, const struct prof_snapshot *s,
 	out->p = p;
 }
 
+/* a thread as {"tid",...,"nodes":[...]}; tid 0 is the threads merged */
+static void html_thread(FILE *f, struct pc_out *out, const struct prof_snapshot *s,
+			const struct prof_snap_thread *t, const __u8 *clash)
+{
+	char lb[64];
+	__u32 j;
+
+	fprintf(f, "{\"tid\":%u,\"name\":\"", t->tid);
+	pc_json_str(f, prof_snap_thread_label(t, lb, sizeof(lb)));
+	fprintf(f, "\",\"total\":%llu,", (unsigned long long)prof_snap_ns(s, pc_thread_total(t)));
+	if (t->oncpu_ns == PROF_SNAP_UNKNOWN)
+		fputs("\"oncpu\":null,", f);
+	else
+		fprintf(f, "\"oncpu\":%llu,", (unsigned long long)t->oncpu_ns);
+	fprintf(f, "\"frames\":%llu,\"frame_total\":%llu,\"frame_max\":%llu,\"nodes\":[",
+		(unsigned long long)t->frames, (unsigned long long)prof_snap_ns(s, t->frame_ticks),
+		(unsigned long long)prof_snap_ns(s, t->frame_max));
+	pc_out_init(out, f);
+	for (j = 0; j < t->nnodes; j++)
+		html_node(out, s, &t->nodes[j], j, clash);
+	pc_out_flush(out);
+	fputs("]}", f);
+}
+
+/*
+ * {"version":1,"sched":b,"processes":[{"pid","comm","tsc_synced","threads":
+ * [thread...],"merged":thread}]}: "merged" (the threads merged by call
+ * path, as --threads does) where a process has more than one thread
+ */
 static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool sched)
 {
 	struct pc_out *out = malloc(sizeof(*out));
 	size_t p;
-	__u32 i, j;
-	int err;
+	__u32 i;
+	int err = 0;
 
 	if (!out)
 		return -ENOMEM;
 	fprintf(f, "{\"version\":1,\"sched\":%s,\"processes\":[", sched ? "true" : "false");
-	for (p = 0; p < n; p++) {
+	for (p = 0; p < n && !err; p++) {
 		const struct prof_snapshot *s = snaps[p];
+		struct prof_snapshot *m = NULL;
 		__u8 *clash = pc_name_clashes(s);
 
 		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", p ? "," : "", s->pid);
 		pc_json_str(f, s->comm);
-		fputs("\",\"threads\":[", f);
-		for (i = 0; i < s->nthreads; i++) {
-			const struct prof_snap_thread *t = &s->threads[i];
-			char lb[64];
-
-			err = prof_snap_thread_load(s, &s->threads[i]);
-			if (err) {
-				free(clash);
-				free(out);
-				return err;
-			}
-			fprintf(f, "%s{\"tid\":%u,\"name\":\"", i ? "," : "", t->tid);
-			pc_json_str(f, prof_snap_thread_label(t, lb, sizeof(lb)));
-			fprintf(f, "\",\"total\":%llu,\"frames\":%llu,\"frame_total\":%llu,"
-				   "\"frame_max\":%llu,\"nodes\":[",
-				(unsigned long long)prof_snap_ns(s, pc_thread_total(t)),
-				(unsigned long long)t->frames,
-				(unsigned long long)prof_snap_ns(s, t->frame_ticks),
-				(unsigned long long)prof_snap_ns(s, t->frame_max));
-			pc_out_init(out, f);
-			for (j = 0; j < t->nnodes; j++)
-				html_node(out, s, &t->nodes[j], j, clash);
-			pc_out_flush(out);
-			fputs("]}", f);
+		/* in a container: the page's header says where */
+		if (s->ns_pid) {
+			fprintf(f, "\",\"ns_pid\":%u,\"cgroup\":\"", s->ns_pid);
+			pc_json_str(f, s->cgroup);
 		}
-		fputs("]}", f);
+		fprintf(f, "\",\"tsc_synced\":%s,\"threads\":[",
+			s->flags & PROF_SEG_TSC_SYNCED ? "true" : "false");
+		for (i = 0; i < s->nthreads && !err; i++) {
+			err = prof_snap_thread_load(s, &s->threads[i]);
+			if (err)
+				break;
+			if (i)
+				fputc(',', f);
+			html_thread(f, out, s, &s->threads[i], clash);
+		}
+		fputc(']', f);
+		if (!err && s->nthreads > 1) {
+			m = pc_merge_threads(s);
+			if (!m) {
+				err = -errno;
+			} else {
+				fputs(",\"merged\":", f);
+				html_thread(f, out, m, &m->threads[0], clash);
+			}
+		}
+		fputc('}', f);
+		pc_snap_free(m);
 		free(clash);
 	}
 	fputs("]}", f);
 	free(out);
-	return 0;
+	return err;
 }
 
 int pc_render_html(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o)

@@ -255,8 +255,9 @@ static void thread_title(FILE *f, const struct prof_snapshot *s, const struct pr
 	if (s->zone_cost && total) {
 		__u64 pt = prof_snap_probe_ticks(s, t);
 
-		fprintf(f, ", zones cost ~%s (%.1f%%)", pc_fmt_ns(tb, sizeof(tb), prof_snap_ns(s, pt)),
-			100.0 * (double)pt / (double)total);
+		fprintf(f, ", zones cost ~%s (%.1f%%)%s",
+			pc_fmt_ns(tb, sizeof(tb), prof_snap_ns(s, pt)),
+			prof_snap_probe_share(s, t, pt), s->compensated ? " taken out" : "");
 	}
 	if (t->overflow)
 		fprintf(f, ", %llu entries lost (node table full)",
@@ -340,6 +341,10 @@ static void alloc_rows(struct tctx *c)
 static void process_title(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
 {
 	fprintf(f, "%sprocess %u (%s)%s  ", col(o, C_BOLD), s->pid, s->comm, col(o, C_RESET));
+	/* in a container: the pid it knows itself by, and where it runs */
+	if (s->ns_pid)
+		fprintf(f, "container pid %u, cgroup %s, ", s->ns_pid,
+			s->cgroup[0] ? s->cgroup : "?");
 	/* merged (--threads): the thread's title says how many */
 	if (s->nthreads != 1 || s->threads[0].tid || s->threads[0].folds)
 		fprintf(f, "%u thread%s, ", s->nthreads, s->nthreads == 1 ? "" : "s");
@@ -359,6 +364,11 @@ static void process_title(FILE *f, const struct prof_snapshot *s, const struct p
 		fprintf(f, ", %llu not profiled for want of room in /dev/shm",
 			(unsigned long long)s->nospace);
 	fputc('\n', f);
+	if (s->compensated) {
+		char note[160];
+
+		fprintf(f, "compensated: %s\n", prof_snap_compensated_note(s, note, sizeof(note)));
+	}
 }
 
 /* thread i of s, its title and its tree, to f (pc_thread_fn) */
@@ -517,28 +527,89 @@ int pc_render_flat(FILE *f, const struct prof_snapshot *s, const struct pc_opts 
 
 /* --- callers ---------------------------------------------------------------- */
 
-static bool is_zone(const struct prof_snapshot *s, const struct prof_snap_node *n, const char *zone)
+/* a site's name as the views print it: " (file:line)" after a shared one */
+static void site_label(char *buf, const struct prof_snapshot *s, __u32 site, const __u8 *clash)
 {
-	return n->site < s->nsites && !strcmp(s->sites[n->site].name, zone);
+	char *p;
+
+	snprintf(buf, PROF_NAME_MAX, "%s", s->sites[site].name);
+	p = buf + strlen(buf);
+	if (clash && clash[site])
+		p = pc_put_where(p, &s->sites[site]);
+	*p = 0;
 }
 
-/* an ancestor of i (strictly) is the zone */
-static bool under_zone(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
-		       const char *zone)
+/* a node's name, as site_label, "[root]" for the root */
+static void node_label(char *buf, const struct prof_snapshot *s, const struct prof_snap_thread *t,
+		       __u32 i, const __u8 *clash)
+{
+	const struct prof_snap_node *n = &t->nodes[i];
+
+	if (i == PROF_NODE_ROOT)
+		snprintf(buf, PC_LABEL_MAX, "[root]");
+	else if (n->site < s->nsites)
+		site_label(buf, s, n->site, clash);
+	else
+		snprintf(buf, PC_LABEL_MAX, "%s", prof_snap_node_name(s, n));
+}
+
+size_t pc_callers_sites(const struct prof_snapshot *s, const char *spec, __u32 **sites)
+{
+	__u8 *clash = pc_name_clashes(s), *seen = calloc(s->nsites ? s->nsites : 1, 1);
+	char lb[PC_LABEL_MAX];
+	size_t n = 0, pass;
+	__u32 i, j;
+
+	*sites = NULL;
+	/* only sites some node has: one a reset left without calls is not a section */
+	for (i = 0; seen && i < s->nthreads; i++) {
+		const struct prof_snap_thread *t = &s->threads[i];
+
+		if (prof_snap_thread_load(s, &s->threads[i]))
+			break;
+		for (j = 1; j < t->nnodes; j++)
+			if (t->nodes[j].site < s->nsites)
+				seen[t->nodes[j].site] = 1;
+	}
+	/* the name as printed with its file:line first, then the bare name */
+	for (pass = 0; pass < 2 && !n; pass++) {
+		for (i = 0; seen && i < s->nsites; i++) {
+			if (!seen[i])
+				continue;
+			if (pass == 0) {
+				site_label(lb, s, i, clash);
+				if (!clash || !clash[i] || strcmp(lb, spec))
+					continue;
+			} else if (strcmp(s->sites[i].name, spec)) {
+				continue;
+			}
+			if (!*sites)
+				*sites = calloc(s->nsites, sizeof(**sites));
+			if (!*sites)
+				break;
+			(*sites)[n++] = i;
+		}
+	}
+	free(seen);
+	free(clash);
+	return n;
+}
+
+/* an ancestor of i (strictly) is the site */
+static bool under_site(const struct prof_snap_thread *t, __u32 i, __u32 site)
 {
 	__u32 guard = 0;
 
 	while (i != PROF_NODE_ROOT && guard++ < t->nnodes) {
 		i = t->nodes[i].parent;
-		if (i != PROF_NODE_ROOT && is_zone(s, &t->nodes[i], zone))
+		if (i != PROF_NODE_ROOT && t->nodes[i].site == site)
 			return true;
 	}
 	return false;
 }
 
-/* ticks of the outermost zone instances inside the subtree of i (not i) */
-static __u64 zone_ticks_below(const struct prof_snapshot *s, const struct prof_snap_thread *t,
-			      __u32 i, const char *zone, __u32 depth)
+/* ticks of the outermost instances of the site inside the subtree of i (not i) */
+static __u64 site_ticks_below(const struct prof_snap_thread *t, __u32 i, __u32 site, __u32 depth)
 {
 	__u64 sum = 0;
 	__u32 c;
@@ -547,10 +618,10 @@ static __u64 zone_ticks_below(const struct prof_snapshot *s, const struct prof_s
 		return 0;
 	for (c = t->nodes[i].first_child; c != PROF_SNAP_NONE && c < t->nnodes;
 	     c = t->nodes[c].next_sibling) {
-		if (is_zone(s, &t->nodes[c], zone))
+		if (t->nodes[c].site == site)
 			sum += t->nodes[c].ticks;
 		else
-			sum += zone_ticks_below(s, t, c, zone, depth + 1);
+			sum += site_ticks_below(t, c, site, depth + 1);
 	}
 	return sum;
 }
@@ -595,17 +666,25 @@ void pc_callers_free(struct pc_callers *c)
 }
 
 /*
- * IProf's view: parents get the time of the outermost instances they
- * called (they sum to the zone's total), children get their time minus any
- * nested instance of the zone (they sum to total minus self).
+ * IProf's view of one site: parents get the time of the outermost
+ * instances they called (they sum to the site's total), children get their
+ * time minus any nested instance of the site (they sum to total minus
+ * self).  Rows of sites that share a name carry their file:line.
  */
-int pc_callers(const struct prof_snapshot *s, const char *zone, struct pc_callers *c)
+int pc_callers_site(const struct prof_snapshot *s, __u32 site, struct pc_callers *c)
 {
+	__u8 *clash = pc_name_clashes(s);
 	bool found = false;
+	char lb[PC_LABEL_MAX];
 	__u32 i, j, k;
 	int err = 0;
 
 	memset(c, 0, sizeof(*c));
+	if (site >= s->nsites) {
+		free(clash);
+		return -ENOENT;
+	}
+	site_label(c->zone, s, site, clash);
 	for (i = 0; i < s->nthreads && !err; i++) {
 		const struct prof_snap_thread *t = &s->threads[i];
 
@@ -614,33 +693,32 @@ int pc_callers(const struct prof_snapshot *s, const char *zone, struct pc_caller
 			const struct prof_snap_node *n = &t->nodes[j];
 			bool nested;
 
-			if (!is_zone(s, n, zone))
+			if (n->site != site)
 				continue;
 			found = true;
-			nested = under_zone(s, t, j, zone);
+			nested = under_site(t, j, site);
 			c->calls += n->calls;
 			c->self += prof_snap_self(n);
 			if (n->max > c->max)
 				c->max = n->max;
 			if (!nested)
 				c->ticks += n->ticks;
-			err = add_row(&c->parents, &c->nparents,
-				      n->parent == PROF_NODE_ROOT
-					      ? "[root]"
-					      : prof_snap_node_name(s, &t->nodes[n->parent]),
-				      n->calls, nested ? 0 : n->ticks);
+			node_label(lb, s, t, n->parent < t->nnodes ? n->parent : PROF_NODE_ROOT,
+				   clash);
+			err = add_row(&c->parents, &c->nparents, lb, n->calls, nested ? 0 : n->ticks);
 			for (k = n->first_child; !err && k != PROF_SNAP_NONE && k < t->nnodes;
 			     k = t->nodes[k].next_sibling) {
 				const struct prof_snap_node *ch = &t->nodes[k];
 
-				if (is_zone(s, ch, zone))
+				if (ch->site == site)
 					continue;
-				err = add_row(&c->children, &c->nchildren,
-					      prof_snap_node_name(s, ch), ch->calls,
-					      ch->ticks - zone_ticks_below(s, t, k, zone, 0));
+				node_label(lb, s, t, k, clash);
+				err = add_row(&c->children, &c->nchildren, lb, ch->calls,
+					      ch->ticks - site_ticks_below(t, k, site, 0));
 			}
 		}
 	}
+	free(clash);
 	if (err) {
 		pc_callers_free(c);
 		return err;
@@ -654,6 +732,16 @@ int pc_callers(const struct prof_snapshot *s, const char *zone, struct pc_caller
 	return 0;
 }
 
+int pc_callers(const struct prof_snapshot *s, const char *spec, struct pc_callers *c)
+{
+	__u32 *sites;
+	size_t n = pc_callers_sites(s, spec, &sites);
+	int err = n == 1 ? pc_callers_site(s, sites[0], c) : n ? -ENOTUNIQ : -ENOENT;
+
+	free(sites);
+	return err;
+}
+
 static void callers_row(FILE *f, const struct prof_snapshot *s, __u64 calls, __u64 ticks, __u64 of,
 			const char *lead, const char *name)
 {
@@ -664,34 +752,46 @@ static void callers_row(FILE *f, const struct prof_snapshot *s, __u64 calls, __u
 		of ? 100.0 * (double)ticks / (double)of : 0.0, lead, name);
 }
 
+/* a section per site --callers names: two overloads are two sections */
 int pc_render_callers(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
 {
 	struct pc_callers c;
 	char b[3][24];
-	size_t i;
-	int err;
+	__u32 *sites;
+	size_t i, k, n = pc_callers_sites(s, o->callers, &sites);
+	int err = n ? 0 : -ENOENT;
 
-	err = pc_callers(s, o->callers, &c);
+	if (n)
+		process_title(f, s, o);
+	if (n > 1)
+		fprintf(f, "\n%s names %zu sites, each below: --callers 'NAME (FILE:LINE)', as "
+			   "the rows print it, shows one\n",
+			o->callers, n);
+	for (k = 0; k < n && !err; k++) {
+		err = pc_callers_site(s, sites[k], &c);
+		if (err)
+			break;
+		fprintf(f, "\n%scallers of %s%s: %llu calls, total %s, self %s, max %s\n",
+			col(o, C_BOLD), c.zone, col(o, C_RESET), (unsigned long long)c.calls,
+			pc_fmt_ns(b[0], 24, prof_snap_ns(s, c.ticks)),
+			pc_fmt_ns(b[1], 24, prof_snap_ns(s, c.self)),
+			pc_fmt_ns(b[2], 24, prof_snap_ns(s, c.max)));
+		fprintf(f, "%s%10s %9s %6s  %s%s\n", col(o, C_DIM), "calls", "time", "%", "zone",
+			col(o, C_RESET));
+		for (i = 0; i < c.nparents; i++)
+			callers_row(f, s, c.parents[i].calls, c.parents[i].ticks, c.ticks, "  ",
+				    c.parents[i].name);
+		fprintf(f, "%s", col(o, C_CYAN));
+		callers_row(f, s, c.calls, c.ticks, c.ticks, "", c.zone);
+		fprintf(f, "%s", col(o, C_RESET));
+		callers_row(f, s, 0, c.self, c.ticks, "  ", "[self]");
+		for (i = 0; i < c.nchildren; i++)
+			callers_row(f, s, c.children[i].calls, c.children[i].ticks, c.ticks, "  ",
+				    c.children[i].name);
+		pc_callers_free(&c);
+	}
+	free(sites);
 	if (err)
 		return err;
-	process_title(f, s, o);
-	fprintf(f, "\n%scallers of %s%s: %llu calls, total %s, self %s, max %s\n", col(o, C_BOLD),
-		o->callers, col(o, C_RESET), (unsigned long long)c.calls,
-		pc_fmt_ns(b[0], 24, prof_snap_ns(s, c.ticks)),
-		pc_fmt_ns(b[1], 24, prof_snap_ns(s, c.self)),
-		pc_fmt_ns(b[2], 24, prof_snap_ns(s, c.max)));
-	fprintf(f, "%s%10s %9s %6s  %s%s\n", col(o, C_DIM), "calls", "time", "%", "zone",
-		col(o, C_RESET));
-	for (i = 0; i < c.nparents; i++)
-		callers_row(f, s, c.parents[i].calls, c.parents[i].ticks, c.ticks, "  ",
-			    c.parents[i].name);
-	fprintf(f, "%s", col(o, C_CYAN));
-	callers_row(f, s, c.calls, c.ticks, c.ticks, "", o->callers);
-	fprintf(f, "%s", col(o, C_RESET));
-	callers_row(f, s, 0, c.self, c.ticks, "  ", "[self]");
-	for (i = 0; i < c.nchildren; i++)
-		callers_row(f, s, c.children[i].calls, c.children[i].ticks, c.ticks, "  ",
-			    c.children[i].name);
-	pc_callers_free(&c);
 	return ferror(f) ? -EIO : 0;
 }

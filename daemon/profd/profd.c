@@ -171,6 +171,7 @@ static void usage(FILE *f)
 		"usage: profd [-dhv] [--socket PATH] [--interval MS] [--history SEC]\n"
 		"             [--keep SEC] [--slots N] [--uid-slots N] [--uid-conns N]\n"
 		"             [--uid-procs N] [--uid-kept MB] [--idle SEC] [--syslog] [--no-bpf]\n"
+		"             [--no-ns-scan]\n"
 		"\n"
 		"  -d, --daemon        detach once the socket is up, then log to syslog\n"
 		"  -s, --socket PATH   control socket (default %s)\n"
@@ -191,6 +192,8 @@ static void usage(FILE *f)
 		"                      it registered threads (default 10)\n"
 		"      --syslog        log to syslog instead of stderr, without detaching\n"
 		"      --no-bpf        run without kernel assistance\n"
+		"      --no-ns-scan    do not look into other mount namespaces' /dev/shm (a\n"
+		"                      container that hands its segment over is followed)\n"
 		"  -v, --verbose       more logging (twice: debug)\n"
 		"  -h, --help          this text\n",
 		PROFD_SOCKET_DEFAULT, PROF_SCHED_MAX_SLOTS);
@@ -210,7 +213,7 @@ static __u32 arg_u32(const char *opt, const char *s, __u32 lo, __u32 hi)
 
 static void parse_args(int argc, char **argv)
 {
-	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF, O_UID_SLOTS, O_UID_CONNS,
+	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF, O_NO_NS_SCAN, O_UID_SLOTS, O_UID_CONNS,
 	       O_UID_PROCS, O_UID_KEPT, O_IDLE };
 	static const struct option opts[] = {
 		{ "daemon", no_argument, NULL, 'd' },
@@ -226,6 +229,7 @@ static void parse_args(int argc, char **argv)
 		{ "idle", required_argument, NULL, O_IDLE },
 		{ "syslog", no_argument, NULL, O_SYSLOG },
 		{ "no-bpf", no_argument, NULL, O_NO_BPF },
+		{ "no-ns-scan", no_argument, NULL, O_NO_NS_SCAN },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -269,6 +273,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_SYSLOG:
 			conf.syslog = true;
+			break;
+		case O_NO_NS_SCAN:
+			conf.no_ns_scan = true;
 			break;
 		case O_NO_BPF:
 			conf.no_bpf = true;

@@ -32,6 +32,7 @@ struct profd_conf {
 	bool daemonize;
 	bool syslog;
 	bool no_bpf;
+	bool no_ns_scan;	/* not into other mount namespaces' /dev/shm */
 	int verbose;
 };
 
@@ -76,10 +77,23 @@ __u64 seg_samples(void);
 __u32 seg_count(void);
 int seg_inotify_fd(void);
 void seg_inotify_event(void);
-/* for a peer: uid may see the process (root sees all) */
+/* a peer handed its segment over (fd, the peer's own: not taken); pid and
+ * uid are the peer's, ours (SO_PEERCRED); 0 or -errno */
+int seg_adopt_fd(int fd, pid_t pid, uid_t uid);
+/* for a peer of pid namespace pidns: uid may see the process (root sees
+ * all), and only those of pidns if that is not ours, named as it names them */
 struct profd_wire_proc;
-typedef int (*seg_list_cb)(const struct profd_wire_proc *p, void *arg);
-int seg_list(uid_t uid, seg_list_cb cb, void *arg);
+typedef int (*seg_list_cb)(const struct profd_wire_proc *p, pid_t host_pid, void *arg);
+int seg_list(uid_t uid, __u64 pidns, seg_list_cb cb, void *arg);
+/* for a peer of another pid namespace: the host pid of its pid, -ESRCH */
+pid_t seg_host_pid(__u64 pidns, pid_t pid);
+/* where pid (a host pid) runs, for a peer of pidns: its pid in its own pid
+ * namespace and its cgroup when that is not the peer's, else 0 and ""; and
+ * its owner as the peer names it */
+void seg_where(pid_t pid, __u64 pidns, __u32 *ns_pid, char *cgroup, size_t len, __u32 *uid);
+/* our own pid namespace; pid's (an id to compare), 0 if it is gone */
+__u64 seg_pidns(void);
+__u64 seg_pidns_of(pid_t pid);
 /* what a snapshot request is answered with: a snapshot, or, for a live
  * process with nothing to subtract, its segment itself (read-only) */
 struct seg_answer {

@@ -18,6 +18,14 @@
  * of fds, profd sheds the pending connection with a reserve fd instead of
  * spinning on a listener it cannot accept from.  Warnings a client causes
  * are rate-limited per uid.
+ *
+ * A peer in another pid namespace (a container with profd's socket
+ * bind-mounted in) names threads and processes as it sees them: its tids
+ * are translated to ours through NSpid (one that translates to none of
+ * its process's threads is refused), it sees only the processes of its
+ * namespace, and its pids are translated both ways.  An agent may hand
+ * over its segment's fd (PROFD_MSG_SEGMENT): profd follows a segment it
+ * cannot name in its own /dev/shm without any path.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,7 +68,8 @@ struct conn {
 	int fd;
 	int pidfd; /* the peer process, -1 if it could not be pinned */
 	struct ucred cred;
-	__u64 last_ns; /* its last request */
+	__u64 pidns;	 /* the peer's pid namespace (inode) */
+	__u64 last_ns;	 /* its last request */
 	bool registered; /* an agent: owns slots of cred.pid */
 	bool sent_fd;
 	bool dead; /* closed; freed by ctl_reap (events of this batch may name it) */
@@ -531,6 +540,12 @@ void ctl_accept(int epfd)
 		c->cred = cred;
 		c->id = ++ctl.next_id;
 		c->pidfd = peer_pidfd(fd, cred.pid);
+		/* read while the pidfd pins the peer: a pid not reused since.
+		 * Unknown, the peer gets our namespace's answers (it is ours,
+		 * or gone) but may register nothing */
+		c->pidns = cred.pid > 0 ? seg_pidns_of(cred.pid) : 0;
+		if (pidfd_exited(c->pidfd))
+			c->pidns = 0;
 		if (c->pidfd < 0) {
 			if (c->pidfd == -EMFILE || c->pidfd == -ENFILE) {
 				free(c);
@@ -633,10 +648,23 @@ static int conn_error(struct conn *c, int err)
 /* registrations that came after the thread's first zone stopped waiting */
 static __u32 late_registrations;
 
+/* the peer's tid as we name it; -ESRCH if none of its threads is that */
+static int peer_tid(const struct conn *c, __u32 tid, pid_t *ours)
+{
+	if (!c->pidns)
+		return -ESRCH;
+	if (c->pidns == seg_pidns()) {
+		*ours = (pid_t)tid;
+		return 0;
+	}
+	return prof_task_from_nspid(c->cred.pid, tid, ours);
+}
+
 static int do_register(struct conn *c, const struct profd_register *r)
 {
 	struct profd_registered rep = { .tid = r->tid, .rec_size = sizeof(struct prof_sched_rec) };
 	bool give = !c->sent_fd || (r->flags & PROFD_REG_WANT_FD);
+	pid_t tid;
 	int err;
 
 	if (!kbpf_on() || kbpf_ro_fd() < 0)
@@ -646,8 +674,14 @@ static int do_register(struct conn *c, const struct profd_register *r)
 	/* the process that connected, still there: its pid is still its own */
 	if (pidfd_exited(c->pidfd))
 		return conn_error(c, -ESRCH);
+	/* a container's tid is ours only once translated; never as it is */
+	err = peer_tid(c, r->tid, &tid);
+	if (err) {
+		log_debug("ctl: pid %d tid %u: not a thread of it here", (int)c->cred.pid, r->tid);
+		return conn_error(c, err);
+	}
 	/* kbpf_assign checks /proc/<peer pid>/task/<tid>: the peer's own thread */
-	err = kbpf_assign(c->cred.pid, (pid_t)r->tid, c->cred.uid, c->id, &rep.slot, &rep.gen);
+	err = kbpf_assign(c->cred.pid, tid, c->cred.uid, c->id, &rep.slot, &rep.gen);
 	/* and it did not exit meanwhile (the tid could be another's then) */
 	if (!err && pidfd_exited(c->pidfd)) {
 		kbpf_release_owner(c->id);
@@ -667,9 +701,27 @@ static int do_register(struct conn *c, const struct profd_register *r)
 	err = conn_send(c, PROFD_MSG_REGISTERED, &rep, sizeof(rep), give ? kbpf_ro_fd() : -1);
 	if (!err && give)
 		c->sent_fd = true;
-	log_debug("ctl: pid %d tid %u -> slot %u gen %llu", (int)c->cred.pid, r->tid, rep.slot,
-		  (unsigned long long)rep.gen);
+	log_debug("ctl: pid %d tid %u (%d) -> slot %u gen %llu", (int)c->cred.pid, r->tid, (int)tid,
+		  rep.slot, (unsigned long long)rep.gen);
 	return err;
+}
+
+/* the agent's own segment, handed over: followed if it has no name here */
+static int do_segment(struct conn *c, const struct profd_segment *r, int fd)
+{
+	int err;
+
+	if (fd < 0 || r->flags || r->__pad)
+		return conn_error(c, -EINVAL);
+	if (pidfd_exited(c->pidfd) || !c->pidns)
+		return conn_error(c, -ESRCH);
+	err = seg_adopt_fd(fd, c->cred.pid, c->cred.uid);
+	if (err) {
+		log_debug("ctl: pid %d's segment not followed: %s", (int)c->cred.pid,
+			  strerror(-err));
+		return conn_error(c, err);
+	}
+	return conn_send(c, PROFD_MSG_OK, NULL, 0, -1);
 }
 
 static int do_status(struct conn *c)
@@ -697,12 +749,12 @@ struct list_ctx {
 	__u32 n;
 };
 
-static int list_one(const struct profd_wire_proc *p, void *arg)
+static int list_one(const struct profd_wire_proc *p, pid_t host_pid, void *arg)
 {
 	struct list_ctx *x = arg;
 	struct profd_wire_proc q = *p;
 
-	q.kernel = p->alive ? kbpf_count_pid((pid_t)p->pid) : 0;
+	q.kernel = p->alive ? kbpf_count_pid(host_pid) : 0;
 	x->n++;
 	return conn_send(x->c, PROFD_MSG_PROC, &q, sizeof(q), -1);
 }
@@ -713,12 +765,20 @@ static int do_list(struct conn *c)
 	struct profd_end end;
 	int err;
 
-	err = seg_list(c->cred.uid, list_one, &x);
+	err = seg_list(c->cred.uid, c->pidns, list_one, &x);
 	if (err)
 		return err;
 	end.count = x.n;
 	end.__pad = 0;
 	return conn_send(c, PROFD_MSG_END, &end, sizeof(end), -1);
+}
+
+/* a pid the peer names, as we name it: the same in our namespace */
+static pid_t peer_pid(const struct conn *c, __u32 pid)
+{
+	if (!c->pidns || c->pidns == seg_pidns())
+		return (pid_t)pid;
+	return seg_host_pid(c->pidns, (pid_t)pid);
 }
 
 static int do_snapshot(struct conn *c, const struct profd_snapshot_req *r)
@@ -730,10 +790,15 @@ static int do_snapshot(struct conn *c, const struct profd_snapshot_req *r)
 	size_t len = 0;
 	struct stat st;
 	int err, fd = -1;
+	pid_t pid;
 
 	if (r->mode > PROFD_SNAP_LAST || r->pid == 0 || r->pid > 0x7fffffff)
 		return conn_error(c, -EINVAL);
-	err = seg_snapshot(c->cred.uid, (pid_t)r->pid, (int)r->mode, r->seconds, &a);
+	pid = peer_pid(c, r->pid);
+	if (pid < 0)
+		return conn_error(c, -ESRCH);
+	seg_where(pid, c->pidns, &rep.ns_pid, rep.cgroup, sizeof(rep.cgroup), &rep.uid);
+	err = seg_snapshot(c->cred.uid, pid, (int)r->mode, r->seconds, &a);
 	snap = a.snap;
 	fd = a.live_fd;
 	rep.span_ns = a.span_ns;
@@ -789,11 +854,15 @@ cleanup:
 
 static int do_reset(struct conn *c, const struct profd_pid_req *r)
 {
+	pid_t pid;
 	int err;
 
 	if (r->pid == 0 || r->pid > 0x7fffffff)
 		return conn_error(c, -EINVAL);
-	err = seg_reset(c->cred.uid, (pid_t)r->pid);
+	pid = peer_pid(c, r->pid);
+	if (pid < 0)
+		return conn_error(c, -ESRCH);
+	err = seg_reset(c->cred.uid, pid);
 	if (err)
 		return conn_error(c, err);
 	return conn_send(c, PROFD_MSG_OK, NULL, 0, -1);
@@ -806,22 +875,39 @@ static int conn_request(struct conn *c)
 		char buf[PROFD_MSG_MAX + 1];
 		struct profd_hdr h;
 	} m;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
 	struct iovec iov = { m.buf, sizeof(m.buf) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = cbuf.buf,
+			      .msg_controllen = sizeof(cbuf.buf) };
 	const void *pl = m.buf + sizeof(struct profd_hdr);
+	struct cmsghdr *cm;
 	ssize_t n;
-	int err;
+	int err, fd = -1;
 
-	/* no control buffer: fds a client tries to pass are closed by the kernel */
+	/* room for one fd (a segment's); more are truncated: closed by the kernel */
 	n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 1 : -errno;
 	if (n == 0)
 		return -ECONNRESET;
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)) && fd < 0)
+			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	c->last_ns = profd_now_ns();
 	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ? -EBADMSG
 							 : profd_msg_check(m.buf, (size_t)n);
+	/* an fd rides only with a segment */
+	if (!err && fd >= 0 && m.h.type != PROFD_MSG_SEGMENT)
+		err = -EBADMSG;
 	if (err) {
+		if (fd >= 0)
+			close(fd);
 		ctl_warn_uid(c->cred.uid, "ctl: malformed packet (%zd bytes) from pid %d uid %u; dropping it",
 			     n, (int)c->cred.pid, (unsigned)c->cred.uid);
 		conn_error(c, err);
@@ -849,6 +935,15 @@ static int conn_request(struct conn *c)
 
 		memcpy(&r, pl, sizeof(r));
 		return do_reset(c, &r);
+	}
+	case PROFD_MSG_SEGMENT: {
+		struct profd_segment r;
+
+		memcpy(&r, pl, sizeof(r));
+		err = do_segment(c, &r, fd);
+		if (fd >= 0)
+			close(fd);
+		return err;
 	}
 	default:
 		/* well formed, but an answer type: not a request */

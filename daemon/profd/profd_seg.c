@@ -25,6 +25,16 @@
  * and its last snapshot shares it too: a snapshot may be held by the last,
  * the base and several frames at once, and is freed with its last holder.
  *
+ * Containers: a process in another mount namespace has a /dev/shm of its
+ * own.  Its runtime hands its segment's fd to profd when it registers
+ * (seg_adopt_fd: no path needed), and the periodic rescan looks into the
+ * /dev/shm of every other mount namespace through /proc/<pid>/root
+ * (prof_seg_list_ns), for containers that cannot reach profd's socket.
+ * Either way the process is named by its host pid; its header names it as
+ * its own namespaces do (its pid there, from NSpid; its uid there, from its
+ * uid map), and is checked against those.  A peer in another pid namespace
+ * sees only the processes of its namespace, by the pids it knows them by.
+ *
  * Fair shares: a uid's processes are followed conf.uid_segs at a time, and
  * its exited processes' data take conf.uid_kept_bytes at most (those
  * followed first go first).  A segment with more than one link, or whose file is
@@ -44,6 +54,8 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "profd.h"
@@ -66,9 +78,13 @@ struct seg_frame {
 struct seg {
 	struct seg *next;
 	char path[96];
-	pid_t pid;
-	uid_t uid;
+	pid_t pid; /* host pid: ours */
+	uid_t uid; /* host uid: the file's owner */
 	__u64 start_token;
+	__u32 hdr_pid; /* what its header says: the pid and uid in its own */
+	uid_t hdr_uid; /* namespaces (the same as pid and uid on the host) */
+	__u64 pidns;   /* its pid namespace (inode), 0 if unknown */
+	char cgroup[PROF_CGROUP_MAX];
 	dev_t dev; /* the file followed */
 	ino_t ino;
 	int fd;	   /* -1 once exited */
@@ -109,6 +125,9 @@ static struct {
 	int ifd; /* inotify on /dev/shm */
 	__u64 samples;
 	__u64 retry_until; /* a new segment was not ready: rescan until */
+	__u64 ns_scan_ns;  /* when other mount namespaces were last looked into */
+	__u64 pidns;	   /* our own */
+	dev_t shm_dev;	   /* our /dev/shm's */
 } sg = { .ifd = -1 };
 
 /* SIGBUS while reading a segment: that read fails, profd goes on */
@@ -128,11 +147,14 @@ static void on_sigbus(int sig)
 int seg_init(void)
 {
 	struct sigaction sa = { .sa_handler = on_sigbus };
+	struct stat st;
 
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_NODEFER;
 	if (sigaction(SIGBUS, &sa, NULL))
 		return -errno;
+	sg.pidns = prof_ns_ino(0, "pid");
+	sg.shm_dev = stat("/dev/shm", &st) ? 0 : st.st_dev;
 	sg.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (sg.ifd < 0 || inotify_add_watch(sg.ifd, "/dev/shm", IN_CREATE | IN_MOVED_TO) < 0) {
 		log_warn("seg: inotify on /dev/shm; relying on the periodic rescan");
@@ -307,7 +329,7 @@ void seg_fini(void)
 /* the header still names the process we verified against /proc */
 static bool seg_is(const struct seg *s, __u32 pid, __u64 start_token, __u32 uid)
 {
-	return pid == (__u32)s->pid && start_token == s->start_token && uid == (__u32)s->uid;
+	return pid == s->hdr_pid && start_token == s->start_token && uid == (__u32)s->hdr_uid;
 }
 
 /* a guarded read of a live segment's mapping */
@@ -459,20 +481,72 @@ static __u32 seg_alive_of(uid_t uid)
 	return n;
 }
 
-/* open, verify and map one new segment */
-static void seg_adopt(const struct prof_seg_ent *e)
+/*
+ * pid's pid namespace: its inode, which needs ptrace rights over pid (root
+ * has them; profd's systemd unit does not).  Without them, NSpid still
+ * says whether it is ours: another is SEG_PIDNS_OTHER then, which matches
+ * no peer's (a container's peer sees none of its namespace's processes
+ * then, rather than every container's).  0 if pid is gone.
+ */
+#define SEG_PIDNS_OTHER 1ull
+
+__u64 seg_pidns_of(pid_t pid)
+{
+	__u64 ino = prof_ns_ino(pid, "pid");
+	int levels;
+
+	if (ino)
+		return ino;
+	levels = prof_proc_nslevels(pid);
+	if (levels <= 0)
+		return 0;
+	return levels == 1 ? sg.pidns : SEG_PIDNS_OTHER;
+}
+
+/* a process's namespaces as its header names it: 0 or -errno */
+static int seg_ns_names(pid_t pid, uid_t uid, __u32 *hdr_pid, uid_t *hdr_uid, __u64 *pidns)
+{
+	int err;
+
+	*pidns = seg_pidns_of(pid);
+	if (!*pidns)
+		return -ESRCH;
+	*hdr_pid = (__u32)pid;
+	*hdr_uid = uid;
+	if (*pidns != sg.pidns && (err = prof_proc_nspid(pid, hdr_pid)))
+		return err;
+	return prof_proc_ns_uid(pid, uid, hdr_uid);
+}
+
+/* the segment's magic, a guarded read; 0 if it faults */
+static __u64 seg_magic(const struct seg *s)
+{
+	volatile __u64 magic = 0;
+
+	if (!sigsetjmp(bus_jmp, 1)) {
+		bus_armed = 1;
+		magic = *(const volatile __u64 *)s->mem;
+		bus_armed = 0;
+	}
+	return magic;
+}
+
+/*
+ * Verify and map one new segment, open read-only at fd (taken): e names
+ * it (pid and uid ours; e->ns_pid, if any, what its header says).  0, or
+ * -errno (-EALREADY: followed already).
+ */
+static int seg_follow(const struct prof_seg_ent *e, int fd)
 {
 	struct prof_snapshot *snap = NULL;
 	struct stat st, pst;
 	char proc[32];
 	struct seg *s, *o;
-	int fd, err;
+	__u32 hdr_pid;
+	uid_t hdr_uid;
+	__u64 pidns;
+	int err = -EPERM;
 
-	if (!e->alive || sg.n >= SEG_MAX)
-		return;
-	fd = prof_seg_open(e);
-	if (fd < 0)
-		return;
 	if (fstat(fd, &st) || bad_known(e->path, st.st_ino))
 		goto cleanup;
 	/* one file, one process: no second name for it, nor a second look */
@@ -484,9 +558,21 @@ static void seg_adopt(const struct prof_seg_ent *e)
 		if (o->alive && o->ino == st.st_ino && o->dev == st.st_dev)
 			break;
 	if (o) {
-		bad_add(e->path, st.st_ino, "the file of a segment already followed");
+		/* a container's, handed over and found in its /dev/shm too */
+		if (o->pid != (pid_t)e->pid || o->start_token != e->start_token)
+			bad_add(e->path, st.st_ino, "the file of a segment already followed");
+		err = -EALREADY;
 		goto cleanup;
 	}
+	err = seg_ns_names((pid_t)e->pid, st.st_uid, &hdr_pid, &hdr_uid, &pidns);
+	if (!err && e->ns_pid && e->ns_pid != hdr_pid)
+		err = -ESRCH;
+	/* gone meanwhile is no fault of the segment's */
+	if (err && prof_proc_start_token((pid_t)e->pid) == e->start_token)
+		bad_add(e->path, st.st_ino, "its pid or uid cannot be translated");
+	if (err)
+		goto cleanup;
+	err = -EDQUOT;
 	/* the owner's share of processes followed; rescans retry when it frees */
 	if (seg_alive_of(st.st_uid) >= conf.uid_segs) {
 		if (seg_warn_ok())
@@ -494,6 +580,7 @@ static void seg_adopt(const struct prof_seg_ent *e)
 				  (unsigned)st.st_uid, conf.uid_segs, e->pid);
 		goto cleanup;
 	}
+	err = -EPERM;
 	snprintf(proc, sizeof(proc), "/proc/%u", e->pid);
 	/* the process itself must belong to the file's owner */
 	if (stat(proc, &pst) || pst.st_uid != st.st_uid) {
@@ -501,10 +588,12 @@ static void seg_adopt(const struct prof_seg_ent *e)
 		goto cleanup;
 	}
 	/* being created: not sized or not published yet; rescans retry */
+	err = -EAGAIN;
 	if (st.st_size < PROF_SEG_HDR_SIZE) {
 		sg.retry_until = profd_now_ns() + 2000000000ull;
 		goto cleanup;
 	}
+	err = -ENOMEM;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		goto cleanup;
@@ -512,35 +601,34 @@ static void seg_adopt(const struct prof_seg_ent *e)
 	s->pid = (pid_t)e->pid;
 	s->uid = e->uid;
 	s->start_token = e->start_token;
+	s->hdr_pid = hdr_pid;
+	s->hdr_uid = hdr_uid;
+	s->pidns = pidns;
+	if (pidns != sg.pidns)
+		prof_proc_cgroup(s->pid, s->cgroup, sizeof(s->cgroup));
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
 	s->fd = fd;
 	s->len = (size_t)st.st_size;
 	s->mem = mmap(NULL, s->len, PROT_READ, MAP_SHARED, fd, 0);
 	if (s->mem == MAP_FAILED) {
+		err = -errno;
 		s->mem = NULL;
 		seg_free(s);
-		return;
+		return err;
 	}
 	err = seg_read(s, &snap);
 	if (err) {
 		/* unpublished (magic not yet stored) looks the same as corrupt:
 		 * only a segment with a magic is called bad */
 		if (err != -EINVAL || s->len >= PROF_SEG_HDR_SIZE) {
-			volatile __u64 magic = 0;
-
-			if (!sigsetjmp(bus_jmp, 1)) {
-				bus_armed = 1;
-				magic = *(const volatile __u64 *)s->mem;
-				bus_armed = 0;
-			}
-			if (magic == PROF_SEG_MAGIC || err == -EPERM || err == -EFAULT)
+			if (seg_magic(s) == PROF_SEG_MAGIC || err == -EPERM || err == -EFAULT)
 				bad_add(e->path, st.st_ino, strerror(-err));
 			else
 				sg.retry_until = profd_now_ns() + 2000000000ull;
 		}
 		seg_free(s);
-		return;
+		return err;
 	}
 	s->alive = true;
 	s->found_ns = profd_now_ns();
@@ -551,10 +639,99 @@ static void seg_adopt(const struct prof_seg_ent *e)
 	s->next = sg.list;
 	sg.list = s;
 	sg.n++;
-	log_info("seg: following pid %d (%s), uid %u", (int)s->pid, snap->comm, (unsigned)s->uid);
-	return;
+	if (s->pidns != sg.pidns)
+		log_info("seg: following pid %d (%s), uid %u: pid %u in its namespace, %s",
+			 (int)s->pid, snap->comm, (unsigned)s->uid, s->hdr_pid,
+			 s->cgroup[0] ? s->cgroup : "no cgroup");
+	else
+		log_info("seg: following pid %d (%s), uid %u", (int)s->pid, snap->comm,
+			 (unsigned)s->uid);
+	return 0;
 cleanup:
 	close(fd);
+	return err;
+}
+
+/* open, verify and map one new segment found by its name */
+static void seg_adopt(const struct prof_seg_ent *e)
+{
+	int fd;
+
+	if (!e->alive || sg.n >= SEG_MAX)
+		return;
+	fd = prof_seg_open(e);
+	if (fd >= 0)
+		seg_follow(e, fd);
+}
+
+int seg_adopt_fd(int fd, pid_t pid, uid_t uid)
+{
+	struct prof_seg_ent e = { .pid = (__u32)pid, .uid = (__u32)uid };
+	struct statfs sf;
+	struct stat st;
+	char self[40];
+	__u32 hdr_pid;
+	int rfd, err;
+
+	if (sg.n >= SEG_MAX)
+		return -ENOSPC;
+	/* a shm object of the peer's, private: nothing else is mapped */
+	if (fstat(fd, &st) || fstatfs(fd, &sf))
+		return -errno;
+	/* in our /dev/shm under a name that names it here: found as usual */
+	if (st.st_dev == sg.shm_dev && seg_pidns_of(pid) == sg.pidns)
+		return 0;
+	if (!S_ISREG(st.st_mode) || st.st_uid != uid || (st.st_mode & 0077) ||
+	    sf.f_type != TMPFS_MAGIC)
+		return -EPERM;
+	e.start_token = prof_proc_start_token(pid);
+	if (!e.start_token || prof_proc_nspid(pid, &hdr_pid))
+		return -ESRCH;
+	e.ns_pid = hdr_pid;
+	e.alive = true;
+	snprintf(e.path, sizeof(e.path), "pid %d's segment (handed over)", (int)pid);
+	/* a read-only open file of our own: the peer's may write, and ours
+	 * goes to clients as it is */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	rfd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (rfd < 0)
+		return -errno;
+	err = seg_follow(&e, rfd);
+	return err == -EALREADY ? 0 : err;
+}
+
+static struct seg *seg_find_alive(pid_t pid, __u64 start_token)
+{
+	struct seg *s;
+
+	for (s = sg.list; s; s = s->next)
+		if (s->alive && s->pid == pid && s->start_token == start_token)
+			return s;
+	return NULL;
+}
+
+/* the /dev/shm of other mount namespaces: at most once a second (a walk of
+ * /proc), for containers that did not hand their segment over; from the
+ * sampling timer, so a burst of new segments (inotify) does not walk it */
+static void seg_rescan_ns(void)
+{
+	struct prof_seg_ent *ents = NULL;
+	__u64 now = profd_now_ns();
+	size_t n = 0, i;
+	int err;
+
+	if (conf.no_ns_scan || (sg.ns_scan_ns && now - sg.ns_scan_ns < 1000000000ull))
+		return;
+	sg.ns_scan_ns = now;
+	err = prof_seg_list_ns((uid_t)-1, &ents, &n);
+	if (err) {
+		log_warnx("seg: failed to look into other mount namespaces: %s", strerror(-err));
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (!seg_find_alive((pid_t)ents[i].pid, ents[i].start_token))
+			seg_adopt(&ents[i]);
+	free(ents);
 }
 
 void seg_rescan(void)
@@ -766,6 +943,8 @@ void seg_sample(void)
 	/* inotify saw a segment before it was published: look again */
 	if (now < sg.retry_until)
 		seg_rescan();
+	/* containers: on the timer, never in the way of a new segment's event */
+	seg_rescan_ns();
 	for (s = sg.list; s; s = s->next)
 		if (s->alive)
 			seg_take(s, now);
@@ -867,7 +1046,63 @@ static __u32 permille(double rate)
 	return rate * 1000.0 < 4e9 ? (__u32)(rate * 1000.0 + 0.5) : 4000000000u;
 }
 
-int seg_list(uid_t uid, seg_list_cb cb, void *arg)
+__u64 seg_pidns(void)
+{
+	return sg.pidns;
+}
+
+/* a peer of pidns (0: ours) sees s */
+static bool seg_in(const struct seg *s, __u64 pidns)
+{
+	return !pidns || pidns == sg.pidns || (s->pidns == pidns && pidns != SEG_PIDNS_OTHER);
+}
+
+/* s's pid as a peer of pidns names it */
+static __u32 seg_pid_for(const struct seg *s, __u64 pidns)
+{
+	return !pidns || pidns == sg.pidns ? (__u32)s->pid : s->hdr_pid;
+}
+
+pid_t seg_host_pid(__u64 pidns, pid_t pid)
+{
+	struct seg *s, *found = NULL;
+
+	if (pidns == SEG_PIDNS_OTHER)
+		return -ESRCH;
+	for (s = sg.list; s; s = s->next) {
+		if (s->pidns != pidns || s->hdr_pid != (__u32)pid)
+			continue;
+		if (!found || (s->alive && !found->alive) ||
+		    (s->alive == found->alive && s->found_ns > found->found_ns))
+			found = s;
+	}
+	return found ? found->pid : -ESRCH;
+}
+
+void seg_where(pid_t pid, __u64 pidns, __u32 *ns_pid, char *cgroup, size_t len, __u32 *uid)
+{
+	struct seg *s, *found = NULL;
+
+	*ns_pid = 0;
+	*uid = 0;
+	cgroup[0] = 0;
+	for (s = sg.list; s; s = s->next) {
+		if (s->pid != pid)
+			continue;
+		if (!found || (s->alive && !found->alive) ||
+		    (s->alive == found->alive && s->found_ns > found->found_ns))
+			found = s;
+	}
+	if (!found)
+		return;
+	*uid = (__u32)(pidns && pidns != sg.pidns ? found->hdr_uid : found->uid);
+	if (found->pidns == sg.pidns || (pidns && pidns != sg.pidns))
+		return;
+	*ns_pid = found->hdr_pid;
+	snprintf(cgroup, len, "%s", found->cgroup);
+}
+
+int seg_list(uid_t uid, __u64 pidns, seg_list_cb cb, void *arg)
 {
 	const struct prof_snapshot *info;
 	struct profd_wire_proc p;
@@ -876,10 +1111,15 @@ int seg_list(uid_t uid, seg_list_cb cb, void *arg)
 	int err;
 
 	for (s = sg.list; s; s = s->next) {
-		if (!may_see(uid, s->uid))
+		if (!may_see(uid, s->uid) || !seg_in(s, pidns))
 			continue;
 		memset(&p, 0, sizeof(p));
-		p.pid = (__u32)s->pid;
+		p.pid = seg_pid_for(s, pidns);
+		/* on the host: where a container's process runs */
+		if ((!pidns || pidns == sg.pidns) && s->pidns != sg.pidns) {
+			p.ns_pid = s->hdr_pid;
+			snprintf(p.cgroup, sizeof(p.cgroup), "%s", s->cgroup);
+		}
 		p.uid = (__u32)s->uid;
 		p.start_token = s->start_token;
 		p.alive = s->alive;
@@ -902,7 +1142,7 @@ int seg_list(uid_t uid, seg_list_cb cb, void *arg)
 					    info->threads[i].state == PROF_SLAB_ALIVE;
 			}
 		}
-		err = cb(&p, arg);
+		err = cb(&p, s->pid, arg);
 		if (err)
 			return err;
 	}

@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profctl_trace.c - profctl trace: a process's timeline from its threads'
+ * event rings (slab.h), as Chrome Trace Event Format JSON (Perfetto UI,
+ * chrome://tracing and speedscope open it).
+ *
+ * Every zone exit leaves its call in its thread's ring, always, so the
+ * timeline of the last moments is there without a recording session.
+ * `--slow ZONE:THRESHOLD` watches the rings for a call of ZONE longer than
+ * THRESHOLD and writes the timeline up to its end: what led to it and its
+ * children, which ended before it.
+ *
+ * Times are one clock: ticks mapped to CLOCK_MONOTONIC by the segment's
+ * calibration (tick_base at mono_base_ns, tick_hz), in microseconds as the
+ * format wants, with ns precision.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "profctl.h"
+#include "trace_html.h"
+
+#define EXIT_USAGE 2 /* as every verb: bad usage */
+
+/* a thread's frames: a track beside it, a tid no thread has (tids are
+ * below 2^22) */
+#define FRAME_TRACK(tid) ((unsigned long long)(tid) + (1ull << 32))
+
+/* how often --slow looks at the rings */
+#define TRACE_POLL_NS 5000000ull
+
+static volatile sig_atomic_t trace_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	trace_stop = 1;
+}
+
+static __u64 mono_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* a tick as CLOCK_MONOTONIC ns */
+static __u64 tick_ns(const struct prof_trace *t, __u64 tick)
+{
+	if (tick >= t->tick_base)
+		return t->mono_base_ns +
+		       (__u64)((double)(tick - t->tick_base) * 1e9 / (double)t->tick_hz);
+	return t->mono_base_ns -
+	       (__u64)((double)(t->tick_base - tick) * 1e9 / (double)t->tick_hz);
+}
+
+static __u64 ticks_ns(const struct prof_trace *t, __u64 ticks)
+{
+	return (__u64)((double)ticks * 1e9 / (double)t->tick_hz);
+}
+
+/* the snapshot's thread of tid, or NULL */
+static const struct prof_snap_thread *snap_thread(const struct prof_snapshot *s, __u32 tid)
+{
+	__u32 i;
+
+	for (i = 0; i < s->nthreads; i++)
+		if (s->threads[i].tid == tid)
+			return &s->threads[i];
+	return NULL;
+}
+
+/* the zone name of node n of thread st */
+static const char *node_name(const struct prof_snapshot *s, const struct prof_snap_thread *st,
+			     __u32 n)
+{
+	__u32 site;
+
+	if (!st || n >= st->nnodes)
+		return NULL;
+	site = st->nodes[n].site;
+	if (site == PROF_SITE_NONE)
+		return "[overflow]";
+	return site < s->nsites ? s->sites[site].name : NULL;
+}
+
+static void put_us(FILE *f, __u64 ns)
+{
+	fprintf(f, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+}
+
+/*
+ * What profd's kernel word said of a call (its args), and a migration as
+ * an instant event at the call's end: the call moved before that (where
+ * in it, the ring cannot say).  Closes the call's event.
+ */
+static void put_facts(FILE *f, const struct prof_trace *t, __u32 tid, const struct prof_event *e,
+		      __u64 end)
+{
+	unsigned int fl = prof_event_flags(e);
+
+	if (fl)
+		fprintf(f, ",\"args\":{\"preempted\":%s,\"blocked\":%s,\"migrated\":%s}",
+			fl & PROF_EV_PREEMPTED ? "true" : "false",
+			fl & PROF_EV_BLOCKED ? "true" : "false",
+			fl & PROF_EV_MIGRATED ? "true" : "false");
+	fputc('}', f);
+	if (fl & PROF_EV_MIGRATED) {
+		fprintf(f, ",{\"name\":\"migrated\",\"cat\":\"sched\",\"ph\":\"i\",\"s\":\"t\","
+			   "\"pid\":%u,\"tid\":%u,\"ts\":",
+			t->pid, tid);
+		put_us(f, end);
+		fputc('}', f);
+	}
+}
+
+/*
+ * The events of t (threads tid only, if not 0) that end in [from, to] ns,
+ * as a Chrome trace.  s names them: read after t, so every node an event
+ * names exists in it.
+ */
+static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_snapshot *s,
+		       __u32 tid, __u64 from, __u64 to)
+{
+	__u32 i;
+	__u64 k, lost_total = 0;
+
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
+	fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,\"args\":{\"name\":\"",
+		t->pid);
+	pc_json_str(f, s->comm);
+	fputs("\"}}", f);
+	for (i = 0; i < t->nthreads; i++) {
+		const struct prof_trace_thread *tt = &t->threads[i];
+		const struct prof_snap_thread *st = snap_thread(s, tt->tid);
+		unsigned int frames = 0;
+
+		if (tid && tt->tid != tid)
+			continue;
+		lost_total += tt->written - tt->n;
+		fprintf(f, ",{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+			   "\"args\":{\"name\":\"",
+			t->pid, tt->tid);
+		if (st && st->name[0])
+			pc_json_str(f, st->name);
+		else
+			fprintf(f, "tid %u", tt->tid);
+		fputs("\"}}", f);
+		for (k = 0; k < tt->n; k++) {
+			const struct prof_event *e = &tt->ev[k];
+			__u64 start = tick_ns(t, e->start), dur = ticks_ns(t, prof_event_ticks(e));
+			bool frame = prof_event_node(e) == PROF_NODE_ROOT;
+			const char *name = frame ? "[frame]" : node_name(s, st, prof_event_node(e));
+
+			if (!name || start + dur < from || start + dur > to)
+				continue;
+			if (frame && !frames++)
+				/* frames overlap the zones: a track of their own */
+				fprintf(f, ",{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,"
+					   "\"tid\":%llu,\"args\":{\"name\":\"frames of tid %u\"}}",
+					t->pid, FRAME_TRACK(tt->tid), tt->tid);
+			fputs(",{\"name\":\"", f);
+			pc_json_str(f, name);
+			if (frame)
+				fprintf(f, "\",\"cat\":\"frame\",\"ph\":\"X\",\"pid\":%u,\"tid\":%llu,"
+					   "\"ts\":",
+					t->pid, FRAME_TRACK(tt->tid));
+			else
+				fprintf(f, "\",\"cat\":\"zone\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,"
+					   "\"ts\":",
+					t->pid, tt->tid);
+			put_us(f, start);
+			fputs(",\"dur\":", f);
+			put_us(f, dur);
+			put_facts(f, t, tt->tid, e, start + dur);
+		}
+	}
+	fprintf(f, "],\"otherData\":{\"pid\":%u,\"ring_events\":%llu,\"lost\":%llu}}\n", t->pid,
+		(unsigned long long)t->ring_events, (unsigned long long)lost_total);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* the rings of pid and a snapshot naming their nodes */
+static int read_both(struct pc_src *src, pid_t pid, struct prof_trace **t, struct prof_snapshot **s)
+{
+	const void *mem;
+	size_t len;
+	int err = pc_src_map(src, pid, &mem, &len);
+
+	*t = NULL;
+	*s = NULL;
+	if (err)
+		return err;
+	err = prof_seg_trace(mem, len, t);
+	if (!err)
+		err = prof_snapshot__read(mem, len, s);
+	if (err) {
+		pc_warnx("pid %d: %s", (int)pid,
+			 err == -EPROTO ? "unknown segment version" : "corrupt segment, refused");
+		prof_trace__destroy(*t);
+		*t = NULL;
+	}
+	return err;
+}
+
+/* "frame:10ms" */
+static int parse_slow(const char *arg, char *zone, size_t zlen, __u64 *ns)
+{
+	const char *colon = strrchr(arg, ':');
+	char *end;
+	double v;
+
+	if (!colon || colon == arg || (size_t)(colon - arg) >= zlen)
+		return -EINVAL;
+	memcpy(zone, arg, (size_t)(colon - arg));
+	zone[colon - arg] = 0;
+	errno = 0;
+	v = strtod(colon + 1, &end);
+	if (errno || end == colon + 1 || v <= 0)
+		return -EINVAL;
+	if (!strcmp(end, "ns"))
+		;
+	else if (!strcmp(end, "us"))
+		v *= 1e3;
+	else if (!strcmp(end, "ms"))
+		v *= 1e6;
+	else if (!strcmp(end, "s"))
+		v *= 1e9;
+	else
+		return -EINVAL;
+	if (v > 86400e9)
+		return -EINVAL;
+	*ns = (__u64)v;
+	return 0;
+}
+
+/* out, or out with ".k" before its extension for capture k of many */
+static void capture_path(const char *out, int k, int count, char *buf, size_t len)
+{
+	const char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+
+	if (count <= 1)
+		snprintf(buf, len, "%s", out);
+	else if (dot && (!slash || dot > slash))
+		snprintf(buf, len, "%.*s.%d%s", (int)(dot - out), out, k, dot);
+	else
+		snprintf(buf, len, "%s.%d", out, k);
+}
+
+#define PLACEHOLDER "/*@PROFCTL_TRACE@*/null"
+
+/* the timeline page: the template with the trace in place of its
+ * placeholder (pc_json_str escapes '<', so no "</script>" can close it) */
+static int write_html(FILE *f, const struct prof_trace *t, const struct prof_snapshot *s,
+		      __u32 tid, __u64 from, __u64 to)
+{
+	const char *tpl = (const char *)trace_html, *at;
+	char *json = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&json, &len);
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	err = write_trace(m, t, s, tid, from, to);
+	if (fclose(m) || err) {
+		free(json);
+		return err ? err : -ENOMEM;
+	}
+	at = memmem(tpl, trace_html_len, PLACEHOLDER, strlen(PLACEHOLDER));
+	if (!at) {
+		free(json);
+		return -EINVAL;
+	}
+	fwrite(tpl, 1, (size_t)(at - tpl), f);
+	fwrite(json, 1, len, f);
+	at += strlen(PLACEHOLDER);
+	fwrite(at, 1, trace_html_len - (size_t)(at - tpl), f);
+	free(json);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int write_to(const struct pc_opts *o, const char *path, const struct prof_trace *t,
+		    const struct prof_snapshot *s, __u64 from, __u64 to)
+{
+	struct pc_opts oo = *o;
+	FILE *f;
+	int err;
+
+	oo.out = path;
+	f = pc_open_out(&oo);
+	if (!f)
+		return -EIO;
+	if (o->format == PC_FMT_HTML)
+		err = write_html(f, t, s, o->tid, from, to);
+	else
+		err = write_trace(f, t, s, o->tid, from, to);
+	return pc_close_out(f, &oo) ? -EIO : err;
+}
+
+/*
+ * --slow: follow each thread's head; a new event of the zone longer than
+ * the threshold is a capture.  Events the rings lost between two looks are
+ * said once (the ring is too small for how busy the thread is).
+ */
+static int watch_slow(struct pc_src *src, const struct pc_opts *o, const char *zone,
+		      __u64 thr_ns, int count)
+{
+	struct {
+		__u32 tid;
+		__u64 gen, seen;
+	} *seen = NULL;
+	size_t nseen = 0, j;
+	int got = 0, err = 0;
+	bool said_lost = false;
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	fprintf(stderr, "profctl: waiting for a call of %s longer than %.3f ms in pid %d\n", zone,
+		(double)thr_ns / 1e6, (int)o->pid);
+	while (!trace_stop && got < count) {
+		struct prof_trace *t;
+		struct prof_snapshot *s;
+		struct timespec nap = { 0, (long)TRACE_POLL_NS };
+		__u32 i;
+
+		err = read_both(src, o->pid, &t, &s);
+		if (err)
+			break;
+		for (i = 0; i < t->nthreads && got < count; i++) {
+			const struct prof_trace_thread *tt = &t->threads[i];
+			const struct prof_snap_thread *st = snap_thread(s, tt->tid);
+			__u64 k, from_idx, first_idx = tt->written - tt->n;
+
+			if (o->tid && tt->tid != o->tid)
+				continue;
+			for (j = 0; j < nseen; j++)
+				if (seen[j].tid == tt->tid && seen[j].gen == tt->gen)
+					break;
+			if (j == nseen) {
+				void *v = realloc(seen, (nseen + 1) * sizeof(*seen));
+
+				if (!v) {
+					err = -ENOMEM;
+					break;
+				}
+				seen = v;
+				/* a thread first seen: its events so far count too */
+				seen[nseen].tid = tt->tid;
+				seen[nseen].gen = tt->gen;
+				seen[nseen].seen = 0;
+				nseen++;
+			}
+			from_idx = seen[j].seen;
+			if (from_idx < first_idx) {
+				if (from_idx && !said_lost)
+					pc_warnx("tid %u: %llu calls went by between two looks; a "
+						 "slow one among them may be missed (raise "
+						 "PROF_TRACE_EVENTS)",
+						 tt->tid, (unsigned long long)(first_idx - from_idx));
+				said_lost |= from_idx != 0;
+				from_idx = first_idx;
+			}
+			for (k = from_idx - first_idx; k < tt->n && got < count; k++) {
+				const struct prof_event *e = &tt->ev[k];
+				const char *name = node_name(s, st, prof_event_node(e));
+				__u64 end;
+				char path[512];
+
+				if (!name || strcmp(name, zone) ||
+				    ticks_ns(t, prof_event_ticks(e)) <= thr_ns)
+					continue;
+				got++;
+				end = tick_ns(t, e->start) + ticks_ns(t, prof_event_ticks(e));
+				capture_path(o->out ? o->out : "-", got, count, path, sizeof(path));
+				/* the rings as they are: the call, and before it */
+				err = write_to(o, o->out ? path : NULL, t, s, 0, end);
+				if (err)
+					break;
+				fprintf(stderr,
+					"profctl: caught %s of %.3f ms in tid %u%s%s\n", zone,
+					(double)ticks_ns(t, prof_event_ticks(e)) / 1e6, tt->tid,
+					o->out ? ", written to " : "", o->out ? path : "");
+			}
+			seen[j].seen = tt->written;
+		}
+		prof_snapshot__destroy(s);
+		prof_trace__destroy(t);
+		if (err || got >= count)
+			break;
+		nanosleep(&nap, NULL);
+	}
+	free(seen);
+	if (!err && got < count)
+		return 1; /* interrupted */
+	return err ? 1 : 0;
+}
+
+static const char usage_trace[] =
+	"usage: profctl trace [--pid P] [--tid T] [--last 10s] [--format json|html] [-o FILE]\n"
+	"                     [--no-daemon]\n"
+	"       profctl trace [--pid P] [--tid T] --slow ZONE:THRESHOLD [--count N]\n"
+	"                     [--format json|html] [-o FILE]\n"
+	"\n"
+	"  -p, --pid P          the process (default: the newest live one of yours)\n"
+	"  -t, --tid T          one thread (default: all)\n"
+	"      --last DURATION  the calls that ended in the last DURATION (10s, 2m;\n"
+	"                       default: all the rings hold)\n"
+	"      --slow Z:T       wait for a call of zone Z longer than T (ns, us, ms, s:\n"
+	"                       frame:16ms), then write the timeline up to its end\n"
+	"      --count N        with --slow: N captures, FILE.1.json ... (needs -o)\n"
+	"  -f, --format FMT     json (default): Chrome Trace Event Format; html: a\n"
+	"                       self-contained timeline page (zoom, pan, hover)\n"
+	"  -o, --output FILE    write there instead of stdout\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	"\n"
+	"Every zone exit leaves its call in its thread's ring of PROF_TRACE_EVENTS\n"
+	"(default 16384) calls, always.  The timeline is Chrome Trace Event Format JSON:\n"
+	"open it in Perfetto UI (ui.perfetto.dev), chrome://tracing or speedscope.  Its\n"
+	"otherData says how many calls the rings no longer held.\n";
+
+/* zone set: --slow zone:thr, count captures */
+static int pc_trace(struct pc_src *src, const struct pc_opts *o, const char *zone, __u64 thr,
+		    int count)
+{
+	struct prof_trace *t;
+	struct prof_snapshot *s;
+	__u64 to, from = 0;
+	int err;
+
+	if (zone)
+		return watch_slow(src, o, zone, thr, count);
+	err = read_both(src, o->pid, &t, &s);
+	if (err)
+		return 1;
+	if (t->image)
+		pc_warnx("pid %d exited: profd keeps its profile, not its event rings (PROF_KEEP=1 "
+			 "keeps its segment, rings and all)",
+			 (int)o->pid);
+	else if (!t->ring_events)
+		pc_warnx("pid %d: its event rings are off (PROF_TRACE_EVENTS=0)", (int)o->pid);
+	to = ~0ull;
+	if (o->mode == PC_LAST) {
+		/* the last seconds to now, or to the exit of a process gone */
+		__u64 now = mono_now_ns();
+
+		if (s->exit_tick)
+			now = tick_ns(t, s->exit_tick);
+		from = now > (__u64)o->last_s * 1000000000ull ? now - (__u64)o->last_s * 1000000000ull
+							    : 0;
+	}
+	err = write_to(o, o->out, t, s, from, to);
+	prof_snapshot__destroy(s);
+	prof_trace__destroy(t);
+	return err ? 1 : 0;
+}
+
+int pc_cmd_trace(int argc, char **argv)
+{
+	char zone[PROF_NAME_MAX];
+	struct pc_opts o;
+	struct pc_src src;
+	__u64 thr = 0;
+	int err;
+
+	err = pc_parse_opts(argc, argv, usage_trace,
+			    "pid tid last output no-daemon slow count format", &o);
+	if (err)
+		return err < 0 ? 0 : err;
+	if (o.format != PC_FMT_TEXT && o.format != PC_FMT_JSON && o.format != PC_FMT_HTML) {
+		pc_warnx("trace: --format json (the default) or html");
+		return EXIT_USAGE;
+	}
+	if (o.count && !o.slow) {
+		pc_warnx("trace: --count goes with --slow");
+		return EXIT_USAGE;
+	}
+	if (o.slow && o.mode == PC_LAST) {
+		pc_warnx("trace: --last and --slow cannot be combined");
+		return EXIT_USAGE;
+	}
+	if (o.slow && parse_slow(o.slow, zone, sizeof(zone), &thr)) {
+		pc_warnx("trace: bad --slow '%s' (ZONE:THRESHOLD, as frame:16ms; units ns, us, ms, "
+			 "s)",
+			 o.slow);
+		return EXIT_USAGE;
+	}
+	if (o.count > 1 && !o.out) {
+		pc_warnx("trace: --count %d needs -o FILE (one file a capture)", o.count);
+		return EXIT_USAGE;
+	}
+	pc_src_open_said(&src, &o, NULL);
+	if (!o.pid) {
+		err = pc_pick_pid(&src, &o.pid);
+		if (err) {
+			if (err == -ENOENT)
+				pc_warnx("trace: no profiled process of yours (use --pid)");
+			pc_src_close(&src);
+			return 1;
+		}
+	}
+	err = pc_trace(&src, &o, o.slow ? zone : NULL, thr, o.count ? o.count : 1);
+	pc_src_close(&src);
+	return err;
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""check_trace.py - what tests/test_profctl_trace.c asks of a Chrome trace.
+
+  check_trace.py exact TRACE REPORT   the worker thread's timeline: 5 outer
+      calls of 3 inner each and 2 sleeps, nested, named, and summing per zone
+      to the report's totals (REPORT: profctl report --format json)
+  check_trace.py slow TRACE           ticks up to a call of "tick" of 500 ms
+      or more, the last, with its 5 "tick_child" calls inside it
+  check_trace.py facts TRACE          (profd) 5 "tr_hop" calls migrated, each with
+      its instant mark, 5 "tr_nap" calls blocked and not migrated
+
+Exits 0 when it holds, else 1 with what did not.
+"""
+import json
+import sys
+
+
+def fail(msg):
+    print("check_trace: " + msg)
+    sys.exit(1)
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        d = json.load(f)
+    if not isinstance(d.get("traceEvents"), list):
+        fail("no traceEvents array")
+    for e in d["traceEvents"]:
+        for k in ("name", "ph", "pid", "tid"):
+            if k not in e:
+                fail("event without %s: %r" % (k, e))
+        if e["ph"] == "X":
+            if not isinstance(e.get("ts"), (int, float)) or not isinstance(e.get("dur"), (int, float)):
+                fail("complete event without ts/dur: %r" % e)
+            if e["dur"] < 0:
+                fail("negative duration: %r" % e)
+        elif e["ph"] == "i":
+            if not isinstance(e.get("ts"), (int, float)) or e.get("s") != "t":
+                fail("instant event without ts or thread scope: %r" % e)
+        elif e["ph"] != "M":
+            fail("unexpected phase %r" % e["ph"])
+    return d
+
+
+def inside(c, p):
+    # microseconds with ns precision: a ns of rounding either side
+    return c["ts"] >= p["ts"] - 0.001 and c["ts"] + c["dur"] <= p["ts"] + p["dur"] + 0.002
+
+
+def exact(trace, report):
+    d = load(trace)
+    names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    workers = [t for t, n in names.items() if n == "worker"]
+    if len(workers) != 1:
+        fail("thread names %r: want one worker" % names)
+    w = workers[0]
+    ev = [e for e in d["traceEvents"] if e["ph"] == "X" and e["tid"] == w]
+    by = {}
+    for e in ev:
+        by.setdefault(e["name"], []).append(e)
+    want = {"tr_outer": 5, "tr_inner": 15, "tr_sleep": 2}
+    got = {k: len(v) for k, v in by.items()}
+    if got != want:
+        fail("worker's events %r, want %r" % (got, want))
+    for c in by["tr_inner"]:
+        if sum(inside(c, p) for p in by["tr_outer"]) != 1:
+            fail("inner call not inside exactly one outer call: %r" % c)
+    for p in by["tr_outer"]:
+        n = sum(inside(c, p) for c in by["tr_inner"])
+        if n != 3:
+            fail("outer call holds %d inner calls: %r" % (n, p))
+    for s in by["tr_sleep"]:
+        if s["dur"] < 2000:
+            fail("a 2 ms sleep lasted %.3f us" % s["dur"])
+    with open(report, encoding="utf-8") as f:
+        rep = json.load(f)
+    totals = {}
+
+    def walk(n):
+        if n.get("name") in want:
+            totals[n["name"]] = totals.get(n["name"], 0) + n["total_ns"]
+        for c in n.get("children", []):
+            walk(c)
+    for t in rep["processes"][0]["threads"]:
+        if t.get("name") == "worker":
+            for n in t["nodes"]:
+                walk(n)
+    for z in want:
+        tr = sum(e["dur"] for e in by[z]) * 1000
+        if z not in totals or abs(tr - totals[z]) > 0.001 * totals[z] + 1000:
+            fail("%s: the trace sums to %.0f ns, the report says %r" % (z, tr, totals.get(z)))
+
+
+def slow(trace):
+    d = load(trace)
+    ticks = [e for e in d["traceEvents"] if e["ph"] == "X" and e["name"] == "tick"]
+    if len(ticks) < 100:
+        fail("only %d ticks before the slow one" % len(ticks))
+    # the capture ends with the slow call: the last to end, the longest
+    b = max(ticks, key=lambda e: e["ts"] + e["dur"])
+    if b["dur"] < 500000:
+        fail("the last tick lasted %.3f ms, not the slow one" % (b["dur"] / 1000))
+    kids = [e for e in d["traceEvents"] if e["ph"] == "X" and e["name"] == "tick_child"
+            and e["tid"] == b["tid"] and inside(e, b)]
+    if len(kids) != 5:
+        fail("%d tick_child calls inside the slow tick, want 5" % len(kids))
+    later = [e for e in d["traceEvents"] if e["ph"] == "X" and e["ts"] + e["dur"] > b["ts"] + b["dur"] + 0.002]
+    if later:
+        fail("%d calls end after the slow one: %r" % (len(later), later[0]))
+
+
+def facts(trace):
+    d = load(trace)
+    x = [e for e in d["traceEvents"] if e["ph"] == "X"]
+    hops = [e for e in x if e["name"] == "tr_hop"]
+    naps = [e for e in x if e["name"] == "tr_nap"]
+    if len(hops) != 5 or len(naps) != 5:
+        fail("%d tr_hop and %d tr_nap calls, want 5 each" % (len(hops), len(naps)))
+    for h in hops:
+        if not h.get("args", {}).get("migrated"):
+            fail("a call that moved itself is not migrated: %r" % h)
+        marks = [e for e in d["traceEvents"] if e["ph"] == "i" and e["name"] == "migrated"
+                 and e["tid"] == h["tid"] and h["ts"] <= e["ts"] <= h["ts"] + h["dur"] + 0.002]
+        if len(marks) != 1:
+            fail("%d migration marks inside a hop, want 1" % len(marks))
+    for n in naps:
+        a = n.get("args", {})
+        if not a.get("blocked") or a.get("migrated"):
+            fail("a call that slept is not blocked (or moved): %r" % n)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "exact":
+        exact(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 3 and sys.argv[1] == "slow":
+        slow(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "facts":
+        facts(sys.argv[2])
+    else:
+        print(__doc__)
+        sys.exit(2)

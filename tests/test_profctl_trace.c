@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_profctl_trace.c - unit: profctl trace on live processes, without
+ * profd.  The timeline of a known program is exactly its calls, nested
+ * and summing to the report (tests/check_trace.py reads the JSON); --slow
+ * catches the one 500 ms call among 100,000 of 1 us, with its children.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "testutil.h"
+#include "profctl.h"
+#include "prof.h"
+
+static char dir[64];
+static volatile unsigned long sink;
+
+static void spin_ns(__u64 ns)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do {
+		sink++;
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	} while ((__u64)(b.tv_sec - a.tv_sec) * 1000000000ull + (__u64)b.tv_nsec -
+			 (__u64)a.tv_nsec <
+		 ns);
+}
+
+/* profctl ARGS... in a child, its exit status */
+static int profctl(const char **args)
+{
+	char *argv[16] = { strdup("profctl") };
+	pid_t p;
+	int st, n = 1;
+
+	while (args[n - 1] && n < 15) {
+		argv[n] = strdup(args[n - 1]);
+		n++;
+	}
+	argv[n] = NULL;
+	p = fork();
+	assert_true(p >= 0);
+	if (p == 0)
+		_exit(profctl_main(n, argv));
+	while (n--)
+		free(argv[n]);
+	assert_int_equal(waitpid(p, &st, 0), p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int check(const char *mode, const char *a, const char *b)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "python3 tests/check_trace.py %s %s %s >&2", mode, a, b ? b : "");
+	return system(cmd);
+}
+
+/* python3 tests/SCRIPT ARGS in Chromium: 0 pass; skips the test (77)
+ * where Chromium or what the script needs is missing */
+static int chromium_check(const char *script, const char *args)
+{
+	char cmd[512];
+	int rc;
+
+	if (system("command -v chromium >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1")) {
+		fprintf(stderr, "skip: needs chromium and python3 (apt-get install chromium)\n");
+		skip();
+	}
+	snprintf(cmd, sizeof(cmd), "timeout 120 python3 tests/%s %s", script, args);
+	rc = system(cmd);
+	rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
+	if (rc == 77)
+		skip();
+	return rc;
+}
+
+/* the known program: a "worker" thread, then the process waits */
+static void *worker(void *arg)
+{
+	(void)arg;
+	PROF_THREAD_NAME("worker");
+	for (int i = 0; i < 5; i++) {
+		PROF_USDT(tr_outer);
+		for (int j = 0; j < 3; j++) {
+			PROF_USDT(tr_inner);
+			spin_ns(100000);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		PROF_USDT(tr_sleep);
+		usleep(2000);
+	}
+	return NULL;
+}
+
+/* the tid of p's thread named "worker" */
+static __u32 worker_tid(pid_t p)
+{
+	struct prof_snapshot *s = test_snapshot(p);
+	__u32 i, tid = 0;
+
+	assert_non_null(s);
+	for (i = 0; i < s->nthreads; i++)
+		if (!strcmp(s->threads[i].name, "worker"))
+			tid = s->threads[i].tid;
+	prof_snapshot__destroy(s);
+	assert_true(tid != 0);
+	return tid;
+}
+
+/* fork a child running fn, once it says it is ready */
+static pid_t start(void (*fn)(int ready, int go), int *go_w)
+{
+	int ready[2], go[2];
+	char c;
+	pid_t p;
+
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(ready[0]);
+		close(go[1]);
+		fn(ready[1], go[0]);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	*go_w = go[1];
+	return p;
+}
+
+static void known(int ready, int go)
+{
+	pthread_t th;
+	char c;
+
+	if (pthread_create(&th, NULL, worker, NULL) || pthread_join(th, NULL))
+		_exit(3);
+	if (write(ready, "r", 1) != 1)
+		_exit(3);
+	if (read(go, &c, 1) < 0)
+		_exit(3);
+}
+
+static void stop(pid_t p, int go_w)
+{
+	int st;
+
+	close(go_w);
+	assert_int_equal(waitpid(p, &st, 0), p);
+}
+
+static void test_exact(void **state)
+{
+	char pid[16], trace[96], report[96];
+	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "-o", trace, NULL };
+	const char *rep[] = { "report", "--pid", pid, "--no-daemon", "--format", "json", "-o",
+			      report, NULL };
+	int go;
+	pid_t p;
+
+	(void)state;
+	p = start(known, &go);
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(trace, sizeof(trace), "%s/exact.json", dir);
+	snprintf(report, sizeof(report), "%s/report.json", dir);
+	assert_int_equal(profctl(tr), 0);
+	assert_int_equal(profctl(rep), 0);
+	assert_int_equal(check("exact", trace, report), 0);
+	stop(p, go);
+}
+
+/* the same timeline opens in a real viewer: speedscope, in Chromium */
+static void test_speedscope(void **state)
+{
+	char pid[16], tid[16], trace[96], args[256];
+	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "--tid", tid, "-o", trace, NULL };
+	int go;
+	pid_t p;
+
+	(void)state;
+	p = start(known, &go);
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(tid, sizeof(tid), "%d", (int)worker_tid(p));
+	snprintf(trace, sizeof(trace), "%s/speedscope.json", dir);
+	assert_int_equal(profctl(tr), 0);
+	stop(p, go);
+	snprintf(args, sizeof(args),
+		 "%s .output/tests/trace_speedscope.png tr_outer tr_inner tr_sleep", trace);
+	assert_int_equal(chromium_check("trace_speedscope.py", args), 0);
+}
+
+/* the timeline page: the worker's 22 calls, zoom, hover, in Chromium */
+static void test_html(void **state)
+{
+	char pid[16], page[96], args[256];
+	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "--format", "html", "-o", page,
+			     NULL };
+	int go;
+	pid_t p;
+
+	(void)state;
+	p = start(known, &go);
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(page, sizeof(page), "%s/trace.html", dir);
+	assert_int_equal(profctl(tr), 0);
+	stop(p, go);
+	snprintf(args, sizeof(args),
+		 "%s .output/tests/trace_html.png worker 22 tr_outer tr_inner tr_sleep", page);
+	assert_int_equal(chromium_check("trace_html.py", args), 0);
+}
+
+/* 50,000 ticks of 1 us, one of 500 ms with five children when told, then
+ * 50,000 more (a 1 us tick preempted on a loaded machine can last tens of
+ * ms: the slow one is far longer) */
+static void ticking(int ready, int go)
+{
+	char c;
+
+	{
+		PROF_USDT(tick_start); /* its segment, for trace to find */
+	}
+	if (write(ready, "r", 1) != 1 || read(go, &c, 1) != 1)
+		_exit(3);
+	for (int i = 0; i < 100000; i++) {
+		PROF_USDT(tick);
+		if (i == 50000) {
+			for (int k = 0; k < 5; k++) {
+				PROF_USDT(tick_child);
+				spin_ns(100000000);
+			}
+		} else {
+			spin_ns(1000);
+		}
+	}
+	if (read(go, &c, 1) < 0)
+		_exit(3);
+}
+
+static void test_slow(void **state)
+{
+	char pid[16], out[96], err[256] = "";
+	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "--slow", "tick:300ms",
+			     "-o", out, NULL };
+	int go, e[2], st;
+	pid_t p, w;
+	ssize_t k;
+	size_t got = 0;
+
+	(void)state;
+	p = start(ticking, &go);
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(out, sizeof(out), "%s/slow.json", dir);
+	assert_int_equal(pipe(e), 0);
+	w = fork();
+	assert_true(w >= 0);
+	if (w == 0) {
+		dup2(e[1], 2);
+		close(e[0]);
+		_exit(profctl(tr));
+	}
+	close(e[1]);
+	/* it watches: then the child ticks */
+	while (!strstr(err, "waiting") && (k = read(e[0], err + got, sizeof(err) - 1 - got)) > 0)
+		got += (size_t)k;
+	assert_non_null(strstr(err, "waiting for a call of tick"));
+	assert_int_equal(write(go, "g", 1), 1);
+	assert_int_equal(waitpid(w, &st, 0), w);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(e[0]);
+	assert_int_equal(check("slow", out, NULL), 0);
+	stop(p, go);
+}
+
+/* what a user gets wrong: one line each, exit 2 */
+static void test_usage(void **state)
+{
+	const char *a[] = { "trace", "--slow", "tick", NULL };
+	const char *b[] = { "trace", "--count", "2", NULL };
+	const char *c[] = { "trace", "--slow", "tick:5", "--pid", "1", NULL };
+	const char *d[] = { "trace", "--slow", "tick:5ms", "--count", "2", "--pid", "1", NULL };
+
+	(void)state;
+	assert_int_equal(profctl(a), 2);
+	assert_int_equal(profctl(b), 2);
+	assert_int_equal(profctl(c), 2);
+	assert_int_equal(profctl(d), 2);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/prof-trace.XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[96];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_exact),
+		cmocka_unit_test(test_speedscope),
+		cmocka_unit_test(test_html),
+		cmocka_unit_test(test_slow),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
