@@ -70,6 +70,20 @@ struct prof_rt {
 	const struct prof_site **site_keys;
 	__u32 *site_vals;
 	struct prof_tentry *threads;	/* newest first */
+	/*
+	 * Exited threads (slab.h, 3.2): the entries of those that gave their
+	 * slabs up, oldest first (a ring), folded into the aggregate all at
+	 * once when a new thread finds no free slab; and the aggregate's tree:
+	 * (parent, site) -> node + 1, as a thread's table.
+	 */
+	struct prof_tentry **free_te;	/* max_threads of them at most */
+	__u32 free_head, nfree;
+	struct prof_tentry **clean_te;	/* folded, their slabs cleared: free */
+	__u32 nclean;
+	struct prof_slab_hdr *agg;	/* NULL until the first fold */
+	__u32 *agg_table;
+	__u32 agg_mask, agg_nnodes, agg_res;
+	__u32 *fold_map;		/* a folding thread's node -> aggregate node */
 };
 
 extern struct prof_rt prof_rt;
