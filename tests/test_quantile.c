@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "testutil.h"
+#include "runtime.h"
 
 struct fixture {
 	struct prof_snapshot s;
@@ -58,6 +59,28 @@ static __u64 exact(const __u64 *sorted, size_t n, double q)
 	if (r < 1)
 		r = 1;
 	return sorted[r - 1];
+}
+
+/* the site cache's bucket bounds (prof_hist_span): every bucket's first
+ * and last delta are in it, its neighbours' are not */
+static void test_bucket_span(void **state)
+{
+	unsigned int b;
+
+	(void)state;
+	for (b = 0; b < PROF_HIST_BUCKETS; b++) {
+		__u64 lo = prof_hist_lo(b), span = prof_hist_span(b);
+
+		assert_true(span > 0);
+		assert_int_equal(prof_hist_bucket(lo), b);
+		assert_int_equal(prof_hist_bucket(lo + span - 1), b);
+		if (b + 1 < PROF_HIST_BUCKETS)
+			assert_int_equal(prof_hist_bucket(lo + span), b + 1);
+		else
+			assert_true(lo + span == ~0ull);
+		if (b)
+			assert_int_equal(prof_hist_bucket(lo - 1), b - 1);
+	}
 }
 
 static void test_tight(void **state)
@@ -166,6 +189,7 @@ static void test_random(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bucket_span),
 		cmocka_unit_test(test_tight),
 		cmocka_unit_test(test_skewed),
 		cmocka_unit_test(test_random),

@@ -90,6 +90,7 @@ struct prof_tpriv {
 	__u32 res_nodes; /* nodes [0, res_nodes) have their pages reserved */
 	volatile sig_atomic_t busy; /* in a slow path that locks or grows the tree:
 				     * a zone in a signal handler must not enter one */
+	volatile sig_atomic_t bfill; /* refilling a site's bucket cache */
 	__u64 kgen;   /* the generation of the record the thread uses */
 	__u32 fork_cur; /* a fork child's current node, parked */
 	__u32 nbegin;
@@ -414,7 +415,7 @@ static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k);
 static void zone_calibrate(__u64 *cost, __u64 *inner)
 {
 	struct __prof_thread *t = &__prof_tls, saved = *t;
-	struct __prof_cache c = { PROF_NODE_ROOT, 1, 1 };
+	struct __prof_cache c = { PROF_NODE_ROOT, 1, 1, 0, 0, 0, 0 };
 	__u32 round, i;
 	__u64 best = ~0ull, best_in = ~0ull;
 
@@ -474,7 +475,8 @@ static int seg_init(void)
 	slab_size = prof_slab_layout(prof_rt.max_nodes, PROF_HIST_SHIFT, prof_rt.ring_events,
 				     prof_rt.region);
 	prof_rt.slab_size = slab_size;
-	size = slabs_off + slab_size * prof_rt.max_threads;
+	/* one slab past the threads': the exited threads' aggregate */
+	size = slabs_off + slab_size * ((__u64)prof_rt.max_threads + 1);
 
 	fd = seg_create(pid, token, name, sizeof(name));
 	if (fd < 0) {
@@ -555,7 +557,11 @@ static int seg_init(void)
 	h->slab_hdr_size = sizeof(struct prof_slab_hdr);
 	h->nregions = PROF_REGIONS;
 	memcpy(h->region, prof_rt.region, sizeof(prof_rt.region));
+	h->agg_slab = prof_rt.max_threads;
 	__atomic_store_n(&h->magic, PROF_SEG_MAGIC, __ATOMIC_RELEASE);
+	/* a fork child's: the parent's exited threads are not its own */
+	prof_rt.agg = NULL;
+	prof_rt.nfree = prof_rt.free_head = prof_rt.nclean = 0;
 
 	prof_rt.seg = h;
 	prof_rt.seg_len = size;
@@ -719,11 +725,83 @@ static void thread_sink(struct __prof_thread *t)
 	t->cur = PROF_NODE_ROOT;
 }
 
+/* atomic stores: in a reused slab a reader may still be copying the
+ * previous thread's node (it drops the copy: the slab's gen moved) */
 static void node_init(struct prof_node *n, __u32 site, __u32 parent)
 {
-	memset(n, 0, sizeof(*n));
-	n->site = site;
-	n->parent = parent;
+	__PROF_STORE(&n->site, site);
+	__PROF_STORE(&n->parent, parent);
+	__PROF_STORE(&n->calls, 0);
+	__PROF_STORE(&n->ticks, 0);
+	__PROF_STORE(&n->max, 0);
+}
+
+/*
+ * A slab becomes the calling thread's: its header's fields, then an even
+ * gen (release), which tells readers the slab holds a thread again.  The
+ * stores are atomic: a reader may still be copying the slab's previous
+ * thread (it will find gen changed and drop the copy).
+ */
+static void slab_claim(struct prof_slab_hdr *hdr)
+{
+	__u64 gen = __PROF_LOAD(&hdr->gen);
+
+	__PROF_STORE(&hdr->tid, (__u32)prof_gettid());
+	__PROF_STORE(&hdr->oncpu_start_ns, mono_ns(CLOCK_THREAD_CPUTIME_ID));
+	__PROF_STORE(&hdr->start_tick, __prof_now());
+	__PROF_STORE(&hdr->ksched_slot, PROF_NO_SLOT);
+	__PROF_STORE(&hdr->nnodes, 2);
+	__PROF_STORE(&hdr->state, PROF_SLAB_ALIVE);
+	__atomic_store_n(&hdr->gen, (gen | 1) + 1, __ATOMIC_RELEASE);
+}
+
+static __u32 thread_table_size(void)
+{
+	__u32 tsize;
+
+	/* a power of two at least twice the nodes: probes stay short */
+	for (tsize = 32; tsize < 2 * prof_rt.max_nodes; tsize <<= 1)
+		;
+	return tsize;
+}
+
+static void thread_start(struct __prof_thread *t, struct prof_tpriv *p, struct prof_tentry *te,
+			 __u32 tsize);
+
+static bool threads_fold(void);
+
+/*
+ * The first zone of a thread when every slab had one: a slab an exited
+ * thread left, cleared, is the new thread's; when none is, the exited
+ * threads' profiles go into the aggregate first (threads_fold).  Caller
+ * holds the lock, released here on success; false (the lock held) if it
+ * cannot be.
+ */
+static bool thread_reuse(struct __prof_thread *t, struct prof_tpriv *p)
+{
+	struct prof_tentry *te, *next;
+	struct prof_slab_hdr *hdr;
+	__u32 idx, tsize = thread_table_size();
+
+	if (!prof_rt.nclean && !threads_fold())
+		return false;
+	p->table = calloc(tsize, sizeof(__u32));
+	if (!p->table)
+		return false;
+	te = prof_rt.clean_te[--prof_rt.nclean];
+	next = te->next;
+	hdr = te->hdr;
+	idx = te->slab;
+	/* nodes 0 and 1 were reserved by the slab's first thread */
+	p->res_nodes = 2;
+	/* the agent no longer looks at it (alive is false): a new entry */
+	memset(te, 0, sizeof(*te));
+	te->next = next;
+	te->slab = idx;
+	te->hdr = hdr;
+	slab_claim(hdr);
+	thread_start(t, p, te, tsize);
+	return true;
 }
 
 /* first zone of a thread: claim a slab */
@@ -758,6 +836,10 @@ static void thread_init(void)
 		thread_sink(t);
 		return;
 	}
+	/* every slab had a thread: the oldest exited one's, folded */
+	if (prof_rt.seg->nslabs >= prof_rt.max_threads && (prof_rt.nfree || prof_rt.nclean) &&
+	    thread_reuse(t, p))
+		return;
 	if (prof_rt.seg->nslabs >= prof_rt.max_threads) {
 		static bool said;
 
@@ -773,9 +855,7 @@ static void thread_init(void)
 	}
 	idx = prof_rt.seg->nslabs;
 	te = calloc(1, sizeof(*te));
-	/* a power of two at least twice the nodes: probes stay short */
-	for (tsize = 32; tsize < 2 * prof_rt.max_nodes; tsize <<= 1)
-		;
+	tsize = thread_table_size();
 	p->table = calloc(tsize, sizeof(__u32));
 	hdr = prof_rt_slab(idx);
 	/* its header, root and overflow nodes must have room, or no profile */
@@ -792,28 +872,32 @@ static void thread_init(void)
 		thread_sink(t);
 		return;
 	}
-	hdr->gen++;
-	hdr->tid = (__u32)prof_gettid();
-	hdr->oncpu_start_ns = mono_ns(CLOCK_THREAD_CPUTIME_ID);
-	hdr->start_tick = __prof_now();
-	hdr->ksched_slot = PROF_NO_SLOT;
 	nodes = prof_rt_region(hdr, PROF_REGION_NODES);
 	node_init(&nodes[PROF_NODE_ROOT], PROF_SITE_NONE, PROF_NODE_ROOT);
 	/* node 1 takes every zone entered while the table is full */
 	node_init(&nodes[1], PROF_SITE_NONE, PROF_NODE_ROOT);
-	hdr->nnodes = 2;
-	hdr->state = PROF_SLAB_ALIVE;
+	slab_claim(hdr);
 	__atomic_store_n(&hdr->magic, PROF_SLAB_MAGIC, __ATOMIC_RELEASE);
 	__atomic_store_n(&prof_rt.seg->nslabs, idx + 1, __ATOMIC_RELEASE);
 
-	te->tid = (pid_t)hdr->tid;
 	te->slab = idx;
 	te->hdr = hdr;
+	te->next = prof_rt.threads;
+	prof_rt.threads = te;
+	thread_start(t, p, te, tsize);
+}
+
+/* the thread's entry and slab are its own from here; caller holds the
+ * lock, released here */
+static void thread_start(struct __prof_thread *t, struct prof_tpriv *p, struct prof_tentry *te,
+			 __u32 tsize)
+{
+	struct prof_slab_hdr *hdr = te->hdr;
+
+	te->tid = (pid_t)hdr->tid;
 	te->fast = t;
 	te->table = p->table;
 	te->alive = true;
-	te->next = prof_rt.threads;
-	prof_rt.threads = te;
 	pthread_mutex_unlock(&prof_rt.lock);
 
 	p->te = te;
@@ -941,18 +1025,18 @@ static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, ui
  * counts in the thread's [overflow] node (before the thread has a slab,
  * in a shared sink nobody reads), uncached.
  */
-uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev)
+uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t cur)
 {
 	int saved = errno; /* the code a zone interrupts (a handler's) keeps it */
-	__u32 node;
+	__u32 node, prev = cur;
 
 	if (prof_tpriv.busy)
-		return 1;
+		return (__u64)prev << 32 | 1;
 	prof_tpriv.busy = 1;
-	node = enter_slow(site, c, prev);
+	node = enter_slow(site, c, &prev);
 	prof_tpriv.busy = 0;
 	errno = saved;
-	return node;
+	return (__u64)prev << 32 | node;
 }
 
 static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev)
@@ -1015,23 +1099,23 @@ static bool left_elsewhere(__u64 cpus, __u32 a, __u32 b)
 }
 
 /* the kernel word moved during the zone: d is its duration in ticks */
-void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
+void __prof_leave_slow(uint32_t node, uint64_t zseq, uint64_t zoffcpu, uint64_t seq, uint64_t d)
 {
 	struct __prof_thread *t = &__prof_tls;
 	const volatile struct prof_sched_rec *r = t->krec;
-	struct prof_node_ext *n = &t->ext[z->node];
+	struct prof_node_ext *n = &t->ext[node];
 	__u64 off, wall = prof_ticks_to_ns(d);
-	__u32 a = (__u32)z->seq, b = (__u32)seq, flags = 0;
+	__u32 a = (__u32)zseq, b = (__u32)seq, flags = 0;
 
 	/*
 	 * Entered or left without a record (profd came or went meanwhile), or
 	 * the record is no longer ours (profd handed the slot on): no facts.
 	 */
-	if (seq == PROF_SEQ_UNCOVERED || z->seq == PROF_SEQ_UNCOVERED || r->gen != prof_tpriv.kgen) {
-		call_uncovered(z->node);
+	if (seq == PROF_SEQ_UNCOVERED || zseq == PROF_SEQ_UNCOVERED || r->gen != prof_tpriv.kgen) {
+		call_uncovered(node);
 		return;
 	}
-	off = r->offcpu_ns - z->offcpu;
+	off = r->offcpu_ns - zoffcpu;
 	__PROF_STORE(t->ext_used, 1);
 	/* the last involuntary and the last voluntary switch: inside the zone? */
 	if (a != b && seq_within((__u32)r->preempt_seq, a, b)) {
@@ -1043,7 +1127,7 @@ void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 		flags |= PROF_EV_BLOCKED;
 	}
 	/* moved: the kernel counted it, or a switch out left another cpu */
-	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (z->seq >> PROF_SCHED_SEQ_MIGR_SHIFT) ||
+	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) != (zseq >> PROF_SCHED_SEQ_MIGR_SHIFT) ||
 	    left_elsewhere(r->out_cpus, a, b)) {
 		__PROF_ADD(&n->migrated, 1);
 		flags |= PROF_EV_MIGRATED;
@@ -1060,7 +1144,7 @@ void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d)
 }
 
 /* node's first count in bucket b: its block's row map gets the bit */
-void __prof_row_mark(uint32_t node, unsigned int b)
+static void row_mark(uint32_t node, unsigned int b)
 {
 	__u64 *w = &__prof_tls.rowmap[(node >> PROF_HIST_SHIFT) * PROF_ROWMAP_WORDS + b / 64];
 
@@ -1077,28 +1161,65 @@ static void call_anomaly(__u32 node)
 	__PROF_BUMP(t->activity);
 }
 
+/* count a call of node in its bucket of the histogram: its row marked
+ * first; the bucket's counter returned */
+static __u64 hist_count(uint32_t node, __u64 d, unsigned int *bucket)
+{
+	unsigned int b = prof_hist_bucket(d);
+	__u64 i = prof_hist_index(node, b, PROF_HIST_SHIFT);
+	__u32 *h = &__prof_tls.hist[i];
+
+	if (!__PROF_LOAD(h))
+		row_mark(node, b);
+	__PROF_ADD(h, 1);
+	*bucket = b;
+	return i;
+}
+
+/*
+ * A call whose delta left the bucket its site's cache holds: counted, and
+ * the cache takes its bucket.  A zone in a signal handler that interrupts
+ * this (its site's) refill counts without refilling, so the refill is
+ * never torn.  The counter's row is marked before the cache names it.
+ */
+void __prof_count_slow(struct __prof_cache *c, uint32_t node, uint64_t d)
+{
+	struct prof_tpriv *p = &prof_tpriv;
+	unsigned int b;
+	__u64 i = hist_count(node, d, &b);
+
+	if (p->bfill)
+		return;
+	p->bfill = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->bspan = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->bnode = node;
+	c->blo = prof_hist_lo(b);
+	c->bidx = i;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->bspan = prof_hist_span(b);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	p->bfill = 0;
+}
+
 /* what __prof_leave does for a call, here for one without kernel facts */
-static void call_count(struct __prof_zone *z, __u64 d)
+static void call_count(const struct prof_site *site, uint32_t node, __u64 start, __u64 d)
 {
 	struct __prof_thread *t = &__prof_tls;
-	struct prof_node *n = &t->nodes[z->node];
-	__u32 *h;
+	struct prof_node *n = &t->nodes[node];
 	unsigned int b;
 
 	__PROF_ADD(&n->calls, 1);
 	__PROF_ADD(&n->ticks, d);
 	if (d > __PROF_LOAD(&n->max))
 		__PROF_STORE(&n->max, d);
-	b = prof_hist_bucket(d);
-	h = &t->hist[prof_hist_index(z->node, b, PROF_HIST_SHIFT)];
-	if (!__PROF_LOAD(h))
-		__prof_row_mark(z->node, b);
-	__PROF_ADD(h, 1);
-	call_uncovered(z->node);
-	__prof_ring_put(z->start, d, z->node);
+	hist_count(node, d, &b);
+	call_uncovered(node);
+	__prof_ring_put(start, d, node);
 	__PROF_BUMP(t->activity);
-	if (*z->site->exit_sema)
-		__prof_exit_probe(z->site, d);
+	if (*site->exit_sema)
+		__prof_exit_probe(site, d);
 }
 
 /*
@@ -1149,12 +1270,12 @@ static void cover_switch(void)
 	__PROF_STORE(&h->ksched_slot, now ? te->kslot : PROF_NO_SLOT);
 }
 
-void __prof_anomaly(struct __prof_zone *z, uint64_t d)
+void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d)
 {
 	struct __prof_thread *t = &__prof_tls;
 
 	if (__atomic_load_n(&t->limit, __ATOMIC_ACQUIRE) || !prof_tpriv.limit) {
-		call_anomaly(z->node);
+		call_anomaly(node);
 		return;
 	}
 	/*
@@ -1162,9 +1283,9 @@ void __prof_anomaly(struct __prof_zone *z, uint64_t d)
 	 * word whole, so it counts without them, then the thread switches.
 	 */
 	if (d > prof_tpriv.limit)
-		call_anomaly(z->node);
+		call_anomaly(node);
 	else
-		call_count(z, d);
+		call_count(site, node, start, d);
 	cover_switch();
 }
 
@@ -1216,7 +1337,7 @@ static void close_open_below(__u32 from, __u32 to)
  * A scope closes while another zone is current: a PROF_BEGIN inside it was
  * never ENDed.  Count it, and forget the BEGINs that are now unreachable.
  */
-void __prof_unbalanced(struct __prof_zone *z)
+void __prof_unbalanced(uint32_t node, uint32_t prev)
 {
 	struct prof_tpriv *p = &prof_tpriv;
 
@@ -1224,14 +1345,14 @@ void __prof_unbalanced(struct __prof_zone *z)
 	 * balanced after all */
 	if (__prof_tls.cur == __PROF_FORKED) {
 		fork_move_self();
-		if (__prof_tls.cur == z->node)
+		if (__prof_tls.cur == node)
 			return;
 	}
 	if (p->hdr)
 		__PROF_ADD(&p->hdr->unbalanced, 1);
 	/* the zones opened under this one and never closed are over too */
-	close_open_below(__prof_tls.cur, z->node);
-	while (p->nbegin && !node_is_ancestor(p->begin[p->nbegin - 1].node, z->prev))
+	close_open_below(__prof_tls.cur, node);
+	while (p->nbegin && !node_is_ancestor(p->begin[p->nbegin - 1].node, prev))
 		p->nbegin--;
 }
 
@@ -1339,6 +1460,328 @@ static void thread_mark_exited(struct prof_tpriv *p)
 	pthread_mutex_unlock(&prof_rt.lock);
 }
 
+/*
+ * Exited threads (slab.h, 3.2).  Slow paths, never a zone's: a thread that
+ * exits gives its slab up (it stays the thread's, shown as itself); a new
+ * thread that finds no free slab folds the exited threads' profiles into
+ * the aggregate, a slab of its own past the threads', and takes one of
+ * their slabs, so however many threads come and go none is unprofiled,
+ * nothing is lost, and the segment keeps its size.
+ */
+
+/* the marker of a thread whose slab went back: no per-site cache holds it,
+ * so its zones take the slow path, which sends them to the sink's node 1 */
+#define PROF_CUR_GONE 0xffffffffU
+
+/* the aggregate's header and its root and overflow nodes, at the first
+ * fold; caller holds the lock.  0 or -errno */
+static int agg_init(void)
+{
+	struct prof_slab_hdr *a = prof_rt_slab(prof_rt.max_threads);
+	__u32 tsize = thread_table_size();
+	struct prof_node *nodes;
+
+	if (prof_rt.agg)
+		return 0;
+	if (!prof_rt.agg_table || prof_rt.agg_mask != tsize - 1) {
+		free(prof_rt.agg_table);
+		free(prof_rt.fold_map);
+		prof_rt.agg_table = calloc(tsize, sizeof(__u32));
+		prof_rt.fold_map = calloc(prof_rt.max_nodes, sizeof(__u32));
+		if (!prof_rt.agg_table || !prof_rt.fold_map)
+			return -ENOMEM;
+		prof_rt.agg_mask = tsize - 1;
+	}
+	memset(prof_rt.agg_table, 0, (size_t)tsize * sizeof(__u32));
+	if (slab_reserve(a, 2, &prof_rt.agg_res)) {
+		seg_nospace();
+		return -ENOSPC;
+	}
+	nodes = prof_rt_region(a, PROF_REGION_NODES);
+	node_init(&nodes[PROF_NODE_ROOT], PROF_SITE_NONE, PROF_NODE_ROOT);
+	node_init(&nodes[1], PROF_SITE_NONE, PROF_NODE_ROOT);
+	copy_str(a->name, sizeof(a->name), "[exited threads]");
+	a->state = PROF_SLAB_EXITED;
+	a->ksched_slot = PROF_NO_SLOT;
+	a->gen = 2;
+	/* once: with slab and tid, what names the aggregate (a diff's match) */
+	a->start_tick = prof_rt.seg->tick_base;
+	/* CPU time as an image keeps it: exit - start */
+	a->oncpu_start_ns = 1;
+	a->oncpu_exit_ns = 1;
+	a->nnodes = 2;
+	__atomic_store_n(&a->magic, PROF_SLAB_MAGIC, __ATOMIC_RELEASE);
+	prof_rt.agg = a;
+	prof_rt.agg_nnodes = 2;
+	return 0;
+}
+
+/* the aggregate's node for (parent, site), made on a miss; its overflow
+ * node (1) when full or out of room */
+static __u32 agg_node(__u32 parent, __u32 site)
+{
+	struct prof_slab_hdr *a = prof_rt.agg;
+	struct prof_node *nodes = prof_rt_region(a, PROF_REGION_NODES);
+	__u32 i, v, n, max = prof_rt.max_nodes;
+
+	if (parent == 1)
+		return 1;
+	for (i = node_hash(parent, site) & prof_rt.agg_mask;; i = (i + 1) & prof_rt.agg_mask) {
+		v = prof_rt.agg_table[i];
+		if (!v)
+			break;
+		if (nodes[v - 1].parent == parent && nodes[v - 1].site == site)
+			return v - 1;
+	}
+	if (prof_rt.agg_nnodes >= max)
+		return 1;
+	if (prof_rt.agg_nnodes >= prof_rt.agg_res &&
+	    slab_reserve_nodes(a, prof_rt.agg_nnodes,
+			       prof_rt.agg_nnodes + 64 < max ? prof_rt.agg_nnodes + 64 : max,
+			       &prof_rt.agg_res)) {
+		seg_nospace();
+		return 1;
+	}
+	n = prof_rt.agg_nnodes++;
+	node_init(&nodes[n], site, parent);
+	prof_rt.agg_table[i] = n + 1;
+	__atomic_store_n(&a->nnodes, prof_rt.agg_nnodes, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* what a slab's region r holds for node i: a pointer to it */
+#define SLAB_AT(h, r, type, i) ((type *)prof_rt_region((h), (r)) + (i))
+
+/* node j of the folding thread's slab h into node m of the aggregate a:
+ * its completed calls only (an open call never ended: it is not one) */
+static void fold_node(struct prof_slab_hdr *h, __u32 j, struct prof_slab_hdr *a, __u32 m)
+{
+	const struct prof_node *src = SLAB_AT(h, PROF_REGION_NODES, struct prof_node, j);
+	struct prof_node *dst = SLAB_AT(a, PROF_REGION_NODES, struct prof_node, m);
+	const __u64 *rows = SLAB_AT(h, PROF_REGION_ROWMAP, __u64,
+				    (j >> PROF_HIST_SHIFT) * PROF_ROWMAP_WORDS);
+	__u64 *arows = SLAB_AT(a, PROF_REGION_ROWMAP, __u64, (m >> PROF_HIST_SHIFT) * PROF_ROWMAP_WORDS);
+	const __u32 *hist = prof_rt_region(h, PROF_REGION_HIST);
+	__u32 *ahist = prof_rt_region(a, PROF_REGION_HIST);
+	unsigned int w, b;
+
+	__PROF_ADD(&dst->calls, src->calls);
+	__PROF_ADD(&dst->ticks, src->ticks);
+	if (src->max > __PROF_LOAD(&dst->max))
+		__PROF_STORE(&dst->max, src->max);
+	if (h->ext_used) {
+		const struct prof_node_ext *x = SLAB_AT(h, PROF_REGION_EXT, struct prof_node_ext, j);
+		struct prof_node_ext *y = SLAB_AT(a, PROF_REGION_EXT, struct prof_node_ext, m);
+		/* the calls that had kernel facts (slab.h): the aggregate is
+		 * never covered, so its kernel_adj is their count */
+		__u64 kc = h->covered ? (src->calls > x->kernel_adj ? src->calls - x->kernel_adj : 0)
+				      : (x->kernel_adj < src->calls ? x->kernel_adj : src->calls);
+
+		__PROF_STORE(&a->ext_used, 1);
+		__PROF_ADD(&y->preempted, x->preempted);
+		__PROF_ADD(&y->migrated, x->migrated);
+		__PROF_ADD(&y->offcpu_ns, x->offcpu_ns);
+		__PROF_ADD(&y->anomalies, x->anomalies);
+		__PROF_ADD(&y->allocs, x->allocs);
+		__PROF_ADD(&y->alloc_bytes, x->alloc_bytes);
+		__PROF_ADD(&y->frees, x->frees);
+		__PROF_ADD(&y->free_bytes, x->free_bytes);
+		__PROF_ADD(&y->blocked, x->blocked);
+		__PROF_ADD(&y->kernel_adj, kc);
+	}
+	if (!src->calls)
+		return;
+	/* the buckets the node's block has rows for */
+	for (w = 0; w < PROF_ROWMAP_WORDS; w++) {
+		for (__u64 bits = rows[w]; bits; bits &= bits - 1) {
+			__u32 v, *d;
+
+			b = w * 64 + (unsigned int)__builtin_ctzll(bits);
+			v = hist[prof_hist_index(j, b, PROF_HIST_SHIFT)];
+			if (!v)
+				continue;
+			d = &ahist[prof_hist_index(m, b, PROF_HIST_SHIFT)];
+			if (!__PROF_LOAD(d))
+				__PROF_STORE(&arows[b / 64], __PROF_LOAD(&arows[b / 64]) | 1ull << (b % 64));
+			__PROF_ADD(d, v);
+		}
+	}
+}
+
+/* the slab's thread-level counters into the aggregate's */
+static void fold_hdr(struct prof_slab_hdr *h, struct prof_slab_hdr *a)
+{
+	struct prof_node *root = SLAB_AT(a, PROF_REGION_NODES, struct prof_node, PROF_NODE_ROOT);
+	__u64 start = h->start_tick, end = h->exit_tick, cpu;
+	unsigned int b;
+
+	/* the root's ticks: the threads' wall times */
+	__PROF_ADD(&root->ticks, end > start ? end - start : 0);
+	cpu = h->oncpu_exit_ns > h->oncpu_start_ns ? h->oncpu_exit_ns - h->oncpu_start_ns : 0;
+	/* two clocks may disagree by a little: never more CPU than wall time
+	 * (a reader clamps a thread so, and cannot clamp the sum) */
+	if (cpu > prof_ticks_to_ns(end > start ? end - start : 0))
+		cpu = prof_ticks_to_ns(end > start ? end - start : 0);
+	__PROF_ADD(&a->oncpu_exit_ns, cpu);
+	if (end > __PROF_LOAD(&a->exit_tick))
+		__PROF_STORE(&a->exit_tick, end);
+	__PROF_ADD(&a->overflow, h->overflow);
+	__PROF_ADD(&a->unbalanced, h->unbalanced);
+	__PROF_ADD(&a->frames, h->frames);
+	__PROF_ADD(&a->frame_ticks, h->frame_ticks);
+	if (h->frame_max > __PROF_LOAD(&a->frame_max))
+		__PROF_STORE(&a->frame_max, h->frame_max);
+	for (b = 0; b < PROF_HIST_BUCKETS; b++)
+		if (h->frame_hist[b])
+			__PROF_ADD(&a->frame_hist[b], h->frame_hist[b]);
+}
+
+/* a folded slab, zeroed for its next thread (gen odd: no reader reads
+ * it); atomic stores, as a reader may be finishing a copy it will drop */
+static void slab_clear(struct prof_slab_hdr *h, __u32 nn)
+{
+	struct prof_node *nodes = prof_rt_region(h, PROF_REGION_NODES);
+	struct prof_node_ext *ext = prof_rt_region(h, PROF_REGION_EXT);
+	__u64 *open = prof_rt_region(h, PROF_REGION_OPEN), *rows;
+	__u32 *hist = prof_rt_region(h, PROF_REGION_HIST);
+	__u64 blk, blocks = prof_hist_blocks(nn, PROF_HIST_SHIFT), k;
+	__u32 i, x;
+	unsigned int b;
+
+	for (i = 0; i < nn; i++) {
+		__PROF_STORE(&nodes[i].calls, 0);
+		__PROF_STORE(&nodes[i].ticks, 0);
+		__PROF_STORE(&nodes[i].max, 0);
+		__PROF_STORE(&open[i], 0);
+		if (h->ext_used) {
+			__u64 *w = (__u64 *)&ext[i];
+
+			for (x = 0; x < sizeof(ext[i]) / sizeof(*w); x++)
+				__PROF_STORE(&w[x], 0);
+		}
+	}
+	for (k = 0; k < blocks; k++) {
+		rows = SLAB_AT(h, PROF_REGION_ROWMAP, __u64, k * PROF_ROWMAP_WORDS);
+		for (b = 0; b < PROF_HIST_BUCKETS; b++) {
+			if (!(rows[b / 64] >> (b % 64) & 1))
+				continue;
+			blk = prof_hist_index((__u32)(k << PROF_HIST_SHIFT), b, PROF_HIST_SHIFT);
+			for (x = 0; x < PROF_HIST_BLOCK; x++)
+				__PROF_STORE(&hist[blk + x], 0);
+		}
+		for (x = 0; x < PROF_ROWMAP_WORDS; x++)
+			__PROF_STORE(&rows[x], 0);
+	}
+	/* the event ring starts again: its events were the last thread's */
+	if (prof_rt.region[PROF_REGION_RING].size)
+		__atomic_store_n(&((struct prof_ring *)prof_rt_region(h, PROF_REGION_RING))->head, 0,
+				 __ATOMIC_RELEASE);
+	__PROF_STORE(&h->nnodes, 2);
+	__PROF_STORE(&h->overflow, 0);
+	__PROF_STORE(&h->unbalanced, 0);
+	__PROF_STORE(&h->frames, 0);
+	__PROF_STORE(&h->frame_ticks, 0);
+	__PROF_STORE(&h->frame_max, 0);
+	for (b = 0; b < PROF_HIST_BUCKETS; b++)
+		__PROF_STORE(&h->frame_hist[b], 0);
+	for (x = 0; x < sizeof(h->name); x++)
+		__PROF_STORE(&h->name[x], 0);
+	__PROF_STORE(&h->ext_used, 0);
+	__PROF_STORE(&h->exit_tick, 0);
+	__PROF_STORE(&h->oncpu_exit_ns, 0);
+	__PROF_STORE(&h->covered, 0);
+}
+
+/* an exited thread's profile into the aggregate, inside the fold's
+ * agg_seq window, in the order slab.h gives readers (fold k) */
+static void thread_fold(struct prof_tentry *te, __u64 k)
+{
+	struct prof_seg_hdr *seg = prof_rt.seg;
+	struct prof_slab_hdr *h = te->hdr, *a = prof_rt.agg;
+	const struct prof_node *nodes = prof_rt_region(h, PROF_REGION_NODES);
+	__u32 nn = h->nnodes, j, m, *map = prof_rt.fold_map;
+	__u64 gen = h->gen;
+	struct prof_fold *f = &seg->fold_ring[(k - 1) % PROF_FOLD_RING];
+
+	for (j = 0; j < nn; j++) {
+		/* the root and the overflow node are the aggregate's own */
+		m = j < 2 ? j : agg_node(map[nodes[j].parent], nodes[j].site);
+		map[j] = m;
+		fold_node(h, j, a, m);
+	}
+	fold_hdr(h, a);
+	__PROF_BUMP(&a->activity);
+	/* the slab holds no thread: readers skip it from here */
+	__atomic_store_n(&h->gen, gen + 1, __ATOMIC_RELEASE);
+	__PROF_STORE(&f->slab, te->slab);
+	__PROF_STORE(&f->gen, gen);
+	__atomic_store_n(&seg->folds, k, __ATOMIC_RELEASE);
+}
+
+/*
+ * Every exited thread that still has its slab (PROF_FOLD_RING at most)
+ * into the aggregate, in one agg_seq window, and their slabs cleared and
+ * free; caller holds the lock.  One window for many: a reader of the
+ * aggregate races a fold seldom, however fast threads come and go.
+ * False if none could be (no room for the aggregate).
+ */
+static bool threads_fold(void)
+{
+	struct prof_seg_hdr *seg = prof_rt.seg;
+	__u32 seq = seg->agg_seq, n, i;
+	__u64 k = seg->folds;
+
+	if (!prof_rt.nfree || agg_init())
+		return false;
+	n = prof_rt.nfree < PROF_FOLD_RING ? prof_rt.nfree : PROF_FOLD_RING;
+	/* a seqlock's write side: odd, then the data (release fence) */
+	__atomic_store_n(&seg->agg_seq, seq + 1, __ATOMIC_RELAXED);
+	prof_seq_fence_rel();
+	for (i = 0; i < n; i++)
+		thread_fold(prof_rt.free_te[(prof_rt.free_head + i) % prof_rt.max_threads], ++k);
+	__atomic_store_n(&seg->agg_seq, seq + 2, __ATOMIC_RELEASE);
+	for (i = 0; i < n; i++) {
+		struct prof_tentry *te = prof_rt.free_te[prof_rt.free_head];
+
+		slab_clear(te->hdr, te->hdr->nnodes);
+		prof_rt.clean_te[prof_rt.nclean++] = te;
+		prof_rt.free_head = (prof_rt.free_head + 1) % prof_rt.max_threads;
+		prof_rt.nfree--;
+	}
+	return true;
+}
+
+/*
+ * The exiting thread gives its slab up: it stays the thread's, shown as
+ * such, until a new thread finds no fresh slab and takes the oldest given
+ * up (thread_reuse folds it first).  Its zones from here (a later
+ * destructor's, a handler's) land in the shared sink.  Signals are held
+ * meanwhile: a handler's zone would find half the pointers moved.
+ */
+static void thread_release(struct prof_tpriv *p)
+{
+	sigset_t all, old;
+
+	/* a fork child's thread that never moved: the slab is the parent's */
+	if (!p->te || !p->hdr || !prof_rt.seg || __prof_tls.cur == __PROF_FORKED)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_mutex_lock(&prof_rt.lock);
+	if (!prof_rt.free_te) {
+		prof_rt.free_te = calloc(prof_rt.max_threads, sizeof(*prof_rt.free_te));
+		prof_rt.clean_te = calloc(prof_rt.max_threads, sizeof(*prof_rt.clean_te));
+	}
+	if (prof_rt.free_te && prof_rt.clean_te && prof_rt.nfree < prof_rt.max_threads) {
+		prof_rt.free_te[(prof_rt.free_head + prof_rt.nfree++) % prof_rt.max_threads] = p->te;
+		thread_sink_last_resort(&__prof_tls);
+		__prof_tls.cur = PROF_CUR_GONE;
+		p->hdr = NULL;
+	}
+	pthread_mutex_unlock(&prof_rt.lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 static void prof_thread_exit(void *arg)
 {
 	struct prof_tpriv *p = arg;
@@ -1346,6 +1789,7 @@ static void prof_thread_exit(void *arg)
 	/* a signal handler's zone meanwhile takes the overflow node */
 	p->busy = 1;
 	thread_mark_exited(p);
+	thread_release(p);
 	/* the lookup table goes: a zone in a later destructor (or handler)
 	 * at a new site lands in the overflow node, as an unprofiled one */
 	p->te = NULL;
@@ -1480,6 +1924,7 @@ static void prof_fork_child(void)
 		}
 	}
 	prof_rt.threads = NULL;
+	prof_rt.nfree = prof_rt.free_head = prof_rt.nclean = 0;
 	prof_agent__atfork_child();
 	t->krec = &prof_zero_rec;
 	p->kgen = 0;
@@ -1541,11 +1986,6 @@ static void fork_move_self(void)
 		idx = prof_rt.seg->nslabs;
 		hdr = prof_rt_slab(idx);
 		nodes = prof_rt_region(hdr, PROF_REGION_NODES);
-		hdr->gen++;
-		hdr->tid = (__u32)prof_gettid();
-		hdr->oncpu_start_ns = mono_ns(CLOCK_THREAD_CPUTIME_ID);
-		hdr->start_tick = __prof_now();
-		hdr->ksched_slot = PROF_NO_SLOT;
 		memcpy(hdr->name, p->hdr->name, sizeof(hdr->name));
 		for (i = 0; i < p->nnodes; i++)
 			node_init(&nodes[i], old_nodes[i].site, old_nodes[i].parent);
@@ -1556,8 +1996,13 @@ static void fork_move_self(void)
 			for (i = 0; i < p->nnodes; i++)
 				open[i] = t->open[i];
 		}
+		slab_claim(hdr);
+		/* the rows the parent marked stay marked: its site caches name
+		 * buckets whose rows it marked, and the thread keeps them */
+		memcpy(prof_rt_region(hdr, PROF_REGION_ROWMAP), t->rowmap,
+		       prof_hist_blocks(p->nnodes, PROF_HIST_SHIFT) * PROF_ROWMAP_WORDS *
+			       sizeof(__u64));
 		hdr->nnodes = p->nnodes;
-		hdr->state = PROF_SLAB_ALIVE;
 		__atomic_store_n(&hdr->magic, PROF_SLAB_MAGIC, __ATOMIC_RELEASE);
 		__atomic_store_n(&prof_rt.seg->nslabs, idx + 1, __ATOMIC_RELEASE);
 		p->te->tid = (pid_t)hdr->tid;

@@ -105,15 +105,26 @@ struct prof_site {
 typedef char __prof_site_layout[__builtin_offsetof(struct prof_site, sema) == 48 &&
 				sizeof(struct prof_site) == 56 ? 1 : -1];
 
-/* per site, per thread: the last (parent -> node) seen here */
+/*
+ * Per site, per thread: the last (parent -> node) seen here, and the last
+ * histogram bucket a zone of node 'bnode' counted in: a delta d with
+ * d - blo < bspan counts in hist[bidx] (its row already marked), without
+ * finding its bucket.  bspan is 0 while there is none.
+ */
 struct __prof_cache {
 	uint32_t parent;	/* ~0 until first use */
 	uint32_t node;
 	uint32_t site;		/* site index + 1, 0 = not yet registered */
+	uint32_t bnode;		/* the node the bucket below is of */
+	uint64_t blo;		/* the bucket's lowest delta */
+	uint64_t bspan;		/* its width */
+	uint64_t bidx;		/* its counter: prof_hist_index(bnode, b) */
 };
 
-/* an open zone: on the stack of the code it measures */
+/* an open zone: on the stack of the code it measures (in registers, once
+ * inlined: the slow paths take scalars, never its address) */
 struct __prof_zone {
+	struct __prof_cache *c;
 	const struct prof_site *site;
 	uint64_t start;
 	uint64_t seq;		/* kernel record at enter */
@@ -149,11 +160,12 @@ struct __prof_thread {
 extern __thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec")));
 extern int __prof_clock_tsc;
 
-uint32_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev);
-void __prof_leave_slow(struct __prof_zone *z, uint64_t seq, uint64_t d);
-void __prof_anomaly(struct __prof_zone *z, uint64_t d);
-void __prof_row_mark(uint32_t node, unsigned int b);
-void __prof_unbalanced(struct __prof_zone *z);
+/* the node for (cur, site) and the node to return to: prev << 32 | node */
+uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t cur);
+void __prof_leave_slow(uint32_t node, uint64_t zseq, uint64_t zoffcpu, uint64_t seq, uint64_t d);
+void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d);
+void __prof_count_slow(struct __prof_cache *c, uint32_t node, uint64_t d);
+void __prof_unbalanced(uint32_t node, uint32_t prev);
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
 void __prof_end(void);
 void __prof_frame(void);
@@ -185,12 +197,34 @@ static inline __attribute__((always_inline)) uint64_t __prof_now(void)
 	return __prof_clock_mono();
 }
 
-/* relaxed, not read-modify-write: only the owning thread writes a slab */
+/*
+ * Relaxed, not read-modify-write: only the owning thread writes a slab.
+ * On x86-64 an add is one instruction on memory (a reader sees the old
+ * value or the new, never a torn one); TSan builds keep the atomics, so
+ * it sees every write.
+ */
 #define __PROF_LOAD(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
 #define __PROF_STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#if defined(__SANITIZE_THREAD__)
+#define __PROF_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define __PROF_TSAN 1
+#endif
+#endif
 #define __PROF_ADD(p, v)	__PROF_STORE((p), __PROF_LOAD(p) + (v))
-/* after the node's counters: a reader that sees it unchanged skips the slab */
+#if defined(__x86_64__) && !defined(__PROF_TSAN)
+/* the fast path's adds: __u64 (Q) and __u32 (L) */
+#define __PROF_ADDQ(p, v)	__asm__ __volatile__("addq %1, %0" : "+m"(*(p)) : "er"((uint64_t)(v)))
+#define __PROF_ADDL(p, v)	__asm__ __volatile__("addl %1, %0" : "+m"(*(p)) : "ir"((uint32_t)(v)))
+/* after the node's counters: a reader that sees it unchanged skips the
+ * slab (x86 stores are release stores; the clobber keeps them before) */
+#define __PROF_BUMP(p)		__asm__ __volatile__("addq $1, %0" : "+m"(*(p)) : : "memory")
+#else
+#define __PROF_ADDQ(p, v)	__PROF_ADD((p), (v))
+#define __PROF_ADDL(p, v)	__PROF_ADD((p), (v))
 #define __PROF_BUMP(p)		__atomic_store_n((p), __PROF_LOAD(p) + 1, __ATOMIC_RELEASE)
+#endif
 
 /* the call that just ended, into the thread's event ring (slab.h) */
 static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start, uint64_t d,
@@ -218,13 +252,20 @@ static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start
 static inline __attribute__((always_inline)) void
 __prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_cache *c)
 {
-	z->prev = __prof_tls.cur;
-	if (__builtin_expect(c->parent == z->prev, 1))
-		z->node = c->node;
-	else
-		z->node = __prof_enter_slow(site, c, &z->prev);
-	__prof_tls.cur = z->node;
+	uint32_t cur = __prof_tls.cur;
+
+	z->c = c;
 	z->site = site;
+	z->prev = cur;
+	if (__builtin_expect(c->parent == cur, 1)) {
+		z->node = c->node;
+	} else {
+		uint64_t pn = __prof_enter_slow(site, c, cur);
+
+		z->prev = (uint32_t)(pn >> 32);
+		z->node = (uint32_t)pn;
+	}
+	__prof_tls.cur = z->node;
 #ifndef PROF_NO_KERNEL_WORD
 	z->seq = __prof_tls.krec->seq;
 	z->offcpu = __prof_tls.krec->offcpu_ns;
@@ -236,12 +277,15 @@ __prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_
 	__PROF_STORE(&__prof_tls.open[z->node], z->start);
 }
 
+/*
+ * A zone's exit: everything a call changes, in the order a reader relies
+ * on (the counters and the call's event, then the activity word).
+ */
 static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zone *z)
 {
 	uint64_t d = __prof_now() - z->start;
+	struct __prof_cache *c = z->c;
 	struct prof_node *n;
-	uint32_t *h, hc;
-	unsigned int b;
 #ifndef PROF_NO_KERNEL_WORD
 	uint64_t seq = __prof_tls.krec->seq;
 #else
@@ -249,31 +293,32 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 #endif
 
 	if (__builtin_expect(__prof_tls.cur != z->node, 0))
-		__prof_unbalanced(z);
-	/* after the check: in a fork child it moves the node table */
-	n = &__prof_tls.nodes[z->node];
+		__prof_unbalanced(z->node, z->prev);
 	__prof_tls.cur = z->prev;
 	__PROF_STORE(&__prof_tls.open[z->node], 0);
-	/* unsigned: a negative delta is huge too */
+	/* unsigned: a negative delta is huge too; a limit of 0 hands over a
+	 * new kernel word */
 	if (__builtin_expect(d > __prof_tls.limit, 0)) {
-		__prof_anomaly(z, d);
+		__prof_anomaly(z->site, z->node, z->start, d);
 		return;
 	}
-	__PROF_ADD(&n->calls, 1);
-	__PROF_ADD(&n->ticks, d);
-	if (d > __PROF_LOAD(&n->max))
+	/* after the check: in a fork child it moves the node table */
+	n = &__prof_tls.nodes[z->node];
+	__PROF_ADDQ(&n->calls, 1);
+	__PROF_ADDQ(&n->ticks, d);
+	/* a plain read: only this thread writes it */
+	if (d > n->max)
 		__PROF_STORE(&n->max, d);
-	b = prof_hist_bucket(d);
-	h = &__prof_tls.hist[prof_hist_index(z->node, b, PROF_HIST_SHIFT)];
-	hc = __PROF_LOAD(h);
-	__PROF_STORE(h, hc + 1);
-	/* the node's first count in this bucket: the block's row map says so */
-	if (__builtin_expect(!hc, 0))
-		__prof_row_mark(z->node, b);
+	/* the bucket of the node's last call: no bucket to find, an address
+	 * the CPU predicts */
+	if (__builtin_expect(c->bnode == z->node && d - c->blo < c->bspan, 1))
+		__PROF_ADDL(&__prof_tls.hist[c->bidx], 1);
+	else
+		__prof_count_slow(c, z->node, d);
 	/* before the kernel facts: they mark the event */
 	__prof_ring_put(z->start, d, z->node);
 	if (__builtin_expect(seq != z->seq, 0))
-		__prof_leave_slow(z, seq, d);
+		__prof_leave_slow(z->node, z->seq, z->offcpu, seq, d);
 	__PROF_BUMP(__prof_tls.activity);
 	if (__builtin_expect(*z->site->exit_sema, 0))
 		__prof_exit_probe(z->site, d);
@@ -290,11 +335,11 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 	n = &__prof_tls.ext[__prof_tls.cur];
 	__PROF_STORE(__prof_tls.ext_used, 1);
 	if (is_free) {
-		__PROF_ADD(&n->frees, 1);
-		__PROF_ADD(&n->free_bytes, bytes);
+		__PROF_ADDQ(&n->frees, 1);
+		__PROF_ADDQ(&n->free_bytes, bytes);
 	} else {
-		__PROF_ADD(&n->allocs, 1);
-		__PROF_ADD(&n->alloc_bytes, bytes);
+		__PROF_ADDQ(&n->allocs, 1);
+		__PROF_ADDQ(&n->alloc_bytes, bytes);
 	}
 	__PROF_BUMP(__prof_tls.activity);
 }
@@ -450,7 +495,7 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 			     [__a3] "r"(ns))
 
 #define __PROF_CACHE(id)							\
-	static __thread struct __prof_cache __prof_cache_##id = { 0xffffffffU, 0, 0 }
+	static __thread struct __prof_cache __prof_cache_##id = { 0xffffffffU, 0, 0, 0, 0, 0, 0 }
 
 #ifdef __cplusplus
 struct __prof_guard {

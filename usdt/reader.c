@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,6 +54,8 @@ struct seg_geom {
 	struct prof_region region[PROF_REGIONS]; /* the regions this reader knows */
 	__u64 snap_tick;			 /* an image's "now", else 0 */
 	__u64 now;				 /* what open calls are measured to */
+	__u32 agg_slab;	/* the exited threads' aggregate, PROF_NO_SLOT if none */
+	bool folds;	/* 3.2: folds, agg_seq and the fold ring are there */
 };
 
 struct hist_pool {
@@ -189,6 +192,13 @@ static void slab_view(const char *slab, const struct seg_geom *g, struct slab_vi
 	v->covered = LD(&v->hdr->covered);
 }
 
+/* did a live slab change hands since its gen was loaded (slab.h, 3.2)? */
+static bool slab_moved(const char *slab, __u64 gen)
+{
+	prof_seq_fence_acq();
+	return LD(&((const struct prof_slab_hdr *)slab)->gen) != gen;
+}
+
 static const struct prof_node_ext zero_ext;
 
 /* node i's ext record, or a zero one */
@@ -255,6 +265,7 @@ struct flat_acc {
 	struct prof_flat_row *srows;
 	__u64 *splus, *sminus;
 	bool *seen; /* nsites + 1, kept false */
+	bool live;  /* slabs change hands: (slab, gen) is a thread (slab.h) */
 };
 
 /* one thread's share of one flat row */
@@ -269,6 +280,7 @@ struct flat_slab_cache {
 	bool valid;
 	__u32 tid, nn, nparts;
 	__u64 activity;
+	__u64 gen; /* with the index, the thread the share is of */
 	struct flat_part *parts;
 	struct flat_tree tree;
 };
@@ -518,6 +530,7 @@ static void flat_open(const struct flat_tree *t, const struct slab_view *v, __u3
  * of a site registered meanwhile and call a healthy segment corrupt.
  */
 struct slab_pub {
+	__u64 gen;	/* loaded first: a live slab's thread (slab.h, 3.2) */
 	__u64 activity; /* loaded before nnodes: unchanged later, no node changed */
 	__u32 nnodes;
 };
@@ -870,9 +883,9 @@ static int flat_share(const struct slab_view *v, __u32 nn, __u32 nsites, struct 
 /* one slab into the flat rows: from its cached share while its activity
  * word and node count are what they were, else read and cached anew */
 static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 index, __u64 activity,
-		     __u32 tid, struct flat_acc *fa)
+		     __u32 tid, __u64 gen, struct flat_acc *fa)
 {
-	bool take = !fa->tid || fa->tid == tid;
+	bool take = !fa->tid || fa->tid == tid, moved;
 	struct flat_slab_cache *c;
 	__u32 i;
 	int err;
@@ -888,10 +901,10 @@ static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 in
 		return err;
 	}
 	c = &fa->cache->slabs[index];
-	if (!c->valid || c->activity != activity || c->nn != nn || c->tid != tid) {
+	if (!c->valid || c->activity != activity || c->nn != nn || c->tid != tid || c->gen != gen) {
 		c->valid = false;
 		/* another thread in the slab: learn its tree anew */
-		if (c->tid != tid)
+		if (c->tid != tid || c->gen != gen)
 			c->tree.nknown = c->tree.nrows = 0;
 		err = flat_share(v, nn, nsites, fa, c);
 		if (err)
@@ -900,9 +913,36 @@ static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 in
 		c->activity = activity;
 		c->nn = nn;
 		c->tid = tid;
+		c->gen = gen;
 	}
 	if (!take)
 		return 0;
+	/*
+	 * The open calls into the zeroed scratch rows, then the slab's gen
+	 * again: a slab that changed hands since its gen was loaded adds
+	 * nothing (its thread is in the aggregate), never two threads'
+	 * numbers in one share.
+	 */
+	flat_open(&c->tree, v, nn, fa->srows, fa->splus, fa->sminus);
+	moved = fa->live && slab_moved((const char *)v->hdr, gen);
+	for (i = 0; i < c->tree.nrows; i++) {
+		__u32 row = c->tree.rows[i];
+		struct prof_flat_row *o = &fa->srows[row], *r = &fa->rows[row];
+
+		if (!moved) {
+			r->open += o->open;
+			r->ticks += o->ticks;
+			r->open_ticks += o->open_ticks;
+			fa->plus[row] += fa->splus[row];
+			fa->minus[row] += fa->sminus[row];
+		}
+		memset(o, 0, sizeof(*o));
+		fa->splus[row] = fa->sminus[row] = 0;
+	}
+	if (moved) {
+		c->valid = false;
+		return 0;
+	}
 	for (i = 0; i < c->nparts; i++) {
 		const struct flat_part *p = &c->parts[i];
 		struct prof_flat_row *r = &fa->rows[p->row];
@@ -919,7 +959,6 @@ static int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u32 in
 		fa->plus[p->row] += p->plus;
 		fa->minus[p->row] += p->minus;
 	}
-	flat_open(&c->tree, v, nn, fa->rows, fa->plus, fa->minus);
 	return 0;
 }
 
@@ -935,8 +974,12 @@ static int read_thread(const char *slab, const struct seg_geom *g, __u32 nsites,
 	if (err)
 		return err;
 	slab_view(slab, g, &v);
+	/* the aggregate's root holds its threads' wall times, as an image's */
+	if (index == g->agg_slab)
+		v.image = true;
 	if (fa)
-		return flat_slab(&v, nn, nsites, index, pub->activity, t->tid, fa);
+		return flat_slab(&v, nn, nsites, index, pub->activity, t->tid,
+				 fa->live ? pub->gen : t->gen, fa);
 	/* lazy: checked now, these nodes read when a renderer asks */
 	if (flags & PROF_READ_LAZY) {
 		t->lazy_nnodes = nn;
@@ -1120,6 +1163,14 @@ static int seg_check(const void *mem, size_t len, struct seg_geom *g)
 	if (g->sites_off > len || g->slabs_off > len || sites_end > g->slabs_off ||
 	    slabs_end > seg_size || seg_size > len)
 		return -EINVAL;
+	/* 3.2: the exited threads' aggregate, one slab past the threads' */
+	g->agg_slab = PROF_NO_SLOT;
+	g->folds = hdr_size >= offsetof(struct prof_seg_hdr, fold_ring) + sizeof(h->fold_ring);
+	if (g->folds && LD(&h->agg_slab) != PROF_NO_SLOT) {
+		if (LD(&h->agg_slab) != g->max_threads || slabs_end + g->slab_size > seg_size)
+			return -EINVAL;
+		g->agg_slab = g->max_threads;
+	}
 	return 0;
 }
 
@@ -1269,7 +1320,16 @@ cleanup:
 int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_snapshot **snap,
 		  struct prof_flat_row **out, size_t *nout)
 {
-	return prof_seg_flat_cached(mem, len, tid, sort, NULL, snap, out, nout);
+	/* a cache for the one call: its shares are what checks a slab that
+	 * changes hands during the pass (flat_slab) */
+	struct prof_seg_flat_cache *c = prof_seg_flat_cache__new();
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	err = prof_seg_flat_cached(mem, len, tid, sort, c, snap, out, nout);
+	prof_seg_flat_cache__destroy(c);
+	return err;
 }
 
 /* the segment's clock, now, as the writer reads it; 0 if this reader cannot
@@ -1345,8 +1405,161 @@ static void read_live_threads(struct prof_snapshot *s)
 	}
 }
 
+/* sites [from, to) into s->sites (room for max_sites), checked */
+static int read_sites(struct prof_snapshot *s, const char *base, const struct seg_geom *g,
+		      __u32 from, __u32 to)
+{
+	__u32 i;
+
+	for (i = from; i < to; i++) {
+		const struct prof_site_ent *e =
+			(const void *)(base + g->sites_off + (__u64)i * g->site_size);
+		struct prof_snap_site *d = &s->sites[i];
+
+		copy_bytes(d->name, e->name, sizeof(d->name));
+		copy_bytes(d->func, e->func, sizeof(d->func));
+		copy_bytes(d->file, e->file, sizeof(d->file));
+		d->line = LD(&e->line);
+		d->flags = LD(&e->flags);
+		if (!str_ok(d->name, sizeof(d->name)) || !str_ok(d->func, sizeof(d->func)) ||
+		    !str_ok(d->file, sizeof(d->file)))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* drop thread i of s: it is counted in the aggregate */
+static void drop_thread(struct prof_snapshot *s, __u32 i)
+{
+	free(s->threads[i].nodes);
+	memmove(&s->threads[i], &s->threads[i + 1], (s->nthreads - i - 1) * sizeof(*s->threads));
+	s->nthreads--;
+}
+
+/*
+ * The exited threads' aggregate, last of s's threads: copied inside its
+ * seqlock with the folds since n0 (slab.h, 3.2), then the copies of the
+ * threads those folds put in it are dropped, so every thread counts once.
+ * -EAGAIN: more folds than the ring remembers ran during the read.
+ */
+static int read_agg(struct prof_snapshot *s, const void *mem, struct seg_geom *g, __u64 n0,
+		    struct hist_pool *pool, unsigned int flags, struct flat_acc *fa, bool *sched)
+{
+	const struct prof_seg_hdr *h = mem;
+	const char *slab = (const char *)mem + g->slabs_off + (__u64)g->agg_slab * g->slab_size;
+	const struct prof_slab_hdr *sh = (const void *)slab;
+	struct prof_snap_thread *t = &s->threads[s->nthreads];
+	struct prof_fold ring[PROF_FOLD_RING];
+	bool live = !g->snap_tick;
+	__u64 n1 = 0, k;
+	__u32 tries = 0, waits = 0, i, nf = 0;
+	/* a fold takes at most a few milliseconds and the runtime folds many
+	 * threads at once, seldom: a sequence that stays odd (some 50 ms) or
+	 * keeps moving is a stuck or hostile writer, not a reason to spin */
+	int err = -EBUSY;
+
+	while (tries < 256 && waits < 1000) {
+		__u32 seq = live ? LDA(&h->agg_seq) : 0, nsites;
+		__u64 pool_n = pool->n;
+		struct slab_pub pub;
+
+		if (seq & 1) {
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL);
+			waits++;
+			err = -EBUSY;
+			continue;
+		}
+		tries++;
+		n1 = LD(&h->folds);
+		if (!n1 || LDA(&sh->magic) != PROF_SLAB_MAGIC)
+			return 0;
+		pub.gen = LD(&sh->gen);
+		pub.activity = LDA(&sh->activity);
+		pub.nnodes = LDA(&sh->nnodes);
+		/* after nnodes: every node names a site under it (struct slab_pub) */
+		nsites = LDA(&h->nsites);
+		if (nsites > g->max_sites)
+			return -EINVAL;
+		/* a flat pass's rows are sized already: sites as they were */
+		if (fa)
+			nsites = s->nsites;
+		if (nsites > s->nsites) {
+			struct prof_snap_site *v = realloc(s->sites, nsites * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			s->sites = v;
+			err = read_sites(s, mem, g, s->nsites, nsites);
+			if (err)
+				return err;
+			s->nsites = nsites;
+		}
+		err = read_thread(slab, g, s->nsites, g->agg_slab, &pub, t, pool, flags, fa, sched);
+		nf = 0;
+		/* a node of a site newer than the pass's: the next pass */
+		if (fa && err == -EINVAL)
+			return 0;
+		/* a flat pass adds as it reads: it takes the aggregate once, and
+		 * may count a thread that exits during the pass twice, until the
+		 * next pass */
+		if (fa)
+			break;
+		if (live && n1 > n0) {
+			if (n1 - n0 > PROF_FOLD_RING)
+				err = -EAGAIN;
+			for (k = n0 + 1; !err && k <= n1; k++) {
+				const struct prof_fold *f = &h->fold_ring[(k - 1) % PROF_FOLD_RING];
+
+				ring[nf].slab = LD(&f->slab);
+				ring[nf++].gen = LD(&f->gen);
+			}
+		}
+		prof_seq_fence_acq();
+		if (!live || LD(&h->agg_seq) == seq)
+			break;
+		/* a fold ran meanwhile: again */
+		free(t->nodes);
+		memset(t, 0, sizeof(*t));
+		pool->n = pool_n;
+		err = -EBUSY;
+	}
+	if (err) {
+		free(t->nodes);
+		memset(t, 0, sizeof(*t));
+		return err;
+	}
+	t->folds = n1;
+	t->tid = 0;
+	s->nthreads++;
+	/* the threads that exited during the read are in it: not twice */
+	for (k = 0; k < nf; k++)
+		for (i = 0; i + 1 < s->nthreads; i++)
+			if (s->threads[i].slab == ring[k].slab && s->threads[i].gen == ring[k].gen) {
+				drop_thread(s, i);
+				break;
+			}
+	return 0;
+}
+
+static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
+			 struct prof_snapshot **out);
+
+/* a read that raced more folds than the ring holds is taken again */
 static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
 		    struct prof_snapshot **out)
+{
+	int err, tries = 0;
+
+	do
+		err = read_seg_once(mem, len, flags, fa, out);
+	while (err == -EAGAIN && !fa && ++tries < 64);
+	return err;
+}
+
+static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
+			 struct prof_snapshot **out)
 {
 	const struct prof_seg_hdr *h = mem;
 	const char *base = mem;
@@ -1355,7 +1568,8 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 	struct slab_pub *pub = NULL;
 	struct seg_geom g;
 	__u32 i, nslabs;
-	bool sched = false;
+	__u64 n0;
+	bool sched = false, live;
 	int err = -EINVAL;
 
 	*out = NULL;
@@ -1396,6 +1610,11 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 					: reader_now(s->clock);
 		s->now_tick = g.now;
 
+		/* the folds before any slab: each of them left its slab's gen odd */
+		live = !g.snap_tick && g.folds;
+		if (fa)
+			fa->live = live;
+		n0 = g.folds ? LDA(&h->folds) : 0;
 		nslabs = LDA(&h->nslabs);
 		if (nslabs > g.max_threads)
 			goto fail;
@@ -1408,6 +1627,7 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 			const struct prof_slab_hdr *sh =
 				(const void *)(base + slabs_off + (__u64)i * slab_size);
 
+			pub[i].gen = live ? LDA(&sh->gen) : 0;
 			pub[i].activity = LDA(&sh->activity);
 			pub[i].nnodes = LDA(&sh->nnodes);
 		}
@@ -1415,35 +1635,46 @@ static int read_seg(const void *mem, size_t len, unsigned int flags, struct flat
 		if (s->nsites > g.max_sites)
 			goto fail;
 		s->sites = calloc(s->nsites ? s->nsites : 1, sizeof(*s->sites));
-		s->threads = calloc(nslabs ? nslabs : 1, sizeof(*s->threads));
+		/* and one for the aggregate */
+		s->threads = calloc((size_t)nslabs + 1, sizeof(*s->threads));
 		if (!s->sites || !s->threads) {
 			err = -ENOMEM;
 			goto fail;
 		}
 		if (fa) {
-			err = flat_size(fa, mem, len, &g, s->nsites, nslabs);
+			err = flat_size(fa, mem, len, &g, s->nsites,
+					g.agg_slab != PROF_NO_SLOT ? g.agg_slab + 1 : nslabs);
 			if (err)
 				goto fail;
 			err = -EINVAL;
 		}
-		for (i = 0; i < s->nsites; i++) {
-			const struct prof_site_ent *e =
-				(const void *)(base + sites_off + (__u64)i * g.site_size);
-			struct prof_snap_site *d = &s->sites[i];
+		(void)sites_off;
+		if (read_sites(s, base, &g, 0, s->nsites))
+			goto fail;
+		for (i = 0; i < nslabs; i++) {
+			const char *slab = base + slabs_off + (__u64)i * slab_size;
+			struct prof_snap_thread *t = &s->threads[s->nthreads];
+			__u64 pool_n = pool.n;
 
-			copy_bytes(d->name, e->name, sizeof(d->name));
-			copy_bytes(d->func, e->func, sizeof(d->func));
-			copy_bytes(d->file, e->file, sizeof(d->file));
-			d->line = LD(&e->line);
-			d->flags = LD(&e->flags);
-			if (!str_ok(d->name, sizeof(d->name)) ||
-			    !str_ok(d->func, sizeof(d->func)) || !str_ok(d->file, sizeof(d->file)))
+			/* a slab between two threads: its last is in the aggregate */
+			if (live && (pub[i].gen & 1))
+				continue;
+			err = read_thread(slab, &g, s->nsites, i, &pub[i], t, &pool, flags, fa,
+					  &sched);
+			if (live && slab_moved(slab, pub[i].gen)) {
+				/* it changed hands during the copy: never mix two
+				 * threads' numbers; the one it held is folded */
+				free(t->nodes);
+				memset(t, 0, sizeof(*t));
+				pool.n = pool_n;
+				continue;
+			}
+			s->nthreads++;
+			if (err)
 				goto fail;
 		}
-		for (i = 0; i < nslabs; i++) {
-			err = read_thread(base + slabs_off + (__u64)i * slab_size, &g, s->nsites, i,
-					  &pub[i], &s->threads[i], &pool, flags, fa, &sched);
-			s->nthreads = i + 1;
+		if (g.agg_slab != PROF_NO_SLOT) {
+			err = read_agg(s, mem, &g, n0, &pool, flags, fa, &sched);
 			if (err)
 				goto fail;
 		}
@@ -1506,6 +1737,7 @@ fail:
 }
 
 struct cursor_slab {
+	__u64 gen;   /* the thread the rest is of (slab.h, 3.2) */
 	__u32 nseen; /* nodes [0, nseen) were looked at */
 	__u32 ntop, cap;
 	__u32 *top; /* top-level node indices */
@@ -1566,7 +1798,7 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 {
 	const struct prof_seg_hdr *h = mem;
 	struct seg_geom g;
-	__u32 i, k, nslabs;
+	__u32 i, k, nslabs, ncur;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -1586,25 +1818,39 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 	nslabs = LDA(&h->nslabs);
 	if (nslabs > g.max_threads)
 		return -EINVAL;
-	if (nslabs > c->nslabs) {
-		struct cursor_slab *v = realloc(c->slabs, nslabs * sizeof(*v));
+	/* the exited threads' aggregate, as one more slab */
+	ncur = g.agg_slab != PROF_NO_SLOT ? nslabs + 1 : nslabs;
+	if (ncur > c->nslabs) {
+		struct cursor_slab *v = realloc(c->slabs, ncur * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
-		memset(v + c->nslabs, 0, (nslabs - c->nslabs) * sizeof(*v));
+		memset(v + c->nslabs, 0, (ncur - c->nslabs) * sizeof(*v));
 		c->slabs = v;
-		c->nslabs = nslabs;
+		c->nslabs = ncur;
 	}
 	out->nthreads = nslabs;
-	for (i = 0; i < nslabs; i++) {
-		const char *slab = (const char *)mem + g.slabs_off + (__u64)i * g.slab_size;
+	for (i = 0; i < ncur; i++) {
+		__u32 idx = i < nslabs ? i : g.agg_slab;
+		const char *slab = (const char *)mem + g.slabs_off + (__u64)idx * g.slab_size;
 		const struct prof_slab_hdr *sh = (const void *)slab;
 		struct cursor_slab *cs = &c->slabs[i];
 		struct slab_view v;
 		__u32 nn, state;
+		__u64 gen = LDA(&sh->gen);
 
-		if (LDA(&sh->magic) != PROF_SLAB_MAGIC)
+		if (LDA(&sh->magic) != PROF_SLAB_MAGIC) {
+			if (idx == g.agg_slab)
+				continue;
 			return -EINVAL;
+		}
+		/* between two threads, or another thread than last time */
+		if (!g.snap_tick && g.folds && (gen & 1))
+			continue;
+		if (cs->gen != gen) {
+			cs->gen = gen;
+			cs->nseen = cs->ntop = 0;
+		}
 		nn = LDA(&sh->nnodes);
 		state = LD(&sh->state);
 		if (nn < 2 || nn > g.max_nodes || nn < cs->nseen ||
@@ -1667,12 +1913,13 @@ static int lazy_fill(const struct prof_snap_lazy *z, struct lazy_table *tab,
 {
 	struct slab_view v;
 	const char *slab;
+	__u64 gen;
 	__u32 nn;
 	int err;
 
 	t->nodes = NULL;
 	t->nnodes = 0;
-	if (t->slab >= z->g.max_threads)
+	if (t->slab >= z->g.max_threads && t->slab != z->g.agg_slab)
 		return -EINVAL;
 	slab = (const char *)z->mem + z->g.slabs_off + (__u64)t->slab * z->g.slab_size;
 	/* the nodes the read checked, and no newer: a newer one may name a site
@@ -1703,7 +1950,22 @@ static int lazy_fill(const struct prof_snap_lazy *z, struct lazy_table *tab,
 	}
 	tab->pool.n = 0;
 	slab_view(slab, &z->g, &v);
+	if (t->slab == z->g.agg_slab)
+		v.image = true;
+	gen = LDA(&((const struct prof_slab_hdr *)slab)->gen);
 	err = read_nodes(&v, z->nsites, nn, tab->nodes, &tab->pool, tab->quant, z->flags);
+	prof_seq_fence_acq();
+	/* a live thread that exited since the read: its numbers are in the
+	 * aggregate now, its slab maybe another's; never mix them (slab.h) */
+	if (!z->g.snap_tick && z->g.folds && t->slab != z->g.agg_slab &&
+	    (gen != t->gen || LD(&((const struct prof_slab_hdr *)slab)->gen) != gen)) {
+		memset(tab->nodes, 0, 2 * sizeof(*tab->nodes));
+		tab->nodes[0].site = tab->nodes[1].site = PROF_SITE_NONE;
+		memset(tab->quant, 0, 2 * PROF_SNAP_NQUANT * sizeof(*tab->quant));
+		tab->pool.n = 0;
+		nn = 2;
+		err = 0;
+	}
 	if (err)
 		return err;
 	t->nodes = tab->nodes;
@@ -2053,7 +2315,9 @@ const __u32 *prof_snap_hist(const struct prof_snapshot *s, const struct prof_sna
 
 const char *prof_snap_thread_label(const struct prof_snap_thread *t, char *buf, size_t len)
 {
-	if (t->name[0])
+	if (t->folds)
+		snprintf(buf, len, "[exited threads] (%llu)", (unsigned long long)t->folds);
+	else if (t->name[0])
 		snprintf(buf, len, "%s", t->name);
 	else if (t->comm[0])
 		snprintf(buf, len, "%s", t->comm);
@@ -2127,11 +2391,115 @@ static const struct prof_snap_thread *base_thread(const struct prof_snapshot *b,
 {
 	__u32 i;
 
+	/* by identity, not slab: a slab is handed from thread to thread, and
+	 * an image numbers its threads anew */
 	for (i = 0; i < b->nthreads; i++)
-		if (b->threads[i].slab == t->slab && b->threads[i].tid == t->tid &&
-		    b->threads[i].start_tick == t->start_tick)
+		if (b->threads[i].tid == t->tid && b->threads[i].start_tick == t->start_tick &&
+		    !b->threads[i].folds == !t->folds)
 			return &b->threads[i];
 	return NULL;
+}
+
+/* node n of s less node bn of b: counters and histogram; max becomes the
+ * top of the highest non-empty delta bucket, clamped to the real max */
+static void node_sub(struct prof_snapshot *s, struct prof_snap_node *n,
+		     const struct prof_snapshot *b, const struct prof_snap_node *bn)
+{
+	__u32 *h = s->hist ? s->hist + n->hist_off : NULL;
+	const __u32 *bh = b->hist ? b->hist + bn->hist_off : NULL;
+	__u64 top = 0;
+	__u32 k;
+
+	n->calls = sub0(n->calls, bn->calls);
+	n->ticks = sub0(n->ticks, bn->ticks);
+	n->preempted = sub0(n->preempted, bn->preempted);
+	n->migrated = sub0(n->migrated, bn->migrated);
+	n->offcpu_ns = sub0(n->offcpu_ns, bn->offcpu_ns);
+	n->anomalies = sub0(n->anomalies, bn->anomalies);
+	n->allocs = sub0(n->allocs, bn->allocs);
+	n->alloc_bytes = sub0(n->alloc_bytes, bn->alloc_bytes);
+	n->frees = sub0(n->frees, bn->frees);
+	n->free_bytes = sub0(n->free_bytes, bn->free_bytes);
+	n->blocked = sub0(n->blocked, bn->blocked);
+	n->kernel_calls = sub0(n->kernel_calls, bn->kernel_calls);
+	/* an open call: only its part inside the window */
+	if (n->open_ticks > n->ticks)
+		n->open_ticks = n->ticks;
+	for (k = 0; k < n->hist_n; k++) {
+		__u32 bk = n->hist_lo + k, bv = 0;
+
+		if (bh && bk >= bn->hist_lo && bk - bn->hist_lo < bn->hist_n)
+			bv = bh[bk - bn->hist_lo];
+		h[k] = h[k] >= bv ? h[k] - bv : 0;
+		if (h[k])
+			top = prof_hist_lo(bk + 1) - 1;
+	}
+	/* max since the baseline: the top of the highest delta bucket */
+	n->max = top < n->max ? top : n->max;
+	if (!n->calls)
+		n->max = 0;
+}
+
+/* a thread's counters less its baseline's */
+static void thread_sub(struct prof_snap_thread *t, const struct prof_snap_thread *bt)
+{
+	__u32 k;
+
+	t->overflow = sub0(t->overflow, bt->overflow);
+	t->unbalanced = sub0(t->unbalanced, bt->unbalanced);
+	t->frames = sub0(t->frames, bt->frames);
+	t->frame_ticks = sub0(t->frame_ticks, bt->frame_ticks);
+	t->oncpu_ns = t->oncpu_ns == PROF_SNAP_UNKNOWN || bt->oncpu_ns == PROF_SNAP_UNKNOWN
+			      ? PROF_SNAP_UNKNOWN
+			      : sub0(t->oncpu_ns, bt->oncpu_ns);
+	for (k = 0; k < PROF_HIST_BUCKETS; k++)
+		t->frame_hist[k] =
+			t->frame_hist[k] >= bt->frame_hist[k] ? t->frame_hist[k] - bt->frame_hist[k] : 0;
+}
+
+/* node p's child of site in t (children linked), or PROF_SNAP_NONE */
+static __u32 child_of(const struct prof_snap_thread *t, __u32 p, __u32 site)
+{
+	__u32 c;
+
+	for (c = t->nodes[p].first_child; c != PROF_SNAP_NONE; c = t->nodes[c].next_sibling)
+		if (t->nodes[c].site == site)
+			return c;
+	return PROF_SNAP_NONE;
+}
+
+/*
+ * A baseline's thread that s no longer has exited since: s counts it in
+ * its aggregate, so the aggregate loses the baseline's part of it, node by
+ * node along the paths the fold took (slab.h): the window keeps what the
+ * thread did inside it, and only that.
+ */
+static int agg_sub_thread(struct prof_snapshot *s, struct prof_snap_thread *agg,
+			  const struct prof_snapshot *b, const struct prof_snap_thread *bt)
+{
+	__u32 *map, j;
+
+	if (!bt->nnodes || !agg->nnodes)
+		return 0;
+	map = malloc(bt->nnodes * sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	for (j = 0; j < bt->nnodes; j++) {
+		__u32 m = j < 2 ? j : map[bt->nodes[j].parent];
+
+		if (j >= 2 && m != 1 && m < agg->nnodes) {
+			m = child_of(agg, m, bt->nodes[j].site);
+			if (m == PROF_SNAP_NONE)
+				m = 1;
+		}
+		if (m >= agg->nnodes)
+			m = 1;
+		map[j] = m;
+		node_sub(s, &agg->nodes[m], b, &bt->nodes[j]);
+	}
+	thread_sub(agg, bt);
+	free(map);
+	return 0;
 }
 
 int prof_snapshot__advance(struct prof_snapshot *s, __u64 dt)
@@ -2161,7 +2529,9 @@ int prof_snapshot__advance(struct prof_snapshot *s, __u64 dt)
 
 int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 {
+	struct prof_snap_thread *agg;
 	__u32 i, j, k;
+	int err;
 
 	if (s->pid != b->pid || s->start_token != b->start_token)
 		return -ESRCH;
@@ -2171,58 +2541,29 @@ int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 
 		if (!bt)
 			continue;
-		t->overflow = sub0(t->overflow, bt->overflow);
-		t->unbalanced = sub0(t->unbalanced, bt->unbalanced);
-		t->frames = sub0(t->frames, bt->frames);
-		t->frame_ticks = sub0(t->frame_ticks, bt->frame_ticks);
-		t->oncpu_ns = t->oncpu_ns == PROF_SNAP_UNKNOWN || bt->oncpu_ns == PROF_SNAP_UNKNOWN
-				      ? PROF_SNAP_UNKNOWN
-				      : sub0(t->oncpu_ns, bt->oncpu_ns);
-		for (k = 0; k < PROF_HIST_BUCKETS; k++)
-			t->frame_hist[k] = t->frame_hist[k] >= bt->frame_hist[k]
-						   ? t->frame_hist[k] - bt->frame_hist[k]
-						   : 0;
+		thread_sub(t, bt);
 		for (j = 0; j < t->nnodes && j < bt->nnodes; j++) {
-			struct prof_snap_node *n = &t->nodes[j];
-			const struct prof_snap_node *bn = &bt->nodes[j];
-			__u32 *h = s->hist ? s->hist + n->hist_off : NULL;
-			const __u32 *bh = b->hist ? b->hist + bn->hist_off : NULL;
-			__u64 top = 0;
-
-			if (n->site != bn->site || n->parent != bn->parent)
+			if (t->nodes[j].site != bt->nodes[j].site ||
+			    t->nodes[j].parent != bt->nodes[j].parent)
 				continue;
-			n->calls = sub0(n->calls, bn->calls);
-			n->ticks = sub0(n->ticks, bn->ticks);
-			n->preempted = sub0(n->preempted, bn->preempted);
-			n->migrated = sub0(n->migrated, bn->migrated);
-			n->offcpu_ns = sub0(n->offcpu_ns, bn->offcpu_ns);
-			n->anomalies = sub0(n->anomalies, bn->anomalies);
-			n->allocs = sub0(n->allocs, bn->allocs);
-			n->alloc_bytes = sub0(n->alloc_bytes, bn->alloc_bytes);
-			n->frees = sub0(n->frees, bn->frees);
-			n->free_bytes = sub0(n->free_bytes, bn->free_bytes);
-			n->blocked = sub0(n->blocked, bn->blocked);
-			n->kernel_calls = sub0(n->kernel_calls, bn->kernel_calls);
-			/* an open call: only its part inside the window */
-			if (n->open_ticks > n->ticks)
-				n->open_ticks = n->ticks;
-			for (k = 0; k < n->hist_n; k++) {
-				__u32 bk = n->hist_lo + k, bv = 0;
-
-				if (bh && bk >= bn->hist_lo && bk - bn->hist_lo < bn->hist_n)
-					bv = bh[bk - bn->hist_lo];
-				h[k] = h[k] >= bv ? h[k] - bv : 0;
-				if (h[k])
-					top = prof_hist_lo(bk + 1) - 1;
-			}
-			/* max since the baseline: the top of the highest delta bucket */
-			n->max = top < n->max ? top : n->max;
-			if (!n->calls)
-				n->max = 0;
+			node_sub(s, &t->nodes[j], b, &bt->nodes[j]);
 		}
 		if (thread_derive(t, s->nsites))
 			return -ENOMEM;
 	}
+	/* the baseline's threads that exited since: out of the aggregate */
+	agg = s->nthreads && s->threads[s->nthreads - 1].folds ? &s->threads[s->nthreads - 1] : NULL;
+	for (k = 0; agg && k < b->nthreads; k++) {
+		const struct prof_snap_thread *bt = &b->threads[k];
+
+		if (bt->folds || base_thread(s, bt))
+			continue;
+		err = agg_sub_thread(s, agg, b, bt);
+		if (err)
+			return err;
+	}
+	if (agg && thread_derive(agg, s->nsites))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -2233,6 +2574,8 @@ struct image_geom {
 	unsigned int shift;
 	__u64 sites_off, slabs_off, slab_size, size;
 	struct prof_region region[PROF_REGIONS];
+	__u32 nreal; /* threads, the aggregate aside */
+	bool agg;
 };
 
 static void image_geom(const struct prof_snapshot *s, struct image_geom *g)
@@ -2253,7 +2596,10 @@ static void image_geom(const struct prof_snapshot *s, struct image_geom *g)
 	while (g->shift < PROF_HIST_SHIFT && (1u << g->shift) < g->max_nodes)
 		g->shift++;
 	g->slab_size = prof_slab_layout(g->max_nodes, g->shift, 0, g->region);
-	g->size = g->slabs_off + g->slab_size * (s->nthreads ? s->nthreads : 1);
+	/* the aggregate (always the last thread) one slab past the threads' */
+	g->agg = s->nthreads && s->threads[s->nthreads - 1].folds;
+	g->nreal = s->nthreads - g->agg;
+	g->size = g->slabs_off + g->slab_size * ((g->nreal ? g->nreal : 1) + g->agg);
 }
 
 size_t prof_snapshot__image_size(const struct prof_snapshot *s)
@@ -2312,7 +2658,7 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 	h->mono_base_ns = s->mono_base_ns;
 	h->max_sites = s->nsites ? s->nsites : 1;
 	h->site_size = sizeof(struct prof_site_ent);
-	h->max_threads = s->nthreads ? s->nthreads : 1;
+	h->max_threads = g.nreal ? g.nreal : 1;
 	h->max_nodes = g.max_nodes;
 	h->node_size = PROF_NODE_SIZE;
 	h->hist_buckets = PROF_HIST_BUCKETS;
@@ -2326,7 +2672,9 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 	h->nregions = PROF_REGIONS;
 	memcpy(h->region, g.region, sizeof(g.region));
 	h->nsites = s->nsites;
-	h->nslabs = s->nthreads;
+	h->nslabs = g.nreal;
+	h->agg_slab = g.agg ? h->max_threads : PROF_NO_SLOT;
+	h->folds = g.agg ? s->threads[s->nthreads - 1].folds : 0;
 	h->sites_dropped = s->sites_dropped;
 	h->threads_dropped = s->threads_dropped;
 	h->exit_tick = s->exit_tick;
@@ -2346,7 +2694,8 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 	}
 	for (i = 0; i < s->nthreads; i++) {
 		const struct prof_snap_thread *t = &s->threads[i];
-		char *slab = mem + g.slabs_off + (__u64)i * g.slab_size;
+		__u64 idx = t->folds ? h->max_threads : i;
+		char *slab = mem + g.slabs_off + idx * g.slab_size;
 		struct prof_slab_hdr *sh = (void *)slab;
 		struct prof_node *nodes = (void *)(slab + g.region[PROF_REGION_NODES].off);
 		struct prof_node_ext *ext = (void *)(slab + g.region[PROF_REGION_EXT].off);
@@ -2464,10 +2813,15 @@ int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out)
 		const struct prof_ring *r = (const void *)(slab + rr->off);
 		const struct prof_event *ev = prof_ring_events(r);
 		struct prof_trace_thread *tt = &t->threads[t->nthreads];
-		__u64 h1, h2, lo, n;
+		bool live = !g.snap_tick && g.folds;
+		__u64 h1, h2, lo, n, gen = live ? LDA(&sh->gen) : 0;
 		__u32 state;
 
 		if (LDA(&sh->magic) != PROF_SLAB_MAGIC)
+			continue;
+		/* a slab between two threads (slab.h): its last one's events
+		 * went with it */
+		if (live && (gen & 1))
 			continue;
 		state = LD(&sh->state);
 		if (state != PROF_SLAB_ALIVE && state != PROF_SLAB_EXITED)
@@ -2488,6 +2842,12 @@ int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out)
 			tt->ev[k].dur_node = LDA(&ev[k].dur_node);
 		}
 		h2 = LD(&r->head);
+		/* it changed hands during the copy: never two threads' events */
+		if (live && LD(&sh->gen) != gen) {
+			free(tt->ev);
+			tt->ev = NULL;
+			continue;
+		}
 		if (h2 < h1) {
 			/* heads only grow: not a ring a thread writes */
 			prof_trace__destroy(t);

@@ -742,6 +742,9 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 			prof_jw_start_object(&w);
 			prof_jw_u64_field(&w, "tid", t->tid);
 			prof_jw_string_field(&w, "name", t->name[0] ? t->name : t->comm);
+			/* the aggregate of the exited threads whose slabs were reused */
+			if (t->folds)
+				prof_jw_u64_field(&w, "exited_threads", t->folds);
 			/* unknown (an image from before it was measured): null */
 			prof_jw_name(&w, "probe_cost_ns");
 			if (s->zone_cost)

@@ -70,6 +70,20 @@ struct prof_rt {
 	const struct prof_site **site_keys;
 	__u32 *site_vals;
 	struct prof_tentry *threads;	/* newest first */
+	/*
+	 * Exited threads (slab.h, 3.2): the entries of those that gave their
+	 * slabs up, oldest first (a ring), folded into the aggregate all at
+	 * once when a new thread finds no free slab; and the aggregate's tree:
+	 * (parent, site) -> node + 1, as a thread's table.
+	 */
+	struct prof_tentry **free_te;	/* max_threads of them at most */
+	__u32 free_head, nfree;
+	struct prof_tentry **clean_te;	/* folded, their slabs cleared: free */
+	__u32 nclean;
+	struct prof_slab_hdr *agg;	/* NULL until the first fold */
+	__u32 *agg_table;
+	__u32 agg_mask, agg_nnodes, agg_res;
+	__u32 *fold_map;		/* a folding thread's node -> aggregate node */
 };
 
 extern struct prof_rt prof_rt;
@@ -88,6 +102,15 @@ static inline struct prof_slab_hdr *prof_rt_slab(__u32 i)
 static inline void *prof_rt_region(struct prof_slab_hdr *h, enum prof_region_id r)
 {
 	return (char *)h + prof_rt.region[r].off;
+}
+
+/* the width of histogram bucket b: d is in it when d - prof_hist_lo(b) is
+ * below this (the last bucket takes every longer delta too) */
+static inline __u64 prof_hist_span(unsigned int b)
+{
+	if (b + 1 >= PROF_HIST_BUCKETS)
+		return ~0ull - prof_hist_lo(b);
+	return prof_hist_lo(b + 1) - prof_hist_lo(b);
 }
 
 pid_t prof_gettid(void);

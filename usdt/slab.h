@@ -11,6 +11,7 @@
  *	struct prof_seg_hdr				at 0
  *	struct prof_site_ent[max_sites], site_size apart	at sites_off
  *	thread slab[max_threads], each slab_size bytes	at slabs_off
+ *	the exited threads' aggregate, a slab too	slab agg_slab (3.2)
  *	    struct prof_slab_hdr			at +0 (slab_hdr_size)
  *	    and the regions the header's region table places inside a slab:
  *	    PROF_REGION_NODES	struct prof_node[max_nodes], node_size apart
@@ -44,6 +45,48 @@
  * nodes of a thread are the path from its root to the node it is in.  A
  * reader adds (now - start) to an open node's total, and shows it open.
  *
+ * Exited threads (3.2): a slab is handed to one thread after another.
+ * An exited thread keeps its slab (state EXITED, shown as itself) until a
+ * new thread finds every slab taken: then the profiles of the exited
+ * threads (PROF_FOLD_RING at most) are folded into the aggregate, all in
+ * one window (so readers seldom race a fold), their slabs cleared, and
+ * one of them is the new thread's, the others the next threads'.  The aggregate is one more slab, at index agg_slab
+ * (max_threads, one past the threads' slabs, outside [0, nslabs)): a call
+ * tree of the folded threads merged by path (parent, site), tid 0, named
+ * "[exited threads]", no open call ever (an exited thread's open call
+ * never ended: it is not folded), its root's ticks the sum of their wall
+ * times, its CPU time oncpu_exit_ns - oncpu_start_ns, and 'folds' threads
+ * in it.  The app folds under its lock, in the new thread's first zone
+ * (a slow path, never a zone's fast path); readers only read.  A fold, in
+ * this order:
+ *
+ *	agg_seq becomes odd (then a release fence)
+ *	for each thread folded, k = folds + 1:
+ *	    its completed calls are added into the aggregate's nodes (its
+ *	        open calls are not: they never ended)
+ *	    its slab's gen becomes odd (release): the slab holds no thread
+ *	    fold_ring[(k - 1) % PROF_FOLD_RING] = { slab, its thread's gen }
+ *	    folds = k (release)
+ *	agg_seq becomes even (release)
+ *	then, gen odd, the slabs are cleared, and a new thread sets a slab's
+ *	gen even again (release) once the slab is its own.
+ *
+ * So in a live segment of minor >= 2 a thread is (slab, even gen), and a
+ * reader that races a reuse notices by gen.  A reader:
+ *	1. loads folds (acquire): N0;
+ *	2. for each slab loads gen (acquire): odd, skip the slab (its thread
+ *	   is in the aggregate, or it has none yet); copies it; loads gen
+ *	   again after an acquire fence: changed, drop the copy (the slab
+ *	   changed hands meanwhile: never mix two threads' numbers);
+ *	3. copies the aggregate inside agg_seq (even and unchanged around the
+ *	   copy, else again), with folds (N1) and the ring;
+ *	4. drops every copy whose (slab, gen) the ring holds for a fold in
+ *	   (N0, N1]: that thread exited during the read and is counted in
+ *	   the aggregate.  More than PROF_FOLD_RING folds: read again.
+ * Every thread is then counted once, in its slab or in the aggregate, and
+ * every count only grows from one read to the next.  An image (snap_tick
+ * set) holds the aggregate the same way, with folds and no ring.
+ *
  * Writers: "app" is the profiled process (the runtime in usdt/), and only
  * the thread that owns a slab writes that slab.  Readers never write.
  * Counters only grow; readers take deltas.  A count published with a
@@ -57,7 +100,7 @@
 
 #define PROF_SEG_MAGIC		0x31474553464f5250ULL	/* "PROFSEG1" */
 #define PROF_SEG_VERSION	3	/* the major: readers take only their own */
-#define PROF_SEG_MINOR		1	/* what this header describes; see above */
+#define PROF_SEG_MINOR		2	/* what this header describes; see above */
 #define PROF_SLAB_MAGIC		0x42414c53U		/* "SLAB" */
 #define PROF_SHM_PREFIX		"prof."			/* in /dev/shm */
 
@@ -126,6 +169,14 @@ struct prof_region {
 #define PROF_SITE_NONE		0xffffffffU	/* the overflow node's site */
 #define PROF_NO_SLOT		0xffffffffU
 
+/* a fold (3.2): the thread that went into the aggregate */
+#define PROF_FOLD_RING		128
+struct prof_fold {
+	__u32 slab;		/* its slab */
+	__u32 __pad;
+	__u64 gen;		/* its slab's gen while it held it (even) */
+};
+
 struct prof_seg_hdr {
 	__u64 magic;		/* app, once: PROF_SEG_MAGIC, stored last */
 	__u32 version;		/* app, once */
@@ -177,6 +228,13 @@ struct prof_seg_hdr {
 				 * it, ticks (measured at start) */
 	__u64 zone_inner;	/* app, once: of that, the part inside the zone's
 				 * own measurement */
+
+	/* 3.2: the exited threads (see above) */
+	__u32 agg_slab;		/* app, once: max_threads, the aggregate's slab;
+				 * PROF_NO_SLOT: none (an image without one) */
+	__u32 agg_seq;		/* app, release: odd while a fold runs */
+	__u64 folds;		/* app, pub: threads folded into the aggregate */
+	struct prof_fold fold_ring[PROF_FOLD_RING]; /* app: the last folds */
 };
 
 #define PROF_SITE_PUBLIC	0x1	/* PROF_DEFINE: shared by many sites */
@@ -214,9 +272,12 @@ struct prof_slab_hdr {
 	__u32 __pad2;
 
 	/* 3.0 */
-	__u64 gen;		/* app: bumped each time the slab is handed to a
-				 * thread; readers key what they cache on
-				 * (slab, gen), never on the index alone */
+	__u64 gen;		/* app, release: bumped each time the slab is
+				 * handed to a thread; readers key what they
+				 * cache on (slab, gen), never on the index
+				 * alone.  3.2: odd while the slab holds no
+				 * thread (folded, being cleared), a seqlock
+				 * for readers of a live segment (see above) */
 	__u64 oncpu_start_ns;	/* app, once: the thread's CPU time at its first
 				 * zone (CLOCK_THREAD_CPUTIME_ID) */
 	__u64 oncpu_exit_ns;	/* app: its CPU time at exit, 0 before */
@@ -396,5 +457,26 @@ static inline __u64 prof_slab_layout(__u32 max_nodes, unsigned int hist_shift,
 		ring_events ? PROF_RING_HDR_SIZE + (__u64)ring_events * sizeof(struct prof_event) : 0;
 	return prof_page_up(r[PROF_REGION_RING].off + r[PROF_REGION_RING].size);
 }
+
+/*
+ * The fences of the gen and agg_seq seqlocks (see the top): release after
+ * a writer makes its sequence odd, acquire before a reader loads it again.
+ * ThreadSanitizer has no fences: its builds (x86-64, where loads keep their
+ * order and stores theirs) take a compiler barrier, all x86 needs there.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define __PROF_SEQ_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define __PROF_SEQ_TSAN 1
+#endif
+#endif
+#ifdef __PROF_SEQ_TSAN
+#define prof_seq_fence_rel()	__asm__ __volatile__("" ::: "memory")
+#define prof_seq_fence_acq()	__asm__ __volatile__("" ::: "memory")
+#else
+#define prof_seq_fence_rel()	__atomic_thread_fence(__ATOMIC_RELEASE)
+#define prof_seq_fence_acq()	__atomic_thread_fence(__ATOMIC_ACQUIRE)
+#endif
 
 #endif /* PROF_SLAB_H */

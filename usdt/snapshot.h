@@ -105,6 +105,9 @@ struct prof_snap_thread {
 				 * node's ticks), or PROF_SNAP_UNKNOWN */
 	char comm[PROF_COMM_MAX]; /* its comm (pthread_setname_np) when read live */
 	__u64 oncpu_start;	/* the reader's: the slab's oncpu_start_ns */
+	__u64 folds;		/* > 0: not a thread but the aggregate of this
+				 * many exited threads (slab.h, 3.2), tid 0,
+				 * always the last of a snapshot's threads */
 };
 
 #define PROF_CGROUP_MAX		128	/* a cgroup's name, NUL included */
@@ -148,7 +151,9 @@ struct prof_snapshot {
 };
 
 /* copy and validate a segment image; 0 or -errno (-EINVAL: corrupt,
- * -EPROTO: unknown version, -ENOMEM) */
+ * -EPROTO: unknown version, -ENOMEM, -EBUSY: a live segment's aggregate
+ * of exited threads kept changing under the read, -EAGAIN: more threads
+ * were folded during each of several reads than slab.h's ring holds) */
 int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **snap);
 /* map fd read-only, read it, unmap */
 int prof_snapshot__read_fd(int fd, struct prof_snapshot **snap);
@@ -216,7 +221,8 @@ int prof_snapshot__write(const struct prof_snapshot *snap, void **buf, size_t *l
 size_t prof_snapshot__image_size(const struct prof_snapshot *snap);
 int prof_snapshot__write_into(const struct prof_snapshot *snap, void *mem, size_t len);
 
-/* a thread's name for reports: its PROF_THREAD_NAME or "tid N" */
+/* a thread's name for reports: its PROF_THREAD_NAME or "tid N"; the
+ * aggregate's "[exited threads] (N)" */
 const char *prof_snap_thread_label(const struct prof_snap_thread *t, char *buf, size_t len);
 /* a node's zone name ("[root]", "[overflow]" for the special ones) */
 const char *prof_snap_node_name(const struct prof_snapshot *s, const struct prof_snap_node *n);

@@ -155,11 +155,18 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	mt->tid = 0;
 	mt->state = PROF_SLAB_ALIVE;
 	mt->ksched_slot = PROF_NO_SLOT;
-	/* tid 0 and this name tell the renderers the thread is merged */
-	if (s->nthreads == 1)
-		snprintf(mt->name, sizeof(mt->name), "1 thread");
-	else
-		snprintf(mt->name, sizeof(mt->name), "all %u threads", s->nthreads);
+	/* tid 0 and this name tell the renderers the thread is merged; the
+	 * exited threads' aggregate counts as the threads it holds */
+	{
+		unsigned long long nt = 0;
+
+		for (i = 0; i < s->nthreads; i++)
+			nt += s->threads[i].folds ? s->threads[i].folds : 1;
+		if (nt == 1)
+			snprintf(mt->name, sizeof(mt->name), "1 thread");
+		else
+			snprintf(mt->name, sizeof(mt->name), "all %llu threads", nt);
+	}
 	err = merge_grow(m, &map, &cap, 1);
 	if (err)
 		goto cleanup;

@@ -276,6 +276,9 @@ int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json)
 	if (err) {
 		free(*json);
 		*json = NULL;
+	} else if (len && (*json)[len - 1] == '\n') {
+		/* a value in a line of the page */
+		(*json)[len - 1] = 0;
 	}
 	prof_snapshot__destroy(s);
 	prof_trace__destroy(t);

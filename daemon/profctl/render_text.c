@@ -346,7 +346,7 @@ static void process_title(FILE *f, const struct prof_snapshot *s, const struct p
 		fprintf(f, "container pid %u, cgroup %s, ", s->ns_pid,
 			s->cgroup[0] ? s->cgroup : "?");
 	/* merged (--threads): the thread's title says how many */
-	if (s->nthreads != 1 || s->threads[0].tid)
+	if (s->nthreads != 1 || s->threads[0].tid || s->threads[0].folds)
 		fprintf(f, "%u thread%s, ", s->nthreads, s->nthreads == 1 ? "" : "s");
 	fprintf(f, "clock %s", s->clock == PROF_CLOCK_TSC ? "tsc" : "mono");
 	if (s->flags & PROF_SEG_EXITED)

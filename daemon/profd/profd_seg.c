@@ -239,7 +239,8 @@ static bool snap_same(const struct prof_snapshot *a, const struct prof_snapshot 
 
 		/* up to the nodes, and after them but for the CPU time */
 		if (memcmp(x, y, offsetof(struct prof_snap_thread, nodes)) ||
-		    x->nnodes != y->nnodes || x->gen != y->gen || x->oncpu_ns != y->oncpu_ns ||
+		    x->nnodes != y->nnodes || x->gen != y->gen || x->folds != y->folds ||
+		    x->oncpu_ns != y->oncpu_ns ||
 		    memcmp(x->comm, y->comm, sizeof(x->comm)))
 			return false;
 		/* time passing moves only the open calls and the root */
