@@ -544,7 +544,7 @@ static void test_next_minor(void **state)
 	hdr(nimg)->node_size = PROF_NODE_SIZE - 8;
 	assert_int_equal(try_read(nimg, nlen), -EINVAL);
 	hdr(nimg)->node_size = PROF_NODE_SIZE + 16;
-	/* 3.0, before the event ring: read */
+	/* a table without the event ring (as 3.0 had): read, the ring absent */
 	hdr(nimg)->nregions = PROF_REGION_RING;
 	assert_int_equal(try_read(nimg, nlen), 0);
 	hdr(nimg)->nregions = PROF_REGION_RING - 1;
