@@ -312,7 +312,14 @@ static int seg_create(pid_t pid, __u64 token, char *name, size_t len)
  * a page the fast path first touches there raises SIGBUS.  So every page
  * is reserved (fallocate) on a slow path before anything writes it, and
  * what finds no room is not recorded, counted in the header's 'nospace'.
+ * The pages are mapped writable here too (MADV_POPULATE_WRITE, Linux 5.14;
+ * older kernels refuse it and fault them in later): otherwise the fast
+ * path takes a page fault at each first touch, one per 256 events of a new
+ * thread's ring, ~3 ns a zone over its first 16384 zones here.
  */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 static int seg_reserve(__u64 off, __u64 len)
 {
 	__u64 lo = off & ~4095ull, hi = (off + len + 4095) & ~4095ull;
@@ -321,6 +328,8 @@ static int seg_reserve(__u64 off, __u64 len)
 		return 0;
 	if (fallocate(prof_rt.seg_fd, 0, (off_t)lo, (off_t)(hi - lo)))
 		return -errno;
+	if (prof_rt.seg)
+		(void)madvise((char *)prof_rt.seg + lo, hi - lo, MADV_POPULATE_WRITE);
 	return 0;
 }
 
