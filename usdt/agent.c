@@ -15,7 +15,9 @@
  * does here is write an eventfd (prof_agent__kick).  Once connected and its
  * threads registered, it hands profd the segment's fd (PROFD_MSG_SEGMENT):
  * in a container, whose /dev/shm profd cannot see, that is how profd finds
- * the process.
+ * the process.  Before all that, on connecting, it hands profd an fd of its
+ * pid namespace (PROFD_MSG_PIDNS), by which profd knows which container the
+ * process is in without looking at /proc/PID/ns.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -772,7 +772,7 @@ static int do_pidns(struct conn *c, const struct profd_pidns *r, int fd)
 	if (c->pidns != SEG_PIDNS_OTHER)
 		ok = depth >= 0 && ino == c->pidns;
 	else
-		ok = depth >= 1 && prof_proc_nslevels(c->cred.pid) == depth + 1 &&
+		ok = depth >= 0 && prof_proc_nslevels(c->cred.pid) == depth + 1 &&
 		     !pidfd_exited(c->pidfd);
 	if (!ok) {
 		ctl_warn_uid(c->cred.uid, "ctl: pid %d uid %u handed over a pid namespace not its own",
