@@ -187,8 +187,10 @@ int profd_pidns(int fd, int nsfd)
 /*
  * Connected, and our pid namespace handed over, so that a profd that may
  * not look at /proc/PID/ns still answers in our terms.  A profd before
- * PROFD_MSG_PIDNS (protocol 4) drops the connection for it: connected
- * again without.  Refused, we are judged as before.
+ * PROFD_MSG_PIDNS (protocol 4) refuses it as malformed and drops the
+ * connection: connected again without.  Our namespace refused, we are
+ * judged as before; any other error (a refused connection, a hung profd)
+ * is the connection's.
  */
 int profd_connect(const char *path)
 {
@@ -204,7 +206,7 @@ int profd_connect(const char *path)
 	if (!err || err == -EPERM)
 		return fd;
 	close(fd);
-	return connect_raw(path);
+	return err == -EBADMSG ? connect_raw(path) : err;
 }
 
 /* a hung profd costs a status or a list one second, not ten */
