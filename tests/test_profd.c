@@ -2294,7 +2294,9 @@ static void test_idle_memory(void **state)
  * A container as a runtime makes one, with unshare(1): new pid, mount and
  * ipc namespaces (and a user namespace for a rootless one), a fresh /proc,
  * a fresh tmpfs on /dev/shm and on /run, and profd's socket bind-mounted
- * at the default path, or not at all.  tests/ctr_payload runs in it as its
+ * at the default path, or not at all (and with ctr_hide_ns, its pid 1's
+ * /proc/1/ns hidden: its runtime cannot hand profd its pid namespace, as
+ * one before protocol 5 does not).  tests/ctr_payload runs in it as its
  * pid 1, says "R 1" once registered ("U 1" if not), and lives until its
  * stdin closes.
  */
@@ -2303,11 +2305,14 @@ static const char ctr_script[] =
 	"mount -t tmpfs -o mode=1777 tmpfs /dev/shm\n"
 	"mount -t tmpfs tmpfs /run\n"
 	"mkdir -p /run/profd\n"
+	"if [ -n \"$HIDENS\" ]; then mount -t tmpfs tmpfs /proc/$$/ns; fi\n"
 	"if [ -n \"$HOSTSOCK\" ]; then\n"
 	"	touch /run/profd/profd.sock\n"
 	"	mount --bind \"$HOSTSOCK\" /run/profd/profd.sock\n"
 	"fi\n"
 	"exec env -u PROF_SOCKET -u PROFD_SOCKET \"$PAYLOAD\" $WAIT\n";
+
+static bool ctr_hide_ns;
 
 struct ctr {
 	pid_t unshare; /* the runtime */
@@ -2404,6 +2409,7 @@ static struct ctr ctr_start(uid_t uid, bool with_sock, const char *wait)
 		argv[k++] = ctr_script;
 		argv[k] = NULL;
 		setenv("HOSTSOCK", with_sock ? sock_path : "", 1);
+		setenv("HIDENS", ctr_hide_ns ? "1" : "", 1);
 		setenv("PAYLOAD", payload, 1);
 		setenv("WAIT", wait, 1);
 		execvp("unshare", (char *const *)(uintptr_t)argv);
@@ -2721,13 +2727,111 @@ static void test_container_rootless(void **state)
 	stop_profd();
 }
 
+/* a connection to profd that hands over no pid namespace; fd or -1 */
+static int connect_bare(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(sock_path) >= sizeof(sa.sun_path))
+		return -1;
+	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/*
+ * Claims of a pid namespace profd must refuse, as the unit runs it: a host
+ * process handing over the container's (it still gets the host's answers,
+ * the container's process by its host pid), and a process in the container
+ * handing over the host's (it gets nothing, not even a process profd
+ * could not place in a namespace) or one nested below its own; with its
+ * own, it gets the container's process as pid 1.  0, or the step that
+ * failed.
+ */
+static int ns_claims(pid_t ctr)
+{
+	struct profd_proc *procs;
+	char path[64];
+	int ctrns, hostns, ns, fd, st, bad;
+	size_t n, i;
+	pid_t p, q, k;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)ctr);
+	ctrns = open(path, O_RDONLY | O_CLOEXEC);
+	hostns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	if (ctrns < 0 || hostns < 0)
+		return 1;
+	fd = connect_bare();
+	if (fd < 0 || profd_pidns(fd, ctrns) != -EPERM)
+		return 2;
+	if (profd_list(fd, &procs, &n))
+		return 3;
+	for (i = 0; i < n && !(procs[i].pid == (__u32)ctr && procs[i].ns_pid == 1); i++)
+		;
+	free(procs);
+	close(fd);
+	if (i == n)
+		return 4;
+	p = fork();
+	if (p == 0) {
+		if (setns(ctrns, CLONE_NEWPID))
+			_exit(5);
+		q = fork();
+		if (q == 0) {
+			fd = connect_bare();
+			if (fd < 0 || profd_pidns(fd, hostns) != -EPERM)
+				_exit(6);
+			if (profd_list(fd, &procs, &n) || n)
+				_exit(7);
+			free(procs);
+			close(fd);
+			/* a namespace of its own making, one level below its own */
+			if (unshare(CLONE_NEWPID))
+				_exit(12);
+			/* the link is there once the namespace has its first process */
+			k = fork();
+			if (k == 0) {
+				pause();
+				_exit(0);
+			}
+			ns = open("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+			fd = connect_bare();
+			bad = ns < 0 || fd < 0 || profd_pidns(fd, ns) != -EPERM;
+			if (k > 0) {
+				kill(k, SIGKILL);
+				waitpid(k, NULL, 0);
+			}
+			if (bad)
+				_exit(13);
+			close(fd);
+			fd = profd_connect(sock_path);
+			if (fd < 0 || profd_list(fd, &procs, &n))
+				_exit(8);
+			bad = n != 1 || procs[0].pid != 1 || procs[0].ns_pid;
+			free(procs);
+			_exit(bad ? 9 : 0);
+		}
+		_exit(q > 0 && waitpid(q, &st, 0) == q && WIFEXITED(st) ? WEXITSTATUS(st) : 10);
+	}
+	bad = p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) ? WEXITSTATUS(st) : 11;
+	close(ctrns);
+	close(hostns);
+	return bad;
+}
+
 /*
  * The same under the least privilege the systemd unit gives profd (its own
  * uid, CAP_BPF, CAP_PERFMON, CAP_DAC_READ_SEARCH): no ptrace rights, so no
  * /proc/PID/ns.  The handover and NSpid still name the container's process
- * and its threads: listed and reported with kernel facts.  Inside, profd
- * cannot tell which namespace the asker is in: it answers with nothing
- * rather than with the host's processes.
+ * and its threads: listed and reported with kernel facts.  Inside, profctl
+ * proves its pid namespace with an fd of it, and so did the runtime with
+ * its handover: profd answers in the container's terms, with none of the
+ * host's processes; a namespace merely claimed is refused.
  */
 static void test_container_least_privilege(void **state)
 {
@@ -2736,10 +2840,10 @@ static void test_container_least_privilege(void **state)
 			       "PROF_SOCKET", "-u", "PROFD_SOCKET",
 			       sibling_bin("profctl", bin, sizeof(bin)), "list", "--format",
 			       "json", NULL };
-	char hp[16], *text = NULL;
+	char hp[16], key[32], *text = NULL;
 	struct profd_proc e;
 	struct child host;
-	struct ctr c;
+	struct ctr c, c2;
 	int fd;
 
 	(void)state;
@@ -2756,12 +2860,33 @@ static void test_container_least_privilege(void **state)
 	assert_int_equal(e.ns_pid, 1);
 	assert_int_equal(e.kernel, 1);
 	check_ctr_snapshot(fd, &c, 0);
+	/* a second container whose runtime cannot prove its namespace */
+	ctr_hide_ns = true;
+	c2 = ctr_start(0, true, "5");
+	ctr_hide_ns = false;
+	assert_string_equal(c2.said, "R 1\n");
+	assert_true(profd_entry(fd, c2.pid, &e));
+	assert_int_equal(e.ns_pid, 1);
 	snprintf(hp, sizeof(hp), "%d", (int)c.pid);
 	args[2] = hp;
 	assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
 	assert_non_null(strstr(text, "\"source\":\"profd\""));
-	assert_null(strstr(text, "\"pid\":"));
+	assert_non_null(strstr(text, "\"pid\":1,"));
+	assert_null(strstr(text, "\"ns_pid\""));
+	snprintf(key, sizeof(key), "\"pid\":%d,", (int)host.pid);
+	assert_null(strstr(text, key));
+	snprintf(key, sizeof(key), "\"pid\":%d,", (int)c.pid);
+	assert_null(strstr(text, key));
 	free(text);
+	args[12] = "report";
+	args[13] = "--pid";
+	args[14] = "1";
+	assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
+	assert_non_null(strstr(text, "process 1 (ctr_payload)"));
+	assert_non_null(strstr(text, "migrate_zone"));
+	free(text);
+	assert_int_equal(ns_claims(c.pid), 0);
+	ctr_end(&c2);
 	ctr_end(&c);
 	child_end(&host);
 	close(fd);

@@ -16,7 +16,9 @@
  * does here is write an eventfd (prof_agent__kick).  Once connected and its
  * threads registered, it hands profd the segment's fd (PROFD_MSG_SEGMENT):
  * in a container, whose /dev/shm profd cannot see, that is how profd finds
- * the process.
+ * the process.  Before all that, on connecting, it hands profd an fd of its
+ * pid namespace (PROFD_MSG_PIDNS), by which profd knows which container the
+ * process is in without looking at /proc/PID/ns.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -61,6 +63,7 @@ static struct {
 	/* agent thread only */
 	int sock;
 	bool handed; /* the segment went to this connection's profd */
+	bool no_pidns; /* profd does not take PROFD_MSG_PIDNS */
 	const struct prof_sched_rec *recs;
 	void *recs_mem; /* the same, for munmap */
 	size_t recs_len;
@@ -118,6 +121,36 @@ static void agent_sync_release(void)
 	pthread_mutex_unlock(&prof_rt.lock);
 }
 
+static int agent_send_fd(__u32 type, int fd, bool *broken);
+
+/*
+ * Our pid namespace, an fd of it: profd names our namespace by it where it
+ * may not look at /proc/PID/ns (a container's, profd under its unit).  A
+ * profd before it (protocol 4) refuses it as malformed (-EBADMSG) and drops
+ * the connection: -EAGAIN, and the next connection goes without.  0, or
+ * -errno (not connected); a refusal of the namespace is no error.
+ */
+static int agent_hand_pidns(void)
+{
+	bool broken;
+	int fd, err;
+
+	if (agent.no_pidns)
+		return 0;
+	fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	err = agent_send_fd(PROFD_MSG_PIDNS, fd, &broken);
+	if (!broken && err != -EBADMSG)
+		return 0;
+	close(agent.sock);
+	agent.sock = -1;
+	if (broken)
+		return err;
+	agent.no_pidns = true;
+	return -EAGAIN;
+}
+
 static int agent_connect(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -147,7 +180,7 @@ static int agent_connect(void)
 		return err;
 	}
 	agent.sock = fd;
-	return 0;
+	return agent_hand_pidns();
 }
 
 /* one REGISTER round trip: 0, 1 if profd refused the thread, or -errno
@@ -217,16 +250,16 @@ static int agent_request(__u32 tid, bool late, struct profd_registered *out, int
 }
 
 /*
- * Hand profd our segment (a dup of its fd, taken under the lock: a fork
- * child replaces it).  profd's refusal is no error: it finds the segment
- * by its name then, or not at all; -errno only for a broken connection.
+ * One request of type (SEGMENT, PIDNS: an 8-byte payload of zeros) with fd
+ * (taken); 0 if profd said OK, its ERROR's code, or -EPROTO / -errno for a
+ * broken connection (*broken set then).
  */
-static int agent_hand_segment(void)
+static int agent_send_fd(__u32 type, int fd, bool *broken)
 {
 	struct {
 		struct profd_hdr h;
-		struct profd_segment s;
-	} req = { { PROFD_MSG_SEGMENT, sizeof(req) }, { 0, 0 } };
+		struct profd_segment s; /* the layout of profd_pidns too */
+	} req = { { type, sizeof(req) }, { 0, 0 } };
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
@@ -240,15 +273,11 @@ static int agent_hand_segment(void)
 			      .msg_iovlen = 1,
 			      .msg_control = ctl.buf,
 			      .msg_controllen = sizeof(ctl.buf) };
+	struct profd_error e;
 	struct cmsghdr *c;
 	ssize_t n;
-	int fd;
 
-	pthread_mutex_lock(&prof_rt.lock);
-	fd = prof_rt.seg_fd >= 0 ? fcntl(prof_rt.seg_fd, F_DUPFD_CLOEXEC, 0) : -1;
-	pthread_mutex_unlock(&prof_rt.lock);
-	if (fd < 0)
-		return 0;
+	*broken = true;
 	memset(&ctl, 0, sizeof(ctl));
 	c = CMSG_FIRSTHDR(&msg);
 	c->cmsg_level = SOL_SOCKET;
@@ -265,7 +294,30 @@ static int agent_hand_segment(void)
 	if (profd_msg_check(rep.buf, (size_t)n) ||
 	    (rep.h.type != PROFD_MSG_OK && rep.h.type != PROFD_MSG_ERROR))
 		return -EPROTO;
-	return 0;
+	*broken = false;
+	if (rep.h.type == PROFD_MSG_OK)
+		return 0;
+	memcpy(&e, rep.buf + sizeof(rep.h), sizeof(e));
+	return e.err < 0 ? e.err : -EPROTO;
+}
+
+/*
+ * Hand profd our segment (a dup of its fd, taken under the lock: a fork
+ * child replaces it).  profd's refusal is no error: it finds the segment
+ * by its name then, or not at all; -errno only for a broken connection.
+ */
+static int agent_hand_segment(void)
+{
+	bool broken;
+	int fd, err;
+
+	pthread_mutex_lock(&prof_rt.lock);
+	fd = prof_rt.seg_fd >= 0 ? fcntl(prof_rt.seg_fd, F_DUPFD_CLOEXEC, 0) : -1;
+	pthread_mutex_unlock(&prof_rt.lock);
+	if (fd < 0)
+		return 0;
+	err = agent_send_fd(PROFD_MSG_SEGMENT, fd, &broken);
+	return broken ? err : 0;
 }
 
 /* map the array profd sent: read-only, validated geometry */

@@ -11,9 +11,16 @@
  * peer's pid namespace: a peer in a container names (and is answered
  * with) the pids it sees there, and sees only the processes of its
  * namespace; on the host, a process in a container is named by its host
- * pid, and ns_pid and cgroup say where it runs.
+ * pid, and ns_pid and cgroup say where it runs.  Which namespace a peer is
+ * in, profd learns from an fd of it the peer hands over (PIDNS: its
+ * /proc/self/ns/pid, checked against what the kernel says of the peer),
+ * never from a number it claims; a peer that sends none is judged as
+ * before (profd looks, where it may, at /proc/PID/ns/pid).
  *
  *	client			profd
+ *	PIDNS{} + fd	->	OK				(first: the peer's pid
+ *							 namespace; ERROR -EPERM
+ *							 if it is not the peer's)
  *	SEGMENT{} + fd	->	OK				(the agent's own segment:
  *							 profd follows it without a
  *							 path, say from a container)
@@ -56,6 +63,7 @@ enum profd_msg_type {
 	PROFD_MSG_SNAPSHOT,		/* profd: struct profd_snapshot_rep, + fd */
 	PROFD_MSG_RESET_REQ,		/* client: struct profd_pid_req */
 	PROFD_MSG_SEGMENT,		/* agent: struct profd_segment, + fd */
+	PROFD_MSG_PIDNS,		/* any: struct profd_pidns, + fd */
 	PROFD_MSG_TYPE_MAX,
 };
 
@@ -75,6 +83,12 @@ struct profd_error {
 
 /* the agent's segment fd rides along; profd checks it names the peer */
 struct profd_segment {
+	__u32 flags;			/* none yet: 0 */
+	__u32 __pad;
+};
+
+/* an fd of the peer's own pid namespace (/proc/self/ns/pid) rides along */
+struct profd_pidns {
 	__u32 flags;			/* none yet: 0 */
 	__u32 __pad;
 };
@@ -198,6 +212,7 @@ static inline __u32 profd_msg_len(__u32 type)
 		[PROFD_MSG_SNAPSHOT] = sizeof(struct profd_snapshot_rep),
 		[PROFD_MSG_RESET_REQ] = sizeof(struct profd_pid_req),
 		[PROFD_MSG_SEGMENT] = sizeof(struct profd_segment),
+		[PROFD_MSG_PIDNS] = sizeof(struct profd_pidns),
 	};
 
 	if (type == 0 || type >= PROFD_MSG_TYPE_MAX)

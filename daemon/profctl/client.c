@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,10 @@ const char *profd_socket_path(void)
 	return p && *p ? p : PROFD_SOCKET_DEFAULT;
 }
 
-int profd_connect(const char *path)
+static void quick(int fd, bool on);
+static int recv_rep(int fd, __u32 want, void *payload, size_t plen, int *rfd, __u32 *got);
+
+static int connect_raw(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval snd = { CLIENT_SEND_TIMEOUT_MS / 1000, 0 };
@@ -146,6 +150,63 @@ out:
 	if (pfd >= 0)
 		close(pfd);
 	return err;
+}
+
+int profd_pidns(int fd, int nsfd)
+{
+	struct {
+		struct profd_hdr h;
+		struct profd_pidns p;
+	} req = { { PROFD_MSG_PIDNS, sizeof(req) }, { 0, 0 } };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { &req, sizeof(req) };
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = ctl.buf,
+			      .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	int err;
+
+	memset(&ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &nsfd, sizeof(int));
+	if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(req))
+		return -errno ?: -EIO;
+	quick(fd, true);
+	err = recv_rep(fd, PROFD_MSG_OK, &req.p, 0, NULL, NULL);
+	quick(fd, false);
+	return err;
+}
+
+/*
+ * Connected, and our pid namespace handed over, so that a profd that may
+ * not look at /proc/PID/ns still answers in our terms.  A profd before
+ * PROFD_MSG_PIDNS (protocol 4) refuses it as malformed and drops the
+ * connection: connected again without.  Our namespace refused, we are
+ * judged as before; any other error (a refused connection, a hung profd)
+ * is the connection's.
+ */
+int profd_connect(const char *path)
+{
+	int fd = connect_raw(path), ns, err;
+
+	if (fd < 0)
+		return fd;
+	ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		return fd;
+	err = profd_pidns(fd, ns);
+	close(ns);
+	if (!err || err == -EPERM)
+		return fd;
+	close(fd);
+	return err == -EBADMSG ? connect_raw(path) : err;
 }
 
 /* a hung profd costs a status or a list one second, not ten */

@@ -62,8 +62,12 @@ struct profd_proc {
 
 /* socket path: $PROF_SOCKET, else $PROFD_SOCKET, else PROFD_SOCKET_DEFAULT */
 const char *profd_socket_path(void);
-/* connect with a short timeout; fd or -errno */
+/* connect with a short timeout, and hand over our pid namespace (an fd
+ * of /proc/self/ns/pid: PROFD_MSG_PIDNS); fd or -errno */
 int profd_connect(const char *path);
+/* hand profd nsfd as the caller's pid namespace: 0, or -EPERM if profd
+ * finds it is not the caller's, or -errno */
+int profd_pidns(int fd, int nsfd);
 int profd_status(int fd, struct profd_status *st);
 /* processes the caller may see; *procs malloc'd */
 int profd_list(int fd, struct profd_proc **procs, size_t *n);

@@ -84,8 +84,10 @@ __u32 seg_count(void);
 int seg_inotify_fd(void);
 void seg_inotify_event(void);
 /* a peer handed its segment over (fd, the peer's own: not taken); pid and
- * uid are the peer's, ours (SO_PEERCRED); 0 or -errno */
-int seg_adopt_fd(int fd, pid_t pid, uid_t uid);
+ * uid are the peer's, ours (SO_PEERCRED), pidns its connection's (the
+ * namespace it proved with an fd, where /proc/PID/ns cannot say); 0 or
+ * -errno */
+int seg_adopt_fd(int fd, pid_t pid, uid_t uid, __u64 pidns);
 /* for a peer of pid namespace pidns: uid may see the process (root sees
  * all), and only those of pidns if that is not ours, named as it names them */
 struct profd_wire_proc;
@@ -100,6 +102,8 @@ void seg_where(pid_t pid, __u64 pidns, __u32 *ns_pid, char *cgroup, size_t len, 
 /* our own pid namespace; pid's (an id to compare), 0 if it is gone */
 __u64 seg_pidns(void);
 __u64 seg_pidns_of(pid_t pid);
+/* seg_pidns_of's answer for a namespace it cannot name (not ours) */
+#define SEG_PIDNS_OTHER 1ull
 /* what a snapshot request is answered with: a snapshot, or, for a live
  * process with nothing to subtract, its segment itself (read-only) */
 struct seg_answer {

@@ -26,6 +26,15 @@
  * namespace, and its pids are translated both ways.  An agent may hand
  * over its segment's fd (PROFD_MSG_SEGMENT): profd follows a segment it
  * cannot name in its own /dev/shm without any path.
+ *
+ * Which namespace that is, /proc/PID/ns/pid says only with ptrace rights
+ * over the peer (the systemd unit gives none): a peer proves it instead by
+ * handing over an fd of its own (PROFD_MSG_PIDNS).  An fd cannot be
+ * forged, and it is taken only if it is a pid namespace's, the peer's by
+ * all the kernel lets us see: the same as /proc/PID/ns/pid where we may
+ * read that, else exactly as many levels below ours as the peer's NSpid
+ * has.  The host's namespace is never taken from a peer NSpid puts below
+ * it, nor another from a peer NSpid puts in ours.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,6 +47,7 @@
 #include <stdarg.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -46,6 +56,8 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/nsfs.h>
+#include <linux/sched.h>
 
 #include "prof.h"
 #include "profd.h"
@@ -734,6 +746,71 @@ static void status_memory(struct profd_wire_status *st)
 	st->last_drop_age_ns = m.last_drop_pid && now > m.last_drop_ns ? now - m.last_drop_ns : 0;
 }
 
+/*
+ * How many levels below ours the pid namespace at fd is (0: ours), or -1:
+ * none of ours, or not a pid namespace's fd at all.  *ino gets its inode.
+ */
+static int pidns_depth(int fd, __u64 *ino)
+{
+	static dev_t nsfs_dev;
+	struct stat st, own;
+	int cur, up, depth;
+
+	if (!nsfs_dev) {
+		if (stat("/proc/self/ns/pid", &own))
+			return -1;
+		nsfs_dev = own.st_dev;
+	}
+	if (fstat(fd, &st) || st.st_dev != nsfs_dev || ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWPID)
+		return -1;
+	*ino = (__u64)st.st_ino;
+	cur = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	/* pid namespaces nest 32 deep at most */
+	for (depth = 0; cur >= 0 && depth <= 32; depth++) {
+		if (fstat(cur, &st))
+			break;
+		if ((__u64)st.st_ino == seg_pidns()) {
+			close(cur);
+			return depth;
+		}
+		up = ioctl(cur, NS_GET_PARENT);
+		close(cur);
+		cur = up;
+	}
+	if (cur >= 0)
+		close(cur);
+	return -1;
+}
+
+/* the peer's pid namespace, proved by an fd of it */
+static int do_pidns(struct conn *c, const struct profd_pidns *r, int fd)
+{
+	__u64 ino = 0;
+	int depth;
+	bool ok;
+
+	if (fd < 0 || r->flags || r->__pad)
+		return conn_error(c, -EINVAL);
+	if (pidfd_exited(c->pidfd) || !c->pidns)
+		return conn_error(c, -ESRCH);
+	depth = pidns_depth(fd, &ino);
+	/* what the kernel told us of the peer stands: a claim must agree.
+	 * Else below ours, as deep as NSpid says the peer is, and it still
+	 * the peer (its pid not reused meanwhile) */
+	if (c->pidns != SEG_PIDNS_OTHER)
+		ok = depth >= 0 && ino == c->pidns;
+	else
+		ok = depth >= 0 && prof_proc_nslevels(c->cred.pid) == depth + 1 &&
+		     !pidfd_exited(c->pidfd);
+	if (!ok) {
+		ctl_warn_uid(c->cred.uid, "ctl: pid %d uid %u handed over a pid namespace not its own",
+			     (int)c->cred.pid, (unsigned)c->cred.uid);
+		return conn_error(c, -EPERM);
+	}
+	c->pidns = ino;
+	return conn_send(c, PROFD_MSG_OK, NULL, 0, -1);
+}
+
 /* the agent's own segment, handed over: followed if it has no name here */
 static int do_segment(struct conn *c, const struct profd_segment *r, int fd)
 {
@@ -743,7 +820,7 @@ static int do_segment(struct conn *c, const struct profd_segment *r, int fd)
 		return conn_error(c, -EINVAL);
 	if (pidfd_exited(c->pidfd) || !c->pidns)
 		return conn_error(c, -ESRCH);
-	err = seg_adopt_fd(fd, c->cred.pid, c->cred.uid);
+	err = seg_adopt_fd(fd, c->cred.pid, c->cred.uid, c->pidns);
 	if (err) {
 		log_debug("ctl: pid %d's segment not followed: %s", (int)c->cred.pid,
 			  strerror(-err));
@@ -931,8 +1008,8 @@ static int conn_request(struct conn *c)
 	c->last_ns = profd_now_ns();
 	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ? -EBADMSG
 							 : profd_msg_check(m.buf, (size_t)n);
-	/* an fd rides only with a segment */
-	if (!err && fd >= 0 && m.h.type != PROFD_MSG_SEGMENT)
+	/* an fd rides only with a segment or a pid namespace */
+	if (!err && fd >= 0 && m.h.type != PROFD_MSG_SEGMENT && m.h.type != PROFD_MSG_PIDNS)
 		err = -EBADMSG;
 	if (err) {
 		if (fd >= 0)
@@ -970,6 +1047,15 @@ static int conn_request(struct conn *c)
 
 		memcpy(&r, pl, sizeof(r));
 		err = do_segment(c, &r, fd);
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	case PROFD_MSG_PIDNS: {
+		struct profd_pidns r;
+
+		memcpy(&r, pl, sizeof(r));
+		err = do_pidns(c, &r, fd);
 		if (fd >= 0)
 			close(fd);
 		return err;

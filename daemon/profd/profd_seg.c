@@ -551,9 +551,9 @@ static __u32 seg_alive_of(uid_t uid)
  * has them; profd's systemd unit does not).  Without them, NSpid still
  * says whether it is ours: another is SEG_PIDNS_OTHER then, which matches
  * no peer's (a container's peer sees none of its namespace's processes
- * then, rather than every container's).  0 if pid is gone.
+ * then, rather than every container's, unless the peer proves its own
+ * with an fd of it: seg_adopt_fd's pidns).  0 if pid is gone.
  */
-#define SEG_PIDNS_OTHER 1ull
 
 __u64 seg_pidns_of(pid_t pid)
 {
@@ -598,10 +598,12 @@ static __u64 seg_magic(const struct seg *s)
 
 /*
  * Verify and map one new segment, open read-only at fd (taken): e names
- * it (pid and uid ours; e->ns_pid, if any, what its header says).  0, or
- * -errno (-EALREADY: followed already).
+ * it (pid and uid ours; e->ns_pid, if any, what its header says); pidns,
+ * if not 0, the pid namespace its process proved with an fd of it, which
+ * names a namespace /proc/PID/ns would not let us name.  0, or -errno
+ * (-EALREADY: followed already).
  */
-static int seg_follow(const struct prof_seg_ent *e, int fd)
+static int seg_follow(const struct prof_seg_ent *e, int fd, __u64 proved)
 {
 	struct prof_snapshot *snap = NULL;
 	struct stat st, pst;
@@ -632,6 +634,10 @@ static int seg_follow(const struct prof_seg_ent *e, int fd)
 	err = seg_ns_names((pid_t)e->pid, st.st_uid, &hdr_pid, &hdr_uid, &pidns);
 	if (!err && e->ns_pid && e->ns_pid != hdr_pid)
 		err = -ESRCH;
+	/* only where NSpid says another and /proc/PID/ns could not say which */
+	if (!err && pidns == SEG_PIDNS_OTHER && proved && proved != SEG_PIDNS_OTHER &&
+	    proved != sg.pidns)
+		pidns = proved;
 	/* gone meanwhile is no fault of the segment's */
 	if (err && prof_proc_start_token((pid_t)e->pid) == e->start_token)
 		bad_add(e->path, st.st_ino, "its pid or uid cannot be translated");
@@ -726,10 +732,10 @@ static void seg_adopt(const struct prof_seg_ent *e)
 		return;
 	fd = prof_seg_open(e);
 	if (fd >= 0)
-		seg_follow(e, fd);
+		seg_follow(e, fd, 0);
 }
 
-int seg_adopt_fd(int fd, pid_t pid, uid_t uid)
+int seg_adopt_fd(int fd, pid_t pid, uid_t uid, __u64 pidns)
 {
 	struct prof_seg_ent e = { .pid = (__u32)pid, .uid = (__u32)uid };
 	struct statfs sf;
@@ -761,7 +767,7 @@ int seg_adopt_fd(int fd, pid_t pid, uid_t uid)
 	rfd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (rfd < 0)
 		return -errno;
-	err = seg_follow(&e, rfd);
+	err = seg_follow(&e, rfd, pidns);
 	return err == -EALREADY ? 0 : err;
 }
 
