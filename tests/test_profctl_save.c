@@ -474,16 +474,62 @@ static void test_encode_decode(void **state)
 	s = test_snapshot(child);
 	assert_non_null(s);
 	assert_int_equal(prof_snapshot__write(s, &img, &ilen), 0);
+	/* a container's pid and cgroup travel in the header */
+	s->ns_pid = 7;
+	snprintf(s->cgroup, sizeof(s->cgroup), "%s", "docker-abc.scope");
 	assert_int_equal(prof_file_encode(s, &file, &flen), 0);
 	assert_true(flen < ilen);
 	assert_int_equal(prof_file_check(file, flen, PROF_FILE_IMAGE_MAX, &h), 0);
 	assert_int_equal(h.image_size, ilen);
 	assert_int_equal(h.pid, (unsigned int)child);
 	assert_string_equal(h.comm, s->comm);
+	assert_int_equal(h.ns_pid, 7);
+	assert_string_equal(h.cgroup, "docker-abc.scope");
 	back = calloc(1, ilen);
 	assert_non_null(back);
 	assert_int_equal(prof_file_decode(file, flen, back, ilen, 0), 0);
 	assert_memory_equal(back, img, ilen);
+	/* a file of the first, shorter header: read, with no container */
+	{
+		size_t cut = sizeof(h) - PROF_FILE_HDR_MIN, olen = flen - cut;
+		char *old = malloc(olen);
+		struct prof_file_hdr oh;
+
+		assert_non_null(old);
+		memcpy(old, file, PROF_FILE_HDR_MIN);
+		memcpy(old + PROF_FILE_HDR_MIN, (char *)file + sizeof(h), flen - sizeof(h));
+		((struct prof_file_hdr *)(void *)old)->hdr_size = PROF_FILE_HDR_MIN;
+		assert_int_equal(prof_file_check(old, olen, PROF_FILE_IMAGE_MAX, &oh), 0);
+		assert_int_equal(oh.ns_pid, 0);
+		assert_string_equal(oh.cgroup, "");
+		memset(back, 0, ilen);
+		assert_int_equal(prof_file_decode(old, olen, back, ilen, 0), 0);
+		assert_memory_equal(back, img, ilen);
+		free(old);
+	}
+	/* a newer writer's longer header: what this reader knows of it, the
+	 * rest skipped */
+	{
+		size_t grow = 64, nlen = flen + grow;
+		char *nw = calloc(1, nlen);
+		struct prof_file_hdr nh;
+
+		assert_non_null(nw);
+		memcpy(nw, file, sizeof(h));
+		memcpy(nw + sizeof(h) + grow, (char *)file + sizeof(h), flen - sizeof(h));
+		((struct prof_file_hdr *)(void *)nw)->hdr_size = (__u32)(sizeof(h) + grow);
+		assert_int_equal(prof_file_check(nw, nlen, PROF_FILE_IMAGE_MAX, &nh), 0);
+		assert_int_equal(nh.ns_pid, 7);
+		memset(back, 0, ilen);
+		assert_int_equal(prof_file_decode(nw, nlen, back, ilen, 0), 0);
+		assert_memory_equal(back, img, ilen);
+		/* a header size that is not a header's */
+		((struct prof_file_hdr *)(void *)nw)->hdr_size = PROF_FILE_HDR_MIN - 8;
+		assert_int_equal(prof_file_check(nw, nlen, PROF_FILE_IMAGE_MAX, NULL), -EINVAL);
+		((struct prof_file_hdr *)(void *)nw)->hdr_size = PROF_FILE_HDR_MAX + 8;
+		assert_int_equal(prof_file_check(nw, nlen, PROF_FILE_IMAGE_MAX, NULL), -EINVAL);
+		free(nw);
+	}
 	/* a max below the image refuses it */
 	assert_int_equal(prof_file_check(file, flen, ilen - 8, NULL), PROF_FILE_E_BIG);
 	/* one flipped byte in the body: the hash says so */

@@ -2596,6 +2596,20 @@ static void test_container(void **state)
 		assert_non_null(strstr(text, "\"ns_pid\":1,\"cgroup\":"));
 		free(text);
 	}
+	{
+		/* a saved profile says where it ran too */
+		char file[128];
+		const char *save[] = { "save", "--pid", hp, "-o", file, NULL };
+		const char *back[] = { "report", "--input", file, NULL };
+
+		snprintf(file, sizeof(file), SOCK_DIR "/ctr.%d.prof", (int)getpid());
+		assert_int_equal(profctl_run(save, false, &text), 0);
+		free(text);
+		assert_int_equal(profctl_run(back, false, &text), 0);
+		assert_non_null(strstr(text, "container pid 1, cgroup "));
+		free(text);
+		unlink(file);
+	}
 
 	/* profctl inside, through the bind-mounted socket: its own pids only */
 	{

@@ -103,6 +103,9 @@ int prof_file_encode(const struct prof_snapshot *s, void **buf, size_t *len)
 	h.pid = s->pid;
 	memcpy(h.comm, s->comm, sizeof(h.comm));
 	h.comm[sizeof(h.comm) - 1] = '\0';
+	h.ns_pid = s->ns_pid;
+	memcpy(h.cgroup, s->cgroup, sizeof(h.cgroup));
+	h.cgroup[sizeof(h.cgroup) - 1] = '\0';
 	memcpy(out, &h, sizeof(h));
 	*buf = out;
 	*len = sizeof(h) + blen;
@@ -163,11 +166,18 @@ int prof_file_check(const void *buf, size_t len, __u64 image_max, struct prof_fi
 	memcpy(&h, buf, offsetof(struct prof_file_hdr, bom));
 	if (h.version != PROF_FILE_VERSION)
 		return PROF_FILE_E_VERSION;
-	if (len < sizeof(h))
+	if (len < PROF_FILE_HDR_MIN)
 		return PROF_FILE_E_TRUNC;
-	memcpy(&h, buf, sizeof(h));
-	if (h.hdr_size != sizeof(h))
+	memset(&h, 0, sizeof(h));
+	memcpy(&h, buf, PROF_FILE_HDR_MIN);
+	if (h.hdr_size < PROF_FILE_HDR_MIN || h.hdr_size > PROF_FILE_HDR_MAX || h.hdr_size % 8)
 		return -EINVAL;
+	if (len < h.hdr_size)
+		return PROF_FILE_E_TRUNC;
+	/* what this reader knows of the header; a longer one's rest is skipped */
+	memcpy(&h, buf, h.hdr_size < sizeof(h) ? h.hdr_size : sizeof(h));
+	h.comm[sizeof(h.comm) - 1] = '\0';
+	h.cgroup[sizeof(h.cgroup) - 1] = '\0';
 	if (h.bom != PROF_FILE_BOM)
 		return PROF_FILE_E_ORDER;
 	if (h.seg_version != PROF_SEG_VERSION)
@@ -176,9 +186,9 @@ int prof_file_check(const void *buf, size_t len, __u64 image_max, struct prof_fi
 		return -EINVAL;
 	if (h.image_size > image_max)
 		return PROF_FILE_E_BIG;
-	if (h.body_size > len - sizeof(h))
+	if (h.body_size > len - h.hdr_size)
 		return PROF_FILE_E_TRUNC;
-	if (h.body_size < len - sizeof(h))
+	if (h.body_size < len - h.hdr_size)
 		return -EINVAL;
 	if (hdr)
 		*hdr = h;
@@ -198,7 +208,7 @@ int prof_file_decode(const void *buf, size_t len, void *img, size_t img_len, uns
 		return err;
 	if (h.image_size != img_len)
 		return -EINVAL;
-	p += sizeof(h);
+	p += h.hdr_size;
 	end = p + h.body_size;
 	if (!(flags & PROF_FILE_NO_HASH) && fnv1a(p, h.body_size) != h.body_hash)
 		return PROF_FILE_E_HASH;

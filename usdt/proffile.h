@@ -4,7 +4,7 @@
  * leaves the machine (`profctl save`, PROF_SAVE=PATH at exit), read back
  * by `profctl report --input` and `profctl diff`.
  *
- * The file is a fixed header, then the snapshot's segment image
+ * The file is a header (hdr_size bytes, which may grow), then the snapshot's segment image
  * (prof_snapshot__write: the layout of slab.h, PROF_SEG_VERSION, only the
  * nodes in use) with its runs of zero words squeezed out:
  *
@@ -55,7 +55,16 @@ struct prof_file_hdr {
 	__u32 pid;		/* the process, for people (the image says too) */
 	__u32 __pad;
 	char comm[PROF_COMM_MAX];
+	/* added in version 1 (hdr_size says whether a file has them; a reader
+	 * takes what it knows of a longer header and skips the rest) */
+	__u32 ns_pid;		/* in a container: the pid there, else 0 */
+	__u32 __pad2;
+	char cgroup[PROF_CGROUP_MAX]; /* in a container: its cgroup, else "" */
 };
+/* the header's first size: files written before ns_pid and cgroup */
+#define PROF_FILE_HDR_MIN	offsetof(struct prof_file_hdr, ns_pid)
+/* a header longer than this is corrupt, whatever its writer knew */
+#define PROF_FILE_HDR_MAX	4096
 
 /* prof_file_decode flags: the fuzzer's, to reach past the hash */
 #define PROF_FILE_NO_HASH	0x1

@@ -153,14 +153,17 @@ int pc_read_file(const char *path, int fd, unsigned int flags, struct prof_snaps
 	if (!err)
 		err = file_image_fd(buf, len, &img);
 	if (!err) {
-		memcpy(&h, buf, sizeof(h));
+		prof_file_check(buf, len, PROF_FILE_IMAGE_MAX, &h);
 		err = prof_snapshot__read_fd_opts(img, flags, snap);
 		close(img);
 		/* the image checked out, the segment in it did not */
 		if (err == -EPROTO)
 			err = PROF_FILE_E_VERSION;
-		if (!err)
+		if (!err) {
 			(*snap)->span_ns = h.span_ns;
+			(*snap)->ns_pid = h.ns_pid;
+			memcpy((*snap)->cgroup, h.cgroup, sizeof((*snap)->cgroup));
+		}
 	}
 said:
 	free(buf);
