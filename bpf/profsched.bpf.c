@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * profsched.bpf.c - the kernel word: per registered thread, count switches
- * out, migrations and time spent switched out.
+ * out, migrations and time spent switched out; and its last runs on a CPU
+ * (slices), for the timeline of profctl trace.
  *
  * profd names each registered thread's slot in 'tidslots' (by tid), and
  * in 'slots' the slot's current assignment and where its record lives:
@@ -80,7 +81,8 @@ static __always_inline __u32 tid_slot(__u64 word, __u32 tid)
 	return (__u16)(word >> (16 * (tid % PROF_SCHED_TIDS_PER_WORD)));
 }
 
-static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task)
+static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task,
+						     struct prof_sched_slot **slotp)
 {
 	struct prof_sched_slot *sl;
 	struct prof_sched_rec *r;
@@ -123,15 +125,31 @@ static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task)
 		r->preempt_seq = 0;
 		r->block_seq = 0;
 		r->out_cpus = ~0ULL;
-		r->out_ns = 0;
+		r->mark_ns = 0;
 		r->last_cpu = PROF_SCHED_CPU_NONE;
 		r->tid = tid;
 		r->start = start;
+		WRITE_ONCE_U64(&sl->tl.head, 0);
+		sl->tl.clk_rq = 0;
+		sl->tl.clk_off = 0;
+		WRITE_ONCE_U64(&sl->tl.gen, g);
 		WRITE_ONCE_U64(&r->gen, g);
 	} else if (r->start != start) {
 		return NULL; /* another task with the registered tid */
 	}
+	*slotp = sl;
 	return r;
+}
+
+/* now (the run queue clock) as CLOCK_MONOTONIC: the helper at most once a
+ * PROF_SCHED_CLK_NS of the thread's switches, not at every one */
+static __always_inline __u64 mono_of(struct prof_sched_slices *v, __u64 now)
+{
+	if (now - v->clk_rq > PROF_SCHED_CLK_NS) {
+		v->clk_off = bpf_ktime_get_ns() - now;
+		v->clk_rq = now;
+	}
+	return now + v->clk_off;
 }
 
 /*
@@ -187,13 +205,15 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	struct prof_sched_rec *out, *in;
+	struct prof_sched_slot *out_slot = NULL, *in_slot = NULL;
 	__u32 cpu;
-	__u64 now, seq;
+	__u64 now, seq, mark;
+	bool runnable;
 
-	out = rec_of(prev);
+	out = rec_of(prev, &out_slot);
 	if (out && targ_tgid && prev->tgid != targ_tgid)
 		out = NULL;
-	in = rec_of(next);
+	in = rec_of(next, &in_slot);
 	if (in && targ_tgid && next->tgid != targ_tgid)
 		in = NULL;
 	if (!out && !in)
@@ -206,7 +226,8 @@ int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct t
 		seq = out->seq;
 		/* switches live in the low half: wrap inside it */
 		seq = (seq & ~0xffffffffULL) | (__u32)((__u32)seq + 1);
-		out->out_ns = now;
+		mark = out->mark_ns;
+		out->mark_ns = now & ~1ULL;
 		{
 			__u32 sh = 16 * ((__u32)seq % 4);
 
@@ -217,12 +238,32 @@ int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct t
 		if (out->last_cpu == PROF_SCHED_CPU_NONE)
 			out->last_cpu = cpu;
 		/* runnable when switched out: preempted, else it slept */
-		if (preempt || task_runnable(prev))
+		runnable = preempt || task_runnable(prev);
+		if (runnable)
 			out->preempt_seq = (__u32)seq;
 		else
 			out->block_seq = (__u32)seq;
 		/* one 64-bit store: the fast path reads seq whole */
 		WRITE_ONCE_U64(&out->seq, seq);
+
+		/* the run that ends here, then head: it publishes the slice */
+		if (out_slot) {
+			struct prof_sched_slices *v = &out_slot->tl;
+			__u64 h = v->head, on = now - (mark & ~1ULL);
+			struct prof_sched_slice *sl = &v->s[h & (PROF_SCHED_SLICES - 1)];
+			__u16 fl = runnable ? PROF_SLICE_PREEMPTED : PROF_SLICE_BLOCKED;
+
+			/* the run began at the switch in marked (bit 0) */
+			if (!(mark & 1) || now < mark) {
+				on = 0;
+				fl |= PROF_SLICE_NO_START;
+			}
+			sl->end_ns = mono_of(v, now);
+			sl->on_ns = on > 0xffffffffULL ? 0xffffffffU : (__u32)on;
+			sl->cpu = (__u16)cpu;
+			sl->flags = fl;
+			WRITE_ONCE_U64(&v->head, h + 1);
+		}
 	}
 
 	/*
@@ -232,19 +273,18 @@ int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct t
 	 * with out_cpus: see profsched.h).
 	 */
 	if (in) {
-		/* out_ns == 0: never seen going out since the slot was assigned */
-		if (in->out_ns) {
-			/* two CPUs' run queue clocks may disagree by a little: a
-			 * time that went backwards adds nothing */
-			if (now > in->out_ns)
-				WRITE_ONCE_U64(&in->offcpu_ns, in->offcpu_ns + (now - in->out_ns));
-		}
+		/* a switch out marked (bit 0 clear, not 0): the time since is off
+		 * the CPU.  Two CPUs' run queue clocks may disagree by a little:
+		 * a time that went backwards adds nothing */
+		mark = in->mark_ns;
+		if (mark && !(mark & 1) && now > mark)
+			WRITE_ONCE_U64(&in->offcpu_ns, in->offcpu_ns + (now - mark));
 		if (in->last_cpu != PROF_SCHED_CPU_NONE && cpu != in->last_cpu) {
 			seq = in->seq + (1ULL << PROF_SCHED_SEQ_MIGR_SHIFT);
 			WRITE_ONCE_U64(&in->seq, seq);
 		}
 		in->last_cpu = cpu;
-		in->out_ns = 0;
+		in->mark_ns = now | 1;
 	}
 	return 0;
 }

@@ -35,7 +35,8 @@
 struct prof_sched_rec {
 	__u64 seq;		/* low 32 bits: switches out, high 32: migrations */
 	__u64 offcpu_ns;	/* accumulated time switched out */
-	__u64 out_ns;		/* bpf only: when it last switched out, 0 = running */
+	__u64 mark_ns;		/* bpf only: its last switch, out (bit 0 clear) or
+				 * in (bit 0 set); 0 = none seen yet */
 	__u32 tid;		/* bpf: owner, set with gen */
 	__u32 last_cpu;		/* bpf only: cpu it last ran on (set when it
 				 * comes back), or PROF_SCHED_CPU_NONE */
@@ -50,16 +51,53 @@ struct prof_sched_rec {
 };
 
 /*
+ * The scheduler's timeline of a registered thread: its last
+ * PROF_SCHED_SLICES runs on a CPU, one slice written at each switch out,
+ * in CLOCK_MONOTONIC ns (the run queue clock the program reads, mapped to
+ * it by an offset the thread's own switches refresh every PROF_SCHED_CLK_NS:
+ * and one helper call a millisecond at most).  Kept in the thread's slot
+ * (below), beside what the program reads there anyway (a separate map's
+ * page cost 8 ns a switch more); only profd reads them (it answers a client
+ * allowed to see the process), no process maps them.  The program writes a slice, then
+ * publishes it with 'head'; a reader copies, reads head again and keeps
+ * what the writer cannot have reached (index > head - PROF_SCHED_SLICES).
+ * Stores publish in order on x86 (TSO); elsewhere the newest slice may
+ * rarely be torn.
+ */
+#define PROF_SCHED_SLICES	64	/* a power of two */
+#define PROF_SCHED_CLK_NS	1000000	/* the clock offset's refresh */
+#define PROF_SLICE_PREEMPTED	0x1	/* switched out runnable */
+#define PROF_SLICE_BLOCKED	0x2	/* switched out asleep */
+#define PROF_SLICE_NO_START	0x4	/* its switch in was not seen: on_ns 0 */
+
+struct prof_sched_slice {
+	__u64 end_ns;		/* when it switched out */
+	__u32 on_ns;		/* how long it ran (at most 2^32 - 1) */
+	__u16 cpu;
+	__u16 flags;		/* PROF_SLICE_* */
+};
+
+struct prof_sched_slices {
+	__u64 gen;		/* bpf: the assignment they belong to, set (last)
+				 * when the program starts the record afresh */
+	__u64 head;		/* bpf: slices written: n is at s[n % PROF_SCHED_SLICES] */
+	__u64 clk_rq;		/* bpf only: the run queue clock when clk_off was */
+	__u64 clk_off;		/* bpf only: CLOCK_MONOTONIC less that clock */
+	struct prof_sched_slice s[PROF_SCHED_SLICES];
+};
+
+/*
  * A slot (profd's, one per registered thread on the machine) and where its
  * record lives: records are kept per uid, one array for each uid with a
  * registered thread ('uidrecs'[uidx]), and a process is handed only its
- * uid's array, so nobody reads another user's threads.  Written by profd
- * ('slots'), read by the program.
+ * uid's array, so nobody reads another user's threads.  gen, uidx and idx
+ * are written by profd ('slots') and read by the program; tl the other way.
  */
 struct prof_sched_slot {
 	__u64 gen;		/* the assignment: written last, after uidx and idx */
 	__u32 uidx;		/* the uid's array in 'uidrecs' */
 	__u32 idx;		/* the record in that array */
+	struct prof_sched_slices tl; /* bpf: the thread's timeline; profd reads */
 };
 
 /*

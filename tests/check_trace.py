@@ -5,10 +5,15 @@
   check_trace.py exact TRACE REPORT   the worker thread's timeline: 5 outer
       calls of 3 inner each and 2 sleeps, nested, named, and summing per zone
       to the report's totals (REPORT: profctl report --format json)
-  check_trace.py slow TRACE           ticks up to a call of "tick" of 500 ms
+  check_trace.py slow TRACE           ticks up to a call of "tick" of 50 ms
       or more, the last, with its 5 "tick_child" calls inside it
+  check_trace.py at TRACE ZONE US TOL the one call of ZONE starts within TOL us
+      of US (CLOCK_MONOTONIC)
   check_trace.py facts TRACE          (profd) 5 "tr_hop" calls migrated, each with
-      its instant mark, 5 "tr_nap" calls blocked and not migrated
+      its instant mark, 5 "tr_nap" calls blocked and not migrated; on the
+      thread's scheduler track, a blocked "off cpu" slice of the sleep inside
+      each "tr_nap", runs on CPU 0 and on CPU 1 inside each "tr_hop", and runs
+      that never overlap
 
 Exits 0 when it holds, else 1 with what did not.
 """
@@ -100,7 +105,7 @@ def slow(trace):
         fail("only %d ticks before the slow one" % len(ticks))
     # the capture ends with the slow call: the last to end, the longest
     b = max(ticks, key=lambda e: e["ts"] + e["dur"])
-    if b["dur"] < 450000:  # five children of 100 ms (a clock apart: a little less)
+    if b["dur"] < 45000:  # five children of 10 ms (a clock apart: a little less)
         fail("the last tick lasted %.3f ms, not the slow one" % (b["dur"] / 1000))
     kids = [e for e in d["traceEvents"] if e["ph"] == "X" and e["name"] == "tick_child"
             and e["tid"] == b["tid"] and inside(e, b)]
@@ -129,6 +134,47 @@ def facts(trace):
         a = n.get("args", {})
         if not a.get("blocked") or a.get("migrated"):
             fail("a call that slept is not blocked (or moved): %r" % n)
+    # the scheduler's track of the thread (profd's slices)
+    tid = naps[0]["tid"]
+    names = [e for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"
+             and e["args"]["name"] == "scheduler: tid %d" % tid]
+    if len(names) != 1:
+        fail("no scheduler track for tid %d" % tid)
+    track = names[0]["tid"]
+    sl = sorted((e for e in x if e["tid"] == track), key=lambda e: e["ts"])
+    if any(e.get("cat") != "sched" for e in sl):
+        fail("a zone on the scheduler track")
+    for a, b in zip(sl, sl[1:]):
+        if b["ts"] < a["ts"] + a["dur"] - 0.002:
+            fail("scheduler slices overlap: %r %r" % (a, b))
+    runs = [e for e in sl if e["name"].startswith("cpu ")]
+    for e in runs:
+        if e["name"] != "cpu %d" % e["args"]["cpu"]:
+            fail("a run's name is not its cpu: %r" % e)
+    # the clocks of zones and slices agree to a few us (one CLOCK_MONOTONIC)
+    tol = 5.0
+    for n in naps:
+        off = [e for e in sl if e["name"] == "off cpu" and e["args"]["why"] == "blocked"
+               and e["ts"] >= n["ts"] - tol and e["ts"] + e["dur"] <= n["ts"] + n["dur"] + tol
+               and e["dur"] >= 1800]
+        if len(off) != 1:
+            fail("%d blocked off-cpu slices of 1.8 ms or more inside a 2 ms sleep's zone %r"
+                 % (len(off), n))
+    for h in hops:
+        cpus = {e["args"]["cpu"] for e in runs
+                if e["ts"] < h["ts"] + h["dur"] and e["ts"] + e["dur"] > h["ts"]}
+        if not {0, 1} <= cpus:
+            fail("a call that ran on CPUs 0 and 1 has runs on %r" % sorted(cpus))
+
+
+def at(trace, zone, us, tol):
+    d = load(trace)
+    calls = [e for e in d["traceEvents"] if e["ph"] == "X" and e["name"] == zone]
+    if len(calls) != 1:
+        fail("%d calls of %s, want 1" % (len(calls), zone))
+    off = calls[0]["ts"] - float(us)
+    if abs(off) > float(tol):
+        fail("%s starts %.3f us from when the clock said it did (at most %s)" % (zone, off, tol))
 
 
 if __name__ == "__main__":
@@ -138,6 +184,8 @@ if __name__ == "__main__":
         slow(sys.argv[2])
     elif len(sys.argv) == 3 and sys.argv[1] == "facts":
         facts(sys.argv[2])
+    elif len(sys.argv) == 6 and sys.argv[1] == "at":
+        at(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     else:
         print(__doc__)
         sys.exit(2)

@@ -3,7 +3,9 @@
  * test_profctl_trace.c - unit: profctl trace on live processes, without
  * profd.  The timeline of a known program is exactly its calls, nested
  * and summing to the report (tests/check_trace.py reads the JSON); --slow
- * catches the one 500 ms call among 100,000 of 1 us, with its children.
+ * catches the one 50 ms call among 100,000 of 1 us, with its children; a
+ * live program's tick rate is taken again, so a zone is where the clock
+ * said it was.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -250,7 +252,7 @@ static void ticking(int ready, int go)
 		if (i == 50000) {
 			for (int k = 0; k < 5; k++) {
 				PROF_USDT(tick_child);
-				spin_ns(100000000);
+				spin_ns(10000000);
 			}
 		} else {
 			spin_ns(1000);
@@ -263,7 +265,7 @@ static void ticking(int ready, int go)
 static void test_slow(void **state)
 {
 	char pid[16], out[96], err[256] = "";
-	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "--slow", "tick:300ms",
+	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "--slow", "tick:40ms",
 			     "-o", out, NULL };
 	int go, e[2], st;
 	pid_t p, w;
@@ -294,6 +296,87 @@ static void test_slow(void **state)
 	close(e[0]);
 	assert_int_equal(check("slow", out, NULL), 0);
 	stop(p, go);
+}
+
+/*
+ * A zone well after the start, with the CLOCK_MONOTONIC of its start said
+ * on the ready pipe.  In between, the parent spoils the segment's tick
+ * rate by 1% (a start-up calibration gone wrong, 10,000 ppm): 3 ms off by
+ * then, which trace must not show.
+ */
+static void late_mark(int ready, int go)
+{
+	struct timespec ts;
+	char c, line[64];
+	int n;
+
+	{
+		PROF_USDT(rt_first); /* the segment: tick_base is now */
+	}
+	if (write(ready, "r", 1) != 1 || read(go, &c, 1) != 1)
+		_exit(3);
+	usleep(300000);
+	{
+		PROF_USDT(rt_mark);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		spin_ns(1000000);
+	}
+	n = snprintf(line, sizeof(line), "%.3f\n",
+		     (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3);
+	if (write(ready, line, (size_t)n) != n || read(go, &c, 1) < 0)
+		_exit(3);
+}
+
+static void test_rate(void **state)
+{
+	char pid[16], out[96], path[1][96], at[64] = "", cmd[512];
+	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "-o", out, NULL };
+	int ready[2], go[2], fd;
+	__u64 hz;
+	ssize_t k;
+	size_t got = 0;
+	pid_t p;
+	char c;
+
+	(void)state;
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(ready[0]);
+		close(go[1]);
+		late_mark(ready[1], go[0]);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	assert_int_equal(test_seg_paths(p, prof_proc_start_token(p), path, 1), 1);
+	fd = open(path[0], O_RDWR | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &hz, sizeof(hz), offsetof(struct prof_seg_hdr, tick_hz)),
+			 sizeof(hz));
+	hz += hz / 100;
+	assert_int_equal(pwrite(fd, &hz, sizeof(hz), offsetof(struct prof_seg_hdr, tick_hz)),
+			 sizeof(hz));
+	close(fd);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	while (!strchr(at, '\n') && (k = read(ready[0], at + got, sizeof(at) - 1 - got)) > 0)
+		got += (size_t)k;
+	assert_non_null(strchr(at, '\n'));
+	*strchr(at, '\n') = 0;
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(out, sizeof(out), "%s/rate.json", dir);
+	assert_int_equal(profctl(tr), 0);
+	close(go[1]);
+	close(ready[0]);
+	assert_int_equal(waitpid(p, NULL, 0), p);
+	/* within 100 us of the clock's own word, not 3 ms */
+	snprintf(cmd, sizeof(cmd), "python3 tests/check_trace.py at %s rt_mark %s 100 >&2", out,
+		 at);
+	assert_int_equal(system(cmd), 0);
 }
 
 /* what a user gets wrong: one line each, exit 2 */
@@ -335,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_speedscope),
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_slow),
+		cmocka_unit_test(test_rate),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1157,6 +1157,7 @@ struct as_user_res {
 	int snapshot; /* 0 or -errno */
 	int reset;    /* 0 or -errno */
 	int listed;   /* profd lists it to them */
+	int slices;   /* threads whose scheduler slices they got, or -errno */
 };
 
 /* in a child as uid: snapshot, reset and list pid through profd */
@@ -1165,11 +1166,13 @@ static struct as_user_res as_user(uid_t uid, pid_t pid)
 	struct as_user_res r;
 	struct profd_proc *procs;
 	struct prof_snapshot *s;
-	int st[3] = { 0, 0, 0 }, p[2], fd;
+	struct profd_slices_thread *sl;
+	int st[4] = { 0, 0, 0, 0 }, p[2], fd;
 	size_t n, i;
+	__u32 nsl;
 	pid_t k;
 
-	r.snapshot = r.reset = -EIO;
+	r.snapshot = r.reset = r.slices = -EIO;
 	r.listed = 0;
 	if (pipe(p))
 		return r;
@@ -1182,6 +1185,11 @@ static struct as_user_res as_user(uid_t uid, pid_t pid)
 		if (!st[0])
 			prof_snapshot__destroy(s);
 		st[1] = profd_reset(fd, pid);
+		st[3] = profd_slices(fd, pid, &sl, &nsl);
+		if (!st[3]) {
+			st[3] = (int)nsl;
+			free(sl);
+		}
 		if (!profd_list(fd, &procs, &n)) {
 			for (i = 0; i < n; i++)
 				st[2] |= procs[i].pid == (__u32)pid;
@@ -1199,6 +1207,7 @@ static struct as_user_res as_user(uid_t uid, pid_t pid)
 	r.snapshot = st[0];
 	r.reset = st[1];
 	r.listed = st[2];
+	r.slices = st[3];
 	return r;
 }
 
@@ -1236,6 +1245,7 @@ static void test_other_user(void **state)
 	assert_int_equal(r.snapshot, 0);
 	assert_int_equal(r.reset, 0);
 	assert_true(r.listed);
+	assert_int_equal(r.slices, 1); /* its one registered thread's */
 	assert_int_equal(calls_since_reset(fd, c.pid, "stay_zone"), 0);
 	/* one call after the owner's reset */
 	assert_true(child_again(&c));
@@ -1245,6 +1255,7 @@ static void test_other_user(void **state)
 	r = as_user(UID_B, c.pid);
 	assert_int_equal(r.snapshot, -EPERM);
 	assert_int_equal(r.reset, -EPERM);
+	assert_int_equal(r.slices, -EPERM);
 	assert_false(r.listed);
 	/* and the counts were not reset */
 	assert_int_equal(calls_since_reset(fd, c.pid, "stay_zone"), 1);

@@ -33,6 +33,9 @@
  *							 nothing to subtract; else
  *							 a sealed memfd image)
  *	RESET{pid}	->	OK
+ *	SLICES{pid}	->	SLICES{threads, size}		(+ a sealed memfd: the
+ *							 scheduler's last runs of
+ *							 each registered thread)
  *	any		->	ERROR{-errno} instead
  */
 #ifndef PROFD_PROTO_H
@@ -64,6 +67,8 @@ enum profd_msg_type {
 	PROFD_MSG_RESET_REQ,		/* client: struct profd_pid_req */
 	PROFD_MSG_SEGMENT,		/* agent: struct profd_segment, + fd */
 	PROFD_MSG_PIDNS,		/* any: struct profd_pidns, + fd */
+	PROFD_MSG_SLICES_REQ,		/* client: struct profd_pid_req */
+	PROFD_MSG_SLICES,		/* profd: struct profd_slices_rep, + fd */
 	PROFD_MSG_TYPE_MAX,
 };
 
@@ -195,6 +200,37 @@ struct profd_pid_req {
 	__u32 __pad;
 };
 
+/*
+ * The scheduler's timeline of a process (with profd's BPF program): in the
+ * fd, 'threads' struct profd_slices_thread, one per registered thread, each
+ * its last runs on a CPU, oldest first, in CLOCK_MONOTONIC ns.  The layout
+ * of bpf/profsched.h's prof_sched_slice.
+ */
+#define PROFD_SLICES_MAX	64	/* PROF_SCHED_SLICES */
+#define PROFD_SLICE_PREEMPTED	0x1	/* it ended switched out runnable */
+#define PROFD_SLICE_BLOCKED	0x2	/* it ended switched out asleep */
+#define PROFD_SLICE_NO_START	0x4	/* its start was not seen: on_ns 0 */
+
+struct profd_slice {
+	__u64 end_ns;			/* switched out */
+	__u32 on_ns;			/* on the CPU before that */
+	__u16 cpu;
+	__u16 flags;			/* PROFD_SLICE_* */
+};
+
+struct profd_slices_thread {
+	__u32 tid;			/* as the process names it (its namespace's) */
+	__u32 n;			/* slices in s */
+	__u64 written;			/* slices since it registered (n of them kept) */
+	struct profd_slice s[PROFD_SLICES_MAX];
+};
+
+struct profd_slices_rep {
+	__u32 threads;			/* struct profd_slices_thread in the fd */
+	__u32 __pad;
+	__u64 size;			/* bytes in the fd */
+};
+
 /* the exact packet size of a type, 0 for an unknown type */
 static inline __u32 profd_msg_len(__u32 type)
 {
@@ -213,6 +249,8 @@ static inline __u32 profd_msg_len(__u32 type)
 		[PROFD_MSG_RESET_REQ] = sizeof(struct profd_pid_req),
 		[PROFD_MSG_SEGMENT] = sizeof(struct profd_segment),
 		[PROFD_MSG_PIDNS] = sizeof(struct profd_pidns),
+		[PROFD_MSG_SLICES_REQ] = sizeof(struct profd_pid_req),
+		[PROFD_MSG_SLICES] = sizeof(struct profd_slices_rep),
 	};
 
 	if (type == 0 || type >= PROFD_MSG_TYPE_MAX)

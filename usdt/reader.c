@@ -2802,6 +2802,7 @@ int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out)
 	t->tick_hz = g.tick_hz;
 	t->tick_base = LD(&h->tick_base);
 	t->mono_base_ns = LD(&h->mono_base_ns);
+	t->clock = LD(&h->clock);
 	t->pid = LD(&h->pid);
 	t->image = g.snap_tick != 0;
 	rr = &g.region[PROF_REGION_RING];

@@ -463,6 +463,7 @@ struct prof_trace {
 	__u32 image;		/* 1: a reader's image (snapshot.h), not a live
 				 * segment: profd's copy of a process gone */
 	__u64 tick_hz, tick_base, mono_base_ns;
+	__u32 clock;		/* PROF_CLOCK_* of the program's ticks */
 	struct prof_trace_thread *threads;
 };
 /* 0, or -errno as prof_snapshot__read */

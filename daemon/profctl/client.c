@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -391,6 +392,53 @@ int profd_snapshot_opts(int fd, pid_t pid, int mode, uint32_t seconds, unsigned 
 		err = -EINVAL;
 	}
 	return err;
+}
+
+int profd_slices(int fd, pid_t pid, struct profd_slices_thread **out, uint32_t *n)
+{
+	struct profd_pid_req req = { .pid = (__u32)pid };
+	struct profd_slices_rep rep;
+	struct profd_slices_thread *t;
+	struct stat st;
+	ssize_t got;
+	int err, sfd = -1;
+
+	*out = NULL;
+	*n = 0;
+	if (pid <= 0)
+		return -EINVAL;
+	err = send_req(fd, PROFD_MSG_SLICES_REQ, &req, sizeof(req));
+	if (!err)
+		err = recv_rep(fd, PROFD_MSG_SLICES, &rep, sizeof(rep), &sfd, NULL);
+	if (err)
+		return err;
+	/* what profd says must be what the fd holds, and no more than a
+	 * thread of the process each */
+	if (sfd < 0 || fstat(sfd, &st) || (__u64)st.st_size != rep.size ||
+	    rep.size != (__u64)rep.threads * sizeof(*t) || rep.threads > 1u << 22) {
+		if (sfd >= 0)
+			close(sfd);
+		return -EPROTO;
+	}
+	t = calloc(rep.threads ? rep.threads : 1, sizeof(*t));
+	if (!t) {
+		close(sfd);
+		return -ENOMEM;
+	}
+	got = rep.size ? pread(sfd, t, rep.size, 0) : 0;
+	close(sfd);
+	if (got != (ssize_t)rep.size) {
+		free(t);
+		return -EPROTO;
+	}
+	for (uint32_t i = 0; i < rep.threads; i++)
+		if (t[i].n > PROFD_SLICES_MAX) {
+			free(t);
+			return -EPROTO;
+		}
+	*out = t;
+	*n = rep.threads;
+	return 0;
 }
 
 int profd_reset(int fd, pid_t pid)

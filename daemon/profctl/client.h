@@ -94,5 +94,8 @@ int profd_segment_fd(int fd, pid_t pid, int mode, uint32_t seconds, int *sfd,
 		     struct profd_answer *ans);
 /* keep a baseline for pid in profd; nothing is written to the process */
 int profd_reset(int fd, pid_t pid);
+/* the scheduler's last runs of pid's registered threads (proto.h): *n of
+ * them in *out (free it); -EOPNOTSUPP without the BPF program */
+int profd_slices(int fd, pid_t pid, struct profd_slices_thread **out, uint32_t *n);
 
 #endif /* PROF_CLIENT_H */

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "client.h"
 #include "profctl.h"
 #include "trace_html.h"
 
@@ -30,6 +31,14 @@
 /* a thread's frames: a track beside it, a tid no thread has (tids are
  * below 2^22) */
 #define FRAME_TRACK(tid) ((unsigned long long)(tid) + (1ull << 32))
+/* and the scheduler's slices of a thread, another */
+#define SCHED_TRACK(tid) ((unsigned long long)(tid) + (2ull << 32))
+
+/* what profd's BPF program saw of the threads: their last runs on a CPU */
+struct sched_tl {
+	struct profd_slices_thread *th;
+	__u32 n;
+};
 
 /* how often --slow looks at the rings */
 #define TRACE_POLL_NS 5000000ull
@@ -120,13 +129,73 @@ static void put_facts(FILE *f, const struct prof_trace *t, __u32 tid, const stru
 	}
 }
 
+static const struct profd_slices_thread *sched_thread(const struct sched_tl *k, __u32 tid)
+{
+	__u32 i;
+
+	for (i = 0; k && i < k->n; i++)
+		if (k->th[i].tid == tid)
+			return &k->th[i];
+	return NULL;
+}
+
+static void put_slice(FILE *f, __u32 pid, __u32 tid, const char *name, const char *end_how,
+		      int cpu, __u64 start, __u64 end)
+{
+	fprintf(f, ",{\"name\":\"%s\",\"cat\":\"sched\",\"ph\":\"X\",\"pid\":%u,\"tid\":%llu,"
+		   "\"ts\":",
+		name, pid, SCHED_TRACK(tid));
+	put_us(f, start);
+	fputs(",\"dur\":", f);
+	put_us(f, end - start);
+	if (cpu >= 0)
+		fprintf(f, ",\"args\":{\"cpu\":%d,\"then\":\"%s\"}}", cpu, end_how);
+	else
+		fprintf(f, ",\"args\":{\"why\":\"%s\"}}", end_how);
+}
+
+/*
+ * The scheduler's track of a thread: each run on a CPU ("cpu N") and each
+ * time off it between two runs ("off cpu", preempted or blocked), those
+ * that overlap [from, to].  A run whose start the program did not see is
+ * left out, and so is the time off before it.
+ */
+static void write_sched(FILE *f, __u32 pid, const struct profd_slices_thread *k, __u64 from,
+			__u64 to)
+{
+	__u32 i;
+
+	fprintf(f, ",{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%llu,"
+		   "\"args\":{\"name\":\"scheduler: tid %u\"}}",
+		pid, SCHED_TRACK(k->tid), k->tid);
+	for (i = 0; i < k->n; i++) {
+		const struct profd_slice *sl = &k->s[i];
+		const char *how = sl->flags & PROFD_SLICE_PREEMPTED ? "preempted" : "blocked";
+		char name[32];
+		__u64 start;
+
+		if (sl->flags & PROFD_SLICE_NO_START)
+			continue;
+		start = sl->end_ns - sl->on_ns;
+		/* off the CPU since the run before ended */
+		if (i && k->s[i - 1].end_ns <= start && start >= from && k->s[i - 1].end_ns <= to)
+			put_slice(f, pid, k->tid, "off cpu",
+				  k->s[i - 1].flags & PROFD_SLICE_PREEMPTED ? "preempted" : "blocked",
+				  -1, k->s[i - 1].end_ns, start);
+		if (sl->end_ns < from || start > to)
+			continue;
+		snprintf(name, sizeof(name), "cpu %u", sl->cpu);
+		put_slice(f, pid, k->tid, name, how, sl->cpu, start, sl->end_ns);
+	}
+}
+
 /*
  * The events of t (threads tid only, if not 0) that end in [from, to] ns,
  * as a Chrome trace.  s names them: read after t, so every node an event
  * names exists in it.
  */
 static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_snapshot *s,
-		       __u32 tid, __u64 from, __u64 to)
+		       const struct sched_tl *sched, __u32 tid, __u64 from, __u64 to)
 {
 	__u32 i;
 	__u64 k, lost_total = 0;
@@ -152,6 +221,8 @@ static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_sn
 		else
 			fprintf(f, "tid %u", tt->tid);
 		fputs("\"}}", f);
+		if (sched_thread(sched, tt->tid))
+			write_sched(f, t->pid, sched_thread(sched, tt->tid), from, to);
 		for (k = 0; k < tt->n; k++) {
 			const struct prof_event *e = &tt->ev[k];
 			__u64 start = tick_ns(t, e->start), dur = ticks_ns(t, prof_event_ticks(e));
@@ -186,18 +257,83 @@ static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_sn
 	return ferror(f) ? -EIO : 0;
 }
 
-/* the rings of pid and a snapshot naming their nodes */
-static int read_both(struct pc_src *src, pid_t pid, struct prof_trace **t, struct prof_snapshot **s)
+/* the CPU's counter, as the program reads it (prof.h), or 0 */
+static __u64 cpu_ticks(void)
+{
+#if defined(__x86_64__)
+	return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	__u64 v;
+
+	__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * The program's tick rate, measured once at its start over a few ms, is
+ * off by some ppm: 20 ppm is 40 us two seconds later, enough to put a
+ * sleep's time off the CPU outside the zone that slept.  A live process's
+ * counter runs here too, so the rate is taken again from its start to now
+ * (the tightest of a few clock reads): zones and scheduler slices then
+ * share CLOCK_MONOTONIC to within a microsecond.
+ */
+static void refine_rate(struct prof_trace *t)
+{
+	__u64 best = ~0ull, tick = 0, mono = 0;
+	int i;
+
+	if (t->image || t->clock != PROF_CLOCK_TSC || !cpu_ticks())
+		return;
+	for (i = 0; i < 5; i++) {
+		__u64 a = cpu_ticks(), m = mono_now_ns(), b = cpu_ticks();
+
+		if (b - a < best) {
+			best = b - a;
+			tick = a + (b - a) / 2;
+			mono = m;
+		}
+	}
+	/* a span long enough to better the first measure */
+	if (tick <= t->tick_base || mono <= t->mono_base_ns + 100000000ull)
+		return;
+	t->tick_hz = (__u64)((double)(tick - t->tick_base) * 1e9 /
+			     (double)(mono - t->mono_base_ns) + 0.5);
+}
+
+static void sched_free(struct sched_tl *k)
+{
+	free(k->th);
+	k->th = NULL;
+	k->n = 0;
+}
+
+/* the rings of pid and a snapshot naming their nodes; with profd, the
+ * scheduler's slices of its threads too (none where it has no program) */
+static int read_both(struct pc_src *src, pid_t pid, struct prof_trace **t, struct prof_snapshot **s,
+		     struct sched_tl *k)
 {
 	const void *mem;
 	size_t len;
-	int err = pc_src_map(src, pid, &mem, &len);
+	int err;
 
 	*t = NULL;
 	*s = NULL;
-	if (err)
+	k->th = NULL;
+	k->n = 0;
+	/* before the rings: every slice then ends before the calls read */
+	if (src->fd >= 0 && profd_slices(src->fd, pid, &k->th, &k->n))
+		sched_free(k);
+	err = pc_src_map(src, pid, &mem, &len);
+	if (err) {
+		sched_free(k);
 		return err;
+	}
 	err = prof_seg_trace(mem, len, t);
+	if (!err)
+		refine_rate(*t);
 	if (!err)
 		err = prof_snapshot__read(mem, len, s);
 	if (err) {
@@ -205,6 +341,7 @@ static int read_both(struct pc_src *src, pid_t pid, struct prof_trace **t, struc
 			 err == -EPROTO ? "unknown segment version" : "corrupt segment, refused");
 		prof_trace__destroy(*t);
 		*t = NULL;
+		sched_free(k);
 	}
 	return err;
 }
@@ -257,19 +394,20 @@ int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json)
 {
 	struct prof_trace *t;
 	struct prof_snapshot *s;
+	struct sched_tl k;
 	size_t len = 0;
 	FILE *m;
 	int err;
 
 	*json = NULL;
-	err = read_both(src, pid, &t, &s);
+	err = read_both(src, pid, &t, &s, &k);
 	if (err)
 		return err;
 	m = open_memstream(json, &len);
 	if (!m) {
 		err = -ENOMEM;
 	} else {
-		err = write_trace(m, t, s, tid, 0, ~0ull);
+		err = write_trace(m, t, s, &k, tid, 0, ~0ull);
 		if (fclose(m) && !err)
 			err = -ENOMEM;
 	}
@@ -282,6 +420,7 @@ int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json)
 	}
 	prof_snapshot__destroy(s);
 	prof_trace__destroy(t);
+	sched_free(&k);
 	return err;
 }
 
@@ -290,7 +429,7 @@ int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json)
 /* the timeline page: the template with the trace in place of its
  * placeholder (prof_json_fbody escapes '<', so no "</script>" can close it) */
 static int write_html(FILE *f, const struct prof_trace *t, const struct prof_snapshot *s,
-		      __u32 tid, __u64 from, __u64 to)
+		      const struct sched_tl *k, __u32 tid, __u64 from, __u64 to)
 {
 	const char *tpl = (const char *)trace_html, *at;
 	char *json = NULL;
@@ -300,7 +439,7 @@ static int write_html(FILE *f, const struct prof_trace *t, const struct prof_sna
 
 	if (!m)
 		return -ENOMEM;
-	err = write_trace(m, t, s, tid, from, to);
+	err = write_trace(m, t, s, k, tid, from, to);
 	if (fclose(m) || err) {
 		free(json);
 		return err ? err : -ENOMEM;
@@ -319,7 +458,7 @@ static int write_html(FILE *f, const struct prof_trace *t, const struct prof_sna
 }
 
 static int write_to(const struct pc_opts *o, const char *path, const struct prof_trace *t,
-		    const struct prof_snapshot *s, __u64 from, __u64 to)
+		    const struct prof_snapshot *s, const struct sched_tl *k, __u64 from, __u64 to)
 {
 	struct pc_opts oo = *o;
 	FILE *f;
@@ -330,9 +469,9 @@ static int write_to(const struct pc_opts *o, const char *path, const struct prof
 	if (!f)
 		return -EIO;
 	if (o->format == PC_FMT_HTML)
-		err = write_html(f, t, s, o->tid, from, to);
+		err = write_html(f, t, s, k, o->tid, from, to);
 	else
-		err = write_trace(f, t, s, o->tid, from, to);
+		err = write_trace(f, t, s, k, o->tid, from, to);
 	return pc_close_out(f, &oo) ? -EIO : err;
 }
 
@@ -360,10 +499,11 @@ static int watch_slow(struct pc_src *src, const struct pc_opts *o, const char *z
 	while (!trace_stop && got < count) {
 		struct prof_trace *t;
 		struct prof_snapshot *s;
+		struct sched_tl sk;
 		struct timespec nap = { 0, (long)TRACE_POLL_NS };
 		__u32 i;
 
-		err = read_both(src, o->pid, &t, &s);
+		err = read_both(src, o->pid, &t, &s, &sk);
 		if (err)
 			break;
 		for (i = 0; i < t->nthreads && got < count; i++) {
@@ -413,7 +553,7 @@ static int watch_slow(struct pc_src *src, const struct pc_opts *o, const char *z
 				end = tick_ns(t, e->start) + ticks_ns(t, prof_event_ticks(e));
 				capture_path(o->out ? o->out : "-", got, count, path, sizeof(path));
 				/* the rings as they are: the call, and before it */
-				err = write_to(o, o->out ? path : NULL, t, s, 0, end);
+				err = write_to(o, o->out ? path : NULL, t, s, &sk, 0, end);
 				if (err)
 					break;
 				fprintf(stderr,
@@ -425,6 +565,7 @@ static int watch_slow(struct pc_src *src, const struct pc_opts *o, const char *z
 		}
 		prof_snapshot__destroy(s);
 		prof_trace__destroy(t);
+		sched_free(&sk);
 		if (err || got >= count)
 			break;
 		nanosleep(&nap, NULL);
@@ -456,7 +597,9 @@ static const char usage_trace[] =
 	"Every zone exit leaves its call in its thread's ring of PROF_TRACE_EVENTS\n"
 	"(default 16384) calls, always.  The timeline is Chrome Trace Event Format JSON:\n"
 	"open it in Perfetto UI (ui.perfetto.dev), chrome://tracing or speedscope.  Its\n"
-	"otherData says how many calls the rings no longer held.\n";
+	"otherData says how many calls the rings no longer held.  With profd, each\n"
+	"thread also has a scheduler track: its last 64 runs on a CPU and the time off\n"
+	"the CPU between them (preempted or blocked).\n";
 
 /* zone set: --slow zone:thr, count captures */
 static int pc_trace(struct pc_src *src, const struct pc_opts *o, const char *zone, __u64 thr,
@@ -464,12 +607,13 @@ static int pc_trace(struct pc_src *src, const struct pc_opts *o, const char *zon
 {
 	struct prof_trace *t;
 	struct prof_snapshot *s;
+	struct sched_tl k;
 	__u64 to, from = 0;
 	int err;
 
 	if (zone)
 		return watch_slow(src, o, zone, thr, count);
-	err = read_both(src, o->pid, &t, &s);
+	err = read_both(src, o->pid, &t, &s, &k);
 	if (err)
 		return 1;
 	if (t->image)
@@ -488,9 +632,10 @@ static int pc_trace(struct pc_src *src, const struct pc_opts *o, const char *zon
 		from = now > (__u64)o->last_s * 1000000000ull ? now - (__u64)o->last_s * 1000000000ull
 							    : 0;
 	}
-	err = write_to(o, o->out, t, s, from, to);
+	err = write_to(o, o->out, t, s, &k, from, to);
 	prof_snapshot__destroy(s);
 	prof_trace__destroy(t);
+	sched_free(&k);
 	return err ? 1 : 0;
 }
 

@@ -70,6 +70,9 @@ int kbpf_assign(pid_t pid, pid_t tid, uid_t uid, __u64 owner, __u32 *slot, __u64
 void kbpf_release_pid(pid_t pid);
 void kbpf_release_owner(__u64 owner);
 __u32 kbpf_count_uid(uid_t uid);
+struct profd_slices_thread; /* proto.h */
+/* pid's registered threads' scheduler slices, at most max: how many, or -errno */
+int kbpf_slices(pid_t pid, struct profd_slices_thread *out, __u32 max);
 bool kbpf_attached(void);	/* the program is on sched_switch */
 __u32 kbpf_count_pid(pid_t pid);
 void kbpf_sweep(void);		/* reclaim slots of exited threads */
@@ -114,6 +117,8 @@ struct seg_answer {
 };
 int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answer *a);
 int seg_reset(uid_t uid, pid_t pid);
+/* 0 if uid may read pid's profile, else -ESRCH or -EPERM */
+int seg_access(uid_t uid, pid_t pid);
 /* what history and kept data take (--max-memory), and what was dropped */
 struct seg_mem_stat {
 	__u64 history;		 /* live processes: newest states and frames */

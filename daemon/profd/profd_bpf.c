@@ -42,13 +42,24 @@
 
 #include "profd.h"
 #include "profsched.h"
+#include "proto.h"
 /* generated code casts const away */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wcast-qual"
 #include "profsched.skel.h"
 #pragma GCC diagnostic pop
 
-#define KBPF_LINGER_NS 1000000000ull /* attached this long after the last slot goes */
+#define KBPF_LINGER_NS 1000000000ull
+
+/* the wire's slices are the program's, copied as they are */
+_Static_assert(PROFD_SLICES_MAX == PROF_SCHED_SLICES, "slices on the wire");
+_Static_assert(sizeof(struct profd_slice) == sizeof(struct prof_sched_slice), "slice size");
+_Static_assert(offsetof(struct profd_slice, cpu) == offsetof(struct prof_sched_slice, cpu) &&
+		       offsetof(struct profd_slice, flags) ==
+			       offsetof(struct prof_sched_slice, flags) &&
+		       PROFD_SLICE_NO_START == PROF_SLICE_NO_START &&
+		       PROFD_SLICE_BLOCKED == PROF_SLICE_BLOCKED,
+	       "slice layout"); /* attached this long after the last slot goes */
 
 struct kslot {
 	pid_t pid; /* 0: free */
@@ -529,6 +540,54 @@ void kbpf_release_owner(__u64 owner)
 	for (i = 0; i < kb.nslots; i++)
 		if (kb.slots[i].pid && kb.slots[i].owner == owner)
 			slot_release(i);
+}
+
+/*
+ * The scheduler's timeline of pid's registered threads (profsched.h): up to
+ * max threads into out, each with what its slices hold now.  The copy is
+ * checked against the program writing it: a slice it may have overwritten
+ * meanwhile is dropped, and an assignment that changed is not read.
+ */
+int kbpf_slices(pid_t pid, struct profd_slices_thread *out, __u32 max)
+{
+	__u32 i, n = 0;
+
+	if (!kb.skel)
+		return -EOPNOTSUPP;
+	for (i = 0; i < kb.nslots && n < max; i++) {
+		const struct prof_sched_slices *v = &kb.slotinfo[i].tl;
+		struct profd_slices_thread *t = &out[n];
+		__u64 h1, h2, k, lo;
+
+		if (kb.slots[i].pid != pid)
+			continue;
+		if (__atomic_load_n(&v->gen, __ATOMIC_ACQUIRE) != kb.slots[i].gen)
+			continue; /* not switched since it was assigned */
+		h1 = __atomic_load_n(&v->head, __ATOMIC_ACQUIRE);
+		lo = h1 > PROF_SCHED_SLICES ? h1 - PROF_SCHED_SLICES : 0;
+		for (k = lo; k < h1; k++)
+			memcpy(&t->s[k - lo], &v->s[k % PROF_SCHED_SLICES], sizeof(t->s[0]));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		h2 = __atomic_load_n(&v->head, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&v->gen, __ATOMIC_RELAXED) != kb.slots[i].gen || h2 < h1)
+			continue;
+		/* the writer may be at h2 already: slot h2 % N is not ours */
+		if (h2 + 1 > lo + PROF_SCHED_SLICES) {
+			__u64 keep = h2 + 1 - PROF_SCHED_SLICES;
+
+			if (keep >= h1)
+				lo = h1;
+			else if (keep > lo) {
+				memmove(t->s, t->s + (keep - lo), (size_t)(h1 - keep) * sizeof(t->s[0]));
+				lo = keep;
+			}
+		}
+		t->tid = (__u32)kb.slots[i].tid;
+		t->n = (__u32)(h1 - lo);
+		t->written = h1;
+		n++;
+	}
+	return (int)n;
 }
 
 __u32 kbpf_count_uid(uid_t uid)

@@ -974,6 +974,63 @@ static int do_reset(struct conn *c, const struct profd_pid_req *r)
 	return conn_send(c, PROFD_MSG_OK, NULL, 0, -1);
 }
 
+/* the scheduler's last runs of pid's registered threads, in a sealed memfd */
+static int do_slices(struct conn *c, const struct profd_pid_req *r)
+{
+	struct profd_slices_rep rep = { 0 };
+	struct profd_slices_thread *t = NULL;
+	int err, fd = -1, n, i;
+	pid_t pid;
+
+	if (r->pid == 0 || r->pid > 0x7fffffff || r->__pad)
+		return conn_error(c, -EINVAL);
+	pid = peer_pid(c, r->pid);
+	if (pid < 0)
+		return conn_error(c, -ESRCH);
+	err = seg_access(c->cred.uid, pid);
+	if (err)
+		return conn_error(c, err);
+	if (!kbpf_on())
+		return conn_error(c, -EOPNOTSUPP);
+	n = (int)kbpf_count_pid(pid);
+	t = calloc(n ? (size_t)n : 1, sizeof(*t));
+	if (!t)
+		return conn_error(c, -ENOMEM);
+	n = kbpf_slices(pid, t, (__u32)n);
+	if (n < 0) {
+		err = n;
+		goto out;
+	}
+	/* the tids the process itself uses (its pid namespace's), as its rings do */
+	for (i = 0; i < n; i++) {
+		__u32 inner;
+
+		if (!prof_task_nspid(pid, (pid_t)t[i].tid, &inner))
+			t[i].tid = inner;
+	}
+	rep.threads = (__u32)n;
+	rep.size = (__u64)n * sizeof(*t);
+	fd = memfd_create("profd-slices", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (rep.size && write(fd, t, rep.size) != (ssize_t)rep.size) {
+		err = -EIO;
+		goto out;
+	}
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+	free(t);
+	err = conn_send(c, PROFD_MSG_SLICES, &rep, sizeof(rep), fd);
+	close(fd);
+	return err;
+out:
+	free(t);
+	if (fd >= 0)
+		close(fd);
+	return conn_error(c, err);
+}
+
 /* one request; 1: nothing to read, -errno drops the connection */
 static int conn_request(struct conn *c)
 {
@@ -1041,6 +1098,12 @@ static int conn_request(struct conn *c)
 
 		memcpy(&r, pl, sizeof(r));
 		return do_reset(c, &r);
+	}
+	case PROFD_MSG_SLICES_REQ: {
+		struct profd_pid_req r;
+
+		memcpy(&r, pl, sizeof(r));
+		return do_slices(c, &r);
 	}
 	case PROFD_MSG_SEGMENT: {
 		struct profd_segment r;

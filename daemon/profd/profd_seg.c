@@ -1423,6 +1423,13 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 	return 0;
 }
 
+int seg_access(uid_t uid, pid_t pid)
+{
+	struct seg *s;
+
+	return seg_lookup(uid, pid, &s);
+}
+
 int seg_reset(uid_t uid, pid_t pid)
 {
 	struct prof_snapshot *snap, *old;
