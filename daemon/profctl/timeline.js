@@ -45,7 +45,9 @@ function profTimeline(root, data) {
     list.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
     const ends = [];
     for (const e of list) {
-      while (ends.length && ends[ends.length - 1] <= e.ts + 1e-6) ends.pop();
+      /* times are whole ns: a call that ends within half of one of this
+       * one's start (a double of 3e10 us rounds by 4e-6) does not hold it */
+      while (ends.length && ends[ends.length - 1] <= e.ts + 5e-4) ends.pop();
       e.depth = ends.length;
       ends.push(e.ts + e.dur);
     }
@@ -57,6 +59,14 @@ function profTimeline(root, data) {
   const all = [t0, t1];
   let view = [t0, t1];
 
+  /* zones by name; the scheduler's runs by CPU, its time off the CPU grey */
+  function fill(e) {
+    if (e.cat === "frame") return "#cfd8e3";
+    if (e.cat === "sched")
+      return e.args && e.args.cpu !== undefined ? "hsl(" + (e.args.cpu * 53 % 360) + ",35%,55%)"
+                                                 : "#e4e4e4";
+    return color(e.name);
+  }
   function color(name) {
     let h = 0;
     for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
@@ -83,7 +93,7 @@ function profTimeline(root, data) {
       if (!seen.has(e.name)) {
         seen.add(e.name);
         const s = el("span"), i = el("i");
-        i.style.background = e.cat === "frame" ? "#cfd8e3" : color(e.name);
+        i.style.background = fill(e);
         s.append(i, e.name);
         legend.append(s);
       }
@@ -92,7 +102,8 @@ function profTimeline(root, data) {
   root.append(el("div", "tl-help",
     "Wheel: zoom at the pointer; drag: pan; double-click: everything. Each thread's zones " +
     "nest downwards; its frames (PROF_FRAME) are a lane of their own. With profd: a call " +
-    "outlined red moved to another CPU, a dashed one was switched out (preempted or blocked)."));
+    "outlined red moved to another CPU, a dashed one was switched out (preempted or blocked); " +
+    "a thread's scheduler lane shows its runs on each CPU and the time off the CPU (grey) between."));
   const axis = el("div", "tl-axis");
   root.append(axis);
   const trackEls = el("div", "tl-tracks");
@@ -133,7 +144,7 @@ function profTimeline(root, data) {
         d.style.left = x + "px";
         d.style.width = wd + "px";
         d.style.top = e.depth * 18 + 1 + "px";
-        if (e.cat !== "frame") d.style.background = color(e.name);
+        if (e.cat !== "frame") d.style.background = fill(e);
         /* the kernel's facts (profd) */
         if (e.args && e.args.migrated) d.style.borderColor = "#d00";
         if (e.args && (e.args.preempted || e.args.blocked)) d.style.borderStyle = "dashed";
@@ -141,6 +152,8 @@ function profTimeline(root, data) {
         if (wd > 30) d.textContent = e.name;
         d.onmousemove = (m) => {
           const facts = e.args ? ["preempted", "blocked", "migrated"].filter(k => e.args[k]) : [];
+          if (e.args && e.args.why) facts.push(e.args.why);
+          if (e.args && e.args.then) facts.push("then " + e.args.then);
           tip.style.display = "block";
           tip.style.left = m.clientX + 12 + "px";
           tip.style.top = m.clientY + 12 + "px";
