@@ -576,6 +576,8 @@ static void test_late_registration(void **state)
 	struct prof_snapshot *s;
 	const struct prof_snap_node *init;
 	struct child c;
+	bool done = false;
+	__u64 end;
 	int fd;
 
 	(void)state;
@@ -584,7 +586,16 @@ static void test_late_registration(void **state)
 	assert_int_equal(st.late, 0);
 	kill(profd_pid, SIGSTOP);
 	c = spawn(NULL, 0, 10);
-	usleep(300000);
+	/* its first zone gave up waiting for the stopped profd: it is over */
+	for (end = now_ns() + 10000000000ull; now_ns() < end; usleep(10000)) {
+		s = test_snapshot(c.pid);
+		init = s ? node_named(s, "init_zone") : NULL;
+		done = init && init->calls == 1;
+		prof_snapshot__destroy(s);
+		if (done)
+			break;
+	}
+	assert_true(done);
 	kill(profd_pid, SIGCONT);
 	assert_int_equal(child_wait(&c), 'R');
 	assert_int_equal(profd_status(fd, &st), 0);
@@ -1114,8 +1125,10 @@ static void test_before_after(void **state)
 {
 	struct child before, after;
 	struct profd_proc *procs;
+	char paths[1][96];
 	size_t n, i;
 	int fd, seen = 0;
+	__u64 end;
 
 	(void)state;
 	if (geteuid() != 0) {
@@ -1127,19 +1140,27 @@ static void test_before_after(void **state)
 	unlink(sock_path);
 	setenv("PROF_SOCKET", sock_path, 1);
 	before = spawn(NULL, 0, 10);
-	usleep(1500000);
+	/* its first zone ran (its segment is there) and found no profd */
+	for (end = now_ns() + 10000000000ull;
+	     !test_seg_paths(before.pid, TEST_ANY_TOKEN, paths, 1) && now_ns() < end;)
+		usleep(10000);
+	assert_int_equal(test_seg_paths(before.pid, TEST_ANY_TOKEN, paths, 1), 1);
 	fd = need_profd();
-	after = spawn(NULL, 0, 5);
 	assert_int_equal(child_wait(&before), 'R');
+	after = spawn(NULL, 0, 5);
 	assert_int_equal(child_wait(&after), 'R');
-	/* profd itself sees both with a kernel slot */
-	usleep(300000);
-	assert_int_equal(profd_list(fd, &procs, &n), 0);
-	for (i = 0; i < n; i++)
-		if ((procs[i].pid == (__u32)before.pid || procs[i].pid == (__u32)after.pid) &&
-		    procs[i].alive && procs[i].kernel >= 1)
-			seen++;
-	free(procs);
+	/* profd itself sees both with a kernel slot, the first once its agent
+	 * found the socket */
+	for (end = now_ns() + 10000000000ull; seen < 2 && now_ns() < end; usleep(20000)) {
+		seen = 0;
+		assert_int_equal(profd_list(fd, &procs, &n), 0);
+		for (i = 0; i < n; i++)
+			if ((procs[i].pid == (__u32)before.pid ||
+			     procs[i].pid == (__u32)after.pid) &&
+			    procs[i].alive && procs[i].kernel >= 1)
+				seen++;
+		free(procs);
+	}
 	assert_int_equal(seen, 2);
 	child_end(&before);
 	child_end(&after);
@@ -1582,6 +1603,7 @@ static void test_hostile(void **state)
 	struct profd_status st;
 	struct prof_snapshot *s;
 	struct child c;
+	__u64 end, s0;
 	int fd, bad, i;
 
 	(void)state;
@@ -1633,7 +1655,12 @@ static void test_hostile(void **state)
 	assert_non_null(s);
 	assert_non_null(node_named(s, "stay_zone"));
 	prof_snapshot__destroy(s);
-	usleep(300000);
+	/* two more sampling passes over the fakes, and it still answers */
+	assert_int_equal(profd_status(fd, &st), 0);
+	for (end = now_ns() + 10000000000ull, s0 = st.samples;
+	     st.samples < s0 + 2 && now_ns() < end; usleep(20000))
+		assert_int_equal(profd_status(fd, &st), 0);
+	assert_true(st.samples >= s0 + 2);
 	assert_true(profd_alive());
 	close(fd);
 	fd = profd_connect(sock_path);
@@ -1885,6 +1912,7 @@ static void test_profd_forgot(void **state)
 	struct prof_snapshot *s;
 	struct child c;
 	pid_t pid;
+	__u64 end;
 	int fd;
 
 	(void)state;
@@ -1894,9 +1922,17 @@ static void test_profd_forgot(void **state)
 	unsetenv("PROF_KEEP");
 	pid = c.pid;
 	child_end(&c);
-	/* kept 1 s after the exit, then dropped */
-	usleep(2500000);
-	assert_int_equal(profd_snapshot(fd, pid, PROFD_SNAP_START, 0, &s), -ESRCH);
+	/* kept 1 s after the exit, then dropped (within a few samples) */
+	for (end = now_ns() + 10000000000ull;; usleep(50000)) {
+		int err = profd_snapshot(fd, pid, PROFD_SNAP_START, 0, &s);
+
+		if (!err)
+			prof_snapshot__destroy(s);
+		if (err == -ESRCH || now_ns() >= end) {
+			assert_int_equal(err, -ESRCH);
+			break;
+		}
+	}
 	assert_int_equal(profctl_calls(pid, "sleep_zone", false), SLEEP_CALLS);
 	{
 		char path[160];
@@ -2164,6 +2200,7 @@ static void test_reset_postmortem(void **state)
 	const struct prof_snap_node *n;
 	struct child c;
 	pid_t pid;
+	__u64 end;
 	int fd;
 
 	(void)state;
@@ -2174,10 +2211,12 @@ static void test_reset_postmortem(void **state)
 	n = node_named(s, "sleep_zone");
 	assert_true(!n || n->calls == 0);
 	prof_snapshot__destroy(s);
-	/* after exit the data stays */
+	/* after exit, once profd saw it go, the data stays */
 	pid = c.pid;
 	child_end(&c);
-	usleep(400000);
+	for (end = now_ns() + 10000000000ull; listed_alive(fd, pid) == 1 && now_ns() < end;)
+		usleep(20000);
+	assert_int_equal(listed_alive(fd, pid), 0);
 	assert_int_equal(profd_snapshot(fd, pid, PROFD_SNAP_START, 0, &s), 0);
 	n = node_named(s, "sleep_zone");
 	assert_non_null(n);
