@@ -292,6 +292,8 @@ static int register_tid(struct profsched_bpf *sk, __u32 tid_limit, pid_t tid, __
 		sl[slot].uidx = 0;
 		sl[slot].idx = slot;
 		__atomic_store_n(&sl[slot].gen, slot + 1, __ATOMIC_RELEASE);
+		__atomic_fetch_or(&sk->bss->tidfilter[(__u32)tid % PROF_SCHED_FILTER_BITS / 64],
+				  1ULL << ((__u32)tid % 64), __ATOMIC_RELEASE);
 		__atomic_fetch_or(&tids[(__u32)tid / PROF_SCHED_TIDS_PER_WORD],
 				  (__u64)(slot + 1) << shift, __ATOMIC_RELEASE);
 		err = 0;

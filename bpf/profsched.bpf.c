@@ -73,6 +73,9 @@ struct {
 	__array(values, struct uid_recs);
 } uidrecs SEC(".maps");
 
+/* profsched.h: set by profd before a tid's tidslots entry, cleared after */
+__u64 tidfilter[PROF_SCHED_FILTER_BITS / 64];
+
 /* one 64-bit store (clang 14 has no BPF atomic store; volatile does it) */
 #define WRITE_ONCE_U64(p, v) (*(volatile __u64 *)(p) = (v))
 
@@ -87,9 +90,12 @@ static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task,
 	struct prof_sched_slot *sl;
 	struct prof_sched_rec *r;
 	__u32 tid = task->pid, w = tid / PROF_SCHED_TIDS_PER_WORD, slot, uidx, idx;
+	__u32 bit = tid % PROF_SCHED_FILTER_BITS;
 	__u64 *word, g, start;
 	void *recs;
 
+	if (!((tidfilter[bit / 64] >> (bit % 64)) & 1))
+		return NULL;
 	word = bpf_map_lookup_elem(&tidslots, &w);
 	if (!word)
 		return NULL;

@@ -16,6 +16,10 @@
 #define PROF_SCHED_TIDS_PER_WORD 4	/* 16-bit slot + 1 entries in a tidslots word */
 #define PROF_SCHED_PID_MAX_LIMIT 4194304 /* the kernel's, on 64-bit */
 #define PROF_SCHED_MAX_UIDS	256	/* uids with records at once (one array each) */
+/* the program's filter: bit (tid % PROF_SCHED_FILTER_BITS) set while some
+ * registered tid has that remainder; one page, so an unregistered switch
+ * reads one hot line instead of two lines of the 8 MiB tidslots */
+#define PROF_SCHED_FILTER_BITS	32768
 
 /*
  * One cache line per thread.  The BPF program writes it only while the

@@ -393,14 +393,38 @@ __u32 kbpf_used(void)
 }
 
 /* a tid's entry in 'tidslots': slot + 1, or 0 for none */
+/*
+ * The program's one-page filter (profsched.h): tid's bit on, or off unless
+ * another registered tid shares it.  On before the tid's entry is written,
+ * off after it is cleared: the filter never hides a registered tid.
+ */
+static void tid_filter(pid_t tid, bool on)
+{
+	__u32 bit = (__u32)tid % PROF_SCHED_FILTER_BITS, i;
+	__u64 *w = &kb.skel->bss->tidfilter[bit / 64], m = 1ULL << (bit % 64);
+
+	for (i = 0; !on && i < kb.nslots; i++)
+		if (kb.slots[i].pid && kb.slots[i].tid != tid &&
+		    (__u32)kb.slots[i].tid % PROF_SCHED_FILTER_BITS == bit)
+			return; /* still someone's */
+	if (on)
+		__atomic_fetch_or(w, m, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(w, ~m, __ATOMIC_RELEASE);
+}
+
 static void tid_entry(pid_t tid, __u32 v)
 {
 	__u32 shift = 16 * ((__u32)tid % PROF_SCHED_TIDS_PER_WORD);
 	__u64 *w = &kb.tidslots[(__u32)tid / PROF_SCHED_TIDS_PER_WORD], old;
 
+	if (v)
+		tid_filter(tid, true);
 	/* the only writer: a read and one store the program sees whole */
 	old = __atomic_load_n(w, __ATOMIC_RELAXED);
 	__atomic_store_n(w, (old & ~(0xffffULL << shift)) | (__u64)v << shift, __ATOMIC_RELEASE);
+	if (!v)
+		tid_filter(tid, false);
 }
 
 /* the program on sched_switch; 0 or -errno */
