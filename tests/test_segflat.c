@@ -655,8 +655,9 @@ static long seg_blocks(void)
 
 /*
  * Reading a histogram with a gap (two calls a few thousand times apart)
- * reads the rows its block's map marks, not the pages between them: no
- * way of reading the segment makes it take memory.  In a fresh process
+ * reads the rows its block's map marks, not the pages between them, and
+ * no reader touches the exited threads' aggregate before a thread exits:
+ * no way of reading the segment makes it take memory.  In a fresh process
  * (this program again: a fork of this one would keep its history, and
  * TSan stops a fork's threads), whose exit status says what failed.
  */
@@ -695,6 +696,16 @@ static int no_hole_reads(void)
 		return 6;
 	free(rows);
 	prof_snapshot__destroy(s);
+	/* profd's sampling cursor too (it took a page for the aggregate of a
+	 * process whose threads never exited: 4 KiB each, every process) */
+	{
+		struct prof_seg_cursor *c = prof_seg_cursor__new();
+		struct prof_seg_busy b;
+
+		if (!c || prof_seg_cursor__sample(c, mem, len, &b))
+			return 7;
+		prof_seg_cursor__destroy(c);
+	}
 	munmap(mem, len);
 	if (seg_blocks() != before) {
 		fprintf(stderr, "reads grew the segment: %ld -> %ld blocks\n", before,

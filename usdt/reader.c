@@ -1837,8 +1837,13 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 		struct cursor_slab *cs = &c->slabs[i];
 		struct slab_view v;
 		__u32 nn, state;
-		__u64 gen = LDA(&sh->gen);
+		__u64 gen;
 
+		/* no fold yet: the aggregate is a hole, and a read of a tmpfs
+		 * hole through a shared mapping is a page taken for it */
+		if (idx == g.agg_slab && !LDA(&h->folds))
+			continue;
+		gen = LDA(&sh->gen);
 		if (LDA(&sh->magic) != PROF_SLAB_MAGIC) {
 			if (idx == g.agg_slab)
 				continue;
