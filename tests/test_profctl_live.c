@@ -629,6 +629,25 @@ static void test_last_span(void **state)
 	free(text);
 }
 
+/* without profd, --last N is the next N seconds, measured: the calls
+ * before them are not in it */
+static void test_last_window(void **state)
+{
+	char pid[16], out[128], *text;
+	const char *report[] = { "report", "--pid", pid, "--last", "1s", "--no-daemon",
+				 "--flat", "--format", "csv", NULL };
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(out, sizeof(out), "%s/window.csv", dir);
+	drive(10);
+	assert_int_equal(run(out, report), 0);
+	text = slurp(out);
+	assert_non_null(text);
+	assert_true(csv_calls(text, "live_outer") <= 0);
+	free(text);
+}
+
 /* top of a process that has gone says so in its header */
 static void test_top_exited(void **state)
 {
@@ -1115,6 +1134,7 @@ int main(void)
 		cmocka_unit_test(test_top_exited),
 		cmocka_unit_test(test_killed_is_exited),
 		cmocka_unit_test(test_last_span),
+		cmocka_unit_test(test_last_window),
 		cmocka_unit_test(test_bus_guard),
 		cmocka_unit_test(test_bus_guard_not_writable),
 		cmocka_unit_test(test_top_truncated),

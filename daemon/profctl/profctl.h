@@ -122,6 +122,13 @@ int pc_src_list(struct pc_src *src, struct pc_proc **procs, size_t *n);
  * already printed */
 int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 		    struct prof_snapshot **snap);
+/*
+ * "The last secs seconds" without profd's history: the next secs instead,
+ * of every pid at once (one wait), each read less the read secs before
+ * (span_ns as measured).  out[i] NULL for a pid that could not be read or
+ * became another process.  0; with one pid, its -errno.
+ */
+int pc_src_measure(const pid_t *pids, size_t n, unsigned int secs, struct prof_snapshot **out);
 /* a raw snapshot, no baseline (top's deltas) */
 int pc_src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap);
 /* pid's segment as it lives (through profd, or directly), mapped until

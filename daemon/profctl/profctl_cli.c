@@ -668,8 +668,8 @@ static int cmd_report(int argc, char **argv)
 	struct pc_src src = { .fd = -1 };
 	struct pc_proc *procs = NULL;
 	struct owned *own = NULL;
-	struct prof_snapshot **snaps = NULL, **bases = NULL;
-	__u64 *taken = NULL; /* when each base was read */
+	struct prof_snapshot **snaps = NULL, **measured = NULL;
+	pid_t *pids = NULL; /* --last without profd: what is measured */
 	size_t np = 0, n = 0, i;
 	bool measure = false;
 	char fallback[96], *trace_json = NULL;
@@ -754,22 +754,18 @@ static int cmd_report(int argc, char **argv)
 	}
 	own = calloc(np ? np : 1, sizeof(*own));
 	snaps = calloc(np ? np : 1, sizeof(*snaps));
-	bases = calloc(np ? np : 1, sizeof(*bases));
-	taken = calloc(np ? np : 1, sizeof(*taken));
-	if (!own || !snaps || !bases || !taken || !procs) {
+	measured = calloc(np ? np : 1, sizeof(*measured));
+	pids = calloc(np ? np : 1, sizeof(*pids));
+	if (!own || !snaps || !measured || !pids || !procs) {
 		pc_warnx("out of memory");
 		goto cleanup;
 	}
 	if (measure) {
-		/* every process at once, in full: a diff needs every node */
-		src.read_flags = 0;
-		for (i = 0; i < np; i++) {
-			taken[i] = pc_now_ns();
-			err = pc_src_snapshot(&src, procs[i].pid, PROFD_SNAP_START, 0, &bases[i]);
-			if (err && o.pid)
-				goto cleanup;
-		}
-		sleep(o.last_s);
+		for (i = 0; i < np; i++)
+			pids[i] = (pid_t)procs[i].pid;
+		err = pc_src_measure(pids, np, o.last_s, measured);
+		if (err && o.pid)
+			goto cleanup;
 	}
 	for (i = 0; i < np; i++) {
 		struct owned *w = &own[n];
@@ -778,20 +774,9 @@ static int cmd_report(int argc, char **argv)
 		if (o.input) {
 			err = pc_read_image(o.input, report_read_flags(&o), &w->raw);
 		} else if (measure) {
-			err = -ESRCH;
-			if (bases[i])
-				err = pc_src_snapshot(&src, procs[i].pid, PROFD_SNAP_START, 0,
-						      &w->raw);
-			/* the time the diff covers, as measured */
-			if (!err)
-				w->raw->span_ns = pc_now_ns() - taken[i];
-			if (!err && prof_snapshot__diff(w->raw, bases[i])) {
-				pc_warnx("pid %d: another process after %us", (int)procs[i].pid,
-					 o.last_s);
-				prof_snapshot__destroy(w->raw);
-				w->raw = NULL;
-				err = -ESRCH;
-			}
+			w->raw = measured[i];
+			measured[i] = NULL;
+			err = w->raw ? 0 : -ESRCH;
 		} else {
 			err = pc_src_snapshot(&src, procs[i].pid, o.mode, o.last_s, &w->raw);
 		}
@@ -854,12 +839,12 @@ cleanup:
 	free(trace_json);
 	for (i = 0; own && i < np; i++)
 		owned_free(&own[i]);
-	for (i = 0; bases && i < np; i++)
-		prof_snapshot__destroy(bases[i]);
+	for (i = 0; measured && i < np; i++)
+		prof_snapshot__destroy(measured[i]);
 	free(own);
 	free(snaps);
-	free(bases);
-	free(taken);
+	free(measured);
+	free(pids);
 	free(procs);
 	pc_src_close(&src);
 	return ret;

@@ -872,20 +872,9 @@ static int src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int se
 	}
 #endif
 	if (mode == PROFD_SNAP_LAST) {
-		/* no history without profd: measure the next secs instead; a
-		 * diff needs every node and histogram */
-		err = direct_raw(pid, 0, &base);
-		if (err)
-			return err;
-		__u64 t0;
-
 		pc_warnx("pid %d: %s: no history; measuring the next %us instead", (int)pid,
 			 src->fd >= 0 ? "profd does not follow it" : "profd not running", secs);
-		t0 = pc_now_ns();
-		sleep(secs);
-		err = direct_raw(pid, 0, &s);
-		if (!err)
-			s->span_ns = pc_now_ns() - t0;
+		return pc_src_measure(&pid, 1, secs, snap);
 	} else {
 		err = direct_raw(pid, src->read_flags, &s);
 		if (err)
@@ -919,6 +908,53 @@ static int src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int se
 	}
 	*snap = s;
 	return 0;
+}
+
+int pc_src_measure(const pid_t *pids, size_t n, unsigned int secs, struct prof_snapshot **out)
+{
+	struct prof_snapshot **base = calloc(n ? n : 1, sizeof(*base));
+	__u64 *t0 = calloc(n ? n : 1, sizeof(*t0));
+	size_t i, got = 0;
+	int err = 0, e;
+
+	for (i = 0; i < n; i++)
+		out[i] = NULL;
+	if (!base || !t0) {
+		free(base);
+		free(t0);
+		return -ENOMEM;
+	}
+	/* every process at once, in full: a diff needs every node and histogram */
+	for (i = 0; i < n; i++) {
+		t0[i] = pc_now_ns();
+		e = direct_raw(pids[i], 0, &base[i]);
+		got += !e;
+		if (e && !err)
+			err = e;
+	}
+	if (got)
+		sleep(secs);
+	for (i = 0; i < n; i++) {
+		if (!base[i])
+			continue;
+		e = direct_raw(pids[i], 0, &out[i]);
+		if (!e) {
+			/* the time the difference covers, as measured */
+			out[i]->span_ns = pc_now_ns() - t0[i];
+			if (prof_snapshot__diff(out[i], base[i])) {
+				pc_warnx("pid %d: another process after %us", (int)pids[i], secs);
+				prof_snapshot__destroy(out[i]);
+				out[i] = NULL;
+				e = -ESRCH;
+			}
+		}
+		if (e && !err)
+			err = e;
+		prof_snapshot__destroy(base[i]);
+	}
+	free(base);
+	free(t0);
+	return n == 1 ? err : 0;
 }
 
 int pc_src_reset(struct pc_src *src, pid_t pid)
