@@ -818,6 +818,32 @@ static void test_option_errors(void **state)
 	usage_error(b3, "profctl: unknown verb '--pid'; see profctl --help\n");
 }
 
+/* every row of report's conflict table refuses its example, with its reason */
+static void test_report_conflicts(void **state)
+{
+	size_t i, k, n = 0;
+
+	(void)state;
+	assert_true(pc_report_nconflicts >= 10);
+	for (i = 0; i < pc_report_nconflicts; i++) {
+		const struct pc_conflict *c = &pc_report_conflicts[i];
+		char buf[128], want[256], *save = NULL, *w;
+		const char *args[16] = { "report" };
+
+		if (!c->example)
+			continue; /* pprof to a terminal: not one here */
+		snprintf(buf, sizeof(buf), "%s", c->example);
+		for (k = 1, w = strtok_r(buf, " ", &save); w && k < 15;
+		     w = strtok_r(NULL, " ", &save))
+			args[k++] = w;
+		args[k] = NULL;
+		snprintf(want, sizeof(want), "profctl: report: %s\n", c->why);
+		usage_error(args, want);
+		n++;
+	}
+	assert_int_equal(n, pc_report_nconflicts - 1);
+}
+
 /* top sorts by what it has per interval: no percentile */
 static void test_top_sort_keys(void **state)
 {
@@ -1708,6 +1734,7 @@ int main(void)
 		cmocka_unit_test(test_merge_and_flat),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_option_errors),
+		cmocka_unit_test(test_report_conflicts),
 		cmocka_unit_test(test_conflicts),
 		cmocka_unit_test(test_top_sort_keys),
 		cmocka_unit_test(test_help),

@@ -54,6 +54,15 @@ struct pc_opts {
 
 int profctl_main(int argc, char **argv);
 
+/* report's options that do not go together (profctl_cli.c): one row each */
+struct pc_conflict {
+	bool (*when)(const struct pc_opts *o);
+	const char *why;     /* said after "report: ", exit 2 */
+	const char *example; /* report options that meet it (tests), or NULL */
+};
+extern const struct pc_conflict pc_report_conflicts[];
+extern const size_t pc_report_nconflicts;
+
 /* the CLI's option parsing for a verb in another file: allowed is the
  * space-separated long names it takes; operands may follow (o->args is
  * the first).  0, -1 after --help, or an exit status */

@@ -662,6 +662,91 @@ static int direct_alive(pid_t pid)
 	return ret;
 }
 
+/*
+ * What report refuses to combine, one row each: when it holds, the reason
+ * (after "report: ") and exit 2.  Each row's example is a command line that
+ * meets it, which tests/test_profctl.c runs to see exactly that reason.
+ */
+static bool flat_callers(const struct pc_opts *o)
+{
+	return o->flat && o->callers;
+}
+
+static bool folded_view(const struct pc_opts *o)
+{
+	return o->format == PC_FMT_FOLDED && (o->flat || o->callers);
+}
+
+static bool pprof_view(const struct pc_opts *o)
+{
+	return o->format == PC_FMT_PPROF && (o->flat || o->callers);
+}
+
+static bool pprof_tty(const struct pc_opts *o)
+{
+	return o->format == PC_FMT_PPROF && (!o->out || !strcmp(o->out, "-")) && isatty(1);
+}
+
+static bool html_view(const struct pc_opts *o)
+{
+	return o->format == PC_FMT_HTML && (o->flat || o->callers);
+}
+
+/* flat rows merge nodes: their histograms are not added up */
+static bool flat_p99(const struct pc_opts *o)
+{
+	return o->flat && o->sort == PROF_SORT_P99;
+}
+
+static bool rows_not_flat(const struct pc_opts *o)
+{
+	return o->rows && !o->flat;
+}
+
+/* its rows are the time spent on behalf of the zone, biggest first */
+static bool callers_sort(const struct pc_opts *o)
+{
+	return o->callers && o->sort_set;
+}
+
+/* the other formats carry no mark that their times are compensated */
+static bool compensate_format(const struct pc_opts *o)
+{
+	return o->compensate && o->format != PC_FMT_TEXT && o->format != PC_FMT_JSON;
+}
+
+/* an image is one process as it was: no process to choose, no history */
+static bool input_pid(const struct pc_opts *o)
+{
+	return o->input && o->pid;
+}
+
+static bool input_last(const struct pc_opts *o)
+{
+	return o->input && !o->pid && o->mode == PROFD_SNAP_LAST;
+}
+
+const struct pc_conflict pc_report_conflicts[] = {
+	{ flat_callers, "--flat and --callers cannot be combined", "--flat --callers z" },
+	{ folded_view, "--format folded is the call stacks: it has no --flat or --callers view",
+	  "--format folded --flat" },
+	{ pprof_view, "--format pprof is the call trees: it has no --flat or --callers view",
+	  "--format pprof --callers z" },
+	{ pprof_tty, "--format pprof is gzipped binary: -o FILE, or a pipe", NULL },
+	{ html_view, "--format html is the call tree: it has no --flat or --callers view",
+	  "--format html --flat" },
+	{ flat_p99, "--flat rows have no percentiles: sort them by self, total, calls or max",
+	  "--flat --sort p99" },
+	{ rows_not_flat, "--rows limits the --flat list", "--rows 3" },
+	{ callers_sort, "--callers rows are ordered by their time: no --sort",
+	  "--callers z --sort self" },
+	{ compensate_format, "--compensate is for --format text and json",
+	  "--compensate --format csv" },
+	{ input_pid, "--input reads a saved image: no --pid", "--input f --pid 1" },
+	{ input_last, "--input reads a saved image: no --last", "--input f --last 5s" },
+};
+const size_t pc_report_nconflicts = sizeof(pc_report_conflicts) / sizeof(pc_report_conflicts[0]);
+
 static int cmd_report(int argc, char **argv)
 {
 	struct pc_opts o;
@@ -682,55 +767,11 @@ static int cmd_report(int argc, char **argv)
 			 &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
-	if (o.flat && o.callers) {
-		pc_warnx("report: --flat and --callers cannot be combined");
-		return EXIT_USAGE;
-	}
-	if (o.format == PC_FMT_FOLDED && (o.flat || o.callers)) {
-		pc_warnx(
-			"report: --format folded is the call stacks: it has no --flat or --callers "
-			"view");
-		return EXIT_USAGE;
-	}
-	if (o.format == PC_FMT_PPROF && (o.flat || o.callers)) {
-		pc_warnx("report: --format pprof is the call trees: it has no --flat or --callers "
-			 "view");
-		return EXIT_USAGE;
-	}
-	if (o.format == PC_FMT_PPROF && (!o.out || !strcmp(o.out, "-")) && isatty(1)) {
-		pc_warnx("report: --format pprof is gzipped binary: -o FILE, or a pipe");
-		return EXIT_USAGE;
-	}
-	if (o.format == PC_FMT_HTML && (o.flat || o.callers)) {
-		pc_warnx("report: --format html is the call tree: it has no --flat or --callers "
-			 "view");
-		return EXIT_USAGE;
-	}
-	/* flat rows merge nodes: their histograms are not added up */
-	if (o.flat && o.sort == PROF_SORT_P99) {
-		pc_warnx("report: --flat rows have no percentiles: sort them by self, total, calls "
-			 "or max");
-		return EXIT_USAGE;
-	}
-	if (o.rows && !o.flat) {
-		pc_warnx("report: --rows limits the --flat list");
-		return EXIT_USAGE;
-	}
-	/* its rows are the time spent on behalf of the zone, biggest first */
-	if (o.callers && o.sort_set) {
-		pc_warnx("report: --callers rows are ordered by their time: no --sort");
-		return EXIT_USAGE;
-	}
-	/* the other formats carry no mark that their times are compensated */
-	if (o.compensate && o.format != PC_FMT_TEXT && o.format != PC_FMT_JSON) {
-		pc_warnx("report: --compensate is for --format text and json");
-		return EXIT_USAGE;
-	}
-	/* an image is one process as it was: no process to choose, no history */
-	if (o.input && (o.pid || o.mode == PROFD_SNAP_LAST)) {
-		pc_warnx("report: --input reads a saved image: no --%s", o.pid ? "pid" : "last");
-		return EXIT_USAGE;
-	}
+	for (i = 0; i < sizeof(pc_report_conflicts) / sizeof(pc_report_conflicts[0]); i++)
+		if (pc_report_conflicts[i].when(&o)) {
+			pc_warnx("report: %s", pc_report_conflicts[i].why);
+			return EXIT_USAGE;
+		}
 	if (o.input) {
 		np = 1;
 		procs = calloc(1, sizeof(*procs));
