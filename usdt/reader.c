@@ -1377,10 +1377,10 @@ static int task_file(__u32 pid, __u32 tid, const char *name, char *buf, size_t l
 /*
  * What only the kernel knows of a live process's threads: each one's CPU
  * time (its schedstat, from the CPU clock the runtime noted at its first
- * zone) and its comm (pthread_setname_np).  Only while pid is still the
- * process that wrote the segment.
+ * zone) and its comm (pthread_setname_np); of thread tid only, if not 0.
+ * Only while pid is still the process that wrote the segment.
  */
-static void read_live_threads(struct prof_snapshot *s)
+static void read_live_threads(struct prof_snapshot *s, __u32 tid)
 {
 	char buf[128];
 	__u32 i;
@@ -1391,7 +1391,9 @@ static void read_live_threads(struct prof_snapshot *s)
 		struct prof_snap_thread *t = &s->threads[i];
 		unsigned long long run;
 
-		if (t->state != PROF_SLAB_ALIVE)
+		/* a flat pass of one thread (top, a thread at a time) reads its
+		 * thread's files only: all of them made each pass O(threads^2) */
+		if (t->state != PROF_SLAB_ALIVE || (tid && t->tid != tid))
 			continue;
 		if (!task_file(s->pid, t->tid, "comm", buf, sizeof(buf))) {
 			buf[strcspn(buf, "\n")] = 0;
@@ -1680,7 +1682,7 @@ static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct
 		}
 	}
 	if (!g.snap_tick && !s->exit_tick)
-		read_live_threads(s);
+		read_live_threads(s, fa ? fa->tid : 0);
 	/* two clocks (a CPU clock, the TSC) may disagree by a little: never
 	 * more CPU time than wall time */
 	for (i = 0; i < s->nthreads; i++) {
