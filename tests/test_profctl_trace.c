@@ -379,6 +379,72 @@ static void test_rate(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* four threads of 17,000 calls each: rings (16,384) full */
+static void *page_worker(void *arg)
+{
+	for (int i = 0; i < 17000; i++) {
+		PROF_USDT(pg_call);
+	}
+	return arg;
+}
+
+static void four_full(int ready, int go)
+{
+	pthread_t th[4];
+	char c;
+
+	for (int i = 0; i < 4; i++)
+		if (pthread_create(&th[i], NULL, page_worker, NULL))
+			_exit(3);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	/* a zone of its own: the segment stays this process's */
+	{
+		PROF_USDT(pg_main);
+	}
+	if (write(ready, "r", 1) != 1 || read(go, &c, 1) < 0)
+		_exit(3);
+}
+
+/* the report page's timeline is a page, not a recording: the newest
+ * 50,000 calls shared by the threads as water fills (main's one call, then
+ * 49,999 / 4 = 12,499 each of four full rings) */
+static void test_page_cap(void **state)
+{
+	char pid[16], out[96], *page, *at;
+	const char *rep[] = { "report", "--pid", pid, "--no-daemon", "--format", "html", "-o", out,
+			      NULL };
+	size_t zones = 0;
+	int go;
+	pid_t p;
+	FILE *f;
+	long len;
+
+	(void)state;
+	p = start(four_full, &go);
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(out, sizeof(out), "%s/page.html", dir);
+	assert_int_equal(profctl(rep), 0);
+	stop(p, go);
+	f = fopen(out, "r");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	page = malloc((size_t)len + 1);
+	assert_non_null(page);
+	assert_int_equal(fread(page, 1, (size_t)len, f), (size_t)len);
+	page[len] = 0;
+	fclose(f);
+	for (at = page; (at = strstr(at, "\"name\":\"pg_call\",\"cat\":\"zone\"")); at++)
+		zones++;
+	/* the exited workers' rings: 4 x 16,384 held, 4 x 12,499 shown */
+	assert_int_equal(zones, 4 * 12499);
+	assert_non_null(strstr(page, "\"omitted\":15540"));
+	assert_non_null(strstr(page, "\"name\":\"pg_main\""));
+	free(page);
+}
+
 /* what a user gets wrong: one line each, exit 2 */
 static void test_usage(void **state)
 {
@@ -419,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_slow),
 		cmocka_unit_test(test_rate),
+		cmocka_unit_test(test_page_cap),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -34,6 +34,10 @@
 /* and the scheduler's slices of a thread, another */
 #define SCHED_TRACK(tid) ((unsigned long long)(tid) + (2ull << 32))
 
+/* the report page's timeline: its calls in all, and a thread's at least */
+#define PC_PAGE_EVENTS 50000
+#define PC_PAGE_THREAD_MIN 256
+
 /* what profd's BPF program saw of the threads: their last runs on a CPU */
 struct sched_tl {
 	struct profd_slices_thread *th;
@@ -195,10 +199,10 @@ static void write_sched(FILE *f, __u32 pid, const struct profd_slices_thread *k,
  * names exists in it.
  */
 static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_snapshot *s,
-		       const struct sched_tl *sched, __u32 tid, __u64 from, __u64 to)
+		       const struct sched_tl *sched, __u32 tid, __u64 from, __u64 to, __u64 cap)
 {
 	__u32 i;
-	__u64 k, lost_total = 0;
+	__u64 k, lost_total = 0, omitted = 0;
 
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
 	fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,\"args\":{\"name\":\"",
@@ -223,7 +227,10 @@ static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_sn
 		fputs("\"}}", f);
 		if (sched_thread(sched, tt->tid))
 			write_sched(f, t->pid, sched_thread(sched, tt->tid), from, to);
-		for (k = 0; k < tt->n; k++) {
+		/* cap: a thread's newest calls only (the report page) */
+		k = cap && tt->n > cap ? tt->n - cap : 0;
+		omitted += k;
+		for (; k < tt->n; k++) {
 			const struct prof_event *e = &tt->ev[k];
 			__u64 start = tick_ns(t, e->start), dur = ticks_ns(t, prof_event_ticks(e));
 			bool frame = prof_event_node(e) == PROF_NODE_ROOT;
@@ -252,8 +259,11 @@ static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_sn
 			put_facts(f, t, tt->tid, e, start + dur);
 		}
 	}
-	fprintf(f, "],\"otherData\":{\"pid\":%u,\"ring_events\":%llu,\"lost\":%llu}}\n", t->pid,
+	fprintf(f, "],\"otherData\":{\"pid\":%u,\"ring_events\":%llu,\"lost\":%llu", t->pid,
 		(unsigned long long)t->ring_events, (unsigned long long)lost_total);
+	if (cap)
+		fprintf(f, ",\"omitted\":%llu", (unsigned long long)omitted);
+	fputs("}}\n", f);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -390,12 +400,48 @@ static void capture_path(const char *out, int k, int count, char *buf, size_t le
 		snprintf(buf, len, "%s.%d", out, k);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A page, not a recording: the newest PC_PAGE_EVENTS calls in all, shared
+ * by the threads (tid's only, if not 0) as water fills: a thread with few
+ * calls shows them all, the rest an equal share of what is left (at least
+ * PC_PAGE_THREAD_MIN).  The share, or 0 when everything fits.
+ */
+static __u64 page_cap(const struct prof_trace *t, __u32 tid)
+{
+	__u64 *n = calloc(t->nthreads ? t->nthreads : 1, sizeof(*n)), left = PC_PAGE_EVENTS, cap = 0;
+	__u32 i, k = 0;
+
+	if (!n)
+		return PC_PAGE_THREAD_MIN;
+	for (i = 0; i < t->nthreads; i++)
+		if (!tid || t->threads[i].tid == tid)
+			n[k++] = t->threads[i].n;
+	qsort(n, k, sizeof(*n), cmp_u64);
+	for (i = 0; i < k; i++) {
+		if (n[i] * (k - i) > left) {
+			cap = left / (k - i);
+			break;
+		}
+		left -= n[i];
+	}
+	free(n);
+	return cap && cap < PC_PAGE_THREAD_MIN ? PC_PAGE_THREAD_MIN : cap;
+}
+
 int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json)
 {
 	struct prof_trace *t;
 	struct prof_snapshot *s;
 	struct sched_tl k;
 	size_t len = 0;
+	__u64 cap;
 	FILE *m;
 	int err;
 
@@ -403,11 +449,12 @@ int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json)
 	err = read_both(src, pid, &t, &s, &k);
 	if (err)
 		return err;
+	cap = page_cap(t, tid);
 	m = open_memstream(json, &len);
 	if (!m) {
 		err = -ENOMEM;
 	} else {
-		err = write_trace(m, t, s, &k, tid, 0, ~0ull);
+		err = write_trace(m, t, s, &k, tid, 0, ~0ull, cap);
 		if (fclose(m) && !err)
 			err = -ENOMEM;
 	}
@@ -439,7 +486,7 @@ static int write_html(FILE *f, const struct prof_trace *t, const struct prof_sna
 
 	if (!m)
 		return -ENOMEM;
-	err = write_trace(m, t, s, k, tid, from, to);
+	err = write_trace(m, t, s, k, tid, from, to, 0);
 	if (fclose(m) || err) {
 		free(json);
 		return err ? err : -ENOMEM;
@@ -471,7 +518,7 @@ static int write_to(const struct pc_opts *o, const char *path, const struct prof
 	if (o->format == PC_FMT_HTML)
 		err = write_html(f, t, s, k, o->tid, from, to);
 	else
-		err = write_trace(f, t, s, k, o->tid, from, to);
+		err = write_trace(f, t, s, k, o->tid, from, to, 0);
 	return pc_close_out(f, &oo) ? -EIO : err;
 }
 

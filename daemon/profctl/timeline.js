@@ -97,7 +97,9 @@ function profTimeline(root, data) {
         s.append(i, e.name);
         legend.append(s);
       }
-  legend.append(el("span", "tl-lost", (other.lost || 0) + " calls older than the rings hold"));
+  legend.append(el("span", "tl-lost", (other.lost || 0) + " calls older than the rings hold" +
+    (other.omitted ? "; " + other.omitted + " older calls left out of this page (profctl trace " +
+     "has them)" : "")));
   root.append(legend);
   root.append(el("div", "tl-help",
     "Wheel: zoom at the pointer; drag: pan; double-click: everything. Each thread's zones " +
