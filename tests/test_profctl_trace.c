@@ -119,8 +119,9 @@ static __u32 worker_tid(pid_t p)
 	return tid;
 }
 
-/* fork a child running fn, once it says it is ready */
-static pid_t start(void (*fn)(int ready, int go), int *go_w)
+/* fork a child running fn, once it says it is ready; its ready pipe
+ * stays open for more in *ready_r if asked */
+static pid_t start_r(void (*fn)(int ready, int go), int *go_w, int *ready_r)
 {
 	int ready[2], go[2];
 	char c;
@@ -140,9 +141,17 @@ static pid_t start(void (*fn)(int ready, int go), int *go_w)
 	close(ready[1]);
 	close(go[0]);
 	assert_int_equal(read(ready[0], &c, 1), 1);
-	close(ready[0]);
+	if (ready_r)
+		*ready_r = ready[0];
+	else
+		close(ready[0]);
 	*go_w = go[1];
 	return p;
+}
+
+static pid_t start(void (*fn)(int ready, int go), int *go_w)
+{
+	return start_r(fn, go_w, NULL);
 }
 
 static void known(int ready, int go)
@@ -331,28 +340,14 @@ static void test_rate(void **state)
 {
 	char pid[16], out[96], path[1][96], at[64] = "", cmd[512];
 	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "-o", out, NULL };
-	int ready[2], go[2], fd;
+	int ready, go, fd;
 	__u64 hz;
 	ssize_t k;
 	size_t got = 0;
 	pid_t p;
-	char c;
 
 	(void)state;
-	assert_int_equal(pipe(ready), 0);
-	assert_int_equal(pipe(go), 0);
-	p = fork();
-	assert_true(p >= 0);
-	if (p == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(ready[0]);
-		close(go[1]);
-		late_mark(ready[1], go[0]);
-		_exit(0);
-	}
-	close(ready[1]);
-	close(go[0]);
-	assert_int_equal(read(ready[0], &c, 1), 1);
+	p = start_r(late_mark, &go, &ready);
 	assert_int_equal(test_seg_paths(p, prof_proc_start_token(p), path, 1), 1);
 	fd = open(path[0], O_RDWR | O_CLOEXEC);
 	assert_true(fd >= 0);
@@ -362,16 +357,16 @@ static void test_rate(void **state)
 	assert_int_equal(pwrite(fd, &hz, sizeof(hz), offsetof(struct prof_seg_hdr, tick_hz)),
 			 sizeof(hz));
 	close(fd);
-	assert_int_equal(write(go[1], "g", 1), 1);
-	while (!strchr(at, '\n') && (k = read(ready[0], at + got, sizeof(at) - 1 - got)) > 0)
+	assert_int_equal(write(go, "g", 1), 1);
+	while (!strchr(at, '\n') && (k = read(ready, at + got, sizeof(at) - 1 - got)) > 0)
 		got += (size_t)k;
 	assert_non_null(strchr(at, '\n'));
 	*strchr(at, '\n') = 0;
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	snprintf(out, sizeof(out), "%s/rate.json", dir);
 	assert_int_equal(profctl(tr), 0);
-	close(go[1]);
-	close(ready[0]);
+	close(go);
+	close(ready);
 	assert_int_equal(waitpid(p, NULL, 0), p);
 	/* within 100 us of the clock's own word, not 3 ms */
 	snprintf(cmd, sizeof(cmd), "python3 tests/check_trace.py at %s rt_mark %s 100 >&2", out,
