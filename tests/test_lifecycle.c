@@ -10,7 +10,9 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 
 #include "fastpath.h"
 #include "prof.h"
@@ -487,6 +489,96 @@ static void test_signal_handler_zone(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* --- a fork child without a segment of its own ------------------------- */
+
+#define SINK_DEPTH 7000 /* nodes: far past what a sink holds */
+
+static void sink_deep(unsigned int n)
+{
+	PROF_USDT(sink_deep);
+	if (n)
+		sink_deep(n - 1);
+}
+
+static void sink_far(void)
+{
+	PROF_USDT(sink_far);
+}
+
+/*
+ * In a fresh process of 8192 nodes (this program again, so the geometry is
+ * its own): a tree of 7,000 nodes, then a top-level zone whose site cache
+ * names node 7,003.  A fork child whose segment cannot be made
+ * (RLIMIT_FSIZE) runs it after a zone at another site: its thread has no
+ * slab, but that cache still names the parent's node, so its node table
+ * must reach that far (a two-node sink was written 200 KiB out of bounds).
+ * Exit status: 0 or what failed.
+ */
+static int fork_sink_child(void)
+{
+	struct rlimit rl = { 4096, 4096 };
+	struct prof_snapshot *s;
+	const struct prof_snap_thread *t;
+	const struct prof_snap_node *far;
+	size_t idx;
+	pid_t pid;
+	int st;
+
+	sink_deep(SINK_DEPTH);
+	sink_far();
+	s = test_snapshot(0);
+	if (!s || !(t = test_thread(s, test_gettid())) || !(far = test_node(s, t, "sink_far")))
+		return 2;
+	idx = (size_t)(far - t->nodes);
+	prof_snapshot__destroy(s);
+	if (idx < SINK_DEPTH)
+		return 3;
+	pid = fork();
+	if (pid < 0)
+		return 4;
+	if (pid == 0) {
+		/* before its first zone, which makes the child's segment */
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &rl))
+			_exit(10);
+		{
+			PROF_USDT(sink_first);
+		}
+		for (int i = 0; i < 100; i++)
+			sink_far();
+		/* the cached node is in the thread's table, and counted there */
+		if ((const char *)&__prof_tls.nodes[idx + 1] > (const char *)__prof_tls.ext)
+			_exit(11);
+		if (__prof_tls.nodes[idx].calls != 100)
+			_exit(12);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return 5;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 6;
+}
+
+static void test_fork_no_segment(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setenv("PROF_MAX_NODES", "8192", 1);
+		setenv("PROF_NO_DAEMON", "1", 1);
+		setenv("PROF_QUIET", "1", 1);
+		execl("/proc/self/exe", "test_lifecycle", "--fork-sink", (char *)NULL);
+		_exit(127);
+	}
+	st = test_wait(pid, 60);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("the fork child without a segment: status %#x", st);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -499,10 +591,13 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_keep),
 		cmocka_unit_test(test_squatted_name),
 		cmocka_unit_test(test_signal_handler_zone),
+		cmocka_unit_test(test_fork_no_segment),
 	};
 
 	if (argc == 2 && !strcmp(argv[1], "--squat"))
 		return squat_child();
+	if (argc == 2 && !strcmp(argv[1], "--fork-sink"))
+		return fork_sink_child();
 	unsetenv("PROF_KEEP");
 	/*
 	 * TSan refuses a fork child of a multi-threaded process that starts

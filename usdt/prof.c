@@ -82,6 +82,7 @@ struct prof_tpriv {
 	struct prof_slab_hdr *hdr;
 	__u32 *table; /* (parent, site) -> node + 1, 2 * max_nodes */
 	void *sink;   /* a sink thread's own nodes, freed at exit */
+	void *priv;   /* a fork child's private slab (prof_rt.slab_size), unmapped at exit */
 	__u32 table_mask;
 	__u32 nnodes; /* our copy of hdr->nnodes */
 	__u32 max_nodes;
@@ -1810,6 +1811,12 @@ static void prof_thread_exit(void *arg)
 		free(p->sink);
 		p->sink = NULL;
 	}
+	if (p->priv) {
+		thread_sink_last_resort(&__prof_tls);
+		__prof_tls.cur = PROF_CUR_GONE;
+		munmap(p->priv, prof_rt.slab_size);
+		p->priv = NULL;
+	}
 	p->busy = 0;
 }
 
@@ -1977,6 +1984,40 @@ static void fork_publish_locked(void)
 /* the forking thread, in the child: a slab of its own in the child's
  * segment, with its node structure (counters zero) so the per-site
  * caches, which hold node indices, stay right */
+/*
+ * A fork child's thread that gets no slab of its own: its site caches and
+ * its zones open across fork() name the parent's nodes, up to max_nodes,
+ * so a two-node sink would be written far out of bounds.  It goes on in a
+ * private slab of the same geometry instead (anonymous, pages taken only
+ * as touched), which nobody reads.  False if there is no memory for it.
+ */
+static bool fork_private_slab(struct prof_tpriv *p, struct __prof_thread *t,
+			      const struct prof_node *old_nodes)
+{
+	struct prof_slab_hdr *hdr;
+	struct prof_node *nodes;
+	__u64 *open;
+	void *m;
+	__u32 i;
+
+	if (!prof_rt.slab_size)
+		return false;
+	m = mmap(NULL, prof_rt.slab_size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return false;
+	hdr = m;
+	nodes = prof_rt_region(hdr, PROF_REGION_NODES);
+	open = prof_rt_region(hdr, PROF_REGION_OPEN);
+	for (i = 0; i < p->nnodes; i++) {
+		node_init(&nodes[i], old_nodes[i].site, old_nodes[i].parent);
+		open[i] = t->open[i];
+	}
+	thread_bind_slab(t, hdr);
+	p->priv = m;
+	return true;
+}
+
 static void fork_move_self(void)
 {
 	struct prof_tpriv *p = &prof_tpriv;
@@ -2025,12 +2066,16 @@ static void fork_move_self(void)
 		thread_bind_slab(t, hdr);
 		t->cur = cur;
 	} else if (p->te) {
-		/* no segment or no slab: the open zones land in a sink */
+		/* no segment or no slab: counted nowhere from here */
 		free(p->te);
 		p->te = NULL;
 		p->hdr = NULL;
-		thread_sink(t);
-		t->cur = cur < 2 ? cur : 1;
+		if (fork_private_slab(p, t, old_nodes)) {
+			t->cur = cur;
+		} else {
+			thread_sink(t);
+			t->cur = cur < 2 ? cur : 1;
+		}
 	} else {
 		/* a sink thread already: its private nodes stay */
 		t->cur = cur;
