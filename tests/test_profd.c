@@ -1827,6 +1827,83 @@ static long profctl_calls(pid_t pid, const char *zone, bool no_daemon)
 	return calls;
 }
 
+/* two threads in zones for ~2 s: main in reg_zone, a second in unreg_zone */
+static void *unreg_thread(void *arg)
+{
+	for (int i = 0; i < 800; i++) {
+		PROF_USDT(unreg_zone);
+		usleep(2000);
+	}
+	return arg;
+}
+
+static void work_two_kinds(void)
+{
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, unreg_thread, NULL))
+		_exit(6);
+	for (int i = 0; i < 800; i++) {
+		PROF_USDT(reg_zone);
+		usleep(2000);
+	}
+	pthread_join(th, NULL);
+}
+
+/* the columns of zone's row in the last frame of top's text, or NULL */
+static char *top_row(const char *text, const char *zone, char *buf, size_t len)
+{
+	const char *at = NULL, *p = text, *nl;
+
+	while ((p = strstr(p, zone))) {
+		at = p;
+		p += strlen(zone);
+	}
+	if (!at)
+		return NULL;
+	while (at > text && at[-1] != '\n')
+		at--;
+	nl = strchr(at, '\n');
+	snprintf(buf, len, "%.*s", (int)(nl ? nl - at : (long)strlen(at)), at);
+	return buf;
+}
+
+/*
+ * top's kernel columns for an interval whose calls had no kernel facts
+ * say "-" (unknown), not 0 and not all of the time on the CPU: a uid held
+ * to one kernel slot, its second thread's zone has none.
+ */
+static void test_top_unknown_facts(void **state)
+{
+	static const char *const one[] = { "--uid-slots", "1", NULL };
+	char p[16], row[2][512], *text = NULL;
+	const char *args[] = { "top", "--pid", p, "-d", "0.3", "-n", "3", NULL };
+	struct child c;
+	int fd;
+
+	(void)state;
+	fd = need_profd_opts(one);
+	c = spawn(work_two_kinds, UID_A, 5);
+	snprintf(p, sizeof(p), "%d", (int)c.pid);
+	/* its zones run meanwhile: top samples them */
+	usleep(200000);
+	assert_int_equal(profctl_run(args, false, &text), 0);
+	assert_non_null(text);
+	if (!strstr(text, "on-cpu/s"))
+		fail_msg("no kernel columns:\n%s", text);
+	assert_non_null(top_row(text, "unreg_zone", row[0], sizeof(row[0])));
+	assert_non_null(top_row(text, " reg_zone", row[1], sizeof(row[1])));
+	printf("%s\n%s\n", row[0], row[1]);
+	/* the unregistered thread's row: its four kernel columns unknown */
+	assert_non_null(strstr(row[0], " - "));
+	assert_null(strstr(row[1], " - "));
+	free(text);
+	assert_int_equal(child_wait(&c), 'R');
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
 /*
  * profctl top through profd: it maps the segment profd hands over once
  * and streams it every refresh, as it streams its own without profd.
@@ -2986,6 +3063,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_preempted, teardown),
 		cmocka_unit_test_teardown(test_history_soak, teardown),
 		cmocka_unit_test_teardown(test_full_shm, teardown),
+		cmocka_unit_test_teardown(test_top_unknown_facts, teardown),
 		cmocka_unit_test_teardown(test_offcpu, teardown),
 		cmocka_unit_test_teardown(test_inzone_rates, teardown),
 		cmocka_unit_test_teardown(test_before_after, teardown),

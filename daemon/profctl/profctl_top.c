@@ -26,9 +26,10 @@
 
 struct zone_stat {
 	/* cumulative, ticks (offcpu: ns) */
-	__u64 calls, self, total, max, preempted, blocked, migrated, offcpu;
-	/* over the last interval */
-	__u64 d_calls, d_self, d_total, d_preempted, d_blocked, d_migrated, d_offcpu;
+	__u64 calls, self, total, max, preempted, blocked, migrated, offcpu, kcalls;
+	/* over the last interval; the kernel columns speak for d_kcalls of
+	 * d_calls (the calls that had kernel facts) */
+	__u64 d_calls, d_self, d_total, d_preempted, d_blocked, d_migrated, d_offcpu, d_kcalls;
 	float hist[HIST_LEN]; /* self ns per second, an interval each */
 	bool seen;
 };
@@ -219,7 +220,7 @@ static int view_update(struct top *t, struct view *v, const struct prof_snapshot
 		memmove(&z->hist[0], &z->hist[1], (HIST_LEN - 1) * sizeof(z->hist[0]));
 		z->hist[HIST_LEN - 1] = 0;
 		z->d_calls = z->d_self = z->d_total = 0;
-		z->d_preempted = z->d_blocked = z->d_migrated = z->d_offcpu = 0;
+		z->d_preempted = z->d_blocked = z->d_migrated = z->d_offcpu = z->d_kcalls = 0;
 	}
 	for (i = 0; i < n; i++) {
 		const struct prof_flat_row *r = &rows[i];
@@ -241,6 +242,7 @@ static int view_update(struct top *t, struct view *v, const struct prof_snapshot
 			z->d_blocked = r->blocked > z->blocked ? r->blocked - z->blocked : 0;
 			z->d_migrated = r->migrated > z->migrated ? r->migrated - z->migrated : 0;
 			z->d_offcpu = r->offcpu_ns > z->offcpu ? r->offcpu_ns - z->offcpu : 0;
+			z->d_kcalls = r->kernel_calls > z->kcalls ? r->kernel_calls - z->kcalls : 0;
 			z->hist[HIST_LEN - 1] =
 				t->dt > 0 ? (float)((double)prof_snap_ns(s, z->d_self) / t->dt) : 0;
 		}
@@ -252,6 +254,7 @@ static int view_update(struct top *t, struct view *v, const struct prof_snapshot
 		z->blocked = r->blocked;
 		z->migrated = r->migrated;
 		z->offcpu = r->offcpu_ns;
+		z->kcalls = r->kernel_calls;
 		z->seen = true;
 	}
 	return 0;
@@ -590,6 +593,14 @@ static void draw(struct top *t, FILE *f)
 				continue;
 			if (c)
 				fputc(' ', f);
+			/* calls in the interval, none with kernel facts: unknown,
+			 * not 0 (and not all of it on the CPU) */
+			if ((c == COL_ONCPU || c == COL_PREEMPT || c == COL_BLOCKED ||
+			     c == COL_MIGR) &&
+			    z->d_calls && !z->d_kcalls) {
+				fprintf(f, "%*s", columns[c].width, "-");
+				continue;
+			}
 			switch (c) {
 			case COL_CALLS:
 				fprintf(f, "%*.0f ", columns[c].width, per_s(t, z->d_calls));
