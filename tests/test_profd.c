@@ -3045,6 +3045,14 @@ static void test_container_least_privilege(void **state)
 	assert_non_null(strstr(text, "migrate_zone"));
 	free(text);
 	assert_int_equal(ns_claims(c.pid), 0);
+	/* a host process of a user profd may not look into: placed in
+	 * profd's namespace by its NSpid alone, it registers */
+	{
+		struct child a = spawn(stay_zone, UID_A, 5);
+
+		assert_int_equal(child_wait(&a), 'R');
+		child_end(&a);
+	}
 	ctr_end(&c2);
 	ctr_end(&c);
 	child_end(&host);
