@@ -52,11 +52,12 @@ endif
 .PHONY: all lib test bench install uninstall clean vmlinux fuzz format setup example
 
 # --- the application side: libprof ------------------------------------------
-LIB_SRCS := usdt/prof.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/discover.c usdt/report.c \
+LIB_SRCS := usdt/prof.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_hist.c \
+	usdt/reader_flat.c usdt/reader_image.c usdt/reader_trace.c usdt/discover.c usdt/report.c \
 	usdt/proffile.c usdt/json_writer.c usdt/fmt.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
 LIB_HDRS := usdt/prof.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h usdt/proffile.h \
-	usdt/json_writer.h usdt/fmt.h
+	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h
 
 LIBPROF_A := $(OUTPUT)/libprof.a
 LIBPROF_SO := $(OUTPUT)/libprof.so

@@ -3,26 +3,31 @@
 FUZZ_DIR := .output/fuzz
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iusdt -Ibpf -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Itests
+# the reader, by concern (usdt/reader_int.h)
+FUZZ_READER := usdt/reader.c usdt/reader_hist.c usdt/reader_flat.c usdt/reader_image.c \
+	usdt/reader_trace.c
+FUZZ_READER_DEPS := $(FUZZ_READER) usdt/reader_int.h
 
 .PHONY: fuzz
 fuzz: $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/seeds/seed0 $(FUZZ_DIR)/fuzz_file \
 	$(FUZZ_DIR)/file_seeds/seed0 $(FUZZ_DIR)/fuzz_json $(FUZZ_DIR)/json_seeds/tree_json
 
-$(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c tests/fuzz_render.h usdt/reader.c usdt/report.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
+$(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c tests/fuzz_render.h $(FUZZ_READER_DEPS) daemon/profd/profd_cursor.c usdt/report.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_reader.c usdt/reader.c usdt/report.c usdt/json_writer.c usdt/fmt.c -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_reader.c $(FUZZ_READER) daemon/profd/profd_cursor.c \
+		usdt/report.c usdt/json_writer.c usdt/fmt.c -o $@
 
 $(FUZZ_DIR)/seeds/seed0: .output/tests/mkseed
 	$(Q)mkdir -p $(FUZZ_DIR)/seeds
 	$(Q)PROF_MAX_NODES=16 PROF_MAX_THREADS=4 PROF_MAX_SITES=8 $< $@
 
 # the saved-profile loader (usdt/proffile.c), seeded with a saved file
-$(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c tests/fuzz_render.h usdt/proffile.c usdt/proffile.h usdt/reader.c \
+$(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c tests/fuzz_render.h usdt/proffile.c usdt/proffile.h $(FUZZ_READER_DEPS) \
 		usdt/report.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_file.c usdt/proffile.c usdt/reader.c usdt/report.c usdt/json_writer.c usdt/fmt.c \
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_file.c usdt/proffile.c $(FUZZ_READER) usdt/report.c usdt/json_writer.c usdt/fmt.c \
 		-o $@
 
 $(FUZZ_DIR)/file_seeds/seed0: $(FUZZ_DIR)/seeds/seed0 .output/tests/mkfileseed
@@ -32,11 +37,11 @@ $(FUZZ_DIR)/file_seeds/seed0: $(FUZZ_DIR)/seeds/seed0 .output/tests/mkfileseed
 # the JSON report loader (daemon/profctl/report_load.c, jansson), seeded
 # with the golden fixture's JSON reports
 $(FUZZ_DIR)/fuzz_json: tests/fuzz_json.c tests/fuzz_render.h daemon/profctl/report_load.c daemon/profctl/report_load.h \
-		usdt/reader.c usdt/report.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
+		$(FUZZ_READER_DEPS) usdt/report.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Idaemon/profctl tests/fuzz_json.c daemon/profctl/report_load.c \
-		usdt/reader.c usdt/report.c usdt/json_writer.c usdt/fmt.c -o $@ -ljansson
+		$(FUZZ_READER) usdt/report.c usdt/json_writer.c usdt/fmt.c -o $@ -ljansson
 
 $(FUZZ_DIR)/json_seeds/tree_json: tests/golden/tree_json tests/golden/threads_json
 	$(Q)mkdir -p $(FUZZ_DIR)/json_seeds
@@ -50,7 +55,13 @@ $(FUZZ_DIR)/json_seeds/tree_json: tests/golden/tree_json tests/golden/threads_js
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests $< -o $@ .output/libprof.a -lpthread
 
-# the reader's own unit tests, beside its fuzz target
+# the reader's own unit tests, beside its fuzz target; profd's sampling
+# cursor is profd's, not libprof's
+$(OUTPUT)/tests/test_segflat: tests/test_segflat.c daemon/profd/profd_cursor.c usdt/reader_int.h \
+		tests/testutil.h $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests tests/test_segflat.c daemon/profd/profd_cursor.c \
+		-o $@ $(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
 UNIT_TESTS += $(OUTPUT)/tests/test_segflat
 RUNTIME_TESTS += $(OUTPUT)/tests/test_segflat
 SAN_TESTS += $(OUTPUT)/tests/test_segflat

@@ -8,15 +8,19 @@
  * stay in ticks (convert with prof_snap_ns); self time, children and
  * percentiles are derived here so every reader computes them the same way.
  *
- *	prof_snapshot__read(mem, len, &s)  copy and validate a segment image
+ *	prof_snapshot__read(mem, len, &s)  copy and validate a segment image (reader.c)
  *	prof_snapshot__read_fd(fd, &s)     the same from an open segment fd
  *	prof_snap_thread_load(s, t)        a lazy snapshot's thread, on demand
- *	prof_snapshot__diff(s, base)       s -= base (a reset baseline)
+ *	prof_snap_quantile(s, n, q)        a node's quantile (reader_hist.c)
+ *	prof_snapshot__diff(s, base)       s -= base (a reset baseline; reader_image.c)
  *	prof_snapshot__write(s, &buf, &n)  back to a segment image (profd, baselines)
  *	prof_snapshot__destroy(s)
  *
- *	prof_seg_flat(mem, ...)            flat rows straight from a mapping (top)
- *	prof_seg_cursor__sample(c, mem, .) a few words a sample (profd)
+ *	prof_seg_flat(mem, ...)            flat rows straight from a mapping (top;
+ *	                                   reader_flat.c)
+ *	prof_seg_trace(mem, len, &t)       the event rings (reader_trace.c)
+ *	prof_seg_cursor__sample(c, mem, .) a few words a sample (profd's: defined in
+ *	                                   daemon/profd/profd_cursor.c, not libprof)
  *
  *	prof_seg_list(&ents, &n)           segments in /dev/shm the caller may read
  *	prof_seg_open(ent)                 open one read-only, owner checked

@@ -15,6 +15,8 @@ PROFD_SRCS := daemon/profd/profd.c daemon/profd/profd_bpf.c daemon/profd/profd_s
 	daemon/profd/profd_ctl.c daemon/profd/profd_tsc.c
 # history frames as deltas (profd_seg.c keeps them)
 PROFD_SRCS += daemon/profd/profd_hist.c
+# its sampling cursor: a few words a sample of a followed process
+PROFD_SRCS += daemon/profd/profd_cursor.c
 PROFD_OBJS := $(patsubst daemon/%.c,$(OUTPUT)/daemon/%.o,$(PROFD_SRCS))
 PROFD_HDRS := daemon/profd/profd.h usdt/proto.h daemon/profctl/client.h $(LIB_HDRS)
 PROFD_CLIENT_OBJ := $(OUTPUT)/daemon/profctl/client.o
