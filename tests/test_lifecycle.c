@@ -79,6 +79,60 @@ static void test_thread_exit(void **state)
 	prof_snapshot__destroy(s);
 }
 
+/* --- zones after a thread's slab went back ---------------------------- */
+
+static pthread_key_t late_key;
+static __u32 late_cur = ~0u; /* __prof_tls.cur inside the late nested zone */
+
+static void late_used(void)
+{
+	PROF_USDT(late_used);
+	late_cur = __prof_tls.cur;
+}
+
+/* a destructor's second round, after the runtime's gave the slab back: a
+ * zone at a site the thread never used, and inside it one it used at the
+ * top (its cache names a node of the slab that is gone) */
+static void late_destructor(void *arg)
+{
+	if (arg == (void *)1) {
+		/* the first round: once more, after every other destructor */
+		pthread_setspecific(late_key, (void *)2);
+		return;
+	}
+	{
+		PROF_USDT(late_new);
+		late_used();
+	}
+}
+
+static void *late_thread(void *arg)
+{
+	late_used();
+	pthread_setspecific(late_key, (void *)1);
+	return arg;
+}
+
+/*
+ * A zone in a thread-exit destructor runs after the thread's slab went
+ * back: every one lands in the sink's overflow node.  The marker of such
+ * a thread used to be ~0, an unused site cache's parent too: the fast path
+ * took node 0 for the new site, then the old cache's node under it, past
+ * the two-node sink (as far as the slab's node table went).
+ */
+static void test_zone_after_exit(void **state)
+{
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(pthread_key_create(&late_key, late_destructor), 0);
+	assert_int_equal(pthread_create(&th, NULL, late_thread, NULL), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	print_message("the nested zone after exit ran at node %u\n", late_cur);
+	assert_true(late_cur < 2);
+	pthread_key_delete(late_key);
+}
+
 /* --- fork ---------------------------------------------------------------- */
 
 static void test_fork(void **state)
@@ -583,6 +637,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_thread_exit),
+		cmocka_unit_test(test_zone_after_exit),
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_fork_threaded),

@@ -1440,8 +1440,9 @@ void __prof_thread_name(const char *name)
 void __prof_alloc_slow(int is_free, uint64_t bytes)
 {
 	prof_thread_ready();
-	/* still no slab: a signal handler inside the thread's first zone */
-	if (__prof_tls.cur >= __PROF_FORKED)
+	/* still no slab: a signal handler inside the thread's first zone, or
+	 * the thread's slab went back */
+	if (__prof_tls.cur >= __PROF_GONE)
 		return;
 	__prof_mem(is_free, bytes);
 }
@@ -1479,9 +1480,8 @@ static void thread_mark_exited(struct prof_tpriv *p)
  * nothing is lost, and the segment keeps its size.
  */
 
-/* the marker of a thread whose slab went back: no per-site cache holds it,
- * so its zones take the slow path, which sends them to the sink's node 1 */
-#define PROF_CUR_GONE 0xffffffffU
+/* the marker of a thread whose slab went back (prof.h) */
+#define PROF_CUR_GONE __PROF_GONE
 
 /* the aggregate's header and its root and overflow nodes, at the first
  * fold; caller holds the lock.  0 or -errno */

@@ -156,6 +156,10 @@ struct __prof_thread {
 
 #define __PROF_UNINIT 0xfffffffeU
 #define __PROF_FORKED 0xfffffffdU	/* a fork child's thread, not moved yet */
+/* a thread whose slab went back (at its exit): no site cache holds it (an
+ * unused one holds ~0), so its zones take the slow path to the sink's
+ * overflow node; the values from here up are no node */
+#define __PROF_GONE 0xfffffffcU
 
 extern __thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec")));
 extern int __prof_clock_tsc;
@@ -328,7 +332,7 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 {
 	struct prof_node_ext *n;
 
-	if (__builtin_expect(__prof_tls.cur >= __PROF_FORKED, 0)) {
+	if (__builtin_expect(__prof_tls.cur >= __PROF_GONE, 0)) {
 		__prof_alloc_slow(is_free, bytes);
 		return;
 	}
