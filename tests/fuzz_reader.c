@@ -61,11 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		b = NULL;
 	}
 	/* lazily: every thread loaded in turn, quantiles from the segment,
-	 * or its histograms copied as it is loaded; or each loaded ahead */
+	 * or its histograms copied as it is loaded */
 	if (!prof_snapshot__read_opts(mem, size,
-				      PROF_READ_LAZY | (size & 1 ? PROF_READ_LAZY_HIST : 0) |
-					      (size & 2 ? PROF_READ_AHEAD : 0),
-				      &b)) {
+				      PROF_READ_LAZY | (size & 1 ? PROF_READ_LAZY_HIST : 0), &b)) {
 		struct prof_report_opts lo = { .sort = PROF_SORT_P99, .no_flat = 1 };
 
 		null = fopen("/dev/null", "w");

@@ -6,7 +6,7 @@ include daemon/profctl/profctl.mk
 PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html test_profctl_save \
 	test_profctl_diff test_profctl_pprof test_profctl_serve test_profctl_trace
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
-# the golden views render threads on two CPUs (profctl_par.c), and the live
+# the golden views read lazily, thread after thread, and the live
 # tests read segments that change and shrink under them: under the
 # sanitizers too
 SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_live \

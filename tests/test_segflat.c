@@ -401,6 +401,7 @@ static void test_sites_race(void **state)
 	do {
 		struct prof_snapshot *s, *light;
 		struct prof_flat_row *rows;
+		struct prof_snap_iter it;
 		size_t n;
 		__u32 i;
 
@@ -411,15 +412,15 @@ static void test_sites_race(void **state)
 			prof_seg_flat_cached(mem, len, 0, PROF_SORT_SELF, c, &light, &rows, &n), 0);
 		free(rows);
 		prof_snapshot__destroy(light);
-		assert_int_equal(
-			prof_snapshot__read_opts(
-				mem, len, PROF_READ_LAZY | (reads % 2 ? PROF_READ_AHEAD : 0), &s),
-			0);
+		assert_int_equal(prof_snapshot__read_opts(mem, len, PROF_READ_LAZY, &s), 0);
 		__atomic_store_n(&race_go, 1, __ATOMIC_RELEASE);
 		/* time for the writer to register sites after the read */
 		spin();
-		for (i = 0; i < s->nthreads; i++)
-			assert_int_equal(prof_snap_thread_load(s, &s->threads[i]), 0);
+		it = PROF_SNAP_ITER(s, 0);
+		for (i = 0; prof_snap_next(&it); i++)
+			;
+		assert_int_equal(it.err, 0);
+		assert_int_equal(i, s->nthreads);
 		prof_snapshot__destroy(s);
 		reads++;
 	} while (!__atomic_load_n(&race_done, __ATOMIC_ACQUIRE));
@@ -431,8 +432,7 @@ static void test_sites_race(void **state)
 
 /*
  * 0 if thread a of a lazy snapshot, as loaded, equals thread b of a full
- * one, else the line that differs: no cmocka check, so that a thread other
- * than the test's may call it
+ * one, else the line of the check that differs (the failure prints it)
  */
 #define DIFF(x, y)                       \
 	do {                             \
@@ -482,24 +482,20 @@ static void same_thread(const struct prof_snapshot *z, const struct prof_snap_th
 }
 
 /*
- * PROF_READ_AHEAD: a helper thread loads the next thread while the caller
- * uses this one.  Whatever order the caller loads in (forward, as the
- * helper guesses; backward, skipping, the same thread twice), each load
- * equals the full read's thread, quantiles and copied histograms too, and
- * the one before it is unloaded; destroy stops a helper mid-load.
+ * prof_snap_next walks every thread of a snapshot, lazy or not, each with
+ * the nodes a full read gives it (quantiles and copied histograms too);
+ * reaching a lazy thread unloads the one before; a tid walks that thread
+ * alone.
  */
-static void test_read_ahead(void **state)
+static void test_iter(void **state)
 {
-	static const __u32 order[] = { 0, 1, 2, 3, 4, 5, 6, 7, 7, 6, 3, 0, 2, 4, 5, 1, 2 };
-	static const unsigned int flags[] = {
-		PROF_READ_LAZY | PROF_READ_AHEAD,
-		PROF_READ_LAZY | PROF_READ_AHEAD | PROF_READ_LAZY_HIST,
-	};
+	static const unsigned int flags[] = { 0, PROF_READ_LAZY,
+					      PROF_READ_LAZY | PROF_READ_LAZY_HIST };
 	struct prof_snapshot *full, *z;
+	const struct prof_snap_thread *t, *prev;
 	pthread_t th[8];
 	size_t len = 0, k;
-	unsigned int f, r;
-	__u32 n, prev = ~0u;
+	__u32 n, seen;
 	void *mem;
 
 	(void)state;
@@ -511,114 +507,84 @@ static void test_read_ahead(void **state)
 	assert_int_equal(prof_snapshot__read_opts(mem, len, 0, &full), 0);
 	n = full->nthreads;
 	assert_true(n >= 8);
-	for (f = 0; f < 2; f++) {
-		assert_int_equal(prof_snapshot__read_opts(mem, len, flags[f], &z), 0);
-		for (k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
-			__u32 i = order[k] % n;
+	for (k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+		struct prof_snap_iter it;
 
-			assert_int_equal(prof_snap_thread_load(z, &z->threads[i]), 0);
-			same_thread(z, &z->threads[i], full, &full->threads[i]);
-			if (prev != ~0u && prev != i)
-				assert_int_equal(z->threads[prev].nnodes, 0);
-			prev = i;
+		assert_int_equal(prof_snapshot__read_opts(mem, len, flags[k], &z), 0);
+		assert_int_equal(z->nthreads, n);
+		it = PROF_SNAP_ITER(z, 0);
+		prev = NULL;
+		for (seen = 0; (t = prof_snap_next(&it)); seen++) {
+			assert_ptr_equal(t, &z->threads[seen]);
+			same_thread(z, t, full, &full->threads[seen]);
+			if (flags[k] && prev) {
+				/* one table, the thread before unloaded */
+				assert_int_equal(prev->nnodes, 0);
+				assert_null(prev->nodes);
+			}
+			prev = t;
 		}
-		prof_snapshot__destroy(z);
-		prev = ~0u;
-	}
-	/* destroyed at once after a load: the helper is stopped mid-load */
-	for (r = 0; r < 20; r++) {
-		assert_int_equal(prof_snapshot__read_opts(mem, len, flags[r % 2], &z), 0);
-		assert_int_equal(prof_snap_thread_load(z, &z->threads[r % n]), 0);
+		assert_int_equal(it.err, 0);
+		assert_int_equal(seen, n);
+		/* the end is the end */
+		assert_null(prof_snap_next(&it));
+		/* one thread by its tid */
+		it = PROF_SNAP_ITER(z, full->threads[n / 2].tid);
+		t = prof_snap_next(&it);
+		assert_non_null(t);
+		assert_int_equal(t->tid, full->threads[n / 2].tid);
+		same_thread(z, t, full, &full->threads[n / 2]);
+		assert_null(prof_snap_next(&it));
+		assert_int_equal(it.err, 0);
+		/* a lazy snapshot is not written out: its nodes are not all in memory */
+		if (flags[k]) {
+			void *buf;
+			size_t blen;
+
+			assert_int_equal(prof_snapshot__write(z, &buf, &blen), -EINVAL);
+		}
 		prof_snapshot__destroy(z);
 	}
 	prof_snapshot__destroy(full);
 	munmap(mem, len);
 }
 
-struct view_job {
-	struct prof_snapshot *z;	  /* loads from this one */
-	const struct prof_snapshot *full; /* and compares with this one */
-	__u32 first;			  /* every other thread from here */
-	unsigned int failed;		  /* loads that failed or differ */
-};
-
-/* each load equals the full read; counted, since a cmocka check fails
- * only on the test's own thread */
-static void *view_loads(void *arg)
-{
-	struct view_job *j = arg;
-	__u32 i;
-
-	for (i = j->first; i < j->z->nthreads; i += 2)
-		j->failed += prof_snap_thread_load(j->z, &j->z->threads[i]) != 0 ||
-			     thread_diff(j->z, &j->z->threads[i], j->full, &j->full->threads[i]);
-	return NULL;
-}
-
 /*
- * A lazy view of a lazy snapshot loads on its own: two threads load every
- * other thread each, one from the snapshot, one from the view, at once,
- * and each load equals the full read's; loading in one leaves the other's
- * loaded thread alone.  The view goes first, then the snapshot.
+ * A lazy walk that finds the segment changed into a corrupt one after the
+ * read stops there and says so in it.err, and goes no further.
  */
-static void test_lazy_view(void **state)
+static void test_iter_error(void **state)
 {
-	struct prof_snapshot *full, *z, *v;
-	struct view_job a, b;
+	struct prof_snapshot *z;
+	const struct prof_snap_thread *t;
+	struct prof_snap_iter it;
 	size_t len = 0;
-	pthread_t th;
-	void *mem;
-	int r;
+	void *mem, *copy;
 
 	(void)state;
+	work(NULL);
 	mem = test_own_segment(&len);
-	assert_int_equal(prof_snapshot__read_opts(mem, len, 0, &full), 0);
-	assert_true(full->nthreads >= 4);
-	for (r = 0; r < 4; r++) {
-		unsigned int flags = PROF_READ_LAZY | (r % 2 ? PROF_READ_AHEAD : 0);
-
-		assert_int_equal(prof_snapshot__read_opts(mem, len, flags, &z), 0);
-		v = prof_snapshot__lazy_view(z);
-		assert_non_null(v);
-		assert_int_equal(v->nthreads, z->nthreads);
-		assert_ptr_equal(v->sites, z->sites);
-		a = (struct view_job){ z, full, 0, 0 };
-		b = (struct view_job){ v, full, 1, 0 };
-		assert_int_equal(pthread_create(&th, NULL, view_loads, &b), 0);
-		view_loads(&a);
-		pthread_join(th, NULL);
-		assert_int_equal(a.failed, 0);
-		assert_int_equal(b.failed, 0);
-		/* each still holds its own last thread */
-		assert_true(z->threads[(z->nthreads - 1) & ~1u].nnodes > 0);
-		assert_true(v->threads[((v->nthreads - 2) | 1u)].nnodes > 0);
-		prof_snapshot__destroy(v);
-		prof_snapshot__destroy(z);
-	}
-	/* without read-ahead one table serves every load: a thread no bigger
-	 * than the one before lands where it was; a lazy snapshot is not
-	 * written out (its nodes are not all in memory) */
-	assert_int_equal(prof_snapshot__read_opts(mem, len, PROF_READ_LAZY, &z), 0);
+	copy = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+	assert_non_null(copy);
+	memcpy(copy, mem, len);
+	assert_int_equal(prof_snapshot__read_opts(copy, len, PROF_READ_LAZY, &z), 0);
+	assert_true(z->nthreads >= 2);
+	it = PROF_SNAP_ITER(z, 0);
+	t = prof_snap_next(&it);
+	assert_non_null(t);
+	assert_true(t->nnodes >= 2);
 	{
-		__u32 big = 0, small, i;
-		const void *at;
-		void *buf;
-		size_t blen;
+		const struct prof_seg_hdr *h = copy;
+		struct prof_slab_hdr *sh =
+			(void *)((char *)copy + h->slabs_off + (__u64)z->threads[1].slab * h->slab_size);
 
-		for (i = 1; i < full->nthreads; i++)
-			if (full->threads[i].nnodes > full->threads[big].nnodes)
-				big = i;
-		small = big ? 0 : 1;
-		assert_int_equal(prof_snap_thread_load(z, &z->threads[big]), 0);
-		at = z->threads[big].nodes;
-		assert_int_equal(prof_snap_thread_load(z, &z->threads[small]), 0);
-		assert_ptr_equal(z->threads[small].nodes, at);
-		assert_int_equal(prof_snapshot__write(z, &buf, &blen), -EINVAL);
+		sh->magic = ~sh->magic;
 	}
+	assert_null(prof_snap_next(&it));
+	assert_int_equal(it.err, -EINVAL);
+	assert_null(prof_snap_next(&it));
 	prof_snapshot__destroy(z);
-	/* not lazy: no view */
-	assert_null(prof_snapshot__lazy_view(full));
-	prof_snapshot__destroy(full);
+	free(copy);
 	munmap(mem, len);
 }
 
@@ -665,14 +631,12 @@ static long seg_blocks(void)
 static int no_hole_reads(void)
 {
 	static const unsigned int flags[] = { 0, PROF_READ_LAZY,
-					      PROF_READ_LAZY | PROF_READ_LAZY_HIST,
-					      PROF_READ_LAZY | PROF_READ_AHEAD };
+					      PROF_READ_LAZY | PROF_READ_LAZY_HIST };
 	struct prof_snapshot *s;
 	struct prof_flat_row *rows;
 	size_t len = 0, n, k;
 	long before;
 	void *mem;
-	__u32 i;
 
 	gap_work(NULL);
 	mem = test_own_segment(&len);
@@ -682,15 +646,17 @@ static int no_hole_reads(void)
 	for (k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
 		if (prof_snapshot__read_opts(mem, len, flags[k], &s))
 			return 3;
-		for (i = 0; i < s->nthreads; i++) {
-			const struct prof_snap_node *g;
+		struct prof_snap_iter it = PROF_SNAP_ITER(s, 0);
+		const struct prof_snap_thread *t;
 
-			if (prof_snap_thread_load(s, &s->threads[i]))
-				return 4;
-			g = test_node(s, &s->threads[i], "gap_zone");
+		while ((t = prof_snap_next(&it))) {
+			const struct prof_snap_node *g = test_node(s, t, "gap_zone");
+
 			if (g && g->calls != 2)
 				return 5;
 		}
+		if (it.err)
+			return 4;
 		prof_snapshot__destroy(s);
 	}
 	if (prof_seg_flat(mem, len, 0, PROF_SORT_SELF, &s, &rows, &n))
@@ -1018,8 +984,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_deep_chain),
 		cmocka_unit_test(test_far_recursion),
 		cmocka_unit_test(test_cursor),
-		cmocka_unit_test(test_read_ahead),
-		cmocka_unit_test(test_lazy_view),
+		cmocka_unit_test(test_iter),
+		cmocka_unit_test(test_iter_error),
 		cmocka_unit_test(test_no_hole_reads),
 		cmocka_unit_test(test_flat_no_sched),
 		cmocka_unit_test(test_flat_thread_files),

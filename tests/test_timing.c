@@ -209,13 +209,14 @@ static void test_percentiles(void **state)
 	 * from the top: the same as the copy's */
 	{
 		struct prof_snapshot *z = test_snapshot_opts(0, PROF_READ_LAZY);
+		struct prof_snap_iter it;
 		const struct prof_snap_thread *zt;
 		const struct prof_snap_node *zn;
 
 		assert_non_null(z);
-		zt = test_thread(z, q.tid);
+		it = PROF_SNAP_ITER(z, q.tid);
+		zt = prof_snap_next(&it);
 		assert_non_null(zt);
-		assert_int_equal(prof_snap_thread_load(z, &z->threads[zt - z->threads]), 0);
 		zn = test_node(z, zt, "timing_dist");
 		assert_non_null(zn);
 		assert_int_equal(zn->calls, QN);
@@ -497,6 +498,7 @@ static void test_quantiles_from_top(void **state)
 		unsigned bk[6], nb, i, k, lo = PROF_HIST_BUCKETS, hi = 0;
 		__u32 cnt[6], h[PROF_HIST_BUCKETS] = { 0 };
 		struct prof_snapshot *full, *lazy;
+		struct prof_snap_iter it;
 		const struct prof_snap_node *fn, *ln;
 		__u64 calls = 0;
 		size_t len;
@@ -519,7 +521,8 @@ static void test_quantiles_from_top(void **state)
 		img = synthetic_image(bk, cnt, nb, prof_hist_lo(hi + 1) - 1, &len);
 		assert_int_equal(prof_snapshot__read(img, len, &full), 0);
 		assert_int_equal(prof_snapshot__read_opts(img, len, PROF_READ_LAZY, &lazy), 0);
-		assert_int_equal(prof_snap_thread_load(lazy, &lazy->threads[0]), 0);
+		it = PROF_SNAP_ITER(lazy, 0);
+		assert_ptr_equal(prof_snap_next(&it), &lazy->threads[0]);
 		fn = &full->threads[0].nodes[2];
 		ln = &lazy->threads[0].nodes[2];
 		/* the copy: exactly the buckets from the lowest used to the max's */

@@ -15,7 +15,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -822,8 +821,6 @@ static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct
 		s->lazy->flags = flags;
 		s->lazy->sched = sched;
 		s->lazy->nsites = s->nsites;
-		s->lazy->threads = s->threads;
-		s->lazy->nthreads = s->nthreads;
 	}
 	/* a snapshot may be kept (profd's history): no slack past what it holds */
 	if (pool.v && pool.n < pool.cap) {
@@ -874,7 +871,7 @@ int prof_snapshot__read_fd_opts(int fd, unsigned int flags, struct prof_snapshot
 }
 
 /* thread t's nodes into tab, checked as the read checks them, and t's
- * nodes and nnodes pointed at them (t may be a copy: the helper's) */
+ * nodes and nnodes pointed at them */
 static int lazy_fill(const struct prof_snap_lazy *z, struct lazy_table *tab,
 		     struct prof_snap_thread *t)
 {
@@ -945,77 +942,11 @@ static int lazy_fill(const struct prof_snap_lazy *z, struct lazy_table *tab,
 	return err;
 }
 
-static void *lazy_helper(void *arg)
-{
-	struct prof_snap_lazy *z = arg;
-
-	pthread_mutex_lock(&z->lock);
-	for (;;) {
-		struct prof_snap_thread *t, copy;
-		struct lazy_table *tab;
-		int err;
-
-		while (!z->want && !z->quit)
-			pthread_cond_wait(&z->cv, &z->lock);
-		if (z->quit)
-			break;
-		t = z->want;
-		z->want = NULL;
-		copy = *t;
-		tab = &z->tab[!z->cur_tab];
-		pthread_mutex_unlock(&z->lock);
-		err = lazy_fill(z, tab, &copy);
-		pthread_mutex_lock(&z->lock);
-		z->got = t;
-		z->got_t = copy;
-		z->got_err = err;
-		z->busy = false;
-		pthread_cond_broadcast(&z->cv);
-	}
-	pthread_mutex_unlock(&z->lock);
-	return NULL;
-}
-
-/* the helper, on the first load that has a next thread to load ahead */
-static void lazy_ahead_start(struct prof_snap_lazy *z)
-{
-	if (z->ahead || !(z->flags & PROF_READ_AHEAD) || z->nthreads < 2)
-		return;
-	if (pthread_mutex_init(&z->lock, NULL))
-		return;
-	if (pthread_cond_init(&z->cv, NULL)) {
-		pthread_mutex_destroy(&z->lock);
-		return;
-	}
-	if (pthread_create(&z->helper, NULL, lazy_helper, z)) {
-		/* no thread: every load is the caller's, as without the flag */
-		pthread_cond_destroy(&z->cv);
-		pthread_mutex_destroy(&z->lock);
-		z->flags &= ~(unsigned int)PROF_READ_AHEAD;
-		return;
-	}
-	z->ahead = true;
-}
-
-static void lazy_ahead_stop(struct prof_snap_lazy *z)
-{
-	if (!z->ahead)
-		return;
-	pthread_mutex_lock(&z->lock);
-	z->quit = true;
-	pthread_cond_broadcast(&z->cv);
-	pthread_mutex_unlock(&z->lock);
-	pthread_join(z->helper, NULL);
-	pthread_cond_destroy(&z->cv);
-	pthread_mutex_destroy(&z->lock);
-	z->ahead = false;
-}
-
-int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread *t)
+/* thread t of a lazy snapshot into the table, the one before unloaded */
+static int thread_load(const struct prof_snapshot *s, struct prof_snap_thread *t)
 {
 	struct prof_snap_lazy *z = s->lazy;
-	bool taken = false;
-	int err = 0;
+	int err;
 
 	if (!z || z->cur == t)
 		return 0;
@@ -1024,97 +955,34 @@ int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread
 		z->cur->nnodes = 0;
 		z->cur = NULL;
 	}
-	if (z->ahead) {
-		pthread_mutex_lock(&z->lock);
-		/* the helper idle, its table free or holding what we want: a
-		 * request it has not taken up is withdrawn, one under way awaited */
-		if (z->want) {
-			z->want = NULL;
-			z->busy = false;
-		}
-		while (z->busy)
-			pthread_cond_wait(&z->cv, &z->lock);
-		if (z->got == t) {
-			t->nodes = z->got_t.nodes;
-			t->nnodes = z->got_t.nnodes;
-			err = z->got_err;
-			taken = true;
-		}
-		z->got = NULL;
-		/* its table is cur's now, or the one we load into */
-		z->cur_tab = !z->cur_tab;
-		pthread_mutex_unlock(&z->lock);
-	}
-	/* without the helper, one table serves every load */
-	if (!taken)
-		err = lazy_fill(z, &z->tab[z->cur_tab], t);
+	err = lazy_fill(z, &z->tab, t);
 	if (err)
 		return err;
-	/* views go thread by thread (or every other, two at once): load the
-	 * next one while this one is used */
-	if (z->last && t > z->last && t < z->threads + z->nthreads)
-		z->stride = (__u32)(t - z->last);
-	else
-		z->stride = 1;
-	z->last = t;
 	z->cur = t;
-	lazy_ahead_start(z);
-	if (z->ahead && t >= z->threads && t < z->threads + z->nthreads &&
-	    z->stride <= (__u32)(z->threads + z->nthreads - 1 - t)) {
-		pthread_mutex_lock(&z->lock);
-		z->want = t + z->stride;
-		z->busy = true;
-		pthread_cond_broadcast(&z->cv);
-		pthread_mutex_unlock(&z->lock);
-	}
 	return 0;
 }
 
-struct prof_snapshot *prof_snapshot__lazy_view(const struct prof_snapshot *s)
+struct prof_snap_thread *prof_snap_next(struct prof_snap_iter *it)
 {
-	struct prof_snapshot *v;
-	struct prof_snap_lazy *z;
-	__u32 i;
+	const struct prof_snapshot *s = it->s;
 
-	if (!s || !s->lazy) {
-		errno = EINVAL;
+	if (it->err)
 		return NULL;
+	for (; it->i < s->nthreads; it->i++) {
+		struct prof_snap_thread *t = &s->threads[it->i];
+		int err;
+
+		if (it->tid && t->tid != it->tid)
+			continue;
+		err = thread_load(s, t);
+		if (err) {
+			it->err = err;
+			return NULL;
+		}
+		it->i++;
+		return t;
 	}
-	v = malloc(sizeof(*v));
-	z = calloc(1, sizeof(*z));
-	if (!v || !z) {
-		free(v);
-		free(z);
-		errno = ENOMEM;
-		return NULL;
-	}
-	*v = *s;
-	v->threads = malloc((s->nthreads ? s->nthreads : 1) * sizeof(*v->threads));
-	if (!v->threads) {
-		free(v);
-		free(z);
-		errno = ENOMEM;
-		return NULL;
-	}
-	/* the threads as the read checked them, none loaded */
-	memcpy(v->threads, s->threads, s->nthreads * sizeof(*v->threads));
-	for (i = 0; i < v->nthreads; i++) {
-		v->threads[i].nodes = NULL;
-		v->threads[i].nnodes = 0;
-	}
-	z->mem = s->lazy->mem;
-	z->len = s->lazy->len;
-	z->g = s->lazy->g;
-	z->flags = s->lazy->flags;
-	z->nsites = s->lazy->nsites;
-	z->sched = s->lazy->sched;
-	z->threads = v->threads;
-	z->nthreads = v->nthreads;
-	z->view = true;
-	v->lazy = z;
-	v->hist = NULL;
-	v->nhist = 0;
-	return v;
+	return NULL;
 }
 
 int prof_snap_any_sched(const struct prof_snapshot *s)
@@ -1142,17 +1010,11 @@ void prof_snapshot__destroy(struct prof_snapshot *s)
 		return;
 	if (s->lazy) {
 		/* the threads' nodes, if any, are the lazy table */
-		lazy_ahead_stop(s->lazy);
-		for (i = 0; i < 2; i++) {
-			free(s->lazy->tab[i].nodes);
-			free(s->lazy->tab[i].quant);
-			free(s->lazy->tab[i].pool.v);
-		}
+		free(s->lazy->tab.nodes);
+		free(s->lazy->tab.quant);
+		free(s->lazy->tab.pool.v);
 		if (s->lazy->map)
 			munmap(s->lazy->map, s->lazy->len);
-		/* a view's sites are its parent's */
-		if (s->lazy->view)
-			s->sites = NULL;
 		free(s->lazy);
 	} else {
 		for (i = 0; i < s->nthreads; i++)

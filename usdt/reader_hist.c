@@ -297,7 +297,7 @@ __u64 prof_snap_quantile(const struct prof_snapshot *s, const struct prof_snap_n
 
 	if (n->flags & PROF_SNAP_F_QUANT) {
 		/* a lazy read kept these three, not the histogram */
-		const __u64 *quant = s->lazy ? s->lazy->tab[s->lazy->cur_tab].quant : NULL;
+		const __u64 *quant = s->lazy ? s->lazy->tab.quant : NULL;
 
 		if (!quant)
 			return 0;
@@ -318,7 +318,7 @@ __u64 prof_snap_quantile(const struct prof_snapshot *s, const struct prof_snap_n
 const __u32 *prof_snap_hist(const struct prof_snapshot *s, const struct prof_snap_node *n)
 {
 	/* a lazy snapshot's are its loaded thread's */
-	const struct hist_pool *lp = s->lazy ? &s->lazy->tab[s->lazy->cur_tab].pool : NULL;
+	const struct hist_pool *lp = s->lazy ? &s->lazy->tab.pool : NULL;
 	const __u32 *pool = lp ? lp->v : s->hist;
 	__u64 npool = lp ? lp->n : s->nhist;
 

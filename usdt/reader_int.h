@@ -168,7 +168,7 @@ struct slab_pub {
 
 
 /* a lazy snapshot's state (snapshot.h: PROF_READ_LAZY) */
-/* one thread's nodes as a lazy load leaves them, and their quantiles or
+/* one thread's nodes as a load leaves them, and their quantiles or
  * histograms; reused from thread to thread */
 struct lazy_table {
 	struct prof_snap_node *nodes;
@@ -185,32 +185,9 @@ struct prof_snap_lazy {
 	struct seg_geom g;
 	unsigned int flags;
 	__u32 nsites;
-	bool sched;				/* a node carried scheduler facts at read time */
-	struct lazy_table tab[2];		/* cur's, and the one loaded ahead */
-	unsigned int cur_tab;			/* which is cur's */
-	struct prof_snap_thread *cur;		/* whose nodes those are */
-	const struct prof_snap_thread *threads; /* the snapshot's, for "the next" */
-	__u32 nthreads;
-	const struct prof_snap_thread *last; /* loaded last (cur, or unloaded since) */
-	__u32 stride; /* between the last two loads: the next is that far on */
-	bool view;    /* prof_snapshot__lazy_view's: sites and mapping are another's */
-	/*
-	 * PROF_READ_AHEAD: a helper thread loads the thread after cur into
-	 * the other table, into a copy of its struct, while the caller
-	 * renders cur; a load of that thread takes it over.  Under lock:
-	 * want, busy, got, got_t, got_err, quit; cur_tab changes only while
-	 * the helper is idle.
-	 */
-	bool ahead;
-	pthread_t helper;
-	pthread_mutex_t lock;
-	pthread_cond_t cv;
-	struct prof_snap_thread *want; /* asked for, not yet taken up */
-	bool busy;		       /* asked for, not yet done */
-	struct prof_snap_thread *got;  /* done: got_t holds it, got_err says how */
-	struct prof_snap_thread got_t;
-	int got_err;
-	bool quit;
+	bool sched;			/* a node carried scheduler facts at read time */
+	struct lazy_table tab;		/* cur's nodes */
+	struct prof_snap_thread *cur;	/* whose nodes those are */
 };
 
 /* reader.c */

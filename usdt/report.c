@@ -376,15 +376,12 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 			(unsigned long long)s->nospace);
 
 	if (!o->no_tree) {
-		for (i = 0; i < s->nthreads; i++) {
-			const struct prof_snap_thread *t = &s->threads[i];
+		struct prof_snap_iter it = PROF_SNAP_ITER(s, o->tid);
+		const struct prof_snap_thread *t;
+
+		while ((t = prof_snap_next(&it))) {
 			struct tree_out to = { f, s, t, o, sched, 0, "", clash };
 
-			if (o->tid && t->tid != o->tid)
-				continue;
-			err = prof_snap_thread_load(s, &s->threads[i]);
-			if (err)
-				goto cleanup;
 			to.thread_ticks = t->nodes[0].ticks;
 			thread_header(f, s, t, o);
 			columns(f, sched, o);
@@ -393,6 +390,9 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 				goto cleanup;
 			outside_row(&to);
 		}
+		err = it.err;
+		if (err)
+			goto cleanup;
 	}
 	err = 0;
 	if (o->no_flat)
@@ -463,9 +463,10 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 {
 	/* one row per site, and the last for overflow */
 	struct prof_flat_row *rows = calloc((size_t)s->nsites + 1, sizeof(*rows));
+	struct prof_snap_iter it = PROF_SNAP_ITER(s, tid);
+	const struct prof_snap_thread *t;
 	size_t n = 0;
 	__u32 i, j;
-	int err;
 
 	*out = NULL;
 	*nout = 0;
@@ -473,17 +474,7 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 		return -ENOMEM;
 	for (i = 0; i <= s->nsites; i++)
 		rows[i].site = i < s->nsites ? i : PROF_SITE_NONE;
-	for (i = 0; i < s->nthreads; i++) {
-		const struct prof_snap_thread *t = &s->threads[i];
-
-		if (tid && t->tid != tid)
-			continue;
-		/* a lazy snapshot: this thread's nodes, now */
-		err = prof_snap_thread_load(s, &s->threads[i]);
-		if (err) {
-			free(rows);
-			return err;
-		}
+	while ((t = prof_snap_next(&it))) {
 		for (j = 1; j < t->nnodes; j++) {
 			const struct prof_snap_node *nd = &t->nodes[j];
 			struct prof_flat_row *r =
@@ -507,6 +498,10 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 				r->offcpu_ns += nd->offcpu_ns;
 			}
 		}
+	}
+	if (it.err) {
+		free(rows);
+		return it.err;
 	}
 	/* drop sites never called, keep order stable */
 	for (i = 0; i <= s->nsites; i++)
@@ -684,7 +679,7 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 	struct jbuf *j = malloc(sizeof(*j));
 	struct prof_jw w;
 	size_t k;
-	__u32 i, c;
+	__u32 c;
 
 	if (!j)
 		return -ENOMEM;
@@ -728,16 +723,12 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 		}
 		prof_jw_name(&w, "threads");
 		prof_jw_start_array(&w);
-		for (i = 0; i < s->nthreads; i++) {
-			const struct prof_snap_thread *t = &s->threads[i];
-			bool first = true;
-			int err = prof_snap_thread_load(s, &s->threads[i]);
+		struct prof_snap_iter it = PROF_SNAP_ITER(s, 0);
+		const struct prof_snap_thread *t;
 
-			if (err) {
-				jsites_free(j);
-				free(j);
-				return err;
-			}
+		while ((t = prof_snap_next(&it))) {
+			bool first = true;
+
 			prof_jw_ws(&w, "\n  ");
 			prof_jw_start_object(&w);
 			prof_jw_u64_field(&w, "tid", t->tid);
@@ -782,6 +773,11 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 			}
 			prof_jw_end_array(&w);
 			prof_jw_end_object(&w);
+		}
+		if (it.err) {
+			jsites_free(j);
+			free(j);
+			return it.err;
 		}
 		prof_jw_end_array(&w);
 		prof_jw_end_object(&w);

@@ -10,7 +10,7 @@
  *
  *	prof_snapshot__read(mem, len, &s)  copy and validate a segment image (reader.c)
  *	prof_snapshot__read_fd(fd, &s)     the same from an open segment fd
- *	prof_snap_thread_load(s, t)        a lazy snapshot's thread, on demand
+ *	prof_snap_next(&it)                thread after thread, each read when reached
  *	prof_snap_quantile(s, n, q)        a node's quantile (reader_hist.c)
  *	prof_snapshot__diff(s, base)       s -= base (a reset baseline; reader_image.c)
  *	prof_snapshot__write(s, &buf, &n)  back to a segment image (profd, baselines)
@@ -171,9 +171,9 @@ int prof_snapshot__read_fd(int fd, struct prof_snapshot **snap);
 #define PROF_READ_NO_HIST	0x1
 /*
  * PROF_READ_LAZY, for views that stream every node of a big process: the
- * read checks every node but copies none; prof_snap_thread_load() then
- * reads one thread's nodes at a time into one table the snapshot reuses
- * (loading a thread unloads the one before, nnodes 0 until loaded).  The
+ * read checks every node but copies none; walking the threads with
+ * prof_snap_next() then reads one thread's nodes at a time into one table
+ * the snapshot reuses (reaching a thread unloads the one before).  The
  * histograms stay in the segment: the load reduces each to its p50, p90
  * and p99, the only quantiles such a snapshot answers.  The segment must
  * stay mapped: the fd variant keeps its mapping until destroy; with
@@ -183,25 +183,33 @@ int prof_snapshot__read_fd(int fd, struct prof_snapshot **snap);
 /* with PROF_READ_LAZY: a load copies its thread's histograms, as a full
  * read does, rather than reducing them (views that add histograms up) */
 #define PROF_READ_LAZY_HIST	0x4
-/* with PROF_READ_LAZY: a helper thread loads the thread after the one
- * just loaded while the caller uses it (views that go thread by thread,
- * in order); destroy joins it.  Costs a second table of nodes. */
-#define PROF_READ_AHEAD		0x8
 int prof_snapshot__read_opts(const void *mem, size_t len, unsigned int flags,
 			     struct prof_snapshot **snap);
 int prof_snapshot__read_fd_opts(int fd, unsigned int flags, struct prof_snapshot **snap);
-/* read thread t's nodes (t one of s->threads, also through a view sharing
- * them), checked as the read checks them; 0 at once if s is not lazy or t
- * is loaded.  0 or -errno (-EINVAL: the segment changed into a corrupt one) */
-int prof_snap_thread_load(const struct prof_snapshot *s, struct prof_snap_thread *t);
 /*
- * A second lazy snapshot over the same read of the same segment: its own
- * node tables (and read-ahead), the same threads as the read checked them,
- * s's sites and mapping.  For loading threads on two CPUs at once: each
- * snapshot is one caller's.  Destroy it before s.  NULL and errno if s is
- * not lazy or memory is short.
+ * The threads of s, each with its nodes, in order (of tid only, if not 0):
+ *
+ *	struct prof_snap_iter it = PROF_SNAP_ITER(s, 0);
+ *	struct prof_snap_thread *t;
+ *
+ *	while ((t = prof_snap_next(&it)))
+ *		... t->nodes[0 .. t->nnodes) ...
+ *	if (it.err)
+ *		... -errno: a lazy thread's nodes could not be read (-EINVAL:
+ *		    the segment changed into a corrupt one, -ENOMEM) ...
+ *
+ * The one way to a thread's nodes that every snapshot answers: a lazy
+ * one's threads have none until the walk reaches them (and none again once
+ * it has passed), a full one's have them all along.
  */
-struct prof_snapshot *prof_snapshot__lazy_view(const struct prof_snapshot *s);
+struct prof_snap_iter {
+	const struct prof_snapshot *s;
+	__u32 tid;
+	__u32 i;
+	int err;
+};
+#define PROF_SNAP_ITER(snap, only_tid) ((struct prof_snap_iter){ .s = (snap), .tid = (only_tid) })
+struct prof_snap_thread *prof_snap_next(struct prof_snap_iter *it);
 /* any thread with a kernel slot, or any node with scheduler facts (lazy:
  * as the read saw them) */
 int prof_snap_any_sched(const struct prof_snapshot *s);

@@ -234,20 +234,9 @@ char *pc_put_where(char *p, const struct prof_snap_site *site);
 
 /* --- renderers (render_*.c) ---------------------------------------------- */
 
-/*
- * Thread i of s rendered to f (it loads the thread itself); ctx is the
- * renderer's state for one caller.  pc_par_threads renders every thread
- * of s in order, on two CPUs where it can (profctl_par.c): the odd ones
- * with ctx_helper, into memory, through a second lazy view of s.
- */
-typedef int (*pc_thread_fn)(void *ctx, FILE *f, const struct prof_snapshot *s, __u32 i);
-/* the CPUs this process may run on */
-int pc_cpus(void);
-/* for a pc_thread_fn: thread i of s loaded, and *kids room for a sorted
- * child list of each of its nodes (grown as needed); 0 or -errno */
-int pc_thread_begin(const struct prof_snapshot *s, __u32 i, __u32 **kids, __u32 *nkids);
-int pc_par_threads(FILE *f, const struct prof_snapshot *s, pc_thread_fn fn, void *ctx_main,
-		   void *ctx_helper);
+/* *kids room for a sorted child list of each of t's nodes (grown as
+ * needed); 0 or -ENOMEM */
+int pc_kids_room(const struct prof_snap_thread *t, __u32 **kids, __u32 *nkids);
 
 int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o);
 int pc_render_flat(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o);

@@ -632,8 +632,6 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 	    (data && (o->flat || o->callers)))
 		flags |= PROF_READ_NO_HIST;
 	flags |= PROF_READ_LAZY;
-	if (pc_cpus() > 1)
-		flags |= PROF_READ_AHEAD;
 	/* html has a merged view of each process beside its threads; the JSON
 	 * tree carries the histograms themselves (--input reads them) */
 	if (o->threads || o->format == PC_FMT_HTML ||
@@ -641,7 +639,7 @@ static unsigned int report_read_flags(const struct pc_opts *o)
 		flags |= PROF_READ_LAZY_HIST;
 	/* compensation rewrites every thread's nodes: read them all at once */
 	if (o->compensate)
-		flags &= ~(PROF_READ_LAZY | PROF_READ_AHEAD | PROF_READ_LAZY_HIST);
+		flags &= ~(PROF_READ_LAZY | PROF_READ_LAZY_HIST);
 	return flags;
 }
 

@@ -328,7 +328,6 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 	uint8_t *buf = NULL;
 	size_t i, len;
 	int ntypes = 2, err = -ENOMEM;
-	__u32 t;
 	char comment[160];
 
 	(void)o;
@@ -366,12 +365,14 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 		const struct prof_snapshot *s = snaps[i];
 		size_t base = p.nlocs;
 
+		struct prof_snap_iter it = PROF_SNAP_ITER(s, 0);
+		const struct prof_snap_thread *t;
+
 		err = pp_sites(&p, s);
-		for (t = 0; !err && t < s->nthreads; t++) {
-			err = prof_snap_thread_load(s, &s->threads[t]);
-			if (!err)
-				err = pp_thread(&p, s, &s->threads[t], base, ntypes);
-		}
+		while (!err && (t = prof_snap_next(&it)))
+			err = pp_thread(&p, s, t, base, ntypes);
+		if (!err)
+			err = it.err;
 		if (err)
 			goto cleanup;
 		if (i == 0) {

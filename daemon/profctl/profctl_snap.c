@@ -130,6 +130,8 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	struct prof_snapshot *m = NULL;
 	struct prof_snap_thread *mt;
 	struct merge_map map = { 0 };
+	struct prof_snap_iter it = PROF_SNAP_ITER(s, 0);
+	const struct prof_snap_thread *t;
 	__u32 *remap = NULL, nremap = 0, cap = 0, n, i, j, b;
 	__u32 *last_child = NULL, alive = 0;
 	__u64 wall = 0;
@@ -174,13 +176,7 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	mt->nodes[0].parent = 0;
 	mt->nodes[0].site = PROF_SITE_NONE;
 	n = 1;
-	for (i = 0; i < s->nthreads; i++) {
-		const struct prof_snap_thread *t = &s->threads[i];
-
-		err = prof_snap_thread_load(s, &s->threads[i]);
-		if (err)
-			goto cleanup;
-		err = -ENOMEM;
+	while ((t = prof_snap_next(&it))) {
 		if (t->nnodes > nremap) {
 			free(remap);
 			nremap = t->nnodes;
@@ -248,6 +244,10 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 					dh[src->hist_lo + k] += sh[k];
 		}
 	}
+	err = it.err;
+	if (err)
+		goto cleanup;
+	err = -ENOMEM;
 	/*
 	 * the merged thread has exited when every thread has: each marked
 	 * so, or the process exited (exit() marks only its caller's thread)
@@ -347,6 +347,16 @@ static int sort_ent_cmp(const void *a, const void *b)
 	if (c)
 		return c;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+int pc_kids_room(const struct prof_snap_thread *t, __u32 **kids, __u32 *nkids)
+{
+	if (t->nnodes <= *nkids)
+		return 0;
+	free(*kids);
+	*kids = malloc(t->nnodes * sizeof(**kids));
+	*nkids = *kids ? t->nnodes : 0;
+	return *kids ? 0 : -ENOMEM;
 }
 
 __u32 pc_sorted_children_cap(const struct prof_snapshot *s, const struct prof_snap_thread *t,

@@ -266,19 +266,19 @@ static void walk_tree(struct walk *w, __u32 i, void (*fn)(struct walk *, __u32),
 	}
 }
 
-/* thread i of s walked with w->fn, to f (pc_thread_fn) */
-static int walk_thread(void *ctx, FILE *f, const struct prof_snapshot *s, __u32 i)
+/* thread t of s walked with w->fn, to f */
+static int walk_thread(struct walk *w, FILE *f, const struct prof_snapshot *s,
+		       const struct prof_snap_thread *t)
 {
-	struct walk *w = ctx;
 	int err;
 
 	w->s = s;
-	w->t = &s->threads[i];
-	err = pc_thread_begin(s, i, &w->kids, &w->nkids);
-	if (err || !w->t->nnodes)
+	w->t = t;
+	err = pc_kids_room(t, &w->kids, &w->nkids);
+	if (err || !t->nnodes)
 		return err;
-	w->total = pc_thread_total(w->t);
-	prof_snap_thread_label(w->t, w->tlabel, sizeof(w->tlabel));
+	w->total = pc_thread_total(t);
+	prof_snap_thread_label(t, w->tlabel, sizeof(w->tlabel));
 	w->path_ok = true;
 	w->plen = 0;
 	w->path[0] = 0;
@@ -291,29 +291,31 @@ static int walk_thread(void *ctx, FILE *f, const struct prof_snapshot *s, __u32 
 static int walk_all(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o,
 		    void (*fn)(struct walk *, __u32))
 {
-	struct walk *w = calloc(2, sizeof(*w));
+	struct walk *w = calloc(1, sizeof(*w));
 	size_t p;
-	int i, err = -ENOMEM;
+	int err = -ENOMEM;
 
 	if (!w)
 		return err;
-	for (i = 0; i < 2; i++) {
-		w[i].f = f;
-		w[i].o = o;
-		w[i].fn = fn;
-		w[i].out = malloc(sizeof(*w[i].out));
-		if (!w[i].out)
-			goto cleanup;
-	}
+	w->f = f;
+	w->o = o;
+	w->fn = fn;
+	w->out = malloc(sizeof(*w->out));
+	if (!w->out)
+		goto cleanup;
 	err = 0;
-	/* even threads here, odd ones on another CPU */
-	for (p = 0; p < n && !err; p++)
-		err = pc_par_threads(f, snaps[p], walk_thread, &w[0], &w[1]);
-cleanup:
-	for (i = 0; i < 2; i++) {
-		free(w[i].kids);
-		free(w[i].out);
+	for (p = 0; p < n && !err; p++) {
+		struct prof_snap_iter it = PROF_SNAP_ITER(snaps[p], 0);
+		const struct prof_snap_thread *t;
+
+		while (!err && (t = prof_snap_next(&it)))
+			err = walk_thread(w, f, snaps[p], t);
+		if (!err)
+			err = it.err;
 	}
+cleanup:
+	free(w->kids);
+	free(w->out);
 	free(w);
 	return err;
 }

@@ -122,14 +122,15 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 		}
 		fprintf(f, "\",\"tsc_synced\":%s,\"threads\":[",
 			s->flags & PROF_SEG_TSC_SYNCED ? "true" : "false");
-		for (i = 0; i < s->nthreads && !err; i++) {
-			err = prof_snap_thread_load(s, &s->threads[i]);
-			if (err)
-				break;
+		struct prof_snap_iter it = PROF_SNAP_ITER(s, 0);
+		const struct prof_snap_thread *t;
+
+		for (i = 0; (t = prof_snap_next(&it)); i++) {
 			if (i)
 				fputc(',', f);
-			html_thread(f, out, s, &s->threads[i], clash);
+			html_thread(f, out, s, t, clash);
 		}
+		err = it.err;
 		fputc(']', f);
 		if (!err && s->nthreads > 1) {
 			m = pc_merge_threads(s);

@@ -371,73 +371,69 @@ static void process_title(FILE *f, const struct prof_snapshot *s, const struct p
 	}
 }
 
-/* thread i of s, its title and its tree, to f (pc_thread_fn) */
-static int tree_thread(void *ctx, FILE *f, const struct prof_snapshot *s, __u32 i)
+/* thread t of s, its title and its tree, to f */
+static int tree_thread(struct tctx *c, FILE *f, const struct prof_snap_thread *t)
 {
-	struct tctx *c = ctx;
 	__u32 j;
 	int err;
 
-	c->s = s;
-	c->t = &s->threads[i];
-	err = pc_thread_begin(s, i, &c->kids, &c->nkids);
-	if (err || !c->t->nnodes)
+	c->t = t;
+	err = pc_kids_room(t, &c->kids, &c->nkids);
+	if (err || !t->nnodes)
 		return err;
-	c->total = pc_thread_total(c->t);
+	c->total = pc_thread_total(t);
 	c->prefix[0] = 0;
 	c->plen = 0;
 	fputc('\n', f);
-	thread_title(f, s, c->t, c->o, c->total);
+	thread_title(f, c->s, t, c->o, c->total);
 	pc_out_init(c->out, f);
 	tree_header(c);
 	tree_walk(c, PROF_NODE_ROOT, 0, c->kids, c->nkids);
 	outside_row(c);
 	alloc_rows(c);
 	pc_out_flush(c->out);
-	for (j = 0; j < c->t->nnodes; j++)
-		c->migr |= c->t->nodes[j].migrated != 0;
+	for (j = 0; j < t->nnodes; j++)
+		c->migr |= t->nodes[j].migrated != 0;
 	return ferror(f) ? -EIO : 0;
 }
 
 int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
 {
-	struct tctx c[2] = { { .o = o }, { .o = o } };
-	bool sched = pc_has_sched(s);
+	struct tctx c = { .s = s, .o = o, .sched = pc_has_sched(s) };
+	struct prof_snap_iter it = PROF_SNAP_ITER(s, 0);
+	const struct prof_snap_thread *t;
 	__u8 *nlen, *clash = NULL;
 	__u32 i;
 	int err = -ENOMEM;
 
 	nlen = malloc(s->nsites ? s->nsites : 1);
-	c[0].out = malloc(sizeof(*c[0].out));
-	c[1].out = malloc(sizeof(*c[1].out));
-	if (!nlen || !c[0].out || !c[1].out)
+	c.out = malloc(sizeof(*c.out));
+	if (!nlen || !c.out)
 		goto cleanup;
 	/* names are checked to end within PROF_NAME_MAX */
 	for (i = 0; i < s->nsites; i++)
 		nlen[i] = (__u8)strnlen(s->sites[i].name, PROF_NAME_MAX - 1);
+	c.nlen = nlen;
 	/* without memory, overloads only look alike */
 	clash = pc_name_clashes(s);
-	for (i = 0; i < 2; i++) {
-		c[i].nlen = nlen;
-		c[i].clash = clash;
-		c[i].sched = sched;
-	}
+	c.clash = clash;
 	process_title(f, s, o);
-	/* even threads here, odd ones on another CPU */
-	err = pc_par_threads(f, s, tree_thread, &c[0], &c[1]);
-	if (!err && (c[0].migr || c[1].migr) && !(s->flags & PROF_SEG_TSC_SYNCED))
+	err = 0;
+	while (!err && (t = prof_snap_next(&it)))
+		err = tree_thread(&c, f, t);
+	if (!err)
+		err = it.err;
+	if (!err && c.migr && !(s->flags & PROF_SEG_TSC_SYNCED))
 		fputs("\n*migrated: some calls changed CPU, and profd did not find this "
 		      "machine's TSC synchronized across CPUs: their deltas are suspect\n",
 		      f);
-	if (!err && sched)
+	if (!err && c.sched)
 		fputs("\nkernel columns: \"-\" where no call had kernel facts (profd), "
 		      "[kernel k/n] where k of n calls had them\n",
 		      f);
 cleanup:
-	for (i = 0; i < 2; i++) {
-		free(c[i].kids);
-		free(c[i].out);
-	}
+	free(c.kids);
+	free(c.out);
 	free(nlen);
 	free(clash);
 	if (err)
@@ -557,16 +553,14 @@ size_t pc_callers_sites(const struct prof_snapshot *s, const char *spec, __u32 *
 {
 	__u8 *clash = pc_name_clashes(s), *seen = calloc(s->nsites ? s->nsites : 1, 1);
 	char lb[PC_LABEL_MAX];
+	struct prof_snap_iter it = PROF_SNAP_ITER(s, 0);
+	const struct prof_snap_thread *t;
 	size_t n = 0, pass;
 	__u32 i, j;
 
 	*sites = NULL;
 	/* only sites some node has: one a reset left without calls is not a section */
-	for (i = 0; seen && i < s->nthreads; i++) {
-		const struct prof_snap_thread *t = &s->threads[i];
-
-		if (prof_snap_thread_load(s, &s->threads[i]))
-			break;
+	while (seen && (t = prof_snap_next(&it))) {
 		for (j = 1; j < t->nnodes; j++)
 			if (t->nodes[j].site < s->nsites)
 				seen[t->nodes[j].site] = 1;
@@ -674,9 +668,11 @@ void pc_callers_free(struct pc_callers *c)
 int pc_callers_site(const struct prof_snapshot *s, __u32 site, struct pc_callers *c)
 {
 	__u8 *clash = pc_name_clashes(s);
+	struct prof_snap_iter it = PROF_SNAP_ITER(s, 0);
+	const struct prof_snap_thread *t;
 	bool found = false;
 	char lb[PC_LABEL_MAX];
-	__u32 i, j, k;
+	__u32 j, k;
 	int err = 0;
 
 	memset(c, 0, sizeof(*c));
@@ -685,10 +681,7 @@ int pc_callers_site(const struct prof_snapshot *s, __u32 site, struct pc_callers
 		return -ENOENT;
 	}
 	site_label(c->zone, s, site, clash);
-	for (i = 0; i < s->nthreads && !err; i++) {
-		const struct prof_snap_thread *t = &s->threads[i];
-
-		err = prof_snap_thread_load(s, &s->threads[i]);
+	while (!err && (t = prof_snap_next(&it))) {
 		for (j = 1; j < t->nnodes && !err; j++) {
 			const struct prof_snap_node *n = &t->nodes[j];
 			bool nested;
@@ -718,6 +711,8 @@ int pc_callers_site(const struct prof_snapshot *s, __u32 site, struct pc_callers
 			}
 		}
 	}
+	if (!err)
+		err = it.err;
 	free(clash);
 	if (err) {
 		pc_callers_free(c);
