@@ -559,10 +559,13 @@ static void test_iter_error(void **state)
 	const struct prof_snap_thread *t;
 	struct prof_snap_iter it;
 	size_t len = 0;
+	pthread_t th;
 	void *mem, *copy;
 
 	(void)state;
 	work(NULL);
+	assert_int_equal(pthread_create(&th, NULL, work, NULL), 0);
+	pthread_join(th, NULL);
 	mem = test_own_segment(&len);
 	copy = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
 	assert_non_null(copy);
