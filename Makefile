@@ -53,7 +53,7 @@ endif
 
 # --- the application side: libprof ------------------------------------------
 LIB_SRCS := usdt/prof.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_hist.c \
-	usdt/reader_flat.c usdt/reader_image.c usdt/reader_trace.c usdt/discover.c usdt/report.c \
+	usdt/reader_flat.c usdt/reader_image.c usdt/reader_trace.c usdt/discover.c usdt/report.c usdt/report_text.c \
 	usdt/proffile.c usdt/json_writer.c usdt/fmt.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
 LIB_HDRS := usdt/prof.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h usdt/proffile.h \

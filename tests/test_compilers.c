@@ -64,20 +64,25 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-/* calls of zone in the flat section of a text report, -1 if absent */
+/* calls of zone in the flat section of a text report, -1 if absent: the
+ * row's first number, on the line whose name column (after two spaces,
+ * up to the end or a note) is zone */
 static long flat_calls(const char *report, const char *zone)
 {
-	const char *p = strstr(report, "\nflat,");
+	const char *p = strstr(report, "\nflat,"), *e, *z;
+	size_t zl = strlen(zone);
 	long calls;
-	char name[128];
-	int n;
 
 	if (!p)
 		return -1;
-	while ((p = strchr(p + 1, '\n'))) {
-		if (sscanf(p + 1, "%ld %*s %*s %*s %*s %127s%n", &calls, name, &n) == 2 &&
-		    !strcmp(name, zone))
-			return calls;
+	for (; p && *++p; p = strchr(p, '\n')) {
+		e = strchr(p, '\n');
+		if (!e)
+			e = p + strlen(p);
+		for (z = p; (z = strstr(z, zone)) && z < e; z++)
+			if (z - p >= 2 && z[-1] == ' ' && z[-2] == ' ' &&
+			    (z[zl] == '\n' || z[zl] == ' ' || !z[zl]) && sscanf(p, "%ld", &calls) == 1)
+				return calls;
 	}
 	return -1;
 }

@@ -701,8 +701,8 @@ static void test_merge_and_flat(void **state)
 		assert_true(m->threads[0].nodes[k].parent < k);
 	}
 	assert_int_equal(calls, mcalls);
-	assert_int_equal(pc_thread_total(&m->threads[0]),
-			 pc_thread_total(&s->threads[0]) + pc_thread_total(&s->threads[1]));
+	assert_int_equal(prof_snap_thread_total(&m->threads[0]),
+			 prof_snap_thread_total(&s->threads[0]) + prof_snap_thread_total(&s->threads[1]));
 	/* render appears under main_loop and at the top of worker: two nodes */
 	assert_int_equal(m->threads[0].nnodes, s->threads[0].nnodes + 3);
 
@@ -1269,7 +1269,7 @@ static void test_zones_readelf(void **state)
 }
 
 /*
- * the text pc_fmt_ns gave when it was snprintf, but for a value that
+ * the text prof_fmt_ns gave when it was snprintf, but for a value that
  * rounds up to a fourth digit (9.996us, 999.7ms): shown as its rounded
  * value would be ("10.0us", "1.00s"), never "10.00us" or "1000ms"
  */
@@ -1357,12 +1357,12 @@ static void test_fmt_like_printf(void **state)
 		else /* every magnitude about as often */
 			ns = rnd64(&x) >> (rnd64(&x) % 64);
 		fmt_ns_ref(want, sizeof(want), ns);
-		pc_fmt_ns(got, sizeof(got), ns);
+		prof_fmt_ns(got, sizeof(got), ns);
 		if (strcmp(want, got))
-			fail_msg("ns %llu: printf %s, pc_fmt_ns %s", (unsigned long long)ns, want,
+			fail_msg("ns %llu: printf %s, prof_fmt_ns %s", (unsigned long long)ns, want,
 				 got);
 		snprintf(want, sizeof(want), "%llu", (unsigned long long)ns);
-		e = pc_put_u64(got, ns);
+		e = prof_put_u64(got, ns);
 		*e = 0;
 		assert_string_equal(want, got);
 	}
@@ -1373,7 +1373,7 @@ static void test_fmt_like_printf(void **state)
 
 		for (j = 0; j < 4; j++) {
 			snprintf(want, sizeof(want), "%llu", (unsigned long long)vs[j]);
-			e = pc_put_u64(got, vs[j]);
+			e = prof_put_u64(got, vs[j]);
 			*e = 0;
 			assert_string_equal(want, got);
 		}
@@ -1388,22 +1388,22 @@ static void test_fmt_like_printf(void **state)
 
 		for (k = 0; k <= 3; k++) {
 			snprintf(want, sizeof(want), "%.*f", k, v);
-			e = pc_put_fixed(got, v, (unsigned int)k);
+			e = prof_put_fixed(got, v, (unsigned int)k);
 			*e = 0;
 			if (strcmp(want, got))
-				fail_msg("%.17g to %d decimals: printf %s, pc_put_fixed %s", v, k,
+				fail_msg("%.17g to %d decimals: printf %s, prof_put_fixed %s", v, k,
 					 want, got);
 		}
 	}
 	/* a short buffer is cut as snprintf cuts */
-	assert_string_equal(pc_fmt_ns(got, 4, 123456), "123");
+	assert_string_equal(prof_fmt_ns(got, 4, 123456), "123");
 	/* rounding up to a fourth digit: the rounded value's form (top's busy
 	 * "self/s" read "1000ms") */
-	assert_string_equal(pc_fmt_ns(got, sizeof(got), 999700000), "1.00s");
-	assert_string_equal(pc_fmt_ns(got, sizeof(got), 999999), "1.00ms");
-	assert_string_equal(pc_fmt_ns(got, sizeof(got), 9996), "10.0us");
-	assert_string_equal(pc_fmt_ns(got, sizeof(got), 99960000), "100ms");
-	assert_string_equal(pc_fmt_ns(got, sizeof(got), 999499999), "999ms");
+	assert_string_equal(prof_fmt_ns(got, sizeof(got), 999700000), "1.00s");
+	assert_string_equal(prof_fmt_ns(got, sizeof(got), 999999), "1.00ms");
+	assert_string_equal(prof_fmt_ns(got, sizeof(got), 9996), "10.0us");
+	assert_string_equal(prof_fmt_ns(got, sizeof(got), 99960000), "100ms");
+	assert_string_equal(prof_fmt_ns(got, sizeof(got), 999499999), "999ms");
 }
 
 /* ticks to ns: the integer path equals the long double it replaced */

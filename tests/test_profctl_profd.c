@@ -290,7 +290,7 @@ static void test_save_via_profd(void **state)
 		assert_int_equal(run(live, sv), 0);
 	}
 	assert_int_equal(pc_read_image(file, 0, &s), 0);
-	assert_true(pc_has_sched(s));
+	assert_true(prof_snap_any_sched(s));
 	assert_int_equal(s->nthreads, 1);
 	n = test_node(s, &s->threads[0], "pd_zone");
 	assert_non_null(n);

@@ -135,8 +135,9 @@ static void test_text_report(void **state)
 	assert_int_equal(sscanf(line, "%llu", &calls), 1);
 	assert_int_equal(calls, 2 * OUTER_CALLS);
 	/* the named thread, exited, with its zone */
-	p = line_with(out, "\"rep-thread\" (exited)", line, sizeof(line));
+	p = line_with(out, "thread rep-thread (tid ", line, sizeof(line));
 	assert_non_null(p);
+	assert_non_null(strstr(line, ")  exited, wall "));
 	assert_non_null(line_with(p, "rep_threaded", line, sizeof(line)));
 	/* the flat list holds every zone once */
 	assert_non_null(line_with(flat, "  rep_inner", line, sizeof(line)));

@@ -3,6 +3,7 @@
  * fmt.c - numbers and durations as text for people: the one formatter of
  * the report at exit and of every profctl view (see fmt.h).
  */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -245,4 +246,50 @@ const char *prof_fmt_ns(char *buf, size_t len, __u64 ns)
 	memcpy(buf, tmp, n);
 	buf[n] = 0;
 	return buf;
+}
+
+void prof_out_init(struct prof_out *o, FILE *f)
+{
+	o->f = f;
+	o->p = o->buf;
+	o->end = o->buf + sizeof(o->buf);
+}
+
+void prof_out_flush(struct prof_out *o)
+{
+	if (o->p > o->buf)
+		fwrite(o->buf, 1, (size_t)(o->p - o->buf), o->f);
+	o->p = o->buf;
+}
+
+void prof_out_write(struct prof_out *o, const char *s, size_t len)
+{
+	if ((size_t)(o->end - o->p) < len) {
+		prof_out_flush(o);
+		if (len > sizeof(o->buf)) {
+			fwrite(s, 1, len, o->f);
+			return;
+		}
+	}
+	memcpy(o->p, s, len);
+	o->p += len;
+}
+
+void prof_out_printf(struct prof_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(o->p, (size_t)(o->end - o->p), fmt, ap);
+	va_end(ap);
+	if (n >= 0 && n < o->end - o->p) {
+		o->p += n;
+		return;
+	}
+	/* did not fit: flush, then straight to the file */
+	prof_out_flush(o);
+	va_start(ap, fmt);
+	vfprintf(o->f, fmt, ap);
+	va_end(ap);
 }

@@ -12,11 +12,14 @@
  *	prof_put_u64	"%llu"
  *	prof_put_fixed	"%.*f" of x, decimals <= 3, rounded as glibc rounds
  *	prof_put_ns	prof_fmt_ns's text
+ *
+ * prof_out buffers such rows over a FILE.
  */
 #ifndef PROF_FMT_H
 #define PROF_FMT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 
 #ifdef __cplusplus
@@ -31,6 +34,25 @@ char *prof_put_fixed(char *p, double x, unsigned int decimals);
 char *prof_put_fixed_col(char *p, double x, unsigned int decimals, unsigned int width);
 char *prof_put_ns(char *p, __u64 ns);
 char *prof_put_ns_col(char *p, __u64 ns, unsigned int width);
+
+/* an output buffer over a FILE: rows are built in it, written in big chunks */
+#define PROF_OUT_ROW	2048	/* a row built at p may take this much */
+struct prof_out {
+	FILE *f;
+	char *p, *end;
+	char buf[1 << 16];
+};
+void prof_out_init(struct prof_out *o, FILE *f);
+void prof_out_flush(struct prof_out *o);
+/* room for PROF_OUT_ROW bytes at o->p */
+static inline char *prof_out_row(struct prof_out *o)
+{
+	if ((size_t)(o->end - o->p) < PROF_OUT_ROW)
+		prof_out_flush(o);
+	return o->p;
+}
+void prof_out_write(struct prof_out *o, const char *s, size_t len);
+void prof_out_printf(struct prof_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #ifdef __cplusplus
 }

@@ -106,30 +106,8 @@ __u64 prof_snap_sort_key(const struct prof_snapshot *s, const struct prof_snap_n
 	}
 }
 
-struct sortctx {
-	const struct prof_snapshot *s;
-	const struct prof_snap_thread *t;
-	int sort;
-};
-static __thread struct sortctx sctx;
-
-static int cmp_nodes(const void *a, const void *b)
-{
-	const struct prof_snap_node *na = &sctx.t->nodes[*(const __u32 *)a];
-	const struct prof_snap_node *nb = &sctx.t->nodes[*(const __u32 *)b];
-	__u64 ka = prof_snap_sort_key(sctx.s, na, sctx.sort),
-	      kb = prof_snap_sort_key(sctx.s, nb, sctx.sort);
-
-	if (ka != kb)
-		return ka < kb ? 1 : -1;
-	/* ties: creation order, so output is deterministic */
-	return *(const __u32 *)a < *(const __u32 *)b ? -1 : 1;
-}
-
-static bool has_sched(const struct prof_snapshot *s)
-{
-	return prof_snap_any_sched(s);
-}
+/* the key prof_flat_sort sorts by: qsort takes no context */
+static __thread int flat_sort_key;
 
 static const struct prof_snapshot *clash_s;
 
@@ -178,181 +156,12 @@ __u8 *prof_snap_name_clashes(const struct prof_snapshot *s)
 }
 
 
-struct tree_out {
-	FILE *f;
-	const struct prof_snapshot *s;
-	const struct prof_snap_thread *t;
-	const struct prof_report_opts *o;
-	bool sched;
-	__u64 thread_ticks;
-	char prefix[512];
-	const __u8 *clash;	/* prof_snap_name_clashes, or NULL */
-};
-
-/* " (file:line)" after a name another site shares */
-static void put_where(FILE *f, const struct prof_snapshot *s, const __u8 *clash, __u32 site)
-{
-	const char *file;
-
-	if (!clash || site >= s->nsites || !clash[site])
-		return;
-	file = strrchr(s->sites[site].file, '/');
-	file = file ? file + 1 : s->sites[site].file;
-	fprintf(f, " (%s:%u)", *file ? file : "?", s->sites[site].line);
-}
-
-static void tree_row(struct tree_out *to, __u32 i, const char *branch)
-{
-	const struct prof_snap_node *n = &to->t->nodes[i];
-	const struct prof_snapshot *s = to->s;
-	char b[7][24];
-	__u64 total = prof_snap_ns(s, n->ticks), self = prof_snap_ns(s, prof_snap_self(n));
-	double pct = to->thread_ticks ? 100.0 * (double)n->ticks / (double)to->thread_ticks : 0;
-	const char *hot = "", *reset = "";
-
-	if (to->o->color) {
-		reset = C_RESET;
-		hot = pct >= 50 ? C_RED : pct >= 10 ? C_YEL : "";
-	}
-	fprintf(to->f, "%10llu %4s %9s %9s %9s %9s %9s %9s %5.1f%%", (unsigned long long)n->calls,
-		n->open ? "1" : "", prof_fmt_ns(b[0], 24, total), prof_fmt_ns(b[1], 24, self),
-		prof_fmt_ns(b[2], 24, n->calls ? prof_snap_ns(s, prof_snap_closed(n)) / n->calls : 0),
-		prof_fmt_ns(b[3], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.5))),
-		prof_fmt_ns(b[4], 24, prof_snap_ns(s, prof_snap_quantile(s, n, 0.99))),
-		prof_fmt_ns(b[5], 24, prof_snap_ns(s, n->max)), pct);
-	if (to->sched && !n->kernel_calls) {
-		/* no call of it had kernel facts: unknown, not zero */
-		fprintf(to->f, " %9s %7s %7s %6s ", "-", "-", "-", "-");
-	} else if (to->sched) {
-		__u64 closed = prof_snap_ns(s, prof_snap_closed(n));
-		__u64 on = closed > n->offcpu_ns ? closed - n->offcpu_ns : 0;
-
-		fprintf(to->f, " %9s %7llu %7llu %6llu%s", prof_fmt_ns(b[6], 24, on),
-			(unsigned long long)n->preempted, (unsigned long long)n->blocked,
-			(unsigned long long)n->migrated,
-			n->migrated && !(s->flags & PROF_SEG_TSC_SYNCED) ? "!" : " ");
-	}
-	fprintf(to->f, "  %s%s%s%s%s", to->prefix, branch, hot, prof_snap_node_name(s, n), reset);
-	put_where(to->f, s, to->clash, n->site);
-	if (to->sched && n->kernel_calls && n->kernel_calls < n->calls)
-		fprintf(to->f, " [kernel %llu/%llu]", (unsigned long long)n->kernel_calls,
-			(unsigned long long)n->calls);
-	if (n->anomalies)
-		fprintf(to->f, " (%llu anomalies)", (unsigned long long)n->anomalies);
-	if (n->allocs || n->frees)
-		fprintf(to->f, " [alloc %llu/%lluB free %llu/%lluB]", (unsigned long long)n->allocs,
-			(unsigned long long)n->alloc_bytes, (unsigned long long)n->frees,
-			(unsigned long long)n->free_bytes);
-	fputc('\n', to->f);
-}
-
-static int tree_children(struct tree_out *to, __u32 parent, __u32 depth)
-{
-	const struct prof_snap_thread *t = to->t;
-	size_t plen = strlen(to->prefix), n = 0, k;
-	__u32 c, *kids;
-
-	for (c = t->nodes[parent].first_child; c != PROF_SNAP_NONE; c = t->nodes[c].next_sibling)
-		if (t->nodes[c].calls || t->nodes[c].first_child != PROF_SNAP_NONE ||
-		    t->nodes[c].anomalies)
-			n++;
-	if (!n)
-		return 0;
-	/* a tree deeper than anyone reads (or a hostile one): say so, stop */
-	if (depth >= PROF_SNAP_DEPTH_MAX) {
-		fprintf(to->f, "%*s  %s└─ ... %zu more below, not shown\n", to->sched ? 103 : 78,
-			"", to->prefix, n);
-		return 0;
-	}
-	kids = malloc(n * sizeof(*kids));
-	if (!kids)
-		return -ENOMEM;
-	n = 0;
-	for (c = t->nodes[parent].first_child; c != PROF_SNAP_NONE; c = t->nodes[c].next_sibling)
-		if (t->nodes[c].calls || t->nodes[c].first_child != PROF_SNAP_NONE ||
-		    t->nodes[c].anomalies)
-			kids[n++] = c;
-	sctx = (struct sortctx){ to->s, t, to->o->sort };
-	qsort(kids, n, sizeof(*kids), cmp_nodes);
-	for (k = 0; k < n; k++) {
-		bool last = k == n - 1;
-		bool top = parent == PROF_NODE_ROOT;
-
-		tree_row(to, kids[k], top ? "" : last ? "└─ " : "├─ ");
-		/* deep trees: stop indenting rather than overflow the prefix */
-		if (!top && plen + 8 < sizeof(to->prefix))
-			strcat(to->prefix, last ? "   " : "│  ");
-		tree_children(to, kids[k], depth + 1);
-		to->prefix[plen] = 0;
-	}
-	free(kids);
-	return 0;
-}
-
-/* the thread's time outside every zone: rows add up to its wall time */
-static void outside_row(struct tree_out *to)
-{
-	const struct prof_snap_node *r = &to->t->nodes[PROF_NODE_ROOT];
-	__u64 self = prof_snap_self(r);
-	char b[24];
-
-	prof_fmt_ns(b, 24, prof_snap_ns(to->s, self));
-	fprintf(to->f, "%15s %9s %9s %39s %5.1f%%%*s  [outside zones]\n", "", b, b, "",
-		to->thread_ticks ? 100.0 * (double)self / (double)to->thread_ticks : 0,
-		to->sched ? 34 : 0, "");
-}
-
-static void thread_header(FILE *f, const struct prof_snapshot *s, const struct prof_snap_thread *t,
-			  const struct prof_report_opts *o)
-{
-	char buf[64];
-
-	fprintf(f, "\n%sthread %u \"%s\" (%s)%s", o->color ? C_BOLD : "", t->tid,
-		prof_snap_thread_label(t, buf, sizeof(buf)),
-		t->state == PROF_SLAB_EXITED ? "exited" : "alive", o->color ? C_RESET : "");
-	fprintf(f, "  wall %s", prof_fmt_ns(buf, 24, prof_snap_ns(s, t->nodes[0].ticks)));
-	if (t->oncpu_ns != PROF_SNAP_UNKNOWN)
-		fprintf(f, " on-cpu %s", prof_fmt_ns(buf, 24, t->oncpu_ns));
-	if (s->zone_cost && t->nnodes && t->nodes[0].ticks) {
-		__u64 pt = prof_snap_probe_ticks(s, t);
-
-		fprintf(f, " zones cost ~%s (%.1f%%)%s", prof_fmt_ns(buf, 24, prof_snap_ns(s, pt)),
-			prof_snap_probe_share(s, t, pt), s->compensated ? " taken out" : "");
-	}
-	if (t->frames) {
-		char a[24], m[24];
-
-		fprintf(f, "  frames %llu avg %s max %s", (unsigned long long)t->frames,
-			prof_fmt_ns(a, 24, prof_snap_ns(s, t->frame_ticks / t->frames)),
-			prof_fmt_ns(m, 24, prof_snap_ns(s, t->frame_max)));
-	}
-	if (t->overflow)
-		fprintf(f, "  overflow %llu (node table full)", (unsigned long long)t->overflow);
-	if (t->unbalanced)
-		fprintf(f, "  unbalanced %llu", (unsigned long long)t->unbalanced);
-	fputc('\n', f);
-}
-
-static void columns(FILE *f, bool sched, const struct prof_report_opts *o)
-{
-	fprintf(f, "%s%10s %4s %9s %9s %9s %9s %9s %9s %6s", o->color ? C_DIM : "", "calls", "open",
-		"total", "self", "avg", "p50", "p99", "max", "%thr");
-	if (sched)
-		fprintf(f, " %9s %7s %7s %7s", "on-cpu", "preempt", "blocked", "migr");
-	fprintf(f, "  zone%s\n", o->color ? C_RESET : "");
-}
-
 int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_report_opts *o)
 {
-	bool sched = has_sched(s);
-	struct prof_flat_row *rows = NULL;
-	size_t nrows = 0, i;
-	__u64 all_self = 0;
+	bool sched = prof_snap_any_sched(s);
 	double up = 0;
-	/* without memory, overloads only look alike */
-	__u8 *clash = prof_snap_name_clashes(s);
 	char note[160];
-	int err;
+	int err = 0;
 
 	if (s->exit_tick > s->tick_base)
 		up = (double)prof_snap_ns(s, s->exit_tick - s->tick_base) / 1e9;
@@ -374,58 +183,16 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 	if (s->nospace)
 		fprintf(f, "prof: %llu threads, zones or nodes not profiled: /dev/shm was full\n",
 			(unsigned long long)s->nospace);
-
-	if (!o->no_tree) {
-		struct prof_snap_iter it = PROF_SNAP_ITER(s, o->tid);
-		const struct prof_snap_thread *t;
-
-		while ((t = prof_snap_next(&it))) {
-			struct tree_out to = { f, s, t, o, sched, 0, "", clash };
-
-			to.thread_ticks = t->nodes[0].ticks;
-			thread_header(f, s, t, o);
-			columns(f, sched, o);
-			err = tree_children(&to, PROF_NODE_ROOT, 0);
-			if (err)
-				goto cleanup;
-			outside_row(&to);
-		}
-		err = it.err;
-		if (err)
-			goto cleanup;
+	if (!o->no_tree)
+		err = prof_report_tree(f, s, o);
+	if (!err && !o->no_flat) {
+		fprintf(f, "\n%sflat, by self time%s%s\n", o->color ? C_BOLD : "",
+			o->tid ? "" : " across threads", o->color ? C_RESET : "");
+		err = prof_report_flat(f, s, o);
 	}
-	err = 0;
-	if (o->no_flat)
-		goto cleanup;
-	err = prof_snap_flat(s, o->tid, PROF_SORT_SELF, &rows, &nrows);
 	if (err)
-		goto cleanup;
-	for (i = 0; i < nrows; i++)
-		all_self += rows[i].self;
-	fprintf(f, "\n%sflat, by self time%s%s\n", o->color ? C_BOLD : "",
-		o->tid ? "" : " across threads", o->color ? C_RESET : "");
-	fprintf(f, "%s%10s %9s %9s %9s %6s  zone%s\n", o->color ? C_DIM : "", "calls", "self",
-		"total", "max", "%self", o->color ? C_RESET : "");
-	for (i = 0; i < nrows && (!o->flat_rows || i < (size_t)o->flat_rows); i++) {
-		struct prof_flat_row *r = &rows[i];
-		char a[24], b[24], c[24];
-
-		if (!r->calls)
-			continue;
-		fprintf(f, "%10llu %9s %9s %9s %5.1f%%  %s", (unsigned long long)r->calls,
-			prof_fmt_ns(a, 24, prof_snap_ns(s, r->self)),
-			prof_fmt_ns(b, 24, prof_snap_ns(s, r->ticks)),
-			prof_fmt_ns(c, 24, prof_snap_ns(s, r->max)),
-			all_self ? 100.0 * (double)r->self / (double)all_self : 0,
-			r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
-		put_where(f, s, clash, r->site);
-		fputc('\n', f);
-	}
-	free(rows);
-	err = ferror(f) ? -EIO : 0;
-cleanup:
-	free(clash);
-	return err;
+		return err;
+	return ferror(f) ? -EIO : 0;
 }
 
 static int cmp_flat(const void *a, const void *b)
@@ -433,7 +200,7 @@ static int cmp_flat(const void *a, const void *b)
 	const struct prof_flat_row *ra = a, *rb = b;
 	__u64 ka, kb;
 
-	switch (sctx.sort) {
+	switch (flat_sort_key) {
 	case PROF_SORT_TOTAL:
 		ka = ra->ticks, kb = rb->ticks;
 		break;
@@ -454,7 +221,7 @@ static int cmp_flat(const void *a, const void *b)
 
 void prof_flat_sort(struct prof_flat_row *rows, size_t n, int sort)
 {
-	sctx.sort = sort;
+	flat_sort_key = sort;
 	qsort(rows, n, sizeof(*rows), cmp_flat);
 }
 

@@ -29,6 +29,7 @@
 #define PROF_SNAPSHOT_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 #include "slab.h"
@@ -371,8 +372,35 @@ struct prof_report_opts {
  * without memory.  Reports print their file:line beside the name.
  */
 __u8 *prof_snap_name_clashes(const struct prof_snapshot *s);
-/* the call tree per thread, then the flat list by self time */
+/* " (file:line)" of a site, the file's last component, at p; the end */
+char *prof_put_where(char *p, const struct prof_snap_site *site);
+/* the call tree per thread, then the flat list by self time (report.c):
+ * the report at exit, after its "prof:" lines */
 int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_report_opts *o);
+/*
+ * The text views both that report and profctl print (report_text.c): the
+ * call tree of each thread (of o->tid, if not 0), each under its title,
+ * then notes on its marks; the flat list, a row a zone across threads (or
+ * of o->tid), o->flat_rows at most (0: all).  0 or -errno
+ */
+int prof_report_tree(FILE *f, const struct prof_snapshot *s, const struct prof_report_opts *o);
+int prof_report_flat(FILE *f, const struct prof_snapshot *s, const struct prof_report_opts *o);
+/* a thread's wall time: its root's ticks */
+__u64 prof_snap_thread_total(const struct prof_snap_thread *t);
+/* the average closed call, ns (an open call is not a call yet) */
+__u64 prof_snap_avg_ns(const struct prof_snapshot *s, const struct prof_snap_node *n);
+/* the overflow node while nothing landed there: not shown */
+bool prof_snap_node_hidden(const struct prof_snap_thread *t, __u32 i);
+/* the children of node i sorted by a PROF_SORT_* key (then name, then
+ * index: a total order), into idx (room for cap); how many */
+__u32 prof_snap_sorted_children_cap(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+				    __u32 i, int sort, __u32 *idx, __u32 cap);
+/* the same with room for t->nnodes */
+__u32 prof_snap_sorted_children(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+				__u32 i, int sort, __u32 *idx);
+/* *kids room for a sorted child list of each of t's nodes (grown as
+ * needed, free() it); 0 or -ENOMEM */
+int prof_snap_kids_room(const struct prof_snap_thread *t, __u32 **kids, __u32 *nkids);
 /* JSON: {"version":1,"processes":[...]} as documented in README.md */
 int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t n);
 

@@ -175,68 +175,13 @@ struct prof_snapshot *pc_view_thread(const struct prof_snapshot *s, __u32 tid);
  * owns its memory: free with pc_snap_free */
 struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s);
 void pc_snap_free(struct prof_snapshot *s);
-/* sum of a thread's top-level totals */
-__u64 pc_thread_total(const struct prof_snap_thread *t);
-/* the average closed call, ns (an open call is not a call yet) */
-__u64 pc_avg_ns(const struct prof_snapshot *s, const struct prof_snap_node *n);
-/* the overflow node while nothing landed there: not shown */
-bool pc_node_hidden(const struct prof_snap_thread *t, __u32 i);
-/* any node carries scheduler facts (profd assisted) */
-bool pc_has_sched(const struct prof_snapshot *s);
-/* children of node i sorted by key, into idx (capacity t->nnodes); count */
-__u32 pc_sorted_children(const struct prof_snapshot *s, const struct prof_snap_thread *t,
-			 __u32 i, int sort, __u32 *idx);
-/* children of node i sorted by key, into idx (capacity cap); count */
-__u32 pc_sorted_children_cap(const struct prof_snapshot *s, const struct prof_snap_thread *t,
-			     __u32 i, int sort, __u32 *idx, __u32 cap);
 /* CLOCK_MONOTONIC, ns */
 __u64 pc_now_ns(void);
-/*
- * Numbers and durations as text: usdt/fmt.h, the formatter the report at
- * exit shares; the pc_ names are the views' own spelling of it.
- */
-#define pc_fmt_ns prof_fmt_ns
-#define pc_put_u64 prof_put_u64
-#define pc_put_u64_col prof_put_u64_col
-#define pc_put_fixed prof_put_fixed
-#define pc_put_fixed_col prof_put_fixed_col
-#define pc_put_ns prof_put_ns
-#define pc_put_ns_col prof_put_ns_col
-
-/* an output buffer over a FILE: rows are built in it, written in big chunks */
-#define PC_OUT_ROW	2048	/* a row built at p may take this much */
-struct pc_out {
-	FILE *f;
-	char *p, *end;
-	char buf[1 << 16];
-};
-void pc_out_init(struct pc_out *o, FILE *f);
-void pc_out_flush(struct pc_out *o);
-/* room for PC_OUT_ROW bytes at o->p */
-static inline char *pc_out_row(struct pc_out *o)
-{
-	if ((size_t)(o->end - o->p) < PC_OUT_ROW)
-		pc_out_flush(o);
-	return o->p;
-}
-void pc_out_write(struct pc_out *o, const char *s, size_t len);
-void pc_out_printf(struct pc_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/*
- * Sites that share their name with another site of s (C++ overloads and
- * methods, every lambda's operator(), one name in two files): a byte per
- * site, 1 where the name is shared; NULL and errno without memory.  Views
- * print such a site's name with " (file:line)" (pc_put_where).
- */
-__u8 *pc_name_clashes(const struct prof_snapshot *s);
-/* " (file:line)" of a site, the file's last component */
-char *pc_put_where(char *p, const struct prof_snap_site *site);
+/* numbers and durations as text, an output buffer (usdt/fmt.h); the text
+ * tree and flat list, sorted children, overloads (usdt/snapshot.h) */
 /* JSON strings: usdt/json_writer.h (prof_json_fbody, prof_jw_*) */
 
 /* --- renderers (render_*.c) ---------------------------------------------- */
-
-/* *kids room for a sorted child list of each of t's nodes (grown as
- * needed); 0 or -ENOMEM */
-int pc_kids_room(const struct prof_snap_thread *t, __u32 **kids, __u32 *nkids);
 
 int pc_render_tree(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o);
 int pc_render_flat(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o);

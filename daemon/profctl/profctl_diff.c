@@ -206,7 +206,7 @@ static int side_rows(struct dside *d)
 		const struct prof_snap_node *n = &t->nodes[i];
 		char *zone, *path;
 
-		if (pc_node_hidden(t, i))
+		if (prof_snap_node_hidden(t, i))
 			continue;
 		zone = strdup(prof_snap_node_name(s, n));
 		path = path_key(s, t, i);
@@ -316,14 +316,14 @@ static const char *fmt_dns(char *buf, size_t len, double d)
 		snprintf(buf, len, "0");
 		return buf;
 	}
-	pc_fmt_ns(t, sizeof(t), round_ns(dabs(d)));
+	prof_fmt_ns(t, sizeof(t), round_ns(dabs(d)));
 	snprintf(buf, len, "%c%s", d > 0 ? '+' : '-', t);
 	return buf;
 }
 
 static const char *fmt_ns_d(char *buf, size_t len, double v)
 {
-	return pc_fmt_ns(buf, len, round_ns(v));
+	return prof_fmt_ns(buf, len, round_ns(v));
 }
 
 static const char *fmt_count(char *buf, size_t len, double v, bool frac)

@@ -175,7 +175,7 @@ static int pp_thread(struct pp *p, const struct prof_snapshot *s, const struct p
 		struct pp_sample *x;
 		size_t depth = 0;
 
-		if (pc_node_hidden(t, i) || !n->calls)
+		if (prof_snap_node_hidden(t, i) || !n->calls)
 			continue;
 		for (j = i; j && depth <= t->nnodes; j = t->nodes[j].parent)
 			depth++;
@@ -337,7 +337,7 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 	if (pp_str(&p, "") < 0)
 		goto cleanup;
 	for (i = 0; i < n; i++)
-		if (pc_has_sched(snaps[i]))
+		if (prof_snap_any_sched(snaps[i]))
 			ntypes = 3;
 	{
 		static const char *const names[3][2] = { { "calls", "count" },

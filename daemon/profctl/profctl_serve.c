@@ -262,7 +262,7 @@ static int collect(struct proc_zones *p, const struct pc_serve_opts *o)
 		for (j = 1; j < t->nnodes; j++) {
 			struct mz *m;
 
-			if (pc_node_hidden(t, j) || !t->nodes[j].calls)
+			if (prof_snap_node_hidden(t, j) || !t->nodes[j].calls)
 				continue;
 			m = mz_get(&p->z, prof_snap_node_name(s, &t->nodes[j]), tidx);
 			if (!m)
@@ -355,7 +355,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 		put_label(f, s->comm);
 		fprintf(f, "\",uid=\"%u\",clock=\"%s\",kernel=\"%s\"} 1\n", s->uid,
 			s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic",
-			pc_has_sched(s) ? "on" : "off");
+			prof_snap_any_sched(s) ? "on" : "off");
 	}
 	fputs("# TYPE profd_process_threads gauge\n", f);
 	fputs("# HELP profd_process_threads Threads a process has profiled, alive or exited.\n", f);

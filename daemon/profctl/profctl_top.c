@@ -301,11 +301,11 @@ static int sample(struct top *t)
 		t->nnames = s->nsites;
 	}
 	/* two overloads (or lambdas) are two rows: say which is which */
-	clash = pc_name_clashes(s);
+	clash = prof_snap_name_clashes(s);
 	for (k = 0; k < s->nsites; k++) {
 		snprintf(t->names[k], PROF_NAME_MAX, "%s", s->sites[k].name);
 		if (clash && clash[k])
-			*pc_put_where(t->names[k] + strlen(t->names[k]), &s->sites[k]) = 0;
+			*prof_put_where(t->names[k] + strlen(t->names[k]), &s->sites[k]) = 0;
 	}
 	free(clash);
 	v = view_of(t, 0, 0);
@@ -618,17 +618,17 @@ static void draw(struct top *t, FILE *f)
 								   : 0;
 
 				fprintf(f, "%*s", columns[c].width,
-					pc_fmt_ns(b, sizeof(b), (__u64)per_s(t, d)));
+					prof_fmt_ns(b, sizeof(b), (__u64)per_s(t, d)));
 				break;
 			}
 			case COL_AVG:
 				fprintf(f, "%*s", columns[c].width,
-					pc_fmt_ns(b, sizeof(b),
+					prof_fmt_ns(b, sizeof(b),
 						  z->d_calls ? total_ns / z->d_calls : 0));
 				break;
 			case COL_MAX:
 				fprintf(f, "%*s", columns[c].width,
-					pc_fmt_ns(b, sizeof(b), ns(t, z->max)));
+					prof_fmt_ns(b, sizeof(b), ns(t, z->max)));
 				break;
 			case COL_PREEMPT:
 				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d_preempted));

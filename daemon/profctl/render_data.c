@@ -56,7 +56,7 @@ struct walk {
 	const struct pc_opts *o;
 	__u64 total;
 	char tlabel[64];
-	struct pc_out *out;
+	struct prof_out *out;
 	__u32 *kids; /* the sorted children of the path walked, stacked */
 	__u32 nkids;
 	void (*fn)(struct walk *, __u32); /* what walk_thread does a node */
@@ -104,21 +104,21 @@ static char *csv_put(char *p, const char *s)
 }
 
 /* csv_str into the output buffer */
-static void csv_out(struct pc_out *o, const char *s)
+static void csv_out(struct prof_out *o, const char *s)
 {
 	size_t n;
 
 	if (!csv_quoted(s, &n)) {
-		pc_out_write(o, s, n);
+		prof_out_write(o, s, n);
 		return;
 	}
-	pc_out_write(o, "\"", 1);
+	prof_out_write(o, "\"", 1);
 	for (; *s; s++) {
 		if (*s == '"')
-			pc_out_write(o, "\"", 1);
-		pc_out_write(o, s, 1);
+			prof_out_write(o, "\"", 1);
+		prof_out_write(o, s, 1);
 	}
-	pc_out_write(o, "\"", 1);
+	prof_out_write(o, "\"", 1);
 }
 
 /* the node's path: the one the walk keeps, else built as node_path builds it */
@@ -147,44 +147,44 @@ static void csv_node(struct walk *w, __u32 i)
 
 	/* the same for every row of a thread: built once */
 	if (w->csv_pre_t != w->t) {
-		p = pc_put_u64(w->csv_pre, s->pid);
+		p = prof_put_u64(w->csv_pre, s->pid);
 		*p++ = ',';
 		p = csv_put(p, s->comm);
 		*p++ = ',';
-		p = pc_put_u64(p, w->t->tid);
+		p = prof_put_u64(p, w->t->tid);
 		*p++ = ',';
 		p = csv_put(p, w->tlabel);
 		*p++ = ',';
 		w->csv_pre_len = (size_t)(p - w->csv_pre);
 		w->csv_pre_t = w->t;
 	}
-	p = pc_out_row(w->out);
+	p = prof_out_row(w->out);
 	memcpy(p, w->csv_pre, w->csv_pre_len);
 	p += w->csv_pre_len;
-	p = pc_put_u64(p, i);
+	p = prof_put_u64(p, i);
 	*p++ = ',';
-	p = pc_put_u64(p, n->parent);
+	p = prof_put_u64(p, n->parent);
 	*p++ = ',';
-	p = pc_put_u64(p, n->depth);
+	p = prof_put_u64(p, n->depth);
 	*p++ = ',';
 	p = csv_put(p, prof_snap_node_name(s, n));
 	*p++ = ',';
 	w->out->p = p;
 	csv_out(w->out, path);
-	p = pc_out_row(w->out);
+	p = prof_out_row(w->out);
 	v[0] = n->calls;
 	v[1] = tot;
 	v[2] = prof_snap_ns(s, prof_snap_self(n));
-	v[3] = pc_avg_ns(s, n);
+	v[3] = prof_snap_avg_ns(s, n);
 	v[4] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.50));
 	v[5] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.99));
 	v[6] = prof_snap_ns(s, n->max);
 	for (k = 0; k < 7; k++) {
 		*p++ = ',';
-		p = pc_put_u64(p, v[k]);
+		p = prof_put_u64(p, v[k]);
 	}
 	*p++ = ',';
-	p = pc_put_fixed(p, w->total ? 100.0 * (double)n->ticks / (double)w->total : 0.0, 3);
+	p = prof_put_fixed(p, w->total ? 100.0 * (double)n->ticks / (double)w->total : 0.0, 3);
 	v[0] = n->preempted;
 	v[1] = n->migrated;
 	v[2] = n->offcpu_ns;
@@ -194,7 +194,7 @@ static void csv_node(struct walk *w, __u32 i)
 	v[6] = n->free_bytes;
 	for (k = 0; k < 7; k++) {
 		*p++ = ',';
-		p = pc_put_u64(p, v[k]);
+		p = prof_put_u64(p, v[k]);
 	}
 	v[0] = n->open;
 	v[1] = prof_snap_ns(s, n->open_ticks);
@@ -202,7 +202,7 @@ static void csv_node(struct walk *w, __u32 i)
 	v[3] = n->blocked;
 	for (k = 0; k < 4; k++) {
 		*p++ = ',';
-		p = pc_put_u64(p, v[k]);
+		p = prof_put_u64(p, v[k]);
 	}
 	*p++ = '\n';
 	w->out->p = p;
@@ -219,13 +219,13 @@ static void folded_node(struct walk *w, __u32 i)
 		return;
 	path = walk_path(w, i, buf, sizeof(buf));
 	if (w->s->nthreads > 1 || w->t->tid) {
-		pc_out_write(w->out, w->tlabel, strlen(w->tlabel));
-		pc_out_write(w->out, ";", 1);
+		prof_out_write(w->out, w->tlabel, strlen(w->tlabel));
+		prof_out_write(w->out, ";", 1);
 	}
-	pc_out_write(w->out, path, strlen(path));
-	p = pc_out_row(w->out);
+	prof_out_write(w->out, path, strlen(path));
+	p = prof_out_row(w->out);
 	*p++ = ' ';
-	p = pc_put_u64(p, self);
+	p = prof_put_u64(p, self);
 	*p++ = '\n';
 	w->out->p = p;
 }
@@ -245,7 +245,7 @@ static void walk_tree(struct walk *w, __u32 i, void (*fn)(struct walk *, __u32),
 
 	if (depth > PROF_SNAP_DEPTH_MAX)
 		return;
-	n = pc_sorted_children_cap(w->s, w->t, i, w->o->sort, kids, cap);
+	n = prof_snap_sorted_children_cap(w->s, w->t, i, w->o->sort, kids, cap);
 	for (k = 0; k < n; k++) {
 		const char *name = prof_snap_node_name(w->s, &w->t->nodes[kids[k]]);
 		size_t nl = strlen(name);
@@ -274,17 +274,17 @@ static int walk_thread(struct walk *w, FILE *f, const struct prof_snapshot *s,
 
 	w->s = s;
 	w->t = t;
-	err = pc_kids_room(t, &w->kids, &w->nkids);
+	err = prof_snap_kids_room(t, &w->kids, &w->nkids);
 	if (err || !t->nnodes)
 		return err;
-	w->total = pc_thread_total(t);
+	w->total = prof_snap_thread_total(t);
 	prof_snap_thread_label(t, w->tlabel, sizeof(w->tlabel));
 	w->path_ok = true;
 	w->plen = 0;
 	w->path[0] = 0;
-	pc_out_init(w->out, f);
+	prof_out_init(w->out, f);
 	walk_tree(w, PROF_NODE_ROOT, w->fn, 0, w->kids, w->nkids);
-	pc_out_flush(w->out);
+	prof_out_flush(w->out);
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -19,17 +19,17 @@
  * self, p50, p99, max, preempted, migrated, off-cpu, allocs, alloc bytes,
  * open calls, their ns so far, calls with kernel facts, blocked
  */
-static void html_node(struct pc_out *out, const struct prof_snapshot *s,
+static void html_node(struct prof_out *out, const struct prof_snapshot *s,
 		      const struct prof_snap_node *nd, __u32 j, const __u8 *clash)
 {
 	__u64 v[15];
-	char *p = pc_out_row(out);
+	char *p = prof_out_row(out);
 	int k;
 
 	if (j) {
 		*p++ = ',';
 		*p++ = '[';
-		p = pc_put_u64(p, nd->parent);
+		p = prof_put_u64(p, nd->parent);
 	} else {
 		memcpy(p, "[-1", 3);
 		p += 3;
@@ -42,7 +42,7 @@ static void html_node(struct pc_out *out, const struct prof_snapshot *s,
 	if (clash && nd->site < s->nsites && clash[nd->site]) {
 		char w[PROF_FILE_MAX + 32];
 
-		*pc_put_where(w, &s->sites[nd->site]) = 0;
+		*prof_put_where(w, &s->sites[nd->site]) = 0;
 		p = prof_json_esc_body(p, w);
 	}
 	*p++ = '"';
@@ -63,14 +63,14 @@ static void html_node(struct pc_out *out, const struct prof_snapshot *s,
 	v[14] = nd->blocked;
 	for (k = 0; k < 15; k++) {
 		*p++ = ',';
-		p = pc_put_u64(p, v[k]);
+		p = prof_put_u64(p, v[k]);
 	}
 	*p++ = ']';
 	out->p = p;
 }
 
 /* a thread as {"tid",...,"nodes":[...]}; tid 0 is the threads merged */
-static void html_thread(FILE *f, struct pc_out *out, const struct prof_snapshot *s,
+static void html_thread(FILE *f, struct prof_out *out, const struct prof_snapshot *s,
 			const struct prof_snap_thread *t, const __u8 *clash)
 {
 	char lb[64];
@@ -78,7 +78,7 @@ static void html_thread(FILE *f, struct pc_out *out, const struct prof_snapshot 
 
 	fprintf(f, "{\"tid\":%u,\"name\":\"", t->tid);
 	prof_json_fbody(f, prof_snap_thread_label(t, lb, sizeof(lb)));
-	fprintf(f, "\",\"total\":%llu,", (unsigned long long)prof_snap_ns(s, pc_thread_total(t)));
+	fprintf(f, "\",\"total\":%llu,", (unsigned long long)prof_snap_ns(s, prof_snap_thread_total(t)));
 	if (t->oncpu_ns == PROF_SNAP_UNKNOWN)
 		fputs("\"oncpu\":null,", f);
 	else
@@ -86,10 +86,10 @@ static void html_thread(FILE *f, struct pc_out *out, const struct prof_snapshot 
 	fprintf(f, "\"frames\":%llu,\"frame_total\":%llu,\"frame_max\":%llu,\"nodes\":[",
 		(unsigned long long)t->frames, (unsigned long long)prof_snap_ns(s, t->frame_ticks),
 		(unsigned long long)prof_snap_ns(s, t->frame_max));
-	pc_out_init(out, f);
+	prof_out_init(out, f);
 	for (j = 0; j < t->nnodes; j++)
 		html_node(out, s, &t->nodes[j], j, clash);
-	pc_out_flush(out);
+	prof_out_flush(out);
 	fputs("]}", f);
 }
 
@@ -100,7 +100,7 @@ static void html_thread(FILE *f, struct pc_out *out, const struct prof_snapshot 
  */
 static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool sched)
 {
-	struct pc_out *out = malloc(sizeof(*out));
+	struct prof_out *out = malloc(sizeof(*out));
 	size_t p;
 	__u32 i;
 	int err = 0;
@@ -111,7 +111,7 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 	for (p = 0; p < n && !err; p++) {
 		const struct prof_snapshot *s = snaps[p];
 		struct prof_snapshot *m = NULL;
-		__u8 *clash = pc_name_clashes(s);
+		__u8 *clash = prof_snap_name_clashes(s);
 
 		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", p ? "," : "", s->pid);
 		prof_json_fbody(f, s->comm);
@@ -163,7 +163,7 @@ int pc_render_html(FILE *f, struct prof_snapshot *const *snaps, size_t n, const 
 	if (!at || !tr)
 		return -EINVAL;
 	for (p = 0; p < n; p++)
-		sched |= pc_has_sched(snaps[p]);
+		sched |= prof_snap_any_sched(snaps[p]);
 	fwrite(tpl, 1, (size_t)(at - tpl), f);
 	err = html_data(f, snaps, n, sched);
 	if (err)
