@@ -603,6 +603,22 @@ static void test_anomalies(void **state)
 		assert_int_equal(sum, n->calls);
 	}
 	assert_int_equal(t->unbalanced, 0);
+	/* the text tree says so on each row, or a dropped call goes unseen */
+	{
+		struct prof_report_opts o = { .tid = t->tid };
+		char *text = NULL, line[256];
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		assert_non_null(f);
+		assert_int_equal(prof_report_tree(f, s, &o), 0);
+		fclose(f);
+		for (i = 0; i < 2; i++) {
+			snprintf(line, sizeof(line), "%s (1 anomalies)\n", names[i]);
+			assert_non_null(strstr(text, line));
+		}
+		free(text);
+	}
 	prof_snapshot__destroy(s);
 }
 

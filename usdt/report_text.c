@@ -313,6 +313,12 @@ static void tree_row(struct tctx *c, __u32 i, const char *branch)
 		p = put_coverage(p, n->calls, n->kernel_calls);
 	if (prof_snap_is_recursive(c->t, i))
 		p = put_str(p, " (recursive)");
+	/* calls whose delta was dropped (negative, or over a day) */
+	if (n->anomalies) {
+		p = put_str(p, " (");
+		p = prof_put_u64(p, n->anomalies);
+		p = put_str(p, " anomalies)");
+	}
 	*p++ = '\n';
 	c->out->p = p;
 }
