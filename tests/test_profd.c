@@ -240,6 +240,48 @@ static void kids_add(pid_t pid)
 static void ctr_files_remove(void);
 
 /* after each test, pass or fail: no profd, no child left behind */
+/* profctl's baseline files in a private directory, $XDG_RUNTIME_DIR while
+ * a test runs (teardown removes it, whether the test passed or not) */
+static char xdg_dir[64];
+
+static void xdg_private(void)
+{
+	snprintf(xdg_dir, sizeof(xdg_dir), "/tmp/profd-test-xdg.XXXXXX");
+	assert_non_null(mkdtemp(xdg_dir));
+	setenv("XDG_RUNTIME_DIR", xdg_dir, 1);
+}
+
+static void xdg_done(void)
+{
+	char cmd[96];
+
+	if (!xdg_dir[0])
+		return;
+	unsetenv("XDG_RUNTIME_DIR");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", xdg_dir);
+	if (system(cmd))
+		printf("failed to remove %s\n", xdg_dir);
+	xdg_dir[0] = 0;
+}
+
+/* remove uid's reset baselines of pid in /dev/shm */
+static void rm_shm_baselines(uid_t uid, pid_t pid)
+{
+	char pat[96];
+	glob_t g;
+	size_t i;
+
+	snprintf(pat, sizeof(pat), "/dev/shm/profctl.%u.%d.*", (unsigned)uid, (int)pid);
+	if (glob(pat, 0, NULL, &g))
+		return;
+	for (i = 0; i < g.gl_pathc; i++)
+		unlink(g.gl_pathv[i]);
+	globfree(&g);
+}
+
+#define UID_A 65534 /* nobody: owns the profiled process (another user below) */
+#define UID_B 65533 /* a second unprivileged uid */
+
 static int teardown(void **state)
 {
 	size_t i;
@@ -250,11 +292,15 @@ static int teardown(void **state)
 			kill(kids[i], SIGKILL);
 			waitpid(kids[i], NULL, 0);
 		}
+		/* what a reset as the owner of a child left */
+		if (kids[i] > 0)
+			rm_shm_baselines(UID_A, kids[i]);
 		kids[i] = 0;
 	}
 	stop_profd();
 	profd_history = "60";
 	ctr_files_remove();
+	xdg_done();
 	if (profd_as) {
 		char dir[128];
 
@@ -1188,9 +1234,6 @@ static void test_before_after(void **state)
 
 /* --- another user ----------------------------------------------------- */
 
-#define UID_A 65534 /* nobody: owns the profiled process */
-#define UID_B 65533 /* a second unprivileged uid */
-
 /* what a user may do with a pid */
 struct as_user_res {
 	int snapshot; /* 0 or -errno */
@@ -1960,30 +2003,6 @@ static void test_top_via_profd(void **state)
 	stop_profd();
 }
 
-/* remove a private directory of baselines and what is in it */
-static void rm_dir(const char *dir)
-{
-	char cmd[96];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
-}
-
-/* remove uid's reset baselines of pid in /dev/shm */
-static void rm_shm_baselines(uid_t uid, pid_t pid)
-{
-	char pat[96];
-	glob_t g;
-	size_t i;
-
-	snprintf(pat, sizeof(pat), "/dev/shm/profctl.%u.%d.*", (unsigned)uid, (int)pid);
-	if (glob(pat, 0, NULL, &g))
-		return;
-	for (i = 0; i < g.gl_pathc; i++)
-		unlink(g.gl_pathv[i]);
-	globfree(&g);
-}
-
 /*
  * A reset is one file of its user's: it counts whichever way it was made
  * (through profd or not) and whichever way the report is read (in both
@@ -1991,7 +2010,7 @@ static void rm_shm_baselines(uid_t uid, pid_t pid)
  */
 static void test_reset_both_ways(void **state)
 {
-	char p[16], dir[] = "/tmp/profd-test-xdg.XXXXXX";
+	char p[16];
 	const char *reset[] = { "reset", "--pid", p, NULL };
 	struct prof_snapshot *s;
 	char *text = NULL;
@@ -2001,8 +2020,7 @@ static void test_reset_both_ways(void **state)
 	(void)state;
 	fd = need_profd();
 	/* profctl's baseline files in a private directory of ours */
-	assert_non_null(mkdtemp(dir));
-	setenv("XDG_RUNTIME_DIR", dir, 1);
+	xdg_private();
 	c = spawn_followed(fd, work_sleep);
 	snprintf(p, sizeof(p), "%d", (int)c.pid);
 	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
@@ -2061,8 +2079,7 @@ static void test_reset_both_ways(void **state)
 	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
 
 	child_end(&c);
-	unsetenv("XDG_RUNTIME_DIR");
-	rm_dir(dir);
+	xdg_done();
 	close(fd);
 	stop_profd();
 }
@@ -2075,7 +2092,7 @@ static void test_reset_both_ways(void **state)
  */
 static void test_reset_per_user(void **state)
 {
-	char p[16], dir[] = "/tmp/profd-test-xdg.XXXXXX";
+	char p[16];
 	const char *reset[] = { "reset", "--pid", p, NULL };
 	struct prof_snapshot *s;
 	char *text = NULL;
@@ -2086,8 +2103,7 @@ static void test_reset_per_user(void **state)
 	fd = need_profd();
 	/* root's baselines in a private directory; the owner's, whose it is
 	 * not, in /dev/shm */
-	assert_non_null(mkdtemp(dir));
-	setenv("XDG_RUNTIME_DIR", dir, 1);
+	xdg_private();
 	c = spawn(stay_zone, UID_A, 5);
 	assert_int_equal(child_wait(&c), 'R');
 	s = snap_of(fd, c.pid, PROFD_SNAP_START);
@@ -2126,8 +2142,7 @@ static void test_reset_per_user(void **state)
 
 	rm_shm_baselines(UID_A, c.pid);
 	child_end(&c);
-	unsetenv("XDG_RUNTIME_DIR");
-	rm_dir(dir);
+	xdg_done();
 	close(fd);
 	stop_profd();
 }
@@ -2396,7 +2411,7 @@ static void work_long_short(void)
  */
 static void test_reset_total_max(void **state)
 {
-	char p[16], dir[] = "/tmp/profd-test-xdg.XXXXXX";
+	char p[16];
 	const char *reset[] = { "reset", "--pid", p, NULL };
 	unsigned long long v[5];
 	char *text = NULL;
@@ -2405,8 +2420,7 @@ static void test_reset_total_max(void **state)
 
 	(void)state;
 	fd = need_profd();
-	assert_non_null(mkdtemp(dir));
-	setenv("XDG_RUNTIME_DIR", dir, 1);
+	xdg_private();
 	for (way = 0; way < 2; way++) {
 		c = spawn_followed(fd, work_long_short);
 		snprintf(p, sizeof(p), "%d", (int)c.pid);
@@ -2424,8 +2438,7 @@ static void test_reset_total_max(void **state)
 		assert_true(v[4] < LS_LONG_NS / 2);
 		child_end(&c);
 	}
-	unsetenv("XDG_RUNTIME_DIR");
-	rm_dir(dir);
+	xdg_done();
 	close(fd);
 	stop_profd();
 }
@@ -2438,7 +2451,7 @@ static void test_reset_total_max(void **state)
  */
 static void test_reset_postmortem(void **state)
 {
-	char p[16], dir[] = "/tmp/profd-test-xdg.XXXXXX";
+	char p[16];
 	const char *reset[] = { "reset", "--pid", p, NULL };
 	const struct prof_snap_node *n;
 	struct prof_snapshot *s;
@@ -2450,8 +2463,7 @@ static void test_reset_postmortem(void **state)
 
 	(void)state;
 	fd = need_profd();
-	assert_non_null(mkdtemp(dir));
-	setenv("XDG_RUNTIME_DIR", dir, 1);
+	xdg_private();
 	c = spawn_followed(fd, work_sleep);
 	snprintf(p, sizeof(p), "%d", (int)c.pid);
 	t0 = now_ns();
@@ -2477,8 +2489,7 @@ static void test_reset_postmortem(void **state)
 	/* the child left with _exit: no exit handler, profd saw it go */
 	assert_int_equal(s->pid, pid);
 	prof_snapshot__destroy(s);
-	unsetenv("XDG_RUNTIME_DIR");
-	rm_dir(dir);
+	xdg_done();
 	close(fd);
 	stop_profd();
 }
