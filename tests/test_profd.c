@@ -2933,7 +2933,11 @@ static void test_container(void **state)
 		const char *args[] = { "nsenter", "-t", hp, "-p", "-m", "--", "env", "-u",
 				       "PROF_SOCKET", "-u", "PROFD_SOCKET",
 				       sibling_bin("profctl", bin, sizeof(bin)), "list", "--format",
-				       "json", NULL, NULL, NULL, NULL };
+				       "json", NULL };
+		const char *flat[] = { "nsenter",      "-t",	   hp,	     "-p",	    "-m",
+				       "--",	       "env",	   "-u",     "PROF_SOCKET", "-u",
+				       "PROFD_SOCKET", bin,	   "report", "--pid",	    "1",
+				       "--flat",       "--format", "csv",    NULL };
 		char *row;
 
 		assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
@@ -2956,11 +2960,7 @@ static void test_container(void **state)
 		args[12] = "reset";
 		assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
 		free(text);
-		args[12] = "report";
-		args[15] = "--flat";
-		args[16] = "--format";
-		args[17] = "csv";
-		assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
+		assert_int_equal(cmd_run(0, "nsenter", flat, false, &text), 0);
 		row = strstr(text, ",migrate_zone,");
 		assert_true(!row || !strncmp(row, ",migrate_zone,0,", 16));
 		free(text);

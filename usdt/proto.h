@@ -10,15 +10,15 @@
  * of their own uid; root sees all.  profd keeps no resets: a reset is a
  * baseline file of the user who made it, which profctl subtracts from a
  * snapshot since the start (the RESET request and the PROFD_SNAP_RESET
- * mode, which earlier profds served, are answered ERROR -EOPNOTSUPP).  Pids and tids are in the
- * peer's pid namespace: a peer in a container names (and is answered
- * with) the pids it sees there, and sees only the processes of its
- * namespace; on the host, a process in a container is named by its host
- * pid, and ns_pid and cgroup say where it runs.  Which namespace a peer is
- * in, profd learns from an fd of it the peer hands over (PIDNS: its
- * /proc/self/ns/pid, checked against what the kernel says of the peer),
- * never from a number it claims; a peer that sends none is judged as
- * before (profd looks, where it may, at /proc/PID/ns/pid).
+ * mode, which earlier profds served, are answered ERROR -EOPNOTSUPP).
+ * Pids and tids are in the peer's pid namespace: a peer in a container
+ * names (and is answered with) the pids it sees there, and sees only the
+ * processes of its namespace; on the host, a process in a container is
+ * named by its host pid, and ns_pid and cgroup say where it runs.  Which
+ * namespace a peer is in, profd learns from an fd of it the peer hands
+ * over (PIDNS: its /proc/self/ns/pid, checked against what the kernel says
+ * of the peer), never from a number it claims; a peer that sends none is
+ * judged as before (profd looks, where it may, at /proc/PID/ns/pid).
  *
  *	client			profd
  *	PIDNS{} + fd	->	OK				(first: the peer's pid

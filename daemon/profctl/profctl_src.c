@@ -662,8 +662,7 @@ int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 
 /* pid since it started, read with flags: through profd when it follows
  * it, else directly */
-static int src_read(struct pc_src *src, pid_t pid, unsigned int flags,
-		    struct prof_snapshot **snap)
+static int src_read(struct pc_src *src, pid_t pid, unsigned int flags, struct prof_snapshot **snap)
 {
 #ifndef PROFCTL_NO_CLIENT
 	if (src->fd >= 0) {
@@ -812,8 +811,7 @@ static int src_since_reset(struct pc_src *src, pid_t pid, struct prof_snapshot *
 		return err;
 	err = pc_baseline_load(pid, s->start_token, &base);
 	if (err) {
-		pc_warnx("pid %d: failed to read the reset baseline: %s", (int)pid,
-			 strerror(-err));
+		pc_warnx("pid %d: failed to read the reset baseline: %s", (int)pid, strerror(-err));
 		base = NULL;
 	}
 	/* a diff needs every node and histogram: read again in full */
