@@ -1003,20 +1003,65 @@ static void test_attach_on_demand(void **state)
 
 static pid_t snap_pid;
 
-/* 0 if the caller may read snap_pid through profd, else -errno; then reset */
+/* 0 if the caller may read snap_pid through profd, else -errno */
 static int read_it(void *arg)
 {
 	struct prof_snapshot *snap = NULL;
 	int fd = profd_connect(sock_path), r;
 
+	(void)arg;
 	if (fd < 0)
 		return fd;
 	r = profd_snapshot(fd, snap_pid, PROFD_SNAP_START, 0, &snap);
 	prof_snapshot__destroy(snap);
-	if (!r && arg)
-		r = profd_reset(fd, snap_pid);
 	close(fd);
 	return r;
+}
+
+/* the caller's profctl reset of snap_pid, through profd: its exit status */
+static int reset_it(void *arg)
+{
+	char p[16];
+	const char *args[] = { "reset", "--pid", p, NULL };
+
+	(void)arg;
+	snprintf(p, sizeof(p), "%d", (int)snap_pid);
+	return profctl_timed(args).rc;
+}
+
+/* guard_zone's calls in the caller's report of snap_pid through profd
+ * (since the caller's reset): -1 if it has no such row, -2 if it failed */
+static int calls_it(void *arg)
+{
+	char p[16], out[8192], *row;
+	const char *argv[] = { "profctl", "report", "--pid", p, "--flat", "--format", "csv", NULL };
+	int fds[2], st, calls = -1;
+	size_t len = 0;
+	ssize_t n;
+	pid_t k;
+
+	(void)arg;
+	snprintf(p, sizeof(p), "%d", (int)snap_pid);
+	if (pipe(fds))
+		return -2;
+	k = fork();
+	if (k == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		execv(sibling("profctl"), (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	while (len < sizeof(out) - 1 && (n = read(fds[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = 0;
+	close(fds[0]);
+	if (waitpid(k, &st, 0) != k || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -2;
+	row = strstr(out, ",guard_zone,");
+	if (row)
+		calls = atoi(row + strlen(",guard_zone,"));
+	return calls;
 }
 
 /*
@@ -1048,12 +1093,13 @@ static void test_least_privilege(void **state)
 }
 
 /*
- * Members of the group profd read each other's processes (not reset
- * them); a user outside it reads only their own.
+ * Members of the group profd read each other's processes; a user outside
+ * it reads only their own.  A member's reset is the member's own: it
+ * zeroes the member's reports of the process, not its owner's.
  */
 static void test_profd_group(void **state)
 {
-	int fd;
+	int fd, n;
 	pid_t a;
 
 	(void)state;
@@ -1075,8 +1121,28 @@ static void test_profd_group(void **state)
 	fd = start_profd(0, NULL);
 	assert_true(wait_followed(fd, a));
 	assert_int_equal(as_uid(uid_b, read_it, NULL), 0);
-	assert_int_equal(as_uid(uid_b, read_it, (void *)1), -EPERM);
-	assert_int_equal(as_uid(uid_a, read_it, (void *)1), 0);
+	assert_int_equal(as_uid(uid_a, calls_it, NULL), 1);
+	assert_int_equal(as_uid(uid_b, reset_it, NULL), 0);
+	n = as_uid(uid_b, calls_it, NULL);
+	assert_true(n == 0 || n == -1); /* no calls since B's reset */
+	assert_int_equal(as_uid(uid_a, calls_it, NULL), 1);
+	/* the owner's reset zeroes the owner's */
+	assert_int_equal(as_uid(uid_a, reset_it, NULL), 0);
+	n = as_uid(uid_a, calls_it, NULL);
+	assert_true(n == 0 || n == -1);
+	{
+		char pat[64];
+		glob_t g;
+		size_t i;
+
+		/* the baselines they left (their $XDG_RUNTIME_DIR is not theirs) */
+		snprintf(pat, sizeof(pat), "/dev/shm/profctl.*.%d.*", (int)a);
+		if (!glob(pat, 0, NULL, &g)) {
+			for (i = 0; i < g.gl_pathc; i++)
+				unlink(g.gl_pathv[i]);
+			globfree(&g);
+		}
+	}
 	assert_int_equal(system("gpasswd -d " USER_A " profd >/dev/null && "
 				"gpasswd -d " USER_B " profd >/dev/null"),
 			 0);

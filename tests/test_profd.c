@@ -240,6 +240,48 @@ static void kids_add(pid_t pid)
 static void ctr_files_remove(void);
 
 /* after each test, pass or fail: no profd, no child left behind */
+/* profctl's baseline files in a private directory, $XDG_RUNTIME_DIR while
+ * a test runs (teardown removes it, whether the test passed or not) */
+static char xdg_dir[64];
+
+static void xdg_private(void)
+{
+	snprintf(xdg_dir, sizeof(xdg_dir), "/tmp/profd-test-xdg.XXXXXX");
+	assert_non_null(mkdtemp(xdg_dir));
+	setenv("XDG_RUNTIME_DIR", xdg_dir, 1);
+}
+
+static void xdg_done(void)
+{
+	char cmd[96];
+
+	if (!xdg_dir[0])
+		return;
+	unsetenv("XDG_RUNTIME_DIR");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", xdg_dir);
+	if (system(cmd))
+		printf("failed to remove %s\n", xdg_dir);
+	xdg_dir[0] = 0;
+}
+
+/* remove uid's reset baselines of pid in /dev/shm */
+static void rm_shm_baselines(uid_t uid, pid_t pid)
+{
+	char pat[96];
+	glob_t g;
+	size_t i;
+
+	snprintf(pat, sizeof(pat), "/dev/shm/profctl.%u.%d.*", (unsigned)uid, (int)pid);
+	if (glob(pat, 0, NULL, &g))
+		return;
+	for (i = 0; i < g.gl_pathc; i++)
+		unlink(g.gl_pathv[i]);
+	globfree(&g);
+}
+
+#define UID_A 65534 /* nobody: owns the profiled process (another user below) */
+#define UID_B 65533 /* a second unprivileged uid */
+
 static int teardown(void **state)
 {
 	size_t i;
@@ -250,11 +292,15 @@ static int teardown(void **state)
 			kill(kids[i], SIGKILL);
 			waitpid(kids[i], NULL, 0);
 		}
+		/* what a reset as the owner of a child left */
+		if (kids[i] > 0)
+			rm_shm_baselines(UID_A, kids[i]);
 		kids[i] = 0;
 	}
 	stop_profd();
 	profd_history = "60";
 	ctr_files_remove();
+	xdg_done();
 	if (profd_as) {
 		char dir[128];
 
@@ -1188,18 +1234,37 @@ static void test_before_after(void **state)
 
 /* --- another user ----------------------------------------------------- */
 
-#define UID_A 65534 /* nobody: owns the profiled process */
-#define UID_B 65533 /* a second unprivileged uid */
-
 /* what a user may do with a pid */
 struct as_user_res {
 	int snapshot; /* 0 or -errno */
-	int reset;    /* 0 or -errno */
+	int reset;    /* profd's answer to a RESET request: 0 or -errno */
 	int listed;   /* profd lists it to them */
 	int slices;   /* threads whose scheduler slices they got, or -errno */
 };
 
-/* in a child as uid: snapshot, reset and list pid through profd */
+/* profd's answer to a RESET request for pid on fd (a request it no
+ * longer serves: a reset is its user's baseline file); 0 or -errno */
+static int reset_req(int fd, pid_t pid)
+{
+	struct {
+		struct profd_hdr h;
+		struct profd_pid_req r;
+	} q = { { PROFD_MSG_RESET_REQ, sizeof(q) }, { (__u32)pid, 0 } };
+	struct {
+		struct profd_hdr h;
+		struct profd_error e;
+	} a;
+
+	memset(&a, 0, sizeof(a));
+	if (send(fd, &q, sizeof(q), MSG_NOSIGNAL) != (ssize_t)sizeof(q) ||
+	    recv(fd, &a, sizeof(a), 0) < (ssize_t)sizeof(a.h))
+		return -EIO;
+	if (a.h.type == PROFD_MSG_OK)
+		return 0;
+	return a.h.type == PROFD_MSG_ERROR ? a.e.err : -EPROTO;
+}
+
+/* in a child as uid: snapshot, ask profd to reset, and list pid */
 static struct as_user_res as_user(uid_t uid, pid_t pid)
 {
 	struct as_user_res r;
@@ -1223,7 +1288,7 @@ static struct as_user_res as_user(uid_t uid, pid_t pid)
 		st[0] = profd_snapshot(fd, pid, PROFD_SNAP_START, 0, &s);
 		if (!st[0])
 			prof_snapshot__destroy(s);
-		st[1] = profd_reset(fd, pid);
+		st[1] = reset_req(fd, pid);
 		st[3] = profd_slices(fd, pid, &sl, &nsl);
 		if (!st[3]) {
 			st[3] = (int)nsl;
@@ -1250,20 +1315,6 @@ static struct as_user_res as_user(uid_t uid, pid_t pid)
 	return r;
 }
 
-/* calls of zone name since the last reset, as root sees them */
-static __u64 calls_since_reset(int fd, pid_t pid, const char *name)
-{
-	struct prof_snapshot *s = snap_of(fd, pid, PROFD_SNAP_RESET);
-	const struct prof_snap_node *n;
-	__u64 calls;
-
-	assert_non_null(s);
-	n = node_named(s, name);
-	calls = n ? n->calls : 0;
-	prof_snapshot__destroy(s);
-	return calls;
-}
-
 static void test_other_user(void **state)
 {
 	struct prof_snapshot *s;
@@ -1279,25 +1330,20 @@ static void test_other_user(void **state)
 	assert_non_null(s);
 	assert_int_equal(s->uid, UID_A);
 	prof_snapshot__destroy(s);
-	/* the owner may read and reset it */
+	/* the owner may read it; profd keeps no resets, the owner's either
+	 * (a reset is a file of its user's: test_reset_per_user) */
 	r = as_user(UID_A, c.pid);
 	assert_int_equal(r.snapshot, 0);
-	assert_int_equal(r.reset, 0);
+	assert_int_equal(r.reset, -EOPNOTSUPP);
 	assert_true(r.listed);
 	assert_int_equal(r.slices, 1); /* its one registered thread's */
-	assert_int_equal(calls_since_reset(fd, c.pid, "stay_zone"), 0);
-	/* one call after the owner's reset */
-	assert_true(child_again(&c));
-	assert_int_equal(calls_since_reset(fd, c.pid, "stay_zone"), 1);
 	/* another user may do nothing of it, each refused on its own, nor
 	 * see it listed */
 	r = as_user(UID_B, c.pid);
 	assert_int_equal(r.snapshot, -EPERM);
-	assert_int_equal(r.reset, -EPERM);
+	assert_int_equal(r.reset, -EOPNOTSUPP);
 	assert_int_equal(r.slices, -EPERM);
 	assert_false(r.listed);
-	/* and the counts were not reset */
-	assert_int_equal(calls_since_reset(fd, c.pid, "stay_zone"), 1);
 	child_end(&c);
 	close(fd);
 	stop_profd();
@@ -1521,7 +1567,6 @@ static void test_planted_segment(void **state)
 	/* and B gets nothing of A's pid */
 	r = as_user(UID_B, c.pid);
 	assert_int_equal(r.snapshot, -EPERM);
-	assert_int_equal(r.reset, -EPERM);
 	assert_false(r.listed);
 	unlink(plant);
 	child_end(&c);
@@ -1713,10 +1758,10 @@ static __u64 lazy_calls(const struct prof_snapshot *s, const char *name)
 }
 
 /*
- * Nothing to subtract (since start, never reset): profd hands over the
- * live segment, read lazily as a direct read reads it, and the same data.
- * Since a reset: its image, read lazily too, counts exactly the calls
- * made after the reset.
+ * Nothing to subtract (since start): profd hands over the live segment,
+ * read lazily as a direct read reads it, and the same data.  profd keeps
+ * no resets: a snapshot since one is refused as unsupported, and the live
+ * segment still counts every call.
  */
 static void test_snapshot_paths(void **state)
 {
@@ -1739,12 +1784,10 @@ static void test_snapshot_paths(void **state)
 	prof_snapshot__destroy(s);
 	prof_snapshot__destroy(d);
 
-	assert_int_equal(profd_reset(fd, c.pid), 0);
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_RESET, 0, lazy, &s, NULL),
+			 -EOPNOTSUPP);
+	assert_null(s);
 	assert_true(child_again(&c));
-	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_RESET, 0, lazy, &s, NULL), 0);
-	assert_int_equal(lazy_calls(s, "sleep_zone"), SLEEP_CALLS);
-	assert_int_equal(lazy_calls(s, "spin_zone"), SLEEP_CALLS);
-	prof_snapshot__destroy(s);
 	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_START, 0, lazy, &s, NULL), 0);
 	assert_int_equal(lazy_calls(s, "sleep_zone"), 2 * SLEEP_CALLS);
 	prof_snapshot__destroy(s);
@@ -1801,7 +1844,8 @@ static int cmd_run(uid_t uid, const char *path, const char *const *argv, bool no
 	return WEXITSTATUS(st);
 }
 
-static int profctl_run(const char *const *args, bool no_daemon, char **text)
+/* profctl with args as uid (0: as we are) */
+static int profctl_as(uid_t uid, const char *const *args, bool no_daemon, char **text)
 {
 	static char bin[4096];
 	const char *argv[24] = { "profctl" };
@@ -1810,22 +1854,47 @@ static int profctl_run(const char *const *args, bool no_daemon, char **text)
 	while (*args && n < 23)
 		argv[n++] = *args++;
 	argv[n] = NULL;
-	return cmd_run(0, sibling_bin("profctl", bin, sizeof(bin)), argv, no_daemon, text);
+	return cmd_run(uid, sibling_bin("profctl", bin, sizeof(bin)), argv, no_daemon, text);
+}
+
+static int profctl_run(const char *const *args, bool no_daemon, char **text)
+{
+	return profctl_as(0, args, no_daemon, text);
+}
+
+/*
+ * zone's row in uid's profctl report --flat --format csv of pid (more: one
+ * more option, or NULL): calls, total_ns, self_ns, avg_ns, max_ns in v;
+ * false if absent or failed
+ */
+static bool profctl_row(uid_t uid, pid_t pid, const char *zone, bool no_daemon, const char *more,
+			unsigned long long v[5])
+{
+	char p[16], want[80], *text = NULL, *row;
+	const char *args[] = { "report", "--pid", p, "--flat", "--format", "csv", more, NULL };
+	bool ok = false;
+
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	snprintf(want, sizeof(want), ",%s,", zone);
+	if (profctl_as(uid, args, no_daemon, &text) == 0 && text && (row = strstr(text, want)))
+		ok = sscanf(row + strlen(want), "%llu,%llu,%llu,%llu,%llu", &v[0], &v[1], &v[2],
+			    &v[3], &v[4]) == 5;
+	free(text);
+	return ok;
+}
+
+/* calls of zone in uid's report of pid since uid's reset (-1 if absent or failed) */
+static long user_calls(uid_t uid, pid_t pid, const char *zone, bool no_daemon)
+{
+	unsigned long long v[5];
+
+	return profctl_row(uid, pid, zone, no_daemon, NULL, v) ? (long)v[0] : -1;
 }
 
 /* calls of zone in profctl's flat csv of pid (-1 if absent or failed) */
 static long profctl_calls(pid_t pid, const char *zone, bool no_daemon)
 {
-	char p[16], want[80], *text = NULL, *row;
-	const char *args[] = { "report", "--pid", p, "--flat", "--format", "csv", NULL };
-	long calls = -1;
-
-	snprintf(p, sizeof(p), "%d", (int)pid);
-	snprintf(want, sizeof(want), ",%s,", zone);
-	if (profctl_run(args, no_daemon, &text) == 0 && text && (row = strstr(text, want)))
-		calls = strtol(row + strlen(want), NULL, 10);
-	free(text);
-	return calls;
+	return user_calls(0, pid, zone, no_daemon);
 }
 
 /* two threads in zones for ~2 s: main in reg_zone, a second in unreg_zone */
@@ -1936,15 +2005,15 @@ static void test_top_via_profd(void **state)
 }
 
 /*
- * A reset counts whichever way it was made and whichever way the report is
- * read: profd keeps its baseline, profctl a file, and the newer counts
- * (in both orders: a reset through profd writes both, one without it the
- * file only).
+ * A reset is one file of its user's: it counts whichever way it was made
+ * (through profd or not) and whichever way the report is read (in both
+ * orders), and across a restart of profd.
  */
 static void test_reset_both_ways(void **state)
 {
-	char p[16], dir[] = "/tmp/profd-test-xdg.XXXXXX";
+	char p[16];
 	const char *reset[] = { "reset", "--pid", p, NULL };
+	struct prof_snapshot *s;
 	char *text = NULL;
 	struct child c;
 	int fd;
@@ -1952,8 +2021,7 @@ static void test_reset_both_ways(void **state)
 	(void)state;
 	fd = need_profd();
 	/* profctl's baseline files in a private directory of ours */
-	assert_non_null(mkdtemp(dir));
-	setenv("XDG_RUNTIME_DIR", dir, 1);
+	xdg_private();
 	c = spawn_followed(fd, work_sleep);
 	snprintf(p, sizeof(p), "%d", (int)c.pid);
 	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
@@ -1975,8 +2043,8 @@ static void test_reset_both_ways(void **state)
 	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
 	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), SLEEP_CALLS);
 
-	/* reset through profd, a round, reset without it, a round: the
-	 * file's baseline is the newer, and only the last round counts */
+	/* reset through profd, a round, reset without it, a round: only the
+	 * last round counts, and the other way round too */
 	assert_int_equal(profctl_run(reset, false, &text), 0);
 	free(text);
 	assert_true(child_again(&c));
@@ -1985,15 +2053,97 @@ static void test_reset_both_ways(void **state)
 	assert_true(child_again(&c));
 	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
 	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), SLEEP_CALLS);
+	assert_int_equal(profctl_run(reset, true, &text), 0);
+	free(text);
+	assert_true(child_again(&c));
+	assert_int_equal(profctl_run(reset, false, &text), 0);
+	free(text);
+	assert_true(child_again(&c));
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), SLEEP_CALLS);
+
+	/* profd restarts: the reset holds through the new one, and one made
+	 * through it holds without it */
+	assert_true(child_again(&c));
+	close(fd);
+	stop_profd();
+	fd = need_profd();
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
+	assert_non_null(s);
+	prof_snapshot__destroy(s);
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), 2 * SLEEP_CALLS);
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), 2 * SLEEP_CALLS);
+	assert_int_equal(profctl_run(reset, false, &text), 0);
+	free(text);
+	assert_true(child_again(&c));
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), SLEEP_CALLS);
+	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
 
 	child_end(&c);
-	unsetenv("XDG_RUNTIME_DIR");
-	{
-		char cmd[96];
+	xdg_done();
+	close(fd);
+	stop_profd();
+}
 
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		assert_int_equal(system(cmd), 0);
+/*
+ * A reset is its user's alone: the owner's zeroes the owner's reports, not
+ * root's, and root's zeroes root's, not the owner's (profd once kept one
+ * baseline a process, which either moved for both), through profd or
+ * without it.  A user who may not read the process may not reset it.
+ */
+static void test_reset_per_user(void **state)
+{
+	char p[16];
+	const char *reset[] = { "reset", "--pid", p, NULL };
+	struct prof_snapshot *s;
+	char *text = NULL;
+	struct child c;
+	int fd, way;
+
+	(void)state;
+	fd = need_profd();
+	/* root's baselines in a private directory; the owner's, whose it is
+	 * not, in /dev/shm */
+	xdg_private();
+	c = spawn(stay_zone, UID_A, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
+	assert_non_null(s);
+	prof_snapshot__destroy(s);
+	snprintf(p, sizeof(p), "%d", (int)c.pid);
+
+	/* the owner resets through profd, a call: one for the owner, two for root */
+	assert_int_equal(profctl_as(UID_A, reset, false, &text), 0);
+	free(text);
+	assert_true(child_again(&c));
+	for (way = 0; way < 2; way++)
+		assert_int_equal(user_calls(UID_A, c.pid, "stay_zone", way), 1);
+	assert_int_equal(user_calls(0, c.pid, "stay_zone", false), 2);
+	/* root resets through profd, a call: one for root, the owner's two */
+	assert_int_equal(profctl_run(reset, false, &text), 0);
+	free(text);
+	assert_true(child_again(&c));
+	assert_int_equal(user_calls(0, c.pid, "stay_zone", false), 1);
+	for (way = 0; way < 2; way++)
+		assert_int_equal(user_calls(UID_A, c.pid, "stay_zone", way), 2);
+	/* the owner resets without profd, a call: the owner's one, root's two */
+	assert_int_equal(profctl_as(UID_A, reset, true, &text), 0);
+	free(text);
+	assert_true(child_again(&c));
+	for (way = 0; way < 2; way++)
+		assert_int_equal(user_calls(UID_A, c.pid, "stay_zone", way), 1);
+	assert_int_equal(user_calls(0, c.pid, "stay_zone", false), 2);
+	/* another user may not reset it either way, and nothing moved */
+	for (way = 0; way < 2; way++) {
+		assert_int_not_equal(profctl_as(UID_B, reset, way, &text), 0);
+		free(text);
 	}
+	for (way = 0; way < 2; way++)
+		assert_int_equal(user_calls(UID_A, c.pid, "stay_zone", way), 1);
+
+	rm_shm_baselines(UID_A, c.pid);
+	child_end(&c);
+	xdg_done();
 	close(fd);
 	stop_profd();
 }
@@ -2183,7 +2333,7 @@ static void test_history_bound(void **state)
 	for (end = now_ns() + 6000000000ull; now_ns() < end; usleep(50000))
 		assert_true(child_again(&c));
 	assert_int_equal(profd_status(fd, &st), 0);
-	used = st.mem_history + st.mem_kept + st.mem_base;
+	used = st.mem_history + st.mem_kept;
 	printf("max %llu: history %llu in %llu frames, kept %llu; dropped %llu frames, newest "
 	       "of pid %u, %.2f s old\n",
 	       (unsigned long long)st.max_memory, (unsigned long long)st.mem_history,
@@ -2256,70 +2406,91 @@ static void work_long_short(void)
 }
 
 /*
- * Long calls before a reset, short ones after: since the reset, profd's
- * diff has the short calls' count, total and max, not the long ones'.
+ * Long calls before a reset, short ones after: since the reset (made
+ * through profd, read without it, and the other way round), the report
+ * has the short calls' count, total and max, not the long ones'.
  */
 static void test_reset_total_max(void **state)
 {
-	struct prof_snapshot *s;
-	const struct prof_snap_node *n;
+	char p[16];
+	const char *reset[] = { "reset", "--pid", p, NULL };
+	unsigned long long v[5];
+	char *text = NULL;
 	struct child c;
-	int fd;
+	int fd, way;
 
 	(void)state;
 	fd = need_profd();
-	c = spawn_followed(fd, work_long_short);
-	assert_int_equal(profd_reset(fd, c.pid), 0);
-	assert_true(child_again(&c));
-	s = snap_of(fd, c.pid, PROFD_SNAP_RESET);
-	assert_non_null(s);
-	n = node_named(s, "ls_zone");
-	assert_non_null(n);
-	printf("since the reset: %llu calls, total %llu ns, max %llu ns\n",
-	       (unsigned long long)n->calls, (unsigned long long)prof_snap_ns(s, n->ticks),
-	       (unsigned long long)prof_snap_ns(s, n->max));
-	assert_int_equal(n->calls, LS_CALLS);
-	/* at least the short calls' time, far below one long call's */
-	assert_true(prof_snap_ns(s, n->ticks) >= LS_CALLS * LS_SHORT_NS);
-	assert_true(prof_snap_ns(s, n->ticks) < LS_LONG_NS);
-	assert_true(prof_snap_ns(s, n->max) >= LS_SHORT_NS);
-	assert_true(prof_snap_ns(s, n->max) < LS_LONG_NS / 2);
-	prof_snapshot__destroy(s);
-	child_end(&c);
+	xdg_private();
+	for (way = 0; way < 2; way++) {
+		c = spawn_followed(fd, work_long_short);
+		snprintf(p, sizeof(p), "%d", (int)c.pid);
+		assert_int_equal(profctl_run(reset, way, &text), 0);
+		free(text);
+		assert_true(child_again(&c));
+		assert_true(profctl_row(0, c.pid, "ls_zone", !way, NULL, v));
+		printf("reset %s profd, read %s it: %llu calls, total %llu ns, max %llu ns\n",
+		       way ? "without" : "through", way ? "through" : "without", v[0], v[1], v[4]);
+		assert_int_equal(v[0], LS_CALLS);
+		/* at least the short calls' time, far below one long call's */
+		assert_true(v[1] >= LS_CALLS * LS_SHORT_NS);
+		assert_true(v[1] < LS_LONG_NS);
+		assert_true(v[4] >= LS_SHORT_NS);
+		assert_true(v[4] < LS_LONG_NS / 2);
+		child_end(&c);
+	}
+	xdg_done();
 	close(fd);
 	stop_profd();
 }
 
+/*
+ * A reset holds after the process exits, read from profd's post-mortem
+ * data: reset through profd, a round, reset without it, a round, exit;
+ * long after, only the last round counts (profd measured its baseline's
+ * age to the exit, the file's to now, and took the older baseline).
+ */
 static void test_reset_postmortem(void **state)
 {
-	struct prof_snapshot *s;
+	char p[16];
+	const char *reset[] = { "reset", "--pid", p, NULL };
 	const struct prof_snap_node *n;
+	struct prof_snapshot *s;
+	char *text = NULL;
 	struct child c;
+	__u64 end, t0;
 	pid_t pid;
-	__u64 end;
 	int fd;
 
 	(void)state;
 	fd = need_profd();
+	xdg_private();
 	c = spawn_followed(fd, work_sleep);
-	assert_int_equal(profd_reset(fd, c.pid), 0);
-	assert_int_equal(profd_snapshot(fd, c.pid, PROFD_SNAP_RESET, 0, &s), 0);
-	n = node_named(s, "sleep_zone");
-	assert_true(!n || n->calls == 0);
-	prof_snapshot__destroy(s);
+	snprintf(p, sizeof(p), "%d", (int)c.pid);
+	t0 = now_ns();
+	assert_int_equal(profctl_run(reset, false, &text), 0);
+	free(text);
+	assert_true(child_again(&c));
+	assert_int_equal(profctl_run(reset, true, &text), 0);
+	free(text);
+	assert_true(child_again(&c));
 	/* after exit, once profd saw it go, the data stays */
 	pid = c.pid;
 	child_end(&c);
 	for (end = now_ns() + 10000000000ull; listed_alive(fd, pid) == 1 && now_ns() < end;)
 		usleep(20000);
 	assert_int_equal(listed_alive(fd, pid), 0);
+	/* later than the first reset was before the exit */
+	usleep((useconds_t)((now_ns() - t0) / 1000) + 200000);
+	assert_int_equal(profctl_calls(pid, "sleep_zone", false), SLEEP_CALLS);
 	assert_int_equal(profd_snapshot(fd, pid, PROFD_SNAP_START, 0, &s), 0);
 	n = node_named(s, "sleep_zone");
 	assert_non_null(n);
-	assert_int_equal(n->calls, SLEEP_CALLS);
+	assert_int_equal(n->calls, 3 * SLEEP_CALLS);
 	/* the child left with _exit: no exit handler, profd saw it go */
 	assert_int_equal(s->pid, pid);
 	prof_snapshot__destroy(s);
+	xdg_done();
 	close(fd);
 	stop_profd();
 }
@@ -2764,6 +2935,11 @@ static void test_container(void **state)
 				       "PROF_SOCKET", "-u", "PROFD_SOCKET",
 				       sibling_bin("profctl", bin, sizeof(bin)), "list", "--format",
 				       "json", NULL };
+		const char *flat[] = { "nsenter",      "-t",	   hp,	     "-p",	    "-m",
+				       "--",	       "env",	   "-u",     "PROF_SOCKET", "-u",
+				       "PROFD_SOCKET", bin,	   "report", "--pid",	    "1",
+				       "--flat",       "--format", "csv",    NULL };
+		char *row;
 
 		assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
 		assert_non_null(strstr(text, "\"source\":\"profd\""));
@@ -2780,11 +2956,16 @@ static void test_container(void **state)
 		assert_non_null(strstr(text, "process 1 (ctr_payload)"));
 		assert_null(strstr(text, "container pid"));
 		free(text);
-		/* a reset by its own pid moves profd's baseline of that process */
+		/* a reset by its own pid: its reports inside count from
+		 * there, the host's do not */
 		args[12] = "reset";
 		assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
 		free(text);
-		assert_int_equal(calls_since_reset(fd, c.pid, "migrate_zone"), 0);
+		assert_int_equal(cmd_run(0, "nsenter", flat, false, &text), 0);
+		row = strstr(text, ",migrate_zone,");
+		assert_true(!row || !strncmp(row, ",migrate_zone,0,", 16));
+		free(text);
+		assert_true(profctl_calls(c.pid, "migrate_zone", false) > 0);
 	}
 
 	/* another host user sees none of it */
@@ -3086,6 +3267,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_snapshot_paths, teardown),
 		cmocka_unit_test_teardown(test_top_via_profd, teardown),
 		cmocka_unit_test_teardown(test_reset_both_ways, teardown),
+		cmocka_unit_test_teardown(test_reset_per_user, teardown),
 		cmocka_unit_test_teardown(test_profd_forgot, teardown),
 		cmocka_unit_test_teardown(test_last_seconds, teardown),
 		cmocka_unit_test_teardown(test_container, teardown),

@@ -6,16 +6,19 @@
  * payload of its type, and hdr.len is the whole packet's size.  Either
  * side rejects a packet whose size is not exactly sizeof(hdr) plus its
  * type's payload (profd_msg_len()), or whose type it does not expect.
- * Requests are authenticated by SO_PEERCRED: a user sees and resets only
- * processes of their own uid; root sees all.  Pids and tids are in the
- * peer's pid namespace: a peer in a container names (and is answered
- * with) the pids it sees there, and sees only the processes of its
- * namespace; on the host, a process in a container is named by its host
- * pid, and ns_pid and cgroup say where it runs.  Which namespace a peer is
- * in, profd learns from an fd of it the peer hands over (PIDNS: its
- * /proc/self/ns/pid, checked against what the kernel says of the peer),
- * never from a number it claims; a peer that sends none is judged as
- * before (profd looks, where it may, at /proc/PID/ns/pid).
+ * Requests are authenticated by SO_PEERCRED: a user sees only processes
+ * of their own uid; root sees all.  profd keeps no resets: a reset is a
+ * baseline file of the user who made it, which profctl subtracts from a
+ * snapshot since the start (the RESET request and the PROFD_SNAP_RESET
+ * mode, which earlier profds served, are answered ERROR -EOPNOTSUPP).
+ * Pids and tids are in the peer's pid namespace: a peer in a container
+ * names (and is answered with) the pids it sees there, and sees only the
+ * processes of its namespace; on the host, a process in a container is
+ * named by its host pid, and ns_pid and cgroup say where it runs.  Which
+ * namespace a peer is in, profd learns from an fd of it the peer hands
+ * over (PIDNS: its /proc/self/ns/pid, checked against what the kernel says
+ * of the peer), never from a number it claims; a peer that sends none is
+ * judged as before (profd looks, where it may, at /proc/PID/ns/pid).
  *
  *	client			profd
  *	PIDNS{} + fd	->	OK				(first: the peer's pid
@@ -32,7 +35,8 @@
  *							 read-only, when there is
  *							 nothing to subtract; else
  *							 a sealed memfd image)
- *	RESET{pid}	->	OK
+ *	RESET{pid}	->	ERROR{-EOPNOTSUPP}		(reserved: profd keeps
+ *							 no resets)
  *	SLICES{pid}	->	SLICES{threads, size}		(+ a sealed memfd: the
  *							 scheduler's last runs of
  *							 each registered thread)
@@ -64,7 +68,8 @@ enum profd_msg_type {
 	PROFD_MSG_END,			/* profd: struct profd_end */
 	PROFD_MSG_SNAPSHOT_REQ,		/* client: struct profd_snapshot_req */
 	PROFD_MSG_SNAPSHOT,		/* profd: struct profd_snapshot_rep, + fd */
-	PROFD_MSG_RESET_REQ,		/* client: struct profd_pid_req */
+	PROFD_MSG_RESET_REQ,		/* reserved (was: keep a reset baseline);
+					 * answered -EOPNOTSUPP */
 	PROFD_MSG_SEGMENT,		/* agent: struct profd_segment, + fd */
 	PROFD_MSG_PIDNS,		/* any: struct profd_pidns, + fd */
 	PROFD_MSG_SLICES_REQ,		/* client: struct profd_pid_req */
@@ -136,7 +141,7 @@ struct profd_wire_status {
 	__u64 max_memory;
 	__u64 mem_history;		/* live processes: newest states, frames */
 	__u64 mem_kept;			/* exited processes' data */
-	__u64 mem_base;			/* reset baselines (counted, never dropped) */
+	__u64 mem_base;			/* reserved, 0 (was: reset baselines) */
 	__u64 frames;			/* history frames kept */
 	__u64 frames_dropped;		/* for memory: frames, oldest first */
 	__u64 kept_dropped;		/* exited processes */
@@ -171,7 +176,8 @@ struct profd_end {
 };
 
 #define PROFD_SNAP_START	0
-#define PROFD_SNAP_RESET	1
+#define PROFD_SNAP_RESET	1	/* reserved (was: since profd's reset
+					 * baseline); answered -EOPNOTSUPP */
 #define PROFD_SNAP_LAST		2
 
 struct profd_snapshot_req {
@@ -181,7 +187,7 @@ struct profd_snapshot_req {
 	__u32 __pad;
 };
 
-#define PROFD_SNAP_F_BASED	0x1	/* a baseline (reset, or a frame) was subtracted */
+#define PROFD_SNAP_F_BASED	0x1	/* a history frame was subtracted */
 
 struct profd_snapshot_rep {
 	__u64 size;			/* bytes of the image in the fd */

@@ -249,7 +249,6 @@ int profd_status(int fd, struct profd_status *st)
 	st->max_memory = w.max_memory;
 	st->mem_history = w.mem_history;
 	st->mem_kept = w.mem_kept;
-	st->mem_base = w.mem_base;
 	st->frames = w.frames;
 	st->frames_dropped = w.frames_dropped;
 	st->kept_dropped = w.kept_dropped;
@@ -439,18 +438,4 @@ int profd_slices(int fd, pid_t pid, struct profd_slices_thread **out, uint32_t *
 	*out = t;
 	*n = rep.threads;
 	return 0;
-}
-
-int profd_reset(int fd, pid_t pid)
-{
-	struct profd_pid_req req = { .pid = (__u32)pid };
-	char none[1];
-	int err;
-
-	if (pid <= 0)
-		return -EINVAL;
-	err = send_req(fd, PROFD_MSG_RESET_REQ, &req, sizeof(req));
-	if (!err)
-		err = recv_rep(fd, PROFD_MSG_OK, none, 0, NULL, NULL);
-	return err;
 }

@@ -35,7 +35,7 @@ struct profd_status {
 	uint32_t late;		/* threads registered after their first zone gave up */
 	char tsc_why[128];	/* what profd found */
 	/* --max-memory (profd_wire_status says each) */
-	uint64_t max_memory, mem_history, mem_kept, mem_base, frames;
+	uint64_t max_memory, mem_history, mem_kept, frames;
 	uint64_t frames_dropped, kept_dropped, histories_dropped, windows_refused;
 	uint64_t last_drop_age_ns;
 	uint32_t last_drop_pid;
@@ -76,7 +76,7 @@ int profd_snapshot(int fd, pid_t pid, int mode, uint32_t seconds, struct prof_sn
 /* what profd said of the snapshot it answered with */
 struct profd_answer {
 	uint64_t span_ns;	/* the time it covers */
-	bool based;		/* profd subtracted a baseline (a reset, a frame) */
+	bool based;		/* profd subtracted a history frame (--last) */
 	uint32_t ns_pid;	/* as in profd_proc: the fd's header names this pid */
 	char cgroup[PROF_CGROUP_MAX];
 	uint32_t uid;		/* its owner, as the caller names it */
@@ -92,8 +92,6 @@ int profd_snapshot_opts(int fd, pid_t pid, int mode, uint32_t seconds, unsigned 
  * sealed image); the caller validates what it reads and closes it */
 int profd_segment_fd(int fd, pid_t pid, int mode, uint32_t seconds, int *sfd,
 		     struct profd_answer *ans);
-/* keep a baseline for pid in profd; nothing is written to the process */
-int profd_reset(int fd, pid_t pid);
 /* the scheduler's last runs of pid's registered threads (proto.h): *n of
  * them in *out (free it); -EOPNOTSUPP without the BPF program */
 int profd_slices(int fd, pid_t pid, struct profd_slices_thread **out, uint32_t *n);

@@ -26,10 +26,17 @@
 #define PC_FMT_HTML	4
 #define PC_FMT_PPROF	5	/* gzipped pprof protobuf (profctl_pprof.c) */
 
+/*
+ * Since this user's last `profctl reset`: profctl's own mode, never asked
+ * of profd (which keeps no baselines): the process since its start, less
+ * the baseline file the reset left (pc_baseline_save).
+ */
+#define PC_SNAP_RESET	0x100
+
 struct pc_opts {
 	pid_t pid;		/* 0: every visible live process */
 	__u32 tid;		/* 0: every thread */
-	int mode;		/* PROFD_SNAP_* (proto.h) */
+	int mode;		/* PROFD_SNAP_START, PROFD_SNAP_LAST (proto.h), PC_SNAP_RESET */
 	unsigned int last_s;
 	int sort;		/* PROF_SORT_* */
 	bool sort_set;		/* --sort given */
@@ -127,7 +134,7 @@ void pc_src_open(struct pc_src *src, bool no_daemon);
 void pc_src_close(struct pc_src *src);
 /* the processes the caller may see; *procs malloc'd */
 int pc_src_list(struct pc_src *src, struct pc_proc **procs, size_t *n);
-/* a snapshot of one process in a PC_* mode; 0 or -errno, with a message
+/* a snapshot of one process in a pc_opts mode; 0 or -errno, with a message
  * already printed */
 int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 		    struct prof_snapshot **snap);
@@ -148,11 +155,14 @@ int pc_src_map(struct pc_src *src, pid_t pid, const void **mem, size_t *len);
  * (prof_seg_flat); *snap has no nodes */
 int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot **snap,
 		struct prof_flat_row **rows, size_t *n);
+/* store pid's whole snapshot now (through profd if it follows it, else
+ * read directly) as this user's baseline file: what PC_SNAP_RESET subtracts */
 int pc_src_reset(struct pc_src *src, pid_t pid);
 /* resolve the processes a verb works on: one pid, or every live one */
 int pc_src_targets(struct pc_src *src, pid_t pid, struct pc_proc **procs, size_t *n);
 
-/* direct baselines: a private file per (uid, pid, start token) */
+/* reset baselines: a private file per (uid, pid, start token), the one
+ * place a reset is kept */
 int pc_baseline_path(pid_t pid, __u64 token, char *buf, size_t len);
 /* where they are kept: $XDG_RUNTIME_DIR if a private directory of ours,
  * else /dev/shm */

@@ -14,8 +14,8 @@
  * while the lock is held.  profd loses nothing: it keeps its own copy of
  * an exited process's data.
  *
- * A reset without profd leaves a baseline file (a copy of the process's
- * counters) in $XDG_RUNTIME_DIR or /dev/shm; a baseline of a process that
+ * A reset leaves a baseline file (a copy of the process's counters) in
+ * $XDG_RUNTIME_DIR or /dev/shm; a baseline of a process that
  * no longer runs goes too: yours, or as root every one in /dev/shm.
  */
 #define _GNU_SOURCE

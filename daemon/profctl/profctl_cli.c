@@ -50,7 +50,7 @@ static const char usage_report[] =
 	"\n"
 	"  -p, --pid P          one process (default: every live process of yours)\n"
 	"  -t, --tid T          one thread\n"
-	"      --since-reset    count from the last `profctl reset` (the default)\n"
+	"      --since-reset    count from your last `profctl reset` (the default)\n"
 	"      --since-start    count from the process start, ignoring resets\n"
 	"      --last DURATION  the last DURATION (10s, 2m) of profd's history; without\n"
 	"                       profd, measure the next DURATION instead\n"
@@ -83,9 +83,12 @@ static const char usage_reset[] =
 	"  -p, --pid P          one process (default: every live process of yours)\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
-	"The next report of P counts from now.  Nothing is written to the process:\n"
-	"profd, or profctl in a private file ($XDG_RUNTIME_DIR or /dev/shm, mode 0600),\n"
-	"keeps a baseline.\n";
+	"Your next reports of P count from now.  Nothing is written to the process:\n"
+	"profctl keeps its counters as they are now in a file of yours\n"
+	"($XDG_RUNTIME_DIR or /dev/shm, mode 0600), the reset's only record.  So a\n"
+	"reset is yours alone (another user's reports of P are as they were), holds\n"
+	"with or without profd and across its restarts, and goes with the file\n"
+	"(profctl clean removes those of processes gone).\n";
 
 static const char usage_top[] =
 	"usage: profctl top [--pid P] [--delay SECONDS] [--iterations N]\n"
@@ -310,7 +313,7 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 	int c, li;
 
 	memset(o, 0, sizeof(*o));
-	o->mode = PROFD_SNAP_RESET;
+	o->mode = PC_SNAP_RESET;
 	optind = 1;
 	opterr = 0;
 	/* the leading ':' tells a missing value (':') from an unknown option */
@@ -373,7 +376,7 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			o->tid = (__u32)v;
 			break;
 		case OPT_SINCE_RESET:
-			o->mode = PROFD_SNAP_RESET;
+			o->mode = PC_SNAP_RESET;
 			break;
 		case OPT_SINCE_START:
 			o->mode = PROFD_SNAP_START;
@@ -1034,11 +1037,10 @@ static void status_memory(const struct profd_status *st)
 	const double mib = 1024.0 * 1024.0;
 
 	printf("history: %.1f MiB of %.1f MiB (--max-memory): live processes %.1f MiB in %llu "
-	       "frames, exited %.1f MiB, baselines %.1f MiB\n",
-	       (double)(st->mem_history + st->mem_kept + st->mem_base) / mib,
-	       (double)st->max_memory / mib, (double)st->mem_history / mib,
-	       (unsigned long long)st->frames, (double)st->mem_kept / mib,
-	       (double)st->mem_base / mib);
+	       "frames, exited %.1f MiB\n",
+	       (double)(st->mem_history + st->mem_kept) / mib, (double)st->max_memory / mib,
+	       (double)st->mem_history / mib, (unsigned long long)st->frames,
+	       (double)st->mem_kept / mib);
 	if (!st->frames_dropped && !st->kept_dropped && !st->histories_dropped) {
 		printf("history dropped for memory: none\n");
 		return;

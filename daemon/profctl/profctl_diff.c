@@ -41,7 +41,7 @@ static const char usage_diff[] =
 	"  -o, --output FILE    write there instead of stdout\n"
 	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
 	"                       always, never\n"
-	"      --since-reset    a live process counts from its last reset (the default)\n"
+	"      --since-reset    a live process counts from your last reset (the default)\n"
 	"      --since-start    a live process counts from its start\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"

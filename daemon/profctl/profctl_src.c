@@ -6,8 +6,9 @@
  * segment image that goes through the same validation as a live segment.
  * Without it: the caller's own segments in /dev/shm, and in the /dev/shm
  * of the containers (other mount namespaces) it may look into through
- * /proc/<pid>/root, read directly, and
- * reset baselines kept in a private file per process:
+ * /proc/<pid>/root, read directly.  Either way, a reset is a baseline
+ * (the whole process as it was) kept in a private file per user and
+ * process, and nowhere else:
  *
  *	$XDG_RUNTIME_DIR/profctl.<uid>.<pid>.<start token>	if usable
  *	/dev/shm/profctl.<uid>.<pid>.<start token>		otherwise
@@ -659,12 +660,13 @@ int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 	return err;
 }
 
-static int src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
+/* pid since it started, read with flags: through profd when it follows
+ * it, else directly */
+static int src_read(struct pc_src *src, pid_t pid, unsigned int flags, struct prof_snapshot **snap)
 {
 #ifndef PROFCTL_NO_CLIENT
 	if (src->fd >= 0) {
-		int err = profd_snapshot_opts(src->fd, pid, PROFD_SNAP_START, 0, src->read_flags,
-					      snap, NULL);
+		int err = profd_snapshot_opts(src->fd, pid, PROFD_SNAP_START, 0, flags, snap, NULL);
 
 		/* one profd does not follow (yet, or any more): read it directly */
 		if (err != -ESRCH)
@@ -672,7 +674,12 @@ static int src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
 	}
 #endif
 	(void)src;
-	return direct_raw(pid, src->read_flags, snap);
+	return direct_raw(pid, flags, snap);
+}
+
+static int src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
+{
+	return src_read(src, pid, src->read_flags, snap);
 }
 
 /* pid's live segment (or profd's last image of it), mapped and kept in
@@ -788,126 +795,66 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 	return err;
 }
 
-#ifndef PROFCTL_NO_CLIENT
-/* ns since the local baseline of pid was stored, or ~0 if there is none */
-static __u64 baseline_age(pid_t pid, __u64 token)
-{
-	struct timespec now;
-	char path[256];
-	struct stat st;
-	__u64 t, b;
-
-	if (pc_baseline_path(pid, token, path, sizeof(path)) || stat(path, &st) ||
-	    clock_gettime(CLOCK_REALTIME, &now))
-		return ~0ull;
-	t = (__u64)now.tv_sec * 1000000000ull + (__u64)now.tv_nsec;
-	b = (__u64)st.st_mtim.tv_sec * 1000000000ull + (__u64)st.st_mtim.tv_nsec;
-	return t > b ? t - b : 0;
-}
-
 /*
- * Since the last reset, through profd.  A reset made without profd is kept
- * only in the local baseline file, one made with it in both: the newer of
- * profd's baseline and the file's counts, so a reset shows whichever way
- * it was made and whichever way the report is read.
+ * Since the last reset: the process now, less the baseline file its reset
+ * left, if any.  The file is the reset's one owner, however the reset was
+ * made and however the process is read now (through profd or not, before
+ * or after profd restarts): both are the same full snapshot.
  */
-static int profd_since_reset(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
+static int src_since_reset(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
 {
 	struct prof_snapshot *s = NULL, *base = NULL;
-	struct profd_answer a;
-	__u64 age;
 	int err;
 
-	err = profd_snapshot_opts(src->fd, pid, PROFD_SNAP_RESET, 0, src->read_flags, &s, &a);
+	err = src_read(src, pid, src->read_flags, &s);
 	if (err)
 		return err;
-	age = baseline_age(pid, s->start_token);
-	if (age == ~0ull || (a.based && a.span_ns <= age)) {
-		*snap = s;
-		return 0;
-	}
 	err = pc_baseline_load(pid, s->start_token, &base);
-	prof_snapshot__destroy(s);
-	s = NULL;
-	if (err || !base) {
-		/* a file we cannot use: as profd answers */
-		prof_snapshot__destroy(base);
-		return profd_snapshot_opts(src->fd, pid, PROFD_SNAP_RESET, 0, src->read_flags,
-					   snap, NULL);
+	if (err) {
+		pc_warnx("pid %d: failed to read the reset baseline: %s", (int)pid, strerror(-err));
+		base = NULL;
 	}
-	/* a diff needs every node and histogram: read in full */
-	err = profd_snapshot_opts(src->fd, pid, PROFD_SNAP_START, 0, 0, &s, NULL);
-	if (!err && prof_snapshot__diff(s, base))
+	/* a diff needs every node and histogram: read again in full */
+	if (base && src->read_flags) {
+		prof_snapshot__destroy(s);
+		s = NULL;
+		err = src_read(src, pid, 0, &s);
+		if (err) {
+			prof_snapshot__destroy(base);
+			return err;
+		}
+	}
+	if (base && prof_snapshot__diff(s, base))
 		pc_warnx("pid %d: baseline is of another process, ignored", (int)pid);
 	prof_snapshot__destroy(base);
-	if (err)
-		return err;
 	*snap = s;
 	return 0;
 }
-#endif
 
 static int src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 			struct prof_snapshot **snap)
 {
-	struct prof_snapshot *s = NULL, *base = NULL;
-	int err;
-
 	*snap = NULL;
+	if (mode == PC_SNAP_RESET)
+		return src_since_reset(src, pid, snap);
+	if (mode != PROFD_SNAP_LAST)
+		return src_read(src, pid, src->read_flags, snap);
 #ifndef PROFCTL_NO_CLIENT
 	if (src->fd >= 0) {
 		struct profd_answer a;
+		int err = profd_snapshot_opts(src->fd, pid, mode, secs, src->read_flags, snap, &a);
 
-		if (mode == PROFD_SNAP_RESET)
-			err = profd_since_reset(src, pid, snap);
-		else
-			err = profd_snapshot_opts(src->fd, pid, mode, secs, src->read_flags, snap,
-						  &a);
 		/* the time "the last N seconds" really covers: the nearest frame's */
-		if (!err && mode == PROFD_SNAP_LAST)
+		if (!err)
 			(*snap)->span_ns = a.span_ns;
-		/* one profd does not follow (yet, or any more): read it directly */
+		/* one profd does not follow (yet, or any more): measure directly */
 		if (err != -ESRCH)
 			return err ? profd_error(pid, err) : 0;
 	}
 #endif
-	if (mode == PROFD_SNAP_LAST) {
-		pc_warnx("pid %d: %s: no history; measuring the next %us instead", (int)pid,
-			 src->fd >= 0 ? "profd does not follow it" : "profd not running", secs);
-		return pc_src_measure(&pid, 1, secs, snap);
-	} else {
-		err = direct_raw(pid, src->read_flags, &s);
-		if (err)
-			return err;
-		if (mode == PROFD_SNAP_RESET) {
-			err = pc_baseline_load(pid, s->start_token, &base);
-			if (err) {
-				pc_warnx("pid %d: failed to read the reset baseline: %s", (int)pid,
-					 strerror(-err));
-				base = NULL;
-				err = 0;
-			}
-			/* so does the diff against a baseline: read again in full */
-			if (base && src->read_flags) {
-				prof_snapshot__destroy(s);
-				s = NULL;
-				err = direct_raw(pid, 0, &s);
-			}
-		}
-	}
-	if (!err && base) {
-		err = prof_snapshot__diff(s, base);
-		if (err)
-			pc_warnx("pid %d: baseline is of another process, ignored", (int)pid);
-		err = 0;
-	}
-	prof_snapshot__destroy(base);
-	if (err) {
-		prof_snapshot__destroy(s);
-		return err;
-	}
-	*snap = s;
-	return 0;
+	pc_warnx("pid %d: %s: no history; measuring the next %us instead", (int)pid,
+		 src->fd >= 0 ? "profd does not follow it" : "profd not running", secs);
+	return pc_src_measure(&pid, 1, secs, snap);
 }
 
 int pc_src_measure(const pid_t *pids, size_t n, unsigned int secs, struct prof_snapshot **out)
@@ -962,22 +909,11 @@ int pc_src_reset(struct pc_src *src, pid_t pid)
 	struct prof_snapshot *s = NULL;
 	int err;
 
-#ifndef PROFCTL_NO_CLIENT
-	/* profd keeps its baseline; the file keeps it for reports read
-	 * without profd, and for a profd that restarts */
-	if (src->fd >= 0) {
-		err = profd_reset(src->fd, pid);
-		if (err != -ESRCH) {
-			if (err)
-				return profd_error(pid, err);
-			err = profd_snapshot_opts(src->fd, pid, PROFD_SNAP_START, 0, 0, &s, NULL);
-			if (err)
-				return profd_error(pid, err);
-		}
-	}
-	if (!s)
-#endif
-		err = direct_raw(pid, 0, &s);
+	/* the whole process now, as a report reads it (in full: a diff needs
+	 * every node and histogram), kept in our own file: nothing asks
+	 * profd to keep anything, so another user's reports stay as they
+	 * were, and the reset holds without profd and across its restarts */
+	err = src_read(src, pid, 0, &s);
 	if (err)
 		return err;
 	err = pc_baseline_save(s);

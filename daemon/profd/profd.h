@@ -4,7 +4,7 @@
  *
  *	profd.c		main loop, options, logging, readiness
  *	profd_bpf.c	the sched_switch program and the slot table
- *	profd_seg.c	discovery, sampling, history, baselines
+ *	profd_seg.c	discovery, sampling, history
  *	profd_hist.c	history frames as reverse deltas
  *	profd_ctl.c	the control socket
  */
@@ -113,17 +113,15 @@ struct seg_answer {
 	struct prof_snapshot *snap;
 	int live_fd;
 	__u64 span_ns; /* the time it covers */
-	bool based;    /* a baseline was subtracted */
+	bool based;    /* a history frame was subtracted */
 };
 int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answer *a);
-int seg_reset(uid_t uid, pid_t pid);
 /* 0 if uid may read pid's profile, else -ESRCH or -EPERM */
 int seg_access(uid_t uid, pid_t pid);
 /* what history and kept data take (--max-memory), and what was dropped */
 struct seg_mem_stat {
 	__u64 history;		 /* live processes: newest states and frames */
 	__u64 kept;		 /* exited processes' data */
-	__u64 base;		 /* reset baselines (counted, never dropped) */
 	__u64 frames;		 /* history frames kept */
 	__u64 frames_dropped;	 /* for memory: frames, oldest first */
 	__u64 kept_dropped;	 /* exited processes */

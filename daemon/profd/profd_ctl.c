@@ -736,7 +736,6 @@ static void status_memory(struct profd_wire_status *st)
 	st->max_memory = conf.max_memory;
 	st->mem_history = m.history;
 	st->mem_kept = m.kept;
-	st->mem_base = m.base;
 	st->frames = m.frames;
 	st->frames_dropped = m.frames_dropped;
 	st->kept_dropped = m.kept_dropped;
@@ -898,6 +897,10 @@ static int do_snapshot(struct conn *c, const struct profd_snapshot_req *r)
 	int err, fd = -1;
 	pid_t pid;
 
+	/* resets are the client's (a baseline file of its user): profd keeps
+	 * none to subtract */
+	if (r->mode == PROFD_SNAP_RESET)
+		return conn_error(c, -EOPNOTSUPP);
 	if (r->mode > PROFD_SNAP_LAST || r->pid == 0 || r->pid > 0x7fffffff)
 		return conn_error(c, -EINVAL);
 	pid = peer_pid(c, r->pid);
@@ -956,22 +959,6 @@ cleanup:
 		close(fd);
 	log_warnx("ctl: failed to answer a snapshot of pid %u: %s", r->pid, strerror(-err));
 	return conn_error(c, err);
-}
-
-static int do_reset(struct conn *c, const struct profd_pid_req *r)
-{
-	pid_t pid;
-	int err;
-
-	if (r->pid == 0 || r->pid > 0x7fffffff)
-		return conn_error(c, -EINVAL);
-	pid = peer_pid(c, r->pid);
-	if (pid < 0)
-		return conn_error(c, -ESRCH);
-	err = seg_reset(c->cred.uid, pid);
-	if (err)
-		return conn_error(c, err);
-	return conn_send(c, PROFD_MSG_OK, NULL, 0, -1);
 }
 
 /* the scheduler's last runs of pid's registered threads, in a sealed memfd */
@@ -1093,12 +1080,9 @@ static int conn_request(struct conn *c)
 		memcpy(&r, pl, sizeof(r));
 		return do_snapshot(c, &r);
 	}
-	case PROFD_MSG_RESET_REQ: {
-		struct profd_pid_req r;
-
-		memcpy(&r, pl, sizeof(r));
-		return do_reset(c, &r);
-	}
+	case PROFD_MSG_RESET_REQ:
+		/* a client that asks profd to keep a reset: profd keeps none */
+		return conn_error(c, -EOPNOTSUPP);
 	case PROFD_MSG_SLICES_REQ: {
 		struct profd_pid_req r;
 

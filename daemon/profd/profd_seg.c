@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * profd_seg.c - the processes profd follows: discovery, sampling,
- * history, reset baselines and post-mortem data.
+ * history and post-mortem data.  Resets are not profd's: a reset is a
+ * baseline file of the user who made it, subtracted by profctl.
  *
  * A segment is trusted only after its file owner, its /proc owner, the
  * pid and start token in its name, in /proc and in its header all agree.
@@ -112,13 +113,11 @@ struct seg {
 	struct prof_seg_cursor *cursor; /* what the samples learned of its tree */
 	struct prof_seg_busy info;	/* newest sample */
 	__u64 info_ns;			/* when, 0 before the first */
-	struct prof_snapshot *base;	/* reset baseline, or NULL */
-	__u64 base_ns;
 	struct seg_frame ring[SEG_RING];
 	__u32 ring_head, ring_n;
 	__u64 frame_ns;	   /* what the last frame's read took */
 	__u64 frame_bytes; /* and what it takes to keep in full */
-	__u64 full_bytes, hist_bytes, base_bytes; /* full, the deltas, base */
+	__u64 full_bytes, hist_bytes; /* full, the deltas */
 	__u64 take_ns;	   /* the newest frame's read, even if dropped */
 	__u64 dropped_ns;  /* the newest frame dropped for memory, 0 if none */
 	/* moving averages of busy ticks per second at the top level */
@@ -367,7 +366,6 @@ static void seg_free(struct seg *s)
 	while (s->ring_n)
 		ring_drop_oldest(s);
 	prof_snapshot__destroy(s->full);
-	prof_snapshot__destroy(s->base);
 	free(s);
 }
 
@@ -843,10 +841,10 @@ static void seg_exited(struct seg *s)
 	log_info("seg: pid %d exited; kept post-mortem", (int)s->pid);
 }
 
-/* what a process's data take: its newest state, its frames, its baseline */
+/* what a process's data take: its newest state, its frames */
 static __u64 seg_mem(const struct seg *s)
 {
-	return s->full_bytes + s->hist_bytes + s->base_bytes;
+	return s->full_bytes + s->hist_bytes;
 }
 
 /* what every process's take */
@@ -1055,7 +1053,7 @@ static void seg_bound(void)
 			if (s->full && (!pick || seg_mem(s) > seg_mem(pick)))
 				pick = s;
 		if (!pick)
-			break; /* baselines alone: they are never dropped */
+			break; /* no history left to drop */
 		log_info("seg: dropping the history of pid %d: over --max-memory (%llu bytes)",
 			 (int)pick->pid, (unsigned long long)total);
 		seg_drop_history(pick);
@@ -1067,13 +1065,12 @@ void seg_mem_stat(struct seg_mem_stat *st)
 	const struct seg *s;
 
 	*st = sg.mem;
-	st->history = st->kept = st->base = st->frames = 0;
+	st->history = st->kept = st->frames = 0;
 	for (s = sg.list; s; s = s->next) {
 		if (s->alive)
 			st->history += s->full_bytes + s->hist_bytes;
 		else
 			st->kept += s->full_bytes + s->hist_bytes;
-		st->base += s->base_bytes;
 		st->frames += s->ring_n;
 	}
 }
@@ -1324,7 +1321,6 @@ static int seg_current(struct seg *s, struct prof_snapshot **out)
 
 int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answer *a)
 {
-	const struct prof_snapshot *base = NULL;
 	struct prof_snapshot *snap = NULL, *moved = NULL;
 	__u64 now = profd_now_ns(), base_ns = 0, base_tick = 0, end;
 	__u32 i, frame = SEG_RING; /* the frame subtracted, i before the newest */
@@ -1339,10 +1335,7 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 	if (err)
 		return err;
 	end = s->alive ? now : s->exit_ns;
-	if (mode == PROFD_SNAP_RESET) {
-		base = s->base;
-		base_ns = s->base_ns;
-	} else if (mode == PROFD_SNAP_LAST) {
+	if (mode == PROFD_SNAP_LAST) {
 		/* the oldest frame no older than what was asked: a window
 		 * never covers more than N seconds (nor more than the process
 		 * has lived: then it is the whole life) */
@@ -1374,7 +1367,7 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 	 * segment itself, as it reads its own, lazily and without a copy
 	 * (a copy of a big process takes longer than reading it).
 	 */
-	if (!base && frame == SEG_RING && s->alive) {
+	if (frame == SEG_RING && s->alive) {
 		a->live_fd = seg_live_fd(s);
 		if (a->live_fd >= 0) {
 			a->span_ns = end - s->born_ns;
@@ -1402,23 +1395,18 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 			prof_snapshot__destroy(snap);
 			return err;
 		}
-		base = moved;
-	}
-	if (base) {
-		err = prof_snapshot__diff(snap, base);
-		if (err)
-			log_debug("seg: diff of pid %d against its base: %s", (int)pid,
-				  strerror(-err));
+		err = prof_snapshot__diff(snap, moved);
+		prof_snapshot__destroy(moved);
 		if (err) {
-			prof_snapshot__destroy(moved);
+			log_debug("seg: diff of pid %d against its frame: %s", (int)pid,
+				  strerror(-err));
 			prof_snapshot__destroy(snap);
 			return err;
 		}
+		a->based = true;
 	}
-	prof_snapshot__destroy(moved);
 	/* never longer than the process has lived */
-	a->span_ns = end - (base && base_ns > s->born_ns ? base_ns : s->born_ns);
-	a->based = base != NULL;
+	a->span_ns = end - (a->based && base_ns > s->born_ns ? base_ns : s->born_ns);
 	a->snap = snap;
 	return 0;
 }
@@ -1428,28 +1416,4 @@ int seg_access(uid_t uid, pid_t pid)
 	struct seg *s;
 
 	return seg_lookup(uid, pid, &s);
-}
-
-int seg_reset(uid_t uid, pid_t pid)
-{
-	struct prof_snapshot *snap, *old;
-	struct seg *s;
-	int err;
-
-	err = seg_lookup(uid, pid, &s);
-	if (err)
-		return err;
-	/* the group reads; only the owner (and root) moves the baseline */
-	if (uid != 0 && uid != s->uid)
-		return -EPERM;
-	err = seg_current(s, &snap);
-	if (err)
-		return err;
-	old = s->base;
-	s->base = snap;
-	s->base_bytes = hist_snap_bytes(snap);
-	prof_snapshot__destroy(old);
-	s->base_ns = profd_now_ns();
-	log_info("seg: pid %d reset by uid %u", (int)pid, (unsigned)uid);
-	return 0;
 }
