@@ -80,17 +80,18 @@ $(OUTPUT)/usdt/%.o: usdt/%.c $(LIB_HDRS) $(DAEMON_PROTO) | $(OUTPUT)/usdt
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
-$(LIBPROF_A): $(LIB_OBJS)
+# the libraries depend on this file too: it says which objects are in which
+$(LIBPROF_A): $(LIB_OBJS) Makefile
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(LIBPROF_READ): $(READ_OBJS)
+$(LIBPROF_READ): $(READ_OBJS) Makefile
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(LIBPROF_SO): $(LIB_OBJS)
+$(LIBPROF_SO): $(LIB_OBJS) Makefile
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libprof.so.0 $(ALL_LDFLAGS) $^ -o $@ -lpthread
+	$(Q)$(CC) -shared -Wl,-soname,libprof.so.0 $(ALL_LDFLAGS) $(filter %.o,$^) -o $@ -lpthread
 
 $(EXAMPLE): usdt/example.c $(LIBPROF_A) | $(OUTPUT)
 	$(call msg,CC,$@)
