@@ -52,15 +52,23 @@ endif
 .PHONY: all lib test bench install uninstall clean vmlinux fuzz format setup example
 
 # --- the application side: libprof ------------------------------------------
+# what an application runs: its zones, the profd client, the log, and at
+# exit the report (the reader, report.c) or PROF_SAVE's file (proffile.c)
 LIB_SRCS := usdt/prof.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_hist.c \
-	usdt/reader_flat.c usdt/reader_image.c usdt/reader_trace.c usdt/discover.c usdt/report.c usdt/report_text.c \
-	usdt/proffile.c usdt/json_writer.c usdt/fmt.c
+	usdt/reader_flat.c usdt/reader_image.c usdt/report.c usdt/report_text.c usdt/proffile.c \
+	usdt/json_writer.c usdt/fmt.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
+# what only the readers run (profd, profctl, tests, benchmarks, linked
+# before libprof.a): finding segments, the event rings, loading a file
+READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/proffile_load.c
+READ_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(READ_SRCS))
 LIB_HDRS := usdt/prof.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h usdt/proffile.h \
 	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h
 
 LIBPROF_A := $(OUTPUT)/libprof.a
 LIBPROF_SO := $(OUTPUT)/libprof.so
+# not installed
+LIBPROF_READ := $(OUTPUT)/libprofread.a
 
 EXAMPLE := $(OUTPUT)/example
 
@@ -72,13 +80,18 @@ $(OUTPUT)/usdt/%.o: usdt/%.c $(LIB_HDRS) $(DAEMON_PROTO) | $(OUTPUT)/usdt
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
-$(LIBPROF_A): $(LIB_OBJS)
+# the libraries depend on this file too: it says which objects are in which
+$(LIBPROF_A): $(LIB_OBJS) Makefile
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(LIBPROF_SO): $(LIB_OBJS)
+$(LIBPROF_READ): $(READ_OBJS) Makefile
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
+
+$(LIBPROF_SO): $(LIB_OBJS) Makefile
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libprof.so.0 $(ALL_LDFLAGS) $^ -o $@ -lpthread
+	$(Q)$(CC) -shared -Wl,-soname,libprof.so.0 $(ALL_LDFLAGS) $(filter %.o,$^) -o $@ -lpthread
 
 $(EXAMPLE): usdt/example.c $(LIBPROF_A) | $(OUTPUT)
 	$(call msg,CC,$@)

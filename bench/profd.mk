@@ -11,11 +11,11 @@ $(OUTPUT)/bench/switch_floor.bpf.o: bench/switch_floor.bpf.c bpf/vmlinux.h | $(O
 $(OUTPUT)/bench/switch_floor.skel.h: $(OUTPUT)/bench/switch_floor.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
-$(PINGPONG): bench/pingpong.c $(LIBPROF_A) $(PROFSCHED_SKEL) $(OUTPUT)/bench/switch_floor.skel.h \
-	     bpf/profsched.h | $(OUTPUT)/bench
+$(PINGPONG): bench/pingpong.c $(LIBPROF_READ) $(LIBPROF_A) $(PROFSCHED_SKEL) \
+	     $(OUTPUT)/bench/switch_floor.skel.h bpf/profsched.h | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Ibpf -I$(OUTPUT) -I$(OUTPUT)/bench $< -o $@ $(ALL_LDFLAGS) \
-		$(LIBPROF_A) $(LIBBPF_LIBS) -lpthread
+		$(LIBPROF_READ) $(LIBPROF_A) $(LIBBPF_LIBS) -lpthread
 
 .PHONY: bench-profd
 bench-profd: $(PINGPONG) $(PROFD) $(OUTPUT)/bench/profctl_gen
@@ -25,10 +25,10 @@ BENCH_RUN += bench-profd
 
 # what a history frame costs (issue 17): a read, a delta, a rebuild
 $(OUTPUT)/bench/profd_hist_cost: bench/profd_hist_cost.c daemon/profd/profd_hist.c \
-		daemon/profd/profd.h $(LIBPROF_A) | $(OUTPUT)/bench
+		daemon/profd/profd.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) $< daemon/profd/profd_hist.c -o $@ \
-		$(ALL_LDFLAGS) $(LIBPROF_A) -lpthread
+		$(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) -lpthread
 
 # profd's memory with 60 s of history of 711k nodes (bench/profd_mem.sh)
 .PHONY: bench-profd-mem

@@ -15,10 +15,10 @@ TEST_EXTRA += $(OUTPUT)/tests/probe_helper $(OUTPUT)/tests/disable_obj.o \
 
 # public zones from two files
 $(OUTPUT)/tests/test_structure: tests/test_structure.c tests/structure_b.c tests/fastpath.h \
-		tests/testutil.h $(LIBPROF_A) | $(OUTPUT)/tests
+		tests/testutil.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests tests/test_structure.c tests/structure_b.c -o $@ \
-		$(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
+		$(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
 
 # every macro under -DPROF_DISABLE, and the same source enabled as the control
 $(OUTPUT)/tests/disable_obj.o: tests/disable_obj.c usdt/prof.h | $(OUTPUT)/tests
@@ -30,11 +30,11 @@ $(OUTPUT)/tests/enable_obj.o: tests/disable_obj.c usdt/prof.h | $(OUTPUT)/tests
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/tests/test_disable: tests/test_disable.c $(OUTPUT)/tests/disable_obj.o \
-		$(OUTPUT)/tests/enable_obj.o tests/fastpath.h tests/testutil.h $(LIBPROF_A) \
-		| $(OUTPUT)/tests
+		$(OUTPUT)/tests/enable_obj.o tests/fastpath.h tests/testutil.h $(LIBPROF_READ) \
+		$(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests $< $(OUTPUT)/tests/disable_obj.o -o $@ \
-		$(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
+		$(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
 
 # a program with known zones for readelf and bpftrace
 $(OUTPUT)/tests/probe_helper: tests/probe_helper.c usdt/prof.h $(LIBPROF_A) | $(OUTPUT)/tests
@@ -51,11 +51,13 @@ UNIT_TESTS += $(OUTPUT)/tests/test_compensate
 $(OUTPUT)/tests/test_compensate: tests/fastpath.h
 
 # prof.h with every compiler and language standard (issue 13): builds and
-# runs tests/matrix.c and matrix.cc against libprof.a
+# runs tests/matrix.c and matrix.cc against libprof.a (alone: what an
+# application links)
 UNIT_TESTS += $(OUTPUT)/tests/test_compilers
 $(OUTPUT)/tests/test_compilers: tests/test_compilers.c tests/matrix.c tests/matrix.cc \
 		tests/lto_a.c tests/lto_b.c \
-		tests/testutil.h usdt/prof.h $(LIBPROF_A) | $(OUTPUT)/tests
+		tests/testutil.h usdt/prof.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -DSRC_DIR='"$(CURDIR)"' \
-		-DLIBPROF_A='"$(abspath $(LIBPROF_A))"' $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
+		-DLIBPROF_A='"$(abspath $(LIBPROF_A))"' $< -o $@ $(ALL_LDFLAGS) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)

@@ -22,13 +22,14 @@ $(FUZZ_DIR)/seeds/seed0: .output/tests/mkseed
 	$(Q)mkdir -p $(FUZZ_DIR)/seeds
 	$(Q)PROF_MAX_NODES=16 PROF_MAX_THREADS=4 PROF_MAX_SITES=8 $< $@
 
-# the saved-profile loader (usdt/proffile.c), seeded with a saved file
-$(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c tests/fuzz_render.h usdt/proffile.c usdt/proffile.h $(FUZZ_READER_DEPS) \
-		usdt/report.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
+# the saved-profile loader (usdt/proffile_load.c), seeded with a saved file
+$(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c tests/fuzz_render.h usdt/proffile.c usdt/proffile_load.c \
+		usdt/proffile.h $(FUZZ_READER_DEPS) usdt/report.c usdt/json_writer.c usdt/json_writer.h \
+		usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_file.c usdt/proffile.c $(FUZZ_READER) usdt/report.c usdt/json_writer.c usdt/fmt.c \
-		-o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_file.c usdt/proffile.c usdt/proffile_load.c $(FUZZ_READER) \
+		usdt/report.c usdt/json_writer.c usdt/fmt.c -o $@
 
 $(FUZZ_DIR)/file_seeds/seed0: $(FUZZ_DIR)/seeds/seed0 .output/tests/mkfileseed
 	$(Q)mkdir -p $(FUZZ_DIR)/file_seeds
@@ -47,21 +48,23 @@ $(FUZZ_DIR)/json_seeds/tree_json: tests/golden/tree_json tests/golden/threads_js
 	$(Q)mkdir -p $(FUZZ_DIR)/json_seeds
 	$(Q)cp tests/golden/tree_json tests/golden/threads_json $(FUZZ_DIR)/json_seeds/
 
-.output/tests/mkfileseed: tests/mkfileseed.c usdt/proffile.h .output/libprof.a | .output/tests
+.output/tests/mkfileseed: tests/mkfileseed.c usdt/proffile.h .output/libprofread.a .output/libprof.a \
+		| .output/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests $< -o $@ .output/libprof.a -lpthread
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests $< -o $@ .output/libprofread.a .output/libprof.a -lpthread
 
-.output/tests/mkseed: tests/mkseed.c tests/testutil.h .output/libprof.a | .output/tests
+.output/tests/mkseed: tests/mkseed.c tests/testutil.h .output/libprofread.a .output/libprof.a \
+		| .output/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests $< -o $@ .output/libprof.a -lpthread
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests $< -o $@ .output/libprofread.a .output/libprof.a -lpthread
 
 # the reader's own unit tests, beside its fuzz target; profd's sampling
 # cursor is profd's, not libprof's
 $(OUTPUT)/tests/test_segflat: tests/test_segflat.c daemon/profd/profd_cursor.c usdt/reader_int.h \
-		tests/testutil.h $(LIBPROF_A) | $(OUTPUT)/tests
+		tests/testutil.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests tests/test_segflat.c daemon/profd/profd_cursor.c \
-		-o $@ $(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
+		-o $@ $(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
 UNIT_TESTS += $(OUTPUT)/tests/test_segflat
 RUNTIME_TESTS += $(OUTPUT)/tests/test_segflat
 SAN_TESTS += $(OUTPUT)/tests/test_segflat

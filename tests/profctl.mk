@@ -15,17 +15,17 @@ SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_live \
 TEST_EXTRA += $(PROFCTL)
 
 $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
-		tests/profctl_fixture.h tests/testutil.h $(PROFCTL_LIB) $(LIBPROF_A) \
+		tests/profctl_fixture.h tests/testutil.h $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) \
 		| $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
-		$(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
 
 # through a real profd (root, BPF): save keeps the kernel columns, serve
 # shows a process to its owner and not to another user
 ROOT_TESTS += $(OUTPUT)/tests/test_profctl_profd
 $(OUTPUT)/tests/test_profctl_profd: tests/test_profctl_profd.c tests/testutil.h $(PROFCTL_LIB) \
-		$(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
+		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
-		$(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

@@ -11,10 +11,10 @@ $(OUTPUT)/tests/test_proto: tests/test_proto.c usdt/proto.h | $(OUTPUT)/tests
 # needs profd and profctl beside it (it runs ../profd, ../profctl) and the client
 # and the program its container tests run inside one (tests/ctr_payload)
 $(OUTPUT)/tests/test_profd: tests/test_profd.c tests/testutil.h $(PROFD_CLIENT_OBJ) \
-		$(LIBPROF_A) $(PROFD) $(PROFCTL) $(OUTPUT)/tests/ctr_payload | $(OUTPUT)/tests
+		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) $(PROFCTL) $(OUTPUT)/tests/ctr_payload | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
-		$(LIBPROF_A) $(TEST_LIBS) -lm
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) -lm
 
 UNIT_TESTS += $(OUTPUT)/tests/test_systemd_unit
 $(OUTPUT)/tests/test_systemd_unit: $(PROFD) systemd/profd.service
@@ -22,16 +22,16 @@ $(OUTPUT)/tests/test_systemd_unit: $(PROFD) systemd/profd.service
 # users who do not trust each other: quotas, pid reuse, attach on demand (root)
 ROOT_TESTS += $(OUTPUT)/tests/test_guard
 $(OUTPUT)/tests/test_guard: tests/test_guard.c tests/testutil.h $(PROFD_CLIENT_OBJ) \
-		$(LIBPROF_A) $(PROFD) $(PROFCTL) | $(OUTPUT)/tests
+		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) $(PROFCTL) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
-		$(LIBPROF_A) $(TEST_LIBS)
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
 
 # history frames as reverse deltas, rebuilt exactly (profd_hist.c alone)
 UNIT_TESTS += $(OUTPUT)/tests/test_profd_hist
 SAN_TESTS += $(OUTPUT)/tests/test_profd_hist
 $(OUTPUT)/tests/test_profd_hist: tests/test_profd_hist.c tests/testutil.h daemon/profd/profd_hist.c \
-		daemon/profd/profd.h $(LIBPROF_A) | $(OUTPUT)/tests
+		daemon/profd/profd.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_hist.c -o $@ \
-		$(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
+		$(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)

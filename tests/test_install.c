@@ -4,9 +4,10 @@
  * meets it: the public header and only the two it includes, prof(3), the
  * reports' JSON Schema, a prof.pc (prof.h needs no sys/sdt.h), and
  * a program built from the installed tree with pkg-config alone that
- * profiles itself.  Runs from the repository root (as tests/run does).
+ * profiles itself, and a library without the readers' code.  Runs from the repository root (as tests/run does).
  */
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "testutil.h"
@@ -107,11 +108,71 @@ static void test_build_against_install(void **state)
 			 0);
 }
 
+/*
+ * The library an application links carries what it runs (issue 18): the
+ * ABI prof.h's macros call, and none of what only profd and profctl use
+ * (libprofread.a's, and a few named here so that moving a file back into
+ * libprof does not pass unseen).
+ */
+static void test_library_symbols(void **state)
+{
+	static const char *const reader_only[] = {
+		/* discover.c */
+		"prof_seg_list",
+		"prof_seg_open",
+		"prof_proc_cgroup",
+		/* reader_trace.c */
+		"prof_seg_trace",
+		"prof_trace__destroy",
+		/* proffile_load.c */
+		"prof_file_check",
+		"prof_file_decode",
+		"prof_file_is",
+	};
+	char names[512] = "";
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(reader_only) / sizeof(reader_only[0]); i++) {
+		strcat(names, " ");
+		strcat(names, reader_only[i]);
+	}
+	/* prof.h's declarations of __prof_ functions and variables: the ABI */
+	assert_int_equal(sh("abi=$(sed -En "
+			    "-e 's/^[a-z0-9_]+ \\*?(__prof_[a-z_]+)\\(.*/\\1/p' "
+			    "-e 's/^extern .*[ *](__prof_[a-z_]+)( __attribute__.*)?;$/\\1/p' "
+			    "usdt/prof.h); "
+			    "test $(echo $abi | wc -w) -ge 14 || "
+			    "{ echo \"prof.h: ABI not found: $abi\"; exit 1; }; "
+			    "so=$(nm -D --defined-only %s/lib/libprof.so.0 | awk '{ print $NF }'); "
+			    "for s in $abi; do echo \"$so\" | grep -qx $s || "
+			    "{ echo \"libprof.so lacks $s\"; exit 1; }; done",
+			    prefix),
+			 0);
+	/* nothing libprofread.a defines, nor the names above */
+	assert_int_equal(sh("r=$(nm -g --defined-only .output/libprofread.a | "
+			    "awk 'NF == 3 { print $3 }'); "
+			    "test $(echo $r | wc -w) -ge 10 || "
+			    "{ echo \"libprofread.a: $r\"; exit 1; }; "
+			    "so=$(nm -D --defined-only %s/lib/libprof.so.0 | awk '{ print $NF }'); "
+			    "a=$(nm -g --defined-only %s/lib/libprof.a | "
+			    "awk 'NF == 3 { print $3 }'); "
+			    "for s in%s $r; do "
+			    "echo \"$so\" | grep -qx $s && "
+			    "{ echo \"libprof.so defines $s\"; exit 1; }; "
+			    "echo \"$a\" | grep -qx $s && "
+			    "{ echo \"libprof.a defines $s\"; exit 1; }; "
+			    "done; exit 0",
+			    prefix, prefix, names),
+			 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_build_against_install),
+		cmocka_unit_test(test_library_symbols),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

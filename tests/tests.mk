@@ -16,13 +16,17 @@ TEST_LIBS := -lcmocka -lpthread
 
 include $(filter-out tests/tests.mk,$(wildcard tests/*.mk))
 
-$(OUTPUT)/tests/%: tests/%.c tests/testutil.h $(LIBPROF_A) | $(OUTPUT)/tests
+# a test links the readers' library before libprof: testutil.h finds
+# segments as profctl does (discover.c)
+$(OUTPUT)/tests/%: tests/%.c tests/testutil.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_READ) \
+		$(LIBPROF_A) $(TEST_LIBS)
 
-$(OUTPUT)/tests/%: tests/%.cc tests/testutil.h $(LIBPROF_A) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/%.cc tests/testutil.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CXX,$@)
-	$(Q)$(CXX) $(ALL_CXXFLAGS) -Itests $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) $(TEST_LIBS)
+	$(Q)$(CXX) $(ALL_CXXFLAGS) -Itests $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) \
+		$(TEST_LIBS)
 
 .PHONY: tests-build tests-san runtime-build test-runtime
 # everything the runner needs, and the lists it reads

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * proffile.c - saved profiles: a header and a segment image without its
- * runs of zero words.  The format is described in proffile.h.
+ * runs of zero words, written (profctl save, PROF_SAVE at exit).  The
+ * format is described in proffile.h; proffile_load.c reads it back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,22 +14,6 @@
 #include "proffile.h"
 
 static const char file_magic[PROF_FILE_MAGIC_LEN] = PROF_FILE_MAGIC;
-
-static __u64 fnv1a(const unsigned char *p, size_t n)
-{
-	__u64 h = 0xcbf29ce484222325ull;
-
-	while (n--) {
-		h ^= *p++;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-int prof_file_is(const void *buf, size_t len)
-{
-	return len >= PROF_FILE_MAGIC_LEN && !memcmp(buf, file_magic, PROF_FILE_MAGIC_LEN);
-}
 
 /*
  * Records over the image's words: a run of zeros, then the words up to the
@@ -96,7 +81,7 @@ int prof_file_encode(const struct prof_snapshot *s, void **buf, size_t *len)
 	h.seg_version = PROF_SEG_VERSION;
 	h.image_size = ilen;
 	h.body_size = blen;
-	h.body_hash = fnv1a(out + sizeof(h), blen);
+	h.body_hash = prof_file_hash(out + sizeof(h), blen);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	h.saved_ns = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 	h.span_ns = s->span_ns;
@@ -152,84 +137,6 @@ int prof_file_save(const char *path, const struct prof_snapshot *s)
 cleanup:
 	free(buf);
 	return err;
-}
-
-int prof_file_check(const void *buf, size_t len, __u64 image_max, struct prof_file_hdr *hdr)
-{
-	struct prof_file_hdr h;
-
-	if (!prof_file_is(buf, len))
-		return PROF_FILE_E_MAGIC;
-	/* the version first: a newer header may be longer */
-	if (len < offsetof(struct prof_file_hdr, bom))
-		return PROF_FILE_E_TRUNC;
-	memcpy(&h, buf, offsetof(struct prof_file_hdr, bom));
-	if (h.version != PROF_FILE_VERSION)
-		return PROF_FILE_E_VERSION;
-	if (len < PROF_FILE_HDR_MIN)
-		return PROF_FILE_E_TRUNC;
-	memset(&h, 0, sizeof(h));
-	memcpy(&h, buf, PROF_FILE_HDR_MIN);
-	if (h.hdr_size < PROF_FILE_HDR_MIN || h.hdr_size > PROF_FILE_HDR_MAX || h.hdr_size % 8)
-		return -EINVAL;
-	if (len < h.hdr_size)
-		return PROF_FILE_E_TRUNC;
-	/* what this reader knows of the header; a longer one's rest is skipped */
-	memcpy(&h, buf, h.hdr_size < sizeof(h) ? h.hdr_size : sizeof(h));
-	h.comm[sizeof(h.comm) - 1] = '\0';
-	h.cgroup[sizeof(h.cgroup) - 1] = '\0';
-	if (h.bom != PROF_FILE_BOM)
-		return PROF_FILE_E_ORDER;
-	if (h.seg_version != PROF_SEG_VERSION)
-		return PROF_FILE_E_VERSION;
-	if (h.image_size < PROF_SEG_HDR_SIZE || h.image_size % 8)
-		return -EINVAL;
-	if (h.image_size > image_max)
-		return PROF_FILE_E_BIG;
-	if (h.body_size > len - h.hdr_size)
-		return PROF_FILE_E_TRUNC;
-	if (h.body_size < len - h.hdr_size)
-		return -EINVAL;
-	if (hdr)
-		*hdr = h;
-	return 0;
-}
-
-int prof_file_decode(const void *buf, size_t len, void *img, size_t img_len, unsigned int flags)
-{
-	const unsigned char *p = buf, *end;
-	struct prof_file_hdr h;
-	__u64 *w = img;
-	size_t nw, i = 0;
-	int err;
-
-	err = prof_file_check(buf, len, img_len, &h);
-	if (err)
-		return err;
-	if (h.image_size != img_len)
-		return -EINVAL;
-	p += h.hdr_size;
-	end = p + h.body_size;
-	if (!(flags & PROF_FILE_NO_HASH) && fnv1a(p, h.body_size) != h.body_hash)
-		return PROF_FILE_E_HASH;
-	nw = img_len / 8;
-	while (p < end) {
-		__u32 rec[2];
-
-		if ((size_t)(end - p) < sizeof(rec))
-			return -EINVAL;
-		memcpy(rec, p, sizeof(rec));
-		p += sizeof(rec);
-		/* a record that stops nothing, or goes past the image or body */
-		if ((!rec[0] && !rec[1]) || rec[0] > nw - i || rec[1] > nw - i - rec[0] ||
-		    (size_t)(end - p) / 8 < rec[1])
-			return -EINVAL;
-		i += rec[0];
-		memcpy(w + i, p, (size_t)rec[1] * 8);
-		i += rec[1];
-		p += (size_t)rec[1] * 8;
-	}
-	return i == nw ? 0 : -EINVAL;
 }
 
 const char *prof_file_strerror(int err)

@@ -19,9 +19,13 @@
  *
  *	prof_file_save(path, s)			write s (not lazy) to path
  *	prof_file_encode(s, &buf, &len)		the same into memory
+ *	prof_file_strerror(err)			what a -errno of these means
+ *
+ * and, in proffile_load.c (profctl's, not libprof's):
+ *
+ *	prof_file_is(buf, len)			starts like a profile file
  *	prof_file_check(buf, len, max, &h)	the header and sizes: 0 or -errno
  *	prof_file_decode(buf, len, img, n, f)	rebuild the image into zeroed img
- *	prof_file_strerror(err)			what a -errno of these means
  */
 #ifndef PROF_PROFFILE_H
 #define PROF_PROFFILE_H
@@ -76,6 +80,19 @@ struct prof_file_hdr {
 #define PROF_FILE_E_HASH	(-EBADMSG)	/* the body changed after it was written */
 #define PROF_FILE_E_BIG		(-EFBIG)	/* image above the caller's max */
 #define PROF_FILE_E_ORDER	(-EXDEV)	/* written on a machine of other byte order */
+
+/* the body's hash, FNV-1a 64: the writer (proffile.c) stores it, the
+ * loader (proffile_load.c) checks it */
+static inline __u64 prof_file_hash(const unsigned char *p, size_t n)
+{
+	__u64 h = 0xcbf29ce484222325ull;
+
+	while (n--) {
+		h ^= *p++;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
 
 /* true if buf (len bytes) starts like a profile file */
 int prof_file_is(const void *buf, size_t len);

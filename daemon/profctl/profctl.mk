@@ -99,9 +99,9 @@ $(PROFCTL_LIB): $(PROFCTL_OBJS) $(PROFCTL_CLIENT) $(OUTPUT)/daemon/profctl/profi
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(PROFCTL): $(OUTPUT)/daemon/profctl/profctl.o $(PROFCTL_LIB) $(LIBPROF_A)
+$(PROFCTL): $(OUTPUT)/daemon/profctl/profctl.o $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $< $(PROFCTL_LIB) $(LIBPROF_A) -o $@ $(PROFCTL_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) $< $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) -o $@ $(PROFCTL_LIBS)
 
 # profctl serve's socket-activated pair: user units (it serves as its user)
 SYSTEMD_USERUNITDIR ?= $(PREFIX)/lib/systemd/user

@@ -54,9 +54,9 @@ $(PROFD_CLIENT_OBJ): daemon/profctl/client.c $(PROFD_HDRS) | $(OUTPUT)/daemon/pr
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -c $< -o $@
 
-$(PROFD): $(PROFD_OBJS) $(LIBPROF_A)
+$(PROFD): $(PROFD_OBJS) $(LIBPROF_READ) $(LIBPROF_A)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $(PROFD_OBJS) -o $@ $(LIBPROF_A) $(LIBBPF_LIBS) -lpthread
+	$(Q)$(CC) $(ALL_LDFLAGS) $(PROFD_OBJS) -o $@ $(LIBPROF_READ) $(LIBPROF_A) $(LIBBPF_LIBS) -lpthread
 
 install-daemon: $(PROFD)
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(SYSTEMD_UNITDIR) $(DESTDIR)$(MANDIR)/man8
