@@ -68,3 +68,12 @@ $(OUTPUT)/tests/test_segflat: tests/test_segflat.c daemon/profd/profd_cursor.c u
 UNIT_TESTS += $(OUTPUT)/tests/test_segflat
 RUNTIME_TESTS += $(OUTPUT)/tests/test_segflat
 SAN_TESTS += $(OUTPUT)/tests/test_segflat
+
+# profd's sampling cursor, on its own
+$(OUTPUT)/tests/test_cursor: tests/test_cursor.c daemon/profd/profd_cursor.c usdt/reader_int.h \
+		tests/testutil.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests tests/test_cursor.c daemon/profd/profd_cursor.c \
+		-o $@ $(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
+UNIT_TESTS += $(OUTPUT)/tests/test_cursor
+SAN_TESTS += $(OUTPUT)/tests/test_cursor
