@@ -461,6 +461,44 @@ static void test_compact(void **state)
 	assert_true(st.st_size * 100 < seg.st_size);
 }
 
+/*
+ * --last without profd (the tests' PROFCTL_NO_DAEMON) measures the next
+ * DURATION, as report does, rather than refusing: an idle process's
+ * window holds none of the calls it made before.
+ */
+static void test_last_measured(void **state)
+{
+	char pid[16], file[128], json[128], err[512];
+	const char *p;
+	char *text;
+	int zones = 0;
+
+	(void)state;
+	/* the child idles between drives: test_compact's calls are before */
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(file, sizeof(file), "%s/last.prof", dir);
+	snprintf(json, sizeof(json), "%s/last.json", dir);
+	{
+		const char *a[] = { "save", "--pid", pid, "--last", "1s", "-o", file, NULL };
+		const char *j[] = { "report", "--input", file, "--format", "json", NULL };
+
+		assert_int_equal(run_io(NULL, a, err, sizeof(err)), 0);
+		assert_non_null(strstr(err, "measuring the next 1s"));
+		assert_int_equal(run_io(json, j, NULL, 0), 0);
+	}
+	text = slurp(json, NULL);
+	assert_non_null(text);
+	/* zones, each with no call in the window */
+	for (p = strstr(text, "\"calls\":"); p; p = strstr(p + 1, "\"calls\":")) {
+		/* "calls":0, not "calls":N nor "calls":0N */
+		assert_int_equal(p[8], '0');
+		assert_false(p[9] >= '0' && p[9] <= '9');
+		zones++;
+	}
+	assert_true(zones > 0);
+	free(text);
+}
+
 /* encode, check, decode: the image prof_snapshot__write gives, exactly */
 static void test_encode_decode(void **state)
 {
@@ -658,6 +696,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_compact),
+		cmocka_unit_test(test_last_measured),
 		cmocka_unit_test(test_encode_decode),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_json_round_trip),

@@ -23,7 +23,8 @@ static const char usage_save[] =
 	"  -p, --pid P          the process (default: your only profiled process)\n"
 	"      --since-reset    count from your last `profctl reset` (the default)\n"
 	"      --since-start    count from the process start, ignoring resets\n"
-	"      --last DURATION  the last DURATION (10s, 2m) of profd's history\n"
+	"      --last DURATION  the last DURATION (10s, 2m) of profd's history; without\n"
+	"                       profd, the next DURATION, measured\n"
 	"  -o, --output FILE    the file to write (replaced whole)\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
@@ -193,10 +194,14 @@ int pc_cmd_save(int argc, char **argv)
 		pc_warnx("save: -o FILE says where (a profile is binary: not to stdout)");
 		return 2;
 	}
-	pc_src_open_said(&src, &o, o.mode == PROFD_SNAP_LAST ? "no history for --last" : NULL);
-	if (o.mode == PROFD_SNAP_LAST && src.fd < 0) {
-		pc_warnx("save: --last needs profd's history; save --since-start or --since-reset");
-		goto cleanup;
+	{
+		char fallback[96];
+
+		/* without profd's history, --last measures the next seconds
+		 * (pc_src_snapshot), as report does */
+		snprintf(fallback, sizeof(fallback),
+			 "no history: measuring the next %us of the process directly", o.last_s);
+		pc_src_open_said(&src, &o, o.mode == PROFD_SNAP_LAST ? fallback : NULL);
 	}
 	/* every node and histogram: the file is the whole profile */
 	src.read_flags = 0;
