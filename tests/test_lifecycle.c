@@ -515,6 +515,15 @@ static void test_signal_handler_zone(void **state)
 		pthread_t th[16];
 
 		setenv("PROF_NO_DAEMON", "1", 1);
+		/* this thread's first zone before the timer: a handler's zone
+		 * must not be a thread's first (prof(3)), and this one's would
+		 * start the runtime's agent thread, pthread_create inside a
+		 * handler that may have interrupted pthread_create (ASan's
+		 * registry lock held: a hang that is the test's, not the
+		 * runtime's) */
+		{
+			PROF_USDT(sig_main_first);
+		}
 		sigaction(SIGALRM, &sa, NULL);
 		setitimer(ITIMER_REAL, &it, NULL);
 		for (i = 0; i < 16; i++)

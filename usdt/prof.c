@@ -445,16 +445,24 @@ static void zone_calibrate(__u64 *cost, __u64 *inner)
 	struct __prof_cache c = { PROF_NODE_ROOT, 1, 1, 0, 0, 0, 0 };
 	__u64 zoned = ~0ull, plain = ~0ull, best_in = ~0ull, x = 1;
 	struct prof_event *ring = NULL;
+	size_t ring_len = 0;
 	__u32 round, i;
 
 	thread_bind_sink(t, &calib_sink);
 	t->cur = PROF_NODE_ROOT;
-	/* a ring of the threads' size, as the fast path writes one */
+	/*
+	 * A ring of the threads' size, as the fast path writes one; its pages
+	 * mapped now (a first touch is a fault, no zone's cost).  mmap, not
+	 * malloc: a signal handler's zone may run this while the thread it
+	 * interrupted is inside malloc.
+	 */
 	if (prof_rt.ring_events) {
-		ring = malloc(prof_rt.ring_events * sizeof(*ring));
-		if (ring) {
-			/* its pages now: a first touch is a fault, no zone's cost */
-			memset(ring, 0, prof_rt.ring_events * sizeof(*ring));
+		ring_len = prof_rt.ring_events * sizeof(*ring);
+		ring = mmap(NULL, ring_len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (ring == MAP_FAILED) {
+			ring = NULL;
+		} else {
 			t->ring = ring;
 			t->ring_mask = prof_rt.ring_events - 1;
 		}
@@ -487,7 +495,8 @@ static void zone_calibrate(__u64 *cost, __u64 *inner)
 			plain = t2 - t1;
 	}
 	*t = saved;
-	free(ring);
+	if (ring)
+		munmap(ring, ring_len);
 	*cost = zoned == ~0ull || zoned <= plain ? 0 : (zoned - plain) / CALIB_ZONES;
 	*inner = best_in == ~0ull || best_in > *cost ? 0 : best_in;
 	/* the work's result goes nowhere, but must not be thrown away */
