@@ -407,20 +407,12 @@ static int slab_reserve(struct prof_slab_hdr *h, __u32 nnodes, __u32 *res)
 }
 
 /*
- * What a zone costs, measured once at start on this machine: zones of a
- * private site, their writes landing in a sink of the calibration's own
- * (the calling thread has no slab yet) with an event ring as big as a
- * thread's.  'cost' is what the code around a zone pays (its parent's self
- * time grows by it), 'inner' the part between the zone's own two clock
- * reads (its own time grows by it).
- *
- * It is measured as it is paid: a run of pieces of work with a zone after
- * each, less the same run without zones, the fastest of five rounds of
- * each (the cost without interference).  Back to back, and with a ring of
- * one slot, zones cost what a loop of nothing else pays, not what code
- * does: on an AMD EPYC (a VM, 2026-11-24) 45 ticks back to back, 96-107
- * between pieces of work with a real ring, which is what nested busy-waits
- * showed (test_compensate); with a ring of one slot between pieces, 4.
+ * What a zone costs, measured once at start on this machine: back-to-back
+ * zones of a private site, their writes landing in the last-resort sink
+ * (the calling thread has no slab yet).  'cost' is what the code around a
+ * zone pays (its parent's self time grows by it), 'inner' the part between
+ * the zone's own two clock reads (its own time grows by it).  The minimum
+ * over a few rounds: the cost without interference.
  */
 static volatile unsigned short calib_sema; /* never set: no probe fires */
 static struct prof_sink calib_sink; /* the calibration's writes, nobody else's */
@@ -430,77 +422,37 @@ static const struct prof_site calib_site = {
 
 static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k);
 
-#define CALIB_ZONES 512
-/* a piece of work: a chain of dependent multiplies, as code has (~100 cycles) */
-static __attribute__((noinline)) __u64 calib_work(__u64 x)
-{
-	for (int j = 0; j < 24; j++)
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-	return x;
-}
-
 static void zone_calibrate(__u64 *cost, __u64 *inner)
 {
 	struct __prof_thread *t = &__prof_tls, saved = *t;
 	struct __prof_cache c = { PROF_NODE_ROOT, 1, 1, 0, 0, 0, 0 };
-	__u64 zoned = ~0ull, plain = ~0ull, best_in = ~0ull, x = 1;
-	struct prof_event *ring = NULL;
-	size_t ring_len = 0;
 	__u32 round, i;
+	__u64 best = ~0ull, best_in = ~0ull;
 
 	thread_bind_sink(t, &calib_sink);
 	t->cur = PROF_NODE_ROOT;
-	/*
-	 * A ring of the threads' size, as the fast path writes one; its pages
-	 * mapped now (a first touch is a fault, no zone's cost).  mmap, not
-	 * malloc: a signal handler's zone may run this while the thread it
-	 * interrupted is inside malloc.
-	 */
-	if (prof_rt.ring_events) {
-		ring_len = prof_rt.ring_events * sizeof(*ring);
-		ring = mmap(NULL, ring_len, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (ring == MAP_FAILED) {
-			ring = NULL;
-		} else {
-			t->ring = ring;
-			t->ring_mask = prof_rt.ring_events - 1;
-		}
-	}
 	for (round = 0; round < 5; round++) {
-		__u64 t0, t1, t2, calls, ticks;
+		__u64 t0, t1, calls, ticks;
 
 		memset(&calib_sink.nodes[1], 0, sizeof(calib_sink.nodes[1]));
 		t0 = __prof_now();
-		for (i = 0; i < CALIB_ZONES; i++) {
+		for (i = 0; i < 1024; i++) {
 			struct __prof_zone z;
 
-			x = calib_work(x);
 			__prof_enter(&z, &calib_site, &c);
 			__prof_leave(&z);
 		}
 		t1 = __prof_now();
-		for (i = 0; i < CALIB_ZONES; i++) {
-			x = calib_work(x);
-			__asm__ __volatile__("" : "+r"(x));
-		}
-		t2 = __prof_now();
 		calls = calib_sink.nodes[1].calls;
 		ticks = calib_sink.nodes[1].ticks;
-		if (calls && t1 - t0 < zoned) {
-			zoned = t1 - t0;
+		if (calls && t1 - t0 < best * 1024) {
+			best = (t1 - t0) / 1024;
 			best_in = ticks / calls;
 		}
-		if (t2 - t1 < plain)
-			plain = t2 - t1;
 	}
 	*t = saved;
-	if (ring)
-		munmap(ring, ring_len);
-	*cost = zoned == ~0ull || zoned <= plain ? 0 : (zoned - plain) / CALIB_ZONES;
+	*cost = best == ~0ull ? 0 : best;
 	*inner = best_in == ~0ull || best_in > *cost ? 0 : best_in;
-	/* the work's result goes nowhere, but must not be thrown away */
-	__asm__ __volatile__("" ::"r"(x));
 }
 
 /* create and map this process's segment; caller holds the lock */
