@@ -14,10 +14,7 @@
 #include "snapshot.h"
 
 #define C_RESET "\033[0m"
-#define C_DIM "\033[2m"
 #define C_BOLD "\033[1m"
-#define C_RED "\033[31m"
-#define C_YEL "\033[33m"
 
 static __u64 sub0(__u64 a, __u64 b)
 {
@@ -154,7 +151,6 @@ __u8 *prof_snap_name_clashes(const struct prof_snapshot *s)
 	free(idx);
 	return clash;
 }
-
 
 int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_report_opts *o)
 {

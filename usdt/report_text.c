@@ -19,7 +19,6 @@
 #define C_BOLD "\033[1m"
 #define C_RED "\033[31m"
 #define C_YEL "\033[33m"
-#define C_CYAN "\033[36m"
 
 __u64 prof_snap_thread_total(const struct prof_snap_thread *t)
 {
@@ -39,7 +38,6 @@ bool prof_snap_node_hidden(const struct prof_snap_thread *t, __u32 i)
 	return i != PROF_NODE_ROOT && n->site == PROF_SITE_NONE && !n->calls && !n->ticks &&
 	       !n->anomalies;
 }
-
 
 struct sort_ent {
 	__u64 key;
@@ -71,7 +69,7 @@ int prof_snap_kids_room(const struct prof_snap_thread *t, __u32 **kids, __u32 *n
 }
 
 __u32 prof_snap_sorted_children_cap(const struct prof_snapshot *s, const struct prof_snap_thread *t,
-			     __u32 i, int sort, __u32 *idx, __u32 cap)
+				    __u32 i, int sort, __u32 *idx, __u32 cap)
 {
 	struct sort_ent small[64], *e = small;
 	__u32 n = 0, c, k, j;
@@ -133,8 +131,8 @@ __u32 prof_snap_sorted_children_cap(const struct prof_snapshot *s, const struct 
 	return n;
 }
 
-__u32 prof_snap_sorted_children(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
-			 int sort, __u32 *idx)
+__u32 prof_snap_sorted_children(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+				__u32 i, int sort, __u32 *idx)
 {
 	return prof_snap_sorted_children_cap(s, t, i, sort, idx, t->nnodes);
 }
@@ -154,14 +152,13 @@ struct tctx {
 	const struct prof_report_opts *o;
 	bool sched;
 	bool migr; /* a row of a thread drawn so far was migrated */
-	int err;
-	__u64 total;	  /* the thread's, in ticks */
-	__u32 *kids;	  /* the sorted children of the path drawn, stacked */
-	__u32 nkids;	  /* their capacity */
-	const __u8 *nlen; /* strlen of each site's name */
+	__u64 total;	   /* the thread's, in ticks */
+	__u32 *kids;	   /* the sorted children of the path drawn, stacked */
+	__u32 nkids;	   /* their capacity */
+	const __u8 *nlen;  /* strlen of each site's name */
 	const __u8 *clash; /* sites whose name another site has (prof_snap_name_clashes) */
-	size_t plen;	  /* strlen(prefix) */
-	char prefix[512]; /* tree drawing so far */
+	size_t plen;	   /* strlen(prefix) */
+	char prefix[512];  /* tree drawing so far */
 };
 
 static const char *col(const struct prof_report_opts *o, const char *c)
@@ -179,7 +176,7 @@ static const char *heat(const struct prof_report_opts *o, double share)
 static void tree_header(struct tctx *c)
 {
 	prof_out_printf(c->out, "%s%10s %4s %9s %9s %9s %9s %9s %9s %6s", col(c->o, C_DIM), "calls",
-		      "open", "total", "self", "avg", "p50", "p99", "max", "%thr");
+			"open", "total", "self", "avg", "p50", "p99", "max", "%thr");
 	if (c->sched)
 		prof_out_printf(c->out, " %9s %8s %8s %8s", "on-cpu", "preempt", "blocked", "migr");
 	prof_out_printf(c->out, "  zone%s\n", col(c->o, C_RESET));
@@ -443,7 +440,7 @@ static void alloc_rows(struct tctx *c)
 	if (!any)
 		return;
 	prof_out_printf(c->out, "%s%10s %10s %10s %10s  allocations in (PROF_ALLOC, PROF_FREE)%s\n",
-		      col(c->o, C_DIM), "allocs", "bytes", "frees", "bytes", col(c->o, C_RESET));
+			col(c->o, C_DIM), "allocs", "bytes", "frees", "bytes", col(c->o, C_RESET));
 	for (j = 0; j < t->nnodes; j++) {
 		const struct prof_snap_node *n = &t->nodes[j], *up[3];
 		int k = 0;
@@ -451,11 +448,12 @@ static void alloc_rows(struct tctx *c)
 		if (!n->allocs && !n->frees)
 			continue;
 		prof_out_printf(c->out, "%10llu %10s %10llu %10s  ", (unsigned long long)n->allocs,
-			      fmt_bytes(b[0], sizeof(b[0]), n->alloc_bytes),
-			      (unsigned long long)n->frees, fmt_bytes(b[1], sizeof(b[1]), n->free_bytes));
+				fmt_bytes(b[0], sizeof(b[0]), n->alloc_bytes),
+				(unsigned long long)n->frees,
+				fmt_bytes(b[1], sizeof(b[1]), n->free_bytes));
 		/* parents have lower indices: the walk ends */
-		for (up[k++] = n; k < 3 && up[k - 1]->parent != PROF_NODE_ROOT &&
-				  up[k - 1]->parent < t->nnodes;
+		for (up[k++] = n;
+		     k < 3 && up[k - 1]->parent != PROF_NODE_ROOT && up[k - 1]->parent < t->nnodes;
 		     k++)
 			up[k] = &t->nodes[up[k - 1]->parent];
 		if (k == 3 && up[2]->parent != PROF_NODE_ROOT)
@@ -603,8 +601,8 @@ int prof_report_flat(FILE *f, const struct prof_snapshot *s, const struct prof_r
 	}
 	/* PROF_ALLOC per zone: the rows above have no room for them */
 	if (allocs)
-		fprintf(f, "\n%s%10s %10s  allocations in (PROF_ALLOC)%s\n", col(o, C_DIM), "allocs",
-			"bytes", col(o, C_RESET));
+		fprintf(f, "\n%s%10s %10s  allocations in (PROF_ALLOC)%s\n", col(o, C_DIM),
+			"allocs", "bytes", col(o, C_RESET));
 	for (i = 0; allocs && i < n && (!o->flat_rows || i < (size_t)o->flat_rows); i++) {
 		const struct prof_flat_row *r = &rows[i];
 		char b[24];
