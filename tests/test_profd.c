@@ -2004,6 +2004,25 @@ static void test_top_via_profd(void **state)
 	stop_profd();
 }
 
+/* uid's profctl reset (0: ours), through profd or not, then a round of c's work */
+static void reset_then_round(uid_t uid, const char *const *reset, bool no_daemon, struct child *c)
+{
+	char *text = NULL;
+
+	assert_int_equal(profctl_as(uid, reset, no_daemon, &text), 0);
+	free(text);
+	assert_true(child_again(c));
+}
+
+/* zone's calls in uid's report of pid are n, read through profd and without it */
+static void calls_both_ways(uid_t uid, pid_t pid, const char *zone, long n)
+{
+	int way;
+
+	for (way = 0; way < 2; way++)
+		assert_int_equal(user_calls(uid, pid, zone, way), n);
+}
+
 /*
  * A reset is one file of its user's: it counts whichever way it was made
  * (through profd or not) and whichever way the report is read (in both
@@ -2014,7 +2033,6 @@ static void test_reset_both_ways(void **state)
 	char p[16];
 	const char *reset[] = { "reset", "--pid", p, NULL };
 	struct prof_snapshot *s;
-	char *text = NULL;
 	struct child c;
 	int fd;
 
@@ -2027,40 +2045,24 @@ static void test_reset_both_ways(void **state)
 	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
 
 	/* reset without profd, one more round: both ways count that round */
-	assert_int_equal(profctl_run(reset, true, &text), 0);
-	free(text);
-	assert_true(child_again(&c));
-	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), SLEEP_CALLS);
-	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
+	reset_then_round(0, reset, true, &c);
+	calls_both_ways(0, c.pid, "sleep_zone", SLEEP_CALLS);
 
 	/* two more rounds, reset through profd, one more: still one round */
 	assert_true(child_again(&c));
 	assert_true(child_again(&c));
 	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), 3 * SLEEP_CALLS);
-	assert_int_equal(profctl_run(reset, false, &text), 0);
-	free(text);
-	assert_true(child_again(&c));
-	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
-	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), SLEEP_CALLS);
+	reset_then_round(0, reset, false, &c);
+	calls_both_ways(0, c.pid, "sleep_zone", SLEEP_CALLS);
 
 	/* reset through profd, a round, reset without it, a round: only the
 	 * last round counts, and the other way round too */
-	assert_int_equal(profctl_run(reset, false, &text), 0);
-	free(text);
-	assert_true(child_again(&c));
-	assert_int_equal(profctl_run(reset, true, &text), 0);
-	free(text);
-	assert_true(child_again(&c));
-	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
-	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), SLEEP_CALLS);
-	assert_int_equal(profctl_run(reset, true, &text), 0);
-	free(text);
-	assert_true(child_again(&c));
-	assert_int_equal(profctl_run(reset, false, &text), 0);
-	free(text);
-	assert_true(child_again(&c));
-	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
-	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), SLEEP_CALLS);
+	reset_then_round(0, reset, false, &c);
+	reset_then_round(0, reset, true, &c);
+	calls_both_ways(0, c.pid, "sleep_zone", SLEEP_CALLS);
+	reset_then_round(0, reset, true, &c);
+	reset_then_round(0, reset, false, &c);
+	calls_both_ways(0, c.pid, "sleep_zone", SLEEP_CALLS);
 
 	/* profd restarts: the reset holds through the new one, and one made
 	 * through it holds without it */
@@ -2071,13 +2073,9 @@ static void test_reset_both_ways(void **state)
 	s = snap_of(fd, c.pid, PROFD_SNAP_START);
 	assert_non_null(s);
 	prof_snapshot__destroy(s);
-	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), 2 * SLEEP_CALLS);
-	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), 2 * SLEEP_CALLS);
-	assert_int_equal(profctl_run(reset, false, &text), 0);
-	free(text);
-	assert_true(child_again(&c));
-	assert_int_equal(profctl_calls(c.pid, "sleep_zone", true), SLEEP_CALLS);
-	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
+	calls_both_ways(0, c.pid, "sleep_zone", 2 * SLEEP_CALLS);
+	reset_then_round(0, reset, false, &c);
+	calls_both_ways(0, c.pid, "sleep_zone", SLEEP_CALLS);
 
 	child_end(&c);
 	xdg_done();
@@ -2113,33 +2111,23 @@ static void test_reset_per_user(void **state)
 	snprintf(p, sizeof(p), "%d", (int)c.pid);
 
 	/* the owner resets through profd, a call: one for the owner, two for root */
-	assert_int_equal(profctl_as(UID_A, reset, false, &text), 0);
-	free(text);
-	assert_true(child_again(&c));
-	for (way = 0; way < 2; way++)
-		assert_int_equal(user_calls(UID_A, c.pid, "stay_zone", way), 1);
+	reset_then_round(UID_A, reset, false, &c);
+	calls_both_ways(UID_A, c.pid, "stay_zone", 1);
 	assert_int_equal(user_calls(0, c.pid, "stay_zone", false), 2);
 	/* root resets through profd, a call: one for root, the owner's two */
-	assert_int_equal(profctl_run(reset, false, &text), 0);
-	free(text);
-	assert_true(child_again(&c));
+	reset_then_round(0, reset, false, &c);
 	assert_int_equal(user_calls(0, c.pid, "stay_zone", false), 1);
-	for (way = 0; way < 2; way++)
-		assert_int_equal(user_calls(UID_A, c.pid, "stay_zone", way), 2);
+	calls_both_ways(UID_A, c.pid, "stay_zone", 2);
 	/* the owner resets without profd, a call: the owner's one, root's two */
-	assert_int_equal(profctl_as(UID_A, reset, true, &text), 0);
-	free(text);
-	assert_true(child_again(&c));
-	for (way = 0; way < 2; way++)
-		assert_int_equal(user_calls(UID_A, c.pid, "stay_zone", way), 1);
+	reset_then_round(UID_A, reset, true, &c);
+	calls_both_ways(UID_A, c.pid, "stay_zone", 1);
 	assert_int_equal(user_calls(0, c.pid, "stay_zone", false), 2);
 	/* another user may not reset it either way, and nothing moved */
 	for (way = 0; way < 2; way++) {
 		assert_int_not_equal(profctl_as(UID_B, reset, way, &text), 0);
 		free(text);
 	}
-	for (way = 0; way < 2; way++)
-		assert_int_equal(user_calls(UID_A, c.pid, "stay_zone", way), 1);
+	calls_both_ways(UID_A, c.pid, "stay_zone", 1);
 
 	rm_shm_baselines(UID_A, c.pid);
 	child_end(&c);
@@ -2426,7 +2414,6 @@ static void test_reset_total_max(void **state)
 	char p[16];
 	const char *reset[] = { "reset", "--pid", p, NULL };
 	unsigned long long v[5];
-	char *text = NULL;
 	struct child c;
 	int fd, way;
 
@@ -2436,9 +2423,7 @@ static void test_reset_total_max(void **state)
 	for (way = 0; way < 2; way++) {
 		c = spawn_followed(fd, work_long_short);
 		snprintf(p, sizeof(p), "%d", (int)c.pid);
-		assert_int_equal(profctl_run(reset, way, &text), 0);
-		free(text);
-		assert_true(child_again(&c));
+		reset_then_round(0, reset, way, &c);
 		assert_true(profctl_row(0, c.pid, "ls_zone", !way, NULL, v));
 		printf("reset %s profd, read %s it: %llu calls, total %llu ns, max %llu ns\n",
 		       way ? "without" : "through", way ? "through" : "without", v[0], v[1], v[4]);
@@ -2458,8 +2443,8 @@ static void test_reset_total_max(void **state)
 /*
  * A reset holds after the process exits, read from profd's post-mortem
  * data: reset through profd, a round, reset without it, a round, exit;
- * long after, only the last round counts (profd measured its baseline's
- * age to the exit, the file's to now, and took the older baseline).
+ * long after, only the last round counts (the later reset's file is the
+ * baseline, however much later the report is read).
  */
 static void test_reset_postmortem(void **state)
 {
@@ -2467,7 +2452,6 @@ static void test_reset_postmortem(void **state)
 	const char *reset[] = { "reset", "--pid", p, NULL };
 	const struct prof_snap_node *n;
 	struct prof_snapshot *s;
-	char *text = NULL;
 	struct child c;
 	__u64 end, t0;
 	pid_t pid;
@@ -2479,12 +2463,8 @@ static void test_reset_postmortem(void **state)
 	c = spawn_followed(fd, work_sleep);
 	snprintf(p, sizeof(p), "%d", (int)c.pid);
 	t0 = now_ns();
-	assert_int_equal(profctl_run(reset, false, &text), 0);
-	free(text);
-	assert_true(child_again(&c));
-	assert_int_equal(profctl_run(reset, true, &text), 0);
-	free(text);
-	assert_true(child_again(&c));
+	reset_then_round(0, reset, false, &c);
+	reset_then_round(0, reset, true, &c);
 	/* after exit, once profd saw it go, the data stays */
 	pid = c.pid;
 	child_end(&c);
