@@ -2,7 +2,8 @@
 # The fast path's tests: zones, slabs, the reader and the reports (issue 2).
 
 FASTPATH_TESTS := test_counts test_timing test_structure test_overflow test_lifecycle \
-	test_disable test_cxx test_probes test_report test_reader test_open test_trace
+	test_disable test_cxx test_probes test_report test_reader test_open test_trace \
+	test_sitecache
 
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS))
 # the runtime's own tests, also built with CROSS= and run under qemu-user
@@ -44,6 +45,8 @@ $(OUTPUT)/tests/probe_helper: tests/probe_helper.c usdt/prof.h $(LIBPROF_A) | $(
 $(OUTPUT)/tests/test_probes: $(OUTPUT)/tests/probe_helper
 $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS)): tests/fastpath.h
 $(OUTPUT)/tests/test_timing $(OUTPUT)/tests/test_report: TEST_LIBS += -lm
+# its zones' slow enters, counted on their way to the runtime's
+$(OUTPUT)/tests/test_sitecache: TEST_LIBS += -Wl,--wrap=__prof_enter_slow
 
 # the compensated view (issue 13): its busy-waits read the TSC, so not
 # under a sanitizer or qemu-user

@@ -61,26 +61,46 @@ static __u64 exact(const __u64 *sorted, size_t n, double q)
 	return sorted[r - 1];
 }
 
-/* the site cache's bucket bounds (prof_hist_span): every bucket's first
- * and last delta are in it, its neighbours' are not */
-static void test_bucket_span(void **state)
+/* the fast path's bucket (prof_hist_bucket_at, no clamp) is the readers'
+ * below PROF_HIST_TOP: every bucket's first and last delta are in it, its
+ * neighbours' are not, and it spans what the fast path caches
+ * ([(v >> s) << s, + 2^s)); the top bucket ends at PROF_HIST_TOP */
+static unsigned int bucket_fast(__u64 v, __u64 *lo, __u64 *span)
+{
+	unsigned int s = prof_hist_shift(v);
+
+	*lo = prof_hist_lo_at(v, s);
+	*span = prof_hist_span_at(s);
+	return prof_hist_bucket_at(v, s);
+}
+
+static void test_bucket_bounds(void **state)
 {
 	unsigned int b;
 
 	(void)state;
 	for (b = 0; b < PROF_HIST_BUCKETS; b++) {
-		__u64 lo = prof_hist_lo(b), span = prof_hist_span(b);
+		__u64 lo = prof_hist_lo(b);
+		__u64 top = b + 1 < PROF_HIST_BUCKETS ? prof_hist_lo(b + 1) : PROF_HIST_TOP;
 
-		assert_true(span > 0);
+		__u64 clo, cspan;
+
+		assert_true(top > lo);
+		assert_int_equal(bucket_fast(lo, &clo, &cspan), b);
+		assert_int_equal(clo, lo);
+		assert_int_equal(cspan, top - lo);
 		assert_int_equal(prof_hist_bucket(lo), b);
-		assert_int_equal(prof_hist_bucket(lo + span - 1), b);
+		assert_int_equal(bucket_fast(top - 1, &clo, &cspan), b);
+		assert_int_equal(clo, lo);
+		assert_int_equal(prof_hist_bucket(top - 1), b);
 		if (b + 1 < PROF_HIST_BUCKETS)
-			assert_int_equal(prof_hist_bucket(lo + span), b + 1);
-		else
-			assert_true(lo + span == ~0ull);
+			assert_int_equal(bucket_fast(top, &clo, &cspan), b + 1);
 		if (b)
-			assert_int_equal(prof_hist_bucket(lo - 1), b - 1);
+			assert_int_equal(bucket_fast(lo - 1, &clo, &cspan), b - 1);
 	}
+	/* past the top, the last bucket */
+	assert_int_equal(prof_hist_bucket(PROF_HIST_TOP), PROF_HIST_BUCKETS - 1);
+	assert_int_equal(prof_hist_bucket(~0ull), PROF_HIST_BUCKETS - 1);
 }
 
 static void test_tight(void **state)
@@ -189,7 +209,7 @@ static void test_random(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bucket_span),
+		cmocka_unit_test(test_bucket_bounds),
 		cmocka_unit_test(test_tight),
 		cmocka_unit_test(test_skewed),
 		cmocka_unit_test(test_random),

@@ -91,7 +91,6 @@ struct prof_tpriv {
 	__u32 res_nodes; /* nodes [0, res_nodes) have their pages reserved */
 	volatile sig_atomic_t busy; /* in a slow path that locks or grows the tree:
 				     * a zone in a signal handler must not enter one */
-	volatile sig_atomic_t bfill; /* refilling a site's bucket cache */
 	__u64 kgen;   /* the generation of the record the thread uses */
 	__u32 fork_cur; /* a fork child's current node, parked */
 	__u32 nbegin;
@@ -425,7 +424,7 @@ static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k);
 static void zone_calibrate(__u64 *cost, __u64 *inner)
 {
 	struct __prof_thread *t = &__prof_tls, saved = *t;
-	struct __prof_cache c = { PROF_NODE_ROOT, 1, 1, 0, 0, 0, 0 };
+	struct __prof_cache c = { PROF_NODE_ROOT, 1, ~0u, 0, 1, ~0u, 0, 0, 0 };
 	__u32 round, i;
 	__u64 best = ~0ull, best_in = ~0ull;
 
@@ -824,7 +823,7 @@ static void thread_init(void)
 	struct prof_node *nodes;
 	__u32 idx, tsize;
 
-	t->limit = ~0ull;
+	t->limit = PROF_HIST_TOP - 1;	/* the sink's, until the slab's */
 	t->krec = &prof_zero_rec;
 	pthread_once(&prof_once, prof_once_init);
 
@@ -916,8 +915,12 @@ static void thread_start(struct __prof_thread *t, struct prof_tpriv *p, struct p
 	p->nnodes = 2;
 	p->max_nodes = prof_rt.max_nodes;
 	thread_bind_slab(t, hdr);
-	/* a zone longer than a day is a broken clock, not a measurement */
+	/* a zone longer than a day is a broken clock, not a measurement
+	 * (below PROF_HIST_TOP: a day at any clock rate under 6.5 GHz, and
+	 * the fast path finds buckets below it only) */
 	p->limit = (__u64)(86400e9 / prof_rt.ns_per_tick);
+	if (p->limit > PROF_HIST_TOP - 1)
+		p->limit = PROF_HIST_TOP - 1;
 	t->limit = p->limit;
 	t->cur = PROF_NODE_ROOT;
 	pthread_setspecific(prof_key, p);
@@ -1049,6 +1052,25 @@ uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
 	return (__u64)prev << 32 | node;
 }
 
+/*
+ * The site's newest (parent -> node); the one it held becomes the older.
+ * A way is never seen half written by a zone of the same site in a
+ * signal handler: its parent is ~0 (no thread's node) while it changes.
+ */
+static void cache_put(struct __prof_cache *c, __u32 parent, __u32 node)
+{
+	c->parent2 = ~0u;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->node2 = c->node;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->parent2 = c->parent;
+	c->parent = ~0u;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->node = node;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->parent = parent;
+}
+
 static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev)
 {
 	struct __prof_thread *t = &__prof_tls;
@@ -1061,8 +1083,7 @@ static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, ui
 	}
 	if (!prof_tpriv.te) {
 		/* not profiled: everything lands in the sink's node 1 */
-		c->parent = t->cur;
-		c->node = 1;
+		cache_put(c, t->cur, 1);
 		return 1;
 	}
 	if (!c->site)
@@ -1071,10 +1092,8 @@ static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, ui
 	node = node_lookup(t->cur, sidx);
 	/* the overflow node is not cached: the table may never free, but a
 	 * full-table entry must keep counting in 'overflow' */
-	if (node != 1) {
-		c->parent = t->cur;
-		c->node = node;
-	}
+	if (node != 1)
+		cache_put(c, t->cur, node);
 	return node;
 }
 
@@ -1172,45 +1191,22 @@ static void call_anomaly(__u32 node)
 }
 
 /* count a call of node in its bucket of the histogram: its row marked
- * first; the bucket's counter returned */
-static __u64 hist_count(uint32_t node, __u64 d, unsigned int *bucket)
+ * first */
+static void hist_count(uint32_t node, __u64 d)
 {
 	unsigned int b = prof_hist_bucket(d);
-	__u64 i = prof_hist_index(node, b, PROF_HIST_SHIFT);
-	__u32 *h = &__prof_tls.hist[i];
+	__u32 *h = &__prof_tls.hist[prof_hist_index(node, b, PROF_HIST_SHIFT)];
 
 	if (!__PROF_LOAD(h))
 		row_mark(node, b);
 	__PROF_ADD(h, 1);
-	*bucket = b;
-	return i;
 }
 
-/*
- * A call whose delta left the bucket its site's cache holds: counted, and
- * the cache takes its bucket.  A zone in a signal handler that interrupts
- * this (its site's) refill counts without refilling, so the refill is
- * never torn.  The counter's row is marked before the cache names it.
- */
-void __prof_count_slow(struct __prof_cache *c, uint32_t node, uint64_t d)
+/* a call that is its bucket's first: the row is marked, then counted
+ * (a zone in a signal handler meanwhile marks it too) */
+void __prof_hist_first(uint32_t node, uint64_t d)
 {
-	struct prof_tpriv *p = &prof_tpriv;
-	unsigned int b;
-	__u64 i = hist_count(node, d, &b);
-
-	if (p->bfill)
-		return;
-	p->bfill = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->bspan = 0;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->bnode = node;
-	c->blo = prof_hist_lo(b);
-	c->bidx = i;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->bspan = prof_hist_span(b);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	p->bfill = 0;
+	hist_count(node, d);
 }
 
 /* what __prof_leave does for a call, here for one without kernel facts */
@@ -1218,13 +1214,12 @@ static void call_count(const struct prof_site *site, uint32_t node, __u64 start,
 {
 	struct __prof_thread *t = &__prof_tls;
 	struct prof_node *n = &t->nodes[node];
-	unsigned int b;
 
 	__PROF_ADD(&n->calls, 1);
 	__PROF_ADD(&n->ticks, d);
 	if (d > __PROF_LOAD(&n->max))
 		__PROF_STORE(&n->max, d);
-	hist_count(node, d, &b);
+	hist_count(node, d);
 	call_uncovered(node);
 	__prof_ring_put(start, d, node);
 	__PROF_BUMP(t->activity);

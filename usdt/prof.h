@@ -106,16 +106,20 @@ typedef char __prof_site_layout[__builtin_offsetof(struct prof_site, sema) == 48
 				sizeof(struct prof_site) == 56 ? 1 : -1];
 
 /*
- * Per site, per thread: the last (parent -> node) seen here, and the last
- * histogram bucket a zone of node 'bnode' counted in: a delta d with
- * d - blo < bspan counts in hist[bidx] (its row already marked), without
- * finding its bucket.  bspan is 0 while there is none.
+ * Per site, per thread: the last two (parent -> node) seen here, the
+ * newest first, so a function called from two places (or recursing once)
+ * finds its node without the slow path; and the histogram bucket the
+ * site's last call counted in, of node 'bnode': a delta d with
+ * d - blo < bspan counts in hist[bidx] (its row marked) at an address the
+ * CPU knows before the clock is read.
  */
 struct __prof_cache {
 	uint32_t parent;	/* ~0 until first use */
 	uint32_t node;
+	uint32_t parent2;	/* the one before: ~0 until used */
+	uint32_t node2;
 	uint32_t site;		/* site index + 1, 0 = not yet registered */
-	uint32_t bnode;		/* the node the bucket below is of */
+	uint32_t bnode;		/* the bucket's node; ~0 while none (or changing) */
 	uint64_t blo;		/* the bucket's lowest delta */
 	uint64_t bspan;		/* its width */
 	uint64_t bidx;		/* its counter: prof_hist_index(bnode, b) */
@@ -138,7 +142,7 @@ struct __prof_thread {
 	struct prof_node *nodes;	/* this thread's node table, in the slab */
 	uint32_t *hist;			/* its histograms (prof_hist_index) */
 	uint32_t cur;			/* current node; __PROF_UNINIT before init */
-	uint32_t __pad;
+	volatile uint32_t bfill;	/* a zone exit is refilling its site's bucket */
 	uint64_t limit;			/* a delta above this is an anomaly; 0
 					 * while a new kernel word waits for the
 					 * thread (its next exit takes it) */
@@ -168,7 +172,7 @@ extern int __prof_clock_tsc;
 uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t cur);
 void __prof_leave_slow(uint32_t node, uint64_t zseq, uint64_t zoffcpu, uint64_t seq, uint64_t d);
 void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d);
-void __prof_count_slow(struct __prof_cache *c, uint32_t node, uint64_t d);
+void __prof_hist_first(uint32_t node, uint64_t d);
 void __prof_unbalanced(uint32_t node, uint32_t prev);
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
 void __prof_end(void);
@@ -235,17 +239,51 @@ static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start
 								  uint32_t node)
 {
 #ifndef PROF_NO_RING
-	uint64_t h = __PROF_LOAD(__prof_tls.ring_head);
+	__u64 *hp = __prof_tls.ring_head; /* once: the stores below may alias */
+	uint64_t h = __PROF_LOAD(hp);
 	struct prof_event *e = &__prof_tls.ring[h & __prof_tls.ring_mask];
 
 	__PROF_STORE(&e->start, start);
 	/* a call over 2^39 ticks shows that long */
 	__PROF_STORE(&e->dur_node,
 		     (d < PROF_EV_DUR_MAX ? d : PROF_EV_DUR_MAX) << PROF_EV_DUR_SHIFT | node);
-	__atomic_store_n(__prof_tls.ring_head, h + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(hp, h + 1, __ATOMIC_RELEASE);
 #else
 	(void)start, (void)d, (void)node; /* bench/overhead only: the ring's cost */
 #endif
+}
+
+/*
+ * A delta outside its site's cached bucket: its bucket found without a
+ * branch (d is below the limit, a day, so below PROF_HIST_TOP), counted
+ * (a row's first count marks it, out of line), and cached, unless this
+ * zone is a signal handler's that interrupted a refill: the cache names
+ * no node while it changes, so no zone sees half of one.
+ */
+static inline __attribute__((always_inline)) void
+__prof_hist_miss(struct __prof_cache *c, uint32_t node, uint64_t d)
+{
+	unsigned int s = prof_hist_shift(d);
+	uint64_t i = prof_hist_index(node, prof_hist_bucket_at(d, s), PROF_HIST_SHIFT);
+	uint32_t *h = &__prof_tls.hist[i];
+
+	if (__builtin_expect(__PROF_LOAD(h) != 0, 1))
+		__PROF_ADDL(h, 1);
+	else
+		__prof_hist_first(node, d);
+	if (__builtin_expect(__prof_tls.bfill, 0))
+		return;
+	__prof_tls.bfill = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->bnode = ~0u;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->blo = prof_hist_lo_at(d, s);
+	c->bspan = prof_hist_span_at(s);
+	c->bidx = i;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->bnode = node;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__prof_tls.bfill = 0;
 }
 
 /*
@@ -263,6 +301,8 @@ __prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_
 	z->prev = cur;
 	if (__builtin_expect(c->parent == cur, 1)) {
 		z->node = c->node;
+	} else if (__builtin_expect(c->parent2 == cur, 1)) {
+		z->node = c->node2;
 	} else {
 		uint64_t pn = __prof_enter_slow(site, c, cur);
 
@@ -313,12 +353,10 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	/* a plain read: only this thread writes it */
 	if (d > n->max)
 		__PROF_STORE(&n->max, d);
-	/* the bucket of the node's last call: no bucket to find, an address
-	 * the CPU predicts */
 	if (__builtin_expect(c->bnode == z->node && d - c->blo < c->bspan, 1))
 		__PROF_ADDL(&__prof_tls.hist[c->bidx], 1);
 	else
-		__prof_count_slow(c, z->node, d);
+		__prof_hist_miss(c, z->node, d);
 	/* before the kernel facts: they mark the event */
 	__prof_ring_put(z->start, d, z->node);
 	if (__builtin_expect(seq != z->seq, 0))
@@ -499,7 +537,8 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 			     [__a3] "r"(ns))
 
 #define __PROF_CACHE(id)							\
-	static __thread struct __prof_cache __prof_cache_##id = { 0xffffffffU, 0, 0, 0, 0, 0, 0 }
+	static __thread struct __prof_cache __prof_cache_##id = { 0xffffffffU, 0, 0xffffffffU, 0, 0,	\
+								 0xffffffffU, 0, 0, 0 }
 
 #ifdef __cplusplus
 struct __prof_guard {

@@ -104,15 +104,6 @@ static inline void *prof_rt_region(struct prof_slab_hdr *h, enum prof_region_id 
 	return (char *)h + prof_rt.region[r].off;
 }
 
-/* the width of histogram bucket b: d is in it when d - prof_hist_lo(b) is
- * below this (the last bucket takes every longer delta too) */
-static inline __u64 prof_hist_span(unsigned int b)
-{
-	if (b + 1 >= PROF_HIST_BUCKETS)
-		return ~0ull - prof_hist_lo(b);
-	return prof_hist_lo(b + 1) - prof_hist_lo(b);
-}
-
 pid_t prof_gettid(void);
 __u64 prof_ticks_to_ns(__u64 ticks);
 

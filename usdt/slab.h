@@ -389,16 +389,40 @@ __PROF_STATIC_ASSERT(__builtin_offsetof(struct prof_node, calls) == 8 &&
 		       __builtin_offsetof(struct prof_node, max) == 24,
 	       "the counters a zone exit writes");
 
-/* bucket of a duration; the fast path calls this once per zone exit */
+/*
+ * Bucket of a duration v below PROF_HIST_TOP, without a branch: with s
+ * the octave less 2 (0 below 8), 4 s + (v >> s), the top three bits;
+ * exact below 8.  The bucket spans [(v >> s) << s, that + 2^s).  The fast
+ * path counts with these: a zone's limit (a day) is below PROF_HIST_TOP
+ * whatever the clock, so it needs no clamp.
+ */
+#define PROF_HIST_TOP		(1ull << 49)	/* the last bucket's own top */
+static inline unsigned int prof_hist_shift(__u64 v)
+{
+	return 61 - (unsigned int)__builtin_clzll(v | 4);
+}
+
+static inline unsigned int prof_hist_bucket_at(__u64 v, unsigned int s)
+{
+	return 4 * s + (unsigned int)(v >> s);
+}
+
+/* the lowest delta and the width of v's bucket (s is prof_hist_shift(v)) */
+static inline __u64 prof_hist_lo_at(__u64 v, unsigned int s)
+{
+	return v >> s << s;
+}
+
+static inline __u64 prof_hist_span_at(unsigned int s)
+{
+	return 1ull << s;
+}
+
+/* bucket of any duration: the last also takes everything longer */
 static inline unsigned int prof_hist_bucket(__u64 v)
 {
-	unsigned int oct, idx;
-
-	if (v < 4)
-		return (unsigned int)v;
-	oct = 63 - (unsigned int)__builtin_clzll(v);
-	idx = (oct - 1) * 4 + (unsigned int)((v >> (oct - 2)) & 3);
-	return idx < PROF_HIST_BUCKETS ? idx : PROF_HIST_BUCKETS - 1;
+	return v < PROF_HIST_TOP ? prof_hist_bucket_at(v, prof_hist_shift(v))
+				 : PROF_HIST_BUCKETS - 1;
 }
 
 /* lowest value in a bucket; prof_hist_lo(b + 1) is its exclusive top */

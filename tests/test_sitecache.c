@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_sitecache.c - a zone site remembers its last two (parent -> node):
+ * a function called from two places, or recursing once, finds its node
+ * without the slow path, and counts in the right node.  The test links
+ * with --wrap=__prof_enter_slow, so every slow enter of its own zones
+ * goes through a counter and on to the runtime's real one.
+ */
+#include "fastpath.h"
+#include "prof.h"
+
+#define ITERS 10000u
+
+static unsigned long slow_enters;
+
+uint64_t __real___prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
+				  uint32_t cur);
+uint64_t __wrap___prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
+				  uint32_t cur);
+
+uint64_t __wrap___prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
+				  uint32_t cur)
+{
+	slow_enters++;
+	return __real___prof_enter_slow(site, c, cur);
+}
+
+static volatile unsigned long sink;
+
+static __attribute__((noinline)) void leaf(unsigned long i)
+{
+	PROF_USDT(sc_leaf);
+	sink += i;
+}
+
+static __attribute__((noinline)) void from_a(unsigned long i)
+{
+	PROF_USDT(sc_a);
+	leaf(i);
+}
+
+static __attribute__((noinline)) void from_b(unsigned long i)
+{
+	PROF_USDT(sc_b);
+	leaf(i);
+}
+
+static __attribute__((noinline)) void from_c(unsigned long i)
+{
+	PROF_USDT(sc_c);
+	leaf(i);
+}
+
+/* depth 1 calls itself once: its site's node under the root and under itself */
+static __attribute__((noinline)) void recurse(unsigned int depth)
+{
+	PROF_USDT(sc_rec);
+	sink += depth;
+	if (depth)
+		recurse(depth - 1);
+}
+
+/* the calls of a node, which its histogram holds every one of */
+static __u64 calls_under(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			 __u32 parent, const char *name)
+{
+	__u32 n = test_child(s, t, parent, name), b;
+	const struct prof_snap_node *node;
+	const __u32 *h;
+	__u64 sum = 0;
+
+	assert_int_not_equal(n, PROF_SNAP_NONE);
+	node = &t->nodes[n];
+	h = prof_snap_hist(s, node);
+	assert_non_null(h);
+	for (b = 0; b < node->hist_n; b++)
+		sum += h[b];
+	assert_int_equal(sum, node->calls);
+	return node->calls;
+}
+
+static void test_two_parents(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s;
+	unsigned long i, before;
+	__u32 a, b, r;
+
+	(void)state;
+	/* the first round fills every cache: each site's first enter under
+	 * each parent is slow (sc_a, sc_b, sc_leaf twice, sc_rec twice) */
+	from_a(0);
+	from_b(0);
+	recurse(1);
+	before = slow_enters;
+	for (i = 1; i < ITERS; i++) {
+		from_a(i);
+		from_b(i);
+		recurse(1);
+	}
+	print_message("slow enters: %lu in the first round, %lu after\n", before,
+		      slow_enters - before);
+	assert_true(before >= 6);
+	assert_int_equal(slow_enters - before, 0);
+
+	s = test_snapshot(0);
+	assert_non_null(s);
+	t = test_thread(s, test_gettid());
+	assert_non_null(t);
+	a = test_child(s, t, PROF_NODE_ROOT, "sc_a");
+	b = test_child(s, t, PROF_NODE_ROOT, "sc_b");
+	r = test_child(s, t, PROF_NODE_ROOT, "sc_rec");
+	assert_int_not_equal(a, PROF_SNAP_NONE);
+	assert_int_not_equal(b, PROF_SNAP_NONE);
+	assert_int_not_equal(r, PROF_SNAP_NONE);
+	assert_int_equal(t->nodes[a].calls, ITERS);
+	assert_int_equal(t->nodes[b].calls, ITERS);
+	assert_int_equal(calls_under(s, t, a, "sc_leaf"), ITERS);
+	assert_int_equal(calls_under(s, t, b, "sc_leaf"), ITERS);
+	assert_int_equal(t->nodes[r].calls, ITERS);
+	assert_int_equal(calls_under(s, t, r, "sc_rec"), ITERS);
+	prof_snapshot__destroy(s);
+}
+
+/* three parents take turns: two ways cannot hold them, and every call
+ * still counts in its own node */
+static void test_three_parents(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s;
+	unsigned long i;
+	__u32 c;
+
+	(void)state;
+	for (i = 0; i < ITERS; i++) {
+		from_a(i);
+		from_b(i);
+		from_c(i);
+	}
+	s = test_snapshot(0);
+	assert_non_null(s);
+	t = test_thread(s, test_gettid());
+	assert_non_null(t);
+	c = test_child(s, t, PROF_NODE_ROOT, "sc_c");
+	assert_int_not_equal(c, PROF_SNAP_NONE);
+	assert_int_equal(calls_under(s, t, c, "sc_leaf"), ITERS);
+	assert_int_equal(calls_under(s, t, test_child(s, t, PROF_NODE_ROOT, "sc_a"), "sc_leaf"),
+			 2 * ITERS);
+	prof_snapshot__destroy(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_parents),
+		cmocka_unit_test(test_three_parents),
+	};
+
+	test_filter_env();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
