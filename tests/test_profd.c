@@ -1059,7 +1059,9 @@ static void work_sleep(void)
 	}
 }
 
-static void test_offcpu(void **state)
+/* MONO: the child's zones on the monotonic clock (PROF_CLOCK=mono), whose
+ * exits take their kernel facts in __prof_anomaly */
+static void offcpu_case(bool mono)
 {
 	struct prof_snapshot *s;
 	const struct prof_snap_node *sl, *sp;
@@ -1067,12 +1069,15 @@ static void test_offcpu(void **state)
 	struct child c;
 	int fd;
 
-	(void)state;
 	fd = need_profd();
+	if (mono)
+		setenv("PROF_CLOCK", "mono", 1);
 	c = spawn(work_sleep, 0, 5);
+	unsetenv("PROF_CLOCK");
 	assert_int_equal(child_wait(&c), 'R');
 	s = snap_of(fd, c.pid, PROFD_SNAP_START);
 	assert_non_null(s);
+	assert_int_equal(s->clock, mono ? PROF_CLOCK_MONO : PROF_CLOCK_TSC);
 	sl = node_named(s, "sleep_zone");
 	sp = node_named(s, "spin_zone");
 	assert_non_null(sl);
@@ -1117,6 +1122,18 @@ static void test_offcpu(void **state)
 	child_end(&c);
 	close(fd);
 	stop_profd();
+}
+
+static void test_offcpu(void **state)
+{
+	(void)state;
+	offcpu_case(false);
+}
+
+static void test_offcpu_mono(void **state)
+{
+	(void)state;
+	offcpu_case(true);
 }
 
 /* --- in-zone rates ----------------------------------------------------- */
@@ -3246,6 +3263,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_full_shm, teardown),
 		cmocka_unit_test_teardown(test_top_unknown_facts, teardown),
 		cmocka_unit_test_teardown(test_offcpu, teardown),
+		cmocka_unit_test_teardown(test_offcpu_mono, teardown),
 		cmocka_unit_test_teardown(test_inzone_rates, teardown),
 		cmocka_unit_test_teardown(test_before_after, teardown),
 		cmocka_unit_test_teardown(test_other_user, teardown),

@@ -424,10 +424,14 @@ static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k);
 static void zone_calibrate(__u64 *cost, __u64 *inner)
 {
 	struct __prof_thread *t = &__prof_tls, saved = *t;
-	struct __prof_cache c = { PROF_NODE_ROOT, 1, ~0u, 0, 1, ~0u, 0, 0, 0 };
+	/* node 1 cached; on the monotonic clock no cache, and the slow
+	 * enter (busy: it does nothing else) gives node 1 too */
+	struct __prof_cache c = { __prof_clock_tsc ? PROF_NODE_ROOT : ~0u, 1, ~0u, 0, 1, ~0u, 0, 0, 0 };
+	int busy = prof_tpriv.busy;
 	__u32 round, i;
 	__u64 best = ~0ull, best_in = ~0ull;
 
+	prof_tpriv.busy = 1;
 	thread_bind_sink(t, &calib_sink);
 	t->cur = PROF_NODE_ROOT;
 	for (round = 0; round < 5; round++) {
@@ -450,6 +454,7 @@ static void zone_calibrate(__u64 *cost, __u64 *inner)
 		}
 	}
 	*t = saved;
+	prof_tpriv.busy = busy;
 	*cost = best == ~0ull ? 0 : best;
 	*inner = best_in == ~0ull || best_in > *cost ? 0 : best_in;
 }
@@ -1059,6 +1064,9 @@ uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
  */
 static void cache_put(struct __prof_cache *c, __u32 parent, __u32 node)
 {
+	/* on the monotonic clock every enter takes the slow branch */
+	if (!__prof_clock_tsc)
+		return;
 	c->parent2 = ~0u;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	c->node2 = c->node;
@@ -1209,8 +1217,13 @@ void __prof_hist_first(uint32_t node, uint64_t d)
 	hist_count(node, d);
 }
 
-/* what __prof_leave does for a call, here for one without kernel facts */
-static void call_count(const struct prof_site *site, uint32_t node, __u64 start, __u64 d)
+/*
+ * What __prof_leave does for a call: with its kernel facts (the switch
+ * counts at enter, zseq and zoffcpu, and at exit, seq), or, FACTS false,
+ * for one without them
+ */
+static void call_count(const struct prof_site *site, uint32_t node, __u64 start, __u64 d,
+		       bool facts, __u64 zseq, __u64 zoffcpu, __u64 seq)
 {
 	struct __prof_thread *t = &__prof_tls;
 	struct prof_node *n = &t->nodes[node];
@@ -1220,8 +1233,11 @@ static void call_count(const struct prof_site *site, uint32_t node, __u64 start,
 	if (d > __PROF_LOAD(&n->max))
 		__PROF_STORE(&n->max, d);
 	hist_count(node, d);
-	call_uncovered(node);
+	if (!facts)
+		call_uncovered(node);
 	__prof_ring_put(start, d, node);
+	if (facts && seq != zseq)
+		__prof_leave_slow(node, zseq, zoffcpu, seq, d);
 	__PROF_BUMP(t->activity);
 	if (*site->exit_sema)
 		__prof_exit_probe(site, d);
@@ -1275,10 +1291,22 @@ static void cover_switch(void)
 	__PROF_STORE(&h->ksched_slot, now ? te->kslot : PROF_NO_SLOT);
 }
 
-void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d)
+void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d,
+		    uint64_t zseq, uint64_t zoffcpu, uint64_t seq)
 {
 	struct __prof_thread *t = &__prof_tls;
 
+	/* a zone on the monotonic clock (see __prof_now): its delta is here */
+	if (start & __PROF_MONO) {
+		__u64 limit = __atomic_load_n(&t->limit, __ATOMIC_ACQUIRE);
+
+		start &= ~__PROF_MONO;
+		d = __prof_clock_mono() - start;
+		if (limit && d <= limit) {
+			call_count(site, node, start, d, true, zseq, zoffcpu, seq);
+			return;
+		}
+	}
 	if (__atomic_load_n(&t->limit, __ATOMIC_ACQUIRE) || !prof_tpriv.limit) {
 		call_anomaly(node);
 		return;
@@ -1290,7 +1318,7 @@ void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start,
 	if (d > prof_tpriv.limit)
 		call_anomaly(node);
 	else
-		call_count(site, node, start, d);
+		call_count(site, node, start, d, false, 0, 0, 0);
 	cover_switch();
 }
 

@@ -171,7 +171,8 @@ extern int __prof_clock_tsc;
 /* the node for (cur, site) and the node to return to: prev << 32 | node */
 uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t cur);
 void __prof_leave_slow(uint32_t node, uint64_t zseq, uint64_t zoffcpu, uint64_t seq, uint64_t d);
-void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d);
+void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d,
+		    uint64_t zseq, uint64_t zoffcpu, uint64_t seq);
 void __prof_hist_first(uint32_t node, uint64_t d);
 void __prof_unbalanced(uint32_t node, uint32_t prev);
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
@@ -188,20 +189,33 @@ uint64_t __prof_clock_mono(void);
  * cntfrq_el0); with PROF_CLOCK=mono, or no usable counter, CLOCK_MONOTONIC
  * through the runtime (a call, and no feature-test macro asked of the
  * includer).
+ *
+ * The choice is made once, and a zone's fast path never tests it: on the
+ * monotonic clock no site cache is ever filled, so every enter takes its
+ * slow branch, which reads that clock and marks the start with
+ * __PROF_MONO; the fast exit's delta from such a start is above any
+ * limit, so the exit takes __prof_anomaly, which reads the clock again.
  */
-static inline __attribute__((always_inline)) uint64_t __prof_now(void)
+#define __PROF_MONO	(1ull << 63)	/* a zone's start on the monotonic clock */
+
+static inline __attribute__((always_inline)) uint64_t __prof_counter(void)
 {
 #if defined(__x86_64__)
-	if (__builtin_expect(__prof_clock_tsc, 1))
-		return __builtin_ia32_rdtsc();
+	return __builtin_ia32_rdtsc();
 #elif defined(__aarch64__)
-	if (__builtin_expect(__prof_clock_tsc, 1)) {
-		uint64_t t;
+	uint64_t t;
 
-		__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(t));
-		return t;
-	}
+	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(t));
+	return t;
+#else
+	return __prof_clock_mono();
 #endif
+}
+
+static inline __attribute__((always_inline)) uint64_t __prof_now(void)
+{
+	if (__builtin_expect(__prof_clock_tsc, 1))
+		return __prof_counter();
 	return __prof_clock_mono();
 }
 
@@ -286,6 +300,30 @@ __prof_hist_miss(struct __prof_cache *c, uint32_t node, uint64_t d)
 	__prof_tls.bfill = 0;
 }
 
+/* an enter, its node known; SLOW (a constant) after the slow path, the
+ * only one that may find the monotonic clock in use */
+static inline __attribute__((always_inline)) void __prof_enter_tail(struct __prof_zone *z,
+								   int slow)
+{
+	__prof_tls.cur = z->node;
+#ifndef PROF_NO_KERNEL_WORD
+	z->seq = __prof_tls.krec->seq;
+	z->offcpu = __prof_tls.krec->offcpu_ns;
+#else
+	z->seq = z->offcpu = 0;
+#endif
+	if (slow && __builtin_expect(!__prof_clock_tsc, 0)) {
+		uint64_t t = __prof_clock_mono();
+
+		z->start = t | __PROF_MONO;
+		__PROF_STORE(&__prof_tls.open[z->node], t);
+		return;
+	}
+	z->start = __prof_counter();
+	/* in flight: readers add its elapsed time to the node */
+	__PROF_STORE(&__prof_tls.open[z->node], z->start);
+}
+
 /*
  * The fast path names __prof_tls itself, never through a pointer: with
  * -fsanitize=null GCC tests a pointer's flags after an "add gottpoff", and
@@ -308,17 +346,10 @@ __prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_
 
 		z->prev = (uint32_t)(pn >> 32);
 		z->node = (uint32_t)pn;
+		__prof_enter_tail(z, 1);
+		return;
 	}
-	__prof_tls.cur = z->node;
-#ifndef PROF_NO_KERNEL_WORD
-	z->seq = __prof_tls.krec->seq;
-	z->offcpu = __prof_tls.krec->offcpu_ns;
-#else
-	z->seq = z->offcpu = 0;
-#endif
-	z->start = __prof_now();
-	/* in flight: readers add its elapsed time to the node */
-	__PROF_STORE(&__prof_tls.open[z->node], z->start);
+	__prof_enter_tail(z, 0);
 }
 
 /*
@@ -327,7 +358,8 @@ __prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_
  */
 static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zone *z)
 {
-	uint64_t d = __prof_now() - z->start;
+	/* on the monotonic clock, above the limit (see __prof_now) */
+	uint64_t d = __prof_counter() - z->start;
 	struct __prof_cache *c = z->c;
 	struct prof_node *n;
 #ifndef PROF_NO_KERNEL_WORD
@@ -343,7 +375,7 @@ static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zon
 	/* unsigned: a negative delta is huge too; a limit of 0 hands over a
 	 * new kernel word */
 	if (__builtin_expect(d > __prof_tls.limit, 0)) {
-		__prof_anomaly(z->site, z->node, z->start, d);
+		__prof_anomaly(z->site, z->node, z->start, d, z->seq, z->offcpu, seq);
 		return;
 	}
 	/* after the check: in a fork child it moves the node table */
