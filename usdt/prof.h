@@ -448,11 +448,23 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 #define __PROF_ADDR "i"		/* a symbol's address, printed by %c */
 #define __PROF_STUB_ARGS "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx"
 #define __PROF_LEA(sym, op)	"lea " sym "(%%rip), %" op "\n"
+/* FIRE: is the semaphore SYM set (a compare on memory; DEFS, asm text,
+ * first) */
+#define __PROF_SEM_TEST(sym, defs, fire)					\
+	__asm__ __volatile__(defs "cmpw $0, " sym "(%%rip)" : "=@ccne"(fire))
 #elif defined(__aarch64__)
 #define __PROF_ADDR "S"
 #define __PROF_STUB_ARGS "8@x0 8@x1 8@x2 8@x3"
 #define __PROF_LEA(sym, op)							\
 	"adrp %" op ", " sym "\n" "add %" op ", %" op ", :lo12:" sym "\n"
+#define __PROF_SEM_TEST(sym, defs, fire)					\
+	do {									\
+		unsigned long __prof_st;					\
+		__asm__ __volatile__(defs "adrp %x1, " sym "\n\t"		\
+				     "ldrh %w1, [%x1, :lo12:" sym "]\n\t"	\
+				     "cmp %w1, #0"				\
+				     : "=@ccne"(fire), "=&r"(__prof_st));	\
+	} while (0)
 #else
 #error "prof.h: zones need x86-64 or aarch64; build with -DPROF_DISABLE elsewhere"
 #endif
@@ -487,10 +499,17 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 	[__a0] "r"((const char *)(name)), [__a1] "r"((const char *)(file)),	\
 	[__a2] "r"((unsigned long long)(line))
 
-/* the enter probe, if a tracer raised the semaphore at SEMP (asm text SEMA) */
-#define __PROF_ENTER_PROBE(probe, semp, sema, name)				\
+/*
+ * The enter probe, if a tracer raised the semaphore SEMA (asm text): the
+ * compare is in asm, on memory, its result a flag output (C cannot name
+ * the semaphore, an asm symbol; volatile: read at every enter); DEFS,
+ * asm text, comes first.
+ */
+#define __PROF_ENTER_PROBE(probe, sema, name, defs)				\
 	do {									\
-		if (__builtin_expect(*(semp), 0))				\
+		int __prof_fire;						\
+		__PROF_SEM_TEST(sema, defs, __prof_fire);			\
+		if (__builtin_expect(__prof_fire, 0))				\
 			__asm__ __volatile__(__PROF_NOTE(#probe, sema, __PROF_ARGS3) \
 					     :: __PROF_OPS3(name, __FILE__, __LINE__)); \
 	} while (0)
@@ -525,7 +544,7 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 /*
  * A site: its descriptor __prof_sID (struct prof_site; exit_sema points at
  * its name's exit semaphore, sema[] is unused), its exit stub __prof_xID;
- * SP gets the descriptor's address, EP the enter semaphore's.
+ * SP gets the descriptor's address.
  */
 #define __PROF_SITE_ASM(probe, id)						\
 	__PROF_SEM_ASM(probe)							\
@@ -549,13 +568,11 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 	".size " __PROF_SYM("x", id) ", .-" __PROF_SYM("x", id) "\n"		\
 	".popsection\n"								\
 	".endif\n"								\
-	__PROF_LEA(__PROF_SYM("s", id), "[__sp]")				\
-	__PROF_LEA(__PROF_SEM(probe), "[__ep]")
+	__PROF_LEA(__PROF_SYM("s", id), "[__sp]")
 #define __PROF_SITE(name, probe, func, flags, id)				\
 	const struct prof_site *__prof_sp_##id;					\
-	volatile unsigned short *__prof_ep_##id;				\
 	__asm__(__PROF_SITE_ASM(#probe, id)					\
-		: [__sp] "=r"(__prof_sp_##id), [__ep] "=r"(__prof_ep_##id)	\
+		: [__sp] "=r"(__prof_sp_##id)					\
 		: [__n] __PROF_ADDR(name), [__f] __PROF_ADDR(__FILE__),		\
 		  [__fn] __PROF_ADDR(func), [__l] "n"(__LINE__), [__fl] "n"(flags))
 
@@ -592,7 +609,7 @@ struct __prof_guard {
 
 #define __PROF_ZONE(name, probe, func, flags, id)				\
 	__PROF_SITE(name, probe, func, flags, id);				\
-	__PROF_ENTER_PROBE(probe, __prof_ep_##id, __PROF_SEM(#probe), name);	\
+	__PROF_ENTER_PROBE(probe, __PROF_SEM(#probe), name, "");		\
 	__PROF_OPEN(__prof_sp_##id, id)
 #define __PROF_ZONE_(name, probe, func, flags, id)				\
 	__PROF_ZONE(name, probe, func, flags, id)
@@ -624,10 +641,7 @@ struct __prof_guard {
 	extern const struct prof_site prof_zone_##name __asm__("prof_zone_" #name)
 
 #define __PROF_SCOPE(name, id)							\
-	volatile unsigned short *__prof_e_##id;					\
-	__asm__(__PROF_SEM_ASM(#name)						\
-		__PROF_LEA(__PROF_SEM(#name), "0") : "=r"(__prof_e_##id));	\
-	__PROF_ENTER_PROBE(name, __prof_e_##id, __PROF_SEM(#name), #name);	\
+	__PROF_ENTER_PROBE(name, __PROF_SEM(#name), #name, __PROF_SEM_ASM(#name)); \
 	__PROF_OPEN(&prof_zone_##name, id)
 #define __PROF_SCOPE_(name, id)	__PROF_SCOPE(name, id)
 #define PROF_SCOPE(name)	__PROF_SCOPE_(name, __COUNTER__)
@@ -641,7 +655,7 @@ struct __prof_guard {
 	do {									\
 		__PROF_SITE(#name, name, __func__, PROF_SITE_BEGIN, id);	\
 		__PROF_CACHE(id);						\
-		__PROF_ENTER_PROBE(name, __prof_ep_##id, __PROF_SEM(#name), #name); \
+		__PROF_ENTER_PROBE(name, __PROF_SEM(#name), #name, "");	\
 		__prof_begin(__prof_sp_##id, &__prof_cache_##id);		\
 	} while (0)
 #define __PROF_BEGIN_(name, id)	__PROF_BEGIN(name, id)
