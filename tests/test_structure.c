@@ -529,7 +529,7 @@ static void anom_scoped_once(bool anomalous)
 	PROF_USDT(struct_anom_scoped);
 	test_spin(1000);
 	if (anomalous)
-		__prof_tls.limit = 1;
+		__prof_tls.limit = __prof_tls.day = 1;
 }
 
 static void anom_end_once(bool anomalous)
@@ -537,27 +537,30 @@ static void anom_end_once(bool anomalous)
 	PROF_BEGIN(struct_anom_end);
 	test_spin(1000);
 	if (anomalous)
-		__prof_tls.limit = 1;
+		__prof_tls.limit = __prof_tls.day = 1;
 	PROF_END();
 }
 
 static void anomaly_case(void)
 {
-	__u64 limit;
+	__u64 limit, day;
 	int i;
 
 	for (i = 0; i < ANOM_CALLS; i++)
 		anom_scoped_once(false);
-	/* the thread's limit is set at its first zone */
+	/* the thread's limits are set at its first zone */
 	limit = __prof_tls.limit;
+	day = __prof_tls.day;
 	anom_scoped_once(true);
 	__prof_tls.limit = limit;
+	__prof_tls.day = day;
 	for (i = 0; i < ANOM_CALLS; i++)
 		anom_scoped_once(false);
 	for (i = 0; i < ANOM_CALLS; i++)
 		anom_end_once(false);
 	anom_end_once(true);
 	__prof_tls.limit = limit;
+	__prof_tls.day = day;
 }
 
 /* the thread's node of zone name */

@@ -6,7 +6,8 @@
  * with a known distribution are within 12.5% of the exact quantiles; the
  * histogram's bucket boundaries (each one, exactly) and the quantile
  * arithmetic, on their own; a diff against a baseline (a reset) keeps the
- * later calls' total and max.
+ * later calls' total and max; a call past the fast path's limit (and
+ * under a day) counts as any other.
  */
 #include <math.h>
 #include <pthread.h>
@@ -583,6 +584,65 @@ static void test_copy_keeps_racing_counts(void **state)
 	free(img);
 }
 
+/* --- calls the fast path leaves to __prof_anomaly ----------------------- */
+
+#define LONG_CALLS 3
+
+/*
+ * A call longer than the fast path's limit (PROF_EV_DUR_MAX ticks, some
+ * 3.5 minutes, when a day is more) and under a day counts as the fast path
+ * counts: not an anomaly, its time, max and bucket.  The test lowers its
+ * own thread's limit to 1000 ticks, far below its 1 ms calls.
+ */
+static void *long_main(void *arg)
+{
+	struct timespec ts = { 0, (long)MS };
+	__u64 saved;
+	int i;
+
+	*(__u32 *)arg = test_gettid();
+	{
+		PROF_USDT(timing_long_first); /* the thread's slab, and its limit */
+	}
+	saved = __prof_tls.limit;
+	__prof_tls.limit = 1000;
+	for (i = 0; i < LONG_CALLS; i++) {
+		PROF_USDT(timing_long);
+		nanosleep(&ts, NULL);
+	}
+	__prof_tls.limit = saved;
+	return NULL;
+}
+
+static void test_over_fast_limit(void **state)
+{
+	const struct prof_snap_thread *t;
+	const struct prof_snap_node *n;
+	struct prof_snapshot *s;
+	const __u32 *h;
+	__u64 sum = 0;
+	__u32 tid, b;
+
+	(void)state;
+	in_thread(long_main, &tid);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	t = test_thread(s, tid);
+	assert_non_null(t);
+	n = test_node(s, t, "timing_long");
+	assert_non_null(n);
+	assert_int_equal(n->calls, LONG_CALLS);
+	assert_int_equal(n->anomalies, 0);
+	assert_true(prof_snap_ns(s, n->ticks) >= LONG_CALLS * MS);
+	assert_true(prof_snap_ns(s, n->max) >= MS);
+	h = prof_snap_hist(s, n);
+	assert_non_null(h);
+	for (b = 0; b < n->hist_n; b++)
+		sum += h[b];
+	assert_int_equal(sum, LONG_CALLS);
+	prof_snapshot__destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -594,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_quantiles_from_top),
 		cmocka_unit_test(test_nested_total_self),
 		cmocka_unit_test(test_percentiles),
+		cmocka_unit_test(test_over_fast_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -87,7 +87,6 @@ struct prof_tpriv {
 	__u32 nnodes; /* our copy of hdr->nnodes */
 	__u32 max_nodes;
 	__u64 last_frame;
-	__u64 limit;  /* the fast path's limit, when it is 0 for a kernel word change */
 	__u32 res_nodes; /* nodes [0, res_nodes) have their pages reserved */
 	volatile sig_atomic_t busy; /* in a slow path that locks or grows the tree:
 				     * a zone in a signal handler must not enter one */
@@ -421,6 +420,13 @@ static const struct prof_site calib_site = {
 
 static void thread_bind_sink(struct __prof_thread *t, struct prof_sink *k);
 
+/* a day of ticks: a zone longer than that is a broken clock, not a
+ * measurement (an anomaly) */
+static __u64 prof_day(void)
+{
+	return (__u64)(86400e9 / prof_rt.ns_per_tick);
+}
+
 static void zone_calibrate(__u64 *cost, __u64 *inner)
 {
 	struct __prof_thread *t = &__prof_tls, saved = *t;
@@ -433,6 +439,7 @@ static void zone_calibrate(__u64 *cost, __u64 *inner)
 
 	prof_tpriv.busy = 1;
 	thread_bind_sink(t, &calib_sink);
+	t->day = prof_day(); /* its calls count (on the monotonic clock, in __prof_anomaly) */
 	t->cur = PROF_NODE_ROOT;
 	for (round = 0; round < 5; round++) {
 		__u64 t0, t1, calls, ticks;
@@ -818,6 +825,13 @@ static bool thread_reuse(struct __prof_thread *t, struct prof_tpriv *p)
 	return true;
 }
 
+/* the fast path's limit: a day, or less, so that each call it counts fits
+ * an event's duration field (a longer one takes __prof_anomaly) */
+static __u64 fast_limit(const struct __prof_thread *t)
+{
+	return t->day < PROF_EV_DUR_MAX ? t->day : PROF_EV_DUR_MAX;
+}
+
 /* first zone of a thread: claim a slab */
 static void thread_init(void)
 {
@@ -828,7 +842,7 @@ static void thread_init(void)
 	struct prof_node *nodes;
 	__u32 idx, tsize;
 
-	t->limit = PROF_HIST_TOP - 1;	/* the sink's, until the slab's */
+	t->limit = PROF_EV_DUR_MAX;	/* the sink's, until the slab's */
 	t->krec = &prof_zero_rec;
 	pthread_once(&prof_once, prof_once_init);
 
@@ -920,13 +934,9 @@ static void thread_start(struct __prof_thread *t, struct prof_tpriv *p, struct p
 	p->nnodes = 2;
 	p->max_nodes = prof_rt.max_nodes;
 	thread_bind_slab(t, hdr);
-	/* a zone longer than a day is a broken clock, not a measurement
-	 * (below PROF_HIST_TOP: a day at any clock rate under 6.5 GHz, and
-	 * the fast path finds buckets below it only) */
-	p->limit = (__u64)(86400e9 / prof_rt.ns_per_tick);
-	if (p->limit > PROF_HIST_TOP - 1)
-		p->limit = PROF_HIST_TOP - 1;
-	t->limit = p->limit;
+	/* a zone longer than a day is a broken clock, not a measurement */
+	t->day = prof_day();
+	t->limit = fast_limit(t);
 	t->cur = PROF_NODE_ROOT;
 	pthread_setspecific(prof_key, p);
 	thread_cover_sync(t, p, te, hdr);
@@ -1235,7 +1245,8 @@ static void call_count(const struct prof_site *site, uint32_t node, __u64 start,
 	hist_count(node, d);
 	if (!facts)
 		call_uncovered(node);
-	__prof_ring_put(start, d, node);
+	/* a call over 2^39 ticks shows that long */
+	__prof_ring_put(start, d < PROF_EV_DUR_MAX ? d : PROF_EV_DUR_MAX, node);
 	if (facts && seq != zseq)
 		__prof_leave_slow(node, zseq, zoffcpu, seq, d);
 	__PROF_BUMP(t->activity);
@@ -1261,7 +1272,7 @@ static void cover_switch(void)
 	__u64 gen;
 
 	/* first, so a request made meanwhile brings us back here */
-	__atomic_store_n(&t->limit, p->limit, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->limit, fast_limit(t), __ATOMIC_RELAXED);
 	if (!te || !h)
 		return;
 	do {
@@ -1295,27 +1306,28 @@ void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start,
 		    uint64_t zseq, uint64_t zoffcpu, uint64_t seq)
 {
 	struct __prof_thread *t = &__prof_tls;
+	__u64 day = t->day;
 
 	/* a zone on the monotonic clock (see __prof_now): its delta is here */
 	if (start & __PROF_MONO) {
-		__u64 limit = __atomic_load_n(&t->limit, __ATOMIC_ACQUIRE);
-
 		start &= ~__PROF_MONO;
 		d = __prof_clock_mono() - start;
-		if (limit && d <= limit) {
-			call_count(site, node, start, d, true, zseq, zoffcpu, seq);
-			return;
-		}
 	}
-	if (__atomic_load_n(&t->limit, __ATOMIC_ACQUIRE) || !prof_tpriv.limit) {
-		call_anomaly(node);
+	/* the fast path's limit in force: above a day an anomaly, else a
+	 * call it leaves here (on the monotonic clock, or too long for an
+	 * event's duration field, where it saturates) counts as it counts */
+	if (__atomic_load_n(&t->limit, __ATOMIC_ACQUIRE) || !day) {
+		if (day && d <= day)
+			call_count(site, node, start, d, true, zseq, zoffcpu, seq);
+		else
+			call_anomaly(node);
 		return;
 	}
 	/*
 	 * A kernel word change waits: this call had its facts from neither
 	 * word whole, so it counts without them, then the thread switches.
 	 */
-	if (d > prof_tpriv.limit)
+	if (d > day)
 		call_anomaly(node);
 	else
 		call_count(site, node, start, d, false, 0, 0, 0);
@@ -1434,14 +1446,15 @@ void __prof_frame(void)
 		return;
 	if (p->last_frame) {
 		d = now - p->last_frame;
-		if (d <= p->limit) {
+		if (d <= __prof_tls.day) {
 			__PROF_ADD(&h->frames, 1);
 			__PROF_ADD(&h->frame_ticks, d);
 			if (d > h->frame_max)
 				__PROF_STORE(&h->frame_max, d);
 			__PROF_ADD(&h->frame_hist[prof_hist_bucket(d)], 1);
 			/* a frame is an event too: the root's node, which no zone is */
-			__prof_ring_put(p->last_frame, d, PROF_NODE_ROOT);
+			__prof_ring_put(p->last_frame, d < PROF_EV_DUR_MAX ? d : PROF_EV_DUR_MAX,
+					PROF_NODE_ROOT);
 		}
 	}
 	p->last_frame = now;
@@ -1967,8 +1980,8 @@ static void prof_fork_child(void)
 	prof_agent__atfork_child();
 	t->krec = &prof_zero_rec;
 	p->kgen = 0;
-	if (p->limit)
-		t->limit = p->limit;
+	if (t->day)
+		t->limit = fast_limit(t);
 	if (!prof_rt.seg)
 		return;
 	prof_rt.fork_pending = true;

@@ -143,9 +143,14 @@ struct __prof_thread {
 	uint32_t *hist;			/* its histograms (prof_hist_index) */
 	uint32_t cur;			/* current node; __PROF_UNINIT before init */
 	volatile uint32_t bfill;	/* a zone exit is refilling its site's bucket */
-	uint64_t limit;			/* a delta above this is an anomaly; 0
-					 * while a new kernel word waits for the
-					 * thread (its next exit takes it) */
+	uint64_t limit;			/* a delta above this takes __prof_anomaly
+					 * (above a day it is one; at most
+					 * PROF_EV_DUR_MAX); 0 while a new kernel
+					 * word waits for the thread (its next
+					 * exit takes it) */
+	uint64_t day;			/* a delta above this is an anomaly (a
+					 * broken clock): a day; 0 before the
+					 * thread's slab */
 	const volatile struct prof_sched_rec *krec; /* kernel word, never NULL once init */
 	__u64 *activity;		/* the slab's activity word, never NULL once init */
 	struct prof_node_ext *ext;	/* the nodes' ext records */
@@ -248,7 +253,9 @@ static inline __attribute__((always_inline)) uint64_t __prof_now(void)
 #define __PROF_BUMP(p)		__atomic_store_n((p), __PROF_LOAD(p) + 1, __ATOMIC_RELEASE)
 #endif
 
-/* the call that just ended, into the thread's event ring (slab.h) */
+/* the call that just ended, into the thread's event ring (slab.h); d at
+ * most PROF_EV_DUR_MAX (the fast path's limit is no more: a longer call
+ * takes __prof_anomaly, which saturates it) */
 static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start, uint64_t d,
 								  uint32_t node)
 {
@@ -258,9 +265,7 @@ static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start
 	struct prof_event *e = &__prof_tls.ring[h & __prof_tls.ring_mask];
 
 	__PROF_STORE(&e->start, start);
-	/* a call over 2^39 ticks shows that long */
-	__PROF_STORE(&e->dur_node,
-		     (d < PROF_EV_DUR_MAX ? d : PROF_EV_DUR_MAX) << PROF_EV_DUR_SHIFT | node);
+	__PROF_STORE(&e->dur_node, d << PROF_EV_DUR_SHIFT | node);
 	__atomic_store_n(hp, h + 1, __ATOMIC_RELEASE);
 #else
 	(void)start, (void)d, (void)node; /* bench/overhead only: the ring's cost */
@@ -269,7 +274,7 @@ static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start
 
 /*
  * A delta outside its site's cached bucket: its bucket found without a
- * branch (d is below the limit, a day, so below PROF_HIST_TOP), counted
+ * branch (d is below the limit, so below PROF_HIST_TOP), counted
  * (a row's first count marks it, out of line), and cached, unless this
  * zone is a signal handler's that interrupted a refill: the cache names
  * no node while it changes, so no zone sees half of one.

@@ -393,10 +393,11 @@ __PROF_STATIC_ASSERT(__builtin_offsetof(struct prof_node, calls) == 8 &&
  * Bucket of a duration v below PROF_HIST_TOP, without a branch: with s
  * the octave less 2 (0 below 8), 4 s + (v >> s), the top three bits;
  * exact below 8.  The bucket spans [(v >> s) << s, that + 2^s).  The fast
- * path counts with these: a zone's limit (a day) is below PROF_HIST_TOP
- * whatever the clock, so it needs no clamp.
+ * path counts with these: its limit (PROF_EV_DUR_MAX at most) is below
+ * PROF_HIST_TOP, so it needs no clamp.
  */
 #define PROF_HIST_TOP		(1ull << 49)	/* the last bucket's own top */
+__PROF_STATIC_ASSERT(PROF_EV_DUR_MAX < PROF_HIST_TOP, "the fast path's deltas have buckets");
 static inline unsigned int prof_hist_shift(__u64 v)
 {
 	return 61 - (unsigned int)__builtin_clzll(v | 4);
