@@ -1045,6 +1045,9 @@ static void prof_thread_ready(void)
 }
 
 static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev);
+/* a cached parent on the monotonic clock: no node is this high (slab.h's
+ * PROF_EV_NODE_BITS), no marker this low */
+#define CACHE_MONO 0x40000000u
 
 /*
  * Zones are safe in signal handlers.  A handler that interrupts this
@@ -1060,6 +1063,11 @@ uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
 
 	if (prof_tpriv.busy)
 		return (__u64)prev << 32 | 1;
+	/* on the monotonic clock: the site's cache, as the fast path's */
+	if (c->parent == (cur | CACHE_MONO))
+		return (__u64)prev << 32 | c->node;
+	if (c->parent2 == (cur | CACHE_MONO))
+		return (__u64)prev << 32 | c->node2;
 	prof_tpriv.busy = 1;
 	node = enter_slow(site, c, &prev);
 	prof_tpriv.busy = 0;
@@ -1074,9 +1082,10 @@ uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
  */
 static void cache_put(struct __prof_cache *c, __u32 parent, __u32 node)
 {
-	/* on the monotonic clock every enter takes the slow branch */
+	/* on the monotonic clock every enter takes the slow branch: its
+	 * parents are marked, so that the fast path's compares fail */
 	if (!__prof_clock_tsc)
-		return;
+		parent |= CACHE_MONO;
 	c->parent2 = ~0u;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	c->node2 = c->node;
