@@ -32,8 +32,9 @@
  * their name and file:line arguments tell them apart.  A public zone's exit
  * probe gives PROF_DEFINE's file and line.
  *
- * Compilers: gcc and clang, C99 and later, C++11 and later, x86-64 and
- * aarch64; no feature-test macro is needed before including this header.
+ * Compilers: gcc and clang (GCC 6 and clang 9 or later: asm flag outputs),
+ * C99 and later, C++11 and later, x86-64 and aarch64; no feature-test
+ * macro is needed before including this header.
  *
  * The first zone of a thread takes the slow path (segment, slab, site and
  * node creation); after that nothing locks, allocates or enters the kernel.
@@ -196,10 +197,11 @@ uint64_t __prof_clock_mono(void);
  * includer).
  *
  * The choice is made once, and a zone's fast path never tests it: on the
- * monotonic clock no site cache is ever filled, so every enter takes its
- * slow branch, which reads that clock and marks the start with
- * __PROF_MONO; the fast exit's delta from such a start is above any
- * limit, so the exit takes __prof_anomaly, which reads the clock again.
+ * monotonic clock no site cache ever matches (the runtime marks the
+ * parents it caches), so every enter takes its slow branch, which reads
+ * that clock and marks the start with __PROF_MONO; the fast exit's delta
+ * from such a start is above any limit, so the exit takes __prof_anomaly,
+ * which reads the clock again.
  */
 #define __PROF_MONO	(1ull << 63)	/* a zone's start on the monotonic clock */
 
