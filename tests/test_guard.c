@@ -592,15 +592,14 @@ static pid_t profiled(uid_t uid, char *seg, size_t len)
 		return -1;
 	}
 	close(p[0]);
+	/* its own segment: an earlier process of the same pid may have left
+	 * one (a pid alone is not a process) */
 	if (seg) {
-		glob_t g;
-		char pat[64];
+		char paths[1][96];
 
-		snprintf(pat, sizeof(pat), "/dev/shm/prof.%d.*", (int)k);
 		seg[0] = 0;
-		if (!glob(pat, 0, NULL, &g) && g.gl_pathc)
-			snprintf(seg, len, "%s", g.gl_pathv[0]);
-		globfree(&g);
+		if (test_seg_paths(k, prof_proc_start_token(k), paths, 1))
+			snprintf(seg, len, "%s", paths[0]);
 	}
 	return k;
 }
