@@ -38,19 +38,6 @@ static __attribute__((noinline)) void mono_outer(unsigned int k)
 		open_snap = test_snapshot(0);
 }
 
-/* every call of a node is in its histogram */
-static void hist_holds_calls(const struct prof_snapshot *s, const struct prof_snap_node *n)
-{
-	const __u32 *h = prof_snap_hist(s, n);
-	__u64 sum = 0;
-	__u32 b;
-
-	assert_non_null(h);
-	for (b = 0; b < n->hist_n; b++)
-		sum += h[b];
-	assert_int_equal(sum, n->calls);
-}
-
 static void test_mono_counts(void **state)
 {
 	const struct prof_snap_thread *t;
@@ -96,8 +83,9 @@ static void test_mono_counts(void **state)
 	assert_true(o->ticks <= after - before);
 	assert_true(o->max >= SLEEP_NS && o->max <= o->ticks);
 	assert_true(o->child_ticks == in->ticks);
-	hist_holds_calls(s, o);
-	hist_holds_calls(s, in);
+	/* every call of a node is in its histogram */
+	assert_int_equal(test_hist_sum(s, o), o->calls);
+	assert_int_equal(test_hist_sum(s, in), in->calls);
 	prof_snapshot__destroy(s);
 
 	/* read inside the last outer call: open, its sleep already in it */

@@ -64,19 +64,11 @@ static __attribute__((noinline)) void recurse(unsigned int depth)
 static __u64 calls_under(const struct prof_snapshot *s, const struct prof_snap_thread *t,
 			 __u32 parent, const char *name)
 {
-	__u32 n = test_child(s, t, parent, name), b;
-	const struct prof_snap_node *node;
-	const __u32 *h;
-	__u64 sum = 0;
+	__u32 n = test_child(s, t, parent, name);
 
 	assert_int_not_equal(n, PROF_SNAP_NONE);
-	node = &t->nodes[n];
-	h = prof_snap_hist(s, node);
-	assert_non_null(h);
-	for (b = 0; b < node->hist_n; b++)
-		sum += h[b];
-	assert_int_equal(sum, node->calls);
-	return node->calls;
+	assert_int_equal(test_hist_sum(s, &t->nodes[n]), t->nodes[n].calls);
+	return t->nodes[n].calls;
 }
 
 static void test_two_parents(void **state)

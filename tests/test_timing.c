@@ -196,16 +196,8 @@ static void test_percentiles(void **state)
 	assert_true(prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)) > 1 * MS);
 	/* the copy starts at the lowest bucket used, far above 0, and holds
 	 * every call */
-	{
-		const __u32 *h = prof_snap_hist(s, n);
-		__u64 sum = 0;
-
-		assert_non_null(h);
-		assert_true(n->hist_lo > 40 && h[0] > 0);
-		for (i = 0; i < n->hist_n; i++)
-			sum += h[i];
-		assert_int_equal(sum, QN);
-	}
+	assert_true(n->hist_lo > 40 && prof_snap_hist(s, n)[0] > 0);
+	assert_int_equal(test_hist_sum(s, n), QN);
 	/* read lazily, the quantiles come from the segment's buckets, read
 	 * from the top: the same as the copy's */
 	{
@@ -619,9 +611,7 @@ static void test_over_fast_limit(void **state)
 	const struct prof_snap_thread *t;
 	const struct prof_snap_node *n;
 	struct prof_snapshot *s;
-	const __u32 *h;
-	__u64 sum = 0;
-	__u32 tid, b;
+	__u32 tid;
 
 	(void)state;
 	in_thread(long_main, &tid);
@@ -635,11 +625,7 @@ static void test_over_fast_limit(void **state)
 	assert_int_equal(n->anomalies, 0);
 	assert_true(prof_snap_ns(s, n->ticks) >= LONG_CALLS * MS);
 	assert_true(prof_snap_ns(s, n->max) >= MS);
-	h = prof_snap_hist(s, n);
-	assert_non_null(h);
-	for (b = 0; b < n->hist_n; b++)
-		sum += h[b];
-	assert_int_equal(sum, LONG_CALLS);
+	assert_int_equal(test_hist_sum(s, n), LONG_CALLS);
 	prof_snapshot__destroy(s);
 }
 

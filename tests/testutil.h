@@ -97,6 +97,19 @@ static inline const struct prof_snap_node *test_node(const struct prof_snapshot 
 	return NULL;
 }
 
+/* the calls a node's copied histogram holds (it must have one) */
+static inline __u64 test_hist_sum(const struct prof_snapshot *s, const struct prof_snap_node *n)
+{
+	const __u32 *h = prof_snap_hist(s, n);
+	__u64 sum = 0;
+	__u32 b;
+
+	assert_non_null(h);
+	for (b = 0; b < n->hist_n; b++)
+		sum += h[b];
+	return sum;
+}
+
 /* the thread with tid, or NULL */
 static inline const struct prof_snap_thread *test_thread(const struct prof_snapshot *s, __u32 tid)
 {
