@@ -14,6 +14,9 @@
       thread's scheduler track, a blocked "off cpu" slice of the sleep inside
       each "tr_nap", runs on CPU 0 and on CPU 1 inside each "tr_hop", and runs
       that never overlap
+  check_trace.py slices_clock TRACE LO HI   (profd, a "facts" trace) the
+      blocked slice of each "tr_nap" starts LO..HI us after the call does,
+      in the median of the five: slices and zones on one CLOCK_MONOTONIC
 
 Exits 0 when it holds, else 1 with what did not.
 """
@@ -167,6 +170,31 @@ def facts(trace):
             fail("a call that ran on CPUs 0 and 1 has runs on %r" % sorted(cpus))
 
 
+def slices_clock(trace, lo, hi):
+    """a sleep's blocked slice starts where its zone does: the switch out
+    follows the zone's start by the nanosleep call's way into the
+    scheduler, lo..hi us in the median of the five sleeps"""
+    d = load(trace)
+    x = [e for e in d["traceEvents"] if e["ph"] == "X"]
+    naps = [e for e in x if e["name"] == "tr_nap"]
+    off = [e for e in x if e.get("cat") == "sched" and e["name"] == "off cpu"
+           and e["args"]["why"] == "blocked" and e["dur"] >= 1800]
+    starts = []
+    for n in naps:
+        near = [e["ts"] - n["ts"] for e in off if abs(e["ts"] - n["ts"]) < 500]
+        if len(near) != 1:
+            fail("%d blocked slices of 1.8 ms or more start near a sleep's zone %r"
+                 % (len(near), n))
+        starts.append(near[0])
+    starts.sort()
+    mid = starts[len(starts) // 2]
+    print("slices_clock: blocked slices start %s us after their zones" %
+          " ".join("%.1f" % v for v in starts), file=sys.stderr)
+    if not float(lo) <= mid <= float(hi):
+        fail("the median sleep's slice starts %.1f us after its zone, not %s..%s"
+             % (mid, lo, hi))
+
+
 def at(trace, zone, us, tol):
     d = load(trace)
     calls = [e for e in d["traceEvents"] if e["ph"] == "X" and e["name"] == zone]
@@ -184,6 +212,8 @@ if __name__ == "__main__":
         slow(sys.argv[2])
     elif len(sys.argv) == 3 and sys.argv[1] == "facts":
         facts(sys.argv[2])
+    elif len(sys.argv) == 5 and sys.argv[1] == "slices_clock":
+        slices_clock(sys.argv[2], sys.argv[3], sys.argv[4])
     elif len(sys.argv) == 6 and sys.argv[1] == "at":
         at(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     else:

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -424,12 +425,9 @@ static void facts_kid(int rd, int ctl)
 		;
 }
 
-/*
- * With profd, each call's event says what the kernel word said of it: the
- * zone that moved itself is migrated (and an instant event marks it), the
- * one that slept is blocked, in the trace of the live process.
- */
-static void test_trace_kernel_facts(void **state)
+/* a facts_kid's trace through profd, checked by check_trace.py's how
+ * (with its arguments after the trace's path) */
+static void facts_trace(const char *how, const char *args)
 {
 	char pid[16], out[128], errf[128], cmd[512];
 	const char *tr[] = { "trace", "--pid", pid, "-o", out, NULL };
@@ -437,12 +435,6 @@ static void test_trace_kernel_facts(void **state)
 	pid_t p;
 	char c;
 
-	(void)state;
-	need_profd();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		fprintf(stderr, "skipped: one cpu, nothing to migrate to\n");
-		skip();
-	}
 	assert_int_equal(pipe(rd), 0);
 	assert_int_equal(pipe(ctl), 0);
 	p = fork();
@@ -471,8 +463,86 @@ static void test_trace_kernel_facts(void **state)
 	close(ctl[1]);
 	waitpid(p, NULL, 0);
 	close(rd[0]);
-	snprintf(cmd, sizeof(cmd), "python3 tests/check_trace.py facts %s >&2", out);
+	snprintf(cmd, sizeof(cmd), "python3 tests/check_trace.py %s %s %s >&2", how, out,
+		 args);
 	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * With profd, each call's event says what the kernel word said of it: the
+ * zone that moved itself is migrated (and an instant event marks it), the
+ * one that slept is blocked, in the trace of the live process.
+ */
+static void test_trace_kernel_facts(void **state)
+{
+	(void)state;
+	need_profd();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		fprintf(stderr, "skipped: one cpu, nothing to migrate to\n");
+		skip();
+	}
+	facts_trace("facts", "");
+}
+
+/*
+ * How far ahead of CLOCK_MONOTONIC the run queue clock the program reads is
+ * here, in us: bpftrace's mean at a second of switches from a task (one from
+ * idle may find the clock last updated at the wake-up).  Sets *why and
+ * returns NAN where bpftrace cannot say.
+ */
+static double rq_clock_ahead_us(const char **why)
+{
+	char line[256];
+	double v = NAN;
+	FILE *f;
+
+	if (system("command -v bpftrace >/dev/null 2>&1")) {
+		*why = "bpftrace is not installed";
+		return NAN;
+	}
+	f = popen("bpftrace -q -e 'tracepoint:sched:sched_switch /args->prev_pid != 0 &&"
+		  " curtask->se.cfs_rq != 0/ { @ = avg((int64)(curtask->se.cfs_rq->rq->clock"
+		  " - nsecs)); } interval:s:1 { exit(); }' 2>/dev/null", "r");
+	if (!f) {
+		*why = "bpftrace did not start";
+		return NAN;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "@: ", 3))
+			v = strtod(line + 3, NULL) / 1000.0;
+	pclose(f);
+	if (isnan(v))
+		*why = "bpftrace could not read the run queue clock";
+	return v;
+}
+
+/*
+ * The slices are stamped on CLOCK_MONOTONIC, the zones' clock, not on the
+ * run queue clock the program reads: a sleep's blocked slice starts a few us
+ * after its zone (the way into the scheduler), however far apart the two
+ * clocks are.  Where they agree to within 30 us a slice stamped with either
+ * looks the same, and the test says so and skips.
+ */
+static void test_slices_clock(void **state)
+{
+	const char *why = NULL;
+	double ahead;
+
+	(void)state;
+	need_profd();
+	ahead = rq_clock_ahead_us(&why);
+	if (isnan(ahead)) {
+		print_message("skip: %s\n", why);
+		skip();
+	}
+	print_message("the run queue clock is %.1f us ahead of CLOCK_MONOTONIC here\n", ahead);
+	if (fabs(ahead) < 30.0) {
+		print_message("skip: the run queue clock and CLOCK_MONOTONIC agree to within"
+			      " 30 us here (%.1f): a slice stamped with either looks the same\n",
+			      ahead);
+		skip();
+	}
+	facts_trace("slices_clock", "-5 20");
 }
 
 /* one scrape through profd as uid; 1 if pid is in it, 0 if not, <0 error */
@@ -536,7 +606,9 @@ int main(void)
 		cmocka_unit_test(test_serve_other_user),
 		cmocka_unit_test(test_trace_via_profd),
 		cmocka_unit_test(test_trace_kernel_facts),
+		cmocka_unit_test(test_slices_clock),
 	};
 
+	test_filter_env();
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
