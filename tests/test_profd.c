@@ -1759,6 +1759,66 @@ static void test_hostile(void **state)
 	stop_profd();
 }
 
+/*
+ * A published segment that does not read at first (its clock rate broken
+ * while profd was stopped, as a process might be caught mid-change) is
+ * read again for a while, not dropped at the first look: mended a few
+ * samples later, it is followed.
+ */
+static void test_segment_grace(void **state)
+{
+	struct prof_snapshot *s = NULL;
+	struct profd_status st;
+	char path[1][96];
+	__u64 hz, zero = 0, end, s0;
+	struct child c;
+	int fd, seg, err = -ESRCH;
+
+	(void)state;
+	fd = need_profd();
+	kill(profd_pid, SIGSTOP);
+	c = spawn(NULL, 0, 10);
+	for (end = now_ns() + 10000000000ull; now_ns() < end; usleep(10000))
+		if (test_seg_paths(c.pid, prof_proc_start_token(c.pid), path, 1) == 1)
+			break;
+	assert_int_equal(test_seg_paths(c.pid, prof_proc_start_token(c.pid), path, 1), 1);
+	seg = open(path[0], O_RDWR | O_CLOEXEC);
+	assert_true(seg >= 0);
+	/* published: wait for the magic, then break the rate */
+	for (end = now_ns() + 10000000000ull; now_ns() < end; usleep(10000)) {
+		__u64 magic = 0;
+
+		assert_int_equal(pread(seg, &magic, sizeof(magic), 0), sizeof(magic));
+		if (magic == PROF_SEG_MAGIC)
+			break;
+	}
+	assert_int_equal(pread(seg, &hz, sizeof(hz), offsetof(struct prof_seg_hdr, tick_hz)),
+			 sizeof(hz));
+	assert_int_equal(pwrite(seg, &zero, sizeof(zero), offsetof(struct prof_seg_hdr, tick_hz)),
+			 sizeof(zero));
+	kill(profd_pid, SIGCONT);
+	assert_int_equal(child_wait(&c), 'R');
+	/* profd has looked at it, and failed: three samples on */
+	assert_int_equal(profd_status(fd, &st), 0);
+	for (end = now_ns() + 10000000000ull, s0 = st.samples;
+	     st.samples < s0 + 3 && now_ns() < end; usleep(20000))
+		assert_int_equal(profd_status(fd, &st), 0);
+	assert_int_equal(profd_snapshot(fd, c.pid, PROFD_SNAP_START, 0, &s), -ESRCH);
+	assert_int_equal(pwrite(seg, &hz, sizeof(hz), offsetof(struct prof_seg_hdr, tick_hz)),
+			 sizeof(hz));
+	close(seg);
+	/* mended within the grace (2 s from the first look): followed */
+	for (end = now_ns() + 5000000000ull; now_ns() < end; usleep(20000))
+		if (!(err = profd_snapshot(fd, c.pid, PROFD_SNAP_START, 0, &s)))
+			break;
+	assert_int_equal(err, 0);
+	assert_non_null(node_named(s, "init_zone"));
+	prof_snapshot__destroy(s);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
 /* --- what profd answers with ------------------------------------------ */
 
 /* calls of the zone called name over every thread of a lazy snapshot */
@@ -3274,6 +3334,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_planted_segment, teardown),
 		cmocka_unit_test_teardown(test_header_uid_rewritten, teardown),
 		cmocka_unit_test_teardown(test_hostile, teardown),
+		cmocka_unit_test_teardown(test_segment_grace, teardown),
 		cmocka_unit_test_teardown(test_reset_postmortem, teardown),
 		cmocka_unit_test_teardown(test_reset_total_max, teardown),
 		cmocka_unit_test_teardown(test_snapshot_paths, teardown),

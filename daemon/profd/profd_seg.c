@@ -126,12 +126,21 @@ struct seg {
 	__u32 failures; /* consecutive failed reads */
 };
 
-/* paths that failed the checks, so they are logged once */
+/*
+ * Paths that failed the checks, so they are logged once.  A published
+ * segment whose first read fails is suspect first: read again at the
+ * rescans for SEG_SUSPECT_NS, and bad (logged, never read again) only if
+ * it never reads, so a moment's disagreement with a live process costs
+ * nothing but a retry.
+ */
 struct seg_bad {
 	struct seg_bad *next;
 	char path[96];
 	ino_t ino;
+	__u64 since; /* suspect since then (profd_now_ns | 1); 0: bad */
 };
+
+#define SEG_SUSPECT_NS 2000000000ull
 
 static struct {
 	struct seg *list;
@@ -476,14 +485,21 @@ static int seg_busy(struct seg *s, struct prof_seg_busy *out)
 	return seg_is(s, out->pid, out->start_token, out->uid) ? 0 : -EPERM;
 }
 
-static bool bad_known(const char *path, ino_t ino)
+static struct seg_bad *bad_find(const char *path, ino_t ino)
 {
 	struct seg_bad *b;
 
 	for (b = sg.bad; b; b = b->next)
 		if (!strcmp(b->path, path) && b->ino == ino)
-			return true;
-	return false;
+			return b;
+	return NULL;
+}
+
+static bool bad_known(const char *path, ino_t ino)
+{
+	struct seg_bad *b = bad_find(path, ino);
+
+	return b && !b->since;
 }
 
 /* a few lines a minute: a user can make bad segments by the thousand */
@@ -507,21 +523,64 @@ static bool seg_warn_ok(void)
 	return false;
 }
 
+static struct seg_bad *bad_new(const char *path, ino_t ino, __u64 since)
+{
+	struct seg_bad *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	snprintf(b->path, sizeof(b->path), "%s", path);
+	b->ino = ino;
+	b->since = since;
+	b->next = sg.bad;
+	sg.bad = b;
+	return b;
+}
+
 static void bad_add(const char *path, ino_t ino, const char *why)
 {
-	struct seg_bad *b;
+	struct seg_bad *b = bad_find(path, ino);
 
-	if (bad_known(path, ino))
+	if (b && !b->since)
 		return;
 	if (seg_warn_ok())
 		log_warnx("seg: skipping %s: %s", path, why);
-	b = calloc(1, sizeof(*b));
-	if (!b)
+	if (b)
+		b->since = 0;
+	else
+		bad_new(path, ino, 0);
+}
+
+/* a suspect that read after all */
+static void bad_forget(const char *path, ino_t ino)
+{
+	struct seg_bad **pp, *b;
+
+	for (pp = &sg.bad; (b = *pp); pp = &b->next)
+		if (b->since && b->ino == ino && !strcmp(b->path, path)) {
+			*pp = b->next;
+			free(b);
+			return;
+		}
+}
+
+/* a published segment that did not read: bad once it has not for
+ * SEG_SUSPECT_NS, else looked at again at the rescans until then */
+static void bad_suspect(const char *path, ino_t ino, const char *why)
+{
+	struct seg_bad *b = bad_find(path, ino);
+	__u64 now = profd_now_ns();
+
+	if (!b && !(b = bad_new(path, ino, now | 1)))
 		return;
-	snprintf(b->path, sizeof(b->path), "%s", path);
-	b->ino = ino;
-	b->next = sg.bad;
-	sg.bad = b;
+	if (!b->since)
+		return;
+	if (now - b->since >= SEG_SUSPECT_NS) {
+		bad_add(path, ino, why);
+		return;
+	}
+	if (sg.retry_until < b->since + SEG_SUSPECT_NS + 200000000ull)
+		sg.retry_until = b->since + SEG_SUSPECT_NS + 200000000ull;
 }
 
 static struct seg *seg_find_path(const char *path)
@@ -689,16 +748,20 @@ static int seg_follow(const struct prof_seg_ent *e, int fd, __u64 proved)
 	err = seg_read(s, &snap);
 	if (err) {
 		/* unpublished (magic not yet stored) looks the same as corrupt:
-		 * only a segment with a magic is called bad */
+		 * only a segment with a magic is suspect, and bad only if it
+		 * stays so */
 		if (err != -EINVAL || s->len >= PROF_SEG_HDR_SIZE) {
-			if (seg_magic(s) == PROF_SEG_MAGIC || err == -EPERM || err == -EFAULT)
+			if (err == -EPERM || err == -EFAULT)
 				bad_add(e->path, st.st_ino, strerror(-err));
+			else if (seg_magic(s) == PROF_SEG_MAGIC)
+				bad_suspect(e->path, st.st_ino, strerror(-err));
 			else
 				sg.retry_until = profd_now_ns() + 2000000000ull;
 		}
 		seg_free(s);
 		return err;
 	}
+	bad_forget(e->path, st.st_ino);
 	s->alive = true;
 	s->found_ns = profd_now_ns();
 	s->born_ns = snap->mono_base_ns && snap->mono_base_ns < s->found_ns ? snap->mono_base_ns
