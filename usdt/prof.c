@@ -844,6 +844,7 @@ static void thread_init(void)
 
 	t->limit = PROF_EV_DUR_MAX;	/* the sink's, until the slab's */
 	t->krec = &prof_zero_rec;
+	t->priv = p;
 	pthread_once(&prof_once, prof_once_init);
 
 	pthread_mutex_lock(&prof_rt.lock);
@@ -984,24 +985,39 @@ static __u32 node_hash(__u32 parent, __u32 site)
 	return (__u32)(k >> 32);
 }
 
+/* the thread's node for (parent, site), or NODE_NONE with *slot the
+ * table's free entry for it; reads only (a slab's thread, site known) */
+#define NODE_NONE 0xffffffffU
+static inline __u32 node_find(const struct prof_tpriv *p, __u32 parent, __u32 site, __u32 *slot)
+{
+	const struct prof_node *nodes = __prof_tls.nodes;
+	__u32 i, v;
+
+	for (i = node_hash(parent, site) & p->table_mask;; i = (i + 1) & p->table_mask) {
+		v = p->table[i];
+		if (!v)
+			break;
+		if (nodes[v - 1].parent == parent && nodes[v - 1].site == site)
+			return v - 1;
+	}
+	*slot = i;
+	return NODE_NONE;
+}
+
 /* the node for (parent, site), created on a miss; overflow node if full */
 static __u32 node_lookup(__u32 parent, __u32 site)
 {
 	struct prof_tpriv *p = &prof_tpriv;
 	struct __prof_thread *t = &__prof_tls;
-	__u32 i, v, n;
+	__u32 i, n;
 
 	if (!p->te)
 		return 1;
 	if (site == PROF_SITE_NONE)
 		goto full;
-	for (i = node_hash(parent, site) & p->table_mask;; i = (i + 1) & p->table_mask) {
-		v = p->table[i];
-		if (!v)
-			break;
-		if (t->nodes[v - 1].parent == parent && t->nodes[v - 1].site == site)
-			return v - 1;
-	}
+	n = node_find(p, parent, site, &i);
+	if (n != NODE_NONE)
+		return n;
 	if (p->nnodes >= p->max_nodes)
 		goto full;
 	/* 64 nodes' pages at a time, before the first of them is written */
@@ -1049,14 +1065,18 @@ static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, ui
  * PROF_EV_NODE_BITS), no marker this low */
 #define CACHE_MONO 0x40000000u
 
+static void cache_put(struct __prof_cache *c, __u32 parent, __u32 node);
+
 /*
- * Zones are safe in signal handlers.  A handler that interrupts this
- * thread's own slow path (its first zone, a new site or node) must not
- * take the lock it may hold, nor grow the tree it is growing: its zone
- * counts in the thread's [overflow] node (before the thread has a slab,
- * in a shared sink nobody reads), uncached.
+ * __prof_enter_slow but for a node found in the thread's table.  Zones are
+ * safe in signal handlers.  A handler that interrupts this thread's own
+ * slow path (its first zone, a new site or node) must not take the lock
+ * it may hold, nor grow the tree it is growing: its zone counts in the
+ * thread's [overflow] node (before the thread has a slab, in a shared sink
+ * nobody reads), uncached.
  */
-uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t cur)
+static __attribute__((noinline)) uint64_t enter_full(const struct prof_site *site,
+						     struct __prof_cache *c, uint32_t cur)
 {
 	int saved = errno; /* the code a zone interrupts (a handler's) keeps it */
 	__u32 node, prev = cur;
@@ -1073,6 +1093,35 @@ uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
 	prof_tpriv.busy = 0;
 	errno = saved;
 	return (__u64)prev << 32 | node;
+}
+
+/*
+ * Most misses of a site's two ways: a node the thread has, called from a
+ * third parent, on the TSC.  Found in the thread's table (which only
+ * grows: a handler that adds to it meanwhile leaves it whole) and cached,
+ * the cache guarded from a handler's zone (which would write the same
+ * ways), with the thread's state reached from __prof_tls (one load, no
+ * TLS call that would make this a full function).  Everything else takes
+ * enter_full.
+ */
+uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t cur)
+{
+	struct prof_tpriv *p = __prof_tls.priv;
+	__u32 node, slot;
+
+	if (__builtin_expect(p && !p->busy && p->te && c->site && cur < __PROF_GONE &&
+			     __prof_clock_tsc, 1)) {
+		node = node_find(p, cur, c->site - 1, &slot);
+		if (node != NODE_NONE) {
+			p->busy = 1;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			cache_put(c, cur, node);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			p->busy = 0;
+			return (__u64)cur << 32 | node;
+		}
+	}
+	return enter_full(site, c, cur);
 }
 
 /*

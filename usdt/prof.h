@@ -162,6 +162,8 @@ struct __prof_thread {
 					 * when the ring is off) */
 	__u64 *ring_head;		/* its head: events written */
 	uint64_t ring_mask;		/* events in the ring - 1 */
+	void *priv;			/* the runtime's own state of the thread
+					 * (NULL before its first zone) */
 };
 
 #define __PROF_UNINIT 0xfffffffeU
