@@ -569,9 +569,9 @@ static void bad_forget(const char *path, ino_t ino)
 static void bad_suspect(const char *path, ino_t ino, const char *why)
 {
 	struct seg_bad *b = bad_find(path, ino);
-	__u64 now = profd_now_ns();
+	__u64 now = profd_now_ns() | 1; /* never 0, never before since */
 
-	if (!b && !(b = bad_new(path, ino, now | 1)))
+	if (!b && !(b = bad_new(path, ino, now)))
 		return;
 	if (!b->since)
 		return;
