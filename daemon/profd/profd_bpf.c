@@ -9,9 +9,14 @@
  * Records are kept per uid: a uid's first registration makes an array of
  * conf.uid_slots records (its quota) in 'uidrecs', and a process is handed
  * only its uid's array, so nobody maps another user's tids and numbers.
- * The array goes when the uid holds no slot and no connection holds it
- * (kbpf_uid_hold): a process keeps the array it mapped for its connection's
- * life.  At most PROF_SCHED_MAX_UIDS uids have one at once.  Each array is
+ * The array goes KUID_LINGER_NS after the uid holds no slot and no
+ * connection holds it (kbpf_uid_hold): a process keeps the array it mapped
+ * for its connection's life, and the next program of the same user (a test
+ * suite, a shell loop) finds it made: putting an array in 'uidrecs', and
+ * taking it out, each wait for an RCU grace period (tens of ms on a guest),
+ * which a first zone waiting to be covered cannot afford.  At most
+ * PROF_SCHED_MAX_UIDS uids have one at once (an idle one goes at once for
+ * another uid's).  Each array is
  * frozen before the program can see it: nothing in user space can write
  * it, not profd and not the processes its fd is handed to (a read-only fd
  * cannot be mmapped at all: the kernel refuses MAP_SHARED without
@@ -50,6 +55,8 @@
 #pragma GCC diagnostic pop
 
 #define KBPF_LINGER_NS 1000000000ull
+/* a uid's record array, idle, stays this long */
+#define KUID_LINGER_NS 3000000000ull
 
 /* the wire's slices are the program's, copied as they are */
 _Static_assert(PROFD_SLICES_MAX == PROF_SCHED_SLICES, "slices on the wire");
@@ -78,6 +85,7 @@ struct kuid {
 	__u32 used; /* slots it holds */
 	__u32 refs; /* connections it was handed to */
 	__u8 *busy; /* per entry: in use */
+	__u64 idle_ns; /* when used and refs last fell to 0 */
 };
 
 static struct {
@@ -295,6 +303,8 @@ static int kuid_find(uid_t uid)
 	return -1;
 }
 
+static void kuid_free(__u32 u);
+
 /* uid's array, made (empty, frozen, in 'uidrecs') if it has none; or -errno */
 static int kuid_get(uid_t uid)
 {
@@ -307,6 +317,12 @@ static int kuid_get(uid_t uid)
 	for (i = 0; i < kb.nuids && !k; i++)
 		if (kb.uids[i].fd < 0)
 			k = &kb.uids[i];
+	/* none free: an idle one goes now */
+	for (i = 0; i < kb.nuids && !k; i++)
+		if (!kb.uids[i].used && !kb.uids[i].refs) {
+			kuid_free(i);
+			k = &kb.uids[i];
+		}
 	if (!k)
 		return -EUSERS;
 	u = (int)(k - kb.uids);
@@ -337,12 +353,21 @@ cleanup:
 	return err;
 }
 
-/* nobody holds it and no slot is in it: the array goes */
+/* nobody holds it and no slot is in it: the array goes (kbpf_sweep) */
 static void kuid_put_if_idle(__u32 u)
 {
 	struct kuid *k = &kb.uids[u];
 
 	if (k->fd < 0 || k->used || k->refs)
+		return;
+	k->idle_ns = profd_now_ns();
+}
+
+static void kuid_free(__u32 u)
+{
+	struct kuid *k = &kb.uids[u];
+
+	if (k->fd < 0)
 		return;
 	bpf_map_delete_elem(bpf_map__fd(kb.skel->maps.uidrecs), &u);
 	close(k->fd);
@@ -650,6 +675,10 @@ void kbpf_sweep(void)
 	 * The moment spares a program that is started again and again (a
 	 * test suite, a shell loop) a detach and attach each time.
 	 */
+	for (i = 0; kb.uids && i < kb.nuids; i++)
+		if (kb.uids[i].fd >= 0 && !kb.uids[i].used && !kb.uids[i].refs &&
+		    profd_now_ns() - kb.uids[i].idle_ns >= KUID_LINGER_NS)
+			kuid_free(i);
 	if (!kb.used && kb.link && profd_now_ns() - kb.idle_ns >= KBPF_LINGER_NS) {
 		bpf_link__destroy(kb.link);
 		kb.link = NULL;
