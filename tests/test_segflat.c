@@ -535,20 +535,17 @@ static void *gap_work(void *arg)
 	return arg;
 }
 
-/* the blocks of /dev/shm the segment has */
+/* the blocks of /dev/shm this process's segment has (by its start token:
+ * a segment left by an earlier process of this pid is another file) */
 static long seg_blocks(void)
 {
-	struct prof_seg_ent *ents;
+	char path[1][96];
 	struct stat st;
-	long b = -1;
-	size_t n, i;
 
-	assert_int_equal(prof_seg_list(geteuid(), &ents, &n), 0);
-	for (i = 0; i < n; i++)
-		if (ents[i].pid == (__u32)getpid() && !stat(ents[i].path, &st))
-			b = (long)st.st_blocks;
-	free(ents);
-	return b;
+	if (test_seg_paths(getpid(), prof_proc_start_token(getpid()), path, 1) != 1 ||
+	    stat(path[0], &st))
+		return -1;
+	return (long)st.st_blocks;
 }
 
 /*
