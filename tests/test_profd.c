@@ -1681,6 +1681,19 @@ static void test_header_uid_rewritten(void **state)
 
 /* --- hostile segments and clients ------------------------------------- */
 
+/* profd, answering, has taken n more samples (10 s at most) */
+static void wait_samples(int fd, __u64 n)
+{
+	struct profd_status st;
+	__u64 end, s0;
+
+	assert_int_equal(profd_status(fd, &st), 0);
+	for (end = now_ns() + 10000000000ull, s0 = st.samples;
+	     st.samples < s0 + n && now_ns() < end; usleep(20000))
+		assert_int_equal(profd_status(fd, &st), 0);
+	assert_true(st.samples >= s0 + n);
+}
+
 static void write_file(const char *path, const void *buf, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -1698,7 +1711,6 @@ static void test_hostile(void **state)
 	struct profd_status st;
 	struct prof_snapshot *s;
 	struct child c;
-	__u64 end, s0;
 	int fd, bad, i;
 
 	(void)state;
@@ -1751,11 +1763,7 @@ static void test_hostile(void **state)
 	assert_non_null(node_named(s, "stay_zone"));
 	prof_snapshot__destroy(s);
 	/* two more sampling passes over the fakes, and it still answers */
-	assert_int_equal(profd_status(fd, &st), 0);
-	for (end = now_ns() + 10000000000ull, s0 = st.samples;
-	     st.samples < s0 + 2 && now_ns() < end; usleep(20000))
-		assert_int_equal(profd_status(fd, &st), 0);
-	assert_true(st.samples >= s0 + 2);
+	wait_samples(fd, 2);
 	assert_true(profd_alive());
 	close(fd);
 	fd = profd_connect(sock_path);
@@ -1780,9 +1788,8 @@ static void test_hostile(void **state)
 static void test_segment_grace(void **state)
 {
 	struct prof_snapshot *s = NULL;
-	struct profd_status st;
 	char path[1][96];
-	__u64 hz, zero = 0, end, s0;
+	__u64 hz, zero = 0, end;
 	struct child c;
 	int fd, seg, err = -ESRCH;
 
@@ -1812,10 +1819,7 @@ static void test_segment_grace(void **state)
 	/* profd has looked at it, and failed: three samples on (not waiting
 	 * for the child's registration, which may come a second or two
 	 * later, after the first zone gave up waiting for profd) */
-	assert_int_equal(profd_status(fd, &st), 0);
-	for (end = now_ns() + 10000000000ull, s0 = st.samples;
-	     st.samples < s0 + 3 && now_ns() < end; usleep(20000))
-		assert_int_equal(profd_status(fd, &st), 0);
+	wait_samples(fd, 3);
 	assert_int_equal(profd_snapshot(fd, c.pid, PROFD_SNAP_START, 0, &s), -ESRCH);
 	assert_int_equal(pwrite(seg, &hz, sizeof(hz), offsetof(struct prof_seg_hdr, tick_hz)),
 			 sizeof(hz));
