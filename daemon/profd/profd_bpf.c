@@ -305,6 +305,12 @@ static int kuid_find(uid_t uid)
 
 static void kuid_free(__u32 u);
 
+/* an array no slot is in and no connection holds */
+static bool kuid_idle(const struct kuid *k)
+{
+	return k->fd >= 0 && !k->used && !k->refs;
+}
+
 /* uid's array, made (empty, frozen, in 'uidrecs') if it has none; or -errno */
 static int kuid_get(uid_t uid)
 {
@@ -319,7 +325,7 @@ static int kuid_get(uid_t uid)
 			k = &kb.uids[i];
 	/* none free: an idle one goes now */
 	for (i = 0; i < kb.nuids && !k; i++)
-		if (!kb.uids[i].used && !kb.uids[i].refs) {
+		if (kuid_idle(&kb.uids[i])) {
 			kuid_free(i);
 			k = &kb.uids[i];
 		}
@@ -358,9 +364,8 @@ static void kuid_put_if_idle(__u32 u)
 {
 	struct kuid *k = &kb.uids[u];
 
-	if (k->fd < 0 || k->used || k->refs)
-		return;
-	k->idle_ns = profd_now_ns();
+	if (kuid_idle(k))
+		k->idle_ns = profd_now_ns();
 }
 
 static void kuid_free(__u32 u)
@@ -676,7 +681,7 @@ void kbpf_sweep(void)
 	 * test suite, a shell loop) a detach and attach each time.
 	 */
 	for (i = 0; kb.uids && i < kb.nuids; i++)
-		if (kb.uids[i].fd >= 0 && !kb.uids[i].used && !kb.uids[i].refs &&
+		if (kuid_idle(&kb.uids[i]) &&
 		    profd_now_ns() - kb.uids[i].idle_ns >= KUID_LINGER_NS)
 			kuid_free(i);
 	if (!kb.used && kb.link && profd_now_ns() - kb.idle_ns >= KBPF_LINGER_NS) {
