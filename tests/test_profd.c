@@ -1779,6 +1779,61 @@ static void test_hostile(void **state)
 	stop_profd();
 }
 
+/* profd_seg.c's SEG_BAD_MAX: the files it remembers as bad */
+#define BAD_MAX 16384
+
+static __u32 bad_segments(int fd)
+{
+	struct profd_status st;
+
+	assert_int_equal(profd_status(fd, &st), 0);
+	return st.bad_segments;
+}
+
+/*
+ * profd remembers the files it skipped (so it logs and checks each once),
+ * and that memory is bounded: a user who makes bad files by the thousand
+ * (here names of a live process, hard links of one file) costs profd at
+ * most BAD_MAX entries, and none once the files go.
+ */
+static void test_bad_bounded(void **state)
+{
+	unsigned long long token = prof_proc_start_token(getpid());
+	char base[64], name[128];
+	__u64 end;
+	__u32 b0, n;
+	int fd, i;
+
+	(void)state;
+	fd = need_profd();
+	b0 = bad_segments(fd);
+	snprintf(base, sizeof(base), "/dev/shm/profd-test-bad.%d", (int)getpid());
+	write_file(base, "x", 1);
+	for (i = 0; i < BAD_MAX + 8; i++) {
+		snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.%d", (int)getpid(), token,
+			 100 + i);
+		assert_int_equal(link(base, name), 0);
+	}
+	profd_rescanned(fd);
+	n = bad_segments(fd);
+	print_message("profd remembers %u bad files of %d made (%u before)\n", n, BAD_MAX + 8, b0);
+	assert_int_equal(n, BAD_MAX);
+	assert_true(profd_alive());
+	unlink(base);
+	for (i = 0; i < BAD_MAX + 8; i++) {
+		snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.%d", (int)getpid(), token,
+			 100 + i);
+		unlink(name);
+	}
+	/* pruned within a few seconds of the files' going */
+	for (end = now_ns() + 10000000000ull; (n = bad_segments(fd)) > b0 && now_ns() < end;)
+		usleep(100000);
+	print_message("and %u once they are gone\n", n);
+	assert_true(n <= b0);
+	close(fd);
+	stop_profd();
+}
+
 /*
  * A published segment that does not read at first (its clock rate broken
  * while profd was stopped, as a process might be caught mid-change) is
@@ -3352,6 +3407,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_planted_segment, teardown),
 		cmocka_unit_test_teardown(test_header_uid_rewritten, teardown),
 		cmocka_unit_test_teardown(test_hostile, teardown),
+		cmocka_unit_test_teardown(test_bad_bounded, teardown),
 		cmocka_unit_test_teardown(test_segment_grace, teardown),
 		cmocka_unit_test_teardown(test_reset_postmortem, teardown),
 		cmocka_unit_test_teardown(test_reset_total_max, teardown),

@@ -149,7 +149,8 @@ struct profd_wire_status {
 	__u64 windows_refused;		/* "last N s" that reached a dropped frame */
 	__u64 last_drop_age_ns;		/* the newest frame dropped: its age now */
 	__u32 last_drop_pid;		/* and whose, 0 if none */
-	__u32 __pad;
+	__u32 bad_segments;		/* files skipped as bad (or suspect), known
+					 * now (0 from an older profd) */
 };
 
 struct profd_wire_proc {

@@ -39,6 +39,7 @@ struct profd_status {
 	uint64_t frames_dropped, kept_dropped, histories_dropped, windows_refused;
 	uint64_t last_drop_age_ns;
 	uint32_t last_drop_pid;
+	uint32_t bad_segments;	/* files in /dev/shm skipped as bad, known now */
 };
 
 struct profd_proc {

@@ -1103,6 +1103,8 @@ static int cmd_status(int argc, char **argv)
 					     : "not trusted across CPUs: a migrated call's time is suspect",
 			       st.tsc_why);
 			status_memory(&st);
+			printf("files in /dev/shm skipped as not a good segment: %u\n",
+			       st.bad_segments);
 		}
 	} else
 #endif

@@ -131,6 +131,8 @@ struct seg_mem_stat {
 	pid_t last_drop_pid;	 /* and whose */
 };
 void seg_mem_stat(struct seg_mem_stat *st);
+/* files in /dev/shm profd skips as bad or suspect, remembered now */
+__u32 seg_bad_count(void);
 
 /* profd_hist.c: what an older snapshot held that a newer one of the same
  * process does not, enough to take a copy of the newer back to the older */

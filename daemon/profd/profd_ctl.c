@@ -743,6 +743,7 @@ static void status_memory(struct profd_wire_status *st)
 	st->windows_refused = m.windows_refused;
 	st->last_drop_pid = (__u32)m.last_drop_pid;
 	st->last_drop_age_ns = m.last_drop_pid && now > m.last_drop_ns ? now - m.last_drop_ns : 0;
+	st->bad_segments = seg_bad_count();
 }
 
 /*

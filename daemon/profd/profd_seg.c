@@ -134,17 +134,31 @@ struct seg {
  * nothing but a retry.
  */
 struct seg_bad {
-	struct seg_bad *next;
+	struct seg_bad *newer, *older; /* the list, newest first */
+	struct seg_bad *hnext;	       /* its bucket's (by inode) */
 	char path[96];
 	ino_t ino;
 	__u64 since; /* suspect since then (profd_now_ns | 1); 0: bad */
 };
 
 #define SEG_SUSPECT_NS 2000000000ull
+/*
+ * The list is bounded, and found by a hash: a user can make bad files by
+ * the thousand, and every rescan looks each file up.  An entry goes when
+ * its file does (looked for at most every second, less often the longer
+ * the list: 100 us an entry), and past SEG_BAD_MAX the oldest goes (found
+ * bad again if it is still there).
+ */
+#define SEG_BAD_MAX 16384
+#define SEG_BAD_HASH 4096
+#define SEG_BAD_PRUNE_NS 1000000000ull
 
 static struct {
 	struct seg *list;
-	struct seg_bad *bad;
+	struct seg_bad *bad, *bad_oldest;
+	struct seg_bad *bad_hash[SEG_BAD_HASH];
+	__u32 nbad;
+	__u64 bad_pruned; /* when the bad list was last pruned */
 	__u32 n;
 	int ifd; /* inotify on /dev/shm */
 	__u64 samples;
@@ -389,10 +403,12 @@ void seg_fini(void)
 	}
 	sg.list = NULL;
 	for (b = sg.bad; b; b = bn) {
-		bn = b->next;
+		bn = b->older;
 		free(b);
 	}
-	sg.bad = NULL;
+	memset(sg.bad_hash, 0, sizeof(sg.bad_hash));
+	sg.bad = sg.bad_oldest = NULL;
+	sg.nbad = 0;
 	if (sg.ifd >= 0)
 		close(sg.ifd);
 	sg.ifd = -1;
@@ -485,12 +501,17 @@ static int seg_busy(struct seg *s, struct prof_seg_busy *out)
 	return seg_is(s, out->pid, out->start_token, out->uid) ? 0 : -EPERM;
 }
 
+static struct seg_bad **bad_bucket(ino_t ino)
+{
+	return &sg.bad_hash[((__u64)ino * 0x9e3779b97f4a7c15ull) >> 52];
+}
+
 static struct seg_bad *bad_find(const char *path, ino_t ino)
 {
 	struct seg_bad *b;
 
-	for (b = sg.bad; b; b = b->next)
-		if (!strcmp(b->path, path) && b->ino == ino)
+	for (b = *bad_bucket(ino); b; b = b->hnext)
+		if (b->ino == ino && !strcmp(b->path, path))
 			return b;
 	return NULL;
 }
@@ -523,18 +544,63 @@ static bool seg_warn_ok(void)
 	return false;
 }
 
+static void bad_unlink(struct seg_bad *b)
+{
+	struct seg_bad **pp = bad_bucket(b->ino);
+
+	while (*pp != b)
+		pp = &(*pp)->hnext;
+	*pp = b->hnext;
+	*(b->newer ? &b->newer->older : &sg.bad) = b->older;
+	*(b->older ? &b->older->newer : &sg.bad_oldest) = b->newer;
+	free(b);
+	sg.nbad--;
+}
+
 static struct seg_bad *bad_new(const char *path, ino_t ino, __u64 since)
 {
-	struct seg_bad *b = calloc(1, sizeof(*b));
+	struct seg_bad *b, **bucket = bad_bucket(ino);
 
+	if (sg.nbad >= SEG_BAD_MAX)
+		bad_unlink(sg.bad_oldest);
+	b = calloc(1, sizeof(*b));
 	if (!b)
 		return NULL;
 	snprintf(b->path, sizeof(b->path), "%s", path);
 	b->ino = ino;
 	b->since = since;
-	b->next = sg.bad;
+	b->hnext = *bucket;
+	*bucket = b;
+	b->older = sg.bad;
+	*(sg.bad ? &sg.bad->newer : &sg.bad_oldest) = b;
 	sg.bad = b;
+	sg.nbad++;
 	return b;
+}
+
+/* its file is gone (or another file has its name) */
+static bool bad_gone(const struct seg_bad *b)
+{
+	struct stat st;
+
+	return stat(b->path, &st) ? errno == ENOENT || errno == ENOTDIR : st.st_ino != b->ino;
+}
+
+static void bad_prune(__u64 now)
+{
+	__u64 every = (__u64)sg.nbad * 100000ull;
+	struct seg_bad *b, *older;
+
+	if (every < SEG_BAD_PRUNE_NS)
+		every = SEG_BAD_PRUNE_NS;
+	if (!sg.nbad || now - sg.bad_pruned < every)
+		return;
+	sg.bad_pruned = now;
+	for (b = sg.bad; b; b = older) {
+		older = b->older;
+		if (bad_gone(b))
+			bad_unlink(b);
+	}
 }
 
 static void bad_add(const char *path, ino_t ino, const char *why)
@@ -554,14 +620,10 @@ static void bad_add(const char *path, ino_t ino, const char *why)
 /* a suspect that read after all */
 static void bad_forget(const char *path, ino_t ino)
 {
-	struct seg_bad **pp, *b;
+	struct seg_bad *b = bad_find(path, ino);
 
-	for (pp = &sg.bad; (b = *pp); pp = &b->next)
-		if (b->since && b->ino == ino && !strcmp(b->path, path)) {
-			*pp = b->next;
-			free(b);
-			return;
-		}
+	if (b && b->since)
+		bad_unlink(b);
 }
 
 /* a published segment that did not read: bad once it has not for
@@ -1169,6 +1231,7 @@ void seg_sample(void)
 		pp = &s->next;
 	}
 	seg_bound();
+	bad_prune(now);
 	kbpf_sweep();
 }
 
@@ -1180,6 +1243,11 @@ __u64 seg_samples(void)
 __u32 seg_count(void)
 {
 	return sg.n;
+}
+
+__u32 seg_bad_count(void)
+{
+	return sg.nbad;
 }
 
 /*
