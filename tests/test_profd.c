@@ -279,6 +279,9 @@ static void rm_shm_baselines(uid_t uid, pid_t pid)
 	globfree(&g);
 }
 
+static bool bad_made; /* test_bad_bounded's files exist: teardown removes them */
+static void bad_files(bool make);
+
 #define UID_A 65534 /* nobody: owns the profiled process (another user below) */
 #define UID_B 65533 /* a second unprivileged uid */
 
@@ -298,6 +301,10 @@ static int teardown(void **state)
 		kids[i] = 0;
 	}
 	stop_profd();
+	if (bad_made) {
+		bad_files(false);
+		bad_made = false;
+	}
 	profd_history = "60";
 	ctr_files_remove();
 	xdg_done();
@@ -1781,6 +1788,7 @@ static void test_hostile(void **state)
 
 /* profd_seg.c's SEG_BAD_MAX: the files it remembers as bad */
 #define BAD_MAX 16384
+#define BAD_MADE (BAD_MAX + 8)
 
 static __u32 bad_segments(int fd)
 {
@@ -1788,6 +1796,29 @@ static __u32 bad_segments(int fd)
 
 	assert_int_equal(profd_status(fd, &st), 0);
 	return st.bad_segments;
+}
+
+/* test_bad_bounded's files: made (link) or removed (unlink), all of them */
+static void bad_files(bool make)
+{
+	unsigned long long token = prof_proc_start_token(getpid());
+	char base[64], name[128];
+	int i;
+
+	snprintf(base, sizeof(base), "/dev/shm/profd-test-bad.%d", (int)getpid());
+	bad_made = make;
+	if (make)
+		write_file(base, "x", 1);
+	for (i = 0; i < BAD_MADE; i++) {
+		snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.%d", (int)getpid(), token,
+			 100 + i);
+		if (make)
+			assert_int_equal(link(base, name), 0);
+		else
+			unlink(name);
+	}
+	if (!make)
+		unlink(base);
 }
 
 /*
@@ -1798,33 +1829,36 @@ static __u32 bad_segments(int fd)
  */
 static void test_bad_bounded(void **state)
 {
-	unsigned long long token = prof_proc_start_token(getpid());
-	char base[64], name[128];
 	__u64 end;
 	__u32 b0, n;
-	int fd, i;
+	int fd;
 
 	(void)state;
 	fd = need_profd();
 	b0 = bad_segments(fd);
-	snprintf(base, sizeof(base), "/dev/shm/profd-test-bad.%d", (int)getpid());
-	write_file(base, "x", 1);
-	for (i = 0; i < BAD_MAX + 8; i++) {
-		snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.%d", (int)getpid(), token,
-			 100 + i);
-		assert_int_equal(link(base, name), 0);
+	/* a name with start token 0, of a pid no process has: not a live
+	 * process's (no start token is 0), so not looked at, nor bad */
+	{
+		pid_t gone = fork();
+		char name[96];
+
+		if (!gone)
+			_exit(0);
+		assert_true(gone > 0);
+		waitpid(gone, NULL, 0);
+		snprintf(name, sizeof(name), "/dev/shm/prof.%d.0", (int)gone);
+		write_file(name, "x", 1);
+		profd_rescanned(fd);
+		unlink(name);
+		assert_int_equal(bad_segments(fd), b0);
 	}
+	bad_files(true);
 	profd_rescanned(fd);
 	n = bad_segments(fd);
-	print_message("profd remembers %u bad files of %d made (%u before)\n", n, BAD_MAX + 8, b0);
+	print_message("profd remembers %u bad files of %d made (%u before)\n", n, BAD_MADE, b0);
 	assert_int_equal(n, BAD_MAX);
 	assert_true(profd_alive());
-	unlink(base);
-	for (i = 0; i < BAD_MAX + 8; i++) {
-		snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.%d", (int)getpid(), token,
-			 100 + i);
-		unlink(name);
-	}
+	bad_files(false);
 	/* pruned within a few seconds of the files' going */
 	for (end = now_ns() + 10000000000ull; (n = bad_segments(fd)) > b0 && now_ns() < end;)
 		usleep(100000);

@@ -93,6 +93,7 @@ static int list_dir(const char *dir, uid_t uid, seg_namer name, void *arg, struc
 		if (uid != (uid_t)-1 && st.st_uid != uid)
 			continue;
 		e.uid = (__u32)st.st_uid;
+		e.ino = (__u64)st.st_ino;
 		snprintf(e.path, sizeof(e.path), "%s/%s", dir, de->d_name);
 		if (name(&e, &st, arg))
 			err = ent_push(ev, &e);
@@ -101,22 +102,35 @@ static int list_dir(const char *dir, uid_t uid, seg_namer name, void *arg, struc
 	return err;
 }
 
+/* the last pid's start token: a process may have several files (and a
+ * user may name thousands after one pid), /proc is read once for them */
+struct token_memo {
+	__u32 pid;
+	__u64 token;
+};
+
 static bool name_here(struct prof_seg_ent *e, const struct stat *st, void *arg)
 {
+	struct token_memo *m = arg;
+
 	(void)st;
-	(void)arg;
-	e->alive = prof_proc_start_token((pid_t)e->pid) == e->start_token;
+	if (m->pid != e->pid) {
+		m->pid = e->pid;
+		m->token = prof_proc_start_token((pid_t)e->pid);
+	}
+	e->alive = m->token && m->token == e->start_token;
 	return true;
 }
 
 int prof_seg_list(uid_t uid, struct prof_seg_ent **ents, size_t *n)
 {
 	struct ent_vec ev = { 0 };
+	struct token_memo memo = { 0 };
 	int err;
 
 	*ents = NULL;
 	*n = 0;
-	err = list_dir(SHM_DIR, uid, name_here, NULL, &ev);
+	err = list_dir(SHM_DIR, uid, name_here, &memo, &ev);
 	if (err) {
 		free(ev.v);
 		return err;

@@ -311,6 +311,7 @@ struct prof_seg_ent {
 	int alive;		/* /proc/<pid> exists with the same start token */
 	__u32 ns_pid;		/* a container's: the pid in the name (its own
 				 * pid namespace's); 0 for the caller's /dev/shm */
+	__u64 ino;		/* the file's inode when listed */
 };
 /* list segments owned by uid (or all if uid == (uid_t)-1); *ents malloc'd */
 int prof_seg_list(uid_t uid, struct prof_seg_ent **ents, size_t *n);

@@ -944,6 +944,10 @@ void seg_rescan(void)
 		s = seg_find_path(ents[i].path);
 		if (s && s->start_token == ents[i].start_token)
 			continue;
+		/* skipped before: not opened again (seg_follow checks the
+		 * inode it opens too) */
+		if (bad_known(ents[i].path, (ino_t)ents[i].ino))
+			continue;
 		seg_adopt(&ents[i]);
 	}
 	free(ents);
