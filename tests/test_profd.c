@@ -1817,8 +1817,12 @@ static void bad_files(bool make)
 		else
 			unlink(name);
 	}
-	if (!make)
+	if (!make) {
 		unlink(base);
+		/* test_new_names_alone's file not sized */
+		snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.99", (int)getpid(), token);
+		unlink(name);
+	}
 }
 
 /*
@@ -1864,6 +1868,76 @@ static void test_bad_bounded(void **state)
 		usleep(100000);
 	print_message("and %u once they are gone\n", n);
 	assert_true(n <= b0);
+	close(fd);
+	stop_profd();
+}
+
+static __u64 rescans(int fd)
+{
+	struct profd_status st;
+
+	assert_int_equal(profd_status(fd, &st), 0);
+	return st.rescans;
+}
+
+/*
+ * A new file in /dev/shm is looked at alone, as inotify names it, and a
+ * segment not ready yet is looked at again alone: neither lists the rest
+ * of /dev/shm again (where a user's thousands of files, or a machine's
+ * many processes, made each new one cost a listing of them all at every
+ * sample for two seconds).  Only the periodic rescan, every 2 s, lists it.
+ */
+static void test_new_names_alone(void **state)
+{
+	unsigned long long token = prof_proc_start_token(getpid());
+	char base[64], name[128];
+	__u64 r0, r1, t0, t1, allowed;
+	__u32 b0;
+	struct child c;
+	int fd, i;
+
+	(void)state;
+	fd = need_profd();
+	wait_samples(fd, 2);
+	b0 = bad_segments(fd);
+	r0 = rescans(fd);
+	t0 = now_ns();
+	/* a process: its segment is made, then published */
+	c = spawn_followed(fd, stay_zone);
+	/* a segment's file not sized yet, for a second of samples */
+	snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.99", (int)getpid(), token);
+	bad_made = true;
+	write_file(name, "", 0);
+	wait_samples(fd, 10);
+	unlink(name);
+	/* and 40 bad files, one after another */
+	snprintf(base, sizeof(base), "/dev/shm/profd-test-bad.%d", (int)getpid());
+	write_file(base, "x", 1);
+	bad_made = true; /* teardown removes what a failure leaves */
+	for (i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.%d", (int)getpid(), token,
+			 100 + i);
+		assert_int_equal(link(base, name), 0);
+		usleep(10000);
+	}
+	for (t1 = now_ns() + 10000000000ull; bad_segments(fd) < b0 + 40 && now_ns() < t1;)
+		usleep(20000);
+	r1 = rescans(fd);
+	t1 = now_ns();
+	for (i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.%d", (int)getpid(), token,
+			 100 + i);
+		unlink(name);
+	}
+	unlink(base);
+	assert_int_equal(bad_segments(fd), b0 + 40);
+	/* the periodic rescans the time allowed, and one */
+	allowed = (t1 - t0) / 2000000000ull + 2;
+	print_message("%llu full listings of /dev/shm in %.2f s (%llu allowed)\n",
+		      (unsigned long long)(r1 - r0), (double)(t1 - t0) / 1e9,
+		      (unsigned long long)allowed);
+	assert_true(r1 - r0 <= allowed);
+	child_end(&c);
 	close(fd);
 	stop_profd();
 }
@@ -3442,6 +3516,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_header_uid_rewritten, teardown),
 		cmocka_unit_test_teardown(test_hostile, teardown),
 		cmocka_unit_test_teardown(test_bad_bounded, teardown),
+		cmocka_unit_test_teardown(test_new_names_alone, teardown),
 		cmocka_unit_test_teardown(test_segment_grace, teardown),
 		cmocka_unit_test_teardown(test_reset_postmortem, teardown),
 		cmocka_unit_test_teardown(test_reset_total_max, teardown),

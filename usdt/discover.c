@@ -71,8 +71,28 @@ static int ent_push(struct ent_vec *ev, const struct prof_seg_ent *e)
  */
 typedef bool (*seg_namer)(struct prof_seg_ent *e, const struct stat *st, void *arg);
 
+/* dir's entry NAME (dfd: dir open), a segment's name on a regular file
+ * owned by uid (any if (uid_t)-1): 0 and e filled, but for its liveness */
+static int ent_at(int dfd, const char *dir, const char *name, uid_t uid,
+		  struct prof_seg_ent *e, struct stat *st)
+{
+	memset(e, 0, sizeof(*e));
+	if (strlen(dir) + 1 + strlen(name) >= sizeof(e->path) ||
+	    parse_name(name, &e->pid, &e->start_token))
+		return -EINVAL;
+	if (fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	if (!S_ISREG(st->st_mode) || (uid != (uid_t)-1 && st->st_uid != uid))
+		return -EINVAL;
+	e->uid = (__u32)st->st_uid;
+	e->ino = (__u64)st->st_ino;
+	snprintf(e->path, sizeof(e->path), "%s/%s", dir, name);
+	return 0;
+}
+
 static int list_dir(const char *dir, uid_t uid, seg_namer name, void *arg, struct ent_vec *ev)
 {
+	struct prof_seg_ent e;
 	struct dirent *de;
 	struct stat st;
 	DIR *d;
@@ -82,22 +102,9 @@ static int list_dir(const char *dir, uid_t uid, seg_namer name, void *arg, struc
 	if (!d)
 		return -errno;
 	dfd = dirfd(d);
-	while (!err && (de = readdir(d))) {
-		struct prof_seg_ent e = { 0 };
-
-		if (strlen(dir) + 1 + strlen(de->d_name) >= sizeof(e.path) ||
-		    parse_name(de->d_name, &e.pid, &e.start_token))
-			continue;
-		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		if (uid != (uid_t)-1 && st.st_uid != uid)
-			continue;
-		e.uid = (__u32)st.st_uid;
-		e.ino = (__u64)st.st_ino;
-		snprintf(e.path, sizeof(e.path), "%s/%s", dir, de->d_name);
-		if (name(&e, &st, arg))
+	while (!err && (de = readdir(d)))
+		if (!ent_at(dfd, dir, de->d_name, uid, &e, &st) && name(&e, &st, arg))
 			err = ent_push(ev, &e);
-	}
 	closedir(d);
 	return err;
 }
@@ -138,6 +145,22 @@ int prof_seg_list(uid_t uid, struct prof_seg_ent **ents, size_t *n)
 	*ents = ev.v;
 	*n = ev.n;
 	return 0;
+}
+
+int prof_seg_ent_here(const char *name, struct prof_seg_ent *e)
+{
+	struct token_memo memo = { 0 };
+	struct stat st;
+	int dfd, err;
+
+	dfd = open(SHM_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	err = ent_at(dfd, SHM_DIR, name, (uid_t)-1, e, &st);
+	close(dfd);
+	if (!err)
+		name_here(e, &st, &memo);
+	return err;
 }
 
 __u64 prof_ns_ino(pid_t pid, const char *ns)

@@ -141,7 +141,8 @@ struct profd_wire_status {
 	__u64 max_memory;
 	__u64 mem_history;		/* live processes: newest states, frames */
 	__u64 mem_kept;			/* exited processes' data */
-	__u64 mem_base;			/* reserved, 0 (was: reset baselines) */
+	__u64 rescans;			/* full listings of /dev/shm (0 from an
+					 * older profd: this was reserved) */
 	__u64 frames;			/* history frames kept */
 	__u64 frames_dropped;		/* for memory: frames, oldest first */
 	__u64 kept_dropped;		/* exited processes */

@@ -315,6 +315,9 @@ struct prof_seg_ent {
 };
 /* list segments owned by uid (or all if uid == (uid_t)-1); *ents malloc'd */
 int prof_seg_list(uid_t uid, struct prof_seg_ent **ents, size_t *n);
+/* the one entry of /dev/shm named NAME (a file name), as prof_seg_list
+ * would list it: 0, or -EINVAL (not a segment's name or file), -errno */
+int prof_seg_ent_here(const char *name, struct prof_seg_ent *e);
 /*
  * The same in the /dev/shm of every other mount namespace (containers) the
  * caller may look into, through /proc/<pid>/root: live processes only,

@@ -257,6 +257,7 @@ int profd_status(int fd, struct profd_status *st)
 	st->last_drop_age_ns = w.last_drop_age_ns;
 	st->last_drop_pid = w.last_drop_pid;
 	st->bad_segments = w.bad_segments;
+	st->rescans = w.rescans;
 	return 0;
 }
 

@@ -40,6 +40,7 @@ struct profd_status {
 	uint64_t last_drop_age_ns;
 	uint32_t last_drop_pid;
 	uint32_t bad_segments;	/* files in /dev/shm skipped as bad, known now */
+	uint64_t rescans;	/* full listings of /dev/shm */
 };
 
 struct profd_proc {

@@ -1103,8 +1103,9 @@ static int cmd_status(int argc, char **argv)
 					     : "not trusted across CPUs: a migrated call's time is suspect",
 			       st.tsc_why);
 			status_memory(&st);
-			printf("files in /dev/shm skipped as not a good segment: %u\n",
-			       st.bad_segments);
+			printf("files in /dev/shm skipped as not a good segment: %u; full "
+			       "listings of /dev/shm: %llu\n",
+			       st.bad_segments, (unsigned long long)st.rescans);
 		}
 	} else
 #endif

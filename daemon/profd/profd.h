@@ -133,6 +133,8 @@ struct seg_mem_stat {
 void seg_mem_stat(struct seg_mem_stat *st);
 /* files in /dev/shm profd skips as bad or suspect, remembered now */
 __u32 seg_bad_count(void);
+/* full listings of /dev/shm so far (not the names inotify reports) */
+__u64 seg_rescans(void);
 
 /* profd_hist.c: what an older snapshot held that a newer one of the same
  * process does not, enough to take a copy of the newer back to the older */

@@ -744,6 +744,7 @@ static void status_memory(struct profd_wire_status *st)
 	st->last_drop_pid = (__u32)m.last_drop_pid;
 	st->last_drop_age_ns = m.last_drop_pid && now > m.last_drop_ns ? now - m.last_drop_ns : 0;
 	st->bad_segments = seg_bad_count();
+	st->rescans = seg_rescans();
 }
 
 /*

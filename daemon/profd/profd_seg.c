@@ -153,6 +153,22 @@ struct seg_bad {
 #define SEG_BAD_HASH 4096
 #define SEG_BAD_PRUNE_NS 1000000000ull
 
+/*
+ * Names in /dev/shm that were not ready when looked at (not sized or not
+ * published yet, or suspect), looked at again at each sample until they
+ * are or their time is up; a new name comes from inotify.  Neither lists
+ * the rest of /dev/shm again: every new segment would otherwise cost a
+ * full listing at each sample for two seconds, and a user could keep
+ * profd listing thousands of files by making one file after another.
+ * More pending than fit, and the rest wait for the periodic rescan.
+ */
+#define SEG_PENDING_MAX 256
+#define SEG_PENDING_NS 2000000000ull
+struct seg_pending {
+	char name[96]; /* in /dev/shm */
+	__u64 until;
+};
+
 static struct {
 	struct seg *list;
 	struct seg_bad *bad, *bad_oldest;
@@ -162,7 +178,10 @@ static struct {
 	__u32 n;
 	int ifd; /* inotify on /dev/shm */
 	__u64 samples;
-	__u64 retry_until; /* a new segment was not ready: rescan until */
+	__u64 retry_until; /* a handed-over segment was not ready: rescan until */
+	struct seg_pending pending[SEG_PENDING_MAX];
+	__u32 npending;
+	__u64 rescans; /* full rescans of /dev/shm */
 	struct seg_mem_stat mem; /* what --max-memory dropped */
 	__u64 ns_scan_ns;  /* when other mount namespaces were last looked into */
 	__u64 pidns;	   /* our own */
@@ -209,14 +228,28 @@ int seg_inotify_fd(void)
 	return sg.ifd;
 }
 
+static void seg_consider(const struct prof_seg_ent *e);
+
+/* new names in /dev/shm: each looked at alone; a lost event (the queue
+ * overflowed) lists all of it */
 void seg_inotify_event(void)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool any = false;
+	const struct inotify_event *ev;
+	struct prof_seg_ent e;
+	bool all = false;
+	ssize_t n;
+	char *p;
 
-	while (read(sg.ifd, buf, sizeof(buf)) > 0)
-		any = true;
-	if (any)
+	while ((n = read(sg.ifd, buf, sizeof(buf))) > 0)
+		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if (ev->mask & IN_Q_OVERFLOW)
+				all = true;
+			else if (!all && ev->len && !prof_seg_ent_here(ev->name, &e))
+				seg_consider(&e);
+		}
+	if (all)
 		seg_rescan();
 }
 
@@ -523,6 +556,46 @@ static bool bad_known(const char *path, ino_t ino)
 	return b && !b->since;
 }
 
+/*
+ * path is not ready: look at it again at the samples until 'until' (0:
+ * SEG_PENDING_NS from its first look, and a pending name keeps its first
+ * time, so one never published is dropped, to come back at a periodic
+ * rescan; a suspect's deadline is its own).  A segment handed over, not in
+ * /dev/shm, makes the samples rescan instead.
+ */
+static void seg_retry(const char *path, __u64 until)
+{
+	bool first = !until;
+
+	static const char dir[] = "/dev/shm/";
+	struct seg_pending *p;
+	__u32 i;
+
+	if (!until)
+		until = profd_now_ns() + SEG_PENDING_NS;
+	if (strncmp(path, dir, sizeof(dir) - 1)) {
+		if (sg.retry_until < until)
+			sg.retry_until = until;
+		return;
+	}
+	path += sizeof(dir) - 1;
+	for (i = 0; i < sg.npending; i++)
+		if (!strcmp(sg.pending[i].name, path))
+			break;
+	if (i == sg.npending) {
+		if (sg.npending == SEG_PENDING_MAX)
+			return;
+		sg.npending++;
+		p = &sg.pending[i];
+		snprintf(p->name, sizeof(p->name), "%s", path);
+		p->until = until;
+		return;
+	}
+	p = &sg.pending[i];
+	if (!first && until > p->until)
+		p->until = until;
+}
+
 /* a few lines a minute: a user can make bad segments by the thousand */
 static bool seg_warn_ok(void)
 {
@@ -641,8 +714,7 @@ static void bad_suspect(const char *path, ino_t ino, const char *why)
 		bad_add(path, ino, why);
 		return;
 	}
-	if (sg.retry_until < b->since + SEG_SUSPECT_NS + 200000000ull)
-		sg.retry_until = b->since + SEG_SUSPECT_NS + 200000000ull;
+	seg_retry(path, b->since + SEG_SUSPECT_NS + 200000000ull);
 }
 
 static struct seg *seg_find_path(const char *path)
@@ -780,7 +852,7 @@ static int seg_follow(const struct prof_seg_ent *e, int fd, __u64 proved)
 	/* being created: not sized or not published yet; rescans retry */
 	err = -EAGAIN;
 	if (st.st_size < PROF_SEG_HDR_SIZE) {
-		sg.retry_until = profd_now_ns() + 2000000000ull;
+		seg_retry(e->path, 0);
 		goto cleanup;
 	}
 	err = -ENOMEM;
@@ -818,7 +890,7 @@ static int seg_follow(const struct prof_seg_ent *e, int fd, __u64 proved)
 			else if (seg_magic(s) == PROF_SEG_MAGIC)
 				bad_suspect(e->path, st.st_ino, strerror(-err));
 			else
-				sg.retry_until = profd_now_ns() + 2000000000ull;
+				seg_retry(e->path, 0);
 		}
 		seg_free(s);
 		return err;
@@ -928,29 +1000,56 @@ static void seg_rescan_ns(void)
 	free(ents);
 }
 
+/* a segment's name listed or reported: followed, unless it is already or
+ * was found bad */
+static void seg_consider(const struct prof_seg_ent *e)
+{
+	struct seg *s = seg_find_path(e->path);
+
+	if (s && s->start_token == e->start_token)
+		return;
+	/* skipped before: not opened again (seg_follow checks the inode it
+	 * opens too) */
+	if (bad_known(e->path, (ino_t)e->ino))
+		return;
+	seg_adopt(e);
+}
+
 void seg_rescan(void)
 {
 	struct prof_seg_ent *ents = NULL;
 	size_t n = 0, i;
-	struct seg *s;
 	int err;
 
+	sg.rescans++;
 	err = prof_seg_list((uid_t)-1, &ents, &n);
 	if (err) {
 		log_warnx("seg: failed to list /dev/shm: %s", strerror(-err));
 		return;
 	}
-	for (i = 0; i < n; i++) {
-		s = seg_find_path(ents[i].path);
-		if (s && s->start_token == ents[i].start_token)
-			continue;
-		/* skipped before: not opened again (seg_follow checks the
-		 * inode it opens too) */
-		if (bad_known(ents[i].path, (ino_t)ents[i].ino))
-			continue;
-		seg_adopt(&ents[i]);
-	}
+	for (i = 0; i < n; i++)
+		seg_consider(&ents[i]);
 	free(ents);
+}
+
+/* the pending names, again: each until followed, found bad, gone or late */
+static void seg_pending_run(__u64 now)
+{
+	struct prof_seg_ent e;
+	struct seg *s;
+	__u32 i = 0;
+
+	while (i < sg.npending) {
+		if (now < sg.pending[i].until && !prof_seg_ent_here(sg.pending[i].name, &e)) {
+			seg_consider(&e);
+			s = seg_find_path(e.path);
+			if (!(s && s->start_token == e.start_token) && !bad_known(e.path, (ino_t)e.ino)) {
+				i++;
+				continue;
+			}
+		}
+		sg.pending[i] = sg.pending[--sg.npending];
+	}
 }
 
 static void seg_exited(struct seg *s)
@@ -1213,6 +1312,7 @@ void seg_sample(void)
 
 	sg.samples++;
 	/* inotify saw a segment before it was published: look again */
+	seg_pending_run(now);
 	if (now < sg.retry_until)
 		seg_rescan();
 	/* containers: on the timer, never in the way of a new segment's event */
@@ -1252,6 +1352,11 @@ __u32 seg_count(void)
 __u32 seg_bad_count(void)
 {
 	return sg.nbad;
+}
+
+__u64 seg_rescans(void)
+{
+	return sg.rescans;
 }
 
 /*
