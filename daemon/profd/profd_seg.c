@@ -229,6 +229,7 @@ int seg_inotify_fd(void)
 }
 
 static void seg_consider(const struct prof_seg_ent *e);
+static void seg_pending_run(__u64 now);
 
 /* new names in /dev/shm: each looked at alone; a lost event (the queue
  * overflowed) lists all of it */
@@ -944,9 +945,15 @@ int seg_adopt_fd(int fd, pid_t pid, uid_t uid, __u64 pidns)
 	/* a shm object of the peer's, private: nothing else is mapped */
 	if (fstat(fd, &st) || fstatfs(fd, &sf))
 		return -errno;
-	/* in our /dev/shm under a name that names it here: found as usual */
-	if (st.st_dev == sg.shm_dev && seg_pidns_of(pid) == sg.pidns)
+	/* in our /dev/shm under a name that names it here: found as usual,
+	 * but now, so the peer's next request finds it followed (its name
+	 * may wait in inotify's queue, or for a sample, as not ready then) */
+	if (st.st_dev == sg.shm_dev && seg_pidns_of(pid) == sg.pidns) {
+		if (sg.ifd >= 0)
+			seg_inotify_event();
+		seg_pending_run(profd_now_ns());
 		return 0;
+	}
 	if (!S_ISREG(st.st_mode) || st.st_uid != uid || (st.st_mode & 0077) ||
 	    sf.f_type != TMPFS_MAGIC)
 		return -EPERM;
