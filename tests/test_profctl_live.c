@@ -761,10 +761,12 @@ static void drop_stale(pid_t p)
 		if (ents[i].pid == (__u32)p && ents[i].start_token != token_of(p))
 			unlink(ents[i].path);
 	free(ents);
-	/* and reset baselines, profctl.<uid>.<pid>.<token> */
+	/* and reset baselines, profctl.<uid>.<pid>.<token>, where profctl
+	 * keeps them and in /dev/shm, where clean also looks (an earlier
+	 * test's process of the same pid may have left one there) */
 	snprintf(cmd, sizeof(cmd),
-		 "cd %s && for f in profctl.%u.%d.*; do"
-		 " [ \"$f\" = profctl.%u.%d.%llu ] || rm -f \"$f\"; done",
+		 "for d in %s /dev/shm; do cd $d && for f in profctl.%u.%d.*; do"
+		 " [ \"$f\" = profctl.%u.%d.%llu ] || rm -f \"$f\"; done; done",
 		 pc_baseline_dir(), (unsigned)getuid(), (int)p, (unsigned)getuid(), (int)p,
 		 (unsigned long long)token_of(p));
 	assert_int_equal(system(cmd), 0);

@@ -425,6 +425,7 @@ int main(int argc, char **argv)
 		 profd_tsc()->why);
 	/* processes that started before us */
 	seg_rescan();
+	last_rescan = profd_now_ns();
 	log_info("ready on %s, sampling every %u ms, kernel assistance %s%s%s", conf.sock_path,
 		 conf.interval_ms, kbpf_on() ? "on" : "off", kbpf_on() ? "" : ": ", kbpf_why());
 	{
@@ -448,8 +449,8 @@ int main(int argc, char **argv)
 			if (tag == &tag_timer) {
 				if (read(tfd, &ticks, sizeof(ticks)) < 0)
 					continue;
-				/* the rescan backs inotify up (missed events, overflow) */
-				if (profd_now_ns() - last_rescan >= 2000000000ull) {
+				/* the rescan backs inotify up */
+				if (profd_now_ns() - last_rescan >= seg_rescan_period()) {
 					seg_rescan();
 					last_rescan = profd_now_ns();
 				}

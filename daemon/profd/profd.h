@@ -135,6 +135,9 @@ void seg_mem_stat(struct seg_mem_stat *st);
 __u32 seg_bad_count(void);
 /* full listings of /dev/shm so far (not the names inotify reports) */
 __u64 seg_rescans(void);
+/* how often the whole of /dev/shm is listed as a backstop (inotify names
+ * new segments; without it, this is how they are found) */
+__u64 seg_rescan_period(void);
 
 /* profd_hist.c: what an older snapshot held that a newer one of the same
  * process does not, enough to take a copy of the newer back to the older */

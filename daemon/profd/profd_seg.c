@@ -155,19 +155,30 @@ struct seg_bad {
 
 /*
  * Names in /dev/shm that were not ready when looked at (not sized or not
- * published yet, or suspect), looked at again at each sample until they
- * are or their time is up; a new name comes from inotify.  Neither lists
- * the rest of /dev/shm again: every new segment would otherwise cost a
- * full listing at each sample for two seconds, and a user could keep
- * profd listing thousands of files by making one file after another.
- * More pending than fit, and the rest wait for the periodic rescan.
+ * published yet, or suspect), looked at again at each sample for
+ * SEG_PENDING_NS (a suspect: until its deadline), then every
+ * SEG_PENDING_SLOW_NS until SEG_PENDING_DROP_NS from the first look; a new
+ * name comes from inotify.  Neither lists the rest of /dev/shm again:
+ * every new segment would otherwise cost a listing of all of it at each
+ * sample for two seconds, and a user could keep profd listing thousands
+ * of files by making one file after another.  More pending than fit wait
+ * for their process to hand its segment over, or the periodic rescan.
  */
 #define SEG_PENDING_MAX 256
 #define SEG_PENDING_NS 2000000000ull
+#define SEG_PENDING_SLOW_NS 2000000000ull
+#define SEG_PENDING_DROP_NS 60000000000ull
 struct seg_pending {
 	char name[96]; /* in /dev/shm */
-	__u64 until;
+	__u64 until;   /* looked at every sample until then */
+	__u64 drop;    /* and every SEG_PENDING_SLOW_NS until then */
+	__u64 next;    /* the next slow look */
 };
+
+/* a full listing of /dev/shm: the backstop's period */
+#define SEG_RESCAN_NS 30000000000ull	  /* with inotify */
+#define SEG_RESCAN_BLIND_NS 2000000000ull /* without */
+#define SEG_RESCAN_OVERFLOW_NS 1000000000ull /* after lost events, at most */
 
 static struct {
 	struct seg *list;
@@ -182,6 +193,10 @@ static struct {
 	struct seg_pending pending[SEG_PENDING_MAX];
 	__u32 npending;
 	__u64 rescans; /* full rescans of /dev/shm */
+	__u64 rescan_ns; /* the last full rescan's time */
+	bool overflowed; /* inotify lost events: a full rescan is due */
+	bool refused;  /* a segment refused for a full table or a uid's share */
+	bool freed;    /* and a place freed since */
 	struct seg_mem_stat mem; /* what --max-memory dropped */
 	__u64 ns_scan_ns;  /* when other mount namespaces were last looked into */
 	__u64 pidns;	   /* our own */
@@ -229,7 +244,6 @@ int seg_inotify_fd(void)
 }
 
 static void seg_consider(const struct prof_seg_ent *e);
-static void seg_pending_run(__u64 now);
 
 /* new names in /dev/shm: each looked at alone; a lost event (the queue
  * overflowed) lists all of it */
@@ -250,8 +264,10 @@ void seg_inotify_event(void)
 			else if (!all && ev->len && !prof_seg_ent_here(ev->name, &e))
 				seg_consider(&e);
 		}
+	/* at the next sample, at most one a second: a user who floods the
+	 * queue does not keep profd listing */
 	if (all)
-		seg_rescan();
+		sg.overflowed = true;
 }
 
 /* the newest frame, or NULL */
@@ -566,14 +582,14 @@ static bool bad_known(const char *path, ino_t ino)
  */
 static void seg_retry(const char *path, __u64 until)
 {
-	bool first = !until;
-
 	static const char dir[] = "/dev/shm/";
+	__u64 now = profd_now_ns();
 	struct seg_pending *p;
+	bool first = !until;
 	__u32 i;
 
-	if (!until)
-		until = profd_now_ns() + SEG_PENDING_NS;
+	if (first)
+		until = now + SEG_PENDING_NS;
 	if (strncmp(path, dir, sizeof(dir) - 1)) {
 		if (sg.retry_until < until)
 			sg.retry_until = until;
@@ -590,11 +606,14 @@ static void seg_retry(const char *path, __u64 until)
 		p = &sg.pending[i];
 		snprintf(p->name, sizeof(p->name), "%s", path);
 		p->until = until;
+		/* a suspect is settled at its deadline */
+		p->drop = first ? now + SEG_PENDING_DROP_NS : until;
+		p->next = 0;
 		return;
 	}
 	p = &sg.pending[i];
 	if (!first && until > p->until)
-		p->until = until;
+		p->until = p->drop = until;
 }
 
 /* a few lines a minute: a user can make bad segments by the thousand */
@@ -838,6 +857,7 @@ static int seg_follow(const struct prof_seg_ent *e, int fd, __u64 proved)
 	err = -EDQUOT;
 	/* the owner's share of processes followed; rescans retry when it frees */
 	if (seg_alive_of(st.st_uid) >= conf.uid_segs) {
+		sg.refused = true;
 		if (seg_warn_ok())
 			log_warnx("seg: uid %u has %u processes followed; not following pid %u yet",
 				  (unsigned)st.st_uid, conf.uid_segs, e->pid);
@@ -924,11 +944,33 @@ static void seg_adopt(const struct prof_seg_ent *e)
 {
 	int fd;
 
-	if (!e->alive || sg.n >= SEG_MAX)
+	if (!e->alive)
 		return;
+	if (sg.n >= SEG_MAX) {
+		sg.refused = true;
+		return;
+	}
 	fd = prof_seg_open(e);
 	if (fd >= 0)
 		seg_follow(e, fd, 0);
+}
+
+/* a segment of our /dev/shm handed over: its name, looked at now */
+static void seg_consider_fd(int fd)
+{
+	char self[40], path[128];
+	struct prof_seg_ent e;
+	const char *name;
+	ssize_t n;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	n = readlink(self, path, sizeof(path) - 1);
+	if (n <= 0)
+		return;
+	path[n] = 0;
+	name = strrchr(path, '/');
+	if (name && !prof_seg_ent_here(name + 1, &e))
+		seg_consider(&e);
 }
 
 int seg_adopt_fd(int fd, pid_t pid, uid_t uid, __u64 pidns)
@@ -951,7 +993,7 @@ int seg_adopt_fd(int fd, pid_t pid, uid_t uid, __u64 pidns)
 	if (st.st_dev == sg.shm_dev && seg_pidns_of(pid) == sg.pidns) {
 		if (sg.ifd >= 0)
 			seg_inotify_event();
-		seg_pending_run(profd_now_ns());
+		seg_consider_fd(fd);
 		return 0;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_uid != uid || (st.st_mode & 0077) ||
@@ -1029,6 +1071,7 @@ void seg_rescan(void)
 	int err;
 
 	sg.rescans++;
+	sg.rescan_ns = profd_now_ns();
 	err = prof_seg_list((uid_t)-1, &ents, &n);
 	if (err) {
 		log_warnx("seg: failed to list /dev/shm: %s", strerror(-err));
@@ -1042,19 +1085,29 @@ void seg_rescan(void)
 /* the pending names, again: each until followed, found bad, gone or late */
 static void seg_pending_run(__u64 now)
 {
+	struct seg_pending *p;
 	struct prof_seg_ent e;
 	struct seg *s;
 	__u32 i = 0;
 
 	while (i < sg.npending) {
-		if (now < sg.pending[i].until && !prof_seg_ent_here(sg.pending[i].name, &e)) {
-			seg_consider(&e);
-			s = seg_find_path(e.path);
-			if (!(s && s->start_token == e.start_token) && !bad_known(e.path, (ino_t)e.ino)) {
+		p = &sg.pending[i];
+		if (now >= p->drop || prof_seg_ent_here(p->name, &e))
+			goto drop;
+		if (now >= p->until) {
+			if (now < p->next) {
 				i++;
 				continue;
 			}
+			p->next = now + SEG_PENDING_SLOW_NS;
 		}
+		seg_consider(&e);
+		s = seg_find_path(e.path);
+		if (!(s && s->start_token == e.start_token) && !bad_known(e.path, (ino_t)e.ino)) {
+			i++;
+			continue;
+		}
+drop:
 		sg.pending[i] = sg.pending[--sg.npending];
 	}
 }
@@ -1072,6 +1125,7 @@ static void seg_exited(struct seg *s)
 	s->cursor = NULL;
 	s->alive = false;
 	s->exit_ns = profd_now_ns();
+	sg.freed = true;
 	kbpf_release_pid(s->pid);
 	log_info("seg: pid %d exited; kept post-mortem", (int)s->pid);
 }
@@ -1280,6 +1334,7 @@ static void seg_bound(void)
 				 (int)pick->pid, (unsigned long long)total);
 			seg_free(pick);
 			sg.n--;
+			sg.freed = true;
 			sg.mem.kept_dropped++;
 			continue;
 		}
@@ -1320,8 +1375,11 @@ void seg_sample(void)
 	sg.samples++;
 	/* inotify saw a segment before it was published: look again */
 	seg_pending_run(now);
-	if (now < sg.retry_until)
+	if (now < sg.retry_until ||
+	    (sg.overflowed && now - sg.rescan_ns >= SEG_RESCAN_OVERFLOW_NS)) {
+		sg.overflowed = false;
 		seg_rescan();
+	}
 	/* containers: on the timer, never in the way of a new segment's event */
 	seg_rescan_ns();
 	for (s = sg.list; s; s = s->next)
@@ -1337,13 +1395,25 @@ void seg_sample(void)
 			log_debug("seg: dropping post-mortem data of pid %d", (int)s->pid);
 			seg_free(s);
 			sg.n--;
+			sg.freed = true;
 			continue;
 		}
 		pp = &s->next;
 	}
 	seg_bound();
+	/* a place freed for what was refused: list /dev/shm for it */
+	if (sg.refused && sg.freed) {
+		sg.refused = false;
+		seg_rescan();
+	}
+	sg.freed = false;
 	bad_prune(now);
 	kbpf_sweep();
+}
+
+__u64 seg_rescan_period(void)
+{
+	return sg.ifd >= 0 ? SEG_RESCAN_NS : SEG_RESCAN_BLIND_NS;
 }
 
 __u64 seg_samples(void)
