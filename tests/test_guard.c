@@ -1179,5 +1179,6 @@ int main(void)
 		cmocka_unit_test_teardown(test_profd_group, teardown),
 	};
 
+	test_filter_env();
 	return cmocka_run_group_tests(tests, setup, teardown_all);
 }
