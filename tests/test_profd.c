@@ -1944,6 +1944,34 @@ static void test_new_names_alone(void **state)
 }
 
 /*
+ * A process that hands its segment over is followed before profd answers
+ * it: with the next sample 10 s away, its first request finds it (the
+ * name inotify reported was most likely not ready then, and would wait
+ * for a sample).
+ */
+static void test_handover_followed(void **state)
+{
+	const char *const opts[] = { "--interval", "10000", NULL };
+	struct prof_snapshot *s;
+	struct child c;
+	int fd, i;
+
+	(void)state;
+	fd = need_profd_opts(opts);
+	for (i = 0; i < 3; i++) {
+		c = spawn(stay_zone, 0, 5);
+		assert_int_equal(child_wait(&c), 'R');
+		s = NULL;
+		assert_int_equal(profd_snapshot(fd, c.pid, PROFD_SNAP_START, 0, &s), 0);
+		assert_non_null(node_named(s, "stay_zone"));
+		prof_snapshot__destroy(s);
+		child_end(&c);
+	}
+	close(fd);
+	stop_profd();
+}
+
+/*
  * A published segment that does not read at first (its clock rate broken
  * while profd was stopped, as a process might be caught mid-change) is
  * read again for a while, not dropped at the first look: mended a few
@@ -3518,6 +3546,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_hostile, teardown),
 		cmocka_unit_test_teardown(test_bad_bounded, teardown),
 		cmocka_unit_test_teardown(test_new_names_alone, teardown),
+		cmocka_unit_test_teardown(test_handover_followed, teardown),
 		cmocka_unit_test_teardown(test_segment_grace, teardown),
 		cmocka_unit_test_teardown(test_reset_postmortem, teardown),
 		cmocka_unit_test_teardown(test_reset_total_max, teardown),

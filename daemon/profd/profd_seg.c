@@ -243,7 +243,7 @@ int seg_inotify_fd(void)
 	return sg.ifd;
 }
 
-static void seg_consider(const struct prof_seg_ent *e);
+static int seg_consider(const struct prof_seg_ent *e);
 
 /* new names in /dev/shm: each looked at alone; a lost event (the queue
  * overflowed) lists all of it */
@@ -939,20 +939,20 @@ cleanup:
 	return err;
 }
 
-/* open, verify and map one new segment found by its name */
-static void seg_adopt(const struct prof_seg_ent *e)
+/* open, verify and map one new segment found by its name: seg_follow's
+ * answer, -ENOSPC for a full table */
+static int seg_adopt(const struct prof_seg_ent *e)
 {
 	int fd;
 
 	if (!e->alive)
-		return;
+		return -ESRCH;
 	if (sg.n >= SEG_MAX) {
 		sg.refused = true;
-		return;
+		return -ENOSPC;
 	}
 	fd = prof_seg_open(e);
-	if (fd >= 0)
-		seg_follow(e, fd, 0);
+	return fd >= 0 ? seg_follow(e, fd, 0) : fd;
 }
 
 /* a segment of our /dev/shm handed over: its name, looked at now */
@@ -1051,17 +1051,17 @@ static void seg_rescan_ns(void)
 
 /* a segment's name listed or reported: followed, unless it is already or
  * was found bad */
-static void seg_consider(const struct prof_seg_ent *e)
+static int seg_consider(const struct prof_seg_ent *e)
 {
 	struct seg *s = seg_find_path(e->path);
 
 	if (s && s->start_token == e->start_token)
-		return;
+		return 0;
 	/* skipped before: not opened again (seg_follow checks the inode it
 	 * opens too) */
 	if (bad_known(e->path, (ino_t)e->ino))
-		return;
-	seg_adopt(e);
+		return -EPERM;
+	return seg_adopt(e);
 }
 
 void seg_rescan(void)
@@ -1089,6 +1089,7 @@ static void seg_pending_run(__u64 now)
 	struct prof_seg_ent e;
 	struct seg *s;
 	__u32 i = 0;
+	int err;
 
 	while (i < sg.npending) {
 		p = &sg.pending[i];
@@ -1101,9 +1102,12 @@ static void seg_pending_run(__u64 now)
 			}
 			p->next = now + SEG_PENDING_SLOW_NS;
 		}
-		seg_consider(&e);
+		/* refused for a full table or its user's share: looked for
+		 * again when a place frees, not here */
+		err = seg_consider(&e);
 		s = seg_find_path(e.path);
-		if (!(s && s->start_token == e.start_token) && !bad_known(e.path, (ino_t)e.ino)) {
+		if (err != -EDQUOT && err != -ENOSPC && !(s && s->start_token == e.start_token) &&
+		    !bad_known(e.path, (ino_t)e.ino)) {
 			i++;
 			continue;
 		}
