@@ -151,8 +151,13 @@ int prof_seg_ent_here(const char *name, struct prof_seg_ent *e)
 {
 	struct token_memo memo = { 0 };
 	struct stat st;
+	__u64 token;
+	__u32 pid;
 	int dfd, err;
 
+	/* most names are none of ours: no system call for them */
+	if (parse_name(name, &pid, &token))
+		return -EINVAL;
 	dfd = open(SHM_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
