@@ -281,6 +281,8 @@ static void rm_shm_baselines(uid_t uid, pid_t pid)
 
 static bool bad_made; /* test_bad_bounded's files exist: teardown removes them */
 static void bad_files(bool make);
+static char share_prefix[96];
+static void share_files(int n, bool make);
 
 #define UID_A 65534 /* nobody: owns the profiled process (another user below) */
 #define UID_B 65533 /* a second unprivileged uid */
@@ -304,6 +306,10 @@ static int teardown(void **state)
 	if (bad_made) {
 		bad_files(false);
 		bad_made = false;
+	}
+	if (share_prefix[0]) {
+		share_files(300, false);
+		share_prefix[0] = 0;
 	}
 	profd_history = "60";
 	ctr_files_remove();
@@ -1943,6 +1949,71 @@ static void test_new_names_alone(void **state)
 	stop_profd();
 }
 
+/* test_pending_share's files: prof.PID.TOKEN.N of A's process */
+
+static void share_files(int n, bool make)
+{
+	char name[160];
+	int i, fd;
+
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s.%d", share_prefix, 1000 + i);
+		if (!make) {
+			unlink(name);
+			continue;
+		}
+		fd = open(name, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		assert_true(fd >= 0);
+		assert_int_equal(fchown(fd, UID_A, UID_A), 0);
+		close(fd);
+	}
+}
+
+/*
+ * Names not ready yet are looked at again alone, but a user has only a
+ * share of that list: user A's 300 files named after A's own process and
+ * never sized make profd list /dev/shm no more than the backstop would
+ * (past the whole list's size it would list all of it, once a second),
+ * and B's process is still followed.
+ */
+static void test_pending_share(void **state)
+{
+	__u64 r0, r1, t0, t1, allowed;
+	struct prof_snapshot *s;
+	struct child a, b;
+	int fd;
+
+	(void)state;
+	fd = need_profd();
+	a = spawn(stay_zone, UID_A, 5);
+	assert_int_equal(child_wait(&a), 'R');
+	snprintf(share_prefix, sizeof(share_prefix), "/dev/shm/prof.%d.%llu", (int)a.pid,
+		 (unsigned long long)prof_proc_start_token(a.pid));
+	wait_samples(fd, 2);
+	r0 = rescans(fd);
+	t0 = now_ns();
+	share_files(300, true);
+	wait_samples(fd, 60);
+	b = spawn(stay_zone, UID_B, 5);
+	assert_int_equal(child_wait(&b), 'R');
+	s = snap_of(fd, b.pid, PROFD_SNAP_START);
+	assert_non_null(s);
+	prof_snapshot__destroy(s);
+	r1 = rescans(fd);
+	t1 = now_ns();
+	share_files(300, false);
+	share_prefix[0] = 0;
+	allowed = (t1 - t0) / 30000000000ull + 1;
+	print_message("%llu full listings of /dev/shm in %.2f s (%llu allowed)\n",
+		      (unsigned long long)(r1 - r0), (double)(t1 - t0) / 1e9,
+		      (unsigned long long)allowed);
+	assert_true(r1 - r0 <= allowed);
+	child_end(&b);
+	child_end(&a);
+	close(fd);
+	stop_profd();
+}
+
 /*
  * A process that hands its segment over is followed before profd answers
  * it: with the next sample 10 s away, its first request finds it (the
@@ -3547,6 +3618,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_bad_bounded, teardown),
 		cmocka_unit_test_teardown(test_new_names_alone, teardown),
 		cmocka_unit_test_teardown(test_handover_followed, teardown),
+		cmocka_unit_test_teardown(test_pending_share, teardown),
 		cmocka_unit_test_teardown(test_segment_grace, teardown),
 		cmocka_unit_test_teardown(test_reset_postmortem, teardown),
 		cmocka_unit_test_teardown(test_reset_total_max, teardown),

@@ -356,7 +356,8 @@ static bool name_in_ns(struct prof_seg_ent *e, const struct stat *st, void *arg)
 		np->have_inner = true;
 	}
 	for (i = 0; i < np->n; i++) {
-		if (np->inner[i] != e->pid || prof_proc_start_token(np->procs[i]) != e->start_token)
+		if (np->inner[i] != e->pid || !e->start_token ||
+		    prof_proc_start_token(np->procs[i]) != e->start_token)
 			continue;
 		/* a private /dev/shm in our pid namespace names the pid as we do */
 		e->ns_pid = prof_ns_ino(np->procs[i], "pid") != np->pidns ? e->pid : 0;

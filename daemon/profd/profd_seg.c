@@ -129,9 +129,9 @@ struct seg {
 /*
  * Paths that failed the checks, so they are logged once.  A published
  * segment whose first read fails is suspect first: read again at the
- * rescans for SEG_SUSPECT_NS, and bad (logged, never read again) only if
- * it never reads, so a moment's disagreement with a live process costs
- * nothing but a retry.
+ * samples for SEG_SUSPECT_NS (a pending name, below), and bad (logged,
+ * not read again while it is remembered) only if it never reads, so a
+ * moment's disagreement with a live process costs nothing but a retry.
  */
 struct seg_bad {
 	struct seg_bad *newer, *older; /* the list, newest first */
@@ -161,15 +161,20 @@ struct seg_bad {
  * name comes from inotify.  Neither lists the rest of /dev/shm again:
  * every new segment would otherwise cost a listing of all of it at each
  * sample for two seconds, and a user could keep profd listing thousands
- * of files by making one file after another.  More pending than fit wait
- * for their process to hand its segment over, or the periodic rescan.
+ * of files by making one file after another.  Past a uid's share its
+ * names wait for their process to hand its segment over, or the backstop;
+ * past the array's size, a listing follows (at most one a second).  Only
+ * names in our /dev/shm: a container's are looked at again by
+ * seg_rescan_ns every second, and a handed-over fd is published already.
  */
 #define SEG_PENDING_MAX 256
+#define SEG_PENDING_UID 32 /* a uid's share: its files cannot crowd others' out */
 #define SEG_PENDING_NS 2000000000ull
 #define SEG_PENDING_SLOW_NS 2000000000ull
 #define SEG_PENDING_DROP_NS 60000000000ull
 struct seg_pending {
 	char name[96]; /* in /dev/shm */
+	uid_t uid;     /* its owner's */
 	__u64 until;   /* looked at every sample until then */
 	__u64 drop;    /* and every SEG_PENDING_SLOW_NS until then */
 	__u64 next;    /* the next slow look */
@@ -189,12 +194,11 @@ static struct {
 	__u32 n;
 	int ifd; /* inotify on /dev/shm */
 	__u64 samples;
-	__u64 retry_until; /* a handed-over segment was not ready: rescan until */
 	struct seg_pending pending[SEG_PENDING_MAX];
 	__u32 npending;
 	__u64 rescans; /* full rescans of /dev/shm */
 	__u64 rescan_ns; /* the last full rescan's time */
-	bool overflowed; /* inotify lost events: a full rescan is due */
+	bool overflowed; /* inotify lost events, or pending names: a full rescan is due */
 	bool refused;  /* a segment refused for a full table or a uid's share */
 	bool freed;    /* and a place freed since */
 	struct seg_mem_stat mem; /* what --max-memory dropped */
@@ -252,14 +256,16 @@ void seg_inotify_event(void)
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	const struct inotify_event *ev;
 	struct prof_seg_ent e;
-	bool all = false;
+	bool all = false, lost = false;
 	ssize_t n;
 	char *p;
 
 	while ((n = read(sg.ifd, buf, sizeof(buf))) > 0)
 		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
 			ev = (const struct inotify_event *)p;
-			if (ev->mask & IN_Q_OVERFLOW)
+			if (ev->mask & (IN_IGNORED | IN_UNMOUNT))
+				lost = true;
+			else if (ev->mask & IN_Q_OVERFLOW)
 				all = true;
 			else if (!all && ev->len && !prof_seg_ent_here(ev->name, &e))
 				seg_consider(&e);
@@ -268,6 +274,14 @@ void seg_inotify_event(void)
 	 * queue does not keep profd listing */
 	if (all)
 		sg.overflowed = true;
+	/* the watch went (/dev/shm unmounted): the backstop finds segments */
+	if (lost) {
+		log_warnx("seg: inotify on /dev/shm ended; listing it every %llu s",
+			  SEG_RESCAN_BLIND_NS / 1000000000ull);
+		close(sg.ifd);
+		sg.ifd = -1;
+		sg.overflowed = true;
+	}
 }
 
 /* the newest frame, or NULL */
@@ -574,37 +588,40 @@ static bool bad_known(const char *path, ino_t ino)
 }
 
 /*
- * path is not ready: look at it again at the samples until 'until' (0:
- * SEG_PENDING_NS from its first look, and a pending name keeps its first
- * time, so one never published is dropped, to come back at a periodic
- * rescan; a suspect's deadline is its own).  A segment handed over, not in
- * /dev/shm, makes the samples rescan instead.
+ * path (uid's) is not ready: look at it again at the samples until 'until'
+ * (0: SEG_PENDING_NS from its first look, and a pending name keeps its
+ * first time, so one never published is dropped, to come back at the
+ * backstop; a suspect's deadline is its own).
  */
-static void seg_retry(const char *path, __u64 until)
+static void seg_retry(const char *path, uid_t uid, __u64 until)
 {
 	static const char dir[] = "/dev/shm/";
 	__u64 now = profd_now_ns();
 	struct seg_pending *p;
 	bool first = !until;
-	__u32 i;
+	__u32 i, mine = 0;
 
 	if (first)
 		until = now + SEG_PENDING_NS;
-	if (strncmp(path, dir, sizeof(dir) - 1)) {
-		if (sg.retry_until < until)
-			sg.retry_until = until;
+	if (strncmp(path, dir, sizeof(dir) - 1))
 		return;
-	}
 	path += sizeof(dir) - 1;
-	for (i = 0; i < sg.npending; i++)
+	for (i = 0; i < sg.npending; i++) {
 		if (!strcmp(sg.pending[i].name, path))
 			break;
+		mine += sg.pending[i].uid == uid;
+	}
 	if (i == sg.npending) {
-		if (sg.npending == SEG_PENDING_MAX)
+		if (mine >= SEG_PENDING_UID)
 			return;
+		if (sg.npending == SEG_PENDING_MAX) {
+			sg.overflowed = true;
+			return;
+		}
 		sg.npending++;
 		p = &sg.pending[i];
 		snprintf(p->name, sizeof(p->name), "%s", path);
+		p->uid = uid;
 		p->until = until;
 		/* a suspect is settled at its deadline */
 		p->drop = first ? now + SEG_PENDING_DROP_NS : until;
@@ -671,12 +688,15 @@ static struct seg_bad *bad_new(const char *path, ino_t ino, __u64 since)
 	return b;
 }
 
-/* its file is gone (or another file has its name) */
+/* its file is gone (or another file has its name); a handed-over
+ * segment's (no path: "pid N's segment") stays until it is evicted */
 static bool bad_gone(const struct seg_bad *b)
 {
 	struct stat st;
 
-	return stat(b->path, &st) ? errno == ENOENT || errno == ENOTDIR : st.st_ino != b->ino;
+	if (b->path[0] != '/')
+		return false;
+	return lstat(b->path, &st) ? errno == ENOENT || errno == ENOTDIR : st.st_ino != b->ino;
 }
 
 static void bad_prune(__u64 now)
@@ -721,7 +741,7 @@ static void bad_forget(const char *path, ino_t ino)
 
 /* a published segment that did not read: bad once it has not for
  * SEG_SUSPECT_NS, else looked at again at the rescans until then */
-static void bad_suspect(const char *path, ino_t ino, const char *why)
+static void bad_suspect(const char *path, ino_t ino, uid_t uid, const char *why)
 {
 	struct seg_bad *b = bad_find(path, ino);
 	__u64 now = profd_now_ns() | 1; /* never 0, never before since */
@@ -734,7 +754,7 @@ static void bad_suspect(const char *path, ino_t ino, const char *why)
 		bad_add(path, ino, why);
 		return;
 	}
-	seg_retry(path, b->since + SEG_SUSPECT_NS + 200000000ull);
+	seg_retry(path, uid, b->since + SEG_SUSPECT_NS + 200000000ull);
 }
 
 static struct seg *seg_find_path(const char *path)
@@ -855,7 +875,8 @@ static int seg_follow(const struct prof_seg_ent *e, int fd, __u64 proved)
 	if (err)
 		goto cleanup;
 	err = -EDQUOT;
-	/* the owner's share of processes followed; rescans retry when it frees */
+	/* the owner's share of processes followed; a listing when a place
+	 * frees looks for it again */
 	if (seg_alive_of(st.st_uid) >= conf.uid_segs) {
 		sg.refused = true;
 		if (seg_warn_ok())
@@ -870,10 +891,10 @@ static int seg_follow(const struct prof_seg_ent *e, int fd, __u64 proved)
 		bad_add(e->path, st.st_ino, "owner differs from the process's");
 		goto cleanup;
 	}
-	/* being created: not sized or not published yet; rescans retry */
+	/* being created: not sized or not published yet: pending */
 	err = -EAGAIN;
 	if (st.st_size < PROF_SEG_HDR_SIZE) {
-		seg_retry(e->path, 0);
+		seg_retry(e->path, st.st_uid, 0);
 		goto cleanup;
 	}
 	err = -ENOMEM;
@@ -898,6 +919,8 @@ static int seg_follow(const struct prof_seg_ent *e, int fd, __u64 proved)
 		err = -errno;
 		s->mem = NULL;
 		seg_free(s);
+		if (err == -ENOMEM)
+			seg_retry(e->path, st.st_uid, 0);
 		return err;
 	}
 	err = seg_read(s, &snap);
@@ -909,9 +932,9 @@ static int seg_follow(const struct prof_seg_ent *e, int fd, __u64 proved)
 			if (err == -EPERM || err == -EFAULT)
 				bad_add(e->path, st.st_ino, strerror(-err));
 			else if (seg_magic(s) == PROF_SEG_MAGIC)
-				bad_suspect(e->path, st.st_ino, strerror(-err));
+				bad_suspect(e->path, st.st_ino, st.st_uid, strerror(-err));
 			else
-				seg_retry(e->path, 0);
+				seg_retry(e->path, st.st_uid, 0);
 		}
 		seg_free(s);
 		return err;
@@ -952,7 +975,12 @@ static int seg_adopt(const struct prof_seg_ent *e)
 		return -ENOSPC;
 	}
 	fd = prof_seg_open(e);
-	return fd >= 0 ? seg_follow(e, fd, 0) : fd;
+	if (fd >= 0)
+		return seg_follow(e, fd, 0);
+	/* out of fds or memory for now: again at the samples */
+	if (fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM)
+		seg_retry(e->path, e->uid, 0);
+	return fd;
 }
 
 /* a segment of our /dev/shm handed over: its name, looked at now */
@@ -1089,25 +1117,33 @@ static void seg_pending_run(__u64 now)
 	struct prof_seg_ent e;
 	struct seg *s;
 	__u32 i = 0;
+	bool last;
 	int err;
 
 	while (i < sg.npending) {
 		p = &sg.pending[i];
-		if (now >= p->drop || prof_seg_ent_here(p->name, &e))
-			goto drop;
-		if (now >= p->until) {
+		/* the last look at its time (a suspect's settles it) */
+		last = now >= p->drop;
+		if (!last && now >= p->until) {
 			if (now < p->next) {
 				i++;
 				continue;
 			}
 			p->next = now + SEG_PENDING_SLOW_NS;
 		}
+		err = prof_seg_ent_here(p->name, &e);
+		if (err == -ENOENT || err == -EINVAL)
+			goto drop; /* gone, or no longer a segment's */
+		if (err) {
+			i++; /* no fd, no memory: again */
+			continue;
+		}
 		/* refused for a full table or its user's share: looked for
 		 * again when a place frees, not here */
 		err = seg_consider(&e);
 		s = seg_find_path(e.path);
-		if (err != -EDQUOT && err != -ENOSPC && !(s && s->start_token == e.start_token) &&
-		    !bad_known(e.path, (ino_t)e.ino)) {
+		if (!last && err != -EDQUOT && err != -ENOSPC &&
+		    !(s && s->start_token == e.start_token) && !bad_known(e.path, (ino_t)e.ino)) {
 			i++;
 			continue;
 		}
@@ -1379,8 +1415,7 @@ void seg_sample(void)
 	sg.samples++;
 	/* inotify saw a segment before it was published: look again */
 	seg_pending_run(now);
-	if (now < sg.retry_until ||
-	    (sg.overflowed && now - sg.rescan_ns >= SEG_RESCAN_OVERFLOW_NS)) {
+	if (sg.overflowed && now - sg.rescan_ns >= SEG_RESCAN_OVERFLOW_NS) {
 		sg.overflowed = false;
 		seg_rescan();
 	}
@@ -1405,12 +1440,14 @@ void seg_sample(void)
 		pp = &s->next;
 	}
 	seg_bound();
-	/* a place freed for what was refused: list /dev/shm for it */
-	if (sg.refused && sg.freed) {
-		sg.refused = false;
+	/* a place freed for what was refused: list /dev/shm for it (at most
+	 * once a second: a uid at its share stays refused) */
+	if (!sg.refused) {
+		sg.freed = false;
+	} else if (sg.freed && now - sg.rescan_ns >= SEG_RESCAN_OVERFLOW_NS) {
+		sg.refused = sg.freed = false;
 		seg_rescan();
 	}
-	sg.freed = false;
 	bad_prune(now);
 	kbpf_sweep();
 }
