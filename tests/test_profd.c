@@ -1911,11 +1911,11 @@ static void test_new_names_alone(void **state)
 	t0 = now_ns();
 	/* a process: its segment is made, then published */
 	c = spawn_followed(fd, stay_zone);
-	/* a segment's file not sized yet, for a second of samples */
+	/* a segment's file not sized yet, for 2.5 s of samples (50 ms) */
 	snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.99", (int)getpid(), token);
 	bad_made = true;
 	write_file(name, "", 0);
-	wait_samples(fd, 10);
+	wait_samples(fd, 50);
 	unlink(name);
 	/* and 40 bad files, one after another */
 	snprintf(base, sizeof(base), "/dev/shm/profd-test-bad.%d", (int)getpid());
