@@ -280,7 +280,7 @@ static void rm_shm_baselines(uid_t uid, pid_t pid)
 }
 
 static bool bad_made; /* test_bad_bounded's files exist: teardown removes them */
-static void bad_files(bool make);
+static void bad_files_remove(void);
 static char share_prefix[96];
 static void share_files(int n, bool make);
 
@@ -303,10 +303,8 @@ static int teardown(void **state)
 		kids[i] = 0;
 	}
 	stop_profd();
-	if (bad_made) {
-		bad_files(false);
-		bad_made = false;
-	}
+	if (bad_made)
+		bad_files_remove();
 	if (share_prefix[0]) {
 		share_files(300, false);
 		share_prefix[0] = 0;
@@ -1805,30 +1803,61 @@ static __u32 bad_segments(int fd)
 }
 
 /* test_bad_bounded's files: made (link) or removed (unlink), all of them */
-static void bad_files(bool make)
+/* the name of bad file i (BAD_UNSIZED: a segment's file not sized) */
+#define BAD_UNSIZED (-1)
+static void bad_name(char *name, size_t len, int i)
 {
-	unsigned long long token = prof_proc_start_token(getpid());
+	snprintf(name, len, "/dev/shm/prof.%d.%llu.%d", (int)getpid(),
+		 (unsigned long long)prof_proc_start_token(getpid()), i == BAD_UNSIZED ? 99 : 100 + i);
+}
+
+static void bad_base(char *base, size_t len)
+{
+	snprintf(base, len, "/dev/shm/profd-test-bad.%d", (int)getpid());
+}
+
+/* n bad files named after this process: hard links of one, gap_us apart */
+static void bad_files(int n, useconds_t gap_us)
+{
 	char base[64], name[128];
 	int i;
 
-	snprintf(base, sizeof(base), "/dev/shm/profd-test-bad.%d", (int)getpid());
-	bad_made = make;
-	if (make)
-		write_file(base, "x", 1);
-	for (i = 0; i < BAD_MADE; i++) {
-		snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.%d", (int)getpid(), token,
-			 100 + i);
-		if (make)
-			assert_int_equal(link(base, name), 0);
-		else
-			unlink(name);
+	bad_base(base, sizeof(base));
+	bad_made = true; /* teardown removes what a failure leaves */
+	write_file(base, "x", 1);
+	for (i = 0; i < n; i++) {
+		bad_name(name, sizeof(name), i);
+		assert_int_equal(link(base, name), 0);
+		if (gap_us)
+			usleep(gap_us);
 	}
-	if (!make) {
-		unlink(base);
-		/* test_new_names_alone's file not sized */
-		snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.99", (int)getpid(), token);
+}
+
+/* test_bad_bounded's and test_new_names_alone's files, all of them */
+static void bad_files_remove(void)
+{
+	char name[128];
+	int i;
+
+	for (i = BAD_UNSIZED; i < BAD_MADE; i++) {
+		bad_name(name, sizeof(name), i);
 		unlink(name);
 	}
+	bad_base(name, sizeof(name));
+	unlink(name);
+	bad_made = false;
+}
+
+/* profd listed all of /dev/shm (r1 - r0 times from t0 to t1) no more than
+ * its backstop does, every 30 s, and once */
+static void assert_backstop_only(__u64 r0, __u64 r1, __u64 t0, __u64 t1)
+{
+	__u64 allowed = (t1 - t0) / 30000000000ull + 1;
+
+	print_message("%llu full listings of /dev/shm in %.2f s (%llu allowed)\n",
+		      (unsigned long long)(r1 - r0), (double)(t1 - t0) / 1e9,
+		      (unsigned long long)allowed);
+	assert_true(r1 - r0 <= allowed);
 }
 
 /*
@@ -1862,7 +1891,7 @@ static void test_bad_bounded(void **state)
 		unlink(name);
 		assert_int_equal(bad_segments(fd), b0);
 	}
-	bad_files(true);
+	bad_files(BAD_MADE, 0);
 	profd_rescanned(fd);
 	/* 16k names may overflow inotify's queue: a listing then finds the
 	 * rest, at the next sample a second after the last */
@@ -1871,7 +1900,7 @@ static void test_bad_bounded(void **state)
 	print_message("profd remembers %u bad files of %d made (%u before)\n", n, BAD_MADE, b0);
 	assert_int_equal(n, BAD_MAX);
 	assert_true(profd_alive());
-	bad_files(false);
+	bad_files_remove();
 	/* pruned within a few seconds of the files' going */
 	for (end = now_ns() + 10000000000ull; (n = bad_segments(fd)) > b0 && now_ns() < end;)
 		usleep(100000);
@@ -1899,12 +1928,11 @@ static __u64 rescans(int fd)
  */
 static void test_new_names_alone(void **state)
 {
-	unsigned long long token = prof_proc_start_token(getpid());
-	char base[64], name[128];
-	__u64 r0, r1, t0, t1, allowed;
+	__u64 r0, r1, t0, t1;
+	char name[128];
 	__u32 b0;
 	struct child c;
-	int fd, i;
+	int fd;
 
 	(void)state;
 	fd = need_profd();
@@ -1915,38 +1943,21 @@ static void test_new_names_alone(void **state)
 	/* a process: its segment is made, then published */
 	c = spawn_followed(fd, stay_zone);
 	/* a segment's file not sized yet, for 2.5 s of samples (50 ms) */
-	snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.99", (int)getpid(), token);
+	bad_name(name, sizeof(name), BAD_UNSIZED);
 	bad_made = true;
 	write_file(name, "", 0);
 	wait_samples(fd, 50);
 	unlink(name);
 	/* and 40 bad files, one after another */
-	snprintf(base, sizeof(base), "/dev/shm/profd-test-bad.%d", (int)getpid());
-	write_file(base, "x", 1);
-	bad_made = true; /* teardown removes what a failure leaves */
-	for (i = 0; i < 40; i++) {
-		snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.%d", (int)getpid(), token,
-			 100 + i);
-		assert_int_equal(link(base, name), 0);
-		usleep(50000);
-	}
+	bad_files(40, 50000);
 	for (t1 = now_ns() + 10000000000ull; bad_segments(fd) < b0 + 40 && now_ns() < t1;)
 		usleep(20000);
 	r1 = rescans(fd);
 	t1 = now_ns();
-	for (i = 0; i < 40; i++) {
-		snprintf(name, sizeof(name), "/dev/shm/prof.%d.%llu.%d", (int)getpid(), token,
-			 100 + i);
-		unlink(name);
-	}
-	unlink(base);
+	/* before they go: profd forgets a removed file within a second */
 	assert_int_equal(bad_segments(fd), b0 + 40);
-	/* the backstop's listings in the time (every 30 s), and one */
-	allowed = (t1 - t0) / 30000000000ull + 1;
-	print_message("%llu full listings of /dev/shm in %.2f s (%llu allowed)\n",
-		      (unsigned long long)(r1 - r0), (double)(t1 - t0) / 1e9,
-		      (unsigned long long)allowed);
-	assert_true(r1 - r0 <= allowed);
+	bad_files_remove();
+	assert_backstop_only(r0, r1, t0, t1);
 	child_end(&c);
 	close(fd);
 	stop_profd();
@@ -1985,7 +1996,7 @@ static void share_files(int n, bool make)
  */
 static void test_pending_share(void **state)
 {
-	__u64 r0, r1, t0, t1, allowed;
+	__u64 r0, r1, t0, t1;
 	struct prof_snapshot *s;
 	struct child a, b;
 	int fd;
@@ -2010,11 +2021,7 @@ static void test_pending_share(void **state)
 	t1 = now_ns();
 	share_files(300, false);
 	share_prefix[0] = 0;
-	allowed = (t1 - t0) / 30000000000ull + 1;
-	print_message("%llu full listings of /dev/shm in %.2f s (%llu allowed)\n",
-		      (unsigned long long)(r1 - r0), (double)(t1 - t0) / 1e9,
-		      (unsigned long long)allowed);
-	assert_true(r1 - r0 <= allowed);
+	assert_backstop_only(r0, r1, t0, t1);
 	child_end(&b);
 	child_end(&a);
 	close(fd);

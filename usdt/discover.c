@@ -71,8 +71,9 @@ static int ent_push(struct ent_vec *ev, const struct prof_seg_ent *e)
  */
 typedef bool (*seg_namer)(struct prof_seg_ent *e, const struct stat *st, void *arg);
 
-/* dir's entry NAME (dfd: dir open), a segment's name on a regular file
- * owned by uid (any if (uid_t)-1): 0 and e filled, but for its liveness */
+/* dir's entry NAME (dfd: dir open, or AT_FDCWD: found by its path), a
+ * segment's name on a regular file owned by uid (any if (uid_t)-1): 0 and
+ * e filled, but for its liveness */
 static int ent_at(int dfd, const char *dir, const char *name, uid_t uid,
 		  struct prof_seg_ent *e, struct stat *st)
 {
@@ -80,13 +81,13 @@ static int ent_at(int dfd, const char *dir, const char *name, uid_t uid,
 	if (strlen(dir) + 1 + strlen(name) >= sizeof(e->path) ||
 	    parse_name(name, &e->pid, &e->start_token))
 		return -EINVAL;
-	if (fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW))
+	snprintf(e->path, sizeof(e->path), "%s/%s", dir, name);
+	if (fstatat(dfd, dfd == AT_FDCWD ? e->path : name, st, AT_SYMLINK_NOFOLLOW))
 		return -errno;
 	if (!S_ISREG(st->st_mode) || (uid != (uid_t)-1 && st->st_uid != uid))
 		return -EINVAL;
 	e->uid = (__u32)st->st_uid;
 	e->ino = (__u64)st->st_ino;
-	snprintf(e->path, sizeof(e->path), "%s/%s", dir, name);
 	return 0;
 }
 
@@ -151,18 +152,10 @@ int prof_seg_ent_here(const char *name, struct prof_seg_ent *e)
 {
 	struct token_memo memo = { 0 };
 	struct stat st;
-	__u64 token;
-	__u32 pid;
-	int dfd, err;
+	int err;
 
-	/* most names are none of ours: no system call for them */
-	if (parse_name(name, &pid, &token))
-		return -EINVAL;
-	dfd = open(SHM_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	err = ent_at(dfd, SHM_DIR, name, (uid_t)-1, e, &st);
-	close(dfd);
+	/* by its path: a name none of ours costs no system call */
+	err = ent_at(AT_FDCWD, SHM_DIR, name, (uid_t)-1, e, &st);
 	if (!err)
 		name_here(e, &st, &memo);
 	return err;

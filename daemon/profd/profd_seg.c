@@ -1115,7 +1115,6 @@ static void seg_pending_run(__u64 now)
 {
 	struct seg_pending *p;
 	struct prof_seg_ent e;
-	struct seg *s;
 	__u32 i = 0;
 	bool last;
 	int err;
@@ -1138,12 +1137,11 @@ static void seg_pending_run(__u64 now)
 			i++; /* no fd, no memory: again */
 			continue;
 		}
-		/* refused for a full table or its user's share: looked for
-		 * again when a place frees, not here */
+		/* followed (0), found bad, or refused for a full table or its
+		 * user's share (looked for again when a place frees): done */
 		err = seg_consider(&e);
-		s = seg_find_path(e.path);
-		if (!last && err != -EDQUOT && err != -ENOSPC &&
-		    !(s && s->start_token == e.start_token) && !bad_known(e.path, (ino_t)e.ino)) {
+		if (!last && err && err != -EDQUOT && err != -ENOSPC &&
+		    !bad_known(e.path, (ino_t)e.ino)) {
 			i++;
 			continue;
 		}
