@@ -336,12 +336,13 @@ static double ns_a_run(struct bpf_program *prog)
 /* part 1: the program alone, three ways, interleaved */
 static int program_alone(int pairs)
 {
-	static struct tally t[3] = { { .what = "empty sched_switch program (the floor)" },
+	static struct tally t[4] = { { .what = "empty sched_switch program (the floor)" },
 				     { .what = "profd's program, threads unregistered" },
-				     { .what = "profd's program, both threads registered" } };
+				     { .what = "profd's program, both threads registered" },
+				     { .what = "two tids read, two filter bits tested" } };
 	struct switch_floor_bpf *floor = switch_floor_bpf__open_and_load();
 	struct profsched_bpf *sk[2];
-	struct bpf_program *progs[3];
+	struct bpf_program *progs[4];
 	__u32 lim[2];
 	int err = -1, ufd = -1, stats_was = -1;
 
@@ -360,22 +361,23 @@ static int program_alone(int pairs)
 	progs[0] = floor->progs.switch_floor;
 	progs[1] = sk[0]->progs.prof_sched_switch;
 	progs[2] = sk[1]->progs.prof_sched_switch;
+	progs[3] = floor->progs.switch_pids;
 	stats_was = bpf_stats(1);
 	for (int r = 0; r < pairs; r++)
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 4; k++)
 			if (pair(progs[k], (r + k) % 2, &t[k]))
 				goto out;
 	printf("pingpong: the program alone, attached and detached every %ld round trips, "
 	       "%d pairs each\n",
 	       trips, pairs);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		print_tally(&t[k]);
 	/* the kernel's count of the time in each program: no drift, no pairs,
 	 * but not what the program costs around it (cache lines it evicts) */
 	if (stats_was >= 0) {
 		printf("  inside the program a run (bpf_stats_enabled):");
-		for (int k = 0; k < 3; k++)
-			printf(" %.1f ns%s", ns_a_run(progs[k]), k < 2 ? "," : "\n");
+		for (int k = 0; k < 4; k++)
+			printf(" %.1f ns%s", ns_a_run(progs[k]), k < 3 ? "," : "\n");
 	}
 	err = 0;
 out:

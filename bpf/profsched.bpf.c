@@ -14,7 +14,8 @@
  * zero, so a reused slot never inherits numbers, and a task that merely
  * reuses a registered tid (before profd notices the exit) is told apart by
  * its start time.
- * A thread that is not registered costs one inlined array load.
+ * A switch between two threads that are not registered costs two tids read
+ * and two bits of one page tested (see prof_sched_switch).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -90,12 +91,9 @@ static __always_inline struct prof_sched_rec *rec_of(struct task_struct *task,
 	struct prof_sched_slot *sl;
 	struct prof_sched_rec *r;
 	__u32 tid = task->pid, w = tid / PROF_SCHED_TIDS_PER_WORD, slot, uidx, idx;
-	__u32 bit = tid % PROF_SCHED_FILTER_BITS;
 	__u64 *word, g, start;
 	void *recs;
 
-	if (!((tidfilter[bit / 64] >> (bit % 64)) & 1))
-		return NULL;
 	word = bpf_map_lookup_elem(&tidslots, &w);
 	if (!word)
 		return NULL;
@@ -200,26 +198,30 @@ static __always_inline bool task_runnable(struct task_struct *t)
 	return ((struct task_struct___pre514 *)t)->state == 0;
 }
 
-/*
- * tp_btf hands us BTF-typed task pointers: their fields are read directly
- * (still CO-RE relocated through vmlinux.h's preserve_access_index), not
- * through BPF_CORE_READ's probe-read helper calls, which cost more than
- * the rest of the program.  Nothing else is done for a switch between
- * unregistered tasks: two array loads.
- */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+/* may TASK be registered: its bit in the one-page filter */
+static __always_inline int tid_maybe(struct task_struct *task)
 {
-	struct prof_sched_rec *out, *in;
+	__u32 bit = (__u32)task->pid % PROF_SCHED_FILTER_BITS;
+
+	return (tidfilter[bit / 64] >> (bit % 64)) & 1;
+}
+
+/* the switch of a task that may be registered (MAYBE: bit 0 prev, 1 next) */
+static __noinline int switch_registered(struct task_struct *prev, struct task_struct *next,
+					bool preempt, int maybe)
+{
+	struct prof_sched_rec *out = NULL, *in = NULL;
 	struct prof_sched_slot *out_slot = NULL, *in_slot = NULL;
 	__u32 cpu;
 	__u64 now, seq, mark;
 	bool runnable;
 
-	out = rec_of(prev, &out_slot);
+	if (maybe & 1)
+		out = rec_of(prev, &out_slot);
 	if (out && targ_tgid && prev->tgid != targ_tgid)
 		out = NULL;
-	in = rec_of(next, &in_slot);
+	if (maybe & 2)
+		in = rec_of(next, &in_slot);
 	if (in && targ_tgid && next->tgid != targ_tgid)
 		in = NULL;
 	if (!out && !in)
@@ -293,4 +295,30 @@ int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct t
 		in->mark_ns = now | 1;
 	}
 	return 0;
+}
+
+/*
+ * tp_btf hands us BTF-typed task pointers: their fields are read directly
+ * (still CO-RE relocated through vmlinux.h's preserve_access_index), not
+ * through BPF_CORE_READ's probe-read helper calls, which cost more than
+ * the rest of the program.
+ *
+ * A switch between unregistered tasks is two tids read and two bits of one
+ * page tested, in a program that saves one register and keeps no stack
+ * frame: as cheap as a program that tells threads apart can be
+ * (bench/pingpong's switch_pids).  The rest is a function of its own,
+ * whose prologue (callee-saved registers, the stack frame) only a possibly
+ * registered task pays, with a call and a return: ~10 ns where the kernel
+ * guards returns (SRSO's "Safe RET"), ~1 ns elsewhere.  A tail call
+ * instead (a jump) kept the registered switch as it was but added the
+ * tail-call prologue (~2 ns) to every unregistered one (BENCHMARKS.md).
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	int maybe = tid_maybe(prev) | tid_maybe(next) << 1;
+
+	if (!maybe)
+		return 0;
+	return switch_registered(prev, next, preempt, maybe);
 }
