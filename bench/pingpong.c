@@ -430,6 +430,7 @@ int main(int argc, char **argv)
 	const char *profd = NULL;
 	char sock[64];
 	int pairs = 100, dpairs = 6, c;
+	struct stat st;
 	pthread_t th;
 
 	while ((c = getopt(argc, argv, "p:n:r:R:u")) != -1) {
@@ -449,6 +450,10 @@ int main(int argc, char **argv)
 	if (!profd || trips < 10 || pairs < 1 || pairs > 1000 || dpairs < 0 || dpairs > 32) {
 		fprintf(stderr, "usage: pingpong -p PROFD [-n ROUNDTRIPS] [-r PAIRS(1..1000)] "
 				"[-R DAEMON_PAIRS(0..32)] [-u]\n");
+		return 2;
+	}
+	if (dpairs && (stat(profd, &st) || !S_ISREG(st.st_mode) || access(profd, X_OK))) {
+		fprintf(stderr, "pingpong: %s: not a program to run\n", profd);
 		return 2;
 	}
 	if (geteuid() != 0) {
