@@ -11,10 +11,14 @@
  *
  * Part 1, the program alone: this process loads profd's program itself
  * (the same skeleton) and attaches and detaches it every -n round trips
- * (~50 ms), which is fast enough to see 1%.  Three programs, interleaved:
+ * (~50 ms), which is fast enough to see 1%.  Five programs, interleaved:
  * an empty sched_switch program (the floor: what attaching anything
- * costs), profd's with both threads unregistered, and profd's with both
- * registered the way profd registers them (the slot's gen, the tid's entry).
+ * costs), profd's with both threads unregistered, profd's with both
+ * registered the way profd registers them (the slot's gen, the tid's
+ * entry), and two bounds from switch_floor.bpf.c: switch_pids (two tids
+ * read, two clear bits tested: the least any per-thread program does) and
+ * switch_recs (both bits set, a tid-indexed record each counted and
+ * stamped: the least a record per thread costs).
  *
  * Part 2, the whole daemon: rounds without and with a real profd, started
  * and stopped by this program on a private socket (kept off the pair's
@@ -333,16 +337,17 @@ static double ns_a_run(struct bpf_program *prog)
 	return (double)info.run_time_ns / (double)info.run_cnt;
 }
 
-/* part 1: the program alone, three ways, interleaved */
+/* part 1: the program alone, and the bounds, interleaved */
 static int program_alone(int pairs)
 {
-	static struct tally t[4] = { { .what = "empty sched_switch program (the floor)" },
+	static struct tally t[5] = { { .what = "empty sched_switch program (the floor)" },
 				     { .what = "profd's program, threads unregistered" },
 				     { .what = "profd's program, both threads registered" },
-				     { .what = "two tids read, two filter bits tested" } };
+				     { .what = "two tids read, two filter bits tested" },
+				     { .what = "a tid-indexed record each, both set" } };
 	struct switch_floor_bpf *floor = switch_floor_bpf__open_and_load();
 	struct profsched_bpf *sk[2];
-	struct bpf_program *progs[4];
+	struct bpf_program *progs[5];
 	__u32 lim[2];
 	int err = -1, ufd = -1, stats_was = -1;
 
@@ -362,22 +367,25 @@ static int program_alone(int pairs)
 	progs[1] = sk[0]->progs.prof_sched_switch;
 	progs[2] = sk[1]->progs.prof_sched_switch;
 	progs[3] = floor->progs.switch_pids;
+	progs[4] = floor->progs.switch_recs;
+	for (pid_t tid = gettid(), k = 0; k < 2; k++, tid = pong_tid)
+		floor->bss->recfilter[(__u32)tid % 32768 / 64] |= 1ULL << ((__u32)tid % 64);
 	stats_was = bpf_stats(1);
 	for (int r = 0; r < pairs; r++)
-		for (int k = 0; k < 4; k++)
+		for (int k = 0; k < 5; k++)
 			if (pair(progs[k], (r + k) % 2, &t[k]))
 				goto out;
 	printf("pingpong: the program alone, attached and detached every %ld round trips, "
 	       "%d pairs each\n",
 	       trips, pairs);
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 5; k++)
 		print_tally(&t[k]);
 	/* the kernel's count of the time in each program: no drift, no pairs,
 	 * but not what the program costs around it (cache lines it evicts) */
 	if (stats_was >= 0) {
 		printf("  inside the program a run (bpf_stats_enabled):");
-		for (int k = 0; k < 4; k++)
-			printf(" %.1f ns%s", ns_a_run(progs[k]), k < 3 ? "," : "\n");
+		for (int k = 0; k < 5; k++)
+			printf(" %.1f ns%s", ns_a_run(progs[k]), k < 4 ? "," : "\n");
 	}
 	err = 0;
 out:

@@ -207,7 +207,7 @@ static __always_inline int tid_maybe(struct task_struct *task)
 }
 
 /* the switch of a task that may be registered (MAYBE: bit 0 prev, 1 next) */
-static __noinline int switch_registered(struct task_struct *prev, struct task_struct *next,
+static __always_inline int switch_registered(struct task_struct *prev, struct task_struct *next,
 					bool preempt, int maybe)
 {
 	struct prof_sched_rec *out = NULL, *in = NULL;
@@ -303,22 +303,48 @@ static __noinline int switch_registered(struct task_struct *prev, struct task_st
  * through BPF_CORE_READ's probe-read helper calls, which cost more than
  * the rest of the program.
  *
- * A switch between unregistered tasks is two tids read and two bits of one
- * page tested, in a program that saves one register and keeps no stack
- * frame: as cheap as a program that tells threads apart can be
- * (bench/pingpong's switch_pids).  The rest is a function of its own,
- * whose prologue (callee-saved registers, the stack frame) only a possibly
- * registered task pays, with a call and a return: ~10 ns where the kernel
- * guards returns (SRSO's "Safe RET"), ~1 ns elsewhere.  A tail call
- * instead (a jump) kept the registered switch as it was but added the
- * tail-call prologue (~2 ns) to every unregistered one (BENCHMARKS.md).
+ * Two programs.  prof_sched_switch, the one attached, reads the two tids
+ * and tests their bits in one page, and a switch between unregistered
+ * tasks ends there, in a program that saves no register and keeps no stack
+ * frame: about what the bare test costs (bench/pingpong's switch_pids).
+ * When a bit is set it jumps (a tail call) to prof_sched_registered,
+ * loaded, never attached, which does the rest.  With the rest in the same
+ * program every switch paid its prologue and spills (~3 ns); as a function
+ * called from it, a registered switch paid a call and a return (~9 ns on a
+ * kernel that sends every return through the SRSO "Safe RET" thunk); a
+ * tail call is a jump (BENCHMARKS.md).
  */
 SEC("tp_btf/sched_switch")
-int BPF_PROG(prof_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+int BPF_PROG(prof_sched_registered, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
 {
 	int maybe = tid_maybe(prev) | tid_maybe(next) << 1;
 
-	if (!maybe)
-		return 0;
 	return switch_registered(prev, next, preempt, maybe);
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, int(void *));
+} registered SEC(".maps") = {
+	.values = { [0] = (void *)&prof_sched_registered },
+};
+
+/*
+ * Not BPF_PROG: its wrapper, and bpf_tail_call_static, keep ctx in a
+ * callee-saved register, which the prologue then saves and the epilogue
+ * restores at every switch; written so, ctx stays in r1.  The array is
+ * filled at load, so the tail call does not fall through.
+ */
+SEC("tp_btf/sched_switch")
+int prof_sched_switch(__u64 *ctx)
+{
+	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
+
+	if (!(tid_maybe(prev) | tid_maybe(next)))
+		return 0;
+	bpf_tail_call(ctx, &registered, 0);
+	return 0;
 }
