@@ -206,94 +206,100 @@ static __always_inline int tid_maybe(struct task_struct *task)
 	return (tidfilter[bit / 64] >> (bit % 64)) & 1;
 }
 
-/* the switch of a task that may be registered (MAYBE: bit 0 prev, 1 next) */
-static __always_inline int switch_registered(struct task_struct *prev, struct task_struct *next,
-					bool preempt, int maybe)
+/* prev goes off the cpu: one switch, remember when and where */
+static __always_inline void switched_out(struct task_struct *prev, bool preempt, __u32 cpu,
+					 __u64 now)
 {
-	struct prof_sched_rec *out = NULL, *in = NULL;
-	struct prof_sched_slot *out_slot = NULL, *in_slot = NULL;
-	__u32 cpu;
-	__u64 now, seq, mark;
+	struct prof_sched_slot *out_slot = NULL;
+	struct prof_sched_rec *out = rec_of(prev, &out_slot);
+	struct prof_sched_slices *v;
+	struct prof_sched_slice *sl;
+	__u64 seq, mark, h, on;
 	bool runnable;
+	__u32 sh;
+	__u16 fl;
+
+	if (!out || !out_slot || (targ_tgid && prev->tgid != targ_tgid))
+		return;
+	seq = out->seq;
+	/* switches live in the low half: wrap inside it */
+	seq = (seq & ~0xffffffffULL) | (__u32)((__u32)seq + 1);
+	mark = out->mark_ns;
+	out->mark_ns = now & ~1ULL;
+	sh = 16 * ((__u32)seq % 4);
+	out->out_cpus = (out->out_cpus & ~(0xffffULL << sh)) | ((__u64)(cpu & 0xffff) << sh);
+	/* a record started at this switch: it ran here */
+	if (out->last_cpu == PROF_SCHED_CPU_NONE)
+		out->last_cpu = cpu;
+	/* runnable when switched out: preempted, else it slept */
+	runnable = preempt || task_runnable(prev);
+	if (runnable)
+		out->preempt_seq = (__u32)seq;
+	else
+		out->block_seq = (__u32)seq;
+	/* one 64-bit store: the fast path reads seq whole */
+	WRITE_ONCE_U64(&out->seq, seq);
+
+	/* the run that ends here, then head: it publishes the slice */
+	v = &out_slot->tl;
+	h = v->head;
+	on = now - (mark & ~1ULL);
+	sl = &v->s[h & (PROF_SCHED_SLICES - 1)];
+	fl = runnable ? PROF_SLICE_PREEMPTED : PROF_SLICE_BLOCKED;
+	/* the run began at the switch in marked (bit 0) */
+	if (!(mark & 1) || now < mark) {
+		on = 0;
+		fl |= PROF_SLICE_NO_START;
+	}
+	sl->end_ns = mono_of(v, now);
+	sl->on_ns = on > 0xffffffffULL ? 0xffffffffU : (__u32)on;
+	sl->cpu = (__u16)cpu;
+	sl->flags = fl;
+	WRITE_ONCE_U64(&v->head, h + 1);
+}
+
+/*
+ * next comes back: its time away, and whether it moved.  A move is judged
+ * against where it last ran (set here, at every return), not where it last
+ * left (the runtime also compares the cpu it runs on with out_cpus: see
+ * profsched.h).
+ */
+static __always_inline void switched_in(struct task_struct *next, __u32 cpu, __u64 now)
+{
+	struct prof_sched_slot *in_slot = NULL;
+	struct prof_sched_rec *in = rec_of(next, &in_slot);
+	__u64 mark;
+
+	if (!in || (targ_tgid && next->tgid != targ_tgid))
+		return;
+	/* a switch out marked (bit 0 clear, not 0): the time since is off
+	 * the CPU.  Two CPUs' run queue clocks may disagree by a little:
+	 * a time that went backwards adds nothing */
+	mark = in->mark_ns;
+	if (mark && !(mark & 1) && now > mark)
+		WRITE_ONCE_U64(&in->offcpu_ns, in->offcpu_ns + (now - mark));
+	if (in->last_cpu != PROF_SCHED_CPU_NONE && cpu != in->last_cpu)
+		WRITE_ONCE_U64(&in->seq, in->seq + (1ULL << PROF_SCHED_SEQ_MIGR_SHIFT));
+	in->last_cpu = cpu;
+	in->mark_ns = now | 1;
+}
+
+/*
+ * The switch of a task that may be registered (MAYBE: bit 0 prev, 1 next).
+ * The CPU and the time first, then each task whole, one after the other:
+ * few values live across the lookups (calls, to the compiler), so few go
+ * to the stack.  The time is the run queue's, which prev and next share.
+ */
+static __always_inline int switch_registered(struct task_struct *prev, struct task_struct *next,
+					     bool preempt, int maybe)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 now = switch_time(maybe & 1 ? prev : next);
 
 	if (maybe & 1)
-		out = rec_of(prev, &out_slot);
-	if (out && targ_tgid && prev->tgid != targ_tgid)
-		out = NULL;
+		switched_out(prev, preempt, cpu, now);
 	if (maybe & 2)
-		in = rec_of(next, &in_slot);
-	if (in && targ_tgid && next->tgid != targ_tgid)
-		in = NULL;
-	if (!out && !in)
-		return 0;
-	cpu = bpf_get_smp_processor_id();
-	now = switch_time(out ? prev : next);
-
-	/* prev goes off the cpu: one switch, remember when and where */
-	if (out) {
-		seq = out->seq;
-		/* switches live in the low half: wrap inside it */
-		seq = (seq & ~0xffffffffULL) | (__u32)((__u32)seq + 1);
-		mark = out->mark_ns;
-		out->mark_ns = now & ~1ULL;
-		{
-			__u32 sh = 16 * ((__u32)seq % 4);
-
-			out->out_cpus = (out->out_cpus & ~(0xffffULL << sh)) |
-					((__u64)(cpu & 0xffff) << sh);
-		}
-		/* a record started at this switch: it ran here */
-		if (out->last_cpu == PROF_SCHED_CPU_NONE)
-			out->last_cpu = cpu;
-		/* runnable when switched out: preempted, else it slept */
-		runnable = preempt || task_runnable(prev);
-		if (runnable)
-			out->preempt_seq = (__u32)seq;
-		else
-			out->block_seq = (__u32)seq;
-		/* one 64-bit store: the fast path reads seq whole */
-		WRITE_ONCE_U64(&out->seq, seq);
-
-		/* the run that ends here, then head: it publishes the slice */
-		if (out_slot) {
-			struct prof_sched_slices *v = &out_slot->tl;
-			__u64 h = v->head, on = now - (mark & ~1ULL);
-			struct prof_sched_slice *sl = &v->s[h & (PROF_SCHED_SLICES - 1)];
-			__u16 fl = runnable ? PROF_SLICE_PREEMPTED : PROF_SLICE_BLOCKED;
-
-			/* the run began at the switch in marked (bit 0) */
-			if (!(mark & 1) || now < mark) {
-				on = 0;
-				fl |= PROF_SLICE_NO_START;
-			}
-			sl->end_ns = mono_of(v, now);
-			sl->on_ns = on > 0xffffffffULL ? 0xffffffffU : (__u32)on;
-			sl->cpu = (__u16)cpu;
-			sl->flags = fl;
-			WRITE_ONCE_U64(&v->head, h + 1);
-		}
-	}
-
-	/*
-	 * next comes back: its time away, and whether it moved.  A move is
-	 * judged against where it last ran (set here, at every return), not
-	 * where it last left (the runtime also compares the cpu it runs on
-	 * with out_cpus: see profsched.h).
-	 */
-	if (in) {
-		/* a switch out marked (bit 0 clear, not 0): the time since is off
-		 * the CPU.  Two CPUs' run queue clocks may disagree by a little:
-		 * a time that went backwards adds nothing */
-		mark = in->mark_ns;
-		if (mark && !(mark & 1) && now > mark)
-			WRITE_ONCE_U64(&in->offcpu_ns, in->offcpu_ns + (now - mark));
-		if (in->last_cpu != PROF_SCHED_CPU_NONE && cpu != in->last_cpu) {
-			seq = in->seq + (1ULL << PROF_SCHED_SEQ_MIGR_SHIFT);
-			WRITE_ONCE_U64(&in->seq, seq);
-		}
-		in->last_cpu = cpu;
-		in->mark_ns = now | 1;
-	}
+		switched_in(next, cpu, now);
 	return 0;
 }
 
