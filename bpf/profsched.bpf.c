@@ -219,7 +219,7 @@ static __always_inline void switched_out(struct task_struct *prev, bool preempt,
 	__u32 sh;
 	__u16 fl;
 
-	if (!out || !out_slot || (targ_tgid && prev->tgid != targ_tgid))
+	if (!out || (targ_tgid && prev->tgid != targ_tgid))
 		return;
 	seq = out->seq;
 	/* switches live in the low half: wrap inside it */
@@ -285,25 +285,6 @@ static __always_inline void switched_in(struct task_struct *next, __u32 cpu, __u
 }
 
 /*
- * The switch of a task that may be registered (MAYBE: bit 0 prev, 1 next).
- * The CPU and the time first, then each task whole, one after the other:
- * few values live across the lookups (calls, to the compiler), so few go
- * to the stack.  The time is the run queue's, which prev and next share.
- */
-static __always_inline int switch_registered(struct task_struct *prev, struct task_struct *next,
-					     bool preempt, int maybe)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-	__u64 now = switch_time(maybe & 1 ? prev : next);
-
-	if (maybe & 1)
-		switched_out(prev, preempt, cpu, now);
-	if (maybe & 2)
-		switched_in(next, cpu, now);
-	return 0;
-}
-
-/*
  * tp_btf hands us BTF-typed task pointers: their fields are read directly
  * (still CO-RE relocated through vmlinux.h's preserve_access_index), not
  * through BPF_CORE_READ's probe-read helper calls, which cost more than
@@ -324,9 +305,23 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(prof_sched_registered, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	int maybe = tid_maybe(prev) | tid_maybe(next) << 1;
+	/*
+	 * A tail call hands over ctx alone: the bits again (lines the
+	 * attached program has just read), so an unregistered partner costs
+	 * no look in the tid table.  The CPU and the time first, then each
+	 * task whole, one after the other: few values live across the
+	 * lookups (calls, to the compiler), so few go to the stack.  The time
+	 * is the run queue's, which prev and next share.
+	 */
+	int out = tid_maybe(prev), in = tid_maybe(next);
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 now = switch_time(out ? prev : next);
 
-	return switch_registered(prev, next, preempt, maybe);
+	if (out)
+		switched_out(prev, preempt, cpu, now);
+	if (in)
+		switched_in(next, cpu, now);
+	return 0;
 }
 
 struct {
