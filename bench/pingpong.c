@@ -281,6 +281,14 @@ static int uid_array(struct profsched_bpf *sk)
 	return fd;
 }
 
+/* tid's bit set in FILTER, a page of PROF_SCHED_FILTER_BITS bits (profsched.h) */
+static void filter_set(__u64 *filter, pid_t tid)
+{
+	__u32 bit = (__u32)tid % PROF_SCHED_FILTER_BITS;
+
+	__atomic_fetch_or(&filter[bit / 64], 1ULL << (bit % 64), __ATOMIC_RELEASE);
+}
+
 /* what profd does when a thread registers: the slot's place and gen, then
  * the tid's entry; its record is entry 'slot' of uid array 0 */
 static int register_tid(struct profsched_bpf *sk, __u32 tid_limit, pid_t tid, __u32 slot)
@@ -296,8 +304,7 @@ static int register_tid(struct profsched_bpf *sk, __u32 tid_limit, pid_t tid, __
 		sl[slot].uidx = 0;
 		sl[slot].idx = slot;
 		__atomic_store_n(&sl[slot].gen, slot + 1, __ATOMIC_RELEASE);
-		__atomic_fetch_or(&sk->bss->tidfilter[(__u32)tid % PROF_SCHED_FILTER_BITS / 64],
-				  1ULL << ((__u32)tid % 64), __ATOMIC_RELEASE);
+		filter_set(sk->bss->tidfilter, tid);
 		__atomic_fetch_or(&tids[(__u32)tid / PROF_SCHED_TIDS_PER_WORD],
 				  (__u64)(slot + 1) << shift, __ATOMIC_RELEASE);
 		err = 0;
@@ -368,8 +375,8 @@ static int program_alone(int pairs)
 	progs[2] = sk[1]->progs.prof_sched_switch;
 	progs[3] = floor->progs.switch_pids;
 	progs[4] = floor->progs.switch_recs;
-	for (pid_t tid = gettid(), k = 0; k < 2; k++, tid = pong_tid)
-		floor->bss->recfilter[(__u32)tid % 32768 / 64] |= 1ULL << ((__u32)tid % 64);
+	filter_set(floor->bss->recfilter, gettid());
+	filter_set(floor->bss->recfilter, pong_tid);
 	stats_was = bpf_stats(1);
 	for (int r = 0; r < pairs; r++)
 		for (int k = 0; k < 5; k++)

@@ -6,6 +6,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "profsched.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -15,6 +16,15 @@ int BPF_PROG(switch_floor, bool preempt, struct task_struct *prev, struct task_s
 	return 0;
 }
 
+/* TASK's bit in FILTER, a page of PROF_SCHED_FILTER_BITS bits as profd's
+ * program's (bpf/profsched.bpf.c: tid_maybe) */
+static __always_inline int bit_of(const __u64 *filter, struct task_struct *task)
+{
+	__u32 bit = (__u32)task->pid % PROF_SCHED_FILTER_BITS;
+
+	return (filter[bit / 64] >> (bit % 64)) & 1;
+}
+
 /*
  * The least a program that tells threads apart does at every switch: read
  * both tasks' tids and test each one's bit in a one-page filter (all clear:
@@ -22,18 +32,12 @@ int BPF_PROG(switch_floor, bool preempt, struct task_struct *prev, struct task_s
  * and nothing more, so this measures whether the remaining cost is the
  * program's or the check's.
  */
-__u64 pidfilter[32768 / 64];
+__u64 pidfilter[PROF_SCHED_FILTER_BITS / 64];
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_pids, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u32 a = (__u32)prev->pid % 32768, b = (__u32)next->pid % 32768;
-
-	if ((pidfilter[a / 64] >> (a % 64)) & 1)
-		return 1;
-	if ((pidfilter[b / 64] >> (b % 64)) & 1)
-		return 1;
-	return 0;
+	return bit_of(pidfilter, prev) | bit_of(pidfilter, next);
 }
 
 /*
@@ -53,20 +57,20 @@ struct pid_rec {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 32768);
+	__uint(max_entries, PROF_SCHED_FILTER_BITS);
 	__type(key, __u32);
 	__type(value, struct pid_rec);
 } pidrecs SEC(".maps");
 
 /* the registered tids' bits (bench/pingpong sets the pair's) */
-__u64 recfilter[32768 / 64];
+__u64 recfilter[PROF_SCHED_FILTER_BITS / 64];
 
 static __always_inline void pid_count(struct task_struct *t, __u64 now)
 {
-	__u32 k = (__u32)t->pid % 32768;
+	__u32 k = (__u32)t->pid % PROF_SCHED_FILTER_BITS;
 	struct pid_rec *r;
 
-	if (!((recfilter[k / 64] >> (k % 64)) & 1))
+	if (!bit_of(recfilter, t))
 		return;
 	r = bpf_map_lookup_elem(&pidrecs, &k);
 	if (r) {
