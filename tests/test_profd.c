@@ -282,7 +282,8 @@ static void rm_shm_baselines(uid_t uid, pid_t pid)
 static bool bad_made; /* test_bad_bounded's files exist: teardown removes them */
 static void bad_files_remove(void);
 static char share_prefix[96];
-static void share_files(int n, bool make);
+#define SHARE_FILES 300 /* more than the pending list's 256, all one uid's */
+static void share_files(bool make);
 
 #define UID_A 65534 /* nobody: owns the profiled process (another user below) */
 #define UID_B 65533 /* a second unprivileged uid */
@@ -306,7 +307,7 @@ static int teardown(void **state)
 	if (bad_made)
 		bad_files_remove();
 	if (share_prefix[0]) {
-		share_files(300, false);
+		share_files(false);
 		share_prefix[0] = 0;
 	}
 	profd_history = "60";
@@ -1802,7 +1803,6 @@ static __u32 bad_segments(int fd)
 	return st.bad_segments;
 }
 
-/* test_bad_bounded's files: made (link) or removed (unlink), all of them */
 /* the name of bad file i (BAD_UNSIZED: a segment's file not sized) */
 #define BAD_UNSIZED (-1)
 static void bad_name(char *name, size_t len, int i)
@@ -1963,15 +1963,15 @@ static void test_new_names_alone(void **state)
 	stop_profd();
 }
 
-/* test_pending_share's files: prof.PID.TOKEN.N of A's process */
-
-static void share_files(int n, bool make)
+/* test_pending_share's SHARE_FILES files, prof.PID.TOKEN.N of A's process:
+ * made (A's, never sized) or removed */
+static void share_files(bool make)
 {
 	char name[160], tmp[64];
 	int i, fd;
 
 	snprintf(tmp, sizeof(tmp), "/dev/shm/profd-test-share.%d", (int)getpid());
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < SHARE_FILES; i++) {
 		snprintf(name, sizeof(name), "%s.%d", share_prefix, 1000 + i);
 		if (!make) {
 			unlink(name);
@@ -1989,7 +1989,7 @@ static void share_files(int n, bool make)
 
 /*
  * Names not ready yet are looked at again alone, but a user has only a
- * share of that list: user A's 300 files named after A's own process and
+ * share of that list: user A's SHARE_FILES files named after A's own process and
  * never sized make profd list /dev/shm no more than the backstop would
  * (past the whole list's size it would list all of it, once a second),
  * and B's process is still followed.
@@ -2010,7 +2010,7 @@ static void test_pending_share(void **state)
 	wait_samples(fd, 2);
 	r0 = rescans(fd);
 	t0 = now_ns();
-	share_files(300, true);
+	share_files(true);
 	wait_samples(fd, 60);
 	b = spawn(stay_zone, UID_B, 5);
 	assert_int_equal(child_wait(&b), 'R');
@@ -2019,7 +2019,7 @@ static void test_pending_share(void **state)
 	prof_snapshot__destroy(s);
 	r1 = rescans(fd);
 	t1 = now_ns();
-	share_files(300, false);
+	share_files(false);
 	share_prefix[0] = 0;
 	assert_backstop_only(r0, r1, t0, t1);
 	child_end(&b);
