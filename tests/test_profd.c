@@ -1479,10 +1479,18 @@ static void check_sleeps(int fd, pid_t pid, __u64 calls)
 	assert_non_null(s);
 	sl = node_named(s, "sleep_zone");
 	assert_non_null(sl);
+	printf("pid %d: sleep_zone %llu calls, %llu with facts, %llu blocked, off-cpu %.2f ms "
+	       "of %.2f ms\n",
+	       (int)pid, (unsigned long long)sl->calls, (unsigned long long)sl->kernel_calls,
+	       (unsigned long long)sl->blocked, sl->offcpu_ns / 1e6,
+	       prof_snap_ns(s, sl->ticks) / 1e6);
 	assert_int_equal(sl->calls, calls);
 	assert_int_equal(sl->kernel_calls, calls);
 	assert_int_equal(sl->blocked, calls);
-	assert_true(sl->offcpu_ns >= calls * 19000000ull);
+	/* one return to a CPU may reach no sched_switch program (profsched.h,
+	 * test_offcpu): that sleep's time off the CPU is lost (seen here once
+	 * in 20 runs with both CPUs busy: 180.54 ms of 200.88 for 10 calls) */
+	assert_true(sl->offcpu_ns >= (calls - 1) * 19000000ull);
 	assert_true(sl->offcpu_ns <= prof_snap_ns(s, sl->ticks));
 	prof_snapshot__destroy(s);
 }
