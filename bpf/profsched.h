@@ -34,13 +34,20 @@
  * exit: on this kernel a return to a CPU now and then reaches no
  * sched_switch program at all (bpftrace misses it too), but the switch
  * out always does, so a move is never missed in a zone of up to four
- * switches (the first of them left the cpu the zone began on).
+ * switches (the first of them left the cpu the zone began on).  The time
+ * away before such a return is never added to offcpu_ns: a zone that
+ * ends while mark_ns still says "out" has no kernel facts (the runtime
+ * checks), rather than an off-CPU time short by that much.  A lost return
+ * followed by another switch in the same zone is not caught: that zone's
+ * off-CPU time is short.
  */
 struct prof_sched_rec {
 	__u64 seq;		/* low 32 bits: switches out, high 32: migrations */
 	__u64 offcpu_ns;	/* accumulated time switched out */
-	__u64 mark_ns;		/* bpf only: its last switch, out (bit 0 clear) or
-				 * in (bit 0 set); 0 = none seen yet */
+	__u64 mark_ns;		/* bpf: its last switch, out (bit 0 clear) or in
+				 * (bit 0 set); 0 = none seen yet.  The runtime
+				 * reads bit 0: clear while it runs, its return
+				 * was never seen */
 	__u32 tid;		/* bpf: owner, set with gen */
 	__u32 last_cpu;		/* bpf only: cpu it last ran on (set when it
 				 * comes back), or PROF_SCHED_CPU_NONE */

@@ -620,38 +620,81 @@ static void test_anomalies(void **state)
 	prof_snapshot__destroy(s);
 }
 
-/* a kernel record of our own making, of the thread's generation (0:
- * never registered) */
-static struct prof_sched_rec fake_rec = { .seq = 1 };
+/*
+ * A kernel record of our own making, of the thread's generation (0: never
+ * registered), back on the CPU since its last switch (mark_ns odd); the
+ * zone struct_fake runs against it, and inside it fake_switch says what
+ * the record says of the call
+ */
+static struct prof_sched_rec fake_rec;
+static void (*fake_switch)(void);
 
-static void offcpu_case(void)
+static void fake_case(void)
 {
 	const volatile struct prof_sched_rec *krec;
 
 	/* the thread's first zone sets its kernel word up */
 	{
-		PROF_USDT(struct_offcpu_first);
+		PROF_USDT(struct_fake_first);
 	}
 	krec = __prof_tls.krec;
 	__prof_tls.krec = &fake_rec;
 	{
-		PROF_USDT(struct_offcpu);
+		PROF_USDT(struct_fake);
 		test_spin(100000);
-		/* the record says a switch, and ten seconds off-CPU: more
-		 * than the call lasted */
-		__atomic_store_n(&fake_rec.offcpu_ns, 10000000000ull, __ATOMIC_RELAXED);
-		__atomic_store_n(&fake_rec.preempt_seq, 2, __ATOMIC_RELAXED);
-		__atomic_store_n(&fake_rec.seq, 2, __ATOMIC_RELAXED);
+		fake_switch();
 	}
 	__prof_tls.krec = krec;
+}
+
+static const struct prof_snap_node *fake_run(void (*fn)(void), struct prof_snapshot **s)
+{
+	const struct prof_snap_thread *t;
+
+	memset(&fake_rec, 0, sizeof(fake_rec));
+	fake_rec.seq = 1;
+	fake_rec.mark_ns = 1;
+	fake_switch = fn;
+	*s = run_case(fake_case, &t);
+	return case_node(*s, t, "struct_fake");
+}
+
+/* a switch, and ten seconds off-CPU: more than the call lasted */
+static void switch_long(void)
+{
+	__atomic_store_n(&fake_rec.offcpu_ns, 10000000000ull, __ATOMIC_RELAXED);
+	__atomic_store_n(&fake_rec.preempt_seq, 2, __ATOMIC_RELAXED);
+	__atomic_store_n(&fake_rec.seq, 2, __ATOMIC_RELAXED);
+}
+
+/* a sleep: switched out, its return reached no sched_switch program
+ * (profsched.h), so the record still says "out" while the thread runs */
+static void switch_lost(void)
+{
+	__atomic_store_n(&fake_rec.mark_ns, 1000, __ATOMIC_RELAXED);
+	__atomic_store_n(&fake_rec.block_seq, 2, __ATOMIC_RELAXED);
+	__atomic_store_n(&fake_rec.seq, 2, __ATOMIC_RELAXED);
+}
+
+/* its time away is unknown: the call has no kernel facts at all (not
+ * blocked with no time off the CPU) */
+static void test_offcpu_lost_return(void **state)
+{
+	struct prof_snapshot *s;
+	const struct prof_snap_node *n = fake_run(switch_lost, &s);
+
+	(void)state;
+	assert_int_equal(n->calls, 1);
+	assert_int_equal(n->blocked, 0);
+	assert_int_equal(n->offcpu_ns, 0);
+	prof_snapshot__destroy(s);
 }
 
 /* off-CPU time is clamped to the call's wall time */
 static void test_offcpu_clamped(void **state)
 {
-	const struct prof_snap_thread *t;
-	struct prof_snapshot *s = run_case(offcpu_case, &t);
-	const struct prof_snap_node *n = case_node(s, t, "struct_offcpu");
+	struct prof_snapshot *s;
+	const struct prof_snap_node *n = fake_run(switch_long, &s);
 
 	(void)state;
 	assert_int_equal(n->calls, 1);
@@ -675,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_long_thread_name),
 		cmocka_unit_test(test_anomalies),
 		cmocka_unit_test(test_offcpu_clamped),
+		cmocka_unit_test(test_offcpu_lost_return),
 	};
 
 	/* the kernel word is the test's to set: no profd may point it */

@@ -1215,8 +1215,12 @@ void __prof_leave_slow(uint32_t node, uint64_t zseq, uint64_t zoffcpu, uint64_t 
 	/*
 	 * Entered or left without a record (profd came or went meanwhile), or
 	 * the record is no longer ours (profd handed the slot on): no facts.
+	 * Nor when the record's mark is a switch out's while we run: our
+	 * return to a CPU reached no sched_switch program (profsched.h), so
+	 * the time away since is not in offcpu_ns, and nobody knows it.
 	 */
-	if (seq == PROF_SEQ_UNCOVERED || zseq == PROF_SEQ_UNCOVERED || r->gen != prof_tpriv.kgen) {
+	if (seq == PROF_SEQ_UNCOVERED || zseq == PROF_SEQ_UNCOVERED || r->gen != prof_tpriv.kgen ||
+	    !(r->mark_ns & 1)) {
 		call_uncovered(node);
 		return;
 	}
