@@ -228,9 +228,10 @@ static __always_inline void switched_out(struct task_struct *prev, bool preempt,
 	out->mark_ns = now & ~1ULL;
 	sh = 16 * ((__u32)seq % 4);
 	out->out_cpus = (out->out_cpus & ~(0xffffULL << sh)) | ((__u64)(cpu & 0xffff) << sh);
-	/* a record started at this switch: it ran here */
-	if (out->last_cpu == PROF_SCHED_CPU_NONE)
-		out->last_cpu = cpu;
+	/* it ran here: a record started at this switch, or a return no
+	 * program saw (profsched.h), would judge its next return against
+	 * another cpu than the one it left, and count a move it did not make */
+	out->last_cpu = cpu;
 	/* runnable when switched out: preempted, else it slept */
 	runnable = preempt || task_runnable(prev);
 	if (runnable)
@@ -260,9 +261,9 @@ static __always_inline void switched_out(struct task_struct *prev, bool preempt,
 
 /*
  * next comes back: its time away, and whether it moved.  A move is judged
- * against where it last ran (set here, at every return), not where it last
- * left (the runtime also compares the cpu it runs on with out_cpus: see
- * profsched.h).
+ * against where it last ran (set here, at every return, and at every switch
+ * out), not where it last left (the runtime also compares the cpu it runs
+ * on with out_cpus: see profsched.h).
  */
 static __always_inline void switched_in(struct task_struct *next, __u32 cpu, __u64 now)
 {

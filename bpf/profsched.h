@@ -50,7 +50,8 @@ struct prof_sched_rec {
 				 * was never seen */
 	__u32 tid;		/* bpf: owner, set with gen */
 	__u32 last_cpu;		/* bpf only: cpu it last ran on (set when it
-				 * comes back), or PROF_SCHED_CPU_NONE */
+				 * comes back and when it leaves), or
+				 * PROF_SCHED_CPU_NONE */
 	__u64 gen;		/* bpf: the assignment (profd's gen) it counts for */
 	__u64 start;		/* bpf: the owner's task start time, set with gen */
 	__u32 preempt_seq;	/* bpf: the low half of seq after the last switch
