@@ -651,9 +651,7 @@ static const struct prof_snap_node *fake_run(void (*fn)(void), struct prof_snaps
 {
 	const struct prof_snap_thread *t;
 
-	memset(&fake_rec, 0, sizeof(fake_rec));
-	fake_rec.seq = 1;
-	fake_rec.mark_ns = 1;
+	fake_rec = (struct prof_sched_rec){ .seq = 1, .mark_ns = 1 };
 	fake_switch = fn;
 	*s = run_case(fake_case, &t);
 	return case_node(*s, t, "struct_fake");
