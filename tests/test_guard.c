@@ -424,6 +424,8 @@ static struct timed profctl_timed(const char *const *args)
 		const char *argv[16] = { "profctl" };
 		int n = 1, null = open("/dev/null", O_WRONLY);
 
+		/* a profctl that hangs fails the test rather than stopping it */
+		alarm(60);
 		dup2(null, 1);
 		dup2(null, 2);
 		while (*args && n < 15)
@@ -1058,6 +1060,7 @@ static int calls_it(void *arg)
 		return -2;
 	k = fork();
 	if (k == 0) {
+		alarm(60);
 		dup2(fds[1], 1);
 		close(fds[0]);
 		execv(sibling("profctl"), (char *const *)(uintptr_t)argv);
@@ -1162,6 +1165,210 @@ static void test_profd_group(void **state)
 	close(fd);
 }
 
+/* --- names another user makes first: profctl's files ----------------- */
+
+/* what plant() makes, as the user it runs as */
+struct plant {
+	char path[160];
+	char kind; /* 'p' a FIFO, 'd' a directory, 'f' a file, 'l' a symlink to target */
+	const char *target;
+};
+
+static int plant(void *arg)
+{
+	const struct plant *p = arg;
+	int fd;
+
+	switch (p->kind) {
+	case 'p':
+		return mkfifo(p->path, 0666) ? -errno : 0;
+	case 'd':
+		return mkdir(p->path, 0777) ? -errno : 0;
+	case 'l':
+		return symlink(p->target, p->path) ? -errno : 0;
+	}
+	fd = open(p->path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int unplant(void *arg)
+{
+	const struct plant *p = arg;
+
+	return p->kind == 'd' ? rmdir(p->path) : unlink(p->path);
+}
+
+/* uid's reset baseline of pid, where profctl keeps it without a runtime
+ * directory of its own */
+static void baseline_name(struct plant *p, uid_t uid, pid_t pid, char kind)
+{
+	snprintf(p->path, sizeof(p->path), "/dev/shm/profctl.%u.%d.%llu", (unsigned int)uid,
+		 (int)pid, (unsigned long long)prof_proc_start_token(pid));
+	p->kind = kind;
+}
+
+/* the baselines of pid the test's users and root left */
+static void baselines_gone(pid_t pid)
+{
+	char pat[64];
+	glob_t g;
+	size_t i;
+
+	snprintf(pat, sizeof(pat), "/dev/shm/profctl.*.%d.*", (int)pid);
+	if (!glob(pat, 0, NULL, &g)) {
+		for (i = 0; i < g.gl_pathc; i++)
+			if (unlink(g.gl_pathv[i]))
+				rmdir(g.gl_pathv[i]);
+		globfree(&g);
+	}
+}
+
+/* A's process, followed by profd (its fd in *fd), and first B's things
+ * of kind kr at root's reset baseline name of it, of kind ka at A's */
+static pid_t planted_for(struct plant *pr, char kr, struct plant *pa, char ka, int *fd)
+{
+	pid_t a;
+
+	*fd = start_profd(0, NULL);
+	/* no runtime directory of their own: /dev/shm */
+	unsetenv("XDG_RUNTIME_DIR");
+	a = profiled(uid_a, NULL, 0);
+	assert_true(wait_followed(*fd, a));
+	snap_pid = a;
+	baseline_name(pr, 0, a, kr);
+	baseline_name(pa, uid_a, a, ka);
+	assert_int_equal(as_uid(uid_b, plant, pr), 0);
+	assert_int_equal(as_uid(uid_b, plant, pa), 0);
+	return a;
+}
+
+/*
+ * B makes a FIFO where root's and A's reset baselines of A's process would
+ * be: root's report, save and diff of it, and A's report, do not wait on
+ * it and still print (counting from the start).
+ */
+static void test_planted_baseline(void **state)
+{
+	struct plant pr, pa;
+	char p[16], pid_arg[24], out[64];
+	const char *report[] = { "report", "--pid", p, NULL };
+	const char *save[] = { "save", "--pid", p, "-o", out, NULL };
+	const char *diff[] = { "diff", pid_arg, pid_arg, NULL };
+	int fd;
+	pid_t a;
+
+	(void)state;
+	a = planted_for(&pr, 'p', &pa, 'p', &fd);
+	snprintf(p, sizeof(p), "%d", (int)a);
+	snprintf(pid_arg, sizeof(pid_arg), "pid:%d", (int)a);
+	snprintf(out, sizeof(out), SOCK_DIR "/saved.%d", (int)getpid());
+	assert_int_equal(profctl_timed(report).rc, 0);
+	assert_int_equal(profctl_timed(save).rc, 0);
+	assert_int_equal(profctl_timed(diff).rc, 0);
+	assert_int_equal(as_uid(uid_a, calls_it, NULL), 1);
+	unlink(out);
+	baselines_gone(a);
+	end_proc(a);
+	close(fd);
+}
+
+/*
+ * B takes the names of root's and A's resets of A's process first (a
+ * directory, a file): both resets hold, under another name their reports
+ * find, even once B's are gone.
+ */
+static void test_squatted_reset(void **state)
+{
+	struct plant pr, pa;
+	int fd, n;
+	pid_t a;
+
+	(void)state;
+	a = planted_for(&pr, 'd', &pa, 'f', &fd);
+	assert_int_equal(calls_it(NULL), 1);
+	assert_int_equal(reset_it(NULL), 0);
+	n = calls_it(NULL);
+	assert_true(n == 0 || n == -1);
+	assert_int_equal(as_uid(uid_a, calls_it, NULL), 1);
+	assert_int_equal(as_uid(uid_a, reset_it, NULL), 0);
+	n = as_uid(uid_a, calls_it, NULL);
+	assert_true(n == 0 || n == -1);
+	/* B's names gone: the resets are still found */
+	assert_int_equal(as_uid(uid_b, unplant, &pr), 0);
+	assert_int_equal(as_uid(uid_b, unplant, &pa), 0);
+	n = calls_it(NULL);
+	assert_true(n == 0 || n == -1);
+	n = as_uid(uid_a, calls_it, NULL);
+	assert_true(n == 0 || n == -1);
+	baselines_gone(a);
+	end_proc(a);
+	close(fd);
+}
+
+/* what path holds, up to 63 bytes */
+static void slurp(const char *path, char *buf)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? 0 : read(fd, buf, 63);
+
+	buf[n > 0 ? n : 0] = 0;
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * In a sticky directory, B leaves symlinks to root's 0600 file at the
+ * names root's report -o, trace -o and save -o are to write: none is
+ * followed (the file stays as it was; fs.protected_symlinks is 0 here or
+ * not), and a FIFO of B's is not written to.
+ */
+static void test_planted_output(void **state)
+{
+	static const char *const verbs[] = { "report", "trace", "save" };
+	const char *dir = SOCK_DIR "/sticky", *victim = SOCK_DIR "/victim";
+	struct plant l = { .kind = 'l', .target = SOCK_DIR "/victim" };
+	char p[16], buf[64];
+	const char *args[] = { NULL, "--pid", p, "-o", l.path, NULL };
+	size_t i;
+	int fd;
+	pid_t a;
+
+	(void)state;
+	fd = start_profd(0, NULL);
+	a = profiled(uid_a, NULL, 0);
+	assert_true(wait_followed(fd, a));
+	snprintf(p, sizeof(p), "%d", (int)a);
+	mkdir(dir, 0700);
+	assert_int_equal(chmod(dir, 01777), 0);
+	close(fd);
+	fd = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_int_equal(write(fd, "secret\n", 7), 7);
+	close(fd);
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		snprintf(l.path, sizeof(l.path), "%s/%s.out", dir, verbs[i]);
+		/* a run that failed here left it */
+		unlink(l.path);
+		l.kind = 'l';
+		assert_int_equal(as_uid(uid_b, plant, &l), 0);
+		args[0] = verbs[i];
+		profctl_timed(args);
+		slurp(victim, buf);
+		assert_string_equal(buf, "secret\n");
+		unlink(l.path);
+		/* a FIFO of B's: refused (exit 1), not waited on (until killed) */
+		l.kind = 'p';
+		assert_int_equal(as_uid(uid_b, plant, &l), 0);
+		assert_int_equal(profctl_timed(args).rc, 1);
+		unlink(l.path);
+	}
+	unlink(victim);
+	rmdir(dir);
+	end_proc(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1177,6 +1384,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_attach_on_demand, teardown),
 		cmocka_unit_test_teardown(test_least_privilege, teardown),
 		cmocka_unit_test_teardown(test_profd_group, teardown),
+		cmocka_unit_test_teardown(test_planted_baseline, teardown),
+		cmocka_unit_test_teardown(test_squatted_reset, teardown),
+		cmocka_unit_test_teardown(test_planted_output, teardown),
 	};
 
 	test_filter_env();

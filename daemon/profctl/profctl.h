@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include "fmt.h"
 #include "json_writer.h"
@@ -160,6 +161,38 @@ int pc_src_flat(struct pc_src *src, pid_t pid, __u32 tid, struct prof_snapshot *
 int pc_src_reset(struct pc_src *src, pid_t pid);
 /* resolve the processes a verb works on: one pid, or every live one */
 int pc_src_targets(struct pc_src *src, pid_t pid, struct pc_proc **procs, size_t *n);
+
+/* --- names another user could have made first (profctl_file.c) ---------- */
+
+/*
+ * path opened with flags as a regular file of uid's, never following a
+ * symlink nor waiting on a FIFO (O_NOFOLLOW|O_NONBLOCK, cleared once it is
+ * a file): the fd; -ENOENT if nothing is there; -EPERM if something else
+ * is (a FIFO, a directory, a device, a symlink, another owner's file), *st
+ * and why ("a FIFO of uid 1001") saying what; or another -errno
+ */
+int pc_open_own(const char *path, int flags, uid_t uid, struct stat *st, char *why, size_t len);
+/* "a FIFO of uid 1001": what st is, for a line that refuses it */
+void pc_file_what(const struct stat *st, char *buf, size_t len);
+/* a new file "path.tag.XXXXXX" (O_EXCL, 0600) beside path: its fd, its name
+ * in tmp; -errno */
+int pc_tmp_beside(const char *path, const char *tag, char *tmp, size_t len);
+/*
+ * -o FILE (every verb's): written to a new file beside it, renamed onto the
+ * name by pc_out_close, so a symlink, a hard link or another user's file
+ * at the name is replaced, never written through; a terminal, /dev/null,
+ * a FIFO of ours, and a symlink of ours or of its directory's owner
+ * (/dev/stdout) are written directly.  NULL, said, on failure.
+ */
+FILE *pc_out_open(const char *path);
+/* closed and in place; 0 or -errno, said */
+int pc_out_close(FILE *f, const char *path);
+/* a reset kept under another name (its name held by another user): the
+ * newest of ours, in alt; -ENOENT if none */
+int pc_baseline_alt(const char *path, char *alt, size_t len);
+/* len bytes as the reset at path (else, its name held, another name);
+ * 0 or -errno */
+int pc_baseline_put(const char *path, const void *buf, size_t len);
 
 /* reset baselines: a private file per (uid, pid, start token), the one
  * place a reset is kept */

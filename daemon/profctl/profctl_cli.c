@@ -508,31 +508,19 @@ int pc_parse_opts(int argc, char **argv, const char *usage, const char *allowed,
 	return err;
 }
 
+/* -o FILE through pc_out_open: nothing planted at the name is followed */
 static FILE *open_out(const struct pc_opts *o)
 {
-	FILE *f;
-
 	if (!o->out || !strcmp(o->out, "-"))
 		return stdout;
-	f = fopen(o->out, "we");
-	if (!f)
-		pc_warnx("%s: failed to open for writing: %s", o->out, strerror(errno));
-	return f;
+	return pc_out_open(o->out);
 }
 
 static int close_out(FILE *f, const struct pc_opts *o)
 {
-	int err = 0;
-
 	if (f == stdout)
 		return fflush(f) ? -errno : 0;
-	if (ferror(f))
-		err = -EIO;
-	if (fclose(f) && !err)
-		err = -errno;
-	if (err)
-		pc_warnx("%s: failed to write: %s", o->out, strerror(-err));
-	return err;
+	return pc_out_close(f, o->out);
 }
 
 FILE *pc_open_out(const struct pc_opts *o)

@@ -179,7 +179,9 @@ int pc_cmd_save(int argc, char **argv)
 	struct pc_src src = { .fd = -1 };
 	struct pc_proc *procs = NULL;
 	struct prof_snapshot *s = NULL;
-	size_t np = 0, i, alive = 0, pick = 0;
+	size_t np = 0, i, alive = 0, pick = 0, len = 0;
+	void *buf = NULL;
+	FILE *f;
 	int err, ret = 1;
 
 	err = pc_parse_opts(argc, argv, usage_save,
@@ -225,13 +227,21 @@ int pc_cmd_save(int argc, char **argv)
 	err = pc_src_snapshot(&src, o.pid, o.mode, o.last_s, &s);
 	if (err)
 		goto cleanup;
-	err = prof_file_save(o.out, s);
+	/* written as every -o output is (pc_out_open) */
+	err = prof_file_encode(s, &buf, &len);
 	if (err) {
 		pc_warnx("%s: failed to save: %s", o.out, prof_file_strerror(err));
 		goto cleanup;
 	}
+	f = pc_open_out(&o);
+	if (!f)
+		goto cleanup;
+	fwrite(buf, 1, len, f);
+	if (pc_close_out(f, &o))
+		goto cleanup;
 	ret = 0;
 cleanup:
+	free(buf);
 	prof_snapshot__destroy(s);
 	free(procs);
 	pc_src_close(&src);

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -465,57 +466,24 @@ int pc_baseline_path(pid_t pid, __u64 token, char *buf, size_t len)
 
 int pc_baseline_save(const struct prof_snapshot *s)
 {
-	char path[256], tmp[300];
+	char path[256];
 	void *buf = NULL;
-	size_t len = 0, off = 0;
-	struct timespec ts;
-	int fd = -1, err;
+	size_t len = 0;
+	int err;
 
 	err = pc_baseline_path((pid_t)s->pid, s->start_token, path, sizeof(path));
-	if (err)
-		return err;
-	err = prof_snapshot__write(s, &buf, &len);
-	if (err)
-		goto cleanup;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d.%ld", path, (int)getpid(), (long)ts.tv_nsec);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	while (off < len) {
-		ssize_t w = write(fd, (char *)buf + off, len - off);
-
-		if (w < 0) {
-			err = -errno;
-			if (err == -EINTR)
-				continue;
-			goto cleanup;
-		}
-		off += (size_t)w;
-	}
-	if (close(fd)) {
-		fd = -1;
-		err = -errno;
-		goto cleanup;
-	}
-	fd = -1;
-	/* atomic replace; the sticky /dev/shm refuses to replace another's file */
-	if (rename(tmp, path))
-		err = -errno;
-cleanup:
-	if (fd >= 0)
-		close(fd);
-	if (err)
-		unlink(tmp);
+	if (!err)
+		err = prof_snapshot__write(s, &buf, &len);
+	if (!err)
+		err = pc_baseline_put(path, buf, len);
 	free(buf);
 	return err;
 }
 
 int pc_baseline_load(pid_t pid, __u64 token, struct prof_snapshot **base)
 {
-	char path[256];
+	char path[256], alt[PATH_MAX], why[64];
+	const char *from = path;
 	struct stat st;
 	void *mem;
 	int fd, err;
@@ -524,20 +492,28 @@ int pc_baseline_load(pid_t pid, __u64 token, struct prof_snapshot **base)
 	err = pc_baseline_path(pid, token, path, sizeof(path));
 	if (err)
 		return err;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		close(fd);
-		return err;
+	fd = pc_open_own(path, O_RDONLY, getuid(), &st, why, sizeof(why));
+	/* not there, or not ours (another user made the name first): a
+	 * reset kept under another name, if any */
+	if ((fd == -ENOENT || fd == -EPERM) && !pc_baseline_alt(path, alt, sizeof(alt))) {
+		from = alt;
+		fd = pc_open_own(alt, O_RDONLY, getuid(), &st, why, sizeof(why));
 	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022) ||
-	    st.st_size <= 0) {
+	if (fd == -ENOENT)
+		return 0;
+	if (fd >= 0 && ((st.st_mode & 022) || st.st_size <= 0)) {
+		snprintf(why, sizeof(why), "%s", st.st_size ? "a file others may write" : "empty");
 		close(fd);
-		pc_warnx("%s: not a baseline of yours, ignored", path);
+		fd = -EPERM;
+	}
+	if (fd == -EPERM) {
+		pc_warnx("%s: %s, not a baseline of yours: ignored (counting from the process "
+			 "start)",
+			 from, why);
 		return 0;
 	}
+	if (fd < 0)
+		return fd;
 	mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	err = -errno;
 	close(fd);
