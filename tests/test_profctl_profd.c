@@ -3,7 +3,8 @@
  * test_profctl_profd.c - profiles leaving the machine through a real
  * profd (root, BPF): `profctl save` of a process profd followed keeps its
  * kernel columns and reads back as profd's own report of it; `profctl
- * serve` as its owner shows the process, as another user does not.
+ * serve` as its owner shows the process, as another user and root (but
+ * with --all-users) do not.
  * Skips, saying why, unless root with kernel assistance.
  */
 #define _GNU_SOURCE
@@ -545,15 +546,18 @@ static void test_slices_clock(void **state)
 	facts_trace("slices_clock", "-5 20");
 }
 
-/* one scrape through profd as uid; 1 if pid is in it, 0 if not, <0 error */
-static int scrape_has(uid_t uid, pid_t pid)
+/* one scrape through profd as uid (with --all-users or not); 1 if pid is
+ * in it, 0 if not, <0 error */
+static int scrape_has(uid_t uid, pid_t pid, bool all_users)
 {
 	int st;
 	pid_t k = fork();
 
 	assert_true(k >= 0);
 	if (k == 0) {
-		struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32 };
+		struct pc_serve_opts so = { .max_zones = 200,
+					    .max_threads = 32,
+					    .all_users = all_users };
 		struct pc_src src;
 		char *buf = NULL, key[64];
 		size_t len = 0;
@@ -577,8 +581,9 @@ static int scrape_has(uid_t uid, pid_t pid)
 	return WEXITSTATUS(st) > 1 ? -WEXITSTATUS(st) : WEXITSTATUS(st);
 }
 
-/* the exporter shows what its user may see: the owner's process to the
- * owner, nothing of it to another user */
+/* the exporter shows its user's own processes: the owner's process to the
+ * owner, nothing of it to another user, nor to root unless root publishes
+ * every user's (--all-users) */
 static void test_serve_other_user(void **state)
 {
 	struct kid k;
@@ -590,12 +595,15 @@ static void test_serve_other_user(void **state)
 	k = spawn_as_a(5);
 	/* profd follows a new segment at its next look (bounded) */
 	for (end = now_ns() + 5000000000ull; now_ns() < end; usleep(50000))
-		if ((has = scrape_has(UID_A, k.pid)) != 0)
+		if ((has = scrape_has(UID_A, k.pid, false)) != 0)
 			break;
 	assert_int_equal(has, 1);
 	/* followed, and still not another user's to see */
-	assert_int_equal(scrape_has(UID_B, k.pid), 0);
-	assert_int_equal(scrape_has(0, k.pid), 1);
+	assert_int_equal(scrape_has(UID_B, k.pid, false), 0);
+	assert_int_equal(scrape_has(UID_B, k.pid, true), 0);
+	/* root's exporter, reachable by every local user, shows root's own */
+	assert_int_equal(scrape_has(0, k.pid, false), 0);
+	assert_int_equal(scrape_has(0, k.pid, true), 1);
 	kid_end(&k);
 }
 

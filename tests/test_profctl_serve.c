@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
@@ -325,7 +326,7 @@ static void test_promtool(void **state)
 
 /* profctl serve in a child on 127.0.0.1:0 (or, activated, on a socket
  * passed as systemd passes it); its port */
-static pid_t serve_start_how(unsigned int *port, bool activated)
+static pid_t serve_start_how(unsigned int *port, bool activated, const char *timeout)
 {
 	int errp[2];
 	char line[256];
@@ -339,7 +340,8 @@ static pid_t serve_start_how(unsigned int *port, bool activated)
 		char *argv[] = {
 			(char *)(uintptr_t) "profctl",	   (char *)(uintptr_t) "serve",
 			(char *)(uintptr_t) "--listen",	   (char *)(uintptr_t) "127.0.0.1:0",
-			(char *)(uintptr_t) "--no-daemon", NULL
+			(char *)(uintptr_t) "--no-daemon", (char *)(uintptr_t) "--timeout",
+			(char *)(uintptr_t)(timeout ? timeout : "10"), NULL
 		};
 
 		/* a failed assertion leaves no server behind holding our stdout */
@@ -362,7 +364,7 @@ static pid_t serve_start_how(unsigned int *port, bool activated)
 			/* the socket wins over --listen */
 			argv[3] = (char *)(uintptr_t) "127.0.0.1:1";
 		}
-		exit(profctl_main(5, argv));
+		exit(profctl_main(7, argv));
 	}
 	close(errp[1]);
 	/* "profctl: serving http://127.0.0.1:PORT/metrics" once it listens */
@@ -382,10 +384,13 @@ static pid_t serve_start_how(unsigned int *port, bool activated)
 
 static pid_t serve_start(unsigned int *port)
 {
-	return serve_start_how(port, false);
+	return serve_start_how(port, false, NULL);
 }
 
-/* an HTTP/1.0 request to 127.0.0.1:port; the status, *body malloc'd */
+/* how long http() waits for an answer (0: as long as it takes) */
+static int http_wait_s;
+
+/* an HTTP/1.0 request to 127.0.0.1:port; the status (-1: none), *body malloc'd */
 static int http(unsigned int port, const char *method, const char *path, const char *accept,
 		char **body)
 {
@@ -399,6 +404,11 @@ static int http(unsigned int port, const char *method, const char *path, const c
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(fd >= 0);
+	if (http_wait_s) {
+		struct timeval tv = { .tv_sec = http_wait_s };
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
 	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%s%s%s\r\n", method, path,
 		 accept ? "Accept: " : "", accept ? accept : "", accept ? "\r\n" : "");
@@ -408,8 +418,9 @@ static int http(unsigned int port, const char *method, const char *path, const c
 		fwrite(req, 1, (size_t)n, f);
 	fclose(f);
 	close(fd);
-	sscanf(buf, "HTTP/1.%*d %d", &code);
-	p = strstr(buf, "\r\n\r\n");
+	if (buf)
+		sscanf(buf, "HTTP/1.%*d %d", &code);
+	p = buf ? strstr(buf, "\r\n\r\n") : NULL;
 	*body = strdup(p ? p + 4 : "");
 	free(buf);
 	return code;
@@ -458,7 +469,7 @@ static void test_activated(void **state)
 	pid_t pid;
 
 	(void)state;
-	pid = serve_start_how(&port, true);
+	pid = serve_start_how(&port, true, NULL);
 	assert_int_not_equal(port, 1);
 	assert_int_equal(http(port, "GET", "/metrics", NULL, &body), 200);
 	snprintf(key, sizeof(key), "{pid=\"%d\"", (int)ticker);
@@ -668,6 +679,173 @@ static void test_other_user(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* a connection to 127.0.0.1:port that has sent a request line and no end
+ * of its headers: a slow client */
+static int slow_conn(unsigned int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	static const char line[] = "GET /metrics HTTP/1.1\r\n";
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    send(fd, line, strlen(line), MSG_NOSIGNAL) != (ssize_t)strlen(line)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* fd's server closed it (EOF or reset), waiting at most ms */
+static bool closed_within(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	if (poll(&p, 1, ms) != 1)
+		return false;
+	return recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+}
+
+/*
+ * A client that sends a header line every 200 ms is closed at the
+ * deadline of its request (--timeout 2), not kept by an idle timer each
+ * line resets.
+ */
+static void test_slow_client(void **state)
+{
+	unsigned int port;
+	pid_t pid;
+	int fd, i;
+	bool closed = false;
+
+	(void)state;
+	pid = serve_start_how(&port, false, "2");
+	fd = slow_conn(port);
+	assert_true(fd >= 0);
+	/* at most 10 times its deadline */
+	for (i = 0; i < 100 && !closed; i++) {
+		closed = closed_within(fd, 200);
+		if (!closed)
+			send(fd, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL);
+	}
+	close(fd);
+	serve_stop(pid);
+	assert_true(closed);
+}
+
+/*
+ * 130 slow clients (more than the server holds, 64 open at once) that
+ * keep sending header lines, the deadline far: a scrape is still answered,
+ * at once (each new connection shuts the oldest when 64 are open).
+ */
+static void test_slow_clients_full(void **state)
+{
+	unsigned int port;
+	int ready[2], st, code;
+	char *body, c;
+	pid_t pid, slow;
+
+	(void)state;
+	pid = serve_start_how(&port, false, "600");
+	assert_int_equal(pipe(ready), 0);
+	slow = fork();
+	assert_true(slow >= 0);
+	if (slow == 0) {
+		int fds[130], n = 0, k;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(ready[0]);
+		for (k = 0; k < 130; k++)
+			if ((fds[n] = slow_conn(port)) >= 0)
+				n++;
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		/* a line each on every one, until killed */
+		for (;;) {
+			for (k = 0; k < n; k++)
+				send(fds[k], "X-Slow: 1\r\n", 11, MSG_NOSIGNAL);
+			poll(NULL, 0, 200);
+		}
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	/* far sooner than the deadline frees a place */
+	http_wait_s = 60;
+	code = http(port, "GET", "/metrics", NULL, &body);
+	http_wait_s = 0;
+	free(body);
+	kill(slow, SIGKILL);
+	waitpid(slow, &st, 0);
+	serve_stop(pid);
+	assert_int_equal(code, 200);
+}
+
+/*
+ * qsort(NULL, 0, ...) is undefined behaviour (glibc declares its base
+ * nonnull; the UBSan build aborts on it): every qsort of this program
+ * comes here, and fails the test on a NULL base, sanitizer or not.
+ */
+static int (*qsort_cmp)(const void *, const void *);
+
+static int qsort_adapt(const void *a, const void *b, void *arg)
+{
+	(void)arg;
+	return qsort_cmp(a, b);
+}
+
+void qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	void *b = base;
+
+	/* what the declaration promises is what is checked: not assumed */
+	__asm__("" : "+r"(b));
+	if (!b) {
+		fprintf(stderr, "qsort of a NULL base (%zu elements)\n", n);
+		abort();
+	}
+	qsort_cmp = cmp;
+	qsort_r(b, n, size, qsort_adapt, NULL);
+}
+
+/* a process inside its first call, none finished: no zone yet */
+static void test_no_finished_call(void **state)
+{
+	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32 };
+	int go[2], in[2];
+	char *text, key[64], c;
+	pid_t k;
+
+	(void)state;
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(in), 0);
+	k = fork();
+	assert_true(k >= 0);
+	if (k == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(go[1]);
+		close(in[0]);
+		{
+			PROF_USDT(srv_open_only);
+			if (write(in[1], "r", 1) != 1 || read(go[0], &c, 1) < 0)
+				_exit(2);
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	close(in[1]);
+	assert_int_equal(read(in[0], &c, 1), 1);
+	text = scrape(&so, true);
+	snprintf(key, sizeof(key), "profd_process_info{pid=\"%d\"", (int)k);
+	assert_non_null(strstr(text, key));
+	free(text);
+	close(go[1]);
+	close(in[0]);
+	waitpid(k, NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -675,7 +853,11 @@ int main(void)
 		cmocka_unit_test(test_promtool),   cmocka_unit_test(test_http),
 		cmocka_unit_test(test_activated),  cmocka_unit_test(test_units),
 		cmocka_unit_test(test_prometheus), cmocka_unit_test(test_other_user),
+		cmocka_unit_test(test_slow_client), cmocka_unit_test(test_slow_clients_full),
+		cmocka_unit_test(test_no_finished_call),
 	};
+
+	test_filter_env();
 
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

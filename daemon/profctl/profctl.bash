@@ -47,7 +47,7 @@ _profctl()
 		COMPREPLY=($(compgen -W "10s 30s 1m 5m" -- "$cur")); return ;;
 	-o|--output|--input)
 		COMPREPLY=($(compgen -f -- "$cur")); return ;;
-	--tid|-t|--callers|--rows|-d|--delay|-n|--iterations|--listen|--max-zones|--max-threads|--slow|--count)
+	--tid|-t|--callers|--rows|-d|--delay|-n|--iterations|--listen|--max-zones|--max-threads|--timeout|--slow|--count)
 		return ;;
 	esac
 	case $verb in
@@ -62,7 +62,7 @@ _profctl()
 	clean)	COMPREPLY=($(compgen -W "--pid --dry-run --help" -- "$cur")) ;;
 	save)	COMPREPLY=($(compgen -W "--pid --since-reset --since-start --last --output --no-daemon --help" -- "$cur")) ;;
 	diff)	COMPREPLY=($(compgen -W "--sort --per-call --per-frame --rows --format --output --color --since-reset --since-start --no-daemon --help" -- "$cur") $(compgen -f -- "$cur")) ;;
-	serve)	COMPREPLY=($(compgen -W "--listen --threads --max-zones --max-threads --no-daemon --help" -- "$cur")) ;;
+	serve)	COMPREPLY=($(compgen -W "--listen --threads --max-zones --max-threads --timeout --all-users --no-daemon --help" -- "$cur")) ;;
 	trace)	COMPREPLY=($(compgen -W "--pid --tid --last --slow --count --format --output --no-daemon --help" -- "$cur")) ;;
 	zones)
 		if [[ $cur == -* ]]; then

@@ -286,6 +286,8 @@ struct pc_serve_opts {
 	unsigned int max_zones;	/* a process (a thread, with threads); the rest "[other]" */
 	unsigned int max_threads; /* with threads; the rest tid="other" */
 	bool no_daemon;
+	bool all_users;		/* every user's processes src shows, not only ours */
+	unsigned int timeout_s;	/* a connection's whole request and answer */
 };
 /* one scrape: every live process src shows, as OpenMetrics (om) or the
  * Prometheus text format; 0 or -errno */

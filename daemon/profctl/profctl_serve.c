@@ -35,7 +35,7 @@
 
 static const char usage_serve[] =
 	"usage: profctl serve [--listen ADDR] [--threads] [--max-zones N]\n"
-	"                     [--max-threads N] [--no-daemon]\n"
+	"                     [--max-threads N] [--timeout S] [--all-users] [--no-daemon]\n"
 	"\n"
 	"      --listen ADDR    HOST:PORT to serve on (default 127.0.0.1:9464; [::1]:PORT,\n"
 	"                       :PORT for every address, PORT 0 for any free one); under\n"
@@ -44,11 +44,17 @@ static const char usage_serve[] =
 	"      --max-zones N    zones per process, the rest as zone=\"[other]\" (200)\n"
 	"      --max-threads N  with --threads, threads per process, the rest as\n"
 	"                       tid=\"other\" (32)\n"
+	"      --timeout S      a connection's whole request and answer, seconds; a\n"
+	"                       slower one is closed, and the oldest when 64 are open (10)\n"
+	"      --all-users      every user's processes you may see (root: everyone's);\n"
+	"                       whoever can connect learns their commands, pids, uids,\n"
+	"                       zones and timings\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"GET /metrics: OpenMetrics (or the Prometheus text format, as the scraper\n"
-	"asks) of every live process you may see: per zone calls, self and total\n"
-	"seconds as counters and a duration histogram, per process an info metric.\n";
+	"asks) of your own live processes (--all-users: every one you may see): per\n"
+	"zone calls, self and total seconds as counters and a duration histogram, per\n"
+	"process an info metric.\n";
 
 #define NB PROF_HIST_BUCKETS
 
@@ -273,7 +279,9 @@ static int collect(struct proc_zones *p, const struct pc_serve_opts *o)
 	/* the zones with most self time stay, max_zones a thread slot; the
 	 * rest are one "[other]" a slot (its total a sum of the zones'
 	 * outermost totals: an upper bound) */
-	qsort(p->z.v, p->z.n, sizeof(*p->z.v), cmp_self);
+	/* a process with no finished call yet has no zones (and v is NULL) */
+	if (p->z.n > 1)
+		qsort(p->z.v, p->z.n, sizeof(*p->z.v), cmp_self);
 	kept = calloc(slots, sizeof(*kept));
 	other = calloc(slots, sizeof(*other));
 	if (!kept || !other) {
@@ -330,7 +338,8 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 		return -ENOMEM;
 	}
 	for (i = 0; i < np; i++) {
-		if (!procs[i].alive)
+		/* root's exporter would show every user's to whoever connects */
+		if (!procs[i].alive || (!o->all_users && procs[i].uid != getuid()))
 			continue;
 		/* a process that ends between list and read is not an error;
 		 * one that cannot be read (another version, corrupt) is
@@ -478,6 +487,145 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		     body, len);
 }
 
+/*
+ * Every connection has a deadline for its whole request and answer (one
+ * of each: the answer, queued at the handler's first call, closes it):
+ * MHD's own timeout is an idle one, reset by each byte, so clients sending
+ * a header line every few seconds would hold their places forever.  A
+ * reaper thread shuts a connection down at its deadline (MHD then sees it
+ * end and closes it), and when SERVE_CONNS are open a new one shuts the
+ * oldest: a few slow clients cannot keep a scraper out.
+ */
+#define SERVE_CONNS 64
+
+struct conn {
+	int fd;
+	__u64 t0;
+	bool used, shut;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct conn c[2 * SERVE_CONNS]; /* the open, and the shut not yet closed */
+	__u64 timeout_ns;
+	bool stop;
+} conns = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* under the lock: shut c down (its fd is open until MHD's CLOSED below) */
+static void conn_shut(struct conn *c)
+{
+	shutdown(c->fd, SHUT_RDWR);
+	c->shut = true;
+}
+
+/* the oldest connection not yet shut, or NULL; *open: how many there are */
+static struct conn *conn_oldest(size_t *open)
+{
+	struct conn *old = NULL;
+	size_t i;
+
+	*open = 0;
+	for (i = 0; i < 2 * SERVE_CONNS; i++) {
+		struct conn *c = &conns.c[i];
+
+		if (!c->used || c->shut)
+			continue;
+		++*open;
+		if (!old || c->t0 < old->t0)
+			old = c;
+	}
+	return old;
+}
+
+static void conn_notify(void *cls, struct MHD_Connection *mc, void **ctx,
+			enum MHD_ConnectionNotificationCode toe)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct conn *c = NULL, *old;
+	size_t i, open;
+
+	(void)cls;
+	pthread_mutex_lock(&conns.lock);
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		c = *ctx;
+		if (c)
+			c->used = false;
+		*ctx = NULL;
+		pthread_mutex_unlock(&conns.lock);
+		return;
+	}
+	ci = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	for (i = 0; i < 2 * SERVE_CONNS && !c; i++)
+		if (!conns.c[i].used)
+			c = &conns.c[i];
+	old = conn_oldest(&open);
+	if (old && open >= SERVE_CONNS)
+		conn_shut(old);
+	if (c && ci) {
+		*c = (struct conn){ .fd = ci->connect_fd, .t0 = pc_now_ns(), .used = true };
+		*ctx = c;
+		pthread_cond_signal(&conns.wake);
+	} else if (ci) {
+		/* every place is a connection shut but not yet closed */
+		shutdown(ci->connect_fd, SHUT_RDWR);
+	}
+	pthread_mutex_unlock(&conns.lock);
+}
+
+static void *conn_reaper(void *arg)
+{
+	struct conn *old;
+	size_t open;
+
+	(void)arg;
+	pthread_mutex_lock(&conns.lock);
+	while (!conns.stop) {
+		__u64 now = pc_now_ns(), end;
+		struct timespec ts;
+
+		old = conn_oldest(&open);
+		if (!old) {
+			pthread_cond_wait(&conns.wake, &conns.lock);
+			continue;
+		}
+		end = old->t0 + conns.timeout_ns;
+		if (end <= now) {
+			conn_shut(old);
+			continue;
+		}
+		ts.tv_sec = (time_t)(end / 1000000000ull);
+		ts.tv_nsec = (long)(end % 1000000000ull);
+		pthread_cond_timedwait(&conns.wake, &conns.lock, &ts);
+	}
+	pthread_mutex_unlock(&conns.lock);
+	return NULL;
+}
+
+/* the reaper's clock is pc_now_ns's */
+static int conns_start(unsigned int timeout_s, pthread_t *t)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	conns.timeout_ns = (__u64)timeout_s * 1000000000ull;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&conns.wake, &ca);
+	pthread_condattr_destroy(&ca);
+	err = pthread_create(t, NULL, conn_reaper, NULL);
+	return -err;
+}
+
+static void conns_stop(pthread_t t)
+{
+	pthread_mutex_lock(&conns.lock);
+	conns.stop = true;
+	pthread_cond_signal(&conns.wake);
+	pthread_mutex_unlock(&conns.lock);
+	pthread_join(t, NULL);
+}
+
 /* sd_listen_fds(3)'s protocol: fd 3 if systemd passed one to us */
 static int activated_fd(void)
 {
@@ -555,7 +703,8 @@ static void say_where(int fd)
 
 int pc_cmd_serve(int argc, char **argv)
 {
-	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32 };
+	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32, .timeout_s = 10 };
+	pthread_t reaper;
 	struct pc_opts o;
 	struct MHD_Daemon *d;
 	const char *listen_addr = "127.0.0.1:9464";
@@ -578,6 +727,7 @@ int pc_cmd_serve(int argc, char **argv)
 			v = eq + 1, used = 1;
 		num = !strcmp(a, "--max-zones")	    ? &so.max_zones
 		      : !strcmp(a, "--max-threads") ? &so.max_threads
+		      : !strcmp(a, "--timeout")	    ? &so.timeout_s
 						    : NULL;
 		if (!strcmp(a, "--listen") || num) {
 			char *end;
@@ -602,8 +752,11 @@ int pc_cmd_serve(int argc, char **argv)
 				(size_t)(argc - i - used + 1) * sizeof(*argv));
 			argc -= used;
 			i--;
-		} else if (!strcmp(a, "--threads")) {
-			so.threads = true;
+		} else if (!strcmp(a, "--threads") || !strcmp(a, "--all-users")) {
+			if (!strcmp(a, "--threads"))
+				so.threads = true;
+			else
+				so.all_users = true;
 			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
 			argc--;
 			i--;
@@ -630,12 +783,23 @@ int pc_cmd_serve(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (so.all_users)
+		pc_warnx("serve: --all-users: whoever can connect to it learns every user's "
+			 "profiled commands, pids, uids, zones and timings");
+	err = conns_start(so.timeout_s, &reaper);
+	if (err) {
+		pc_warnx("serve: failed to start: %s", strerror(-err));
+		close(fd);
+		return 1;
+	}
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 			     handle, &so, MHD_OPTION_LISTEN_SOCKET, fd,
-			     MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 64u,
-			     MHD_OPTION_END);
+			     MHD_OPTION_CONNECTION_TIMEOUT, so.timeout_s,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)(2 * SERVE_CONNS),
+			     MHD_OPTION_NOTIFY_CONNECTION, conn_notify, NULL, MHD_OPTION_END);
 	if (!d) {
 		pc_warnx("serve: failed to start the HTTP server");
+		conns_stop(reaper);
 		close(fd);
 		return 1;
 	}
@@ -643,6 +807,7 @@ int pc_cmd_serve(int argc, char **argv)
 	if (sigwait(&set, &sig))
 		sig = 0;
 	MHD_stop_daemon(d);
+	conns_stop(reaper);
 	close(fd);
 	return 0;
 }
