@@ -646,6 +646,14 @@ static void test_refused(void **state)
 	}
 	expect_refused(bad, "corrupt profile");
 	free(buf);
+	/* a FIFO (another user can leave one in /tmp): refused, not waited on
+	 * (a wait ends the program) */
+	unlink(bad);
+	assert_int_equal(mkfifo(bad, 0600), 0);
+	alarm(30);
+	expect_refused(bad, "a FIFO of uid");
+	alarm(0);
+	unlink(bad);
 	/* the JSON report is read (test_round_trip: as the live one); cut
 	 * short anywhere, refused */
 	{

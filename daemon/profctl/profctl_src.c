@@ -417,13 +417,28 @@ int pc_read_image(const char *path, unsigned int flags, struct prof_snapshot **s
 	struct stat st;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a FIFO (another user's, in /tmp) is refused below, not waited on */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
 		pc_warnx("%s: failed to open: %s", path, strerror(-err));
 		return err;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		pc_warnx("%s: failed to stat: %s", path, strerror(-err));
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		char what[64];
+
+		pc_file_what(&st, what, sizeof(what));
+		close(fd);
+		pc_warnx("%s: %s, not a profd profile", path, what);
+		return -EINVAL;
+	}
+	if (st.st_size <= 0) {
 		close(fd);
 		pc_warnx("%s: not a profd profile (profctl save writes one)", path);
 		return -EINVAL;

@@ -125,7 +125,8 @@ int pc_zones(const char *path, FILE *f)
 		pc_warnx("libelf: %s", elf_errmsg(-1));
 		return -EINVAL;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a FIFO at the name is not waited on (libelf then finds no ELF) */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
 		pc_warnx("%s: failed to open: %s", path, strerror(-err));
