@@ -139,6 +139,7 @@ static int open_direct(const char *path, bool follow)
 FILE *pc_out_open(const char *path)
 {
 	struct stat st;
+	bool there, ours;
 	size_t k;
 	mode_t mask;
 	int fd;
@@ -151,8 +152,9 @@ FILE *pc_out_open(const char *path)
 		return NULL;
 	}
 	outs[k].tmp[0] = 0;
-	if (!lstat(path, &st) && !S_ISREG(st.st_mode) &&
-	    (!S_ISLNK(st.st_mode) || link_trusted(path, &st))) {
+	there = !lstat(path, &st);
+	ours = there && S_ISREG(st.st_mode) && st.st_uid == geteuid();
+	if (there && !S_ISREG(st.st_mode) && (!S_ISLNK(st.st_mode) || link_trusted(path, &st))) {
 		fd = open_direct(path, S_ISLNK(st.st_mode));
 		if (fd < 0)
 			return NULL;
@@ -163,6 +165,19 @@ FILE *pc_out_open(const char *path)
 		 * sticky directory) is replaced, never written through.
 		 */
 		fd = pc_tmp_beside(path, "tmp", outs[k].tmp, sizeof(outs[k].tmp));
+		/* a directory we may not add to: a file of ours there, in place */
+		if (fd == -EACCES && ours) {
+			char why[64];
+
+			outs[k].tmp[0] = 0;
+			fd = pc_open_own(path, O_WRONLY, geteuid(), &st, why, sizeof(why));
+			if (fd >= 0 && ftruncate(fd, 0)) {
+				int err = -errno;
+
+				close(fd);
+				fd = err;
+			}
+		}
 		if (fd < 0) {
 			pc_warnx("%s: failed to open for writing: %s", path, strerror(-fd));
 			return NULL;
@@ -170,8 +185,8 @@ FILE *pc_out_open(const char *path)
 		mask = umask(0);
 		umask(mask);
 		/* as fopen would make it, or as the file of ours it replaces was */
-		fchmod(fd, S_ISREG(st.st_mode) && st.st_uid == geteuid() ? st.st_mode & 07777
-									: 0666 & ~mask);
+		if (outs[k].tmp[0])
+			fchmod(fd, ours ? st.st_mode & 07777 : 0666 & ~mask);
 	}
 	f = fdopen(fd, "w");
 	if (!f) {
