@@ -1323,7 +1323,8 @@ static void slurp(const char *path, char *buf)
  * In a sticky directory, B leaves symlinks to root's 0600 file at the
  * names root's report -o, trace -o and save -o are to write: none is
  * followed (the file stays as it was; fs.protected_symlinks is 0 here or
- * not), and a FIFO of B's is not written to.
+ * not), and a FIFO of B's is not written to; nor is a symlink of B's in
+ * B's own directory followed.
  */
 static void test_planted_output(void **state)
 {
@@ -1364,6 +1365,20 @@ static void test_planted_output(void **state)
 		assert_int_equal(profctl_timed(args).rc, 1);
 		unlink(l.path);
 	}
+	/* nor in a directory of B's own (not sticky: the kernel follows it) */
+	snprintf(l.path, sizeof(l.path), SOCK_DIR "/of-b");
+	mkdir(l.path, 0755);
+	assert_int_equal(chown(l.path, uid_b, uid_b), 0);
+	strcat(l.path, "/report.out");
+	unlink(l.path);
+	l.kind = 'l';
+	assert_int_equal(as_uid(uid_b, plant, &l), 0);
+	args[0] = "report";
+	profctl_timed(args);
+	slurp(victim, buf);
+	assert_string_equal(buf, "secret\n");
+	unlink(l.path);
+	rmdir(SOCK_DIR "/of-b");
 	unlink(victim);
 	rmdir(dir);
 	end_proc(a);

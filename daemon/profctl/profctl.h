@@ -181,8 +181,8 @@ int pc_tmp_beside(const char *path, const char *tag, char *tmp, size_t len);
  * -o FILE (every verb's): written to a new file beside it, renamed onto the
  * name by pc_out_close, so a symlink, a hard link or another user's file
  * at the name is replaced, never written through; a terminal, /dev/null,
- * a FIFO of ours, and a symlink of ours or of its directory's owner
- * (/dev/stdout) are written directly.  NULL, said, on failure.
+ * a FIFO of ours, and a symlink of ours or of root's (/dev/stdout)
+ * are written directly.  NULL, said, on failure.
  */
 FILE *pc_out_open(const char *path);
 /* closed and in place; 0 or -errno, said */

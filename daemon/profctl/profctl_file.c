@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -89,21 +88,13 @@ static struct {
 } outs[4];
 
 /*
- * A symlink whose owner is us, or the owner of a directory others cannot
- * replace names in, is one we may follow (as fs.protected_symlinks would:
- * /dev/stdout); not one another user left in a sticky directory.
+ * A symlink of ours, or of root's (/dev/stdout), is one we follow; not one
+ * another user made, in a sticky directory or one of theirs (where the
+ * kernel's fs.protected_symlinks would follow it too).
  */
-static bool link_trusted(const char *path, const struct stat *lst)
+static bool link_trusted(const struct stat *lst)
 {
-	char dir[PATH_MAX];
-	struct stat dst;
-
-	if (lst->st_uid == geteuid())
-		return true;
-	snprintf(dir, sizeof(dir), "%s", path);
-	if (stat(dirname(dir), &dst))
-		return false;
-	return !(dst.st_mode & S_ISVTX) || dst.st_uid == lst->st_uid;
+	return lst->st_uid == geteuid() || lst->st_uid == 0;
 }
 
 /* what is at path, opened to be written directly: a terminal, /dev/null,
@@ -154,7 +145,7 @@ FILE *pc_out_open(const char *path)
 	outs[k].tmp[0] = 0;
 	there = !lstat(path, &st);
 	ours = there && S_ISREG(st.st_mode) && st.st_uid == geteuid();
-	if (there && !S_ISREG(st.st_mode) && (!S_ISLNK(st.st_mode) || link_trusted(path, &st))) {
+	if (there && !S_ISREG(st.st_mode) && (!S_ISLNK(st.st_mode) || link_trusted(&st))) {
 		fd = open_direct(path, S_ISLNK(st.st_mode));
 		if (fd < 0)
 			return NULL;
