@@ -88,7 +88,8 @@ static const char usage_reset[] =
 	"($XDG_RUNTIME_DIR or /dev/shm, mode 0600), the reset's only record.  So a\n"
 	"reset is yours alone (another user's reports of P are as they were), holds\n"
 	"with or without profd and across its restarts, and goes with the file\n"
-	"(profctl clean removes those of processes gone).\n";
+	"(profctl clean removes those of processes gone).  If another user took the\n"
+	"file's name first, it is kept under another (said), where your reports find it.\n";
 
 static const char usage_top[] =
 	"usage: profctl top [--pid P] [--delay SECONDS] [--iterations N]\n"
