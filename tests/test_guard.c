@@ -1278,7 +1278,8 @@ static void test_planted_baseline(void **state)
 /*
  * B takes the names of root's and A's resets of A's process first (a
  * directory, a file): both resets hold, under another name their reports
- * find, even once B's are gone.
+ * find, even once B's are gone; clean removes them with the process's
+ * segment.
  */
 static void test_squatted_reset(void **state)
 {
@@ -1303,8 +1304,19 @@ static void test_squatted_reset(void **state)
 	assert_true(n == 0 || n == -1);
 	n = as_uid(uid_a, calls_it, NULL);
 	assert_true(n == 0 || n == -1);
-	baselines_gone(a);
+	/* the process gone, clean removes the resets' other names too */
 	end_proc(a);
+	{
+		char p[16], pat[64];
+		const char *clean[] = { "clean", "--pid", p, NULL };
+		glob_t g;
+
+		snprintf(p, sizeof(p), "%d", (int)a);
+		assert_int_equal(profctl_timed(clean).rc, 0);
+		snprintf(pat, sizeof(pat), "/dev/shm/profctl.*.%d.*.alt.*", (int)a);
+		assert_int_equal(glob(pat, 0, NULL, &g), GLOB_NOMATCH);
+	}
+	baselines_gone(a);
 	close(fd);
 }
 

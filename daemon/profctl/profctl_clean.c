@@ -130,7 +130,8 @@ static void clean_baselines(const char *dir, uid_t uid, pid_t only, const struct
 
 		/* and NAME.alt.RANDOM, kept when another user held the name */
 		if (sscanf(de->d_name, "profctl.%llu.%llu.%llu%n", &u, &p, &tok, &n) != 3 ||
-		    (de->d_name[n] && strncmp(de->d_name + n, ".alt.", 5)) || (uid != (uid_t)-1 && u != uid) || (only && p != (__u64)only))
+		    (de->d_name[n] && strncmp(de->d_name + n, ".alt.", 5)) ||
+		    (uid != (uid_t)-1 && u != uid) || (only && p != (__u64)only))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (lstat(path, &st) || !S_ISREG(st.st_mode) || st.st_uid != (uid_t)u ||
