@@ -105,7 +105,8 @@ static int open_direct(const char *path, bool follow)
 	struct stat st;
 	int fd, fl, err;
 
-	fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow ? O_CREAT : O_NOFOLLOW),
+	fd = open(path,
+		  O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow ? O_CREAT : O_NOFOLLOW),
 		  0666);
 	if (fd < 0) {
 		err = -errno;
@@ -368,9 +369,9 @@ int pc_baseline_put(const char *path, const void *buf, size_t len)
 			break;
 		snprintf(alt, sizeof(alt), "%s.alt.%016llx", path, (unsigned long long)r);
 		if (!renameat2(AT_FDCWD, tmp, AT_FDCWD, alt, RENAME_NOREPLACE)) {
-			pc_warnx("%s: %s, not yours: the reset is kept as %s, where your reports of "
-				 "this process find it",
-				 path, what, alt);
+			pc_warnx(
+				"%s: %s, not yours: the reset is kept as %s (your reports find it)",
+				path, what, alt);
 			drop_alts(path, alt);
 			return 0;
 		}
