@@ -63,7 +63,10 @@ LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
 READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/proffile_load.c
 READ_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(READ_SRCS))
 LIB_HDRS := usdt/prof.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h usdt/proffile.h \
-	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h usdt/funcname.h
+	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h
+
+# a C++ PROF_FUNC's name (the runtime, and profctl zones)
+LIB_HDRS += usdt/funcname.h
 
 LIBPROF_A := $(OUTPUT)/libprof.a
 LIBPROF_SO := $(OUTPUT)/libprof.so

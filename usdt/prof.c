@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "funcname.h"
 #include "runtime.h"
 #include "snapshot.h"
 #include "proffile.h"
+#include "funcname.h"
 
 struct prof_rt prof_rt = { .lock = PTHREAD_MUTEX_INITIALIZER, .seg_fd = -1 };
 static bool fork_mover; /* the forking thread has yet to move out */
