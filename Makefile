@@ -56,7 +56,7 @@ endif
 # exit the report (the reader, report.c) or PROF_SAVE's file (proffile.c)
 LIB_SRCS := usdt/prof.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_hist.c \
 	usdt/reader_flat.c usdt/reader_image.c usdt/report.c usdt/report_text.c usdt/proffile.c \
-	usdt/json_writer.c usdt/fmt.c
+	usdt/json_writer.c usdt/fmt.c usdt/funcname.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
 # what only the readers run (profd, profctl, tests, benchmarks, linked
 # before libprof.a): finding segments, the event rings, loading a file
@@ -64,6 +64,9 @@ READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/proffile_load.c
 READ_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(READ_SRCS))
 LIB_HDRS := usdt/prof.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h usdt/proffile.h \
 	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h
+
+# a C++ PROF_FUNC's name (the runtime, and profctl zones)
+LIB_HDRS += usdt/funcname.h
 
 LIBPROF_A := $(OUTPUT)/libprof.a
 LIBPROF_SO := $(OUTPUT)/libprof.so
@@ -107,9 +110,17 @@ $(OUTPUT) $(OUTPUT)/usdt $(OUTPUT)/bpf $(OUTPUT)/daemon/profd $(OUTPUT)/daemon/p
 -include tests/tests.mk
 -include bench/bench.mk
 
-# the Debian packages (needs root)
+# the Debian packages, then the build installed in PREFIX (root, or a
+# PREFIX the user may write): after it, cc app.c $(pkg-config --cflags
+# --libs prof) builds a program that runs
 setup:
 	.ci/deps
+	@if [ "$$(id -u)" = 0 ] || [ -w "$(DESTDIR)$(PREFIX)" ]; then \
+		$(MAKE) --no-print-directory install; \
+	else \
+		echo "make setup: $(PREFIX) is not yours: nothing installed (as root, or" \
+			"make install PREFIX=\$$HOME/.local; see README, 'Using another prefix')"; \
+	fi
 
 # the annotated example, profiled end to end (under a private profd when
 # root), its report printed
@@ -119,8 +130,14 @@ example: all
 format:
 	clang-format -i usdt/*.c bpf/*.bpf.c daemon/*/*.c tests/*.c bench/*.c
 
+# where ld.so finds a library once ldconfig ran: any other PREFIX gets an
+# rpath in prof.pc, so that a program built with it finds libprof.so.0
+SYSTEM_PREFIXES := /usr /usr/local
+comma := ,
+PC_RPATH := $(if $(filter $(SYSTEM_PREFIXES),$(PREFIX)),, -Wl$(comma)-rpath$(comma)$${libdir})
+
 # the public header and the two it includes; prof(3); the JSON Schema of
-# the reports
+# the reports; ldconfig when root installs into the system itself
 install: all
 	install -d $(DESTDIR)$(PREFIX)/include/prof $(DESTDIR)$(PREFIX)/lib \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man3 \
@@ -131,8 +148,10 @@ install: all
 	install -m 0644 $(LIBPROF_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0755 $(LIBPROF_SO) $(DESTDIR)$(PREFIX)/lib/libprof.so.0
 	ln -sf libprof.so.0 $(DESTDIR)$(PREFIX)/lib/libprof.so
-	sed 's|@PREFIX@|$(PREFIX)|' usdt/prof.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@RPATH@|$(PC_RPATH)|' usdt/prof.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
 	$(MAKE) --no-print-directory install-daemon install-profctl
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
 clean:
 	rm -rf .output

@@ -21,6 +21,18 @@ $(OUTPUT)/tests/test_structure: tests/test_structure.c tests/structure_b.c tests
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests tests/test_structure.c tests/structure_b.c -o $@ \
 		$(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
 
+# C++ PROF_FUNC sites, named in reports (test_cxx) and by profctl zones
+# (test_profctl); no exceptions: the C compiler links it too
+$(OUTPUT)/tests/zones_cxx.o: tests/zones_cxx.cc usdt/prof.h | $(OUTPUT)/tests
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(ALL_CXXFLAGS) -fno-exceptions -c $< -o $@
+
+$(OUTPUT)/tests/test_cxx: tests/test_cxx.cc $(OUTPUT)/tests/zones_cxx.o tests/fastpath.h \
+		tests/testutil.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(ALL_CXXFLAGS) -Itests $< $(OUTPUT)/tests/zones_cxx.o -o $@ $(ALL_LDFLAGS) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
+
 # every macro under -DPROF_DISABLE, and the same source enabled as the control
 $(OUTPUT)/tests/disable_obj.o: tests/disable_obj.c usdt/prof.h | $(OUTPUT)/tests
 	$(call msg,CC,$@)

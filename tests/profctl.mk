@@ -18,8 +18,11 @@ $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
 		tests/profctl_fixture.h tests/testutil.h $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) \
 		| $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
-		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# C++ PROF_FUNC sites for `profctl zones` (tests/fastpath.mk)
+$(OUTPUT)/tests/test_profctl: $(OUTPUT)/tests/zones_cxx.o
 
 # through a real profd (root, BPF): save keeps the kernel columns, serve
 # shows a process to its owner and not to another user

@@ -411,6 +411,9 @@ static void test_exit_report_says_so(void **state)
 	print_message("%s", out);
 	assert_non_null(strstr(out, "\nprof: compensated: a zone's cost ("));
 	assert_non_null(strstr(out, "taken out"));
+	/* the title says what its figure is: the zones' own instructions */
+	assert_non_null(strstr(out, ", zones' own instructions ~"));
+	assert_non_null(strstr(out, "%, calibrated at start, taken out)"));
 	free(out);
 	out = exit_report("json", "1");
 	assert_non_null(strstr(out, "\"compensated\":true"));
@@ -419,6 +422,9 @@ static void test_exit_report_says_so(void **state)
 	out = exit_report("text", "0");
 	assert_null(strstr(out, "compensated"));
 	assert_null(strstr(out, "taken out"));
+	assert_non_null(strstr(out, ", zones' own instructions ~"));
+	assert_non_null(strstr(out, "%, calibrated at start)"));
+	assert_null(strstr(out, "zones cost"));
 	free(out);
 	out = exit_report("json", "0");
 	assert_null(strstr(out, "compensated"));

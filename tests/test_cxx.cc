@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdexcept>
 #include <string>
+#include <string.h>
 
 /* cmocka.h has no extern "C" of its own */
 extern "C" {
@@ -18,6 +19,7 @@ extern "C" {
 }
 
 #include "fastpath.h"
+#include "funcname.h"
 #include "prof.h"
 
 PROF_DEFINE(cxx_public);
@@ -31,6 +33,9 @@ int named_ns_zone(int i)
 	return i + 1;
 }
 } // namespace cxxns
+
+/* PROF_FUNC sites in a namespace, a class, templates (zones_cxx.cc) */
+extern "C" long zones_cxx_run(void);
 
 namespace {
 
@@ -95,6 +100,10 @@ void *cxx_main(void *arg)
 		};
 		lambda();
 		cxxns::named_ns_zone(i);
+		{
+			PROF_USDT(cxx_names);
+			assert_int_equal(zones_cxx_run(), 1 + 3 + 7 + 3);
+		}
 	}
 	/* an exception that leaves several zones at once */
 	try {
@@ -141,9 +150,18 @@ static void test_cxx_zones(void **state)
 
 	__u32 loop = child(s, t, PROF_NODE_ROOT, "cxx_loop");
 	assert_int_equal(t->nodes[loop].calls, 10);
-	__u32 poke = child(s, t, loop, "poke");
+	__u32 poke = child(s, t, loop, "(anonymous namespace)::Widget::poke");
 	assert_int_equal(t->nodes[poke].calls, 10);
 	assert_true(s->sites[t->nodes[poke].site].flags & PROF_SITE_FUNC);
+	/* one row per function, each named in full: not "build", one "sum" */
+	__u32 names = child(s, t, loop, "cxx_names");
+	assert_int_equal(t->nodes[child(s, t, names, "geo::Mesh::build")].calls, 10);
+	assert_int_equal(t->nodes[child(s, t, names, "geo::sum<double>")].calls, 10);
+	assert_int_equal(t->nodes[child(s, t, names, "geo::sum<long>")].calls, 10);
+	assert_int_equal(t->nodes[child(s, t, names, "geo::Box<short>::scaled<long, 3>")].calls,
+			 10);
+	assert_string_equal(s->sites[t->nodes[child(s, t, names, "geo::sum<long>")].site].func,
+			    "sum");
 	__u32 pub = child(s, t, loop, "cxx_public");
 	assert_int_equal(t->nodes[pub].calls, 20);
 	assert_int_equal(test_count_named(s, t, "cxx_public"), 1);
@@ -173,10 +191,57 @@ static void test_cxx_zones(void **state)
 	prof_snapshot__destroy(s);
 }
 
+/* gcc's and clang's __PRETTY_FUNCTION__ give the same names */
+static void test_cxx_pretty_names(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "T geo::sum(const T*, int) [with T = double]", "geo::sum<double>" },
+		{ "T geo::sum(const T *, int) [T = double]", "geo::sum<double>" },
+		{ "T geo::sum(const T*, int) [with T = long int]", "geo::sum<long>" },
+		{ "T geo::sum(const T*, int) [with T = long unsigned int]",
+		  "geo::sum<unsigned long>" },
+		{ "T geo::sum(const T *, int) [T = long]", "geo::sum<long>" },
+		{ "void geo::Box<T>::f() [with T = int]", "geo::Box<int>::f" },
+		{ "void geo::Box<int>::f() [T = int]", "geo::Box<int>::f" },
+		{ "U geo::Box<T>::g(U) [with U = long int; int N = 3; T = int]",
+		  "geo::Box<int>::g<long, 3>" },
+		{ "U geo::Box<int>::g(U) [T = int, U = long, N = 3]", "geo::Box<int>::g<long, 3>" },
+		{ "static int geo::Box<T>::h() [with T = short int]", "geo::Box<short>::h" },
+		{ "U m::Map<std::pair<int, int>, V>::at(U) [K = std::pair<int, int>, V = char, "
+		  "U = int]",
+		  "m::Map<std::pair<int, int>, V>::at<int>" },
+		{ "void geo::va(A ...) [with A = {int, double}]", "geo::va<int, double>" },
+		{ "void geo::va(A...) [A = <int, double>]", "geo::va<int, double>" },
+		{ "geo::Mesh::Mesh()", "geo::Mesh::Mesh" },
+		{ "virtual geo::Mesh::~Mesh()", "geo::Mesh::~Mesh" },
+		{ "void geo::Mesh::build() const", "geo::Mesh::build" },
+		{ "const char* std::vector<int>::data() const &", "std::vector<int>::data" },
+		{ "void geo::Mesh::operator()()", "geo::Mesh::operator()" },
+		{ "bool geo::Mesh::operator<(const geo::Mesh&) const", "geo::Mesh::operator<" },
+		{ "geo::Mesh::operator int()", "geo::Mesh::operator int" },
+		{ "int geo::Mesh::operator int()", "geo::Mesh::operator int" },
+		{ "void {anonymous}::f(int)", "(anonymous namespace)::f" },
+		{ "void (anonymous namespace)::f(int)", "(anonymous namespace)::f" },
+		{ "main", "main" },
+	};
+	char buf[PROF_NAME_MAX], tiny[5];
+
+	(void)state;
+	for (const auto &c : cases) {
+		prof_func_name(c[0], buf, sizeof(buf));
+		if (strcmp(buf, c[1]))
+			fail_msg("\"%s\" named \"%s\", not \"%s\"", c[0], buf, c[1]);
+	}
+	/* cut to the buffer, terminated */
+	prof_func_name("void geo::Mesh::build()", tiny, sizeof(tiny));
+	assert_string_equal(tiny, "geo:");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cxx_zones),
+		cmocka_unit_test(test_cxx_pretty_names),
 	};
 
 	return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -4,7 +4,10 @@
  * meets it: the public header and only the two it includes, prof(3), the
  * reports' JSON Schema, a prof.pc (prof.h needs no sys/sdt.h), and
  * a program built from the installed tree with pkg-config alone that
- * profiles itself, and a library without the readers' code.  Runs from the repository root (as tests/run does).
+ * runs as it is and profiles itself (another prefix: prof.pc's rpath;
+ * /usr/local: no rpath, ldconfig), a staged DESTDIR install, `make setup`
+ * installing, and a library without the readers' code.  Runs from the
+ * repository root (as tests/run does).
  */
 #include <stdio.h>
 #include <string.h>
@@ -94,17 +97,64 @@ static void test_files(void **state)
 		0);
 }
 
-/* a program built against the installed tree with pkg-config only */
+/*
+ * A program built against the installed tree with pkg-config only, linked
+ * to libprof.so.0, runs as it is: no LD_LIBRARY_PATH (prof.pc's rpath)
+ */
 static void test_build_against_install(void **state)
 {
 	(void)state;
 	assert_int_equal(sh("cd %s && printf '%%s\\n' '#include <prof.h>' "
 			    "'int main(void) { PROF_USDT(installed_zone); return 0; }' > app.c && "
-			    "PKG_CONFIG_PATH=%s/lib/pkgconfig cc -Wall -Werror app.c "
+			    "cc -Wall -Werror app.c "
 			    "$(PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --cflags --libs prof) "
-			    "-o app && LD_LIBRARY_PATH=%s/lib PROF_NO_DAEMON=1 PROF_REPORT=stderr "
+			    "-o app && readelf -d app | grep -q 'NEEDED.*libprof.so.0' && "
+			    "env -u LD_LIBRARY_PATH PROF_NO_DAEMON=1 PROF_REPORT=stderr "
 			    "./app 2>report.txt && grep -q installed_zone report.txt",
-			    prefix, prefix, prefix, prefix),
+			    prefix, prefix),
+			 0);
+}
+
+/*
+ * A packager's staged install (DESTDIR) for another prefix: prof.pc names
+ * the final prefix and its rpath; a program built from the stage runs
+ * from it; ldconfig is left to the package.  /usr/local's prof.pc has no
+ * rpath: ld.so finds it there once ldconfig ran.
+ */
+static void test_destdir_install(void **state)
+{
+	(void)state;
+	assert_int_equal(sh("make -s install DESTDIR=%s/stage PREFIX=/opt/prof-test "
+			    ">%s/stage.log 2>&1 || { cat %s/stage.log; exit 1; }",
+			    prefix, prefix, prefix),
+			 0);
+	assert_int_equal(sh("f=%s/stage/opt/prof-test/lib/pkgconfig/prof.pc && "
+			    "grep -qx 'prefix=/opt/prof-test' $f && "
+			    "grep -q '^Libs: -L${libdir} -Wl,-rpath,${libdir} -lprof -lpthread$' $f",
+			    prefix),
+			 0);
+	assert_int_equal(sh("cd %s && d=%s/stage/opt/prof-test/lib && "
+			    "cc -Wall -Werror app.c $(PKG_CONFIG_SYSROOT_DIR=%s/stage "
+			    "PKG_CONFIG_PATH=$d/pkgconfig pkg-config --cflags --libs prof) "
+			    "-o staged && "
+			    "LD_LIBRARY_PATH=$d PROF_NO_DAEMON=1 PROF_REPORT=stderr "
+			    "./staged 2>staged.txt && grep -q installed_zone staged.txt",
+			    prefix, prefix, prefix),
+			 0);
+	assert_int_equal(sh("make -s install DESTDIR=%s/sys PREFIX=/usr/local >%s/sys.log 2>&1 && "
+			    "grep -q '^Libs: -L${libdir} -lprof -lpthread$' "
+			    "%s/sys/usr/local/lib/pkgconfig/prof.pc",
+			    prefix, prefix, prefix),
+			 0);
+}
+
+/* README's first command, make setup, installs (here: what it would run) */
+static void test_setup_installs(void **state)
+{
+	(void)state;
+	assert_int_equal(sh("make -n setup PREFIX=%s/setup 2>&1 | "
+			    "grep -q 'install -m 0644 usdt/prof.h'",
+			    prefix),
 			 0);
 }
 
@@ -172,6 +222,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_build_against_install),
+		cmocka_unit_test(test_destdir_install),
+		cmocka_unit_test(test_setup_installs),
 		cmocka_unit_test(test_library_symbols),
 	};
 

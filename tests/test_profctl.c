@@ -1201,11 +1201,29 @@ __attribute__((noinline)) static void golden_func_site(void)
 	PROF_FUNC();
 }
 
+/* inlined into its caller: still named after itself */
+static inline __attribute__((always_inline)) void golden_inlined_leaf(void)
+{
+	PROF_FUNC();
+}
+
+__attribute__((noinline)) static void golden_inline_caller(void)
+{
+	PROF_FUNC();
+	golden_inlined_leaf();
+	golden_inlined_leaf();
+}
+
+/* C++ PROF_FUNC sites (zones_cxx.cc) */
+long zones_cxx_run(void);
+
 static void zone_b(void)
 {
 	PROF_USDT(golden_zone_b);
 	zone_a();
 	golden_func_site();
+	golden_inline_caller();
+	assert_int_equal(zones_cxx_run(), 1 + 3 + 7 + 3);
 }
 
 /* `profctl zones` on this binary lists the enter probes readelf -n shows */
@@ -1232,6 +1250,15 @@ static void test_zones_readelf(void **state)
 	assert_non_null(strstr(mine, "golden_zone_b"));
 	/* a PROF_FUNC site is named after its function, not "func" */
 	assert_non_null(strstr(mine, "golden_func_site (func)"));
+	/* its own even where inlined: the caller's name is the caller's site only */
+	assert_non_null(strstr(mine, "golden_inlined_leaf (func)"));
+	assert_non_null(strstr(mine, "golden_inline_caller (func)"));
+	assert_null(strstr(strstr(mine, "golden_inline_caller (func)") + 1,
+			   "golden_inline_caller (func)"));
+	/* C++: as the reports name them, each template instance apart */
+	assert_non_null(strstr(mine, "geo::Mesh::build (func)"));
+	assert_non_null(strstr(mine, "geo::sum<double> (func)"));
+	assert_non_null(strstr(mine, "geo::sum<long> (func)"));
 	/* every prof enter probe of readelf, with its location and semaphore */
 	snprintf(cmd, sizeof(cmd), "readelf -n /proc/%d/exe 2>/dev/null", (int)getpid());
 	p = popen(cmd, "r");

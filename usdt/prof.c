@@ -28,6 +28,7 @@
 #include "runtime.h"
 #include "snapshot.h"
 #include "proffile.h"
+#include "funcname.h"
 
 struct prof_rt prof_rt = { .lock = PTHREAD_MUTEX_INITIALIZER, .seg_fd = -1 };
 static bool fork_mover; /* the forking thread has yet to move out */
@@ -653,7 +654,11 @@ static __u32 site_index(const struct prof_site *s)
 		goto out;
 	}
 	e = &prof_rt.sites[idx];
-	copy_str(e->name, sizeof(e->name), s->name);
+	/* a C++ PROF_FUNC carries __PRETTY_FUNCTION__: named once, here */
+	if (s->flags & PROF_SITE_FUNC)
+		prof_func_name(s->name, e->name, sizeof(e->name));
+	else
+		copy_str(e->name, sizeof(e->name), s->name);
 	copy_str(e->func, sizeof(e->func), s->func);
 	/* keep the tail of a long path: it names the file */
 	file = s->file ? s->file : "";

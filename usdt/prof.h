@@ -22,7 +22,8 @@
  * "prof": prof:NAME fires on enter, prof:NAME__exit on exit.  Their
  * arguments, a stable layout, 8 bytes each:
  *
- *	arg0	the zone's name (char *; a PROF_FUNC zone's is its function's)
+ *	arg0	the zone's name (char *; a PROF_FUNC zone's is its function's,
+ *		in C++ its __PRETTY_FUNCTION__)
  *	arg1	the site's file (char *)	arg2	its line
  *	arg3	exit only: the zone's duration in ns
  *
@@ -526,10 +527,12 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 /*
  * The asm symbols of site ID: quoted, with the compiled file's name, so
  * that sites of two files stay apart when LTO puts both in one assembly
- * (ID is __COUNTER__, which restarts in every file).  N.B. the file's path
- * must hold no '"', '\\' or '%'.
+ * (ID is __COUNTER__, which restarts in every file), and with its name's
+ * symbol, so that each instance of a C++ template is a site of its own
+ * (one ID, a __PRETTY_FUNCTION__ each); inlined copies share it.  N.B. the
+ * file's path must hold no '"', '\\' or '%'.
  */
-#define __PROF_SYM(kind, id)	"\"__prof_" kind #id "." __BASE_FILE__ "\""
+#define __PROF_SYM(kind, id)	"\"__prof_" kind #id "." __BASE_FILE__ ".%c[__n]\""
 
 /*
  * One semaphore per probe name, shared by every site of that name in the
@@ -627,9 +630,18 @@ struct __prof_guard {
 #define PROF_USDT(name)								\
 	__PROF_ZONE_(#name, name, __func__, 0, __COUNTER__)
 
-/* a zone named after the enclosing function; probes prof:func */
+/*
+ * a zone named after the enclosing function; probes prof:func.  C++
+ * passes the signature: the runtime names the zone from it once, at the
+ * site's first call ("geo::sum<double>", not "sum")
+ */
+#ifdef __cplusplus
+#define __PROF_FUNC_NAME	__PRETTY_FUNCTION__
+#else
+#define __PROF_FUNC_NAME	__func__
+#endif
 #define PROF_FUNC()								\
-	__PROF_ZONE_(__func__, func, __func__, PROF_SITE_FUNC, __COUNTER__)
+	__PROF_ZONE_(__PROF_FUNC_NAME, func, __func__, PROF_SITE_FUNC, __COUNTER__)
 
 /*
  * Public zones: one zone, many sites (each site still its own enter probe).

@@ -389,9 +389,14 @@ static void thread_title(FILE *f, const struct prof_snapshot *s, const struct pr
 	if (s->zone_cost && total) {
 		__u64 pt = prof_snap_probe_ticks(s, t);
 
-		fprintf(f, ", zones cost ~%s (%.1f%%)%s",
+		/*
+		 * calls times a zone's cost as calibrated at start: its own
+		 * instructions, not what it changes around it (inlining, the
+		 * instruction cache), which only a -DPROF_DISABLE build shows
+		 */
+		fprintf(f, ", zones' own instructions ~%s (%.1f%%, calibrated at start%s)",
 			prof_fmt_ns(tb, sizeof(tb), prof_snap_ns(s, pt)),
-			prof_snap_probe_share(s, t, pt), s->compensated ? " taken out" : "");
+			prof_snap_probe_share(s, t, pt), s->compensated ? ", taken out" : "");
 	}
 	if (t->overflow)
 		fprintf(f, ", %llu entries lost (node table full)",

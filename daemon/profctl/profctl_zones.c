@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "funcname.h"
 #include "profctl.h"
 
 #define SDT_NOTE_TYPE 3
@@ -70,8 +71,8 @@ static bool is_exit(const char *name)
 
 /*
  * The function whose code holds pc, from the symbol table (.symtab, else
- * .dynsym), into buf; false if none does.  A PROF_FUNC site is probe
- * "func": its function is what names the zone.
+ * .dynsym), into buf; false if none does.  Where a PROF_FUNC site was
+ * inlined, that is its caller: only the last resort for its name.
  */
 static bool func_at(Elf *elf, __u64 pc, char *buf, size_t len)
 {
@@ -110,6 +111,136 @@ static bool func_at(Elf *elf, __u64 pc, char *buf, size_t len)
 		}
 	}
 	return false;
+}
+
+/* the bytes of the allocated section holding [addr, addr + *len): cut to it */
+static const unsigned char *bytes_at(Elf *elf, __u64 addr, size_t *len, bool exec)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_ALLOC) || !!(sh.sh_flags & SHF_EXECINSTR) != exec ||
+		    addr < sh.sh_addr || addr - sh.sh_addr >= sh.sh_size)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || data->d_size != sh.sh_size)
+			return NULL;
+		if (*len > sh.sh_size - (addr - sh.sh_addr))
+			*len = sh.sh_size - (addr - sh.sh_addr);
+		return (const unsigned char *)data->d_buf + (addr - sh.sh_addr);
+	}
+	return NULL;
+}
+
+/* a NUL-terminated printable string at addr in a data section, or NULL */
+static const char *string_at(Elf *elf, __u64 addr)
+{
+	size_t len = 512, i;
+	const unsigned char *s = bytes_at(elf, addr, &len, false);
+
+	for (i = 0; s && i < len; i++) {
+		if (!s[i])
+			return i ? (const char *)s : NULL;
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* x86-64's number of a register an SDT argument names ("8@%rax"); -1 */
+static int x86_reg(const char *arg)
+{
+	static const char *const regs[] = {
+		"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+		"r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"
+	};
+	const char *r = strstr(arg, "@%");
+	size_t n, k;
+
+	if (!r)
+		return -1;
+	r += 2;
+	n = strcspn(r, " ");
+	for (k = 0; k < sizeof(regs) / sizeof(regs[0]); k++)
+		if (strlen(regs[k]) == n && !strncmp(r, regs[k], n))
+			return (int)k;
+	return -1;
+}
+
+/*
+ * What an x86-64 enter probe's arg0 holds: the zone's name, a constant the
+ * code loads into the argument's register just before the probe's nop
+ * (a lea of it, rip-relative; a mov of it, not PIE).  The nearest load of
+ * that register within a few instructions, whose target is a string; NULL
+ * if none is found (another architecture, code that moved it).
+ */
+static const char *arg0_string(Elf *elf, const GElf_Ehdr *eh, const struct sdt_probe *p)
+{
+	size_t len = 64, back;
+	const unsigned char *code;
+	int reg = x86_reg(p->args);
+
+	if (eh->e_machine != EM_X86_64 || reg < 0 || p->pc < len)
+		return NULL;
+	code = bytes_at(elf, p->pc - len, &len, true);
+	if (!code || len < 64)
+		return NULL;
+	for (back = 5; back <= 64; back++) {
+		const unsigned char *b = code + 64 - back;
+		__u64 target = 0;
+		bool found = false;
+		__s32 disp;
+
+		/* lea disp32(%rip), reg: REX.W (+R), 8d, modrm 00 reg 101 */
+		if (back >= 7 && b[0] == (reg >= 8 ? 0x4c : 0x48) && b[1] == 0x8d &&
+		    (b[2] & 0xc7) == 0x05 && ((b[2] >> 3) & 7) == (reg & 7)) {
+			memcpy(&disp, b + 3, 4);
+			target = p->pc - back + 7 + (__u64)(__s64)disp;
+			found = true;
+		} else if (reg < 8 && b[0] == 0xb8 + reg) {
+			/* mov $imm32, %e<reg> */
+			__u32 imm;
+
+			memcpy(&imm, b + 1, 4);
+			target = imm;
+			found = true;
+		} else if (reg >= 8 && back >= 6 && b[0] == 0x41 && b[1] == 0xb8 + (reg & 7)) {
+			__u32 imm;
+
+			memcpy(&imm, b + 2, 4);
+			target = imm;
+			found = true;
+		}
+		if (found) {
+			const char *s = string_at(elf, target);
+
+			if (s)
+				return s;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A PROF_FUNC site's name, as reports give it: its own function's (the
+ * string its arg0 loads, a C++ signature shortened as the runtime does),
+ * also where it was inlined into another; else the function holding it.
+ */
+static bool func_site_name(Elf *elf, const GElf_Ehdr *eh, const struct sdt_probe *p, char *buf,
+			   size_t len)
+{
+	const char *s = arg0_string(elf, eh, p);
+
+	if (s) {
+		prof_func_name(s, buf, len);
+		if (*buf)
+			return true;
+	}
+	return func_at(elf, p->pc, buf, len);
 }
 
 int pc_zones(const char *path, FILE *f)
@@ -189,13 +320,15 @@ int pc_zones(const char *path, FILE *f)
 			char fn[160], shown[200];
 
 			/* PROF_FUNC: named after its function, as reports name it */
-			if (!strcmp(probes[i].name, "func") && func_at(elf, probes[i].pc, fn, sizeof(fn)))
+			if (!strcmp(probes[i].name, "func") &&
+			    func_site_name(elf, &eh, &probes[i], fn, sizeof(fn)))
 				snprintf(shown, sizeof(shown), "%s (func)", fn);
 			else
 				snprintf(shown, sizeof(shown), "%s", probes[i].name);
 			fprintf(f, "%-32s 0x%016llx 0x%016llx %-4s %s\n", shown,
-				(unsigned long long)probes[i].pc, (unsigned long long)probes[i].sema,
-				has_exit ? "yes" : "no", probes[i].args);
+				(unsigned long long)probes[i].pc,
+				(unsigned long long)probes[i].sema, has_exit ? "yes" : "no",
+				probes[i].args);
 		}
 		zones++;
 	}
