@@ -206,20 +206,20 @@ GOLDEN(tree_calls_txt, "--sort", "calls")
 GOLDEN(tree_p99_txt, "--sort", "p99")
 GOLDEN(tree_tid_txt, "--tid", "4243")
 GOLDEN(tree_color_txt, "--color", "always")
-GOLDEN(threads_txt, "--threads")
+GOLDEN(threads_txt, "--merge-threads")
 GOLDEN(flat_txt, "--flat")
 GOLDEN(flat_total_txt, "--flat", "--sort", "total")
 GOLDEN(callers_lex_txt, "--callers", "lex")
 GOLDEN(callers_fib_txt, "--callers", "fib")
 GOLDEN(tree_json, "--format", "json")
-GOLDEN(threads_json, "--format", "json", "--threads")
+GOLDEN(threads_json, "--format", "json", "--merge-threads")
 GOLDEN(flat_json, "--format", "json", "--flat")
 GOLDEN(callers_json, "--format", "json", "--callers", "render")
 GOLDEN(tree_csv, "--format", "csv")
 GOLDEN(flat_csv, "--format", "csv", "--flat")
 GOLDEN(callers_csv, "--format", "csv", "--callers", "lex")
 GOLDEN(tree_folded, "--format", "folded")
-GOLDEN(threads_folded, "--format", "folded", "--threads")
+GOLDEN(threads_folded, "--format", "folded", "--merge-threads")
 GOLDEN(report_html, "--format", "html")
 
 /*
@@ -234,20 +234,20 @@ static const char *const json_views[][6] = {
 	{ "tree_p99_txt", "--sort", "p99" },
 	{ "tree_tid_txt", "--tid", "4243" },
 	{ "tree_color_txt", "--color", "always" },
-	{ "threads_txt", "--threads" },
+	{ "threads_txt", "--merge-threads" },
 	{ "flat_txt", "--flat" },
 	{ "flat_total_txt", "--flat", "--sort", "total" },
 	{ "callers_lex_txt", "--callers", "lex" },
 	{ "callers_fib_txt", "--callers", "fib" },
 	{ "tree_json", "--format", "json" },
-	{ "threads_json", "--format", "json", "--threads" },
+	{ "threads_json", "--format", "json", "--merge-threads" },
 	{ "flat_json", "--format", "json", "--flat" },
 	{ "callers_json", "--format", "json", "--callers", "render" },
 	{ "tree_csv", "--format", "csv" },
 	{ "flat_csv", "--format", "csv", "--flat" },
 	{ "callers_csv", "--format", "csv", "--callers", "lex" },
 	{ "tree_folded", "--format", "folded" },
-	{ "threads_folded", "--format", "folded", "--threads" },
+	{ "threads_folded", "--format", "folded", "--merge-threads" },
 	{ "report_html", "--format", "html" },
 };
 
@@ -468,7 +468,7 @@ static void json_outputs_hold(const char *path, const char *zone, const char *co
 {
 	const char *views[][6] = {
 		{ "report", "--input", path, "--format", "json" },
-		{ "report", "--input", path, "--format", "json", "--threads" },
+		{ "report", "--input", path, "--format", "json", "--merge-threads" },
 		{ "report", "--input", path, "--format", "json", "--flat" },
 		{ "report", "--input", path, "--format", "html" },
 		{ "diff", path, path, "--format", "json" },
@@ -613,8 +613,8 @@ static void test_threads_exited(void **state)
 		  "\"state\":\"exited\"" },
 	};
 	char path[160], out[160];
-	const char *txt[] = { "report", "--input", path, "--threads", "-o", out, NULL };
-	const char *json[] = { "report", "--input", path, "--threads", "--format",
+	const char *txt[] = { "report", "--input", path, "--merge-threads", "-o", out, NULL };
+	const char *json[] = { "report", "--input", path, "--merge-threads", "--format",
 			       "json",	 "-o",	    out,  NULL };
 	size_t i;
 
@@ -850,7 +850,7 @@ static void test_top_sort_keys(void **state)
 	const char *a1[] = { "top", "--sort", "p99", NULL };
 	const char *a2[] = { "top", "-s", "p99", "--pid", "1", NULL };
 	static const char want[] = "profctl: top: --sort p99 not available: top sorts by self, "
-				   "total, calls or max\n";
+				   "total, calls, max or oncpu\n";
 	char got[256];
 
 	(void)state;
@@ -858,9 +858,9 @@ static void test_top_sort_keys(void **state)
 	usage_error(a2, want);
 	/* completion offers top's keys, report's include p99 */
 	complete("top --sort \"\"", got, sizeof(got));
-	assert_string_equal(got, "calls max self total ");
+	assert_string_equal(got, "calls max oncpu self total ");
 	complete("report --sort \"\"", got, sizeof(got));
-	assert_string_equal(got, "calls max p99 self total ");
+	assert_string_equal(got, "calls max oncpu p99 self self-oncpu total ");
 }
 
 /* options that would silently override or be ignored are refused */
@@ -894,7 +894,7 @@ static void test_conflicts(void **state)
 	static const char html[] = "profctl: report: --format html is the call tree: it has no "
 				   "--flat or --callers view\n";
 	static const char p99[] = "profctl: report: --flat rows have no percentiles: sort them by "
-				  "self, total, calls or max\n";
+				  "self, total, calls, max, oncpu or self-oncpu\n";
 
 	(void)state;
 	usage_error(a1, "profctl: report: --since-reset and --last cannot be combined\n");
@@ -1037,6 +1037,8 @@ static void test_docs_agree(void **state)
 		{ "flat", NULL },
 		{ "callers", "x" },
 		{ "threads", NULL },
+		{ "merge-threads", NULL },
+		{ "weight", "wall" },
 		{ "format", "text" },
 		{ "output", "/dev/null" },
 		{ "rows", "5" },

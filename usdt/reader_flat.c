@@ -484,10 +484,12 @@ int prof_seg_flat_cached(const void *mem, size_t len, __u32 tid, int sort,
 		fa.rows[i].site = i < fa.nsites ? i : PROF_SITE_NONE;
 		/* a child read after it grew can exceed its parent: clamp */
 		fa.rows[i].self = fa.plus[i] > fa.minus[i] ? fa.plus[i] - fa.minus[i] : 0;
+		/* no tree here to take children's on-CPU time from */
+		fa.rows[i].self_oncpu_ns = PROF_SNAP_UNKNOWN;
 		if (fa.rows[i].calls || fa.rows[i].ticks)
 			fa.rows[n++] = fa.rows[i];
 	}
-	prof_flat_sort(fa.rows, n, sort);
+	prof_flat_sort(*snap, fa.rows, n, sort);
 	*out = fa.rows;
 	*nout = n;
 	fa.rows = NULL;

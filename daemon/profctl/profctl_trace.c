@@ -356,35 +356,16 @@ static int read_both(struct pc_src *src, pid_t pid, struct prof_trace **t, struc
 	return err;
 }
 
-/* "frame:10ms" */
+/* "frame:10ms": a zone and a duration (pc_parse_duration) */
 static int parse_slow(const char *arg, char *zone, size_t zlen, __u64 *ns)
 {
 	const char *colon = strrchr(arg, ':');
-	char *end;
-	double v;
 
 	if (!colon || colon == arg || (size_t)(colon - arg) >= zlen)
 		return -EINVAL;
 	memcpy(zone, arg, (size_t)(colon - arg));
 	zone[colon - arg] = 0;
-	errno = 0;
-	v = strtod(colon + 1, &end);
-	if (errno || end == colon + 1 || v <= 0)
-		return -EINVAL;
-	if (!strcmp(end, "ns"))
-		;
-	else if (!strcmp(end, "us"))
-		v *= 1e3;
-	else if (!strcmp(end, "ms"))
-		v *= 1e6;
-	else if (!strcmp(end, "s"))
-		v *= 1e9;
-	else
-		return -EINVAL;
-	if (v > 86400e9)
-		return -EINVAL;
-	*ns = (__u64)v;
-	return 0;
+	return pc_parse_duration(colon + 1, ns);
 }
 
 /* out, or out with ".k" before its extension for capture k of many */
