@@ -221,6 +221,10 @@ GOLDEN(callers_csv, "--format", "csv", "--callers", "lex")
 GOLDEN(tree_folded, "--format", "folded")
 GOLDEN(threads_folded, "--format", "folded", "--merge-threads")
 GOLDEN(report_html, "--format", "html")
+/* on-CPU time: the worker's calls had kernel facts, main's none ("-") */
+GOLDEN(tree_oncpu_txt, "--sort", "oncpu")
+GOLDEN(flat_self_oncpu_txt, "--flat", "--sort", "self-oncpu")
+GOLDEN(oncpu_folded, "--format", "folded", "--weight", "oncpu")
 
 /*
  * --input of a JSON report (issue 15): the fixture's JSON tree read back
@@ -249,6 +253,8 @@ static const char *const json_views[][6] = {
 	{ "tree_folded", "--format", "folded" },
 	{ "threads_folded", "--format", "folded", "--merge-threads" },
 	{ "report_html", "--format", "html" },
+	{ "tree_oncpu_txt", "--sort", "oncpu" },
+	{ "flat_self_oncpu_txt", "--flat", "--sort", "self-oncpu" },
 };
 
 /* profctl report --input in VIEW... -o out; 0 and stderr empty expected */
@@ -816,6 +822,37 @@ static void test_option_errors(void **state)
 	usage_error(b1, "profctl: options come after the verb: profctl report --no-daemon ...\n");
 	usage_error(b2, "profctl: options come after the verb: profctl top --pid ...\n");
 	usage_error(b3, "profctl: unknown verb '--pid'; see profctl --help\n");
+}
+
+/* every option that takes a time reads it one way (pc_parse_duration) */
+static void test_durations(void **state)
+{
+	static const struct {
+		const char *s;
+		__u64 ns;
+	} ok[] = { { "10s", 10000000000ull }, { "2m", 120000000000ull }, { "1h", 3600000000000ull },
+		   { "0.5", 500000000ull },   { "16ms", 16000000ull },	   { "250us", 250000ull },
+		   { "100ns", 100ull },	      { "30", 30000000000ull },	   { "1.5s", 1500000000ull } };
+	static const char *const bad[] = { "", "s", "10x", "-1", "inf", "nan", "0", "8d", "0x10",
+					   "1e3", "10 s", "1s5" };
+	const char *last[] = { "report", "--last", "1500ms", NULL };
+	const char *delay[] = { "top", "--delay", "5ms", NULL };
+	__u64 ns;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ns = 0;
+		if (pc_parse_duration(ok[i].s, &ns) || ns != ok[i].ns)
+			fail_msg("'%s': %llu ns, want %llu", ok[i].s, (unsigned long long)ns,
+				 (unsigned long long)ok[i].ns);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (!pc_parse_duration(bad[i], &ns))
+			fail_msg("'%s' read as %llu ns", bad[i], (unsigned long long)ns);
+	/* --last counts whole seconds of profd's frames; --delay 10 ms at least */
+	usage_error(last, "profctl: bad duration '1500ms' (whole seconds: 10s, 2m, 1h)\n");
+	usage_error(delay, "profctl: bad delay '5ms' (10ms to 1h: 0.5, 500ms, 2s)\n");
 }
 
 /* every row of report's conflict table refuses its example, with its reason */
@@ -1733,12 +1770,16 @@ int main(void)
 		cmocka_unit_test(test_golden_tree_folded),
 		cmocka_unit_test(test_golden_threads_folded),
 		cmocka_unit_test(test_golden_report_html),
+		cmocka_unit_test(test_golden_tree_oncpu_txt),
+		cmocka_unit_test(test_golden_flat_self_oncpu_txt),
+		cmocka_unit_test(test_golden_oncpu_folded),
 		cmocka_unit_test(test_threads_exited),
 		cmocka_unit_test(test_callers_sums),
 		cmocka_unit_test(test_merge_and_flat),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_option_errors),
 		cmocka_unit_test(test_report_conflicts),
+		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_conflicts),
 		cmocka_unit_test(test_top_sort_keys),
 		cmocka_unit_test(test_help),

@@ -232,6 +232,16 @@ static void test_json_per_call(void **state)
 	assert_non_null(strstr(p, "\"new\":{\"calls\":1500,\"self_ns\":12000,"));
 	assert_non_null(strstr(p, "\"change\":{\"calls\":250,\"self_ns\":800,"));
 	assert_non_null(strstr(text, "{\"path\":[\"main_loop\",\"parse\",\"lex\"],"));
+	/* on-CPU time: parse had no kernel facts on either side, null (never
+	 * 0); render's worker calls had, a number */
+	p = strstr(text, "{\"name\":\"parse\",\"base\":");
+	assert_non_null(p);
+	assert_non_null(strstr(p, "\"oncpu_ns\":null,\"self_oncpu_ns\":null}"));
+	p = strstr(text, "{\"name\":\"render\",\"base\":");
+	assert_non_null(p);
+	p = strstr(p, "\"oncpu_ns\":");
+	assert_non_null(p);
+	assert_true(p[11] >= '0' && p[11] <= '9');
 	free(text);
 }
 

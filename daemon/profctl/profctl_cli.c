@@ -182,16 +182,25 @@ int pc_parse_duration(const char *s, __u64 *ns)
 		double ns;
 	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
 		      { "", 1e9 }, { "m", 60e9 },  { "h", 3600e9 } };
-	char *end;
+	size_t n = strspn(s, "0123456789."), k;
+	const char *end = s + n;
+	char num[32], *nend;
+	int dots;
 	double v;
-	size_t k;
 
-	/* strtod would take "inf", "nan" and hex: digits and a point only */
-	if (!*s || strspn(s, "0123456789.") == 0)
+	/* strtod would take "inf", "nan", hex and exponents: digits and a
+	 * point only, then the unit */
+	if (!n || n >= sizeof(num) || strspn(s, ".") == n)
 		return -EINVAL;
+	for (k = 0, dots = 0; k < n; k++)
+		dots += s[k] == '.';
+	if (dots > 1)
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = 0;
 	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v <= 0)
+	v = strtod(num, &nend);
+	if (errno || *nend || v <= 0)
 		return -EINVAL;
 	for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
 		if (!strcmp(end, units[k].unit))
