@@ -614,8 +614,9 @@ static const char usage_trace[] =
 	"  -t, --tid T          one thread (default: all)\n"
 	"      --last DURATION  the calls that ended in the last DURATION (10s, 2m;\n"
 	"                       default: all the rings hold)\n"
-	"      --slow Z:T       wait for a call of zone Z longer than T (ns, us, ms, s:\n"
-	"                       frame:16ms), then write the timeline up to its end\n"
+	"      --slow Z:T       wait for a call of zone Z longer than T (a time: a number\n"
+	"                       and ns, us, ms, s, m or h, seconds without: frame:16ms),\n"
+	"                       then write the timeline up to its end\n"
 	"      --count N        with --slow: N captures, FILE.1.json ... (needs -o)\n"
 	"  -f, --format FMT     json (default): Chrome Trace Event Format; html: a\n"
 	"                       self-contained timeline page (zoom, pan, hover)\n"
@@ -693,7 +694,7 @@ int pc_cmd_trace(int argc, char **argv)
 	}
 	if (o.slow && parse_slow(o.slow, zone, sizeof(zone), &thr)) {
 		pc_warnx("trace: bad --slow '%s' (ZONE:THRESHOLD, as frame:16ms; units ns, us, ms, "
-			 "s)",
+			 "s, m, h)",
 			 o.slow);
 		return EXIT_USAGE;
 	}
