@@ -834,7 +834,7 @@ static void test_durations(void **state)
 		   { "0.5", 500000000ull },   { "16ms", 16000000ull },	   { "250us", 250000ull },
 		   { "100ns", 100ull },	      { "30", 30000000000ull },	   { "1.5s", 1500000000ull } };
 	static const char *const bad[] = { "", "s", "10x", "-1", "inf", "nan", "0", "8d", "0x10",
-					   "1e3", "10 s", "1s5" };
+					   "1e3", "10 s", "1s5", "1.2.3s", "." };
 	const char *last[] = { "report", "--last", "1500ms", NULL };
 	const char *delay[] = { "top", "--delay", "5ms", NULL };
 	__u64 ns;

@@ -185,16 +185,11 @@ int pc_parse_duration(const char *s, __u64 *ns)
 	size_t n = strspn(s, "0123456789."), k;
 	const char *end = s + n;
 	char num[32], *nend;
-	int dots;
 	double v;
 
-	/* strtod would take "inf", "nan", hex and exponents: digits and a
-	 * point only, then the unit */
-	if (!n || n >= sizeof(num) || strspn(s, ".") == n)
-		return -EINVAL;
-	for (k = 0, dots = 0; k < n; k++)
-		dots += s[k] == '.';
-	if (dots > 1)
+	/* strtod would take "inf", "nan", hex and exponents: digits and
+	 * points only, all of them read ("1.2.3" is not), then the unit */
+	if (!n || n >= sizeof(num))
 		return -EINVAL;
 	memcpy(num, s, n);
 	num[n] = 0;
