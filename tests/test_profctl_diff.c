@@ -161,6 +161,20 @@ static void test_text(void **state)
 	parse = row_of(zones, "parse");
 	assert_non_null(parse);
 	assert_non_null(strstr(parse, "+4.00ms   +20%"));
+	/* the worker had kernel facts: on-CPU columns, CPU time; parse had
+	 * none on either side: "-", never 0 */
+	if (!strstr(zones, "    on-cpu    Δon-cpu  self-cpu  Δself-cpu  zone\n"))
+		fail_msg("no on-CPU columns:\n%s", zones);
+	{
+		char line[256];
+
+		snprintf(line, sizeof(line), "%.*s", (int)(strchr(parse, '\n') - parse), parse);
+		assert_non_null(strstr(line, "         -          -         -          -  parse"));
+		lex = row_of(zones, "render");
+		assert_non_null(lex);
+		snprintf(line, sizeof(line), "%.*s", (int)(strchr(lex, '\n') - lex), lex);
+		assert_null(strstr(line, "         -          -"));
+	}
 	/* paths: the one that changed first, the worker's lex unchanged */
 	lex = row_of(paths, "main_loop;parse;lex");
 	assert_non_null(lex);

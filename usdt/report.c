@@ -115,7 +115,8 @@ static __thread const struct prof_snapshot *flat_sort_s;
 
 __u64 prof_flat_oncpu_ns(const struct prof_snapshot *s, const struct prof_flat_row *r)
 {
-	return prof_oncpu_ns(s, r->ticks - r->open_ticks, r->kernel_calls, r->offcpu_ns);
+	(void)s;
+	return r->oncpu_ns;
 }
 
 static const struct prof_snapshot *clash_s;
@@ -260,7 +261,7 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 		return -ENOMEM;
 	for (i = 0; i <= s->nsites; i++) {
 		rows[i].site = i < s->nsites ? i : PROF_SITE_NONE;
-		rows[i].self_oncpu_ns = PROF_SNAP_UNKNOWN;
+		rows[i].self_oncpu_ns = rows[i].oncpu_ns = PROF_SNAP_UNKNOWN;
 	}
 	while (!err && (t = prof_snap_next(&it))) {
 		err = prof_snap_oncpu_room(s, t, &oncpu, &cap);
@@ -287,6 +288,7 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 				r->ticks += nd->ticks;
 				r->open_ticks += nd->open_ticks;
 				r->offcpu_ns += nd->offcpu_ns;
+				r->oncpu_ns = prof_add_known(r->oncpu_ns, oncpu[j]);
 			}
 		}
 	}

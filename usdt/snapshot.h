@@ -505,8 +505,13 @@ struct prof_flat_row {
 	__u64 self_oncpu_ns;	/* the nodes' prof_snap_self_oncpu summed over
 				 * those that know it, PROF_SNAP_UNKNOWN if none
 				 * does (and from prof_seg_flat: no tree) */
+	__u64 oncpu_ns;		/* the outermost nodes' prof_snap_oncpu summed
+				 * over those that know it (as the tree shows
+				 * them), PROF_SNAP_UNKNOWN if none does; from
+				 * prof_seg_flat (no tree) prof_oncpu_ns of the
+				 * row's closed calls */
 };
-/* a flat row's on-CPU time, ns: prof_oncpu_ns of its closed calls */
+/* a flat row's on-CPU time, ns (its oncpu_ns) */
 __u64 prof_flat_oncpu_ns(const struct prof_snapshot *s, const struct prof_flat_row *r);
 /* rows for all threads (tid == 0) or one; *rows malloc'd, sorted by o->sort */
 int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort,

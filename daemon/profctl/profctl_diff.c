@@ -447,7 +447,7 @@ static void text_table(FILE *f, const char *title, const char *what, const struc
 	fprintf(f, "%10s %10s %9s %10s %7s %9s %10s %7s %8s %10s %8s %10s", "calls", "Δcalls",
 		"self", "Δself", "Δ%", "total", "Δtotal", "Δ%", "p50", "Δp50", "p99", "Δp99");
 	if (diff_sched)
-		fprintf(f, " %9s %10s %9s %10s", "on-cpu", "Δon-cpu", "self-cpu", "Δself-cpu");
+		fprintf(f, " %9s %11s %9s %11s", "on-cpu", "Δon-cpu", "self-cpu", "Δself-cpu");
 	fprintf(f, "  %s\n", what);
 	for (i = 0; i < shown; i++) {
 		const struct dent *r = &e[i];
