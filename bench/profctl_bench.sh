@@ -30,7 +30,7 @@ ms() {	# median wall ms of 9 runs of "$@"
 
 nodes=$("$PROFCTL" report --pid "$pid" --format csv | tail -n +2 | wc -l)
 echo "profctl: pid $pid, 64 threads, $nodes nodes shown"
-for v in "tree text:" "flat text:--flat" "callers text:--callers z5" "merged tree:--threads" \
+for v in "tree text:" "flat text:--flat" "callers text:--callers z5" "merged tree:--merge-threads" \
 	 "tree json:--format json" "tree csv:--format csv" "folded:--format folded" \
 	 "html:--format html"; do
 	name=${v%%:*}

@@ -172,8 +172,9 @@ def expect_top(data, t, weight):
         top, unknown = {}, []
         for k in kids[0]:
             n = nodes[k]
-            if data["sched"] and n[KC] > 0:
-                top[n[Z]] = max(0, n[TOT] - n[OPENT] - n[OFF])
+            # on-CPU time as profctl has it for every view: null, unknown
+            if data["sched"] and n[ONC] is not None:
+                top[n[Z]] = n[ONC]
             else:
                 unknown.append(n[Z])
         s = sum(top.values())
@@ -187,6 +188,7 @@ def expect_top(data, t, weight):
 
 
 P, Z, CALLS, TOT, SELF, P50, MAX, OFF, OPEN, OPENT, KC = 0, 1, 2, 3, 4, 5, 7, 10, 13, 14, 15
+ONC, SONC = 17, 18
 
 
 def main():
@@ -404,7 +406,7 @@ def main():
                for t in p["threads"] for n in t["nodes"]):
             want_marks.add("mig")
         if data["sched"]:
-            want_marks |= {"oncpu", "preempted", "blocked", "migrated"}
+            want_marks |= {"oncpu", "soncpu", "preempted", "blocked", "migrated"}
             if any(0 < n[KC] < n[CALLS] for n in nodes):
                 want_marks |= {"kcov", "partial"}
             if any(n[CALLS] and not n[KC] for n in nodes):

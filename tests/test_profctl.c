@@ -206,21 +206,25 @@ GOLDEN(tree_calls_txt, "--sort", "calls")
 GOLDEN(tree_p99_txt, "--sort", "p99")
 GOLDEN(tree_tid_txt, "--tid", "4243")
 GOLDEN(tree_color_txt, "--color", "always")
-GOLDEN(threads_txt, "--threads")
+GOLDEN(threads_txt, "--merge-threads")
 GOLDEN(flat_txt, "--flat")
 GOLDEN(flat_total_txt, "--flat", "--sort", "total")
 GOLDEN(callers_lex_txt, "--callers", "lex")
 GOLDEN(callers_fib_txt, "--callers", "fib")
 GOLDEN(tree_json, "--format", "json")
-GOLDEN(threads_json, "--format", "json", "--threads")
+GOLDEN(threads_json, "--format", "json", "--merge-threads")
 GOLDEN(flat_json, "--format", "json", "--flat")
 GOLDEN(callers_json, "--format", "json", "--callers", "render")
 GOLDEN(tree_csv, "--format", "csv")
 GOLDEN(flat_csv, "--format", "csv", "--flat")
 GOLDEN(callers_csv, "--format", "csv", "--callers", "lex")
 GOLDEN(tree_folded, "--format", "folded")
-GOLDEN(threads_folded, "--format", "folded", "--threads")
+GOLDEN(threads_folded, "--format", "folded", "--merge-threads")
 GOLDEN(report_html, "--format", "html")
+/* on-CPU time: the worker's calls had kernel facts, main's none ("-") */
+GOLDEN(tree_oncpu_txt, "--sort", "oncpu")
+GOLDEN(flat_self_oncpu_txt, "--flat", "--sort", "self-oncpu")
+GOLDEN(oncpu_folded, "--format", "folded", "--weight", "oncpu")
 
 /*
  * --input of a JSON report (issue 15): the fixture's JSON tree read back
@@ -234,21 +238,23 @@ static const char *const json_views[][6] = {
 	{ "tree_p99_txt", "--sort", "p99" },
 	{ "tree_tid_txt", "--tid", "4243" },
 	{ "tree_color_txt", "--color", "always" },
-	{ "threads_txt", "--threads" },
+	{ "threads_txt", "--merge-threads" },
 	{ "flat_txt", "--flat" },
 	{ "flat_total_txt", "--flat", "--sort", "total" },
 	{ "callers_lex_txt", "--callers", "lex" },
 	{ "callers_fib_txt", "--callers", "fib" },
 	{ "tree_json", "--format", "json" },
-	{ "threads_json", "--format", "json", "--threads" },
+	{ "threads_json", "--format", "json", "--merge-threads" },
 	{ "flat_json", "--format", "json", "--flat" },
 	{ "callers_json", "--format", "json", "--callers", "render" },
 	{ "tree_csv", "--format", "csv" },
 	{ "flat_csv", "--format", "csv", "--flat" },
 	{ "callers_csv", "--format", "csv", "--callers", "lex" },
 	{ "tree_folded", "--format", "folded" },
-	{ "threads_folded", "--format", "folded", "--threads" },
+	{ "threads_folded", "--format", "folded", "--merge-threads" },
 	{ "report_html", "--format", "html" },
+	{ "tree_oncpu_txt", "--sort", "oncpu" },
+	{ "flat_self_oncpu_txt", "--flat", "--sort", "self-oncpu" },
 };
 
 /* profctl report --input in VIEW... -o out; 0 and stderr empty expected */
@@ -468,7 +474,7 @@ static void json_outputs_hold(const char *path, const char *zone, const char *co
 {
 	const char *views[][6] = {
 		{ "report", "--input", path, "--format", "json" },
-		{ "report", "--input", path, "--format", "json", "--threads" },
+		{ "report", "--input", path, "--format", "json", "--merge-threads" },
 		{ "report", "--input", path, "--format", "json", "--flat" },
 		{ "report", "--input", path, "--format", "html" },
 		{ "diff", path, path, "--format", "json" },
@@ -613,8 +619,8 @@ static void test_threads_exited(void **state)
 		  "\"state\":\"exited\"" },
 	};
 	char path[160], out[160];
-	const char *txt[] = { "report", "--input", path, "--threads", "-o", out, NULL };
-	const char *json[] = { "report", "--input", path, "--threads", "--format",
+	const char *txt[] = { "report", "--input", path, "--merge-threads", "-o", out, NULL };
+	const char *json[] = { "report", "--input", path, "--merge-threads", "--format",
 			       "json",	 "-o",	    out,  NULL };
 	size_t i;
 
@@ -818,6 +824,37 @@ static void test_option_errors(void **state)
 	usage_error(b3, "profctl: unknown verb '--pid'; see profctl --help\n");
 }
 
+/* every option that takes a time reads it one way (pc_parse_duration) */
+static void test_durations(void **state)
+{
+	static const struct {
+		const char *s;
+		__u64 ns;
+	} ok[] = { { "10s", 10000000000ull }, { "2m", 120000000000ull }, { "1h", 3600000000000ull },
+		   { "0.5", 500000000ull },   { "16ms", 16000000ull },	   { "250us", 250000ull },
+		   { "100ns", 100ull },	      { "30", 30000000000ull },	   { "1.5s", 1500000000ull } };
+	static const char *const bad[] = { "", "s", "10x", "-1", "inf", "nan", "0", "8d", "0x10",
+					   "1e3", "10 s", "1s5", "1.2.3s", "." };
+	const char *last[] = { "report", "--last", "1500ms", NULL };
+	const char *delay[] = { "top", "--delay", "5ms", NULL };
+	__u64 ns;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ns = 0;
+		if (pc_parse_duration(ok[i].s, &ns) || ns != ok[i].ns)
+			fail_msg("'%s': %llu ns, want %llu", ok[i].s, (unsigned long long)ns,
+				 (unsigned long long)ok[i].ns);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (!pc_parse_duration(bad[i], &ns))
+			fail_msg("'%s' read as %llu ns", bad[i], (unsigned long long)ns);
+	/* --last counts whole seconds of profd's frames; --delay 10 ms at least */
+	usage_error(last, "profctl: bad duration '1500ms' (whole seconds: 10s, 2m, 1h)\n");
+	usage_error(delay, "profctl: bad delay '5ms' (10ms to 1h: 0.5, 500ms, 2s)\n");
+}
+
 /* every row of report's conflict table refuses its example, with its reason */
 static void test_report_conflicts(void **state)
 {
@@ -850,7 +887,7 @@ static void test_top_sort_keys(void **state)
 	const char *a1[] = { "top", "--sort", "p99", NULL };
 	const char *a2[] = { "top", "-s", "p99", "--pid", "1", NULL };
 	static const char want[] = "profctl: top: --sort p99 not available: top sorts by self, "
-				   "total, calls or max\n";
+				   "total, calls, max or oncpu\n";
 	char got[256];
 
 	(void)state;
@@ -858,9 +895,9 @@ static void test_top_sort_keys(void **state)
 	usage_error(a2, want);
 	/* completion offers top's keys, report's include p99 */
 	complete("top --sort \"\"", got, sizeof(got));
-	assert_string_equal(got, "calls max self total ");
+	assert_string_equal(got, "calls max oncpu self total ");
 	complete("report --sort \"\"", got, sizeof(got));
-	assert_string_equal(got, "calls max p99 self total ");
+	assert_string_equal(got, "calls max oncpu p99 self self-oncpu total ");
 }
 
 /* options that would silently override or be ignored are refused */
@@ -894,7 +931,7 @@ static void test_conflicts(void **state)
 	static const char html[] = "profctl: report: --format html is the call tree: it has no "
 				   "--flat or --callers view\n";
 	static const char p99[] = "profctl: report: --flat rows have no percentiles: sort them by "
-				  "self, total, calls or max\n";
+				  "self, total, calls, max, oncpu or self-oncpu\n";
 
 	(void)state;
 	usage_error(a1, "profctl: report: --since-reset and --last cannot be combined\n");
@@ -1037,6 +1074,8 @@ static void test_docs_agree(void **state)
 		{ "flat", NULL },
 		{ "callers", "x" },
 		{ "threads", NULL },
+		{ "merge-threads", NULL },
+		{ "weight", "wall" },
 		{ "format", "text" },
 		{ "output", "/dev/null" },
 		{ "rows", "5" },
@@ -1763,12 +1802,16 @@ int main(void)
 		cmocka_unit_test(test_golden_tree_folded),
 		cmocka_unit_test(test_golden_threads_folded),
 		cmocka_unit_test(test_golden_report_html),
+		cmocka_unit_test(test_golden_tree_oncpu_txt),
+		cmocka_unit_test(test_golden_flat_self_oncpu_txt),
+		cmocka_unit_test(test_golden_oncpu_folded),
 		cmocka_unit_test(test_threads_exited),
 		cmocka_unit_test(test_callers_sums),
 		cmocka_unit_test(test_merge_and_flat),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_option_errors),
 		cmocka_unit_test(test_report_conflicts),
+		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_conflicts),
 		cmocka_unit_test(test_top_sort_keys),
 		cmocka_unit_test(test_help),

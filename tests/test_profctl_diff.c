@@ -161,6 +161,20 @@ static void test_text(void **state)
 	parse = row_of(zones, "parse");
 	assert_non_null(parse);
 	assert_non_null(strstr(parse, "+4.00ms   +20%"));
+	/* the worker had kernel facts: on-CPU columns, CPU time; parse had
+	 * none on either side: "-", never 0 */
+	if (!strstr(zones, "    on-cpu    Δon-cpu  self-cpu  Δself-cpu  zone\n"))
+		fail_msg("no on-CPU columns:\n%s", zones);
+	{
+		char line[256];
+
+		snprintf(line, sizeof(line), "%.*s", (int)(strchr(parse, '\n') - parse), parse);
+		assert_non_null(strstr(line, "         -          -         -          -  parse"));
+		lex = row_of(zones, "render");
+		assert_non_null(lex);
+		snprintf(line, sizeof(line), "%.*s", (int)(strchr(lex, '\n') - lex), lex);
+		assert_null(strstr(line, "         -          -"));
+	}
 	/* paths: the one that changed first, the worker's lex unchanged */
 	lex = row_of(paths, "main_loop;parse;lex");
 	assert_non_null(lex);
@@ -232,6 +246,16 @@ static void test_json_per_call(void **state)
 	assert_non_null(strstr(p, "\"new\":{\"calls\":1500,\"self_ns\":12000,"));
 	assert_non_null(strstr(p, "\"change\":{\"calls\":250,\"self_ns\":800,"));
 	assert_non_null(strstr(text, "{\"path\":[\"main_loop\",\"parse\",\"lex\"],"));
+	/* on-CPU time: parse had no kernel facts on either side, null (never
+	 * 0); render's worker calls had, a number */
+	p = strstr(text, "{\"name\":\"parse\",\"base\":");
+	assert_non_null(p);
+	assert_non_null(strstr(p, "\"oncpu_ns\":null,\"self_oncpu_ns\":null}"));
+	p = strstr(text, "{\"name\":\"render\",\"base\":");
+	assert_non_null(p);
+	p = strstr(p, "\"oncpu_ns\":");
+	assert_non_null(p);
+	assert_true(p[11] >= '0' && p[11] <= '9');
 	free(text);
 }
 

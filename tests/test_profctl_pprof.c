@@ -130,6 +130,18 @@ static const Perftools__Profiles__Sample *sample_of(const Perftools__Profiles__P
 	return NULL;
 }
 
+/* the value of s's string label key, NULL if it has none */
+static const char *label_of(const Perftools__Profiles__Profile *p,
+			    const Perftools__Profiles__Sample *s, const char *key)
+{
+	size_t k;
+
+	for (k = 0; k < s->n_label; k++)
+		if (!strcmp(str(p, s->label[k]->key), key))
+			return str(p, s->label[k]->str);
+	return NULL;
+}
+
 static void test_decoded(void **state)
 {
 	Perftools__Profiles__Profile *p = load();
@@ -157,12 +169,17 @@ static void test_decoded(void **state)
 	assert_int_equal(s->n_value, 3);
 	assert_int_equal(s->value[0], 1000);
 	assert_int_equal(s->value[1], 8000000);
+	/* main's calls had no kernel facts: its cpu 0 says unknown, labelled */
+	assert_int_equal(s->value[2], 0);
+	assert_non_null(label_of(p, s, "oncpu"));
+	assert_string_equal(label_of(p, s, "oncpu"), "unknown");
 	/* worker's render: 30 ms, 4 ms off-CPU, 6 ms in its children */
 	s = sample_of(p, "worker", wrender);
 	assert_non_null(s);
 	assert_int_equal(s->value[0], 20);
 	assert_int_equal(s->value[1], 30000000 - 5000000 - 1000000);
 	assert_int_equal(s->value[2], 30000000 - 4000000 - 5000000 - 1000000);
+	assert_null(label_of(p, s, "oncpu"));
 	/* recursion: a stack with the same location thrice, self 1.5 ms */
 	s = sample_of(p, "main", fib3);
 	assert_non_null(s);

@@ -4,7 +4,10 @@
  * profd (root, BPF): `profctl save` of a process profd followed keeps its
  * kernel columns and reads back as profd's own report of it; `profctl
  * serve` as its owner shows the process, as another user and root (but
- * with --all-users) do not.
+ * with --all-users) do not; a zone's on-CPU time, with kernel facts, is in
+ * every output (report's JSON, CSV and text, --sort oncpu, folded --weight
+ * oncpu, pprof read by go tool pprof, diff, serve checked by promtool) and
+ * below its wall time.
  * Skips, saying why, unless root with kernel assistance.
  */
 #define _GNU_SOURCE
@@ -607,11 +610,183 @@ static void test_serve_other_user(void **state)
 	kid_end(&k);
 }
 
+/* the number after "key": in text from the first "from" on; -1 for null,
+ * -2 if absent */
+static long long num_after(const char *text, const char *from, const char *key)
+{
+	const char *p = strstr(text, from);
+	char k[64];
+
+	if (!p)
+		return -2;
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(p, k);
+	if (!p)
+		return -2;
+	p += strlen(k);
+	if (!strncmp(p, "null", 4))
+		return -1;
+	return strtoll(p, NULL, 10);
+}
+
+/* the value of the OpenMetrics sample "family{pid="P"...}" of pid, -1 if none */
+static double sample_of(const char *text, const char *family, pid_t pid)
+{
+	char key[128];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\n%s{pid=\"%d\"", family, (int)pid);
+	p = strstr(text, key);
+	if (!p || !(p = strchr(p, '}')))
+		return -1;
+	return strtod(p + 1, NULL);
+}
+
+/*
+ * On-CPU time is a figure of every output: pd_zone sleeps in each call, so
+ * its on-CPU time is known (kernel facts), above 0 and below its wall time,
+ * and each output says the same of it.
+ */
+static void test_oncpu_everywhere(void **state)
+{
+	char pid[16], out[128], file[128], cmd[1024];
+	struct kid k;
+	char *t;
+	long long total, oncpu, self_cpu;
+	double wall_s, cpu_s, self_s;
+
+	(void)state;
+	need_profd();
+	k = spawn_as_a(50);
+	snprintf(pid, sizeof(pid), "%d", (int)k.pid);
+	snprintf(out, sizeof(out), "%s/oncpu.out", dir);
+	snprintf(file, sizeof(file), "%s/oncpu.prof", dir);
+	wait_listed(k.pid, true);
+	{
+		const char *a[] = { "report", "--pid", pid, "--since-start", "--format", "json", NULL };
+
+		assert_int_equal(run(out, a), 0);
+	}
+	t = slurp(out);
+	assert_non_null(t);
+	total = num_after(t, "\"name\":\"pd_zone\"", "total_ns");
+	oncpu = num_after(t, "\"name\":\"pd_zone\"", "oncpu_ns");
+	self_cpu = num_after(t, "\"name\":\"pd_zone\"", "self_oncpu_ns");
+	free(t);
+	if (oncpu <= 0 || oncpu >= total || self_cpu != oncpu)
+		fail_msg("pd_zone: total %lld, oncpu %lld, self oncpu %lld", total, oncpu, self_cpu);
+	{
+		/* the flat row and CSV say the same, and text sorts by it */
+		const char *a[] = { "report", "--pid", pid,   "--since-start", "--flat",
+				    "--format", "csv", NULL };
+		char want[64];
+
+		assert_int_equal(run(out, a), 0);
+		t = slurp(out);
+		snprintf(want, sizeof(want), ",%lld,%lld\n", oncpu, self_cpu);
+		if (!strstr(t, want))
+			fail_msg("no '%s' in the flat CSV:\n%s", want, t);
+		free(t);
+	}
+	{
+		const char *a[] = { "report", "--pid", pid, "--since-start", "--sort", "self-oncpu", NULL };
+
+		assert_int_equal(run(out, a), 0);
+		t = slurp(out);
+		assert_non_null(strstr(t, "self-cpu"));
+		free(t);
+	}
+	{
+		const char *a[] = { "report",	"--pid",    pid,      "--since-start",
+				    "--format", "folded", "--weight", "oncpu", NULL };
+		char want[64];
+
+		assert_int_equal(run(out, a), 0);
+		t = slurp(out);
+		snprintf(want, sizeof(want), "pd_zone %lld\n", self_cpu);
+		if (!strstr(t, want))
+			fail_msg("no '%s' in the folded on-CPU stacks:\n%s", want, t);
+		free(t);
+	}
+	/* serve: the on-CPU families beside the wall ones, promtool happy */
+	{
+		struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32 };
+		struct pc_src src;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		pc_src_open(&src, false);
+		assert_true(src.fd >= 0);
+		assert_int_equal(pc_metrics(f, &src, &so, true), 0);
+		pc_src_close(&src);
+		fclose(f);
+		wall_s = sample_of(buf, "profd_zone_seconds_total", k.pid);
+		cpu_s = sample_of(buf, "profd_zone_oncpu_seconds_total", k.pid);
+		self_s = sample_of(buf, "profd_zone_self_oncpu_seconds_total", k.pid);
+		if (!(cpu_s > 0 && cpu_s < wall_s && self_s > 0 && self_s <= cpu_s))
+			fail_msg("serve: wall %g s, oncpu %g s, self oncpu %g s:\n%s", wall_s,
+				 cpu_s, self_s, buf);
+		free(buf);
+		/* promtool lints the Prometheus text format */
+		buf = NULL;
+		f = open_memstream(&buf, &len);
+		pc_src_open(&src, false);
+		assert_int_equal(pc_metrics(f, &src, &so, false), 0);
+		pc_src_close(&src);
+		fclose(f);
+		f = fopen(out, "w");
+		fputs(buf, f);
+		fclose(f);
+		free(buf);
+		if (!system("command -v promtool >/dev/null 2>&1")) {
+			snprintf(cmd, sizeof(cmd), "promtool check metrics <%s", out);
+			assert_int_equal(system(cmd), 0);
+		} else {
+			fprintf(stderr, "promtool not installed: the exposition not checked by it\n");
+		}
+	}
+	/* saved, diffed against itself: on-CPU known on both sides, no change */
+	{
+		const char *sv[] = { "save", "--pid", pid, "--since-start", "-o", file, NULL };
+		const char *d[] = { "diff", "--sort", "oncpu", "--format", "json", file, file, NULL };
+
+		assert_int_equal(run(out, sv), 0);
+		assert_int_equal(run(out, d), 0);
+		t = slurp(out);
+		if (num_after(t, "\"new\":{", "oncpu_ns") <= 0 ||
+		    num_after(t, "\"change\":{", "oncpu_ns") != 0)
+			fail_msg("diff: no on-CPU time of pd_zone:\n%s", t);
+		free(t);
+	}
+	/* pprof: go tool pprof reads the cpu sample type */
+	if (!system("command -v go >/dev/null 2>&1")) {
+		const char *a[] = { "report", "--input", file, "--format", "pprof", "-o", out, NULL };
+		char txt[160];
+
+		snprintf(txt, sizeof(txt), "%s/pprof.txt", dir);
+		assert_int_equal(run(txt, a), 0);
+		snprintf(cmd, sizeof(cmd),
+			 "env -i PATH=/usr/bin:/bin HOME=%s GOCACHE=%s/gocache go tool pprof "
+			 "-sample_index=cpu -top -nodefraction=0 %s >%s 2>&1",
+			 dir, dir, out, txt);
+		assert_int_equal(system(cmd), 0);
+		t = slurp(txt);
+		if (!strstr(t, "Type: cpu") || !strstr(t, "pd_zone"))
+			fail_msg("go tool pprof -sample_index=cpu:\n%s", t);
+		free(t);
+	} else {
+		fprintf(stderr, "go not installed: the pprof file not read by go tool pprof\n");
+	}
+	kid_end(&k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_save_via_profd),
 		cmocka_unit_test(test_serve_other_user),
+		cmocka_unit_test(test_oncpu_everywhere),
 		cmocka_unit_test(test_trace_via_profd),
 		cmocka_unit_test(test_trace_kernel_facts),
 		cmocka_unit_test(test_slices_clock),

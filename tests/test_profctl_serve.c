@@ -198,6 +198,14 @@ static void test_exposition(void **state)
 	assert_non_null(strstr(text, "# TYPE profd_zone_duration_seconds histogram\n"));
 	assert_non_null(strstr(text, "# UNIT profd_zone_self_seconds seconds\n"));
 	assert_non_null(strstr(text, "# TYPE profd_process info\n"));
+	/* on-CPU time beside wall time; without profd nobody knows it: the
+	 * family is there, with no sample (never 0) */
+	assert_non_null(strstr(text, "# TYPE profd_zone_oncpu_seconds counter\n"));
+	assert_non_null(strstr(text, "# TYPE profd_zone_self_oncpu_seconds counter\n"));
+	snprintf(key, sizeof(key), "profd_zone_oncpu_seconds_total{pid=\"%d\"", (int)driven);
+	assert_null(strstr(text, key));
+	snprintf(key, sizeof(key), "profd_zone_self_oncpu_seconds_total{pid=\"%d\"", (int)driven);
+	assert_null(strstr(text, key));
 	assert_int_equal(strcmp(text + strlen(text) - 6, "# EOF\n"), 0);
 	/* what could not be read is counted, not hidden */
 	assert_true(series(text, "profd_exporter_unread_processes ") >= 0);

@@ -445,7 +445,8 @@ static void test_usage(void **state)
 {
 	const char *a[] = { "trace", "--slow", "tick", NULL };
 	const char *b[] = { "trace", "--count", "2", NULL };
-	const char *c[] = { "trace", "--slow", "tick:5", "--pid", "1", NULL };
+	/* a time as every option takes one: a number and a unit, or seconds */
+	const char *c[] = { "trace", "--slow", "tick:5x", "--pid", "1", NULL };
 	const char *d[] = { "trace", "--slow", "tick:5ms", "--count", "2", "--pid", "1", NULL };
 
 	(void)state;

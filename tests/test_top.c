@@ -323,6 +323,10 @@ static void test_top_tty(void **state)
 	assert_int_equal(sh("tmux -L %s send-keys -t top a", sock), 0);
 	text = wait_for(title_has, "all 2 threads", "all threads again");
 	free(text);
+	/* o sorts by on-CPU time, as --sort oncpu does */
+	assert_int_equal(sh("tmux -L %s send-keys -t top o", sock), 0);
+	text = wait_for(title_has, "sort oncpu", "the on-CPU sort");
+	free(text);
 	assert_int_equal(sh("tmux -L %s resize-window -t top -x 60 -y 24", sock), 0);
 	text = wait_for(narrow, &sixty, "a 60-column layout");
 	print_message("%s", text);

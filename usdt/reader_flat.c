@@ -484,10 +484,16 @@ int prof_seg_flat_cached(const void *mem, size_t len, __u32 tid, int sort,
 		fa.rows[i].site = i < fa.nsites ? i : PROF_SITE_NONE;
 		/* a child read after it grew can exceed its parent: clamp */
 		fa.rows[i].self = fa.plus[i] > fa.minus[i] ? fa.plus[i] - fa.minus[i] : 0;
+		/* no tree here to take children's on-CPU time from, nor to
+		 * nest it by: the row's closed calls less their time away */
+		fa.rows[i].self_oncpu_ns = PROF_SNAP_UNKNOWN;
+		fa.rows[i].oncpu_ns =
+			prof_oncpu_ns(*snap, fa.rows[i].ticks - fa.rows[i].open_ticks,
+				      fa.rows[i].kernel_calls, fa.rows[i].offcpu_ns);
 		if (fa.rows[i].calls || fa.rows[i].ticks)
 			fa.rows[n++] = fa.rows[i];
 	}
-	prof_flat_sort(fa.rows, n, sort);
+	prof_flat_sort(*snap, fa.rows, n, sort);
 	*out = fa.rows;
 	*nout = n;
 	fa.rows = NULL;

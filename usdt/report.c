@@ -103,8 +103,21 @@ __u64 prof_snap_sort_key(const struct prof_snapshot *s, const struct prof_snap_n
 	}
 }
 
+const char *const prof_sort_names[PROF_SORT_NKEYS] = {
+	[PROF_SORT_SELF] = "self",   [PROF_SORT_TOTAL] = "total", [PROF_SORT_CALLS] = "calls",
+	[PROF_SORT_MAX] = "max",     [PROF_SORT_P99] = "p99",     [PROF_SORT_ONCPU] = "oncpu",
+	[PROF_SORT_SELF_ONCPU] = "self-oncpu",
+};
+
 /* the key prof_flat_sort sorts by: qsort takes no context */
 static __thread int flat_sort_key;
+static __thread const struct prof_snapshot *flat_sort_s;
+
+__u64 prof_flat_oncpu_ns(const struct prof_snapshot *s, const struct prof_flat_row *r)
+{
+	(void)s;
+	return r->oncpu_ns;
+}
 
 static const struct prof_snapshot *clash_s;
 
@@ -207,6 +220,14 @@ static int cmp_flat(const void *a, const void *b)
 	case PROF_SORT_P99:
 		ka = ra->max, kb = rb->max;
 		break;
+	case PROF_SORT_ONCPU:
+		ka = prof_sort_oncpu_key(prof_flat_oncpu_ns(flat_sort_s, ra));
+		kb = prof_sort_oncpu_key(prof_flat_oncpu_ns(flat_sort_s, rb));
+		break;
+	case PROF_SORT_SELF_ONCPU:
+		ka = prof_sort_oncpu_key(ra->self_oncpu_ns);
+		kb = prof_sort_oncpu_key(rb->self_oncpu_ns);
+		break;
 	default:
 		ka = ra->self, kb = rb->self;
 	}
@@ -215,9 +236,10 @@ static int cmp_flat(const void *a, const void *b)
 	return ra->site < rb->site ? -1 : ra->site > rb->site;
 }
 
-void prof_flat_sort(struct prof_flat_row *rows, size_t n, int sort)
+void prof_flat_sort(const struct prof_snapshot *s, struct prof_flat_row *rows, size_t n, int sort)
 {
 	flat_sort_key = sort;
+	flat_sort_s = s;
 	qsort(rows, n, sizeof(*rows), cmp_flat);
 }
 
@@ -228,17 +250,22 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 	struct prof_flat_row *rows = calloc((size_t)s->nsites + 1, sizeof(*rows));
 	struct prof_snap_iter it = PROF_SNAP_ITER(s, tid);
 	const struct prof_snap_thread *t;
+	__u64 *oncpu = NULL;
 	size_t n = 0;
-	__u32 i, j;
+	__u32 i, j, cap = 0;
+	int err = 0;
 
 	*out = NULL;
 	*nout = 0;
 	if (!rows)
 		return -ENOMEM;
-	for (i = 0; i <= s->nsites; i++)
+	for (i = 0; i <= s->nsites; i++) {
 		rows[i].site = i < s->nsites ? i : PROF_SITE_NONE;
-	while ((t = prof_snap_next(&it))) {
-		for (j = 1; j < t->nnodes; j++) {
+		rows[i].self_oncpu_ns = rows[i].oncpu_ns = PROF_SNAP_UNKNOWN;
+	}
+	while (!err && (t = prof_snap_next(&it))) {
+		err = prof_snap_oncpu_room(s, t, &oncpu, &cap);
+		for (j = 1; !err && j < t->nnodes; j++) {
 			const struct prof_snap_node *nd = &t->nodes[j];
 			struct prof_flat_row *r =
 				&rows[nd->site < s->nsites ? nd->site : s->nsites];
@@ -252,6 +279,8 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 			r->open += nd->open;
 			r->blocked += nd->blocked;
 			r->kernel_calls += nd->kernel_calls;
+			r->self_oncpu_ns = prof_add_known(r->self_oncpu_ns,
+							  prof_snap_self_oncpu(t, oncpu, j));
 			if (nd->max > r->max)
 				r->max = nd->max;
 			/* a recursive instance's time is inside its outer one's */
@@ -259,18 +288,22 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 				r->ticks += nd->ticks;
 				r->open_ticks += nd->open_ticks;
 				r->offcpu_ns += nd->offcpu_ns;
+				r->oncpu_ns = prof_add_known(r->oncpu_ns, oncpu[j]);
 			}
 		}
 	}
-	if (it.err) {
+	free(oncpu);
+	if (!err)
+		err = it.err;
+	if (err) {
 		free(rows);
-		return it.err;
+		return err;
 	}
 	/* drop sites never called, keep order stable */
 	for (i = 0; i <= s->nsites; i++)
 		if (rows[i].calls || rows[i].ticks)
 			rows[n++] = rows[i];
-	prof_flat_sort(rows, n, sort);
+	prof_flat_sort(s, rows, n, sort);
 	*out = rows;
 	*nout = n;
 	return 0;
@@ -279,11 +312,11 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort, struct pr
 /*
  * The nodes of the json, the bulk of it, built in a buffer rather than by
  * fprintf: the same characters.  A node's text is at most JROW bytes
- * before its children: its indent, two escaped strings, 16 numbers.
+ * before its children: its indent, two escaped strings, 18 numbers.
  */
 #define JROW                                                                            \
 	(2 * PROF_SNAP_DEPTH_MAX + 8 + 6 * (PROF_NAME_MAX + PROF_FILE_MAX + PROF_FUNC_MAX) + \
-	 11 * PROF_HIST_BUCKETS + 700)
+	 11 * PROF_HIST_BUCKETS + 800)
 struct jbuf {
 	FILE *f;
 	char *p, *end;
@@ -292,8 +325,11 @@ struct jbuf {
 	char **site_txt;
 	size_t *site_len;
 	__u32 nsites;
+	__u64 *oncpu; /* the thread's on-CPU time per node (prof_snap_oncpu) */
+	__u32 noncpu;
 	char buf[1 << 16];
 };
+
 
 static void jflush(struct jbuf *j)
 {
@@ -319,6 +355,15 @@ static char *jlit(char *p, const char *s)
 
 /* a string literal: its length known where it is written */
 #define JLIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+
+/* ",\"name\":N", or null for a time nobody knows (no kernel facts) */
+static char *jns_unknown(char *p, const char *lit, __u64 ns)
+{
+	p = jlit(p, lit);
+	if (ns == PROF_SNAP_UNKNOWN)
+		return jlit(p, "null");
+	return prof_put_u64(p, ns);
+}
 
 /* a node's name, file, line and function: {"name":...,"file":...,"line":N,"func":... */
 static char *jsite(char *p, const struct prof_snapshot *s, const struct prof_snap_node *n)
@@ -347,6 +392,8 @@ static void jsites_free(struct jbuf *j)
 	j->site_txt = NULL;
 	j->site_len = NULL;
 	j->nsites = 0;
+	j->oncpu = NULL;
+	j->noncpu = 0;
 }
 
 static int jsites_build(struct jbuf *j, const struct prof_snapshot *s)
@@ -403,6 +450,8 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 	p = prof_put_u64(JLIT(p, ",\"blocked\":"), n->blocked);
 	p = prof_put_u64(JLIT(p, ",\"migrated\":"), n->migrated);
 	p = prof_put_u64(JLIT(p, ",\"offcpu_ns\":"), n->offcpu_ns);
+	p = jns_unknown(p, ",\"oncpu_ns\":", j->oncpu[i]);
+	p = jns_unknown(p, ",\"self_oncpu_ns\":", prof_snap_self_oncpu(t, j->oncpu, i));
 	p = prof_put_u64(JLIT(p, ",\"anomalies\":"), n->anomalies);
 	p = prof_put_u64(JLIT(p, ",\"allocs\":"), n->allocs);
 	p = prof_put_u64(JLIT(p, ",\"alloc_bytes\":"), n->alloc_bytes);
@@ -452,10 +501,12 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 	j->site_txt = NULL;
 	j->site_len = NULL;
 	j->nsites = 0;
+	j->oncpu = NULL;
+	j->noncpu = 0;
 
 	prof_jw_init(&w, f);
 	prof_jw_start_object(&w);
-	prof_jw_u64_field(&w, "version", 2);
+	prof_jw_u64_field(&w, "version", 3);
 	prof_jw_name(&w, "processes");
 	prof_jw_start_array(&w);
 	for (k = 0; k < nsnaps; k++) {
@@ -521,6 +572,10 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 			prof_jw_u64_field(&w, "frame_max_ns", prof_snap_ns(s, t->frame_max));
 			prof_jw_name(&w, "kernel_slot");
 			prof_jw_int(&w, t->ksched_slot == PROF_NO_SLOT ? -1 : (int)t->ksched_slot);
+			if (prof_snap_oncpu_room(s, t, &j->oncpu, &j->noncpu)) {
+				it.err = -ENOMEM;
+				break;
+			}
 			prof_jw_name(&w, "nodes");
 			prof_jw_start_array(&w);
 			/* the nodes, the bulk: built in jbuf, the same characters */
@@ -539,6 +594,7 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 		}
 		if (it.err) {
 			jsites_free(j);
+			free(j->oncpu);
 			free(j);
 			return it.err;
 		}
@@ -550,6 +606,7 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 	prof_jw_end_object(&w);
 	prof_jw_raw(&w, "\n");
 	jsites_free(j);
+	free(j->oncpu);
 	free(j);
 	return prof_jw_error(&w);
 }

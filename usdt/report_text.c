@@ -31,6 +31,61 @@ __u64 prof_snap_avg_ns(const struct prof_snapshot *s, const struct prof_snap_nod
 	return n->calls ? prof_snap_ns(s, prof_snap_closed(n)) / n->calls : 0;
 }
 
+__u64 prof_oncpu_ns(const struct prof_snapshot *s, __u64 closed_ticks, __u64 kcalls,
+		    __u64 offcpu_ns)
+{
+	__u64 wall = prof_snap_ns(s, closed_ticks);
+
+	if (!kcalls)
+		return PROF_SNAP_UNKNOWN;
+	return wall > offcpu_ns ? wall - offcpu_ns : 0;
+}
+
+int prof_snap_oncpu(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+		    __u64 *oncpu)
+{
+	__u64 *kids;
+	__u32 i;
+
+	if (!t->nnodes)
+		return 0;
+	kids = calloc(t->nnodes, sizeof(*kids));
+	if (!kids)
+		return -ENOMEM;
+	/* children before parents: a parent's index is below its children's */
+	for (i = t->nnodes - 1; i >= 1; i--) {
+		const struct prof_snap_node *n = &t->nodes[i];
+		__u64 own = prof_oncpu_ns(s, prof_snap_closed(n), n->kernel_calls, n->offcpu_ns);
+		__u64 tot = prof_snap_ns(s, n->ticks);
+
+		if (own == PROF_SNAP_UNKNOWN && !kids[i]) {
+			oncpu[i] = PROF_SNAP_UNKNOWN;
+			continue;
+		}
+		if (own == PROF_SNAP_UNKNOWN || own < kids[i])
+			own = kids[i];
+		oncpu[i] = own < tot ? own : tot;
+		kids[n->parent] += oncpu[i];
+	}
+	oncpu[0] = t->oncpu_ns;
+	free(kids);
+	return 0;
+}
+
+int prof_snap_oncpu_room(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			 __u64 **oncpu, __u32 *cap)
+{
+	if (*cap < t->nnodes) {
+		__u64 *v = realloc(*oncpu, t->nnodes * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		*oncpu = v;
+		*cap = t->nnodes;
+	}
+	return prof_snap_oncpu(s, t, *oncpu);
+}
+
 bool prof_snap_node_hidden(const struct prof_snap_thread *t, __u32 i)
 {
 	const struct prof_snap_node *n = &t->nodes[i];
@@ -69,7 +124,7 @@ int prof_snap_kids_room(const struct prof_snap_thread *t, __u32 **kids, __u32 *n
 }
 
 __u32 prof_snap_sorted_children_cap(const struct prof_snapshot *s, const struct prof_snap_thread *t,
-				    __u32 i, int sort, __u32 *idx, __u32 cap)
+				    __u32 i, int sort, const __u64 *oncpu, __u32 *idx, __u32 cap)
 {
 	struct sort_ent small[64], *e = small;
 	__u32 n = 0, c, k, j;
@@ -103,6 +158,11 @@ __u32 prof_snap_sorted_children_cap(const struct prof_snapshot *s, const struct 
 		case PROF_SORT_P99:
 			e[k].key = prof_snap_quantile(s, nd, 0.99);
 			break;
+		case PROF_SORT_ONCPU:
+		case PROF_SORT_SELF_ONCPU:
+			e[k].key = !oncpu ? 0 : prof_sort_oncpu_key(sort == PROF_SORT_ONCPU ? oncpu[c]
+						: prof_snap_self_oncpu(t, oncpu, c));
+			break;
 		default:
 			e[k].key = prof_snap_self(nd);
 		}
@@ -132,9 +192,24 @@ __u32 prof_snap_sorted_children_cap(const struct prof_snapshot *s, const struct 
 }
 
 __u32 prof_snap_sorted_children(const struct prof_snapshot *s, const struct prof_snap_thread *t,
-				__u32 i, int sort, __u32 *idx)
+				__u32 i, int sort, const __u64 *oncpu, __u32 *idx)
 {
-	return prof_snap_sorted_children_cap(s, t, i, sort, idx, t->nnodes);
+	return prof_snap_sorted_children_cap(s, t, i, sort, oncpu, idx, t->nnodes);
+}
+
+__u64 prof_snap_self_oncpu(const struct prof_snap_thread *t, const __u64 *oncpu, __u32 i)
+{
+	__u64 kids = 0;
+	__u32 c;
+
+	if (oncpu[i] == PROF_SNAP_UNKNOWN)
+		return PROF_SNAP_UNKNOWN;
+	/* a child nobody knows: its time is in the node's, counted on the CPU */
+	for (c = t->nodes[i].first_child; c != PROF_SNAP_NONE && c < t->nnodes;
+	     c = t->nodes[c].next_sibling)
+		if (oncpu[c] != PROF_SNAP_UNKNOWN)
+			kids += oncpu[c];
+	return oncpu[i] > kids ? oncpu[i] - kids : 0;
 }
 
 char *prof_put_where(char *p, const struct prof_snap_site *site)
@@ -155,6 +230,8 @@ struct tctx {
 	__u64 total;	   /* the thread's, in ticks */
 	__u32 *kids;	   /* the sorted children of the path drawn, stacked */
 	__u32 nkids;	   /* their capacity */
+	__u64 *oncpu;	   /* each node's on-CPU time (prof_snap_oncpu) */
+	__u32 noncpu;	   /* its capacity */
 	const __u8 *nlen;  /* strlen of each site's name */
 	const __u8 *clash; /* sites whose name another site has (prof_snap_name_clashes) */
 	size_t plen;	   /* strlen(prefix) */
@@ -178,7 +255,8 @@ static void tree_header(struct tctx *c)
 	prof_out_printf(c->out, "%s%10s %4s %9s %9s %9s %9s %9s %9s %6s", col(c->o, C_DIM), "calls",
 			"open", "total", "self", "avg", "p50", "p99", "max", "%thr");
 	if (c->sched)
-		prof_out_printf(c->out, " %9s %8s %8s %8s", "on-cpu", "preempt", "blocked", "migr");
+		prof_out_printf(c->out, " %9s %9s %8s %8s %8s", "on-cpu", "self-cpu", "preempt",
+				"blocked", "migr");
 	prof_out_printf(c->out, "  zone%s\n", col(c->o, C_RESET));
 }
 
@@ -219,23 +297,28 @@ static char *put_open_col(char *p, __u64 open)
 }
 
 /*
- * on-cpu, preempt, blocked, migr: what the kernel said of the calls that
- * had kernel facts; "-" for a row none of whose calls had any.  on-cpu is
- * the closed calls' time less their time switched out.
+ * on-cpu, self-cpu, preempt, blocked, migr: what the kernel said of the
+ * calls that had kernel facts; "-" for a row none of whose calls had any.
+ * on-cpu is prof_snap_oncpu's (a tree's row) or prof_oncpu_ns's (a flat
+ * row), self-cpu prof_snap_self_oncpu's (summed over a flat row's nodes),
+ * "-" where unknown.
  */
-static char *put_kernel_cols(char *p, const struct prof_snapshot *s, __u64 closed_ticks,
-			     __u64 kcalls, __u64 offcpu_ns, __u64 preempted, __u64 blocked,
-			     __u64 migrated)
+static char *put_kernel_cols(char *p, __u64 oncpu, __u64 self_oncpu, __u64 kcalls,
+			     __u64 preempted, __u64 blocked, __u64 migrated)
 {
-	__u64 tot = prof_snap_ns(s, closed_ticks);
-
-	if (!kcalls) {
+	if (oncpu == PROF_SNAP_UNKNOWN)
 		p = put_unknown_col(p, 9);
+	else
+		p = put_ns_col(p, oncpu, 9);
+	if (self_oncpu == PROF_SNAP_UNKNOWN)
+		p = put_unknown_col(p, 9);
+	else
+		p = put_ns_col(p, self_oncpu, 9);
+	if (!kcalls) {
 		p = put_unknown_col(p, 8);
 		p = put_unknown_col(p, 8);
 		return put_unknown_col(p, 8);
 	}
-	p = put_ns_col(p, tot > offcpu_ns ? tot - offcpu_ns : 0, 9);
 	*p++ = ' ';
 	p = prof_put_u64_col(p, preempted, 8);
 	*p++ = ' ';
@@ -286,8 +369,8 @@ static void tree_row(struct tctx *c, __u32 i, const char *branch)
 	*p++ = ' ';
 	p = prof_put_fixed_col(p, pct, 1, 6);
 	if (c->sched)
-		p = put_kernel_cols(p, s, n->ticks - n->open_ticks, n->kernel_calls, n->offcpu_ns,
-				    n->preempted, n->blocked, n->migrated);
+		p = put_kernel_cols(p, c->oncpu[i], prof_snap_self_oncpu(c->t, c->oncpu, i),
+				    n->kernel_calls, n->preempted, n->blocked, n->migrated);
 	*p++ = ' ';
 	*p++ = ' ';
 	p = put_str(p, col(c->o, C_DIM));
@@ -336,8 +419,8 @@ static void outside_row(struct tctx *c)
 	*p++ = ' ';
 	p = prof_put_fixed_col(p, c->total ? 100.0 * (double)self / (double)c->total : 0, 1, 6);
 	if (c->sched) {
-		memset(p, ' ', 37);
-		p += 37;
+		memset(p, ' ', 47);
+		p += 47;
 	}
 	p = put_str(p, "  [outside zones]\n");
 	c->out->p = p;
@@ -356,7 +439,7 @@ static void tree_walk(struct tctx *c, __u32 i, __u32 depth, __u32 *kids, __u32 c
 		return;
 	}
 	/* this level's list, then the levels below stacked after it */
-	n = prof_snap_sorted_children_cap(c->s, c->t, i, c->o->sort, kids, cap);
+	n = prof_snap_sorted_children_cap(c->s, c->t, i, c->o->sort, c->oncpu, kids, cap);
 	for (k = 0; k < n; k++) {
 		bool last = k + 1 == n;
 
@@ -488,6 +571,9 @@ static int tree_thread(struct tctx *c, FILE *f, const struct prof_snap_thread *t
 	err = prof_snap_kids_room(t, &c->kids, &c->nkids);
 	if (err || !t->nnodes)
 		return err;
+	err = prof_snap_oncpu_room(c->s, t, &c->oncpu, &c->noncpu);
+	if (err)
+		return err;
 	c->total = prof_snap_thread_total(t);
 	c->prefix[0] = 0;
 	c->plen = 0;
@@ -539,6 +625,7 @@ int prof_report_tree(FILE *f, const struct prof_snapshot *s, const struct prof_r
 		      f);
 cleanup:
 	free(c.kids);
+	free(c.oncpu);
 	free(c.out);
 	free(nlen);
 	free(clash);
@@ -567,7 +654,8 @@ int prof_report_flat(FILE *f, const struct prof_snapshot *s, const struct prof_r
 	fprintf(f, "%s%10s %4s %9s %9s %9s %9s %6s", col(o, C_DIM), "calls", "open", "total",
 		"self", "avg", "max", "%self");
 	if (sched)
-		fprintf(f, " %9s %8s %8s %8s", "on-cpu", "preempt", "blocked", "migr");
+		fprintf(f, " %9s %9s %8s %8s %8s", "on-cpu", "self-cpu", "preempt", "blocked",
+			"migr");
 	fprintf(f, "  zone%s\n", col(o, C_RESET));
 	for (i = 0; i < n && (!o->flat_rows || i < (size_t)o->flat_rows); i++) {
 		const struct prof_flat_row *r = &rows[i];
@@ -588,8 +676,8 @@ int prof_report_flat(FILE *f, const struct prof_snapshot *s, const struct prof_r
 			prof_fmt_ns(b[2], 24, r->calls ? closed / r->calls : 0),
 			prof_fmt_ns(b[3], 24, prof_snap_ns(s, r->max)), 100.0 * share);
 		if (sched) {
-			p = put_kernel_cols(row, s, r->ticks - r->open_ticks, r->kernel_calls,
-					    r->offcpu_ns, r->preempted, r->blocked, r->migrated);
+			p = put_kernel_cols(row, prof_flat_oncpu_ns(s, r), r->self_oncpu_ns,
+					    r->kernel_calls, r->preempted, r->blocked, r->migrated);
 			*p = 0;
 			fputs(row, f);
 		}

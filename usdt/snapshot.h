@@ -289,6 +289,29 @@ const char *prof_snap_compensated_note(const struct prof_snapshot *s, char *buf,
 double prof_snap_probe_share(const struct prof_snapshot *s, const struct prof_snap_thread *t,
 			     __u64 probe_ticks);
 
+/*
+ * A window's share of off-CPU time.  A call's off-CPU time is counted when
+ * it ends, for the whole call, while its wall time lands in every window
+ * it spans (an open call is data too); so a window keeps, of the off-CPU
+ * time of the calls that ended in it (off, ns), the share their time
+ * inside it is of their whole time: closed, the whole ticks of those
+ * calls, of which before lay before the window (the part of a call the
+ * window's start found open).  Exact for one call that spent its time off
+ * the CPU evenly; never more than off, and off times the window's part
+ * never exceeds that part (a call's off-CPU time is at most its wall time).
+ */
+static inline __u64 prof_window_offcpu(__u64 off, __u64 closed, __u64 before)
+{
+	if (!before || !closed)
+		return off;
+	if (before >= closed)
+		return 0;
+	/* in double: no 128-bit integers on every target; an estimate anyway */
+	double w = (double)off * (double)(closed - before) / (double)closed;
+
+	return w < (double)off ? (__u64)w : off;
+}
+
 /* the ticks of a node's closed calls: its total less its open call's part */
 static inline __u64 prof_snap_closed(const struct prof_snap_node *n)
 {
@@ -356,6 +379,26 @@ __u64 prof_proc_start_token(pid_t pid);
 #define PROF_SORT_CALLS		2
 #define PROF_SORT_MAX		3
 #define PROF_SORT_P99		4
+#define PROF_SORT_ONCPU		5	/* on-CPU time (profd), unknown last */
+#define PROF_SORT_SELF_ONCPU	6	/* on-CPU time less the children's */
+#define PROF_SORT_NKEYS		7
+#define PROF_SORT_KEYS_TEXT	"self, total, calls, max, p99, oncpu, self-oncpu"
+/* the keys as every verb's --sort spells them, by PROF_SORT_* */
+extern const char *const prof_sort_names[PROF_SORT_NKEYS];
+/* on-CPU times (or any PROF_SNAP_UNKNOWN-able sums) added where known: the
+ * sum is unknown only while every part is */
+static inline __u64 prof_add_known(__u64 a, __u64 b)
+{
+	if (a == PROF_SNAP_UNKNOWN)
+		return b;
+	return b == PROF_SNAP_UNKNOWN ? a : a + b;
+}
+/* an on-CPU time as a descending sort's key: unknown (no kernel facts)
+ * after every known one, 0 included */
+static inline __u64 prof_sort_oncpu_key(__u64 ns)
+{
+	return ns == PROF_SNAP_UNKNOWN ? 0 : ns + 1;
+}
 
 /* a node's value under a PROF_SORT_* key: self, total, calls, max or p99 ticks */
 __u64 prof_snap_sort_key(const struct prof_snapshot *s, const struct prof_snap_node *n, int sort);
@@ -393,15 +436,48 @@ int prof_report_flat(FILE *f, const struct prof_snapshot *s, const struct prof_r
 __u64 prof_snap_thread_total(const struct prof_snap_thread *t);
 /* the average closed call, ns (an open call is not a call yet) */
 __u64 prof_snap_avg_ns(const struct prof_snapshot *s, const struct prof_snap_node *n);
+/*
+ * On-CPU time, ns: the closed calls' wall time (closed_ticks) less their
+ * off-CPU time, for a node or a flat row; PROF_SNAP_UNKNOWN where no call
+ * had kernel facts (kcalls 0).
+ */
+__u64 prof_oncpu_ns(const struct prof_snapshot *s, __u64 closed_ticks, __u64 kcalls,
+		    __u64 offcpu_ns);
+/*
+ * Each node of t's on-CPU time in ns, into oncpu[0 .. t->nnodes) (the
+ * root's: the thread's, t->oncpu_ns), as every view shows it: a node's
+ * own (prof_oncpu_ns) raised to its children's sum, and never above its
+ * total.  A node ran on the CPU at least as long as its children did; an
+ * open call's on-CPU time is known only when it ends, and a window's
+ * share of a call that began before it is an estimate
+ * (prof_window_offcpu): both are held to that.  PROF_SNAP_UNKNOWN where
+ * neither a node nor any node below it had kernel facts.  0 or -ENOMEM
+ */
+int prof_snap_oncpu(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+		    __u64 *oncpu);
+/* the same into *oncpu, grown to t->nnodes as needed (*cap its room; free()
+ * it when done); 0 or -ENOMEM */
+int prof_snap_oncpu_room(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			 __u64 **oncpu, __u32 *cap);
 /* the overflow node while nothing landed there: not shown */
 bool prof_snap_node_hidden(const struct prof_snap_thread *t, __u32 i);
 /* the children of node i sorted by a PROF_SORT_* key (then name, then
- * index: a total order), into idx (room for cap); how many */
+ * index: a total order), into idx (room for cap); how many.  oncpu is
+ * prof_snap_oncpu's for t, needed by the on-CPU keys only (NULL: unsorted
+ * by them) */
 __u32 prof_snap_sorted_children_cap(const struct prof_snapshot *s, const struct prof_snap_thread *t,
-				    __u32 i, int sort, __u32 *idx, __u32 cap);
+				    __u32 i, int sort, const __u64 *oncpu, __u32 *idx, __u32 cap);
 /* the same with room for t->nnodes */
 __u32 prof_snap_sorted_children(const struct prof_snapshot *s, const struct prof_snap_thread *t,
-				__u32 i, int sort, __u32 *idx);
+				__u32 i, int sort, const __u64 *oncpu, __u32 *idx);
+/*
+ * Self on-CPU time of node i, ns: its on-CPU time (oncpu, prof_snap_oncpu's
+ * for t) less its children's, PROF_SNAP_UNKNOWN where its own is.  A child
+ * without kernel facts takes nothing away: its time is in the node's, and
+ * on-CPU time counts a call without facts as on the CPU (an upper bound,
+ * which the views mark where kernel_calls < calls).
+ */
+__u64 prof_snap_self_oncpu(const struct prof_snap_thread *t, const __u64 *oncpu, __u32 i);
 /* *kids room for a sorted child list of each of t's nodes (grown as
  * needed, free() it); 0 or -ENOMEM */
 int prof_snap_kids_room(const struct prof_snap_thread *t, __u32 **kids, __u32 *nkids);
@@ -426,12 +502,23 @@ struct prof_flat_row {
 	__u64 open_ticks;	/* their part of ticks */
 	__u64 blocked;
 	__u64 kernel_calls;
+	__u64 self_oncpu_ns;	/* the nodes' prof_snap_self_oncpu summed over
+				 * those that know it, PROF_SNAP_UNKNOWN if none
+				 * does (and from prof_seg_flat: no tree) */
+	__u64 oncpu_ns;		/* the outermost nodes' prof_snap_oncpu summed
+				 * over those that know it (as the tree shows
+				 * them), PROF_SNAP_UNKNOWN if none does; from
+				 * prof_seg_flat (no tree) prof_oncpu_ns of the
+				 * row's closed calls */
 };
+/* a flat row's on-CPU time, ns (its oncpu_ns) */
+__u64 prof_flat_oncpu_ns(const struct prof_snapshot *s, const struct prof_flat_row *r);
 /* rows for all threads (tid == 0) or one; *rows malloc'd, sorted by o->sort */
 int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort,
 		   struct prof_flat_row **rows, size_t *n);
-/* sort flat rows by a PROF_SORT_* key (p99 sorts by max) */
-void prof_flat_sort(struct prof_flat_row *rows, size_t n, int sort);
+/* sort flat rows by a PROF_SORT_* key (p99 sorts by max); s converts
+ * ticks for the on-CPU keys */
+void prof_flat_sort(const struct prof_snapshot *s, struct prof_flat_row *rows, size_t n, int sort);
 /*
  * The flat rows straight from a segment (a live mapping kept across
  * calls), without copying nodes: one pass over each node's first cache

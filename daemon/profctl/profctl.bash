@@ -27,9 +27,9 @@ _profctl()
 		COMPREPLY=($(compgen -W "$(_profctl_pids)" -- "$cur")); return ;;
 	--sort|-s)
 		if [ "$verb" = top ]; then
-			COMPREPLY=($(compgen -W "self total calls max" -- "$cur"))
+			COMPREPLY=($(compgen -W "self total calls max oncpu" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "self total calls max p99" -- "$cur"))
+			COMPREPLY=($(compgen -W "self total calls max p99 oncpu self-oncpu" -- "$cur"))
 		fi
 		return ;;
 	--format|-f)
@@ -41,6 +41,8 @@ _profctl()
 			COMPREPLY=($(compgen -W "text json csv folded html pprof" -- "$cur"))
 		fi
 		return ;;
+	--weight)
+		COMPREPLY=($(compgen -W "wall oncpu" -- "$cur")); return ;;
 	--color)
 		COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
 	--last)
@@ -53,7 +55,7 @@ _profctl()
 	case $verb in
 	report)
 		COMPREPLY=($(compgen -W "--pid --tid --since-reset --since-start --last --sort --flat
-			--callers --threads --format --output --rows --color --input --compensate
+			--callers --merge-threads --format --weight --output --rows --color --input --compensate
 			--no-daemon --help" -- "$cur")) ;;
 	reset)	COMPREPLY=($(compgen -W "--pid --no-daemon --help" -- "$cur")) ;;
 	top)	COMPREPLY=($(compgen -W "--pid --delay --iterations --sort --no-daemon --help" -- "$cur")) ;;

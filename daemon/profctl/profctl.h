@@ -27,6 +27,10 @@
 #define PC_FMT_HTML	4
 #define PC_FMT_PPROF	5	/* gzipped pprof protobuf (profctl_pprof.c) */
 
+/* what a folded stack weighs: self wall time, or self on-CPU time */
+#define PC_WEIGHT_WALL	0
+#define PC_WEIGHT_ONCPU	1
+
 /*
  * Since this user's last `profctl reset`: profctl's own mode, never asked
  * of profd (which keeps no baselines): the process since its start, less
@@ -57,6 +61,7 @@ struct pc_opts {
 	int count;		/* trace --count N */
 	bool compensate;	/* report --compensate */
 	const char *trace_json;	/* report --format html: the timeline's data */
+	int weight;		/* folded: PC_WEIGHT_* */
 	int args;		/* pc_parse_opts: argv index of the first operand */
 };
 
@@ -203,6 +208,13 @@ const char *pc_baseline_dir(void);
 int pc_baseline_save(const struct prof_snapshot *s);
 /* *base NULL if none; 0 or -errno */
 int pc_baseline_load(pid_t pid, __u64 token, struct prof_snapshot **base);
+
+/*
+ * A time as every option that takes one spells it: a decimal number and a
+ * unit, ns, us, ms, s, m or h, seconds without one ("10s", "2m", "0.5",
+ * "16ms"), above 0 and at most 7 days.  0 or -EINVAL
+ */
+int pc_parse_duration(const char *s, __u64 *ns);
 
 /* a segment image from a file (--input), read with PROF_READ_* flags */
 int pc_read_image(const char *path, unsigned int flags, struct prof_snapshot **snap);

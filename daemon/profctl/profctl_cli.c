@@ -42,9 +42,10 @@ static const char usage_main[] =
 
 static const char usage_report[] =
 	"usage: profctl report [--pid P] [--tid T] [--since-reset | --since-start | --last 10s]\n"
-	"                      [--sort self|total|calls|max|p99] [--flat | --callers ZONE]\n"
-	"                      [--threads] [--format text|json|csv|folded|html|pprof]\n"
-	"                      [-o FILE]\n"
+	"                      [--sort self|total|calls|max|p99|oncpu|self-oncpu]\n"
+	"                      [--flat | --callers ZONE] [--merge-threads]\n"
+	"                      [--format text|json|csv|folded|html|pprof]\n"
+	"                      [--weight wall|oncpu] [-o FILE]\n"
 	"                      [--rows N] [--color auto|always|never] [--input FILE]\n"
 	"                      [--compensate] [--no-daemon]\n"
 	"\n"
@@ -52,19 +53,23 @@ static const char usage_report[] =
 	"  -t, --tid T          one thread\n"
 	"      --since-reset    count from your last `profctl reset` (the default)\n"
 	"      --since-start    count from the process start, ignoring resets\n"
-	"      --last DURATION  the last DURATION (10s, 2m) of profd's history; without\n"
-	"                       profd, measure the next DURATION instead\n"
-	"  -s, --sort KEY       order siblings and rows by self|total|calls|max|p99\n"
+	"      --last DURATION  the last DURATION (10s, 2m; whole seconds) of profd's\n"
+	"                       history; without profd, measure the next DURATION instead\n"
+	"  -s, --sort KEY       order siblings and rows by self|total|calls|max|p99 (wall\n"
+	"                       time) or oncpu|self-oncpu (CPU time, profd; unknown last)\n"
 	"                       (not p99 with --flat: flat rows have no percentiles;\n"
 	"                       not with --callers: its rows are by time)\n"
 	"      --flat           zones merged across threads and call paths\n"
 	"      --callers ZONE   ZONE's parents (summing to it) and children; sites that\n"
 	"                       share the name get a section each, \"build (a.cc:12)\":\n"
 	"                       --callers 'build (a.cc:12)' selects that one\n"
-	"      --threads        merge the threads of a process into one tree\n"
+	"      --merge-threads  merge the threads of a process into one tree\n"
 	"  -f, --format FMT     text (default), json, csv, folded, html, pprof (folded,\n"
 	"                       html and pprof are the tree: no --flat or --callers;\n"
 	"                       pprof is gzipped profile.proto for go tool pprof)\n"
+	"      --weight W       folded stacks weigh self wall time (wall, the default)\n"
+	"                       or self on-CPU time (oncpu: stacks without kernel facts\n"
+	"                       left out, counted on stderr)\n"
 	"  -o, --output FILE    write there instead of stdout\n"
 	"      --rows N         at most N rows in the --flat list\n"
 	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
@@ -93,19 +98,20 @@ static const char usage_reset[] =
 
 static const char usage_top[] =
 	"usage: profctl top [--pid P] [--delay SECONDS] [--iterations N]\n"
-	"                   [--sort self|total|calls|max] [--no-daemon]\n"
+	"                   [--sort self|total|calls|max|oncpu] [--no-daemon]\n"
 	"\n"
 	"  -p, --pid P          the process (default: the newest live one of yours)\n"
-	"  -d, --delay SECONDS  refresh every SECONDS, 0.01 to 3600 (default 1)\n"
+	"  -d, --delay TIME     refresh every TIME, 10ms to 1h (0.5, 500ms, 2s; default 1s)\n"
 	"  -n, --iterations N   quit after N frames (default: on q or Ctrl-C)\n"
-	"  -s, --sort KEY       rows by self (default), total, calls or max\n"
+	"  -s, --sort KEY       rows by self (default), total, calls, max (wall time) or\n"
+	"                       oncpu (CPU time, profd)\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"The hottest zones over the last interval, with a sparkline of each row's self\n"
 	"time.  Each column says its unit: per second over the last interval, avg per\n"
 	"call, max(all) the longest call since the process started; with profd also\n"
 	"on-CPU time, preempted and migrated calls per second.  Without --pid, the\n"
-	"newest live process.  Keys: s self, t total, c calls, m max, space or p\n"
+	"newest live process.  Keys: s self, t total, c calls, m max, o on-CPU, space or p\n"
 	"pause, tab or ] next thread, [ previous thread, a all threads, q or Ctrl-C quit.\n"
 	"Without a terminal, prints one frame per interval.\n";
 
@@ -148,13 +154,13 @@ static const char usage_clean[] =
 	"namespace, and the reset baselines profctl keeps of processes gone, one line\n"
 	"each, then a total.  profd keeps its own copy of an exited process's data.\n";
 
+/* every verb's --sort: the keys prof_sort_names spells */
 static int parse_sort(const char *s)
 {
-	static const char *const keys[] = { "self", "total", "calls", "max", "p99" };
 	int i;
 
-	for (i = 0; i < 5; i++)
-		if (!strcmp(s, keys[i]))
+	for (i = 0; i < PROF_SORT_NKEYS; i++)
+		if (!strcmp(s, prof_sort_names[i]))
 			return i;
 	return -1;
 }
@@ -170,25 +176,48 @@ static int parse_format(const char *s)
 	return -1;
 }
 
-/* "10s", "2m", "1h", "30" */
-static int parse_duration(const char *s, unsigned int *secs)
+int pc_parse_duration(const char *s, __u64 *ns)
 {
-	char *end;
-	unsigned long v;
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		      { "", 1e9 }, { "m", 60e9 },  { "h", 3600e9 } };
+	size_t n = strspn(s, "0123456789."), k;
+	const char *end = s + n;
+	char num[32], *nend;
+	double v;
 
+	/* strtod would take "inf", "nan", hex and exponents: digits and
+	 * points only, all of them read ("1.2.3" is not), then the unit */
+	if (!n || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = 0;
 	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || v == 0)
+	v = strtod(num, &nend);
+	if (errno || *nend || v <= 0)
 		return -EINVAL;
-	if (*end == 'm')
-		v *= 60, end++;
-	else if (*end == 'h')
-		v *= 3600, end++;
-	else if (*end == 's')
-		end++;
-	if (*end || v > 7 * 86400)
+	for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
+		if (!strcmp(end, units[k].unit))
+			break;
+	if (k == sizeof(units) / sizeof(units[0]))
 		return -EINVAL;
-	*secs = (unsigned int)v;
+	v *= units[k].ns;
+	if (v < 1 || v > 7 * 86400e9)
+		return -EINVAL;
+	*ns = (__u64)v;
+	return 0;
+}
+
+/* --last: a duration of whole seconds */
+static int parse_last(const char *s, unsigned int *secs)
+{
+	__u64 ns;
+
+	if (pc_parse_duration(s, &ns) || ns % 1000000000ull)
+		return -EINVAL;
+	*secs = (unsigned int)(ns / 1000000000ull);
 	return 0;
 }
 
@@ -222,6 +251,8 @@ enum {
 	OPT_SLOW,
 	OPT_COUNT,
 	OPT_COMPENSATE,
+	OPT_MERGE_THREADS,
+	OPT_WEIGHT,
 };
 
 static const struct option report_longopts[] = {
@@ -234,6 +265,8 @@ static const struct option report_longopts[] = {
 	{ "flat", no_argument, NULL, OPT_FLAT },
 	{ "callers", required_argument, NULL, OPT_CALLERS },
 	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "merge-threads", no_argument, NULL, OPT_MERGE_THREADS },
+	{ "weight", required_argument, NULL, OPT_WEIGHT },
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "rows", required_argument, NULL, OPT_ROWS },
@@ -348,8 +381,13 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 		}
 		/* the value, if any, is argv[optind - 1]: name the option */
 		if (!word_in(allowed, opt_long(c))) {
-			pc_warnx("%s: option %s not accepted", argv[0],
-				 opt_spelled(c, li >= 0, spelled, sizeof(spelled)));
+			/* one meaning across verbs: --threads is a view per
+			 * thread (serve's); merging them is --merge-threads */
+			pc_warnx("%s: option %s not accepted%s", argv[0],
+				 opt_spelled(c, li >= 0, spelled, sizeof(spelled)),
+				 c == OPT_THREADS ? " (--threads is a view per thread, report's "
+						    "default; --merge-threads merges them)"
+						  : "");
 			return EXIT_USAGE;
 		}
 		/* one of --since-reset, --since-start, --last: the last would win */
@@ -383,8 +421,8 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			o->mode = PROFD_SNAP_START;
 			break;
 		case OPT_LAST:
-			if (parse_duration(optarg, &o->last_s)) {
-				pc_warnx("bad duration '%s' (try 10s, 2m)", optarg);
+			if (parse_last(optarg, &o->last_s)) {
+				pc_warnx("bad duration '%s' (whole seconds: 10s, 2m, 1h)", optarg);
 				return EXIT_USAGE;
 			}
 			o->mode = PROFD_SNAP_LAST;
@@ -393,8 +431,7 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			o->sort_set = true;
 			o->sort = parse_sort(optarg);
 			if (o->sort < 0) {
-				pc_warnx("bad sort key '%s' (self, total, calls, max, p99)",
-					 optarg);
+				pc_warnx("bad sort key '%s' (" PROF_SORT_KEYS_TEXT ")", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -404,8 +441,18 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 		case OPT_CALLERS:
 			o->callers = optarg;
 			break;
-		case OPT_THREADS:
+		case OPT_MERGE_THREADS:
 			o->threads = true;
+			break;
+		case OPT_WEIGHT:
+			if (!strcmp(optarg, "wall"))
+				o->weight = PC_WEIGHT_WALL;
+			else if (!strcmp(optarg, "oncpu"))
+				o->weight = PC_WEIGHT_ONCPU;
+			else {
+				pc_warnx("bad --weight '%s' (wall, oncpu)", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'f':
 			o->format = parse_format(optarg);
@@ -462,14 +509,14 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			o->count = (int)v;
 			break;
 		case 'd': {
-			char *end;
-			double d = strtod(optarg, &end);
+			__u64 ns;
 
-			if (!delay || end == optarg || *end || d < 0.01 || d > 3600) {
-				pc_warnx("bad delay '%s' (seconds, at least 0.01)", optarg);
+			if (!delay || pc_parse_duration(optarg, &ns) || ns < 10000000ull ||
+			    ns > 3600000000000ull) {
+				pc_warnx("bad delay '%s' (10ms to 1h: 0.5, 500ms, 2s)", optarg);
 				return EXIT_USAGE;
 			}
-			*delay = d;
+			*delay = (double)ns / 1e9;
 			break;
 		}
 		case 'n':
@@ -683,6 +730,11 @@ static bool html_view(const struct pc_opts *o)
 }
 
 /* flat rows merge nodes: their histograms are not added up */
+static bool weight_not_folded(const struct pc_opts *o)
+{
+	return o->weight != PC_WEIGHT_WALL && o->format != PC_FMT_FOLDED;
+}
+
 static bool flat_p99(const struct pc_opts *o)
 {
 	return o->flat && o->sort == PROF_SORT_P99;
@@ -725,8 +777,12 @@ const struct pc_conflict pc_report_conflicts[] = {
 	{ pprof_tty, "--format pprof is gzipped binary: -o FILE, or a pipe", NULL },
 	{ html_view, "--format html is the call tree: it has no --flat or --callers view",
 	  "--format html --flat" },
-	{ flat_p99, "--flat rows have no percentiles: sort them by self, total, calls or max",
+	{ flat_p99,
+	  "--flat rows have no percentiles: sort them by self, total, calls, max, oncpu or "
+	  "self-oncpu",
 	  "--flat --sort p99" },
+	{ weight_not_folded, "--weight is what a --format folded stack weighs",
+	  "--weight oncpu" },
 	{ rows_not_flat, "--rows limits the --flat list", "--rows 3" },
 	{ callers_sort, "--callers rows are ordered by their time: no --sort",
 	  "--callers z --sort self" },
@@ -752,8 +808,8 @@ static int cmd_report(int argc, char **argv)
 	int err, ret = 1;
 
 	err = parse_opts(argc, argv, usage_report,
-			 "pid tid since-reset since-start last sort flat callers threads format "
-			 "output rows color input no-daemon compensate",
+			 "pid tid since-reset since-start last sort flat callers "
+			 "merge-threads format weight output rows color input no-daemon compensate",
 			 &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
@@ -1139,8 +1195,11 @@ static int cmd_top(int argc, char **argv)
 			 &iters);
 	if (err)
 		return err < 0 ? 0 : err;
-	if (o.sort == PROF_SORT_P99) {
-		pc_warnx("top: --sort p99 not available: top sorts by self, total, calls or max");
+	/* an interval's rows have no histogram and no call tree */
+	if (o.sort == PROF_SORT_P99 || o.sort == PROF_SORT_SELF_ONCPU) {
+		pc_warnx("top: --sort %s not available: top sorts by self, total, calls, max or "
+			 "oncpu",
+			 prof_sort_names[o.sort]);
 		return EXIT_USAGE;
 	}
 	pc_src_open_said(&src, &o, NULL);

@@ -24,7 +24,8 @@
 #define C_BOLD "\033[1m"
 
 static const char usage_diff[] =
-	"usage: profctl diff [--sort self|total|calls|p99] [--per-call | --per-frame]\n"
+	"usage: profctl diff [--sort self|total|calls|p99|oncpu|self-oncpu]\n"
+	"                    [--per-call | --per-frame]\n"
 	"                    [--rows N] [--format text|json|html] [-o FILE]\n"
 	"                    [--color auto|always|never] [--since-reset | --since-start]\n"
 	"                    [--no-daemon] BASE NEW\n"
@@ -32,7 +33,7 @@ static const char usage_diff[] =
 	"  BASE, NEW            a profile saved by `profctl save` or PROF_SAVE, or a live\n"
 	"                       process: pid:P (or P, if no file is called P)\n"
 	"  -s, --sort KEY       rows by the largest change of self (default), total,\n"
-	"                       calls or p99\n"
+	"                       calls, p99, oncpu or self-oncpu\n"
 	"      --per-call       self and total per call (runs of different lengths)\n"
 	"      --per-frame      calls, self and total per PROF_FRAME of each run\n"
 	"      --rows N         at most N rows in each table\n"
@@ -46,7 +47,9 @@ static const char usage_diff[] =
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"Per zone (merged across threads and call paths) and per call path (threads\n"
-	"merged): calls, self, total, p50 and p99 of NEW with their change from BASE.\n"
+	"merged): calls, self, total, p50 and p99 of NEW with their change from BASE,\n"
+	"all wall time; with kernel facts (profd) on either side, on-CPU and self\n"
+	"on-CPU time too (CPU time; \"-\" where a side had no kernel facts).\n"
 	"Every change is NEW - BASE: + is more or slower (red), - less or faster (blue).\n";
 
 #define NB PROF_HIST_BUCKETS
@@ -55,6 +58,7 @@ static const char usage_diff[] =
 struct drow {
 	char *key;
 	__u64 calls, self, total, max;
+	__u64 oncpu, self_oncpu; /* ns, PROF_SNAP_UNKNOWN: no kernel facts */
 	__u32 hist[NB];
 };
 
@@ -66,8 +70,15 @@ struct drows {
 /* one side's values as shown: ns (or per call, per frame) */
 struct dval {
 	double calls, self, total, p50, p99;
+	double oncpu, self_oncpu; /* PROF_SNAP_UNKNOWN as a double: unknown */
 	bool present;
 };
+
+/* an on-CPU value of a side nobody knows (no kernel facts) */
+#define DV_UNKNOWN ((double)PROF_SNAP_UNKNOWN)
+
+/* either side's rows have kernel facts: the on-CPU columns are shown */
+static bool diff_sched;
 
 struct dent {
 	const char *key;
@@ -94,7 +105,8 @@ static __u64 round_ns(double x)
 }
 
 static int rows_add(struct drows *r, char *key, const struct prof_snapshot *s,
-		    const struct prof_snap_node *n, bool count_total)
+		    const struct prof_snap_node *n, __u64 oncpu, __u64 self_oncpu,
+		    bool count_total)
 {
 	const __u32 *h = prof_snap_hist(s, n);
 	struct drow *d;
@@ -117,6 +129,8 @@ static int rows_add(struct drows *r, char *key, const struct prof_snapshot *s,
 	d->calls = n->calls;
 	d->self = prof_snap_self(n);
 	d->total = count_total ? n->ticks : 0;
+	d->oncpu = count_total ? oncpu : PROF_SNAP_UNKNOWN;
+	d->self_oncpu = self_oncpu;
 	d->max = n->max;
 	for (k = 0; h && k < n->hist_n && n->hist_lo + k < NB; k++)
 		d->hist[n->hist_lo + k] = h[k];
@@ -147,6 +161,8 @@ static void rows_fold(struct drows *r)
 		d->calls += x->calls;
 		d->self += x->self;
 		d->total += x->total;
+		d->oncpu = prof_add_known(d->oncpu, x->oncpu);
+		d->self_oncpu = prof_add_known(d->self_oncpu, x->self_oncpu);
 		d->max = x->max > d->max ? x->max : d->max;
 		for (k = 0; k < NB; k++)
 			d->hist[k] = d->hist[k] + x->hist[k] < d->hist[k] ? ~0u
@@ -197,14 +213,22 @@ static int side_rows(struct dside *d)
 {
 	const struct prof_snapshot *s = d->merged;
 	const struct prof_snap_thread *t = &s->threads[0];
+	__u64 *oncpu;
 	__u32 i;
-	int err;
+	int err = 0;
 
 	for (i = 0; i < d->raw->nthreads; i++)
 		d->frames += d->raw->threads[i].frames;
-	for (i = 1; i < t->nnodes; i++) {
+	diff_sched |= prof_snap_any_sched(d->raw);
+	oncpu = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*oncpu));
+	if (!oncpu || prof_snap_oncpu(s, t, oncpu)) {
+		free(oncpu);
+		return -ENOMEM;
+	}
+	for (i = 1; i < t->nnodes && !err; i++) {
 		const struct prof_snap_node *n = &t->nodes[i];
 		char *zone, *path;
+		__u64 self_cpu;
 
 		if (prof_snap_node_hidden(t, i))
 			continue;
@@ -213,17 +237,21 @@ static int side_rows(struct dside *d)
 		if (!zone || !path) {
 			free(zone);
 			free(path);
-			return -ENOMEM;
+			err = -ENOMEM;
+			break;
 		}
+		self_cpu = prof_snap_self_oncpu(t, oncpu, i);
 		/* a zone's total counts its outermost calls, as --flat does */
-		err = rows_add(&d->zones, zone, s, n, !(n->flags & PROF_SNAP_F_RECURSIVE));
+		err = rows_add(&d->zones, zone, s, n, oncpu[i], self_cpu,
+			       !(n->flags & PROF_SNAP_F_RECURSIVE));
 		if (!err)
-			err = rows_add(&d->paths, path, s, n, true);
+			err = rows_add(&d->paths, path, s, n, oncpu[i], self_cpu, true);
 		else
 			free(path);
-		if (err)
-			return err;
 	}
+	free(oncpu);
+	if (err)
+		return err;
 	rows_fold(&d->zones);
 	rows_fold(&d->paths);
 	return 0;
@@ -244,13 +272,23 @@ static struct dval side_val(const struct dside *d, const struct drow *r, const s
 	hs.tick_hz = s->tick_hz;
 	v.p50 = (double)prof_snap_ns(s, prof_snap_quantile(&hs, &hn, 0.50));
 	v.p99 = (double)prof_snap_ns(s, prof_snap_quantile(&hs, &hn, 0.99));
+	v.oncpu = r->oncpu == PROF_SNAP_UNKNOWN ? DV_UNKNOWN : (double)r->oncpu;
+	v.self_oncpu = r->self_oncpu == PROF_SNAP_UNKNOWN ? DV_UNKNOWN : (double)r->self_oncpu;
 	if (o->per_call) {
 		v.self = r->calls ? v.self / (double)r->calls : 0;
 		v.total = r->calls ? v.total / (double)r->calls : 0;
+		if (v.oncpu != DV_UNKNOWN)
+			v.oncpu = r->calls ? v.oncpu / (double)r->calls : 0;
+		if (v.self_oncpu != DV_UNKNOWN)
+			v.self_oncpu = r->calls ? v.self_oncpu / (double)r->calls : 0;
 	} else if (per_frame) {
 		v.calls /= (double)d->frames;
 		v.self /= (double)d->frames;
 		v.total /= (double)d->frames;
+		if (v.oncpu != DV_UNKNOWN)
+			v.oncpu /= (double)d->frames;
+		if (v.self_oncpu != DV_UNKNOWN)
+			v.self_oncpu /= (double)d->frames;
 	}
 	return v;
 }
@@ -264,6 +302,10 @@ static double key_of(const struct dval *v, int sort)
 		return v->calls;
 	case PROF_SORT_P99:
 		return v->p99;
+	case PROF_SORT_ONCPU:
+		return v->oncpu == DV_UNKNOWN ? 0 : v->oncpu;
+	case PROF_SORT_SELF_ONCPU:
+		return v->self_oncpu == DV_UNKNOWN ? 0 : v->self_oncpu;
 	}
 	return v->self;
 }
@@ -365,6 +407,31 @@ static void put_change(FILE *f, bool color, int width, const char *text, double 
 		fprintf(f, "%*s", width, text);
 }
 
+/*
+ * The change of an on-CPU value; a side without the row counts as 0, a
+ * side with it but no kernel facts makes the change unknown
+ */
+static double cpu_change(const struct dent *e, double a, double b)
+{
+	if ((e->a.present && a == DV_UNKNOWN) || (e->b.present && b == DV_UNKNOWN))
+		return DV_UNKNOWN;
+	return (e->b.present ? b : 0) - (e->a.present ? a : 0);
+}
+
+/* NEW's on-CPU value and its change, "-" where unknown */
+static void text_cpu(FILE *f, bool color, const struct dent *e, double a, double b)
+{
+	double d = cpu_change(e, a, b);
+	char b1[48], b2[48];
+
+	fprintf(f, " %9s ",
+		e->b.present && b == DV_UNKNOWN ? "-" : fmt_ns_d(b1, sizeof(b1), e->b.present ? b : 0));
+	if (d == DV_UNKNOWN)
+		fprintf(f, "%10s", "-");
+	else
+		put_change(f, color, 10, fmt_dns(b2, sizeof(b2), d), d);
+}
+
 static void text_table(FILE *f, const char *title, const char *what, const struct dent *e, size_t n,
 		       const struct pc_opts *o, bool per_frame)
 {
@@ -377,8 +444,11 @@ static void text_table(FILE *f, const char *title, const char *what, const struc
 		fprintf(f, ", the %zu largest changes", shown);
 	fprintf(f, ")\n");
 	/* each Δ is two bytes wide in UTF-8 and one column on the screen */
-	fprintf(f, "%10s %10s %9s %10s %7s %9s %10s %7s %8s %10s %8s %10s  %s\n", "calls", "Δcalls",
-		"self", "Δself", "Δ%", "total", "Δtotal", "Δ%", "p50", "Δp50", "p99", "Δp99", what);
+	fprintf(f, "%10s %10s %9s %10s %7s %9s %10s %7s %8s %10s %8s %10s", "calls", "Δcalls",
+		"self", "Δself", "Δ%", "total", "Δtotal", "Δ%", "p50", "Δp50", "p99", "Δp99");
+	if (diff_sched)
+		fprintf(f, " %9s %11s %9s %11s", "on-cpu", "Δon-cpu", "self-cpu", "Δself-cpu");
+	fprintf(f, "  %s\n", what);
 	for (i = 0; i < shown; i++) {
 		const struct dent *r = &e[i];
 		double dc = r->b.calls - r->a.calls, ds = r->b.self - r->a.self,
@@ -399,6 +469,10 @@ static void text_table(FILE *f, const char *title, const char *what, const struc
 		put_change(f, color, 9, fmt_dns(b2, sizeof(b2), d5), d5);
 		fprintf(f, " %8s ", fmt_ns_d(b1, sizeof(b1), r->b.p99));
 		put_change(f, color, 9, fmt_dns(b2, sizeof(b2), d9), d9);
+		if (diff_sched) {
+			text_cpu(f, color, r, r->a.oncpu, r->b.oncpu);
+			text_cpu(f, color, r, r->a.self_oncpu, r->b.self_oncpu);
+		}
 		fprintf(f, "  %s\n", r->key);
 	}
 }
@@ -410,14 +484,23 @@ static const char *norm_name(const struct pc_opts *o, bool per_frame)
 
 static const char *sort_name(int sort)
 {
-	static const char *const names[] = { "self", "total", "calls", "max", "p99" };
-
-	return sort >= 0 && sort < 5 ? names[sort] : "self";
+	return sort >= 0 && sort < PROF_SORT_NKEYS ? prof_sort_names[sort] : "self";
 }
 
-/* {"calls","self_ns","total_ns","p50_ns","p99_ns"} of a side, or of the change */
+/* "name":ns, null where unknown */
+static void json_cpu(struct prof_jw *w, const char *name, double v)
+{
+	prof_jw_name(w, name);
+	if (v == DV_UNKNOWN)
+		prof_jw_null(w);
+	else
+		prof_jw_double(w, "%.17g", v);
+}
+
+/* {"calls","self_ns","total_ns","p50_ns","p99_ns","oncpu_ns","self_oncpu_ns"}
+ * of a side, or of the change (on-CPU: null where unknown) */
 static void json_five(struct prof_jw *w, const char *name, double calls, double self, double total,
-		      double p50, double p99)
+		      double p50, double p99, double oncpu, double self_oncpu)
 {
 	prof_jw_name(w, name);
 	prof_jw_start_object(w);
@@ -431,6 +514,8 @@ static void json_five(struct prof_jw *w, const char *name, double calls, double 
 	prof_jw_double(w, "%.17g", p50);
 	prof_jw_name(w, "p99_ns");
 	prof_jw_double(w, "%.17g", p99);
+	json_cpu(w, "oncpu_ns", oncpu);
+	json_cpu(w, "self_oncpu_ns", self_oncpu);
 	prof_jw_end_object(w);
 }
 
@@ -441,7 +526,7 @@ static void json_val(struct prof_jw *w, const char *name, const struct dval *v)
 		prof_jw_null(w);
 		return;
 	}
-	json_five(w, name, v->calls, v->self, v->total, v->p50, v->p99);
+	json_five(w, name, v->calls, v->self, v->total, v->p50, v->p99, v->oncpu, v->self_oncpu);
 }
 
 static void json_table(struct prof_jw *w, const char *name, const struct dent *e, size_t n,
@@ -480,7 +565,9 @@ static void json_table(struct prof_jw *w, const char *name, const struct dent *e
 		json_val(w, "new", &r->b);
 		/* a side without the row counts as zeros */
 		json_five(w, "change", r->b.calls - r->a.calls, r->b.self - r->a.self,
-			  r->b.total - r->a.total, r->b.p50 - r->a.p50, r->b.p99 - r->a.p99);
+			  r->b.total - r->a.total, r->b.p50 - r->a.p50, r->b.p99 - r->a.p99,
+			  cpu_change(r, r->a.oncpu, r->b.oncpu),
+			  cpu_change(r, r->a.self_oncpu, r->b.self_oncpu));
 		prof_jw_end_object(w);
 	}
 	prof_jw_end_array(w);
@@ -651,7 +738,7 @@ int pc_cmd_diff(int argc, char **argv)
 		return 2;
 	}
 	if (o.sort == PROF_SORT_MAX) {
-		pc_warnx("diff: --sort self, total, calls or p99");
+		pc_warnx("diff: --sort self, total, calls, p99, oncpu or self-oncpu");
 		return 2;
 	}
 	sort_key = o.sort;

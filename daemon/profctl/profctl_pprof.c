@@ -8,10 +8,13 @@
  * the node up, leaf first.  pprof adds a sample's values to its leaf for
  * "flat" and to every frame of its stack for "cum", so a node's sample
  * carries its own part: calls, wall self time (flat: self, cum: total,
- * as profctl's tree has them) and, with profd, on-CPU self time.  Each
- * zone site is a function (the zone's name, its C function as the system
- * name, file, line) and a location.  Samples are labelled with the pid,
- * tid and thread name.
+ * as profctl's tree has them) and, with profd, on-CPU self time
+ * (prof_snap_self_oncpu), all in nanoseconds.  Each zone site is a
+ * function (the zone's name, its C function as the system name, file,
+ * line) and a location.  Samples are labelled with the pid, tid and
+ * thread name; a sample has no way to say a value is unknown, so one
+ * whose on-CPU time nobody knows (no kernel facts) has cpu 0 and the label
+ * oncpu="unknown", which -tagignore leaves out.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -29,12 +32,13 @@ typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Label pb_label;
 typedef Perftools__Profiles__ValueType pb_valuetype;
 
-#define NLABELS 3
+#define NLABELS 4 /* pid, tid, thread, and oncpu where unknown */
 
 struct pp_sample {
 	size_t stack_off, depth;
 	int64_t v[3];
 	int64_t pid, tid, thread; /* label values: num, num, string index */
+	bool cpu_unknown;	  /* v[2] is no fact: label oncpu="unknown" */
 };
 
 /* everything the message points to, freed at once */
@@ -147,29 +151,26 @@ static int pp_sites(struct pp *p, const struct prof_snapshot *s)
 	return 0;
 }
 
-/* on-CPU ns of a node, as profctl's tree has it: its closed calls' time
- * less their time switched out; 0 where no call had kernel facts */
-static __u64 oncpu(const struct prof_snapshot *s, const struct prof_snap_node *n)
-{
-	__u64 w = prof_snap_ns(s, prof_snap_closed(n));
-
-	if (!n->kernel_calls)
-		return 0;
-
-	return w > n->offcpu_ns ? w - n->offcpu_ns : 0;
-}
-
 static int pp_thread(struct pp *p, const struct prof_snapshot *s, const struct prof_snap_thread *t,
 		     size_t locbase, int ntypes)
 {
 	char label[64];
 	int64_t name;
+	__u64 *cpu = NULL;
 	__u32 i, j;
 
 	prof_snap_thread_label(t, label, sizeof(label));
 	name = pp_str(p, label);
 	if (name < 0)
 		return -ENOMEM;
+	/* on-CPU time as profctl's tree has it (nested: self never below 0) */
+	if (ntypes > 2) {
+		cpu = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*cpu));
+		if (!cpu || prof_snap_oncpu(s, t, cpu)) {
+			free(cpu);
+			return -ENOMEM;
+		}
+	}
 	for (i = 1; i < t->nnodes; i++) {
 		const struct prof_snap_node *n = &t->nodes[i];
 		struct pp_sample *x;
@@ -180,8 +181,10 @@ static int pp_thread(struct pp *p, const struct prof_snapshot *s, const struct p
 		for (j = i; j && depth <= t->nnodes; j = t->nodes[j].parent)
 			depth++;
 		if (grow((void **)&p->spl, &p->capspl, p->nspl + 1, sizeof(*p->spl)) ||
-		    grow((void **)&p->stack, &p->capstack, p->nstack + depth, sizeof(*p->stack)))
+		    grow((void **)&p->stack, &p->capstack, p->nstack + depth, sizeof(*p->stack))) {
+			free(cpu);
 			return -ENOMEM;
+		}
 		x = &p->spl[p->nspl++];
 		x->stack_off = p->nstack;
 		x->depth = 0;
@@ -194,18 +197,18 @@ static int pp_thread(struct pp *p, const struct prof_snapshot *s, const struct p
 		}
 		x->v[0] = (int64_t)n->calls;
 		x->v[1] = (int64_t)prof_snap_ns(s, prof_snap_self(n));
-		if (ntypes > 2) {
-			__u64 cpu = oncpu(s, n), kids = 0;
+		x->cpu_unknown = false;
+		if (cpu) {
+			__u64 self = prof_snap_self_oncpu(t, cpu, i);
 
-			for (j = n->first_child; j != PROF_SNAP_NONE && j < t->nnodes;
-			     j = t->nodes[j].next_sibling)
-				kids += oncpu(s, &t->nodes[j]);
-			x->v[2] = (int64_t)(cpu > kids ? cpu - kids : 0);
+			x->cpu_unknown = self == PROF_SNAP_UNKNOWN;
+			x->v[2] = x->cpu_unknown ? 0 : (int64_t)self;
 		}
 		x->pid = s->pid;
 		x->tid = t->tid;
 		x->thread = name;
 	}
+	free(cpu);
 	return 0;
 }
 
@@ -232,7 +235,8 @@ static void pp_free(struct pp *p)
 }
 
 /* every pointer of the message, once the arrays stop moving */
-static int pp_link(struct pp *p, int ntypes, int64_t k_pid, int64_t k_tid, int64_t k_thread)
+static int pp_link(struct pp *p, int ntypes, int64_t k_pid, int64_t k_tid, int64_t k_thread,
+		   int64_t k_oncpu, int64_t v_unknown)
 {
 	size_t i;
 
@@ -275,7 +279,9 @@ static int pp_link(struct pp *p, int ntypes, int64_t k_pid, int64_t k_tid, int64
 		l[1].num = p->spl[i].tid;
 		l[2].key = k_thread;
 		l[2].str = p->spl[i].thread;
-		x->n_label = NLABELS;
+		l[3].key = k_oncpu;
+		l[3].str = v_unknown;
+		x->n_label = p->spl[i].cpu_unknown ? 4 : 3;
 		x->label = &p->label_ptrs[i * NLABELS];
 		p->sample_ptrs[i] = x;
 	}
@@ -324,7 +330,7 @@ static int gzip_out(FILE *f, const uint8_t *buf, size_t len)
 int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o)
 {
 	struct pp p;
-	int64_t k_pid, k_tid, k_thread;
+	int64_t k_pid, k_tid, k_thread, k_oncpu, v_unknown;
 	uint8_t *buf = NULL;
 	size_t i, len;
 	int ntypes = 2, err = -ENOMEM;
@@ -359,7 +365,9 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 	k_pid = pp_str(&p, "pid");
 	k_tid = pp_str(&p, "tid");
 	k_thread = pp_str(&p, "thread");
-	if (k_pid < 0 || k_tid < 0 || k_thread < 0)
+	k_oncpu = pp_str(&p, "oncpu");
+	v_unknown = pp_str(&p, "unknown");
+	if (k_pid < 0 || k_tid < 0 || k_thread < 0 || k_oncpu < 0 || v_unknown < 0)
 		goto cleanup;
 	for (i = 0; i < n; i++) {
 		const struct prof_snapshot *s = snaps[i];
@@ -389,7 +397,7 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 	p.prof.comment = &p.comment;
 	p.prof.period_type = &p.types[1];
 	p.prof.period = 1;
-	err = pp_link(&p, ntypes, k_pid, k_tid, k_thread);
+	err = pp_link(&p, ntypes, k_pid, k_tid, k_thread, k_oncpu, v_unknown);
 	if (err)
 		goto cleanup;
 	len = perftools__profiles__profile__get_packed_size(&p.prof);

@@ -9,9 +9,13 @@
  * Families (per process and zone; zones merged across call paths, and
  * across threads unless --threads):
  *	profd_zone_calls_total			counter
- *	profd_zone_self_seconds_total		counter
- *	profd_zone_seconds_total		counter, outermost calls (as --flat)
- *	profd_zone_duration_seconds		histogram of call durations
+ *	profd_zone_self_seconds_total		counter, wall time
+ *	profd_zone_seconds_total		counter, wall, outermost calls (as --flat)
+ *	profd_zone_oncpu_seconds_total		counter, CPU time, outermost calls
+ *	profd_zone_self_oncpu_seconds_total	counter, CPU time less the children's
+ *	profd_zone_duration_seconds		histogram of call durations (wall)
+ * The on-CPU families have no sample for a zone none of whose calls had
+ * kernel facts (profd): unknown, not 0.
  *	profd_process_info			info: pid, comm, uid, clock, kernel
  *	profd_process_threads			gauge
  * Cardinality is bounded: at most --max-zones zones a process (the rest
@@ -53,8 +57,9 @@ static const char usage_serve[] =
 	"\n"
 	"GET /metrics: OpenMetrics (or the Prometheus text format, as the scraper\n"
 	"asks) of your own live processes (--all-users: every one you may see): per\n"
-	"zone calls, self and total seconds as counters and a duration histogram, per\n"
-	"process an info metric.\n";
+	"zone calls, self and total seconds (wall time) and, with profd, on-CPU and\n"
+	"self on-CPU seconds (CPU time; no sample where no call had kernel facts) as\n"
+	"counters and a duration histogram, per process an info metric.\n";
 
 #define NB PROF_HIST_BUCKETS
 
@@ -68,6 +73,7 @@ struct mz {
 	char name[PROF_NAME_MAX];
 	__u32 tidx; /* thread slot: index into the thread list, or the "other" */
 	__u64 calls, self_ns, total_ns, sum_ns;
+	__u64 oncpu_ns, self_oncpu_ns; /* PROF_SNAP_UNKNOWN: no kernel facts */
 	__u64 le[NLE]; /* calls at or below les[k], not cumulative yet */
 };
 
@@ -95,13 +101,15 @@ static struct mz *mz_get(struct mzs *z, const char *name, __u32 tidx)
 		z->cap = cap;
 	}
 	memset(&z->v[z->n], 0, sizeof(z->v[0]));
+	z->v[z->n].oncpu_ns = z->v[z->n].self_oncpu_ns = PROF_SNAP_UNKNOWN;
 	snprintf(z->v[z->n].name, sizeof(z->v[0].name), "%s", name);
 	z->v[z->n].tidx = tidx;
 	return &z->v[z->n++];
 }
 
+/* oncpu: t's prof_snap_oncpu */
 static void mz_add(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
-		   struct mz *m)
+		   const __u64 *oncpu, struct mz *m)
 {
 	const struct prof_snap_node *n = &t->nodes[i];
 	const __u32 *h = prof_snap_hist(s, n);
@@ -111,8 +119,11 @@ static void mz_add(const struct prof_snapshot *s, const struct prof_snap_thread 
 	m->self_ns += prof_snap_ns(s, prof_snap_self(n));
 	/* the histogram's sum is every call's duration, recursive ones too */
 	m->sum_ns += prof_snap_ns(s, n->ticks);
-	if (!(n->flags & PROF_SNAP_F_RECURSIVE))
+	m->self_oncpu_ns = prof_add_known(m->self_oncpu_ns, prof_snap_self_oncpu(t, oncpu, i));
+	if (!(n->flags & PROF_SNAP_F_RECURSIVE)) {
 		m->total_ns += prof_snap_ns(s, n->ticks);
+		m->oncpu_ns = prof_add_known(m->oncpu_ns, oncpu[i]);
+	}
 	for (k = 0; h && k < n->hist_n; k++) {
 		__u32 b = n->hist_lo + k;
 		double top;
@@ -174,12 +185,22 @@ struct fam {
 static const struct fam fams[] = {
 	{ "profd_zone_calls", "counter", "Calls of a zone, since the process started.", NULL },
 	{ "profd_zone_self_seconds", "counter",
-	  "Time in a zone outside the zones it calls, since the process started.", "seconds" },
+	  "Wall time in a zone outside the zones it calls, since the process started.",
+	  "seconds" },
 	{ "profd_zone_seconds", "counter",
-	  "Time in a zone, its outermost calls (a recursive zone counts once).", "seconds" },
+	  "Wall time in a zone, its outermost calls (a recursive zone counts once).", "seconds" },
 	{ "profd_zone_duration_seconds", "histogram",
-	  "Durations of a zone's calls (from log-linear slab buckets, within 19%).", "seconds" },
+	  "Durations (wall) of a zone's calls (from log-linear slab buckets, within 19%).",
+	  "seconds" },
+	{ "profd_zone_oncpu_seconds", "counter",
+	  "CPU time of a zone's outermost calls (profd; no sample without kernel facts).",
+	  "seconds" },
+	{ "profd_zone_self_oncpu_seconds", "counter",
+	  "CPU time in a zone outside the zones it calls (profd; no sample without kernel "
+	  "facts).",
+	  "seconds" },
 };
+#define NFAMS (sizeof(fams) / sizeof(fams[0]))
 
 /* one process's zone series, every family in turn */
 static void put_process(FILE *f, const struct prof_snapshot *s, struct mzs *z,
@@ -230,6 +251,19 @@ static void put_process(FILE *f, const struct prof_snapshot *s, struct mzs *z,
 			put_labels(f, s, m, o, tid, tn);
 			fprintf(f, "} %.9f\n", (double)m->sum_ns / 1e9);
 			break;
+		case 4:
+		case 5: {
+			__u64 v = fam == 4 ? m->oncpu_ns : m->self_oncpu_ns;
+
+			/* unknown: no sample, never 0 */
+			if (v == PROF_SNAP_UNKNOWN)
+				break;
+			fputs(fams[fam].name, f);
+			fputs("_total", f);
+			put_labels(f, s, m, o, tid, tn);
+			fprintf(f, "} %.9f\n", (double)v / 1e9);
+			break;
+		}
 		}
 	}
 	(void)om;
@@ -247,7 +281,8 @@ static int collect(struct proc_zones *p, const struct pc_serve_opts *o)
 {
 	const struct prof_snapshot *s = p->s;
 	__u32 nt = o->threads ? (s->nthreads < o->max_threads ? s->nthreads : o->max_threads) : 0;
-	__u32 i, j, slots = nt + 1, *kept;
+	__u32 i, j, slots = nt + 1, *kept, cap = 0;
+	__u64 *oncpu = NULL;
 	struct mz *other;
 	size_t k, keep = 0;
 
@@ -265,17 +300,24 @@ static int collect(struct proc_zones *p, const struct pc_serve_opts *o)
 		const struct prof_snap_thread *t = &s->threads[i];
 		__u32 tidx = !o->threads ? 0 : i < nt ? i : nt;
 
+		if (prof_snap_oncpu_room(s, t, &oncpu, &cap)) {
+			free(oncpu);
+			return -ENOMEM;
+		}
 		for (j = 1; j < t->nnodes; j++) {
 			struct mz *m;
 
 			if (prof_snap_node_hidden(t, j) || !t->nodes[j].calls)
 				continue;
 			m = mz_get(&p->z, prof_snap_node_name(s, &t->nodes[j]), tidx);
-			if (!m)
+			if (!m) {
+				free(oncpu);
 				return -ENOMEM;
-			mz_add(s, t, j, m);
+			}
+			mz_add(s, t, j, oncpu, m);
 		}
 	}
+	free(oncpu);
 	/* the zones with most self time stay, max_zones a thread slot; the
 	 * rest are one "[other]" a slot (its total a sum of the zones'
 	 * outermost totals: an upper bound) */
@@ -299,8 +341,12 @@ static int collect(struct proc_zones *p, const struct pc_serve_opts *o)
 			kept[x->tidx]++;
 			continue;
 		}
+		if (!m->name[0])
+			m->oncpu_ns = m->self_oncpu_ns = PROF_SNAP_UNKNOWN;
 		snprintf(m->name, sizeof(m->name), "[other]");
 		m->tidx = x->tidx;
+		m->oncpu_ns = prof_add_known(m->oncpu_ns, x->oncpu_ns);
+		m->self_oncpu_ns = prof_add_known(m->self_oncpu_ns, x->self_oncpu_ns);
 		m->calls += x->calls;
 		m->self_ns += x->self_ns;
 		m->total_ns += x->total_ns;
@@ -373,7 +419,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 		put_label(f, pz[i].s->comm);
 		fprintf(f, "\"} %u\n", pz[i].s->nthreads);
 	}
-	for (fam = 0; fam < 4; fam++) {
+	for (fam = 0; fam < (int)NFAMS; fam++) {
 		const struct fam *m = &fams[fam];
 
 		/* a counter's family is named without _total in OpenMetrics */

@@ -378,9 +378,22 @@ static struct view *shown(const struct top *t, int *idx)
 	return t->nviews ? &t->views[0] : NULL;
 }
 
+/* a row's on-CPU time over the interval, as its on-CPU column shows it;
+ * PROF_SNAP_UNKNOWN where none of its calls had kernel facts */
+static __u64 zone_oncpu(const struct top *t, const struct zone_stat *z)
+{
+	__u64 total_ns = ns(t, z->d_total);
+
+	if (z->d_calls && !z->d_kcalls)
+		return PROF_SNAP_UNKNOWN;
+	return total_ns > z->d_offcpu ? total_ns - z->d_offcpu : 0;
+}
+
 static __u64 key(const struct top *t, const struct zone_stat *z)
 {
 	switch (t->sort) {
+	case PROF_SORT_ONCPU:
+		return prof_sort_oncpu_key(zone_oncpu(t, z));
 	case PROF_SORT_TOTAL:
 		return z->d_total;
 	case PROF_SORT_CALLS:
@@ -528,7 +541,7 @@ static double per_s(const struct top *t, __u64 v)
 
 static void draw(struct top *t, FILE *f)
 {
-	static const char *const keys[] = { "self", "total", "calls", "max", "p99" };
+	const char *const *keys = prof_sort_names;
 	struct view *v;
 	struct layout l;
 	__u32 *order, n = 0, i;
@@ -697,6 +710,9 @@ static bool on_key(struct top *t, int c)
 	case 'm':
 		t->sort = PROF_SORT_MAX;
 		break;
+	case 'o':
+		t->sort = PROF_SORT_ONCPU;
+		break;
 	case ' ':
 	case 'p':
 		t->paused = !t->paused;
@@ -771,7 +787,7 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 	int err, frames = 0;
 
 	/* interval deltas have no histogram: no percentile to sort by */
-	if (t.sort < PROF_SORT_SELF || t.sort > PROF_SORT_MAX)
+	if (t.sort < PROF_SORT_SELF || (t.sort > PROF_SORT_MAX && t.sort != PROF_SORT_ONCPU))
 		return -EINVAL;
 	if (!t.pid) {
 		err = pc_pick_pid(src, &t.pid);

@@ -356,35 +356,16 @@ static int read_both(struct pc_src *src, pid_t pid, struct prof_trace **t, struc
 	return err;
 }
 
-/* "frame:10ms" */
+/* "frame:10ms": a zone and a duration (pc_parse_duration) */
 static int parse_slow(const char *arg, char *zone, size_t zlen, __u64 *ns)
 {
 	const char *colon = strrchr(arg, ':');
-	char *end;
-	double v;
 
 	if (!colon || colon == arg || (size_t)(colon - arg) >= zlen)
 		return -EINVAL;
 	memcpy(zone, arg, (size_t)(colon - arg));
 	zone[colon - arg] = 0;
-	errno = 0;
-	v = strtod(colon + 1, &end);
-	if (errno || end == colon + 1 || v <= 0)
-		return -EINVAL;
-	if (!strcmp(end, "ns"))
-		;
-	else if (!strcmp(end, "us"))
-		v *= 1e3;
-	else if (!strcmp(end, "ms"))
-		v *= 1e6;
-	else if (!strcmp(end, "s"))
-		v *= 1e9;
-	else
-		return -EINVAL;
-	if (v > 86400e9)
-		return -EINVAL;
-	*ns = (__u64)v;
-	return 0;
+	return pc_parse_duration(colon + 1, ns);
 }
 
 /* out, or out with ".k" before its extension for capture k of many */
@@ -633,8 +614,9 @@ static const char usage_trace[] =
 	"  -t, --tid T          one thread (default: all)\n"
 	"      --last DURATION  the calls that ended in the last DURATION (10s, 2m;\n"
 	"                       default: all the rings hold)\n"
-	"      --slow Z:T       wait for a call of zone Z longer than T (ns, us, ms, s:\n"
-	"                       frame:16ms), then write the timeline up to its end\n"
+	"      --slow Z:T       wait for a call of zone Z longer than T (a time: a number\n"
+	"                       and ns, us, ms, s, m or h, seconds without: frame:16ms),\n"
+	"                       then write the timeline up to its end\n"
 	"      --count N        with --slow: N captures, FILE.1.json ... (needs -o)\n"
 	"  -f, --format FMT     json (default): Chrome Trace Event Format; html: a\n"
 	"                       self-contained timeline page (zoom, pan, hover)\n"
@@ -712,7 +694,7 @@ int pc_cmd_trace(int argc, char **argv)
 	}
 	if (o.slow && parse_slow(o.slow, zone, sizeof(zone), &thr)) {
 		pc_warnx("trace: bad --slow '%s' (ZONE:THRESHOLD, as frame:16ms; units ns, us, ms, "
-			 "s)",
+			 "s, m, h)",
 			 o.slow);
 		return EXIT_USAGE;
 	}

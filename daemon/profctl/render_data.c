@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * render_data.c - the machine formats: csv (tree, flat, callers), folded
- * stacks (flamegraph.pl, speedscope; weighted by self ns), and the json
+ * stacks (flamegraph.pl, speedscope; weighted by self wall ns, or with
+ * --weight oncpu self on-CPU ns), and the json
  * of the flat and callers views (the tree's json is prof_report_json).
  */
 #include <errno.h>
@@ -59,6 +60,9 @@ struct walk {
 	struct prof_out *out;
 	__u32 *kids; /* the sorted children of the path walked, stacked */
 	__u32 nkids;
+	__u64 *oncpu; /* each node's on-CPU time (prof_snap_oncpu) */
+	__u32 noncpu;
+	__u64 unknown; /* folded --weight oncpu: nodes left out, no kernel facts */
 	void (*fn)(struct walk *, __u32); /* what walk_thread does a node */
 	bool path_ok;			  /* path is node_path's text for the node visited */
 	size_t plen;
@@ -200,9 +204,13 @@ static void csv_node(struct walk *w, __u32 i)
 	v[1] = prof_snap_ns(s, n->open_ticks);
 	v[2] = n->kernel_calls;
 	v[3] = n->blocked;
-	for (k = 0; k < 4; k++) {
+	v[4] = w->oncpu[i];
+	v[5] = prof_snap_self_oncpu(w->t, w->oncpu, i);
+	for (k = 0; k < 6; k++) {
 		*p++ = ',';
-		p = prof_put_u64(p, v[k]);
+		/* on-CPU time nobody knows: an empty field */
+		if (v[k] != PROF_SNAP_UNKNOWN)
+			p = prof_put_u64(p, v[k]);
 	}
 	*p++ = '\n';
 	w->out->p = p;
@@ -215,6 +223,14 @@ static void folded_node(struct walk *w, __u32 i)
 	char buf[4096], *p;
 	const char *path;
 
+	if (w->o->weight == PC_WEIGHT_ONCPU) {
+		self = prof_snap_self_oncpu(w->t, w->oncpu, i);
+		/* a stack of 0 would say it never ran: leave it out, counted */
+		if (self == PROF_SNAP_UNKNOWN) {
+			w->unknown++;
+			return;
+		}
+	}
 	if (!self)
 		return;
 	path = walk_path(w, i, buf, sizeof(buf));
@@ -245,7 +261,7 @@ static void walk_tree(struct walk *w, __u32 i, void (*fn)(struct walk *, __u32),
 
 	if (depth > PROF_SNAP_DEPTH_MAX)
 		return;
-	n = prof_snap_sorted_children_cap(w->s, w->t, i, w->o->sort, kids, cap);
+	n = prof_snap_sorted_children_cap(w->s, w->t, i, w->o->sort, w->oncpu, kids, cap);
 	for (k = 0; k < n; k++) {
 		const char *name = prof_snap_node_name(w->s, &w->t->nodes[kids[k]]);
 		size_t nl = strlen(name);
@@ -276,6 +292,9 @@ static int walk_thread(struct walk *w, FILE *f, const struct prof_snapshot *s,
 	w->t = t;
 	err = prof_snap_kids_room(t, &w->kids, &w->nkids);
 	if (err || !t->nnodes)
+		return err;
+	err = prof_snap_oncpu_room(s, t, &w->oncpu, &w->noncpu);
+	if (err)
 		return err;
 	w->total = prof_snap_thread_total(t);
 	prof_snap_thread_label(t, w->tlabel, sizeof(w->tlabel));
@@ -313,11 +332,25 @@ static int walk_all(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 		if (!err)
 			err = it.err;
 	}
+	if (!err && w->unknown)
+		pc_warnx("folded --weight oncpu: %llu call paths left out: none of their calls "
+			 "had kernel facts (profd)",
+			 (unsigned long long)w->unknown);
 cleanup:
 	free(w->kids);
+	free(w->oncpu);
 	free(w->out);
 	free(w);
 	return err;
+}
+
+/* ",N", or "," alone for a time nobody knows (no kernel facts) */
+static void csv_ns_unknown(FILE *f, __u64 ns)
+{
+	if (ns == PROF_SNAP_UNKNOWN)
+		fputc(',', f);
+	else
+		fprintf(f, ",%llu", (unsigned long long)ns);
 }
 
 static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o)
@@ -326,7 +359,7 @@ static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 	int err;
 
 	fputs("pid,comm,zone,calls,total_ns,self_ns,avg_ns,max_ns,preempted,migrated,offcpu_ns,"
-	      "allocs,alloc_bytes,open,open_ns,kernel_calls,blocked\n",
+	      "allocs,alloc_bytes,open,open_ns,kernel_calls,blocked,oncpu_ns,self_oncpu_ns\n",
 	      f);
 	for (p = 0; p < n; p++) {
 		const struct prof_snapshot *s = snaps[p];
@@ -344,7 +377,7 @@ static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 			csv_str(f, s->comm);
 			fputc(',', f);
 			csv_str(f, r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
-			fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+			fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu",
 				(unsigned long long)r->calls, (unsigned long long)tot,
 				(unsigned long long)prof_snap_ns(s, r->self),
 				(unsigned long long)(r->calls ? prof_snap_ns(s, r->ticks - r->open_ticks) / r->calls : 0),
@@ -354,6 +387,9 @@ static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 				(unsigned long long)r->alloc_bytes, (unsigned long long)r->open,
 				(unsigned long long)prof_snap_ns(s, r->open_ticks),
 				(unsigned long long)r->kernel_calls, (unsigned long long)r->blocked);
+			csv_ns_unknown(f, prof_flat_oncpu_ns(s, r));
+			csv_ns_unknown(f, r->self_oncpu_ns);
+			fputc('\n', f);
 		}
 		free(rows);
 	}
@@ -420,7 +456,8 @@ int pc_render_csv(FILE *f, struct prof_snapshot *const *snaps, size_t n, const s
 		fputs("pid,comm,tid,thread,node,parent,depth,zone,path,calls,total_ns,self_ns,avg_"
 		      "ns,"
 		      "p50_ns,p99_ns,max_ns,pct_thread,preempted,migrated,offcpu_ns,allocs,"
-		      "alloc_bytes,frees,free_bytes,open,open_ns,kernel_calls,blocked\n",
+		      "alloc_bytes,frees,free_bytes,open,open_ns,kernel_calls,blocked,oncpu_ns,"
+		      "self_oncpu_ns\n",
 		      f);
 		err = walk_all(f, snaps, n, o, csv_node);
 	}
@@ -440,7 +477,7 @@ int pc_render_folded(FILE *f, struct prof_snapshot *const *snaps, size_t n, cons
 
 /*
  * json of the flat and callers views, beside prof_report_json's tree:
- * {"version":2,"view":"flat"|"callers","processes":[{"pid","comm",...}]}
+ * {"version":3,"view":"flat"|"callers","processes":[{"pid","comm",...}]}
  */
 /* {"zone":name,"calls":N,"time_ns":N}: a caller or callee of the callers view */
 static void json_edges(struct prof_jw *w, const struct prof_snapshot *s, const char *name,
@@ -458,6 +495,16 @@ static void json_edges(struct prof_jw *w, const struct prof_snapshot *s, const c
 		prof_jw_end_object(w);
 	}
 	prof_jw_end_array(w);
+}
+
+/* "name":N, or null for a time nobody knows (no kernel facts) */
+static void json_ns_unknown(struct prof_jw *w, const char *name, __u64 ns)
+{
+	prof_jw_name(w, name);
+	if (ns == PROF_SNAP_UNKNOWN)
+		prof_jw_null(w);
+	else
+		prof_jw_u64(w, ns);
 }
 
 /* a process's object, opened, with what says which it is and how it is
@@ -519,7 +566,7 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 
 	prof_jw_init(&w, f);
 	prof_jw_start_object(&w);
-	prof_jw_u64_field(&w, "version", 2);
+	prof_jw_u64_field(&w, "version", 3);
 	prof_jw_string_field(&w, "view", o->callers ? "callers" : "flat");
 	prof_jw_name(&w, "processes");
 	prof_jw_start_array(&w);
@@ -560,6 +607,8 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 				prof_jw_u64_field(&w, "open_ns", prof_snap_ns(s, r->open_ticks));
 				prof_jw_u64_field(&w, "kernel_calls", r->kernel_calls);
 				prof_jw_u64_field(&w, "blocked", r->blocked);
+				json_ns_unknown(&w, "oncpu_ns", prof_flat_oncpu_ns(s, r));
+				json_ns_unknown(&w, "self_oncpu_ns", r->self_oncpu_ns);
 				prof_jw_end_object(&w);
 			}
 			prof_jw_end_array(&w);

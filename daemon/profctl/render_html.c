@@ -17,12 +17,15 @@
 /*
  * "%s[%d,\"%s\",%llu,...]", in place: parent, name, then calls, total,
  * self, p50, p99, max, preempted, migrated, off-cpu, allocs, alloc bytes,
- * open calls, their ns so far, calls with kernel facts, blocked
+ * open calls, their ns so far, calls with kernel facts, blocked, on-cpu
+ * and self on-cpu (CPU time, as every view has them; null where unknown)
  */
 static void html_node(struct prof_out *out, const struct prof_snapshot *s,
-		      const struct prof_snap_node *nd, __u32 j, const __u8 *clash)
+		      const struct prof_snap_thread *t, const __u64 *oncpu, __u32 j,
+		      const __u8 *clash)
 {
-	__u64 v[15];
+	const struct prof_snap_node *nd = &t->nodes[j];
+	__u64 v[17];
 	char *p = prof_out_row(out);
 	int k;
 
@@ -61,20 +64,32 @@ static void html_node(struct prof_out *out, const struct prof_snapshot *s,
 	v[12] = prof_snap_ns(s, nd->open_ticks);
 	v[13] = nd->kernel_calls;
 	v[14] = nd->blocked;
-	for (k = 0; k < 15; k++) {
+	v[15] = oncpu[j];
+	v[16] = prof_snap_self_oncpu(t, oncpu, j);
+	for (k = 0; k < 17; k++) {
 		*p++ = ',';
-		p = prof_put_u64(p, v[k]);
+		if (v[k] == PROF_SNAP_UNKNOWN) {
+			memcpy(p, "null", 4);
+			p += 4;
+		} else
+			p = prof_put_u64(p, v[k]);
 	}
 	*p++ = ']';
 	out->p = p;
 }
 
 /* a thread as {"tid",...,"nodes":[...]}; tid 0 is the threads merged */
-static void html_thread(FILE *f, struct prof_out *out, const struct prof_snapshot *s,
-			const struct prof_snap_thread *t, const __u8 *clash)
+static int html_thread(FILE *f, struct prof_out *out, const struct prof_snapshot *s,
+		       const struct prof_snap_thread *t, const __u8 *clash)
 {
+	__u64 *oncpu = NULL;
+	__u32 j, cap = 0;
 	char lb[64];
-	__u32 j;
+
+	if (prof_snap_oncpu_room(s, t, &oncpu, &cap)) {
+		free(oncpu);
+		return -ENOMEM;
+	}
 
 	fprintf(f, "{\"tid\":%u,\"name\":\"", t->tid);
 	prof_json_fbody(f, prof_snap_thread_label(t, lb, sizeof(lb)));
@@ -88,9 +103,11 @@ static void html_thread(FILE *f, struct prof_out *out, const struct prof_snapsho
 		(unsigned long long)prof_snap_ns(s, t->frame_max));
 	prof_out_init(out, f);
 	for (j = 0; j < t->nnodes; j++)
-		html_node(out, s, &t->nodes[j], j, clash);
+		html_node(out, s, t, oncpu, j, clash);
 	prof_out_flush(out);
 	fputs("]}", f);
+	free(oncpu);
+	return 0;
 }
 
 /*
@@ -125,12 +142,13 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 		struct prof_snap_iter it = PROF_SNAP_ITER(s, 0);
 		const struct prof_snap_thread *t;
 
-		for (i = 0; (t = prof_snap_next(&it)); i++) {
+		for (i = 0; !err && (t = prof_snap_next(&it)); i++) {
 			if (i)
 				fputc(',', f);
-			html_thread(f, out, s, t, clash);
+			err = html_thread(f, out, s, t, clash);
 		}
-		err = it.err;
+		if (!err)
+			err = it.err;
 		fputc(']', f);
 		if (!err && s->nthreads > 1) {
 			m = pc_merge_threads(s);
@@ -138,7 +156,7 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 				err = -errno;
 			} else {
 				fputs(",\"merged\":", f);
-				html_thread(f, out, m, &m->threads[0], clash);
+				err = html_thread(f, out, m, &m->threads[0], clash);
 			}
 		}
 		fputc('}', f);

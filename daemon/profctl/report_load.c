@@ -591,9 +591,10 @@ int prof_json_load(const void *buf, size_t len, struct prof_snapshot **snap, cha
 		goto cleanup;
 	}
 	j = json_object_get(doc, "version");
-	if (!json_is_integer(j) || json_integer_value(j) != 2) {
+	/* 3 added on-CPU times, which a read derives again: 2 reads the same */
+	if (!json_is_integer(j) || json_integer_value(j) < 2 || json_integer_value(j) > 3) {
 		snprintf(why, whylen, "a JSON report of a version this profctl does not read (%s)",
-			 json_is_integer(j) ? "it reads version 2" : "no \"version\"");
+			 json_is_integer(j) ? "it reads versions 2 and 3" : "no \"version\"");
 		err = -EPROTO;
 		goto cleanup;
 	}
