@@ -53,48 +53,17 @@ __prof_bucket_put(struct __prof_cache *c, uint32_t node, uint64_t d, unsigned in
 }
 
 /*
- * A zone's exit: everything a call changes, in the order a reader relies
- * on (the counters and the call's event, then the activity word).  Every
- * call that is not the common one (unbalanced, an anomaly or a new kernel
- * word, the kernel word moved, its bucket's first count) is found before
- * anything changes and goes whole to __prof_leave_rare, a tail call, as
- * is the exit probe: this one calls nothing else, so it saves no
- * register.  A delta in its site's cached bucket counts at an address
- * known before the clock is read; any other finds its bucket without a
- * branch (d is below the limit, so below PROF_HIST_TOP), and caches it.
+ * A call counted, its histogram counter h found: everything a call
+ * changes, in the order a reader relies on (the counters and the call's
+ * event, then the activity word).  The exit probe is a tail call.
  */
-static inline __attribute__((always_inline)) void __prof_leave_body(struct __prof_zone *z)
+static inline __attribute__((always_inline)) void
+__prof_leave_count(struct __prof_zone *z, uint64_t d, uint32_t *h)
 {
-	/* on the monotonic clock, above the limit (see __prof_now) */
-	uint64_t d = __prof_counter() - z->start;
-	struct __prof_cache *c = z->c;
-	uint32_t node = z->node, *h;
+	uint32_t node = z->node;
 	const struct prof_site *site;
 	struct prof_node *n;
-	unsigned int s = 0;
-	uint64_t i = 0;
-	int hit;
-#ifndef PROF_NO_KERNEL_WORD
-	uint64_t seq = __prof_tls.krec->seq;
-#else
-	uint64_t seq = z->seq;	/* bench/overhead only: the word's cost */
-#endif
 
-	/* unsigned: a negative delta is huge too; a limit of 0 hands over a
-	 * new kernel word */
-	if (__builtin_expect(__prof_tls.cur != node || d > __prof_tls.limit || seq != z->seq, 0))
-		goto rare;
-	hit = c->bnode == node && d - c->blo < c->bspan;
-	if (__builtin_expect(hit, 1)) {
-		h = &__prof_tls.hist[c->bidx];
-	} else {
-		s = prof_hist_shift(d);
-		i = prof_hist_index(node, prof_hist_bucket_at(d, s), PROF_HIST_SHIFT);
-		h = &__prof_tls.hist[i];
-		/* its row is marked first, out of line */
-		if (__builtin_expect(__PROF_LOAD(h) == 0, 0))
-			goto rare;
-	}
 	__prof_tls.cur = z->prev;
 	__PROF_STORE(&__prof_tls.open[node], 0);
 	n = &__prof_tls.nodes[node];
@@ -104,16 +73,62 @@ static inline __attribute__((always_inline)) void __prof_leave_body(struct __pro
 	if (d > n->max)
 		__PROF_STORE(&n->max, d);
 	__PROF_ADDL(h, 1);
-	if (!hit)
-		__prof_bucket_put(c, node, d, s, i);
 	__prof_ring_put(z->start, d, node);
 	__PROF_BUMP(__prof_tls.activity);
-	site = c->sitep;
+	site = z->c->sitep;
 	if (__builtin_expect(*site->exit_sema, 0))
 		__prof_exit_probe(site, d);
-	return;
-rare:
-	__prof_leave_rare(z, d, seq);
+}
+
+/*
+ * A common call whose delta left its site's cached bucket: its bucket
+ * found without a branch (d is below the limit, so below PROF_HIST_TOP),
+ * counted and cached; a bucket's first count (its row to mark) goes to
+ * __prof_leave_rare.
+ */
+static __attribute__((noinline)) void __prof_leave_miss(struct __prof_zone *z, uint64_t d,
+							 uint64_t seq)
+{
+	unsigned int s = prof_hist_shift(d);
+	uint64_t i = prof_hist_index(z->node, prof_hist_bucket_at(d, s), PROF_HIST_SHIFT);
+	uint32_t *h = &__prof_tls.hist[i];
+
+	if (__builtin_expect(__PROF_LOAD(h) == 0, 0)) {
+		__prof_leave_rare(z, d, seq);
+		return;
+	}
+	__prof_bucket_put(z->c, z->node, d, s, i);
+	__prof_leave_count(z, d, h);
+}
+
+/*
+ * A zone's exit.  Every call that is not the common one (unbalanced, an
+ * anomaly or a new kernel word, the kernel word moved) is found before
+ * anything changes and goes whole to __prof_leave_rare, and one outside
+ * its site's cached bucket to __prof_leave_miss, both tail calls: this
+ * one calls nothing else, so it saves no register, and its counter's
+ * address is known before the clock is read.
+ */
+static inline __attribute__((always_inline)) void __prof_leave_body(struct __prof_zone *z)
+{
+	/* on the monotonic clock, above the limit (see __prof_now) */
+	uint64_t d = __prof_counter() - z->start;
+	struct __prof_cache *c = z->c;
+	uint32_t node = z->node;
+#ifndef PROF_NO_KERNEL_WORD
+	uint64_t seq = __prof_tls.krec->seq;
+#else
+	uint64_t seq = z->seq;	/* bench/overhead only: the word's cost */
+#endif
+
+	/* unsigned: a negative delta is huge too; a limit of 0 hands over a
+	 * new kernel word */
+	if (__builtin_expect(__prof_tls.cur != node || d > __prof_tls.limit || seq != z->seq, 0))
+		__prof_leave_rare(z, d, seq);
+	else if (__builtin_expect(c->bnode != node || d - c->blo >= c->bspan, 0))
+		__prof_leave_miss(z, d, seq);
+	else
+		__prof_leave_count(z, d, &__prof_tls.hist[c->bidx]);
 }
 
 #endif /* PROF_ZONE_LEAVE_H */
