@@ -54,7 +54,7 @@ endif
 # --- the application side: libprof ------------------------------------------
 # what an application runs: its zones, the profd client, the log, and at
 # exit the report (the reader, report.c) or PROF_SAVE's file (proffile.c)
-LIB_SRCS := usdt/prof.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_hist.c \
+LIB_SRCS := usdt/prof.c usdt/enter.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_hist.c \
 	usdt/reader_flat.c usdt/reader_image.c usdt/report.c usdt/report_text.c usdt/proffile.c \
 	usdt/json_writer.c usdt/fmt.c usdt/funcname.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
@@ -62,7 +62,7 @@ LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
 # before libprof.a): finding segments, the event rings, loading a file
 READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/proffile_load.c
 READ_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(READ_SRCS))
-LIB_HDRS := usdt/prof.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h usdt/proffile.h \
+LIB_HDRS := usdt/prof.h usdt/zone_leave.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h usdt/proffile.h \
 	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h
 
 # a C++ PROF_FUNC's name (the runtime, and profctl zones)

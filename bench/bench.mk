@@ -4,7 +4,7 @@ BENCH_RUN :=
 include $(filter-out bench/bench.mk,$(wildcard bench/*.mk))
 
 OVERHEAD := $(OUTPUT)/bench/overhead
-$(OVERHEAD): bench/overhead.c bench/overhead_nokw.c bench/overhead_noring.c bench/overhead.h $(LIBPROF_A) | $(OUTPUT)/bench
+$(OVERHEAD): bench/overhead.c bench/overhead_nokw.c bench/overhead_noring.c bench/overhead.h usdt/zone_leave.h $(LIBPROF_A) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Ibench bench/overhead.c bench/overhead_nokw.c bench/overhead_noring.c -o $@ \
 		$(ALL_LDFLAGS) $(LIBPROF_A) -lpthread

@@ -12,7 +12,8 @@
 # against bare, the zones a run (the pair build counts them), the added ns
 # a zone, and (valgrind installed: it is in .ci/deps) the instructions a
 # zone adds under callgrind at --size CG_SIZE (10), which no load on the
-# machine changes.  x86-64 only (the pair reads rdtsc).
+# machine changes, and the code a zone adds at its site (the zoned object's
+# sections against the bare one's).  x86-64 only (the pair reads rdtsc).
 #
 # Needs, and installs as root if missing (saying so): dpkg-dev (dpkg-source),
 # tcl (the amalgamation's build).  Downloads the source package with
@@ -121,6 +122,16 @@ for m in 0 1 2; do
 	$CC bld/speedtest1.o "bld/sqlite3_${names[m]}.o" -o "bld/speedtest1_${names[m]}" "${libs[@]}"
 done
 
+# the zones' code: each build's amalgamation object, its .text and its
+# other executable sections (cold: .text.unlikely, the probes' stubs),
+# against the bare build's, a site
+sect() { size -A "$1" | awk -v hot="$2" '$1 ~ /^\.text/ { if (($1 == ".text") == hot) n += $2 } END { print n + 0 }'; }
+code_line=$(awk -v n="${#FUNCS[@]}" -v bh="$(sect bld/sqlite3_bare.o 1)" -v bc="$(sect bld/sqlite3_bare.o 0)" \
+	-v ph="$(sect bld/sqlite3_pair.o 1)" -v pc="$(sect bld/sqlite3_pair.o 0)" \
+	-v uh="$(sect bld/sqlite3_usdt.o 1)" -v uc="$(sect bld/sqlite3_usdt.o 0)" 'BEGIN {
+	printf "code a site (.text; cold sections): pair %+.0f; %+.0f, usdt %+.0f; %+.0f bytes (bare .text %d)\n",
+		(ph - bh) / n, (pc - bc) / n, (uh - bh) / n, (uc - bc) / n, bh }')
+
 export PROF_NO_DAEMON=1
 unset PROF_REPORT PROF_SAVE PROF_LOG_INTERVAL
 args=(--size "$SIZE" --memdb)
@@ -184,3 +195,4 @@ awk -v z="$zones" -v m="$(median "${times[usdt]}")" -v b="$bare" -v p="${probe_n
 		printf "the runtime'"'"'s own estimate (PROF_REPORT probe_cost_ns): %.1f ns a zone, %.3f s a run\n",
 			p / z, p / 1e9 }'
 echo "$cg_line"
+echo "$code_line"

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_compilers.c - prof.h as users build it: matrix.c with gcc and clang
- * at -std=c99, c11 and gnu11, matrix.cc with g++ and clang++ at c++11,
- * c++17 and c++20 (and each at -O0 once), all with -Wall -Wextra
- * -Wpedantic -Werror against libprof.a.  Each program must build, run,
- * and report every zone with its exact call count; the C++ one must carry
- * an enter and an exit probe for each zone, template instances included.
- * lto_a.c and lto_b.c, linked with -flto, keep their zones apart.
+ * at -std=c99, c11, c17 and gnu11, matrix.cc with g++ and clang++ at
+ * c++11, c++17 and c++20 (and each at -O0 once), against libprof.a, with
+ * the strictest warnings a user may build with (C_WARN, CXX_WARN, -Werror).
+ * Each program must build, run, and report every zone with its exact call
+ * count; the C++ one must carry an enter and an exit probe for each zone,
+ * template instances included.  lto_a.c and lto_b.c, linked with -flto,
+ * keep their zones apart.  sitesize.c's zone must stay small at its site
+ * (SITE_HOT_MAX, SITE_COLD_MAX) with gcc and clang at -O2 on x86-64.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -22,6 +24,15 @@
 #ifndef LIBPROF_A
 #error "LIBPROF_A: the static runtime"
 #endif
+
+/* a zone's code at its site, bytes: hot (in its function), cold (out of it) */
+#define SITE_HOT_MAX 160
+#define SITE_COLD_MAX 400
+
+#define C_WARN                                                                              \
+	"-Wall -Wextra -Wpedantic -Wdeclaration-after-statement -Wcast-align -Wconversion " \
+	"-Wsign-conversion -Wshadow -Wundef -Werror"
+#define CXX_WARN "-Wall -Wextra -Wold-style-cast -Wconversion -Wshadow -Wpedantic -Werror"
 
 struct want {
 	const char *zone;
@@ -113,9 +124,9 @@ static void build_run(const char *cc, const char *std, const char *opt, const ch
 	snprintf(rep, sizeof(rep), "%s/report", dir);
 	snprintf(out, sizeof(out), "%s/out", dir);
 	snprintf(cmd, sizeof(cmd),
-		 "%s -std=%s %s -Wall -Wextra -Wpedantic -Werror -I%s/usdt -I%s/bpf %s/tests/%s %s "
+		 "%s -std=%s %s %s -I%s/usdt -I%s/bpf %s/tests/%s %s "
 		 "%s -lpthread -o %s >%s 2>&1",
-		 cc, std, opt, SRC_DIR, SRC_DIR, SRC_DIR, src,
+		 cc, std, opt, cxx ? CXX_WARN : C_WARN, SRC_DIR, SRC_DIR, SRC_DIR, src,
 		 strcmp(src, "lto_a.c") ? "" : SRC_DIR "/tests/lto_b.c", LIBPROF_A, bin, out);
 	if (system(cmd)) {
 		o = slurp(out);
@@ -190,7 +201,7 @@ static void test_lto(void **state)
 		build_run("clang", "gnu11", "-O2 -flto=thin -fuse-ld=lld", "lto_a.c", want_lto, 0);
 }
 
-static const char *const c_stds[] = { "gnu11", "c99", "c11", NULL };
+static const char *const c_stds[] = { "gnu11", "c99", "c11", "c17", NULL };
 static const char *const cxx_stds[] = { "c++17", "c++11", "c++20", NULL };
 
 static void test_gcc(void **state)
@@ -217,6 +228,95 @@ static void test_clangxx(void **state)
 	matrix("clang++", cxx_stds, "matrix.cc", want_cxx, 1);
 }
 
+/* the size of symbol sym in object obj (nm -S), -1 if absent */
+static long sym_size(const char *obj, const char *sym)
+{
+	char cmd[PATH_MAX + 64], line[512], name[128], type;
+	unsigned long addr, size;
+	long r = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "nm -S '%s'", obj);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	/* undefined symbols have no address nor size: their lines do not scan */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx %lx %c %127s", &addr, &size, &type, name) == 4 &&
+		    !strcmp(name, sym))
+			r = (long)size;
+	pclose(f);
+	return r;
+}
+
+/* bytes in obj's executable sections (readelf -SW: the flags hold X) */
+static long exec_bytes(const char *obj)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	long total = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf -SW '%s'", obj);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char name[128], type[64], flags[16];
+		unsigned long addr, off, size, es;
+		const char *p = strchr(line, ']');
+
+		if (!p || sscanf(p + 1, "%127s %63s %lx %lx %lx %lx %15s", name, type, &addr, &off,
+				 &size, &es, flags) != 7)
+			continue;
+		if (strchr(flags, 'X'))
+			total += (long)size;
+	}
+	pclose(f);
+	return total;
+}
+
+static void site_size(const char *cc)
+{
+	char dir[] = "/tmp/prof-sz.XXXXXX", cmd[2 * PATH_MAX + 256], obj[64], out[64];
+	long bare, one, hot, cold;
+	char *o;
+
+	if (!have(cc)) {
+		print_message("skip: %s is not installed\n", cc);
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(obj, sizeof(obj), "%s/sitesize.o", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(cmd, sizeof(cmd), "%s -std=gnu11 -O2 %s -I%s/usdt -I%s/bpf -c %s/tests/sitesize.c -o %s >%s 2>&1",
+		 cc, C_WARN, SRC_DIR, SRC_DIR, SRC_DIR, obj, out);
+	if (system(cmd)) {
+		o = slurp(out);
+		fail_msg("%s: sitesize.c does not build:\n%s", cc, o ? o : "");
+	}
+	bare = sym_size(obj, "sz_bare");
+	one = sym_size(obj, "sz_one");
+	assert_true(bare > 0 && one > 0);
+	hot = one - bare;
+	cold = exec_bytes(obj) - one - bare;
+	print_message("%s -O2: a zone's site is %ld bytes hot, %ld cold (at most %d, %d)\n", cc,
+		      hot, cold, SITE_HOT_MAX, SITE_COLD_MAX);
+	if (hot > SITE_HOT_MAX || cold > SITE_COLD_MAX)
+		fail_msg("%s: a zone's site is %ld bytes hot, %ld cold: more than %d, %d", cc, hot,
+			 cold, SITE_HOT_MAX, SITE_COLD_MAX);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_site_size(void **state)
+{
+	(void)state;
+#if !defined(__x86_64__)
+	print_message("skip: the site's sizes are x86-64's\n");
+	skip();
+#endif
+	site_size("gcc");
+	site_size("clang");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,7 +325,9 @@ int main(void)
 		cmocka_unit_test(test_gxx),
 		cmocka_unit_test(test_clangxx),
 		cmocka_unit_test(test_lto),
+		cmocka_unit_test(test_site_size),
 	};
 
+	test_filter_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

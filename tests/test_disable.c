@@ -68,7 +68,7 @@ static void test_enabled_control(void **state)
 	(void)state;
 	obj("enable_obj.o", path, sizeof(path));
 	snprintf(cmd, sizeof(cmd), "nm '%s'", path);
-	assert_true(count_lines(cmd, "__prof_enter_slow", NULL, 0) > 0);
+	assert_true(count_lines(cmd, "__prof_enter_miss", NULL, 0) > 0);
 	/* the descriptor and exit stub prof.h defines in asm */
 	assert_true(count_lines(cmd, "__prof_s", NULL, 0) > 0);
 	assert_true(count_lines(cmd, "__prof_x", NULL, 0) > 0);

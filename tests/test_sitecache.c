@@ -13,16 +13,13 @@
 
 static unsigned long slow_enters;
 
-uint64_t __real___prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
-				  uint32_t cur);
-uint64_t __wrap___prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
-				  uint32_t cur);
+void __real___prof_enter_slow(struct __prof_zone *z, const struct prof_site *site);
+void __wrap___prof_enter_slow(struct __prof_zone *z, const struct prof_site *site);
 
-uint64_t __wrap___prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
-				  uint32_t cur)
+void __wrap___prof_enter_slow(struct __prof_zone *z, const struct prof_site *site)
 {
 	slow_enters++;
-	return __real___prof_enter_slow(site, c, cur);
+	__real___prof_enter_slow(z, site);
 }
 
 static volatile unsigned long sink;
@@ -69,6 +66,21 @@ static __u64 calls_under(const struct prof_snapshot *s, const struct prof_snap_t
 	assert_int_not_equal(n, PROF_SNAP_NONE);
 	assert_int_equal(test_hist_sum(s, &t->nodes[n]), t->nodes[n].calls);
 	return t->nodes[n].calls;
+}
+
+/* a snapshot of this thread, and its zone NAME under the root */
+static __u32 snap_top(struct prof_snapshot **s, const struct prof_snap_thread **t,
+		      const char *name)
+{
+	__u32 n;
+
+	*s = test_snapshot(0);
+	assert_non_null(*s);
+	*t = test_thread(*s, test_gettid());
+	assert_non_null(*t);
+	n = test_child(*s, *t, PROF_NODE_ROOT, name);
+	assert_int_not_equal(n, PROF_SNAP_NONE);
+	return n;
 }
 
 static void test_two_parents(void **state)
@@ -138,12 +150,7 @@ static void test_three_parents(void **state)
 		from_b(i);
 		from_c(i);
 	}
-	s = test_snapshot(0);
-	assert_non_null(s);
-	t = test_thread(s, test_gettid());
-	assert_non_null(t);
-	c = test_child(s, t, PROF_NODE_ROOT, "sc_c");
-	assert_int_not_equal(c, PROF_SNAP_NONE);
+	c = snap_top(&s, &t, "sc_c");
 	assert_int_equal(calls_under(s, t, c, "sc_leaf"), ITERS);
 	assert_int_equal(calls_under(s, t, test_child(s, t, PROF_NODE_ROOT, "sc_a"), "sc_leaf"),
 			 base + ITERS);
@@ -156,11 +163,62 @@ static void test_three_parents(void **state)
 	assert_int_equal(slow_enters - before, 1);
 }
 
+/* some work: i steps of a loop the compiler keeps */
+static void busy(unsigned long i)
+{
+	while (i--)
+		sink += i;
+}
+
+static __attribute__((noinline)) void hb_child(unsigned long n)
+{
+	PROF_USDT(sc_hb_child);
+	busy(n);
+}
+
+/* alone as long as its child: its buckets are its child's */
+static __attribute__((noinline)) void hb_parent(unsigned long n, int call)
+{
+	PROF_USDT(sc_hb_parent);
+	if (call)
+		hb_child(n);
+	else
+		busy(n);
+}
+
+/*
+ * A child whose deltas leave its site's bucket, under a parent that has
+ * counted in the same buckets: each call counts in its own node's
+ * histogram, never in the parent's (whose row is not empty there)
+ */
+static void test_miss_own_node(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s;
+	unsigned long i;
+	__u32 p;
+
+	(void)state;
+	for (i = 0; i < ITERS; i++) {
+		/* deltas over a few octaves, each bucket seldom twice in a row */
+		unsigned long n = (i * 37) % 400;
+
+		hb_parent(n, 0);
+		hb_parent(n, 1);
+	}
+	p = snap_top(&s, &t, "sc_hb_parent");
+	assert_int_equal(t->nodes[p].calls, 2 * ITERS);
+	assert_int_equal(test_hist_sum(s, &t->nodes[p]), 2 * ITERS);
+	assert_int_equal(calls_under(s, t, p, "sc_hb_child"), ITERS);
+	prof_snapshot__destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_parents),
 		cmocka_unit_test(test_three_parents),
+		cmocka_unit_test(test_miss_own_node),
 	};
 
 	test_filter_env();

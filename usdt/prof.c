@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "zone_leave.h"
 #include "runtime.h"
 #include "snapshot.h"
 #include "proffile.h"
@@ -433,7 +434,8 @@ static void zone_calibrate(__u64 *cost, __u64 *inner)
 	struct __prof_thread *t = &__prof_tls, saved = *t;
 	/* node 1 cached; on the monotonic clock no cache, and the slow
 	 * enter (busy: it does nothing else) gives node 1 too */
-	struct __prof_cache c = { __prof_clock_tsc ? PROF_NODE_ROOT : ~0u, 1, ~0u, 0, 1, ~0u, 0, 0, 0 };
+	struct __prof_cache c = { __prof_clock_tsc ? PROF_NODE_ROOT : ~0u, 1, ~0u, 0, 1, ~0u, 0, 0, 0,
+				  &calib_site };
 	int busy = prof_tpriv.busy;
 	__u32 round, i;
 	__u64 best = ~0ull, best_in = ~0ull;
@@ -1073,7 +1075,7 @@ static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, ui
 static void cache_put(struct __prof_cache *c, __u32 parent, __u32 node);
 
 /*
- * __prof_enter_slow but for a node found in the thread's table.  Zones are
+ * enter_node but for a node found in the thread's table.  Zones are
  * safe in signal handlers.  A handler that interrupts this thread's own
  * slow path (its first zone, a new site or node) must not take the lock
  * it may hold, nor grow the tree it is growing: its zone counts in the
@@ -1109,7 +1111,7 @@ static __attribute__((noinline)) uint64_t enter_full(const struct prof_site *sit
  * TLS call that would make this a full function).  Everything else takes
  * enter_full.
  */
-uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t cur)
+static uint64_t enter_node(const struct prof_site *site, struct __prof_cache *c, uint32_t cur)
 {
 	struct prof_tpriv *p = __prof_tls.priv;
 	__u32 node, slot;
@@ -1127,6 +1129,44 @@ uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c,
 		}
 	}
 	return enter_full(site, c, cur);
+}
+
+/*
+ * An enter that missed its site's two ways (or any enter on the monotonic
+ * clock): the node for (cur, site) and the node to return to, then the
+ * call's marks as the fast enter makes them, the node current first.
+ */
+void __prof_enter_slow(struct __prof_zone *z, const struct prof_site *site)
+{
+	struct __prof_cache *c = z->c;
+	uint64_t pn;
+
+	/* the exit's way to its site (always the same: a handler's zone of
+	 * this site writing it meanwhile writes the same) */
+	c->sitep = site;
+	pn = enter_node(site, c, __prof_tls.cur);
+	__u32 node = (__u32)pn;
+	uint64_t t;
+
+	z->prev = (__u32)(pn >> 32);
+	if (__builtin_expect(__prof_clock_tsc, 1)) {
+		__prof_enter_mark(z, node);
+		return;
+	}
+	/* the monotonic clock: its start marked (see __prof_now) */
+	__prof_tls.cur = node;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	z->node = node;
+	z->seq = __prof_tls.krec->seq;
+	z->offcpu = __prof_tls.krec->offcpu_ns;
+	t = __prof_clock_mono();
+	z->start = t | __PROF_MONO;
+	__PROF_STORE(&__prof_tls.open[node], t);
+}
+
+void __prof_leave(struct __prof_zone *z)
+{
+	__prof_leave_body(z);
 }
 
 /*
@@ -1287,13 +1327,6 @@ static void hist_count(uint32_t node, __u64 d)
 	__PROF_ADD(h, 1);
 }
 
-/* a call that is its bucket's first: the row is marked, then counted
- * (a zone in a signal handler meanwhile marks it too) */
-void __prof_hist_first(uint32_t node, uint64_t d)
-{
-	hist_count(node, d);
-}
-
 /*
  * What __prof_leave does for a call: with its kernel facts (the switch
  * counts at enter, zseq and zoffcpu, and at exit, seq), or, FACTS false,
@@ -1367,6 +1400,21 @@ static void cover_switch(void)
 	t->krec = rec;
 	p->kgen = gen;
 	__PROF_STORE(&h->ksched_slot, now ? te->kslot : PROF_NO_SLOT);
+}
+
+void __prof_leave_rare(struct __prof_zone *z, uint64_t d, uint64_t seq)
+{
+	const struct prof_site *site = z->c->sitep;
+	uint32_t node = z->node;
+
+	if (__prof_tls.cur != node)
+		__prof_unbalanced(node, z->prev);
+	__prof_tls.cur = z->prev;
+	__PROF_STORE(&__prof_tls.open[node], 0);
+	if (d > __prof_tls.limit)
+		__prof_anomaly(site, node, z->start, d, z->seq, z->offcpu, seq);
+	else
+		call_count(site, node, z->start, d, true, z->seq, z->offcpu, seq);
 }
 
 void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d,

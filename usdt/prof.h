@@ -4,8 +4,11 @@
  *
  * The whole API, and what each call costs once warm:
  *
- *	PROF_USDT(name);	zone from here to the end of the block: two
- *				rdtsc, a cache compare, a few plain stores
+ *	PROF_USDT(name);	zone from here to the end of the block: at
+ *				enter a cache compare, an rdtsc, a few
+ *				stores; at exit a call (an rdtsc, a few
+ *				compares, plain stores); some 140 bytes of
+ *				code at the site
  *	PROF_FUNC();		the same, named after the enclosing function
  *	PROF_DEFINE(name)	file scope: a public zone, shared by sites
  *	PROF_DECLARE(name)	file scope: refer to a public zone elsewhere
@@ -110,10 +113,10 @@ typedef char __prof_site_layout[__builtin_offsetof(struct prof_site, sema) == 48
 /*
  * Per site, per thread: the last two (parent -> node) seen here, the
  * newest first, so a function called from two places (or recursing once)
- * finds its node without the slow path; and the histogram bucket the
- * site's last call counted in, of node 'bnode': a delta d with
- * d - blo < bspan counts in hist[bidx] (its row marked) at an address the
- * CPU knows before the clock is read.
+ * finds its node without the slow path; the site's descriptor, for its
+ * exit; and the histogram bucket the site's last call counted in, of
+ * node 'bnode': a delta d with d - blo < bspan counts in hist[bidx] (its
+ * row marked), at an address the CPU knows before the clock is read.
  */
 struct __prof_cache {
 	uint32_t parent;	/* ~0 until first use */
@@ -125,13 +128,13 @@ struct __prof_cache {
 	uint64_t blo;		/* the bucket's lowest delta */
 	uint64_t bspan;		/* its width */
 	uint64_t bidx;		/* its counter: prof_hist_index(bnode, b) */
+	const struct prof_site *sitep; /* the site, set by every slow enter */
 };
 
-/* an open zone: on the stack of the code it measures (in registers, once
- * inlined: the slow paths take scalars, never its address) */
+/* an open zone: on the stack of the code it measures, its address all the
+ * exit (a call) takes */
 struct __prof_zone {
-	struct __prof_cache *c;
-	const struct prof_site *site;
+	struct __prof_cache *c;	/* its site's (its descriptor in c->sitep) */
 	uint64_t start;
 	uint64_t seq;		/* kernel record at enter */
 	uint64_t offcpu;
@@ -177,12 +180,19 @@ struct __prof_thread {
 extern __thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec")));
 extern int __prof_clock_tsc;
 
-/* the node for (cur, site) and the node to return to: prev << 32 | node */
-uint64_t __prof_enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t cur);
+/* an enter that missed the site's newest way: z (its cache set) entered
+ * (cold: its call is out of the site's way) */
+void __prof_enter_miss(struct __prof_zone *z, const struct prof_site *site) __attribute__((cold));
+/* an enter that missed both ways */
+void __prof_enter_slow(struct __prof_zone *z, const struct prof_site *site);
+/* a zone's exit (the cleanup of PROF_USDT's zone, the guard's destructor) */
+void __prof_leave(struct __prof_zone *z);
 void __prof_leave_slow(uint32_t node, uint64_t zseq, uint64_t zoffcpu, uint64_t seq, uint64_t d);
+/* a zone's exit that is not the common one (zone_leave.h): d its ticks,
+ * seq the kernel word's count at its end */
+void __prof_leave_rare(struct __prof_zone *z, uint64_t d, uint64_t seq);
 void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d,
 		    uint64_t zseq, uint64_t zoffcpu, uint64_t seq);
-void __prof_hist_first(uint32_t node, uint64_t d);
 void __prof_unbalanced(uint32_t node, uint32_t prev);
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c);
 void __prof_end(void);
@@ -247,8 +257,8 @@ static inline __attribute__((always_inline)) uint64_t __prof_now(void)
 #define __PROF_ADD(p, v)	__PROF_STORE((p), __PROF_LOAD(p) + (v))
 #if defined(__x86_64__) && !defined(__PROF_TSAN)
 /* the fast path's adds: __u64 (Q) and __u32 (L) */
-#define __PROF_ADDQ(p, v)	__asm__ __volatile__("addq %1, %0" : "+m"(*(p)) : "er"((uint64_t)(v)))
-#define __PROF_ADDL(p, v)	__asm__ __volatile__("addl %1, %0" : "+m"(*(p)) : "ir"((uint32_t)(v)))
+#define __PROF_ADDQ(p, v)	__asm__ __volatile__("addq %1, %0" : "+m"(*(p)) : "er"(__PROF_CAST(uint64_t, v)))
+#define __PROF_ADDL(p, v)	__asm__ __volatile__("addl %1, %0" : "+m"(*(p)) : "ir"(__PROF_CAST(uint32_t, v)))
 /* after the node's counters: a reader that sees it unchanged skips the
  * slab (x86 stores are release stores; the clobber keeps them before) */
 #define __PROF_BUMP(p)		__asm__ __volatile__("addq $1, %0" : "+m"(*(p)) : : "memory")
@@ -258,154 +268,62 @@ static inline __attribute__((always_inline)) uint64_t __prof_now(void)
 #define __PROF_BUMP(p)		__atomic_store_n((p), __PROF_LOAD(p) + 1, __ATOMIC_RELEASE)
 #endif
 
-/* the call that just ended, into the thread's event ring (slab.h); d at
- * most PROF_EV_DUR_MAX (the fast path's limit is no more: a longer call
- * takes __prof_anomaly, which saturates it) */
-static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start, uint64_t d,
-								  uint32_t node)
-{
-#ifndef PROF_NO_RING
-	__u64 *hp = __prof_tls.ring_head; /* once: the stores below may alias */
-	uint64_t h = __PROF_LOAD(hp);
-	struct prof_event *e = &__prof_tls.ring[h & __prof_tls.ring_mask];
-
-	__PROF_STORE(&e->start, start);
-	__PROF_STORE(&e->dur_node, d << PROF_EV_DUR_SHIFT | node);
-	__atomic_store_n(hp, h + 1, __ATOMIC_RELEASE);
-#else
-	(void)start, (void)d, (void)node; /* bench/overhead only: the ring's cost */
-#endif
-}
-
 /*
- * A delta outside its site's cached bucket: its bucket found without a
- * branch (d is below the limit, so below PROF_HIST_TOP), counted
- * (a row's first count marks it, out of line), and cached, unless this
- * zone is a signal handler's that interrupted a refill: the cache names
- * no node while it changes, so no zone sees half of one.
- */
-static inline __attribute__((always_inline)) void
-__prof_hist_miss(struct __prof_cache *c, uint32_t node, uint64_t d)
-{
-	unsigned int s = prof_hist_shift(d);
-	uint64_t i = prof_hist_index(node, prof_hist_bucket_at(d, s), PROF_HIST_SHIFT);
-	uint32_t *h = &__prof_tls.hist[i];
-
-	if (__builtin_expect(__PROF_LOAD(h) != 0, 1))
-		__PROF_ADDL(h, 1);
-	else
-		__prof_hist_first(node, d);
-	if (__builtin_expect(__prof_tls.bfill, 0))
-		return;
-	__prof_tls.bfill = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->bnode = ~0u;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->blo = prof_hist_lo_at(d, s);
-	c->bspan = prof_hist_span_at(s);
-	c->bidx = i;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->bnode = node;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__prof_tls.bfill = 0;
-}
-
-/* an enter, its node known; SLOW (a constant) after the slow path, the
- * only one that may find the monotonic clock in use */
-static inline __attribute__((always_inline)) void __prof_enter_tail(struct __prof_zone *z,
-								   int slow)
-{
-	__prof_tls.cur = z->node;
-#ifndef PROF_NO_KERNEL_WORD
-	z->seq = __prof_tls.krec->seq;
-	z->offcpu = __prof_tls.krec->offcpu_ns;
-#else
-	z->seq = z->offcpu = 0;
-#endif
-	if (slow && __builtin_expect(!__prof_clock_tsc, 0)) {
-		uint64_t t = __prof_clock_mono();
-
-		z->start = t | __PROF_MONO;
-		__PROF_STORE(&__prof_tls.open[z->node], t);
-		return;
-	}
-	z->start = __prof_counter();
-	/* in flight: readers add its elapsed time to the node */
-	__PROF_STORE(&__prof_tls.open[z->node], z->start);
-}
-
-/*
+ * An enter's marks, its node known (and the node to return to in z): the
+ * node made current first (a signal handler's zone of the same site is a
+ * child from here on), then the kernel word and the clock, and the call
+ * open for readers.
+ *
  * The fast path names __prof_tls itself, never through a pointer: with
  * -fsanitize=null GCC tests a pointer's flags after an "add gottpoff", and
  * the linker's relaxation of that add into a lea leaves the flags stale.
  */
 static inline __attribute__((always_inline)) void
-__prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_cache *c)
+__prof_enter_mark(struct __prof_zone *z, uint32_t node)
 {
-	uint32_t cur = __prof_tls.cur;
-
-	z->c = c;
-	z->site = site;
-	z->prev = cur;
-	if (__builtin_expect(c->parent == cur, 1)) {
-		z->node = c->node;
-	} else if (__builtin_expect(c->parent2 == cur, 1)) {
-		z->node = c->node2;
-	} else {
-		uint64_t pn = __prof_enter_slow(site, c, cur);
-
-		z->prev = (uint32_t)(pn >> 32);
-		z->node = (uint32_t)pn;
-		__prof_enter_tail(z, 1);
-		return;
-	}
-	__prof_enter_tail(z, 0);
+	__prof_tls.cur = node;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	z->node = node;
+#ifndef PROF_NO_KERNEL_WORD
+	z->seq = __prof_tls.krec->seq;
+	z->offcpu = __prof_tls.krec->offcpu_ns;
+#else
+	z->seq = z->offcpu = 0;	/* bench/overhead only: the word's cost */
+#endif
+	z->start = __prof_counter();
+	/* in flight: readers add its elapsed time to the node */
+	__PROF_STORE(&__prof_tls.open[node], z->start);
 }
 
 /*
- * A zone's exit: everything a call changes, in the order a reader relies
- * on (the counters and the call's event, then the activity word).
+ * A zone's enter, at its site: the site's newest way, then the marks;
+ * 0 when it missed (z then holds its cache and the node to return to),
+ * and the site calls __prof_enter_miss (the older way, then the slow
+ * enter), with the site's descriptor, made only there.  The exit is a
+ * call too (__prof_leave: all it needs is in the zone).  On the
+ * monotonic clock no way ever matches (see __prof_now).
  */
-static inline __attribute__((always_inline)) void __prof_leave(struct __prof_zone *z)
+static inline __attribute__((always_inline)) int __prof_enter_hit(struct __prof_zone *z,
+								 struct __prof_cache *c)
 {
-	/* on the monotonic clock, above the limit (see __prof_now) */
-	uint64_t d = __prof_counter() - z->start;
-	struct __prof_cache *c = z->c;
-	struct prof_node *n;
-#ifndef PROF_NO_KERNEL_WORD
-	uint64_t seq = __prof_tls.krec->seq;
-#else
-	uint64_t seq = 0;	/* bench/overhead only: the word's cost */
-#endif
+	uint32_t cur = __prof_tls.cur;
 
-	if (__builtin_expect(__prof_tls.cur != z->node, 0))
-		__prof_unbalanced(z->node, z->prev);
-	__prof_tls.cur = z->prev;
-	__PROF_STORE(&__prof_tls.open[z->node], 0);
-	/* unsigned: a negative delta is huge too; a limit of 0 hands over a
-	 * new kernel word */
-	if (__builtin_expect(d > __prof_tls.limit, 0)) {
-		__prof_anomaly(z->site, z->node, z->start, d, z->seq, z->offcpu, seq);
-		return;
-	}
-	/* after the check: in a fork child it moves the node table */
-	n = &__prof_tls.nodes[z->node];
-	__PROF_ADDQ(&n->calls, 1);
-	__PROF_ADDQ(&n->ticks, d);
-	/* a plain read: only this thread writes it */
-	if (d > n->max)
-		__PROF_STORE(&n->max, d);
-	if (__builtin_expect(c->bnode == z->node && d - c->blo < c->bspan, 1))
-		__PROF_ADDL(&__prof_tls.hist[c->bidx], 1);
-	else
-		__prof_hist_miss(c, z->node, d);
-	/* before the kernel facts: they mark the event */
-	__prof_ring_put(z->start, d, z->node);
-	if (__builtin_expect(seq != z->seq, 0))
-		__prof_leave_slow(z->node, z->seq, z->offcpu, seq, d);
-	__PROF_BUMP(__prof_tls.activity);
-	if (__builtin_expect(*z->site->exit_sema, 0))
-		__prof_exit_probe(z->site, d);
+	/* the cache's address once, in a register: shorter than the TLS
+	 * offsets of its fields */
+	__asm__("" : "+r"(c));
+	z->c = c;
+	z->prev = cur;
+	if (__builtin_expect(c->parent != cur, 0))
+		return 0;
+	__prof_enter_mark(z, c->node);
+	return 1;
+}
+
+static inline __attribute__((always_inline)) void
+__prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_cache *c)
+{
+	if (!__prof_enter_hit(z, c))
+		__prof_enter_miss(z, site);
 }
 
 static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64_t bytes)
@@ -458,15 +376,13 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 #define __PROF_ADDR "i"		/* a symbol's address, printed by %c */
 #define __PROF_STUB_ARGS "8@%%rdi 8@%%rsi 8@%%rdx 8@%%rcx"
 #define __PROF_LEA(sym, op)	"lea " sym "(%%rip), %" op "\n"
-/* FIRE: is the semaphore SYM set (a compare on memory; DEFS, asm text,
- * first) */
-#define __PROF_SEM_TEST(sym, defs, fire)					\
-	__asm__ __volatile__(defs "cmpw $0, " sym "(%%rip)" : "=@ccne"(fire))
 #elif defined(__aarch64__)
 #define __PROF_ADDR "S"
 #define __PROF_STUB_ARGS "8@x0 8@x1 8@x2 8@x3"
 #define __PROF_LEA(sym, op)							\
 	"adrp %" op ", " sym "\n" "add %" op ", %" op ", :lo12:" sym "\n"
+/* FIRE: is the semaphore SYM set (a compare on memory; DEFS, asm text,
+ * first) */
 #define __PROF_SEM_TEST(sym, defs, fire)					\
 	do {									\
 		unsigned long __prof_st;					\
@@ -506,8 +422,9 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 
 #define __PROF_ARGS3 "8@%[__a0] 8@%[__a1] 8@%[__a2]"
 #define __PROF_OPS3(name, file, line)						\
-	[__a0] "r"((const char *)(name)), [__a1] "r"((const char *)(file)),	\
-	[__a2] "r"((unsigned long long)(line))
+	[__a0] "r"(__PROF_CAST(const char *, name)),				\
+	[__a1] "r"(__PROF_CAST(const char *, file)),				\
+	[__a2] "r"(__PROF_CAST(unsigned long long, line))
 
 /*
  * The enter probe, if a tracer raised the semaphore SEMA (asm text): the
@@ -515,6 +432,32 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
  * the semaphore, an asm symbol; volatile: read at every enter); DEFS,
  * asm text, comes first.
  */
+#if defined(__x86_64__)
+/*
+ * On x86-64 the probe itself is out of the function's way: after the
+ * function, in a subsection of its own section (so a comdat function's
+ * group keeps it), its arguments in the registers its note names, saved
+ * around it below the red zone.
+ */
+#define __PROF_ENTER_PROBE(probe, sema, name, defs)				\
+	__asm__ __volatile__(defs						\
+			     "cmpw $0, " sema "(%%rip)\n\t"			\
+			     "jne 995f\n"					\
+			     "996:\n"						\
+			     ".subsection 1\n"					\
+			     "995:\tlea -128(%%rsp), %%rsp\n\t"		\
+			     "push %%rdi\n\tpush %%rsi\n\tpush %%rdx\n\t"	\
+			     "lea %c[__pn](%%rip), %%rdi\n\t"			\
+			     "lea %c[__pf](%%rip), %%rsi\n\t"			\
+			     "mov %[__pl], %%edx\n"				\
+			     __PROF_NOTE(#probe, sema, "8@%%rdi 8@%%rsi 8@%%rdx") \
+			     "pop %%rdx\n\tpop %%rsi\n\tpop %%rdi\n\t"	\
+			     "lea 128(%%rsp), %%rsp\n\t"			\
+			     "jmp 996b\n"					\
+			     ".subsection 0\n"					\
+			     :: [__pn] __PROF_ADDR(name), [__pf] __PROF_ADDR(__FILE__), \
+			     [__pl] "n"(__LINE__))
+#else
 #define __PROF_ENTER_PROBE(probe, sema, name, defs)				\
 	do {									\
 		int __prof_fire;						\
@@ -523,6 +466,7 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 			__asm__ __volatile__(__PROF_NOTE(#probe, sema, __PROF_ARGS3) \
 					     :: __PROF_OPS3(name, __FILE__, __LINE__)); \
 	} while (0)
+#endif
 
 /*
  * The asm symbols of site ID: quoted, with the compiled file's name, so
@@ -581,12 +525,18 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 	".popsection\n"								\
 	".endif\n"								\
 	__PROF_LEA(__PROF_SYM("s", id), "[__sp]")
+/* the site's descriptor, an expression (a zone is declarations only: a
+ * statement expression, __extension__ for -Wpedantic) */
 #define __PROF_SITE(name, probe, func, flags, id)				\
-	const struct prof_site *__prof_sp_##id;					\
-	__asm__(__PROF_SITE_ASM(#probe, id)					\
-		: [__sp] "=r"(__prof_sp_##id)					\
-		: [__n] __PROF_ADDR(name), [__f] __PROF_ADDR(__FILE__),		\
-		  [__fn] __PROF_ADDR(func), [__l] "n"(__LINE__), [__fl] "n"(flags))
+	__extension__({								\
+		const struct prof_site *__prof_sp;				\
+		__asm__(__PROF_SITE_ASM(#probe, id)				\
+			: [__sp] "=r"(__prof_sp)				\
+			: [__n] __PROF_ADDR(name), [__f] __PROF_ADDR(__FILE__),	\
+			  [__fn] __PROF_ADDR(func), [__l] "n"(__LINE__),	\
+			  [__fl] "n"(flags));					\
+		__prof_sp;							\
+	})
 
 /* a public zone's exit stub: a function, its parameters the arguments */
 #define __PROF_STUB_PARAMS							\
@@ -599,30 +549,48 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 
 #define __PROF_CACHE(id)							\
 	static __thread struct __prof_cache __prof_cache_##id = { 0xffffffffU, 0, 0xffffffffU, 0, 0,	\
-								 0xffffffffU, 0, 0, 0 }
+								 0xffffffffU, 0, 0, 0, 0 }
 
+/* bench/overhead's variants bring their own exit (zone_leave.h) */
+#ifndef __PROF_LEAVE
+#define __PROF_LEAVE	__prof_leave
+#endif
+
+/*
+ * A zone: PROBE (its enter probe, a statement) fires, then the enter; the
+ * expression SITEP (its descriptor; the asm that defines it, the
+ * semaphores and the exit stub) is evaluated on a miss only, out of the
+ * site's way.  Declarations only: C's exit is the zone's cleanup, C++'s
+ * a guard's destructor.
+ */
+#define __PROF_ENTER(z, c, probe, sitep)					\
+	(__extension__({ probe; }),						\
+	 __prof_enter_hit(z, c) ? 0 : (__prof_enter_miss(z, sitep), 0))
 #ifdef __cplusplus
 struct __prof_guard {
-	struct __prof_zone z;
-	__prof_guard(const struct prof_site *s, struct __prof_cache *c) { __prof_enter(&z, s, c); }
-	~__prof_guard() { __prof_leave(&z); }
+	struct __prof_zone *z;
+	explicit __prof_guard(struct __prof_zone *zone) : z(zone) {}
+	~__prof_guard() { __PROF_LEAVE(z); }
 	__prof_guard(const __prof_guard &) = delete;
 	__prof_guard &operator=(const __prof_guard &) = delete;
 };
-#define __PROF_OPEN(sitep, id)							\
+#define __PROF_OPEN(probe, sitep, id)						\
 	__PROF_CACHE(id);							\
-	__prof_guard __prof_g_##id(sitep, &__prof_cache_##id)
+	struct __prof_zone __prof_z_##id;					\
+	const int __prof_e_##id __attribute__((unused)) =			\
+		__PROF_ENTER(&__prof_z_##id, &__prof_cache_##id, probe, sitep); \
+	__prof_guard __prof_g_##id(&__prof_z_##id)
 #else
-#define __PROF_OPEN(sitep, id)							\
+#define __PROF_OPEN(probe, sitep, id)						\
 	__PROF_CACHE(id);							\
-	struct __prof_zone __prof_z_##id __attribute__((cleanup(__prof_leave)));	\
-	__prof_enter(&__prof_z_##id, sitep, &__prof_cache_##id)
+	struct __prof_zone __prof_z_##id __attribute__((cleanup(__PROF_LEAVE)));	\
+	const int __prof_e_##id __attribute__((unused)) =			\
+		__PROF_ENTER(&__prof_z_##id, &__prof_cache_##id, probe, sitep)
 #endif
 
 #define __PROF_ZONE(name, probe, func, flags, id)				\
-	__PROF_SITE(name, probe, func, flags, id);				\
-	__PROF_ENTER_PROBE(probe, __PROF_SEM(#probe), name, "");		\
-	__PROF_OPEN(__prof_sp_##id, id)
+	__PROF_OPEN(__PROF_ENTER_PROBE(probe, __PROF_SEM(#probe), name, ""),	\
+		    __PROF_SITE(name, probe, func, flags, id), id)
 #define __PROF_ZONE_(name, probe, func, flags, id)				\
 	__PROF_ZONE(name, probe, func, flags, id)
 
@@ -662,8 +630,9 @@ struct __prof_guard {
 	extern const struct prof_site prof_zone_##name __asm__("prof_zone_" #name)
 
 #define __PROF_SCOPE(name, id)							\
-	__PROF_ENTER_PROBE(name, __PROF_SEM(#name), #name, __PROF_SEM_ASM(#name)); \
-	__PROF_OPEN(&prof_zone_##name, id)
+	__PROF_OPEN(__PROF_ENTER_PROBE(name, __PROF_SEM(#name), #name,		\
+				       __PROF_SEM_ASM(#name)),			\
+		    &prof_zone_##name, id)
 #define __PROF_SCOPE_(name, id)	__PROF_SCOPE(name, id)
 #define PROF_SCOPE(name)	__PROF_SCOPE_(name, __COUNTER__)
 
@@ -674,18 +643,18 @@ struct __prof_guard {
  */
 #define __PROF_BEGIN(name, id)							\
 	do {									\
-		__PROF_SITE(#name, name, __func__, PROF_SITE_BEGIN, id);	\
 		__PROF_CACHE(id);						\
 		__PROF_ENTER_PROBE(name, __PROF_SEM(#name), #name, "");	\
-		__prof_begin(__prof_sp_##id, &__prof_cache_##id);		\
+		__prof_begin(__PROF_SITE(#name, name, __func__, PROF_SITE_BEGIN, id), \
+			     &__prof_cache_##id);				\
 	} while (0)
 #define __PROF_BEGIN_(name, id)	__PROF_BEGIN(name, id)
 #define PROF_BEGIN(name)	__PROF_BEGIN_(name, __COUNTER__)
 #define PROF_END()		__prof_end()
 
 #define PROF_FRAME()		__prof_frame()
-#define PROF_ALLOC(bytes)	__prof_mem(0, (uint64_t)(bytes))
-#define PROF_FREE(bytes)	__prof_mem(1, (uint64_t)(bytes))
+#define PROF_ALLOC(bytes)	__prof_mem(0, __PROF_CAST(uint64_t, bytes))
+#define PROF_FREE(bytes)	__prof_mem(1, __PROF_CAST(uint64_t, bytes))
 #define PROF_THREAD_NAME(s)	__prof_thread_name(s)
 
 #endif /* PROF_DISABLE */

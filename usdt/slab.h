@@ -360,9 +360,24 @@ struct prof_ring {
 };
 #define PROF_RING_HDR_SIZE	64
 
+/*
+ * Casts in this header and prof.h, which C++ programs include too (clean
+ * under -Wold-style-cast): a value's, and a pointer's to or from an
+ * integer
+ */
+#ifdef __cplusplus
+#define __PROF_CAST(t, v)	(static_cast<t>(v))
+#define __PROF_PTR(t, v)	(reinterpret_cast<t>(v))
+#else
+#define __PROF_CAST(t, v)	((t)(v))
+#define __PROF_PTR(t, v)	((t)(v))
+#endif
+
+/* from an integer: no cast of its alignment or constness to warn of */
 static inline struct prof_event *prof_ring_events(const struct prof_ring *r)
 {
-	return (struct prof_event *)((char *)(__UINTPTR_TYPE__)r + PROF_RING_HDR_SIZE);
+	return __PROF_PTR(struct prof_event *,
+			  __PROF_PTR(__UINTPTR_TYPE__, r) + PROF_RING_HDR_SIZE);
 }
 
 /* the layout the fast path is compiled against (C11 and C++11 can say so) */
@@ -400,12 +415,12 @@ __PROF_STATIC_ASSERT(__builtin_offsetof(struct prof_node, calls) == 8 &&
 __PROF_STATIC_ASSERT(PROF_EV_DUR_MAX < PROF_HIST_TOP, "the fast path's deltas have buckets");
 static inline unsigned int prof_hist_shift(__u64 v)
 {
-	return 61 - (unsigned int)__builtin_clzll(v | 4);
+	return 61 - __PROF_CAST(unsigned int, __builtin_clzll(v | 4));
 }
 
 static inline unsigned int prof_hist_bucket_at(__u64 v, unsigned int s)
 {
-	return 4 * s + (unsigned int)(v >> s);
+	return 4 * s + __PROF_CAST(unsigned int, v >> s);
 }
 
 /* the lowest delta and the width of v's bucket (s is prof_hist_shift(v)) */
@@ -434,25 +449,25 @@ static inline __u64 prof_hist_lo(unsigned int b)
 	if (b < 4)
 		return b;
 	oct = b / 4 + 1;
-	return (__u64)(4 + b % 4) << (oct - 2);
+	return __PROF_CAST(__u64, 4 + b % 4) << (oct - 2);
 }
 
 /* where a node's bucket b lives in its slab's histogram array: blocks of
  * 2^shift nodes, bucket-major inside a block */
 static inline __u64 prof_hist_index(__u32 node, unsigned int b, unsigned int shift)
 {
-	return (((__u64)(node >> shift) * PROF_HIST_BUCKETS + b) << shift) |
+	return ((__PROF_CAST(__u64, node >> shift) * PROF_HIST_BUCKETS + b) << shift) |
 	       (node & ((1u << shift) - 1));
 }
 
 static inline __u64 prof_hist_blocks(__u32 max_nodes, unsigned int hist_shift)
 {
-	return ((__u64)max_nodes + (1u << hist_shift) - 1) >> hist_shift;
+	return (__PROF_CAST(__u64, max_nodes) + (1u << hist_shift) - 1) >> hist_shift;
 }
 
 static inline __u64 prof_page_up(__u64 v)
 {
-	return (v + 4095) & ~(__u64)4095;
+	return (v + 4095) & ~__PROF_CAST(__u64, 4095);
 }
 
 /*
@@ -466,11 +481,11 @@ static inline __u64 prof_slab_layout(__u32 max_nodes, unsigned int hist_shift,
 	__u64 blocks = prof_hist_blocks(max_nodes, hist_shift);
 
 	r[PROF_REGION_NODES].off = PROF_SLAB_HDR_SIZE;
-	r[PROF_REGION_NODES].size = (__u64)max_nodes * PROF_NODE_SIZE;
+	r[PROF_REGION_NODES].size = __PROF_CAST(__u64, max_nodes) * PROF_NODE_SIZE;
 	r[PROF_REGION_EXT].off = r[PROF_REGION_NODES].off + r[PROF_REGION_NODES].size;
-	r[PROF_REGION_EXT].size = (__u64)max_nodes * PROF_NODE_EXT_SIZE;
+	r[PROF_REGION_EXT].size = __PROF_CAST(__u64, max_nodes) * PROF_NODE_EXT_SIZE;
 	r[PROF_REGION_OPEN].off = r[PROF_REGION_EXT].off + r[PROF_REGION_EXT].size;
-	r[PROF_REGION_OPEN].size = (__u64)max_nodes * sizeof(__u64);
+	r[PROF_REGION_OPEN].size = __PROF_CAST(__u64, max_nodes) * sizeof(__u64);
 	r[PROF_REGION_ROWMAP].off = r[PROF_REGION_OPEN].off + r[PROF_REGION_OPEN].size;
 	r[PROF_REGION_ROWMAP].size = blocks * PROF_ROWMAP_WORDS * sizeof(__u64);
 	/* page aligned: so are the blocks */
@@ -479,7 +494,7 @@ static inline __u64 prof_slab_layout(__u32 max_nodes, unsigned int hist_shift,
 	r[PROF_REGION_HIST].size = (blocks << hist_shift) * PROF_HIST_BUCKETS * sizeof(__u32);
 	r[PROF_REGION_RING].off = prof_page_up(r[PROF_REGION_HIST].off + r[PROF_REGION_HIST].size);
 	r[PROF_REGION_RING].size =
-		ring_events ? PROF_RING_HDR_SIZE + (__u64)ring_events * sizeof(struct prof_event) : 0;
+		ring_events ? PROF_RING_HDR_SIZE + __PROF_CAST(__u64, ring_events) * sizeof(struct prof_event) : 0;
 	return prof_page_up(r[PROF_REGION_RING].off + r[PROF_REGION_RING].size);
 }
 

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zone_leave.h - a zone's exit, out of line: the runtime's __prof_leave
+ * (prof.c), which every site calls, and bench/overhead's variants built
+ * without the kernel word or the event ring (PROF_NO_KERNEL_WORD,
+ * PROF_NO_RING, bench only).  Not installed: include after prof.h.
+ */
+#ifndef PROF_ZONE_LEAVE_H
+#define PROF_ZONE_LEAVE_H
+
+#include "prof.h"
+
+/* the call that just ended, into the thread's event ring (slab.h); d at
+ * most PROF_EV_DUR_MAX (the fast path's limit is no more: a longer call
+ * takes __prof_anomaly, which saturates it) */
+static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start, uint64_t d,
+								  uint32_t node)
+{
+#ifndef PROF_NO_RING
+	__u64 *hp = __prof_tls.ring_head; /* once: the stores below may alias */
+	uint64_t h = __PROF_LOAD(hp);
+	struct prof_event *e = &__prof_tls.ring[h & __prof_tls.ring_mask];
+
+	__PROF_STORE(&e->start, start);
+	__PROF_STORE(&e->dur_node, d << PROF_EV_DUR_SHIFT | node);
+	__atomic_store_n(hp, h + 1, __ATOMIC_RELEASE);
+#else
+	(void)start, (void)d, (void)node; /* bench/overhead only: the ring's cost */
+#endif
+}
+
+/*
+ * The bucket of node's delta d, outside its site's cached one: cached
+ * now, unless this exit is a signal handler's that interrupted a refill:
+ * the cache names no node while it changes, so no exit sees half of one.
+ */
+static inline __attribute__((always_inline)) void
+__prof_bucket_put(struct __prof_cache *c, uint32_t node, uint64_t d, unsigned int s, uint64_t i)
+{
+	if (__builtin_expect(__prof_tls.bfill, 0))
+		return;
+	__prof_tls.bfill = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->bnode = ~0u;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->blo = prof_hist_lo_at(d, s);
+	c->bspan = prof_hist_span_at(s);
+	c->bidx = i;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->bnode = node;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__prof_tls.bfill = 0;
+}
+
+/*
+ * A call counted, its histogram counter h found: everything a call
+ * changes, in the order a reader relies on (the counters and the call's
+ * event, then the activity word).  The exit probe is a tail call.
+ */
+static inline __attribute__((always_inline)) void
+__prof_leave_count(struct __prof_zone *z, uint64_t d, uint32_t *h)
+{
+	uint32_t node = z->node;
+	const struct prof_site *site;
+	struct prof_node *n;
+
+	__prof_tls.cur = z->prev;
+	__PROF_STORE(&__prof_tls.open[node], 0);
+	n = &__prof_tls.nodes[node];
+	__PROF_ADDQ(&n->calls, 1);
+	__PROF_ADDQ(&n->ticks, d);
+	/* a plain read: only this thread writes it */
+	if (d > n->max)
+		__PROF_STORE(&n->max, d);
+	__PROF_ADDL(h, 1);
+	__prof_ring_put(z->start, d, node);
+	__PROF_BUMP(__prof_tls.activity);
+	site = z->c->sitep;
+	if (__builtin_expect(*site->exit_sema, 0))
+		__prof_exit_probe(site, d);
+}
+
+/*
+ * A common call whose delta left its site's cached bucket: its bucket
+ * found without a branch (d is below the limit, so below PROF_HIST_TOP),
+ * counted and cached; a bucket's first count (its row to mark) goes to
+ * __prof_leave_rare.
+ */
+static __attribute__((noinline)) void __prof_leave_miss(struct __prof_zone *z, uint64_t d,
+							 uint64_t seq)
+{
+	unsigned int s = prof_hist_shift(d);
+	uint64_t i = prof_hist_index(z->node, prof_hist_bucket_at(d, s), PROF_HIST_SHIFT);
+	uint32_t *h = &__prof_tls.hist[i];
+
+	if (__builtin_expect(__PROF_LOAD(h) == 0, 0)) {
+		__prof_leave_rare(z, d, seq);
+		return;
+	}
+	__prof_bucket_put(z->c, z->node, d, s, i);
+	__prof_leave_count(z, d, h);
+}
+
+/*
+ * A zone's exit.  Every call that is not the common one (unbalanced, an
+ * anomaly or a new kernel word, the kernel word moved) is found before
+ * anything changes and goes whole to __prof_leave_rare, and one outside
+ * its site's cached bucket to __prof_leave_miss, both tail calls: this
+ * one calls nothing else, so it saves no register, and its counter's
+ * address is known before the clock is read.
+ */
+static inline __attribute__((always_inline)) void __prof_leave_body(struct __prof_zone *z)
+{
+	/* on the monotonic clock, above the limit (see __prof_now) */
+	uint64_t d = __prof_counter() - z->start;
+	struct __prof_cache *c = z->c;
+	uint32_t node = z->node;
+#ifndef PROF_NO_KERNEL_WORD
+	uint64_t seq = __prof_tls.krec->seq;
+#else
+	uint64_t seq = z->seq;	/* bench/overhead only: the word's cost */
+#endif
+
+	/* unsigned: a negative delta is huge too; a limit of 0 hands over a
+	 * new kernel word */
+	if (__builtin_expect(__prof_tls.cur != node || d > __prof_tls.limit || seq != z->seq, 0))
+		__prof_leave_rare(z, d, seq);
+	else if (__builtin_expect(c->bnode != node || d - c->blo >= c->bspan, 0))
+		__prof_leave_miss(z, d, seq);
+	else
+		__prof_leave_count(z, d, &__prof_tls.hist[c->bidx]);
+}
+
+#endif /* PROF_ZONE_LEAVE_H */
