@@ -14,6 +14,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -967,6 +968,201 @@ static void test_conn_fair(void **state)
 	end_proc(n);
 }
 
+/* --- hostile handovers and requests ---------------------------------- */
+
+/* one packet carrying nfds copies of nsfd: a PIDNS, or a STATUS_REQ */
+static int send_fds(int fd, int nsfd, int nfds, bool status)
+{
+	struct {
+		struct profd_hdr h;
+		struct profd_pidns p;
+	} req = { { PROFD_MSG_PIDNS, sizeof(req) }, { 0, 0 } };
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} cb;
+	int fds[2] = { nsfd, nsfd };
+	struct iovec iov = { &req, status ? sizeof(req.h) : sizeof(req) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.buf };
+	struct cmsghdr *c;
+
+	if (status)
+		req.h = (struct profd_hdr){ PROFD_MSG_STATUS_REQ, sizeof(req.h) };
+	memset(&cb, 0, sizeof(cb));
+	msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
+	return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -errno;
+}
+
+/* nsfd handed over as our pid namespace: refused (EPERM), and the
+ * connection still answers, with none of another's processes */
+static bool ns_refused(int fd, int nsfd, pid_t other)
+{
+	struct profd_proc *p;
+	size_t n, i;
+	bool ok;
+
+	if (nsfd < 0 || profd_pidns(fd, nsfd) != -EPERM || profd_list(fd, &p, &n))
+		return false;
+	for (ok = true, i = 0; i < n; i++)
+		ok &= p[i].pid != (__u32)other;
+	free(p);
+	return ok;
+}
+
+/* a pid namespace of our own (with a user namespace), handed over while
+ * a process of it lives, then once none does: both refused */
+static int foreign_ns(pid_t other)
+{
+	int fd, ns, st;
+	pid_t g;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWPID))
+		return 0; /* no user namespaces for users here: nothing to try */
+	g = fork();
+	if (g == 0) {
+		pause();
+		_exit(0);
+	}
+	ns = open("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+	fd = profd_connect(sock_path);
+	if (g < 0 || fd < 0 || !ns_refused(fd, ns, other))
+		return 20;
+	kill(g, SIGKILL);
+	if (waitpid(g, &st, 0) != g || !ns_refused(fd, ns, other))
+		return 21;
+	return 0;
+}
+
+/* in a child: foreign_ns's answer */
+static int foreign_ns_child(pid_t other)
+{
+	int st;
+	pid_t k = fork();
+
+	if (k == 0)
+		_exit(foreign_ns(other));
+	return k > 0 && waitpid(k, &st, 0) == k && WIFEXITED(st) ? WEXITSTATUS(st) : 22;
+}
+
+/* a raw SLICES_REQ: its answer (recv_pkt) */
+static int slices_raw(int fd, __u32 pid, __u32 pad, size_t len)
+{
+	struct profd_pid_req r = { pid, pad };
+	int err = send_pkt(fd, PROFD_MSG_SLICES_REQ, &r, len);
+
+	return err ? err : recv_pkt(fd, 2000, NULL);
+}
+
+/*
+ * As a user: fds that are no pid namespace of ours handed over (a pipe,
+ * another kind of namespace, a device, a pid namespace below ours with a
+ * process and without), each refused on a connection that goes on; two
+ * fds at once, or an fd with another request, drop the connection; other's
+ * scheduler slices asked for directly: refused, as are malformed asks.
+ * 0, or the step that failed.
+ */
+static int hostile_asks(void *arg)
+{
+	pid_t other = *(pid_t *)arg;
+	struct profd_slices_thread *sl = NULL;
+	__u32 nsl = 0;
+	int fd = profd_connect(sock_path), p[2], ns, r;
+
+	if (fd < 0 || pipe(p))
+		return 1;
+	if (!ns_refused(fd, p[0], other))
+		return 2;
+	if (!ns_refused(fd, ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), other))
+		return 3;
+	close(ns);
+	if (!ns_refused(fd, ns = open("/dev/null", O_RDONLY | O_CLOEXEC), other))
+		return 4;
+	close(ns);
+	r = foreign_ns_child(other);
+	if (r)
+		return r;
+	/* another user's slices, through the client and crafted */
+	if (profd_slices(fd, other, &sl, &nsl) != -EPERM || sl)
+		return 5;
+	if (slices_raw(fd, (__u32)other, 0, sizeof(struct profd_pid_req)) != -EPERM)
+		return 6;
+	if (slices_raw(fd, (__u32)other, 1, sizeof(struct profd_pid_req)) != -EINVAL ||
+	    slices_raw(fd, 0, 0, sizeof(struct profd_pid_req)) != -EINVAL ||
+	    slices_raw(fd, 0x80000000u, 0, sizeof(struct profd_pid_req)) != -EINVAL)
+		return 7;
+	if (slices_raw(fd, 0x7fffffffu, 0, sizeof(struct profd_pid_req)) != -ESRCH)
+		return 8;
+	/* short by a byte: malformed, and the connection goes */
+	if (slices_raw(fd, (__u32)other, 0, sizeof(__u32)) != -EBADMSG ||
+	    recv_pkt(fd, 2000, NULL) != -ECONNRESET)
+		return 9;
+	close(fd);
+	/* two fds with a handover, an fd with a status: dropped */
+	fd = profd_connect(sock_path);
+	if (fd < 0 || send_fds(fd, p[0], 2, false) || recv_pkt(fd, 2000, NULL) != -EBADMSG ||
+	    recv_pkt(fd, 2000, NULL) != -ECONNRESET)
+		return 10;
+	close(fd);
+	fd = profd_connect(sock_path);
+	if (fd < 0 || send_fds(fd, p[0], 1, true) || recv_pkt(fd, 2000, NULL) != -EBADMSG ||
+	    recv_pkt(fd, 2000, NULL) != -ECONNRESET)
+		return 11;
+	close(fd);
+	return 0;
+}
+
+/* the fds profd holds */
+static int profd_fds(void)
+{
+	char path[64];
+	glob_t g;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/*", (int)profd_pid);
+	if (glob(path, 0, NULL, &g))
+		return -1;
+	n = (int)g.gl_pathc;
+	globfree(&g);
+	return n;
+}
+
+/*
+ * User A hands profd fds that prove nothing and asks for B's slices
+ * (hostile_asks): each refused with its error, profd holds no fd more
+ * than before, answers root, and B still gets its own process's slices.
+ */
+static void test_hostile_asks(void **state)
+{
+	struct profd_slices_thread *sl = NULL;
+	__u32 nsl = 0;
+	int fd, before;
+	__u64 end;
+	pid_t b;
+
+	(void)state;
+	fd = start_profd(0, NULL);
+	b = profiled_as(uid_b, NULL, 0, true);
+	assert_true(b > 0);
+	assert_true(wait_followed(fd, b));
+	before = profd_fds();
+	assert_int_equal(as_uid(uid_a, hostile_asks, &b), 0);
+	/* the refused connections' fds close as profd sees them go */
+	for (end = now_ns() + 2000000000ull; profd_fds() > before && now_ns() < end;)
+		usleep(20000);
+	assert_int_equal(profd_fds(), before);
+	assert_int_equal(status_once(NULL), 0);
+	assert_int_equal(profd_slices(fd, b, &sl, &nsl), 0);
+	assert_true(nsl >= 1);
+	free(sl);
+	end_proc(b);
+	close(fd);
+}
+
 /* pid in profd's list: 1 alive, 2 exited (kept), 0 not there */
 static int listed(int fd, pid_t pid)
 {
@@ -1414,6 +1610,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_storm, teardown),
 		cmocka_unit_test_teardown(test_storm_uids, teardown),
 		cmocka_unit_test_teardown(test_conn_fair, teardown),
+		cmocka_unit_test_teardown(test_hostile_asks, teardown),
 		cmocka_unit_test_teardown(test_kept_quota, teardown),
 		cmocka_unit_test_teardown(test_warn_rate, teardown),
 		cmocka_unit_test_teardown(test_pid_reuse, teardown),

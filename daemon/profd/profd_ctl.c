@@ -1137,7 +1137,7 @@ static int conn_request(struct conn *c)
 	const void *pl = m.buf + sizeof(struct profd_hdr);
 	struct cmsghdr *cm;
 	ssize_t n;
-	int err, fd = -1;
+	int err, fd = -1, nfds = 0;
 
 	/* room for one fd (a segment's); more are truncated: closed by the kernel */
 	n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
@@ -1145,13 +1145,31 @@ static int conn_request(struct conn *c)
 		return errno == EAGAIN || errno == EINTR ? 1 : -errno;
 	if (n == 0)
 		return -ECONNRESET;
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(int)) && fd < 0)
-			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	/*
+	 * Every fd that came is ours now: the space for one holds two (it is
+	 * rounded up), and an fd not taken would stay open for good (two a
+	 * packet from anyone once: profd ran out of fds).  The first is kept,
+	 * the rest closed, and more than one is malformed.
+	 */
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		size_t j, k;
+		int one;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (j = 0; j < k; j++, nfds++) {
+			memcpy(&one, CMSG_DATA(cm) + j * sizeof(int), sizeof(int));
+			if (fd < 0)
+				fd = one;
+			else
+				close(one);
+		}
+	}
 	c->last_ns = profd_now_ns();
-	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ? -EBADMSG
-							 : profd_msg_check(m.buf, (size_t)n);
+	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || nfds > 1
+		      ? -EBADMSG
+		      : profd_msg_check(m.buf, (size_t)n);
 	/* an fd rides only with a segment or a pid namespace */
 	if (!err && fd >= 0 && m.h.type != PROFD_MSG_SEGMENT && m.h.type != PROFD_MSG_PIDNS)
 		err = -EBADMSG;
