@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -808,16 +809,48 @@ static int storm(int ready, void *arg)
 	return 0;
 }
 
-/* a connection, closed again: 0 or profd_connect's error */
-static int connect_once(void *arg)
+/* a bare connection (no pid namespace handed over), or -errno */
+static int connect_bare(void)
 {
-	int fd = profd_connect(sock_path);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(sock_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+/* until profd closed fd (refused it): 0, or -ETIMEDOUT */
+static int wait_closed(int fd)
+{
+	struct pollfd q = { .fd = fd, .events = POLLRDHUP };
+
+	return poll(&q, 1, 5000) == 1 ? 0 : -ETIMEDOUT;
+}
+
+/* a connection refused before it handed its pid namespace over: what the
+ * handover (profd_pidns) says, then */
+static int late_handover(void *arg)
+{
+	int fd = connect_bare(), ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC), r;
 
 	(void)arg;
-	if (fd < 0)
-		return fd;
+	if (fd < 0 || ns < 0)
+		return -EIO;
+	r = wait_closed(fd);
+	if (!r)
+		r = profd_pidns(fd, ns);
+	close(ns);
 	close(fd);
-	return 0;
+	return r;
 }
 
 /* *arg connections held, each answered once: says how many were */
@@ -957,8 +990,9 @@ static void test_conn_fair(void **state)
 	close(start_profd(0, opts));
 	a = as_uid_bg(uid_a, hold_conns, &four, &held);
 	assert_int_equal(held, 4);
-	/* past its share, A is told why (it read "Connection reset" before) */
-	assert_int_equal(as_uid(uid_a, connect_once, NULL), -EDQUOT);
+	/* past its share, A is told why, even if its handover comes after
+	 * profd closed the connection (it read "Broken pipe" before) */
+	assert_int_equal(as_uid(uid_a, late_handover, NULL), -EDQUOT);
 	n = as_uid_bg(65534, hold_conns, &four, &held);
 	assert_int_equal(held, 4);
 	assert_true(served(uid_b, status_once, NULL, 0));
