@@ -14,6 +14,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -291,6 +293,16 @@ static int do_register(int fd, pid_t tid)
 	return err ? err : recv_pkt(fd, 2000, NULL);
 }
 
+/* in a child: uid from now on, killed with its parent */
+static void become(uid_t uid)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
+		_exit(2);
+	/* a change of credentials cleared it */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
 /* fork a child that becomes uid and runs fn(arg), its result over a pipe */
 static int as_uid(uid_t uid, int (*fn)(void *), void *arg)
 {
@@ -302,11 +314,7 @@ static int as_uid(uid_t uid, int (*fn)(void *), void *arg)
 	k = fork();
 	if (k == 0) {
 		close(p[0]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
-			_exit(2);
-		/* a change of credentials cleared it */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		become(uid);
 		r = fn(arg);
 		if (write(p[1], &r, sizeof(r)) != sizeof(r))
 			_exit(3);
@@ -318,6 +326,35 @@ static int as_uid(uid_t uid, int (*fn)(void *), void *arg)
 	close(p[0]);
 	waitpid(k, &st, 0);
 	return r;
+}
+
+/*
+ * A child that becomes uid and runs fn(ready, arg): fn writes an int on
+ * ready when it has done what it holds, then waits to be killed (end_proc).
+ * *said gets that int (-ETIMEDOUT if none came within a minute).
+ */
+static pid_t as_uid_bg(uid_t uid, int (*fn)(int, void *), void *arg, int *said)
+{
+	struct pollfd p;
+	int pr[2];
+	pid_t k;
+
+	*said = -ETIMEDOUT;
+	if (pipe(pr))
+		return -1;
+	k = fork();
+	if (k == 0) {
+		close(pr[0]);
+		become(uid);
+		_exit(fn(pr[1], arg) ? 1 : 0);
+	}
+	close(pr[1]);
+	kids_add(k);
+	p = (struct pollfd){ .fd = pr[0], .events = POLLIN };
+	if (poll(&p, 1, 60000) != 1 || read(pr[0], said, sizeof(*said)) != sizeof(*said))
+		*said = -ETIMEDOUT;
+	close(pr[0]);
+	return k;
 }
 
 /* --- kernel slots ---------------------------------------------------- */
@@ -439,15 +476,22 @@ static struct timed profctl_timed(const char *const *args)
 	return t;
 }
 
-static int status_once(void *arg)
+/* a status answered on fd: 0 or -errno */
+static int status_fd(int fd)
 {
 	struct profd_status st;
+
+	return profd_status(fd, &st);
+}
+
+static int status_once(void *arg)
+{
 	int fd = profd_connect(sock_path), r;
 
 	(void)arg;
 	if (fd < 0)
 		return fd;
-	r = profd_status(fd, &st);
+	r = status_fd(fd);
 	close(fd);
 	return r;
 }
@@ -564,36 +608,29 @@ static void zone_once(void)
 	PROF_USDT(guard_zone);
 }
 
-/* a profiled process of uid that stays; *seg gets its segment's path */
-static pid_t profiled(uid_t uid, char *seg, size_t len)
+/* one zone, with profd or not (*arg), then stay */
+static int stay_profiled(int ready, void *arg)
 {
-	int p[2];
-	char c;
-	pid_t k;
+	int one = 1;
 
-	if (pipe(p))
-		return -1;
-	k = fork();
-	if (k == 0) {
-		close(p[0]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (!*(bool *)arg)
 		setenv("PROF_NO_DAEMON", "1", 1);
-		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
-			_exit(2);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		zone_once();
-		if (write(p[1], "r", 1) != 1)
-			_exit(3);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	kids_add(k);
-	if (read(p[0], &c, 1) != 1) {
-		close(p[0]);
+	zone_once();
+	if (write(ready, &one, sizeof(one)) != sizeof(one))
+		return -EIO;
+	pause();
+	return 0;
+}
+
+/* a profiled process of uid that stays, registered with profd if daemon;
+ * *seg gets its segment's path */
+static pid_t profiled_as(uid_t uid, char *seg, size_t len, bool daemon)
+{
+	int said;
+	pid_t k = as_uid_bg(uid, stay_profiled, &daemon, &said);
+
+	if (k < 0 || said != 1)
 		return -1;
-	}
-	close(p[0]);
 	/* its own segment: an earlier process of the same pid may have left
 	 * one (a pid alone is not a process) */
 	if (seg) {
@@ -604,6 +641,12 @@ static pid_t profiled(uid_t uid, char *seg, size_t len)
 			snprintf(seg, len, "%s", paths[0]);
 	}
 	return k;
+}
+
+/* the same, without profd: found by its segment alone */
+static pid_t profiled(uid_t uid, char *seg, size_t len)
+{
+	return profiled_as(uid, seg, len, false);
 }
 
 static void end_proc(pid_t k)
@@ -725,6 +768,433 @@ static void test_proc_quota(void **state)
 	for (i = 0; i < 4; i++)
 		if (i != one)
 			end_proc(a[i]);
+	end_proc(b);
+	close(fd);
+}
+
+/* --- a storm of processes -------------------------------------------- */
+
+#define STORM_PROCS 120
+
+/*
+ * *arg profiled processes at once, each one zone (registered with profd,
+ * its segment followed), then waiting on a pipe this one holds: when it
+ * goes, they exit (and unlink their segments).  Says how many did their
+ * zone.
+ */
+static int storm(int ready, void *arg)
+{
+	int procs = *(int *)arg, hold[2], said[2], i, n = 0;
+	char c;
+
+	if (pipe(hold) || pipe(said))
+		return -errno;
+	for (i = 0; i < procs; i++) {
+		pid_t k = fork();
+
+		if (k < 0)
+			return -errno;
+		if (k == 0) {
+			close(hold[1]);
+			zone_once();
+			if (write(said[1], "r", 1) != 1 || read(hold[0], &c, 1) < 0)
+				exit(3);
+			exit(0);
+		}
+	}
+	close(said[1]);
+	while (n < procs && read(said[0], &c, 1) == 1)
+		n++;
+	if (write(ready, &n, sizeof(n)) != sizeof(n))
+		return -EIO;
+	pause();
+	return 0;
+}
+
+/* a bare connection (no pid namespace handed over), or -errno */
+static int connect_bare(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(sock_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+/* until profd closed fd (refused it): 0, or -ETIMEDOUT */
+static int wait_closed(int fd)
+{
+	struct pollfd q = { .fd = fd, .events = POLLRDHUP };
+
+	return poll(&q, 1, 5000) == 1 ? 0 : -ETIMEDOUT;
+}
+
+/* a connection refused before it handed its pid namespace over: what the
+ * handover (profd_pidns) says, then */
+static int late_handover(void *arg)
+{
+	int fd = connect_bare(), ns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC), r;
+
+	(void)arg;
+	if (fd < 0 || ns < 0)
+		return -EIO;
+	r = wait_closed(fd);
+	if (!r)
+		r = profd_pidns(fd, ns);
+	close(ns);
+	close(fd);
+	return r;
+}
+
+/* *arg connections held, each answered once: says how many were */
+static int hold_conns(int ready, void *arg)
+{
+	int n = *(int *)arg, ok = 0, i, fd;
+
+	for (i = 0; i < n; i++) {
+		fd = profd_connect(sock_path);
+		ok += fd >= 0 && status_fd(fd) == 0;
+	}
+	if (write(ready, &ok, sizeof(ok)) != sizeof(ok))
+		return -EIO;
+	pause();
+	return 0;
+}
+
+/* fn as uid answers 0 (or want) within five seconds */
+static bool served(uid_t uid, int (*fn)(void *), void *arg, int want)
+{
+	__u64 end = now_ns() + 5000000000ull;
+
+	while (now_ns() < end) {
+		if ((uid ? as_uid(uid, fn, arg) : fn(arg)) == want)
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+/* profd's log says what it may follow (and what it follows) */
+static const char *const verbose[] = { "-v", NULL };
+
+/* how many processes profd follows at most, as its log said at start */
+static unsigned int max_followed(void)
+{
+	unsigned int conns, uid_conns, segs = 0;
+	char buf[512], *p;
+	FILE *f = fopen(log_path, "r");
+
+	while (f && fgets(buf, sizeof(buf), f))
+		if ((p = strstr(buf, "ctl: at most ")) &&
+		    sscanf(p, "ctl: at most %u connections (%u a uid), %u processes followed",
+			   &conns, &uid_conns, &segs) != 3)
+			segs = 0;
+	if (f)
+		fclose(f);
+	return segs;
+}
+
+/* while a storm goes on (once it took every place for processes, if
+ * full): B's process is followed (root's fd lists it), B's and root's
+ * threads register, root's status is answered */
+static void others_served(int fd, bool full)
+{
+	unsigned int most = max_followed();
+	struct profd_status st;
+	int one = 1;
+	__u64 end = now_ns() + 10000000000ull;
+	pid_t b;
+
+	assert_true(most > 0);
+	while (full && !profd_status(fd, &st) && st.processes < most && now_ns() < end)
+		usleep(50000);
+	assert_true(!full || st.processes >= most);
+	b = profiled(uid_b, NULL, 0);
+	assert_true(b > 0);
+	assert_true(wait_followed(fd, b));
+	assert_true(served(uid_b, register_threads, &one, 1));
+	assert_true(served(0, register_threads, &one, 1));
+	assert_true(served(0, status_once, NULL, 0));
+	end_proc(b);
+}
+
+/*
+ * A storm: user A starts 120 profiled processes at once where profd may
+ * have 128 fds.  Each takes a connection and a followed segment, if it
+ * can: A gets its shares, and still B's process is followed and B's and
+ * root's threads register, root's status is answered.  Before, A's
+ * segments took every fd and profd shed every connection, root's too.
+ */
+static void test_storm(void **state)
+{
+	int fd, procs = STORM_PROCS, ready;
+	pid_t k;
+
+	(void)state;
+	fd = start_profd(128, verbose);
+	k = as_uid_bg(uid_a, storm, &procs, &ready);
+	assert_int_equal(ready, STORM_PROCS);
+	/* not necessarily full: past its share of pending names, a user's
+	 * new names wait for a listing */
+	others_served(fd, false);
+	end_proc(k);
+	close(fd);
+}
+
+/*
+ * The storm from 12 uids (10 processes each, as one user with a range of
+ * subordinate uids could): none past its share, together past every
+ * place.  B's process is still followed (a process of a uid with more
+ * gives it its place), B's and root's threads register, root is answered.
+ * Before, their processes took every fd, as in test_storm.
+ */
+static void test_storm_uids(void **state)
+{
+	int fd, procs = STORM_PROCS / 12, ready, i;
+	pid_t k[12];
+
+	(void)state;
+	fd = start_profd(128, verbose);
+	for (i = 0; i < 12; i++) {
+		k[i] = as_uid_bg(70001 + (uid_t)i, storm, &procs, &ready);
+		assert_int_equal(ready, procs);
+	}
+	others_served(fd, true);
+	for (i = 0; i < 12; i++)
+		end_proc(k[i]);
+	close(fd);
+}
+
+/*
+ * Every place taken by two uids at their shares (--max-conns 8, 4 each):
+ * a third user still connects and is answered (a connection of a uid
+ * that holds more gives it its place), and so is root.  Before, the third
+ * was refused (EUSERS) for as long as they held them: a user with a range
+ * of subordinate uids needs no second user for that.
+ */
+static void test_conn_fair(void **state)
+{
+	const char *opts[] = { "--max-conns", "8", "--uid-conns", "4", "--idle", "60", NULL };
+	int four = 4, held;
+	pid_t a, n;
+
+	(void)state;
+	/* root's connection would take a place of the 8 */
+	close(start_profd(0, opts));
+	a = as_uid_bg(uid_a, hold_conns, &four, &held);
+	assert_int_equal(held, 4);
+	/* past its share, A is told why, even if its handover comes after
+	 * profd closed the connection (it read "Broken pipe" before) */
+	assert_int_equal(as_uid(uid_a, late_handover, NULL), -EDQUOT);
+	n = as_uid_bg(65534, hold_conns, &four, &held);
+	assert_int_equal(held, 4);
+	assert_true(served(uid_b, status_once, NULL, 0));
+	assert_true(log_lines("places taken") >= 1);
+	assert_true(served(0, status_once, NULL, 0));
+	end_proc(a);
+	end_proc(n);
+}
+
+/* --- hostile handovers and requests ---------------------------------- */
+
+/* one packet carrying nfds copies of nsfd: a PIDNS, or a STATUS_REQ */
+static int send_fds(int fd, int nsfd, int nfds, bool status)
+{
+	struct {
+		struct profd_hdr h;
+		struct profd_pidns p;
+	} req = { { PROFD_MSG_PIDNS, sizeof(req) }, { 0, 0 } };
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} cb;
+	int fds[2] = { nsfd, nsfd };
+	struct iovec iov = { &req, status ? sizeof(req.h) : sizeof(req) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.buf };
+	struct cmsghdr *c;
+
+	if (status)
+		req.h = (struct profd_hdr){ PROFD_MSG_STATUS_REQ, sizeof(req.h) };
+	memset(&cb, 0, sizeof(cb));
+	msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
+	return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -errno;
+}
+
+/* nsfd handed over as our pid namespace: refused (EPERM), and the
+ * connection still answers, with none of another's processes */
+static bool ns_refused(int fd, int nsfd, pid_t other)
+{
+	struct profd_proc *p;
+	size_t n, i;
+	bool ok;
+
+	if (nsfd < 0 || profd_pidns(fd, nsfd) != -EPERM || profd_list(fd, &p, &n))
+		return false;
+	for (ok = true, i = 0; i < n; i++)
+		ok &= p[i].pid != (__u32)other;
+	free(p);
+	return ok;
+}
+
+/* a pid namespace of our own (with a user namespace), handed over while
+ * a process of it lives, then once none does: both refused */
+static int foreign_ns(pid_t other)
+{
+	int fd, ns, st;
+	pid_t g;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWPID))
+		return 0; /* no user namespaces for users here: nothing to try */
+	g = fork();
+	if (g == 0) {
+		pause();
+		_exit(0);
+	}
+	ns = open("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+	fd = profd_connect(sock_path);
+	if (g < 0 || fd < 0 || !ns_refused(fd, ns, other))
+		return 20;
+	kill(g, SIGKILL);
+	if (waitpid(g, &st, 0) != g || !ns_refused(fd, ns, other))
+		return 21;
+	return 0;
+}
+
+/* in a child: foreign_ns's answer */
+static int foreign_ns_child(pid_t other)
+{
+	int st;
+	pid_t k = fork();
+
+	if (k == 0)
+		_exit(foreign_ns(other));
+	return k > 0 && waitpid(k, &st, 0) == k && WIFEXITED(st) ? WEXITSTATUS(st) : 22;
+}
+
+/* a raw SLICES_REQ: its answer (recv_pkt) */
+static int slices_raw(int fd, __u32 pid, __u32 pad, size_t len)
+{
+	struct profd_pid_req r = { pid, pad };
+	int err = send_pkt(fd, PROFD_MSG_SLICES_REQ, &r, len);
+
+	return err ? err : recv_pkt(fd, 2000, NULL);
+}
+
+/*
+ * As a user: fds that are no pid namespace of ours handed over (a pipe,
+ * another kind of namespace, a device, a pid namespace below ours with a
+ * process and without), each refused on a connection that goes on; two
+ * fds at once, or an fd with another request, drop the connection; other's
+ * scheduler slices asked for directly: refused, as are malformed asks.
+ * 0, or the step that failed.
+ */
+static int hostile_asks(void *arg)
+{
+	pid_t other = *(pid_t *)arg;
+	struct profd_slices_thread *sl = NULL;
+	__u32 nsl = 0;
+	int fd = profd_connect(sock_path), p[2], ns, r;
+
+	if (fd < 0 || pipe(p))
+		return 1;
+	if (!ns_refused(fd, p[0], other))
+		return 2;
+	if (!ns_refused(fd, ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), other))
+		return 3;
+	close(ns);
+	if (!ns_refused(fd, ns = open("/dev/null", O_RDONLY | O_CLOEXEC), other))
+		return 4;
+	close(ns);
+	r = foreign_ns_child(other);
+	if (r)
+		return r;
+	/* another user's slices, through the client and crafted */
+	if (profd_slices(fd, other, &sl, &nsl) != -EPERM || sl)
+		return 5;
+	if (slices_raw(fd, (__u32)other, 0, sizeof(struct profd_pid_req)) != -EPERM)
+		return 6;
+	if (slices_raw(fd, (__u32)other, 1, sizeof(struct profd_pid_req)) != -EINVAL ||
+	    slices_raw(fd, 0, 0, sizeof(struct profd_pid_req)) != -EINVAL ||
+	    slices_raw(fd, 0x80000000u, 0, sizeof(struct profd_pid_req)) != -EINVAL)
+		return 7;
+	if (slices_raw(fd, 0x7fffffffu, 0, sizeof(struct profd_pid_req)) != -ESRCH)
+		return 8;
+	/* short by a byte: malformed, and the connection goes */
+	if (slices_raw(fd, (__u32)other, 0, sizeof(__u32)) != -EBADMSG ||
+	    recv_pkt(fd, 2000, NULL) != -ECONNRESET)
+		return 9;
+	close(fd);
+	/* two fds with a handover, an fd with a status: dropped */
+	fd = profd_connect(sock_path);
+	if (fd < 0 || send_fds(fd, p[0], 2, false) || recv_pkt(fd, 2000, NULL) != -EBADMSG ||
+	    recv_pkt(fd, 2000, NULL) != -ECONNRESET)
+		return 10;
+	close(fd);
+	fd = profd_connect(sock_path);
+	if (fd < 0 || send_fds(fd, p[0], 1, true) || recv_pkt(fd, 2000, NULL) != -EBADMSG ||
+	    recv_pkt(fd, 2000, NULL) != -ECONNRESET)
+		return 11;
+	close(fd);
+	return 0;
+}
+
+/* the fds profd holds */
+static int profd_fds(void)
+{
+	char path[64];
+	glob_t g;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/*", (int)profd_pid);
+	if (glob(path, 0, NULL, &g))
+		return -1;
+	n = (int)g.gl_pathc;
+	globfree(&g);
+	return n;
+}
+
+/*
+ * User A hands profd fds that prove nothing and asks for B's slices
+ * (hostile_asks): each refused with its error, profd holds no fd more
+ * than before, answers root, and B still gets its own process's slices.
+ */
+static void test_hostile_asks(void **state)
+{
+	struct profd_slices_thread *sl = NULL;
+	__u32 nsl = 0;
+	int fd, before;
+	__u64 end;
+	pid_t b;
+
+	(void)state;
+	fd = start_profd(0, NULL);
+	b = profiled_as(uid_b, NULL, 0, true);
+	assert_true(b > 0);
+	assert_true(wait_followed(fd, b));
+	before = profd_fds();
+	assert_int_equal(as_uid(uid_a, hostile_asks, &b), 0);
+	/* the refused connections' fds close as profd sees them go */
+	for (end = now_ns() + 2000000000ull; profd_fds() > before && now_ns() < end;)
+		usleep(20000);
+	assert_int_equal(profd_fds(), before);
+	assert_int_equal(status_once(NULL), 0);
+	assert_int_equal(profd_slices(fd, b, &sl, &nsl), 0);
+	assert_true(nsl >= 1);
+	free(sl);
 	end_proc(b);
 	close(fd);
 }
@@ -1405,6 +1875,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_emfile, teardown),
 		cmocka_unit_test_teardown(test_hard_links, teardown),
 		cmocka_unit_test_teardown(test_proc_quota, teardown),
+		cmocka_unit_test_teardown(test_storm, teardown),
+		cmocka_unit_test_teardown(test_storm_uids, teardown),
+		cmocka_unit_test_teardown(test_conn_fair, teardown),
+		cmocka_unit_test_teardown(test_hostile_asks, teardown),
 		cmocka_unit_test_teardown(test_kept_quota, teardown),
 		cmocka_unit_test_teardown(test_warn_rate, teardown),
 		cmocka_unit_test_teardown(test_pid_reuse, teardown),

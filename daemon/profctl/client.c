@@ -177,8 +177,16 @@ int profd_pidns(int fd, int nsfd)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &nsfd, sizeof(int));
-	if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(req))
-		return -errno ?: -EIO;
+	if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
+		__u32 got = 0;
+		int why;
+
+		err = -errno ?: -EIO;
+		/* refused as it connected (a uid's share, every place taken):
+		 * why waits to be read */
+		why = err == -EPIPE ? recv_rep(fd, PROFD_MSG_OK, &req.p, 0, NULL, &got) : 0;
+		return got == PROFD_MSG_ERROR ? why : err;
+	}
 	quick(fd, true);
 	err = recv_rep(fd, PROFD_MSG_OK, &req.p, 0, NULL, NULL);
 	quick(fd, false);

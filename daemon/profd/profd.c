@@ -38,6 +38,7 @@ struct profd_conf conf = {
 	.uid_slots = 0, /* a quarter of --slots unless set */
 	.uid_conns = 1024,
 	.uid_segs = 1024,
+	.max_segs = 4096, /* fewer when RLIMIT_NOFILE is low */
 	.uid_kept_bytes = 256ull << 20,
 	.idle_s = 10,
 };
@@ -170,8 +171,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: profd [-dhv] [--socket PATH] [--interval MS] [--history SEC]\n"
 		"             [--keep SEC] [--slots N] [--uid-slots N] [--uid-conns N]\n"
-		"             [--uid-procs N] [--uid-kept MB] [--idle SEC] [--syslog] [--no-bpf]\n"
-		"             [--no-ns-scan] [--max-memory BYTES]\n"
+		"             [--max-conns N] [--uid-procs N] [--uid-kept MB] [--idle SEC]\n"
+		"             [--syslog] [--no-bpf] [--no-ns-scan] [--max-memory BYTES]\n"
 		"\n"
 		"  -d, --daemon        detach once the socket is up, then log to syslog\n"
 		"  -s, --socket PATH   control socket (default %s)\n"
@@ -190,6 +191,9 @@ static void usage(FILE *f)
 		"--slots)\n"
 		"      --uid-conns N   connections one uid may hold (default 1024; root has a\n"
 		"                      reserve)\n"
+		"      --max-conns N   connections of all uids (default and at most what\n"
+		"                      RLIMIT_NOFILE leaves: a uid past its share gives a\n"
+		"                      place to another)\n"
 		"      --uid-procs N   processes of one uid followed at once (default 1024)\n"
 		"      --uid-kept MB   exited processes' data kept per uid (default 256)\n"
 		"      --idle SEC      close a connection that asks nothing this long, unless\n"
@@ -247,7 +251,7 @@ static __u64 default_max_memory(void)
 static void parse_args(int argc, char **argv)
 {
 	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF, O_NO_NS_SCAN, O_UID_SLOTS,
-	       O_UID_CONNS, O_UID_PROCS, O_UID_KEPT, O_IDLE, O_MAX_MEMORY };
+	       O_UID_CONNS, O_MAX_CONNS, O_UID_PROCS, O_UID_KEPT, O_IDLE, O_MAX_MEMORY };
 	static const struct option opts[] = {
 		{ "daemon", no_argument, NULL, 'd' },
 		{ "socket", required_argument, NULL, 's' },
@@ -257,6 +261,7 @@ static void parse_args(int argc, char **argv)
 		{ "slots", required_argument, NULL, O_SLOTS },
 		{ "uid-slots", required_argument, NULL, O_UID_SLOTS },
 		{ "uid-conns", required_argument, NULL, O_UID_CONNS },
+		{ "max-conns", required_argument, NULL, O_MAX_CONNS },
 		{ "uid-procs", required_argument, NULL, O_UID_PROCS },
 		{ "uid-kept", required_argument, NULL, O_UID_KEPT },
 		{ "idle", required_argument, NULL, O_IDLE },
@@ -295,6 +300,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_UID_CONNS:
 			conf.uid_conns = arg_u32("--uid-conns", optarg, 1, 65536);
+			break;
+		case O_MAX_CONNS:
+			conf.max_conns = arg_u32("--max-conns", optarg, 2, 65536);
 			break;
 		case O_UID_PROCS:
 			conf.uid_segs = arg_u32("--uid-procs", optarg, 1, 65536);

@@ -27,7 +27,9 @@ struct profd_conf {
 	/* per uid: fair shares of what every user draws from */
 	__u32 uid_slots;	/* kernel records */
 	__u32 uid_conns;	/* control connections */
+	__u32 max_conns;	/* control connections, all uids (0: as fds allow) */
 	__u32 uid_segs;		/* processes followed (alive) */
+	__u32 max_segs;		/* processes followed (alive), all uids: an fd each */
 	__u64 uid_kept_bytes;	/* exited processes' data kept */
 	__u64 max_memory;	/* history and kept data, all processes */
 	__u32 idle_s;		/* a connection that asks nothing this long is closed */
@@ -180,6 +182,10 @@ void ctl_event(int epfd, void *conn, __u32 events);
 void ctl_tick(int epfd);	/* idle connections; a paused listener */
 void ctl_reap(void);		/* after each batch of events */
 bool ctl_is_listener(void *ptr);
+/* fair shares: uids sorted, so that how many of them are one uid's (what
+ * it holds) is a search */
+void profd_uid_sort(uid_t *u, __u32 n);
+__u32 profd_uid_run(const uid_t *u, __u32 n, uid_t uid);
 void *ctl_listener_tag(void);
 
 #endif /* PROFD_H */

@@ -13,10 +13,13 @@
  * process's start time): when that process exits, the connection is
  * closed and its slots go back, whoever holds the socket then, so a
  * reused pid never inherits it.  Fair shares: each uid may hold
- * conf.uid_conns connections (root has a reserve above the total); one
- * that is not an agent's and asks nothing for conf.idle_s is closed.  Out
- * of fds, profd sheds the pending connection with a reserve fd instead of
- * spinning on a listener it cannot accept from.  Warnings a client causes
+ * conf.uid_conns connections (root has a reserve above the total); with
+ * every place taken, a uid that holds fewer than another takes a place of
+ * the one that holds the most (ctl_evict); one that is not an agent's and
+ * asks nothing for conf.idle_s is closed.  fds are shared out at start
+ * between connections and followed processes (ctl_limits).  Out of fds
+ * all the same, profd sheds the pending connection with a reserve fd
+ * instead of spinning on a listener it cannot accept from.  Warnings a client causes
  * are rate-limited per uid.
  *
  * A peer in another pid namespace (a container with profd's socket
@@ -37,6 +40,7 @@
  * it, nor another from a peer NSpid puts in ours.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -69,6 +73,7 @@
 
 #define CTL_MAX_CONNS 8192     /* at most; fewer when RLIMIT_NOFILE is low */
 #define CTL_ROOT_RESERVE 16    /* connections only root may take past the total */
+#define CTL_FD_SPARE 32        /* fds profd opens for a moment */
 #define CTL_SNDBUF (1 << 20)
 #define CTL_WARN_BURST 5       /* warnings a uid may cause in a window */
 #define CTL_WARN_WINDOW_S 60
@@ -242,11 +247,35 @@ int ctl_lock(const char *path)
 	return -EAGAIN;
 }
 
-/* as many fds as we may have; connections get a share that leaves room */
+/* the fds open now: what profd holds before it takes connections */
+static __u32 fds_open(void)
+{
+	struct dirent *d;
+	__u32 n = 0;
+	DIR *dir = opendir("/proc/self/fd");
+
+	if (!dir)
+		return 32;
+	while ((d = readdir(dir)))
+		n += d->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+/*
+ * As many fds as we may have, shared out so that no use of them can take
+ * another's: a connection takes two (socket, pidfd), a followed process
+ * one; what profd holds now, CTL_FD_SPARE for what it opens for a moment
+ * (a /proc file, a snapshot's memfd, a received fd) and root's reserve
+ * of connections come first; then half the rest for connections, half
+ * for processes.  Followed processes once took every fd there was (one
+ * user's 1,000 processes under the usual 1,024), and every connection,
+ * root's too, was shed.  A uid's share of connections is half at most.
+ */
 static void ctl_limits(void)
 {
 	struct rlimit rl;
-	__u64 n = 1024;
+	__u64 n = 1024, held = fds_open() + CTL_FD_SPARE + 2 * CTL_ROOT_RESERVE;
 
 	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
 		if (rl.rlim_cur < rl.rlim_max) {
@@ -256,12 +285,15 @@ static void ctl_limits(void)
 		}
 		n = rl.rlim_cur == RLIM_INFINITY ? 1ull << 20 : rl.rlim_cur;
 	}
-	/* two fds a connection (socket, pidfd); a quarter of the rest for segments */
-	n = n > 64 ? (n - 64) / 4 : 8;
-	ctl.max_conns = n < CTL_MAX_CONNS ? (__u32)n : CTL_MAX_CONNS;
+	n = n > held + 32 ? n - held : 32;
+	ctl.max_conns = n / 4 < CTL_MAX_CONNS ? (__u32)(n / 4) : CTL_MAX_CONNS;
+	if (conf.max_conns && conf.max_conns < ctl.max_conns)
+		ctl.max_conns = conf.max_conns;
+	conf.max_segs = n / 2 < conf.max_segs ? (__u32)(n / 2) : conf.max_segs;
 	if (conf.uid_conns > ctl.max_conns / 2)
 		conf.uid_conns = ctl.max_conns / 2 ? ctl.max_conns / 2 : 1;
-	log_debug("ctl: %u connections at most, %u per uid", ctl.max_conns, conf.uid_conns);
+	log_info("ctl: at most %u connections (%u a uid), %u processes followed", ctl.max_conns,
+		 conf.uid_conns, conf.max_segs);
 }
 
 int ctl_open(const char *path)
@@ -462,6 +494,71 @@ static __u32 conns_of(uid_t uid)
 	return n;
 }
 
+static int uid_cmp(const void *a, const void *b)
+{
+	uid_t x = *(const uid_t *)a, y = *(const uid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void profd_uid_sort(uid_t *u, __u32 n)
+{
+	qsort(u, n, sizeof(*u), uid_cmp);
+}
+
+__u32 profd_uid_run(const uid_t *u, __u32 n, uid_t uid)
+{
+	const uid_t *p = bsearch(&uid, u, n, sizeof(*u), uid_cmp);
+	const uid_t *lo = p, *hi = p;
+
+	if (!p)
+		return 0;
+	while (lo > u && lo[-1] == uid)
+		lo--;
+	while (hi < u + n && *hi == uid)
+		hi++;
+	return (__u32)(hi - lo);
+}
+
+/*
+ * Every place taken, and uid comes: it gets one if another uid holds
+ * more than it does, by closing a connection of a uid that holds the
+ * most (not root's): one not an agent's first, the longest idle.  So a
+ * user with many uids (a subordinate range, /etc/subuid), or two users
+ * at their shares, cannot keep a third out.  True if a place was freed.
+ */
+static bool ctl_evict(int epfd, uid_t uid)
+{
+	struct conn *c, *pick = NULL;
+	__u32 n = 0, most = 0, mine, k;
+	uid_t *u;
+
+	u = malloc(ctl.nconns * sizeof(*u) + 1);
+	if (!u)
+		return false;
+	for (c = ctl.conns; c; c = c->next)
+		if (c->cred.uid != 0)
+			u[n++] = c->cred.uid;
+	profd_uid_sort(u, n);
+	mine = profd_uid_run(u, n, uid);
+	for (c = ctl.conns; c; c = c->next) {
+		if (c->cred.uid == 0 || (k = profd_uid_run(u, n, c->cred.uid)) <= mine || k < most)
+			continue;
+		if (k > most || !pick || pick->registered > c->registered ||
+		    (pick->registered == c->registered && c->last_ns < pick->last_ns))
+			pick = c;
+		most = k;
+	}
+	free(u);
+	if (!pick)
+		return false;
+	ctl_warn_uid(pick->cred.uid, "ctl: all %u places taken: closing a connection of uid %u "
+		     "(it holds %u) for uid %u", ctl.max_conns, (unsigned)pick->cred.uid, most,
+		     (unsigned)uid);
+	conn_free(epfd, pick);
+	return true;
+}
+
 /*
  * Out of fds: take the pending connection with the reserve fd and close
  * it.  True if one was shed (look for more), false if none was pending
@@ -541,7 +638,8 @@ void ctl_accept(int epfd)
 			refuse(fd, -EDQUOT);
 			continue;
 		}
-		if (ctl.nconns >= ctl.max_conns + (cred.uid == 0 ? CTL_ROOT_RESERVE : 0)) {
+		if (ctl.nconns >= ctl.max_conns + (cred.uid == 0 ? CTL_ROOT_RESERVE : 0) &&
+		    (cred.uid == 0 || !ctl_evict(epfd, cred.uid))) {
 			ctl_warn_uid(cred.uid, "ctl: %u connections, refusing another (uid %u)",
 				     ctl.nconns, (unsigned)cred.uid);
 			refuse(fd, -EUSERS);
@@ -1039,7 +1137,7 @@ static int conn_request(struct conn *c)
 	const void *pl = m.buf + sizeof(struct profd_hdr);
 	struct cmsghdr *cm;
 	ssize_t n;
-	int err, fd = -1;
+	int err, fd = -1, nfds = 0;
 
 	/* room for one fd (a segment's); more are truncated: closed by the kernel */
 	n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
@@ -1047,13 +1145,31 @@ static int conn_request(struct conn *c)
 		return errno == EAGAIN || errno == EINTR ? 1 : -errno;
 	if (n == 0)
 		return -ECONNRESET;
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(int)) && fd < 0)
-			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	/*
+	 * Every fd that came is ours now: the space for one holds two (it is
+	 * rounded up), and an fd not taken would stay open for good (two a
+	 * packet from anyone once: profd ran out of fds).  The first is kept,
+	 * the rest closed, and more than one is malformed.
+	 */
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		size_t j, k;
+		int one;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (j = 0; j < k; j++, nfds++) {
+			memcpy(&one, CMSG_DATA(cm) + j * sizeof(int), sizeof(int));
+			if (fd < 0)
+				fd = one;
+			else
+				close(one);
+		}
+	}
 	c->last_ns = profd_now_ns();
-	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ? -EBADMSG
-							 : profd_msg_check(m.buf, (size_t)n);
+	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || nfds > 1
+		      ? -EBADMSG
+		      : profd_msg_check(m.buf, (size_t)n);
 	/* an fd rides only with a segment or a pid namespace */
 	if (!err && fd >= 0 && m.h.type != PROFD_MSG_SEGMENT && m.h.type != PROFD_MSG_PIDNS)
 		err = -EBADMSG;

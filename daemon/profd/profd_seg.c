@@ -45,9 +45,10 @@
  * uid map), and is checked against those.  A peer in another pid namespace
  * sees only the processes of its namespace, by the pids it knows them by.
  *
- * Fair shares: a uid's processes are followed conf.uid_segs at a time, and
- * its exited processes' data take conf.uid_kept_bytes at most (those
- * followed first go first).  A segment with more than one link, or whose file is
+ * Fair shares: a uid's processes are followed conf.uid_segs at a time, all
+ * uids' conf.max_segs (each holds an fd: the rest are the connections',
+ * profd_ctl.c), and its exited processes' data take conf.uid_kept_bytes at
+ * most (those followed first go first).  A segment with more than one link, or whose file is
  * one already followed, is refused: one file under many names would be
  * followed, and kept, many times.
  */
@@ -767,6 +768,62 @@ static struct seg *seg_find_path(const char *path)
 	return NULL;
 }
 
+/* processes followed that hold an fd (conf.max_segs) */
+static bool seg_fds_full(void)
+{
+	struct seg *s;
+	__u32 n = 0;
+
+	for (s = sg.list; s; s = s->next)
+		n += s->fd >= 0;
+	return n >= conf.max_segs;
+}
+
+/*
+ * Every place taken (conf.max_segs, or the table), and a process of uid
+ * comes: it gets one if another uid (not root) has more processes
+ * followed than uid has, by no longer following the newest of that uid's
+ * (the one with the least history; it is looked for again when a place
+ * frees).  So many uids (a subordinate range, /etc/subuid) cannot keep
+ * another user's processes out.  True if a place was freed.
+ */
+static bool seg_evict_for(uid_t uid)
+{
+	struct seg *s, *pick = NULL, **pp;
+	__u32 n = 0, most = 0, mine, k;
+	uid_t *u = malloc(sg.n * sizeof(*u) + 1);
+
+	if (!u)
+		return false;
+	for (s = sg.list; s; s = s->next)
+		if (s->alive && s->uid != 0)
+			u[n++] = s->uid;
+	profd_uid_sort(u, n);
+	mine = profd_uid_run(u, n, uid);
+	for (s = sg.list; s; s = s->next) {
+		if (!s->alive || s->uid == 0 || (k = profd_uid_run(u, n, s->uid)) <= mine ||
+		    k < most)
+			continue;
+		if (k > most || !pick || s->found_ns > pick->found_ns)
+			pick = s;
+		most = k;
+	}
+	free(u);
+	if (!pick)
+		return false;
+	if (seg_warn_ok())
+		log_warnx("seg: every place taken: no longer following pid %d of uid %u (it has "
+			  "%u) for uid %u",
+			  (int)pick->pid, (unsigned)pick->uid, most, (unsigned)uid);
+	for (pp = &sg.list; *pp != pick; pp = &(*pp)->next)
+		;
+	*pp = pick->next;
+	seg_free(pick);
+	sg.n--;
+	sg.refused = true;
+	return true;
+}
+
 static __u32 seg_alive_of(uid_t uid)
 {
 	struct seg *s;
@@ -939,6 +996,14 @@ static int seg_follow(const struct prof_seg_ent *e, int fd, __u64 proved)
 		seg_free(s);
 		return err;
 	}
+	/* every place taken: one of a uid with more, once this one proved
+	 * itself a process's (else a bad file would cost another its place) */
+	if ((sg.n >= SEG_MAX || seg_fds_full()) && !seg_evict_for(st.st_uid)) {
+		sg.refused = true;
+		prof_snapshot__destroy(snap);
+		seg_free(s);
+		return -ENOSPC;
+	}
 	bad_forget(e->path, st.st_ino);
 	s->alive = true;
 	s->found_ns = profd_now_ns();
@@ -970,10 +1035,6 @@ static int seg_adopt(const struct prof_seg_ent *e)
 
 	if (!e->alive)
 		return -ESRCH;
-	if (sg.n >= SEG_MAX) {
-		sg.refused = true;
-		return -ENOSPC;
-	}
 	fd = prof_seg_open(e);
 	if (fd >= 0)
 		return seg_follow(e, fd, 0);
@@ -1010,8 +1071,6 @@ int seg_adopt_fd(int fd, pid_t pid, uid_t uid, __u64 pidns)
 	__u32 hdr_pid;
 	int rfd, err;
 
-	if (sg.n >= SEG_MAX)
-		return -ENOSPC;
 	/* a shm object of the peer's, private: nothing else is mapped */
 	if (fstat(fd, &st) || fstatfs(fd, &sf))
 		return -errno;
