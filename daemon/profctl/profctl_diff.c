@@ -55,6 +55,9 @@ static const char usage_diff[] =
 struct drow {
 	char *key;
 	__u64 calls, self, total, max;
+	/* every call's closed ticks (a recursive one's too): the average the
+	 * percentiles are held to, as a node's are (prof_snap_quantile) */
+	__u64 closed;
 	__u32 hist[NB];
 };
 
@@ -118,6 +121,7 @@ static int rows_add(struct drows *r, char *key, const struct prof_snapshot *s,
 	d->self = prof_snap_self(n);
 	d->total = count_total ? n->ticks : 0;
 	d->max = n->max;
+	d->closed = prof_snap_closed(n);
 	for (k = 0; h && k < n->hist_n && n->hist_lo + k < NB; k++)
 		d->hist[n->hist_lo + k] = h[k];
 	return 0;
@@ -147,6 +151,7 @@ static void rows_fold(struct drows *r)
 		d->calls += x->calls;
 		d->self += x->self;
 		d->total += x->total;
+		d->closed += x->closed;
 		d->max = x->max > d->max ? x->max : d->max;
 		for (k = 0; k < NB; k++)
 			d->hist[k] = d->hist[k] + x->hist[k] < d->hist[k] ? ~0u
@@ -235,7 +240,9 @@ static struct dval side_val(const struct dside *d, const struct drow *r, const s
 {
 	const struct prof_snapshot *s = d->merged;
 	struct prof_snapshot hs = { .hist = (__u32 *)(uintptr_t)r->hist, .nhist = NB };
-	struct prof_snap_node hn = { .hist_lo = 0, .hist_n = NB, .max = r->max, .calls = r->calls };
+	struct prof_snap_node hn = {
+		.hist_lo = 0, .hist_n = NB, .max = r->max, .calls = r->calls, .ticks = r->closed
+	};
 	struct dval v = { .present = true };
 
 	v.calls = (double)r->calls;
