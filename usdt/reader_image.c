@@ -38,14 +38,18 @@ static void node_sub(struct prof_snapshot *s, struct prof_snap_node *n,
 {
 	__u32 *h = s->hist ? s->hist + n->hist_off : NULL;
 	const __u32 *bh = b->hist ? b->hist + bn->hist_off : NULL;
-	__u64 top = 0;
+	/* the whole ticks of the calls that ended in the window, and of them
+	 * the part before it: the call the baseline found open, if it ended
+	 * (a node has one call open at most: a closed call since means it) */
+	__u64 closed = sub0(prof_snap_closed(n), prof_snap_closed(bn));
+	__u64 before = bn->open && closed ? bn->open_ticks : 0, top = 0;
 	__u32 k;
 
 	n->calls = sub0(n->calls, bn->calls);
 	n->ticks = sub0(n->ticks, bn->ticks);
 	n->preempted = sub0(n->preempted, bn->preempted);
 	n->migrated = sub0(n->migrated, bn->migrated);
-	n->offcpu_ns = sub0(n->offcpu_ns, bn->offcpu_ns);
+	n->offcpu_ns = prof_window_offcpu(sub0(n->offcpu_ns, bn->offcpu_ns), closed, before);
 	n->anomalies = sub0(n->anomalies, bn->anomalies);
 	n->allocs = sub0(n->allocs, bn->allocs);
 	n->alloc_bytes = sub0(n->alloc_bytes, bn->alloc_bytes);

@@ -31,6 +31,47 @@ __u64 prof_snap_avg_ns(const struct prof_snapshot *s, const struct prof_snap_nod
 	return n->calls ? prof_snap_ns(s, prof_snap_closed(n)) / n->calls : 0;
 }
 
+__u64 prof_oncpu_ns(const struct prof_snapshot *s, __u64 closed_ticks, __u64 kcalls,
+		    __u64 offcpu_ns)
+{
+	__u64 wall = prof_snap_ns(s, closed_ticks);
+
+	if (!kcalls)
+		return PROF_SNAP_UNKNOWN;
+	return wall > offcpu_ns ? wall - offcpu_ns : 0;
+}
+
+int prof_snap_oncpu(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+		    __u64 *oncpu)
+{
+	__u64 *kids;
+	__u32 i;
+
+	if (!t->nnodes)
+		return 0;
+	kids = calloc(t->nnodes, sizeof(*kids));
+	if (!kids)
+		return -ENOMEM;
+	/* children before parents: a parent's index is below its children's */
+	for (i = t->nnodes - 1; i >= 1; i--) {
+		const struct prof_snap_node *n = &t->nodes[i];
+		__u64 own = prof_oncpu_ns(s, prof_snap_closed(n), n->kernel_calls, n->offcpu_ns);
+		__u64 tot = prof_snap_ns(s, n->ticks);
+
+		if (own == PROF_SNAP_UNKNOWN && !kids[i]) {
+			oncpu[i] = PROF_SNAP_UNKNOWN;
+			continue;
+		}
+		if (own == PROF_SNAP_UNKNOWN || own < kids[i])
+			own = kids[i];
+		oncpu[i] = own < tot ? own : tot;
+		kids[n->parent] += oncpu[i];
+	}
+	oncpu[0] = t->oncpu_ns;
+	free(kids);
+	return 0;
+}
+
 bool prof_snap_node_hidden(const struct prof_snap_thread *t, __u32 i)
 {
 	const struct prof_snap_node *n = &t->nodes[i];
@@ -155,6 +196,8 @@ struct tctx {
 	__u64 total;	   /* the thread's, in ticks */
 	__u32 *kids;	   /* the sorted children of the path drawn, stacked */
 	__u32 nkids;	   /* their capacity */
+	__u64 *oncpu;	   /* each node's on-CPU time (prof_snap_oncpu) */
+	__u32 noncpu;	   /* its capacity */
 	const __u8 *nlen;  /* strlen of each site's name */
 	const __u8 *clash; /* sites whose name another site has (prof_snap_name_clashes) */
 	size_t plen;	   /* strlen(prefix) */
@@ -221,21 +264,21 @@ static char *put_open_col(char *p, __u64 open)
 /*
  * on-cpu, preempt, blocked, migr: what the kernel said of the calls that
  * had kernel facts; "-" for a row none of whose calls had any.  on-cpu is
- * the closed calls' time less their time switched out.
+ * prof_snap_oncpu's (a tree's row) or prof_oncpu_ns's (a flat row), "-"
+ * where unknown.
  */
-static char *put_kernel_cols(char *p, const struct prof_snapshot *s, __u64 closed_ticks,
-			     __u64 kcalls, __u64 offcpu_ns, __u64 preempted, __u64 blocked,
+static char *put_kernel_cols(char *p, __u64 oncpu, __u64 kcalls, __u64 preempted, __u64 blocked,
 			     __u64 migrated)
 {
-	__u64 tot = prof_snap_ns(s, closed_ticks);
-
-	if (!kcalls) {
+	if (oncpu == PROF_SNAP_UNKNOWN)
 		p = put_unknown_col(p, 9);
+	else
+		p = put_ns_col(p, oncpu, 9);
+	if (!kcalls) {
 		p = put_unknown_col(p, 8);
 		p = put_unknown_col(p, 8);
 		return put_unknown_col(p, 8);
 	}
-	p = put_ns_col(p, tot > offcpu_ns ? tot - offcpu_ns : 0, 9);
 	*p++ = ' ';
 	p = prof_put_u64_col(p, preempted, 8);
 	*p++ = ' ';
@@ -286,8 +329,8 @@ static void tree_row(struct tctx *c, __u32 i, const char *branch)
 	*p++ = ' ';
 	p = prof_put_fixed_col(p, pct, 1, 6);
 	if (c->sched)
-		p = put_kernel_cols(p, s, n->ticks - n->open_ticks, n->kernel_calls, n->offcpu_ns,
-				    n->preempted, n->blocked, n->migrated);
+		p = put_kernel_cols(p, c->oncpu[i], n->kernel_calls, n->preempted, n->blocked,
+				    n->migrated);
 	*p++ = ' ';
 	*p++ = ' ';
 	p = put_str(p, col(c->o, C_DIM));
@@ -483,6 +526,17 @@ static int tree_thread(struct tctx *c, FILE *f, const struct prof_snap_thread *t
 	err = prof_snap_kids_room(t, &c->kids, &c->nkids);
 	if (err || !t->nnodes)
 		return err;
+	if (c->noncpu < t->nnodes) {
+		__u64 *v = realloc(c->oncpu, t->nnodes * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->oncpu = v;
+		c->noncpu = t->nnodes;
+	}
+	err = prof_snap_oncpu(c->s, t, c->oncpu);
+	if (err)
+		return err;
 	c->total = prof_snap_thread_total(t);
 	c->prefix[0] = 0;
 	c->plen = 0;
@@ -534,6 +588,7 @@ int prof_report_tree(FILE *f, const struct prof_snapshot *s, const struct prof_r
 		      f);
 cleanup:
 	free(c.kids);
+	free(c.oncpu);
 	free(c.out);
 	free(nlen);
 	free(clash);
@@ -583,8 +638,10 @@ int prof_report_flat(FILE *f, const struct prof_snapshot *s, const struct prof_r
 			prof_fmt_ns(b[2], 24, r->calls ? closed / r->calls : 0),
 			prof_fmt_ns(b[3], 24, prof_snap_ns(s, r->max)), 100.0 * share);
 		if (sched) {
-			p = put_kernel_cols(row, s, r->ticks - r->open_ticks, r->kernel_calls,
-					    r->offcpu_ns, r->preempted, r->blocked, r->migrated);
+			p = put_kernel_cols(row,
+					    prof_oncpu_ns(s, r->ticks - r->open_ticks,
+							  r->kernel_calls, r->offcpu_ns),
+					    r->kernel_calls, r->preempted, r->blocked, r->migrated);
 			*p = 0;
 			fputs(row, f);
 		}

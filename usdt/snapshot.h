@@ -289,6 +289,29 @@ const char *prof_snap_compensated_note(const struct prof_snapshot *s, char *buf,
 double prof_snap_probe_share(const struct prof_snapshot *s, const struct prof_snap_thread *t,
 			     __u64 probe_ticks);
 
+/*
+ * A window's share of off-CPU time.  A call's off-CPU time is counted when
+ * it ends, for the whole call, while its wall time lands in every window
+ * it spans (an open call is data too); so a window keeps, of the off-CPU
+ * time of the calls that ended in it (off, ns), the share their time
+ * inside it is of their whole time: closed, the whole ticks of those
+ * calls, of which before lay before the window (the part of a call the
+ * window's start found open).  Exact for one call that spent its time off
+ * the CPU evenly; never more than off, and off times the window's part
+ * never exceeds that part (a call's off-CPU time is at most its wall time).
+ */
+static inline __u64 prof_window_offcpu(__u64 off, __u64 closed, __u64 before)
+{
+	if (!before || !closed)
+		return off;
+	if (before >= closed)
+		return 0;
+	/* in double: no 128-bit integers on every target; an estimate anyway */
+	double w = (double)off * (double)(closed - before) / (double)closed;
+
+	return w < (double)off ? (__u64)w : off;
+}
+
 /* the ticks of a node's closed calls: its total less its open call's part */
 static inline __u64 prof_snap_closed(const struct prof_snap_node *n)
 {
@@ -393,6 +416,25 @@ int prof_report_flat(FILE *f, const struct prof_snapshot *s, const struct prof_r
 __u64 prof_snap_thread_total(const struct prof_snap_thread *t);
 /* the average closed call, ns (an open call is not a call yet) */
 __u64 prof_snap_avg_ns(const struct prof_snapshot *s, const struct prof_snap_node *n);
+/*
+ * On-CPU time, ns: the closed calls' wall time (closed_ticks) less their
+ * off-CPU time, for a node or a flat row; PROF_SNAP_UNKNOWN where no call
+ * had kernel facts (kcalls 0).
+ */
+__u64 prof_oncpu_ns(const struct prof_snapshot *s, __u64 closed_ticks, __u64 kcalls,
+		    __u64 offcpu_ns);
+/*
+ * Each node of t's on-CPU time in ns, into oncpu[0 .. t->nnodes) (the
+ * root's: the thread's, t->oncpu_ns), as every view shows it: a node's
+ * own (prof_oncpu_ns) raised to its children's sum, and never above its
+ * total.  A node ran on the CPU at least as long as its children did; an
+ * open call's on-CPU time is known only when it ends, and a window's
+ * share of a call that began before it is an estimate
+ * (prof_window_offcpu): both are held to that.  PROF_SNAP_UNKNOWN where
+ * neither a node nor any node below it had kernel facts.  0 or -ENOMEM
+ */
+int prof_snap_oncpu(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+		    __u64 *oncpu);
 /* the overflow node while nothing landed there: not shown */
 bool prof_snap_node_hidden(const struct prof_snap_thread *t, __u32 i);
 /* the children of node i sorted by a PROF_SORT_* key (then name, then

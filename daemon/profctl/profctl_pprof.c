@@ -147,29 +147,26 @@ static int pp_sites(struct pp *p, const struct prof_snapshot *s)
 	return 0;
 }
 
-/* on-CPU ns of a node, as profctl's tree has it: its closed calls' time
- * less their time switched out; 0 where no call had kernel facts */
-static __u64 oncpu(const struct prof_snapshot *s, const struct prof_snap_node *n)
-{
-	__u64 w = prof_snap_ns(s, prof_snap_closed(n));
-
-	if (!n->kernel_calls)
-		return 0;
-
-	return w > n->offcpu_ns ? w - n->offcpu_ns : 0;
-}
-
 static int pp_thread(struct pp *p, const struct prof_snapshot *s, const struct prof_snap_thread *t,
 		     size_t locbase, int ntypes)
 {
 	char label[64];
 	int64_t name;
+	__u64 *cpu = NULL;
 	__u32 i, j;
 
 	prof_snap_thread_label(t, label, sizeof(label));
 	name = pp_str(p, label);
 	if (name < 0)
 		return -ENOMEM;
+	/* on-CPU time as profctl's tree has it (nested: self never below 0) */
+	if (ntypes > 2) {
+		cpu = malloc((t->nnodes ? t->nnodes : 1) * sizeof(*cpu));
+		if (!cpu || prof_snap_oncpu(s, t, cpu)) {
+			free(cpu);
+			return -ENOMEM;
+		}
+	}
 	for (i = 1; i < t->nnodes; i++) {
 		const struct prof_snap_node *n = &t->nodes[i];
 		struct pp_sample *x;
@@ -180,8 +177,10 @@ static int pp_thread(struct pp *p, const struct prof_snapshot *s, const struct p
 		for (j = i; j && depth <= t->nnodes; j = t->nodes[j].parent)
 			depth++;
 		if (grow((void **)&p->spl, &p->capspl, p->nspl + 1, sizeof(*p->spl)) ||
-		    grow((void **)&p->stack, &p->capstack, p->nstack + depth, sizeof(*p->stack)))
+		    grow((void **)&p->stack, &p->capstack, p->nstack + depth, sizeof(*p->stack))) {
+			free(cpu);
 			return -ENOMEM;
+		}
 		x = &p->spl[p->nspl++];
 		x->stack_off = p->nstack;
 		x->depth = 0;
@@ -194,18 +193,20 @@ static int pp_thread(struct pp *p, const struct prof_snapshot *s, const struct p
 		}
 		x->v[0] = (int64_t)n->calls;
 		x->v[1] = (int64_t)prof_snap_ns(s, prof_snap_self(n));
-		if (ntypes > 2) {
-			__u64 cpu = oncpu(s, n), kids = 0;
+		if (cpu) {
+			/* unknown (no kernel facts here or below): 0 */
+			__u64 own = cpu[i] == PROF_SNAP_UNKNOWN ? 0 : cpu[i], kids = 0;
 
 			for (j = n->first_child; j != PROF_SNAP_NONE && j < t->nnodes;
 			     j = t->nodes[j].next_sibling)
-				kids += oncpu(s, &t->nodes[j]);
-			x->v[2] = (int64_t)(cpu > kids ? cpu - kids : 0);
+				kids += cpu[j] == PROF_SNAP_UNKNOWN ? 0 : cpu[j];
+			x->v[2] = (int64_t)(own > kids ? own - kids : 0);
 		}
 		x->pid = s->pid;
 		x->tid = t->tid;
 		x->thread = name;
 	}
+	free(cpu);
 	return 0;
 }
 
