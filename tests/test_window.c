@@ -225,6 +225,51 @@ static void test_window_tree_text(void **state)
 	prof_snapshot__destroy(s);
 }
 
+/*
+ * top's interval (a flat row read twice, prof_flat_window): a busy zone
+ * whose 6 s call, 3 s of it off the CPU on a crowded machine, ends 1 s
+ * into the interval, and a short call after it: its on-CPU time is not
+ * 0 (3 s off the CPU in 1.2 s), its avg is below its max, and its max is
+ * the interval's, not the 40 s call it made long ago
+ */
+static void test_flat_window(void **state)
+{
+	const struct prof_flat_row then = { .calls = 3, .ticks = 45 * S, .self = 45 * S,
+					    .max = 40 * S, .open = 1, .open_ticks = 5 * S,
+					    .kernel_calls = 3, .offcpu_ns = 20 * S };
+	const struct prof_flat_row now = { .calls = 5, .ticks = 46 * S + S / 2,
+					   .self = 46 * S + S / 2, .max = 40 * S,
+					   .open = 1, .open_ticks = S / 10, .kernel_calls = 5,
+					   .offcpu_ns = 23 * S };
+	struct prof_flat_row w;
+
+	(void)state;
+	prof_flat_window(&w, &now, &then);
+	/* 1.5 s in the zone: 1 s of the long call, 0.4 s of one after, 0.1 s
+	 * open */
+	assert_int_equal(w.calls, 2);
+	assert_int_equal(w.ticks, S + S / 2);
+	assert_int_equal(w.open_ticks, S / 10);
+	/* the 3 s off the CPU of 6.4 s of calls, of which 1.4 s in it */
+	assert_int_equal(w.offcpu_ns, 3 * S * 14 / 64);
+	assert_true(w.offcpu_ns <= w.ticks - w.open_ticks);
+	/* no call longer than 40 s: the max is at most all that ended */
+	assert_int_equal(w.max, 6 * S + 4 * S / 10);
+	assert_true((w.ticks - w.open_ticks) / w.calls <= w.max);
+	/* a new longest call: the max is exact */
+	{
+		struct prof_flat_row longer = now;
+
+		longer.max = 41 * S;
+		prof_flat_window(&w, &longer, &then);
+		assert_int_equal(w.max, 41 * S);
+	}
+	/* no call ended: no max */
+	prof_flat_window(&w, &then, &then);
+	assert_int_equal(w.max, 0);
+	assert_int_equal(w.calls, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_window_nap),
 		cmocka_unit_test(test_open_parent_nests),
 		cmocka_unit_test(test_window_tree_text),
+		cmocka_unit_test(test_flat_window),
 	};
 
 	test_filter_env();

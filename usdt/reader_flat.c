@@ -518,3 +518,36 @@ int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_
 	prof_seg_flat_cache__destroy(c);
 	return err;
 }
+
+static __u64 dsub(__u64 a, __u64 b)
+{
+	return a > b ? a - b : 0;
+}
+
+void prof_flat_window(struct prof_flat_row *w, const struct prof_flat_row *now,
+		      const struct prof_flat_row *then)
+{
+	/* the whole time of the calls that ended in the window, and of it
+	 * the part before it (of the calls its start found open) */
+	__u64 closed = dsub(now->ticks - now->open_ticks, then->ticks - then->open_ticks);
+	__u64 before = then->open_ticks < closed ? then->open_ticks : closed;
+
+	*w = (struct prof_flat_row){ .site = now->site, .open = now->open };
+	w->calls = dsub(now->calls, then->calls);
+	w->ticks = dsub(now->ticks, then->ticks);
+	w->self = dsub(now->self, then->self);
+	w->open_ticks = now->open_ticks < w->ticks ? now->open_ticks : w->ticks;
+	w->preempted = dsub(now->preempted, then->preempted);
+	w->migrated = dsub(now->migrated, then->migrated);
+	w->blocked = dsub(now->blocked, then->blocked);
+	w->kernel_calls = dsub(now->kernel_calls, then->kernel_calls);
+	w->allocs = dsub(now->allocs, then->allocs);
+	w->alloc_bytes = dsub(now->alloc_bytes, then->alloc_bytes);
+	w->offcpu_ns = prof_window_offcpu(dsub(now->offcpu_ns, then->offcpu_ns), closed, before);
+	if (!w->calls)
+		w->max = 0;
+	else if (now->max > then->max)
+		w->max = now->max;
+	else
+		w->max = now->max < closed ? now->max : closed;
+}

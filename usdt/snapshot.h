@@ -472,6 +472,18 @@ struct prof_flat_row {
 /* rows for all threads (tid == 0) or one; *rows malloc'd, sorted by o->sort */
 int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort,
 		   struct prof_flat_row **rows, size_t *n);
+/*
+ * A flat row over the window between two reads of it (then, now; one
+ * zone's, in the same order of reads), into w: counters less their
+ * earlier values; the open calls' part inside the window; off-CPU time
+ * shared as prof_window_offcpu says; max the exact max of the window if a
+ * call ended in it above every earlier one, else a bound on it (the
+ * smaller of the max since start and the time of all the calls that
+ * ended in it), never more than either; 0 if no call ended.  A row has
+ * no histogram: prof_snapshot__diff's max is the tighter one.
+ */
+void prof_flat_window(struct prof_flat_row *w, const struct prof_flat_row *now,
+		      const struct prof_flat_row *then);
 /* sort flat rows by a PROF_SORT_* key (p99 sorts by max) */
 void prof_flat_sort(struct prof_flat_row *rows, size_t n, int sort);
 /*
