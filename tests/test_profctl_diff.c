@@ -278,6 +278,91 @@ static void test_percentiles(void **state)
 	free(text);
 }
 
+/* nodes a of ta and b of tb are one call path (their sites, to the root) */
+static bool same_path(const struct prof_snap_thread *ta, __u32 a, const struct prof_snap_thread *tb,
+		      __u32 b)
+{
+	while (a && b) {
+		if (ta->nodes[a].site != tb->nodes[b].site)
+			return false;
+		a = ta->nodes[a].parent;
+		b = tb->nodes[b].parent;
+	}
+	return !a && !b;
+}
+
+/*
+ * The threads merged (report --threads, diff's sides) are the sum of the
+ * threads, figure by figure as figures.h says each combines: every
+ * figure of its table is checked, so a new one is too.  The fixture's
+ * main thread twice over (a third thread, its calls one more and its
+ * maxima one tick longer), beside the worker.
+ */
+static void test_merge_is_sum_of_threads(void **state)
+{
+	struct prof_snapshot *s, *m;
+	struct prof_snap_thread *t3;
+	const struct prof_snap_thread *mt;
+	void *img;
+	size_t len;
+	__u32 i, j, k;
+
+	(void)state;
+	assert_int_equal(fx_image(&img, &len), 0);
+	assert_int_equal(prof_snapshot__read(img, len, &s), 0);
+	free(img);
+	t3 = realloc(s->threads, (s->nthreads + 1) * sizeof(*t3));
+	assert_non_null(t3);
+	s->threads = t3;
+	t3 = &s->threads[s->nthreads];
+	*t3 = s->threads[0];
+	t3->tid = 4244;
+	t3->start_tick++;
+	t3->nodes = malloc(t3->nnodes * sizeof(*t3->nodes));
+	assert_non_null(t3->nodes);
+	memcpy(t3->nodes, s->threads[0].nodes, t3->nnodes * sizeof(*t3->nodes));
+	for (j = 1; j < t3->nnodes; j++) {
+		t3->nodes[j].calls++;
+		t3->nodes[j].max++;
+	}
+	s->nthreads++;
+	m = pc_merge_threads(s);
+	assert_non_null(m);
+	mt = &m->threads[0];
+	for (j = 1; j < mt->nnodes; j++) {
+		const struct prof_snap_node *mn = &mt->nodes[j];
+		struct prof_snap_node want = { 0 };
+
+		for (i = 0; i < s->nthreads; i++) {
+			const struct prof_snap_thread *t = &s->threads[i];
+
+			for (k = 1; k < t->nnodes; k++) {
+				const struct prof_snap_node *n = &t->nodes[k];
+
+				if (!same_path(mt, j, t, k))
+					continue;
+#define WANT(f, unit, across, window, flat, key)                                               \
+	if (PROF_FIG_IS(SUM, across))                                                        \
+		want.f += n->f;                                                               \
+	else if (n->f > want.f)                                                               \
+		want.f = n->f;
+				PROF_NODE_COUNTS(WANT)
+				PROF_NODE_TIMES(WANT)
+#undef WANT
+			}
+		}
+#define CHECK(f, unit, across, window, flat, key)                                              \
+	if (want.f != mn->f)                                                                 \
+		fail_msg("merged node %u: %s %llu, the threads' %llu", j, #f,                \
+			 (unsigned long long)mn->f, (unsigned long long)want.f);
+		PROF_NODE_COUNTS(CHECK)
+		PROF_NODE_TIMES(CHECK)
+#undef CHECK
+	}
+	pc_snap_free(m);
+	prof_snapshot__destroy(s);
+}
+
 static void test_usage(void **state)
 {
 	const char *one[] = { "diff", base, NULL };
@@ -384,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_color),
 		cmocka_unit_test(test_json_per_call),
 		cmocka_unit_test(test_percentiles),
+		cmocka_unit_test(test_merge_is_sum_of_threads),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_live_against_file),

@@ -533,17 +533,16 @@ void prof_flat_window(struct prof_flat_row *w, const struct prof_flat_row *now,
 	__u64 before = then->open_ticks < closed ? then->open_ticks : closed;
 
 	*w = (struct prof_flat_row){ .site = now->site, .open = now->open };
-	w->calls = dsub(now->calls, then->calls);
-	w->ticks = dsub(now->ticks, then->ticks);
+	/* each figure a row has as figures.h says a window takes it */
+#define FLAT_SUB(f, unit, across, window, flat, key)                                          \
+	PROF_FIG_IF_FLAT(flat, if (PROF_FIG_IS(DIFF, window)) w->f = dsub(now->f, then->f);  \
+			 if (PROF_FIG_IS(SHARE, window))                                      \
+				 w->f = prof_window_offcpu(dsub(now->f, then->f), closed, before);)
+	PROF_NODE_COUNTS(FLAT_SUB)
+	PROF_NODE_TIMES(FLAT_SUB)
+#undef FLAT_SUB
 	w->self = dsub(now->self, then->self);
 	w->open_ticks = now->open_ticks < w->ticks ? now->open_ticks : w->ticks;
-	w->preempted = dsub(now->preempted, then->preempted);
-	w->migrated = dsub(now->migrated, then->migrated);
-	w->blocked = dsub(now->blocked, then->blocked);
-	w->kernel_calls = dsub(now->kernel_calls, then->kernel_calls);
-	w->allocs = dsub(now->allocs, then->allocs);
-	w->alloc_bytes = dsub(now->alloc_bytes, then->alloc_bytes);
-	w->offcpu_ns = prof_window_offcpu(dsub(now->offcpu_ns, then->offcpu_ns), closed, before);
 	if (!w->calls)
 		w->max = 0;
 	else if (now->max > then->max)

@@ -45,18 +45,15 @@ static void node_sub(struct prof_snapshot *s, struct prof_snap_node *n,
 	__u64 before = bn->open && closed ? bn->open_ticks : 0, top = 0;
 	__u32 k;
 
-	n->calls = sub0(n->calls, bn->calls);
-	n->ticks = sub0(n->ticks, bn->ticks);
-	n->preempted = sub0(n->preempted, bn->preempted);
-	n->migrated = sub0(n->migrated, bn->migrated);
-	n->offcpu_ns = prof_window_offcpu(sub0(n->offcpu_ns, bn->offcpu_ns), closed, before);
-	n->anomalies = sub0(n->anomalies, bn->anomalies);
-	n->allocs = sub0(n->allocs, bn->allocs);
-	n->alloc_bytes = sub0(n->alloc_bytes, bn->alloc_bytes);
-	n->frees = sub0(n->frees, bn->frees);
-	n->free_bytes = sub0(n->free_bytes, bn->free_bytes);
-	n->blocked = sub0(n->blocked, bn->blocked);
-	n->kernel_calls = sub0(n->kernel_calls, bn->kernel_calls);
+	/* each figure as figures.h says a window takes it */
+#define NODE_SUB(f, unit, across, window, flat, key)                                          \
+	if (PROF_FIG_IS(DIFF, window))                                                       \
+		n->f = sub0(n->f, bn->f);                                                     \
+	if (PROF_FIG_IS(SHARE, window))                                                      \
+		n->f = prof_window_offcpu(sub0(n->f, bn->f), closed, before);
+	PROF_NODE_COUNTS(NODE_SUB)
+	PROF_NODE_TIMES(NODE_SUB)
+#undef NODE_SUB
 	/* an open call: only its part inside the window */
 	if (n->open_ticks > n->ticks)
 		n->open_ticks = n->ticks;

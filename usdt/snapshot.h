@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "slab.h"
+#include "figures.h"
 
 #ifdef __cplusplus
 extern "C" {
