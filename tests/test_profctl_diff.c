@@ -278,19 +278,6 @@ static void test_percentiles(void **state)
 	free(text);
 }
 
-/* nodes a of ta and b of tb are one call path (their sites, to the root) */
-static bool same_path(const struct prof_snap_thread *ta, __u32 a, const struct prof_snap_thread *tb,
-		      __u32 b)
-{
-	while (a && b) {
-		if (ta->nodes[a].site != tb->nodes[b].site)
-			return false;
-		a = ta->nodes[a].parent;
-		b = tb->nodes[b].parent;
-	}
-	return !a && !b;
-}
-
 /*
  * The threads merged (report --threads, diff's sides) are the sum of the
  * threads, figure by figure as figures.h says each combines: every
@@ -302,10 +289,9 @@ static void test_merge_is_sum_of_threads(void **state)
 {
 	struct prof_snapshot *s, *m;
 	struct prof_snap_thread *t3;
-	const struct prof_snap_thread *mt;
 	void *img;
 	size_t len;
-	__u32 i, j, k;
+	__u32 j;
 
 	(void)state;
 	assert_int_equal(fx_image(&img, &len), 0);
@@ -328,37 +314,7 @@ static void test_merge_is_sum_of_threads(void **state)
 	s->nthreads++;
 	m = pc_merge_threads(s);
 	assert_non_null(m);
-	mt = &m->threads[0];
-	for (j = 1; j < mt->nnodes; j++) {
-		const struct prof_snap_node *mn = &mt->nodes[j];
-		struct prof_snap_node want = { 0 };
-
-		for (i = 0; i < s->nthreads; i++) {
-			const struct prof_snap_thread *t = &s->threads[i];
-
-			for (k = 1; k < t->nnodes; k++) {
-				const struct prof_snap_node *n = &t->nodes[k];
-
-				if (!same_path(mt, j, t, k))
-					continue;
-#define WANT(f, unit, across, window, flat, key)                                               \
-	if (PROF_FIG_IS(SUM, across))                                                        \
-		want.f += n->f;                                                               \
-	else if (n->f > want.f)                                                               \
-		want.f = n->f;
-				PROF_NODE_COUNTS(WANT)
-				PROF_NODE_TIMES(WANT)
-#undef WANT
-			}
-		}
-#define CHECK(f, unit, across, window, flat, key)                                              \
-	if (want.f != mn->f)                                                                 \
-		fail_msg("merged node %u: %s %llu, the threads' %llu", j, #f,                \
-			 (unsigned long long)mn->f, (unsigned long long)want.f);
-		PROF_NODE_COUNTS(CHECK)
-		PROF_NODE_TIMES(CHECK)
-#undef CHECK
-	}
+	test_check_merged(s, m);
 	pc_snap_free(m);
 	prof_snapshot__destroy(s);
 }
