@@ -200,6 +200,35 @@ static void test_open_parent_nests(void **state)
 	prof_snapshot__destroy(s);
 }
 
+/*
+ * A busy open call: the thread ran 9 s of its 10, 6 s of them inside
+ * batch's open call (1 s of short children): batch ran at least 5 s on
+ * the CPU (at most 4 s of the thread's CPU time lay outside it), not the
+ * 1 s its children did, nor "unknown"
+ */
+static void test_open_busy_call(void **state)
+{
+	static const struct fig busy[NNODES] = {
+		[BATCH] = { .ticks = 6 * S, .open_ticks = 6 * S },
+		[CHILD] = { .calls = 10, .ticks = S, .kcalls = 10, .max = S / 10 },
+	};
+	struct prof_snapshot *s = build(10 * S, busy);
+	__u64 on[NNODES];
+
+	(void)state;
+	s->threads[0].oncpu_ns = 9 * S;
+	assert_int_equal(prof_snap_oncpu(s, &s->threads[0], on), 0);
+	assert_int_equal(on[BATCH], 5 * S);
+	assert_int_equal(on[CHILD], S);
+	assert_int_equal(on[ROOT], 9 * S);
+	/* and a nap open as long, in a thread that ran 1 s: what is known */
+	s->threads[0].oncpu_ns = S;
+	assert_int_equal(prof_snap_oncpu(s, &s->threads[0], on), 0);
+	assert_int_equal(on[BATCH], S);
+	check_oncpu(s, &s->threads[0]);
+	prof_snapshot__destroy(s);
+}
+
 /* the text tree shows that on-CPU time, not its own figure */
 static void test_window_tree_text(void **state)
 {
@@ -276,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_window_oncpu_nests),
 		cmocka_unit_test(test_window_nap),
 		cmocka_unit_test(test_open_parent_nests),
+		cmocka_unit_test(test_open_busy_call),
 		cmocka_unit_test(test_window_tree_text),
 		cmocka_unit_test(test_flat_window),
 	};

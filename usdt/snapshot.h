@@ -427,12 +427,14 @@ __u64 prof_oncpu_ns(const struct prof_snapshot *s, __u64 closed_ticks, __u64 kca
 /*
  * Each node of t's on-CPU time in ns, into oncpu[0 .. t->nnodes) (the
  * root's: the thread's, t->oncpu_ns), as every view shows it: a node's
- * own (prof_oncpu_ns) raised to its children's sum, and never above its
+ * own (prof_oncpu_ns), plus for its open call what the thread's CPU time
+ * proves it ran (the thread's CPU time over the view less the wall time
+ * outside the call), raised to its children's sum, and never above its
  * total.  A node ran on the CPU at least as long as its children did; an
  * open call's on-CPU time is known only when it ends, and a window's
  * share of a call that began before it is an estimate
  * (prof_window_offcpu): both are held to that.  PROF_SNAP_UNKNOWN where
- * neither a node nor any node below it had kernel facts.  0 or -ENOMEM
+ * nothing is known of a node or any node below it.  0 or -ENOMEM
  */
 int prof_snap_oncpu(const struct prof_snapshot *s, const struct prof_snap_thread *t,
 		    __u64 *oncpu);
