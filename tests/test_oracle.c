@@ -355,10 +355,15 @@ static void test_since_reset(void **state)
 	prof_snapshot__destroy(s);
 }
 
-/* profd's last second: never longer than asked, and it says how long */
+/* profd's last second: never longer than asked, and the report says how
+ * long it is, and that it is shorter than asked when it is */
 static void test_last(void **state)
 {
+	char pid[16], out[128];
+	const char *a[] = { "report", "--pid", pid, "--last", "1s", "--flat", NULL };
 	struct prof_snapshot *s;
+	char *text;
+	const char *p;
 
 	(void)state;
 	need_profd();
@@ -368,6 +373,18 @@ static void test_last(void **state)
 		fail_msg("--last 1s covers %llu ns", (unsigned long long)s->span_ns);
 	check_window("--last 1s", s);
 	prof_snapshot__destroy(s);
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(out, sizeof(out), "%s/last.txt", dir);
+	assert_int_equal(test_profctl_run(out, a), 0);
+	text = test_slurp(out, NULL);
+	assert_non_null(text);
+	p = strstr(text, ", the last ");
+	if (!p)
+		fail_msg("--last 1s does not say what it covers:\n%s", text);
+	/* "1.00s" or "950ms (1.00s asked: ...)" */
+	if (strncmp(p, ", the last 1.00s", 16) && !strstr(p, " (1.00s asked: profd's nearest frame)"))
+		fail_msg("--last 1s is shorter than asked and does not say so:\n%.120s", p);
+	free(text);
 }
 
 /* two saves, and their difference: base + diff = new, each counter */

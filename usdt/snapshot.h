@@ -141,6 +141,9 @@ struct prof_snapshot {
 	struct prof_snap_lazy *lazy; /* PROF_READ_LAZY: how to read threads later */
 	__u64 span_ns;		/* what a reader set: the time a diffed snapshot
 				 * covers ("the last N seconds"); 0 if unsaid */
+	__u64 span_asked_ns;	/* the reader's: the window it asked for, which
+				 * span_ns may fall short of (profd's nearest
+				 * frame); 0 if unsaid */
 	__u64 now_tick;		/* the tick open calls were measured to: the read's
 				 * time, the process's exit, or the image's */
 	__u64 nospace;		/* threads, sites, nodes lost to a full /dev/shm */
