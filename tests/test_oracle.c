@@ -426,7 +426,7 @@ static void test_diff_of_saves(void **state)
 		for (j = 1; j < dt->nnodes && j < bt->nnodes; j++) {
 			const struct prof_snap_node *dn = &dt->nodes[j], *bn = &bt->nodes[j],
 						    *nn = &nt->nodes[j];
-#define SUM_BACK(f, unit, across, window, flat, key)                                             \
+#define SUM_BACK(f, unit, across, window, flat, slab, key)                                             \
 	if (PROF_FIG_IS(DIFF, window) && bn->f + dn->f != nn->f)                               \
 		fail_msg("tid %u %s: %s base %llu + diff %llu != new %llu", dt->tid,           \
 			 prof_snap_node_name(d, dn), #f, (unsigned long long)bn->f,            \
@@ -563,7 +563,7 @@ static void test_formats(void **state)
 					 "json %u)", ft->tid, prof_snap_node_name(f, fn),
 					 (unsigned long long)fn->calls, fn->open, k, ft->nnodes,
 					 jt->nnodes);
-#define SAME(f_, unit, across, window, flat, key)                                                \
+#define SAME(f_, unit, across, window, flat, slab, key)                                                \
 	if (fn->f_ != jn->f_)                                                                \
 		fail_msg("json: tid %u %s: %s %llu, the file's %llu", ft->tid,                 \
 			 prof_snap_node_name(f, fn), key, (unsigned long long)jn->f_,          \

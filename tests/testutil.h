@@ -191,7 +191,7 @@ static inline void test_check_merged(const struct prof_snapshot *s, const struct
 
 				if (!test_same_path(mt, j, t, k))
 					continue;
-#define WANT(f, unit, across, window, flat, key)                                               \
+#define WANT(f, unit, across, window, flat, slab, key)                                               \
 	if (PROF_FIG_IS(SUM, across))                                                        \
 		want.f += n->f;                                                               \
 	else if (n->f > want.f)                                                               \
@@ -201,7 +201,7 @@ static inline void test_check_merged(const struct prof_snapshot *s, const struct
 #undef WANT
 			}
 		}
-#define CHECK(f, unit, across, window, flat, key)                                              \
+#define CHECK(f, unit, across, window, flat, slab, key)                                              \
 	if (want.f != mn->f)                                                                 \
 		fail_msg("merged node %u (%s): %s %llu, the threads' %llu", j,               \
 			 prof_snap_node_name(m, mn), #f, (unsigned long long)mn->f,           \

@@ -8,10 +8,13 @@
  * top's interval), written and read back as JSON (report.c, report_load.c)
  * and shown; each of those takes what it does to a figure from here, so a
  * figure cannot mean one thing in one view and another in the next.
- * Adding one: a line here, its writer (prof.c, into slab.h), the reader's
- * copy, and the docs (README's JSON, tests/report.schema.json).
+ * The reader's copy of an ext record, the image written back of a
+ * snapshot and the fold of an exited thread's slab into the aggregate
+ * (prof.c) go by its slab column.  Adding one: a line here, its writer
+ * (prof.c, into slab.h), and the docs (README's JSON and its table of
+ * what a window does, tests/report.schema.json).
  *
- * PROF_NODE_COUNTS(X) calls X(field, unit, across, window, flat, key) for
+ * PROF_NODE_COUNTS(X) calls X(field, unit, across, window, flat, slab, key) for
  * each counter of struct prof_snap_node, in the order of a JSON node:
  *
  *	field	its member in struct prof_snap_node
@@ -24,6 +27,10 @@
  *			 whole time (prof_window_offcpu): a call counts its
  *			 off-CPU time when it ends, its wall time as it goes
  *	flat	Y: a flat row (struct prof_flat_row) has it too, by that name
+ *	slab	where a slab (slab.h) keeps it: NODE, struct prof_node; EXT, the
+ *		node's ext record (struct prof_node_ext), by that name; ADJ,
+ *		derived from the ext record's kernel_adj and the slab's
+ *		covered (reader.c's node_kernel); NONE, the reader's alone
  *	key	its name in a JSON node and a CSV column
  *
  * PROF_NODE_TIMES(X), the same for the times in ticks (JSON: ns):
@@ -49,22 +56,22 @@
 #define PROF_FIGURES_H
 
 #define PROF_NODE_COUNTS(X)                                                \
-	X(calls, count, SUM, DIFF, Y, "calls")                             \
-	X(kernel_calls, count, SUM, DIFF, Y, "kernel_calls")               \
-	X(preempted, count, SUM, DIFF, Y, "preempted")                     \
-	X(blocked, count, SUM, DIFF, Y, "blocked")                         \
-	X(migrated, count, SUM, DIFF, Y, "migrated")                       \
-	X(offcpu_ns, ns, SUM, SHARE, Y, "offcpu_ns")                       \
-	X(anomalies, count, SUM, DIFF, N, "anomalies")                     \
-	X(allocs, count, SUM, DIFF, Y, "allocs")                           \
-	X(alloc_bytes, bytes, SUM, DIFF, Y, "alloc_bytes")                 \
-	X(frees, count, SUM, DIFF, N, "frees")                             \
-	X(free_bytes, bytes, SUM, DIFF, N, "free_bytes")
+	X(calls, count, SUM, DIFF, Y, NODE, "calls")                       \
+	X(kernel_calls, count, SUM, DIFF, Y, ADJ, "kernel_calls")          \
+	X(preempted, count, SUM, DIFF, Y, EXT, "preempted")                \
+	X(blocked, count, SUM, DIFF, Y, EXT, "blocked")                    \
+	X(migrated, count, SUM, DIFF, Y, EXT, "migrated")                  \
+	X(offcpu_ns, ns, SUM, SHARE, Y, EXT, "offcpu_ns")                  \
+	X(anomalies, count, SUM, DIFF, N, EXT, "anomalies")                \
+	X(allocs, count, SUM, DIFF, Y, EXT, "allocs")                      \
+	X(alloc_bytes, bytes, SUM, DIFF, Y, EXT, "alloc_bytes")            \
+	X(frees, count, SUM, DIFF, N, EXT, "frees")                        \
+	X(free_bytes, bytes, SUM, DIFF, N, EXT, "free_bytes")
 
 #define PROF_NODE_TIMES(X)                                                 \
-	X(ticks, ticks, SUM, DIFF, Y, "total_ns")                          \
-	X(open_ticks, ticks, SUM, OPEN, Y, "open_ns")                      \
-	X(max, ticks, MAX, HIST, Y, "max_ns")
+	X(ticks, ticks, SUM, DIFF, Y, NODE, "total_ns")                    \
+	X(open_ticks, ticks, SUM, OPEN, Y, NONE, "open_ns")                \
+	X(max, ticks, MAX, HIST, Y, NODE, "max_ns")
 
 /* PROF_FIG_IS(DIFF, window) expands to 1 where window is DIFF, else 0;
  * PROF_FIG_IS(Y, flat) likewise (preprocessor-time, for the X bodies) */
@@ -81,9 +88,19 @@
 #define PROF_FIG_IS_SUM_MAX 0
 #define PROF_FIG_IS_Y_Y 1
 #define PROF_FIG_IS_Y_N 0
-/* the body b for a figure of the flat rows only */
-#define PROF_FIG_IF_FLAT(flat, b) PROF_FIG_IF_FLAT_##flat(b)
-#define PROF_FIG_IF_FLAT_Y(b) b
-#define PROF_FIG_IF_FLAT_N(b)
+/* the body b where a column's value v is what (PROF_FIG_IF(Y, flat, b),
+ * PROF_FIG_IF(EXT, slab, b), PROF_FIG_IF(NODE, slab, b)), else nothing: for bodies that name a
+ * struct's member, which must not even be compiled for the others */
+#define PROF_FIG_IF(what, v, b) PROF_FIG_IF_##what##_##v(b)
+#define PROF_FIG_IF_Y_Y(b) b
+#define PROF_FIG_IF_Y_N(b)
+#define PROF_FIG_IF_EXT_EXT(b) b
+#define PROF_FIG_IF_EXT_NODE(b)
+#define PROF_FIG_IF_EXT_ADJ(b)
+#define PROF_FIG_IF_EXT_NONE(b)
+#define PROF_FIG_IF_NODE_NODE(b) b
+#define PROF_FIG_IF_NODE_EXT(b)
+#define PROF_FIG_IF_NODE_ADJ(b)
+#define PROF_FIG_IF_NODE_NONE(b)
 
 #endif /* PROF_FIGURES_H */

@@ -534,8 +534,8 @@ void prof_flat_window(struct prof_flat_row *w, const struct prof_flat_row *now,
 
 	*w = (struct prof_flat_row){ .site = now->site, .open = now->open };
 	/* each figure a row has as figures.h says a window takes it */
-#define FLAT_SUB(f, unit, across, window, flat, key)                                          \
-	PROF_FIG_IF_FLAT(flat, if (PROF_FIG_IS(DIFF, window)) w->f = dsub(now->f, then->f);  \
+#define FLAT_SUB(f, unit, across, window, flat, slab, key)                                          \
+	PROF_FIG_IF(Y, flat, if (PROF_FIG_IS(DIFF, window)) w->f = dsub(now->f, then->f);  \
 			 if (PROF_FIG_IS(SHARE, window))                                      \
 				 w->f = prof_window_offcpu(dsub(now->f, then->f), closed, before);)
 	PROF_NODE_COUNTS(FLAT_SUB)

@@ -46,7 +46,7 @@ static void node_sub(struct prof_snapshot *s, struct prof_snap_node *n,
 	__u32 k;
 
 	/* each figure as figures.h says a window takes it */
-#define NODE_SUB(f, unit, across, window, flat, key)                                          \
+#define NODE_SUB(f, unit, across, window, flat, slab, key)                                          \
 	if (PROF_FIG_IS(DIFF, window))                                                       \
 		n->f = sub0(n->f, bn->f);                                                     \
 	if (PROF_FIG_IS(SHARE, window))                                                      \
@@ -197,6 +197,17 @@ int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 	if (agg && thread_derive(agg, s->nsites))
 		return -ENOMEM;
 	return 0;
+}
+
+/* any of the figures an ext record keeps (figures.h) is not 0 */
+static bool node_has_ext(const struct prof_snap_node *n)
+{
+	__u64 any = 0;
+
+#define EXT_ANY(f, unit, across, window, flat, slab, key) PROF_FIG_IF(EXT, slab, any |= n->f;)
+	PROF_NODE_COUNTS(EXT_ANY)
+#undef EXT_ANY
+	return any != 0;
 }
 
 /* snapshot -> segment image; the inverse of prof_snapshot__read */
@@ -372,18 +383,11 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 				open[j] = h->snap_tick - n->open_ticks;
 			d->max = n->max;
 			/* only what is not zero: the image may be a sparse file */
-			if (n->preempted | n->migrated | n->offcpu_ns | n->anomalies | n->allocs |
-			    n->alloc_bytes | n->frees | n->free_bytes | n->blocked | n->kernel_calls) {
+			if (n->kernel_calls || node_has_ext(n)) {
 				sh->ext_used = 1;
-				e->preempted = n->preempted;
-				e->migrated = n->migrated;
-				e->offcpu_ns = n->offcpu_ns;
-				e->anomalies = n->anomalies;
-				e->allocs = n->allocs;
-				e->alloc_bytes = n->alloc_bytes;
-				e->frees = n->frees;
-				e->free_bytes = n->free_bytes;
-				e->blocked = n->blocked;
+#define EXT_STORE(f, unit, across, window, flat, slab, key) PROF_FIG_IF(EXT, slab, e->f = n->f;)
+				PROF_NODE_COUNTS(EXT_STORE)
+#undef EXT_STORE
 				/* not covered: kernel_adj is the count itself */
 				e->kernel_adj = n->kernel_calls;
 			}

@@ -399,7 +399,7 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 	p = prof_put_u64(JLIT(p, ",\"p90_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.9)));
 	p = prof_put_u64(JLIT(p, ",\"p99_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)));
 	/* the counts figures.h lists, calls (first, above) aside */
-#define COUNT_PUT(f, unit, across, window, flat, key)                                         \
+#define COUNT_PUT(f, unit, across, window, flat, slab, key)                                         \
 	if (&n->f != &n->calls)                                                              \
 		p = prof_put_u64(JLIT(p, ",\"" key "\":"), n->f);
 	PROF_NODE_COUNTS(COUNT_PUT)

@@ -222,7 +222,7 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 				dst->parent = p;
 			}
 			/* each figure as figures.h says threads combine it */
-#define MERGE(f, unit, across, window, flat, key)                                             \
+#define MERGE(f, unit, across, window, flat, slab, key)                                             \
 	if (PROF_FIG_IS(SUM, across))                                                        \
 		dst->f += src->f;                                                             \
 	else if (src->f > dst->f)                                                            \

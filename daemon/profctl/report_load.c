@@ -278,7 +278,7 @@ static int count_nodes(struct ld *L, const json_t *list, __u32 depth, __u64 *n)
 	return 0;
 }
 
-#define COUNT_KEY(f, unit, across, window, flat, key) key,
+#define COUNT_KEY(f, unit, across, window, flat, slab, key) key,
 static const char *const node_counts[] = { PROF_NODE_COUNTS(COUNT_KEY) };
 #undef COUNT_KEY
 
@@ -324,7 +324,7 @@ static int load_node(struct ld *L, struct prof_snap_thread *t, const json_t *jn,
 	const struct prof_snapshot *s = L->s;
 	struct prof_snap_node *n = &t->nodes[i];
 	struct prof_snap_site site;
-#define COUNT_FIELD(f, unit, across, window, flat, key) &n->f,
+#define COUNT_FIELD(f, unit, across, window, flat, slab, key) &n->f,
 	__u64 *counts[] = { PROF_NODE_COUNTS(COUNT_FIELD) };
 #undef COUNT_FIELD
 	__u64 open = 0, total = 0, self = 0, open_ns = 0, max = 0;
