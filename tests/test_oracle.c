@@ -513,13 +513,16 @@ static bool same_named_path(const struct prof_snapshot *s, const struct prof_sna
 /*
  * One saved file in every format: its JSON read back is the file, figure
  * for figure (figures.h's counts exactly; times to the ns a tick is
- * rounded to), and each CSV row's calls and off-CPU time are its node's.
+ * rounded to), each CSV row's calls are its node's, and each row of the
+ * flat text list says the calls of its zone in every thread.
  */
 static void test_formats(void **state)
 {
 	char file[128], js[128], csv[128], why[256];
 	const char *aj[] = { "report", "--input", file, "--format", "json", NULL };
 	const char *ac[] = { "report", "--input", file, "--format", "csv", NULL };
+	const char *at[] = { "report", "--input", file, "--flat", "--color", "never", NULL };
+	static const char *const zones[] = { "o_batch", "o_work", "o_nap", "o_longnap" };
 	struct prof_snapshot *s, *f, *j;
 	char *text, *line;
 	size_t len = 0;
@@ -602,6 +605,29 @@ static void test_formats(void **state)
 		rows++;
 	}
 	assert_true(rows > 10);
+	free(text);
+	snprintf(csv, sizeof(csv), "%s/f.txt", dir);
+	assert_int_equal(test_profctl_run(csv, at), 0);
+	text = test_slurp(csv, NULL);
+	assert_non_null(text);
+	for (i = 0; i < sizeof(zones) / sizeof(zones[0]); i++) {
+		char key[64];
+		unsigned long long calls = 0;
+
+		/* the name ends the row, or notes follow it ("[kernel k/n]") */
+		snprintf(key, sizeof(key), "  %s", zones[i]);
+		for (line = strstr(text, key); line; line = strstr(line + 1, key))
+			if (line[strlen(key)] == '\n' || line[strlen(key)] == ' ')
+				break;
+		if (!line)
+			fail_msg("text: no row of %s", zones[i]);
+		while (line > text && line[-1] != '\n')
+			line--;
+		assert_int_equal(sscanf(line, "%llu", &calls), 1);
+		if (calls != zone_calls(f, zones[i], false))
+			fail_msg("text: %s %llu calls, the file's %llu", zones[i], calls,
+				 (unsigned long long)zone_calls(f, zones[i], false));
+	}
 	free(text);
 	prof_snapshot__destroy(j);
 	prof_snapshot__destroy(f);
