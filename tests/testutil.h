@@ -181,8 +181,9 @@ static inline void test_check_merged(const struct prof_snapshot *s, const struct
 
 	for (j = 1; j < mt->nnodes; j++) {
 		const struct prof_snap_node *mn = &mt->nodes[j];
-		struct prof_snap_node want = { 0 };
+		struct prof_snap_node want;
 
+		memset(&want, 0, sizeof(want));
 		for (i = 0; i < s->nthreads; i++) {
 			const struct prof_snap_thread *t = &s->threads[i];
 
