@@ -62,7 +62,8 @@ LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
 # before libprof.a): finding segments, the event rings, loading a file
 READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/proffile_load.c
 READ_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(READ_SRCS))
-LIB_HDRS := usdt/prof.h usdt/zone_leave.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h usdt/proffile.h \
+LIB_HDRS := usdt/prof.h usdt/zone_leave.h usdt/slab.h usdt/snapshot.h usdt/figures.h usdt/runtime.h \
+	bpf/profsched.h usdt/proffile.h \
 	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h
 
 # a C++ PROF_FUNC's name (the runtime, and profctl zones)

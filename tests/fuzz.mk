@@ -12,7 +12,7 @@ FUZZ_READER_DEPS := $(FUZZ_READER) usdt/reader_int.h
 fuzz: $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/seeds/seed0 $(FUZZ_DIR)/fuzz_file \
 	$(FUZZ_DIR)/file_seeds/seed0 $(FUZZ_DIR)/fuzz_json $(FUZZ_DIR)/json_seeds/tree_json
 
-$(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c tests/fuzz_render.h $(FUZZ_READER_DEPS) daemon/profd/profd_cursor.c usdt/report.c usdt/report_text.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
+$(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c tests/fuzz_render.h $(FUZZ_READER_DEPS) daemon/profd/profd_cursor.c usdt/report.c usdt/report_text.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h usdt/figures.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_reader.c $(FUZZ_READER) daemon/profd/profd_cursor.c \
@@ -25,7 +25,7 @@ $(FUZZ_DIR)/seeds/seed0: .output/tests/mkseed
 # the saved-profile loader (usdt/proffile_load.c), seeded with a saved file
 $(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c tests/fuzz_render.h usdt/proffile.c usdt/proffile_load.c \
 		usdt/proffile.h $(FUZZ_READER_DEPS) usdt/report.c usdt/report_text.c usdt/json_writer.c usdt/json_writer.h \
-		usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
+		usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h usdt/figures.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_file.c usdt/proffile.c usdt/proffile_load.c $(FUZZ_READER) \
@@ -38,7 +38,7 @@ $(FUZZ_DIR)/file_seeds/seed0: $(FUZZ_DIR)/seeds/seed0 .output/tests/mkfileseed
 # the JSON report loader (daemon/profctl/report_load.c, jansson), seeded
 # with the golden fixture's JSON reports
 $(FUZZ_DIR)/fuzz_json: tests/fuzz_json.c tests/fuzz_render.h daemon/profctl/report_load.c daemon/profctl/report_load.h \
-		$(FUZZ_READER_DEPS) usdt/report.c usdt/report_text.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h
+		$(FUZZ_READER_DEPS) usdt/report.c usdt/report_text.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h usdt/figures.h
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Idaemon/profctl tests/fuzz_json.c daemon/profctl/report_load.c \

@@ -27,7 +27,17 @@ $(OUTPUT)/tests/test_profctl: $(OUTPUT)/tests/zones_cxx.o
 # through a real profd (root, BPF): save keeps the kernel columns, serve
 # shows a process to its owner and not to another user
 ROOT_TESTS += $(OUTPUT)/tests/test_profctl_profd
-$(OUTPUT)/tests/test_profctl_profd: tests/test_profctl_profd.c tests/testutil.h $(PROFCTL_LIB) \
+$(OUTPUT)/tests/test_profctl_profd: tests/test_profctl_profd.c tests/testutil.h tests/profd_private.h $(PROFCTL_LIB) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# every view of a real threaded program obeys what any profile obeys:
+# since start, since a reset, --last, a diff of two saves, top's interval,
+# a saved file in every format (root, BPF: calls with kernel facts)
+ROOT_TESTS += $(OUTPUT)/tests/test_oracle
+$(OUTPUT)/tests/test_oracle: tests/test_oracle.c tests/testutil.h tests/profd_private.h $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \

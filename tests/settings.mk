@@ -8,3 +8,6 @@ SAN_TESTS += $(OUTPUT)/tests/test_quantile
 # C++ overloads and lambdas of one name, told apart by file:line (issue 16)
 UNIT_TESTS += $(OUTPUT)/tests/test_overload
 SAN_TESTS += $(OUTPUT)/tests/test_overload
+# what a window does to each figure, on snapshots built by hand
+UNIT_TESTS += $(OUTPUT)/tests/test_window
+SAN_TESTS += $(OUTPUT)/tests/test_window

@@ -52,6 +52,8 @@ static void *churn_thread(void *arg)
 	for (k = 0; k < outer_calls(i); k++) {
 		{
 			PROF_USDT(churn_outer);
+			/* an ext record's figure, which the fold must keep too */
+			PROF_ALLOC(64);
 			for (j = 0; j < i % 3; j++)
 				inner();
 			/* before the call ends: a read never counts more */
@@ -78,6 +80,19 @@ static __u64 snap_calls(const struct prof_snapshot *s, const char *name, __u64 *
 			if (!strcmp(prof_snap_node_name(s, &t->nodes[j]), name))
 				n += t->nodes[j].calls;
 	}
+	return n;
+}
+
+/* the allocations counted in the zone called name in s, all threads */
+static __u64 snap_allocs(const struct prof_snapshot *s, const char *name)
+{
+	__u64 n = 0;
+	__u32 i, j;
+
+	for (i = 0; i < s->nthreads; i++)
+		for (j = 2; j < s->threads[i].nnodes; j++)
+			if (!strcmp(prof_snap_node_name(s, &s->threads[i].nodes[j]), name))
+				n += s->threads[i].nodes[j].allocs;
 	return n;
 }
 
@@ -243,8 +258,10 @@ static void test_churn_live(void **state)
 	}
 	s = test_snapshot(0);
 	assert_non_null(s);
-	/* every call, nested ones too, and every thread folded */
+	/* every call, nested ones too, and every thread folded, with what
+	 * its nodes' ext records held */
 	assert_int_equal(snap_calls(s, "churn_outer", &folds), want);
+	assert_int_equal(snap_allocs(s, "churn_outer"), want);
 	{
 		__u64 in = 0;
 		unsigned long k;

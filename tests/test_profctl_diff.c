@@ -259,6 +259,90 @@ static void test_json_per_call(void **state)
 	free(text);
 }
 
+/*
+ * A diff's percentiles are the zone's, as any report of the same file
+ * gives them: parse lives in one node, so its p50 and p99 are that node's
+ * (they were 0, every row, so --sort p99 sorted nothing).
+ */
+static void test_percentiles(void **state)
+{
+	const char *a[] = { "diff", "--format", "json", base, newer, NULL };
+	const char *t[] = { "diff", "--sort", "p99", base, newer, NULL };
+	struct prof_snapshot *s;
+	struct prof_snap_node *parse;
+	char want[160], *text;
+	void *img;
+	size_t len;
+	int rc;
+
+	(void)state;
+	assert_int_equal(fx_image(&img, &len), 0);
+	assert_int_equal(prof_snapshot__read(img, len, &s), 0);
+	free(img);
+	parse = fx_find(&s->threads[0], 2, 1);
+	assert_non_null(parse);
+	snprintf(want, sizeof(want),
+		 "{\"name\":\"parse\",\"base\":{\"calls\":100,\"self_ns\":12000000,"
+		 "\"total_ns\":20000000,\"p50_ns\":%llu,\"p99_ns\":%llu,",
+		 (unsigned long long)prof_snap_ns(s, prof_snap_quantile(s, parse, 0.50)),
+		 (unsigned long long)prof_snap_ns(s, prof_snap_quantile(s, parse, 0.99)));
+	assert_null(strstr(want, "\"p50_ns\":0,"));
+	prof_snapshot__destroy(s);
+	text = run(&rc, a);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(text, want));
+	free(text);
+	/* sorted by the change in p99: parse's (its average grew 4 ms, its
+	 * histogram did not), before every zone whose p99 did not move */
+	text = run(&rc, t);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(text, "zones ("));
+	assert_ptr_equal(row_of(strstr(text, "zones ("), "parse"),
+			 strchr(strchr(strstr(text, "zones ("), '\n') + 1, '\n') + 1);
+	free(text);
+}
+
+/*
+ * The threads merged (report --threads, diff's sides) are the sum of the
+ * threads, figure by figure as figures.h says each combines: every
+ * figure of its table is checked, so a new one is too.  The fixture's
+ * main thread twice over (a third thread, its calls one more and its
+ * maxima one tick longer), beside the worker.
+ */
+static void test_merge_is_sum_of_threads(void **state)
+{
+	struct prof_snapshot *s, *m;
+	struct prof_snap_thread *t3;
+	void *img;
+	size_t len;
+	__u32 j;
+
+	(void)state;
+	assert_int_equal(fx_image(&img, &len), 0);
+	assert_int_equal(prof_snapshot__read(img, len, &s), 0);
+	free(img);
+	t3 = realloc(s->threads, (s->nthreads + 1) * sizeof(*t3));
+	assert_non_null(t3);
+	s->threads = t3;
+	t3 = &s->threads[s->nthreads];
+	*t3 = s->threads[0];
+	t3->tid = 4244;
+	t3->start_tick++;
+	t3->nodes = malloc(t3->nnodes * sizeof(*t3->nodes));
+	assert_non_null(t3->nodes);
+	memcpy(t3->nodes, s->threads[0].nodes, t3->nnodes * sizeof(*t3->nodes));
+	for (j = 1; j < t3->nnodes; j++) {
+		t3->nodes[j].calls++;
+		t3->nodes[j].max++;
+	}
+	s->nthreads++;
+	m = pc_merge_threads(s);
+	assert_non_null(m);
+	test_check_merged(s, m);
+	pc_snap_free(m);
+	prof_snapshot__destroy(s);
+}
+
 static void test_usage(void **state)
 {
 	const char *one[] = { "diff", base, NULL };
@@ -364,6 +448,8 @@ int main(void)
 		cmocka_unit_test(test_sort_and_rows),
 		cmocka_unit_test(test_color),
 		cmocka_unit_test(test_json_per_call),
+		cmocka_unit_test(test_percentiles),
+		cmocka_unit_test(test_merge_is_sum_of_threads),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_html),
 		cmocka_unit_test(test_live_against_file),

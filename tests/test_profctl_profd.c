@@ -25,6 +25,7 @@
 #include "client.h"
 #include "profctl.h"
 #include "prof.h"
+#include "profd_private.h"
 
 #define UID_A 65534 /* nobody: owns the profiled process */
 #define UID_B 65533 /* another unprivileged uid */
@@ -32,14 +33,6 @@
 static char dir[64], sock[128];
 static pid_t profd_pid = -1;
 static volatile unsigned long sink;
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
 
 static void pd_zone(void)
 {
@@ -50,53 +43,14 @@ static void pd_zone(void)
 	usleep(200);
 }
 
-/* the profd beside this test (.output/tests/../profd) */
-static const char *profd_bin(void)
-{
-	static char path[4096];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
-
-	if (n <= 0)
-		return "profd";
-	path[n] = '\0';
-	snprintf(strrchr(path, '/'), 32, "/../profd");
-	return path;
-}
-
 static int setup(void **state)
 {
-	struct profd_status st;
-	__u64 end;
-	int fd = -1;
-
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/test_profctl_profd.XXXXXX");
 	if (!mkdtemp(dir) || chmod(dir, 0755))
 		return -1;
 	snprintf(sock, sizeof(sock), "%s/profd.sock", dir);
-	if (geteuid() != 0)
-		return 0;
-	profd_pid = fork();
-	if (profd_pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl(profd_bin(), "profd", "--socket", sock, "--interval", "50", (char *)NULL);
-		_exit(127);
-	}
-	setenv("PROF_SOCKET", sock, 1);
-	setenv("PROFD_SOCKET", sock, 1);
-	unsetenv("PROFCTL_NO_DAEMON");
-	unsetenv("PROF_NO_DAEMON");
-	for (end = now_ns() + 5000000000ull; now_ns() < end && fd < 0; usleep(20000))
-		fd = profd_connect(sock);
-	if (fd < 0 || profd_status(fd, &st) || !st.bpf_on) {
-		if (fd >= 0)
-			close(fd);
-		kill(profd_pid, SIGTERM);
-		waitpid(profd_pid, NULL, 0);
-		profd_pid = -1;
-		return 0;
-	}
-	close(fd);
+	test_profd_start(sock, &profd_pid);
 	return 0;
 }
 
@@ -105,24 +59,14 @@ static int teardown(void **state)
 	char cmd[128];
 
 	(void)state;
-	if (profd_pid > 0) {
-		kill(profd_pid, SIGTERM);
-		waitpid(profd_pid, NULL, 0);
-	}
+	test_profd_stop(profd_pid);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) ? -1 : 0;
 }
 
 static void need_profd(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "skipped: not root\n");
-		skip();
-	}
-	if (profd_pid < 0) {
-		fprintf(stderr, "skipped: profd did not start with kernel assistance\n");
-		skip();
-	}
+	test_need_profd(profd_pid);
 }
 
 /* a zone; whether this thread's calls have kernel facts yet (profd hands
@@ -227,48 +171,6 @@ static void kid_end(struct kid *k)
 	waitpid(k->pid, NULL, 0);
 }
 
-/* profctl args... with stdout to path; the status */
-static int run(const char *path, const char **args)
-{
-	char *argv[32];
-	int argc = 0, rc, saved, fd;
-
-	argv[argc++] = (char *)(uintptr_t) "profctl";
-	while (*args && argc < 31)
-		argv[argc++] = (char *)(uintptr_t)*args++;
-	argv[argc] = NULL;
-	fflush(stdout);
-	saved = dup(1);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	dup2(fd, 1);
-	close(fd);
-	rc = profctl_main(argc, argv);
-	fflush(stdout);
-	dup2(saved, 1);
-	close(saved);
-	return rc;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* save through profd: kernel columns kept; read back as profd reports it
  * (after the exit, so both are profd's kept copy) */
 static void test_save_via_profd(void **state)
@@ -292,7 +194,7 @@ static void test_save_via_profd(void **state)
 	{
 		const char *sv[] = { "save", "--pid", pid, "--since-start", "-o", file, NULL };
 
-		assert_int_equal(run(live, sv), 0);
+		assert_int_equal(test_profctl_run(live, sv), 0);
 	}
 	assert_int_equal(pc_read_image(file, 0, &s), 0);
 	assert_true(prof_snap_any_sched(s));
@@ -311,11 +213,11 @@ static void test_save_via_profd(void **state)
 				    "--flat", "--format", "csv", NULL };
 		const char *f[] = { "report", "--input", file, "--flat", "--format", "csv", NULL };
 
-		assert_int_equal(run(live, l), 0);
-		assert_int_equal(run(saved, f), 0);
+		assert_int_equal(test_profctl_run(live, l), 0);
+		assert_int_equal(test_profctl_run(saved, f), 0);
 	}
-	a = slurp(live);
-	b = slurp(saved);
+	a = test_slurp(live, NULL);
+	b = test_slurp(saved, NULL);
 	assert_non_null(a);
 	assert_non_null(b);
 	assert_string_equal(a, b);
@@ -355,8 +257,8 @@ static void test_trace_via_profd(void **state)
 	snprintf(out, sizeof(out), "%s/trace.json", dir);
 	snprintf(errf, sizeof(errf), "%s/trace.err", dir);
 	wait_followed(k.pid);
-	assert_int_equal(run(errf, tr), 0);
-	text = slurp(out);
+	assert_int_equal(test_profctl_run(errf, tr), 0);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	assert_int_equal(count_of(text, "\"name\":\"pd_zone\""), 50);
 	free(text);
@@ -369,11 +271,11 @@ static void test_trace_via_profd(void **state)
 		fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		dup2(fd, 2);
 		close(fd);
-		assert_int_equal(run(out, tr), 0);
+		assert_int_equal(test_profctl_run(out, tr), 0);
 		fflush(stderr);
 		dup2(saved, 2);
 		close(saved);
-		text = slurp(errf);
+		text = test_slurp(errf, NULL);
 		assert_non_null(text);
 		if (strstr(text, "exited: profd keeps its profile, not its event rings"))
 			break;
@@ -382,7 +284,7 @@ static void test_trace_via_profd(void **state)
 		free(text);
 	}
 	free(text);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_int_equal(count_of(text, "\"name\":\"pd_zone\""), 0);
 	free(text);
 }
@@ -463,7 +365,7 @@ static void facts_trace(const char *how, const char *args)
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	snprintf(out, sizeof(out), "%s/facts.json", dir);
 	snprintf(errf, sizeof(errf), "%s/facts.err", dir);
-	assert_int_equal(run(errf, tr), 0);
+	assert_int_equal(test_profctl_run(errf, tr), 0);
 	close(ctl[1]);
 	waitpid(p, NULL, 0);
 	close(rd[0]);
@@ -665,9 +567,9 @@ static void test_oncpu_everywhere(void **state)
 	{
 		const char *a[] = { "report", "--pid", pid, "--since-start", "--format", "json", NULL };
 
-		assert_int_equal(run(out, a), 0);
+		assert_int_equal(test_profctl_run(out, a), 0);
 	}
-	t = slurp(out);
+	t = test_slurp(out, NULL);
 	assert_non_null(t);
 	total = num_after(t, "\"name\":\"pd_zone\"", "total_ns");
 	oncpu = num_after(t, "\"name\":\"pd_zone\"", "oncpu_ns");
@@ -681,8 +583,8 @@ static void test_oncpu_everywhere(void **state)
 				    "--format", "csv", NULL };
 		char want[64];
 
-		assert_int_equal(run(out, a), 0);
-		t = slurp(out);
+		assert_int_equal(test_profctl_run(out, a), 0);
+		t = test_slurp(out, NULL);
 		snprintf(want, sizeof(want), ",%lld,%lld\n", oncpu, self_cpu);
 		if (!strstr(t, want))
 			fail_msg("no '%s' in the flat CSV:\n%s", want, t);
@@ -691,8 +593,8 @@ static void test_oncpu_everywhere(void **state)
 	{
 		const char *a[] = { "report", "--pid", pid, "--since-start", "--sort", "self-oncpu", NULL };
 
-		assert_int_equal(run(out, a), 0);
-		t = slurp(out);
+		assert_int_equal(test_profctl_run(out, a), 0);
+		t = test_slurp(out, NULL);
 		assert_non_null(strstr(t, "self-cpu"));
 		free(t);
 	}
@@ -701,8 +603,8 @@ static void test_oncpu_everywhere(void **state)
 				    "--format", "folded", "--weight", "oncpu", NULL };
 		char want[64];
 
-		assert_int_equal(run(out, a), 0);
-		t = slurp(out);
+		assert_int_equal(test_profctl_run(out, a), 0);
+		t = test_slurp(out, NULL);
 		snprintf(want, sizeof(want), "pd_zone %lld\n", self_cpu);
 		if (!strstr(t, want))
 			fail_msg("no '%s' in the folded on-CPU stacks:\n%s", want, t);
@@ -751,9 +653,9 @@ static void test_oncpu_everywhere(void **state)
 		const char *sv[] = { "save", "--pid", pid, "--since-start", "-o", file, NULL };
 		const char *d[] = { "diff", "--sort", "oncpu", "--format", "json", file, file, NULL };
 
-		assert_int_equal(run(out, sv), 0);
-		assert_int_equal(run(out, d), 0);
-		t = slurp(out);
+		assert_int_equal(test_profctl_run(out, sv), 0);
+		assert_int_equal(test_profctl_run(out, d), 0);
+		t = test_slurp(out, NULL);
 		if (num_after(t, "\"new\":{", "oncpu_ns") <= 0 ||
 		    num_after(t, "\"change\":{", "oncpu_ns") != 0)
 			fail_msg("diff: no on-CPU time of pd_zone:\n%s", t);
@@ -765,13 +667,13 @@ static void test_oncpu_everywhere(void **state)
 		char txt[160];
 
 		snprintf(txt, sizeof(txt), "%s/pprof.txt", dir);
-		assert_int_equal(run(txt, a), 0);
+		assert_int_equal(test_profctl_run(txt, a), 0);
 		snprintf(cmd, sizeof(cmd),
 			 "env -i PATH=/usr/bin:/bin HOME=%s GOCACHE=%s/gocache go tool pprof "
 			 "-sample_index=cpu -top -nodefraction=0 %s >%s 2>&1",
 			 dir, dir, out, txt);
 		assert_int_equal(system(cmd), 0);
-		t = slurp(txt);
+		t = test_slurp(txt, NULL);
 		if (!strstr(t, "Type: cpu") || !strstr(t, "pd_zone"))
 			fail_msg("go tool pprof -sample_index=cpu:\n%s", t);
 		free(t);

@@ -8,6 +8,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -153,6 +154,63 @@ static inline size_t test_seg_paths(pid_t pid, __u64 token, char paths[][96], si
 			memcpy(paths[k++], ents[i].path, 96);
 	free(ents);
 	return k;
+}
+
+/* nodes a of ta and b of tb are one call path (their sites, to the root) */
+static inline bool test_same_path(const struct prof_snap_thread *ta, __u32 a,
+				  const struct prof_snap_thread *tb, __u32 b)
+{
+	while (a && b) {
+		if (ta->nodes[a].site != tb->nodes[b].site)
+			return false;
+		a = ta->nodes[a].parent;
+		b = tb->nodes[b].parent;
+	}
+	return !a && !b;
+}
+
+/*
+ * m, s's threads merged into one (pc_merge_threads), is the sum of them,
+ * figure by figure as usdt/figures.h says each combines: every figure of
+ * its table is checked, so a new one is too.  s not lazy.
+ */
+static inline void test_check_merged(const struct prof_snapshot *s, const struct prof_snapshot *m)
+{
+	const struct prof_snap_thread *mt = &m->threads[0];
+	__u32 i, j, k;
+
+	for (j = 1; j < mt->nnodes; j++) {
+		const struct prof_snap_node *mn = &mt->nodes[j];
+		struct prof_snap_node want;
+
+		memset(&want, 0, sizeof(want));
+		for (i = 0; i < s->nthreads; i++) {
+			const struct prof_snap_thread *t = &s->threads[i];
+
+			for (k = 1; k < t->nnodes; k++) {
+				const struct prof_snap_node *n = &t->nodes[k];
+
+				if (!test_same_path(mt, j, t, k))
+					continue;
+#define WANT(f, unit, across, window, flat, slab, key)                                               \
+	if (PROF_FIG_IS(SUM, across))                                                        \
+		want.f += n->f;                                                               \
+	else if (n->f > want.f)                                                               \
+		want.f = n->f;
+				PROF_NODE_COUNTS(WANT)
+				PROF_NODE_TIMES(WANT)
+#undef WANT
+			}
+		}
+#define CHECK(f, unit, across, window, flat, slab, key)                                              \
+	if (want.f != mn->f)                                                                 \
+		fail_msg("merged node %u (%s): %s %llu, the threads' %llu", j,               \
+			 prof_snap_node_name(m, mn), #f, (unsigned long long)mn->f,           \
+			 (unsigned long long)want.f);
+		PROF_NODE_COUNTS(CHECK)
+		PROF_NODE_TIMES(CHECK)
+#undef CHECK
+	}
 }
 
 #endif /* PROF_TESTUTIL_H */

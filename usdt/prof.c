@@ -1726,10 +1726,13 @@ static void fold_node(struct prof_slab_hdr *h, __u32 j, struct prof_slab_hdr *a,
 	__u32 *ahist = prof_rt_region(a, PROF_REGION_HIST);
 	unsigned int w, b;
 
-	__PROF_ADD(&dst->calls, src->calls);
-	__PROF_ADD(&dst->ticks, src->ticks);
-	if (src->max > __PROF_LOAD(&dst->max))
-		__PROF_STORE(&dst->max, src->max);
+	/* the node's figures, each as figures.h says threads combine it */
+#define FOLD_NODE(f, unit, across, window, flat, slab, key)                                       \
+	PROF_FIG_IF(NODE, slab, if (PROF_FIG_IS(SUM, across)) __PROF_ADD(&dst->f, src->f);        \
+		    else if (src->f > __PROF_LOAD(&dst->f)) __PROF_STORE(&dst->f, src->f);)
+	PROF_NODE_COUNTS(FOLD_NODE)
+	PROF_NODE_TIMES(FOLD_NODE)
+#undef FOLD_NODE
 	if (h->ext_used) {
 		const struct prof_node_ext *x = SLAB_AT(h, PROF_REGION_EXT, struct prof_node_ext, j);
 		struct prof_node_ext *y = SLAB_AT(a, PROF_REGION_EXT, struct prof_node_ext, m);
@@ -1739,15 +1742,13 @@ static void fold_node(struct prof_slab_hdr *h, __u32 j, struct prof_slab_hdr *a,
 				      : (x->kernel_adj < src->calls ? x->kernel_adj : src->calls);
 
 		__PROF_STORE(&a->ext_used, 1);
-		__PROF_ADD(&y->preempted, x->preempted);
-		__PROF_ADD(&y->migrated, x->migrated);
-		__PROF_ADD(&y->offcpu_ns, x->offcpu_ns);
-		__PROF_ADD(&y->anomalies, x->anomalies);
-		__PROF_ADD(&y->allocs, x->allocs);
-		__PROF_ADD(&y->alloc_bytes, x->alloc_bytes);
-		__PROF_ADD(&y->frees, x->frees);
-		__PROF_ADD(&y->free_bytes, x->free_bytes);
-		__PROF_ADD(&y->blocked, x->blocked);
+		/* the ext record's figures, each as figures.h says threads
+		 * combine it (every one a sum) */
+#define FOLD_EXT(f, unit, across, window, flat, slab, key)                                        \
+	PROF_FIG_IF(EXT, slab, _Static_assert(PROF_FIG_IS(SUM, across), #f " folds as a sum");    \
+		    __PROF_ADD(&y->f, x->f);)
+		PROF_NODE_COUNTS(FOLD_EXT)
+#undef FOLD_EXT
 		__PROF_ADD(&y->kernel_adj, kc);
 	}
 	if (!src->calls)

@@ -206,15 +206,10 @@ static int read_nodes(const struct slab_view *v, __u32 nsites, __u32 nn, struct 
 		n->max = LD(&src->max);
 		node_open(v, i, n);
 		node_kernel(v, ext, n);
-		n->preempted = LD(&ext->preempted);
-		n->migrated = LD(&ext->migrated);
-		n->offcpu_ns = LD(&ext->offcpu_ns);
-		n->anomalies = LD(&ext->anomalies);
-		n->allocs = LD(&ext->allocs);
-		n->alloc_bytes = LD(&ext->alloc_bytes);
-		n->frees = LD(&ext->frees);
-		n->free_bytes = LD(&ext->free_bytes);
-		n->blocked = LD(&ext->blocked);
+		/* the ext record's figures (figures.h) */
+#define EXT_LOAD(f, unit, across, window, flat, slab, key) PROF_FIG_IF(EXT, slab, n->f = LD(&ext->f);)
+		PROF_NODE_COUNTS(EXT_LOAD)
+#undef EXT_LOAD
 		n->hist_lo = 0;
 		n->hist_n = 0;
 		n->hist_off = 0;

@@ -524,3 +524,35 @@ int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_
 	prof_seg_flat_cache__destroy(c);
 	return err;
 }
+
+static __u64 dsub(__u64 a, __u64 b)
+{
+	return a > b ? a - b : 0;
+}
+
+void prof_flat_window(struct prof_flat_row *w, const struct prof_flat_row *now,
+		      const struct prof_flat_row *then)
+{
+	/* the whole time of the calls that ended in the window, and of it
+	 * the part before it (of the calls its start found open) */
+	__u64 closed = dsub(now->ticks - now->open_ticks, then->ticks - then->open_ticks);
+	__u64 before = then->open_ticks < closed ? then->open_ticks : closed;
+
+	*w = (struct prof_flat_row){ .site = now->site, .open = now->open };
+	/* each figure a row has as figures.h says a window takes it */
+#define FLAT_SUB(f, unit, across, window, flat, slab, key)                                          \
+	PROF_FIG_IF(Y, flat, if (PROF_FIG_IS(DIFF, window)) w->f = dsub(now->f, then->f);  \
+			 if (PROF_FIG_IS(SHARE, window))                                      \
+				 w->f = prof_window_offcpu(dsub(now->f, then->f), closed, before);)
+	PROF_NODE_COUNTS(FLAT_SUB)
+	PROF_NODE_TIMES(FLAT_SUB)
+#undef FLAT_SUB
+	w->self = dsub(now->self, then->self);
+	w->open_ticks = now->open_ticks < w->ticks ? now->open_ticks : w->ticks;
+	if (!w->calls)
+		w->max = 0;
+	else if (now->max > then->max)
+		w->max = now->max;
+	else
+		w->max = now->max < closed ? now->max : closed;
+}

@@ -38,21 +38,22 @@ static void node_sub(struct prof_snapshot *s, struct prof_snap_node *n,
 {
 	__u32 *h = s->hist ? s->hist + n->hist_off : NULL;
 	const __u32 *bh = b->hist ? b->hist + bn->hist_off : NULL;
-	__u64 top = 0;
+	/* the whole ticks of the calls that ended in the window, and of them
+	 * the part before it: the call the baseline found open, if it ended
+	 * (a node has one call open at most: a closed call since means it) */
+	__u64 closed = sub0(prof_snap_closed(n), prof_snap_closed(bn));
+	__u64 before = bn->open && closed ? bn->open_ticks : 0, top = 0;
 	__u32 k;
 
-	n->calls = sub0(n->calls, bn->calls);
-	n->ticks = sub0(n->ticks, bn->ticks);
-	n->preempted = sub0(n->preempted, bn->preempted);
-	n->migrated = sub0(n->migrated, bn->migrated);
-	n->offcpu_ns = sub0(n->offcpu_ns, bn->offcpu_ns);
-	n->anomalies = sub0(n->anomalies, bn->anomalies);
-	n->allocs = sub0(n->allocs, bn->allocs);
-	n->alloc_bytes = sub0(n->alloc_bytes, bn->alloc_bytes);
-	n->frees = sub0(n->frees, bn->frees);
-	n->free_bytes = sub0(n->free_bytes, bn->free_bytes);
-	n->blocked = sub0(n->blocked, bn->blocked);
-	n->kernel_calls = sub0(n->kernel_calls, bn->kernel_calls);
+	/* each figure as figures.h says a window takes it */
+#define NODE_SUB(f, unit, across, window, flat, slab, key)                                          \
+	if (PROF_FIG_IS(DIFF, window))                                                       \
+		n->f = sub0(n->f, bn->f);                                                     \
+	if (PROF_FIG_IS(SHARE, window))                                                      \
+		n->f = prof_window_offcpu(sub0(n->f, bn->f), closed, before);
+	PROF_NODE_COUNTS(NODE_SUB)
+	PROF_NODE_TIMES(NODE_SUB)
+#undef NODE_SUB
 	/* an open call: only its part inside the window */
 	if (n->open_ticks > n->ticks)
 		n->open_ticks = n->ticks;
@@ -196,6 +197,17 @@ int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 	if (agg && thread_derive(agg, s->nsites))
 		return -ENOMEM;
 	return 0;
+}
+
+/* any of the figures an ext record keeps (figures.h) is not 0 */
+static bool node_has_ext(const struct prof_snap_node *n)
+{
+	__u64 any = 0;
+
+#define EXT_ANY(f, unit, across, window, flat, slab, key) PROF_FIG_IF(EXT, slab, any |= n->f;)
+	PROF_NODE_COUNTS(EXT_ANY)
+#undef EXT_ANY
+	return any != 0;
 }
 
 /* snapshot -> segment image; the inverse of prof_snapshot__read */
@@ -371,18 +383,11 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 				open[j] = h->snap_tick - n->open_ticks;
 			d->max = n->max;
 			/* only what is not zero: the image may be a sparse file */
-			if (n->preempted | n->migrated | n->offcpu_ns | n->anomalies | n->allocs |
-			    n->alloc_bytes | n->frees | n->free_bytes | n->blocked | n->kernel_calls) {
+			if (n->kernel_calls || node_has_ext(n)) {
 				sh->ext_used = 1;
-				e->preempted = n->preempted;
-				e->migrated = n->migrated;
-				e->offcpu_ns = n->offcpu_ns;
-				e->anomalies = n->anomalies;
-				e->allocs = n->allocs;
-				e->alloc_bytes = n->alloc_bytes;
-				e->frees = n->frees;
-				e->free_bytes = n->free_bytes;
-				e->blocked = n->blocked;
+#define EXT_STORE(f, unit, across, window, flat, slab, key) PROF_FIG_IF(EXT, slab, e->f = n->f;)
+				PROF_NODE_COUNTS(EXT_STORE)
+#undef EXT_STORE
 				/* not covered: kernel_adj is the count itself */
 				e->kernel_adj = n->kernel_calls;
 			}

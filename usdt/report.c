@@ -445,18 +445,17 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 	p = prof_put_u64(JLIT(p, ",\"p50_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.5)));
 	p = prof_put_u64(JLIT(p, ",\"p90_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.9)));
 	p = prof_put_u64(JLIT(p, ",\"p99_ns\":"), prof_snap_ns(s, prof_snap_quantile(s, n, 0.99)));
-	p = prof_put_u64(JLIT(p, ",\"kernel_calls\":"), n->kernel_calls);
-	p = prof_put_u64(JLIT(p, ",\"preempted\":"), n->preempted);
-	p = prof_put_u64(JLIT(p, ",\"blocked\":"), n->blocked);
-	p = prof_put_u64(JLIT(p, ",\"migrated\":"), n->migrated);
-	p = prof_put_u64(JLIT(p, ",\"offcpu_ns\":"), n->offcpu_ns);
-	p = jns_unknown(p, ",\"oncpu_ns\":", j->oncpu[i]);
-	p = jns_unknown(p, ",\"self_oncpu_ns\":", prof_snap_self_oncpu(t, j->oncpu, i));
-	p = prof_put_u64(JLIT(p, ",\"anomalies\":"), n->anomalies);
-	p = prof_put_u64(JLIT(p, ",\"allocs\":"), n->allocs);
-	p = prof_put_u64(JLIT(p, ",\"alloc_bytes\":"), n->alloc_bytes);
-	p = prof_put_u64(JLIT(p, ",\"frees\":"), n->frees);
-	p = prof_put_u64(JLIT(p, ",\"free_bytes\":"), n->free_bytes);
+	/* the counts figures.h lists, calls (first, above) aside; the derived
+	 * on-CPU times after the off-CPU time they come from */
+#define COUNT_PUT(f, unit, across, window, flat, slab, key)                                         \
+	if (&n->f != &n->calls)                                                              \
+		p = prof_put_u64(JLIT(p, ",\"" key "\":"), n->f);                                \
+	if (&n->f == &n->offcpu_ns) {                                                        \
+		p = jns_unknown(p, ",\"oncpu_ns\":", j->oncpu[i]);                              \
+		p = jns_unknown(p, ",\"self_oncpu_ns\":", prof_snap_self_oncpu(t, j->oncpu, i)); \
+	}
+	PROF_NODE_COUNTS(COUNT_PUT)
+#undef COUNT_PUT
 	/* the duration histogram, from its first kept bucket: what --input
 	 * needs to answer any percentile as the live report does */
 	h = prof_snap_hist(s, n);

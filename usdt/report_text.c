@@ -44,30 +44,42 @@ __u64 prof_oncpu_ns(const struct prof_snapshot *s, __u64 closed_ticks, __u64 kca
 int prof_snap_oncpu(const struct prof_snapshot *s, const struct prof_snap_thread *t,
 		    __u64 *oncpu)
 {
+	/* the thread's CPU time over the view and its wall time there: an
+	 * open call of o ns ran at least cpu - (wall - o) of them, as the
+	 * rest of the view holds at most wall - o */
+	__u64 cpu = t->oncpu_ns, wall = t->nnodes ? prof_snap_ns(s, t->nodes[0].ticks) : 0;
 	__u64 *kids;
 	__u32 i;
 
 	if (!t->nnodes)
 		return 0;
-	kids = calloc(t->nnodes, sizeof(*kids));
+	kids = malloc(t->nnodes * sizeof(*kids));
 	if (!kids)
 		return -ENOMEM;
+	/* PROF_SNAP_UNKNOWN: no child known yet */
+	for (i = 0; i < t->nnodes; i++)
+		kids[i] = PROF_SNAP_UNKNOWN;
 	/* children before parents: a parent's index is below its children's */
 	for (i = t->nnodes - 1; i >= 1; i--) {
 		const struct prof_snap_node *n = &t->nodes[i];
 		__u64 own = prof_oncpu_ns(s, prof_snap_closed(n), n->kernel_calls, n->offcpu_ns);
-		__u64 tot = prof_snap_ns(s, n->ticks);
+		__u64 tot = prof_snap_ns(s, n->ticks), o = prof_snap_ns(s, n->open_ticks), least = 0;
 
-		if (own == PROF_SNAP_UNKNOWN && !kids[i]) {
+		if (n->open && cpu != PROF_SNAP_UNKNOWN && cpu + o > wall)
+			least = cpu + o - wall;
+		if (least)
+			own = own == PROF_SNAP_UNKNOWN ? least : own + least;
+		if (own == PROF_SNAP_UNKNOWN && kids[i] == PROF_SNAP_UNKNOWN) {
 			oncpu[i] = PROF_SNAP_UNKNOWN;
 			continue;
 		}
-		if (own == PROF_SNAP_UNKNOWN || own < kids[i])
+		if (own == PROF_SNAP_UNKNOWN || (kids[i] != PROF_SNAP_UNKNOWN && own < kids[i]))
 			own = kids[i];
 		oncpu[i] = own < tot ? own : tot;
-		kids[n->parent] += oncpu[i];
+		kids[n->parent] = (kids[n->parent] == PROF_SNAP_UNKNOWN ? 0 : kids[n->parent]) +
+				  oncpu[i];
 	}
-	oncpu[0] = t->oncpu_ns;
+	oncpu[0] = cpu;
 	free(kids);
 	return 0;
 }

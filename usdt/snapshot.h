@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "slab.h"
+#include "figures.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -140,6 +141,9 @@ struct prof_snapshot {
 	struct prof_snap_lazy *lazy; /* PROF_READ_LAZY: how to read threads later */
 	__u64 span_ns;		/* what a reader set: the time a diffed snapshot
 				 * covers ("the last N seconds"); 0 if unsaid */
+	__u64 span_asked_ns;	/* the reader's: the window it asked for, which
+				 * span_ns may fall short of (profd's nearest
+				 * frame); 0 if unsaid */
 	__u64 now_tick;		/* the tick open calls were measured to: the read's
 				 * time, the process's exit, or the image's */
 	__u64 nospace;		/* threads, sites, nodes lost to a full /dev/shm */
@@ -446,12 +450,14 @@ __u64 prof_oncpu_ns(const struct prof_snapshot *s, __u64 closed_ticks, __u64 kca
 /*
  * Each node of t's on-CPU time in ns, into oncpu[0 .. t->nnodes) (the
  * root's: the thread's, t->oncpu_ns), as every view shows it: a node's
- * own (prof_oncpu_ns) raised to its children's sum, and never above its
+ * own (prof_oncpu_ns), plus for its open call what the thread's CPU time
+ * proves it ran (the thread's CPU time over the view less the wall time
+ * outside the call), raised to its children's sum, and never above its
  * total.  A node ran on the CPU at least as long as its children did; an
  * open call's on-CPU time is known only when it ends, and a window's
  * share of a call that began before it is an estimate
  * (prof_window_offcpu): both are held to that.  PROF_SNAP_UNKNOWN where
- * neither a node nor any node below it had kernel facts.  0 or -ENOMEM
+ * nothing is known of a node or any node below it.  0 or -ENOMEM
  */
 int prof_snap_oncpu(const struct prof_snapshot *s, const struct prof_snap_thread *t,
 		    __u64 *oncpu);
@@ -516,6 +522,18 @@ __u64 prof_flat_oncpu_ns(const struct prof_snapshot *s, const struct prof_flat_r
 /* rows for all threads (tid == 0) or one; *rows malloc'd, sorted by o->sort */
 int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort,
 		   struct prof_flat_row **rows, size_t *n);
+/*
+ * A flat row over the window between two reads of it (then, now; one
+ * zone's, in the same order of reads), into w: counters less their
+ * earlier values; the open calls' part inside the window; off-CPU time
+ * shared as prof_window_offcpu says; max the exact max of the window if a
+ * call ended in it above every earlier one, else a bound on it (the
+ * smaller of the max since start and the time of all the calls that
+ * ended in it), never more than either; 0 if no call ended.  A row has
+ * no histogram: prof_snapshot__diff's max is the tighter one.
+ */
+void prof_flat_window(struct prof_flat_row *w, const struct prof_flat_row *now,
+		      const struct prof_flat_row *then);
 /* sort flat rows by a PROF_SORT_* key (p99 sorts by max); s converts
  * ticks for the on-CPU keys */
 void prof_flat_sort(const struct prof_snapshot *s, struct prof_flat_row *rows, size_t n, int sort);

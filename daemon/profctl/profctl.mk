@@ -12,7 +12,7 @@ PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_src.c daemon
 	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c daemon/profctl/profctl_trace.c \
 	daemon/profctl/report_load.c
 PROFCTL_OBJS := $(patsubst daemon/profctl/%.c,$(OUTPUT)/daemon/profctl/%.o,$(PROFCTL_SRCS))
-PROFCTL_HDRS := daemon/profctl/profctl.h daemon/profctl/client.h usdt/snapshot.h usdt/slab.h usdt/prof.h usdt/proffile.h \
+PROFCTL_HDRS := daemon/profctl/profctl.h daemon/profctl/client.h usdt/snapshot.h usdt/figures.h usdt/slab.h usdt/prof.h usdt/proffile.h \
 	usdt/json_writer.h usdt/fmt.h \
 	daemon/profctl/report_load.h
 # everything but main(), for the tests

@@ -109,9 +109,10 @@ static const char usage_top[] =
 	"\n"
 	"The hottest zones over the last interval, with a sparkline of each row's self\n"
 	"time.  Each column says its unit: per second over the last interval, avg per\n"
-	"call, max(all) the longest call since the process started; with profd also\n"
-	"on-CPU time, preempted and migrated calls per second.  Without --pid, the\n"
-	"newest live process.  Keys: s self, t total, c calls, m max, o on-CPU, space or p\n"
+	"call and max of the calls that ended in it (max: exact when above every\n"
+	"earlier call, else a bound on it); with profd also on-CPU time, preempted and\n"
+	"migrated calls per second.  Without --pid, the newest live process.  Keys:\n"
+	"s self, t total, c calls, m max, o on-CPU, space or p\n"
 	"pause, tab or ] next thread, [ previous thread, a all threads, q or Ctrl-C quit.\n"
 	"Without a terminal, prints one frame per interval.\n";
 

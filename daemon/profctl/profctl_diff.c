@@ -59,6 +59,9 @@ struct drow {
 	char *key;
 	__u64 calls, self, total, max;
 	__u64 oncpu, self_oncpu; /* ns, PROF_SNAP_UNKNOWN: no kernel facts */
+	/* every call's closed ticks (a recursive one's too): the average the
+	 * percentiles are held to, as a node's are (prof_snap_quantile) */
+	__u64 closed;
 	__u32 hist[NB];
 };
 
@@ -132,6 +135,7 @@ static int rows_add(struct drows *r, char *key, const struct prof_snapshot *s,
 	d->oncpu = count_total ? oncpu : PROF_SNAP_UNKNOWN;
 	d->self_oncpu = self_oncpu;
 	d->max = n->max;
+	d->closed = prof_snap_closed(n);
 	for (k = 0; h && k < n->hist_n && n->hist_lo + k < NB; k++)
 		d->hist[n->hist_lo + k] = h[k];
 	return 0;
@@ -163,6 +167,7 @@ static void rows_fold(struct drows *r)
 		d->total += x->total;
 		d->oncpu = prof_add_known(d->oncpu, x->oncpu);
 		d->self_oncpu = prof_add_known(d->self_oncpu, x->self_oncpu);
+		d->closed += x->closed;
 		d->max = x->max > d->max ? x->max : d->max;
 		for (k = 0; k < NB; k++)
 			d->hist[k] = d->hist[k] + x->hist[k] < d->hist[k] ? ~0u
@@ -263,7 +268,9 @@ static struct dval side_val(const struct dside *d, const struct drow *r, const s
 {
 	const struct prof_snapshot *s = d->merged;
 	struct prof_snapshot hs = { .hist = (__u32 *)(uintptr_t)r->hist, .nhist = NB };
-	struct prof_snap_node hn = { .hist_lo = 0, .hist_n = NB, .max = r->max, .calls = r->calls };
+	struct prof_snap_node hn = {
+		.hist_lo = 0, .hist_n = NB, .max = r->max, .calls = r->calls, .ticks = r->closed
+	};
 	struct dval v = { .present = true };
 
 	v.calls = (double)r->calls;

@@ -221,22 +221,16 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 				dst->site = src->site;
 				dst->parent = p;
 			}
-			dst->calls += src->calls;
-			dst->ticks += src->ticks;
+			/* each figure as figures.h says threads combine it */
+#define MERGE(f, unit, across, window, flat, slab, key)                                             \
+	if (PROF_FIG_IS(SUM, across))                                                        \
+		dst->f += src->f;                                                             \
+	else if (src->f > dst->f)                                                            \
+		dst->f = src->f;
+			PROF_NODE_COUNTS(MERGE)
+			PROF_NODE_TIMES(MERGE)
+#undef MERGE
 			dst->open += src->open;
-			dst->open_ticks += src->open_ticks;
-			dst->kernel_calls += src->kernel_calls;
-			dst->blocked += src->blocked;
-			if (src->max > dst->max)
-				dst->max = src->max;
-			dst->preempted += src->preempted;
-			dst->migrated += src->migrated;
-			dst->offcpu_ns += src->offcpu_ns;
-			dst->anomalies += src->anomalies;
-			dst->allocs += src->allocs;
-			dst->alloc_bytes += src->alloc_bytes;
-			dst->frees += src->frees;
-			dst->free_bytes += src->free_bytes;
 			/* full histograms, summed */
 			dh = &m->hist[(size_t)remap[j] * PROF_HIST_BUCKETS];
 			for (k = 0; sh && k < src->hist_n; k++)

@@ -836,8 +836,10 @@ static int src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int se
 		int err = profd_snapshot_opts(src->fd, pid, mode, secs, src->read_flags, snap, &a);
 
 		/* the time "the last N seconds" really covers: the nearest frame's */
-		if (!err)
+		if (!err) {
 			(*snap)->span_ns = a.span_ns;
+			(*snap)->span_asked_ns = (__u64)secs * 1000000000ull;
+		}
 		/* one profd does not follow (yet, or any more): measure directly */
 		if (err != -ESRCH)
 			return err ? profd_error(pid, err) : 0;

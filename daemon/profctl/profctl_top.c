@@ -25,11 +25,11 @@
 #define NAME_MIN 32 /* the zone name keeps at least this, or its length */
 
 struct zone_stat {
-	/* cumulative, ticks (offcpu: ns) */
-	__u64 calls, self, total, max, preempted, blocked, migrated, offcpu, kcalls;
-	/* over the last interval; the kernel columns speak for d_kcalls of
-	 * d_calls (the calls that had kernel facts) */
-	__u64 d_calls, d_self, d_total, d_preempted, d_blocked, d_migrated, d_offcpu, d_kcalls;
+	/* the row as last read: since start */
+	struct prof_flat_row cum;
+	/* over the last interval (prof_flat_window); the kernel columns
+	 * speak for d.kernel_calls of d.calls (the calls with kernel facts) */
+	struct prof_flat_row d;
 	float hist[HIST_LEN]; /* self ns per second, an interval each */
 	bool seen;
 };
@@ -219,8 +219,7 @@ static int view_update(struct top *t, struct view *v, const struct prof_snapshot
 
 		memmove(&z->hist[0], &z->hist[1], (HIST_LEN - 1) * sizeof(z->hist[0]));
 		z->hist[HIST_LEN - 1] = 0;
-		z->d_calls = z->d_self = z->d_total = 0;
-		z->d_preempted = z->d_blocked = z->d_migrated = z->d_offcpu = z->d_kcalls = 0;
+		memset(&z->d, 0, sizeof(z->d));
 	}
 	for (i = 0; i < n; i++) {
 		const struct prof_flat_row *r = &rows[i];
@@ -230,31 +229,17 @@ static int view_update(struct top *t, struct view *v, const struct prof_snapshot
 			continue;
 		z = &v->z[r->site];
 		if (z->seen && !fresh) {
-			z->d_calls = r->calls > z->calls ? r->calls - z->calls : 0;
-			z->d_self = r->self > z->self ? r->self - z->self : 0;
-			z->d_total = r->ticks > z->total ? r->ticks - z->total : 0;
-			if (z->d_self > cap)
-				z->d_self = cap;
-			if (z->d_total > cap)
-				z->d_total = cap;
-			z->d_preempted =
-				r->preempted > z->preempted ? r->preempted - z->preempted : 0;
-			z->d_blocked = r->blocked > z->blocked ? r->blocked - z->blocked : 0;
-			z->d_migrated = r->migrated > z->migrated ? r->migrated - z->migrated : 0;
-			z->d_offcpu = r->offcpu_ns > z->offcpu ? r->offcpu_ns - z->offcpu : 0;
-			z->d_kcalls = r->kernel_calls > z->kcalls ? r->kernel_calls - z->kcalls : 0;
+			prof_flat_window(&z->d, r, &z->cum);
+			if (z->d.self > cap)
+				z->d.self = cap;
+			if (z->d.ticks > cap)
+				z->d.ticks = cap;
+			if (z->d.open_ticks > z->d.ticks)
+				z->d.open_ticks = z->d.ticks;
 			z->hist[HIST_LEN - 1] =
-				t->dt > 0 ? (float)((double)prof_snap_ns(s, z->d_self) / t->dt) : 0;
+				t->dt > 0 ? (float)((double)prof_snap_ns(s, z->d.self) / t->dt) : 0;
 		}
-		z->calls = r->calls;
-		z->self = r->self;
-		z->total = r->ticks;
-		z->max = r->max;
-		z->preempted = r->preempted;
-		z->blocked = r->blocked;
-		z->migrated = r->migrated;
-		z->offcpu = r->offcpu_ns;
-		z->kcalls = r->kernel_calls;
+		z->cum = *r;
 		z->seen = true;
 	}
 	return 0;
@@ -382,11 +367,11 @@ static struct view *shown(const struct top *t, int *idx)
  * PROF_SNAP_UNKNOWN where none of its calls had kernel facts */
 static __u64 zone_oncpu(const struct top *t, const struct zone_stat *z)
 {
-	__u64 total_ns = ns(t, z->d_total);
+	__u64 total_ns = ns(t, z->d.ticks);
 
-	if (z->d_calls && !z->d_kcalls)
+	if (z->d.calls && !z->d.kernel_calls)
 		return PROF_SNAP_UNKNOWN;
-	return total_ns > z->d_offcpu ? total_ns - z->d_offcpu : 0;
+	return total_ns > z->d.offcpu_ns ? total_ns - z->d.offcpu_ns : 0;
 }
 
 static __u64 key(const struct top *t, const struct zone_stat *z)
@@ -395,13 +380,13 @@ static __u64 key(const struct top *t, const struct zone_stat *z)
 	case PROF_SORT_ONCPU:
 		return prof_sort_oncpu_key(zone_oncpu(t, z));
 	case PROF_SORT_TOTAL:
-		return z->d_total;
+		return z->d.ticks;
 	case PROF_SORT_CALLS:
-		return z->d_calls;
+		return z->d.calls;
 	case PROF_SORT_MAX:
-		return z->max;
+		return z->d.max;
 	default:
-		return z->d_self;
+		return z->d.self;
 	}
 }
 
@@ -416,8 +401,8 @@ static int order_cmp(const void *a, const void *b)
 
 	if (kx != ky)
 		return kx < ky ? 1 : -1;
-	if (zx->self != zy->self)
-		return zx->self < zy->self ? 1 : -1;
+	if (zx->cum.self != zy->cum.self)
+		return zx->cum.self < zy->cum.self ? 1 : -1;
 	return x < y ? -1 : x > y;
 }
 
@@ -464,7 +449,7 @@ static const struct {
 } columns[NCOLS] = {
 	[COL_CALLS] = { "calls/s", 8, false }, [COL_PSELF] = { "%self", 5, false },
 	[COL_SELF] = { "self/s", 7, false },   [COL_TOTAL] = { "total/s", 7, false },
-	[COL_AVG] = { "avg/call", 8, false },  [COL_MAX] = { "max(all)", 8, false },
+	[COL_AVG] = { "avg/call", 8, false },  [COL_MAX] = { "max", 8, false },
 	[COL_ONCPU] = { "on-cpu/s", 8, true }, [COL_PREEMPT] = { "preempt/s", 9, true },
 	[COL_BLOCKED] = { "blocked/s", 9, true }, [COL_MIGR] = { "migr/s", 6, true },
 	[COL_HIST] = { "self/s history", HIST_LEN, false },
@@ -560,7 +545,7 @@ static void draw(struct top *t, FILE *f)
 		if (!v->z[i].seen)
 			continue;
 		order[n++] = i;
-		sum += v->z[i].d_self;
+		sum += v->z[i].d.self;
 		if (i < t->nnames && (int)strlen(t->names[i]) > name_len)
 			name_len = (int)strlen(t->names[i]);
 	}
@@ -599,7 +584,7 @@ static void draw(struct top *t, FILE *f)
 	lines = t->tty ? t->rows - 3 : 40;
 	for (i = 0; i < n && shown_n < lines; i++, shown_n++) {
 		const struct zone_stat *z = &v->z[order[i]];
-		__u64 total_ns = ns(t, z->d_total);
+		__u64 total_ns = ns(t, z->d.ticks);
 
 		for (c = 0; c < NCOLS; c++) {
 			if (!l.on[c])
@@ -610,25 +595,26 @@ static void draw(struct top *t, FILE *f)
 			 * not 0 (and not all of it on the CPU) */
 			if ((c == COL_ONCPU || c == COL_PREEMPT || c == COL_BLOCKED ||
 			     c == COL_MIGR) &&
-			    z->d_calls && !z->d_kcalls) {
+			    z->d.calls && !z->d.kernel_calls) {
 				fprintf(f, "%*s", columns[c].width, "-");
 				continue;
 			}
 			switch (c) {
 			case COL_CALLS:
-				fprintf(f, "%*.0f ", columns[c].width, per_s(t, z->d_calls));
+				fprintf(f, "%*.0f ", columns[c].width, per_s(t, z->d.calls));
 				break;
 			case COL_PSELF:
 				fprintf(f, "%*.1f", columns[c].width,
-					sum ? 100.0 * (double)z->d_self / (double)sum : 0.0);
+					sum ? 100.0 * (double)z->d.self / (double)sum : 0.0);
 				break;
 			case COL_SELF:
 			case COL_TOTAL:
 			case COL_ONCPU: {
-				__u64 d = c == COL_SELF		   ? ns(t, z->d_self)
-					  : c == COL_TOTAL	   ? total_ns
-					  : total_ns > z->d_offcpu ? total_ns - z->d_offcpu
-								   : 0;
+				/* an open call counts as on the CPU until it
+				 * ends and says how long it was off it */
+				__u64 d = c == COL_SELF ? ns(t, z->d.self)
+					  : c == COL_TOTAL ? total_ns
+							   : zone_oncpu(t, z);
 
 				fprintf(f, "%*s", columns[c].width,
 					prof_fmt_ns(b, sizeof(b), (__u64)per_s(t, d)));
@@ -637,20 +623,22 @@ static void draw(struct top *t, FILE *f)
 			case COL_AVG:
 				fprintf(f, "%*s", columns[c].width,
 					prof_fmt_ns(b, sizeof(b),
-						  z->d_calls ? total_ns / z->d_calls : 0));
+						  z->d.calls ? ns(t, z->d.ticks - z->d.open_ticks) /
+									       z->d.calls
+							     : 0));
 				break;
 			case COL_MAX:
 				fprintf(f, "%*s", columns[c].width,
-					prof_fmt_ns(b, sizeof(b), ns(t, z->max)));
+					prof_fmt_ns(b, sizeof(b), ns(t, z->d.max)));
 				break;
 			case COL_PREEMPT:
-				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d_preempted));
+				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d.preempted));
 				break;
 			case COL_BLOCKED:
-				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d_blocked));
+				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d.blocked));
 				break;
 			case COL_MIGR:
-				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d_migrated));
+				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d.migrated));
 				break;
 			case COL_HIST:
 				fputc(' ', f);

@@ -36,6 +36,11 @@ static void process_title(FILE *f, const struct prof_snapshot *s, const struct p
 		char b[24];
 
 		fprintf(f, ", the last %s", prof_fmt_ns(b, sizeof(b), s->span_ns));
+		/* a window is never longer than asked: profd's history answers
+		 * from its nearest frame inside it, and says so */
+		if (s->span_asked_ns > s->span_ns)
+			fprintf(f, " (%s asked: profd's nearest frame)",
+				prof_fmt_ns(b, sizeof(b), s->span_asked_ns));
 	}
 	if (s->sites_dropped || s->threads_dropped)
 		fprintf(f, ", dropped %llu sites %llu threads",

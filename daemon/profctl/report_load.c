@@ -278,9 +278,9 @@ static int count_nodes(struct ld *L, const json_t *list, __u32 depth, __u64 *n)
 	return 0;
 }
 
-static const char *const node_counts[] = { "calls",	  "kernel_calls", "preempted", "blocked",
-					   "migrated",	  "offcpu_ns",	  "anomalies", "allocs",
-					   "alloc_bytes", "frees",	  "free_bytes" };
+#define COUNT_KEY(f, unit, across, window, flat, slab, key) key,
+static const char *const node_counts[] = { PROF_NODE_COUNTS(COUNT_KEY) };
+#undef COUNT_KEY
 
 static int load_node(struct ld *L, struct prof_snap_thread *t, const json_t *jn, __u32 i,
 		     __u32 parent, __u32 depth, __u32 *next);
@@ -324,9 +324,9 @@ static int load_node(struct ld *L, struct prof_snap_thread *t, const json_t *jn,
 	const struct prof_snapshot *s = L->s;
 	struct prof_snap_node *n = &t->nodes[i];
 	struct prof_snap_site site;
-	__u64 *counts[] = { &n->calls,	     &n->kernel_calls, &n->preempted, &n->blocked,
-			    &n->migrated,    &n->offcpu_ns,    &n->anomalies, &n->allocs,
-			    &n->alloc_bytes, &n->frees,	       &n->free_bytes };
+#define COUNT_FIELD(f, unit, across, window, flat, slab, key) &n->f,
+	__u64 *counts[] = { PROF_NODE_COUNTS(COUNT_FIELD) };
+#undef COUNT_FIELD
 	__u64 open = 0, total = 0, self = 0, open_ns = 0, max = 0;
 	size_t k;
 	int err;

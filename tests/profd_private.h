@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profd_private.h - what the root tests that run profctl against a
+ * private profd share: that profd (beside the test binary, on a socket
+ * in the test's directory, sampling every 50 ms), skipping unless root
+ * with kernel assistance, and profctl run in-process with its output in
+ * a file.  Include after testutil.h, client.h and profctl.h.
+ */
+#ifndef PROF_TEST_PROFD_PRIVATE_H
+#define PROF_TEST_PROFD_PRIVATE_H
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+
+static inline __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* a program beside this test (.output/tests/../NAME) */
+static inline const char *test_beside(const char *name)
+{
+	static char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
+
+	if (n <= 0)
+		return name;
+	path[n] = '\0';
+	snprintf(strrchr(path, '/'), 32, "/../%s", name);
+	return path;
+}
+
+/*
+ * profd on sock, its pid in *pid, and the environment pointed at it (the
+ * runtime's PROF_SOCKET, profctl's PROFD_SOCKET); *pid -1 if not root or
+ * profd came up without kernel assistance (it is stopped then)
+ */
+static inline void test_profd_start(const char *sock, pid_t *pid)
+{
+	struct profd_status st;
+	__u64 end;
+	int fd = -1;
+
+	*pid = -1;
+	if (geteuid() != 0)
+		return;
+	*pid = fork();
+	if (*pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(test_beside("profd"), "profd", "--socket", sock, "--interval", "50",
+		      (char *)NULL);
+		_exit(127);
+	}
+	setenv("PROF_SOCKET", sock, 1);
+	setenv("PROFD_SOCKET", sock, 1);
+	unsetenv("PROFCTL_NO_DAEMON");
+	unsetenv("PROF_NO_DAEMON");
+	for (end = now_ns() + 5000000000ull; now_ns() < end && fd < 0; usleep(20000))
+		fd = profd_connect(sock);
+	if (fd < 0 || profd_status(fd, &st) || !st.bpf_on) {
+		if (fd >= 0)
+			close(fd);
+		kill(*pid, SIGTERM);
+		waitpid(*pid, NULL, 0);
+		*pid = -1;
+		return;
+	}
+	close(fd);
+}
+
+static inline void test_profd_stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* skip the test, saying why, without that profd */
+static inline void test_need_profd(pid_t pid)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "skipped: not root\n");
+		skip();
+	}
+	if (pid < 0) {
+		fprintf(stderr, "skipped: profd did not start with kernel assistance\n");
+		skip();
+	}
+}
+
+/* profctl args... with stdout to path; the status */
+static inline int test_profctl_run(const char *path, const char **args)
+{
+	char *argv[32];
+	int argc = 0, rc, saved, fd;
+
+	argv[argc++] = (char *)(uintptr_t) "profctl";
+	while (*args && argc < 31)
+		argv[argc++] = (char *)(uintptr_t)*args++;
+	argv[argc] = NULL;
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 1);
+	close(fd);
+	rc = profctl_main(argc, argv);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	return rc;
+}
+
+/* a file's text (free it), its length in *len if not NULL; NULL if none */
+static inline char *test_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf && len)
+		*len = (size_t)n;
+	return buf;
+}
+
+#endif /* PROF_TEST_PROFD_PRIVATE_H */

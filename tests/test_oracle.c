@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_oracle.c - every view of a real threaded program obeys what any
+ * profile obeys (root, a private profd: calls with kernel facts).
+ *
+ * A child runs more threads than CPUs in long calls made of short busy
+ * ones and naps (so calls straddle every window), a thread that naps in
+ * long calls, and threads that come and go (folded into the aggregate of
+ * exited threads).  Each view of it - since start, since a reset taken in
+ * the middle of calls, profd's --last 1s, the difference of two saves,
+ * two of top's reads, a saved file read back, as JSON too - is checked:
+ *
+ *	self >= 0; open part <= total; avg <= max; p50 <= p90 <= p99 <= max
+ *	off-CPU <= the closed calls' wall time, so on-CPU >= 0 and <= total
+ *	on-CPU nests: a node's >= its children's sum
+ *	the window is at most as long as asked, and says how long it is
+ *	the process (threads merged) is the sum of its threads
+ *	base + diff = new, for every counter figures.h lists
+ *	a figure is the same number in the saved file, its JSON and CSV
+ *
+ * Waits are on conditions with deadlines.  Skips, saying why, unless root
+ * with kernel assistance.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "testutil.h"
+#include "client.h"
+#include "profctl.h"
+#include "proffile.h"
+#include "report_load.h"
+#include "prof.h"
+#include "profd_private.h"
+
+static char dir[64], sock[128];
+static pid_t profd_pid = -1, child = -1;
+static volatile unsigned long sink;
+
+/* --- the program ---------------------------------------------------- */
+
+static void spin_ns(__u64 ns)
+{
+	__u64 end = now_ns() + ns;
+
+	while (now_ns() < end)
+		sink++;
+}
+
+static void o_work(void)
+{
+	PROF_USDT(o_work);
+	spin_ns(2000000);
+}
+
+static void o_nap(void)
+{
+	PROF_USDT(o_nap);
+	usleep(3000);
+}
+
+/* about ms of short busy calls and naps, in one call */
+static void o_batch(unsigned int ms)
+{
+	PROF_USDT(o_batch);
+	__u64 end = now_ns() + (__u64)ms * 1000000ull;
+	unsigned int k = 0;
+
+	while (now_ns() < end) {
+		o_work();
+		if (++k % 4 == 0)
+			o_nap();
+	}
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	for (;;)
+		o_batch(1200);
+	return NULL;
+}
+
+static void *napper(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		PROF_USDT(o_longnap);
+		usleep(400000);
+	}
+	return NULL;
+}
+
+static void *shortlived(void *arg)
+{
+	(void)arg;
+	o_batch(100);
+	o_batch(100);
+	return NULL;
+}
+
+static void program(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t th;
+	int i;
+
+	for (i = 0; i < 2 * (cpus > 0 ? cpus : 1) + 2; i++)
+		if (pthread_create(&th, NULL, worker, NULL))
+			_exit(2);
+	if (pthread_create(&th, NULL, napper, NULL))
+		_exit(2);
+	/* threads that come and go, joined: their slabs fold and are reused */
+	for (;;) {
+		if (pthread_create(&th, NULL, shortlived, NULL))
+			_exit(2);
+		pthread_join(th, NULL);
+		usleep(100000);
+	}
+}
+
+/* --- setup ---------------------------------------------------------- */
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test_oracle.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(sock, sizeof(sock), "%s/profd.sock", dir);
+	/* baselines of resets: this test's own */
+	setenv("XDG_RUNTIME_DIR", dir, 1);
+	test_profd_start(sock, &profd_pid);
+	if (profd_pid < 0)
+		return 0;
+	child = fork();
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		program();
+		_exit(0);
+	}
+	return child > 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	test_profd_stop(profd_pid);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+static void need_profd(void)
+{
+	test_need_profd(profd_pid);
+}
+
+/* a view of the child, NULL if it could not be had */
+static struct prof_snapshot *try_view(int mode, unsigned int secs)
+{
+	struct prof_snapshot *s = NULL;
+	struct pc_src src;
+
+	pc_src_open(&src, false);
+	if (pc_src_snapshot(&src, child, mode, secs, &s))
+		s = NULL;
+	pc_src_close(&src);
+	return s;
+}
+
+static struct prof_snapshot *view(int mode, unsigned int secs)
+{
+	struct prof_snapshot *s = try_view(mode, secs);
+
+	assert_non_null(s);
+	return s;
+}
+
+/* calls of zone name, all threads (0 if none) */
+static __u64 zone_calls(const struct prof_snapshot *s, const char *name, bool kernel)
+{
+	__u64 n = 0;
+	__u32 i, j;
+
+	for (i = 0; i < s->nthreads; i++)
+		for (j = 2; j < s->threads[i].nnodes; j++)
+			if (!strcmp(prof_snap_node_name(s, &s->threads[i].nodes[j]), name))
+				n += kernel ? s->threads[i].nodes[j].kernel_calls
+					    : s->threads[i].nodes[j].calls;
+	return n;
+}
+
+/* until profd follows the child and its since-start view has k more long
+ * naps with kernel facts than `from` (k naps of 0.4 s: windows of more
+ * than k * 0.4 s); profd finds a new process at its next look */
+static void wait_naps(__u64 from, __u64 k)
+{
+	__u64 end = now_ns() + 20000000000ull, got = 0;
+
+	while (now_ns() < end) {
+		struct prof_snapshot *s = NULL;
+		struct pc_proc *procs = NULL;
+		struct pc_src src;
+		size_t n = 0, i;
+		bool followed = false;
+
+		pc_src_open(&src, false);
+		if (src.fd >= 0 && !pc_src_list(&src, &procs, &n))
+			for (i = 0; i < n; i++)
+				followed |= procs[i].pid == child;
+		free(procs);
+		pc_src_close(&src);
+		if (followed)
+			s = try_view(PROFD_SNAP_START, 0);
+		got = s ? zone_calls(s, "o_longnap", true) : 0;
+		prof_snapshot__destroy(s);
+		if (got >= from + k)
+			return;
+		usleep(50000);
+	}
+	fail_msg("the child made %llu long naps with kernel facts, not %llu",
+		 (unsigned long long)got, (unsigned long long)(from + k));
+}
+
+static __u64 naps_now(void)
+{
+	struct prof_snapshot *s = view(PROFD_SNAP_START, 0);
+	__u64 n = zone_calls(s, "o_longnap", true);
+
+	prof_snapshot__destroy(s);
+	return n;
+}
+
+/* --- the invariants ------------------------------------------------- */
+
+#define FAIL(what, t, s, n, fmt, ...)                                                             \
+	fail_msg("%s: tid %u %s: " fmt, what, (t)->tid, prof_snap_node_name(s, n), __VA_ARGS__)
+
+/* what any profile obeys, every node of every thread of s */
+static void check_view(const char *what, const struct prof_snapshot *s)
+{
+	__u32 i, j;
+
+	for (i = 0; i < s->nthreads; i++) {
+		const struct prof_snap_thread *t = &s->threads[i];
+		__u64 *on = calloc(t->nnodes ? t->nnodes : 1, sizeof(*on));
+		__u64 *kids = calloc(t->nnodes ? t->nnodes : 1, sizeof(*kids));
+
+		assert_non_null(on);
+		assert_non_null(kids);
+		assert_int_equal(prof_snap_oncpu(s, t, on), 0);
+		for (j = t->nnodes; j-- > 1;)
+			if (on[j] != PROF_SNAP_UNKNOWN)
+				kids[t->nodes[j].parent] += on[j];
+		for (j = 1; j < t->nnodes; j++) {
+			const struct prof_snap_node *n = &t->nodes[j];
+			__u64 closed = prof_snap_ns(s, prof_snap_closed(n));
+			__u64 max = prof_snap_ns(s, n->max);
+			__u64 p50 = prof_snap_ns(s, prof_snap_quantile(s, n, 0.50));
+			__u64 p90 = prof_snap_ns(s, prof_snap_quantile(s, n, 0.90));
+			__u64 p99 = prof_snap_ns(s, prof_snap_quantile(s, n, 0.99));
+
+			if (n->ticks < n->child_ticks)
+				FAIL(what, t, s, n, "total %llu below its children's %llu",
+				     (unsigned long long)n->ticks, (unsigned long long)n->child_ticks);
+			if (n->open_ticks > n->ticks)
+				FAIL(what, t, s, n, "open part %llu above its total %llu",
+				     (unsigned long long)n->open_ticks, (unsigned long long)n->ticks);
+			if (n->calls && prof_snap_avg_ns(s, n) > max)
+				FAIL(what, t, s, n, "avg %llu above max %llu",
+				     (unsigned long long)prof_snap_avg_ns(s, n), (unsigned long long)max);
+			if (p50 > p90 || p90 > p99 || p99 > max)
+				FAIL(what, t, s, n, "p50 %llu p90 %llu p99 %llu max %llu",
+				     (unsigned long long)p50, (unsigned long long)p90,
+				     (unsigned long long)p99, (unsigned long long)max);
+			/* a call's off-CPU time is at most its wall time (to the
+			 * ns a call, two clocks' rounding) */
+			if (n->kernel_calls && n->offcpu_ns > closed + n->calls + 1000)
+				FAIL(what, t, s, n, "off-CPU %llu ns above its closed calls' %llu ns",
+				     (unsigned long long)n->offcpu_ns, (unsigned long long)closed);
+			if (on[j] == PROF_SNAP_UNKNOWN)
+				continue;
+			if (on[j] > prof_snap_ns(s, n->ticks))
+				FAIL(what, t, s, n, "on-CPU %llu above total %llu",
+				     (unsigned long long)on[j],
+				     (unsigned long long)prof_snap_ns(s, n->ticks));
+			if (on[j] < kids[j])
+				FAIL(what, t, s, n, "on-CPU %llu below its children's %llu",
+				     (unsigned long long)on[j], (unsigned long long)kids[j]);
+		}
+		free(on);
+		free(kids);
+	}
+	/* the process is the sum of its threads */
+	{
+		struct prof_snapshot *m = pc_merge_threads(s);
+
+		assert_non_null(m);
+		test_check_merged(s, m);
+		pc_snap_free(m);
+	}
+}
+
+/* a window: checked, and kernel facts in it (else it proves little) */
+static void check_window(const char *what, const struct prof_snapshot *s)
+{
+	check_view(what, s);
+	if (!zone_calls(s, "o_work", true))
+		fail_msg("%s: no call with kernel facts", what);
+}
+
+/* --- the views ------------------------------------------------------ */
+
+static void test_since_start(void **state)
+{
+	struct prof_snapshot *s;
+
+	(void)state;
+	need_profd();
+	wait_naps(0, 2);
+	s = view(PROFD_SNAP_START, 0);
+	check_window("since start", s);
+	prof_snapshot__destroy(s);
+}
+
+/* a reset taken in the middle of calls (every batch is 1.2 s, naps 0.4 s) */
+static void test_since_reset(void **state)
+{
+	struct prof_snapshot *s;
+	struct pc_src src;
+	__u64 from;
+
+	(void)state;
+	need_profd();
+	wait_naps(0, 1);
+	pc_src_open(&src, false);
+	assert_int_equal(pc_src_reset(&src, child), 0);
+	pc_src_close(&src);
+	from = naps_now();
+	wait_naps(from, 2);
+	s = view(PC_SNAP_RESET, 0);
+	check_window("since reset", s);
+	prof_snapshot__destroy(s);
+}
+
+/* profd's last second: never longer than asked, and the report says how
+ * long it is, and that it is shorter than asked when it is */
+static void test_last(void **state)
+{
+	char pid[16], out[128];
+	const char *a[] = { "report", "--pid", pid, "--last", "1s", "--flat", NULL };
+	struct prof_snapshot *s;
+	char *text;
+	const char *p;
+
+	(void)state;
+	need_profd();
+	wait_naps(0, 5);
+	s = view(PROFD_SNAP_LAST, 1);
+	if (!s->span_ns || s->span_ns > 1000000000ull)
+		fail_msg("--last 1s covers %llu ns", (unsigned long long)s->span_ns);
+	check_window("--last 1s", s);
+	prof_snapshot__destroy(s);
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(out, sizeof(out), "%s/last.txt", dir);
+	assert_int_equal(test_profctl_run(out, a), 0);
+	text = test_slurp(out, NULL);
+	assert_non_null(text);
+	p = strstr(text, ", the last ");
+	if (!p)
+		fail_msg("--last 1s does not say what it covers:\n%s", text);
+	/* "1.00s" or "950ms (1.00s asked: ...)" */
+	if (strncmp(p, ", the last 1.00s", 16) && !strstr(p, " (1.00s asked: profd's nearest frame)"))
+		fail_msg("--last 1s is shorter than asked and does not say so:\n%.120s", p);
+	free(text);
+}
+
+/* two saves, and their difference: base + diff = new, each counter */
+static void test_diff_of_saves(void **state)
+{
+	char a[128], b[128];
+	struct prof_snapshot *s, *base, *newer, *d;
+	__u32 i, j;
+
+	(void)state;
+	need_profd();
+	snprintf(a, sizeof(a), "%s/a.prof", dir);
+	snprintf(b, sizeof(b), "%s/b.prof", dir);
+	wait_naps(0, 1);
+	s = view(PROFD_SNAP_START, 0);
+	assert_int_equal(prof_file_save(a, s), 0);
+	prof_snapshot__destroy(s);
+	wait_naps(naps_now(), 2);
+	s = view(PROFD_SNAP_START, 0);
+	assert_int_equal(prof_file_save(b, s), 0);
+	prof_snapshot__destroy(s);
+	assert_int_equal(pc_read_image(a, 0, &base), 0);
+	assert_int_equal(pc_read_image(b, 0, &newer), 0);
+	check_view("saved file", newer);
+	assert_int_equal(pc_read_image(b, 0, &d), 0);
+	assert_int_equal(prof_snapshot__diff(d, base), 0);
+	check_window("diff of two saves", d);
+	/* base + diff = new: threads by identity, nodes by index */
+	for (i = 0; i < d->nthreads; i++) {
+		const struct prof_snap_thread *dt = &d->threads[i], *nt = &newer->threads[i], *bt = NULL;
+
+		for (j = 0; j < base->nthreads; j++)
+			if (base->threads[j].tid == dt->tid &&
+			    base->threads[j].start_tick == dt->start_tick && !dt->folds &&
+			    !base->threads[j].folds)
+				bt = &base->threads[j];
+		if (!bt)
+			continue;
+		for (j = 1; j < dt->nnodes && j < bt->nnodes; j++) {
+			const struct prof_snap_node *dn = &dt->nodes[j], *bn = &bt->nodes[j],
+						    *nn = &nt->nodes[j];
+#define SUM_BACK(f, unit, across, window, flat, slab, key)                                             \
+	if (PROF_FIG_IS(DIFF, window) && bn->f + dn->f != nn->f)                               \
+		fail_msg("tid %u %s: %s base %llu + diff %llu != new %llu", dt->tid,           \
+			 prof_snap_node_name(d, dn), #f, (unsigned long long)bn->f,            \
+			 (unsigned long long)dn->f, (unsigned long long)nn->f);
+			PROF_NODE_COUNTS(SUM_BACK)
+			PROF_NODE_TIMES(SUM_BACK)
+#undef SUM_BACK
+		}
+	}
+	prof_snapshot__destroy(d);
+	prof_snapshot__destroy(base);
+	prof_snapshot__destroy(newer);
+}
+
+/* top: two reads of the flat rows, each row's interval */
+static void test_top_interval(void **state)
+{
+	struct prof_snapshot *s1 = NULL, *s2 = NULL;
+	struct prof_flat_row *r1 = NULL, *r2 = NULL;
+	size_t n1 = 0, n2 = 0, i, k;
+	struct pc_src src;
+	bool seen = false;
+
+	(void)state;
+	need_profd();
+	wait_naps(0, 1);
+	pc_src_open(&src, false);
+	assert_int_equal(pc_src_raw(&src, child, &s1), 0);
+	assert_int_equal(prof_snap_flat(s1, 0, PROF_SORT_SELF, &r1, &n1), 0);
+	wait_naps(naps_now(), 2);
+	assert_int_equal(pc_src_raw(&src, child, &s2), 0);
+	assert_int_equal(prof_snap_flat(s2, 0, PROF_SORT_SELF, &r2, &n2), 0);
+	pc_src_close(&src);
+	for (i = 0; i < n2; i++) {
+		struct prof_flat_row w;
+		const char *name = r2[i].site < s2->nsites ? s2->sites[r2[i].site].name : "?";
+
+		for (k = 0; k < n1 && r1[k].site != r2[i].site; k++)
+			;
+		if (k == n1)
+			continue;
+		prof_flat_window(&w, &r2[i], &r1[k]);
+		if (!w.calls)
+			continue;
+		seen |= w.kernel_calls != 0;
+		if ((w.ticks - w.open_ticks) / w.calls > w.max)
+			fail_msg("top: %s avg %llu above max %llu", name,
+				 (unsigned long long)((w.ticks - w.open_ticks) / w.calls),
+				 (unsigned long long)w.max);
+		/* the interval's max: of the calls that ended in it, so at most
+		 * all their time, and never above the max since start */
+		if (w.max > r2[i].max ||
+		    w.max > (r2[i].ticks - r2[i].open_ticks) - (r1[k].ticks - r1[k].open_ticks))
+			fail_msg("top: %s interval max %llu above the calls that ended in it", name,
+				 (unsigned long long)w.max);
+		if (w.kernel_calls == w.calls &&
+		    w.offcpu_ns > prof_snap_ns(s2, w.ticks - w.open_ticks) + w.calls + 1000)
+			fail_msg("top: %s off-CPU %llu ns above its closed time %llu ns", name,
+				 (unsigned long long)w.offcpu_ns,
+				 (unsigned long long)prof_snap_ns(s2, w.ticks - w.open_ticks));
+	}
+	assert_true(seen);
+	free(r1);
+	free(r2);
+	prof_snapshot__destroy(s1);
+	prof_snapshot__destroy(s2);
+}
+
+/* node a of s's ta and b of o's tb are one call path, by zone names (two
+ * snapshots number their sites each its own way) */
+static bool same_named_path(const struct prof_snapshot *s, const struct prof_snap_thread *ta,
+			    __u32 a, const struct prof_snapshot *o,
+			    const struct prof_snap_thread *tb, __u32 b)
+{
+	while (a && b) {
+		if (strcmp(prof_snap_node_name(s, &ta->nodes[a]), prof_snap_node_name(o, &tb->nodes[b])))
+			return false;
+		a = ta->nodes[a].parent;
+		b = tb->nodes[b].parent;
+	}
+	return !a && !b;
+}
+
+/*
+ * One saved file in every format: its JSON read back is the file, figure
+ * for figure (figures.h's counts exactly; times to the ns a tick is
+ * rounded to), each CSV row's calls are its node's, and each row of the
+ * flat text list says the calls of its zone in every thread.
+ */
+static void test_formats(void **state)
+{
+	char file[128], js[128], csv[128], why[256];
+	const char *aj[] = { "report", "--input", file, "--format", "json", NULL };
+	const char *ac[] = { "report", "--input", file, "--format", "csv", NULL };
+	const char *at[] = { "report", "--input", file, "--flat", "--color", "never", NULL };
+	static const char *const zones[] = { "o_batch", "o_work", "o_nap", "o_longnap" };
+	struct prof_snapshot *s, *f, *j;
+	char *text, *line;
+	size_t len = 0;
+	__u32 i, k, rows = 0;
+
+	(void)state;
+	need_profd();
+	snprintf(file, sizeof(file), "%s/f.prof", dir);
+	snprintf(js, sizeof(js), "%s/f.json", dir);
+	snprintf(csv, sizeof(csv), "%s/f.csv", dir);
+	wait_naps(0, 1);
+	s = view(PROFD_SNAP_START, 0);
+	assert_int_equal(prof_file_save(file, s), 0);
+	prof_snapshot__destroy(s);
+	assert_int_equal(pc_read_image(file, 0, &f), 0);
+	assert_int_equal(test_profctl_run(js, aj), 0);
+	text = test_slurp(js, &len);
+	assert_non_null(text);
+	assert_int_equal(prof_json_load(text, len, &j, why, sizeof(why)), 0);
+	free(text);
+	assert_int_equal(j->nthreads, f->nthreads);
+	for (i = 0; i < f->nthreads; i++) {
+		const struct prof_snap_thread *ft = &f->threads[i], *jt = NULL;
+
+		for (k = 0; k < j->nthreads; k++)
+			if (j->threads[k].tid == ft->tid && !j->threads[k].folds == !ft->folds)
+				jt = &j->threads[k];
+		if (!jt)
+			fail_msg("json: no thread %u", ft->tid);
+		for (k = 2; k < ft->nnodes; k++) {
+			const struct prof_snap_node *fn = &ft->nodes[k], *jn = NULL;
+			__u32 m;
+
+			if (prof_snap_node_hidden(ft, k))
+				continue;
+			for (m = 2; m < jt->nnodes && !jn; m++)
+				if (same_named_path(j, jt, m, f, ft, k))
+					jn = &jt->nodes[m];
+			if (!jn)
+				fail_msg("json: tid %u has no %s (%llu calls, open %u, node %u of %u, "
+					 "json %u)", ft->tid, prof_snap_node_name(f, fn),
+					 (unsigned long long)fn->calls, fn->open, k, ft->nnodes,
+					 jt->nnodes);
+#define SAME(f_, unit, across, window, flat, slab, key)                                                \
+	if (fn->f_ != jn->f_)                                                                \
+		fail_msg("json: tid %u %s: %s %llu, the file's %llu", ft->tid,                 \
+			 prof_snap_node_name(f, fn), key, (unsigned long long)jn->f_,          \
+			 (unsigned long long)fn->f_);
+			PROF_NODE_COUNTS(SAME)
+#undef SAME
+			if (prof_snap_ns(f, fn->ticks) != prof_snap_ns(j, jn->ticks))
+				fail_msg("json: %s total differs", prof_snap_node_name(f, fn));
+		}
+	}
+	assert_int_equal(test_profctl_run(csv, ac), 0);
+	text = test_slurp(csv, &len);
+	assert_non_null(text);
+	/* pid,comm,tid,thread,node,parent,depth,zone,path,calls,total_ns,... */
+	for (line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+		unsigned int tid, node;
+		unsigned long long calls;
+		const struct prof_snap_thread *ft = NULL;
+		char *p = line + 1;
+		int c;
+
+		if (sscanf(p, "%*u,%*[^,],%u,%*[^,],%u,", &tid, &node) != 2)
+			continue;
+		for (c = 0; c < 9 && p; c++)
+			p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+		if (!p || sscanf(p, "%llu", &calls) != 1)
+			continue;
+		for (i = 0; i < f->nthreads; i++)
+			if (f->threads[i].tid == tid && !f->threads[i].folds)
+				ft = &f->threads[i];
+		if (!ft || node >= ft->nnodes)
+			continue;
+		if (ft->nodes[node].calls != calls)
+			fail_msg("csv: tid %u node %u: calls %llu, the file's %llu", tid, node, calls,
+				 (unsigned long long)ft->nodes[node].calls);
+		rows++;
+	}
+	assert_true(rows > 10);
+	free(text);
+	snprintf(csv, sizeof(csv), "%s/f.txt", dir);
+	assert_int_equal(test_profctl_run(csv, at), 0);
+	text = test_slurp(csv, NULL);
+	assert_non_null(text);
+	for (i = 0; i < sizeof(zones) / sizeof(zones[0]); i++) {
+		char key[64];
+		unsigned long long calls = 0;
+
+		/* the name ends the row, or notes follow it ("[kernel k/n]") */
+		snprintf(key, sizeof(key), "  %s", zones[i]);
+		for (line = strstr(text, key); line; line = strstr(line + 1, key))
+			if (line[strlen(key)] == '\n' || line[strlen(key)] == ' ')
+				break;
+		if (!line)
+			fail_msg("text: no row of %s", zones[i]);
+		while (line > text && line[-1] != '\n')
+			line--;
+		assert_int_equal(sscanf(line, "%llu", &calls), 1);
+		if (calls != zone_calls(f, zones[i], false))
+			fail_msg("text: %s %llu calls, the file's %llu", zones[i], calls,
+				 (unsigned long long)zone_calls(f, zones[i], false));
+	}
+	free(text);
+	prof_snapshot__destroy(j);
+	prof_snapshot__destroy(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_since_start),   cmocka_unit_test(test_since_reset),
+		cmocka_unit_test(test_last),	      cmocka_unit_test(test_diff_of_saves),
+		cmocka_unit_test(test_top_interval),  cmocka_unit_test(test_formats),
+	};
+
+	test_filter_env();
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

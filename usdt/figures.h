@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * figures.h - each per-node figure, declared once.
+ *
+ * A figure is read (reader.c), merged across threads (profctl_snap.c),
+ * windowed (a baseline subtracted: reader_image.c's prof_snapshot__diff for
+ * a reset, --last and history frames; reader_flat.c's prof_flat_window for
+ * top's interval), written and read back as JSON (report.c, report_load.c)
+ * and shown; each of those takes what it does to a figure from here, so a
+ * figure cannot mean one thing in one view and another in the next.
+ * The reader's copy of an ext record, the image written back of a
+ * snapshot and the fold of an exited thread's slab into the aggregate
+ * (prof.c) go by its slab column.  Adding one: a line here, its writer
+ * (prof.c, into slab.h), and the docs (README's JSON and its table of
+ * what a window does, tests/report.schema.json).
+ *
+ * PROF_NODE_COUNTS(X) calls X(field, unit, across, window, flat, slab, key) for
+ * each counter of struct prof_snap_node, in the order of a JSON node:
+ *
+ *	field	its member in struct prof_snap_node
+ *	unit	count, ns or bytes (times in ticks are PROF_NODE_TIMES')
+ *	across	how calls, threads and sites of one zone combine it
+ *	window	what a window does to it:
+ *		  DIFF	 the counter's difference
+ *		  SHARE	 the difference, of which calls that began before the
+ *			 window keep the share their part inside it is of their
+ *			 whole time (prof_window_offcpu): a call counts its
+ *			 off-CPU time when it ends, its wall time as it goes
+ *	flat	Y: a flat row (struct prof_flat_row) has it too, by that name
+ *	slab	where a slab (slab.h) keeps it: NODE, struct prof_node; EXT, the
+ *		node's ext record (struct prof_node_ext), by that name; ADJ,
+ *		derived from the ext record's kernel_adj and the slab's
+ *		covered (reader.c's node_kernel); NONE, the reader's alone
+ *	key	its name in a JSON node and a CSV column
+ *
+ * PROF_NODE_TIMES(X), the same for the times in ticks (JSON: ns):
+ *		  DIFF	 as above
+ *		  OPEN	 the open calls' part inside the window (never more
+ *			 than the window's total)
+ *		  HIST	 from the histogram's difference: the top of its
+ *			 highest non-empty bucket, held under the max since
+ *			 start (an upper bound within one bucket; a flat row,
+ *			 which has no histogram, bounds it by the time of all the
+ *			 calls that ended in the window)
+ *
+ * Derived, never stored, each computed in one place:
+ *	self		total less the children's totals (prof_snap_self)
+ *	avg		the closed calls' time / calls (prof_snap_avg_ns): in a
+ *			window, the part of them inside it
+ *	p50 p90 p99	from the histogram, held to avg and max
+ *			(prof_snap_quantile): a window's from its difference
+ *	on-CPU		the closed calls' time less their off-CPU time, held to
+ *			the children's sum and the total (prof_snap_oncpu)
+ *	self on-CPU	on-CPU less the known children's on-CPU
+ *			(prof_snap_self_oncpu)
+ */
+#ifndef PROF_FIGURES_H
+#define PROF_FIGURES_H
+
+#define PROF_NODE_COUNTS(X)                                                \
+	X(calls, count, SUM, DIFF, Y, NODE, "calls")                       \
+	X(kernel_calls, count, SUM, DIFF, Y, ADJ, "kernel_calls")          \
+	X(preempted, count, SUM, DIFF, Y, EXT, "preempted")                \
+	X(blocked, count, SUM, DIFF, Y, EXT, "blocked")                    \
+	X(migrated, count, SUM, DIFF, Y, EXT, "migrated")                  \
+	X(offcpu_ns, ns, SUM, SHARE, Y, EXT, "offcpu_ns")                  \
+	X(anomalies, count, SUM, DIFF, N, EXT, "anomalies")                \
+	X(allocs, count, SUM, DIFF, Y, EXT, "allocs")                      \
+	X(alloc_bytes, bytes, SUM, DIFF, Y, EXT, "alloc_bytes")            \
+	X(frees, count, SUM, DIFF, N, EXT, "frees")                        \
+	X(free_bytes, bytes, SUM, DIFF, N, EXT, "free_bytes")
+
+#define PROF_NODE_TIMES(X)                                                 \
+	X(ticks, ticks, SUM, DIFF, Y, NODE, "total_ns")                    \
+	X(open_ticks, ticks, SUM, OPEN, Y, NONE, "open_ns")                \
+	X(max, ticks, MAX, HIST, Y, NODE, "max_ns")
+
+/* PROF_FIG_IS(DIFF, window) expands to 1 where window is DIFF, else 0;
+ * PROF_FIG_IS(Y, flat) likewise (preprocessor-time, for the X bodies) */
+#define PROF_FIG_IS(what, v) PROF_FIG_IS_##what##_##v
+#define PROF_FIG_IS_DIFF_DIFF 1
+#define PROF_FIG_IS_DIFF_SHARE 0
+#define PROF_FIG_IS_DIFF_OPEN 0
+#define PROF_FIG_IS_DIFF_HIST 0
+#define PROF_FIG_IS_SHARE_DIFF 0
+#define PROF_FIG_IS_SHARE_SHARE 1
+#define PROF_FIG_IS_SHARE_OPEN 0
+#define PROF_FIG_IS_SHARE_HIST 0
+#define PROF_FIG_IS_SUM_SUM 1
+#define PROF_FIG_IS_SUM_MAX 0
+#define PROF_FIG_IS_Y_Y 1
+#define PROF_FIG_IS_Y_N 0
+/* the body b where a column's value v is what (PROF_FIG_IF(Y, flat, b),
+ * PROF_FIG_IF(EXT, slab, b), PROF_FIG_IF(NODE, slab, b)), else nothing: for bodies that name a
+ * struct's member, which must not even be compiled for the others */
+#define PROF_FIG_IF(what, v, b) PROF_FIG_IF_##what##_##v(b)
+#define PROF_FIG_IF_Y_Y(b) b
+#define PROF_FIG_IF_Y_N(b)
+#define PROF_FIG_IF_EXT_EXT(b) b
+#define PROF_FIG_IF_EXT_NODE(b)
+#define PROF_FIG_IF_EXT_ADJ(b)
+#define PROF_FIG_IF_EXT_NONE(b)
+#define PROF_FIG_IF_NODE_NODE(b) b
+#define PROF_FIG_IF_NODE_EXT(b)
+#define PROF_FIG_IF_NODE_ADJ(b)
+#define PROF_FIG_IF_NODE_NONE(b)
+
+#endif /* PROF_FIGURES_H */
