@@ -499,6 +499,50 @@ static void test_last_measured(void **state)
 	free(text);
 }
 
+/*
+ * A JSON report is distrusted: a count read back negative or fractional
+ * is refused with one line naming the field, not wrapped to a huge count
+ * nor truncated to a whole one.
+ */
+static void test_json_bad_counts(void **state)
+{
+	static const char *const bad[] = { "-1", "1.5", "-0.5", "1e3" };
+	char pid[16], json[128], edited[128], err[512];
+	const char *j[] = { "report", "--pid", pid, "--since-start", "--format", "json", NULL };
+	const char *in[] = { "report", "--input", edited, NULL };
+	char *text, *buf, *p, *q;
+	size_t len, i;
+
+	(void)state;
+	/* test_compact's calls (a drive here would change test_prof_save's) */
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(json, sizeof(json), "%s/counts.json", dir);
+	snprintf(edited, sizeof(edited), "%s/counts.bad.json", dir);
+	assert_int_equal(run_io(json, j, NULL, 0), 0);
+	text = slurp(json, &len);
+	assert_non_null(text);
+	/* as written, it reads back */
+	spill(edited, text, len);
+	assert_int_equal(run_io("/dev/null", in, err, sizeof(err)), 0);
+	p = strstr(text, "\"calls\":");
+	assert_non_null(p);
+	p += strlen("\"calls\":");
+	for (q = p; *q >= '0' && *q <= '9'; q++)
+		;
+	buf = malloc(len + 16);
+	assert_non_null(buf);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int n = snprintf(buf, len + 16, "%.*s%s%s", (int)(p - text), text, bad[i], q);
+
+		spill(edited, buf, (size_t)n);
+		assert_int_not_equal(run_io("/dev/null", in, err, sizeof(err)), 0);
+		if (!strstr(err, "\"calls\" is not a count"))
+			fail_msg("calls %s: %s", bad[i], err);
+	}
+	free(buf);
+	free(text);
+}
+
 /* encode, check, decode: the image prof_snapshot__write gives, exactly */
 static void test_encode_decode(void **state)
 {
@@ -697,6 +741,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_compact),
 		cmocka_unit_test(test_last_measured),
+		cmocka_unit_test(test_json_bad_counts),
 		cmocka_unit_test(test_encode_decode),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_json_round_trip),
