@@ -284,6 +284,39 @@ static void html_untraced(char *a)
 	memcpy(p, "null", 4);
 }
 
+/* s with every from replaced by to (s realloc'd) */
+static char *replace_all(char *s, const char *from, const char *to)
+{
+	size_t fl = strlen(from), tl = strlen(to), n = 0;
+	char *p, *r, *o;
+
+	for (p = strstr(s, from); p; p = strstr(p + fl, from))
+		n++;
+	if (!n)
+		return s;
+	r = malloc(strlen(s) + n * tl + 1);
+	assert_non_null(r);
+	for (o = r, p = s;;) {
+		char *q = strstr(p, from);
+
+		if (!q)
+			break;
+		memcpy(o, p, (size_t)(q - p));
+		o += q - p;
+		memcpy(o, to, tl);
+		o += tl;
+		p = q + fl;
+	}
+	strcpy(o, p);
+	free(s);
+	return r;
+}
+
+/* a name's byte of no UTF-8 sequence as a JSON report brings it back: the
+ * writer escapes it as the code point of its value (\u00XX, README), read
+ * back as that character; NULL when the names have none */
+static const char *const *json_bytes;
+
 /* every view of `report --input file` is what `report --pid pid
  * --since-start` gives; what: the file's kind, for the message */
 static void views_equal(const char *pid, const char *file, const char *what)
@@ -311,6 +344,8 @@ static void views_equal(const char *pid, const char *file, const char *what)
 		assert_true(strlen(a) > 20);
 		if (strstr(b, "const TRACE = "))
 			html_untraced(a);
+		for (size_t k = 0; json_bytes && json_bytes[k]; k += 2)
+			a = replace_all(a, json_bytes[k], json_bytes[k + 1]);
 		if (strcmp(a, b)) {
 			char cmd[400];
 
@@ -358,6 +393,52 @@ static void test_round_trip(void **state)
 }
 
 /*
+ * A process of its own on the monotonic clock (its ticks are ns, as a JSON
+ * report's times are), named comm, its segment kept: 20 outer calls and a
+ * thread running worker; a JSON report at exit to report_json if not NULL.
+ * Its pid once it has exited, its start token in *token.
+ */
+static pid_t mono_child(const char *comm, void *(*worker)(void *), const char *report_json,
+			__u64 *token)
+{
+	int go[2], st;
+	pid_t c;
+
+	assert_int_equal(pipe(go), 0);
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		unsigned int k = 20;
+		pthread_t t;
+		char b;
+
+		setenv("PROF_CLOCK", "mono", 1);
+		setenv("PROF_KEEP", "1", 1);
+		if (report_json) {
+			setenv("PROF_REPORT", report_json, 1);
+			setenv("PROF_REPORT_FORMAT", "json", 1);
+		}
+		unsetenv("PROF_SAVE");
+		prctl(PR_SET_NAME, comm);
+		close(go[1]);
+		for (unsigned int i = 0; i < k; i++)
+			sv_outer();
+		if (!pthread_create(&t, NULL, worker, &k))
+			pthread_join(t, NULL);
+		/* the parent reads its start token while it lives */
+		if (read(go[0], &b, 1) < 0)
+			_exit(1);
+		exit(0);
+	}
+	close(go[0]);
+	*token = prof_proc_start_token(c);
+	close(go[1]);
+	assert_int_equal(waitpid(c, &st, 0), c);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return c;
+}
+
+/*
  * A JSON report read back with --input (the one PROF_REPORT_FORMAT=json
  * wrote at exit, and the one `report --format json` wrote after it) gives
  * every view the live report gives.  A process of its own on the
@@ -370,7 +451,6 @@ static void test_json_round_trip(void **state)
 	char pid[16], atexit_json[128], json[128], live[128], err[512];
 	char paths[4][96];
 	const char *files[2] = { atexit_json, json };
-	int go[2], st;
 	__u64 token;
 	size_t v, n;
 	pid_t c;
@@ -380,36 +460,8 @@ static void test_json_round_trip(void **state)
 	snprintf(atexit_json, sizeof(atexit_json), "%s/mono.atexit.json", dir);
 	snprintf(json, sizeof(json), "%s/mono.json", dir);
 	snprintf(live, sizeof(live), "%s/live.out", dir);
-	assert_int_equal(pipe(go), 0);
-	c = fork();
-	assert_true(c >= 0);
-	if (c == 0) {
-		unsigned int k = 20;
-		pthread_t t;
-		char b;
-
-		setenv("PROF_CLOCK", "mono", 1);
-		setenv("PROF_KEEP", "1", 1);
-		setenv("PROF_REPORT", atexit_json, 1);
-		setenv("PROF_REPORT_FORMAT", "json", 1);
-		unsetenv("PROF_SAVE");
-		/* a command of non-ASCII name (issue 18): every JSON says it alike */
-		prctl(PR_SET_NAME, "sv-ex\xc3\xa9");
-		close(go[1]);
-		for (unsigned int i = 0; i < k; i++)
-			sv_outer();
-		if (!pthread_create(&t, NULL, sv_worker, &k))
-			pthread_join(t, NULL);
-		/* the parent reads its start token while it lives */
-		if (read(go[0], &b, 1) < 0)
-			_exit(1);
-		exit(0);
-	}
-	close(go[0]);
-	token = prof_proc_start_token(c);
-	close(go[1]);
-	assert_int_equal(waitpid(c, &st, 0), c);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* a command of non-ASCII name (issue 18): every JSON says it alike */
+	c = mono_child("sv-ex\xc3\xa9", sv_worker, atexit_json, &token);
 	snprintf(pid, sizeof(pid), "%d", (int)c);
 	{
 		const char *j[] = { "report", "--pid", pid, "--since-start", "--format", "json", NULL };
@@ -433,6 +485,110 @@ static void test_json_round_trip(void **state)
 	}
 	for (f = 0; f < 2; f++)
 		views_equal(pid, files[f], "JSON report");
+	n = test_seg_paths(c, token, paths, 4);
+	for (v = 0; v < n; v++)
+		unlink(paths[v]);
+}
+
+/* hostile names: a quote, a backslash, a newline, a tab, control bytes,
+ * a byte that is no UTF-8, markup; comm's 15 bytes of it */
+#define HOSTILE_COMM "q\"b\\n\nt\t\x01\xff<&"
+static const char hostile_thread[] = "w\"k\\r\nx\ty\x1f\x7f\xc3(<b>&amp;'";
+
+static void *hostile_worker(void *arg)
+{
+	char *big = malloc(4096);
+
+	/* a name of 4 KiB first: it is cut, not a crash; then the hostile one */
+	if (big) {
+		memset(big, 'n', 4095);
+		big[4095] = '\0';
+		PROF_THREAD_NAME(big);
+		free(big);
+	}
+	PROF_THREAD_NAME(hostile_thread);
+	for (unsigned int i = 0; i < *(unsigned int *)arg; i++)
+		sv_leaf();
+	usleep(2000);
+	return NULL;
+}
+
+/* a check of a report's text by python3 (its json and csv modules); 0 if
+ * it holds */
+static int py_check(const char *path, const char *code)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "python3 -c '%s' %s", code, path);
+	return system(cmd);
+}
+
+/*
+ * Names with quotes, backslashes, newlines, control bytes and bytes that
+ * are no UTF-8, in a command's name and a thread's: the saved file and the
+ * JSON report read back render every view as the live process does (but a
+ * byte of no UTF-8, which JSON brings back as the character of its value:
+ * json_bytes), the
+ * JSON is JSON (no raw control byte in a string), every CSV row has the
+ * header's fields, every folded line ends in its count, and the HTML page
+ * holds no markup of theirs.
+ */
+static void test_hostile_names(void **state)
+{
+	char pid[16], file[128], json[128], out[128], err[512];
+	char paths[4][96];
+	int i;
+	__u64 token;
+	size_t v, n;
+	pid_t c;
+
+	(void)state;
+	snprintf(file, sizeof(file), "%s/hostile.prof", dir);
+	snprintf(json, sizeof(json), "%s/hostile.json", dir);
+	snprintf(out, sizeof(out), "%s/hostile.out", dir);
+	c = mono_child(HOSTILE_COMM, hostile_worker, NULL, &token);
+	snprintf(pid, sizeof(pid), "%d", (int)c);
+	{
+		const char *a[] = { "save", "--pid", pid, "--since-start", "-o", file, NULL };
+		const char *j[] = { "report", "--pid", pid, "--since-start", "--format", "json",
+				    NULL };
+
+		assert_int_equal(run_io(NULL, a, err, sizeof(err)), 0);
+		assert_string_equal(err, "");
+		assert_int_equal(run_io(json, j, err, sizeof(err)), 0);
+		assert_string_equal(err, "");
+	}
+	views_equal(pid, file, "saved file");
+	{
+		/* the thread name's lone 0xc3, raw in text and escaped in JSON */
+		static const char *const back[] = { "\xc3(", "\xc3\x83(", "\\u00c3(",
+						    "\xc3\x83(", NULL };
+
+		json_bytes = back;
+		views_equal(pid, json, "JSON report");
+		json_bytes = NULL;
+	}
+	/* each format of the live report, escaped as its syntax wants */
+	for (i = 0; i < 4; i++) {
+		static const char *const fmt[] = { "json", "csv", "folded", "html" };
+		static const char *const check[] = {
+			/* strict: a raw control byte in a string is refused */
+			"import json,sys; d=json.load(open(sys.argv[1],encoding=\"utf-8\",errors=\"surrogateescape\"));"
+			"s=json.dumps(d); assert \"w\" + chr(92) + chr(34) + \"k\" in s, s[:300]",
+			"import csv,sys; r=list(csv.reader(open(sys.argv[1],newline=\"\",errors=\"replace\")));"
+			"assert len(r) > 2 and all(len(x) == len(r[0]) for x in r), r",
+			"import re,sys; t=open(sys.argv[1],\"rb\").read().decode(\"utf-8\",\"replace\");"
+			"ls=t.splitlines(); assert ls and all(re.search(r\" [0-9]+$\", l) for l in ls), ls",
+			"import sys; t=open(sys.argv[1],\"rb\").read();"
+			"assert b\"(<b>\" not in t and b\"\\n\\t\\x01\" not in t",
+		};
+		const char *r[] = { "report", "--pid", pid, "--since-start", "--format", fmt[i],
+				    NULL };
+
+		assert_int_equal(run_io(out, r, NULL, 0), 0);
+		if (py_check(out, check[i]))
+			fail_msg("--format %s: the hostile names break its syntax (%s)", fmt[i], out);
+	}
 	n = test_seg_paths(c, token, paths, 4);
 	for (v = 0; v < n; v++)
 		unlink(paths[v]);
@@ -541,6 +697,29 @@ static void test_json_bad_counts(void **state)
 	}
 	free(buf);
 	free(text);
+}
+
+/* a header's strings are read ended, whatever bytes the file has there
+ * (a file is distrusted: one with no NUL in its comm or cgroup) */
+static void test_header_strings_ended(void **state)
+{
+	struct prof_snapshot *s;
+	struct prof_file_hdr h, *fh;
+	size_t flen;
+	void *file;
+
+	(void)state;
+	s = test_snapshot(child);
+	assert_non_null(s);
+	assert_int_equal(prof_file_encode(s, &file, &flen), 0);
+	fh = file;
+	memset(fh->comm, 'c', sizeof(fh->comm));
+	memset(fh->cgroup, 'g', sizeof(fh->cgroup));
+	assert_int_equal(prof_file_check(file, flen, PROF_FILE_IMAGE_MAX, &h), 0);
+	assert_true(strnlen(h.comm, sizeof(h.comm)) < sizeof(h.comm));
+	assert_true(strnlen(h.cgroup, sizeof(h.cgroup)) < sizeof(h.cgroup));
+	free(file);
+	prof_snapshot__destroy(s);
 }
 
 /* encode, check, decode: the image prof_snapshot__write gives, exactly */
@@ -743,8 +922,10 @@ int main(void)
 		cmocka_unit_test(test_last_measured),
 		cmocka_unit_test(test_json_bad_counts),
 		cmocka_unit_test(test_encode_decode),
+		cmocka_unit_test(test_header_strings_ended),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_json_round_trip),
+		cmocka_unit_test(test_hostile_names),
 		/* these two end the child */
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_prof_save),
