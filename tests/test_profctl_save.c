@@ -569,8 +569,8 @@ static void test_hostile_names(void **state)
 		json_bytes = NULL;
 	}
 	/* each format of the live report, escaped as its syntax wants */
-	for (i = 0; i < 4; i++) {
-		static const char *const fmt[] = { "json", "csv", "folded", "html" };
+	for (i = 0; i < 5; i++) {
+		static const char *const fmt[] = { "json", "csv", "folded", "html", "text" };
 		static const char *const check[] = {
 			/* strict: a raw control byte in a string is refused */
 			"import json,sys; d=json.load(open(sys.argv[1],encoding=\"utf-8\",errors=\"surrogateescape\"));"
@@ -581,6 +581,9 @@ static void test_hostile_names(void **state)
 			"ls=t.splitlines(); assert ls and all(re.search(r\" [0-9]+$\", l) for l in ls), ls",
 			"import sys; t=open(sys.argv[1],\"rb\").read();"
 			"assert b\"(<b>\" not in t and b\"\\n\\t\\x01\" not in t",
+			/* the thread's title on one line: none starts with its name's rest */
+			"import sys; t=open(sys.argv[1],\"rb\").read();"
+			"assert not any(l.startswith(b\"x\") for l in t.split(b\"\\n\")), t[:400]",
 		};
 		const char *r[] = { "report", "--pid", pid, "--since-start", "--format", fmt[i],
 				    NULL };
@@ -694,6 +697,23 @@ static void test_json_bad_counts(void **state)
 		assert_int_not_equal(run_io("/dev/null", in, err, sizeof(err)), 0);
 		if (!strstr(err, "\"calls\" is not a count"))
 			fail_msg("calls %s: %s", bad[i], err);
+	}
+	/* refused for a zone whose name holds a newline: still one line */
+	{
+		char *file = strstr(text, "\"file\":\""), *name = file, *open;
+
+		assert_non_null(file);
+		while (name > text && strncmp(name, "\"name\":\"", 8))
+			name--;
+		open = strstr(file, "\"open\":");
+		assert_non_null(open);
+		open += strlen("\"open\":");
+		snprintf(buf, len + 16, "%.*s\\n%.*s7%s", (int)(name + 8 - text), text,
+			 (int)(open - name - 8), name + 8, open + 1);
+		spill(edited, buf, strlen(buf));
+		assert_int_not_equal(run_io("/dev/null", in, err, sizeof(err)), 0);
+		if (!strstr(err, "out of range") || strchr(err, '\n') != err + strlen(err) - 1)
+			fail_msg("not one line: %s", err);
 	}
 	free(buf);
 	free(text);
