@@ -719,6 +719,104 @@ static void test_json_bad_counts(void **state)
 	free(text);
 }
 
+/*
+ * Options that no other test ran (tests/check_options.py lists them from
+ * profctl's own option tables), each run for what it says: without profd
+ * (--no-daemon, as the tests' PROFCTL_NO_DAEMON), since a reset no one
+ * took (the same as since the start: the folded stacks match), a diff
+ * against a live process since its reset, and a trace of the last second.
+ */
+static void test_options_rest(void **state)
+{
+	char pid[16], f1[128], f2[128], out[128], out2[128], err[512];
+	char *a, *b;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(f1, sizeof(f1), "%s/opt1.prof", dir);
+	snprintf(f2, sizeof(f2), "%s/opt2.prof", dir);
+	snprintf(out, sizeof(out), "%s/opt.out", dir);
+	snprintf(out2, sizeof(out2), "%s/opt2.out", dir);
+	{
+		const char *st[] = { "status", "--no-daemon", NULL };
+
+		assert_int_equal(run_io(out, st, NULL, 0), 0);
+		a = slurp(out, NULL);
+		assert_non_null(a);
+		assert_non_null(strstr(a, "profd: not asked"));
+		free(a);
+	}
+	{
+		const char *s1[] = { "save", "--pid", pid, "--no-daemon", "-o", f1, NULL };
+		const char *s2[] = { "save", "--pid", pid, "--since-reset", "-o", f2, NULL };
+		const char *r1[] = { "report", "--input", f1, "--format", "folded", NULL };
+		const char *r2[] = { "report", "--input", f2, "--format", "folded", NULL };
+
+		assert_int_equal(run_io(NULL, s1, err, sizeof(err)), 0);
+		assert_int_equal(run_io(NULL, s2, err, sizeof(err)), 0);
+		assert_int_equal(run_io(out, r1, NULL, 0), 0);
+		assert_int_equal(run_io(out2, r2, NULL, 0), 0);
+		a = slurp(out, NULL);
+		b = slurp(out2, NULL);
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_non_null(strstr(a, "sv_outer"));
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+	}
+	{
+		const char *d1[] = { "diff", "--no-daemon", f1, f2, NULL };
+		const char *d2[] = { "diff", "--since-reset", f1, pid, NULL };
+
+		assert_int_equal(run_io(out, d1, NULL, 0), 0);
+		assert_int_equal(run_io(out2, d2, NULL, 0), 0);
+		a = slurp(out, NULL);
+		b = slurp(out2, NULL);
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_non_null(strstr(a, "zones ("));
+		assert_non_null(strstr(b, "NEW "));
+		assert_non_null(strstr(b, pid));
+		free(a);
+		free(b);
+	}
+	{
+		const char *t[] = { "trace", "--pid", pid, "--last", "1s", "-o", out, NULL };
+
+		assert_int_equal(run_io(NULL, t, err, sizeof(err)), 0);
+		a = slurp(out, NULL);
+		assert_non_null(a);
+		assert_int_equal(a[0], '{');
+		free(a);
+	}
+}
+
+/*
+ * Every option of every verb is run by some test: the list comes from
+ * profctl's option tables (tests/check_options.py), so an option added
+ * without a test fails here.
+ */
+static void test_every_option_run(void **state)
+{
+	char path[4096], cmd[4200], *slash;
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+
+	(void)state;
+	assert_true(n > 0);
+	path[n] = 0;
+	/* the tree this test was built in: up from .output[/SAN]/tests/ */
+	while ((slash = strrchr(path, '/'))) {
+		*slash = 0;
+		snprintf(cmd, sizeof(cmd), "%s/tests/check_options.py", path);
+		if (!access(cmd, R_OK))
+			break;
+	}
+	assert_non_null(slash);
+	snprintf(cmd, sizeof(cmd), "python3 %s/tests/check_options.py", path);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* a header's strings are read ended, whatever bytes the file has there
  * (a file is distrusted: one with no NUL in its comm or cgroup) */
 static void test_header_strings_ended(void **state)
@@ -941,6 +1039,8 @@ int main(void)
 		cmocka_unit_test(test_compact),
 		cmocka_unit_test(test_last_measured),
 		cmocka_unit_test(test_json_bad_counts),
+		cmocka_unit_test(test_options_rest),
+		cmocka_unit_test(test_every_option_run),
 		cmocka_unit_test(test_encode_decode),
 		cmocka_unit_test(test_header_strings_ended),
 		cmocka_unit_test(test_refused),
