@@ -719,6 +719,21 @@ static void test_json_bad_counts(void **state)
 	free(text);
 }
 
+/* profctl x and y run, each to succeed; their outputs in *a and *b */
+static void run_two(const char **x, const char **y, char **a, char **b)
+{
+	char out[2][128];
+
+	snprintf(out[0], sizeof(out[0]), "%s/two.0.out", dir);
+	snprintf(out[1], sizeof(out[1]), "%s/two.1.out", dir);
+	assert_int_equal(run_io(out[0], x, NULL, 0), 0);
+	assert_int_equal(run_io(out[1], y, NULL, 0), 0);
+	*a = slurp(out[0], NULL);
+	*b = slurp(out[1], NULL);
+	assert_non_null(*a);
+	assert_non_null(*b);
+}
+
 /*
  * Options that no other test ran (tests/check_options.py lists them from
  * profctl's own option tables), each run for what it says: without profd
@@ -728,7 +743,7 @@ static void test_json_bad_counts(void **state)
  */
 static void test_options_rest(void **state)
 {
-	char pid[16], f1[128], f2[128], out[128], out2[128], err[512];
+	char pid[16], f1[128], f2[128], out[128], err[512];
 	char *a, *b;
 
 	(void)state;
@@ -736,7 +751,6 @@ static void test_options_rest(void **state)
 	snprintf(f1, sizeof(f1), "%s/opt1.prof", dir);
 	snprintf(f2, sizeof(f2), "%s/opt2.prof", dir);
 	snprintf(out, sizeof(out), "%s/opt.out", dir);
-	snprintf(out2, sizeof(out2), "%s/opt2.out", dir);
 	{
 		const char *st[] = { "status", "--no-daemon", NULL };
 
@@ -754,12 +768,7 @@ static void test_options_rest(void **state)
 
 		assert_int_equal(run_io(NULL, s1, err, sizeof(err)), 0);
 		assert_int_equal(run_io(NULL, s2, err, sizeof(err)), 0);
-		assert_int_equal(run_io(out, r1, NULL, 0), 0);
-		assert_int_equal(run_io(out2, r2, NULL, 0), 0);
-		a = slurp(out, NULL);
-		b = slurp(out2, NULL);
-		assert_non_null(a);
-		assert_non_null(b);
+		run_two(r1, r2, &a, &b);
 		assert_non_null(strstr(a, "sv_outer"));
 		assert_string_equal(a, b);
 		free(a);
@@ -769,12 +778,7 @@ static void test_options_rest(void **state)
 		const char *d1[] = { "diff", "--no-daemon", f1, f2, NULL };
 		const char *d2[] = { "diff", "--since-reset", f1, pid, NULL };
 
-		assert_int_equal(run_io(out, d1, NULL, 0), 0);
-		assert_int_equal(run_io(out2, d2, NULL, 0), 0);
-		a = slurp(out, NULL);
-		b = slurp(out2, NULL);
-		assert_non_null(a);
-		assert_non_null(b);
+		run_two(d1, d2, &a, &b);
 		assert_non_null(strstr(a, "zones ("));
 		assert_non_null(strstr(b, "NEW "));
 		assert_non_null(strstr(b, pid));
