@@ -844,6 +844,57 @@ static void test_header_strings_ended(void **state)
 	prof_snapshot__destroy(s);
 }
 
+/*
+ * Threads merged into one (--threads) keep every figure: each node figure
+ * set, in every thread, to a value of its own, the merged thread's nodes
+ * sum to what all threads' did, figure by figure.
+ */
+#define MERGE_FIGS                                                                            \
+	X(calls) X(ticks) X(preempted) X(migrated) X(offcpu_ns) X(anomalies) X(allocs)        \
+		X(alloc_bytes) X(frees) X(free_bytes) X(blocked) X(kernel_calls)
+
+static void test_merge_every_figure(void **state)
+{
+	struct prof_snapshot *s, *m;
+	__u64 k, want[16] = { 0 }, got[16] = { 0 };
+	__u32 i, j;
+
+	(void)state;
+	s = test_snapshot(child);
+	assert_non_null(s);
+	assert_true(s->nthreads > 1);
+	for (i = 0; i < s->nthreads; i++)
+		for (j = 1; j < s->threads[i].nnodes; j++) {
+			struct prof_snap_node *n = &s->threads[i].nodes[j];
+
+			k = 0;
+#define X(f) (n->f = 100 * (k + 1) + i + j, want[k++] += n->f);
+			MERGE_FIGS
+#undef X
+		}
+	m = pc_merge_threads(s);
+	assert_non_null(m);
+	assert_int_equal(m->nthreads, 1);
+	for (j = 1; j < m->threads[0].nnodes; j++) {
+		const struct prof_snap_node *n = &m->threads[0].nodes[j];
+
+		k = 0;
+#define X(f) got[k++] += n->f;
+		MERGE_FIGS
+#undef X
+	}
+	k = 0;
+#define X(f)                                                                                  \
+	if (got[k] != want[k])                                                                \
+		fail_msg("merged: " #f " %llu, the threads' %llu", (unsigned long long)got[k],   \
+			 (unsigned long long)want[k]);                                        \
+	k++;
+	MERGE_FIGS
+#undef X
+	prof_snapshot__destroy(m);
+	prof_snapshot__destroy(s);
+}
+
 /* encode, check, decode: the image prof_snapshot__write gives, exactly */
 static void test_encode_decode(void **state)
 {
@@ -1046,6 +1097,7 @@ int main(void)
 		cmocka_unit_test(test_options_rest),
 		cmocka_unit_test(test_every_option_run),
 		cmocka_unit_test(test_encode_decode),
+		cmocka_unit_test(test_merge_every_figure),
 		cmocka_unit_test(test_header_strings_ended),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_json_round_trip),
