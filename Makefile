@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 # profd: make | make test | make bench | make install [PREFIX= DESTDIR=]
 # V=1 shows the commands.  SAN=asan|tsan builds into .output/SAN/.
+# make coverage: the unit and root tiers built with --coverage (SAN=cov, into
+# .output/cov/), gcovr's report in .output/cov/html/ (tests/coverage).
 # make CROSS=aarch64-linux-gnu- lib test-runtime: the runtime on aarch64,
 # its tests under qemu-user.
 
@@ -30,6 +32,8 @@ OUTPUT := .output/$(CROSS_ARCH)
 endif
 SAN_asan := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_tsan := -fsanitize=thread
+# atomic counters: the runtime's threads and profd's count the same lines
+SAN_cov := --coverage -fprofile-update=atomic
 SANFLAGS := $(SAN_$(SAN))
 
 WARN := -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes -Wshadow \
@@ -49,7 +53,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all lib test bench install uninstall clean vmlinux fuzz format setup example
+.PHONY: all lib test bench install uninstall clean vmlinux fuzz format setup example coverage
 
 # --- the application side: libprof ------------------------------------------
 # what an application runs: its zones, the profd client, the log, and at
@@ -153,6 +157,9 @@ install: all
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
 	$(MAKE) --no-print-directory install-daemon install-profctl
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+
+coverage:
+	$(Q)tests/coverage
 
 clean:
 	rm -rf .output

@@ -33,10 +33,11 @@ $(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c tests/fuzz_render.h usdt/proffile.c usd
 
 $(FUZZ_DIR)/file_seeds/seed0: $(FUZZ_DIR)/seeds/seed0 .output/tests/mkfileseed
 	$(Q)mkdir -p $(FUZZ_DIR)/file_seeds
-	$(Q).output/tests/mkfileseed $< $@
+	$(Q).output/tests/mkfileseed $< $@ $(FUZZ_DIR)/file_seeds/hostile
 
 # the JSON report loader (daemon/profctl/report_load.c, jansson), seeded
-# with the golden fixture's JSON reports
+# with the golden fixture's JSON reports, and the tree's again with hostile
+# names and bad counts (tests/mkjsonseed.py)
 $(FUZZ_DIR)/fuzz_json: tests/fuzz_json.c tests/fuzz_render.h daemon/profctl/report_load.c daemon/profctl/report_load.h \
 		$(FUZZ_READER_DEPS) usdt/report.c usdt/report_text.c usdt/json_writer.c usdt/json_writer.h usdt/fmt.c usdt/fmt.h usdt/slab.h usdt/snapshot.h usdt/figures.h
 	$(call msg,FUZZ,$@)
@@ -44,9 +45,10 @@ $(FUZZ_DIR)/fuzz_json: tests/fuzz_json.c tests/fuzz_render.h daemon/profctl/repo
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Idaemon/profctl tests/fuzz_json.c daemon/profctl/report_load.c \
 		$(FUZZ_READER) usdt/report.c usdt/report_text.c usdt/json_writer.c usdt/fmt.c -o $@ -ljansson
 
-$(FUZZ_DIR)/json_seeds/tree_json: tests/golden/tree_json tests/golden/threads_json
+$(FUZZ_DIR)/json_seeds/tree_json: tests/golden/tree_json tests/golden/threads_json tests/mkjsonseed.py
 	$(Q)mkdir -p $(FUZZ_DIR)/json_seeds
 	$(Q)cp tests/golden/tree_json tests/golden/threads_json $(FUZZ_DIR)/json_seeds/
+	$(Q)python3 tests/mkjsonseed.py tests/golden/tree_json $(FUZZ_DIR)/json_seeds
 
 .output/tests/mkfileseed: tests/mkfileseed.c usdt/proffile.h .output/libprofread.a .output/libprof.a \
 		| .output/tests

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * mkfileseed.c - a segment image (argv[1], as mkseed writes) saved as a
- * profile file (argv[2]): the seed of the saved-profile fuzzer.
+ * profile file (argv[2]): the seed of the saved-profile fuzzer.  With a
+ * third argument, also a file of hostile names there (quotes, backslashes,
+ * newlines, control bytes, bytes of no UTF-8, in the command's, each
+ * thread's and a zone's name) and counts that read as negative (-1 as a
+ * u64, a max below the mean).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,13 +14,34 @@
 
 #include "proffile.h"
 
+static const char hostile[] = "q\"b\\n\n\t\x01\x1f\x7f\xff\xc3(<b>&";
+
+/* s with hostile names and counts, saved as path */
+static int save_hostile(struct prof_snapshot *s, const char *path)
+{
+	__u32 i;
+
+	snprintf(s->comm, sizeof(s->comm), "%s", hostile);
+	for (i = 0; i < s->nthreads; i++) {
+		snprintf(s->threads[i].name, sizeof(s->threads[i].name), "%s", hostile);
+		if (s->threads[i].nnodes > 1) {
+			s->threads[i].nodes[1].calls = ~0ull;
+			s->threads[i].nodes[1].max = 1;
+			s->threads[i].unbalanced = ~0ull;
+		}
+	}
+	if (s->nsites)
+		snprintf(s->sites[0].name, sizeof(s->sites[0].name), "%s", hostile);
+	return prof_file_save(path, s);
+}
+
 int main(int argc, char **argv)
 {
 	struct prof_snapshot *s;
 	int fd, err;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: mkfileseed IMAGE FILE\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: mkfileseed IMAGE FILE [HOSTILE_FILE]\n");
 		return 2;
 	}
 	fd = open(argv[1], O_RDONLY);
@@ -28,6 +53,8 @@ int main(int argc, char **argv)
 	close(fd);
 	if (!err)
 		err = prof_file_save(argv[2], s);
+	if (!err && argc == 4)
+		err = save_hostile(s, argv[3]);
 	if (err) {
 		fprintf(stderr, "mkfileseed: %s\n", prof_file_strerror(err));
 		return 1;

@@ -284,6 +284,39 @@ static void html_untraced(char *a)
 	memcpy(p, "null", 4);
 }
 
+/* s with every from replaced by to (s realloc'd) */
+static char *replace_all(char *s, const char *from, const char *to)
+{
+	size_t fl = strlen(from), tl = strlen(to), n = 0;
+	char *p, *r, *o;
+
+	for (p = strstr(s, from); p; p = strstr(p + fl, from))
+		n++;
+	if (!n)
+		return s;
+	r = malloc(strlen(s) + n * tl + 1);
+	assert_non_null(r);
+	for (o = r, p = s;;) {
+		char *q = strstr(p, from);
+
+		if (!q)
+			break;
+		memcpy(o, p, (size_t)(q - p));
+		o += q - p;
+		memcpy(o, to, tl);
+		o += tl;
+		p = q + fl;
+	}
+	strcpy(o, p);
+	free(s);
+	return r;
+}
+
+/* a name's byte of no UTF-8 sequence as a JSON report brings it back: the
+ * writer escapes it as the code point of its value (\u00XX, README), read
+ * back as that character; NULL when the names have none */
+static const char *const *json_bytes;
+
 /* every view of `report --input file` is what `report --pid pid
  * --since-start` gives; what: the file's kind, for the message */
 static void views_equal(const char *pid, const char *file, const char *what)
@@ -311,6 +344,8 @@ static void views_equal(const char *pid, const char *file, const char *what)
 		assert_true(strlen(a) > 20);
 		if (strstr(b, "const TRACE = "))
 			html_untraced(a);
+		for (size_t k = 0; json_bytes && json_bytes[k]; k += 2)
+			a = replace_all(a, json_bytes[k], json_bytes[k + 1]);
 		if (strcmp(a, b)) {
 			char cmd[400];
 
@@ -358,6 +393,52 @@ static void test_round_trip(void **state)
 }
 
 /*
+ * A process of its own on the monotonic clock (its ticks are ns, as a JSON
+ * report's times are), named comm, its segment kept: 20 outer calls and a
+ * thread running worker; a JSON report at exit to report_json if not NULL.
+ * Its pid once it has exited, its start token in *token.
+ */
+static pid_t mono_child(const char *comm, void *(*worker)(void *), const char *report_json,
+			__u64 *token)
+{
+	int go[2], st;
+	pid_t c;
+
+	assert_int_equal(pipe(go), 0);
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		unsigned int k = 20;
+		pthread_t t;
+		char b;
+
+		setenv("PROF_CLOCK", "mono", 1);
+		setenv("PROF_KEEP", "1", 1);
+		if (report_json) {
+			setenv("PROF_REPORT", report_json, 1);
+			setenv("PROF_REPORT_FORMAT", "json", 1);
+		}
+		unsetenv("PROF_SAVE");
+		prctl(PR_SET_NAME, comm);
+		close(go[1]);
+		for (unsigned int i = 0; i < k; i++)
+			sv_outer();
+		if (!pthread_create(&t, NULL, worker, &k))
+			pthread_join(t, NULL);
+		/* the parent reads its start token while it lives */
+		if (read(go[0], &b, 1) < 0)
+			_exit(1);
+		exit(0);
+	}
+	close(go[0]);
+	*token = prof_proc_start_token(c);
+	close(go[1]);
+	assert_int_equal(waitpid(c, &st, 0), c);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return c;
+}
+
+/*
  * A JSON report read back with --input (the one PROF_REPORT_FORMAT=json
  * wrote at exit, and the one `report --format json` wrote after it) gives
  * every view the live report gives.  A process of its own on the
@@ -370,7 +451,6 @@ static void test_json_round_trip(void **state)
 	char pid[16], atexit_json[128], json[128], live[128], err[512];
 	char paths[4][96];
 	const char *files[2] = { atexit_json, json };
-	int go[2], st;
 	__u64 token;
 	size_t v, n;
 	pid_t c;
@@ -380,36 +460,8 @@ static void test_json_round_trip(void **state)
 	snprintf(atexit_json, sizeof(atexit_json), "%s/mono.atexit.json", dir);
 	snprintf(json, sizeof(json), "%s/mono.json", dir);
 	snprintf(live, sizeof(live), "%s/live.out", dir);
-	assert_int_equal(pipe(go), 0);
-	c = fork();
-	assert_true(c >= 0);
-	if (c == 0) {
-		unsigned int k = 20;
-		pthread_t t;
-		char b;
-
-		setenv("PROF_CLOCK", "mono", 1);
-		setenv("PROF_KEEP", "1", 1);
-		setenv("PROF_REPORT", atexit_json, 1);
-		setenv("PROF_REPORT_FORMAT", "json", 1);
-		unsetenv("PROF_SAVE");
-		/* a command of non-ASCII name (issue 18): every JSON says it alike */
-		prctl(PR_SET_NAME, "sv-ex\xc3\xa9");
-		close(go[1]);
-		for (unsigned int i = 0; i < k; i++)
-			sv_outer();
-		if (!pthread_create(&t, NULL, sv_worker, &k))
-			pthread_join(t, NULL);
-		/* the parent reads its start token while it lives */
-		if (read(go[0], &b, 1) < 0)
-			_exit(1);
-		exit(0);
-	}
-	close(go[0]);
-	token = prof_proc_start_token(c);
-	close(go[1]);
-	assert_int_equal(waitpid(c, &st, 0), c);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* a command of non-ASCII name (issue 18): every JSON says it alike */
+	c = mono_child("sv-ex\xc3\xa9", sv_worker, atexit_json, &token);
 	snprintf(pid, sizeof(pid), "%d", (int)c);
 	{
 		const char *j[] = { "report", "--pid", pid, "--since-start", "--format", "json", NULL };
@@ -433,6 +485,113 @@ static void test_json_round_trip(void **state)
 	}
 	for (f = 0; f < 2; f++)
 		views_equal(pid, files[f], "JSON report");
+	n = test_seg_paths(c, token, paths, 4);
+	for (v = 0; v < n; v++)
+		unlink(paths[v]);
+}
+
+/* hostile names: a quote, a backslash, a newline, a tab, control bytes,
+ * a byte that is no UTF-8, markup; comm's 15 bytes of it */
+#define HOSTILE_COMM "q\"b\\n\nt\t\x01\xff<&"
+static const char hostile_thread[] = "w\"k\\r\nx\ty\x1f\x7f\xc3(<b>&amp;'";
+
+static void *hostile_worker(void *arg)
+{
+	char *big = malloc(4096);
+
+	/* a name of 4 KiB first: it is cut, not a crash; then the hostile one */
+	if (big) {
+		memset(big, 'n', 4095);
+		big[4095] = '\0';
+		PROF_THREAD_NAME(big);
+		free(big);
+	}
+	PROF_THREAD_NAME(hostile_thread);
+	for (unsigned int i = 0; i < *(unsigned int *)arg; i++)
+		sv_leaf();
+	usleep(2000);
+	return NULL;
+}
+
+/* a check of a report's text by python3 (its json and csv modules); 0 if
+ * it holds */
+static int py_check(const char *path, const char *code)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "python3 -c '%s' %s", code, path);
+	return system(cmd);
+}
+
+/*
+ * Names with quotes, backslashes, newlines, control bytes and bytes that
+ * are no UTF-8, in a command's name and a thread's: the saved file and the
+ * JSON report read back render every view as the live process does (but a
+ * byte of no UTF-8, which JSON brings back as the character of its value:
+ * json_bytes), the
+ * JSON is JSON (no raw control byte in a string), every CSV row has the
+ * header's fields, every folded line ends in its count, and the HTML page
+ * holds no markup of theirs.
+ */
+static void test_hostile_names(void **state)
+{
+	char pid[16], file[128], json[128], out[128], err[512];
+	char paths[4][96];
+	int i;
+	__u64 token;
+	size_t v, n;
+	pid_t c;
+
+	(void)state;
+	snprintf(file, sizeof(file), "%s/hostile.prof", dir);
+	snprintf(json, sizeof(json), "%s/hostile.json", dir);
+	snprintf(out, sizeof(out), "%s/hostile.out", dir);
+	c = mono_child(HOSTILE_COMM, hostile_worker, NULL, &token);
+	snprintf(pid, sizeof(pid), "%d", (int)c);
+	{
+		const char *a[] = { "save", "--pid", pid, "--since-start", "-o", file, NULL };
+		const char *j[] = { "report", "--pid", pid, "--since-start", "--format", "json",
+				    NULL };
+
+		assert_int_equal(run_io(NULL, a, err, sizeof(err)), 0);
+		assert_string_equal(err, "");
+		assert_int_equal(run_io(json, j, err, sizeof(err)), 0);
+		assert_string_equal(err, "");
+	}
+	views_equal(pid, file, "saved file");
+	{
+		/* the thread name's lone 0xc3, raw in text and escaped in JSON */
+		static const char *const back[] = { "\xc3(", "\xc3\x83(", "\\u00c3(",
+						    "\xc3\x83(", NULL };
+
+		json_bytes = back;
+		views_equal(pid, json, "JSON report");
+		json_bytes = NULL;
+	}
+	/* each format of the live report, escaped as its syntax wants */
+	for (i = 0; i < 5; i++) {
+		static const char *const fmt[] = { "json", "csv", "folded", "html", "text" };
+		static const char *const check[] = {
+			/* strict: a raw control byte in a string is refused */
+			"import json,sys; d=json.load(open(sys.argv[1],encoding=\"utf-8\",errors=\"surrogateescape\"));"
+			"s=json.dumps(d); assert \"w\" + chr(92) + chr(34) + \"k\" in s, s[:300]",
+			"import csv,sys; r=list(csv.reader(open(sys.argv[1],newline=\"\",errors=\"replace\")));"
+			"assert len(r) > 2 and all(len(x) == len(r[0]) for x in r), r",
+			"import re,sys; t=open(sys.argv[1],\"rb\").read().decode(\"utf-8\",\"replace\");"
+			"ls=t.splitlines(); assert ls and all(re.search(r\" [0-9]+$\", l) for l in ls), ls",
+			"import sys; t=open(sys.argv[1],\"rb\").read();"
+			"assert b\"(<b>\" not in t and b\"\\n\\t\\x01\" not in t",
+			/* the thread's title on one line: none starts with its name's rest */
+			"import sys; t=open(sys.argv[1],\"rb\").read();"
+			"assert not any(l.startswith(b\"x\") for l in t.split(b\"\\n\")), t[:400]",
+		};
+		const char *r[] = { "report", "--pid", pid, "--since-start", "--format", fmt[i],
+				    NULL };
+
+		assert_int_equal(run_io(out, r, NULL, 0), 0);
+		if (py_check(out, check[i]))
+			fail_msg("--format %s: the hostile names break its syntax (%s)", fmt[i], out);
+	}
 	n = test_seg_paths(c, token, paths, 4);
 	for (v = 0; v < n; v++)
 		unlink(paths[v]);
@@ -497,6 +656,243 @@ static void test_last_measured(void **state)
 	}
 	assert_true(zones > 0);
 	free(text);
+}
+
+/*
+ * A JSON report is distrusted: a count read back negative or fractional
+ * is refused with one line naming the field, not wrapped to a huge count
+ * nor truncated to a whole one.
+ */
+static void test_json_bad_counts(void **state)
+{
+	static const char *const bad[] = { "-1", "1.5", "-0.5", "1e3" };
+	char pid[16], json[128], edited[128], err[512];
+	const char *j[] = { "report", "--pid", pid, "--since-start", "--format", "json", NULL };
+	const char *in[] = { "report", "--input", edited, NULL };
+	char *text, *buf, *p, *q;
+	size_t len, i;
+
+	(void)state;
+	/* test_compact's calls (a drive here would change test_prof_save's) */
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(json, sizeof(json), "%s/counts.json", dir);
+	snprintf(edited, sizeof(edited), "%s/counts.bad.json", dir);
+	assert_int_equal(run_io(json, j, NULL, 0), 0);
+	text = slurp(json, &len);
+	assert_non_null(text);
+	/* as written, it reads back */
+	spill(edited, text, len);
+	assert_int_equal(run_io("/dev/null", in, err, sizeof(err)), 0);
+	p = strstr(text, "\"calls\":");
+	assert_non_null(p);
+	p += strlen("\"calls\":");
+	for (q = p; *q >= '0' && *q <= '9'; q++)
+		;
+	buf = malloc(len + 16);
+	assert_non_null(buf);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int n = snprintf(buf, len + 16, "%.*s%s%s", (int)(p - text), text, bad[i], q);
+
+		spill(edited, buf, (size_t)n);
+		assert_int_not_equal(run_io("/dev/null", in, err, sizeof(err)), 0);
+		if (!strstr(err, "\"calls\" is not a count"))
+			fail_msg("calls %s: %s", bad[i], err);
+	}
+	/* refused for a zone whose name holds a newline: still one line */
+	{
+		char *file = strstr(text, "\"file\":\""), *name = file, *open;
+
+		assert_non_null(file);
+		while (name > text && strncmp(name, "\"name\":\"", 8))
+			name--;
+		open = strstr(file, "\"open\":");
+		assert_non_null(open);
+		open += strlen("\"open\":");
+		snprintf(buf, len + 16, "%.*s\\n%.*s7%s", (int)(name + 8 - text), text,
+			 (int)(open - name - 8), name + 8, open + 1);
+		spill(edited, buf, strlen(buf));
+		assert_int_not_equal(run_io("/dev/null", in, err, sizeof(err)), 0);
+		if (!strstr(err, "out of range") || strchr(err, '\n') != err + strlen(err) - 1)
+			fail_msg("not one line: %s", err);
+	}
+	free(buf);
+	free(text);
+}
+
+/* profctl x and y run, each to succeed; their outputs in *a and *b */
+static void run_two(const char **x, const char **y, char **a, char **b)
+{
+	char out[2][128];
+
+	snprintf(out[0], sizeof(out[0]), "%s/two.0.out", dir);
+	snprintf(out[1], sizeof(out[1]), "%s/two.1.out", dir);
+	assert_int_equal(run_io(out[0], x, NULL, 0), 0);
+	assert_int_equal(run_io(out[1], y, NULL, 0), 0);
+	*a = slurp(out[0], NULL);
+	*b = slurp(out[1], NULL);
+	assert_non_null(*a);
+	assert_non_null(*b);
+}
+
+/*
+ * Options that no other test ran (tests/check_options.py lists them from
+ * profctl's own option tables), each run for what it says: without profd
+ * (--no-daemon, as the tests' PROFCTL_NO_DAEMON), since a reset no one
+ * took (the same as since the start: the folded stacks match), a diff
+ * against a live process since its reset, and a trace of the last second.
+ */
+static void test_options_rest(void **state)
+{
+	char pid[16], f1[128], f2[128], out[128], err[512];
+	char *a, *b;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(f1, sizeof(f1), "%s/opt1.prof", dir);
+	snprintf(f2, sizeof(f2), "%s/opt2.prof", dir);
+	snprintf(out, sizeof(out), "%s/opt.out", dir);
+	{
+		const char *st[] = { "status", "--no-daemon", NULL };
+
+		assert_int_equal(run_io(out, st, NULL, 0), 0);
+		a = slurp(out, NULL);
+		assert_non_null(a);
+		assert_non_null(strstr(a, "profd: not asked"));
+		free(a);
+	}
+	{
+		const char *s1[] = { "save", "--pid", pid, "--no-daemon", "-o", f1, NULL };
+		const char *s2[] = { "save", "--pid", pid, "--since-reset", "-o", f2, NULL };
+		const char *r1[] = { "report", "--input", f1, "--format", "folded", NULL };
+		const char *r2[] = { "report", "--input", f2, "--format", "folded", NULL };
+
+		assert_int_equal(run_io(NULL, s1, err, sizeof(err)), 0);
+		assert_int_equal(run_io(NULL, s2, err, sizeof(err)), 0);
+		run_two(r1, r2, &a, &b);
+		assert_non_null(strstr(a, "sv_outer"));
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+	}
+	{
+		const char *d1[] = { "diff", "--no-daemon", f1, f2, NULL };
+		const char *d2[] = { "diff", "--since-reset", f1, pid, NULL };
+
+		run_two(d1, d2, &a, &b);
+		assert_non_null(strstr(a, "zones ("));
+		assert_non_null(strstr(b, "NEW "));
+		assert_non_null(strstr(b, pid));
+		free(a);
+		free(b);
+	}
+	{
+		const char *t[] = { "trace", "--pid", pid, "--last", "1s", "-o", out, NULL };
+
+		assert_int_equal(run_io(NULL, t, err, sizeof(err)), 0);
+		a = slurp(out, NULL);
+		assert_non_null(a);
+		assert_int_equal(a[0], '{');
+		free(a);
+	}
+}
+
+/*
+ * Every option of every verb is run by some test: the list comes from
+ * profctl's option tables (tests/check_options.py), so an option added
+ * without a test fails here.
+ */
+static void test_every_option_run(void **state)
+{
+	char path[4096], cmd[4200], *slash;
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+
+	(void)state;
+	assert_true(n > 0);
+	path[n] = 0;
+	/* the tree this test was built in: up from .output[/SAN]/tests/ */
+	while ((slash = strrchr(path, '/'))) {
+		*slash = 0;
+		snprintf(cmd, sizeof(cmd), "%s/tests/check_options.py", path);
+		if (!access(cmd, R_OK))
+			break;
+	}
+	assert_non_null(slash);
+	snprintf(cmd, sizeof(cmd), "python3 %s/tests/check_options.py", path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* a header's strings are read ended, whatever bytes the file has there
+ * (a file is distrusted: one with no NUL in its comm or cgroup) */
+static void test_header_strings_ended(void **state)
+{
+	struct prof_snapshot *s;
+	struct prof_file_hdr h, *fh;
+	size_t flen;
+	void *file;
+
+	(void)state;
+	s = test_snapshot(child);
+	assert_non_null(s);
+	assert_int_equal(prof_file_encode(s, &file, &flen), 0);
+	fh = file;
+	memset(fh->comm, 'c', sizeof(fh->comm));
+	memset(fh->cgroup, 'g', sizeof(fh->cgroup));
+	assert_int_equal(prof_file_check(file, flen, PROF_FILE_IMAGE_MAX, &h), 0);
+	assert_true(strnlen(h.comm, sizeof(h.comm)) < sizeof(h.comm));
+	assert_true(strnlen(h.cgroup, sizeof(h.cgroup)) < sizeof(h.cgroup));
+	free(file);
+	prof_snapshot__destroy(s);
+}
+
+/*
+ * Threads merged into one (--threads) keep every figure: each node figure
+ * set, in every thread, to a value of its own, the merged thread's nodes
+ * sum to what all threads' did, figure by figure.
+ */
+#define MERGE_FIGS                                                                            \
+	X(calls) X(ticks) X(preempted) X(migrated) X(offcpu_ns) X(anomalies) X(allocs)        \
+		X(alloc_bytes) X(frees) X(free_bytes) X(blocked) X(kernel_calls)
+
+static void test_merge_every_figure(void **state)
+{
+	struct prof_snapshot *s, *m;
+	__u64 k, want[16] = { 0 }, got[16] = { 0 };
+	__u32 i, j;
+
+	(void)state;
+	s = test_snapshot(child);
+	assert_non_null(s);
+	assert_true(s->nthreads > 1);
+	for (i = 0; i < s->nthreads; i++)
+		for (j = 1; j < s->threads[i].nnodes; j++) {
+			struct prof_snap_node *n = &s->threads[i].nodes[j];
+
+			k = 0;
+#define X(f) (n->f = 100 * (k + 1) + i + j, want[k++] += n->f);
+			MERGE_FIGS
+#undef X
+		}
+	m = pc_merge_threads(s);
+	assert_non_null(m);
+	assert_int_equal(m->nthreads, 1);
+	for (j = 1; j < m->threads[0].nnodes; j++) {
+		const struct prof_snap_node *n = &m->threads[0].nodes[j];
+
+		k = 0;
+#define X(f) got[k++] += n->f;
+		MERGE_FIGS
+#undef X
+	}
+	k = 0;
+#define X(f)                                                                                  \
+	if (got[k] != want[k])                                                                \
+		fail_msg("merged: " #f " %llu, the threads' %llu", (unsigned long long)got[k],   \
+			 (unsigned long long)want[k]);                                        \
+	k++;
+	MERGE_FIGS
+#undef X
+	prof_snapshot__destroy(m);
+	prof_snapshot__destroy(s);
 }
 
 /* encode, check, decode: the image prof_snapshot__write gives, exactly */
@@ -705,9 +1101,15 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_compact),
 		cmocka_unit_test(test_last_measured),
+		cmocka_unit_test(test_json_bad_counts),
+		cmocka_unit_test(test_options_rest),
+		cmocka_unit_test(test_every_option_run),
 		cmocka_unit_test(test_encode_decode),
+		cmocka_unit_test(test_merge_every_figure),
+		cmocka_unit_test(test_header_strings_ended),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_json_round_trip),
+		cmocka_unit_test(test_hostile_names),
 		/* these two end the child */
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_prof_save),

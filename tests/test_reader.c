@@ -559,6 +559,134 @@ static void test_next_minor(void **state)
 	free(img);
 }
 
+/*
+ * A window (a reset's baseline, --last) subtracts every figure a node and
+ * a thread count, whatever it is: here each figure of each node and
+ * thread set, in the later snapshot and the baseline, to values of its
+ * own (no run gives them, so none is left as it was by chance), and the
+ * window must be the difference of each, exactly.  An open call's time
+ * in the window is at most the window's.
+ */
+#define WIN_NODE_FIGS                                                                         \
+	X(calls) X(ticks) X(preempted) X(migrated) X(offcpu_ns) X(anomalies) X(allocs)        \
+		X(alloc_bytes) X(frees) X(free_bytes) X(blocked) X(kernel_calls)
+#define WIN_THREAD_FIGS X(overflow) X(unbalanced) X(frames) X(frame_ticks) X(oncpu_ns)
+
+static void test_diff_every_figure(void **state)
+{
+	struct prof_snapshot *b, *s;
+	__u32 i, j, checked = 0;
+	__u64 k;
+
+	(void)state;
+	for (i = 0; i < 5; i++) {
+		PROF_USDT(rd_outer);
+		rd_inner((int)i);
+	}
+	/* nothing runs between the two reads: the same threads and nodes */
+	b = test_snapshot(0);
+	s = test_snapshot(0);
+	assert_non_null(b);
+	assert_non_null(s);
+	assert_int_equal(s->nthreads, b->nthreads);
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread *t = &s->threads[i], *bt = &b->threads[i];
+
+		assert_int_equal(t->tid, bt->tid);
+		assert_int_equal(t->nnodes, bt->nnodes);
+		k = 0;
+#define X(f) (k++, t->f = 5000 + 13 * k + i, bt->f = 100 + k + i);
+		WIN_THREAD_FIGS
+#undef X
+		for (j = 1; j < t->nnodes; j++) {
+			k = 0;
+#define X(f) (k++, t->nodes[j].f = 1000 + 7 * k + j, bt->nodes[j].f = 10 + k + j);
+			WIN_NODE_FIGS
+#undef X
+			/* a call open since before the baseline */
+			t->nodes[j].open = bt->nodes[j].open = 1;
+			t->nodes[j].open_ticks = t->nodes[j].ticks;
+			bt->nodes[j].open_ticks = bt->nodes[j].ticks;
+		}
+	}
+	assert_int_equal(prof_snapshot__diff(s, b), 0);
+	for (i = 0; i < s->nthreads; i++) {
+		const struct prof_snap_thread *t = &s->threads[i];
+
+		k = 0;
+#define X(f)                                                                                  \
+	k++;                                                                                  \
+	if (t->f != 5000 + 13 * k - 100 - k)                                                  \
+		fail_msg("thread %u: " #f " %llu in the window, not %llu", t->tid,            \
+			 (unsigned long long)t->f, (unsigned long long)(4900 + 12 * k));
+		WIN_THREAD_FIGS
+#undef X
+		for (j = 1; j < t->nnodes; j++) {
+			const struct prof_snap_node *n = &t->nodes[j];
+
+			k = 0;
+#define X(f)                                                                                  \
+	k++;                                                                                  \
+	if (n->f != 990 + 6 * k)                                                              \
+		fail_msg("thread %u node %u: " #f " %llu in the window, not %llu", t->tid, j, \
+			 (unsigned long long)n->f, (unsigned long long)(990 + 6 * k));
+			WIN_NODE_FIGS
+#undef X
+			if (n->open_ticks > n->ticks)
+				fail_msg("node %u: an open call's %llu ticks in a window of %llu", j,
+					 (unsigned long long)n->open_ticks,
+					 (unsigned long long)n->ticks);
+			checked++;
+		}
+	}
+	assert_true(checked > 0);
+	prof_snapshot__destroy(s);
+	prof_snapshot__destroy(b);
+}
+
+/* a row of one anomaly says so, as a row of many does */
+static void test_one_anomaly_said(void **state)
+{
+	struct prof_report_opts o = { 0 };
+	struct prof_snapshot *s;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	__u32 j;
+
+	(void)state;
+	PROF_USDT(rd_outer);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	assert_true(s->nthreads > 0 && s->threads[0].nnodes > 1);
+	for (j = 1; j < s->threads[0].nnodes; j++)
+		s->threads[0].nodes[j].anomalies = j == 1;
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	o.no_flat = 1;
+	assert_int_equal(prof_report_tree(f, s, &o), 0);
+	fclose(f);
+	if (!strstr(text, "(1 anomalies)"))
+		fail_msg("one anomaly not said:\n%s", text);
+	free(text);
+	prof_snapshot__destroy(s);
+}
+
+/* a /dev/shm name is a segment's only if all of it is: a pid, a start
+ * token, and maybe a slab number, nothing after it */
+static void test_segment_names(void **state)
+{
+	static const char *const bad[] = { "prof.1.2.3x", "prof.1.2x", "prof.0.2", "prof.1.2.",
+					   "prof.1", "other.1.2" };
+	struct prof_seg_ent e;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (prof_seg_ent_here(bad[i], &e) != -EINVAL)
+			fail_msg("%s taken for a segment's name", bad[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -566,6 +694,8 @@ int main(void)
 		cmocka_unit_test(test_version),		  cmocka_unit_test(test_geometry_bytes),
 		cmocka_unit_test(test_links_and_strings), cmocka_unit_test(test_huge_counts),
 		cmocka_unit_test(test_random_mutations), cmocka_unit_test(test_next_minor),
+		cmocka_unit_test(test_diff_every_figure), cmocka_unit_test(test_one_anomaly_said),
+		cmocka_unit_test(test_segment_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -233,6 +233,31 @@ char *prof_put_ns(char *p, __u64 ns)
 	return prof_put_ns_col(p, ns, 0);
 }
 
+/* a control byte of a name (a zone's from a file, a thread's, a comm) */
+static char name_char(char c)
+{
+	return (unsigned char)c < 0x20 || c == 0x7f ? '?' : c;
+}
+
+char *prof_put_name(char *p, const char *name)
+{
+	while (*name)
+		*p++ = name_char(*name++);
+	return p;
+}
+
+const char *prof_fmt_name(char *buf, size_t len, const char *name)
+{
+	size_t i;
+
+	if (!len)
+		return buf;
+	for (i = 0; i + 1 < len && name[i]; i++)
+		buf[i] = name_char(name[i]);
+	buf[i] = 0;
+	return buf;
+}
+
 const char *prof_fmt_ns(char *buf, size_t len, __u64 ns)
 {
 	char tmp[80];

@@ -12,6 +12,8 @@
  *	prof_put_u64	"%llu"
  *	prof_put_fixed	"%.*f" of x, decimals <= 3, rounded as glibc rounds
  *	prof_put_ns	prof_fmt_ns's text
+ *	prof_put_name	a name, its control bytes as '?' (a newline in a
+ *			name would start a line of the report's own)
  *
  * prof_out buffers such rows over a FILE.
  */
@@ -34,6 +36,9 @@ char *prof_put_fixed(char *p, double x, unsigned int decimals);
 char *prof_put_fixed_col(char *p, double x, unsigned int decimals, unsigned int width);
 char *prof_put_ns(char *p, __u64 ns);
 char *prof_put_ns_col(char *p, __u64 ns, unsigned int width);
+char *prof_put_name(char *p, const char *name);
+/* name into buf (cut to len), its control bytes as '?'; buf */
+const char *prof_fmt_name(char *buf, size_t len, const char *name);
 
 /* an output buffer over a FILE: rows are built in it, written in big chunks */
 #define PROF_OUT_ROW	2048	/* a row built at p may take this much */

@@ -244,7 +244,7 @@ struct tctx {
 	__u32 nkids;	   /* their capacity */
 	__u64 *oncpu;	   /* each node's on-CPU time (prof_snap_oncpu) */
 	__u32 noncpu;	   /* its capacity */
-	const __u8 *nlen;  /* strlen of each site's name */
+	const __u8 *nlen;  /* strlen of each site's name (bit 7: see prof_report_tree) */
 	const __u8 *clash; /* sites whose name another site has (prof_snap_name_clashes) */
 	size_t plen;	   /* strlen(prefix) */
 	char prefix[512];  /* tree drawing so far */
@@ -392,12 +392,16 @@ static void tree_row(struct tctx *c, __u32 i, const char *branch)
 	}
 	p = put_str(p, col(c->o, C_RESET));
 	if (n->site < s->nsites) {
-		memcpy(p, s->sites[n->site].name, c->nlen[n->site]);
-		p += c->nlen[n->site];
+		if (c->nlen[n->site] & 0x80) {
+			p = prof_put_name(p, s->sites[n->site].name);
+		} else {
+			memcpy(p, s->sites[n->site].name, c->nlen[n->site]);
+			p += c->nlen[n->site];
+		}
 		if (c->clash && c->clash[n->site])
 			p = prof_put_where(p, &s->sites[n->site]);
 	} else {
-		p = put_str(p, prof_snap_node_name(s, n));
+		p = prof_put_name(p, prof_snap_node_name(s, n));
 	}
 	if (n->migrated && !(s->flags & PROF_SEG_TSC_SYNCED))
 		p = put_str(p, " *migrated");
@@ -473,7 +477,7 @@ static void thread_title(FILE *f, const struct prof_snapshot *s, const struct pr
 
 	/* tid 0: the threads merged (--threads), "all 5 threads" */
 	fprintf(f, "%s%s%s", col(o, C_BOLD), t->tid ? "thread " : "",
-		prof_snap_thread_label(t, lb, sizeof(lb)));
+		prof_fmt_name(lb, sizeof(lb), prof_snap_thread_label(t, lb, sizeof(lb))));
 	if (t->tid && strncmp(lb, "tid ", 4))
 		fprintf(f, " (tid %u)", t->tid);
 	fprintf(f, "%s  %s, wall %s", col(o, C_RESET),
@@ -561,7 +565,10 @@ static void alloc_rows(struct tctx *c)
 		while (k--) {
 			const struct prof_snap_node *u = up[k];
 
-			prof_out_printf(c->out, "%s", prof_snap_node_name(c->s, u));
+			char nb[PROF_NAME_MAX + 16];
+
+			prof_out_printf(c->out, "%s",
+					prof_fmt_name(nb, sizeof(nb), prof_snap_node_name(c->s, u)));
 			if (c->clash && u->site < c->s->nsites && c->clash[u->site]) {
 				char w[PROF_FILE_MAX + 32];
 
@@ -615,9 +622,16 @@ int prof_report_tree(FILE *f, const struct prof_snapshot *s, const struct prof_r
 	c.out = malloc(sizeof(*c.out));
 	if (!nlen || !c.out)
 		goto cleanup;
-	/* names are checked to end within PROF_NAME_MAX */
-	for (i = 0; i < s->nsites; i++)
+	/* names are checked to end within PROF_NAME_MAX; bit 7: the name has
+	 * a control byte (a file's or a JSON report's), put through
+	 * prof_put_name, not copied */
+	for (i = 0; i < s->nsites; i++) {
+		char q[PROF_NAME_MAX];
+
 		nlen[i] = (__u8)strnlen(s->sites[i].name, PROF_NAME_MAX - 1);
+		if (strcmp(prof_fmt_name(q, sizeof(q), s->sites[i].name), s->sites[i].name))
+			nlen[i] |= 0x80;
+	}
 	c.nlen = nlen;
 	/* without memory, overloads only look alike */
 	clash = prof_snap_name_clashes(s);

@@ -216,6 +216,33 @@ static void csv_node(struct walk *w, __u32 i)
 	w->out->p = p;
 }
 
+/*
+ * A folded line is "frame;frame;... count": a name's control byte (a
+ * newline would start a line of its own) goes as '_', and so does a ';'
+ * in a thread's label (it would read as one more frame).  Zone names are
+ * identifiers in a live process, but a file or a JSON report read back
+ * may hold any bytes.
+ */
+static bool folded_bad(char c, bool semicolon)
+{
+	return (unsigned char)c < 0x20 || c == 0x7f || (semicolon && c == ';');
+}
+
+static void folded_safe(char *s, bool semicolon)
+{
+	for (; *s; s++)
+		if (folded_bad(*s, semicolon))
+			*s = '_';
+}
+
+static bool folded_needs(const char *s)
+{
+	for (; *s; s++)
+		if (folded_bad(*s, false))
+			return true;
+	return false;
+}
+
 static void folded_node(struct walk *w, __u32 i)
 {
 	const struct prof_snap_node *n = &w->t->nodes[i];
@@ -234,6 +261,12 @@ static void folded_node(struct walk *w, __u32 i)
 	if (!self)
 		return;
 	path = walk_path(w, i, buf, sizeof(buf));
+	if (folded_needs(path)) {
+		if (path != buf)
+			snprintf(buf, sizeof(buf), "%s", path);
+		folded_safe(buf, false);
+		path = buf;
+	}
 	if (w->s->nthreads > 1 || w->t->tid) {
 		prof_out_write(w->out, w->tlabel, strlen(w->tlabel));
 		prof_out_write(w->out, ";", 1);
@@ -298,6 +331,8 @@ static int walk_thread(struct walk *w, FILE *f, const struct prof_snapshot *s,
 		return err;
 	w->total = prof_snap_thread_total(t);
 	prof_snap_thread_label(t, w->tlabel, sizeof(w->tlabel));
+	if (w->fn == folded_node)
+		folded_safe(w->tlabel, true);
 	w->path_ok = true;
 	w->plen = 0;
 	w->path[0] = 0;

@@ -21,7 +21,10 @@ static const char *col(const struct pc_opts *o, const char *c)
 
 static void process_title(FILE *f, const struct prof_snapshot *s, const struct pc_opts *o)
 {
-	fprintf(f, "%sprocess %u (%s)%s  ", col(o, C_BOLD), s->pid, s->comm, col(o, C_RESET));
+	char cb[sizeof(s->comm)];
+
+	fprintf(f, "%sprocess %u (%s)%s  ", col(o, C_BOLD), s->pid,
+		prof_fmt_name(cb, sizeof(cb), s->comm), col(o, C_RESET));
 	/* in a container: the pid it knows itself by, and where it runs */
 	if (s->ns_pid)
 		fprintf(f, "container pid %u, cgroup %s, ", s->ns_pid,

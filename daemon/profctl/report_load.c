@@ -11,6 +11,7 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "fmt.h"
 #include "report_load.h"
 
 /* what a report nests: its own 256 levels of zones, then thread, process */
@@ -35,6 +36,8 @@ __attribute__((format(printf, 2, 3))) static int bad(struct ld *L, const char *f
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* one line, whatever a name it quotes holds */
+	prof_fmt_name(msg, sizeof(msg), msg);
 	if (L->tid)
 		snprintf(L->why, L->whylen, "corrupt JSON report: thread %u: %s", L->tid, msg);
 	else
