@@ -222,6 +222,9 @@ static void test_cxx_pretty_names(void **state)
 		{ "int geo::Mesh::operator int()", "geo::Mesh::operator int" },
 		{ "void {anonymous}::f(int)", "(anonymous namespace)::f" },
 		{ "void (anonymous namespace)::f(int)", "(anonymous namespace)::f" },
+		{ "test_overloads(void**)::<lambda()>", "test_overloads::<lambda()>" },
+		{ "auto test_overloads(void **)::(anonymous class)::operator()() const",
+		  "test_overloads::(anonymous class)::operator()" },
 		{ "main", "main" },
 	};
 	char buf[PROF_NAME_MAX], tiny[5];

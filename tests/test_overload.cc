@@ -2,7 +2,7 @@
 /*
  * test_overload.cc - C++ zones of one name told apart: two overloads of
  * build() and two lambdas, each PROF_FUNC (so named "build" and
- * "operator()"), show in the PROF_REPORT text report with their
+ * "test_overloads::<lambda()>"), show in the PROF_REPORT text report with their
  * file:line; a zone whose name nobody else has shows without.
  */
 #include <setjmp.h>
@@ -18,6 +18,13 @@ extern "C" {
 
 #include "testutil.h"
 #include "prof.h"
+
+/* a lambda's PROF_FUNC name, as each compiler spells its scope */
+#ifdef __clang__
+#define LAMBDA "(anonymous class)::operator()"
+#else
+#define LAMBDA "<lambda()>"
+#endif
 
 static int line_int, line_double, line_lambda_a, line_lambda_b;
 static volatile double sink;
@@ -77,9 +84,9 @@ static void test_overloads(void **state)
 	assert_true(text.find(want) != std::string::npos);
 	snprintf(want, sizeof(want), "build (test_overload.cc:%d)\n", line_double);
 	assert_true(text.find(want) != std::string::npos);
-	snprintf(want, sizeof(want), "operator() (test_overload.cc:%d)\n", line_lambda_a);
+	snprintf(want, sizeof(want), "test_overloads::" LAMBDA " (test_overload.cc:%d)\n", line_lambda_a);
 	assert_true(text.find(want) != std::string::npos);
-	snprintf(want, sizeof(want), "operator() (test_overload.cc:%d)\n", line_lambda_b);
+	snprintf(want, sizeof(want), "test_overloads::" LAMBDA " (test_overload.cc:%d)\n", line_lambda_b);
 	assert_true(text.find(want) != std::string::npos);
 	assert_true(text.find("overload_alone\n") != std::string::npos);
 	assert_true(text.find("overload_alone (") == std::string::npos);

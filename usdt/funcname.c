@@ -162,6 +162,37 @@ static size_t scope_targs(const char *name, size_t n)
 	return count;
 }
 
+/*
+ * A lambda's or a local class's enclosing function keeps its parameter
+ * list in the name (gcc: "f(void**)::<lambda()>", clang: "f(void **)::
+ * (anonymous class)::operator()"): dropped, as a C++ user names the scope
+ * ("f::<lambda()>").  Its new length.
+ */
+static size_t drop_scope_params(char *name, size_t n)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n;) {
+		if (name[i] == '(' && strncmp(name + i, "(anonymous ", 11)) {
+			size_t j;
+			int d = 0;
+
+			for (j = i; j < n; j++) {
+				d += name[j] == '(' ? 1 : name[j] == ')' ? -1 : 0;
+				if (!d)
+					break;
+			}
+			if (j < n && j + 2 < n && name[j + 1] == ':' && name[j + 2] == ':') {
+				i = j + 1;
+				continue;
+			}
+		}
+		name[o++] = name[i++];
+	}
+	name[o] = '\0';
+	return o;
+}
+
 void prof_func_name(const char *pretty, char *buf, size_t len)
 {
 	char w[WORK], *name, *list = NULL;
@@ -239,6 +270,7 @@ void prof_func_name(const char *pretty, char *buf, size_t len)
 	}
 	name = w + start;
 	n -= start;
+	n = drop_scope_params(name, n);
 
 	if (list)
 		nargs = parse_targs(list, gnu, a);
