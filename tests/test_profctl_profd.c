@@ -612,7 +612,7 @@ static void test_oncpu_everywhere(void **state)
 	}
 	/* serve: the on-CPU families beside the wall ones, promtool happy */
 	{
-		struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32 };
+		struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32, .all_users = true };
 		struct pc_src src;
 		char *buf = NULL;
 		size_t len = 0;

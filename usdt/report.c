@@ -392,6 +392,7 @@ static void jsites_free(struct jbuf *j)
 	j->site_txt = NULL;
 	j->site_len = NULL;
 	j->nsites = 0;
+	free(j->oncpu);
 	j->oncpu = NULL;
 	j->noncpu = 0;
 }
@@ -593,7 +594,6 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 		}
 		if (it.err) {
 			jsites_free(j);
-			free(j->oncpu);
 			free(j);
 			return it.err;
 		}
@@ -605,7 +605,6 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 	prof_jw_end_object(&w);
 	prof_jw_raw(&w, "\n");
 	jsites_free(j);
-	free(j->oncpu);
 	free(j);
 	return prof_jw_error(&w);
 }
