@@ -715,6 +715,16 @@ static void test_json_bad_counts(void **state)
 		if (!strstr(err, "out of range") || strchr(err, '\n') != err + strlen(err) - 1)
 			fail_msg("not one line: %s", err);
 	}
+	/* not JSON at all, near a raw newline inside a string: jansson's
+	 * message quotes it, the reason is still one line */
+	{
+		static const char raw[] = "{\"version\":3,\"processes\":[{\"comm\":\"a\\\n b\"}]}";
+
+		spill(edited, raw, sizeof(raw) - 1);
+		assert_int_not_equal(run_io("/dev/null", in, err, sizeof(err)), 0);
+		if (!strstr(err, "not a JSON report") || strchr(err, '\n') != err + strlen(err) - 1)
+			fail_msg("not one line: %s", err);
+	}
 	free(buf);
 	free(text);
 }
@@ -1048,6 +1058,15 @@ static void test_refused(void **state)
 	assert_int_equal(mkfifo(bad, 0600), 0);
 	alarm(30);
 	expect_refused(bad, "a FIFO of uid");
+	/* and `zones` of it: no ELF, said at once */
+	{
+		const char *z[] = { "zones", bad, NULL };
+		char err[512], out[128];
+
+		snprintf(out, sizeof(out), "%s/zones.out", dir);
+		assert_int_not_equal(run_io(out, z, err, sizeof(err)), 0);
+		assert_non_null(strstr(err, "not an ELF file"));
+	}
 	alarm(0);
 	unlink(bad);
 	/* the JSON report is read (test_round_trip: as the live one); cut

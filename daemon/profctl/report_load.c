@@ -576,6 +576,8 @@ int prof_json_load(const void *buf, size_t len, struct prof_snapshot **snap, cha
 	*snap = NULL;
 	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!doc) {
+		/* jansson's text quotes the input near the error: one line */
+		prof_fmt_name(jerr.text, sizeof(jerr.text), jerr.text);
 		snprintf(why, whylen, "not a JSON report: %s at line %d, column %d", jerr.text,
 			 jerr.line, jerr.column);
 		return -EINVAL;
