@@ -62,11 +62,12 @@ LIB_SRCS := usdt/prof.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt
 	usdt/json_writer.c usdt/fmt.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
 # what only the readers run (profd, profctl, tests, benchmarks, linked
-# before libprof.a): finding segments, the event rings, loading a file
-READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/proffile_load.c
+# before libprof.a): finding segments, the event rings, loading a file,
+# reading a segment its owner may truncate
+READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/proffile_load.c usdt/busguard.c
 READ_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(READ_SRCS))
 LIB_HDRS := usdt/prof.h usdt/slab.h usdt/snapshot.h usdt/runtime.h bpf/profsched.h usdt/proffile.h \
-	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h
+	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h usdt/busguard.h
 
 # what profd, profctl, the tests and benchmarks link: every object as it is,
 # the internals too (read_seg, seg_check, ...).  Not installed.
