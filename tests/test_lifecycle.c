@@ -303,6 +303,8 @@ static void test_fork_in_zone(void **state)
 	int st;
 
 	(void)state;
+	/* run alone, the segment is made here */
+	lc_zones(1);
 	s = test_snapshot(0);
 	assert_non_null(s);
 	if ((t = test_thread(s, ptid)) && (n = test_node(s, t, "lc_forking")))
@@ -752,8 +754,8 @@ static void test_low_rlimits(void **state)
 		size_t n;
 		int st;
 
-		/* ASan's shadow memory does not fit a small address space */
-		if (!strcmp(limits[i][0], "as") && TEST_ASAN)
+		/* a sanitizer's shadow memory does not fit a small address space */
+		if (!strcmp(limits[i][0], "as") && (TEST_ASAN || TEST_TSAN))
 			continue;
 		snprintf(cmd, sizeof(cmd),
 			 "PROF_NO_DAEMON=1 PROF_REPORT=stderr /proc/%d/exe --rlimit %s %s 2>&1",
