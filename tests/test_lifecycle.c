@@ -725,6 +725,9 @@ static int rlimit_child(const char *kind, const char *value)
 	rl.rlim_cur = rl.rlim_max = strtoull(value, NULL, 0);
 	if (setrlimit(r, &rl))
 		return 20;
+	/* qemu-user takes RLIMIT_AS and applies it not (it would bind qemu) */
+	if (getrlimit(r, &rl) || rl.rlim_cur != strtoull(value, NULL, 0))
+		return 30;
 	lc_zones(1000);
 	printf("ran\n");
 	return 0;
@@ -743,12 +746,17 @@ static void test_low_rlimits(void **state)
 		{ "as", "100000000", "Cannot allocate memory" },
 		{ "fsize", "4096", "RLIMIT_FSIZE" },
 	};
-	char out[4096];
+	char out[4096], self[1024];
+	ssize_t len;
 	size_t i;
 
 	(void)state;
+	/* this program (under qemu-user, /proc/PID/exe is qemu) */
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(len > 0);
+	self[len] = 0;
 	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
-		char cmd[1024];
+		char cmd[2048];
 		const char *nl;
 		FILE *f;
 		size_t n;
@@ -757,15 +765,21 @@ static void test_low_rlimits(void **state)
 		/* a sanitizer's shadow memory does not fit a small address space */
 		if (!strcmp(limits[i][0], "as") && (TEST_ASAN || TEST_TSAN))
 			continue;
+		/* LeakSanitizer needs an fd at exit: none is left under nofile */
 		snprintf(cmd, sizeof(cmd),
-			 "PROF_NO_DAEMON=1 PROF_REPORT=stderr /proc/%d/exe --rlimit %s %s 2>&1",
-			 (int)getpid(), limits[i][0], limits[i][1]);
+			 "ASAN_OPTIONS=detect_leaks=0 PROF_NO_DAEMON=1 PROF_REPORT=stderr %s "
+			 "--rlimit %s %s 2>&1",
+			 self, limits[i][0], limits[i][1]);
 		fflush(NULL);
 		f = popen(cmd, "r");
 		assert_non_null(f);
 		n = fread(out, 1, sizeof(out) - 1, f);
 		out[n] = 0;
 		st = pclose(f);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 30) {
+			print_message("%s: the limit is not applied here\n", limits[i][0]);
+			continue;
+		}
 		if (!WIFEXITED(st) || WEXITSTATUS(st))
 			fail_msg("%s %s: status %#x, said:\n%s", limits[i][0], limits[i][1], st, out);
 		/* one line from the runtime, then the program's own */
