@@ -99,6 +99,8 @@ struct prof_tpriv {
 	__u32 nbegin;
 	struct __prof_zone begin[PROF_BEGIN_DEPTH];
 	unsigned long long begin_subs[PROF_BEGIN_DEPTH]; /* dl_subs() at each BEGIN */
+	/* each BEGIN's site: its cache, which names it too, may be unloaded */
+	const struct prof_site *begin_site[PROF_BEGIN_DEPTH];
 	struct __prof_cache gone_cache; /* an END's whose site was unloaded */
 };
 
@@ -1590,6 +1592,7 @@ void __prof_begin(const struct prof_site *site, struct __prof_cache *c)
 		return;
 	}
 	p->begin_subs[p->nbegin] = dl_subs();
+	p->begin_site[p->nbegin] = site;
 	p->begin[p->nbegin++] = z;
 }
 
@@ -1613,9 +1616,9 @@ void __prof_end(void)
 	 * segment are the runtime's: the call is counted there.
 	 */
 	if (__builtin_expect(dl_subs() != p->begin_subs[p->nbegin], 0) &&
-	    !dl_iterate_phdr(dl_holds_one, (void *)(uintptr_t)z->site)) {
+	    !dl_iterate_phdr(dl_holds_one, (void *)(uintptr_t)p->begin_site[p->nbegin])) {
 		memset(&p->gone_cache, 0, sizeof(p->gone_cache));
-		z->site = &gone_site;
+		p->gone_cache.sitep = &gone_site;
 		z->c = &p->gone_cache;
 	}
 	__prof_leave(z);
