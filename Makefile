@@ -14,6 +14,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 CFLAGS ?= -O2 -g
 SAN ?=
+OBJCOPY ?= objcopy
 
 ifeq ($(SAN),)
 OUTPUT := .output
@@ -28,6 +29,8 @@ CROSS_ARCH := $(firstword $(subst -, ,$(CROSS)))
 CC := $(CROSS)gcc
 CXX := $(CROSS)g++
 AR := $(CROSS)ar
+LD := $(CROSS)ld
+OBJCOPY := $(CROSS)objcopy
 OUTPUT := .output/$(CROSS_ARCH)
 endif
 SAN_asan := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -63,18 +66,28 @@ LIB_SRCS := usdt/prof.c usdt/enter.c usdt/env.c usdt/agent.c usdt/logger.c usdt/
 	usdt/json_writer.c usdt/fmt.c usdt/funcname.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
 # what only the readers run (profd, profctl, tests, benchmarks, linked
-# before libprof.a): finding segments, the event rings, loading a file
-READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/proffile_load.c
+# before libprof.a): finding segments, the event rings, loading a file,
+# reading a segment its owner may truncate
+READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/proffile_load.c usdt/busguard.c
 READ_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(READ_SRCS))
 LIB_HDRS := usdt/prof.h usdt/zone_leave.h usdt/slab.h usdt/snapshot.h usdt/figures.h usdt/runtime.h \
 	bpf/profsched.h usdt/proffile.h \
-	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h
+	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h usdt/busguard.h
 
 # a C++ PROF_FUNC's name (the runtime, and profctl zones)
 LIB_HDRS += usdt/funcname.h
 
+# what profd, profctl, the tests and benchmarks link: every object as it is,
+# the internals too (read_seg, seg_check, ...).  Not installed.
 LIBPROF_A := $(OUTPUT)/libprof.a
+# what an application links (installed): its only global symbols are the
+# ABI prof.h calls, __prof_*, so that a program may name its own functions
+# as libprof's internals are named.  The .so exports them in version
+# PROF_0 (usdt/libprof.map); the archive is its objects linked into one
+# (ld -r: they call each other) with every other symbol made local.
 LIBPROF_SO := $(OUTPUT)/libprof.so
+LIBPROF_PUB_A := $(OUTPUT)/pub/libprof.a
+LIBPROF_MAP := usdt/libprof.map
 # not installed
 LIBPROF_READ := $(OUTPUT)/libprofread.a
 
@@ -82,7 +95,7 @@ EXAMPLE := $(OUTPUT)/example
 
 all: lib $(EXAMPLE) daemon
 
-lib: $(LIBPROF_A) $(LIBPROF_SO)
+lib: $(LIBPROF_A) $(LIBPROF_PUB_A) $(LIBPROF_SO)
 
 $(OUTPUT)/usdt/%.o: usdt/%.c $(LIB_HDRS) $(DAEMON_PROTO) | $(OUTPUT)/usdt
 	$(call msg,CC,$@)
@@ -93,19 +106,28 @@ $(LIBPROF_A): $(LIB_OBJS) Makefile
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
+# the globs are the version script's: one list of what is exported
+$(LIBPROF_PUB_A): $(LIB_OBJS) $(LIBPROF_MAP) Makefile | $(OUTPUT)/pub
+	$(call msg,AR,$@)
+	$(Q)$(LD) -r $(filter %.o,$^) -o $(@:.a=.o)
+	$(Q)$(OBJCOPY) --localize-hidden --wildcard $(patsubst %,--keep-global-symbol='%', \
+		$(shell sed -n 's/^[[:space:]]*\(__prof_[^;]*\);$$/\1/p' $(LIBPROF_MAP))) $(@:.a=.o)
+	$(Q)rm -f $@ && $(AR) rcs $@ $(@:.a=.o)
+
 $(LIBPROF_READ): $(READ_OBJS) Makefile
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $(filter %.o,$^)
 
-$(LIBPROF_SO): $(LIB_OBJS) Makefile
+$(LIBPROF_SO): $(LIB_OBJS) $(LIBPROF_MAP) Makefile
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libprof.so.0 $(ALL_LDFLAGS) $(filter %.o,$^) -o $@ -lpthread
+	$(Q)$(CC) -shared -Wl,-soname,libprof.so.0 -Wl,--version-script=$(LIBPROF_MAP) \
+		$(ALL_LDFLAGS) $(filter %.o,$^) -o $@ -lpthread
 
-$(EXAMPLE): usdt/example.c $(LIBPROF_A) | $(OUTPUT)
+$(EXAMPLE): usdt/example.c $(LIBPROF_PUB_A) | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) -lpthread
+	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_PUB_A) -lpthread
 
-$(OUTPUT) $(OUTPUT)/usdt $(OUTPUT)/bpf $(OUTPUT)/daemon/profd $(OUTPUT)/daemon/profctl $(OUTPUT)/tests $(OUTPUT)/bench:
+$(OUTPUT) $(OUTPUT)/pub $(OUTPUT)/usdt $(OUTPUT)/bpf $(OUTPUT)/daemon/profd $(OUTPUT)/daemon/profctl $(OUTPUT)/tests $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
 # --- the kernel side and the daemon (see daemon/profd/profd.mk) ------------
@@ -150,7 +172,7 @@ install: all
 	install -m 0644 usdt/prof.h usdt/slab.h bpf/profsched.h $(DESTDIR)$(PREFIX)/include/prof/
 	install -m 0644 man/prof.3 $(DESTDIR)$(PREFIX)/share/man/man3/prof.3
 	install -m 0644 tests/report.schema.json $(DESTDIR)$(PREFIX)/share/prof/
-	install -m 0644 $(LIBPROF_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 $(LIBPROF_PUB_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0755 $(LIBPROF_SO) $(DESTDIR)$(PREFIX)/lib/libprof.so.0
 	ln -sf libprof.so.0 $(DESTDIR)$(PREFIX)/lib/libprof.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@RPATH@|$(PC_RPATH)|' usdt/prof.pc.in \

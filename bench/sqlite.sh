@@ -24,7 +24,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-LIBPROF=$(realpath "${1:-.output/libprof.a}")
+LIBPROF=$(realpath "${1:-.output/pub/libprof.a}")
 WORK=${WORK:-$ROOT/.output/bench/sqlite}
 ROUNDS=${ROUNDS:-7}
 SIZE=${SIZE:-100}

@@ -32,6 +32,12 @@
 #ifndef TEST_TSAN
 #define TEST_TSAN 0
 #endif
+/* the ASan build (gcc) */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#else
+#define TEST_ASAN 0
+#endif
 
 static inline __u64 test_now_ns(void)
 {

@@ -66,13 +66,13 @@ UNIT_TESTS += $(OUTPUT)/tests/test_compensate
 $(OUTPUT)/tests/test_compensate: tests/fastpath.h
 
 # prof.h with every compiler and language standard (issue 13): builds and
-# runs tests/matrix.c and matrix.cc against libprof.a (alone: what an
+# runs tests/matrix.c and matrix.cc against libprof.a (the installed one, alone: what an
 # application links)
 UNIT_TESTS += $(OUTPUT)/tests/test_compilers
 $(OUTPUT)/tests/test_compilers: tests/test_compilers.c tests/matrix.c tests/matrix.cc \
 		tests/lto_a.c tests/lto_b.c tests/sitesize.c usdt/zone_leave.h \
-		tests/testutil.h usdt/prof.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+		tests/testutil.h usdt/prof.h $(LIBPROF_READ) $(LIBPROF_A) $(LIBPROF_PUB_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -DSRC_DIR='"$(CURDIR)"' \
-		-DLIBPROF_A='"$(abspath $(LIBPROF_A))"' $< -o $@ $(ALL_LDFLAGS) \
+		-DLIBPROF_A='"$(abspath $(LIBPROF_PUB_A))"' $< -o $@ $(ALL_LDFLAGS) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)

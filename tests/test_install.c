@@ -194,19 +194,24 @@ static void test_library_symbols(void **state)
 			    "usdt/prof.h); "
 			    "test $(echo $abi | wc -w) -ge 14 || "
 			    "{ echo \"prof.h: ABI not found: $abi\"; exit 1; }; "
-			    "so=$(nm -D --defined-only %s/lib/libprof.so.0 | awk '{ print $NF }'); "
+			    "so=$(nm -D --defined-only %s/lib/libprof.so.0 | "
+			    "awk '{ sub(/@.*/, \"\", $NF); print $NF }'); "
 			    "for s in $abi; do echo \"$so\" | grep -qx $s || "
 			    "{ echo \"libprof.so lacks $s\"; exit 1; }; done",
 			    prefix),
 			 0);
-	/* nothing libprofread.a defines, nor the names above */
+	/* nothing libprofread.a defines, nor the names above: exported or
+	 * not (the installed libraries keep their local symbols' names) */
 	assert_int_equal(sh("r=$(nm -g --defined-only .output/libprofread.a | "
 			    "awk 'NF == 3 { print $3 }'); "
 			    "test $(echo $r | wc -w) -ge 10 || "
 			    "{ echo \"libprofread.a: $r\"; exit 1; }; "
-			    "so=$(nm -D --defined-only %s/lib/libprof.so.0 | awk '{ print $NF }'); "
-			    "a=$(nm -g --defined-only %s/lib/libprof.a | "
+			    "so=$(nm --defined-only %s/lib/libprof.so.0 | "
+			    "awk '{ sub(/@.*/, \"\", $NF); print $NF }'); "
+			    "a=$(nm --defined-only %s/lib/libprof.a | "
 			    "awk 'NF == 3 { print $3 }'); "
+			    "echo \"$a\" | grep -qx seg_check || "
+			    "{ echo \"libprof.a: no local symbols to look at\"; exit 1; }; "
 			    "for s in%s $r; do "
 			    "echo \"$so\" | grep -qx $s && "
 			    "{ echo \"libprof.so defines $s\"; exit 1; }; "
@@ -214,6 +219,78 @@ static void test_library_symbols(void **state)
 			    "{ echo \"libprof.a defines $s\"; exit 1; }; "
 			    "done; exit 0",
 			    prefix, prefix, names),
+			 0);
+}
+
+/*
+ * A program may name its functions as libprof's internals are named: the
+ * installed libraries define only the ABI (__prof_*) globally.  Both links
+ * must build (no "multiple definition" from libprof.a) and run with the
+ * program's own functions and the library's own (a prof_report_text of
+ * the program's taken by the library would print no report).
+ */
+static void test_names_free(void **state)
+{
+	static const char *const src[] = {
+		"#include <stdio.h>",
+		"#include <prof.h>",
+		"int read_seg(void) { return 1; }",
+		"int seg_check(void) { return 2; }",
+		"int slab_view(void) { return 3; }",
+		"int pool_add(void) { return 4; }",
+		"int flat_size(void) { return 5; }",
+		"int open_ticks(void) { return 6; }",
+		"int thread_derive(void) { return 7; }",
+		"int prof_report_text(void) { return 8; }",
+		"int prof_env;",
+		"int main(void) {",
+		"	PROF_USDT(own_names_zone);",
+		"	return read_seg() + seg_check() + slab_view() + pool_add() + flat_size() +",
+		"	       open_ticks() + thread_derive() + prof_report_text() + prof_env != 36;",
+		"}",
+	};
+	size_t i;
+	FILE *f;
+	char path[512];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/names.c", prefix);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (i = 0; i < sizeof(src) / sizeof(src[0]); i++)
+		fprintf(f, "%s\n", src[i]);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(sh("cd %s && cc -Wall -Werror -Iinclude/prof names.c lib/libprof.a "
+			    "-lpthread -o names-a && PROF_NO_DAEMON=1 PROF_REPORT=stderr "
+			    "./names-a 2>a.txt && grep -q own_names_zone a.txt",
+			    prefix),
+			 0);
+	assert_int_equal(sh("cd %s && cc -Wall -Werror -Iinclude/prof names.c -Llib -lprof "
+			    "-lpthread -o names-so && LD_LIBRARY_PATH=lib PROF_NO_DAEMON=1 "
+			    "PROF_REPORT=stderr ./names-so 2>so.txt && grep -q own_names_zone so.txt",
+			    prefix),
+			 0);
+}
+
+/*
+ * Every global symbol the installed libraries define is the ABI's,
+ * __prof_ (or at least prof_) named, and each of the .so's is in its
+ * version node, PROF_0.
+ */
+static void test_exports_prefixed(void **state)
+{
+	(void)state;
+	assert_int_equal(sh("bad=$(nm -g --defined-only %s/lib/libprof.a | "
+			    "awk 'NF == 3 && $3 !~ /^_?_?prof_/ { print $3 }'); "
+			    "test -z \"$bad\" || { echo \"libprof.a exports $bad\"; exit 1; }",
+			    prefix),
+			 0);
+	assert_int_equal(sh("n=0; for s in $(nm -D --defined-only --with-symbol-versions "
+			    "%s/lib/libprof.so.0 | awk '{ print $NF }'); do "
+			    "case $s in PROF_0) ;; __prof_*@@PROF_0|prof_*@@PROF_0) n=$((n + 1)) ;; "
+			    "*) echo \"libprof.so exports $s\"; exit 1 ;; esac; done; "
+			    "test $n -ge 14 || { echo \"libprof.so: $n symbols in PROF_0\"; exit 1; }",
+			    prefix),
 			 0);
 }
 
@@ -225,7 +302,10 @@ int main(void)
 		cmocka_unit_test(test_destdir_install),
 		cmocka_unit_test(test_setup_installs),
 		cmocka_unit_test(test_library_symbols),
+		cmocka_unit_test(test_names_free),
+		cmocka_unit_test(test_exports_prefixed),
 	};
 
+	test_filter_env();
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -217,11 +217,26 @@ static void *fork_sibling(void *arg)
 	return NULL;
 }
 
+/* a child that execs (or _exits, without exec): vfork() if asked */
+static __attribute__((noinline)) pid_t spawn(volatile int use_vfork, volatile int exec)
+{
+	pid_t pid = use_vfork ? vfork() : fork();
+
+	if (pid == 0) {
+		if (exec)
+			execl("/bin/true", "true", (char *)NULL);
+		_exit(exec ? 127 : 0);
+	}
+	return pid;
+}
+
 /*
- * fork() then exec(), inside an open zone, as system() and popen() do:
+ * fork() then exec(), inside an open zone, as system() and popen() do,
+ * and vfork() then exec or _exit (a vfork child shares the parent's
+ * memory and runs no fork handler: prof(3) says it must run no zone):
  * the child leaves no segment behind (it never profiled anything), the
- * parent's is untouched, and the zone open across fork() closes in the
- * parent as one call.
+ * parent's is untouched, and the zone open across the fork closes in the
+ * parent as one call each time, nothing unbalanced.
  */
 static void test_fork_exec(void **state)
 {
@@ -231,7 +246,7 @@ static void test_fork_exec(void **state)
 	char paths[2][96];
 	__u64 before, token;
 	pid_t pid;
-	int st;
+	int st, k;
 
 	(void)state;
 	lc_zones(10);
@@ -239,20 +254,18 @@ static void test_fork_exec(void **state)
 	assert_non_null(s);
 	before = lc_calls(s, test_thread(s, ptid));
 	prof_snapshot__destroy(s);
-	{
+	for (k = 0; k < 3; k++) {
 		PROF_USDT(lc_spawn);
-		pid = fork();
+		pid = spawn(k > 0, k < 2);
 		assert_true(pid >= 0);
-		if (pid == 0) {
-			execl("/bin/true", "true", (char *)NULL);
-			_exit(127);
-		}
 		token = prof_proc_start_token(pid);
 		st = test_wait(pid, 30);
+		assert_true(test_exited_ok(st));
+		/* a vfork child may be gone before its token is read */
+		if (token || k == 0)
+			assert_int_equal(test_seg_paths(pid, token, paths, 2), 0);
+		assert_true(token != 0 || k > 0);
 	}
-	assert_true(token != 0);
-	assert_true(test_exited_ok(st));
-	assert_int_equal(test_seg_paths(pid, token, paths, 2), 0);
 	/* a child that exits without a zone leaves none either */
 	pid = fork();
 	assert_true(pid >= 0);
@@ -269,8 +282,65 @@ static void test_fork_exec(void **state)
 	assert_non_null(t);
 	assert_int_equal(lc_calls(s, t), before);
 	assert_non_null(test_node(s, t, "lc_spawn"));
-	assert_int_equal(test_node(s, t, "lc_spawn")->calls, 1);
+	assert_int_equal(test_node(s, t, "lc_spawn")->calls, 3);
+	assert_int_equal(t->unbalanced, 0);
 	prof_snapshot__destroy(s);
+}
+
+/*
+ * fork() without exec() inside an open zone: the child closes the zone
+ * (in its own segment, as one call of its own, nothing unbalanced) and
+ * profiles on; the parent closes its copy as one call too.
+ */
+static void test_fork_in_zone(void **state)
+{
+	struct prof_snapshot *s;
+	const struct prof_snap_thread *t;
+	const struct prof_snap_node *n;
+	__u32 ptid = test_gettid();
+	__u64 outer = 0;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	/* run alone, the segment is made here */
+	lc_zones(1);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	if ((t = test_thread(s, ptid)) && (n = test_node(s, t, "lc_forking")))
+		outer = n->calls;
+	prof_snapshot__destroy(s);
+	{
+		PROF_USDT(lc_forking);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			/* the child leaves the zone before anything else */
+			goto child;
+		}
+	}
+	st = test_wait(pid, 30);
+	assert_true(test_exited_ok(st));
+	s = test_snapshot(0);
+	assert_non_null(s);
+	t = test_thread(s, ptid);
+	assert_non_null(t);
+	assert_non_null(n = test_node(s, t, "lc_forking"));
+	assert_int_equal(n->calls, outer + 1);
+	prof_snapshot__destroy(s);
+	return;
+child:
+	lc_zones(7);
+	s = test_snapshot(0);
+	CHILD_CHECK(s);
+	CHILD_CHECK(s->pid == (__u32)getpid());
+	CHILD_CHECK(s->nthreads == 1);
+	CHILD_CHECK(lc_calls(s, &s->threads[0]) == 7);
+	CHILD_CHECK(test_node(s, &s->threads[0], "lc_forking"));
+	CHILD_CHECK(test_node(s, &s->threads[0], "lc_forking")->calls == 1);
+	CHILD_CHECK(s->threads[0].unbalanced == 0);
+	prof_snapshot__destroy(s);
+	exit(0);
 }
 
 static void test_fork_threaded(void **state)
@@ -642,6 +712,84 @@ static void test_fork_no_segment(void **state)
 		fail_msg("the fork child without a segment: status %#x", st);
 }
 
+/* --- low resource limits ------------------------------------------------ */
+
+/* this program again, its limit set before its first zone: runs zones,
+ * says "ran"; exit status 0 or what failed */
+static int rlimit_child(const char *kind, const char *value)
+{
+	struct rlimit rl;
+	int r = !strcmp(kind, "nofile") ? RLIMIT_NOFILE : !strcmp(kind, "as") ? RLIMIT_AS
+										: RLIMIT_FSIZE;
+
+	rl.rlim_cur = rl.rlim_max = strtoull(value, NULL, 0);
+	if (setrlimit(r, &rl))
+		return 20;
+	/* qemu-user takes RLIMIT_AS and applies it not (it would bind qemu) */
+	if (getrlimit(r, &rl) || rl.rlim_cur != strtoull(value, NULL, 0))
+		return 30;
+	lc_zones(1000);
+	printf("ran\n");
+	return 0;
+}
+
+/*
+ * RLIMIT_NOFILE with no fd free, RLIMIT_AS too small for the segment's
+ * mapping, RLIMIT_FSIZE below its size (ftruncate raised SIGXFSZ, which
+ * killed the program): the program runs on, and profiling is off with
+ * one line saying why.
+ */
+static void test_low_rlimits(void **state)
+{
+	static const char *const limits[][3] = {
+		{ "nofile", "3", "Too many open files" },
+		{ "as", "100000000", "Cannot allocate memory" },
+		{ "fsize", "4096", "RLIMIT_FSIZE" },
+	};
+	char out[4096], self[1024];
+	ssize_t len;
+	size_t i;
+
+	(void)state;
+	/* this program (under qemu-user, /proc/PID/exe is qemu) */
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(len > 0);
+	self[len] = 0;
+	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		char cmd[2048];
+		const char *nl;
+		FILE *f;
+		size_t n;
+		int st;
+
+		/* a sanitizer's shadow memory does not fit a small address space */
+		if (!strcmp(limits[i][0], "as") && (TEST_ASAN || TEST_TSAN))
+			continue;
+		/* LeakSanitizer needs an fd at exit: none is left under nofile */
+		snprintf(cmd, sizeof(cmd),
+			 "ASAN_OPTIONS=detect_leaks=0 PROF_NO_DAEMON=1 PROF_REPORT=stderr %s "
+			 "--rlimit %s %s 2>&1",
+			 self, limits[i][0], limits[i][1]);
+		fflush(NULL);
+		f = popen(cmd, "r");
+		assert_non_null(f);
+		n = fread(out, 1, sizeof(out) - 1, f);
+		out[n] = 0;
+		st = pclose(f);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 30) {
+			print_message("%s: the limit is not applied here\n", limits[i][0]);
+			continue;
+		}
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			fail_msg("%s %s: status %#x, said:\n%s", limits[i][0], limits[i][1], st, out);
+		/* one line from the runtime, then the program's own */
+		nl = strchr(out, '\n');
+		if (strncmp(out, "prof: ", 6) || !nl || !strstr(out, limits[i][2]) ||
+		    !strstr(out, "profiling off") || strcmp(nl + 1, "ran\n"))
+			fail_msg("%s %s: said:\n%s", limits[i][0], limits[i][1], out);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -650,19 +798,24 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_fork_threaded),
+		cmocka_unit_test(test_fork_in_zone),
 		cmocka_unit_test(test_crash_keeps_data),
 		cmocka_unit_test(test_exit_unlinks),
 		cmocka_unit_test(test_keep),
 		cmocka_unit_test(test_squatted_name),
 		cmocka_unit_test(test_signal_handler_zone),
 		cmocka_unit_test(test_fork_no_segment),
+		cmocka_unit_test(test_low_rlimits),
 	};
 
 	if (argc == 2 && !strcmp(argv[1], "--squat"))
 		return squat_child();
 	if (argc == 2 && !strcmp(argv[1], "--fork-sink"))
 		return fork_sink_child();
+	if (argc == 4 && !strcmp(argv[1], "--rlimit"))
+		return rlimit_child(argv[2], argv[3]);
 	unsetenv("PROF_KEEP");
+	test_filter_env();
 	/*
 	 * TSan refuses a fork child of a multi-threaded process that starts
 	 * threads: the profd client's thread (restarted in the child) would

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -96,6 +98,10 @@ struct prof_tpriv {
 	__u32 fork_cur; /* a fork child's current node, parked */
 	__u32 nbegin;
 	struct __prof_zone begin[PROF_BEGIN_DEPTH];
+	unsigned long long begin_subs[PROF_BEGIN_DEPTH]; /* dl_subs() at each BEGIN */
+	/* each BEGIN's site: its cache, which names it too, may be unloaded */
+	const struct prof_site *begin_site[PROF_BEGIN_DEPTH];
+	struct __prof_cache gone_cache; /* an END's whose site was unloaded */
 };
 
 static __thread struct prof_tpriv prof_tpriv;
@@ -473,6 +479,7 @@ static void zone_calibrate(__u64 *cost, __u64 *inner)
 static int seg_init(void)
 {
 	struct prof_seg_hdr *h;
+	struct rlimit rl;
 	__u64 sites_off, slabs_off, slab_size, size, hz;
 	pid_t pid = getpid();
 	/* self, not /proc/<pid>: in a pid namespace that shares its parent's
@@ -516,6 +523,14 @@ static int seg_init(void)
 	 * after this) or stale, and this never waits.
 	 */
 	flock(fd, LOCK_SH | LOCK_NB);
+	/* past RLIMIT_FSIZE, ftruncate raises SIGXFSZ: the program would die */
+	if (!getrlimit(RLIMIT_FSIZE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size) {
+		prof_warnx("segment %s needs %llu bytes, past RLIMIT_FSIZE (%llu); profiling off",
+			   name, (unsigned long long)size, (unsigned long long)rl.rlim_cur);
+		shm_unlink(name);
+		close(fd);
+		return -EFBIG;
+	}
 	if (ftruncate(fd, (off_t)size)) {
 		err = -errno;
 		prof_warnx("failed to size segment %s to %llu bytes: %s; profiling off", name,
@@ -629,6 +644,11 @@ static void copy_str(char *dst, size_t len, const char *src)
 	memset(dst + n, 0, len - n);
 }
 
+static bool site_same(const struct prof_site_ent *e, const struct prof_site *s)
+{
+	return e->line == s->line && !strncmp(e->name, s->name ? s->name : "", sizeof(e->name) - 1);
+}
+
 /* site index of a descriptor, registering it on first sight */
 static __u32 site_index(const struct prof_site *s)
 {
@@ -639,7 +659,9 @@ static __u32 site_index(const struct prof_site *s)
 
 	pthread_mutex_lock(&prof_rt.lock);
 	i = site_slot(s);
-	if (prof_rt.site_keys[i]) {
+	/* a library dlclose()d, another loaded at its address: a descriptor
+	 * at a known address with another name or line is a new site */
+	if (prof_rt.site_keys[i] && site_same(&prof_rt.sites[prof_rt.site_vals[i]], s)) {
 		idx = prof_rt.site_vals[i];
 		goto out;
 	}
@@ -1516,6 +1538,45 @@ void __prof_unbalanced(uint32_t node, uint32_t prev)
 		p->nbegin--;
 }
 
+/* the libraries unloaded so far (glibc counts them) */
+static int dl_subs_first(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(unsigned long long *)arg = info->dlpi_subs;
+	return 1;
+}
+
+static unsigned long long dl_subs(void)
+{
+	unsigned long long subs = 0;
+
+	dl_iterate_phdr(dl_subs_first, &subs);
+	return subs;
+}
+
+/* whether the address is in a loaded object's segment */
+static int dl_holds_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t a = (uintptr_t)arg;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && a >= lo && a - lo < ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
+/* a stand-in for an unloaded site: no exit probe to fire */
+static volatile unsigned short gone_sema;
+static const struct prof_site gone_site = {
+	.name = "(unloaded)", .file = "", .func = "", .exit_sema = &gone_sema,
+};
+
 void __prof_begin(const struct prof_site *site, struct __prof_cache *c)
 {
 	struct prof_tpriv *p = &prof_tpriv;
@@ -1530,6 +1591,8 @@ void __prof_begin(const struct prof_site *site, struct __prof_cache *c)
 			__PROF_ADD(&p->hdr->unbalanced, 1);
 		return;
 	}
+	p->begin_subs[p->nbegin] = dl_subs();
+	p->begin_site[p->nbegin] = site;
 	p->begin[p->nbegin++] = z;
 }
 
@@ -1546,6 +1609,18 @@ void __prof_end(void)
 		return;
 	}
 	z = &p->begin[--p->nbegin];
+	/*
+	 * The BEGIN's library was dlclose()d since: its site descriptor and
+	 * the cache in its TLS are gone with it (the END read them and
+	 * crashed).  The node, the counts and the name copied into the
+	 * segment are the runtime's: the call is counted there.
+	 */
+	if (__builtin_expect(dl_subs() != p->begin_subs[p->nbegin], 0) &&
+	    !dl_iterate_phdr(dl_holds_one, (void *)(uintptr_t)p->begin_site[p->nbegin])) {
+		memset(&p->gone_cache, 0, sizeof(p->gone_cache));
+		p->gone_cache.sitep = &gone_site;
+		z->c = &p->gone_cache;
+	}
 	__prof_leave(z);
 }
 

@@ -28,134 +28,36 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "busguard.h"
 #include "profctl.h"
 #ifndef PROFCTL_NO_CLIENT
 #include "client.h"
 #endif
 
 /*
- * A segment is mapped and read in place, and its owner can truncate the
- * file under the mapping: a read past the new end raises SIGBUS.  The
- * handler maps zeros from the faulting page to the end of that mapping,
- * in one call (a page at a time would split it into as many mappings as
- * pages read, up to vm.max_map_count), notes it, and the read goes on: the
- * reader already treats every byte of a segment as hostile.  The verb
- * then fails with one line instead of profctl dying of a bus error.  Only
- * a read-only file mapping is patched (segments, images, baselines are
- * mapped so; nothing else of profctl's is but its own files' rodata): the
- * mapping is found in /proc/self/maps, read with open and read, which a
- * handler may call.
+ * A segment its owner truncates while profctl reads it: the read sees
+ * zeros from there (busguard.c) and goes on; the verb then fails with one
+ * line instead of profctl dying of a bus error, and its errors since (the
+ * zeros' doing) are not said.  hits_seen: the faults counted when the verb
+ * started; hits_said: when the one line was said.
  */
-static volatile sig_atomic_t bus_hit;
-static size_t bus_page;
-
-static uintptr_t hex_at(const char **p)
-{
-	uintptr_t v = 0;
-
-	for (;; (*p)++) {
-		char c = **p;
-
-		if (c >= '0' && c <= '9')
-			v = v << 4 | (uintptr_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v << 4 | (uintptr_t)(c - 'a' + 10);
-		else
-			return v;
-	}
-}
-
-static const char *next_field(const char *p)
-{
-	while (*p && *p != ' ')
-		p++;
-	while (*p == ' ')
-		p++;
-	return p;
-}
-
-/* the end of the read-only file mapping holding addr, 0 if it is not one */
-static uintptr_t ro_file_map_end(uintptr_t addr)
-{
-	char buf[4096], line[128];
-	size_t ll = 0;
-	ssize_t n, i;
-	uintptr_t end = 0;
-	bool done = false;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	while (!done && (n = read(fd, buf, sizeof(buf))) > 0) {
-		for (i = 0; i < n && !done; i++) {
-			const char *p = line;
-			uintptr_t lo, hi;
-
-			if (buf[i] != '\n') {
-				if (ll < sizeof(line) - 1)
-					line[ll++] = buf[i];
-				continue;
-			}
-			line[ll] = 0;
-			ll = 0;
-			/* lo-hi perms offset dev inode [path] */
-			lo = hex_at(&p);
-			if (*p++ != '-')
-				continue;
-			hi = hex_at(&p);
-			if (*p++ != ' ' || addr < lo || addr >= hi)
-				continue;
-			done = true;
-			if (p[0] != 'r' || p[1] != '-' || p[2] != '-')
-				break;
-			p = next_field(next_field(next_field(p)));
-			/* a file has an inode */
-			if (*p >= '1' && *p <= '9')
-				end = hi;
-		}
-	}
-	close(fd);
-	return end;
-}
-
-static void on_sigbus(int sig, siginfo_t *si, void *ctx)
-{
-	uintptr_t page = (uintptr_t)si->si_addr & ~(uintptr_t)(bus_page - 1), end = 0;
-	int saved = errno;
-
-	(void)ctx;
-	/* BUS_ADRERR: past the end of a file mapping (not a memory error) */
-	if (si->si_code == BUS_ADRERR && page)
-		end = ro_file_map_end(page);
-	if (end && mmap((void *)page, end - page, PROT_READ,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
-		bus_hit = 1;
-		errno = saved;
-		return;
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
+static unsigned long hits_seen, hits_said = ~0ul;
 
 void pc_bus_guard(void)
 {
-	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER };
-
-	bus_page = (size_t)sysconf(_SC_PAGESIZE);
-	bus_hit = 0;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, NULL);
+	prof_bus_guard();
+	hits_seen = prof_bus_hits();
+	hits_said = ~0ul;
 }
 
 bool pc_bus_hit(void)
 {
-	return bus_hit;
+	return prof_bus_hits() != hits_seen;
 }
 
 void pc_bus_said(void)
 {
-	/* the one line: every error since was the zeros' doing */
-	bus_hit = 2;
+	hits_said = prof_bus_hits();
 	pc_warnx("a segment was truncated by its owner while profctl read it: what was shown "
 		 "is incomplete");
 }
@@ -166,7 +68,7 @@ void pc_warnx(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (bus_hit == 1 || pc_warn_quiet)
+	if ((pc_bus_hit() && prof_bus_hits() != hits_said) || pc_warn_quiet)
 		return;
 	fputs("profctl: ", stderr);
 	va_start(ap, fmt);

@@ -10,7 +10,8 @@
  * data survives the unlink at exit), takes a last snapshot when it exits,
  * then drops the mapping and keeps the snapshot (and the ring below) until
  * it ages out.  Every read of application memory is guarded: a segment
- * truncated under us raises SIGBUS, which abandons that one read.
+ * truncated under us raises SIGBUS, which fails that one read (busguard.c:
+ * the read runs on over zeros, then its result is dropped).
  *
  * History: each sample is an instantaneous rate (calls and busy time per
  * second, summed over the process's top-level zones) folded into two
@@ -58,7 +59,6 @@
 #include <grp.h>
 #include <malloc.h>
 #include <pwd.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +70,7 @@
 #include <linux/magic.h>
 #include <unistd.h>
 
+#include "busguard.h"
 #include "profd.h"
 #include "proto.h"
 
@@ -208,29 +209,14 @@ static struct {
 	dev_t shm_dev;	   /* our /dev/shm's */
 } sg = { .ifd = -1 };
 
-/* SIGBUS while reading a segment: that read fails, profd goes on */
-static sigjmp_buf bus_jmp;
-static volatile sig_atomic_t bus_armed;
-
-static void on_sigbus(int sig)
-{
-	if (bus_armed) {
-		bus_armed = 0;
-		siglongjmp(bus_jmp, 1);
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 int seg_init(void)
 {
-	struct sigaction sa = { .sa_handler = on_sigbus };
 	struct stat st;
+	int err;
 
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_NODEFER;
-	if (sigaction(SIGBUS, &sa, NULL))
-		return -errno;
+	/* SIGBUS while reading a segment: that read fails, profd goes on */
+	if ((err = prof_bus_guard()))
+		return err;
 	sg.pidns = prof_ns_ino(0, "pid");
 	sg.shm_dev = stat("/dev/shm", &st) ? 0 : st.st_dev;
 	sg.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -485,6 +471,18 @@ static bool seg_is(const struct seg *s, __u32 pid, __u64 start_token, __u32 uid)
 	return pid == s->hdr_pid && start_token == s->start_token && uid == (__u32)s->hdr_uid;
 }
 
+/*
+ * A fault since hits (the segment truncated under us: the read saw zeros
+ * from there): the mapping is the file's again, and what was read goes.
+ */
+static bool seg_faulted(const struct seg *s, unsigned long hits)
+{
+	if (prof_bus_hits() == hits)
+		return false;
+	prof_bus_remap(s->fd, s->mem, s->len);
+	return true;
+}
+
 /* a guarded read of a live segment's mapping */
 static int seg_read(struct seg *s, struct prof_snapshot **out)
 {
@@ -497,11 +495,7 @@ static int seg_read(struct seg *s, struct prof_snapshot **out)
 	/* shrunk under us: every page past the end would SIGBUS */
 	if (fstat(s->fd, &st) || st.st_size < (off_t)s->len)
 		return -EINVAL;
-	if (sigsetjmp(bus_jmp, 1))
-		return -EFAULT;
-	bus_armed = 1;
-	err = prof_snapshot__read(s->mem, s->len, out);
-	bus_armed = 0;
+	err = prof_bus_read(s->fd, s->mem, s->len, out);
 	if (!err && !seg_is(s, (*out)->pid, (*out)->start_token, (*out)->uid)) {
 		prof_snapshot__destroy(*out);
 		*out = NULL;
@@ -519,6 +513,7 @@ static int seg_live_fd(struct seg *s)
 {
 	const struct prof_seg_hdr *h = s->mem;
 	struct stat st;
+	unsigned long hits;
 	bool ok;
 	int fd;
 
@@ -526,14 +521,13 @@ static int seg_live_fd(struct seg *s)
 		return -ESRCH;
 	if (fstat(s->fd, &st) || st.st_size < (off_t)s->len || s->len < sizeof(*h))
 		return -EINVAL;
-	if (sigsetjmp(bus_jmp, 1))
-		return -EFAULT;
-	bus_armed = 1;
+	hits = prof_bus_hits();
 	ok = __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == PROF_SEG_MAGIC &&
 	     seg_is(s, __atomic_load_n(&h->pid, __ATOMIC_RELAXED),
 		    __atomic_load_n(&h->start_token, __ATOMIC_RELAXED),
 		    __atomic_load_n(&h->uid, __ATOMIC_RELAXED));
-	bus_armed = 0;
+	if (seg_faulted(s, hits))
+		return -EFAULT;
 	if (!ok)
 		return -EPERM;
 	fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
@@ -548,6 +542,7 @@ static int seg_live_fd(struct seg *s)
 static int seg_busy(struct seg *s, struct prof_seg_busy *out)
 {
 	struct stat st;
+	unsigned long hits;
 	int err;
 
 	if (!s->mem)
@@ -556,11 +551,10 @@ static int seg_busy(struct seg *s, struct prof_seg_busy *out)
 		return -ENOMEM;
 	if (fstat(s->fd, &st) || st.st_size < (off_t)s->len)
 		return -EINVAL;
-	if (sigsetjmp(bus_jmp, 1))
-		return -EFAULT;
-	bus_armed = 1;
+	hits = prof_bus_hits();
 	err = prof_seg_cursor__sample(s->cursor, s->mem, s->len, out);
-	bus_armed = 0;
+	if (seg_faulted(s, hits))
+		return -EFAULT;
 	if (err)
 		return err;
 	return seg_is(s, out->pid, out->start_token, out->uid) ? 0 : -EPERM;
@@ -874,14 +868,10 @@ static int seg_ns_names(pid_t pid, uid_t uid, __u32 *hdr_pid, uid_t *hdr_uid, __
 /* the segment's magic, a guarded read; 0 if it faults */
 static __u64 seg_magic(const struct seg *s)
 {
-	volatile __u64 magic = 0;
+	unsigned long hits = prof_bus_hits();
+	__u64 magic = *(const volatile __u64 *)s->mem;
 
-	if (!sigsetjmp(bus_jmp, 1)) {
-		bus_armed = 1;
-		magic = *(const volatile __u64 *)s->mem;
-		bus_armed = 0;
-	}
-	return magic;
+	return seg_faulted(s, hits) ? 0 : magic;
 }
 
 /*
