@@ -1588,6 +1588,211 @@ static void test_records_per_uid(void **state)
 	stop_profd();
 }
 
+/* --- kernel records reused ------------------------------------------------ */
+
+#define REUSE_SLEEPS 30
+
+static void reuse_sleep(int who)
+{
+	struct timespec ts = { 0, 20000000 };
+
+	if (who == 0) {
+		PROF_USDT(reuse_a_zone);
+		nanosleep(&ts, NULL);
+	} else if (who == 1) {
+		PROF_USDT(reuse_b_zone);
+		nanosleep(&ts, NULL);
+	} else {
+		PROF_USDT(reuse_c_zone);
+		nanosleep(&ts, NULL);
+	}
+}
+
+struct reuse_thread {
+	int who;			   /* its zone: reuse_a_zone, _b_, _c_ */
+	const volatile void *rec;	   /* its kernel record */
+	__u64 gen;			   /* that record's gen when it took it */
+	unsigned bad;			   /* REUSE_* it found */
+};
+
+#define REUSE_UNREGISTERED 1u
+#define REUSE_TID 2u	/* the record names another tid */
+#define REUSE_SEQ 4u	/* more switches than the thread made */
+#define REUSE_OFFCPU 8u /* more time off the CPU than the thread lived */
+#define REUSE_MIGR 16u	/* more moves than returns to a CPU */
+#define REUSE_LAST 32u	/* its last preempted or blocked switch beyond its switches */
+
+/*
+ * A thread that registers, reads its fresh record, then sleeps in its
+ * zone.  Started from zero at its first switch, the record counts no more
+ * switches than the thread itself made (its rusage), no more time off the
+ * CPU than it has lived, no more moves than returns: a record left with a
+ * previous owner's numbers (thirty sleeps and more) fails them.
+ */
+static void *reuse_thread_main(void *arg)
+{
+	struct reuse_thread *rt = arg;
+	const volatile struct prof_sched_rec *r;
+	__u64 t0 = now_ns(), seq, off, life;
+	__u32 pre, blk, sw;
+	struct rusage ru;
+	int i;
+
+	if (!wait_registered(10)) {
+		rt->bad = REUSE_UNREGISTERED;
+		return NULL;
+	}
+	r = __prof_tls.krec;
+	rt->rec = r;
+	rt->gen = r->gen;
+	seq = r->seq;
+	off = r->offcpu_ns;
+	pre = r->preempt_seq;
+	blk = r->block_seq;
+	if (r->tid != (__u32)gettid())
+		rt->bad |= REUSE_TID;
+	/* read after the record: the thread's switches so far, and its life */
+	life = now_ns() - t0;
+	getrusage(RUSAGE_THREAD, &ru);
+	sw = (__u32)(ru.ru_nvcsw + ru.ru_nivcsw);
+	if ((__u32)seq > sw)
+		rt->bad |= REUSE_SEQ;
+	if (off > life)
+		rt->bad |= REUSE_OFFCPU;
+	if ((seq >> PROF_SCHED_SEQ_MIGR_SHIFT) > (__u64)sw + 1)
+		rt->bad |= REUSE_MIGR;
+	if (pre > (__u32)seq || blk > (__u32)seq)
+		rt->bad |= REUSE_LAST;
+	if (rt->bad)
+		fprintf(stderr, "thread %d: record %p gen %llu: seq %llx, off-cpu %llu ns, "
+			"preempted at %u, blocked at %u; %u switches, %llu ns alive\n",
+			(int)gettid(), (const volatile void *)r, (unsigned long long)rt->gen,
+			(unsigned long long)seq, (unsigned long long)off, pre, blk, sw,
+			(unsigned long long)life);
+	for (i = 0; i < REUSE_SLEEPS; i++)
+		reuse_sleep(rt->who);
+	return NULL;
+}
+
+/* profd's registered threads, asked from the child (within 5 s) */
+static bool reuse_threads_are(__u32 want)
+{
+	const char *sock = getenv("PROF_SOCKET");
+	struct profd_status st;
+	__u64 end = now_ns() + 5000000000ull;
+	int fd = sock ? profd_connect(sock) : -1;
+	bool ok = false;
+
+	while (fd >= 0 && !ok && now_ns() < end) {
+		ok = !profd_status(fd, &st) && st.threads == want;
+		if (!ok)
+			usleep(10000);
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static void reuse_run(struct reuse_thread *rt)
+{
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, reuse_thread_main, rt) || pthread_join(th, NULL))
+		rt->bad |= REUSE_UNREGISTERED;
+}
+
+/*
+ * In a child (its main thread registered, profd with two slots): the first
+ * run, thread A then, once profd has its slot back, thread B, which can
+ * only have A's record; the second run (after profd restarted), thread C.
+ * zone_cpu[0]: what A and B found wrong; [1]: B had A's record.  What C
+ * finds wrong ends the child.
+ */
+static int reuse_runs;
+
+static void work_reuse(void)
+{
+	struct reuse_thread a = { 0 }, b = { 0 }, c = { 0 };
+
+	if (reuse_runs++) {
+		c.who = 2;
+		reuse_run(&c);
+		if (c.bad)
+			_exit(8); /* child_again sees no answer */
+		return;
+	}
+	a.who = 0;
+	reuse_run(&a);
+	b.who = 1;
+	if (!reuse_threads_are(1))
+		b.bad |= REUSE_UNREGISTERED;
+	else
+		reuse_run(&b);
+	zone_cpu[0] = a.bad | b.bad;
+	zone_cpu[1] = b.rec && b.rec == a.rec && b.gen != a.gen;
+}
+
+/* ZONE's sleeps: every call, exactly, with kernel facts blocked */
+static void check_reuse_zone(const struct prof_snapshot *s, const char *zone)
+{
+	const struct prof_snap_node *n = node_named(s, zone);
+
+	assert_non_null(n);
+	printf("%s: %llu calls, %llu with facts, %llu blocked, %llu migrated, off-cpu %.2f ms "
+	       "of %.2f ms\n",
+	       zone, (unsigned long long)n->calls, (unsigned long long)n->kernel_calls,
+	       (unsigned long long)n->blocked, (unsigned long long)n->migrated,
+	       n->offcpu_ns / 1e6, prof_snap_ns(s, n->ticks) / 1e6);
+	assert_int_equal(n->calls, REUSE_SLEEPS);
+	assert_facts(n, zone, REUSE_SLEEPS);
+	assert_int_equal(n->blocked, n->kernel_calls);
+	assert_true(n->migrated <= n->kernel_calls);
+	assert_true(n->offcpu_ns >= n->kernel_calls * 19000000ull);
+	assert_true(n->offcpu_ns <= prof_snap_ns(s, n->ticks));
+}
+
+/*
+ * A kernel record handed from one thread to the next, and from one profd
+ * to the next, starts from its new owner's numbers: with two slots (the
+ * child's main thread holds one), thread B gets thread A's record, and a
+ * thread registered with a restarted profd gets a record of its own; each
+ * finds its record counting only its own switches and time, and each
+ * zone's sleeps have exact kernel facts.
+ */
+static void test_records_reused(void **state)
+{
+	static const char *const two[] = { "--slots", "2", "--uid-slots", "2", NULL };
+	struct prof_snapshot *s;
+	struct child c;
+	int fd;
+
+	(void)state;
+	fd = need_profd_opts(two);
+	c = spawn(work_reuse, 0, 5);
+	assert_int_equal(child_wait(&c), 'R');
+	assert_int_equal(child_cpu[0], 0);
+	assert_int_equal(child_cpu[1], 1);
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
+	assert_non_null(s);
+	check_reuse_zone(s, "reuse_a_zone");
+	check_reuse_zone(s, "reuse_b_zone");
+	prof_snapshot__destroy(s);
+	close(fd);
+
+	/* the next profd: the child registers again, a new thread too */
+	stop_profd();
+	fd = start_profd_opts(two);
+	assert_true(fd >= 0);
+	assert_true(child_again(&c));
+	s = snap_of(fd, c.pid, PROFD_SNAP_START);
+	assert_non_null(s);
+	check_reuse_zone(s, "reuse_c_zone");
+	prof_snapshot__destroy(s);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
 /* the path of pid's live segment (pid's current start token) */
 static void seg_path_of(pid_t pid, char path[96])
 {
@@ -3697,6 +3902,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_before_after, teardown),
 		cmocka_unit_test_teardown(test_other_user, teardown),
 		cmocka_unit_test_teardown(test_records_per_uid, teardown),
+		cmocka_unit_test_teardown(test_records_reused, teardown),
 		cmocka_unit_test_teardown(test_planted_segment, teardown),
 		cmocka_unit_test_teardown(test_header_uid_rewritten, teardown),
 		cmocka_unit_test_teardown(test_hostile, teardown),
