@@ -5,11 +5,14 @@
  * prof_snapshot__write), hostile variants: every truncation up to past the
  * header, flipped bytes in the geometry, parent cycles and forward links,
  * site indices out of range, unterminated strings, a wrong version
- * (-EPROTO), counts out of bounds, huge counters, and random mutations.
+ * (-EPROTO), counts out of bounds, huge counters, each slab region shifted,
+ * shrunk or past the end (an image with an aggregate slab: this process
+ * runs with few slabs), and random mutations.
  * Each read returns an error or a snapshot that every consumer (quantiles,
  * flat view, text and JSON reports, diff) walks without fault; ASan and
  * UBSan watch the walk.
  */
+#include <pthread.h>
 #include <stddef.h>
 
 #include "fastpath.h"
@@ -687,6 +690,135 @@ static void test_segment_names(void **state)
 			fail_msg("%s taken for a segment's name", bad[i]);
 }
 
+/* --- the region table, region by region -------------------------------- */
+
+#define AGG_SLABS 4 /* PROF_MAX_THREADS here: threads beyond it fold */
+
+static void *agg_thread(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 3; i++)
+		rd_inner(i);
+	return NULL;
+}
+
+/* an image whose threads' slabs and the exited threads' aggregate (last)
+ * both hold nodes: twice as many threads as slabs ran and exited */
+static void *agg_image(size_t *len)
+{
+	struct prof_snapshot *s;
+	pthread_t th;
+	void *buf;
+	int i;
+
+	free(base_image(len));
+	for (i = 0; i < 2 * AGG_SLABS; i++) {
+		assert_int_equal(pthread_create(&th, NULL, agg_thread, NULL), 0);
+		assert_int_equal(pthread_join(th, NULL), 0);
+	}
+	s = test_snapshot(0);
+	assert_non_null(s);
+	assert_true(s->nthreads >= 2);
+	assert_true(s->threads[s->nthreads - 1].folds > 0);
+	assert_int_equal(prof_snapshot__write(s, &buf, len), 0);
+	prof_snapshot__destroy(s);
+	return buf;
+}
+
+/* read a variant every way a reader reads: whole, lazily (each thread
+ * loaded), flat; an error, or a view the consumers walk */
+static int try_read_all(const void *img, size_t len)
+{
+	struct prof_snapshot *s = NULL, *fs = NULL;
+	struct prof_flat_row *rows;
+	int err = try_read(img, len), e2;
+	struct prof_snap_iter it;
+	size_t n;
+
+	e2 = prof_snapshot__read_opts(img, len, PROF_READ_LAZY, &s);
+	assert_int_equal(!e2, !err);
+	if (!e2) {
+		it = PROF_SNAP_ITER(s, 0);
+		while (prof_snap_next(&it))
+			;
+		assert_int_equal(it.err, 0);
+		prof_snapshot__destroy(s);
+	}
+	e2 = prof_seg_flat(img, len, 0, PROF_SORT_TOTAL, &fs, &rows, &n);
+	assert_int_equal(!e2, !err);
+	if (!e2) {
+		free(rows);
+		prof_snapshot__destroy(fs);
+	}
+	return err;
+}
+
+/*
+ * Each region of the table (shared by every slab: the threads' and the
+ * aggregate's) shifted, shrunk, or pointing past its slab's or the
+ * segment's end, one change at a time, in an exact-length heap copy (ASan
+ * sees a read past it: the aggregate is the last slab).  A region that
+ * leaves the slab, lies in the slab's header, or is smaller than the
+ * geometry needs is refused; any other change is read into a view every
+ * consumer walks without fault.
+ */
+static void test_regions_one_by_one(void **state)
+{
+	size_t len;
+	void *img = agg_image(&len);
+	const struct prof_seg_hdr *h0 = hdr(img);
+	__u64 slab_size = h0->slab_size, shdr = h0->slab_hdr_size;
+	unsigned refused = 0, read = 0;
+	__u32 i, v;
+
+	(void)state;
+	assert_int_equal(try_read_all(img, len), 0);
+	assert_true(h0->nregions == PROF_REGIONS);
+	for (i = 0; i < PROF_REGIONS; i++) {
+		const struct prof_region r0 = h0->region[i];
+		const struct prof_region vars[] = {
+			{ r0.off + 8, r0.size },	 /* shifted */
+			{ r0.off - 8, r0.size },
+			{ r0.off + 4096, r0.size },
+			{ r0.off + slab_size, r0.size }, /* into the next slab */
+			{ r0.off, r0.size - 8 },	 /* shrunk */
+			{ r0.off, r0.size / 2 },
+			{ r0.off, 0 },
+			{ slab_size, r0.size },		  /* at the slab's end */
+			{ slab_size - r0.size + 8, r0.size }, /* 8 bytes past it */
+			{ r0.off, slab_size - r0.off + 8 },
+			{ len, r0.size }, /* past the segment */
+			{ (__u64)len * 2, r0.size },
+			{ ~7ull, r0.size }, /* off + size wraps */
+			{ r0.off, ~0ull },
+			{ r0.off, ~0ull - r0.off + 1 },
+			{ 0, r0.size }, /* in the slab's header */
+			{ shdr - 8, r0.size },
+		};
+
+		for (v = 0; v < sizeof(vars) / sizeof(vars[0]); v++) {
+			const struct prof_region *r = &vars[v];
+			void *p = dup_img(img, len);
+			bool out = r->off < shdr || r->off > slab_size || r->size > slab_size - r->off ||
+				   r->size < r0.size;
+			int err;
+
+			hdr(p)->region[i] = *r;
+			err = try_read_all(p, len);
+			if (out && !err)
+				fail_msg("region %u at %#llx, %#llx bytes (slab %#llx bytes, header "
+					 "%#llx) read",
+					 i, (unsigned long long)r->off, (unsigned long long)r->size,
+					 (unsigned long long)slab_size, (unsigned long long)shdr);
+			refused += err != 0;
+			read += err == 0;
+			free(p);
+		}
+	}
+	printf("%u variants refused, %u read\n", refused, read);
+	free(img);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -695,8 +827,12 @@ int main(void)
 		cmocka_unit_test(test_links_and_strings), cmocka_unit_test(test_huge_counts),
 		cmocka_unit_test(test_random_mutations), cmocka_unit_test(test_next_minor),
 		cmocka_unit_test(test_diff_every_figure), cmocka_unit_test(test_one_anomaly_said),
-		cmocka_unit_test(test_segment_names),
+		cmocka_unit_test(test_segment_names),	  cmocka_unit_test(test_regions_one_by_one),
 	};
+	char slabs[16];
 
+	/* before the runtime starts: test_regions_one_by_one's threads fold */
+	snprintf(slabs, sizeof(slabs), "%d", AGG_SLABS);
+	setenv("PROF_MAX_THREADS", slabs, 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
