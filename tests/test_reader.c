@@ -6,8 +6,9 @@
  * header, flipped bytes in the geometry, parent cycles and forward links,
  * site indices out of range, unterminated strings, a wrong version
  * (-EPROTO), counts out of bounds, huge counters, each slab region shifted,
- * shrunk or past the end (an image with an aggregate slab: this process
- * runs with few slabs), and random mutations.
+ * shrunk or past the end (in an image with an aggregate slab, this process
+ * running with few slabs, and in a copy of its live segment, rings too),
+ * and random mutations.
  * Each read returns an error or a snapshot that every consumer (quantiles,
  * flat view, text and JSON reports, diff) walks without fault; ASan and
  * UBSan watch the walk.
@@ -726,11 +727,13 @@ static void *agg_image(size_t *len)
 }
 
 /* read a variant every way a reader reads: whole, lazily (each thread
- * loaded), flat; an error, or a view the consumers walk */
-static int try_read_all(const void *img, size_t len)
+ * loaded), flat; all refuse it, or all read it, the whole read into a view
+ * the consumers walk; and its event rings (their error in *trace_err) */
+static int try_read_all(const void *img, size_t len, int *trace_err)
 {
 	struct prof_snapshot *s = NULL, *fs = NULL;
 	struct prof_flat_row *rows;
+	struct prof_trace *tr;
 	int err = try_read(img, len), e2;
 	struct prof_snap_iter it;
 	size_t n;
@@ -750,30 +753,35 @@ static int try_read_all(const void *img, size_t len)
 		free(rows);
 		prof_snapshot__destroy(fs);
 	}
+	/* the rings alone: it need not see what is wrong with the nodes */
+	*trace_err = prof_seg_trace(img, len, &tr);
+	if (!*trace_err)
+		prof_trace__destroy(tr);
 	return err;
 }
 
 /*
  * Each region of the table (shared by every slab: the threads' and the
  * aggregate's) shifted, shrunk, or pointing past its slab's or the
- * segment's end, one change at a time, in an exact-length heap copy (ASan
- * sees a read past it: the aggregate is the last slab).  A region that
- * leaves the slab, lies in the slab's header, or is smaller than the
- * geometry needs is refused; any other change is read into a view every
- * consumer walks without fault.
+ * segment's end, one change at a time, in an exact-length heap copy of
+ * SEG (ASan sees a read past it: the aggregate is the last slab).  A
+ * region that leaves the slab, lies in the slab's header, or is smaller
+ * than the geometry needs is refused (a smaller event ring is another
+ * ring, or none); any other change is read into a view every consumer
+ * walks without fault.
  */
-static void test_regions_one_by_one(void **state)
+static void regions_each(const void *seg, size_t len, const char *what)
 {
-	size_t len;
-	void *img = agg_image(&len);
-	const struct prof_seg_hdr *h0 = hdr(img);
+	const struct prof_seg_hdr *h0 = seg;
 	__u64 slab_size = h0->slab_size, shdr = h0->slab_hdr_size;
 	unsigned refused = 0, read = 0;
 	__u32 i, v;
+	int terr;
 
-	(void)state;
-	assert_int_equal(try_read_all(img, len), 0);
+	assert_int_equal(try_read_all(seg, len, &terr), 0);
+	assert_int_equal(terr, 0);
 	assert_true(h0->nregions == PROF_REGIONS);
+	assert_true(h0->agg_slab == h0->max_threads);
 	for (i = 0; i < PROF_REGIONS; i++) {
 		const struct prof_region r0 = h0->region[i];
 		const struct prof_region vars[] = {
@@ -798,24 +806,41 @@ static void test_regions_one_by_one(void **state)
 
 		for (v = 0; v < sizeof(vars) / sizeof(vars[0]); v++) {
 			const struct prof_region *r = &vars[v];
-			void *p = dup_img(img, len);
+			void *p = dup_img(seg, len);
 			bool out = r->off < shdr || r->off > slab_size || r->size > slab_size - r->off ||
-				   r->size < r0.size;
+				   (i != PROF_REGION_RING && r->size < r0.size);
 			int err;
 
 			hdr(p)->region[i] = *r;
-			err = try_read_all(p, len);
-			if (out && !err)
-				fail_msg("region %u at %#llx, %#llx bytes (slab %#llx bytes, header "
-					 "%#llx) read",
-					 i, (unsigned long long)r->off, (unsigned long long)r->size,
-					 (unsigned long long)slab_size, (unsigned long long)shdr);
+			err = try_read_all(p, len, &terr);
+			if (out && (!err || !terr))
+				fail_msg("%s: region %u at %#llx, %#llx bytes (slab %#llx bytes, "
+					 "header %#llx) read (%d; its rings: %d)",
+					 what, i, (unsigned long long)r->off,
+					 (unsigned long long)r->size, (unsigned long long)slab_size,
+					 (unsigned long long)shdr, err, terr);
 			refused += err != 0;
 			read += err == 0;
 			free(p);
 		}
 	}
-	printf("%u variants refused, %u read\n", refused, read);
+	printf("%s: %u variants refused, %u read\n", what, refused, read);
+}
+
+/* over a reader's image (no rings), and over a copy of this process's live
+ * segment (rings, and a slab for each thread) */
+static void test_regions_one_by_one(void **state)
+{
+	size_t len, seg_len = 0;
+	void *img = agg_image(&len);
+	void *seg = test_own_segment(&seg_len), *copy = dup_img(seg, seg_len);
+
+	(void)state;
+	assert_true(hdr(seg)->region[PROF_REGION_RING].size > 0);
+	regions_each(img, len, "image");
+	regions_each(copy, seg_len, "live");
+	free(copy);
+	munmap(seg, seg_len);
 	free(img);
 }
 
