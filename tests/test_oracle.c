@@ -16,7 +16,8 @@
  *	the window is at most as long as asked, and says how long it is
  *	the process (threads merged) is the sum of its threads
  *	base + diff = new, for every counter figures.h lists
- *	a figure is the same number in the saved file, its JSON and CSV
+ *	a figure is the same number in the saved file, its JSON and CSV,
+ *	its folded stacks (wall and on-CPU) and its pprof (go tool pprof)
  *
  * Waits are on conditions with deadlines.  Skips, saying why, unless root
  * with kernel assistance.
@@ -495,6 +496,10 @@ static void test_top_interval(void **state)
 	prof_snapshot__destroy(s2);
 }
 
+/* the zones the program makes, the figures compared for */
+static const char *const zones[] = { "o_batch", "o_work", "o_nap", "o_longnap" };
+#define NZONES (sizeof(zones) / sizeof(zones[0]))
+
 /* node a of s's ta and b of o's tb are one call path, by zone names (two
  * snapshots number their sites each its own way) */
 static bool same_named_path(const struct prof_snapshot *s, const struct prof_snap_thread *ta,
@@ -522,7 +527,6 @@ static void test_formats(void **state)
 	const char *aj[] = { "report", "--input", file, "--format", "json", NULL };
 	const char *ac[] = { "report", "--input", file, "--format", "csv", NULL };
 	const char *at[] = { "report", "--input", file, "--flat", "--color", "never", NULL };
-	static const char *const zones[] = { "o_batch", "o_work", "o_nap", "o_longnap" };
 	struct prof_snapshot *s, *f, *j;
 	char *text, *line;
 	size_t len = 0;
@@ -633,12 +637,290 @@ static void test_formats(void **state)
 	prof_snapshot__destroy(f);
 }
 
+/* --- the same figure in every format, of one saved file -------------- */
+
+/* the child's since-start view saved as dir/name; its path into file */
+static void save_view(const char *name, char *file, size_t size)
+{
+	struct prof_snapshot *s;
+
+	snprintf(file, size, "%s/%s", dir, name);
+	wait_naps(0, 1);
+	s = view(PROFD_SNAP_START, 0);
+	assert_int_equal(prof_file_save(file, s), 0);
+	prof_snapshot__destroy(s);
+}
+
+/* `profctl report --input file --format json` read back */
+static struct prof_snapshot *json_of(const char *file)
+{
+	char js[160], why[256];
+	const char *a[] = { "report", "--input", file, "--format", "json", NULL };
+	struct prof_snapshot *j = NULL;
+	size_t len = 0;
+	char *text;
+
+	snprintf(js, sizeof(js), "%s.json", file);
+	assert_int_equal(test_profctl_run(js, a), 0);
+	text = test_slurp(js, &len);
+	assert_non_null(text);
+	assert_int_equal(prof_json_load(text, len, &j, why, sizeof(why)), 0);
+	free(text);
+	return j;
+}
+
+/* each zone's self wall and self on-CPU time (ns), summed over the nodes
+ * and threads of s (closed: only the nodes with a closed call, those
+ * pprof has); on-CPU of the nodes with kernel facts only */
+struct zone_sums {
+	__u64 self[NZONES], self_cpu[NZONES], total[NZONES], total_cpu[NZONES];
+	__u64 nodes; /* of every thread: the on-CPU figures' rounding, 1 ns a node */
+};
+
+/* a and b differ by at most slack */
+static bool near(__u64 a, __u64 b, __u64 slack)
+{
+	return a > b ? a - b <= slack : b - a <= slack;
+}
+
+static void sum_zones(const struct prof_snapshot *s, bool closed, struct zone_sums *z)
+{
+	__u32 i, k, m;
+
+	memset(z, 0, sizeof(*z));
+	for (i = 0; i < s->nthreads; i++) {
+		const struct prof_snap_thread *t = &s->threads[i];
+		__u64 *on = calloc(t->nnodes ? t->nnodes : 1, sizeof(*on));
+
+		assert_non_null(on);
+		assert_int_equal(prof_snap_oncpu(s, t, on), 0);
+		z->nodes += t->nnodes;
+		for (k = 2; k < t->nnodes; k++)
+			for (m = 0; m < NZONES; m++) {
+				__u64 c = prof_snap_self_oncpu(t, on, k);
+
+				if (strcmp(prof_snap_node_name(s, &t->nodes[k]), zones[m]) ||
+				    (closed && !t->nodes[k].calls))
+					continue;
+				z->self[m] += prof_snap_ns(s, prof_snap_self(&t->nodes[k]));
+				z->total[m] += prof_snap_ns(s, t->nodes[k].ticks);
+				if (c != PROF_SNAP_UNKNOWN)
+					z->self_cpu[m] += c;
+				if (on[k] != PROF_SNAP_UNKNOWN)
+					z->total_cpu[m] += on[k];
+			}
+		free(on);
+	}
+}
+
+static int zone_index(const char *name, size_t len)
+{
+	size_t m;
+
+	for (m = 0; m < NZONES; m++)
+		if (strlen(zones[m]) == len && !strncmp(zones[m], name, len))
+			return (int)m;
+	return -1;
+}
+
+/* folded stacks of file, weighing weight: each zone's weight where it is
+ * the leaf, summed */
+static void folded_sums(const char *file, const char *weight, __u64 *sum)
+{
+	char out[160];
+	const char *a[] = { "report", "--input", file, "--format", "folded", "--weight", weight, NULL };
+	char *text, *line, *nl;
+
+	snprintf(out, sizeof(out), "%s.%s.folded", file, weight);
+	assert_int_equal(test_profctl_run(out, a), 0);
+	text = test_slurp(out, NULL);
+	assert_non_null(text);
+	memset(sum, 0, NZONES * sizeof(*sum));
+	for (line = text; *line; line = nl + 1) {
+		char *sp, *leaf;
+		int m;
+
+		nl = strchr(line, '\n');
+		if (!nl)
+			fail_msg("folded: a line without its end: %s", line);
+		*nl = 0;
+		sp = strrchr(line, ' ');
+		if (!sp)
+			fail_msg("folded: no weight in '%s'", line);
+		*sp = 0;
+		leaf = strrchr(line, ';');
+		leaf = leaf ? leaf + 1 : line;
+		m = zone_index(leaf, strlen(leaf));
+		if (m >= 0)
+			sum[m] += strtoull(sp + 1, NULL, 10);
+	}
+	free(text);
+}
+
+/*
+ * Folded stacks weigh a stack by its leaf's self time: each zone's
+ * weights, summed, are its self wall (and, --weight oncpu, self on-CPU)
+ * time in the JSON of the same file.  Wall time to the ns (both are the
+ * file's ticks as ns); on-CPU time to 1 ns a node: a node's on-CPU time is
+ * its total less its off-CPU time, its total's ticks rounded to ns in the
+ * file and read as ns in the JSON, so a self on-CPU figure (a node's less
+ * its children's) may differ by one ns a node.
+ */
+static void test_folded(void **state)
+{
+	char file[128];
+	struct prof_snapshot *j;
+	struct zone_sums z;
+	__u64 w[NZONES];
+	size_t m;
+
+	(void)state;
+	need_profd();
+	save_view("folded.prof", file, sizeof(file));
+	j = json_of(file);
+	sum_zones(j, false, &z);
+	folded_sums(file, "wall", w);
+	for (m = 0; m < NZONES; m++)
+		if (w[m] != z.self[m])
+			fail_msg("folded: %s weighs %llu ns, its self time in the JSON %llu ns",
+				 zones[m], (unsigned long long)w[m],
+				 (unsigned long long)z.self[m]);
+	folded_sums(file, "oncpu", w);
+	for (m = 0; m < NZONES; m++)
+		if (!near(w[m], z.self_cpu[m], z.nodes))
+			fail_msg("folded --weight oncpu: %s weighs %llu ns, its self on-CPU time "
+				 "in the JSON %llu ns",
+				 zones[m], (unsigned long long)w[m],
+				 (unsigned long long)z.self_cpu[m]);
+	assert_true(z.self_cpu[1] > 0 && z.self_cpu[1] < z.self[1]);
+	prof_snapshot__destroy(j);
+}
+
+/* go tool pprof ARGS of file into out; 0 or its status */
+static int go_pprof(const char *args, const char *pb, const char *out)
+{
+	char cmd[768];
+
+	snprintf(cmd, sizeof(cmd),
+		 "env -i PATH=/usr/bin:/bin HOME=%s GOCACHE=%s/gocache go tool pprof %s %s "
+		 ">%s 2>&1",
+		 dir, dir, args, pb, out);
+	return system(cmd);
+}
+
+/*
+ * pprof of the saved file, read by the real `go tool pprof -raw`: each
+ * sample's values (wall, cpu, ... ns and counts, integers) summed by its
+ * leaf's function are the zone's self wall and self on-CPU time in the
+ * JSON of the same file (as test_folded: wall to the ns, on-CPU to 1 ns a
+ * node).  pprof has the call paths with a closed call, no other.
+ */
+static void test_pprof(void **state)
+{
+	char file[128], pb[160], raw[160];
+	const char *a[] = { "report", "--input", file, "--format", "pprof", NULL };
+	struct prof_snapshot *j;
+	struct zone_sums z;
+	__u64 wall[NZONES] = { 0 }, cpu[NZONES] = { 0 };
+	int wi = -1, ci = -1, fn_of[4096];
+	char *text, *line, *nl, *samples, *locs;
+	size_t m;
+
+	(void)state;
+	need_profd();
+	if (system("command -v go >/dev/null 2>&1")) {
+		fprintf(stderr, "skipped: go not installed (Debian golang-go): pprof not read\n");
+		skip();
+	}
+	save_view("pprof.prof", file, sizeof(file));
+	snprintf(pb, sizeof(pb), "%s.pb.gz", file);
+	snprintf(raw, sizeof(raw), "%s.raw", file);
+	assert_int_equal(test_profctl_run(pb, a), 0);
+	if (go_pprof("-raw", pb, raw))
+		fail_msg("go tool pprof -raw %s failed", pb);
+	text = test_slurp(raw, NULL);
+	assert_non_null(text);
+	/* the locations: "     1: 0x0 M=1 o_work file:0:0 s=0", a zone each */
+	memset(fn_of, -1, sizeof(fn_of));
+	locs = strstr(text, "\nLocations\n");
+	if (!locs)
+		fail_msg("go tool pprof -raw: no locations:\n%s", text);
+	for (line = locs + 11; *line && (nl = strchr(line, '\n')); line = nl + 1) {
+		unsigned int id;
+		char name[128];
+
+		if (sscanf(line, " %u: %*s M=%*u %127s", &id, name) == 2 && id < 4096)
+			fn_of[id] = zone_index(name, strlen(name));
+		else if (sscanf(line, " %u: %*s %127s", &id, name) == 2 && id < 4096)
+			fn_of[id] = zone_index(name, strlen(name));
+	}
+	/* "Samples:\nwall/nanoseconds cpu/nanoseconds ...\n  v v v: leaf ... " */
+	samples = strstr(text, "Samples:\n");
+	if (!samples)
+		fail_msg("go tool pprof -raw: no samples:\n%s", text);
+	line = samples + 9;
+	nl = strchr(line, '\n');
+	assert_non_null(nl);
+	{
+		char *tok, *save = NULL;
+		int k = 0;
+
+		*nl = 0;
+		for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save), k++) {
+			if (!strncmp(tok, "wall/", 5))
+				wi = k;
+			if (!strncmp(tok, "cpu/", 4))
+				ci = k;
+		}
+	}
+	if (wi < 0 || ci < 0)
+		fail_msg("go tool pprof -raw: no wall and cpu sample types");
+	for (line = nl + 1; line < locs && (nl = strchr(line, '\n')); line = nl + 1) {
+		unsigned long long v[16];
+		char *p = line, *colon = strchr(line, ':');
+		unsigned int id;
+		int k = 0;
+
+		*nl = 0;
+		/* a label line ("thread:[main]") has no number before its colon */
+		if (!colon || strspn(line, " 0123456789") != (size_t)(colon - line))
+			continue;
+		while (p < colon && k < 16) {
+			char *e;
+
+			v[k] = strtoull(p, &e, 10);
+			if (e == p)
+				break;
+			p = e;
+			k++;
+		}
+		if (k <= wi || k <= ci || sscanf(colon + 1, "%u", &id) != 1 || id >= 4096)
+			fail_msg("go tool pprof -raw: a sample line unread: %s", line);
+		if (fn_of[id] >= 0) {
+			wall[fn_of[id]] += v[wi];
+			cpu[fn_of[id]] += v[ci];
+		}
+	}
+	j = json_of(file);
+	sum_zones(j, true, &z);
+	for (m = 0; m < NZONES; m++)
+		if (wall[m] != z.self[m] || !near(cpu[m], z.self_cpu[m], z.nodes))
+			fail_msg("pprof: %s wall %llu cpu %llu ns, self %llu on-CPU %llu ns in "
+				 "the JSON",
+				 zones[m], (unsigned long long)wall[m], (unsigned long long)cpu[m],
+				 (unsigned long long)z.self[m], (unsigned long long)z.self_cpu[m]);
+	assert_true(cpu[1] > 0 && cpu[1] < wall[1]);
+	free(text);
+	prof_snapshot__destroy(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_since_start),   cmocka_unit_test(test_since_reset),
 		cmocka_unit_test(test_last),	      cmocka_unit_test(test_diff_of_saves),
 		cmocka_unit_test(test_top_interval),  cmocka_unit_test(test_formats),
+		cmocka_unit_test(test_folded),	      cmocka_unit_test(test_pprof),
 	};
 
 	test_filter_env();
