@@ -17,13 +17,15 @@
  *	the process (threads merged) is the sum of its threads
  *	base + diff = new, for every counter figures.h lists
  *	a figure is the same number in the saved file, its JSON and CSV,
- *	its folded stacks (wall and on-CPU) and its pprof (go tool pprof)
+ *	its folded stacks (wall and on-CPU) and its pprof (go tool pprof);
+ *	a change the same in diff's JSON and text and the saves' reports
  *
  * Waits are on conditions with deadlines.  Skips, saying why, unless root
  * with kernel assistance.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,10 +34,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <jansson.h>
 #include "testutil.h"
 #include "client.h"
 #include "profctl.h"
 #include "proffile.h"
+#include "fmt.h"
 #include "report_load.h"
 #include "prof.h"
 #include "profd_private.h"
@@ -914,6 +918,137 @@ static void test_pprof(void **state)
 	prof_snapshot__destroy(j);
 }
 
+/* a change as diff's text writes it: "+1.50ms", "-812ns", "0" */
+static const char *diff_dns(char *buf, size_t len, double d)
+{
+	char t[32];
+	double a = d < 0 ? -d : d;
+
+	if (a < 0.5)
+		snprintf(buf, len, "0");
+	else
+		snprintf(buf, len, "%c%s", d > 0 ? '+' : '-',
+			 prof_fmt_ns(t, sizeof(t), (__u64)(a + 0.5)));
+	return buf;
+}
+
+static double jnum(const json_t *o, const char *side, const char *key)
+{
+	const json_t *v = json_object_get(json_object_get(o, side), key);
+
+	if (!json_is_number(v))
+		fail_msg("diff json: no %s.%s", side, key);
+	return json_number_value(v);
+}
+
+/*
+ * `profctl diff` of two saves, as JSON and as text (diff has no CSV), and
+ * the JSON reports of the two files: each zone's change of calls is the
+ * same number in all three; of self and total time the same number in the
+ * diff's JSON and text (the text rounds it to three digits, as
+ * prof_fmt_ns does: compared as text), and in the reports' difference to
+ * 1 ns a node (a zone's time is its ticks summed, then made ns, in the
+ * diff; each node's made ns, then summed, in the reports).
+ */
+static void test_diff_formats(void **state)
+{
+	char a[128], b[128], out[160], buf[48];
+	const char *aj[] = { "diff", "--format", "json", a, b, NULL };
+	const char *at[] = { "diff", "--color", "never", a, b, NULL };
+	struct prof_snapshot *ja, *jb;
+	struct zone_sums za, zb;
+	json_t *doc, *rows;
+	json_error_t err;
+	double calls[NZONES], dcalls[NZONES], dself[NZONES], dtotal[NZONES];
+	bool seen[NZONES] = { false };
+	char *text, *line, *nl;
+	size_t m, i, found = 0;
+
+	(void)state;
+	need_profd();
+	save_view("d1.prof", a, sizeof(a));
+	wait_naps(naps_now(), 1);
+	save_view("d2.prof", b, sizeof(b));
+	snprintf(out, sizeof(out), "%s/d.json", dir);
+	assert_int_equal(test_profctl_run(out, aj), 0);
+	doc = json_load_file(out, 0, &err);
+	if (!doc)
+		fail_msg("diff json: %s", err.text);
+	rows = json_object_get(doc, "zones");
+	assert_true(json_is_array(rows));
+	for (i = 0; i < json_array_size(rows); i++) {
+		const json_t *r = json_array_get(rows, i);
+		const char *name = json_string_value(json_object_get(r, "name"));
+		int k = name ? zone_index(name, strlen(name)) : -1;
+
+		if (k < 0)
+			continue;
+		calls[k] = jnum(r, "new", "calls");
+		dcalls[k] = jnum(r, "change", "calls");
+		dself[k] = jnum(r, "change", "self_ns");
+		dtotal[k] = jnum(r, "change", "total_ns");
+		seen[k] = true;
+	}
+	json_decref(doc);
+	ja = json_of(a);
+	jb = json_of(b);
+	sum_zones(ja, false, &za);
+	sum_zones(jb, false, &zb);
+	for (m = 0; m < NZONES; m++) {
+		double c = (double)zone_calls(jb, zones[m], false) -
+			   (double)zone_calls(ja, zones[m], false);
+
+		if (!seen[m])
+			fail_msg("diff json: no zone %s", zones[m]);
+		if (dcalls[m] != c || calls[m] != (double)zone_calls(jb, zones[m], false))
+			fail_msg("diff json: %s calls %.0f (%+.0f), the reports' %llu (%+.0f)",
+				 zones[m], calls[m], dcalls[m],
+				 (unsigned long long)zone_calls(jb, zones[m], false), c);
+		if (fabs(dself[m] - ((double)zb.self[m] - (double)za.self[m])) >
+			    (double)(za.nodes + zb.nodes) ||
+		    fabs(dtotal[m] - ((double)zb.total[m] - (double)za.total[m])) >
+			    (double)(za.nodes + zb.nodes))
+			fail_msg("diff json: %s self %+.0f total %+.0f ns, the reports' %+.0f %+.0f",
+				 zones[m], dself[m], dtotal[m],
+				 (double)zb.self[m] - (double)za.self[m],
+				 (double)zb.total[m] - (double)za.total[m]);
+	}
+	prof_snapshot__destroy(ja);
+	prof_snapshot__destroy(jb);
+	/* the text's zone table: calls Δcalls self Δself Δ% total Δtotal ... name */
+	snprintf(out, sizeof(out), "%s/d.txt", dir);
+	assert_int_equal(test_profctl_run(out, at), 0);
+	text = test_slurp(out, NULL);
+	assert_non_null(text);
+	for (line = text; *line && (nl = strchr(line, '\n')); line = nl + 1) {
+		char *tok[24], *save = NULL, *t;
+		int n = 0, k;
+
+		*nl = 0;
+		/* the call paths' table follows the zones' */
+		if (!strncmp(line, "call paths (", 12))
+			break;
+		for (t = strtok_r(line, " ", &save); t && n < 24; t = strtok_r(NULL, " ", &save))
+			tok[n++] = t;
+		if (n < 13 || (k = zone_index(tok[n - 1], strlen(tok[n - 1]))) < 0)
+			continue;
+		snprintf(buf, sizeof(buf), "%.0f", calls[k]);
+		if (strcmp(tok[0], buf))
+			fail_msg("diff text: %s calls %s, its json %s", zones[k], tok[0], buf);
+		snprintf(buf, sizeof(buf), dcalls[k] ? "%+.0f" : "0", dcalls[k]);
+		if (strcmp(tok[1], buf))
+			fail_msg("diff text: %s Δcalls %s, its json %s", zones[k], tok[1], buf);
+		if (strcmp(tok[3], diff_dns(buf, sizeof(buf), dself[k])))
+			fail_msg("diff text: %s Δself %s, its json %s", zones[k], tok[3], buf);
+		if (strcmp(tok[6], diff_dns(buf, sizeof(buf), dtotal[k])))
+			fail_msg("diff text: %s Δtotal %s, its json %s", zones[k], tok[6], buf);
+		found++;
+	}
+	if (found < NZONES)
+		fail_msg("diff text: %zu of the %zu zones:\n%s", found, NZONES, text);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -921,6 +1056,7 @@ int main(void)
 		cmocka_unit_test(test_last),	      cmocka_unit_test(test_diff_of_saves),
 		cmocka_unit_test(test_top_interval),  cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_folded),	      cmocka_unit_test(test_pprof),
+		cmocka_unit_test(test_diff_formats),
 	};
 
 	test_filter_env();
