@@ -18,7 +18,8 @@
  *	base + diff = new, for every counter figures.h lists
  *	a figure is the same number in the saved file, its JSON and CSV,
  *	its folded stacks (wall and on-CPU) and its pprof (go tool pprof);
- *	a change the same in diff's JSON and text and the saves' reports
+ *	a change the same in diff's JSON and text and the saves' reports;
+ *	serve's counters of a program gone still are its saved file's
  *
  * Waits are on conditions with deadlines.  Skips, saying why, unless root
  * with kernel assistance.
@@ -45,7 +46,7 @@
 #include "profd_private.h"
 
 static char dir[64], sock[128];
-static pid_t profd_pid = -1, child = -1;
+static pid_t profd_pid = -1, child = -1, still = -1;
 static volatile unsigned long sink;
 
 /* --- the program ---------------------------------------------------- */
@@ -162,6 +163,10 @@ static int teardown(void **state)
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 	}
+	if (still > 0) {
+		kill(still, SIGKILL);
+		waitpid(still, NULL, 0);
+	}
 	test_profd_stop(profd_pid);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) ? -1 : 0;
@@ -207,6 +212,23 @@ static __u64 zone_calls(const struct prof_snapshot *s, const char *name, bool ke
 	return n;
 }
 
+/* profd follows pid */
+static bool followed(pid_t pid)
+{
+	struct pc_proc *procs = NULL;
+	struct pc_src src;
+	size_t n = 0, i;
+	bool yes = false;
+
+	pc_src_open(&src, false);
+	if (src.fd >= 0 && !pc_src_list(&src, &procs, &n))
+		for (i = 0; i < n; i++)
+			yes |= procs[i].pid == pid;
+	free(procs);
+	pc_src_close(&src);
+	return yes;
+}
+
 /* until profd follows the child and its since-start view has k more long
  * naps with kernel facts than `from` (k naps of 0.4 s: windows of more
  * than k * 0.4 s); profd finds a new process at its next look */
@@ -216,18 +238,8 @@ static void wait_naps(__u64 from, __u64 k)
 
 	while (now_ns() < end) {
 		struct prof_snapshot *s = NULL;
-		struct pc_proc *procs = NULL;
-		struct pc_src src;
-		size_t n = 0, i;
-		bool followed = false;
 
-		pc_src_open(&src, false);
-		if (src.fd >= 0 && !pc_src_list(&src, &procs, &n))
-			for (i = 0; i < n; i++)
-				followed |= procs[i].pid == child;
-		free(procs);
-		pc_src_close(&src);
-		if (followed)
+		if (followed(child))
 			s = try_view(PROFD_SNAP_START, 0);
 		got = s ? zone_calls(s, "o_longnap", true) : 0;
 		prof_snapshot__destroy(s);
@@ -1049,6 +1061,168 @@ static void test_diff_formats(void **state)
 	free(text);
 }
 
+static void *still_worker(void *arg)
+{
+	(void)arg;
+	o_batch(150);
+	return NULL;
+}
+
+/* a program whose profile stops changing: at a byte on go, threads run
+ * batches and end; a byte on done, and it waits, in no zone, to be killed */
+static void still_program(int go, int done)
+{
+	pthread_t th[3];
+	char c;
+	int i;
+
+	o_nap(); /* its segment, for profd to find */
+	if (read(go, &c, 1) != 1)
+		_exit(2);
+	for (i = 0; i < 3; i++)
+		if (pthread_create(&th[i], NULL, still_worker, NULL))
+			_exit(2);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	if (write(done, "d", 1) != 1)
+		_exit(2);
+	for (;;)
+		pause();
+}
+
+/* a sample's value in an exposition: name{pid="P",...zone="Z"...} V;
+ * false if none */
+static bool sample_ns(const char *text, const char *name, pid_t pid, const char *zone, __u64 *v)
+{
+	char head[160], z[96];
+	const char *p;
+
+	snprintf(head, sizeof(head), "\n%s{pid=\"%d\",", name, (int)pid);
+	snprintf(z, sizeof(z), ",zone=\"%s\"}", zone);
+	for (p = strstr(text, head); p; p = strstr(p + 1, head)) {
+		const char *e = strchr(p + 1, '\n'), *q = strstr(p, z);
+
+		if (q && (!e || q < e)) {
+			double x = strtod(q + strlen(z), NULL);
+
+			/* calls as they are; seconds (%.9f) back to ns */
+			*v = (__u64)((strstr(name, "seconds") ? x * 1e9 : x) + 0.5);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * serve's OpenMetrics (pc_metrics, in process, every user's processes)
+ * of a program whose profile no longer changes, and the JSON of its
+ * saved file: each zone's calls, self and total wall time, on-CPU and
+ * self on-CPU time are the JSON's summed over threads and paths.  Calls
+ * and wall time exactly (serve writes seconds to the ns, %.9f, read back
+ * rounded to the ns), on-CPU time to 1 ns a node as test_folded says.
+ * The saved file is read before and after the scrape: the same figures,
+ * or the program was not still, and it is tried again.
+ */
+static void test_serve(void **state)
+{
+	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32, .all_users = true };
+	char file[128];
+	int go[2], done[2];
+	__u64 end;
+	char c;
+
+	(void)state;
+	need_profd();
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	still = fork();
+	if (still == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		still_program(go[0], done[1]);
+		_exit(0);
+	}
+	assert_true(still > 0);
+	close(go[0]);
+	close(done[1]);
+	for (end = now_ns() + 20000000000ull; !followed(still); usleep(50000))
+		if (now_ns() > end)
+			fail_msg("profd does not follow the still program");
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(done[0], &c, 1), 1);
+	close(go[1]);
+	close(done[0]);
+	snprintf(file, sizeof(file), "%s/still.prof", dir);
+	for (end = now_ns() + 20000000000ull;;) {
+		static const char *const fam[] = { "profd_zone_calls_total",
+						   "profd_zone_self_seconds_total",
+						   "profd_zone_seconds_total",
+						   "profd_zone_oncpu_seconds_total",
+						   "profd_zone_self_oncpu_seconds_total" };
+		struct prof_snapshot *s = NULL, *j;
+		struct zone_sums z, z2;
+		struct pc_src src;
+		char *buf = NULL;
+		size_t len = 0, m, k;
+		FILE *f;
+		bool same;
+
+		pc_src_open(&src, false);
+		assert_int_equal(pc_src_snapshot(&src, still, PROFD_SNAP_START, 0, &s), 0);
+		pc_src_close(&src);
+		assert_int_equal(prof_file_save(file, s), 0);
+		prof_snapshot__destroy(s);
+		j = json_of(file);
+		sum_zones(j, false, &z);
+		f = open_memstream(&buf, &len);
+		assert_non_null(f);
+		pc_src_open(&src, false);
+		assert_true(src.fd >= 0);
+		assert_int_equal(pc_metrics(f, &src, &so, true), 0);
+		pc_src_close(&src);
+		fclose(f);
+		pc_src_open(&src, false);
+		assert_int_equal(pc_src_snapshot(&src, still, PROFD_SNAP_START, 0, &s), 0);
+		pc_src_close(&src);
+		sum_zones(s, false, &z2);
+		prof_snapshot__destroy(s);
+		same = !memcmp(z.self, z2.self, sizeof(z.self)) &&
+		       !memcmp(z.self_cpu, z2.self_cpu, sizeof(z.self_cpu));
+		if (!same && now_ns() < end) {
+			prof_snapshot__destroy(j);
+			free(buf);
+			usleep(50000);
+			continue;
+		}
+		assert_true(same);
+		for (m = 0; m < NZONES; m++) {
+			__u64 want[5] = { zone_calls(j, zones[m], false), z.self[m], z.total[m],
+					  z.total_cpu[m], z.self_cpu[m] };
+
+			for (k = 0; k < 5; k++) {
+				__u64 v = 0;
+				bool has = sample_ns(buf, fam[k], still, zones[m], &v);
+
+				/* no sample: no call (or, on-CPU, no kernel facts) */
+				if (!has && !want[k])
+					continue;
+				if (!has || (k < 3 ? v != want[k] : !near(v, want[k], z.nodes)))
+					fail_msg("serve: %s %s %llu (%s), the JSON's %llu:\n%s",
+						 zones[m], fam[k], (unsigned long long)v,
+						 has ? "a sample" : "no sample",
+						 (unsigned long long)want[k], buf);
+			}
+		}
+		/* o_work ran, on the CPU and off it (its naps are o_nap's) */
+		assert_true(z.self_cpu[1] > 0 && z.total_cpu[0] > z.self_cpu[1]);
+		prof_snapshot__destroy(j);
+		free(buf);
+		break;
+	}
+	kill(still, SIGKILL);
+	waitpid(still, NULL, 0);
+	still = -1;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1056,7 +1230,7 @@ int main(void)
 		cmocka_unit_test(test_last),	      cmocka_unit_test(test_diff_of_saves),
 		cmocka_unit_test(test_top_interval),  cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_folded),	      cmocka_unit_test(test_pprof),
-		cmocka_unit_test(test_diff_formats),
+		cmocka_unit_test(test_diff_formats),  cmocka_unit_test(test_serve),
 	};
 
 	test_filter_env();
