@@ -534,8 +534,9 @@ static bool same_named_path(const struct prof_snapshot *s, const struct prof_sna
 /*
  * One saved file in every format: its JSON read back is the file, figure
  * for figure (figures.h's counts exactly; times to the ns a tick is
- * rounded to), each CSV row's calls are its node's, and each row of the
- * flat text list says the calls of its zone in every thread.
+ * rounded to), each CSV row's calls, total and self time are its node's,
+ * and each row of the flat text list says the calls of its zone in every
+ * thread.
  */
 static void test_formats(void **state)
 {
@@ -603,7 +604,7 @@ static void test_formats(void **state)
 	/* pid,comm,tid,thread,node,parent,depth,zone,path,calls,total_ns,... */
 	for (line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
 		unsigned int tid, node;
-		unsigned long long calls;
+		unsigned long long calls, total, self;
 		const struct prof_snap_thread *ft = NULL;
 		char *p = line + 1;
 		int c;
@@ -612,7 +613,7 @@ static void test_formats(void **state)
 			continue;
 		for (c = 0; c < 9 && p; c++)
 			p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
-		if (!p || sscanf(p, "%llu", &calls) != 1)
+		if (!p || sscanf(p, "%llu,%llu,%llu", &calls, &total, &self) != 3)
 			continue;
 		for (i = 0; i < f->nthreads; i++)
 			if (f->threads[i].tid == tid && !f->threads[i].folds)
@@ -622,6 +623,13 @@ static void test_formats(void **state)
 		if (ft->nodes[node].calls != calls)
 			fail_msg("csv: tid %u node %u: calls %llu, the file's %llu", tid, node, calls,
 				 (unsigned long long)ft->nodes[node].calls);
+		/* the file's ticks made ns, as the JSON's are: to the ns */
+		if (prof_snap_ns(f, ft->nodes[node].ticks) != total ||
+		    prof_snap_ns(f, prof_snap_self(&ft->nodes[node])) != self)
+			fail_msg("csv: tid %u node %u: total %llu self %llu ns, the file's %llu %llu",
+				 tid, node, total, self,
+				 (unsigned long long)prof_snap_ns(f, ft->nodes[node].ticks),
+				 (unsigned long long)prof_snap_ns(f, prof_snap_self(&ft->nodes[node])));
 		rows++;
 	}
 	assert_true(rows > 10);
