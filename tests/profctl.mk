@@ -35,7 +35,8 @@ $(OUTPUT)/tests/test_profctl_profd: tests/test_profctl_profd.c tests/testutil.h 
 
 # every view of a real threaded program obeys what any profile obeys:
 # since start, since a reset, --last, a diff of two saves, top's interval,
-# a saved file in every format (root, BPF: calls with kernel facts)
+# a saved file in every format (text, JSON, CSV, folded, pprof read by
+# go tool pprof, diff), and serve (root, BPF: calls with kernel facts)
 ROOT_TESTS += $(OUTPUT)/tests/test_oracle
 $(OUTPUT)/tests/test_oracle: tests/test_oracle.c tests/testutil.h tests/profd_private.h $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests

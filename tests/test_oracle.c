@@ -16,13 +16,17 @@
  *	the window is at most as long as asked, and says how long it is
  *	the process (threads merged) is the sum of its threads
  *	base + diff = new, for every counter figures.h lists
- *	a figure is the same number in the saved file, its JSON and CSV
+ *	a figure is the same number in the saved file, its JSON and CSV,
+ *	its folded stacks (wall and on-CPU) and its pprof (go tool pprof);
+ *	a change the same in diff's JSON and text and the saves' reports;
+ *	serve's counters of a program gone still are its saved file's
  *
  * Waits are on conditions with deadlines.  Skips, saying why, unless root
  * with kernel assistance.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,16 +35,18 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <jansson.h>
 #include "testutil.h"
 #include "client.h"
 #include "profctl.h"
 #include "proffile.h"
+#include "fmt.h"
 #include "report_load.h"
 #include "prof.h"
 #include "profd_private.h"
 
 static char dir[64], sock[128];
-static pid_t profd_pid = -1, child = -1;
+static pid_t profd_pid = -1, child = -1, still = -1;
 static volatile unsigned long sink;
 
 /* --- the program ---------------------------------------------------- */
@@ -157,6 +163,10 @@ static int teardown(void **state)
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 	}
+	if (still > 0) {
+		kill(still, SIGKILL);
+		waitpid(still, NULL, 0);
+	}
 	test_profd_stop(profd_pid);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) ? -1 : 0;
@@ -202,6 +212,23 @@ static __u64 zone_calls(const struct prof_snapshot *s, const char *name, bool ke
 	return n;
 }
 
+/* profd follows pid */
+static bool followed(pid_t pid)
+{
+	struct pc_proc *procs = NULL;
+	struct pc_src src;
+	size_t n = 0, i;
+	bool yes = false;
+
+	pc_src_open(&src, false);
+	if (src.fd >= 0 && !pc_src_list(&src, &procs, &n))
+		for (i = 0; i < n; i++)
+			yes |= procs[i].pid == pid;
+	free(procs);
+	pc_src_close(&src);
+	return yes;
+}
+
 /* until profd follows the child and its since-start view has k more long
  * naps with kernel facts than `from` (k naps of 0.4 s: windows of more
  * than k * 0.4 s); profd finds a new process at its next look */
@@ -211,18 +238,8 @@ static void wait_naps(__u64 from, __u64 k)
 
 	while (now_ns() < end) {
 		struct prof_snapshot *s = NULL;
-		struct pc_proc *procs = NULL;
-		struct pc_src src;
-		size_t n = 0, i;
-		bool followed = false;
 
-		pc_src_open(&src, false);
-		if (src.fd >= 0 && !pc_src_list(&src, &procs, &n))
-			for (i = 0; i < n; i++)
-				followed |= procs[i].pid == child;
-		free(procs);
-		pc_src_close(&src);
-		if (followed)
+		if (followed(child))
 			s = try_view(PROFD_SNAP_START, 0);
 		got = s ? zone_calls(s, "o_longnap", true) : 0;
 		prof_snapshot__destroy(s);
@@ -495,6 +512,10 @@ static void test_top_interval(void **state)
 	prof_snapshot__destroy(s2);
 }
 
+/* the zones the program makes, the figures compared for */
+static const char *const zones[] = { "o_batch", "o_work", "o_nap", "o_longnap" };
+#define NZONES (sizeof(zones) / sizeof(zones[0]))
+
 /* node a of s's ta and b of o's tb are one call path, by zone names (two
  * snapshots number their sites each its own way) */
 static bool same_named_path(const struct prof_snapshot *s, const struct prof_snap_thread *ta,
@@ -513,8 +534,9 @@ static bool same_named_path(const struct prof_snapshot *s, const struct prof_sna
 /*
  * One saved file in every format: its JSON read back is the file, figure
  * for figure (figures.h's counts exactly; times to the ns a tick is
- * rounded to), each CSV row's calls are its node's, and each row of the
- * flat text list says the calls of its zone in every thread.
+ * rounded to), each CSV row's calls, total and self time are its node's,
+ * and each row of the flat text list says the calls of its zone in every
+ * thread.
  */
 static void test_formats(void **state)
 {
@@ -522,7 +544,6 @@ static void test_formats(void **state)
 	const char *aj[] = { "report", "--input", file, "--format", "json", NULL };
 	const char *ac[] = { "report", "--input", file, "--format", "csv", NULL };
 	const char *at[] = { "report", "--input", file, "--flat", "--color", "never", NULL };
-	static const char *const zones[] = { "o_batch", "o_work", "o_nap", "o_longnap" };
 	struct prof_snapshot *s, *f, *j;
 	char *text, *line;
 	size_t len = 0;
@@ -583,7 +604,7 @@ static void test_formats(void **state)
 	/* pid,comm,tid,thread,node,parent,depth,zone,path,calls,total_ns,... */
 	for (line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
 		unsigned int tid, node;
-		unsigned long long calls;
+		unsigned long long calls, total, self;
 		const struct prof_snap_thread *ft = NULL;
 		char *p = line + 1;
 		int c;
@@ -592,7 +613,7 @@ static void test_formats(void **state)
 			continue;
 		for (c = 0; c < 9 && p; c++)
 			p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
-		if (!p || sscanf(p, "%llu", &calls) != 1)
+		if (!p || sscanf(p, "%llu,%llu,%llu", &calls, &total, &self) != 3)
 			continue;
 		for (i = 0; i < f->nthreads; i++)
 			if (f->threads[i].tid == tid && !f->threads[i].folds)
@@ -602,6 +623,13 @@ static void test_formats(void **state)
 		if (ft->nodes[node].calls != calls)
 			fail_msg("csv: tid %u node %u: calls %llu, the file's %llu", tid, node, calls,
 				 (unsigned long long)ft->nodes[node].calls);
+		/* the file's ticks made ns, as the JSON's are: to the ns */
+		if (prof_snap_ns(f, ft->nodes[node].ticks) != total ||
+		    prof_snap_ns(f, prof_snap_self(&ft->nodes[node])) != self)
+			fail_msg("csv: tid %u node %u: total %llu self %llu ns, the file's %llu %llu",
+				 tid, node, total, self,
+				 (unsigned long long)prof_snap_ns(f, ft->nodes[node].ticks),
+				 (unsigned long long)prof_snap_ns(f, prof_snap_self(&ft->nodes[node])));
 		rows++;
 	}
 	assert_true(rows > 10);
@@ -633,12 +661,584 @@ static void test_formats(void **state)
 	prof_snapshot__destroy(f);
 }
 
+/* --- the same figure in every format, of one saved file -------------- */
+
+/* the child's since-start view saved as dir/name; its path into file */
+static void save_view(const char *name, char *file, size_t size)
+{
+	struct prof_snapshot *s;
+
+	snprintf(file, size, "%s/%s", dir, name);
+	wait_naps(0, 1);
+	s = view(PROFD_SNAP_START, 0);
+	assert_int_equal(prof_file_save(file, s), 0);
+	prof_snapshot__destroy(s);
+}
+
+/* `profctl report --input file --format json` read back */
+static struct prof_snapshot *json_of(const char *file)
+{
+	char js[160], why[256];
+	const char *a[] = { "report", "--input", file, "--format", "json", NULL };
+	struct prof_snapshot *j = NULL;
+	size_t len = 0;
+	char *text;
+
+	snprintf(js, sizeof(js), "%s.json", file);
+	assert_int_equal(test_profctl_run(js, a), 0);
+	text = test_slurp(js, &len);
+	assert_non_null(text);
+	assert_int_equal(prof_json_load(text, len, &j, why, sizeof(why)), 0);
+	free(text);
+	return j;
+}
+
+/* each zone's self wall and self on-CPU time (ns), summed over the nodes
+ * and threads of s (closed: only the nodes with a closed call, those
+ * pprof has); on-CPU of the nodes with kernel facts only */
+struct zone_sums {
+	__u64 self[NZONES], self_cpu[NZONES], total[NZONES], total_cpu[NZONES];
+	__u64 nodes; /* of every thread: the on-CPU figures' rounding, 1 ns a node */
+};
+
+/* a and b differ by at most slack */
+static bool near(__u64 a, __u64 b, __u64 slack)
+{
+	return a > b ? a - b <= slack : b - a <= slack;
+}
+
+static void sum_zones(const struct prof_snapshot *s, bool closed, struct zone_sums *z)
+{
+	__u32 i, k, m;
+
+	memset(z, 0, sizeof(*z));
+	for (i = 0; i < s->nthreads; i++) {
+		const struct prof_snap_thread *t = &s->threads[i];
+		__u64 *on = calloc(t->nnodes ? t->nnodes : 1, sizeof(*on));
+
+		assert_non_null(on);
+		assert_int_equal(prof_snap_oncpu(s, t, on), 0);
+		z->nodes += t->nnodes;
+		for (k = 2; k < t->nnodes; k++)
+			for (m = 0; m < NZONES; m++) {
+				__u64 c = prof_snap_self_oncpu(t, on, k);
+
+				if (strcmp(prof_snap_node_name(s, &t->nodes[k]), zones[m]) ||
+				    (closed && !t->nodes[k].calls))
+					continue;
+				z->self[m] += prof_snap_ns(s, prof_snap_self(&t->nodes[k]));
+				z->total[m] += prof_snap_ns(s, t->nodes[k].ticks);
+				if (c != PROF_SNAP_UNKNOWN)
+					z->self_cpu[m] += c;
+				if (on[k] != PROF_SNAP_UNKNOWN)
+					z->total_cpu[m] += on[k];
+			}
+		free(on);
+	}
+}
+
+static int zone_index(const char *name, size_t len)
+{
+	size_t m;
+
+	for (m = 0; m < NZONES; m++)
+		if (strlen(zones[m]) == len && !strncmp(zones[m], name, len))
+			return (int)m;
+	return -1;
+}
+
+/* folded stacks of file, weighing weight: each zone's weight where it is
+ * the leaf, summed */
+static void folded_sums(const char *file, const char *weight, __u64 *sum)
+{
+	char out[160];
+	const char *a[] = { "report", "--input", file, "--format", "folded", "--weight", weight, NULL };
+	char *text, *line, *nl;
+
+	snprintf(out, sizeof(out), "%s.%s.folded", file, weight);
+	assert_int_equal(test_profctl_run(out, a), 0);
+	text = test_slurp(out, NULL);
+	assert_non_null(text);
+	memset(sum, 0, NZONES * sizeof(*sum));
+	for (line = text; *line; line = nl + 1) {
+		char *sp, *leaf;
+		int m;
+
+		nl = strchr(line, '\n');
+		if (!nl)
+			fail_msg("folded: a line without its end: %s", line);
+		*nl = 0;
+		sp = strrchr(line, ' ');
+		if (!sp)
+			fail_msg("folded: no weight in '%s'", line);
+		*sp = 0;
+		leaf = strrchr(line, ';');
+		leaf = leaf ? leaf + 1 : line;
+		m = zone_index(leaf, strlen(leaf));
+		if (m >= 0)
+			sum[m] += strtoull(sp + 1, NULL, 10);
+	}
+	free(text);
+}
+
+/*
+ * Folded stacks weigh a stack by its leaf's self time: each zone's
+ * weights, summed, are its self wall (and, --weight oncpu, self on-CPU)
+ * time in the JSON of the same file.  Wall time to the ns (both are the
+ * file's ticks as ns); on-CPU time to 1 ns a node: a node's on-CPU time is
+ * its total less its off-CPU time, its total's ticks rounded to ns in the
+ * file and read as ns in the JSON, so a self on-CPU figure (a node's less
+ * its children's) may differ by one ns a node.
+ */
+static void test_folded(void **state)
+{
+	char file[128];
+	struct prof_snapshot *j;
+	struct zone_sums z;
+	__u64 w[NZONES];
+	size_t m;
+
+	(void)state;
+	need_profd();
+	save_view("folded.prof", file, sizeof(file));
+	j = json_of(file);
+	sum_zones(j, false, &z);
+	folded_sums(file, "wall", w);
+	for (m = 0; m < NZONES; m++)
+		if (w[m] != z.self[m])
+			fail_msg("folded: %s weighs %llu ns, its self time in the JSON %llu ns",
+				 zones[m], (unsigned long long)w[m],
+				 (unsigned long long)z.self[m]);
+	folded_sums(file, "oncpu", w);
+	for (m = 0; m < NZONES; m++)
+		if (!near(w[m], z.self_cpu[m], z.nodes))
+			fail_msg("folded --weight oncpu: %s weighs %llu ns, its self on-CPU time "
+				 "in the JSON %llu ns",
+				 zones[m], (unsigned long long)w[m],
+				 (unsigned long long)z.self_cpu[m]);
+	assert_true(z.self_cpu[1] > 0 && z.self_cpu[1] < z.self[1]);
+	prof_snapshot__destroy(j);
+}
+
+/* go tool pprof ARGS of file into out; 0 or its status */
+static int go_pprof(const char *args, const char *pb, const char *out)
+{
+	char cmd[768];
+
+	snprintf(cmd, sizeof(cmd),
+		 "env -i PATH=/usr/bin:/bin HOME=%s GOCACHE=%s/gocache go tool pprof %s %s "
+		 ">%s 2>&1",
+		 dir, dir, args, pb, out);
+	return system(cmd);
+}
+
+/*
+ * pprof of the saved file, read by the real `go tool pprof -raw`: each
+ * sample's values (wall, cpu, ... ns and counts, integers) summed by its
+ * leaf's function are the zone's self wall and self on-CPU time in the
+ * JSON of the same file (as test_folded: wall to the ns, on-CPU to 1 ns a
+ * node).  pprof has the call paths with a closed call, no other.
+ */
+static void test_pprof(void **state)
+{
+	char file[128], pb[160], raw[160];
+	const char *a[] = { "report", "--input", file, "--format", "pprof", NULL };
+	struct prof_snapshot *j;
+	struct zone_sums z;
+	__u64 wall[NZONES] = { 0 }, cpu[NZONES] = { 0 };
+	int wi = -1, ci = -1, fn_of[4096];
+	char *text, *line, *nl, *samples, *locs;
+	size_t m;
+
+	(void)state;
+	need_profd();
+	if (system("command -v go >/dev/null 2>&1")) {
+		fprintf(stderr, "skipped: go not installed (Debian golang-go): pprof not read\n");
+		skip();
+	}
+	save_view("pprof.prof", file, sizeof(file));
+	snprintf(pb, sizeof(pb), "%s.pb.gz", file);
+	snprintf(raw, sizeof(raw), "%s.raw", file);
+	assert_int_equal(test_profctl_run(pb, a), 0);
+	if (go_pprof("-raw", pb, raw))
+		fail_msg("go tool pprof -raw %s failed", pb);
+	text = test_slurp(raw, NULL);
+	assert_non_null(text);
+	/* the locations: "     1: 0x0 M=1 o_work file:0:0 s=0", a zone each */
+	memset(fn_of, -1, sizeof(fn_of));
+	locs = strstr(text, "\nLocations\n");
+	if (!locs)
+		fail_msg("go tool pprof -raw: no locations:\n%s", text);
+	for (line = locs + 11; *line && (nl = strchr(line, '\n')); line = nl + 1) {
+		unsigned int id;
+		char name[128];
+
+		if (sscanf(line, " %u: %*s M=%*u %127s", &id, name) == 2 && id < 4096)
+			fn_of[id] = zone_index(name, strlen(name));
+		else if (sscanf(line, " %u: %*s %127s", &id, name) == 2 && id < 4096)
+			fn_of[id] = zone_index(name, strlen(name));
+	}
+	/* "Samples:\nwall/nanoseconds cpu/nanoseconds ...\n  v v v: leaf ... " */
+	samples = strstr(text, "Samples:\n");
+	if (!samples)
+		fail_msg("go tool pprof -raw: no samples:\n%s", text);
+	line = samples + 9;
+	nl = strchr(line, '\n');
+	assert_non_null(nl);
+	{
+		char *tok, *save = NULL;
+		int k = 0;
+
+		*nl = 0;
+		for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save), k++) {
+			if (!strncmp(tok, "wall/", 5))
+				wi = k;
+			if (!strncmp(tok, "cpu/", 4))
+				ci = k;
+		}
+	}
+	if (wi < 0 || ci < 0)
+		fail_msg("go tool pprof -raw: no wall and cpu sample types");
+	for (line = nl + 1; line < locs && (nl = strchr(line, '\n')); line = nl + 1) {
+		unsigned long long v[16];
+		char *p = line, *colon = strchr(line, ':');
+		unsigned int id;
+		int k = 0;
+
+		*nl = 0;
+		/* a label line ("thread:[main]") has no number before its colon */
+		if (!colon || strspn(line, " 0123456789") != (size_t)(colon - line))
+			continue;
+		while (p < colon && k < 16) {
+			char *e;
+
+			v[k] = strtoull(p, &e, 10);
+			if (e == p)
+				break;
+			p = e;
+			k++;
+		}
+		if (k <= wi || k <= ci || sscanf(colon + 1, "%u", &id) != 1 || id >= 4096)
+			fail_msg("go tool pprof -raw: a sample line unread: %s", line);
+		if (fn_of[id] >= 0) {
+			wall[fn_of[id]] += v[wi];
+			cpu[fn_of[id]] += v[ci];
+		}
+	}
+	j = json_of(file);
+	sum_zones(j, true, &z);
+	for (m = 0; m < NZONES; m++)
+		if (wall[m] != z.self[m] || !near(cpu[m], z.self_cpu[m], z.nodes))
+			fail_msg("pprof: %s wall %llu cpu %llu ns, self %llu on-CPU %llu ns in "
+				 "the JSON",
+				 zones[m], (unsigned long long)wall[m], (unsigned long long)cpu[m],
+				 (unsigned long long)z.self[m], (unsigned long long)z.self_cpu[m]);
+	assert_true(cpu[1] > 0 && cpu[1] < wall[1]);
+	free(text);
+	prof_snapshot__destroy(j);
+}
+
+/* a change as diff's text writes it: "+1.50ms", "-812ns", "0" */
+static const char *diff_dns(char *buf, size_t len, double d)
+{
+	char t[32];
+	double a = d < 0 ? -d : d;
+
+	if (a < 0.5)
+		snprintf(buf, len, "0");
+	else
+		snprintf(buf, len, "%c%s", d > 0 ? '+' : '-',
+			 prof_fmt_ns(t, sizeof(t), (__u64)(a + 0.5)));
+	return buf;
+}
+
+static double jnum(const json_t *o, const char *side, const char *key)
+{
+	const json_t *v = json_object_get(json_object_get(o, side), key);
+
+	if (!json_is_number(v))
+		fail_msg("diff json: no %s.%s", side, key);
+	return json_number_value(v);
+}
+
+/*
+ * `profctl diff` of two saves, as JSON and as text (diff has no CSV), and
+ * the JSON reports of the two files: each zone's change of calls is the
+ * same number in all three; of self and total time the same number in the
+ * diff's JSON and text (the text rounds it to three digits, as
+ * prof_fmt_ns does: compared as text), and in the reports' difference to
+ * 1 ns a node (a zone's time is its ticks summed, then made ns, in the
+ * diff; each node's made ns, then summed, in the reports).
+ */
+static void test_diff_formats(void **state)
+{
+	char a[128], b[128], out[160], buf[48];
+	const char *aj[] = { "diff", "--format", "json", a, b, NULL };
+	const char *at[] = { "diff", "--color", "never", a, b, NULL };
+	struct prof_snapshot *ja, *jb;
+	struct zone_sums za, zb;
+	json_t *doc, *rows;
+	json_error_t err;
+	double calls[NZONES], dcalls[NZONES], dself[NZONES], dtotal[NZONES];
+	bool seen[NZONES] = { false };
+	char *text, *line, *nl;
+	size_t m, i, found = 0;
+
+	(void)state;
+	need_profd();
+	save_view("d1.prof", a, sizeof(a));
+	wait_naps(naps_now(), 1);
+	save_view("d2.prof", b, sizeof(b));
+	snprintf(out, sizeof(out), "%s/d.json", dir);
+	assert_int_equal(test_profctl_run(out, aj), 0);
+	doc = json_load_file(out, 0, &err);
+	if (!doc)
+		fail_msg("diff json: %s", err.text);
+	rows = json_object_get(doc, "zones");
+	assert_true(json_is_array(rows));
+	for (i = 0; i < json_array_size(rows); i++) {
+		const json_t *r = json_array_get(rows, i);
+		const char *name = json_string_value(json_object_get(r, "name"));
+		int k = name ? zone_index(name, strlen(name)) : -1;
+
+		if (k < 0)
+			continue;
+		calls[k] = jnum(r, "new", "calls");
+		dcalls[k] = jnum(r, "change", "calls");
+		dself[k] = jnum(r, "change", "self_ns");
+		dtotal[k] = jnum(r, "change", "total_ns");
+		seen[k] = true;
+	}
+	json_decref(doc);
+	ja = json_of(a);
+	jb = json_of(b);
+	sum_zones(ja, false, &za);
+	sum_zones(jb, false, &zb);
+	for (m = 0; m < NZONES; m++) {
+		double c = (double)zone_calls(jb, zones[m], false) -
+			   (double)zone_calls(ja, zones[m], false);
+
+		if (!seen[m])
+			fail_msg("diff json: no zone %s", zones[m]);
+		if (dcalls[m] != c || calls[m] != (double)zone_calls(jb, zones[m], false))
+			fail_msg("diff json: %s calls %.0f (%+.0f), the reports' %llu (%+.0f)",
+				 zones[m], calls[m], dcalls[m],
+				 (unsigned long long)zone_calls(jb, zones[m], false), c);
+		if (fabs(dself[m] - ((double)zb.self[m] - (double)za.self[m])) >
+			    (double)(za.nodes + zb.nodes) ||
+		    fabs(dtotal[m] - ((double)zb.total[m] - (double)za.total[m])) >
+			    (double)(za.nodes + zb.nodes))
+			fail_msg("diff json: %s self %+.0f total %+.0f ns, the reports' %+.0f %+.0f",
+				 zones[m], dself[m], dtotal[m],
+				 (double)zb.self[m] - (double)za.self[m],
+				 (double)zb.total[m] - (double)za.total[m]);
+	}
+	prof_snapshot__destroy(ja);
+	prof_snapshot__destroy(jb);
+	/* the text's zone table: calls Δcalls self Δself Δ% total Δtotal ... name */
+	snprintf(out, sizeof(out), "%s/d.txt", dir);
+	assert_int_equal(test_profctl_run(out, at), 0);
+	text = test_slurp(out, NULL);
+	assert_non_null(text);
+	for (line = text; *line && (nl = strchr(line, '\n')); line = nl + 1) {
+		char *tok[24], *save = NULL, *t;
+		int n = 0, k;
+
+		*nl = 0;
+		/* the call paths' table follows the zones' */
+		if (!strncmp(line, "call paths (", 12))
+			break;
+		for (t = strtok_r(line, " ", &save); t && n < 24; t = strtok_r(NULL, " ", &save))
+			tok[n++] = t;
+		if (n < 13 || (k = zone_index(tok[n - 1], strlen(tok[n - 1]))) < 0)
+			continue;
+		snprintf(buf, sizeof(buf), "%.0f", calls[k]);
+		if (strcmp(tok[0], buf))
+			fail_msg("diff text: %s calls %s, its json %s", zones[k], tok[0], buf);
+		snprintf(buf, sizeof(buf), dcalls[k] ? "%+.0f" : "0", dcalls[k]);
+		if (strcmp(tok[1], buf))
+			fail_msg("diff text: %s Δcalls %s, its json %s", zones[k], tok[1], buf);
+		if (strcmp(tok[3], diff_dns(buf, sizeof(buf), dself[k])))
+			fail_msg("diff text: %s Δself %s, its json %s", zones[k], tok[3], buf);
+		if (strcmp(tok[6], diff_dns(buf, sizeof(buf), dtotal[k])))
+			fail_msg("diff text: %s Δtotal %s, its json %s", zones[k], tok[6], buf);
+		found++;
+	}
+	if (found < NZONES)
+		fail_msg("diff text: %zu of the %zu zones:\n%s", found, NZONES, text);
+	free(text);
+}
+
+static void *still_worker(void *arg)
+{
+	(void)arg;
+	o_batch(150);
+	return NULL;
+}
+
+/* a program whose profile stops changing: at a byte on go, threads run
+ * batches and end; a byte on done, and it waits, in no zone, to be killed */
+static void still_program(int go, int done)
+{
+	pthread_t th[3];
+	char c;
+	int i;
+
+	o_nap(); /* its segment, for profd to find */
+	if (read(go, &c, 1) != 1)
+		_exit(2);
+	for (i = 0; i < 3; i++)
+		if (pthread_create(&th[i], NULL, still_worker, NULL))
+			_exit(2);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	if (write(done, "d", 1) != 1)
+		_exit(2);
+	for (;;)
+		pause();
+}
+
+/* a sample's value in an exposition: name{pid="P",...zone="Z"...} V;
+ * false if none */
+static bool sample_ns(const char *text, const char *name, pid_t pid, const char *zone, __u64 *v)
+{
+	char head[160], z[96];
+	const char *p;
+
+	snprintf(head, sizeof(head), "\n%s{pid=\"%d\",", name, (int)pid);
+	snprintf(z, sizeof(z), ",zone=\"%s\"}", zone);
+	for (p = strstr(text, head); p; p = strstr(p + 1, head)) {
+		const char *e = strchr(p + 1, '\n'), *q = strstr(p, z);
+
+		if (q && (!e || q < e)) {
+			double x = strtod(q + strlen(z), NULL);
+
+			/* calls as they are; seconds (%.9f) back to ns */
+			*v = (__u64)((strstr(name, "seconds") ? x * 1e9 : x) + 0.5);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * serve's OpenMetrics (pc_metrics, in process, every user's processes)
+ * of a program whose profile no longer changes, and the JSON of its
+ * saved file: each zone's calls, self and total wall time, on-CPU and
+ * self on-CPU time are the JSON's summed over threads and paths.  Calls
+ * and wall time exactly (serve writes seconds to the ns, %.9f, read back
+ * rounded to the ns), on-CPU time to 1 ns a node as test_folded says.
+ * The saved file is read before and after the scrape: the same figures,
+ * or the program was not still, and it is tried again.
+ */
+static void test_serve(void **state)
+{
+	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32, .all_users = true };
+	char file[128];
+	int go[2], done[2];
+	__u64 end;
+	char c;
+
+	(void)state;
+	need_profd();
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	still = fork();
+	if (still == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		still_program(go[0], done[1]);
+		_exit(0);
+	}
+	assert_true(still > 0);
+	close(go[0]);
+	close(done[1]);
+	for (end = now_ns() + 20000000000ull; !followed(still); usleep(50000))
+		if (now_ns() > end)
+			fail_msg("profd does not follow the still program");
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(done[0], &c, 1), 1);
+	close(go[1]);
+	close(done[0]);
+	snprintf(file, sizeof(file), "%s/still.prof", dir);
+	for (end = now_ns() + 20000000000ull;;) {
+		static const char *const fam[] = { "profd_zone_calls_total",
+						   "profd_zone_self_seconds_total",
+						   "profd_zone_seconds_total",
+						   "profd_zone_oncpu_seconds_total",
+						   "profd_zone_self_oncpu_seconds_total" };
+		struct prof_snapshot *s = NULL, *j;
+		struct zone_sums z, z2;
+		struct pc_src src;
+		char *buf = NULL;
+		size_t len = 0, m, k;
+		FILE *f;
+		bool same;
+
+		pc_src_open(&src, false);
+		assert_int_equal(pc_src_snapshot(&src, still, PROFD_SNAP_START, 0, &s), 0);
+		pc_src_close(&src);
+		assert_int_equal(prof_file_save(file, s), 0);
+		prof_snapshot__destroy(s);
+		j = json_of(file);
+		sum_zones(j, false, &z);
+		f = open_memstream(&buf, &len);
+		assert_non_null(f);
+		pc_src_open(&src, false);
+		assert_true(src.fd >= 0);
+		assert_int_equal(pc_metrics(f, &src, &so, true), 0);
+		pc_src_close(&src);
+		fclose(f);
+		pc_src_open(&src, false);
+		assert_int_equal(pc_src_snapshot(&src, still, PROFD_SNAP_START, 0, &s), 0);
+		pc_src_close(&src);
+		sum_zones(s, false, &z2);
+		prof_snapshot__destroy(s);
+		same = !memcmp(z.self, z2.self, sizeof(z.self)) &&
+		       !memcmp(z.self_cpu, z2.self_cpu, sizeof(z.self_cpu));
+		if (!same && now_ns() < end) {
+			prof_snapshot__destroy(j);
+			free(buf);
+			usleep(50000);
+			continue;
+		}
+		assert_true(same);
+		for (m = 0; m < NZONES; m++) {
+			__u64 want[5] = { zone_calls(j, zones[m], false), z.self[m], z.total[m],
+					  z.total_cpu[m], z.self_cpu[m] };
+
+			for (k = 0; k < 5; k++) {
+				__u64 v = 0;
+				bool has = sample_ns(buf, fam[k], still, zones[m], &v);
+
+				/* no sample: no call (or, on-CPU, no kernel facts) */
+				if (!has && !want[k])
+					continue;
+				if (!has || (k < 3 ? v != want[k] : !near(v, want[k], z.nodes)))
+					fail_msg("serve: %s %s %llu (%s), the JSON's %llu:\n%s",
+						 zones[m], fam[k], (unsigned long long)v,
+						 has ? "a sample" : "no sample",
+						 (unsigned long long)want[k], buf);
+			}
+		}
+		/* o_work ran, on the CPU and off it (its naps are o_nap's) */
+		assert_true(z.self_cpu[1] > 0 && z.total_cpu[0] > z.self_cpu[1]);
+		prof_snapshot__destroy(j);
+		free(buf);
+		break;
+	}
+	kill(still, SIGKILL);
+	waitpid(still, NULL, 0);
+	still = -1;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_since_start),   cmocka_unit_test(test_since_reset),
 		cmocka_unit_test(test_last),	      cmocka_unit_test(test_diff_of_saves),
 		cmocka_unit_test(test_top_interval),  cmocka_unit_test(test_formats),
+		cmocka_unit_test(test_folded),	      cmocka_unit_test(test_pprof),
+		cmocka_unit_test(test_diff_formats),  cmocka_unit_test(test_serve),
 	};
 
 	test_filter_env();
