@@ -14,48 +14,61 @@ import re
 import sys
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-src = {}
-for path in glob.glob(os.path.join(root, "daemon/profctl/*.c")):
-    src[path] = open(path, encoding="utf-8").read()
 
-# the verb each cmd function is: the verbs[] table of profctl_cli.c
-cli = src[os.path.join(root, "daemon/profctl/profctl_cli.c")]
-verb_of = {fn: v for v, fn in re.findall(r'\{\s*"([a-z]+)",\s*((?:pc_)?cmd_[a-z_]+)\s*\}', cli)}
-opts = {}
-for path, text in src.items():
-    # each function that parses options: its name, then its allowed list
-    for m in re.finditer(r'\n(?:static )?int ((?:pc_)?cmd_[a-z_]+)\(', text):
-        body = text[m.end():text.find("\n}\n", m.end())]
-        call = re.search(r'(?:pc_)?parse_opts\(argc, argv, usage_[a-z]+,\s*((?:"[^"]*"\s*)+)', body)
-        if not call or m.group(1) not in verb_of:
-            continue
-        allowed = "".join(re.findall(r'"([^"]*)"', call.group(1))).split()
-        opts.setdefault(verb_of[m.group(1)], set()).update(allowed)
-# an option's short form, where it has one (report_longopts)
-short = {n: c for n, c in re.findall(r"\{\s*\"([a-z-]+)\",\s*\w+,\s*NULL,\s*'(\w)'\s*\}", cli)}
-if len(opts) < 9:
-    sys.exit("check_options: found the option lists of %d verbs only: %s" % (len(opts), sorted(opts)))
 
-stmts = []
-for pat in ("tests/*.c", "tests/*.cc", "tests/*.h", "tests/*.py", "tests/*.sh", "tests/*.mk",
-            "tests/run", "tests/mutate"):
-    for path in glob.glob(os.path.join(root, pat)):
-        if path.endswith("check_options.py"):
-            continue
-        text = open(path, encoding="utf-8", errors="replace").read()
-        stmts += text.split(";") if path.endswith((".c", ".cc", ".h")) else text.split("\n")
-missing = []
-for verb in sorted(opts):
-    vre = re.compile(r'(?<![\w-])%s(?![\w-])' % verb)
-    for opt in sorted(opts[verb]):
-        form = r'--%s(?![\w-])' % re.escape(opt)
-        if opt in short:
-            form += r'|(?<![\w-])-%s(?![\w-])' % short[opt]
-        ore = re.compile(form)
-        if not any(ore.search(s) and vre.search(s) for s in stmts):
-            missing.append("profctl %s --%s" % (verb, opt))
-for m in missing:
-    print("no test runs: %s" % m)
-print("check_options: %d verbs, %d options, %d not run by any test" %
-      (len(opts), sum(len(v) for v in opts.values()), len(missing)))
-sys.exit(1 if missing else 0)
+def option_lists():
+    """{verb: its long options}, and {long option: its short letter}"""
+    src = {}
+    for path in glob.glob(os.path.join(root, "daemon/profctl/*.c")):
+        src[path] = open(path, encoding="utf-8").read()
+    # the verb each cmd function is: the verbs[] table of profctl_cli.c
+    cli = src[os.path.join(root, "daemon/profctl/profctl_cli.c")]
+    verb_of = {fn: v for v, fn in re.findall(r'\{\s*"([a-z]+)",\s*((?:pc_)?cmd_[a-z_]+)\s*\}', cli)}
+    opts = {}
+    for path, text in src.items():
+        # each function that parses options: its name, then its allowed list
+        for m in re.finditer(r'\n(?:static )?int ((?:pc_)?cmd_[a-z_]+)\(', text):
+            body = text[m.end():text.find("\n}\n", m.end())]
+            call = re.search(r'(?:pc_)?parse_opts\(argc, argv, usage_[a-z]+,\s*((?:"[^"]*"\s*)+)',
+                             body)
+            if not call or m.group(1) not in verb_of:
+                continue
+            allowed = "".join(re.findall(r'"([^"]*)"', call.group(1))).split()
+            opts.setdefault(verb_of[m.group(1)], set()).update(allowed)
+    # an option's short form, where it has one (report_longopts)
+    short = {n: c for n, c in re.findall(r"\{\s*\"([a-z-]+)\",\s*\w+,\s*NULL,\s*'(\w)'\s*\}", cli)}
+    if len(opts) < 9:
+        sys.exit("check_options: found the option lists of %d verbs only: %s" %
+                 (len(opts), sorted(opts)))
+    return opts, short
+
+
+def main():
+    opts, short = option_lists()
+    stmts = []
+    for pat in ("tests/*.c", "tests/*.cc", "tests/*.h", "tests/*.py", "tests/*.sh", "tests/*.mk",
+                "tests/run", "tests/mutate"):
+        for path in glob.glob(os.path.join(root, pat)):
+            if path.endswith("check_options.py"):
+                continue
+            text = open(path, encoding="utf-8", errors="replace").read()
+            stmts += text.split(";") if path.endswith((".c", ".cc", ".h")) else text.split("\n")
+    missing = []
+    for verb in sorted(opts):
+        vre = re.compile(r'(?<![\w-])%s(?![\w-])' % verb)
+        for opt in sorted(opts[verb]):
+            form = r'--%s(?![\w-])' % re.escape(opt)
+            if opt in short:
+                form += r'|(?<![\w-])-%s(?![\w-])' % short[opt]
+            ore = re.compile(form)
+            if not any(ore.search(s) and vre.search(s) for s in stmts):
+                missing.append("profctl %s --%s" % (verb, opt))
+    for m in missing:
+        print("no test runs: %s" % m)
+    print("check_options: %d verbs, %d options, %d not run by any test" %
+          (len(opts), sum(len(v) for v in opts.values()), len(missing)))
+    sys.exit(1 if missing else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -811,24 +811,44 @@ static void test_options_rest(void **state)
  * profctl's option tables (tests/check_options.py), so an option added
  * without a test fails here.
  */
-static void test_every_option_run(void **state)
+/* the tree's tests/script run with the profctl built beside this test
+ * (.output[/SAN]/profctl) as its argument: its exit status */
+static int run_tree_script(const char *script)
 {
-	char path[4096], cmd[4200], *slash;
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+	char exe[4096], path[4096], cmd[8400], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 64);
 
-	(void)state;
 	assert_true(n > 0);
-	path[n] = 0;
+	exe[n] = 0;
+	snprintf(path, sizeof(path), "%s", exe);
 	/* the tree this test was built in: up from .output[/SAN]/tests/ */
 	while ((slash = strrchr(path, '/'))) {
 		*slash = 0;
-		snprintf(cmd, sizeof(cmd), "%s/tests/check_options.py", path);
+		snprintf(cmd, sizeof(cmd), "%s/tests/%s", path, script);
 		if (!access(cmd, R_OK))
 			break;
 	}
 	assert_non_null(slash);
-	snprintf(cmd, sizeof(cmd), "python3 %s/tests/check_options.py", path);
-	assert_int_equal(system(cmd), 0);
+	*strrchr(exe, '/') = 0;
+	snprintf(cmd, sizeof(cmd), "python3 %s/tests/%s %s/../profctl", path, script, exe);
+	return system(cmd);
+}
+
+static void test_every_option_run(void **state)
+{
+	(void)state;
+	assert_int_equal(run_tree_script("check_options.py"), 0);
+}
+
+/*
+ * Every option of every verb that takes a number or a keyword refuses a
+ * malformed one (empty, no number, a tail, negative, past 64 bits) with
+ * exit status 2 and one line quoting it (tests/check_option_values.py).
+ */
+static void test_every_option_value_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(run_tree_script("check_option_values.py"), 0);
 }
 
 /* a header's strings are read ended, whatever bytes the file has there
@@ -1123,6 +1143,7 @@ int main(void)
 		cmocka_unit_test(test_json_bad_counts),
 		cmocka_unit_test(test_options_rest),
 		cmocka_unit_test(test_every_option_run),
+		cmocka_unit_test(test_every_option_value_refused),
 		cmocka_unit_test(test_encode_decode),
 		cmocka_unit_test(test_merge_every_figure),
 		cmocka_unit_test(test_header_strings_ended),

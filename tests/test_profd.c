@@ -1555,8 +1555,8 @@ static void test_records_per_uid(void **state)
 	struct profd_status st;
 	struct child a, b;
 	__u32 threads;
-	__u64 end;
-	int fd;
+	__u64 end, ended;
+	int fd, arrays;
 
 	(void)state;
 	fd = need_profd();
@@ -1579,13 +1579,22 @@ static void test_records_per_uid(void **state)
 	 * the next program of that user finds it made) */
 	assert_int_equal(profd_status(fd, &st), 0);
 	threads = st.threads;
+	ended = now_ns();
 	child_end(&a);
 	/* its slots back (its connection gone), its array still there */
 	for (end = now_ns() + 5000000000ull; st.threads >= threads && now_ns() < end;
 	     usleep(10000))
 		assert_int_equal(profd_status(fd, &st), 0);
 	assert_true(st.threads < threads);
-	assert_int_equal(record_arrays(), 2);
+	/* unless this test was kept off the CPU the whole linger since: then
+	 * gone is right (a loaded machine) */
+	arrays = record_arrays();
+	if (arrays != 2) {
+		printf("%d record arrays %.1f s after uid %u's last process ended\n", arrays,
+		       (now_ns() - ended) / 1e9, UID_A);
+		assert_int_equal(arrays, 1);
+		assert_true(now_ns() - ended >= 3000000000ull);
+	}
 	assert_true(wait_record_arrays(1, 10));
 	child_end(&b);
 	assert_true(wait_record_arrays(0, 10));

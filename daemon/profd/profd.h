@@ -71,11 +71,9 @@ __u32 kbpf_used(void);
 int kbpf_assign(pid_t pid, pid_t tid, uid_t uid, __u64 owner, __u32 *slot, __u64 *gen);
 void kbpf_release_pid(pid_t pid);
 void kbpf_release_owner(__u64 owner);
-__u32 kbpf_count_uid(uid_t uid);
 struct profd_slices_thread; /* proto.h */
 /* pid's registered threads' scheduler slices, at most max: how many, or -errno */
 int kbpf_slices(pid_t pid, struct profd_slices_thread *out, __u32 max);
-bool kbpf_attached(void);	/* the program is on sched_switch */
 __u32 kbpf_count_pid(pid_t pid);
 void kbpf_sweep(void);		/* reclaim slots of exited threads */
 

@@ -474,11 +474,6 @@ static int kbpf_attach(void)
 	return 0;
 }
 
-bool kbpf_attached(void)
-{
-	return kb.link != NULL;
-}
-
 static void slot_release(__u32 i)
 {
 	struct kuid *k = &kb.uids[kb.slots[i].uidx];
@@ -642,17 +637,6 @@ int kbpf_slices(pid_t pid, struct profd_slices_thread *out, __u32 max)
 		n++;
 	}
 	return (int)n;
-}
-
-__u32 kbpf_count_uid(uid_t uid)
-{
-	__u32 i, n = 0;
-
-	if (!kb.skel)
-		return 0;
-	for (i = 0; i < kb.nslots; i++)
-		n += kb.slots[i].pid && kb.slots[i].uid == uid;
-	return n;
 }
 
 __u32 kbpf_count_pid(pid_t pid)
