@@ -1058,6 +1058,57 @@ static void test_clean_namespace(void **state)
 	clean_namespace(false);
 }
 
+/* a file at path, of uid */
+static void make_owned(const char *path, uid_t uid)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fchown(fd, uid, uid), 0);
+	close(fd);
+}
+
+/*
+ * clean (as root: every user's) takes for a reset baseline only a file
+ * its name's uid owns, named exactly profctl.UID.PID.TOKEN or that and
+ * .alt.RANDOM: another owner's under that name, or the name with another
+ * tail, stays.
+ */
+static void test_clean_baseline_names(void **state)
+{
+	char pid[16], base[128], alt[160], tail[160], other[128];
+	const char *one[] = { "clean", "--pid", pid, NULL };
+	pid_t p;
+
+	(void)state;
+	if (getuid() != 0) {
+		printf("skip: files of other users need root\n");
+		skip();
+	}
+	p = exited_child();
+	drop_segments(p);
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(base, sizeof(base), "/dev/shm/profctl.65534.%d.12345", (int)p);
+	snprintf(alt, sizeof(alt), "%s.alt.Xy12Zw", base);
+	snprintf(tail, sizeof(tail), "%s.old", base);
+	snprintf(other, sizeof(other), "/dev/shm/profctl.65533.%d.12345", (int)p);
+	/* what a failed run of this test left, should the pid recur */
+	unlink(tail);
+	unlink(other);
+	make_owned(base, 65534);
+	make_owned(alt, 65534);
+	make_owned(tail, 65534);
+	/* named for 65533, planted by 65534 */
+	make_owned(other, 65534);
+	assert_int_equal(run(NULL, one), 0);
+	assert_int_equal(access(base, F_OK), -1);
+	assert_int_equal(access(alt, F_OK), -1);
+	assert_int_equal(access(tail, F_OK), 0);
+	assert_int_equal(access(other, F_OK), 0);
+	unlink(tail);
+	unlink(other);
+}
+
 /* a user cleans after themselves only: root's exited segment stays */
 static void test_clean_other_user(void **state)
 {
@@ -1144,6 +1195,7 @@ int main(void)
 		cmocka_unit_test(test_top_truncated),
 		cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_clean_other_user),
+		cmocka_unit_test(test_clean_baseline_names),
 		cmocka_unit_test_teardown(test_clean_namespace, teardown_ns),
 	};
 

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include "testutil.h"
 #include "profctl.h"
+#include "fmt.h"
 #include "proffile.h"
 #include "prof.h"
 
@@ -855,6 +856,29 @@ static void test_every_option_value_refused(void **state)
 	assert_int_equal(run_tree_script("check_option_values.py"), 0);
 }
 
+/*
+ * Every byte of a name as the text views print it (prof_fmt_name,
+ * prof_put_name): each control byte, DEL among them, as '?', every other
+ * byte (UTF-8's too) as it is.
+ */
+static void test_name_bytes(void **state)
+{
+	char name[4] = "a?z", buf[8], put[8];
+	unsigned c;
+
+	(void)state;
+	for (c = 1; c < 256; c++) {
+		bool ctl = c < 0x20 || c == 0x7f;
+
+		name[1] = (char)c;
+		prof_fmt_name(buf, sizeof(buf), name);
+		*prof_put_name(put, name) = 0;
+		assert_string_equal(buf, put);
+		if ((buf[1] == '?') != (ctl || c == '?') || (!ctl && buf[1] != (char)c))
+			fail_msg("byte 0x%02x printed as 0x%02x", c, (unsigned char)buf[1]);
+	}
+}
+
 /* a header's strings are read ended, whatever bytes the file has there
  * (a file is distrusted: one with no NUL in its comm or cgroup) */
 static void test_header_strings_ended(void **state)
@@ -1148,6 +1172,7 @@ int main(void)
 		cmocka_unit_test(test_options_rest),
 		cmocka_unit_test(test_every_option_run),
 		cmocka_unit_test(test_every_option_value_refused),
+		cmocka_unit_test(test_name_bytes),
 		cmocka_unit_test(test_encode_decode),
 		cmocka_unit_test(test_merge_every_figure),
 		cmocka_unit_test(test_header_strings_ended),
