@@ -118,6 +118,11 @@ static int start_profd_opts(const char *const *extra)
 		argv[n++] = "50";
 		argv[n++] = "--history";
 		argv[n++] = profd_history;
+		/* a test holds its connection while it waits on children, which
+		 * a loaded machine can make longer than the 10 s profd keeps
+		 * an idle one (extra's --idle comes after: it wins) */
+		argv[n++] = "--idle";
+		argv[n++] = "600";
 		while (extra && *extra && n < 31)
 			argv[n++] = *extra++;
 		argv[n] = NULL;
