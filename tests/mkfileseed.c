@@ -5,7 +5,8 @@
  * third argument, also a file of hostile names there (quotes, backslashes,
  * newlines, control bytes, bytes of no UTF-8, in the command's, each
  * thread's and a zone's name) and counts that read as negative (-1 as a
- * u64, a max below the mean).
+ * u64, a max below the mean), and one (HOSTILE_FILE_longest) whose every
+ * name fills its array: a saved file holds none longer.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -35,6 +36,25 @@ static int save_hostile(struct prof_snapshot *s, const char *path)
 	return prof_file_save(path, s);
 }
 
+/* s with every name as long as the format holds (no NUL to spare in a
+ * reader that miscounts), saved as path */
+static int save_longest(struct prof_snapshot *s, const char *path)
+{
+	__u32 i;
+
+	memset(s->comm, 'c', sizeof(s->comm) - 1);
+	s->comm[sizeof(s->comm) - 1] = 0;
+	for (i = 0; i < s->nthreads; i++) {
+		memset(s->threads[i].name, 't', sizeof(s->threads[i].name) - 1);
+		s->threads[i].name[sizeof(s->threads[i].name) - 1] = 0;
+	}
+	for (i = 0; i < s->nsites; i++) {
+		memset(s->sites[i].name, 'z', sizeof(s->sites[i].name) - 1);
+		s->sites[i].name[sizeof(s->sites[i].name) - 1] = 0;
+	}
+	return prof_file_save(path, s);
+}
+
 int main(int argc, char **argv)
 {
 	struct prof_snapshot *s;
@@ -55,6 +75,12 @@ int main(int argc, char **argv)
 		err = prof_file_save(argv[2], s);
 	if (!err && argc == 4)
 		err = save_hostile(s, argv[3]);
+	if (!err && argc == 4) {
+		char longest[4096];
+
+		snprintf(longest, sizeof(longest), "%s_longest", argv[3]);
+		err = save_longest(s, longest);
+	}
 	if (err) {
 		fprintf(stderr, "mkfileseed: %s\n", prof_file_strerror(err));
 		return 1;
