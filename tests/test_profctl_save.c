@@ -857,6 +857,17 @@ static void test_every_option_value_refused(void **state)
 }
 
 /*
+ * A JSON report with any one of its keys removed or of the wrong type is
+ * refused in one line naming it, but the figures derived again and two
+ * keys older reports lack (tests/check_json_keys.py).
+ */
+static void test_json_every_key_checked(void **state)
+{
+	(void)state;
+	assert_int_equal(run_tree_script("check_json_keys.py"), 0);
+}
+
+/*
  * Every byte of a name as the text views print it (prof_fmt_name,
  * prof_put_name): each control byte, DEL among them, as '?', every other
  * byte (UTF-8's too) as it is.
@@ -1173,6 +1184,7 @@ int main(void)
 		cmocka_unit_test(test_every_option_run),
 		cmocka_unit_test(test_every_option_value_refused),
 		cmocka_unit_test(test_name_bytes),
+		cmocka_unit_test(test_json_every_key_checked),
 		cmocka_unit_test(test_encode_decode),
 		cmocka_unit_test(test_merge_every_figure),
 		cmocka_unit_test(test_header_strings_ended),
