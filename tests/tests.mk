@@ -53,8 +53,9 @@ test-load:
 test-runtime:
 	$(Q)CROSS=$(CROSS) TIERS=runtime tests/run
 
-# the bugs of tests/mutations.txt, each applied to a scratch copy: the tests
-# must catch every one (tests/mutate says how long it takes)
+# the bugs of tests/mutations.txt, each applied to a scratch copy (as many
+# copies at once as CPUs): the tests must catch every one (tests/mutate says
+# how long it takes)
 .PHONY: mutate
 mutate:
 	$(Q)tests/mutate
