@@ -61,7 +61,9 @@ endif
 # --- the application side: libprof ------------------------------------------
 # what an application runs: its zones, the profd client, the log, and at
 # exit the report (the reader, report.c) or PROF_SAVE's file (proffile.c)
-LIB_SRCS := usdt/prof.c usdt/enter.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_hist.c \
+LIB_SRCS := usdt/prof.c usdt/prof_clock.c usdt/prof_proc.c usdt/prof_seg.c usdt/prof_site.c \
+	usdt/prof_thread.c usdt/prof_slow.c usdt/prof_fold.c usdt/prof_exit.c usdt/prof_fork.c \
+	usdt/enter.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_hist.c \
 	usdt/reader_flat.c usdt/reader_image.c usdt/report.c usdt/report_text.c usdt/proffile.c \
 	usdt/json_writer.c usdt/fmt.c usdt/funcname.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
@@ -72,7 +74,7 @@ READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/proffile_load.c usdt/busgu
 READ_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(READ_SRCS))
 LIB_HDRS := usdt/prof.h usdt/zone_leave.h usdt/slab.h usdt/snapshot.h usdt/figures.h usdt/runtime.h \
 	bpf/profsched.h usdt/proffile.h \
-	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h usdt/busguard.h
+	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h usdt/busguard.h usdt/prof_int.h
 
 # a C++ PROF_FUNC's name (the runtime, and profctl zones)
 LIB_HDRS += usdt/funcname.h

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include "snapshot.h"
 
-/* the reader asks the runtime (usdt/prof.c) for a live process's start
+/* the reader asks the runtime (usdt/prof_proc.c) for a live process's start
  * token; what a fuzzer reads is no live process, and it links no runtime */
 __u64 prof_proc_start_token(pid_t pid)
 {
