@@ -4,7 +4,11 @@
  *
  *	profd.c		main loop, options, logging, readiness
  *	profd_bpf.c	the sched_switch program and the slot table
- *	profd_seg.c	discovery, sampling, history
+ *	profd_seg.c	the followed processes (profd_seg.h), their guarded read
+ *	profd_discover.c finding segments
+ *	profd_sample.c	sampling
+ *	profd_history.c	history frames, the memory bound
+ *	profd_query.c	what clients ask of them
  *	profd_hist.c	history frames as reverse deltas
  *	profd_ctl.c	the control socket
  */
