@@ -2,7 +2,9 @@
 /*
  * profd.h - internals shared by profd's files (not installed).
  *
- *	profd.c		main loop, options, logging, readiness
+ *	profd.c		main loop, readiness
+ *	profd_conf.c	options (conf), the clock
+ *	profd_log.c	logging
  *	profd_bpf.c	the sched_switch program and the slot table
  *	profd_seg.c	the followed processes (profd_seg.h), their guarded read
  *	profd_discover.c finding segments
@@ -21,42 +23,8 @@
 #include <linux/types.h>
 #include "snapshot.h"
 
-struct profd_conf {
-	const char *sock_path;
-	__u32 interval_ms;	/* sampling */
-	__u32 history_s;	/* "last N seconds" reach back this far */
-	__u32 keep_s;		/* exited processes stay this long */
-	__u32 max_exited;	/* and at most this many */
-	__u32 nslots;		/* kernel records */
-	/* per uid: fair shares of what every user draws from */
-	__u32 uid_slots;	/* kernel records */
-	__u32 uid_conns;	/* control connections */
-	__u32 max_conns;	/* control connections, all uids (0: as fds allow) */
-	__u32 uid_segs;		/* processes followed (alive) */
-	__u32 max_segs;		/* processes followed (alive), all uids: an fd each */
-	__u64 uid_kept_bytes;	/* exited processes' data kept */
-	__u64 max_memory;	/* history and kept data, all processes */
-	__u32 idle_s;		/* a connection that asks nothing this long is closed */
-	bool daemonize;
-	bool syslog;
-	bool no_bpf;
-	bool no_ns_scan;	/* not into other mount namespaces' /dev/shm */
-	int verbose;
-};
-
-extern struct profd_conf conf;
-
-/* logging: stderr or syslog */
-void log_init(bool use_syslog, int verbose);
-void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-extern __u64 profd_start_ns;
-__u64 profd_now_ns(void);	/* CLOCK_MONOTONIC */
+#include "profd_conf.h"
+#include "profd_log.h"
 
 /* profd_bpf.c */
 int kbpf_open(__u32 nslots);

@@ -11,7 +11,8 @@ SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
 MANDIR ?= $(PREFIX)/share/man
 
 PROFD := $(OUTPUT)/profd
-PROFD_SRCS := daemon/profd/profd.c daemon/profd/profd_bpf.c daemon/profd/profd_seg.c \
+PROFD_SRCS := daemon/profd/profd.c daemon/profd/profd_conf.c daemon/profd/profd_log.c \
+	daemon/profd/profd_bpf.c daemon/profd/profd_seg.c \
 	daemon/profd/profd_discover.c daemon/profd/profd_sample.c daemon/profd/profd_history.c \
 	daemon/profd/profd_query.c \
 	daemon/profd/profd_ctl.c daemon/profd/profd_tsc.c
@@ -20,7 +21,7 @@ PROFD_SRCS += daemon/profd/profd_hist.c
 # its sampling cursor: a few words a sample of a followed process
 PROFD_SRCS += daemon/profd/profd_cursor.c
 PROFD_OBJS := $(patsubst daemon/%.c,$(OUTPUT)/daemon/%.o,$(PROFD_SRCS))
-PROFD_HDRS := daemon/profd/profd.h daemon/profd/profd_seg.h usdt/proto.h daemon/profctl/client.h $(LIB_HDRS)
+PROFD_HDRS := daemon/profd/profd.h daemon/profd/profd_seg.h daemon/profd/profd_conf.h daemon/profd/profd_log.h usdt/proto.h daemon/profctl/client.h $(LIB_HDRS)
 PROFD_CLIENT_OBJ := $(OUTPUT)/daemon/profctl/client.o
 PROFD_CLIENT_OBJS := $(PROFD_CLIENT_OBJ)
 PROFSCHED_SKEL := $(OUTPUT)/profsched.skel.h
