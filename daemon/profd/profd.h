@@ -13,6 +13,7 @@
  *	profd_query.c	what clients ask of them
  *	profd_hist.c	history frames as reverse deltas
  *	profd_ctl.c	the control socket
+ *	profd_peer.c	a connection's peer: its pidfd, its pid namespace
  */
 #ifndef PROFD_H
 #define PROFD_H
@@ -140,6 +141,16 @@ struct profd_tsc {
 };
 void profd_tsc_check(void);	/* once, at start */
 const struct profd_tsc *profd_tsc(void);
+
+/* profd_peer.c: a control connection's peer */
+/* a pidfd of the process that connected on fd (pid, SO_PEERCRED's), or
+ * -errno (-ESRCH: that pid is another process now) */
+int profd_peer_pidfd(int fd, pid_t pid);
+/* whether the process behind a pidfd has exited (or none was pinned) */
+bool profd_pidfd_exited(int pidfd);
+/* how many levels below ours the pid namespace at fd is (0: ours), or -1:
+ * none of ours, or not a pid namespace's fd; *ino gets its inode */
+int profd_pidns_depth(int fd, __u64 *ino);
 
 /* profd_ctl.c */
 /* take path's lock: -EADDRINUSE if another profd holds it, -EPERM if the
