@@ -213,19 +213,94 @@ static void zone_calibrate(__u64 *cost, __u64 *inner)
 }
 
 /* create and map this process's segment; caller holds the lock */
+/* the new segment's file at fd sized, its header's page reserved, and
+ * mapped at *memp; 0 or -errno (the file unlinked and fd closed then) */
+static int seg_size_map(int fd, const char *name, __u64 size, void **memp)
+{
+	struct rlimit rl;
+	void *mem;
+	int err;
+
+	/* past RLIMIT_FSIZE, ftruncate raises SIGXFSZ: the program would die */
+	if (!getrlimit(RLIMIT_FSIZE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size) {
+		prof_warnx("segment %s needs %llu bytes, past RLIMIT_FSIZE (%llu); profiling off",
+			   name, (unsigned long long)size, (unsigned long long)rl.rlim_cur);
+		err = -EFBIG;
+		goto fail;
+	}
+	if (ftruncate(fd, (off_t)size)) {
+		err = -errno;
+		prof_warnx("failed to size segment %s to %llu bytes: %s; profiling off", name,
+			   (unsigned long long)size, strerror(-err));
+		goto fail;
+	}
+	/* the header's page before anything writes it */
+	if (fallocate(fd, 0, 0, PROF_SEG_HDR_SIZE)) {
+		err = -errno;
+		prof_warnx("no room in /dev/shm for segment %s: %s; profiling off", name,
+			   strerror(-err));
+		goto fail;
+	}
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	err = -errno;
+	if (mem == MAP_FAILED) {
+		prof_warnx("failed to map segment %s: %s; profiling off", name, strerror(-err));
+		goto fail;
+	}
+	*memp = mem;
+	return 0;
+fail:
+	shm_unlink(name);
+	close(fd);
+	return err;
+}
+
+/* the header's fields, all but its magic (which says they are there) */
+static void seg_hdr_fill(struct prof_seg_hdr *h, __u64 token, __u64 hz, __u64 size,
+			 __u64 sites_off, __u64 slabs_off)
+{
+	h->version = PROF_SEG_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->seg_size = size;
+	h->pid = (__u32)getpid();
+	h->uid = (__u32)getuid();
+	h->start_token = token;
+	h->created_ns = prof_mono_ns(CLOCK_REALTIME);
+	if (prof_proc_comm(0, 0, h->comm, sizeof(h->comm)))
+		h->comm[0] = 0;
+	h->clock = __prof_clock_tsc ? PROF_CLOCK_TSC : PROF_CLOCK_MONO;
+	h->tick_hz = hz;
+	h->mono_base_ns = prof_mono_ns(CLOCK_MONOTONIC);
+	h->tick_base = __prof_now();
+	h->max_sites = prof_rt.max_sites;
+	h->site_size = sizeof(struct prof_site_ent);
+	h->max_threads = prof_rt.max_threads;
+	h->max_nodes = prof_rt.max_nodes;
+	h->node_size = sizeof(struct prof_node);
+	h->hist_buckets = PROF_HIST_BUCKETS;
+	h->ext_size = sizeof(struct prof_node_ext);
+	h->hist_block = PROF_HIST_BLOCK;
+	h->sites_off = sites_off;
+	h->slabs_off = slabs_off;
+	h->slab_size = prof_rt.slab_size;
+	h->minor = PROF_SEG_MINOR;
+	h->slab_hdr_size = sizeof(struct prof_slab_hdr);
+	h->nregions = PROF_REGIONS;
+	memcpy(h->region, prof_rt.region, sizeof(prof_rt.region));
+	h->agg_slab = prof_rt.max_threads;
+}
+
 int prof_seg_init(void)
 {
 	struct prof_seg_hdr *h;
-	struct rlimit rl;
 	__u64 sites_off, slabs_off, slab_size, size, hz;
 	pid_t pid = getpid();
 	/* self, not /proc/<pid>: in a pid namespace that shares its parent's
 	 * /proc, <pid> there is another process (pid 1 would be the host's init) */
 	__u64 token = prof_self_start_token();
 	char name[96];
-	void *mem;
+	void *mem = NULL;
 	int fd, err;
-	FILE *f;
 
 	prof_env__read();
 	/* a forked child keeps its parent's geometry: its node indices */
@@ -260,39 +335,9 @@ int prof_seg_init(void)
 	 * after this) or stale, and this never waits.
 	 */
 	flock(fd, LOCK_SH | LOCK_NB);
-	/* past RLIMIT_FSIZE, ftruncate raises SIGXFSZ: the program would die */
-	if (!getrlimit(RLIMIT_FSIZE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size) {
-		prof_warnx("segment %s needs %llu bytes, past RLIMIT_FSIZE (%llu); profiling off",
-			   name, (unsigned long long)size, (unsigned long long)rl.rlim_cur);
-		shm_unlink(name);
-		close(fd);
-		return -EFBIG;
-	}
-	if (ftruncate(fd, (off_t)size)) {
-		err = -errno;
-		prof_warnx("failed to size segment %s to %llu bytes: %s; profiling off", name,
-			   (unsigned long long)size, strerror(-err));
-		shm_unlink(name);
-		close(fd);
+	err = seg_size_map(fd, name, size, &mem);
+	if (err)
 		return err;
-	}
-	/* the header's page before anything writes it */
-	if (fallocate(fd, 0, 0, PROF_SEG_HDR_SIZE)) {
-		err = -errno;
-		prof_warnx("no room in /dev/shm for segment %s: %s; profiling off", name,
-			   strerror(-err));
-		shm_unlink(name);
-		close(fd);
-		return err;
-	}
-	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	err = -errno;
-	if (mem == MAP_FAILED) {
-		prof_warnx("failed to map segment %s: %s; profiling off", name, strerror(-err));
-		shm_unlink(name);
-		close(fd);
-		return err;
-	}
 	if (prof_rt.seg_fd >= 0)
 		close(prof_rt.seg_fd); /* a fork child's copy of its parent's */
 	prof_rt.seg_fd = fd;
@@ -301,39 +346,7 @@ int prof_seg_init(void)
 	prof_rt.ns_per_tick = 1e9 / (double)hz;
 	h = mem;
 	zone_calibrate(&h->zone_cost, &h->zone_inner);
-	h->version = PROF_SEG_VERSION;
-	h->hdr_size = sizeof(*h);
-	h->seg_size = size;
-	h->pid = (__u32)pid;
-	h->uid = (__u32)getuid();
-	h->start_token = token;
-	h->created_ns = prof_mono_ns(CLOCK_REALTIME);
-	f = fopen("/proc/self/comm", "re");
-	if (f) {
-		if (fgets(h->comm, sizeof(h->comm), f))
-			h->comm[strcspn(h->comm, "\n")] = 0;
-		fclose(f);
-	}
-	h->clock = __prof_clock_tsc ? PROF_CLOCK_TSC : PROF_CLOCK_MONO;
-	h->tick_hz = hz;
-	h->mono_base_ns = prof_mono_ns(CLOCK_MONOTONIC);
-	h->tick_base = __prof_now();
-	h->max_sites = prof_rt.max_sites;
-	h->site_size = sizeof(struct prof_site_ent);
-	h->max_threads = prof_rt.max_threads;
-	h->max_nodes = prof_rt.max_nodes;
-	h->node_size = sizeof(struct prof_node);
-	h->hist_buckets = PROF_HIST_BUCKETS;
-	h->ext_size = sizeof(struct prof_node_ext);
-	h->hist_block = PROF_HIST_BLOCK;
-	h->sites_off = sites_off;
-	h->slabs_off = slabs_off;
-	h->slab_size = slab_size;
-	h->minor = PROF_SEG_MINOR;
-	h->slab_hdr_size = sizeof(struct prof_slab_hdr);
-	h->nregions = PROF_REGIONS;
-	memcpy(h->region, prof_rt.region, sizeof(prof_rt.region));
-	h->agg_slab = prof_rt.max_threads;
+	seg_hdr_fill(h, token, hz, size, sites_off, slabs_off);
 	__atomic_store_n(&h->magic, PROF_SEG_MAGIC, __ATOMIC_RELEASE);
 	/* a fork child's: the parent's exited threads are not its own */
 	prof_rt.agg = NULL;
