@@ -61,26 +61,13 @@ static int epoll_add(int epfd, int fd, void *tag)
 /* tags for the fds that are not connections */
 static char tag_timer, tag_signal, tag_inotify;
 
-int main(int argc, char **argv)
+/*
+ * The lock, BPF, discovery and the socket, then detached (with -d): a
+ * failure exits non-zero where profd was started.
+ */
+static void start(void)
 {
-	struct itimerspec its = { 0 };
-	struct epoll_event evs[64];
-	__u64 ticks, last_rescan = 0;
-	sigset_t sigs;
-	int epfd, tfd, sfd, ifd, n, i, err;
-	bool stop = false;
-
-	profd_conf_parse(argc, argv);
-	/* with -d, stderr until detached: a failed start is seen where it was asked for */
-	log_init(conf.syslog, conf.verbose);
-	profd_start_ns = profd_now_ns();
-
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGHUP);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	int err;
 
 	err = ctl_lock(conf.sock_path);
 	if (err == -EADDRINUSE)
@@ -114,6 +101,50 @@ int main(int argc, char **argv)
 			fatal("failed to detach");
 		log_init(true, conf.verbose);
 	}
+}
+
+/* the TSC's verdict, processes that started before us, then ready */
+static void ready(void)
+{
+	/* before the first registration: each carries the verdict */
+	profd_tsc_check();
+	log_info("tsc %s: %s", profd_tsc()->synced ? "synchronized" : "not trusted across CPUs",
+		 profd_tsc()->why);
+	/* processes that started before us */
+	seg_rescan();
+	log_info("ready on %s, sampling every %u ms, kernel assistance %s%s%s", conf.sock_path,
+		 conf.interval_ms, kbpf_on() ? "on" : "off", kbpf_on() ? "" : ": ", kbpf_why());
+	{
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "READY=1\nSTATUS=kernel assistance %s%s%s",
+			 kbpf_on() ? "on" : "off", kbpf_on() ? "" : ": ", kbpf_why());
+		notify(msg);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct itimerspec its = { 0 };
+	struct epoll_event evs[64];
+	__u64 ticks, last_rescan = 0;
+	sigset_t sigs;
+	int epfd, tfd, sfd, ifd, n, i;
+	bool stop = false;
+
+	profd_conf_parse(argc, argv);
+	/* with -d, stderr until detached: a failed start is seen where it was asked for */
+	log_init(conf.syslog, conf.verbose);
+	profd_start_ns = profd_now_ns();
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	start();
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -132,22 +163,8 @@ int main(int argc, char **argv)
 	if (ifd >= 0 && epoll_add(epfd, ifd, &tag_inotify))
 		fatal("failed to watch inotify fd=%d", ifd);
 
-	/* before the first registration: each carries the verdict */
-	profd_tsc_check();
-	log_info("tsc %s: %s", profd_tsc()->synced ? "synchronized" : "not trusted across CPUs",
-		 profd_tsc()->why);
-	/* processes that started before us */
-	seg_rescan();
+	ready();
 	last_rescan = profd_now_ns();
-	log_info("ready on %s, sampling every %u ms, kernel assistance %s%s%s", conf.sock_path,
-		 conf.interval_ms, kbpf_on() ? "on" : "off", kbpf_on() ? "" : ": ", kbpf_why());
-	{
-		char msg[256];
-
-		snprintf(msg, sizeof(msg), "READY=1\nSTATUS=kernel assistance %s%s%s",
-			 kbpf_on() ? "on" : "off", kbpf_on() ? "" : ": ", kbpf_why());
-		notify(msg);
-	}
 
 	while (!stop) {
 		n = epoll_wait(epfd, evs, 64, -1);

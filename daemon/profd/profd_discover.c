@@ -361,6 +361,71 @@ static __u64 seg_magic(const struct seg *s)
 }
 
 /*
+ * The checks before a segment open at fd is mapped: its file (*st), its
+ * process's namespaces (how its header names it: *hdr_pid, *hdr_uid, and
+ * its pid namespace *pidns), its owner's share.  0 or -errno (what is
+ * wrong with it noted: bad, or pending).
+ */
+static int seg_vet(const struct prof_seg_ent *e, int fd, __u64 proved, struct stat *st,
+		   __u32 *hdr_pid, uid_t *hdr_uid, __u64 *pidns)
+{
+	struct stat pst;
+	struct seg *o;
+	char proc[32];
+	int err;
+
+	if (fstat(fd, st) || bad_known(e->path, st->st_ino))
+		return -EPERM;
+	/* one file, one process: no second name for it, nor a second look */
+	if (st->st_nlink > 1) {
+		bad_add(e->path, st->st_ino, "more than one link to it");
+		return -EPERM;
+	}
+	for (o = sg.list; o; o = o->next)
+		if (o->alive && o->ino == st->st_ino && o->dev == st->st_dev)
+			break;
+	if (o) {
+		/* a container's, handed over and found in its /dev/shm too */
+		if (o->pid != (pid_t)e->pid || o->start_token != e->start_token)
+			bad_add(e->path, st->st_ino, "the file of a segment already followed");
+		return -EALREADY;
+	}
+	err = seg_ns_names((pid_t)e->pid, st->st_uid, hdr_pid, hdr_uid, pidns);
+	if (!err && e->ns_pid && e->ns_pid != *hdr_pid)
+		err = -ESRCH;
+	/* only where NSpid says another and /proc/PID/ns could not say which */
+	if (!err && *pidns == SEG_PIDNS_OTHER && proved && proved != SEG_PIDNS_OTHER &&
+	    proved != sg.pidns)
+		*pidns = proved;
+	/* gone meanwhile is no fault of the segment's */
+	if (err && prof_proc_start_token((pid_t)e->pid) == e->start_token)
+		bad_add(e->path, st->st_ino, "its pid or uid cannot be translated");
+	if (err)
+		return err;
+	/* the owner's share of processes followed; a listing when a place
+	 * frees looks for it again */
+	if (seg_alive_of(st->st_uid) >= conf.uid_segs) {
+		sg.refused = true;
+		if (seg_warn_ok())
+			log_warnx("seg: uid %u has %u processes followed; not following pid %u yet",
+				  (unsigned)st->st_uid, conf.uid_segs, e->pid);
+		return -EDQUOT;
+	}
+	snprintf(proc, sizeof(proc), "/proc/%u", e->pid);
+	/* the process itself must belong to the file's owner */
+	if (stat(proc, &pst) || pst.st_uid != st->st_uid) {
+		bad_add(e->path, st->st_ino, "owner differs from the process's");
+		return -EPERM;
+	}
+	/* being created: not sized or not published yet: pending */
+	if (st->st_size < PROF_SEG_HDR_SIZE) {
+		seg_retry(e->path, st->st_uid, 0);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/*
  * Verify and map one new segment, open read-only at fd (taken): e names
  * it (pid and uid ours; e->ns_pid, if any, what its header says); pidns,
  * if not 0, the pid namespace its process proved with an fd of it, which
@@ -370,66 +435,16 @@ static __u64 seg_magic(const struct seg *s)
 static int seg_follow(const struct prof_seg_ent *e, int fd, __u64 proved)
 {
 	struct prof_snapshot *snap = NULL;
-	struct stat st, pst;
-	char proc[32];
-	struct seg *s, *o;
+	struct stat st;
+	struct seg *s;
 	__u32 hdr_pid;
 	uid_t hdr_uid;
 	__u64 pidns;
-	int err = -EPERM;
+	int err;
 
-	if (fstat(fd, &st) || bad_known(e->path, st.st_ino))
-		goto cleanup;
-	/* one file, one process: no second name for it, nor a second look */
-	if (st.st_nlink > 1) {
-		bad_add(e->path, st.st_ino, "more than one link to it");
-		goto cleanup;
-	}
-	for (o = sg.list; o; o = o->next)
-		if (o->alive && o->ino == st.st_ino && o->dev == st.st_dev)
-			break;
-	if (o) {
-		/* a container's, handed over and found in its /dev/shm too */
-		if (o->pid != (pid_t)e->pid || o->start_token != e->start_token)
-			bad_add(e->path, st.st_ino, "the file of a segment already followed");
-		err = -EALREADY;
-		goto cleanup;
-	}
-	err = seg_ns_names((pid_t)e->pid, st.st_uid, &hdr_pid, &hdr_uid, &pidns);
-	if (!err && e->ns_pid && e->ns_pid != hdr_pid)
-		err = -ESRCH;
-	/* only where NSpid says another and /proc/PID/ns could not say which */
-	if (!err && pidns == SEG_PIDNS_OTHER && proved && proved != SEG_PIDNS_OTHER &&
-	    proved != sg.pidns)
-		pidns = proved;
-	/* gone meanwhile is no fault of the segment's */
-	if (err && prof_proc_start_token((pid_t)e->pid) == e->start_token)
-		bad_add(e->path, st.st_ino, "its pid or uid cannot be translated");
+	err = seg_vet(e, fd, proved, &st, &hdr_pid, &hdr_uid, &pidns);
 	if (err)
 		goto cleanup;
-	err = -EDQUOT;
-	/* the owner's share of processes followed; a listing when a place
-	 * frees looks for it again */
-	if (seg_alive_of(st.st_uid) >= conf.uid_segs) {
-		sg.refused = true;
-		if (seg_warn_ok())
-			log_warnx("seg: uid %u has %u processes followed; not following pid %u yet",
-				  (unsigned)st.st_uid, conf.uid_segs, e->pid);
-		goto cleanup;
-	}
-	err = -EPERM;
-	snprintf(proc, sizeof(proc), "/proc/%u", e->pid);
-	/* the process itself must belong to the file's owner */
-	if (stat(proc, &pst) || pst.st_uid != st.st_uid) {
-		bad_add(e->path, st.st_ino, "owner differs from the process's");
-		goto cleanup;
-	}
-	/* being created: not sized or not published yet: pending */
-	err = -EAGAIN;
-	if (st.st_size < PROF_SEG_HDR_SIZE) {
-		seg_retry(e->path, st.st_uid, 0);
-		goto cleanup;
-	}
 	err = -ENOMEM;
 	s = calloc(1, sizeof(*s));
 	if (!s)
