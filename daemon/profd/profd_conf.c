@@ -16,6 +16,7 @@
 #include "profd.h"
 #include "prof.h"
 #include "client.h"
+#include "fmt.h"
 
 struct profd_conf conf = {
 	.sock_path = PROFD_SOCKET_DEFAULT,
@@ -43,7 +44,7 @@ __u64 profd_now_ns(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: profd [-dhv] [--socket PATH] [--interval MS] [--history SEC]\n"
+		"usage: profd [-dhv] [--socket PATH] [--interval MS] [--history TIME]\n"
 		"             [--keep SEC] [--slots N] [--uid-slots N] [--uid-conns N]\n"
 		"             [--max-conns N] [--uid-procs N] [--uid-kept MB] [--idle SEC]\n"
 		"             [--syslog] [--no-bpf] [--no-ns-scan] [--max-memory BYTES]\n"
@@ -51,8 +52,8 @@ static void usage(FILE *f)
 		"  -d, --daemon        detach once the socket is up, then log to syslog\n"
 		"  -s, --socket PATH   control socket (default %s)\n"
 		"  -i, --interval MS   sampling interval (default 100, 10..3600000)\n"
-		"      --history SEC   how far back \"the last N seconds\" reaches (default 60,\n"
-		"                      1..86400)\n"
+		"      --history TIME  how far back \"the last N seconds\" reaches, in whole\n"
+		"                      seconds (\"90s\", \"2m\" or \"90\"; default 60s, 1s..1d)\n"
 		"      --keep SEC      keep exited processes this long (default 600, 0..2592000),\n"
 		"                      at most the 64 that exited last\n"
 		"      --max-memory BYTES  history and kept data of all processes together\n"
@@ -91,6 +92,19 @@ static __u32 arg_u32(const char *opt, const char *s, __u32 lo, __u32 hi)
 	if (errno || !*s || *end || v < lo || v > hi)
 		fatalx("%s: want %u..%u, got \"%s\"", opt, lo, hi, s);
 	return (__u32)v;
+}
+
+/* a time in whole seconds, as profctl's --last takes it ("90s", "2m"; bare
+ * seconds too) */
+static __u32 arg_seconds(const char *opt, const char *s, __u32 lo, __u32 hi)
+{
+	__u64 ns;
+
+	if (prof_parse_duration(s, &ns) || ns % 1000000000ull || ns / 1000000000ull < lo ||
+	    ns / 1000000000ull > hi)
+		fatalx("%s: want whole seconds from %u to %u (\"90s\", \"2m\", \"90\"), got \"%s\"",
+		       opt, lo, hi, s);
+	return (__u32)(ns / 1000000000ull);
 }
 
 /* bytes, with a K, M or G suffix (powers of 1024), 1 MiB to 1 TiB */
@@ -161,7 +175,7 @@ void profd_conf_parse(int argc, char **argv)
 			conf.interval_ms = arg_u32("--interval", optarg, 10, 3600000);
 			break;
 		case O_HISTORY:
-			conf.history_s = arg_u32("--history", optarg, 1, 86400);
+			conf.history_s = arg_seconds("--history", optarg, 1, 86400);
 			break;
 		case O_KEEP:
 			conf.keep_s = arg_u32("--keep", optarg, 0, 30 * 86400);
