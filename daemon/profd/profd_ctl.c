@@ -1016,51 +1016,20 @@ static int conn_request(struct conn *c)
 		char buf[PROFD_MSG_MAX + 1];
 		struct profd_hdr h;
 	} m;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov = { m.buf, sizeof(m.buf) };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = cbuf.buf,
-			      .msg_controllen = sizeof(cbuf.buf) };
 	const void *pl = m.buf + sizeof(struct profd_hdr);
-	struct cmsghdr *cm;
+	struct profd_recv got;
 	ssize_t n;
-	int err, fd = -1, nfds = 0;
+	int err, fd;
 
-	/* room for one fd (a segment's); more are truncated: closed by the kernel */
-	n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? 1 : -errno;
-	if (n == 0)
-		return -ECONNRESET;
-	/*
-	 * Every fd that came is ours now: the space for one holds two (it is
-	 * rounded up), and an fd not taken would stay open for good (two a
-	 * packet from anyone once: profd ran out of fds).  The first is kept,
-	 * the rest closed, and more than one is malformed.
-	 */
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-		size_t j, k;
-		int one;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (j = 0; j < k; j++, nfds++) {
-			memcpy(&one, CMSG_DATA(cm) + j * sizeof(int), sizeof(int));
-			if (fd < 0)
-				fd = one;
-			else
-				close(one);
-		}
-	}
+	/* room for one fd (a segment's): more than one is malformed */
+	n = profd_recv(c->fd, m.buf, sizeof(m.buf), MSG_DONTWAIT, &got);
+	if (n == -EAGAIN || n == -EINTR)
+		return 1;
+	if (n <= 0)
+		return n ? (int)n : -ECONNRESET;
+	fd = got.fd;
 	c->last_ns = profd_now_ns();
-	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || nfds > 1
-		      ? -EBADMSG
-		      : profd_msg_check(m.buf, (size_t)n);
+	err = got.cut || got.nfds > 1 ? -EBADMSG : profd_msg_check(m.buf, (size_t)n);
 	/* an fd rides only with a segment or a pid namespace */
 	if (!err && fd >= 0 && m.h.type != PROFD_MSG_SEGMENT && m.h.type != PROFD_MSG_PIDNS)
 		err = -EBADMSG;
