@@ -369,3 +369,16 @@ void *prof_grow(void *v, size_t n, size_t *cap, size_t size, size_t first)
 		*cap = c;
 	return nv;
 }
+
+const char *prof_fmt_bytes(char *buf, size_t len, __u64 v)
+{
+	if (v < 1024)
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	else if (v < 1024 * 1024)
+		snprintf(buf, len, "%.1fKiB", (double)v / 1024);
+	else if (v < 1024ull * 1024 * 1024)
+		snprintf(buf, len, "%.1fMiB", (double)v / (1024 * 1024));
+	else
+		snprintf(buf, len, "%.1fGiB", (double)v / (1024.0 * 1024 * 1024));
+	return buf;
+}

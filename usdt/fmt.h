@@ -31,6 +31,8 @@ extern "C" {
 
 /* ns as a duration into buf (cut to len, as snprintf would); buf */
 const char *prof_fmt_ns(char *buf, size_t len, __u64 ns);
+/* bytes into buf (cut to len): "812", "80.0KiB", "1.5MiB", "2.0GiB"; buf */
+const char *prof_fmt_bytes(char *buf, size_t len, __u64 v);
 char *prof_put_u64(char *p, __u64 v);
 char *prof_put_u64_col(char *p, __u64 v, unsigned int width);
 char *prof_put_fixed(char *p, double x, unsigned int decimals);
