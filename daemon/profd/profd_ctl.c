@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * profd_ctl.c - the control socket: SOCK_SEQPACKET, one request per
- * packet, exact lengths (daemon/proto.h), SO_PEERCRED on every connection.
+ * daemon/profd/profd_ctl.c - the control socket: SOCK_SEQPACKET, one request per
+ * packet, exact lengths (usdt/proto.h), SO_PEERCRED on every connection.
  *
  * A client that sends a malformed packet gets an ERROR and is dropped; a
  * client that does not read its answers is dropped instead of blocking
