@@ -351,13 +351,18 @@ static int seg_ns_names(pid_t pid, uid_t uid, __u32 *hdr_pid, uid_t *hdr_uid, __
 	return prof_proc_ns_uid(pid, uid, hdr_uid);
 }
 
-/* the segment's magic, a guarded read; 0 if it faults */
-static __u64 seg_magic(const struct seg *s)
+static int look_magic(struct seg *s, void *arg)
 {
-	unsigned long hits = prof_bus_hits();
-	__u64 magic = *(const volatile __u64 *)s->mem;
+	*(__u64 *)arg = *(const volatile __u64 *)s->mem;
+	return 0;
+}
 
-	return seg_faulted(s, hits) ? 0 : magic;
+/* the segment's magic, a guarded read; 0 if it faults */
+static __u64 seg_magic(struct seg *s)
+{
+	__u64 magic = 0;
+
+	return seg_guard(s, look_magic, NULL, &magic) ? 0 : magic;
 }
 
 /*

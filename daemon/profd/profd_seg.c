@@ -149,36 +149,74 @@ static bool seg_is(const struct seg *s, __u32 pid, __u64 start_token, __u32 uid)
 }
 
 /*
- * A fault since hits (the segment truncated under us: the read saw zeros
- * from there): the mapping is the file's again, and what was read goes.
+ * The one guarded look at a live segment's mapping: look(s, arg) runs only
+ * while the file is still its full size (every page past a new end would
+ * SIGBUS).  One that faulted (the file shrank meanwhile: it saw zeros from
+ * there, busguard.c) fails whole with -EFAULT: the mapping is the file's
+ * again, and undo(s, arg), if any, drops what it made of the zeros.
  */
-bool seg_faulted(const struct seg *s, unsigned long hits)
+int seg_guard(struct seg *s, int (*look)(struct seg *s, void *arg),
+	      void (*undo)(struct seg *s, void *arg), void *arg)
 {
+	unsigned long hits;
+	struct stat st;
+	int err;
+
+	if (!s->mem || s->fd < 0)
+		return -ESRCH;
+	if (fstat(s->fd, &st) || st.st_size < (off_t)s->len || s->len < PROF_SEG_HDR_SIZE)
+		return -EINVAL;
+	hits = prof_bus_hits();
+	err = look(s, arg);
 	if (prof_bus_hits() == hits)
-		return false;
+		return err;
 	prof_bus_remap(s->fd, s->mem, s->len);
-	return true;
+	if (undo)
+		undo(s, arg);
+	return -EFAULT;
+}
+
+static int look_read(struct seg *s, void *arg)
+{
+	return prof_snapshot__read(s->mem, s->len, arg);
+}
+
+static void undo_read(struct seg *s, void *arg)
+{
+	struct prof_snapshot **out = arg;
+
+	(void)s;
+	prof_snapshot__destroy(*out);
+	*out = NULL;
 }
 
 /* a guarded read of a live segment's mapping */
 int seg_read(struct seg *s, struct prof_snapshot **out)
 {
-	struct stat st;
 	int err;
 
 	*out = NULL;
-	if (!s->mem)
-		return -ESRCH;
-	/* shrunk under us: every page past the end would SIGBUS */
-	if (fstat(s->fd, &st) || st.st_size < (off_t)s->len)
-		return -EINVAL;
-	err = prof_bus_read(s->fd, s->mem, s->len, out);
+	err = seg_guard(s, look_read, undo_read, out);
 	if (!err && !seg_is(s, (*out)->pid, (*out)->start_token, (*out)->uid)) {
 		prof_snapshot__destroy(*out);
 		*out = NULL;
 		err = -EPERM;
 	}
 	return err;
+}
+
+/* the header still names the process: 0 or -EPERM */
+static int look_hdr(struct seg *s, void *arg)
+{
+	const struct prof_seg_hdr *h = s->mem;
+	bool ok;
+
+	(void)arg;
+	ok = __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == PROF_SEG_MAGIC &&
+	     seg_is(s, __atomic_load_n(&h->pid, __ATOMIC_RELAXED),
+		    __atomic_load_n(&h->start_token, __ATOMIC_RELAXED),
+		    __atomic_load_n(&h->uid, __ATOMIC_RELAXED));
+	return ok ? 0 : -EPERM;
 }
 
 /*
@@ -188,27 +226,17 @@ int seg_read(struct seg *s, struct prof_snapshot **out)
  */
 int seg_live_fd(struct seg *s)
 {
-	const struct prof_seg_hdr *h = s->mem;
-	struct stat st;
-	unsigned long hits;
-	bool ok;
-	int fd;
+	int fd, err = seg_guard(s, look_hdr, NULL, NULL);
 
-	if (!s->mem || s->fd < 0)
-		return -ESRCH;
-	if (fstat(s->fd, &st) || st.st_size < (off_t)s->len || s->len < sizeof(*h))
-		return -EINVAL;
-	hits = prof_bus_hits();
-	ok = __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == PROF_SEG_MAGIC &&
-	     seg_is(s, __atomic_load_n(&h->pid, __ATOMIC_RELAXED),
-		    __atomic_load_n(&h->start_token, __ATOMIC_RELAXED),
-		    __atomic_load_n(&h->uid, __ATOMIC_RELAXED));
-	if (seg_faulted(s, hits))
-		return -EFAULT;
-	if (!ok)
-		return -EPERM;
+	if (err)
+		return err;
 	fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0);
 	return fd < 0 ? -errno : fd;
+}
+
+static int look_busy(struct seg *s, void *arg)
+{
+	return prof_seg_cursor__sample(s->cursor, s->mem, s->len, arg);
 }
 
 /*
@@ -218,20 +246,13 @@ int seg_live_fd(struct seg *s)
  */
 int seg_busy(struct seg *s, struct prof_seg_busy *out)
 {
-	struct stat st;
-	unsigned long hits;
 	int err;
 
 	if (!s->mem)
 		return -ESRCH;
 	if (!s->cursor && !(s->cursor = prof_seg_cursor__new()))
 		return -ENOMEM;
-	if (fstat(s->fd, &st) || st.st_size < (off_t)s->len)
-		return -EINVAL;
-	hits = prof_bus_hits();
-	err = prof_seg_cursor__sample(s->cursor, s->mem, s->len, out);
-	if (seg_faulted(s, hits))
-		return -EFAULT;
+	err = seg_guard(s, look_busy, NULL, out);
 	if (err)
 		return err;
 	return seg_is(s, out->pid, out->start_token, out->uid) ? 0 : -EPERM;

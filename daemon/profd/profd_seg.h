@@ -158,7 +158,9 @@ struct kept_acc {
 /* profd_seg.c */
 void seg_unmap(struct seg *s);
 void seg_free(struct seg *s);
-bool seg_faulted(const struct seg *s, unsigned long hits);
+/* the one guarded look at a live segment's mapping (profd_seg.c) */
+int seg_guard(struct seg *s, int (*look)(struct seg *s, void *arg),
+	      void (*undo)(struct seg *s, void *arg), void *arg);
 int seg_read(struct seg *s, struct prof_snapshot **out);
 int seg_live_fd(struct seg *s);
 int seg_busy(struct seg *s, struct prof_seg_busy *out);
