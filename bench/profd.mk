@@ -4,7 +4,7 @@ PINGPONG := $(OUTPUT)/bench/pingpong
 # the floor program: built like bpf/'s, its skeleton beside the bench
 $(OUTPUT)/bench/switch_floor.bpf.o: bench/switch_floor.bpf.c bpf/vmlinux.h | $(OUTPUT)/bench
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+	$(Q)$(CLANG) $(BPF_CFLAGS) -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall $(WERROR_FLAG) \
 		-Ibpf -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
