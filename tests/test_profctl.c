@@ -805,6 +805,8 @@ static void test_option_errors(void **state)
 	const char *a7[] = { "status", "-t", "5", NULL };
 	const char *a8[] = { "report", "--s", "self", NULL };
 	const char *a9[] = { "report", "--bogus", "x", NULL };
+	const char *a10[] = { "list", "extra", NULL };
+	const char *a11[] = { "save", "-o", "f", "extra", NULL };
 	const char *b1[] = { "--no-daemon", "report", NULL };
 	const char *b2[] = { "--pid", "3", "top", NULL };
 	const char *b3[] = { "--pid", "3", NULL };
@@ -819,6 +821,9 @@ static void test_option_errors(void **state)
 	usage_error(a7, "profctl: status: option -t not accepted\n");
 	usage_error(a8, "profctl: report: ambiguous option --s; see --help\n");
 	usage_error(a9, "profctl: report: unknown option --bogus; see --help\n");
+	/* a verb whose table ends without operands refuses them */
+	usage_error(a10, "profctl: list: unexpected argument 'extra'; see --help\n");
+	usage_error(a11, "profctl: save: unexpected argument 'extra'; see --help\n");
 	usage_error(b1, "profctl: options come after the verb: profctl report --no-daemon ...\n");
 	usage_error(b2, "profctl: options come after the verb: profctl top --pid ...\n");
 	usage_error(b3, "profctl: unknown verb '--pid'; see profctl --help\n");

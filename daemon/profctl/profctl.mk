@@ -5,10 +5,12 @@ ifndef PROFCTL_MK
 PROFCTL_MK := 1
 
 PROFCTL := $(OUTPUT)/profctl
-PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_src.c daemon/profctl/profctl_snap.c \
+PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_opts.c \
+	daemon/profctl/profctl_report.c daemon/profctl/profctl_reset.c daemon/profctl/profctl_list.c \
+	daemon/profctl/profctl_status.c daemon/profctl/profctl_src.c daemon/profctl/profctl_snap.c \
 	daemon/profctl/profctl_zones.c daemon/profctl/profctl_top.c daemon/profctl/render_text.c \
 	daemon/profctl/render_data.c daemon/profctl/render_html.c \
-	daemon/profctl/profctl_clean.c daemon/profctl/profctl_file.c daemon/profctl/profctl_save.c daemon/profctl/profctl_diff.c \
+	daemon/profctl/profctl_clean.c daemon/profctl/profctl_file.c daemon/profctl/profctl_save.c daemon/profctl/profctl_input.c daemon/profctl/profctl_diff.c \
 	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c daemon/profctl/profctl_trace.c \
 	daemon/profctl/report_load.c
 PROFCTL_OBJS := $(patsubst daemon/profctl/%.c,$(OUTPUT)/daemon/profctl/%.o,$(PROFCTL_SRCS))

@@ -720,51 +720,6 @@ static bool on_key(struct top *t, int c)
 	return true;
 }
 
-/*
- * Without --pid: the newest live process, or if none runs the newest that
- * exited; -1 if there is none.  Apart, for a test.
- */
-int pc_top_pick(const struct pc_proc *p, size_t n)
-{
-	size_t i;
-	int best = -1;
-
-	for (i = 0; i < n; i++) {
-		if (best >= 0 && p[best].alive && !p[i].alive)
-			continue;
-		if (best < 0 || (p[i].alive && !p[best].alive) ||
-		    p[i].created_ns > p[best].created_ns)
-			best = (int)i;
-	}
-	return best;
-}
-
-int pc_pick_pid(struct pc_src *src, pid_t *pid)
-{
-	struct pc_proc *p = NULL;
-	size_t n = 0, i, alive = 0;
-	int err = pc_src_targets(src, 0, &p, &n), best;
-
-	if (err)
-		return err;
-	best = pc_top_pick(p, n);
-	if (best < 0) {
-		free(p);
-		return -ENOENT;
-	}
-	*pid = p[best].pid;
-	for (i = 0; i < n; i++)
-		alive += p[i].alive;
-	if (!p[best].alive)
-		pc_warnx("no profiled process runs; showing pid %d, which exited (use --pid)",
-			 (int)*pid);
-	else if (alive > 1)
-		pc_warnx("%zu profiled processes run; showing the newest, pid %d (use --pid)",
-			 alive, (int)*pid);
-	free(p);
-	return 0;
-}
-
 int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int iterations)
 {
 	struct top t = {
@@ -839,4 +794,55 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 	free(t.views);
 	free(t.names);
 	return err;
+}
+
+/* --- the verb ---------------------------------------------------------------- */
+
+#define EXIT_USAGE 2
+
+static const char usage_top[] =
+	"usage: profctl top [--pid P] [--delay SECONDS] [--iterations N]\n"
+	"                   [--sort self|total|calls|max|oncpu] [--no-daemon]\n"
+	"\n"
+	"  -p, --pid P          the process (default: the newest live one of yours)\n"
+	"  -d, --delay TIME     refresh every TIME, 10ms to 1h (0.5, 500ms, 2s; default 1s)\n"
+	"  -n, --iterations N   quit after N frames (default: on q or Ctrl-C)\n"
+	"  -s, --sort KEY       rows by self (default), total, calls, max (wall time) or\n"
+	"                       oncpu (CPU time, profd)\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	"\n"
+	"The hottest zones over the last interval, with a sparkline of each row's self\n"
+	"time.  Each column says its unit: per second over the last interval, avg per\n"
+	"call and max of the calls that ended in it (max: exact when above every\n"
+	"earlier call, else a bound on it); with profd also on-CPU time, preempted and\n"
+	"migrated calls per second.  Without --pid, the newest live process.  Keys:\n"
+	"s self, t total, c calls, m max, o on-CPU, space or p\n"
+	"pause, tab or ] next thread, [ previous thread, a all threads, q or Ctrl-C quit.\n"
+	"Without a terminal, prints one frame per interval.\n";
+
+static const struct option top_options[] = {
+	PC_OPT_PID,   PC_OPT_SORT, PC_OPT_NO_DAEMON, PC_OPT_DELAY,
+	PC_OPT_ITERATIONS, PC_OPT_HELP, PC_OPT_END,
+};
+
+int pc_cmd_top(int argc, char **argv)
+{
+	struct pc_opts o;
+	struct pc_src src;
+	int err;
+
+	err = pc_parse_opts(argc, argv, usage_top, top_options, &o);
+	if (err)
+		return err < 0 ? 0 : err;
+	/* an interval's rows have no histogram and no call tree */
+	if (o.sort == PROF_SORT_P99 || o.sort == PROF_SORT_SELF_ONCPU) {
+		pc_warnx("top: --sort %s not available: top sorts by self, total, calls, max or "
+			 "oncpu",
+			 prof_sort_names[o.sort]);
+		return EXIT_USAGE;
+	}
+	pc_src_open_said(&src, &o, NULL);
+	err = pc_top(&src, &o, o.delay, o.iters);
+	pc_src_close(&src);
+	return err ? 1 : 0;
 }
