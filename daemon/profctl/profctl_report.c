@@ -254,6 +254,42 @@ const struct pc_conflict pc_report_conflicts[] = {
 };
 const size_t pc_report_nconflicts = sizeof(pc_report_conflicts) / sizeof(pc_report_conflicts[0]);
 
+/*
+ * What report shows of one process's snapshot w->raw: compensated, one
+ * thread of it (--tid), its threads merged (--merge-threads).  0 with
+ * *out, 1 when the process has no such thread (skipped, w freed), -1 on
+ * an error (said)
+ */
+static int report_view(const struct pc_opts *o, struct owned *w, struct prof_snapshot **out)
+{
+	struct prof_snapshot *s = w->raw;
+
+	if (o->compensate && prof_snapshot__compensate(s) == -ENODATA)
+		pc_warnx("pid %u: no zone cost was measured (a profile from before it was): "
+			 "not compensated",
+			 s->pid);
+	if (o->tid) {
+		w->view = pc_view_thread(s, o->tid);
+		if (!w->view) {
+			owned_free(w);
+			memset(w, 0, sizeof(*w));
+			return 1;
+		}
+		s = w->view;
+	}
+	if (o->threads) {
+		w->merged = pc_merge_threads(s);
+		if (!w->merged) {
+			/* the caller frees w with the others */
+			pc_warnx("pid %u: failed to merge threads: %s", s->pid, strerror(errno));
+			return -1;
+		}
+		s = w->merged;
+	}
+	*out = s;
+	return 0;
+}
+
 int pc_cmd_report(int argc, char **argv)
 {
 	struct pc_opts o;
@@ -271,7 +307,7 @@ int pc_cmd_report(int argc, char **argv)
 	err = pc_parse_opts(argc, argv, usage_report, report_options, &o);
 	if (err)
 		return err < 0 ? 0 : err;
-	for (i = 0; i < sizeof(pc_report_conflicts) / sizeof(pc_report_conflicts[0]); i++)
+	for (i = 0; i < pc_report_nconflicts; i++)
 		if (pc_report_conflicts[i].when(&o)) {
 			pc_warnx("report: %s", pc_report_conflicts[i].why);
 			return EXIT_USAGE;
@@ -331,32 +367,11 @@ int pc_cmd_report(int argc, char **argv)
 				goto cleanup;
 			continue;
 		}
-		s = w->raw;
-		if (o.compensate && prof_snapshot__compensate(s) == -ENODATA)
-			pc_warnx(
-				"pid %u: no zone cost was measured (a profile from before it was): "
-				"not compensated",
-				s->pid);
-		if (o.tid) {
-			w->view = pc_view_thread(s, o.tid);
-			if (!w->view) {
-				owned_free(w);
-				memset(w, 0, sizeof(*w));
-				continue;
-			}
-			s = w->view;
-		}
-		if (o.threads) {
-			w->merged = pc_merge_threads(s);
-			if (!w->merged) {
-				pc_warnx("pid %u: failed to merge threads: %s", s->pid,
-					 strerror(errno));
-				owned_free(w);
-				goto cleanup;
-			}
-			s = w->merged;
-		}
-		snaps[n++] = s;
+		err = report_view(&o, w, &s);
+		if (err < 0)
+			goto cleanup;
+		if (!err)
+			snaps[n++] = s;
 	}
 	if (!n) {
 		if (o.tid)
