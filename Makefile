@@ -151,7 +151,7 @@ setup:
 		$(MAKE) --no-print-directory install; \
 	else \
 		echo "make setup: $(PREFIX) is not yours: nothing installed (as root, or" \
-			"make install PREFIX=\$$HOME/.local; see README, 'Using another prefix')"; \
+			"make install PREFIX=\$$HOME/.local; see docs/building.md, 'Using another prefix')"; \
 	fi
 
 # the annotated example, profiled end to end (under a private profd when

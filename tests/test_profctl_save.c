@@ -313,7 +313,7 @@ static char *replace_all(char *s, const char *from, const char *to)
 }
 
 /* a name's byte of no UTF-8 sequence as a JSON report brings it back: the
- * writer escapes it as the code point of its value (\u00XX, README), read
+ * writer escapes it as the code point of its value (\u00XX, docs/reports.md), read
  * back as that character; NULL when the names have none */
 static const char *const *json_bytes;
 
