@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# profctl's tests (issue 4): golden views of a fixed snapshot, live programs,
+# profctl's tests: golden views of a fixed snapshot, live programs,
 # and the html report in headless Chromium.
 include daemon/profctl/profctl.mk
 

@@ -227,7 +227,7 @@ GOLDEN(flat_self_oncpu_txt, "--flat", "--sort", "self-oncpu")
 GOLDEN(oncpu_folded, "--format", "folded", "--weight", "oncpu")
 
 /*
- * --input of a JSON report (issue 15): the fixture's JSON tree read back
+ * --input of a JSON report: the fixture's JSON tree read back
  * renders every view and format as the fixture itself does (its golden
  * files), the JSON itself too; its ticks are ns, so nothing is rounded.
  */
@@ -416,7 +416,7 @@ static void test_json_input_corrupt(void **state)
 }
 
 /*
- * One JSON writer (issue 18): a non-ASCII name reads the same, as valid
+ * One JSON writer: a non-ASCII name reads the same, as valid
  * UTF-8, in every JSON profctl writes (the tree, which is also the report
  * at exit, --threads, --flat, --callers, diff, the html pages' data); it
  * was "ex\u00c3\u00a9" in some and "exé" in others.  A byte of no valid

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_profctl_save.c - profiles as files (issue 15): `profctl save` then
+ * test_profctl_save.c - profiles as files: `profctl save` then
  * `report --input` gives what the live report gives, in every view and
  * format; PROF_SAVE writes the file at exit; the file is a small part of
  * the segment; a truncated, corrupt or foreign file gets one line and
@@ -460,7 +460,7 @@ static void test_json_round_trip(void **state)
 	snprintf(atexit_json, sizeof(atexit_json), "%s/mono.atexit.json", dir);
 	snprintf(json, sizeof(json), "%s/mono.json", dir);
 	snprintf(live, sizeof(live), "%s/live.out", dir);
-	/* a command of non-ASCII name (issue 18): every JSON says it alike */
+	/* a command of non-ASCII name: every JSON says it alike */
 	c = mono_child("sv-ex\xc3\xa9", sv_worker, atexit_json, &token);
 	snprintf(pid, sizeof(pid), "%d", (int)c);
 	{

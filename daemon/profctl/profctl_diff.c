@@ -619,7 +619,7 @@ static void json_doc(FILE *f, const struct dside *A, const struct dside *B, cons
 }
 
 /*
- * The page (daemon/diff.html) with the json document where DIFF_DATA is:
+ * The page (daemon/profctl/diff.html) with the json document where DIFF_DATA is:
  * every row, whatever --rows says (the graph needs every path), and no
  * '<' in it that could end the script element.
  */

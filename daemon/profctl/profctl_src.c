@@ -2,7 +2,7 @@
 /*
  * profctl_src.c - where profctl's snapshots come from.
  *
- * With profd: the control socket (daemon/client.h), which answers with a
+ * With profd: the control socket (daemon/profctl/client.h), which answers with a
  * segment image that goes through the same validation as a live segment.
  * Without it: the caller's own segments in /dev/shm, and in the /dev/shm
  * of the containers (other mount namespaces) it may look into through
