@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profctl_run.h - what test_profctl.c and test_profctl_cli.c share: the
+ * fixed snapshot (profctl_fixture.h) written as a segment image in a
+ * private directory (setup, teardown), profctl run in-process with its
+ * output and errors caught (run, run_stdout), a file's text (slurp).
+ */
+#ifndef PROF_TEST_PROFCTL_RUN_H
+#define PROF_TEST_PROFCTL_RUN_H
+
+
+static char dir[64], image[128];
+
+static inline int setup(void **state)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test_profctl.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(image, sizeof(image), "%s/golden.seg", dir);
+	if (fx_image(&buf, &len))
+		return -1;
+	f = fopen(image, "w");
+	if (!f || fwrite(buf, 1, len, f) != len)
+		return -1;
+	fclose(f);
+	free(buf);
+	/* no profd for these, no colour unless asked */
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+	setenv("NO_COLOR", "1", 1);
+	return 0;
+}
+
+static inline int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+static inline char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		buf[n] = 0;
+	fclose(f);
+	if (len)
+		*len = (size_t)n;
+	return buf;
+}
+
+/* run profctl with argv (NULL-terminated), stderr into errbuf; exit status */
+static inline int run(const char **args, char *errbuf, size_t errlen)
+{
+	char *argv[32], errpath[160];
+	int argc = 0, rc, saved, fd;
+
+	argv[argc++] = (char *)(uintptr_t) "profctl";
+	while (*args && argc < 31)
+		argv[argc++] = (char *)(uintptr_t)*args++;
+	argv[argc] = NULL;
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 2);
+	close(fd);
+	rc = profctl_main(argc, argv);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	if (errbuf) {
+		char *e = slurp(errpath, NULL);
+
+		snprintf(errbuf, errlen, "%s", e ? e : "");
+		free(e);
+	}
+	return rc;
+}
+
+/* run profctl with argv, stdout into a malloc'd string; exit status */
+static inline int run_stdout(const char **args, char **text)
+{
+	char out[160];
+	int saved, fd, rc;
+
+	snprintf(out, sizeof(out), "%s/stdout", dir);
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 1);
+	close(fd);
+	rc = run(args, NULL, 0);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	*text = slurp(out, NULL);
+	assert_non_null(*text);
+	return rc;
+}
+
+#endif /* PROF_TEST_PROFCTL_RUN_H */
