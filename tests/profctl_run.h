@@ -3,7 +3,8 @@
  * profctl_run.h - what test_profctl.c and test_profctl_cli.c share: the
  * fixed snapshot (profctl_fixture.h) written as a segment image in a
  * private directory (setup, teardown), profctl run in-process with its
- * output and errors caught (run, run_stdout), a file's text (slurp).
+ * output and errors caught (run, run_stdout); a file's text is
+ * profd_private.h's test_slurp.  Include after profd_private.h.
  */
 #ifndef PROF_TEST_PROFCTL_RUN_H
 #define PROF_TEST_PROFCTL_RUN_H
@@ -44,30 +45,6 @@ static inline int teardown(void **state)
 	return system(cmd) ? -1 : 0;
 }
 
-static inline char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	if (buf)
-		buf[n] = 0;
-	fclose(f);
-	if (len)
-		*len = (size_t)n;
-	return buf;
-}
-
 /* run profctl with argv (NULL-terminated), stderr into errbuf; exit status */
 static inline int run(const char **args, char *errbuf, size_t errlen)
 {
@@ -89,7 +66,7 @@ static inline int run(const char **args, char *errbuf, size_t errlen)
 	dup2(saved, 2);
 	close(saved);
 	if (errbuf) {
-		char *e = slurp(errpath, NULL);
+		char *e = test_slurp(errpath, NULL);
 
 		snprintf(errbuf, errlen, "%s", e ? e : "");
 		free(e);
@@ -113,7 +90,7 @@ static inline int run_stdout(const char **args, char **text)
 	fflush(stdout);
 	dup2(saved, 1);
 	close(saved);
-	*text = slurp(out, NULL);
+	*text = test_slurp(out, NULL);
 	assert_non_null(*text);
 	return rc;
 }

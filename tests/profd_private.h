@@ -125,6 +125,8 @@ static inline char *test_slurp(const char *path, size_t *len)
 	char *buf;
 	long n;
 
+	if (len)
+		*len = 0;
 	if (!f)
 		return NULL;
 	fseek(f, 0, SEEK_END);

@@ -21,6 +21,7 @@
 #include "profctl.h"
 #include "profctl_fixture.h"
 #include "prof.h"
+#include "profd_private.h"
 #include "profctl_run.h"
 
 static void golden(const char *name, const char **extra)
@@ -39,7 +40,7 @@ static void golden(const char *name, const char **extra)
 	if (rc)
 		fprintf(stderr, "profctl exited %d: %s\n", rc, err);
 	assert_int_equal(rc, 0);
-	got = slurp(out, NULL);
+	got = test_slurp(out, NULL);
 	assert_non_null(got);
 	snprintf(gpath, sizeof(gpath), "tests/golden/%s", name);
 	if (getenv("PROFCTL_GOLDEN_UPDATE")) {
@@ -49,7 +50,7 @@ static void golden(const char *name, const char **extra)
 		fputs(got, f);
 		fclose(f);
 	}
-	want = slurp(gpath, NULL);
+	want = test_slurp(gpath, NULL);
 	if (!want)
 		fail_msg("no %s: run with PROFCTL_GOLDEN_UPDATE=1 to create it", gpath);
 	if (strcmp(got, want)) {
@@ -143,7 +144,7 @@ static char *render_input(const char *in, const char *const *view, size_t nview)
 	args[n] = NULL;
 	assert_int_equal(run(args, err, sizeof(err)), 0);
 	assert_string_equal(err, "");
-	return slurp(out, NULL);
+	return test_slurp(out, NULL);
 }
 
 static void test_json_input(void **state)
@@ -168,7 +169,7 @@ static void test_json_input(void **state)
 
 		got = render_input(json, json_views[v] + 1, 5);
 		snprintf(gpath, sizeof(gpath), "tests/golden/%s", json_views[v][0]);
-		want = slurp(gpath, NULL);
+		want = test_slurp(gpath, NULL);
 		assert_non_null(want);
 		if (strcmp(got, want))
 			fail_msg("--input of the JSON report: %s differs from %s", json_views[v][0],
@@ -425,7 +426,7 @@ static void test_csv_quoting(void **state)
 	args[2] = path;
 	args[8] = out;
 	assert_int_equal(run(args, err, sizeof(err)), 0);
-	got = slurp(out, NULL);
+	got = test_slurp(out, NULL);
 	assert_non_null(got);
 	/* the header, then every row of thread 4242 */
 	for (line = strchr(got, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
@@ -464,7 +465,7 @@ static void output_has(const char **args, const char *out, size_t i, const char 
 	char *text;
 
 	assert_int_equal(run(args, NULL, 0), 0);
-	text = slurp(out, NULL);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	if (!strstr(text, want))
 		fail_msg("case %zu: no '%s' in\n%s", i, want, text);
@@ -698,7 +699,7 @@ static void test_zones_readelf(void **state)
 		assert_int_equal(pc_zones("/proc/self/exe", f), 0);
 		fclose(f);
 	}
-	mine = slurp(out, NULL);
+	mine = test_slurp(out, NULL);
 	assert_non_null(mine);
 	assert_non_null(strstr(mine, "golden_zone_a"));
 	assert_non_null(strstr(mine, "golden_zone_b"));
@@ -1031,7 +1032,7 @@ static void callers_of_two_sites(char *path, char *out)
 	char *text;
 
 	assert_int_equal(run(text_both, NULL, 0), 0);
-	text = slurp(out, NULL);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	print_message("%s", text);
 	assert_non_null(strstr(text, "\nlex names 2 sites, each below: --callers 'NAME (FILE:LINE)'"));
@@ -1047,7 +1048,7 @@ static void callers_of_two_sites(char *path, char *out)
 	free(text);
 
 	assert_int_equal(run(text_one, NULL, 0), 0);
-	text = slurp(out, NULL);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls"));
 	assert_null(strstr(text, "callers of lex (golden.c:30)"));
@@ -1055,7 +1056,7 @@ static void callers_of_two_sites(char *path, char *out)
 	free(text);
 
 	assert_int_equal(run(csv_one, NULL, 0), 0);
-	text = slurp(out, NULL);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	assert_non_null(strstr(text, "4242,golden,zone,lex (golden.c:30),1250,14000000\n"));
 	assert_non_null(strstr(text, "4242,golden,parent,lex (other.cc:20),1000,8000000\n"));
@@ -1063,7 +1064,7 @@ static void callers_of_two_sites(char *path, char *out)
 	free(text);
 
 	assert_int_equal(run(json_both, NULL, 0), 0);
-	text = slurp(out, NULL);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	assert_non_null(strstr(text, "\"zone\":\"lex (other.cc:20)\",\"calls\":100,"));
 	assert_non_null(strstr(text, "\"zone\":\"lex (golden.c:30)\",\"calls\":1250,"));
@@ -1108,7 +1109,7 @@ static void test_names_frames_allocs(void **state)
 	free(buf);
 
 	assert_int_equal(run(tree, NULL, 0), 0);
-	text = slurp(out, NULL);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	print_message("%s", text);
 	assert_non_null(strstr(text, "└─ lex (other.cc:20)\n"));
@@ -1120,7 +1121,7 @@ static void test_names_frames_allocs(void **state)
 	free(text);
 
 	assert_int_equal(run(flat, NULL, 0), 0);
-	text = slurp(out, NULL);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	print_message("%s", text);
 	assert_non_null(strstr(text, "  lex (other.cc:20)\n"));

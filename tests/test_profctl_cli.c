@@ -17,6 +17,7 @@
 #include "profctl.h"
 #include "profctl_fixture.h"
 #include "prof.h"
+#include "profd_private.h"
 #include "profctl_run.h"
 
 /* what daemon/profctl/profctl.bash completes after words (the last is the word
@@ -292,7 +293,7 @@ static void test_help(void **state)
 		dup2(saved, 1);
 		close(saved);
 		assert_int_equal(rc, 0);
-		text = slurp(out, NULL);
+		text = test_slurp(out, NULL);
 		assert_non_null(text);
 		assert_non_null(strstr(text, "usage: profctl"));
 		assert_non_null(strstr(text, verbs[i]));
@@ -409,7 +410,7 @@ static void test_docs_agree(void **state)
 	size_t v, i, k, nn;
 
 	(void)state;
-	man = slurp("man/profctl.1", NULL);
+	man = test_slurp("man/profctl.1", NULL);
 	assert_non_null(man);
 	for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
 		const char *ha[] = { verbs[v], "--help", NULL };

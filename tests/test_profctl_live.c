@@ -20,8 +20,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "testutil.h"
+#include "client.h"
 #include "profctl.h"
 #include "prof.h"
+#include "profd_private.h"
 
 static char dir[64];
 static pid_t child = -1;
@@ -125,26 +127,6 @@ static int teardown(void **state)
 	return system(cmd) ? -1 : 0;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* profctl with args; stdout into out, stderr into err (each if set); exit
  * status */
 static int run_io(const char *out, const char **args, char *err, size_t errlen)
@@ -183,7 +165,7 @@ static int run_io(const char *out, const char **args, char *err, size_t errlen)
 		fflush(stderr);
 		dup2(saved2, 2);
 		close(saved2);
-		e = slurp(errpath);
+		e = test_slurp(errpath, NULL);
 		snprintf(err, errlen, "%s", e ? e : "");
 		free(e);
 	}
@@ -311,14 +293,14 @@ static void test_reset_then_n(void **state)
 	assert_int_equal(run(NULL, reset), 0);
 	/* nothing since the reset */
 	assert_int_equal(run(out, report), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	assert_true(csv_calls(text, "live_outer") <= 0);
 	free(text);
 
 	drive(37);
 	assert_int_equal(run(out, report), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_int_equal(csv_calls(text, "live_outer"), 37);
 	assert_int_equal(csv_calls(text, "live_other"), 18);
 	assert_int_equal(csv_calls(text, "live_inner"), 37 + 18);
@@ -329,13 +311,13 @@ static void test_reset_then_n(void **state)
 	assert_int_equal(run(NULL, reset), 0);
 	drive(5);
 	assert_int_equal(run(out, report), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_int_equal(csv_calls(text, "live_outer"), 5);
 	free(text);
 
 	/* --since-start ignores it */
 	assert_int_equal(run(out, start), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_true(csv_calls(text, "live_outer") >= 25 + 37 + 5);
 	free(text);
 }
@@ -387,7 +369,7 @@ static void test_list_and_top(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	snprintf(out, sizeof(out), "%s/list.json", dir);
 	assert_int_equal(run(out, list), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	snprintf(want, sizeof(want), "{\"pid\":%d,", (int)child);
 	assert_non_null(strstr(text, want));
 	free(text);
@@ -395,7 +377,7 @@ static void test_list_and_top(void **state)
 	drive(5);
 	snprintf(out, sizeof(out), "%s/top.txt", dir);
 	assert_int_equal(run(out, top), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(strstr(text, "profctl top - pid"));
 	assert_non_null(strstr(text, "live_outer"));
 	/* max is the interval's, not since the start; a live process is not
@@ -600,7 +582,7 @@ static void test_killed_is_exited(void **state)
 	rc = run(out, a);
 	drop_segments(p);
 	assert_int_equal(rc, 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	assert_non_null(strstr(text, "\"exited\":true"));
 	assert_non_null(strstr(text, "\"state\":\"exited\""));
@@ -620,7 +602,7 @@ static void test_last_span(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	snprintf(out, sizeof(out), "%s/last.txt", dir);
 	assert_int_equal(run(out, a), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	at = strstr(text, ", the last ");
 	if (!at || sscanf(at + 11, "%lf%3[a-z]", &v, unit) != 2)
@@ -644,7 +626,7 @@ static void test_last_window(void **state)
 	snprintf(out, sizeof(out), "%s/window.csv", dir);
 	drive(10);
 	assert_int_equal(run(out, report), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	assert_true(csv_calls(text, "live_outer") <= 0);
 	free(text);
@@ -665,7 +647,7 @@ static void test_top_exited(void **state)
 	rc = run(out, top);
 	drop_segments(p);
 	assert_int_equal(rc, 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	snprintf(want, sizeof(want), "profctl top - pid %d (", (int)p);
 	assert_non_null(strstr(text, want));
@@ -883,7 +865,7 @@ static void test_clean(void **state)
 	free(ents);
 	assert_int_equal(access(base, F_OK), 0);
 	assert_int_equal(run(out, dry), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	snprintf(path, sizeof(path), "would remove /dev/shm/prof.%d.", (int)p);
 	assert_non_null(strstr(text, path));
 	snprintf(path, sizeof(path), "would remove %s (reset baseline of pid %d,", base, (int)p);
@@ -893,7 +875,7 @@ static void test_clean(void **state)
 	assert_true(seg_exists(p));
 	assert_int_equal(access(base, F_OK), 0);
 	assert_int_equal(run(out, one), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	snprintf(path, sizeof(path), "removed /dev/shm/prof.%d.", (int)p);
 	assert_non_null(strstr(text, path));
 	free(text);
@@ -909,7 +891,7 @@ static void test_clean(void **state)
 	assert_int_equal(run(NULL, reset), 0);
 	drop_segments(p);
 	assert_int_equal(run(out, one), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(strstr(text, "removed 1 file, "));
 	free(text);
 

@@ -17,9 +17,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "testutil.h"
+#include "client.h"
 #include "profctl.h"
 #include "proffile.h"
 #include "prof.h"
+#include "profd_private.h"
 
 static char dir[64];
 static pid_t child = -1, child_pid = -1;
@@ -158,28 +160,6 @@ static int teardown(void **state)
 	return system(cmd) ? -1 : 0;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (len)
-		*len = (size_t)n;
-	return buf;
-}
-
 static void spill(const char *path, const void *buf, size_t len)
 {
 	FILE *f = fopen(path, "w");
@@ -227,7 +207,7 @@ static int run_io(const char *out, const char **args, char *err, size_t errlen)
 		fflush(stderr);
 		dup2(saved2, 2);
 		close(saved2);
-		e = slurp(errpath, NULL);
+		e = test_slurp(errpath, NULL);
 		snprintf(err, errlen, "%s", e ? e : "");
 		free(e);
 	}
@@ -337,8 +317,8 @@ static void views_equal(const char *pid, const char *file, const char *what)
 		report_args(argv, fsrc, views[v]);
 		assert_int_equal(run_io(saved, argv, err, sizeof(err)), 0);
 		assert_string_equal(err, "");
-		a = slurp(live, NULL);
-		b = slurp(saved, NULL);
+		a = test_slurp(live, NULL);
+		b = test_slurp(saved, NULL);
 		assert_non_null(a);
 		assert_non_null(b);
 		assert_true(strlen(a) > 20);
@@ -478,7 +458,7 @@ static void test_json_round_trip(void **state)
 
 		if (f < 2)
 			assert_int_equal(run_io(live, f ? fl : l, NULL, 0), 0);
-		text = slurp(f < 2 ? live : json, NULL);
+		text = test_slurp(f < 2 ? live : json, NULL);
 		assert_non_null(text);
 		assert_non_null(strstr(text, "\"comm\":\"sv-ex\xc3\xa9\""));
 		free(text);
@@ -645,7 +625,7 @@ static void test_last_measured(void **state)
 		assert_non_null(strstr(err, "measuring the next 1s"));
 		assert_int_equal(run_io(json, j, NULL, 0), 0);
 	}
-	text = slurp(json, NULL);
+	text = test_slurp(json, NULL);
 	assert_non_null(text);
 	/* zones, each with no call in the window */
 	for (p = strstr(text, "\"calls\":"); p; p = strstr(p + 1, "\"calls\":")) {
@@ -678,7 +658,7 @@ static void test_json_bad_counts(void **state)
 	snprintf(json, sizeof(json), "%s/counts.json", dir);
 	snprintf(edited, sizeof(edited), "%s/counts.bad.json", dir);
 	assert_int_equal(run_io(json, j, NULL, 0), 0);
-	text = slurp(json, &len);
+	text = test_slurp(json, &len);
 	assert_non_null(text);
 	/* as written, it reads back */
 	spill(edited, text, len);
@@ -738,8 +718,8 @@ static void run_two(const char **x, const char **y, char **a, char **b)
 	snprintf(out[1], sizeof(out[1]), "%s/two.1.out", dir);
 	assert_int_equal(run_io(out[0], x, NULL, 0), 0);
 	assert_int_equal(run_io(out[1], y, NULL, 0), 0);
-	*a = slurp(out[0], NULL);
-	*b = slurp(out[1], NULL);
+	*a = test_slurp(out[0], NULL);
+	*b = test_slurp(out[1], NULL);
 	assert_non_null(*a);
 	assert_non_null(*b);
 }
@@ -765,7 +745,7 @@ static void test_options_rest(void **state)
 		const char *st[] = { "status", "--no-daemon", NULL };
 
 		assert_int_equal(run_io(out, st, NULL, 0), 0);
-		a = slurp(out, NULL);
+		a = test_slurp(out, NULL);
 		assert_non_null(a);
 		assert_non_null(strstr(a, "profd: not asked"));
 		free(a);
@@ -799,7 +779,7 @@ static void test_options_rest(void **state)
 		const char *t[] = { "trace", "--pid", pid, "--last", "1s", "-o", out, NULL };
 
 		assert_int_equal(run_io(NULL, t, err, sizeof(err)), 0);
-		a = slurp(out, NULL);
+		a = test_slurp(out, NULL);
 		assert_non_null(a);
 		assert_int_equal(a[0], '{');
 		free(a);
@@ -1020,7 +1000,7 @@ static void test_refused(void **state)
 		assert_int_equal(run_io(NULL, a, NULL, 0), 0);
 		assert_int_equal(run_io(json, j, NULL, 0), 0);
 	}
-	buf = slurp(file, &len);
+	buf = test_slurp(file, &len);
 	assert_non_null(buf);
 	/* every cut in the header and a spread of cuts in the body */
 	for (cut = 0; cut < len; cut += cut < sizeof(h) + 16 ? 1 : 97) {
@@ -1078,7 +1058,7 @@ static void test_refused(void **state)
 		snprintf(out, sizeof(out), "%s/json.out", dir);
 		assert_int_equal(run_io(out, a, NULL, 0), 0);
 	}
-	buf = slurp(json, &len);
+	buf = test_slurp(json, &len);
 	assert_non_null(buf);
 	for (cut = 0; cut < len - 2; cut += 53) {
 		spill(bad, buf, cut);
@@ -1104,7 +1084,7 @@ static void test_prof_save(void **state)
 	assert_int_equal(stat(path, &st), 0);
 	snprintf(out, sizeof(out), "%s/atexit.csv", dir);
 	assert_int_equal(run_io(out, a, NULL, 0), 0);
-	text = slurp(out, NULL);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	/* every drive of this run: 5 + 3 + 2 + 30 outer calls */
 	snprintf(key, sizeof(key), ",sv_outer,");
