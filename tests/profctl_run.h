@@ -48,30 +48,10 @@ static inline int teardown(void **state)
 /* run profctl with argv (NULL-terminated), stderr into errbuf; exit status */
 static inline int run(const char **args, char *errbuf, size_t errlen)
 {
-	char *argv[32], errpath[160];
-	int argc = 0, rc, saved, fd;
+	char scratch[1]; /* stderr is caught even when nobody reads it */
 
-	argv[argc++] = (char *)(uintptr_t) "profctl";
-	while (*args && argc < 31)
-		argv[argc++] = (char *)(uintptr_t)*args++;
-	argv[argc] = NULL;
-	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-	fflush(stderr);
-	saved = dup(2);
-	fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	dup2(fd, 2);
-	close(fd);
-	rc = profctl_main(argc, argv);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	if (errbuf) {
-		char *e = test_slurp(errpath, NULL);
-
-		snprintf(errbuf, errlen, "%s", e ? e : "");
-		free(e);
-	}
-	return rc;
+	return test_profctl_run_io(dir, NULL, args, errbuf ? errbuf : scratch,
+				   errbuf ? errlen : sizeof(scratch));
 }
 
 /* run profctl with argv, stdout into a malloc'd string; exit status */

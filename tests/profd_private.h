@@ -96,27 +96,6 @@ static inline void test_need_profd(pid_t pid)
 	}
 }
 
-/* profctl args... with stdout to path; the status */
-static inline int test_profctl_run(const char *path, const char **args)
-{
-	char *argv[32];
-	int argc = 0, rc, saved, fd;
-
-	argv[argc++] = (char *)(uintptr_t) "profctl";
-	while (*args && argc < 31)
-		argv[argc++] = (char *)(uintptr_t)*args++;
-	argv[argc] = NULL;
-	fflush(stdout);
-	saved = dup(1);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	dup2(fd, 1);
-	close(fd);
-	rc = profctl_main(argc, argv);
-	fflush(stdout);
-	dup2(saved, 1);
-	close(saved);
-	return rc;
-}
 
 /* a file's text (free it), its length in *len if not NULL; NULL if none */
 static inline char *test_slurp(const char *path, size_t *len)
@@ -141,6 +120,61 @@ static inline char *test_slurp(const char *path, size_t *len)
 	if (buf && len)
 		*len = (size_t)n;
 	return buf;
+}
+
+/*
+ * profctl args... (NULL-terminated) run in-process: stdout into the file
+ * out and stderr into err (its text; the file dir/stderr on the way),
+ * each if set; the exit status
+ */
+static inline int test_profctl_run_io(const char *dir, const char *out, const char **args,
+				      char *err, size_t errlen)
+{
+	char *argv[32], errpath[128];
+	int argc = 0, rc, saved = -1, saved2 = -1, fd;
+
+	argv[argc++] = (char *)(uintptr_t) "profctl";
+	while (*args && argc < 31)
+		argv[argc++] = (char *)(uintptr_t)*args++;
+	argv[argc] = NULL;
+	if (out) {
+		fflush(stdout);
+		saved = dup(1);
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		close(fd);
+	}
+	if (err) {
+		snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+		fflush(stderr);
+		saved2 = dup(2);
+		fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 2);
+		close(fd);
+	}
+	rc = profctl_main(argc, argv);
+	if (out) {
+		fflush(stdout);
+		dup2(saved, 1);
+		close(saved);
+	}
+	if (err) {
+		char *e;
+
+		fflush(stderr);
+		dup2(saved2, 2);
+		close(saved2);
+		e = test_slurp(errpath, NULL);
+		snprintf(err, errlen, "%s", e ? e : "");
+		free(e);
+	}
+	return rc;
+}
+
+/* profctl args... with stdout to path; the status */
+static inline int test_profctl_run(const char *path, const char **args)
+{
+	return test_profctl_run_io(NULL, path, args, NULL, 0);
 }
 
 #endif /* PROF_TEST_PROFD_PRIVATE_H */

@@ -24,22 +24,7 @@ static char dir[64], base[128], newer[128], out[128];
 /* profctl args... with stdout into out; its text (free it), *rc the status */
 static char *run(int *rc, const char **args)
 {
-	char *argv[32];
-	int argc = 0, saved, fd;
-
-	argv[argc++] = (char *)(uintptr_t) "profctl";
-	while (*args && argc < 31)
-		argv[argc++] = (char *)(uintptr_t)*args++;
-	argv[argc] = NULL;
-	fflush(stdout);
-	saved = dup(1);
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	dup2(fd, 1);
-	close(fd);
-	*rc = profctl_main(argc, argv);
-	fflush(stdout);
-	dup2(saved, 1);
-	close(saved);
+	*rc = test_profctl_run(out, args);
 	return test_slurp(out, NULL);
 }
 

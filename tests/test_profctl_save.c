@@ -173,45 +173,7 @@ static void spill(const char *path, const void *buf, size_t len)
  * (each if set); exit status */
 static int run_io(const char *out, const char **args, char *err, size_t errlen)
 {
-	char *argv[32], errpath[128];
-	int argc = 0, rc, saved = -1, saved2 = -1, fd;
-
-	argv[argc++] = (char *)(uintptr_t) "profctl";
-	while (*args && argc < 31)
-		argv[argc++] = (char *)(uintptr_t)*args++;
-	argv[argc] = NULL;
-	if (out) {
-		fflush(stdout);
-		saved = dup(1);
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 1);
-		close(fd);
-	}
-	if (err) {
-		snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-		fflush(stderr);
-		saved2 = dup(2);
-		fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 2);
-		close(fd);
-	}
-	rc = profctl_main(argc, argv);
-	if (out) {
-		fflush(stdout);
-		dup2(saved, 1);
-		close(saved);
-	}
-	if (err) {
-		char *e;
-
-		fflush(stderr);
-		dup2(saved2, 2);
-		close(saved2);
-		e = test_slurp(errpath, NULL);
-		snprintf(err, errlen, "%s", e ? e : "");
-		free(e);
-	}
-	return rc;
+	return test_profctl_run_io(dir, out, args, err, errlen);
 }
 
 /* the views and formats a saved file must render as the live process does */
