@@ -177,4 +177,53 @@ static inline int test_profctl_run(const char *path, const char **args)
 	return test_profctl_run_io(NULL, path, args, NULL, 0);
 }
 
+/*
+ * A live program driven over two pipes: child_main(cmd, ack) in a forked
+ * child reads a count, runs that many rounds of its zones and writes the
+ * count back; 0 makes it exit.  Its pid (-1 if it could not start), the
+ * pipes' ends in *cmd_w and *ack_r
+ */
+static inline pid_t test_live_start(void (*child_main)(int cmd, int ack), int *cmd_w, int *ack_r)
+{
+	int cmd[2], ack[2];
+	pid_t pid;
+
+	if (pipe(cmd) || pipe(ack))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		child_main(cmd[0], ack[1]);
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	*cmd_w = cmd[1];
+	*ack_r = ack[0];
+	return pid;
+}
+
+/* n rounds of the live program, done when it says so */
+static inline void test_live_drive(int cmd_w, int ack_r, unsigned int n)
+{
+	unsigned int a;
+
+	assert_int_equal(write(cmd_w, &n, sizeof(n)), sizeof(n));
+	assert_int_equal(read(ack_r, &a, sizeof(a)), sizeof(a));
+	assert_int_equal(a, n);
+}
+
+/* the live program told to exit (killed if it cannot hear), and reaped */
+static inline void test_live_stop(pid_t pid, int cmd_w)
+{
+	unsigned int zero = 0;
+
+	if (write(cmd_w, &zero, sizeof(zero)) != sizeof(zero))
+		kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 #endif /* PROF_TEST_PROFD_PRIVATE_H */

@@ -80,49 +80,28 @@ static void child_main(int cmd, int ack)
 
 static void drive(unsigned int n)
 {
-	unsigned int a;
-
-	assert_int_equal(write(cmd_w, &n, sizeof(n)), sizeof(n));
-	assert_int_equal(read(ack_r, &a, sizeof(a)), sizeof(a));
-	assert_int_equal(a, n);
+	test_live_drive(cmd_w, ack_r, n);
 }
 
 static int setup(void **state)
 {
-	int cmd[2], ack[2];
-
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/test_profctl_live.XXXXXX");
-	if (!mkdtemp(dir) || pipe(cmd) || pipe(ack))
+	if (!mkdtemp(dir))
 		return -1;
 	setenv("XDG_RUNTIME_DIR", dir, 1);
 	setenv("PROFCTL_NO_DAEMON", "1", 1);
 	setenv("PROF_NO_DAEMON", "1", 1);
-	child = fork();
-	if (child < 0)
-		return -1;
-	if (child == 0) {
-		close(cmd[1]);
-		close(ack[0]);
-		child_main(cmd[0], ack[1]);
-	}
-	close(cmd[0]);
-	close(ack[1]);
-	cmd_w = cmd[1];
-	ack_r = ack[0];
-	return 0;
+	child = test_live_start(child_main, &cmd_w, &ack_r);
+	return child < 0 ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	unsigned int zero = 0;
 	char cmd[128];
-	int st;
 
 	(void)state;
-	if (write(cmd_w, &zero, sizeof(zero)) != sizeof(zero))
-		kill(child, SIGKILL);
-	waitpid(child, &st, 0);
+	test_live_stop(child, cmd_w);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) ? -1 : 0;
 }

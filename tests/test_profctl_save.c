@@ -90,58 +90,43 @@ static void child_main(int cmd, int ack)
 
 static void drive(unsigned int n)
 {
-	unsigned int a;
+	test_live_drive(cmd_w, ack_r, n);
+}
 
-	assert_int_equal(write(cmd_w, &n, sizeof(n)), sizeof(n));
-	assert_int_equal(read(ack_r, &a, sizeof(a)), sizeof(a));
-	assert_int_equal(a, n);
+/* the child saves itself at exit (test_prof_save reads it) and keeps its
+ * segment (for test_round_trip's post-mortem report) */
+static void saving_child_main(int cmd, int ack)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/atexit.%%p.prof", dir);
+	setenv("PROF_SAVE", path, 1);
+	setenv("PROF_KEEP", "1", 1);
+	child_main(cmd, ack);
 }
 
 static int setup(void **state)
 {
-	int cmd[2], ack[2];
-
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/test_profctl_save.XXXXXX");
-	if (!mkdtemp(dir) || pipe(cmd) || pipe(ack))
+	if (!mkdtemp(dir))
 		return -1;
 	setenv("XDG_RUNTIME_DIR", dir, 1);
 	setenv("PROFCTL_NO_DAEMON", "1", 1);
 	setenv("PROF_NO_DAEMON", "1", 1);
-	child = fork();
+	child = test_live_start(saving_child_main, &cmd_w, &ack_r);
 	if (child < 0)
 		return -1;
 	child_pid = child;
-	if (child == 0) {
-		char path[128];
-
-		/* the child saves itself at exit: test_prof_save reads it */
-		snprintf(path, sizeof(path), "%s/atexit.%%p.prof", dir);
-		setenv("PROF_SAVE", path, 1);
-		/* its segment stays for test_round_trip's post-mortem report */
-		setenv("PROF_KEEP", "1", 1);
-		close(cmd[1]);
-		close(ack[0]);
-		child_main(cmd[0], ack[1]);
-	}
 	child_token = prof_proc_start_token(child);
-	close(cmd[0]);
-	close(ack[1]);
-	cmd_w = cmd[1];
-	ack_r = ack[0];
 	return 0;
 }
 
 static void child_exit(void)
 {
-	unsigned int zero = 0;
-	int st;
-
 	if (child <= 0)
 		return;
-	if (write(cmd_w, &zero, sizeof(zero)) != sizeof(zero))
-		kill(child, SIGKILL);
-	waitpid(child, &st, 0);
+	test_live_stop(child, cmd_w);
 	child = -1;
 }
 
