@@ -24,9 +24,11 @@ UNIT_TESTS += $(OUTPUT)/tests/test_systemd_unit
 $(OUTPUT)/tests/test_systemd_unit: $(PROFD) systemd/profd.service
 
 # users who do not trust each other: quotas, pid reuse, attach on demand (root)
-ROOT_TESTS += $(OUTPUT)/tests/test_guard
-$(OUTPUT)/tests/test_guard: tests/test_guard.c tests/testutil.h $(PROFD_CLIENT_OBJ) \
-		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) $(PROFCTL) | $(OUTPUT)/tests
+GUARD_TESTS := test_guard test_guard_asks
+ROOT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(GUARD_TESTS))
+$(patsubst %,$(OUTPUT)/tests/%,$(GUARD_TESTS)): $(OUTPUT)/tests/%: tests/%.c tests/testutil.h \
+		tests/guard_fixture.h $(PROFD_CLIENT_OBJ) $(LIBPROF_READ) $(LIBPROF_A) $(PROFD) $(PROFCTL) \
+		| $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
