@@ -41,8 +41,16 @@ for path, text in src.items():
         table = re.search(r'struct option %s\[\] = \{(.*?)\n\};' % call.group(1), text, re.S)
         if not table:
             sys.exit("check_options: no table %s in %s" % (call.group(1), path))
-        names = [entry[t] for t in re.findall(r'PC_OPT_[A-Z_]+', table.group(1)) if t in entry]
+        used = [t for t in re.findall(r'PC_OPT_[A-Z_]+', table.group(1)) if t not in ("PC_OPT_END", "PC_OPT_END_OPERANDS")]
+        unread = [t for t in used if t not in entry]
+        if unread:
+            # an entry this script cannot read would pass unchecked: refuse
+            sys.exit("check_options: %s: entries not read from profctl_opts.h: %s" % (call.group(1), unread))
+        names = [entry[t] for t in used]
         opts.setdefault(verb_of[m.group(1)], set()).update(n for n in names if n != "help")
+if sum(len(v) for v in opts.values()) < 40 or not all(opts.values()):
+    sys.exit("check_options: read %d options only (%s): the tables' form changed?" %
+             (sum(len(v) for v in opts.values()), {k: len(v) for k, v in opts.items()}))
 if len(opts) < 9:
     sys.exit("check_options: found the option lists of %d verbs only: %s" % (len(opts), sorted(opts)))
 
