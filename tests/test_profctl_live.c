@@ -860,7 +860,7 @@ static void test_clean(void **state)
  */
 /* what a failed clean_namespace leaves, for its teardown */
 static pid_t ns_mid = -1;
-static char ns_seg[128];
+static char ns_seg[128], ns_base[160];
 
 static int teardown_ns(void **state)
 {
@@ -873,6 +873,10 @@ static int teardown_ns(void **state)
 	if (ns_seg[0])
 		unlink(ns_seg);
 	ns_seg[0] = 0;
+	/* a baseline left behind would make the next run's O_EXCL fail */
+	if (ns_base[0])
+		unlink(ns_base);
+	ns_base[0] = 0;
 	return 0;
 }
 
@@ -894,7 +898,7 @@ static bool new_path(char before[][96], size_t nb, char after[][96], size_t na, 
 
 static void clean_namespace(bool own_proc)
 {
-	char pid[16] = "1", out[128], base[160];
+	char pid[16] = "1", out[128], *base = ns_base;
 	const char *one[] = { "clean", "--pid", pid, NULL };
 	unsigned long long token;
 	int ready[2], st, fd;
@@ -950,7 +954,7 @@ static void clean_namespace(bool own_proc)
 			     sizeof(ns_seg)));
 	/* a reset baseline of it (as profctl keeps one) */
 	assert_int_equal(sscanf(ns_seg, "/dev/shm/prof.1.%llu", &token), 1);
-	snprintf(base, sizeof(base), "/dev/shm/profctl.%u.1.%llu", (unsigned int)getuid(), token);
+	snprintf(base, sizeof(ns_base), "/dev/shm/profctl.%u.1.%llu", (unsigned int)getuid(), token);
 	fd = open(base, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	assert_true(fd >= 0);
 	close(fd);
@@ -962,7 +966,8 @@ static void clean_namespace(bool own_proc)
 	kill(ns_mid, SIGKILL);
 	waitpid(ns_mid, NULL, 0);
 	ns_mid = -1;
-	for (int i = 0; i < 500 && access(ns_seg, F_OK) == 0; i++) {
+	/* the namespace's end is the kernel's to finish: wait for it, however loaded */
+	for (__u64 end = now_ns() + 30000000000ull; now_ns() < end && access(ns_seg, F_OK) == 0;) {
 		run(out, one);
 		if (access(ns_seg, F_OK))
 			break;
@@ -971,6 +976,7 @@ static void clean_namespace(bool own_proc)
 	assert_int_equal(access(ns_seg, F_OK), -1);
 	assert_int_equal(access(base, F_OK), -1);
 	ns_seg[0] = 0;
+	ns_base[0] = 0;
 }
 
 /* with its own /proc, and sharing this one (where its pid 1 is init) */
