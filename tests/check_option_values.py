@@ -24,8 +24,8 @@ FREE = {"output", "input", "callers"}
 def main():
     profctl = sys.argv[1]
     opts, _ = option_lists()
-    cli = open(os.path.join(root, "daemon/profctl/profctl_cli.c"), encoding="utf-8").read()
-    valued = set(re.findall(r'\{\s*"([a-z-]+)",\s*required_argument,', cli))
+    hdr = open(os.path.join(root, "daemon/profctl/profctl_opts.h"), encoding="utf-8").read()
+    valued = set(re.findall(r'\{\s*"([a-z-]+)",\s*required_argument,', hdr))
     if len(valued) < 10:
         sys.exit("check_option_values: found %d options with a value only" % len(valued))
     env = dict(os.environ, PROFCTL_NO_DAEMON="1", LC_ALL="C")
