@@ -43,3 +43,18 @@ $(OUTPUT)/tests/test_oracle: tests/test_oracle.c tests/testutil.h tests/profd_pr
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# serve's live page in a real browser (headless Chromium through Selenium,
+# tests/test_live.py), against live_worker, a program of a few threads that
+# a signal stops and starts; bench/live_bench.sh runs it with 64
+UNIT_TESTS += $(OUTPUT)/tests/test_profctl_web
+TEST_EXTRA += $(OUTPUT)/tests/live_worker
+$(OUTPUT)/tests/live_worker: tests/live_worker.c usdt/prof.h $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) -lpthread
+
+$(OUTPUT)/tests/test_profctl_web: tests/test_profctl_web.c tests/testutil.h $(PROFCTL_LIB) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(OUTPUT)/tests/live_worker $(PROFCTL) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

@@ -36,6 +36,7 @@
 #include <unistd.h>
 #include <microhttpd.h>
 #include "profctl.h"
+#include "serve_live.h"
 
 static const char usage_serve[] =
 	"usage: profctl serve [--listen ADDR] [--threads] [--max-zones N]\n"
@@ -364,6 +365,12 @@ static int collect(struct proc_zones *p, const struct pc_serve_opts *o)
 	return 0;
 }
 
+bool pc_serve_may_show(const struct pc_proc *p, const struct pc_serve_opts *o)
+{
+	/* root's exporter would show every user's to whoever connects */
+	return p->alive && (o->all_users || p->uid == getuid());
+}
+
 /* what the last scrape could not read: said when it changes */
 static size_t last_unread;
 
@@ -384,8 +391,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 		return -ENOMEM;
 	}
 	for (i = 0; i < np; i++) {
-		/* root's exporter would show every user's to whoever connects */
-		if (!procs[i].alive || (!o->all_users && procs[i].uid != getuid()))
+		if (!pc_serve_may_show(&procs[i], o))
 			continue;
 		/* a process that ends between list and read is not an error;
 		 * one that cannot be read (another version, corrupt) is
@@ -484,6 +490,40 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int code, c
 	return reply(c, code, "text/plain; charset=utf-8", body, strlen(body));
 }
 
+/* the live page and its JSON (serve_live.c), else 404 */
+static enum MHD_Result live(struct MHD_Connection *c, const struct pc_serve_opts *o,
+			    const char *url)
+{
+	struct pc_live_reply r;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	char disp[sizeof(r.filename) + 32];
+	int found = pc_live_route(url, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "window"),
+				  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "last"),
+				  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "max"), o, &r);
+
+	if (found < 0)
+		return MHD_NO;
+	if (!found)
+		return reply_text(c, MHD_HTTP_NOT_FOUND,
+				  "not found: the metrics are at /metrics, the live page at /\n");
+	resp = MHD_create_response_from_buffer(r.len, r.body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(r.body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r.type);
+	/* every answer is of now: no cache may keep it */
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (r.filename[0]) {
+		snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", r.filename);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disp);
+	}
+	ret = MHD_queue_response(c, r.code, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_len, void **req)
@@ -503,11 +543,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)req;
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n");
-	if (!strcmp(url, "/"))
-		return reply_text(c, MHD_HTTP_OK, "profctl serve: the metrics are at /metrics\n");
 	if (strcmp(url, "/metrics"))
-		return reply_text(c, MHD_HTTP_NOT_FOUND,
-				  "not found: the metrics are at /metrics\n");
+		return live(c, o, url);
 	/* OpenMetrics to whoever asks for it (Prometheus does), else the
 	 * Prometheus text format */
 	accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_profctl_web.c - `profctl serve`'s live page and its JSON, against
+ * live_worker (four threads of nested zones, stopped and started by a
+ * signal): the routes and their errors, top's rows byte for byte those of
+ * `profctl report --flat --format json` for the same window, a save that
+ * reads back as the process, another user seeing neither the process nor
+ * its page (root), and the page itself in headless Chromium through
+ * Selenium (tests/test_live.py: no console error, the table's numbers
+ * equal report's, the flame graph and the timeline drawn with the right
+ * counts, freeze and save work, a screenshot kept as
+ * .output/tests/profctl_live.png).  What is not installed is skipped,
+ * saying why.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "testutil.h"
+#include "profctl.h"
+#include "proffile.h"
+
+static char dir[64];
+static pid_t worker = -1, server = -1;
+static unsigned int port;
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* the first line a child writes on fd, at most len - 1 bytes */
+static void first_line(int fd, char *line, size_t len)
+{
+	ssize_t n, got = 0;
+
+	while (got < (ssize_t)len - 1 && (n = read(fd, line + got, len - 1 - (size_t)got)) > 0) {
+		got += n;
+		line[got] = '\0';
+		if (strchr(line, '\n'))
+			break;
+	}
+	line[got > 0 ? got : 0] = '\0';
+}
+
+/* profctl serve as uid (0: as we are) on 127.0.0.1:0; its port */
+static pid_t serve_as(uid_t uid, unsigned int *p)
+{
+	int errp[2];
+	char line[256];
+	pid_t pid;
+
+	if (pipe(errp))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		char *argv[] = { (char *)(uintptr_t) "profctl", (char *)(uintptr_t) "serve",
+				 (char *)(uintptr_t) "--listen", (char *)(uintptr_t) "127.0.0.1:0",
+				 (char *)(uintptr_t) "--no-daemon", NULL };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(errp[1], 2);
+		close(errp[0]);
+		if (uid && (setgid(uid) || setuid(uid)))
+			_exit(3);
+		if (uid)
+			setenv("XDG_RUNTIME_DIR", "/nonexistent", 1);
+		exit(profctl_main(5, argv));
+	}
+	close(errp[1]);
+	first_line(errp[0], line, sizeof(line));
+	close(errp[0]);
+	if (pid < 0 || sscanf(line, "profctl: serving http://127.0.0.1:%u/metrics", p) != 1) {
+		fprintf(stderr, "serve said: '%s'\n", line);
+		return -1;
+	}
+	return pid;
+}
+
+static int setup(void **state)
+{
+	int out[2];
+	char line[64];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test_profctl_web.XXXXXX");
+	if (!mkdtemp(dir) || pipe(out))
+		return -1;
+	setenv("XDG_RUNTIME_DIR", dir, 1);
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+	setenv("PROF_NO_DAEMON", "1", 1);
+	worker = fork();
+	if (worker == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(out[1], 1);
+		close(out[0]);
+		execl(".output/tests/live_worker", "live_worker", "4", (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	first_line(out[0], line, sizeof(line));
+	close(out[0]);
+	if (worker < 0 || strcmp(line, "ready\n")) {
+		fprintf(stderr, "live_worker said: '%s'\n", line);
+		return -1;
+	}
+	server = serve_as(0, &port);
+	return server < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	int st;
+
+	(void)state;
+	if (server > 0) {
+		kill(server, SIGTERM);
+		waitpid(server, &st, 0);
+	}
+	if (worker > 0) {
+		kill(worker, SIGKILL);
+		waitpid(worker, &st, 0);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+/* GET path of 127.0.0.1:p over HTTP/1.0: the status (-1: none); *body and
+ * *head malloc'd (head may be NULL), *len the body's length */
+static int get(unsigned int p, const char *path, char **body, size_t *len, char **head)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p) };
+	char req[1024], *buf = NULL, *end;
+	size_t n_all = 0;
+	FILE *f;
+	ssize_t n;
+	int fd, code = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	f = open_memstream(&buf, &n_all);
+	while ((n = read(fd, req, sizeof(req))) > 0)
+		fwrite(req, 1, (size_t)n, f);
+	fclose(f);
+	close(fd);
+	sscanf(buf, "HTTP/1.%*d %d", &code);
+	end = strstr(buf, "\r\n\r\n");
+	assert_non_null(end);
+	*len = n_all - (size_t)(end + 4 - buf);
+	*body = malloc(*len + 1);
+	memcpy(*body, end + 4, *len);
+	(*body)[*len] = 0;
+	if (head) {
+		*end = 0;
+		*head = strdup(buf);
+	}
+	free(buf);
+	return code;
+}
+
+static int get_code(unsigned int p, const char *path)
+{
+	char *body;
+	size_t len;
+	int code = get(p, path, &body, &len, NULL);
+
+	free(body);
+	return code;
+}
+
+/* profctl ARGS... into a string (its stdout) */
+static char *profctl_out(char **args, int n)
+{
+	char path[128], *argv[16], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	argv[0] = (char *)(uintptr_t) "profctl";
+	for (i = 0; i < n; i++)
+		argv[i + 1] = args[i];
+	argv[n + 1] = (char *)(uintptr_t) "-o";
+	argv[n + 2] = path;
+	argv[n + 3] = NULL;
+	assert_int_equal(profctl_main(n + 3, argv), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(getdelim(&buf, &len, 0, f) > 0, 1);
+	fclose(f);
+	return buf;
+}
+
+/* the worker stopped, outside every zone: its profile holds still */
+static void worker_stop(void)
+{
+	struct prof_snapshot *a = NULL, *b = NULL;
+	__u64 end = mono_ns() + 10000000000ull;
+	bool still = false;
+
+	assert_int_equal(kill(worker, SIGUSR1), 0);
+	/* still: two reads 50 ms apart with the same calls and no call open */
+	while (!still && mono_ns() < end) {
+		__u64 ca = 0, cb = 0, open = 0;
+		__u32 i, j;
+
+		a = test_snapshot(worker);
+		usleep(50000);
+		b = test_snapshot(worker);
+		for (i = 0; i < a->nthreads; i++)
+			for (j = 1; j < a->threads[i].nnodes; j++)
+				ca += a->threads[i].nodes[j].calls;
+		for (i = 0; i < b->nthreads; i++)
+			for (j = 1; j < b->threads[i].nnodes; j++) {
+				cb += b->threads[i].nodes[j].calls;
+				open += b->threads[i].nodes[j].open;
+			}
+		still = ca == cb && !open;
+		prof_snapshot__destroy(a);
+		prof_snapshot__destroy(b);
+	}
+	assert_true(still);
+}
+
+static void test_routes(void **state)
+{
+	char path[128], *body, *head;
+	size_t len;
+
+	(void)state;
+	/* the page, offline: nothing it loads is elsewhere */
+	assert_int_equal(get(port, "/", &body, &len, &head), 200);
+	assert_non_null(strstr(head, "Content-Type: text/html"));
+	assert_non_null(strstr(body, "function profTimeline("));
+	assert_null(strstr(body, "src=\"http"));
+	assert_null(strstr(body, "href=\"http"));
+	free(body);
+	free(head);
+	snprintf(path, sizeof(path), "/p/%d", (int)worker);
+	assert_int_equal(get_code(port, path), 200);
+	assert_int_equal(get(port, "/api/processes", &body, &len, NULL), 200);
+	snprintf(path, sizeof(path), "{\"pid\":%d,", (int)worker);
+	assert_non_null(strstr(body, path));
+	free(body);
+	/* what is not a route, a bad window, a window without history */
+	assert_int_equal(get_code(port, "/p/x"), 404);
+	assert_int_equal(get_code(port, "/api/nope"), 404);
+	snprintf(path, sizeof(path), "/api/p/%d/nope", (int)worker);
+	assert_int_equal(get_code(port, path), 404);
+	snprintf(path, sizeof(path), "/api/p/%d/top?window=bogus", (int)worker);
+	assert_int_equal(get_code(port, path), 400);
+	snprintf(path, sizeof(path), "/api/p/%d/top?window=1.5s", (int)worker);
+	assert_int_equal(get_code(port, path), 400);
+	snprintf(path, sizeof(path), "/api/p/%d/top?window=60s", (int)worker);
+	assert_int_equal(get_code(port, path), 400);
+	snprintf(path, sizeof(path), "/api/p/%d/trace?max=x", (int)worker);
+	assert_int_equal(get_code(port, path), 400);
+	/* a process that is not there: 404 on every route of it */
+	assert_int_equal(get_code(port, "/api/p/999999999/top"), 404);
+	assert_int_equal(get_code(port, "/p/999999999"), 404);
+	/* the timeline's calls, at most max */
+	snprintf(path, sizeof(path), "/api/p/%d/trace?last=5s&max=10", (int)worker);
+	assert_int_equal(get(port, path, &body, &len, NULL), 200);
+	{
+		size_t n = 0;
+
+		for (char *p = body; (p = strstr(p, "\"cat\":\"zone\"")); p++)
+			n++;
+		assert_true(n > 0 && n <= 10);
+	}
+	free(body);
+}
+
+/* top's rows are report --flat --format json's, byte for byte, and the
+ * report is report --format json's */
+static void test_same_json(void **state)
+{
+	char path[128], pid[16], *body, *flat, *at;
+	char *args[] = { (char *)(uintptr_t) "report", (char *)(uintptr_t) "--pid", pid,
+			 (char *)(uintptr_t) "--since-start", (char *)(uintptr_t) "--flat",
+			 (char *)(uintptr_t) "--format", (char *)(uintptr_t) "json" };
+	size_t len;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%d", (int)worker);
+	worker_stop();
+	snprintf(path, sizeof(path), "/api/p/%d/top?window=start", (int)worker);
+	assert_int_equal(get(port, path, &body, &len, NULL), 200);
+	flat = profctl_out(args, 7);
+	at = strstr(body, "\"flat\":");
+	assert_non_null(at);
+	at += strlen("\"flat\":");
+	/* the flat view, then top's closing brace */
+	assert_int_equal(strlen(at), strlen(flat) + 2);
+	assert_memory_equal(at, flat, strlen(flat));
+	assert_non_null(strstr(body, "\"window\":\"start\""));
+	free(body);
+	free(flat);
+	assert_int_equal(kill(worker, SIGUSR2), 0);
+}
+
+/* the last seconds without profd: a window of this server's own reads,
+ * as long as it says, holding the calls of that time only */
+static void test_window(void **state)
+{
+	char path[128], *body;
+	size_t len;
+	unsigned long long span = 0, calls_start = 0, calls_win = 0;
+	char *p;
+
+	(void)state;
+	assert_int_equal(kill(worker, SIGUSR2), 0);
+	snprintf(path, sizeof(path), "/api/p/%d/top?window=1s", (int)worker);
+	/* the first read of a process has nothing before it */
+	assert_int_equal(get_code(port, path), 200);
+	usleep(1100000);
+	assert_int_equal(get(port, path, &body, &len, NULL), 200);
+	p = strstr(body, "\"span_ns\":");
+	assert_non_null(p);
+	span = strtoull(p + 10, NULL, 10);
+	p = strstr(body, "\"zone\":\"lw_frame\",\"calls\":");
+	assert_non_null(p);
+	calls_win = strtoull(p + strlen("\"zone\":\"lw_frame\",\"calls\":"), NULL, 10);
+	free(body);
+	snprintf(path, sizeof(path), "/api/p/%d/top?window=start", (int)worker);
+	assert_int_equal(get(port, path, &body, &len, NULL), 200);
+	p = strstr(body, "\"zone\":\"lw_frame\",\"calls\":");
+	assert_non_null(p);
+	calls_start = strtoull(p + strlen("\"zone\":\"lw_frame\",\"calls\":"), NULL, 10);
+	free(body);
+	/* at least the second asked (the kept read nearest it, a second apart) */
+	assert_true(span >= 1000000000ull && span < 30000000000ull);
+	assert_true(calls_win > 0 && calls_win < calls_start);
+}
+
+/* save: profctl save's file of the process */
+static void test_save(void **state)
+{
+	char path[128], *body, *head, file[128];
+	struct prof_snapshot *s = NULL;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/api/p/%d/save?window=start", (int)worker);
+	assert_int_equal(get(port, path, &body, &len, &head), 200);
+	assert_non_null(strstr(head, "Content-Disposition: attachment; filename=\"live_worker-"));
+	assert_true(prof_file_is(body, len));
+	snprintf(file, sizeof(file), "%s/saved.prof", dir);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(body, 1, len, f), len);
+	fclose(f);
+	assert_int_equal(pc_read_image(file, 0, &s), 0);
+	assert_int_equal(s->pid, (__u32)worker);
+	assert_int_equal(s->nthreads >= 4, 1);
+	prof_snapshot__destroy(s);
+	free(body);
+	free(head);
+}
+
+/* another user's server shows neither the process nor its page */
+static void test_other_user(void **state)
+{
+	char paths[4][96], path[128], *body;
+	unsigned int p2;
+	size_t i, n, len;
+	pid_t nobody;
+	int st;
+
+	(void)state;
+	if (geteuid() != 0) {
+		fprintf(stderr, "skipped: needs root to become another user\n");
+		skip();
+	}
+	/* readable by all: only serve's own rule keeps nobody out */
+	n = test_seg_paths(worker, prof_proc_start_token(worker), paths, 4);
+	assert_true(n >= 1);
+	for (i = 0; i < n; i++)
+		assert_int_equal(chmod(paths[i], 0644), 0);
+	assert_int_equal(chmod(dir, 0755), 0);
+	nobody = serve_as(65534, &p2);
+	assert_true(nobody > 0);
+	assert_int_equal(get(p2, "/api/processes", &body, &len, NULL), 200);
+	snprintf(path, sizeof(path), "\"pid\":%d,", (int)worker);
+	assert_null(strstr(body, path));
+	free(body);
+	snprintf(path, sizeof(path), "/p/%d", (int)worker);
+	assert_int_equal(get_code(p2, path), 404);
+	snprintf(path, sizeof(path), "/api/p/%d/top?window=start", (int)worker);
+	assert_int_equal(get_code(p2, path), 404);
+	snprintf(path, sizeof(path), "/api/p/%d/trace", (int)worker);
+	assert_int_equal(get_code(p2, path), 404);
+	snprintf(path, sizeof(path), "/api/p/%d/save", (int)worker);
+	assert_int_equal(get_code(p2, path), 404);
+	kill(nobody, SIGTERM);
+	assert_int_equal(waitpid(nobody, &st, 0), nobody);
+	for (i = 0; i < n; i++)
+		assert_int_equal(chmod(paths[i], 0600), 0);
+}
+
+/* the page in headless Chromium (tests/test_live.py) */
+static void test_browser(void **state)
+{
+	char cmd[512];
+	int rc;
+
+	(void)state;
+	assert_int_equal(kill(worker, SIGUSR2), 0);
+	if (access("/usr/bin/python3", X_OK) || system("/usr/bin/python3 -c 'import selenium' 2>/dev/null") ||
+	    system("command -v chromium >/dev/null 2>&1") ||
+	    system("command -v chromedriver >/dev/null 2>&1")) {
+		fprintf(stderr, "skip: needs chromium, chromium-driver and python3-selenium "
+				"(.ci/deps installs them)\n");
+		skip();
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 180 /usr/bin/python3 tests/test_live.py http://127.0.0.1:%u %d "
+		 ".output/profctl .output/tests/profctl_live.png %s/downloads",
+		 port, (int)worker, dir);
+	rc = system(cmd);
+	rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
+	if (rc == 77)
+		skip();
+	assert_int_equal(rc, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_routes),	   cmocka_unit_test(test_same_json),
+		cmocka_unit_test(test_window),	   cmocka_unit_test(test_save),
+		cmocka_unit_test(test_other_user), cmocka_unit_test(test_browser),
+	};
+
+	test_filter_env();
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
