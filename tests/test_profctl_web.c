@@ -74,6 +74,9 @@ static pid_t serve_as(uid_t uid, unsigned int *p)
 		close(errp[0]);
 		if (uid && (setgid(uid) || setuid(uid)))
 			_exit(3);
+		/* a change of credentials cleared it: a failed assertion must
+		 * leave no server behind either */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (uid)
 			setenv("XDG_RUNTIME_DIR", "/nonexistent", 1);
 		exit(profctl_main(5, argv));
@@ -315,38 +318,59 @@ static void test_same_json(void **state)
 	assert_int_equal(kill(worker, SIGUSR2), 0);
 }
 
-/* the last seconds without profd: a window of this server's own reads,
- * as long as it says, holding the calls of that time only */
-static void test_window(void **state)
+/* lw_frame's calls in a top answer, 0 if it has no row */
+static unsigned long long frame_calls(const char *body)
 {
-	char path[128], *body;
-	size_t len;
-	unsigned long long span = 0, calls_start = 0, calls_win = 0;
-	char *p;
+	static const char key[] = "\"zone\":\"lw_frame\",\"calls\":";
+	const char *p = strstr(body, key);
 
-	(void)state;
-	assert_int_equal(kill(worker, SIGUSR2), 0);
-	snprintf(path, sizeof(path), "/api/p/%d/top?window=1s", (int)worker);
-	/* the first read of a process has nothing before it */
-	assert_int_equal(get_code(port, path), 200);
-	usleep(1100000);
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+/* top's window at path: its span, lw_frame's calls in *calls */
+static unsigned long long top_window(const char *path, unsigned long long *calls)
+{
+	char *body, *p;
+	size_t len;
+	unsigned long long span;
+
 	assert_int_equal(get(port, path, &body, &len, NULL), 200);
 	p = strstr(body, "\"span_ns\":");
 	assert_non_null(p);
 	span = strtoull(p + 10, NULL, 10);
-	p = strstr(body, "\"zone\":\"lw_frame\",\"calls\":");
-	assert_non_null(p);
-	calls_win = strtoull(p + strlen("\"zone\":\"lw_frame\",\"calls\":"), NULL, 10);
+	*calls = frame_calls(body);
 	free(body);
-	snprintf(path, sizeof(path), "/api/p/%d/top?window=start", (int)worker);
-	assert_int_equal(get(port, path, &body, &len, NULL), 200);
-	p = strstr(body, "\"zone\":\"lw_frame\",\"calls\":");
-	assert_non_null(p);
-	calls_start = strtoull(p + strlen("\"zone\":\"lw_frame\",\"calls\":"), NULL, 10);
-	free(body);
-	/* at least the second asked (the kept read nearest it, a second apart) */
+	return span;
+}
+
+/*
+ * The last seconds without profd: a window of this server's own reads, as
+ * long as it says, holding the calls of that time only: none while the
+ * worker is stopped, some while it runs.
+ */
+static void test_window(void **state)
+{
+	char win[128], start[128];
+	unsigned long long span, calls;
+
+	(void)state;
+	snprintf(win, sizeof(win), "/api/p/%d/top?window=1s", (int)worker);
+	snprintf(start, sizeof(start), "/api/p/%d/top?window=start", (int)worker);
+	worker_stop();
+	/* the first read of a process has nothing before it */
+	top_window(win, &calls);
+	assert_int_equal(calls, 0);
+	usleep(1100000);
+	span = top_window(win, &calls);
 	assert_true(span >= 1000000000ull && span < 30000000000ull);
-	assert_true(calls_win > 0 && calls_win < calls_start);
+	assert_int_equal(calls, 0);
+	top_window(start, &calls);
+	assert_true(calls > 0);
+	assert_int_equal(kill(worker, SIGUSR2), 0);
+	usleep(1100000);
+	span = top_window(win, &calls);
+	assert_true(span >= 1000000000ull && span < 30000000000ull);
+	assert_true(calls > 0);
 }
 
 /* save: profctl save's file of the process */

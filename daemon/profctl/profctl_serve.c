@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * profctl_serve.c - `profctl serve --listen ADDR`: an OpenMetrics exporter
- * for Prometheus.  HTTP is libmicrohttpd's (one internal thread: scrapes
+ * for Prometheus, and a live page (serve_live.c) on the same server.  HTTP is libmicrohttpd's (one internal thread: scrapes
  * are served one at a time); each scrape reads every live process the
  * caller may see (profd's answer for the caller, else the caller's own
  * segments) since its start, so every counter only grows.
@@ -60,7 +60,14 @@ static const char usage_serve[] =
 	"asks) of your own live processes (--all-users: every one you may see): per\n"
 	"zone calls, self and total seconds (wall time) and, with profd, on-CPU and\n"
 	"self on-CPU seconds (CPU time; no sample where no call had kernel facts) as\n"
-	"counters and a duration histogram, per process an info metric.\n";
+	"counters and a duration histogram, per process an info metric.\n"
+	"\n"
+	"GET /: a live page of the same processes (/p/PID: one, every second its top\n"
+	"table, flame graph and timeline), and the JSON it reads: /api/processes,\n"
+	"/api/p/PID/report?window=W (report --format json), /api/p/PID/top?window=W\n"
+	"(report --flat's rows and the window's length), /api/p/PID/trace?last=D&max=N\n"
+	"(trace's JSON), /api/p/PID/save?window=W (save's file); W is start, reset or\n"
+	"whole seconds (1s, 10s).  See profctl(1).\n";
 
 #define NB PROF_HIST_BUCKETS
 
