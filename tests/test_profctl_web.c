@@ -373,6 +373,43 @@ static void test_window(void **state)
 	assert_true(calls > 0);
 }
 
+/*
+ * A thread's newest events only (the page's timeline): the last of what the
+ * whole ring holds, the ones older than them counted as skipped, not lost.
+ */
+static void test_trace_newest(void **state)
+{
+	struct prof_trace *all = NULL, *some = NULL;
+	struct pc_src src;
+	const void *mem;
+	size_t len;
+	__u32 i;
+
+	(void)state;
+	worker_stop();
+	pc_src_open(&src, true);
+	assert_int_equal(pc_src_map(&src, worker, &mem, &len), 0);
+	assert_int_equal(prof_seg_trace(mem, len, &all), 0);
+	assert_int_equal(prof_seg_trace_newest(mem, len, 5, &some), 0);
+	assert_int_equal(some->nthreads, all->nthreads);
+	assert_true(all->nthreads >= 4);
+	for (i = 0; i < all->nthreads; i++) {
+		const struct prof_trace_thread *a = &all->threads[i], *b = &some->threads[i];
+
+		assert_int_equal(b->tid, a->tid);
+		assert_int_equal(b->written, a->written);
+		assert_true(a->n > 5);
+		assert_int_equal(b->n, 5);
+		assert_int_equal(b->skipped, a->n - 5);
+		assert_int_equal(a->skipped, 0);
+		assert_memory_equal(b->ev, a->ev + (a->n - 5), 5 * sizeof(*b->ev));
+	}
+	prof_trace__destroy(all);
+	prof_trace__destroy(some);
+	pc_src_close(&src);
+	assert_int_equal(kill(worker, SIGUSR2), 0);
+}
+
 /* save: profctl save's file of the process */
 static void test_save(void **state)
 {
@@ -469,7 +506,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_routes),	   cmocka_unit_test(test_same_json),
-		cmocka_unit_test(test_window),	   cmocka_unit_test(test_save),
+		cmocka_unit_test(test_window),	   cmocka_unit_test(test_trace_newest),
+		cmocka_unit_test(test_save),
 		cmocka_unit_test(test_other_user), cmocka_unit_test(test_browser),
 	};
 

@@ -134,11 +134,11 @@
       $("#tracelink").href = "/api/p/" + pid + "/trace" + traceQuery(false);
     }
     /* the timeline's calls: the window's if it is a duration, else all the
-     * rings hold; the page draws at most 5000 of them */
+     * rings hold; the page draws at most 2000 of them (the link has all) */
     function traceQuery(page) {
       const q = [];
       if (/^\d+s$/.test(st.window)) q.push("last=" + st.window);
-      if (page) q.push("max=5000");
+      if (page) q.push("max=2000");
       return q.length ? "?" + q.join("&") : "";
     }
     winSel.value = st.window;

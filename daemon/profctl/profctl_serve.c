@@ -897,6 +897,7 @@ int pc_cmd_serve(int argc, char **argv)
 	if (sigwait(&set, &sig))
 		sig = 0;
 	MHD_stop_daemon(d);
+	pc_live_close();
 	conns_stop(reaper);
 	close(fd);
 	return 0;

@@ -216,7 +216,8 @@ static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_sn
 
 		if (tid && tt->tid != tid)
 			continue;
-		lost_total += tt->written - tt->n;
+		lost_total += tt->written - tt->n - tt->skipped;
+		omitted += tt->skipped;
 		fprintf(f, ",{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
 			   "\"args\":{\"name\":\"",
 			t->pid, tt->tid);
@@ -320,10 +321,11 @@ static void sched_free(struct sched_tl *k)
 	k->n = 0;
 }
 
-/* the rings of pid and a snapshot naming their nodes; with profd, the
- * scheduler's slices of its threads too (none where it has no program) */
+/* the rings of pid (each thread's newest events only, if not 0) and a
+ * snapshot naming their nodes; with profd, the scheduler's slices of its
+ * threads too (none where it has no program) */
 static int read_both(struct pc_src *src, pid_t pid, struct prof_trace **t, struct prof_snapshot **s,
-		     struct sched_tl *k)
+		     struct sched_tl *k, __u64 newest)
 {
 	const void *mem;
 	size_t len;
@@ -341,7 +343,7 @@ static int read_both(struct pc_src *src, pid_t pid, struct prof_trace **t, struc
 		sched_free(k);
 		return err;
 	}
-	err = prof_seg_trace(mem, len, t);
+	err = prof_seg_trace_newest(mem, len, newest, t);
 	if (!err)
 		refine_rate(*t);
 	if (!err)
@@ -428,7 +430,7 @@ static __u64 last_from(const struct prof_trace *t, const struct prof_snapshot *s
 }
 
 static int trace_json(struct pc_src *src, pid_t pid, __u32 tid, __u64 last_ns, __u64 max,
-		      __u64 min, char **json)
+		      __u64 min, __u64 newest, char **json)
 {
 	struct prof_trace *t;
 	struct prof_snapshot *s;
@@ -439,7 +441,7 @@ static int trace_json(struct pc_src *src, pid_t pid, __u32 tid, __u64 last_ns, _
 	int err;
 
 	*json = NULL;
-	err = read_both(src, pid, &t, &s, &k);
+	err = read_both(src, pid, &t, &s, &k, newest);
 	if (err)
 		return err;
 	cap = max ? page_cap(t, tid, max, min) : 0;
@@ -467,14 +469,15 @@ static int trace_json(struct pc_src *src, pid_t pid, __u32 tid, __u64 last_ns, _
 
 int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json)
 {
-	return trace_json(src, pid, tid, 0, PC_PAGE_EVENTS, PC_PAGE_THREAD_MIN, json);
+	return trace_json(src, pid, tid, 0, PC_PAGE_EVENTS, PC_PAGE_THREAD_MIN, 0, json);
 }
 
 /* at most max calls in all: a thread's share is at least one */
 int pc_trace_json_last(struct pc_src *src, pid_t pid, __u32 tid, __u64 last_ns, __u64 max,
 		       char **json)
 {
-	return trace_json(src, pid, tid, last_ns, max, 1, json);
+	/* a thread's share is at most max: no more of its ring is read */
+	return trace_json(src, pid, tid, last_ns, max, 1, max, json);
 }
 
 #define PLACEHOLDER "/*@PROFCTL_TRACE@*/null"
@@ -556,7 +559,7 @@ static int watch_slow(struct pc_src *src, const struct pc_opts *o, const char *z
 		struct timespec nap = { 0, (long)TRACE_POLL_NS };
 		__u32 i;
 
-		err = read_both(src, o->pid, &t, &s, &sk);
+		err = read_both(src, o->pid, &t, &s, &sk, 0);
 		if (err)
 			break;
 		for (i = 0; i < t->nthreads && got < count; i++) {
@@ -667,7 +670,7 @@ static int pc_trace(struct pc_src *src, const struct pc_opts *o, const char *zon
 
 	if (zone)
 		return watch_slow(src, o, zone, thr, count);
-	err = read_both(src, o->pid, &t, &s, &k);
+	err = read_both(src, o->pid, &t, &s, &k, 0);
 	if (err)
 		return 1;
 	if (t->image)

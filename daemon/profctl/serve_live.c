@@ -95,6 +95,51 @@ static int snap_copy(const struct prof_snapshot *s, struct prof_snapshot **out)
 	return err;
 }
 
+/*
+ * The page's source, kept between requests: its mapping of the process
+ * last asked for stays (pc_src_map), so a request reads the segment and
+ * lists nothing.  Opened again every LIVE_SRC_NS, and after a failure, so
+ * a profd started or restarted meanwhile is found.
+ */
+#define LIVE_SRC_NS 5000000000ull
+static struct pc_src live_src;
+static bool live_src_on;
+static __u64 live_src_t;
+
+static struct pc_src *src_get(const struct pc_serve_opts *o)
+{
+	__u64 now = pc_now_ns();
+
+	if (live_src_on && now - live_src_t < LIVE_SRC_NS)
+		return &live_src;
+	if (live_src_on)
+		pc_src_close(&live_src);
+	pc_src_open(&live_src, o->no_daemon);
+	live_src.read_flags = 0;
+	live_src_on = true;
+	live_src_t = now;
+	return &live_src;
+}
+
+/* pid since its start, from the mapping src keeps; a process gone (or
+ * another by now) is marked exited, as every read of profctl's is */
+static int live_read(struct pc_src *src, pid_t pid, struct prof_snapshot **out)
+{
+	const void *mem;
+	size_t len;
+	int err = pc_src_map(src, pid, &mem, &len);
+
+	if (!err)
+		err = prof_snapshot__read(mem, len, out);
+	if (err)
+		return err;
+	(*out)->ns_pid = src->live_ns_pid;
+	snprintf((*out)->cgroup, sizeof((*out)->cgroup), "%s", src->live_cgroup);
+	if (prof_proc_start_token(pid) != (*out)->start_token)
+		(*out)->flags |= PROF_SEG_EXITED;
+	return 0;
+}
+
 /* the last secs seconds from this server's own reads of pid */
 static int window_kept(struct pc_src *src, pid_t pid, unsigned int secs,
 		       struct prof_snapshot **out)
@@ -106,7 +151,7 @@ static int window_kept(struct pc_src *src, pid_t pid, unsigned int secs,
 	unsigned int i;
 	int err;
 
-	err = pc_src_snapshot(src, pid, PROFD_SNAP_START, 0, &now);
+	err = live_read(src, pid, &now);
 	if (err)
 		return err;
 	h = hist_of(pid, now->start_token);
@@ -168,12 +213,23 @@ static int parse_window(const char *w, int *mode, unsigned int *secs)
 static int window_snap(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 		       struct prof_snapshot **out)
 {
-	if (mode != PROFD_SNAP_LAST)
-		return pc_src_snapshot(src, pid, mode, 0, out);
+	struct prof_snapshot *base = NULL;
+	int err;
+
+	if (mode != PROFD_SNAP_LAST) {
+		err = live_read(src, pid, out);
+		/* since reset: less this user's baseline, as report does */
+		if (!err && mode == PC_SNAP_RESET &&
+		    !pc_baseline_load(pid, (*out)->start_token, &base) && base)
+			prof_snapshot__diff(*out, base);
+		prof_snapshot__destroy(base);
+		return err;
+	}
 #ifndef PROFCTL_NO_CLIENT
 	if (src->fd >= 0) {
 		struct profd_answer a;
-		int err = profd_snapshot_opts(src->fd, pid, mode, secs, 0, out, &a);
+
+		err = profd_snapshot_opts(src->fd, pid, mode, secs, 0, out, &a);
 
 		if (!err) {
 			(*out)->span_ns = a.span_ns;
@@ -206,23 +262,54 @@ static __u64 window_span(const struct prof_snapshot *s)
 	return prof_snap_ns(s, m);
 }
 
-/* pid, if /metrics would show it to this caller; its list entry in *p */
-static bool visible(struct pc_src *src, const struct pc_serve_opts *o, pid_t pid,
-		    struct pc_proc *p)
+/* pid, if /metrics would show it to this caller (alive, and its own
+ * unless --all-users): judged from a read of it, not a listing of every
+ * process; its command in comm */
+static bool visible(struct pc_src *src, const struct pc_serve_opts *o, pid_t pid, char *comm,
+		    size_t len)
 {
-	struct pc_proc *procs = NULL;
-	size_t n = 0, i;
-	bool ok = false;
+	struct prof_snapshot *s = NULL;
+	struct pc_proc p = { .pid = pid };
 
-	if (pc_src_list(src, &procs, &n))
+	if (live_read(src, pid, &s))
 		return false;
-	for (i = 0; i < n && !ok; i++)
-		if (procs[i].pid == pid && pc_serve_may_show(&procs[i], o)) {
-			*p = procs[i];
-			ok = true;
-		}
-	free(procs);
-	return ok;
+	p.uid = s->uid;
+	p.alive = !(s->flags & PROF_SEG_EXITED);
+	snprintf(comm, len, "%s", s->comm);
+	prof_snapshot__destroy(s);
+	return pc_serve_may_show(&p, o);
+}
+
+/* the window last answered, for the page's next question of the same
+ * update (top and report ask for one window within a few ms) */
+#define LIVE_CACHE_NS 300000000ull
+static struct {
+	pid_t pid;
+	char window[16];
+	__u64 t;
+	struct prof_snapshot *s;
+} wcache;
+
+static int window_cached(struct pc_src *src, pid_t pid, const char *window, int mode,
+			 unsigned int secs, struct prof_snapshot **out)
+{
+	__u64 now = pc_now_ns();
+	int err;
+
+	if (wcache.s && wcache.pid == pid && !strcmp(wcache.window, window) &&
+	    now - wcache.t < LIVE_CACHE_NS) {
+		*out = wcache.s;
+		return 0;
+	}
+	err = window_snap(src, pid, mode, secs, out);
+	if (err)
+		return err;
+	prof_snapshot__destroy(wcache.s);
+	wcache.s = *out;
+	wcache.pid = pid;
+	wcache.t = now;
+	snprintf(wcache.window, sizeof(wcache.window), "%s", window);
+	return 0;
 }
 
 static void json_processes(FILE *f, struct pc_src *src, const struct pc_serve_opts *o)
@@ -289,11 +376,11 @@ static void api_process(struct pc_live_reply *r, struct pc_src *src,
 			const char *window, const char *last, const char *max, FILE *f)
 {
 	struct prof_snapshot *s = NULL;
-	struct pc_proc p;
+	char comm[PROF_COMM_MAX];
 	unsigned int secs;
 	int mode, err;
 
-	if (!visible(src, o, pid, &p)) {
+	if (!visible(src, o, pid, comm, sizeof(comm))) {
 		r->code = 404;
 		r->error = "no such process of yours";
 		return;
@@ -330,7 +417,7 @@ static void api_process(struct pc_live_reply *r, struct pc_src *src,
 		r->error = "window=start, reset or whole seconds (1s, 10s)";
 		return;
 	}
-	err = window_snap(src, pid, mode, secs, &s);
+	err = window_cached(src, pid, window ? window : "start", mode, secs, &s);
 	if (err) {
 		r->code = err == -ERANGE ? 400 : err == -ESRCH ? 404 : 500;
 		r->error = err == -ERANGE  ? "without profd, windows of at most 15s"
@@ -350,7 +437,7 @@ static void api_process(struct pc_live_reply *r, struct pc_src *src,
 		if (!err && fwrite(buf, 1, len, f) != len)
 			err = -EIO;
 		free(buf);
-		snprintf(r->filename, sizeof(r->filename), "%s-%d.prof", p.comm, (int)pid);
+		snprintf(r->filename, sizeof(r->filename), "%s-%d.prof", comm, (int)pid);
 		/* a command's name in a header's quoted string: plain characters */
 		for (char *c = r->filename; *c; c++)
 			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
@@ -358,23 +445,34 @@ static void api_process(struct pc_live_reply *r, struct pc_src *src,
 				*c = '_';
 		r->type = "application/octet-stream";
 	}
-	prof_snapshot__destroy(s);
 	if (err) {
 		r->code = 500;
 		r->error = "failed to write the answer";
 	}
 }
 
+void pc_live_close(void)
+{
+	size_t i;
+
+	if (live_src_on)
+		pc_src_close(&live_src);
+	live_src_on = false;
+	prof_snapshot__destroy(wcache.s);
+	wcache.s = NULL;
+	for (i = 0; i < LIVE_PIDS; i++)
+		hist_clear(&hists[i]);
+}
+
 int pc_live_route(const char *url, const char *window, const char *last, const char *max,
 		  const struct pc_serve_opts *o, struct pc_live_reply *r)
 {
-	struct pc_src src;
-	char what[16];
+	struct pc_src *src, lsrc;
+	char what[16], comm[PROF_COMM_MAX];
 	FILE *f;
 	long pid;
 	int used = 0;
 	bool page = !strcmp(url, "/");
-	struct pc_proc p;
 
 	memset(r, 0, sizeof(*r));
 	r->code = 200;
@@ -388,11 +486,9 @@ int pc_live_route(const char *url, const char *window, const char *last, const c
 	f = open_memstream(&r->body, &r->len);
 	if (!f)
 		return -ENOMEM;
-	/* per request, as a scrape: a profd restarted meanwhile is found */
-	pc_src_open(&src, o->no_daemon);
-	src.read_flags = 0;
+	src = src_get(o);
 	pc_warn_quiet = true;
-	if (page && strcmp(url, "/") && !visible(&src, o, (pid_t)pid, &p)) {
+	if (page && strcmp(url, "/") && !visible(src, o, (pid_t)pid, comm, sizeof(comm))) {
 		r->code = 404;
 		r->error = "no such process of yours";
 	} else if (page) {
@@ -400,12 +496,19 @@ int pc_live_route(const char *url, const char *window, const char *last, const c
 		fwrite(live_html, 1, live_html_len, f);
 		r->type = "text/html; charset=utf-8";
 	} else if (!strcmp(url, "/api/processes")) {
-		json_processes(f, &src, o);
+		/* a listing, per request as a scrape's */
+		pc_src_open(&lsrc, o->no_daemon);
+		json_processes(f, &lsrc, o);
+		pc_src_close(&lsrc);
 	} else {
-		api_process(r, &src, o, (pid_t)pid, what, window, last, max, f);
+		api_process(r, src, o, (pid_t)pid, what, window, last, max, f);
 	}
 	pc_warn_quiet = false;
-	pc_src_close(&src);
+	/* a failure may be a profd gone: look again at the next request */
+	if (r->code >= 500 && live_src_on) {
+		pc_src_close(&live_src);
+		live_src_on = false;
+	}
 	if (fclose(f) && !r->error) {
 		r->code = 500;
 		r->error = "failed to write the answer";

@@ -25,4 +25,8 @@ struct pc_live_reply {
 int pc_live_route(const char *url, const char *window, const char *last, const char *max,
 		  const struct pc_serve_opts *o, struct pc_live_reply *r);
 
+/* what the routes keep between requests (a source, reads of processes),
+ * dropped; the next request starts afresh */
+void pc_live_close(void);
+
 #endif /* SERVE_LIVE_H */

@@ -141,9 +141,11 @@ function profTimeline(root, data, opts) {
       d.style.left = (k / 8) * w + "px";
       axis.append(d);
     }
+    /* every lane is as wide: measured once, before anything changes (a
+     * width read after a lane's bars are in forces a layout a lane) */
+    const lw = (lanes.length && lanes[0].lane.clientWidth) || 1, scale = lw / (b - a);
     for (const { lane, list } of lanes) {
       lane.textContent = "";
-      const lw = lane.clientWidth || 1, scale = lw / (b - a);
       for (const e of list) {
         if (e.ts + e.dur < a || e.ts > b) continue;
         const x = (e.ts - a) * scale, wd = Math.max(1, e.dur * scale);
