@@ -32,6 +32,7 @@ try:
     time.sleep(SECS)
     d = sorted(drv.execute_script("return window.liveStats.draws"))
     failed = drv.execute_script("return window.liveStats.failed")
+    parts = drv.execute_script("return window.liveStats.parts")
 finally:
     drv.quit()
 if not d:
@@ -39,3 +40,6 @@ if not d:
     sys.exit(1)
 print("updates %d failed %d draw_ms %.1f %.1f %.1f" % (
     len(d), failed, d[len(d) // 2], d[min(len(d) - 1, int(len(d) * 0.95))], d[-1]))
+# the median of each part: the table, the flame graph, the timeline
+med = [sorted(p[k] for p in parts)[len(parts) // 2] for k in range(3)]
+print("parts_ms table %.1f flame %.1f timeline %.1f" % tuple(med), file=sys.stderr)

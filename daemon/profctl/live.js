@@ -6,13 +6,13 @@
  * by call path) and the timeline of /api/p/PID/trace (profctl trace's
  * JSON, drawn by timeline.js).  It computes no figure of its own beyond a
  * rate (a figure over the window's length) and a share.
- * window.liveStats says what each update took to draw (the benchmark and
- * the tests read it); window.liveLast holds the JSON last drawn. */
+ * window.liveStats says what each update took to draw, in all (draws) and
+ * table, flame graph, timeline (parts): the benchmark and the tests read it; window.liveLast holds the JSON last drawn. */
 (function () {
   "use strict";
   const $ = (s) => document.querySelector(s);
   const main = $("#main");
-  const stats = (window.liveStats = { updates: 0, draws: [], failed: 0 });
+  const stats = (window.liveStats = { updates: 0, draws: [], parts: [], failed: 0 });
 
   function el(tag, cls, text) {
     const d = document.createElement(tag);
@@ -366,9 +366,16 @@
           last = { top, report, trace };
           window.liveLast = last;
           drawTop();
+          const t1 = performance.now();
           drawFlame();
+          const t2 = performance.now();
           drawTimeline();
-          stats.draws.push(performance.now() - t0);
+          /* the layout the new elements need, in the measure too */
+          void document.body.offsetHeight;
+          const t3 = performance.now();
+          stats.draws.push(t3 - t0);
+          stats.parts.push([t1 - t0, t2 - t1, t3 - t2]);
+          if (stats.parts.length > 600) stats.parts.shift();
           if (stats.draws.length > 600) stats.draws.shift();
           stats.updates++;
           document.body.dataset.updates = String(stats.updates);
