@@ -130,9 +130,9 @@ try:
         fail("timeline: %d bars of %d calls, %d lanes of %d threads" % (bars, calls, lanes, tids))
 
     # a click on a call says what it was
-    bar = drv.find_element(By.CSS_SELECTOR, '#timeline .tl-bar[data-cat="zone"]')
-    name = bar.get_attribute("data-name")
-    js("arguments[0].click()", bar)
+    # (found and clicked in one script: an update may redraw between two)
+    name = js("""const b = document.querySelector('#timeline .tl-bar[data-cat="zone"]');
+                 b.click(); return b.dataset.name;""")
     pick = drv.find_element(By.ID, "pick").text
     if not pick.startswith(name + " (zone)") or "on-CPU" not in pick or "preempted" not in pick:
         fail("a click on %s says '%s'" % (name, pick))
