@@ -24,9 +24,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
-#include "testutil.h"
-#include "profctl.h"
 #include "proffile.h"
+#include "web_util.h"
 
 static char dir[64];
 static pid_t worker = -1, server = -1;
@@ -40,151 +39,26 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
-/* the first line a child writes on fd, at most len - 1 bytes */
-static void first_line(int fd, char *line, size_t len)
-{
-	ssize_t n, got = 0;
-
-	while (got < (ssize_t)len - 1 && (n = read(fd, line + got, len - 1 - (size_t)got)) > 0) {
-		got += n;
-		line[got] = '\0';
-		if (strchr(line, '\n'))
-			break;
-	}
-	line[got > 0 ? got : 0] = '\0';
-}
-
-/* profctl serve as uid (0: as we are) on 127.0.0.1:0; its port */
-static pid_t serve_as(uid_t uid, unsigned int *p)
-{
-	int errp[2];
-	char line[256];
-	pid_t pid;
-
-	if (pipe(errp))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		char *argv[] = { (char *)(uintptr_t) "profctl", (char *)(uintptr_t) "serve",
-				 (char *)(uintptr_t) "--listen", (char *)(uintptr_t) "127.0.0.1:0",
-				 (char *)(uintptr_t) "--no-daemon", NULL };
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(errp[1], 2);
-		close(errp[0]);
-		if (uid && (setgid(uid) || setuid(uid)))
-			_exit(3);
-		/* a change of credentials cleared it: a failed assertion must
-		 * leave no server behind either */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (uid)
-			setenv("XDG_RUNTIME_DIR", "/nonexistent", 1);
-		exit(profctl_main(5, argv));
-	}
-	close(errp[1]);
-	first_line(errp[0], line, sizeof(line));
-	close(errp[0]);
-	if (pid < 0 || sscanf(line, "profctl: serving http://127.0.0.1:%u/metrics", p) != 1) {
-		fprintf(stderr, "serve said: '%s'\n", line);
-		return -1;
-	}
-	return pid;
-}
-
 static int setup(void **state)
 {
-	int out[2];
-	char line[64];
-
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/test_profctl_web.XXXXXX");
-	if (!mkdtemp(dir) || pipe(out))
+	if (!mkdtemp(dir))
 		return -1;
 	setenv("XDG_RUNTIME_DIR", dir, 1);
 	setenv("PROFCTL_NO_DAEMON", "1", 1);
 	setenv("PROF_NO_DAEMON", "1", 1);
-	worker = fork();
-	if (worker == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(out[1], 1);
-		close(out[0]);
-		execl(".output/tests/live_worker", "live_worker", "4", (char *)NULL);
-		_exit(127);
-	}
-	close(out[1]);
-	first_line(out[0], line, sizeof(line));
-	close(out[0]);
-	if (worker < 0 || strcmp(line, "ready\n")) {
-		fprintf(stderr, "live_worker said: '%s'\n", line);
+	worker = worker_start("4");
+	if (worker < 0)
 		return -1;
-	}
-	server = serve_as(0, &port);
+	server = serve_as(0, false, &port);
 	return server < 0 ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-	int st;
-
 	(void)state;
-	if (server > 0) {
-		kill(server, SIGTERM);
-		waitpid(server, &st, 0);
-	}
-	if (worker > 0) {
-		kill(worker, SIGKILL);
-		waitpid(worker, &st, 0);
-	}
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
-}
-
-/* GET path of 127.0.0.1:p over HTTP/1.0: the status (-1: none); *body and
- * *head malloc'd (head may be NULL), *len the body's length */
-static int get(unsigned int p, const char *path, char **body, size_t *len, char **head)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p) };
-	char req[1024], *buf = NULL, *end;
-	size_t n_all = 0;
-	FILE *f;
-	ssize_t n;
-	int fd, code = -1;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
-	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
-	f = open_memstream(&buf, &n_all);
-	while ((n = read(fd, req, sizeof(req))) > 0)
-		fwrite(req, 1, (size_t)n, f);
-	fclose(f);
-	close(fd);
-	sscanf(buf, "HTTP/1.%*d %d", &code);
-	end = strstr(buf, "\r\n\r\n");
-	assert_non_null(end);
-	*len = n_all - (size_t)(end + 4 - buf);
-	*body = malloc(*len + 1);
-	memcpy(*body, end + 4, *len);
-	(*body)[*len] = 0;
-	if (head) {
-		*end = 0;
-		*head = strdup(buf);
-	}
-	free(buf);
-	return code;
-}
-
-static int get_code(unsigned int p, const char *path)
-{
-	char *body;
-	size_t len;
-	int code = get(p, path, &body, &len, NULL);
-
-	free(body);
-	return code;
+	return web_end(server, worker, dir);
 }
 
 /* profctl ARGS... into a string (its stdout) */
@@ -456,7 +330,7 @@ static void test_other_user(void **state)
 	for (i = 0; i < n; i++)
 		assert_int_equal(chmod(paths[i], 0644), 0);
 	assert_int_equal(chmod(dir, 0755), 0);
-	nobody = serve_as(65534, &p2);
+	nobody = serve_as(65534, false, &p2);
 	assert_true(nobody > 0);
 	assert_int_equal(get(p2, "/api/processes", &body, &len, NULL), 200);
 	snprintf(path, sizeof(path), "\"pid\":%d,", (int)worker);
