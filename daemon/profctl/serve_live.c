@@ -419,10 +419,12 @@ static void api_process(struct pc_live_reply *r, struct pc_src *src,
 	}
 	err = window_cached(src, pid, window ? window : "start", mode, secs, &s);
 	if (err) {
-		r->code = err == -ERANGE ? 400 : err == -ESRCH ? 404 : 500;
-		r->error = err == -ERANGE  ? "without profd, windows of at most 15s"
-			   : err == -ESRCH ? "no such process of yours"
-					   : "failed to read the profile";
+		r->code = err == -ERANGE || err == -ENODATA ? 400 : err == -ESRCH ? 404 : 500;
+		r->error = err == -ERANGE    ? "without profd, windows of at most 15s"
+			   : err == -ENODATA ? "profd dropped the history that window needs "
+					       "(--max-memory): a shorter one may still be served"
+			   : err == -ESRCH   ? "no such process of yours"
+					     : "failed to read the profile";
 		return;
 	}
 	if (!strcmp(what, "report")) {
