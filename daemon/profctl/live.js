@@ -40,9 +40,10 @@
   function processList() {
     const box = el("section");
     box.append(el("h2", "", "Profiled processes"));
-    const table = el("table");
+    const table = el("table"), none = el("p", "empty", "none of yours runs profiled");
     table.id = "procs";
-    box.append(table);
+    none.hidden = true;
+    box.append(table, none);
     main.append(box);
     async function tick() {
       try {
@@ -61,7 +62,7 @@
                     el("td", "", p.kernel < 0 ? "?" : String(p.kernel)));
           table.append(tr);
         }
-        if (!j.processes.length) box.append(el("p", "empty", "none of yours runs profiled"));
+        none.hidden = j.processes.length > 0;
         status(j.processes.length + " process(es)" + (j.profd ? ", through profd" : ""));
       } catch (e) {
         stats.failed++;
