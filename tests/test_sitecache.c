@@ -234,12 +234,45 @@ static void test_miss_own_node(void **state)
 	prof_snapshot__destroy(s);
 }
 
+/* a node per depth: more than a histogram block's nodes (PROF_HIST_BLOCK) */
+#define DEEP (PROF_HIST_BLOCK + 44)
+static __attribute__((noinline)) void deep(unsigned int depth)
+{
+	PROF_USDT(sc_deep);
+	sink += depth;
+	if (depth)
+		deep(depth - 1);
+}
+
+/* nodes past the first block count in their own rows: every node of a
+ * chain deeper than a block holds its calls in its histogram */
+static void test_deep_rows(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s;
+	__u32 n, depth = 0;
+
+	(void)state;
+	for (unsigned int i = 0; i < 3; i++)
+		deep(DEEP);
+	n = snap_top(&s, &t, "sc_deep");
+	while (n != PROF_SNAP_NONE) {
+		assert_int_equal(t->nodes[n].calls, 3);
+		assert_int_equal(test_hist_sum(s, &t->nodes[n]), 3);
+		depth++;
+		n = test_child(s, t, n, "sc_deep");
+	}
+	assert_int_equal(depth, DEEP + 1);
+	prof_snapshot__destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_parents),
 		cmocka_unit_test(test_three_parents),
 		cmocka_unit_test(test_miss_own_node),
+		cmocka_unit_test(test_deep_rows),
 	};
 
 	test_filter_env();

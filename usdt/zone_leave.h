@@ -71,8 +71,11 @@ static inline __attribute__((always_inline)) void __prof_leave_body(struct __pro
 	/* on the monotonic clock, above the limit (see __prof_now) */
 	uint64_t d = __prof_counter() - z->start;
 	uint32_t node = z->node;
-	/* the node's row in its histogram block, known before the clock is */
-	uint64_t row = prof_hist_index(node, 0, PROF_HIST_SHIFT);
+	/* the node's bucket 0, prof_hist_index(node, 0, PROF_HIST_SHIFT),
+	 * known before the clock is: the blocks before its own, 192 rows a
+	 * block, its column in them (a multiply, fewer instructions) */
+	uint64_t row = node + __PROF_CAST(uint64_t, node >> PROF_HIST_SHIFT) *
+				     ((PROF_HIST_BUCKETS - 1) << PROF_HIST_SHIFT);
 	unsigned int s;
 	uint32_t *h;
 #ifndef PROF_NO_KERNEL_WORD
