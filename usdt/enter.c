@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * enter.c - a zone's enter that missed its site's way: the slow enter
- * (prof.c).  A file of its own, so that the slow enter is a call to
+ * (usdt/prof_slow.c).  A file of its own, so that the slow enter is a call to
  * another object, which a test can count (ld --wrap).
  */
 #include "prof.h"
