@@ -208,32 +208,59 @@ static void flat_add(const struct flat_tree *t, const struct slab_view *v, __u32
 }
 
 /*
- * The open calls of a learnt tree into the rows, read every pass (a call
- * opens without touching the activity word): each adds its elapsed time
- * to its row and to its parent's children, as a closed call's ticks do.
+ * The open calls of a learnt tree, read every pass (a call opens without
+ * touching the activity word): counted in the rows, and noted in fa to be
+ * measured once every slab is copied (flat_open_at).  -ENOMEM
  */
-static void flat_open(const struct flat_tree *t, const struct slab_view *v, __u32 nn,
-		      struct prof_flat_row *rows, __u64 *plus, __u64 *minus)
+static int flat_open(const struct flat_tree *t, const struct slab_view *v, __u32 nn,
+		     struct prof_flat_row *rows, struct flat_acc *fa)
 {
+	__u64 exit = LD(&v->hdr->exit_tick);
 	__u32 i;
 
 	for (i = 2; i < nn; i++) {
-		__u64 start = LDA(&v->open[i]), m, e;
-		__u32 row, prow;
+		__u64 start = LDA(&v->open[i]);
 
 		if (!start)
 			continue;
-		m = t->rp[i];
-		row = (__u32)m & ~FLAT_REC;
-		prow = (__u32)(m >> 32);
-		e = open_ticks(v, start);
-		rows[row].open++;
-		plus[row] += e;
+		if (fa->nopens == fa->capopens) {
+			size_t cap = fa->capopens ? 2 * fa->capopens : 64;
+			struct flat_open_call *o = realloc(fa->opens, cap * sizeof(*o));
+
+			if (!o)
+				return -ENOMEM;
+			fa->opens = o;
+			fa->capopens = cap;
+		}
+		fa->opens[fa->nopens++] =
+			(struct flat_open_call){ .m = t->rp[i], .start = start, .exit = exit };
+		rows[(__u32)t->rp[i] & ~FLAT_REC].open++;
+	}
+	return 0;
+}
+
+/*
+ * The pass's open calls measured to now (its thread's exit, if before),
+ * taken after the copy as the snapshot's read takes it (thread_open_at):
+ * each adds its elapsed time to its row and to its parent's children, as
+ * a closed call's ticks do.
+ */
+static void flat_open_at(struct flat_acc *fa, __u64 now)
+{
+	size_t k;
+
+	for (k = 0; k < fa->nopens; k++) {
+		const struct flat_open_call *o = &fa->opens[k];
+		__u64 to = o->exit && o->exit < now ? o->exit : now;
+		__u64 e = to > o->start ? to - o->start : 0;
+		__u32 row = (__u32)o->m & ~FLAT_REC, prow = (__u32)(o->m >> 32);
+
+		fa->plus[row] += e;
 		if (prow != FLAT_NO_ROW)
-			minus[prow] += e;
-		if (!(m & FLAT_REC)) {
-			rows[row].ticks += e;
-			rows[row].open_ticks += e;
+			fa->minus[prow] += e;
+		if (!(o->m & FLAT_REC)) {
+			fa->rows[row].ticks += e;
+			fa->rows[row].open_ticks += e;
 		}
 	}
 }
@@ -295,6 +322,7 @@ PROF_HIDDEN int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u
 {
 	bool take = !fa->tid || fa->tid == tid, moved;
 	struct flat_slab_cache *c;
+	size_t nopens;
 	__u32 i;
 	int err;
 
@@ -304,7 +332,7 @@ PROF_HIDDEN int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u
 		err = flat_learn(fa->scratch, v, nn, nsites, fa->seen);
 		if (!err && take) {
 			flat_add(fa->scratch, v, nn, fa->rows, fa->plus, fa->minus);
-			flat_open(fa->scratch, v, nn, fa->rows, fa->plus, fa->minus);
+			err = flat_open(fa->scratch, v, nn, fa->rows, fa);
 		}
 		return err;
 	}
@@ -331,25 +359,21 @@ PROF_HIDDEN int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u
 	 * nothing (its thread is in the aggregate), never two threads'
 	 * numbers in one share.
 	 */
-	flat_open(&c->tree, v, nn, fa->srows, fa->splus, fa->sminus);
-	moved = fa->live && slab_moved((const char *)v->hdr, gen);
+	nopens = fa->nopens;
+	err = flat_open(&c->tree, v, nn, fa->srows, fa);
+	moved = err || (fa->live && slab_moved((const char *)v->hdr, gen));
 	for (i = 0; i < c->tree.nrows; i++) {
 		__u32 row = c->tree.rows[i];
-		struct prof_flat_row *o = &fa->srows[row], *r = &fa->rows[row];
+		struct prof_flat_row *o = &fa->srows[row];
 
-		if (!moved) {
-			r->open += o->open;
-			r->ticks += o->ticks;
-			r->open_ticks += o->open_ticks;
-			fa->plus[row] += fa->splus[row];
-			fa->minus[row] += fa->sminus[row];
-		}
-		memset(o, 0, sizeof(*o));
-		fa->splus[row] = fa->sminus[row] = 0;
+		if (!moved)
+			fa->rows[row].open += o->open;
+		o->open = 0;
 	}
 	if (moved) {
+		fa->nopens = nopens;
 		c->valid = false;
-		return 0;
+		return err;
 	}
 	for (i = 0; i < c->nparts; i++) {
 		const struct flat_part *p = &c->parts[i];
@@ -480,6 +504,7 @@ int prof_seg_flat_cached(const void *mem, size_t len, __u32 tid, int sort,
 	err = read_seg(mem, len, PROF_READ_NO_HIST, &fa, snap);
 	if (err)
 		goto cleanup;
+	flat_open_at(&fa, (*snap)->now_tick);
 	for (i = 0; i <= fa.nsites; i++) {
 		fa.rows[i].site = i < fa.nsites ? i : PROF_SITE_NONE;
 		/* a child read after it grew can exceed its parent: clamp */
@@ -498,6 +523,7 @@ int prof_seg_flat_cached(const void *mem, size_t len, __u32 tid, int sort,
 	*nout = n;
 	fa.rows = NULL;
 cleanup:
+	free(fa.opens);
 	free(fa.rows);
 	free(fa.plus);
 	free(fa.minus);

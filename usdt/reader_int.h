@@ -110,8 +110,17 @@ struct flat_tree {
 	__u32 *rows, nrows; /* the distinct rows of nodes [1, nknown) */
 };
 
+/* an open call a flat pass found, measured once every slab is copied */
+struct flat_open_call {
+	__u64 m;     /* its node's rp (struct flat_tree) */
+	__u64 start; /* its start tick */
+	__u64 exit;  /* its thread's exit tick, 0 while it runs */
+};
+
 struct flat_acc {
 	__u32 tid; /* 0: all threads */
+	struct flat_open_call *opens; /* the pass's open calls, nopens of them */
+	size_t nopens, capopens;
 	__u32 nsites;
 	struct prof_flat_row *rows; /* nsites + 1: the last is overflow */
 	__u64 *plus, *minus;	    /* per row: ticks, and the children's ticks */
@@ -185,6 +194,8 @@ struct prof_snap_lazy {
 	struct seg_geom g;
 	unsigned int flags;
 	__u32 nsites;
+	__u32 clock;			/* the segment's PROF_CLOCK_* */
+	__u64 exit_tick;		/* the process's exit, 0 while it runs */
 	bool sched;			/* a node carried scheduler facts at read time */
 	struct lazy_table tab;		/* cur's nodes */
 	struct prof_snap_thread *cur;	/* whose nodes those are */
@@ -197,6 +208,7 @@ PROF_HIDDEN __u64 open_ticks(const struct slab_view *v, __u64 start);
 PROF_HIDDEN bool slab_moved(const char *slab, __u64 gen);
 PROF_HIDDEN void slab_view(const char *slab, const struct seg_geom *g, struct slab_view *v);
 PROF_HIDDEN int thread_derive(struct prof_snap_thread *t, __u32 nsites);
+PROF_HIDDEN void thread_open_at(struct prof_snap_thread *t, __u64 now, bool image);
 PROF_HIDDEN int seg_check(const void *mem, size_t len, struct seg_geom *g);
 PROF_HIDDEN __u64 reader_now(__u32 clock);
 PROF_HIDDEN int read_seg(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
