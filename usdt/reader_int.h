@@ -115,6 +115,7 @@ struct flat_open_call {
 	__u64 m;     /* its node's rp (struct flat_tree) */
 	__u64 start; /* its start tick */
 	__u64 exit;  /* its thread's exit tick, 0 while it runs */
+	__u32 node;  /* its node in its slab's share (flat_slab_cache.nodes) */
 };
 
 struct flat_acc {
@@ -124,9 +125,9 @@ struct flat_acc {
 	__u32 nsites;
 	struct prof_flat_row *rows; /* nsites + 1: the last is overflow */
 	__u64 *plus, *minus;	    /* per row: ticks, and the children's ticks */
-	struct flat_tree *scratch;  /* without a cache: each slab's tree, in turn */
-	/* with a cache: one thread's rows, plus and minus, kept zeroed */
+	/* one thread's rows, plus and minus, kept zeroed */
 	struct prof_seg_flat_cache *cache;
+	__u32 agg_slab; /* the exited threads' aggregate (seg_geom's) */
 	struct prof_flat_row *srows;
 	__u64 *splus, *sminus;
 	bool *seen; /* nsites + 1, kept false */
@@ -143,6 +144,14 @@ struct flat_part {
 /* a slab's share, valid while its activity word and node count stay */
 struct flat_slab_cache {
 	bool valid;
+	bool taken;		    /* its rows are in this pass's */
+	size_t open_lo, open_hi;    /* its open calls in the pass's opens */
+	/* its nodes' counters as a snapshot's thread holds them, closed calls
+	 * only, children linked: what prof_snap_oncpu reads (flat_oncpu) */
+	struct prof_snap_node *nodes;
+	__u64 *oncpu;
+	__u64 root_ticks; /* node 0's, as written (the aggregate's wall time) */
+	__u32 ncap;
 	__u32 tid, nn, nparts;
 	__u64 activity;
 	__u64 gen; /* with the index, the thread the share is of */

@@ -98,13 +98,13 @@ static const char usage_reset[] =
 
 static const char usage_top[] =
 	"usage: profctl top [--pid P] [--delay SECONDS] [--iterations N]\n"
-	"                   [--sort self|total|calls|max|oncpu] [--no-daemon]\n"
+	"                   [--sort self|total|calls|max|oncpu|self-oncpu] [--no-daemon]\n"
 	"\n"
 	"  -p, --pid P          the process (default: the newest live one of yours)\n"
 	"  -d, --delay TIME     refresh every TIME, 10ms to 1h (0.5, 500ms, 2s; default 1s)\n"
 	"  -n, --iterations N   quit after N frames (default: on q or Ctrl-C)\n"
-	"  -s, --sort KEY       rows by self (default), total, calls, max (wall time) or\n"
-	"                       oncpu (CPU time, profd)\n"
+	"  -s, --sort KEY       rows by self (default), total, calls, max (wall time),\n"
+	"                       oncpu or self-oncpu (CPU time, profd)\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"The hottest zones over the last interval, with a sparkline of each row's self\n"
@@ -1196,10 +1196,10 @@ static int cmd_top(int argc, char **argv)
 			 &iters);
 	if (err)
 		return err < 0 ? 0 : err;
-	/* an interval's rows have no histogram and no call tree */
-	if (o.sort == PROF_SORT_P99 || o.sort == PROF_SORT_SELF_ONCPU) {
-		pc_warnx("top: --sort %s not available: top sorts by self, total, calls, max or "
-			 "oncpu",
+	/* an interval's rows have no histogram */
+	if (o.sort == PROF_SORT_P99) {
+		pc_warnx("top: --sort %s not available: top sorts by self, total, calls, max, "
+			 "oncpu or self-oncpu",
 			 prof_sort_names[o.sort]);
 		return EXIT_USAGE;
 	}

@@ -363,22 +363,27 @@ static struct view *shown(const struct top *t, int *idx)
 	return t->nviews ? &t->views[0] : NULL;
 }
 
-/* a row's on-CPU time over the interval, as its on-CPU column shows it;
- * PROF_SNAP_UNKNOWN where none of its calls had kernel facts */
-static __u64 zone_oncpu(const struct top *t, const struct zone_stat *z)
+/* a row's on-CPU time (self: its self on-CPU time) over the interval:
+ * the difference of report's figure (prof_snap_oncpu, open calls too)
+ * between two reads, at most the interval's total; PROF_SNAP_UNKNOWN
+ * where nothing is known of its calls */
+static __u64 zone_oncpu(const struct top *t, const struct zone_stat *z, bool self)
 {
-	__u64 total_ns = ns(t, z->d.ticks);
+	__u64 total_ns = ns(t, self ? z->d.self : z->d.ticks);
+	__u64 on = self ? z->d.self_oncpu_ns : z->d.oncpu_ns;
 
-	if (z->d.calls && !z->d.kernel_calls)
+	if (on == PROF_SNAP_UNKNOWN)
 		return PROF_SNAP_UNKNOWN;
-	return total_ns > z->d.offcpu_ns ? total_ns - z->d.offcpu_ns : 0;
+	return on < total_ns ? on : total_ns;
 }
 
 static __u64 key(const struct top *t, const struct zone_stat *z)
 {
 	switch (t->sort) {
 	case PROF_SORT_ONCPU:
-		return prof_sort_oncpu_key(zone_oncpu(t, z));
+		return prof_sort_oncpu_key(zone_oncpu(t, z, false));
+	case PROF_SORT_SELF_ONCPU:
+		return prof_sort_oncpu_key(zone_oncpu(t, z, true));
 	case PROF_SORT_TOTAL:
 		return z->d.ticks;
 	case PROF_SORT_CALLS:
@@ -593,9 +598,9 @@ static void draw(struct top *t, FILE *f)
 				fputc(' ', f);
 			/* calls in the interval, none with kernel facts: unknown,
 			 * not 0 (and not all of it on the CPU) */
-			if ((c == COL_ONCPU || c == COL_PREEMPT || c == COL_BLOCKED ||
-			     c == COL_MIGR) &&
-			    z->d.calls && !z->d.kernel_calls) {
+			if (((c == COL_PREEMPT || c == COL_BLOCKED || c == COL_MIGR) &&
+			     z->d.calls && !z->d.kernel_calls) ||
+			    (c == COL_ONCPU && zone_oncpu(t, z, false) == PROF_SNAP_UNKNOWN)) {
 				fprintf(f, "%*s", columns[c].width, "-");
 				continue;
 			}
@@ -610,11 +615,10 @@ static void draw(struct top *t, FILE *f)
 			case COL_SELF:
 			case COL_TOTAL:
 			case COL_ONCPU: {
-				/* an open call counts as on the CPU until it
-				 * ends and says how long it was off it */
+				/* on-CPU as report shows it, open calls too */
 				__u64 d = c == COL_SELF ? ns(t, z->d.self)
 					  : c == COL_TOTAL ? total_ns
-							   : zone_oncpu(t, z);
+							   : zone_oncpu(t, z, false);
 
 				fprintf(f, "%*s", columns[c].width,
 					prof_fmt_ns(b, sizeof(b), (__u64)per_s(t, d)));
@@ -775,7 +779,8 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 	int err, frames = 0;
 
 	/* interval deltas have no histogram: no percentile to sort by */
-	if (t.sort < PROF_SORT_SELF || (t.sort > PROF_SORT_MAX && t.sort != PROF_SORT_ONCPU))
+	if (t.sort < PROF_SORT_SELF ||
+	    (t.sort > PROF_SORT_MAX && t.sort != PROF_SORT_ONCPU && t.sort != PROF_SORT_SELF_ONCPU))
 		return -EINVAL;
 	if (!t.pid) {
 		err = pc_pick_pid(src, &t.pid);
