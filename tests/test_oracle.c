@@ -103,6 +103,18 @@ static void *napper(void *arg)
 	return NULL;
 }
 
+/* a call that never ends: its path has no closed call, only an open one */
+static void *forever(void *arg)
+{
+	(void)arg;
+	{
+		PROF_USDT(o_forever);
+		for (;;)
+			o_nap();
+	}
+	return NULL;
+}
+
 static void *shortlived(void *arg)
 {
 	(void)arg;
@@ -120,7 +132,7 @@ static void program(void)
 	for (i = 0; i < 2 * (cpus > 0 ? cpus : 1) + 2; i++)
 		if (pthread_create(&th, NULL, worker, NULL))
 			_exit(2);
-	if (pthread_create(&th, NULL, napper, NULL))
+	if (pthread_create(&th, NULL, napper, NULL) || pthread_create(&th, NULL, forever, NULL))
 		_exit(2);
 	/* threads that come and go, joined: their slabs fold and are reused */
 	for (;;) {
@@ -516,7 +528,7 @@ static void test_top_interval(void **state)
 }
 
 /* the zones the program makes, the figures compared for */
-static const char *const zones[] = { "o_batch", "o_work", "o_nap", "o_longnap" };
+static const char *const zones[] = { "o_batch", "o_work", "o_nap", "o_longnap", "o_forever" };
 #define NZONES (sizeof(zones) / sizeof(zones[0]))
 
 /* node a of s's ta and b of o's tb are one call path, by zone names (two
@@ -840,7 +852,7 @@ static int go_pprof(const char *args, const char *pb, const char *out)
  * sample's values (wall, cpu, ... ns and counts, integers) summed by its
  * leaf's function are the zone's self wall and self on-CPU time in the
  * JSON of the same file (as test_folded: wall to the ns, on-CPU to 1 ns a
- * node).  pprof has the call paths with a closed call, no other.
+ * node), the call path of a call still open too; and so their totals.
  */
 static void test_pprof(void **state)
 {
@@ -849,6 +861,7 @@ static void test_pprof(void **state)
 	struct prof_snapshot *j;
 	struct zone_sums z;
 	__u64 wall[NZONES] = { 0 }, cpu[NZONES] = { 0 };
+	__u64 wall_all = 0, cpu_all = 0, self_all = 0, cpu_json = 0;
 	int wi = -1, ci = -1, fn_of[4096];
 	char *text, *line, *nl, *samples, *locs;
 	size_t m;
@@ -929,14 +942,26 @@ static void test_pprof(void **state)
 		}
 	}
 	j = json_of(file);
-	sum_zones(j, true, &z);
-	for (m = 0; m < NZONES; m++)
+	sum_zones(j, false, &z);
+	for (m = 0; m < NZONES; m++) {
 		if (wall[m] != z.self[m] || !near(cpu[m], z.self_cpu[m], z.nodes))
 			fail_msg("pprof: %s wall %llu cpu %llu ns, self %llu on-CPU %llu ns in "
 				 "the JSON",
 				 zones[m], (unsigned long long)wall[m], (unsigned long long)cpu[m],
 				 (unsigned long long)z.self[m], (unsigned long long)z.self_cpu[m]);
+		wall_all += wall[m];
+		cpu_all += cpu[m];
+		self_all += z.self[m];
+		cpu_json += z.self_cpu[m];
+	}
 	assert_true(cpu[1] > 0 && cpu[1] < wall[1]);
+	/* the call path of a call still open (o_forever's) is there too */
+	assert_true(wall[NZONES - 1] > 0);
+	/* and so the totals: every sample's wall and cpu, the JSON's */
+	if (wall_all != self_all || !near(cpu_all, cpu_json, z.nodes))
+		fail_msg("pprof: wall %llu cpu %llu ns in all, the JSON's %llu and %llu",
+			 (unsigned long long)wall_all, (unsigned long long)cpu_all,
+			 (unsigned long long)self_all, (unsigned long long)cpu_json);
 	free(text);
 	prof_snapshot__destroy(j);
 }
