@@ -998,16 +998,27 @@ static double jnum(const json_t *o, const char *side, const char *key)
  * 1 ns a node (a zone's time is its ticks summed, then made ns, in the
  * diff; each node's made ns, then summed, in the reports).
  */
+/* an on-CPU figure of a diff's side or change: NAN where null (unknown) */
+static double jcpu(const json_t *o, const char *side, const char *key)
+{
+	const json_t *v = json_object_get(json_object_get(o, side), key);
+
+	if (json_is_null(v))
+		return NAN;
+	return jnum(o, side, key);
+}
+
 static void test_diff_formats(void **state)
 {
 	char a[128], b[128], out[160], buf[48];
 	const char *aj[] = { "diff", "--format", "json", a, b, NULL };
 	const char *at[] = { "diff", "--color", "never", a, b, NULL };
 	struct prof_snapshot *ja, *jb;
-	struct zone_sums za, zb;
+	struct zone_sums za, zb, ma, mb;
 	json_t *doc, *rows;
 	json_error_t err;
 	double calls[NZONES], dcalls[NZONES], dself[NZONES], dtotal[NZONES];
+	double cpu[3][NZONES], scpu[3][NZONES]; /* base, new, change */
 	bool seen[NZONES] = { false };
 	char *text, *line, *nl;
 	size_t m, i, found = 0;
@@ -1035,6 +1046,12 @@ static void test_diff_formats(void **state)
 		dcalls[k] = jnum(r, "change", "calls");
 		dself[k] = jnum(r, "change", "self_ns");
 		dtotal[k] = jnum(r, "change", "total_ns");
+		cpu[0][k] = jcpu(r, "base", "oncpu_ns");
+		cpu[1][k] = jcpu(r, "new", "oncpu_ns");
+		cpu[2][k] = jcpu(r, "change", "oncpu_ns");
+		scpu[0][k] = jcpu(r, "base", "self_oncpu_ns");
+		scpu[1][k] = jcpu(r, "new", "self_oncpu_ns");
+		scpu[2][k] = jcpu(r, "change", "self_oncpu_ns");
 		seen[k] = true;
 	}
 	json_decref(doc);
@@ -1042,6 +1059,17 @@ static void test_diff_formats(void **state)
 	jb = json_of(b);
 	sum_zones(ja, false, &za);
 	sum_zones(jb, false, &zb);
+	/* diff's on-CPU is of each side's threads merged, as report --threads */
+	{
+		struct prof_snapshot *x = pc_merge_threads(ja), *y = pc_merge_threads(jb);
+
+		assert_non_null(x);
+		assert_non_null(y);
+		sum_zones(x, false, &ma);
+		sum_zones(y, false, &mb);
+		pc_snap_free(x);
+		pc_snap_free(y);
+	}
 	for (m = 0; m < NZONES; m++) {
 		double c = (double)zone_calls(jb, zones[m], false) -
 			   (double)zone_calls(ja, zones[m], false);
@@ -1060,6 +1088,31 @@ static void test_diff_formats(void **state)
 				 zones[m], dself[m], dtotal[m],
 				 (double)zb.self[m] - (double)za.self[m],
 				 (double)zb.total[m] - (double)za.total[m]);
+		/* on-CPU (CPU time): each side the saves' (threads merged), and
+		 * base + change = new (every zone has calls with kernel facts) */
+		if (isnan(cpu[1][m]) || isnan(scpu[1][m]) || isnan(cpu[2][m]) ||
+		    isnan(scpu[2][m]))
+			fail_msg("diff json: %s on-CPU unknown", zones[m]);
+		/* the JSON rounds each thread's node to the ns: 1 ns a node of
+		 * the threads the merge folds */
+		if (fabs(cpu[1][m] - (double)mb.total_cpu[m]) > (double)zb.nodes ||
+		    fabs(scpu[1][m] - (double)mb.self_cpu[m]) > (double)zb.nodes ||
+		    (!isnan(cpu[0][m]) &&
+		     (fabs(cpu[0][m] - (double)ma.total_cpu[m]) > (double)za.nodes ||
+		      fabs(scpu[0][m] - (double)ma.self_cpu[m]) > (double)za.nodes)))
+			fail_msg("diff json: %s on-CPU %.0f self %.0f, base %.0f %.0f; the "
+				 "reports' %llu %llu, base %llu %llu",
+				 zones[m], cpu[1][m], scpu[1][m], cpu[0][m], scpu[0][m],
+				 (unsigned long long)mb.total_cpu[m],
+				 (unsigned long long)mb.self_cpu[m],
+				 (unsigned long long)ma.total_cpu[m],
+				 (unsigned long long)ma.self_cpu[m]);
+		if (fabs((isnan(cpu[0][m]) ? 0 : cpu[0][m]) + cpu[2][m] - cpu[1][m]) > 1 ||
+		    fabs((isnan(scpu[0][m]) ? 0 : scpu[0][m]) + scpu[2][m] - scpu[1][m]) > 1)
+			fail_msg("diff json: %s on-CPU base %.0f + change %.0f != new %.0f (self "
+				 "%.0f + %.0f != %.0f)",
+				 zones[m], cpu[0][m], cpu[2][m], cpu[1][m], scpu[0][m], scpu[2][m],
+				 scpu[1][m]);
 	}
 	prof_snapshot__destroy(ja);
 	prof_snapshot__destroy(jb);
