@@ -17,7 +17,9 @@
  *	the process (threads merged) is the sum of its threads
  *	base + diff = new, for every counter figures.h lists
  *	a figure is the same number in the saved file, its JSON and CSV,
- *	its folded stacks (wall and on-CPU) and its pprof (go tool pprof);
+ *	its folded stacks (wall and on-CPU), its pprof (go tool pprof, the
+ *	paths of calls still open too) and its html page's data;
+ *	diff's on-CPU change too (base + change = new);
  *	a change the same in diff's JSON and text and the saves' reports;
  *	serve's counters of a program gone still are its saved file's
  *
@@ -835,6 +837,121 @@ static void test_folded(void **state)
 	prof_snapshot__destroy(j);
 }
 
+/*
+ * A JSON thread's nodes (nested "children") by call path ("a;b;c"), into
+ * the object paths (path -> node).
+ */
+static void json_paths(json_t *paths, json_t *nodes, const char *above)
+{
+	size_t i;
+
+	for (i = 0; i < json_array_size(nodes); i++) {
+		json_t *n = json_array_get(nodes, i);
+		const char *name = json_string_value(json_object_get(n, "name"));
+		char path[1024];
+
+		assert_non_null(name);
+		snprintf(path, sizeof(path), "%s%s%s", above, above[0] ? ";" : "", name);
+		json_object_set(paths, path, n);
+		json_paths(paths, json_object_get(n, "children"), path);
+	}
+}
+
+/* the column of each figure in an html node ([parent, name, ...]) and its
+ * key in a JSON node */
+static const struct {
+	size_t col;
+	const char *key;
+} html_cols[] = {
+	{ 2, "calls" },	    { 3, "total_ns" },	  { 4, "self_ns" },	  { 5, "p50_ns" },
+	{ 6, "p99_ns" },    { 7, "max_ns" },	  { 8, "preempted" },	  { 9, "migrated" },
+	{ 10, "offcpu_ns" }, { 11, "allocs" },	  { 12, "alloc_bytes" }, { 13, "open" },
+	{ 14, "open_ns" },  { 15, "kernel_calls" }, { 16, "blocked" }, { 17, "oncpu_ns" },
+	{ 18, "self_oncpu_ns" },
+};
+
+/*
+ * The html page of a saved file: the data it embeds (DATA, the literal
+ * its script reads) says of every node of every thread what the JSON of
+ * the same file says, figure by figure (null where the JSON's is).
+ */
+static void test_html(void **state)
+{
+	char file[128], html[160];
+	const char *ah[] = { "report", "--input", file, "--format", "html", NULL };
+	const char *aj[] = { "report", "--input", file, "--format", "json", NULL };
+	json_t *hdoc, *jdoc, *hth, *jth;
+	json_error_t err;
+	char *text, *at;
+	size_t i, k, c, checked = 0, oncpu = 0;
+
+	(void)state;
+	need_profd();
+	save_view("h.prof", file, sizeof(file));
+	snprintf(html, sizeof(html), "%s.html", file);
+	assert_int_equal(test_profctl_run(html, ah), 0);
+	text = test_slurp(html, NULL);
+	assert_non_null(text);
+	at = strstr(text, "const DATA = ");
+	assert_non_null(at);
+	hdoc = json_loads(at + strlen("const DATA = "), JSON_DISABLE_EOF_CHECK, &err);
+	if (!hdoc)
+		fail_msg("html: its data does not parse: %s", err.text);
+	free(text);
+	snprintf(html, sizeof(html), "%s.json", file);
+	assert_int_equal(test_profctl_run(html, aj), 0);
+	jdoc = json_load_file(html, 0, &err);
+	if (!jdoc)
+		fail_msg("json: %s", err.text);
+	hth = json_object_get(json_array_get(json_object_get(hdoc, "processes"), 0), "threads");
+	jth = json_object_get(json_array_get(json_object_get(jdoc, "processes"), 0), "threads");
+	assert_true(json_array_size(hth) > 2);
+	assert_int_equal(json_array_size(hth), json_array_size(jth));
+	for (i = 0; i < json_array_size(hth); i++) {
+		json_t *ht = json_array_get(hth, i), *jt = json_array_get(jth, i);
+		const json_t *hn = json_object_get(ht, "nodes");
+		json_t *paths = json_object();
+		char(*hp)[1024] = calloc(json_array_size(hn) + 1, sizeof(*hp));
+
+		assert_non_null(hp);
+		assert_int_equal(json_integer_value(json_object_get(ht, "tid")),
+				 json_integer_value(json_object_get(jt, "tid")));
+		json_paths(paths, json_object_get(jt, "nodes"), "");
+		for (k = 2; k < json_array_size(hn); k++) {
+			const json_t *row = json_array_get(hn, k), *jn;
+			size_t parent = (size_t)json_integer_value(json_array_get(row, 0));
+			const char *name = json_string_value(json_array_get(row, 1));
+
+			assert_true(parent < k && name);
+			snprintf(hp[k], sizeof(hp[k]), "%s%s%s", parent > 1 ? hp[parent] : "",
+				 parent > 1 ? ";" : "", name);
+			jn = json_object_get(paths, hp[k]);
+			if (!jn)
+				fail_msg("html: tid %lld %s is not in the JSON",
+					 json_integer_value(json_object_get(ht, "tid")), hp[k]);
+			for (c = 0; c < sizeof(html_cols) / sizeof(html_cols[0]); c++) {
+				const json_t *hv = json_array_get(row, html_cols[c].col);
+				const json_t *jv = json_object_get(jn, html_cols[c].key);
+
+				if (json_is_null(hv) != json_is_null(jv) ||
+				    json_integer_value(hv) != json_integer_value(jv))
+					fail_msg("html: tid %lld %s %s %lld, the JSON's %lld",
+						 json_integer_value(json_object_get(ht, "tid")),
+						 hp[k], html_cols[c].key, json_integer_value(hv),
+						 json_integer_value(jv));
+				oncpu += !strcmp(html_cols[c].key, "oncpu_ns") && !json_is_null(hv);
+			}
+			checked++;
+		}
+		assert_int_equal(json_object_size(paths), json_array_size(hn) - 2);
+		free(hp);
+		json_decref(paths);
+	}
+	assert_true(checked > 10 && oncpu > 0);
+	json_decref(hdoc);
+	json_decref(jdoc);
+}
+
 /* go tool pprof ARGS of file into out; 0 or its status */
 static int go_pprof(const char *args, const char *pb, const char *out)
 {
@@ -1320,6 +1437,7 @@ int main(void)
 		cmocka_unit_test(test_top_interval),  cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_folded),	      cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_diff_formats),  cmocka_unit_test(test_serve),
+		cmocka_unit_test(test_html),
 	};
 
 	test_filter_env();
