@@ -21,7 +21,8 @@
  *	paths of calls still open too) and its html page's data;
  *	diff's on-CPU change too (base + change = new);
  *	a change the same in diff's JSON and text and the saves' reports;
- *	serve's counters of a program gone still are its saved file's
+ *	serve's counters of a program gone still are its saved file's, in
+ *	process and as the real Prometheus scrapes them
  *
  * Waits are on conditions with deadlines.  Skips, saying why, unless root
  * with kernel assistance.
@@ -46,6 +47,7 @@
 #include "report_load.h"
 #include "prof.h"
 #include "profd_private.h"
+#include "prom.h"
 
 static char dir[64], sock[128];
 static pid_t profd_pid = -1, child = -1, still = -1;
@@ -1329,6 +1331,85 @@ static bool sample_ns(const char *text, const char *name, pid_t pid, const char 
  * The saved file is read before and after the scrape: the same figures,
  * or the program was not still, and it is tried again.
  */
+/*
+ * The real Prometheus scraping `profctl serve`: each zone's counters of
+ * the still program, as its API answers a query of each, are the JSON's
+ * of its saved file (z): calls, wall seconds (self, total) and CPU seconds
+ * (on-CPU, self on-CPU), to the ns (a node's rounding on-CPU).
+ */
+static void prom_check(const struct zone_sums *z, const struct prof_snapshot *j)
+{
+	static const char *const fam[] = { "profd_zone_calls_total", "profd_zone_self_seconds_total",
+					   "profd_zone_seconds_total",
+					   "profd_zone_oncpu_seconds_total",
+					   "profd_zone_self_oncpu_seconds_total" };
+	unsigned int port, wport;
+	pid_t serve, prom;
+	char q[256], exe[512];
+	ssize_t n;
+	__u64 end;
+	double v = -1;
+	size_t m, k;
+	int st;
+
+	if (!have("prometheus")) {
+		fprintf(stderr, "skipped: prometheus not installed (Debian prometheus): "
+				"serve checked in process only\n");
+		return;
+	}
+	/* the profctl beside this test (.output/tests/..): this process has
+	 * threads a fork of it would strand */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	*strrchr(exe, '/') = '\0';
+	strcat(exe, "/profctl");
+	serve = serve_start_exe(&port, false, NULL, exe);
+	/* every segment in /dev/shm is read each scrape: a slow one on a
+	 * machine with many (other tests') is still a scrape */
+	prom = prom_start(dir, port, 10, &wport);
+	/* %7B %22 %7D are { " }: a scrape of the still program's o_work */
+	snprintf(q, sizeof(q), "%s%%7Bpid=%%22%d%%22,zone=%%22o_work%%22%%7D", fam[3], (int)still);
+	for (end = now_ns() + 60000000000ull; now_ns() < end && v < 0; usleep(200000)) {
+		if (waitpid(prom, &st, WNOHANG) == prom)
+			fail_msg("prometheus exited early (status %d)", st);
+		if (prom_up(wport))
+			v = prom_query(wport, q);
+	}
+	if (v < 0) {
+		char *body = NULL, key[32];
+
+		http_wait_s = 30;
+		http(port, "GET", "/metrics", NULL, &body);
+		snprintf(key, sizeof(key), "pid=\"%d\"", (int)still);
+		fail_msg("prometheus: no scrape of %s in 60 s; serve %s the still program", q,
+			 body && strstr(body, key) ? "shows" : "does not show");
+	}
+	for (m = 0; m < NZONES; m++) {
+		__u64 want[5] = { zone_calls(j, zones[m], false), z->self[m], z->total[m],
+				  z->total_cpu[m], z->self_cpu[m] };
+
+		for (k = 0; k < 5; k++) {
+			__u64 got;
+
+			snprintf(q, sizeof(q), "%s%%7Bpid=%%22%d%%22,zone=%%22%s%%22%%7D", fam[k],
+				 (int)still, zones[m]);
+			v = prom_query(wport, q);
+			/* no series: no call (or, on-CPU, no kernel facts) */
+			if (v < 0 && !want[k])
+				continue;
+			got = (__u64)((k ? v * 1e9 : v) + 0.5);
+			if (v < 0 || (k < 3 ? got != want[k] : !near(got, want[k], z->nodes)))
+				fail_msg("prometheus: %s %s %.9f, the JSON's %llu", zones[m], fam[k], v,
+					 (unsigned long long)want[k]);
+		}
+	}
+	kill(prom, SIGTERM);
+	waitpid(prom, &st, 0);
+	serve_stop(serve);
+}
+
 static void test_serve(void **state)
 {
 	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32, .all_users = true };
@@ -1420,6 +1501,7 @@ static void test_serve(void **state)
 		}
 		/* o_work ran, on the CPU and off it (its naps are o_nap's) */
 		assert_true(z.self_cpu[1] > 0 && z.total_cpu[0] > z.self_cpu[1]);
+		prom_check(&z, j);
 		prof_snapshot__destroy(j);
 		free(buf);
 		break;
