@@ -470,6 +470,13 @@ static void test_diff_of_saves(void **state)
 			PROF_NODE_COUNTS(SUM_BACK)
 			PROF_NODE_TIMES(SUM_BACK)
 #undef SUM_BACK
+			/* the total too, whatever the table says of it, where no
+			 * call was open at either save */
+			if (!bn->open && !nn->open && bn->ticks + dn->ticks != nn->ticks)
+				fail_msg("tid %u %s: total base %llu + diff %llu != new %llu",
+					 dt->tid, prof_snap_node_name(d, dn),
+					 (unsigned long long)bn->ticks, (unsigned long long)dn->ticks,
+					 (unsigned long long)nn->ticks);
 		}
 	}
 	prof_snapshot__destroy(d);
