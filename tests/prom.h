@@ -3,7 +3,7 @@
  * prom.h - what the tests that serve OpenMetrics share: profctl serve
  * started and stopped (its port from the line it says), HTTP requests,
  * and the real Prometheus (Debian prometheus) scraping it and answering
- * queries.  Include after testutil.h and profctl.h.
+ * queries.  Requests go through web_util.h's web_http.
  */
 #ifndef PROF_TESTS_PROM_H
 #define PROF_TESTS_PROM_H
@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
+#include "web_util.h"
 
 static inline bool have(const char *prog)
 {
@@ -39,7 +40,6 @@ static inline pid_t serve_start_exe(unsigned int *port, bool activated, const ch
 {
 	int errp[2];
 	char line[256];
-	ssize_t n, got = 0;
 	pid_t pid;
 
 	assert_int_equal(pipe(errp), 0);
@@ -81,15 +81,8 @@ static inline pid_t serve_start_exe(unsigned int *port, bool activated, const ch
 	}
 	close(errp[1]);
 	/* "profctl: serving http://127.0.0.1:PORT/metrics" once it listens */
-	while (got < (ssize_t)sizeof(line) - 1 &&
-	       (n = read(errp[0], line + got, sizeof(line) - 1 - (size_t)got)) > 0) {
-		got += n;
-		line[got] = '\0';
-		if (strchr(line, '\n'))
-			break;
-	}
+	first_line(errp[0], line, sizeof(line));
 	close(errp[0]);
-	line[got > 0 ? got : 0] = '\0';
 	if (sscanf(line, "profctl: serving http://127.0.0.1:%u/metrics", port) != 1)
 		fail_msg("serve said: '%s'", line);
 	return pid;
@@ -110,38 +103,9 @@ static int http_wait_s __attribute__((unused));
 
 /* an HTTP/1.0 request to 127.0.0.1:port; the status (-1: none), *body malloc'd */
 static inline int http(unsigned int port, const char *method, const char *path, const char *accept,
-		char **body)
+		       char **body)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	char req[1024], *buf = NULL, *p;
-	size_t len = 0;
-	FILE *f;
-	ssize_t n;
-	int fd, code = -1;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	if (http_wait_s) {
-		struct timeval tv = { .tv_sec = http_wait_s };
-
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	}
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%s%s%s\r\n", method, path,
-		 accept ? "Accept: " : "", accept ? accept : "", accept ? "\r\n" : "");
-	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
-	f = open_memstream(&buf, &len);
-	while ((n = read(fd, req, sizeof(req))) > 0)
-		fwrite(req, 1, (size_t)n, f);
-	fclose(f);
-	close(fd);
-	if (buf)
-		sscanf(buf, "HTTP/1.%*d %d", &code);
-	p = buf ? strstr(buf, "\r\n\r\n") : NULL;
-	*body = strdup(p ? p + 4 : "");
-	free(buf);
-	return code;
+	return web_http(port, method, path, accept, http_wait_s, body, NULL, NULL);
 }
 
 static inline void serve_stop(pid_t pid)

@@ -26,6 +26,7 @@
 #include "profctl.h"
 #include "prof.h"
 #include "profd_private.h"
+#include "web_util.h"
 #include "prom.h"
 
 #define RATE_HZ 200

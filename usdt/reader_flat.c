@@ -605,6 +605,9 @@ int prof_seg_flat_cached(const void *mem, size_t len, __u32 tid, int sort,
 	err = read_seg(mem, len, PROF_READ_NO_HIST, &fa, snap);
 	if (err)
 		goto cleanup;
+	/* the threads' CPU time (/proc) before the on-CPU times it bounds */
+	if (!seg_is_image(mem))
+		prof_snapshot__add_proc(*snap, tid);
 	flat_open_at(&fa, (*snap)->now_tick);
 	err = flat_oncpu(&fa, *snap);
 	if (err)

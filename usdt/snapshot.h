@@ -18,7 +18,8 @@
  *
  *	prof_seg_flat(mem, ...)            flat rows straight from a mapping (top;
  *	                                   reader_flat.c)
- *	prof_seg_trace(mem, len, &t)       the event rings (reader_trace.c)
+ *	prof_seg_trace(mem, len, &t)       the event rings (reader_trace.c;
+ *	                                   _newest: each thread's newest only)
  *	prof_seg_cursor__sample(c, mem, .) a few words a sample (profd's: defined in
  *	                                   daemon/profd/profd_cursor.c, not libprof)
  *
@@ -376,6 +377,20 @@ void prof_proc_cgroup(pid_t pid, char *buf, size_t len);
 int prof_seg_open(const struct prof_seg_ent *ent);
 /* the start token of a live pid from /proc/<pid>/stat, 0 if none */
 __u64 prof_proc_start_token(pid_t pid);
+/* a small /proc file: /proc/PID/NAME, or of its thread tid if not 0
+ * (/proc/PID/task/TID/NAME); pid 0 is our own process; NUL terminated,
+ * cut to len; 0 or -errno */
+int prof_proc_file(pid_t pid, pid_t tid, const char *name, char *buf, size_t len);
+/* the same of "comm", its newline dropped */
+int prof_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+/*
+ * What only the kernel knows of a live process's threads, added to a
+ * snapshot read from its segment (the read is the bytes' alone): each
+ * thread's CPU time and comm, of thread tid only if not 0.  Nothing once
+ * the process exited, or when pid is another process now.
+ * prof_snapshot__read* and prof_flat_read add it to a live segment's.
+ */
+void prof_snapshot__add_proc(struct prof_snapshot *s, __u32 tid);
 
 /* renderers (usdt/report.c) */
 #define PROF_SORT_SELF		0
@@ -600,8 +615,11 @@ struct prof_trace_thread {
 	__u32 tid;
 	__u32 slab;		/* the slab's index */
 	__u64 gen;		/* its generation */
-	__u64 written;		/* events the thread wrote: written - n were lost */
+	__u64 written;		/* events the thread wrote: written - n - skipped
+				 * were lost */
 	__u64 n;		/* events kept, in ev */
+	__u64 skipped;		/* older events its ring held, left unread
+				 * (prof_seg_trace_newest) */
 	struct prof_event *ev;
 };
 struct prof_trace {
@@ -617,6 +635,9 @@ struct prof_trace {
 };
 /* 0, or -errno as prof_snapshot__read */
 int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out);
+/* the same, only each thread's newest events (at most newest; 0: all):
+ * what is copied is bounded by it, not by the rings' size */
+int prof_seg_trace_newest(const void *mem, size_t len, __u64 newest, struct prof_trace **out);
 void prof_trace__destroy(struct prof_trace *t);
 
 static inline __u32 prof_event_node(const struct prof_event *e)

@@ -208,12 +208,13 @@ int pc_baseline_save(const struct prof_snapshot *s);
 /* *base NULL if none; 0 or -errno */
 int pc_baseline_load(pid_t pid, __u64 token, struct prof_snapshot **base);
 
-/*
- * A time as every option that takes one spells it: a decimal number and a
- * unit, ns, us, ms, s, m or h, seconds without one ("10s", "2m", "0.5",
- * "16ms"), above 0 and at most 7 days.  0 or -EINVAL
- */
-int pc_parse_duration(const char *s, __u64 *ns);
+/* PROFCTL_NO_DAEMON set: a yes (1, yes, true, on; anything but a no) */
+bool pc_env_no_daemon(void);
+/* a time as every option that takes one spells it (usdt/fmt.h) */
+static inline int pc_parse_duration(const char *s, __u64 *ns)
+{
+	return prof_parse_duration(s, ns);
+}
 
 /* a segment image from a file (--input), read with PROF_READ_* flags */
 int pc_read_image(const char *path, unsigned int flags, struct prof_snapshot **snap);
@@ -301,6 +302,10 @@ int pc_cmd_trace(int argc, char **argv);
 /* pid's event rings (tid's only, if not 0) as trace's JSON, malloc'd in
  * *json; 0 or -errno (said) */
 int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json);
+/* the same of the calls that ended in the last last_ns (0: all the rings
+ * hold), at most max of them in all, the newest (0: every one) */
+int pc_trace_json_last(struct pc_src *src, pid_t pid, __u32 tid, __u64 last_ns, __u64 max,
+		       char **json);
 struct pc_serve_opts {
 	bool threads;		/* tid and thread labels */
 	unsigned int max_zones;	/* a process (a thread, with threads); the rest "[other]" */
@@ -309,6 +314,9 @@ struct pc_serve_opts {
 	bool all_users;		/* every user's processes src shows, not only ours */
 	unsigned int timeout_s;	/* a connection's whole request and answer */
 };
+/* whether serve shows p to its callers: alive, and its user's own
+ * unless all_users (the metrics and the live page alike) */
+bool pc_serve_may_show(const struct pc_proc *p, const struct pc_serve_opts *o);
 /* one scrape: every live process src shows, as OpenMetrics (om) or the
  * Prometheus text format; 0 or -errno */
 int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool om);
