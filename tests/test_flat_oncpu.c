@@ -10,6 +10,7 @@
  * call with facts, some off-CPU time, and the thread's CPU time.  The
  * open call's on-CPU time is then what the thread's CPU time proves it
  * ran, held to its children's; a flat pass without a tree cannot say it.
+ * Two rows of one zone add up as figures.h says (diff's rows fold so).
  */
 #include <stdint.h>
 
@@ -169,11 +170,39 @@ static void test_flat_window_derived(void **state)
 	assert_true(w.self_oncpu_ns == PROF_SNAP_UNKNOWN);
 }
 
+/* two rows of one zone (two sites of a name: diff's rows) added as
+ * figures.h says: sums, the larger max, on-CPU where known */
+static void test_flat_row_add(void **state)
+{
+	struct prof_flat_row d = { .calls = 3, .ticks = 300, .self = 100, .max = 90,
+				   .kernel_calls = 3, .offcpu_ns = 10, .oncpu_ns = PROF_SNAP_UNKNOWN,
+				   .self_oncpu_ns = PROF_SNAP_UNKNOWN };
+	const struct prof_flat_row x = { .calls = 2, .ticks = 200, .self = 50, .max = 120,
+					 .kernel_calls = 2, .offcpu_ns = 5, .oncpu_ns = 150,
+					 .self_oncpu_ns = 40 };
+
+	(void)state;
+	prof_flat_row_add(&d, &x);
+	assert_int_equal(d.calls, 5);
+	assert_int_equal(d.ticks, 500);
+	assert_int_equal(d.self, 150);
+	assert_int_equal(d.max, 120);
+	assert_int_equal(d.kernel_calls, 5);
+	assert_int_equal(d.offcpu_ns, 15);
+	assert_int_equal(d.oncpu_ns, 150);
+	assert_int_equal(d.self_oncpu_ns, 40);
+	prof_flat_row_add(&d, &x);
+	assert_int_equal(d.oncpu_ns, 300);
+	assert_int_equal(d.self_oncpu_ns, 80);
+	assert_int_equal(d.max, 120);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flat_oncpu_equals_report),
 		cmocka_unit_test(test_flat_window_derived),
+		cmocka_unit_test(test_flat_row_add),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

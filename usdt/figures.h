@@ -79,7 +79,9 @@
  * PROF_ROW_DERIVED(X) calls X(field, unit, window, key) for each derived
  * figure a flat row (struct prof_flat_row) carries beside its counters,
  * summed over its nodes as prof_snap_flat sums them (prof_seg_flat the
- * same, from a slab's nodes).  A flat row's window (prof_flat_window, top's
+ * same, from a slab's nodes).  Two rows of one zone (diff's two sites of a
+ * name) add up by prof_flat_row_add: the counters by their across, these
+ * by their sum (KNOWN: of what is known).  A flat row's window (prof_flat_window, top's
  * interval) is the difference of two reads:
  *	DIFF	of the two values, 0 where it would be negative
  *	KNOWN	the same, of what is known: unknown (PROF_SNAP_UNKNOWN)

@@ -653,6 +653,25 @@ static __u64 dsub(__u64 a, __u64 b)
 	return a > b ? a - b : 0;
 }
 
+void prof_flat_row_add(struct prof_flat_row *d, const struct prof_flat_row *x)
+{
+	/* each figure a row has as figures.h says sites of a zone combine it */
+#define ROW_ADD(f, unit, across, window, flat, slab, key)                                           \
+	PROF_FIG_IF(Y, flat, if (PROF_FIG_IS(SUM, across)) d->f += x->f;                    \
+			 else if (x->f > d->f) d->f = x->f;)
+	PROF_NODE_COUNTS(ROW_ADD)
+	PROF_NODE_TIMES(ROW_ADD)
+#undef ROW_ADD
+#define ROW_ADD_DERIVED(f, unit, window, key)                                                      \
+	if (PROF_FIG_IS(KNOWN, window))                                                      \
+		d->f = prof_add_known(d->f, x->f);                                            \
+	else                                                                                 \
+		d->f += x->f;
+	PROF_ROW_DERIVED(ROW_ADD_DERIVED)
+#undef ROW_ADD_DERIVED
+	d->open += x->open;
+}
+
 void prof_flat_window(struct prof_flat_row *w, const struct prof_flat_row *now,
 		      const struct prof_flat_row *then)
 {
