@@ -549,6 +549,9 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort,
  */
 void prof_flat_window(struct prof_flat_row *w, const struct prof_flat_row *now,
 		      const struct prof_flat_row *then);
+/* row x added into d, two sites of one zone: each figure as figures.h
+ * says sites combine it (on-CPU times where known) */
+void prof_flat_row_add(struct prof_flat_row *d, const struct prof_flat_row *x);
 /* sort flat rows by a PROF_SORT_* key (p99 sorts by max); s converts
  * ticks for the on-CPU keys */
 void prof_flat_sort(const struct prof_snapshot *s, struct prof_flat_row *rows, size_t n, int sort);

@@ -4,8 +4,9 @@
  * pprof profile (daemon/profile.proto, encoded by protobuf-c, gzipped by
  * zlib), for go tool pprof, Pyroscope, Parca, Grafana.
  *
- * One sample per call-tree node (not the root), its stack the zones from
- * the node up, leaf first.  pprof adds a sample's values to its leaf for
+ * One sample per call-tree node (not the root) with a call or time (a call
+ * still open, 0 calls, has its time so far), its stack the zones from the
+ * node up, leaf first.  pprof adds a sample's values to its leaf for
  * "flat" and to every frame of its stack for "cum", so a node's sample
  * carries its own part: calls, wall self time (flat: self, cum: total,
  * as profctl's tree has them) and, with profd, on-CPU self time
@@ -176,7 +177,8 @@ static int pp_thread(struct pp *p, const struct prof_snapshot *s, const struct p
 		struct pp_sample *x;
 		size_t depth = 0;
 
-		if (prof_snap_node_hidden(t, i) || !n->calls)
+		/* a path whose only call is still open has time: a sample */
+		if (prof_snap_node_hidden(t, i) || (!n->calls && !n->ticks))
 			continue;
 		for (j = i; j && depth <= t->nnodes; j = t->nodes[j].parent)
 			depth++;
