@@ -48,6 +48,7 @@ struct pc_opts {
 	bool flat;
 	bool threads;		/* merge the threads of a process */
 	const char *callers;	/* --callers ZONE */
+	const char *inside;	/* --inside ZONE: profd's samples in it */
 	int format;		/* PC_FMT_* */
 	bool color;
 	const char *out;	/* -o FILE */
@@ -66,6 +67,9 @@ struct pc_opts {
 };
 
 int profctl_main(int argc, char **argv);
+
+/* a CSV field, quoted when it must be (render_data.c) */
+void pc_csv_str(FILE *f, const char *s);
 
 /* report's options that do not go together (profctl_cli.c): one row each */
 struct pc_conflict {

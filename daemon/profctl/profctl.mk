@@ -11,10 +11,12 @@ PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_src.c daemon
 	daemon/profctl/profctl_clean.c daemon/profctl/profctl_file.c daemon/profctl/profctl_save.c daemon/profctl/profctl_diff.c \
 	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c daemon/profctl/profctl_trace.c \
 	daemon/profctl/report_load.c
+# profd's sampled stacks: report --inside
+PROFCTL_SRCS += daemon/profctl/profctl_samples.c
 PROFCTL_OBJS := $(patsubst daemon/profctl/%.c,$(OUTPUT)/daemon/profctl/%.o,$(PROFCTL_SRCS))
 PROFCTL_HDRS := daemon/profctl/profctl.h daemon/profctl/client.h usdt/snapshot.h usdt/figures.h usdt/slab.h usdt/prof.h usdt/proffile.h \
 	usdt/json_writer.h usdt/fmt.h \
-	daemon/profctl/report_load.h
+	daemon/profctl/report_load.h daemon/profctl/profctl_samples.h
 # everything but main(), for the tests
 PROFCTL_LIB := $(OUTPUT)/daemon/profctl/libprofctl.a
 PROFCTL_LIBS := -lelf -lpthread -lprotobuf-c -lz -lmicrohttpd -ljansson

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "profctl.h"
+#include "profctl_samples.h"
 #include "prof.h"
 #ifndef PROFCTL_NO_CLIENT
 #include "client.h"
@@ -43,7 +44,7 @@ static const char usage_main[] =
 static const char usage_report[] =
 	"usage: profctl report [--pid P] [--tid T] [--since-reset | --since-start | --last 10s]\n"
 	"                      [--sort self|total|calls|max|p99|oncpu|self-oncpu]\n"
-	"                      [--flat | --callers ZONE] [--merge-threads]\n"
+	"                      [--flat | --callers ZONE | --inside ZONE] [--merge-threads]\n"
 	"                      [--format text|json|csv|folded|html|pprof]\n"
 	"                      [--weight wall|oncpu] [-o FILE]\n"
 	"                      [--rows N] [--color auto|always|never] [--input FILE]\n"
@@ -63,6 +64,10 @@ static const char usage_report[] =
 	"      --callers ZONE   ZONE's parents (summing to it) and children; sites that\n"
 	"                       share the name get a section each, \"build (a.cc:12)\":\n"
 	"                       --callers 'build (a.cc:12)' selects that one\n"
+	"      --inside ZONE    the functions and lines profd sampled while ZONE was\n"
+	"                       open (self: the innermost frame; incl: anywhere on\n"
+	"                       the stack); '[outside zones]' for the rest (text,\n"
+	"                       json, csv; needs profd --sample-hz, on by default)\n"
 	"      --merge-threads  merge the threads of a process into one tree\n"
 	"  -f, --format FMT     text (default), json, csv, folded, html, pprof (folded,\n"
 	"                       html and pprof are the tree: no --flat or --callers;\n"
@@ -254,6 +259,7 @@ enum {
 	OPT_COMPENSATE,
 	OPT_MERGE_THREADS,
 	OPT_WEIGHT,
+	OPT_INSIDE,
 };
 
 static const struct option report_longopts[] = {
@@ -265,6 +271,7 @@ static const struct option report_longopts[] = {
 	{ "sort", required_argument, NULL, 's' },
 	{ "flat", no_argument, NULL, OPT_FLAT },
 	{ "callers", required_argument, NULL, OPT_CALLERS },
+	{ "inside", required_argument, NULL, OPT_INSIDE },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "merge-threads", no_argument, NULL, OPT_MERGE_THREADS },
 	{ "weight", required_argument, NULL, OPT_WEIGHT },
@@ -441,6 +448,9 @@ static int parse_opts(int argc, char **argv, const char *usage, const char *allo
 			break;
 		case OPT_CALLERS:
 			o->callers = optarg;
+			break;
+		case OPT_INSIDE:
+			o->inside = optarg;
 			break;
 		case OPT_MERGE_THREADS:
 			o->threads = true;
@@ -705,6 +715,12 @@ static int direct_alive(pid_t pid)
  * (after "report: ") and exit 2.  Each row's example is a command line that
  * meets it, which tests/test_profctl.c runs to see exactly that reason.
  */
+static bool inside_view(const struct pc_opts *o)
+{
+	return o->inside && (o->flat || o->callers || o->format == PC_FMT_FOLDED ||
+			     o->format == PC_FMT_HTML || o->format == PC_FMT_PPROF);
+}
+
 static bool flat_callers(const struct pc_opts *o)
 {
 	return o->flat && o->callers;
@@ -771,6 +787,9 @@ static bool input_last(const struct pc_opts *o)
 
 const struct pc_conflict pc_report_conflicts[] = {
 	{ flat_callers, "--flat and --callers cannot be combined", "--flat --callers z" },
+	{ inside_view, "--inside is a view of its own: no --flat or --callers, and text, json "
+		       "or csv",
+	  "--inside z --flat" },
 	{ folded_view, "--format folded is the call stacks: it has no --flat or --callers view",
 	  "--format folded --flat" },
 	{ pprof_view, "--format pprof is the call trees: it has no --flat or --callers view",
@@ -794,6 +813,36 @@ const struct pc_conflict pc_report_conflicts[] = {
 };
 const size_t pc_report_nconflicts = sizeof(pc_report_conflicts) / sizeof(pc_report_conflicts[0]);
 
+/* report --inside ZONE: profd's samples of each process, no snapshot */
+static int report_inside(const struct pc_src *src, const struct pc_proc *procs, size_t np,
+			 const struct pc_opts *o)
+{
+	FILE *f = open_out(o);
+	int err = 0, ret = 1;
+	size_t i;
+
+	if (!f)
+		return 1;
+	for (i = 0; i < np && !err; i++) {
+		struct pc_samples *s = pc_samples_get(src, procs[i].pid);
+
+		if (!s) {
+			err = -ENOMEM;
+			break;
+		}
+		if (o->input)
+			snprintf(s->why, sizeof(s->why),
+				 "no samples: a saved profile does not keep them yet");
+		err = pc_render_inside(f, s, o->input ? 0 : procs[i].pid, o->inside, o);
+		pc_samples_free(s);
+	}
+	if (err)
+		pc_warnx("failed to render the report: %s", strerror(-err));
+	if (close_out(f, o) == 0 && !err)
+		ret = 0;
+	return ret;
+}
+
 static int cmd_report(int argc, char **argv)
 {
 	struct pc_opts o;
@@ -810,7 +859,8 @@ static int cmd_report(int argc, char **argv)
 
 	err = parse_opts(argc, argv, usage_report,
 			 "pid tid since-reset since-start last sort flat callers "
-			 "merge-threads format weight output rows color input no-daemon compensate",
+			 "merge-threads format weight output rows color input no-daemon compensate "
+			 "inside",
 			 &o, NULL, NULL);
 	if (err)
 		return err < 0 ? 0 : err;
@@ -839,6 +889,10 @@ static int cmd_report(int argc, char **argv)
 		err = pc_src_targets(&src, o.pid, &procs, &np);
 		if (err)
 			goto cleanup;
+	}
+	if (o.inside) {
+		ret = report_inside(&src, procs, np, &o);
+		goto cleanup;
 	}
 	own = calloc(np ? np : 1, sizeof(*own));
 	snaps = calloc(np ? np : 1, sizeof(*snaps));

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "profctl.h"
 
-static void csv_str(FILE *f, const char *s)
+void pc_csv_str(FILE *f, const char *s)
 {
 	if (!strpbrk(s, ",\"\n\r")) {
 		fputs(s, f);
@@ -409,9 +409,9 @@ static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 			__u64 tot = prof_snap_ns(s, r->ticks);
 
 			fprintf(f, "%u,", s->pid);
-			csv_str(f, s->comm);
+			pc_csv_str(f, s->comm);
 			fputc(',', f);
-			csv_str(f, r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
+			pc_csv_str(f, r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
 			fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu",
 				(unsigned long long)r->calls, (unsigned long long)tot,
 				(unsigned long long)prof_snap_ns(s, r->self),
@@ -455,9 +455,9 @@ static int csv_callers(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 #define ROW(role, name, calls, ticks)                                   \
 	do {                                                            \
 		fprintf(f, "%u,", s->pid);                              \
-		csv_str(f, s->comm);                                    \
+		pc_csv_str(f, s->comm);                                    \
 		fprintf(f, ",%s,", role);                               \
-		csv_str(f, name);                                       \
+		pc_csv_str(f, name);                                       \
 		fprintf(f, ",%llu,%llu\n", (unsigned long long)(calls), \
 			(unsigned long long)prof_snap_ns(s, ticks));    \
 	} while (0)

@@ -27,6 +27,7 @@
 #include "profd.h"
 #include "prof.h"
 #include "client.h"
+#include "profd_sample.h"
 
 struct profd_conf conf = {
 	.sock_path = PROFD_SOCKET_DEFAULT,
@@ -41,6 +42,7 @@ struct profd_conf conf = {
 	.max_segs = 4096, /* fewer when RLIMIT_NOFILE is low */
 	.uid_kept_bytes = 256ull << 20,
 	.idle_s = 10,
+	.sample_hz = 997,
 };
 __u64 profd_start_ns;
 
@@ -173,6 +175,7 @@ static void usage(FILE *f)
 		"             [--keep SEC] [--slots N] [--uid-slots N] [--uid-conns N]\n"
 		"             [--max-conns N] [--uid-procs N] [--uid-kept MB] [--idle SEC]\n"
 		"             [--syslog] [--no-bpf] [--no-ns-scan] [--max-memory BYTES]\n"
+		"             [--sample-hz N]\n"
 		"\n"
 		"  -d, --daemon        detach once the socket is up, then log to syslog\n"
 		"  -s, --socket PATH   control socket (default %s)\n"
@@ -202,6 +205,9 @@ static void usage(FILE *f)
 		"      --no-bpf        run without kernel assistance\n"
 		"      --no-ns-scan    do not look into other mount namespaces' /dev/shm (a\n"
 		"                      container that hands its segment over is followed)\n"
+		"      --sample-hz N   sample registered threads' stacks N times a second\n"
+		"                      on each CPU, counted under the zone open (default\n"
+		"                      997, 0 off, at most 10000; needs kernel assistance)\n"
 		"  -v, --verbose       more logging (twice: debug)\n"
 		"  -h, --help          this text\n",
 		PROFD_SOCKET_DEFAULT, PROF_SCHED_MAX_SLOTS);
@@ -251,7 +257,7 @@ static __u64 default_max_memory(void)
 static void parse_args(int argc, char **argv)
 {
 	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF, O_NO_NS_SCAN, O_UID_SLOTS,
-	       O_UID_CONNS, O_MAX_CONNS, O_UID_PROCS, O_UID_KEPT, O_IDLE, O_MAX_MEMORY };
+	       O_UID_CONNS, O_MAX_CONNS, O_UID_PROCS, O_UID_KEPT, O_IDLE, O_MAX_MEMORY, O_SAMPLE_HZ };
 	static const struct option opts[] = {
 		{ "daemon", no_argument, NULL, 'd' },
 		{ "socket", required_argument, NULL, 's' },
@@ -269,6 +275,7 @@ static void parse_args(int argc, char **argv)
 		{ "syslog", no_argument, NULL, O_SYSLOG },
 		{ "no-bpf", no_argument, NULL, O_NO_BPF },
 		{ "no-ns-scan", no_argument, NULL, O_NO_NS_SCAN },
+		{ "sample-hz", required_argument, NULL, O_SAMPLE_HZ },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -325,6 +332,9 @@ static void parse_args(int argc, char **argv)
 		case O_NO_BPF:
 			conf.no_bpf = true;
 			break;
+		case O_SAMPLE_HZ:
+			conf.sample_hz = arg_u32("--sample-hz", optarg, 0, 10000);
+			break;
 		case 'v':
 			conf.verbose++;
 			break;
@@ -354,7 +364,7 @@ static int epoll_add(int epfd, int fd, void *tag)
 }
 
 /* tags for the fds that are not connections */
-static char tag_timer, tag_signal, tag_inotify;
+static char tag_timer, tag_signal, tag_inotify, tag_sample;
 
 int main(int argc, char **argv)
 {
@@ -389,6 +399,7 @@ int main(int argc, char **argv)
 		log_info("bpf: disabled by --no-bpf");
 	else
 		kbpf_open(conf.nslots);
+	sample_open(conf.sample_hz);
 	if ((err = seg_init()))
 		fatalx("failed to set up discovery: %s", strerror(-err));
 	err = ctl_open(conf.sock_path);
@@ -423,6 +434,8 @@ int main(int argc, char **argv)
 	if (epoll_add(epfd, ctl_listen_fd(), ctl_listener_tag()) ||
 	    epoll_add(epfd, tfd, &tag_timer) || epoll_add(epfd, sfd, &tag_signal))
 		fatal("failed to watch the event fds");
+	if (sample_timer_fd() >= 0 && epoll_add(epfd, sample_timer_fd(), &tag_sample))
+		fatal("failed to watch the sample timer");
 	ifd = seg_inotify_fd();
 	if (ifd >= 0 && epoll_add(epfd, ifd, &tag_inotify))
 		fatal("failed to watch inotify fd=%d", ifd);
@@ -463,6 +476,7 @@ int main(int argc, char **argv)
 					last_rescan = profd_now_ns();
 				}
 				seg_sample();
+				sample_poll();
 				ctl_tick(epfd);
 			} else if (tag == &tag_signal) {
 				struct signalfd_siginfo si;
@@ -471,6 +485,8 @@ int main(int argc, char **argv)
 					log_info("signal %u, exiting", si.ssi_signo);
 					stop = true;
 				}
+			} else if (tag == &tag_sample) {
+				sample_drain();
 			} else if (tag == &tag_inotify) {
 				seg_inotify_event();
 			} else if (ctl_is_listener(tag)) {
@@ -483,6 +499,7 @@ int main(int argc, char **argv)
 	}
 	notify("STOPPING=1");
 	ctl_close();
+	sample_close();
 	seg_fini();
 	kbpf_close();
 	close(epfd);

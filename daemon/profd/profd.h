@@ -32,6 +32,7 @@ struct profd_conf {
 	__u32 max_segs;		/* processes followed (alive), all uids: an fd each */
 	__u64 uid_kept_bytes;	/* exited processes' data kept */
 	__u64 max_memory;	/* history and kept data, all processes */
+	__u32 sample_hz;	/* stacks sampled a second a CPU (0: off) */
 	__u32 idle_s;		/* a connection that asks nothing this long is closed */
 	bool daemonize;
 	bool syslog;
@@ -75,6 +76,7 @@ __u32 kbpf_count_uid(uid_t uid);
 struct profd_slices_thread; /* proto.h */
 /* pid's registered threads' scheduler slices, at most max: how many, or -errno */
 int kbpf_slices(pid_t pid, struct profd_slices_thread *out, __u32 max);
+int kbpf_tidslots_fd(void);	/* the tid table, for profd_sample.c; -1 if off */
 bool kbpf_attached(void);	/* the program is on sched_switch */
 __u32 kbpf_count_pid(pid_t pid);
 void kbpf_sweep(void);		/* reclaim slots of exited threads */
@@ -133,6 +135,8 @@ struct seg_mem_stat {
 	pid_t last_drop_pid;	 /* and whose */
 };
 void seg_mem_stat(struct seg_mem_stat *st);
+/* pid's live segment, mapped read-only (either may be NULL); 0 or -ESRCH */
+int seg_live_mem(pid_t pid, const void **mem, size_t *len);
 /* files in /dev/shm profd skips as bad or suspect, remembered now */
 __u32 seg_bad_count(void);
 /* full listings of /dev/shm so far (not the names inotify reports) */

@@ -72,6 +72,7 @@
 
 #include "busguard.h"
 #include "profd.h"
+#include "profd_sample.h"
 #include "proto.h"
 
 #define SEG_RING 64		      /* frames at most */
@@ -1231,7 +1232,8 @@ static __u64 seg_mem_all(void)
 
 	for (s = sg.list; s; s = s->next)
 		b += seg_mem(s);
-	return b;
+	/* the sampled stacks too: bounded apart, counted here */
+	return b + sample_bytes();
 }
 
 /* the time between two frames of a process (see the top of this file) */
@@ -1814,6 +1816,21 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 	a->span_ns = end - (a->based && base_ns > s->born_ns ? base_ns : s->born_ns);
 	a->snap = snap;
 	return 0;
+}
+
+int seg_live_mem(pid_t pid, const void **mem, size_t *len)
+{
+	struct seg *s;
+
+	for (s = sg.list; s; s = s->next)
+		if (s->alive && s->pid == pid && s->mem) {
+			if (mem)
+				*mem = s->mem;
+			if (len)
+				*len = s->len;
+			return 0;
+		}
+	return -ESRCH;
 }
 
 int seg_access(uid_t uid, pid_t pid)

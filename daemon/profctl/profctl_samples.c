@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profctl_samples.c - profd's sampled stacks (profd --sample-hz) and
+ * `report --inside ZONE`: the functions and lines sampled while ZONE was
+ * open, in text, JSON and CSV.
+ *
+ * profd sends a process's stacks as text (proto.h: profd_samples_rep):
+ * one distinct (thread, zone path, stack) a line, already symbolized.  It
+ * is profd's, but parsed as carefully as any input: a line that does not
+ * parse is skipped, never half-read.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profctl.h"
+#include "profctl_samples.h"
+#ifndef PROFCTL_NO_CLIENT
+#include "client.h"
+#endif
+
+void pc_samples_free(struct pc_samples *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->n; i++)
+		free(s->st[i].f);
+	free(s->st);
+	free(s->text);
+	free(s);
+}
+
+/* a field up to sep (or the end), cut there; the rest after it */
+static char *cut(char **p, char sep)
+{
+	char *s = *p, *e;
+
+	if (!s)
+		return NULL;
+	e = strchr(s, sep);
+	if (e) {
+		*e = 0;
+		*p = e + 1;
+	} else {
+		*p = NULL;
+	}
+	return s;
+}
+
+static int parse_frames(char *fr, struct pc_stack *st)
+{
+	size_t cap = 8;
+	char *p = fr;
+
+	st->f = calloc(cap, sizeof(*st->f));
+	if (!st->f)
+		return -ENOMEM;
+	while (p && *p) {
+		char *one = cut(&p, '\x1e'), *q = one, *line;
+		struct pc_frame *f;
+
+		if (st->nframes == cap) {
+			void *n = realloc(st->f, 2 * cap * sizeof(*st->f));
+
+			if (!n)
+				return -ENOMEM;
+			st->f = n;
+			cap *= 2;
+		}
+		f = &st->f[st->nframes];
+		f->func = cut(&q, '\x1f');
+		f->file = cut(&q, '\x1f');
+		line = cut(&q, '\x1f');
+		f->mod = cut(&q, '\x1f');
+		if (!f->func || !f->file || !line || !f->mod)
+			return -EPROTO;
+		f->line = (unsigned int)strtoul(line, NULL, 10);
+		st->nframes++;
+	}
+	return 0;
+}
+
+int pc_samples_parse(char *text, struct pc_samples *s)
+{
+	char *p = text;
+	size_t cap = 0;
+
+	while (p && *p) {
+		char *line = cut(&p, '\n'), *q = line, *tid, *cnt, *path, *fr, *end;
+		struct pc_stack st = { 0 };
+
+		tid = cut(&q, '\t');
+		cnt = cut(&q, '\t');
+		path = cut(&q, '\t');
+		fr = q;
+		if (!tid || !cnt || !path || !fr)
+			continue;
+		st.tid = (__u32)strtoul(tid, &end, 10);
+		if (*end)
+			continue;
+		st.count = strtoull(cnt, &end, 10);
+		if (*end || !st.count)
+			continue;
+		st.path = path;
+		if (parse_frames(fr, &st)) {
+			free(st.f);
+			continue;
+		}
+		if (s->n == cap) {
+			void *n = realloc(s->st, (cap ? 2 * cap : 64) * sizeof(*s->st));
+
+			if (!n) {
+				free(st.f);
+				return -ENOMEM;
+			}
+			s->st = n;
+			cap = cap ? 2 * cap : 64;
+		}
+		s->st[s->n++] = st;
+		s->total += st.count;
+	}
+	return 0;
+}
+
+struct pc_samples *pc_samples_get(const struct pc_src *src, pid_t pid)
+{
+	struct pc_samples *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	if (src->fd < 0) {
+		snprintf(s->why, sizeof(s->why), "no samples: %s (profd samples stacks, as root)",
+			 src->why ? "profd is not running" : "profd was not asked (--no-daemon)");
+		return s;
+	}
+#ifdef PROFCTL_NO_CLIENT
+	snprintf(s->why, sizeof(s->why), "no samples: profctl was built without profd's client");
+#else
+	{
+		struct profd_samples_rep rep = { 0 };
+		size_t len;
+		int err = profd_samples(src->fd, pid, &s->text, &len, &rep);
+
+		if (err == -EINVAL || err == -EOPNOTSUPP) {
+			snprintf(s->why, sizeof(s->why), "no samples: this profd does not sample stacks");
+		} else if (err) {
+			snprintf(s->why, sizeof(s->why), "no samples: profd: %s", strerror(-err));
+		} else {
+			s->hz = rep.hz;
+			if (rep.why[0])
+				snprintf(s->why, sizeof(s->why), "%s", rep.why);
+			if (pc_samples_parse(s->text, s) == -ENOMEM) {
+				pc_samples_free(s);
+				return NULL;
+			}
+			if (!s->why[0] && !s->total)
+				snprintf(s->why, sizeof(s->why),
+					 "no samples yet: profd samples threads while they run "
+					 "on a CPU (%u Hz)",
+					 s->hz);
+		}
+	}
+#endif
+	return s;
+}
+
+/* ZONE is open in path (US apart); "[outside zones]": path empty */
+static int zone_depth(const char *path, const char *zone)
+{
+	size_t zl = strlen(zone);
+	const char *p = path;
+	int d = 0;
+
+	if (!strcmp(zone, PC_OUTSIDE))
+		return *path ? -1 : 0;
+	while (*p) {
+		const char *e = strchr(p, '\x1f');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+
+		if (l == zl && !memcmp(p, zone, l))
+			return e ? d + 1 : 0; /* 0: ZONE is the innermost */
+		d++;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return -1;
+}
+
+struct row {
+	const struct pc_frame *f;
+	__u64 self, incl;
+	__u64 seen; /* the last sample line that counted it inclusive */
+};
+
+static bool same_frame(const struct pc_frame *a, const struct pc_frame *b)
+{
+	return a->line == b->line && !strcmp(a->func, b->func) && !strcmp(a->file, b->file) &&
+	       (a->func[0] || !strcmp(a->mod, b->mod));
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->incl != y->incl)
+		return x->incl > y->incl ? -1 : 1;
+	return strcmp(x->f->func, y->f->func);
+}
+
+struct inside {
+	struct row *rows;
+	size_t n;
+	__u64 in, own, outside;
+};
+
+static int inside_rows(const struct pc_samples *s, const char *zone, __u32 tid, struct inside *v)
+{
+	size_t i, k, cap = 0;
+	__u32 j;
+
+	memset(v, 0, sizeof(*v));
+	for (i = 0; i < s->n; i++) {
+		const struct pc_stack *st = &s->st[i];
+		int d;
+
+		if (tid && st->tid != tid)
+			continue;
+		if (!st->path[0])
+			v->outside += st->count;
+		d = zone_depth(st->path, zone);
+		if (d < 0)
+			continue;
+		v->in += st->count;
+		if (d == 0)
+			v->own += st->count;
+		for (j = 0; j < st->nframes; j++) {
+			const struct pc_frame *f = &st->f[j];
+
+			for (k = 0; k < v->n && !same_frame(v->rows[k].f, f); k++)
+				;
+			if (k == v->n) {
+				if (v->n == cap) {
+					void *nr = realloc(v->rows, (cap ? 2 * cap : 32) *
+									    sizeof(*v->rows));
+
+					if (!nr)
+						return -ENOMEM;
+					v->rows = nr;
+					cap = cap ? 2 * cap : 32;
+				}
+				v->rows[v->n++] = (struct row){ .f = f };
+			}
+			if (!j)
+				v->rows[k].self += st->count;
+			/* a frame twice on one stack (recursion) counts once */
+			if (v->rows[k].seen != i + 1) {
+				v->rows[k].incl += st->count;
+				v->rows[k].seen = i + 1;
+			}
+		}
+	}
+	if (v->n)
+		qsort(v->rows, v->n, sizeof(*v->rows), cmp_row);
+	return 0;
+}
+
+static double pct(__u64 a, __u64 b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+/* "func" or, unsymbolized, its module+offset; "file:line" or "" */
+static const char *fname(const struct pc_frame *f)
+{
+	return f->func[0] ? f->func : f->mod;
+}
+
+int pc_render_inside(FILE *out, const struct pc_samples *s, pid_t pid, const char *zone,
+		     const struct pc_opts *o)
+{
+	struct inside v;
+	size_t i;
+	int err = inside_rows(s, zone, o->tid, &v);
+
+	if (err)
+		return err;
+	if (o->format == PC_FMT_JSON) {
+		fprintf(out, "{\"pid\": %d, \"zone\": ", (int)pid);
+		prof_json_fstr(out, zone);
+		fprintf(out, ", \"hz\": %u, \"samples\": %llu, \"samples_own\": %llu, "
+			     "\"process_samples\": %llu, \"outside_samples\": %llu, \"why\": ",
+			s->hz, (unsigned long long)v.in, (unsigned long long)v.own,
+			(unsigned long long)s->total, (unsigned long long)v.outside);
+		if (s->why[0])
+			prof_json_fstr(out, s->why);
+		else
+			fputs("null", out);
+		fputs(", \"inside\": [", out);
+		for (i = 0; i < v.n; i++) {
+			const struct pc_frame *f = v.rows[i].f;
+
+			fputs(i ? ",\n  {\"func\": " : "\n  {\"func\": ", out);
+			prof_json_fstr(out, f->func);
+			fputs(", \"file\": ", out);
+			prof_json_fstr(out, f->file);
+			fprintf(out, ", \"line\": %u, \"module\": ", f->line);
+			prof_json_fstr(out, f->mod);
+			fprintf(out, ", \"samples\": %llu, \"inclusive\": %llu}",
+				(unsigned long long)v.rows[i].self,
+				(unsigned long long)v.rows[i].incl);
+		}
+		fputs(v.n ? "\n]}\n" : "]}\n", out);
+	} else if (o->format == PC_FMT_CSV) {
+		fputs("pid,zone,func,file,line,module,self,self_pct,inclusive,inclusive_pct\n", out);
+		for (i = 0; i < v.n; i++) {
+			const struct pc_frame *f = v.rows[i].f;
+
+			fprintf(out, "%d,", (int)pid);
+			pc_csv_str(out, zone);
+			fputc(',', out);
+			pc_csv_str(out, f->func);
+			fputc(',', out);
+			pc_csv_str(out, f->file);
+			fprintf(out, ",%u,", f->line);
+			pc_csv_str(out, f->mod);
+			fprintf(out, ",%llu,%.1f,%llu,%.1f\n", (unsigned long long)v.rows[i].self,
+				pct(v.rows[i].self, v.in), (unsigned long long)v.rows[i].incl,
+				pct(v.rows[i].incl, v.in));
+		}
+	} else {
+		fprintf(out, "pid %d: %llu samples inside %s", (int)pid, (unsigned long long)v.in,
+			zone);
+		if (strcmp(zone, PC_OUTSIDE))
+			fprintf(out, " (%llu in it, %llu in zones inside it)",
+				(unsigned long long)v.own, (unsigned long long)(v.in - v.own));
+		fprintf(out, ", of %llu (%u Hz a CPU)\n", (unsigned long long)s->total, s->hz);
+		if (s->why[0])
+			fprintf(out, "  %s\n", s->why);
+		if (v.n)
+			fprintf(out, "  %6s %7s %6s %7s  %s\n", "self", "", "incl", "",
+				"function (file:line)");
+		for (i = 0; i < v.n; i++) {
+			const struct pc_frame *f = v.rows[i].f;
+
+			fprintf(out, "  %5.1f%% %7llu %5.1f%% %7llu  %s", pct(v.rows[i].self, v.in),
+				(unsigned long long)v.rows[i].self, pct(v.rows[i].incl, v.in),
+				(unsigned long long)v.rows[i].incl, fname(f));
+			if (f->file[0])
+				fprintf(out, " (%s:%u)", f->file, f->line);
+			else if (f->func[0])
+				fprintf(out, " (%s)", f->mod);
+			fputc('\n', out);
+		}
+	}
+	free(v.rows);
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profctl_samples.h - profd's sampled stacks as profctl reads them
+ * (profctl_samples.c), and the views that draw them.
+ */
+#ifndef PROFCTL_SAMPLES_H
+#define PROFCTL_SAMPLES_H
+
+#include <stdio.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+struct pc_opts;
+struct pc_src;
+
+/* the zone name --inside takes for the samples outside every zone */
+#define PC_OUTSIDE "[outside zones]"
+
+struct pc_frame {
+	const char *func;	/* "" when unknown */
+	const char *file;	/* "" when unknown */
+	const char *mod;	/* module+0xoffset, or the bare address */
+	unsigned int line;	/* 0 when unknown */
+};
+
+struct pc_stack {
+	__u32 tid;
+	__u64 count;
+	const char *path;	/* the zones open, outermost first, US apart; "" none */
+	__u32 nframes;
+	struct pc_frame *f;	/* innermost first */
+};
+
+struct pc_samples {
+	__u32 hz;		/* per CPU, 0: off */
+	__u64 total;		/* samples in every line */
+	char why[192];		/* why there are none, "" if there may be */
+	size_t n;
+	struct pc_stack *st;
+	char *text;		/* what the strings point into */
+};
+
+/* pid's samples from profd (src->fd), or none and why; NULL: no memory */
+struct pc_samples *pc_samples_get(const struct pc_src *src, pid_t pid);
+/* profd's text into s (its strings point into text, modified); 0 or -ENOMEM */
+int pc_samples_parse(char *text, struct pc_samples *s);
+void pc_samples_free(struct pc_samples *s);
+/* report --inside ZONE: the lines sampled while ZONE was open */
+int pc_render_inside(FILE *out, const struct pc_samples *s, pid_t pid, const char *zone,
+		     const struct pc_opts *o);
+#endif /* PROFCTL_SAMPLES_H */
