@@ -190,12 +190,17 @@ static void test_attrib_lost(void **state)
 static pid_t profd_pid = -1;
 static char sock[128];
 
-static int setup_profd(void **state)
+/* one profd for the root tests, started by the first */
+static void need_sampler(void)
 {
-	(void)state;
-	snprintf(sock, sizeof(sock), "/tmp/test_sample.%d.sock", (int)getpid());
-	test_profd_start(sock, &profd_pid);
-	return 0;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		snprintf(sock, sizeof(sock), "/tmp/test_sample.%d.sock", (int)getpid());
+		test_profd_start(sock, &profd_pid);
+	}
+	test_need_profd(profd_pid);
 }
 
 static int teardown_profd(void **state)
@@ -321,7 +326,7 @@ static void check_prog(const char *name)
 	char *csv, *out, *nap;
 	pid_t pid;
 
-	test_need_profd(profd_pid);
+	need_sampler();
 	prog_lines(name, &l);
 	pid = sampled(name, 600);
 
@@ -414,23 +419,20 @@ static void test_no_profd(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest unit[] = {
+	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_attrib_closed),
 		cmocka_unit_test(test_attrib_open),
 		cmocka_unit_test(test_attrib_lost),
 		cmocka_unit_test(test_no_profd),
-	};
-	const struct CMUnitTest root[] = {
+		/* root */
 		cmocka_unit_test(test_gcc),
 		cmocka_unit_test(test_clang),
 		cmocka_unit_test(test_gcc_nofp),
 		cmocka_unit_test(test_clang_nofp),
 	};
-	int fails;
 
 	test_filter_env();
+	/* this process's own zones (attribution) need no profd */
 	setenv("PROF_NO_DAEMON", "1", 1);
-	fails = cmocka_run_group_tests_name("attribution", unit, NULL, NULL);
-	unsetenv("PROF_NO_DAEMON");
-	return fails + cmocka_run_group_tests_name("sampling", root, setup_profd, teardown_profd);
+	return cmocka_run_group_tests(tests, NULL, teardown_profd);
 }
