@@ -133,6 +133,17 @@ static void test_attrib_closed(void **state)
 	/* a call's end is outside it: the outer one's is outside every zone */
 	assert_string_equal(zone_at(mem, len, ev_end(&eo), buf, 256), "");
 	assert_string_equal(zone_at(mem, len, ev_end(&eo) + 1000, buf, 256), "");
+	/* the same as one batch (as profd asks): a call does not cover the
+	 * later ticks of the batch */
+	{
+		struct prof_attr at[] = { { .tick = eb.start }, { .tick = ev_end(&eo) } };
+		int slab = prof_seg_attribute(mem, len, (__u32)gettid(), at, 2);
+
+		assert_true(slab >= 0);
+		assert_int_equal(prof_seg_node_path(mem, len, (__u32)slab, at[0].node, buf, 256), 0);
+		assert_string_equal(buf, "at_outer\x1f" "at_a\x1f" "at_b");
+		assert_int_equal(at[1].node, PROF_ATTR_OUTSIDE);
+	}
 	prof_trace__destroy(t);
 	munmap(mem, len);
 }

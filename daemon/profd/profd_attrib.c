@@ -31,7 +31,8 @@
 
 struct cover {
 	__u64 start, end;
-	__u32 node;
+	__u64 idx; /* the event's place in the ring; ~0: an open call */
+	__u32 node; /* PROF_NODE_ROOT: a frame's event, no zone's */
 };
 
 /* the slab of tid, live and whole: its index, or -ESRCH */
@@ -64,7 +65,7 @@ static __u32 innermost(const struct cover *c, __u32 n, __u64 t, bool *found)
 
 	*found = false;
 	for (i = 0; i < n; i++) {
-		if (c[i].start > t || t >= c[i].end)
+		if (c[i].start > t || t >= c[i].end || c[i].node == PROF_NODE_ROOT)
 			continue;
 		if (!*found || c[i].start > best_start ||
 		    (c[i].start == best_start && c[i].node > best)) {
@@ -86,9 +87,9 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 	struct cover *c = NULL;
 	struct seg_geom g;
 	const char *slab;
-	__u64 gen, nev, h1, h2, k, lo, tmin = ~0ull, complete_from = 0, oldest_end = 0;
+	__u64 gen, nev, h1, h2, k, lo, safe, tmin = ~0ull, complete_from = 0;
 	bool stopped = false;
-	__u32 nn, i, nc = 0, cap;
+	__u32 nn, i, m, nc = 0, cap;
 	int idx, err;
 
 	for (i = 0; i < n; i++) {
@@ -126,14 +127,15 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 		__u64 st = LD(&open[i]);
 
 		if (st)
-			c[nc++] = (struct cover){ st, ~0ull, i };
+			c[nc++] = (struct cover){ st, ~0ull, ~0ull, i };
 	}
 
 	/* then the calls that ended since the oldest sample, newest first */
 	ring = (const void *)(slab + rr->off);
 	ev = prof_ring_events(ring);
 	h1 = nev ? LDA(&ring->head) : 0;
-	lo = h1 > nev ? h1 - nev : 0;
+	/* not the slot a writer at h1 may be overwriting */
+	lo = h1 >= nev ? h1 - nev + 1 : 0;
 	for (k = h1; k > lo; k--) {
 		__u64 st = LDA(&ev[(k - 1) & (nev - 1)].start);
 		__u64 dn = LDA(&ev[(k - 1) & (nev - 1)].dur_node);
@@ -147,28 +149,36 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 			stopped = true;
 			break;
 		}
-		if (node != PROF_NODE_ROOT && node < nn && nc < cap)
-			c[nc++] = (struct cover){ st, ticks >= PROF_EV_DUR_MAX ? ~0ull : end, node };
-		oldest_end = end;
+		if (node < nn && nc < cap)
+			c[nc++] = (struct cover){ st, ticks >= PROF_EV_DUR_MAX ? ~0ull : end, k - 1,
+						  node };
 	}
 	h2 = nev ? LD(&ring->head) : 0;
 	if (h2 < h1 || LD(&sh->gen) != gen) {
 		free(c);
 		return -ESTALE;
 	}
+	/* what the writer may have overwritten while it was read (from
+	 * h2 + 1 - nev down) is dropped, the event the walk stopped at too */
+	safe = h2 + 1 > nev ? h2 + 1 - nev : 0;
+	if (stopped && k - 1 < safe)
+		stopped = false;
+	for (i = 0, m = 0; i < nc; i++)
+		if (c[i].idx == ~0ull || c[i].idx >= safe)
+			c[m++] = c[i];
+	nc = m;
 	/*
-	 * What the ring no longer held: a walk that reached the ring's
-	 * oldest event with events lost before it (not one that stopped at
-	 * an event ended before every sample) knows nothing of the calls
-	 * that ended before that event did, and a sample taken before then
-	 * may have been in one.
+	 * What the ring no longer holds: unless the walk stopped at an event
+	 * that ended before every sample, the calls that ended before the
+	 * oldest event kept are unknown, and a sample taken before that
+	 * event's end may have been in one of them.
 	 */
-	if (!stopped && lo > 0)
-		complete_from = oldest_end;
-	/* the writer moved on during the copy and may have overwritten what
-	 * was read (index k - 1 and up were read): trust none of it */
-	if (h2 + 1 > nev && h2 + 1 - nev > (stopped ? k - 1 : k))
+	if (!stopped && (lo > 0 || safe > 0)) {
 		complete_from = ~0ull;
+		for (i = 0; i < nc; i++)
+			if (c[i].idx != ~0ull && c[i].end < complete_from)
+				complete_from = c[i].end;
+	}
 	for (i = 0; i < n; i++) {
 		bool found;
 		__u32 node = innermost(c, nc, s[i].tick, &found);
