@@ -267,6 +267,18 @@ static char *inside(pid_t pid, const char *zone, const char *fmt)
 	return test_slurp(path, NULL);
 }
 
+/* one frame of profctl top of pid (free it) */
+static char *top_frame(pid_t pid)
+{
+	char path[64], p[16];
+	const char *args[] = { "top", "--pid", p, "--iterations", "1", "--delay", "0.2", NULL };
+
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	snprintf(path, sizeof(path), "/tmp/test_sample.%d.top", (int)getpid());
+	assert_int_equal(test_profctl_run(path, args), 0);
+	return test_slurp(path, NULL);
+}
+
 struct row {
 	char func[128], file[512];
 	int line;
@@ -334,13 +346,14 @@ static void check_prog(const char *name)
 	struct lines l;
 	struct row a, b, c;
 	unsigned long long n, of;
-	char *csv, *out, *nap;
+	char *csv, *out, *nap, *top;
 	pid_t pid;
 
 	need_sampler();
 	prog_lines(name, &l);
 	pid = sampled(name, 600);
 
+	top = top_frame(pid);
 	csv = inside(pid, "work", "csv");
 	out = inside(pid, PC_OUTSIDE, "csv");
 	nap = inside(pid, "nap", "text");
@@ -367,9 +380,13 @@ static void check_prog(const char *name)
 	/* asleep a fifth of the time, nap has next to no samples */
 	counts(nap, &n, &of);
 	assert_true(of > 0 && n * 100 <= of);
+	/* top names each zone's hottest line */
+	assert_non_null(strstr(top, "  work  [hot: hot_a (sample_prog.c:"));
+	assert_non_null(strstr(top, "  inner  [hot: hot_b (sample_prog.c:"));
 	free(csv);
 	free(out);
 	free(nap);
+	free(top);
 }
 
 static void test_gcc(void **state)

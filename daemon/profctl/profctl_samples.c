@@ -361,3 +361,56 @@ int pc_render_inside(FILE *out, const struct pc_samples *s, pid_t pid, const cha
 	free(v.rows);
 	return 0;
 }
+
+/* the last zone of a path (US apart) */
+static const char *innermost_zone(const char *path)
+{
+	const char *e = strrchr(path, '\x1f');
+
+	return e ? e + 1 : path;
+}
+
+int pc_samples_hottest(const struct pc_samples *s, const char *zone, char *buf, size_t len)
+{
+	const struct pc_frame *best = NULL;
+	__u64 best_n = 0, in = 0;
+	size_t i, j;
+
+	buf[0] = 0;
+	if (!s)
+		return 0;
+	/* a frame's self samples in the zone itself: summed over the lines
+	 * that have it innermost (few: a zone's stacks) */
+	for (i = 0; i < s->n; i++) {
+		const struct pc_stack *st = &s->st[i];
+		__u64 n = 0;
+
+		if (!st->path[0] || strcmp(innermost_zone(st->path), zone))
+			continue;
+		in += st->count;
+		if (!st->nframes)
+			continue;
+		for (j = 0; j < s->n; j++) {
+			const struct pc_stack *o = &s->st[j];
+
+			if (o->path[0] && o->nframes && !strcmp(innermost_zone(o->path), zone) &&
+			    same_frame(&o->f[0], &st->f[0]))
+				n += o->count;
+		}
+		if (n > best_n) {
+			best_n = n;
+			best = &st->f[0];
+		}
+	}
+	if (!best)
+		return 0;
+	if (best->file[0]) {
+		const char *base = strrchr(best->file, '/');
+
+		snprintf(buf, len, "%s (%s:%u) %.0f%%", fname(best), base ? base + 1 : best->file,
+			 best->line, pct(best_n, in));
+	} else {
+		snprintf(buf, len, "%s %.0f%%", fname(best), pct(best_n, in));
+	}
+	return 1;
+}

@@ -48,4 +48,8 @@ void pc_samples_free(struct pc_samples *s);
 /* report --inside ZONE: the lines sampled while ZONE was open */
 int pc_render_inside(FILE *out, const struct pc_samples *s, pid_t pid, const char *zone,
 		     const struct pc_opts *o);
+/* zone's hottest line, where the samples in ZONE itself (not in zones
+ * inside it) most often were: "func (file:line) 62%" into buf; 1, or 0 and
+ * "" if it has none */
+int pc_samples_hottest(const struct pc_samples *s, const char *zone, char *buf, size_t len);
 #endif /* PROFCTL_SAMPLES_H */
