@@ -80,14 +80,22 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* the fastest of a few runs: a run the scheduler interrupted says too little */
 static void calibrate(void)
 {
-	double t0 = now_s(), t;
+	double best = 0;
+	int i;
 
-	cold_out(unit);
-	t = now_s() - t0;
-	if (t > 0)
-		unit = (unsigned long)((double)unit * 0.005 / t) + 1;
+	for (i = 0; i < 5; i++) {
+		double t0 = now_s(), t;
+
+		cold_out(unit);
+		t = now_s() - t0;
+		if (t > 0 && (best == 0 || t < best))
+			best = t;
+	}
+	if (best > 0)
+		unit = (unsigned long)((double)unit * 0.005 / best) + 1;
 }
 
 int main(int argc, char **argv)

@@ -267,6 +267,39 @@ static char *inside(pid_t pid, const char *zone, const char *fmt)
 	return test_slurp(path, NULL);
 }
 
+/* report --format json of pid (free it), checked against the schema */
+static char *report_json(pid_t pid)
+{
+	char path[64], p[16], cmd[8600], schema[4200];
+	const char *args[] = { "report", "--pid", p, "--format", "json", NULL };
+
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	snprintf(path, sizeof(path), "/tmp/test_sample.%d.json", (int)getpid());
+	assert_int_equal(test_profctl_run(path, args), 0);
+	snprintf(schema, sizeof(schema), "%s", test_beside("../tests/report.schema.json"));
+	snprintf(cmd, sizeof(cmd), "python3 %s %s %s >/dev/null",
+		 test_beside("../tests/check_schema.py"), schema, path);
+	assert_int_equal(system(cmd), 0);
+	return test_slurp(path, NULL);
+}
+
+/* zone's node in a JSON tree has samples, func its most sampled line */
+static bool node_inside(const char *json, const char *zone, const char *func)
+{
+	char name[128], want[160];
+	const char *n, *c, *i, *k;
+
+	snprintf(name, sizeof(name), "{\"name\":\"%s\"", zone);
+	snprintf(want, sizeof(want), "\"inside\":[{\"func\":\"%s\"", func);
+	n = strstr(json, name);
+	if (!n)
+		return false;
+	c = strstr(n, "\"children\"");
+	i = strstr(n, want);
+	k = strstr(n, "\"samples\":");
+	return c && i && i < c && k && k < c && strtoull(k + 10, NULL, 10) > 0;
+}
+
 /* one frame of profctl top of pid (free it) */
 static char *top_frame(pid_t pid)
 {
@@ -346,7 +379,7 @@ static void check_prog(const char *name)
 	struct lines l;
 	struct row a, b, c;
 	unsigned long long n, of;
-	char *csv, *out, *nap, *top;
+	char *csv, *out, *nap, *top, *json;
 	pid_t pid;
 
 	need_sampler();
@@ -354,6 +387,7 @@ static void check_prog(const char *name)
 	pid = sampled(name, 600);
 
 	top = top_frame(pid);
+	json = report_json(pid);
 	csv = inside(pid, "work", "csv");
 	out = inside(pid, PC_OUTSIDE, "csv");
 	nap = inside(pid, "nap", "text");
@@ -383,10 +417,14 @@ static void check_prog(const char *name)
 	/* top names each zone's hottest line */
 	assert_non_null(strstr(top, "  work  [hot: hot_a (sample_prog.c:"));
 	assert_non_null(strstr(top, "  inner  [hot: hot_b (sample_prog.c:"));
+	/* the JSON tree's nodes carry their samples and innermost lines */
+	assert_true(node_inside(json, "work", "hot_a"));
+	assert_true(node_inside(json, "inner", "hot_b"));
 	free(csv);
 	free(out);
 	free(nap);
 	free(top);
+	free(json);
 }
 
 static void test_gcc(void **state)

@@ -62,6 +62,7 @@ struct pc_opts {
 	int count;		/* trace --count N */
 	bool compensate;	/* report --compensate */
 	const char *trace_json;	/* report --format html: the timeline's data */
+	const struct pc_src *samples_src; /* report: profd, for its samples (json) */
 	int weight;		/* folded: PC_WEIGHT_* */
 	int args;		/* pc_parse_opts: argv index of the first operand */
 };

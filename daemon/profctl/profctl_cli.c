@@ -636,7 +636,7 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
 	case PC_FMT_JSON:
 		if (o->flat || o->callers)
 			return pc_render_json_view(f, snaps, n, o);
-		return prof_report_json(f, snaps, n);
+		return pc_render_json_tree(f, snaps, n, o->samples_src);
 	case PC_FMT_CSV:
 		return pc_render_csv(f, snaps, n, o);
 	case PC_FMT_FOLDED:
@@ -967,6 +967,9 @@ static int cmd_report(int argc, char **argv)
 	if (o.format == PC_FMT_HTML && !o.input &&
 	    pc_trace_json(&src, (pid_t)snaps[0]->pid, o.tid, &trace_json) == 0)
 		o.trace_json = trace_json;
+	/* profd's samples, in the JSON tree's nodes (not of a file: not kept) */
+	if (!o.input)
+		o.samples_src = &src;
 	f = open_out(&o);
 	if (!f)
 		goto cleanup;

@@ -414,3 +414,114 @@ int pc_samples_hottest(const struct pc_samples *s, const char *zone, char *buf, 
 	}
 	return 1;
 }
+
+/* --- the JSON tree's "samples" and "inside" --------------------------------- */
+
+#define JSON_INSIDE_MAX 16 /* lines a node lists, the most sampled first */
+
+struct json_samples {
+	struct prof_snapshot *const *snaps;
+	struct pc_samples **by; /* by snapshot */
+	size_t n;
+};
+
+/* node i's zone path as profd names it: site names, outermost first, US apart */
+static void node_path(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
+		      char *buf, size_t len)
+{
+	__u32 chain[PROF_SNAP_DEPTH_MAX], d = 0;
+	size_t off = 0;
+
+	buf[0] = 0;
+	while (i != 0 && i < t->nnodes && d < PROF_SNAP_DEPTH_MAX) {
+		chain[d++] = i;
+		i = t->nodes[i].parent;
+	}
+	while (d-- > 0) {
+		const struct prof_snap_node *n = &t->nodes[chain[d]];
+		const char *name = n->site < s->nsites ? s->sites[n->site].name : "[overflow]";
+		int w = snprintf(buf + off, len - off, "%s%s", off ? "\x1f" : "", name);
+
+		if (w < 0 || (size_t)w >= len - off)
+			return;
+		off += (size_t)w;
+	}
+}
+
+static void json_node_samples(void *arg, FILE *f, const struct prof_snapshot *s,
+			      const struct prof_snap_thread *t, __u32 i)
+{
+	const struct json_samples *js = arg;
+	const struct pc_samples *sm = NULL;
+	struct row rows[JSON_INSIDE_MAX];
+	char path[PROF_SNAP_DEPTH_MAX * 8];
+	size_t k, r, nr = 0;
+	__u64 in = 0;
+
+	for (k = 0; k < js->n; k++)
+		if (js->snaps[k] == s)
+			sm = js->by[k];
+	if (!sm)
+		return;
+	node_path(s, t, i, path, sizeof(path));
+	for (k = 0; k < sm->n; k++) {
+		const struct pc_stack *st = &sm->st[k];
+
+		/* a thread's own samples; a merged view (tid 0) takes every
+		 * thread's, the exited threads' aggregate none (not kept) */
+		if (t->folds || (t->tid && st->tid != t->tid) || strcmp(st->path, path))
+			continue;
+		in += st->count;
+		if (!st->nframes)
+			continue;
+		for (r = 0; r < nr && !same_frame(rows[r].f, &st->f[0]); r++)
+			;
+		if (r == nr) {
+			if (nr == JSON_INSIDE_MAX) {
+				/* the least sampled goes if this one is more */
+				r = nr - 1;
+				if (rows[r].self >= st->count)
+					continue;
+			} else {
+				nr++;
+			}
+			rows[r] = (struct row){ .f = &st->f[0] };
+		}
+		rows[r].self += st->count;
+		qsort(rows, nr, sizeof(*rows), cmp_row);
+	}
+	fprintf(f, ",\"samples\":%llu,\"inside\":[", (unsigned long long)in);
+	for (r = 0; r < nr; r++) {
+		fputs(r ? ",{\"func\":" : "{\"func\":", f);
+		prof_json_fstr(f, rows[r].f->func[0] ? rows[r].f->func : rows[r].f->mod);
+		fputs(",\"file\":", f);
+		prof_json_fstr(f, rows[r].f->file);
+		fprintf(f, ",\"line\":%u,\"samples\":%llu}", rows[r].f->line,
+			(unsigned long long)rows[r].self);
+	}
+	fputc(']', f);
+}
+
+int pc_render_json_tree(FILE *f, struct prof_snapshot *const *snaps, size_t n,
+			const struct pc_src *src)
+{
+	struct json_samples js = { .snaps = snaps, .n = n };
+	struct prof_json_hook hook = { .node = json_node_samples, .arg = &js };
+	bool any = false;
+	size_t k;
+	int err;
+
+	/* only through profd: without it the tree is as it always was */
+	if (src && src->fd >= 0 && n) {
+		js.by = calloc(n, sizeof(*js.by));
+		for (k = 0; js.by && k < n; k++) {
+			js.by[k] = pc_samples_get(src, (pid_t)snaps[k]->pid);
+			any |= js.by[k] && js.by[k]->total;
+		}
+	}
+	err = prof_report_json_hook(f, snaps, n, any ? &hook : NULL);
+	for (k = 0; js.by && k < n; k++)
+		pc_samples_free(js.by[k]);
+	free(js.by);
+	return err;
+}

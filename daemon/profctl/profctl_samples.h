@@ -52,4 +52,10 @@ int pc_render_inside(FILE *out, const struct pc_samples *s, pid_t pid, const cha
  * inside it) most often were: "func (file:line) 62%" into buf; 1, or 0 and
  * "" if it has none */
 int pc_samples_hottest(const struct pc_samples *s, const char *zone, char *buf, size_t len);
+/* the JSON tree (prof_report_json), each node with "samples" (those in its
+ * zone itself) and "inside" (their innermost lines) when profd (src) has
+ * samples of the process */
+struct prof_snapshot;
+int pc_render_json_tree(FILE *f, struct prof_snapshot *const *snaps, size_t n,
+			const struct pc_src *src);
 #endif /* PROFCTL_SAMPLES_H */
