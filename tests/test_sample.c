@@ -255,11 +255,13 @@ static void prog_lines(const char *name, struct lines *l)
 	pclose(p);
 }
 
-/* report --inside ZONE of pid, in fmt, into a string (free it) */
-static char *inside(pid_t pid, const char *zone, const char *fmt)
+/* profctl VERB --pid PID args... (NULL after the last), its output as a
+ * string (free it), left in /tmp/test_sample.PID.out */
+static char *profctl_of(pid_t pid, const char *verb, const char *a0, const char *a1,
+			const char *a2, const char *a3, const char *a4, const char *a5)
 {
 	char path[64], p[16];
-	const char *args[] = { "report", "--pid", p, "--inside", zone, "--format", fmt, NULL };
+	const char *args[] = { verb, "--pid", p, a0, a1, a2, a3, a4, a5, NULL };
 
 	snprintf(p, sizeof(p), "%d", (int)pid);
 	snprintf(path, sizeof(path), "/tmp/test_sample.%d.out", (int)getpid());
@@ -267,20 +269,23 @@ static char *inside(pid_t pid, const char *zone, const char *fmt)
 	return test_slurp(path, NULL);
 }
 
+/* report --inside ZONE of pid, in fmt (free it) */
+static char *inside(pid_t pid, const char *zone, const char *fmt)
+{
+	return profctl_of(pid, "report", "--inside", zone, "--format", fmt, NULL, NULL);
+}
+
 /* report --format json of pid (free it), checked against the schema */
 static char *report_json(pid_t pid)
 {
-	char path[64], p[16], cmd[8600], schema[4200];
-	const char *args[] = { "report", "--pid", p, "--format", "json", NULL };
+	char cmd[8600], schema[4200], *j = profctl_of(pid, "report", "--format", "json", NULL,
+						    NULL, NULL, NULL);
 
-	snprintf(p, sizeof(p), "%d", (int)pid);
-	snprintf(path, sizeof(path), "/tmp/test_sample.%d.json", (int)getpid());
-	assert_int_equal(test_profctl_run(path, args), 0);
 	snprintf(schema, sizeof(schema), "%s", test_beside("../tests/report.schema.json"));
-	snprintf(cmd, sizeof(cmd), "python3 %s %s %s >/dev/null",
-		 test_beside("../tests/check_schema.py"), schema, path);
+	snprintf(cmd, sizeof(cmd), "python3 %s %s /tmp/test_sample.%d.out >/dev/null",
+		 test_beside("../tests/check_schema.py"), schema, (int)getpid());
 	assert_int_equal(system(cmd), 0);
-	return test_slurp(path, NULL);
+	return j;
 }
 
 /* zone's node in a JSON tree has samples, func its most sampled line */
@@ -298,18 +303,6 @@ static bool node_inside(const char *json, const char *zone, const char *func)
 	i = strstr(n, want);
 	k = strstr(n, "\"samples\":");
 	return c && i && i < c && k && k < c && strtoull(k + 10, NULL, 10) > 0;
-}
-
-/* one frame of profctl top of pid (free it) */
-static char *top_frame(pid_t pid)
-{
-	char path[64], p[16];
-	const char *args[] = { "top", "--pid", p, "--iterations", "1", "--delay", "0.2", NULL };
-
-	snprintf(p, sizeof(p), "%d", (int)pid);
-	snprintf(path, sizeof(path), "/tmp/test_sample.%d.top", (int)getpid());
-	assert_int_equal(test_profctl_run(path, args), 0);
-	return test_slurp(path, NULL);
 }
 
 struct row {
@@ -379,15 +372,17 @@ static void check_prog(const char *name)
 	struct lines l;
 	struct row a, b, c;
 	unsigned long long n, of;
-	char *csv, *out, *nap, *top, *json;
+	char *csv, *out, *nap, *top, *json, *folded;
 	pid_t pid;
 
 	need_sampler();
 	prog_lines(name, &l);
 	pid = sampled(name, 600);
 
-	top = top_frame(pid);
+	/* one frame of top */
+	top = profctl_of(pid, "top", "--iterations", "1", "--delay", "0.2", NULL, NULL);
 	json = report_json(pid);
+	folded = profctl_of(pid, "report", "--format", "folded", NULL, NULL, NULL, NULL);
 	csv = inside(pid, "work", "csv");
 	out = inside(pid, PC_OUTSIDE, "csv");
 	nap = inside(pid, "nap", "text");
@@ -424,7 +419,12 @@ static void check_prog(const char *name)
 	free(out);
 	free(nap);
 	free(top);
+	/* folded stacks draw the sampled frames below their zone (through the
+	 * zone's own function where the stack has it) */
+	assert_true(strstr(folded, ";work;hot_a ") || strstr(folded, ";work;work;hot_a "));
+	assert_true(strstr(folded, ";inner;hot_b ") || strstr(folded, ";inner;work;hot_b "));
 	free(json);
+	free(folded);
 }
 
 static void test_gcc(void **state)

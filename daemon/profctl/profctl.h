@@ -71,6 +71,8 @@ int profctl_main(int argc, char **argv);
 
 /* a CSV field, quoted when it must be (render_data.c) */
 void pc_csv_str(FILE *f, const char *s);
+/* a folded frame's bytes that would break the line (and ';' too) as '_' */
+void pc_folded_safe(char *s, bool semicolon);
 
 /* report's options that do not go together (profctl_cli.c): one row each */
 struct pc_conflict {

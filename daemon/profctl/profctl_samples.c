@@ -448,6 +448,14 @@ static void node_path(const struct prof_snapshot *s, const struct prof_snap_thre
 	}
 }
 
+/* a stack of t sampled while the zone of path was the innermost open: a
+ * thread's own; a merged view (tid 0) takes every thread's, the exited
+ * threads' aggregate none (their samples are not kept apart) */
+static bool stack_of(const struct pc_stack *st, const struct prof_snap_thread *t, const char *path)
+{
+	return !t->folds && (!t->tid || st->tid == t->tid) && !strcmp(st->path, path);
+}
+
 static void json_node_samples(void *arg, FILE *f, const struct prof_snapshot *s,
 			      const struct prof_snap_thread *t, __u32 i)
 {
@@ -467,9 +475,7 @@ static void json_node_samples(void *arg, FILE *f, const struct prof_snapshot *s,
 	for (k = 0; k < sm->n; k++) {
 		const struct pc_stack *st = &sm->st[k];
 
-		/* a thread's own samples; a merged view (tid 0) takes every
-		 * thread's, the exited threads' aggregate none (not kept) */
-		if (t->folds || (t->tid && st->tid != t->tid) || strcmp(st->path, path))
+		if (!stack_of(st, t, path))
 			continue;
 		in += st->count;
 		if (!st->nframes)
@@ -524,4 +530,59 @@ int pc_render_json_tree(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 		pc_samples_free(js.by[k]);
 	free(js.by);
 	return err;
+}
+
+/* --- folded stacks: sampled frames below the zone ----------------------------- */
+
+__u64 pc_samples_folded(struct prof_out *out, const struct pc_samples *sm,
+			const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
+			const char *label, const char *path, __u64 self_ns, __u64 cpu_ns)
+{
+	const struct prof_snap_node *n = &t->nodes[i];
+	const char *func = n->site < s->nsites ? s->sites[n->site].func : NULL;
+	char zpath[PROF_SNAP_DEPTH_MAX * 8], fr[512];
+	__u64 in = 0, given = 0;
+	size_t k;
+	__u32 j, top;
+
+	node_path(s, t, i, zpath, sizeof(zpath));
+	for (k = 0; k < sm->n; k++)
+		if (sm->st[k].nframes && stack_of(&sm->st[k], t, zpath))
+			in += sm->st[k].count;
+	if (!in || !cpu_ns)
+		return self_ns;
+	for (k = 0; k < sm->n; k++) {
+		const struct pc_stack *st = &sm->st[k];
+		__u64 share;
+
+		if (!st->nframes || !stack_of(st, t, zpath))
+			continue;
+		share = (__u64)((double)cpu_ns * (double)st->count / (double)in);
+		if (!share)
+			continue;
+		/* not on the stack (a frameless leaf hides its caller, or no
+		 * frame pointers): the innermost frame alone, never a chain
+		 * that skips frames */
+		top = 1;
+		for (j = 0; func && func[0] && j < st->nframes; j++)
+			if (!strcmp(st->f[j].func, func)) {
+				top = j + 1;
+				break;
+			}
+		if (label) {
+			prof_out_write(out, label, strlen(label));
+			prof_out_write(out, ";", 1);
+		}
+		prof_out_write(out, path, strlen(path));
+		/* outermost first, from the function the zone is in (its
+		 * callers are the zones' path already) */
+		for (j = top; j-- > 0;) {
+			snprintf(fr, sizeof(fr), ";%s", fname(&st->f[j]));
+			pc_folded_safe(fr + 1, true);
+			prof_out_write(out, fr, strlen(fr));
+		}
+		prof_out_printf(out, " %llu\n", (unsigned long long)share);
+		given += share;
+	}
+	return self_ns > given ? self_ns - given : 0;
 }

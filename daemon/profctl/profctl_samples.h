@@ -58,4 +58,12 @@ int pc_samples_hottest(const struct pc_samples *s, const char *zone, char *buf, 
 struct prof_snapshot;
 int pc_render_json_tree(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 			const struct pc_src *src);
+/* folded stacks: node i's stacks sampled in its zone itself, each
+ * "label;path;frames... ns" with its share of cpu_ns (of the node's self
+ * self_ns), to out; what is left of self_ns for the zone's own line */
+struct prof_out;
+struct prof_snap_thread;
+__u64 pc_samples_folded(struct prof_out *out, const struct pc_samples *sm,
+			const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
+			const char *label, const char *path, __u64 self_ns, __u64 cpu_ns);
 #endif /* PROFCTL_SAMPLES_H */
