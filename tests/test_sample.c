@@ -288,6 +288,41 @@ static char *report_json(pid_t pid)
 	return j;
 }
 
+/* the cpu shares go tool pprof -lines -top gives hot_a and hot_b at a line
+ * of sample_prog.c in pid's pprof profile; false (said) without go */
+static bool pprof_shares(pid_t pid, double *a, double *b)
+{
+	char cmd[1024], line[1024], home[64];
+	FILE *p;
+
+	if (system("command -v go >/dev/null 2>&1")) {
+		fprintf(stderr, "skipped the pprof check: go not installed (golang-go)\n");
+		return false;
+	}
+	free(profctl_of(pid, "report", "--format", "pprof", NULL, NULL, NULL, NULL));
+	snprintf(home, sizeof(home), "/tmp/test_sample.%d.go", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "env -i PATH=/usr/bin:/bin HOME=%s GOCACHE=%s/cache go tool pprof -sample_index=cpu "
+		 "-lines -top /tmp/test_sample.%d.out 2>/dev/null",
+		 home, home, (int)getpid());
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		double pct;
+
+		if (sscanf(line, "%*s %lf%%", &pct) != 1 || !strstr(line, "sample_prog.c:"))
+			continue;
+		if (strstr(line, " hot_a "))
+			*a += pct;
+		if (strstr(line, " hot_b "))
+			*b += pct;
+	}
+	pclose(p);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", home);
+	assert_int_equal(system(cmd), 0);
+	return true;
+}
+
 /* zone's node in a JSON tree has samples, func its most sampled line */
 static bool node_inside(const char *json, const char *zone, const char *func)
 {
@@ -373,6 +408,8 @@ static void check_prog(const char *name)
 	struct row a, b, c;
 	unsigned long long n, of;
 	char *csv, *out, *nap, *top, *json, *folded;
+	double pa = 0, pb = 0;
+	bool pprof_ok;
 	pid_t pid;
 
 	need_sampler();
@@ -383,6 +420,7 @@ static void check_prog(const char *name)
 	top = profctl_of(pid, "top", "--iterations", "1", "--delay", "0.2", NULL, NULL);
 	json = report_json(pid);
 	folded = profctl_of(pid, "report", "--format", "folded", NULL, NULL, NULL, NULL);
+	pprof_ok = pprof_shares(pid, &pa, &pb);
 	csv = inside(pid, "work", "csv");
 	out = inside(pid, PC_OUTSIDE, "csv");
 	nap = inside(pid, "nap", "text");
@@ -423,6 +461,11 @@ static void check_prog(const char *name)
 	 * zone's own function where the stack has it) */
 	assert_true(strstr(folded, ";work;hot_a ") || strstr(folded, ";work;work;hot_a "));
 	assert_true(strstr(folded, ";inner;hot_b ") || strstr(folded, ";inner;work;hot_b "));
+	/* pprof: the sampled functions with their lines, under the zones */
+	if (pprof_ok) {
+		assert_true(pa > 60 && pa < 80);
+		assert_true(pb > 20 && pb < 40);
+	}
 	free(json);
 	free(folded);
 }

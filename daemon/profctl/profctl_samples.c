@@ -196,7 +196,7 @@ struct row {
 	__u64 seen; /* the last sample line that counted it inclusive */
 };
 
-static bool same_frame(const struct pc_frame *a, const struct pc_frame *b)
+bool pc_frame_same(const struct pc_frame *a, const struct pc_frame *b)
 {
 	return a->line == b->line && !strcmp(a->func, b->func) && !strcmp(a->file, b->file) &&
 	       (a->func[0] || !strcmp(a->mod, b->mod));
@@ -242,7 +242,7 @@ static int inside_rows(const struct pc_samples *s, const char *zone, __u32 tid, 
 		for (j = 0; j < st->nframes; j++) {
 			const struct pc_frame *f = &st->f[j];
 
-			for (k = 0; k < v->n && !same_frame(v->rows[k].f, f); k++)
+			for (k = 0; k < v->n && !pc_frame_same(v->rows[k].f, f); k++)
 				;
 			if (k == v->n) {
 				if (v->n == cap) {
@@ -394,7 +394,7 @@ int pc_samples_hottest(const struct pc_samples *s, const char *zone, char *buf, 
 			const struct pc_stack *o = &s->st[j];
 
 			if (o->path[0] && o->nframes && !strcmp(innermost_zone(o->path), zone) &&
-			    same_frame(&o->f[0], &st->f[0]))
+			    pc_frame_same(&o->f[0], &st->f[0]))
 				n += o->count;
 		}
 		if (n > best_n) {
@@ -426,7 +426,7 @@ struct json_samples {
 };
 
 /* node i's zone path as profd names it: site names, outermost first, US apart */
-static void node_path(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
+void pc_node_path(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
 		      char *buf, size_t len)
 {
 	__u32 chain[PROF_SNAP_DEPTH_MAX], d = 0;
@@ -451,7 +451,27 @@ static void node_path(const struct prof_snapshot *s, const struct prof_snap_thre
 /* a stack of t sampled while the zone of path was the innermost open: a
  * thread's own; a merged view (tid 0) takes every thread's, the exited
  * threads' aggregate none (their samples are not kept apart) */
-static bool stack_of(const struct pc_stack *st, const struct prof_snap_thread *t, const char *path)
+const char *pc_node_func(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i)
+{
+	const struct prof_snap_node *n = &t->nodes[i];
+
+	return n->site < s->nsites ? s->sites[n->site].func : NULL;
+}
+
+__u32 pc_stack_top(const struct pc_stack *st, const char *func)
+{
+	__u32 j;
+
+	/* not on the stack (a frameless leaf hides its caller, or no frame
+	 * pointers): the innermost frame alone, never a chain that skips
+	 * frames */
+	for (j = 0; func && func[0] && j < st->nframes; j++)
+		if (!strcmp(st->f[j].func, func))
+			return j + 1;
+	return st->nframes ? 1 : 0;
+}
+
+bool pc_stack_of(const struct pc_stack *st, const struct prof_snap_thread *t, const char *path)
 {
 	return !t->folds && (!t->tid || st->tid == t->tid) && !strcmp(st->path, path);
 }
@@ -471,16 +491,16 @@ static void json_node_samples(void *arg, FILE *f, const struct prof_snapshot *s,
 			sm = js->by[k];
 	if (!sm)
 		return;
-	node_path(s, t, i, path, sizeof(path));
+	pc_node_path(s, t, i, path, sizeof(path));
 	for (k = 0; k < sm->n; k++) {
 		const struct pc_stack *st = &sm->st[k];
 
-		if (!stack_of(st, t, path))
+		if (!pc_stack_of(st, t, path))
 			continue;
 		in += st->count;
 		if (!st->nframes)
 			continue;
-		for (r = 0; r < nr && !same_frame(rows[r].f, &st->f[0]); r++)
+		for (r = 0; r < nr && !pc_frame_same(rows[r].f, &st->f[0]); r++)
 			;
 		if (r == nr) {
 			if (nr == JSON_INSIDE_MAX) {
@@ -538,16 +558,15 @@ __u64 pc_samples_folded(struct prof_out *out, const struct pc_samples *sm,
 			const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
 			const char *label, const char *path, __u64 self_ns, __u64 cpu_ns)
 {
-	const struct prof_snap_node *n = &t->nodes[i];
-	const char *func = n->site < s->nsites ? s->sites[n->site].func : NULL;
+	const char *func = pc_node_func(s, t, i);
 	char zpath[PROF_SNAP_DEPTH_MAX * 8], fr[512];
 	__u64 in = 0, given = 0;
 	size_t k;
 	__u32 j, top;
 
-	node_path(s, t, i, zpath, sizeof(zpath));
+	pc_node_path(s, t, i, zpath, sizeof(zpath));
 	for (k = 0; k < sm->n; k++)
-		if (sm->st[k].nframes && stack_of(&sm->st[k], t, zpath))
+		if (sm->st[k].nframes && pc_stack_of(&sm->st[k], t, zpath))
 			in += sm->st[k].count;
 	if (!in || !cpu_ns)
 		return self_ns;
@@ -555,27 +574,18 @@ __u64 pc_samples_folded(struct prof_out *out, const struct pc_samples *sm,
 		const struct pc_stack *st = &sm->st[k];
 		__u64 share;
 
-		if (!st->nframes || !stack_of(st, t, zpath))
+		if (!st->nframes || !pc_stack_of(st, t, zpath))
 			continue;
 		share = (__u64)((double)cpu_ns * (double)st->count / (double)in);
 		if (!share)
 			continue;
-		/* not on the stack (a frameless leaf hides its caller, or no
-		 * frame pointers): the innermost frame alone, never a chain
-		 * that skips frames */
-		top = 1;
-		for (j = 0; func && func[0] && j < st->nframes; j++)
-			if (!strcmp(st->f[j].func, func)) {
-				top = j + 1;
-				break;
-			}
+		top = pc_stack_top(st, func);
 		if (label) {
 			prof_out_write(out, label, strlen(label));
 			prof_out_write(out, ";", 1);
 		}
 		prof_out_write(out, path, strlen(path));
-		/* outermost first, from the function the zone is in (its
-		 * callers are the zones' path already) */
+		/* outermost first, from the function the zone is in */
 		for (j = top; j-- > 0;) {
 			snprintf(fr, sizeof(fr), ";%s", fname(&st->f[j]));
 			pc_folded_safe(fr + 1, true);

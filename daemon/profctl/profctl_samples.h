@@ -6,12 +6,16 @@
 #ifndef PROFCTL_SAMPLES_H
 #define PROFCTL_SAMPLES_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 #include <linux/types.h>
 
 struct pc_opts;
 struct pc_src;
+struct prof_out;
+struct prof_snapshot;
+struct prof_snap_thread;
 
 /* the zone name --inside takes for the samples outside every zone */
 #define PC_OUTSIDE "[outside zones]"
@@ -55,14 +59,22 @@ int pc_samples_hottest(const struct pc_samples *s, const char *zone, char *buf, 
 /* the JSON tree (prof_report_json), each node with "samples" (those in its
  * zone itself) and "inside" (their innermost lines) when profd (src) has
  * samples of the process */
-struct prof_snapshot;
 int pc_render_json_tree(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 			const struct pc_src *src);
+/* node i's zone path as profd names it (site names, US apart) into buf */
+void pc_node_path(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
+		  char *buf, size_t len);
+/* st was sampled in t while the zone of path was the innermost open */
+bool pc_stack_of(const struct pc_stack *st, const struct prof_snap_thread *t, const char *path);
+/* the C function node i's zone is in, NULL if none */
+const char *pc_node_func(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i);
+/* frames [0, n) of st from the innermost to func's (the zone's function),
+ * or the innermost alone if func is not on it: n */
+__u32 pc_stack_top(const struct pc_stack *st, const char *func);
+bool pc_frame_same(const struct pc_frame *a, const struct pc_frame *b);
 /* folded stacks: node i's stacks sampled in its zone itself, each
  * "label;path;frames... ns" with its share of cpu_ns (of the node's self
  * self_ns), to out; what is left of self_ns for the zone's own line */
-struct prof_out;
-struct prof_snap_thread;
 __u64 pc_samples_folded(struct prof_out *out, const struct pc_samples *sm,
 			const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
 			const char *label, const char *path, __u64 self_ns, __u64 cpu_ns);
