@@ -410,6 +410,7 @@ static void check_prog(const char *name)
 	char *csv, *out, *nap, *top, *json, *folded;
 	double pa = 0, pb = 0;
 	bool pprof_ok;
+	char saved[64], *back;
 	pid_t pid;
 
 	need_sampler();
@@ -421,6 +422,8 @@ static void check_prog(const char *name)
 	json = report_json(pid);
 	folded = profctl_of(pid, "report", "--format", "folded", NULL, NULL, NULL, NULL);
 	pprof_ok = pprof_shares(pid, &pa, &pb);
+	snprintf(saved, sizeof(saved), "/tmp/test_sample.%d.prof", (int)getpid());
+	free(profctl_of(pid, "save", "-o", saved, NULL, NULL, NULL, NULL));
 	csv = inside(pid, "work", "csv");
 	out = inside(pid, PC_OUTSIDE, "csv");
 	nap = inside(pid, "nap", "text");
@@ -461,6 +464,21 @@ static void check_prog(const char *name)
 	 * zone's own function where the stack has it) */
 	assert_true(strstr(folded, ";work;hot_a ") || strstr(folded, ";work;work;hot_a "));
 	assert_true(strstr(folded, ";inner;hot_b ") || strstr(folded, ";inner;work;hot_b "));
+	/* a saved profile keeps the samples, symbolized: read back with the
+	 * process gone, the same shares at the same lines */
+	{
+		const char *args[] = { "report", "--input", saved, "--inside", "work",
+				       "--format", "csv", NULL };
+
+		assert_int_equal(test_profctl_run("/tmp/test_sample.back", args), 0);
+		back = test_slurp("/tmp/test_sample.back", NULL);
+		unlink("/tmp/test_sample.back");
+		unlink(saved);
+		assert_true(csv_row(back, "hot_a", &a) && a.self_pct > 64 && a.self_pct < 76);
+		assert_true(a.line >= l.a0 && a.line <= l.a1);
+		assert_true(csv_row(back, "hot_b", &b) && b.self_pct > 24 && b.self_pct < 36);
+		free(back);
+	}
 	/* pprof: the sampled functions with their lines, under the zones */
 	if (pprof_ok) {
 		assert_true(pa > 60 && pa < 80);

@@ -817,23 +817,36 @@ const size_t pc_report_nconflicts = sizeof(pc_report_conflicts) / sizeof(pc_repo
 static int report_inside(const struct pc_src *src, const struct pc_proc *procs, size_t np,
 			 const struct pc_opts *o)
 {
-	FILE *f = open_out(o);
+	FILE *f;
 	int err = 0, ret = 1;
 	size_t i;
 
+	pid_t pid = 0;
+
+	/* a file's samples come with its image (and its pid) */
+	if (o->input) {
+		struct prof_snapshot *img;
+
+		if (pc_read_image(o->input, PROF_READ_NO_HIST, &img))
+			return 1;
+		pid = (pid_t)img->pid;
+		prof_snapshot__destroy(img);
+	}
+	f = open_out(o);
 	if (!f)
 		return 1;
 	for (i = 0; i < np && !err; i++) {
-		struct pc_samples *s = pc_samples_get(src, procs[i].pid);
+		struct pc_samples *s = pc_samples_get(src, o->input ? pid : procs[i].pid);
 
 		if (!s) {
 			err = -ENOMEM;
 			break;
 		}
-		if (o->input)
+		if (o->input && !s->total)
 			snprintf(s->why, sizeof(s->why),
-				 "no samples: a saved profile does not keep them yet");
-		err = pc_render_inside(f, s, o->input ? 0 : procs[i].pid, o->inside, o);
+				 "no samples: the profile was saved without them (without profd, "
+				 "or with its sampling off)");
+		err = pc_render_inside(f, s, o->input ? pid : procs[i].pid, o->inside, o);
 		pc_samples_free(s);
 	}
 	if (err)
@@ -967,9 +980,8 @@ static int cmd_report(int argc, char **argv)
 	if (o.format == PC_FMT_HTML && !o.input &&
 	    pc_trace_json(&src, (pid_t)snaps[0]->pid, o.tid, &trace_json) == 0)
 		o.trace_json = trace_json;
-	/* profd's samples, in the JSON tree's nodes (not of a file: not kept) */
-	if (!o.input)
-		o.samples_src = &src;
+	/* profd's samples (or the file's), in the nodes of JSON, folded, pprof */
+	o.samples_src = &src;
 	f = open_out(&o);
 	if (!f)
 		goto cleanup;
@@ -1304,6 +1316,8 @@ int profctl_main(int argc, char **argv)
 {
 	int v, i, rc;
 
+	/* a file's samples are the invocation's that read it (tests run many) */
+	pc_file_samples_forget();
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		fputs(usage_main, argc < 2 ? stderr : stdout);

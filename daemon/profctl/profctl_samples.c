@@ -16,6 +16,7 @@
 
 #include "profctl.h"
 #include "profctl_samples.h"
+#include "proffile.h"
 #ifndef PROFCTL_NO_CLIENT
 #include "client.h"
 #endif
@@ -125,12 +126,80 @@ int pc_samples_parse(char *text, struct pc_samples *s)
 	return 0;
 }
 
+/* the samples of the profile file read (report --input), as profd sent them */
+static struct {
+	char *text;
+	size_t len;
+	__u32 hz;
+} file_sm;
+
+int pc_file_add_samples(void **buf, size_t *len, const char *text, size_t tlen, __u32 hz)
+{
+	struct prof_file_hdr h;
+	char *n;
+
+	if (!tlen || *len < sizeof(h))
+		return 0;
+	memcpy(&h, *buf, sizeof(h));
+	if (h.hdr_size < sizeof(h) || *len != h.hdr_size + h.body_size)
+		return -EINVAL;
+	n = realloc(*buf, *len + tlen);
+	if (!n)
+		return -ENOMEM;
+	memcpy(n + *len, text, tlen);
+	h.version = PROF_FILE_VERSION_SAMPLES;
+	h.samples_size = tlen;
+	h.samples_hash = prof_file_hash((const unsigned char *)text, tlen);
+	h.samples_hz = hz;
+	memcpy(n, &h, sizeof(h));
+	*buf = n;
+	*len += tlen;
+	return 0;
+}
+
+void pc_file_samples_forget(void)
+{
+	free(file_sm.text);
+	memset(&file_sm, 0, sizeof(file_sm));
+}
+
+int pc_file_take_samples(const void *buf, size_t len, const struct prof_file_hdr *h)
+{
+	const unsigned char *p = (const unsigned char *)buf + h->hdr_size + h->body_size;
+
+	if (h->version != PROF_FILE_VERSION_SAMPLES)
+		return 0;
+	if (h->hdr_size + h->body_size + h->samples_size != len)
+		return -EINVAL;
+	if (prof_file_hash(p, h->samples_size) != h->samples_hash)
+		return PROF_FILE_E_HASH;
+	free(file_sm.text);
+	file_sm.text = malloc(h->samples_size + 1);
+	if (!file_sm.text)
+		return -ENOMEM;
+	memcpy(file_sm.text, p, h->samples_size);
+	file_sm.text[h->samples_size] = 0;
+	file_sm.len = h->samples_size;
+	file_sm.hz = h->samples_hz;
+	return 0;
+}
+
 struct pc_samples *pc_samples_get(const struct pc_src *src, pid_t pid)
 {
 	struct pc_samples *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
+	/* a saved profile's: the one file report --input reads */
+	if (file_sm.text) {
+		s->text = strdup(file_sm.text);
+		s->hz = file_sm.hz;
+		if (!s->text || pc_samples_parse(s->text, s) == -ENOMEM) {
+			pc_samples_free(s);
+			return NULL;
+		}
+		return s;
+	}
 	if (src->fd < 0) {
 		snprintf(s->why, sizeof(s->why), "no samples: %s (profd samples stacks, as root)",
 			 src->why ? "profd is not running" : "profd was not asked (--no-daemon)");

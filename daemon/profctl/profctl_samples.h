@@ -78,4 +78,13 @@ bool pc_frame_same(const struct pc_frame *a, const struct pc_frame *b);
 __u64 pc_samples_folded(struct prof_out *out, const struct pc_samples *sm,
 			const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
 			const char *label, const char *path, __u64 self_ns, __u64 cpu_ns);
+/* a saved profile (prof_file_encode's, in *buf) with profd's samples
+ * (text, tlen bytes, as profd sent them) after its body: version 2 */
+int pc_file_add_samples(void **buf, size_t *len, const char *text, size_t tlen, __u32 hz);
+/* the samples of a checked profile file (header h), for every
+ * pc_samples_get from now on (report --input); 0 or -errno */
+struct prof_file_hdr;
+int pc_file_take_samples(const void *buf, size_t len, const struct prof_file_hdr *h);
+/* and no more of them */
+void pc_file_samples_forget(void);
 #endif /* PROFCTL_SAMPLES_H */

@@ -13,6 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "profctl.h"
+#include "profctl_samples.h"
+#ifndef PROFCTL_NO_CLIENT
+#include "client.h"
+#endif
 #include "proffile.h"
 #include "report_load.h"
 
@@ -155,7 +159,10 @@ int pc_read_file(const char *path, int fd, unsigned int flags, struct prof_snaps
 		err = file_image_fd(buf, len, &img);
 	if (!err) {
 		prof_file_check(buf, len, PROF_FILE_IMAGE_MAX, &h);
-		err = prof_snapshot__read_fd_opts(img, flags, snap);
+		/* the sampled stacks saved with it, symbolized then */
+		err = pc_file_take_samples(buf, len, &h);
+		if (!err)
+			err = prof_snapshot__read_fd_opts(img, flags, snap);
 		close(img);
 		/* the image checked out, the segment in it did not */
 		if (err == -EPROTO)
@@ -229,6 +236,19 @@ int pc_cmd_save(int argc, char **argv)
 		goto cleanup;
 	/* written as every -o output is (pc_out_open) */
 	err = prof_file_encode(s, &buf, &len);
+	/* profd's sampled stacks go with it, symbolized: a file read on
+	 * another machine needs no binaries */
+#ifndef PROFCTL_NO_CLIENT
+	if (!err && src.fd >= 0) {
+		struct profd_samples_rep rep = { 0 };
+		char *text = NULL;
+		size_t tlen = 0;
+
+		if (!profd_samples(src.fd, o.pid, &text, &tlen, &rep))
+			err = pc_file_add_samples(&buf, &len, text, tlen, rep.hz);
+		free(text);
+	}
+#endif
 	if (err) {
 		pc_warnx("%s: failed to save: %s", o.out, prof_file_strerror(err));
 		goto cleanup;
