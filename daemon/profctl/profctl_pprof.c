@@ -218,9 +218,7 @@ static int64_t pp_node_samples(struct pp *p, const struct pc_samples *sm,
 	size_t k;
 
 	pc_node_path(s, t, i, path, sizeof(path));
-	for (k = 0; k < sm->n; k++)
-		if (sm->st[k].nframes && pc_stack_of(&sm->st[k], t, path))
-			in += sm->st[k].count;
+	in = pc_node_samples(sm, t, path);
 	for (k = 0; in && cpu_ns && k < sm->n; k++) {
 		const struct pc_stack *st = &sm->st[k];
 		__u64 share = (__u64)((double)cpu_ns * (double)st->count / (double)in);

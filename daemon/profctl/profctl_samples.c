@@ -527,6 +527,18 @@ const char *pc_node_func(const struct prof_snapshot *s, const struct prof_snap_t
 	return n->site < s->nsites ? s->sites[n->site].func : NULL;
 }
 
+__u64 pc_node_samples(const struct pc_samples *sm, const struct prof_snap_thread *t,
+		      const char *path)
+{
+	__u64 in = 0;
+	size_t k;
+
+	for (k = 0; k < sm->n; k++)
+		if (sm->st[k].nframes && pc_stack_of(&sm->st[k], t, path))
+			in += sm->st[k].count;
+	return in;
+}
+
 __u32 pc_stack_top(const struct pc_stack *st, const char *func)
 {
 	__u32 j;
@@ -634,9 +646,7 @@ __u64 pc_samples_folded(struct prof_out *out, const struct pc_samples *sm,
 	__u32 j, top;
 
 	pc_node_path(s, t, i, zpath, sizeof(zpath));
-	for (k = 0; k < sm->n; k++)
-		if (sm->st[k].nframes && pc_stack_of(&sm->st[k], t, zpath))
-			in += sm->st[k].count;
+	in = pc_node_samples(sm, t, zpath);
 	if (!in || !cpu_ns)
 		return self_ns;
 	for (k = 0; k < sm->n; k++) {
@@ -664,4 +674,96 @@ __u64 pc_samples_folded(struct prof_out *out, const struct pc_samples *sm,
 		given += share;
 	}
 	return self_ns > given ? self_ns - given : 0;
+}
+
+/* --- the html page: sampled frames as nodes below their zone ---------------- */
+
+void pc_html_rows_free(struct pc_html_rows *x)
+{
+	size_t k;
+
+	for (k = 0; k < x->n; k++)
+		free(x->r[k].name);
+	free(x->r);
+	free(x->given);
+	memset(x, 0, sizeof(*x));
+}
+
+/* the row of name under parent, made if new; its index in x->r, or -1 */
+static long html_row(struct pc_html_rows *x, __u32 parent, const char *name)
+{
+	size_t k;
+
+	for (k = 0; k < x->n; k++)
+		if (x->r[k].parent == parent && !strcmp(x->r[k].name, name))
+			return (long)k;
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 64;
+		void *r = realloc(x->r, cap * sizeof(*x->r));
+
+		if (!r)
+			return -1;
+		x->r = r;
+		x->cap = cap;
+	}
+	x->r[x->n] = (struct pc_html_row){ .parent = parent, .name = strdup(name) };
+	if (!x->r[x->n].name)
+		return -1;
+	return (long)x->n++;
+}
+
+int pc_samples_html(const struct pc_samples *sm, const struct prof_snapshot *s,
+		    const struct prof_snap_thread *t, const __u64 *oncpu, struct pc_html_rows *x)
+{
+	char path[PROF_SNAP_DEPTH_MAX * 8], name[512];
+	__u32 i, j;
+	size_t k;
+
+	memset(x, 0, sizeof(*x));
+	if (!sm || !sm->total)
+		return 0;
+	x->given = calloc(t->nnodes ? t->nnodes : 1, sizeof(*x->given));
+	if (!x->given)
+		return -ENOMEM;
+	for (i = 1; i < t->nnodes; i++) {
+		const char *func = pc_node_func(s, t, i);
+		__u64 self = prof_snap_ns(s, prof_snap_self(&t->nodes[i]));
+		__u64 cpu = prof_snap_self_oncpu(t, oncpu, i), in = 0;
+
+		if (cpu == PROF_SNAP_UNKNOWN || cpu > self)
+			cpu = self;
+		pc_node_path(s, t, i, path, sizeof(path));
+		in = pc_node_samples(sm, t, path);
+		for (k = 0; in && cpu && k < sm->n; k++) {
+			const struct pc_stack *st = &sm->st[k];
+			__u64 share = (__u64)((double)cpu * (double)st->count / (double)in);
+			__u32 parent = i, top;
+			long r = -1;
+
+			if (!st->nframes || !share || !pc_stack_of(st, t, path))
+				continue;
+			/* from the zone's function down: "f()", the innermost
+			 * "f() file:line" */
+			top = pc_stack_top(st, func);
+			for (j = top; j-- > 0;) {
+				const struct pc_frame *f = &st->f[j];
+				const char *base = strrchr(f->file, '/');
+
+				if (j || !f->file[0])
+					snprintf(name, sizeof(name), "%s%s", fname(f),
+						 f->func[0] ? "()" : "");
+				else
+					snprintf(name, sizeof(name), "%s() %s:%u", fname(f),
+						 base ? base + 1 : f->file, f->line);
+				r = html_row(x, parent, name);
+				if (r < 0)
+					return -ENOMEM;
+				x->r[r].total += share;
+				parent = t->nnodes + (__u32)r;
+			}
+			x->r[r].self += share;
+			x->given[i] += share;
+		}
+	}
+	return 0;
 }

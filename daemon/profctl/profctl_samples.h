@@ -66,6 +66,9 @@ void pc_node_path(const struct prof_snapshot *s, const struct prof_snap_thread *
 		  char *buf, size_t len);
 /* st was sampled in t while the zone of path was the innermost open */
 bool pc_stack_of(const struct pc_stack *st, const struct prof_snap_thread *t, const char *path);
+/* the samples (with a stack) t took with path's zone the innermost open */
+__u64 pc_node_samples(const struct pc_samples *sm, const struct prof_snap_thread *t,
+		      const char *path);
 /* the C function node i's zone is in, NULL if none */
 const char *pc_node_func(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i);
 /* frames [0, n) of st from the innermost to func's (the zone's function),
@@ -85,6 +88,23 @@ int pc_file_add_samples(void **buf, size_t *len, const char *text, size_t tlen, 
  * pc_samples_get from now on (report --input); 0 or -errno */
 struct prof_file_hdr;
 int pc_file_take_samples(const void *buf, size_t len, const struct prof_file_hdr *h);
+/* the html page's nodes for thread t's samples: a row a distinct frame
+ * under its parent (a zone node, or a row: index nnodes + its own), from
+ * each zone's function down, with its share of the zone's on-CPU self time
+ * (total, and self at the innermost), and what each zone gave them */
+struct pc_html_row {
+	__u32 parent;
+	char *name;
+	__u64 total, self;
+};
+struct pc_html_rows {
+	struct pc_html_row *r;
+	size_t n, cap;
+	__u64 *given; /* per node of t, NULL without samples */
+};
+int pc_samples_html(const struct pc_samples *sm, const struct prof_snapshot *s,
+		    const struct prof_snap_thread *t, const __u64 *oncpu, struct pc_html_rows *x);
+void pc_html_rows_free(struct pc_html_rows *x);
 /* and no more of them */
 void pc_file_samples_forget(void);
 #endif /* PROFCTL_SAMPLES_H */
