@@ -487,7 +487,7 @@ __u64 prof_snap_self_oncpu(const struct prof_snap_thread *t, const __u64 *oncpu,
 /* *kids room for a sorted child list of each of t's nodes (grown as
  * needed, free() it); 0 or -ENOMEM */
 int prof_snap_kids_room(const struct prof_snap_thread *t, __u32 **kids, __u32 *nkids);
-/* JSON: {"version":1,"processes":[...]} as documented in README.md */
+/* JSON: {"version":1,"processes":[...]} as documented in docs/reports.md */
 int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t n);
 /* the same, each node's fields followed by what hook->node writes to f
  * (",\"key\":value..."), e.g. profctl's sampled lines; hook may be NULL */

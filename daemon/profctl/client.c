@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * client.c - daemon/client.h over daemon/proto.h.
+ * client.c - daemon/profctl/client.h over usdt/proto.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>

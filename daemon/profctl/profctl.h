@@ -19,6 +19,7 @@
 #include "json_writer.h"
 #include "proto.h"
 #include "snapshot.h"
+#include "profctl_opts.h"
 
 #define PC_FMT_TEXT	0
 #define PC_FMT_JSON	1
@@ -62,9 +63,12 @@ struct pc_opts {
 	int count;		/* trace --count N */
 	bool compensate;	/* report --compensate */
 	const char *trace_json;	/* report --format html: the timeline's data */
-	const struct pc_src *samples_src; /* report: profd, for its samples (json) */
+	const struct pc_src *samples_src; /* report: profd (or --input), for its samples */
 	int weight;		/* folded: PC_WEIGHT_* */
 	int args;		/* pc_parse_opts: argv index of the first operand */
+	const char *color_when;	/* --color: auto, always, never */
+	double delay;		/* top --delay, seconds */
+	int iters;		/* top --iterations, 0: until quit */
 };
 
 int profctl_main(int argc, char **argv);
@@ -74,7 +78,7 @@ void pc_csv_str(FILE *f, const char *s);
 /* a folded frame's bytes that would break the line (and ';' too) as '_' */
 void pc_folded_safe(char *s, bool semicolon);
 
-/* report's options that do not go together (profctl_cli.c): one row each */
+/* report's options that do not go together (profctl_report.c): one row each */
 struct pc_conflict {
 	bool (*when)(const struct pc_opts *o);
 	const char *why;     /* said after "report: ", exit 2 */
@@ -83,11 +87,6 @@ struct pc_conflict {
 extern const struct pc_conflict pc_report_conflicts[];
 extern const size_t pc_report_nconflicts;
 
-/* the CLI's option parsing for a verb in another file: allowed is the
- * space-separated long names it takes; operands may follow (o->args is
- * the first).  0, -1 after --help, or an exit status */
-int pc_parse_opts(int argc, char **argv, const char *usage, const char *allowed,
-		  struct pc_opts *o);
 /* -o FILE or stdout, said if it fails; and its close, said */
 FILE *pc_open_out(const struct pc_opts *o);
 int pc_close_out(FILE *f, const struct pc_opts *o);
@@ -290,6 +289,15 @@ void pc_callers_free(struct pc_callers *c);
 /* --- verbs in their own files --------------------------------------------- */
 
 int pc_zones(const char *path, FILE *f);
+/* each verb (profctl_VERB.c; zones, top and clean in theirs): argv[0] is
+ * the verb; exit status */
+int pc_cmd_report(int argc, char **argv);
+int pc_cmd_list(int argc, char **argv);
+int pc_cmd_reset(int argc, char **argv);
+int pc_cmd_status(int argc, char **argv);
+int pc_cmd_zones(int argc, char **argv);
+int pc_cmd_top(int argc, char **argv);
+int pc_cmd_clean(int argc, char **argv);
 /* profctl save / diff (profctl_save.c, profctl_diff.c): exit status */
 int pc_cmd_save(int argc, char **argv);
 int pc_cmd_diff(int argc, char **argv);

@@ -61,6 +61,13 @@ static const char usage_serve[] =
 	"self on-CPU seconds (CPU time; no sample where no call had kernel facts) as\n"
 	"counters and a duration histogram, per process an info metric.\n";
 
+/* the options pc_parse_opts reads, once serve took its own (below) */
+static const struct option serve_options[] = {
+	PC_OPT_NO_DAEMON,
+	PC_OPT_HELP,
+	PC_OPT_END,
+};
+
 #define NB PROF_HIST_BUCKETS
 
 /* the histogram's upper bounds, seconds, then +Inf */
@@ -810,13 +817,9 @@ int pc_cmd_serve(int argc, char **argv)
 			break;
 		}
 	}
-	err = pc_parse_opts(argc, argv, usage_serve, "no-daemon", &o);
+	err = pc_parse_opts(argc, argv, usage_serve, serve_options, &o);
 	if (err)
 		return err < 0 ? 0 : err;
-	if (o.args < argc) {
-		pc_warnx("serve: unexpected argument '%s'; see --help", argv[o.args]);
-		return 2;
-	}
 	so.no_daemon = o.no_daemon;
 	fd = activated_fd();
 	if (fd < 0)

@@ -2,7 +2,7 @@
 /*
  * profctl_src.c - where profctl's snapshots come from.
  *
- * With profd: the control socket (daemon/client.h), which answers with a
+ * With profd: the control socket (daemon/profctl/client.h), which answers with a
  * segment image that goes through the same validation as a live segment.
  * Without it: the caller's own segments in /dev/shm, and in the /dev/shm
  * of the containers (other mount namespaces) it may look into through
@@ -866,5 +866,52 @@ int pc_src_targets(struct pc_src *src, pid_t pid, struct pc_proc **procs, size_t
 	}
 	*procs = out;
 	*n = k;
+	return 0;
+}
+
+/* --- without --pid: the process a verb of one process shows ----------------- */
+
+/*
+ * Without --pid: the newest live process, or if none runs the newest that
+ * exited; -1 if there is none.  Apart, for a test.
+ */
+int pc_top_pick(const struct pc_proc *p, size_t n)
+{
+	size_t i;
+	int best = -1;
+
+	for (i = 0; i < n; i++) {
+		if (best >= 0 && p[best].alive && !p[i].alive)
+			continue;
+		if (best < 0 || (p[i].alive && !p[best].alive) ||
+		    p[i].created_ns > p[best].created_ns)
+			best = (int)i;
+	}
+	return best;
+}
+
+int pc_pick_pid(struct pc_src *src, pid_t *pid)
+{
+	struct pc_proc *p = NULL;
+	size_t n = 0, i, alive = 0;
+	int err = pc_src_targets(src, 0, &p, &n), best;
+
+	if (err)
+		return err;
+	best = pc_top_pick(p, n);
+	if (best < 0) {
+		free(p);
+		return -ENOENT;
+	}
+	*pid = p[best].pid;
+	for (i = 0; i < n; i++)
+		alive += p[i].alive;
+	if (!p[best].alive)
+		pc_warnx("no profiled process runs; showing pid %d, which exited (use --pid)",
+			 (int)*pid);
+	else if (alive > 1)
+		pc_warnx("%zu profiled processes run; showing the newest, pid %d (use --pid)",
+			 alive, (int)*pid);
+	free(p);
 	return 0;
 }

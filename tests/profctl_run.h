@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profctl_run.h - what test_profctl.c and test_profctl_cli.c share: the
+ * fixed snapshot (profctl_fixture.h) written as a segment image in a
+ * private directory (setup, teardown), profctl run in-process with its
+ * output and errors caught (run, run_stdout); a file's text is
+ * profd_private.h's test_slurp.  Include after profd_private.h.
+ */
+#ifndef PROF_TEST_PROFCTL_RUN_H
+#define PROF_TEST_PROFCTL_RUN_H
+
+
+static char dir[64], image[128];
+
+static inline int setup(void **state)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test_profctl.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(image, sizeof(image), "%s/golden.seg", dir);
+	if (fx_image(&buf, &len))
+		return -1;
+	f = fopen(image, "w");
+	if (!f || fwrite(buf, 1, len, f) != len)
+		return -1;
+	fclose(f);
+	free(buf);
+	/* no profd for these, no colour unless asked */
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+	setenv("NO_COLOR", "1", 1);
+	return 0;
+}
+
+static inline int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+/* run profctl with argv (NULL-terminated), stderr into errbuf; exit status */
+static inline int run(const char **args, char *errbuf, size_t errlen)
+{
+	char scratch[1]; /* stderr is caught even when nobody reads it */
+
+	return test_profctl_run_io(dir, NULL, args, errbuf ? errbuf : scratch,
+				   errbuf ? errlen : sizeof(scratch));
+}
+
+/* run profctl with argv, stdout into a malloc'd string; exit status */
+static inline int run_stdout(const char **args, char **text)
+{
+	char out[160];
+	int saved, fd, rc;
+
+	snprintf(out, sizeof(out), "%s/stdout", dir);
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 1);
+	close(fd);
+	rc = run(args, NULL, 0);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	*text = test_slurp(out, NULL);
+	assert_non_null(*text);
+	return rc;
+}
+
+#endif /* PROF_TEST_PROFCTL_RUN_H */
