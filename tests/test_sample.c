@@ -37,6 +37,7 @@
 #include "profd_private.h"
 #include "profd_sample.h"
 #include "profctl_samples.h"
+#include "proffile.h"
 
 static volatile unsigned long sink;
 
@@ -194,6 +195,52 @@ static void test_attrib_lost(void **state)
 	assert_string_equal(zone_at(mem, len, eb.start, buf, 256), "?");
 	prof_trace__destroy(t);
 	munmap(mem, len);
+}
+
+/*
+ * A saved profile with samples (version 2): the loader takes exactly its
+ * header, body and samples, and profctl refuses samples that changed
+ * after they were written; one without samples stays version 1.
+ */
+static void test_file_samples(void **state)
+{
+	static const char text[] = "7\t3\twork\thot_a\x1f" "a.c\x1f" "30\x1f" "a+0x10\n";
+	struct prof_snapshot *s;
+	struct prof_file_hdr h;
+	void *buf = NULL;
+	size_t len = 0, len1;
+	char *junk;
+
+	(void)state;
+	at_a();
+	s = test_snapshot(0);
+	assert_non_null(s);
+	assert_int_equal(prof_file_encode(s, &buf, &len), 0);
+	len1 = len;
+	assert_int_equal(pc_file_add_samples(&buf, &len, text, 0, 997), 0);
+	assert_int_equal(len, len1);
+	assert_int_equal(prof_file_check(buf, len, PROF_FILE_IMAGE_MAX, &h), 0);
+	assert_int_equal(h.version, PROF_FILE_VERSION);
+	assert_int_equal(pc_file_add_samples(&buf, &len, text, strlen(text), 997), 0);
+	assert_int_equal(len, len1 + strlen(text));
+	assert_int_equal(prof_file_check(buf, len, PROF_FILE_IMAGE_MAX, &h), 0);
+	assert_int_equal(h.version, PROF_FILE_VERSION_SAMPLES);
+	assert_int_equal(pc_file_take_samples(buf, len, &h), 0);
+	/* short of its samples, or with bytes after them: refused */
+	assert_int_equal(prof_file_check(buf, len - 1, PROF_FILE_IMAGE_MAX, &h), PROF_FILE_E_TRUNC);
+	junk = malloc(len + 1);
+	assert_non_null(junk);
+	memcpy(junk, buf, len);
+	junk[len] = 'x';
+	assert_int_equal(prof_file_check(junk, len + 1, PROF_FILE_IMAGE_MAX, &h), -EINVAL);
+	free(junk);
+	/* a changed sample: the checksum says so */
+	((char *)buf)[len - 3] ^= 1;
+	assert_int_equal(prof_file_check(buf, len, PROF_FILE_IMAGE_MAX, &h), 0);
+	assert_int_equal(pc_file_take_samples(buf, len, &h), PROF_FILE_E_HASH);
+	pc_file_samples_forget();
+	free(buf);
+	prof_snapshot__destroy(s);
 }
 
 /* --- root: a real profd samples a real program ------------------------------- */
@@ -558,6 +605,7 @@ int main(void)
 		cmocka_unit_test(test_attrib_open),
 		cmocka_unit_test(test_attrib_lost),
 		cmocka_unit_test(test_no_profd),
+		cmocka_unit_test(test_file_samples),
 		/* root */
 		cmocka_unit_test(test_gcc),
 		cmocka_unit_test(test_clang),
