@@ -2,7 +2,7 @@
 /*
  * profsample.h - a sampled user stack of a registered thread, from
  * bpf/profsample.bpf.c (the writer, on a per-CPU cpu-clock perf_event) to
- * profd (the reader, daemon/profd/profd_sample.c) through a ring buffer.
+ * profd (the reader, daemon/profd/profd_stacks.c) through a ring buffer.
  * Fixed-width fields only; includes nothing.
  */
 #ifndef PROF_PROFSAMPLE_H

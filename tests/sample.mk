@@ -21,7 +21,7 @@ $(SAMPLE_PROGS): tests/sample_prog.c $(LIBPROF_PUB_A) | $(OUTPUT)/tests
 	$(Q)$(SAMPLE_CC) -O2 -g -Wall -Werror $(INCLUDES) $< -o $@ $(LIBPROF_PUB_A) -lpthread
 
 $(OUTPUT)/tests/test_sample: tests/test_sample.c tests/testutil.h tests/profd_private.h \
-		daemon/profd/profd_attrib.c daemon/profd/profd_sample.h $(PROFCTL_LIB) \
+		daemon/profd/profd_attrib.c daemon/profd/profd_stacks.h $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) $(SAMPLE_PROGS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_attrib.c -o $@ \

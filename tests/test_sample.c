@@ -35,7 +35,7 @@
 #include "client.h"
 #include "profctl.h"
 #include "profd_private.h"
-#include "profd_sample.h"
+#include "profd_stacks.h"
 #include "profctl_samples.h"
 #include "proffile.h"
 

@@ -27,7 +27,7 @@
 #include "profd.h"
 #include "prof.h"
 #include "client.h"
-#include "profd_sample.h"
+#include "profd_stacks.h"
 
 struct profd_conf conf = {
 	.sock_path = PROFD_SOCKET_DEFAULT,

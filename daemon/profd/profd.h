@@ -76,7 +76,7 @@ __u32 kbpf_count_uid(uid_t uid);
 struct profd_slices_thread; /* proto.h */
 /* pid's registered threads' scheduler slices, at most max: how many, or -errno */
 int kbpf_slices(pid_t pid, struct profd_slices_thread *out, __u32 max);
-int kbpf_tidslots_fd(void);	/* the tid table, for profd_sample.c; -1 if off */
+int kbpf_tidslots_fd(void);	/* the tid table, for profd_stacks.c; -1 if off */
 bool kbpf_attached(void);	/* the program is on sched_switch */
 __u32 kbpf_count_pid(pid_t pid);
 void kbpf_sweep(void);		/* reclaim slots of exited threads */

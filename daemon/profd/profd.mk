@@ -17,7 +17,7 @@ PROFD_SRCS += daemon/profd/profd_hist.c
 # its sampling cursor: a few words a sample of a followed process
 PROFD_SRCS += daemon/profd/profd_cursor.c
 # sampled stacks under the zone open: the sampler, attribution, symbols
-PROFD_SRCS += daemon/profd/profd_sample.c daemon/profd/profd_attrib.c daemon/profd/profd_sym.c
+PROFD_SRCS += daemon/profd/profd_stacks.c daemon/profd/profd_attrib.c daemon/profd/profd_sym.c
 PROFD_OBJS := $(patsubst daemon/%.c,$(OUTPUT)/daemon/%.o,$(PROFD_SRCS))
 PROFD_CLIENT_OBJ := $(OUTPUT)/daemon/profctl/client.o
 PROFD_CLIENT_OBJS := $(PROFD_CLIENT_OBJ)

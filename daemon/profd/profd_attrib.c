@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * profd_attrib.c - which zone was open on a thread at an instant, read from
- * its slab after the fact (profd's samples, profd_sample.c).
+ * its slab after the fact (profd's samples, profd_stacks.c).
  *
  * The runtime keeps no "current node" word in the slab (the fast path sets
  * it in TLS only), but a thread's slab says, for every instant of the recent
@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "reader_int.h"
-#include "profd_sample.h"
+#include "profd_stacks.h"
 
 struct cover {
 	__u64 start, end;

@@ -65,7 +65,7 @@
 
 #include "prof.h"
 #include "profd.h"
-#include "profd_sample.h"
+#include "profd_stacks.h"
 #include "proto.h"
 
 #ifndef SO_PEERPIDFD
@@ -1081,7 +1081,7 @@ static int pid_req_target(struct conn *c, const struct profd_pid_req *r, pid_t *
 	return 0;
 }
 
-/* a process's sampled stacks (profd_sample.c), as text in a sealed memfd */
+/* a process's sampled stacks (profd_stacks.c), as text in a sealed memfd */
 static int do_samples(struct conn *c, const struct profd_pid_req *r)
 {
 	struct profd_samples_rep rep = { 0 };

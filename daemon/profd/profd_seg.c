@@ -72,7 +72,7 @@
 
 #include "busguard.h"
 #include "profd.h"
-#include "profd_sample.h"
+#include "profd_stacks.h"
 #include "proto.h"
 
 #define SEG_RING 64		      /* frames at most */

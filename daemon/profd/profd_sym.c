@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profd_sample.h"
+#include "profd_stacks.h"
 
 #define SYM_CACHE 4096 /* addresses cached a process, a power of two */
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * profd_sample.h - profd's sampled stacks (--sample-hz): the perf_event
- * sampler (profd_sample.c), which zone each sample fell in
+ * profd_stacks.h - profd's sampled stacks (--sample-hz): the perf_event
+ * sampler (profd_stacks.c), which zone each sample fell in
  * (profd_attrib.c) and its symbols (profd_sym.c).  Not installed.
  */
-#ifndef PROFD_SAMPLE_H
-#define PROFD_SAMPLE_H
+#ifndef PROFD_STACKS_H
+#define PROFD_STACKS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,7 +40,7 @@ void sym_proc__destroy(struct sym_proc *p);
  * is looked up one byte back, in its call */
 void sym_frame(struct sym_proc *p, __u64 addr, bool ret, char *buf, size_t size);
 
-/* profd_sample.c */
+/* profd_stacks.c */
 int sample_open(__u32 hz);	/* after kbpf_open; 0 or -errno (then off, why said) */
 void sample_close(void);
 int sample_timer_fd(void);	/* drain when it fires; -1 when off */
@@ -51,4 +51,4 @@ const char *sample_why(void);	/* why sampling is off, "" when on */
 __u64 sample_bytes(void);	/* what the tables take (in --max-memory) */
 /* pid's sampled stacks as text (profd_samples_rep's fd): 0 or -errno */
 int sample_dump(pid_t pid, FILE *out, __u64 *nsamples);
-#endif /* PROFD_SAMPLE_H */
+#endif /* PROFD_STACKS_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * profd_sample.c - sampled user stacks of registered threads (--sample-hz),
+ * profd_stacks.c - sampled user stacks of registered threads (--sample-hz),
  * each counted under the zone that was open on its thread at that instant.
  *
  * bpf/profsample.bpf.c runs on a cpu-clock perf_event on every CPU (only
@@ -32,7 +32,7 @@
 #include <bpf/libbpf.h>
 
 #include "profd.h"
-#include "profd_sample.h"
+#include "profd_stacks.h"
 #include "prof.h"
 #include "profsched.h"
 #include "profsample.h"
