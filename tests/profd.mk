@@ -41,3 +41,12 @@ $(OUTPUT)/tests/test_profd_hist: tests/test_profd_hist.c tests/testutil.h daemon
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_hist.c -o $@ \
 		$(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
+
+# profd's options: --history's time as profctl's --last spells one (profd_conf.c)
+UNIT_TESTS += $(OUTPUT)/tests/test_profd_conf
+$(OUTPUT)/tests/test_profd_conf: tests/test_profd_conf.c tests/testutil.h daemon/profd/profd_conf.c \
+		daemon/profd/profd_log.c daemon/profd/profd.h daemon/profd/profd_conf.h \
+		$(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_conf.c \
+		daemon/profd/profd_log.c -o $@ $(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "prof.h"
+#include "fmt.h"
 
 #define PROF_BEGIN_DEPTH	128	/* open PROF_BEGINs per thread */
 #define PROF_REG_WAIT_MS	50	/* a thread's first zone waits this long, at
@@ -141,8 +142,7 @@ struct prof_env {
 };
 extern struct prof_env prof_env;
 void prof_env__read(void);
-/* 0 or -EINVAL; *out untouched on error */
-int prof_env_parse_flag(const char *s, bool *out);
+/* 0 or -EINVAL; *out untouched on error (prof_env_parse_flag: fmt.h) */
 int prof_env_parse_u32(const char *s, __u32 lo, __u32 hi, __u32 *out);
 int prof_env_parse_seconds(const char *s, double *out);
 

@@ -376,6 +376,20 @@ void prof_proc_cgroup(pid_t pid, char *buf, size_t len);
 int prof_seg_open(const struct prof_seg_ent *ent);
 /* the start token of a live pid from /proc/<pid>/stat, 0 if none */
 __u64 prof_proc_start_token(pid_t pid);
+/* a small /proc file: /proc/PID/NAME, or of its thread tid if not 0
+ * (/proc/PID/task/TID/NAME); pid 0 is our own process; NUL terminated,
+ * cut to len; 0 or -errno */
+int prof_proc_file(pid_t pid, pid_t tid, const char *name, char *buf, size_t len);
+/* the same of "comm", its newline dropped */
+int prof_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+/*
+ * What only the kernel knows of a live process's threads, added to a
+ * snapshot read from its segment (the read is the bytes' alone): each
+ * thread's CPU time and comm, of thread tid only if not 0.  Nothing once
+ * the process exited, or when pid is another process now.
+ * prof_snapshot__read* and prof_flat_read add it to a live segment's.
+ */
+void prof_snapshot__add_proc(struct prof_snapshot *s, __u32 tid);
 
 /* renderers (usdt/report.c) */
 #define PROF_SORT_SELF		0

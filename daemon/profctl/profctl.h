@@ -215,12 +215,13 @@ int pc_baseline_save(const struct prof_snapshot *s);
 /* *base NULL if none; 0 or -errno */
 int pc_baseline_load(pid_t pid, __u64 token, struct prof_snapshot **base);
 
-/*
- * A time as every option that takes one spells it: a decimal number and a
- * unit, ns, us, ms, s, m or h, seconds without one ("10s", "2m", "0.5",
- * "16ms"), above 0 and at most 7 days.  0 or -EINVAL
- */
-int pc_parse_duration(const char *s, __u64 *ns);
+/* PROFCTL_NO_DAEMON set: a yes (1, yes, true, on; anything but a no) */
+bool pc_env_no_daemon(void);
+/* a time as every option that takes one spells it (usdt/fmt.h) */
+static inline int pc_parse_duration(const char *s, __u64 *ns)
+{
+	return prof_parse_duration(s, ns);
+}
 
 /* a segment image from a file (--input), read with PROF_READ_* flags */
 int pc_read_image(const char *path, unsigned int flags, struct prof_snapshot **snap);

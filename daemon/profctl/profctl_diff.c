@@ -118,20 +118,15 @@ static int rows_add(struct drows *r, char *key, const struct prof_snapshot *s,
 		    bool count_total)
 {
 	const __u32 *h = prof_snap_hist(s, n);
-	struct drow *d;
+	struct drow *d, *v;
 	__u32 k;
 
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct drow *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v) {
-			free(key);
-			return -ENOMEM;
-		}
-		r->v = v;
-		r->cap = cap;
+	v = prof_grow(r->v, r->n, &r->cap, sizeof(*v), 64);
+	if (!v) {
+		free(key);
+		return -ENOMEM;
 	}
+	r->v = v;
 	d = &r->v[r->n++];
 	memset(d, 0, sizeof(*d));
 	d->key = key;

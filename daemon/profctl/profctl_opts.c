@@ -49,40 +49,6 @@ static int parse_format(const char *s)
 	return -1;
 }
 
-int pc_parse_duration(const char *s, __u64 *ns)
-{
-	static const struct {
-		const char *unit;
-		double ns;
-	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 },  { "s", 1e9 },
-		      { "", 1e9 }, { "m", 60e9 }, { "h", 3600e9 } };
-	size_t n = strspn(s, "0123456789."), k;
-	const char *end = s + n;
-	char num[32], *nend;
-	double v;
-
-	/* strtod would take "inf", "nan", hex and exponents: digits and
-	 * points only, all of them read ("1.2.3" is not), then the unit */
-	if (!n || n >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, n);
-	num[n] = 0;
-	errno = 0;
-	v = strtod(num, &nend);
-	if (errno || *nend || v <= 0)
-		return -EINVAL;
-	for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
-		if (!strcmp(end, units[k].unit))
-			break;
-	if (k == sizeof(units) / sizeof(units[0]))
-		return -EINVAL;
-	v *= units[k].ns;
-	if (v < 1 || v > 7 * 86400e9)
-		return -EINVAL;
-	*ns = (__u64)v;
-	return 0;
-}
-
 /* --last: a duration of whole seconds */
 static int parse_last(const char *s, unsigned int *secs)
 {
@@ -362,7 +328,7 @@ static void opts_settle(struct pc_opts *o)
 		o->color = !o->out && isatty(1) && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
 	if (o->format != PC_FMT_TEXT)
 		o->color = false;
-	if (getenv("PROFCTL_NO_DAEMON") && strcmp(getenv("PROFCTL_NO_DAEMON"), "0"))
+	if (pc_env_no_daemon())
 		o->no_daemon = true;
 }
 

@@ -91,6 +91,7 @@ struct mzs {
 
 static struct mz *mz_get(struct mzs *z, const char *name, __u32 tidx)
 {
+	struct mz *v;
 	size_t i;
 
 	/* zones a process has are few: a linear search per node is cheap
@@ -98,15 +99,10 @@ static struct mz *mz_get(struct mzs *z, const char *name, __u32 tidx)
 	for (i = z->n; i-- > 0;)
 		if (z->v[i].tidx == tidx && !strcmp(z->v[i].name, name))
 			return &z->v[i];
-	if (z->n == z->cap) {
-		size_t cap = z->cap ? z->cap * 2 : 64;
-		struct mz *v = realloc(z->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		z->v = v;
-		z->cap = cap;
-	}
+	v = prof_grow(z->v, z->n, &z->cap, sizeof(*v), 64);
+	if (!v)
+		return NULL;
+	z->v = v;
 	memset(&z->v[z->n], 0, sizeof(z->v[0]));
 	z->v[z->n].oncpu_ns = z->v[z->n].self_oncpu_ns = PROF_SNAP_UNKNOWN;
 	snprintf(z->v[z->n].name, sizeof(z->v[0].name), "%s", name);

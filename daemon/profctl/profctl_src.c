@@ -77,10 +77,21 @@ void pc_warnx(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-void pc_src_open(struct pc_src *src, bool no_daemon)
+bool pc_env_no_daemon(void)
 {
 	const char *env = getenv("PROFCTL_NO_DAEMON");
+	bool on = true;
 
+	/* as the PROF_* flags are read; anything else set, as ever, is a yes */
+	if (!env)
+		return false;
+	if (prof_env_parse_flag(env, &on))
+		on = true;
+	return on;
+}
+
+void pc_src_open(struct pc_src *src, bool no_daemon)
+{
 	src->fd = -1;
 	src->read_flags = 0;
 	src->live_pid = 0;
@@ -89,8 +100,7 @@ void pc_src_open(struct pc_src *src, bool no_daemon)
 	src->flat_cache = NULL;
 	src->why = 0;
 	src->sock = NULL;
-	/* as the verbs read it: set, and not "0" */
-	if (env && strcmp(env, "0"))
+	if (pc_env_no_daemon())
 		no_daemon = true;
 	/* not asked: why stays 0, so callers can tell it from a failure */
 	if (no_daemon)

@@ -167,22 +167,13 @@ static struct view *view_of(struct top *t, __u32 tid, __u64 start)
 static void thread_name(const struct top *t, const struct prof_snap_thread *th, char *buf,
 			size_t len)
 {
-	char path[64];
-	FILE *f;
-
 	buf[0] = 0;
 	if (th->name[0]) {
 		snprintf(buf, len, "%s", th->name);
 		return;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)t->pid, th->tid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (!fgets(buf, (int)len, f))
+	if (prof_proc_comm((pid_t)t->pid, (pid_t)th->tid, buf, len))
 		buf[0] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	fclose(f);
 }
 
 /* a clean exit flags the segment; a killed process is only missing */

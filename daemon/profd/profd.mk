@@ -10,9 +10,12 @@ SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
 MANDIR ?= $(PREFIX)/share/man
 
 PROFD := $(OUTPUT)/profd
-PROFD_SRCS := daemon/profd/profd.c daemon/profd/profd_bpf.c daemon/profd/profd_seg.c \
-	daemon/profd/profd_ctl.c daemon/profd/profd_tsc.c
-# history frames as deltas (profd_seg.c keeps them)
+PROFD_SRCS := daemon/profd/profd.c daemon/profd/profd_conf.c daemon/profd/profd_log.c \
+	daemon/profd/profd_bpf.c daemon/profd/profd_seg.c \
+	daemon/profd/profd_discover.c daemon/profd/profd_sample.c daemon/profd/profd_history.c \
+	daemon/profd/profd_query.c \
+	daemon/profd/profd_ctl.c daemon/profd/profd_peer.c daemon/profd/profd_tsc.c
+# history frames as deltas (profd_history.c keeps them)
 PROFD_SRCS += daemon/profd/profd_hist.c
 # its sampling cursor: a few words a sample of a followed process
 PROFD_SRCS += daemon/profd/profd_cursor.c

@@ -418,43 +418,90 @@ static void stack_key(struct sproc *p, const struct prof_sample *s, const char *
 	key[off] = 0;
 }
 
-/* one thread's samples [a, b) of the batch, sorted by time */
-static void take_thread(struct sproc *p, const void *mem, size_t len, struct prof_sample *a,
-			__u32 n)
+/* what a guarded look at the segment makes of one thread's samples */
+struct look_attr {
+	const struct prof_sample *a;
+	__u32 n;
+	struct prof_attr *at; /* each sample's node */
+	char **path;	      /* each sample's zone path (shared by a run of one node) */
+};
+
+static void undo_attr(void *arg)
 {
-	struct prof_attr *at = calloc(n, sizeof(*at));
-	char *key = malloc(SAMPLE_KEY_MAX), path[PROF_ATTR_DEPTH * PROF_NAME_MAX];
-	struct tick_map tm;
-	int slab = -ESRCH;
+	struct look_attr *la = arg;
 	__u32 i;
 
-	if (!at || !key) {
-		free(at);
-		free(key);
-		return;
+	for (i = 0; i < la->n; i++) {
+		if (la->path[i] && (i + 1 == la->n || la->path[i + 1] != la->path[i]))
+			free(la->path[i]);
+		la->path[i] = NULL;
 	}
-	if (mem && tick_map_of(mem, len, &tm)) {
-		for (i = 0; i < n; i++)
-			at[i].tick = tick_of(&tm, a[i].mono_ns);
-		slab = prof_seg_attribute(mem, len, a[0].tid, at, n);
-	}
-	for (i = 0; i < n; i++) {
-		__u32 node = slab < 0 ? PROF_ATTR_UNKNOWN : at[i].node;
+}
 
-		if (node == PROF_ATTR_UNKNOWN) {
-			strcpy(path, "[zone unknown]");
-			p->unknown++;
-		} else if (node == PROF_ATTR_OUTSIDE) {
-			path[0] = 0;
-		} else if (prof_seg_node_path(mem, len, (__u32)slab, node, path, sizeof(path))) {
-			strcpy(path, "[zone unknown]");
+/* the zone each sample fell in, and its path, read from the live segment */
+static int look_attr(const void *mem, size_t len, void *arg)
+{
+	struct look_attr *la = arg;
+	char path[PROF_ATTR_DEPTH * PROF_NAME_MAX];
+	struct tick_map tm;
+	int slab;
+	__u32 i;
+
+	if (!tick_map_of(mem, len, &tm))
+		return -EINVAL;
+	for (i = 0; i < la->n; i++)
+		la->at[i].tick = tick_of(&tm, la->a[i].mono_ns);
+	slab = prof_seg_attribute(mem, len, la->a[0].tid, la->at, la->n);
+	if (slab < 0)
+		return slab;
+	for (i = 0; i < la->n; i++) {
+		__u32 node = la->at[i].node;
+
+		if (node == PROF_ATTR_UNKNOWN || node == PROF_ATTR_OUTSIDE)
+			continue;
+		/* a run of samples in one zone names it once */
+		if (i && la->at[i - 1].node == node && la->path[i - 1]) {
+			la->path[i] = la->path[i - 1];
+			continue;
+		}
+		if (prof_seg_node_path(mem, len, (__u32)slab, node, path, sizeof(path)))
+			la->at[i].node = PROF_ATTR_UNKNOWN;
+		else
+			la->path[i] = strdup(path);
+	}
+	return 0;
+}
+
+/* one thread's n samples of the batch, sorted by time */
+static void take_thread(struct sproc *p, struct prof_sample *a, __u32 n)
+{
+	struct look_attr la = { .a = a, .n = n };
+	char *key = malloc(SAMPLE_KEY_MAX);
+	__u32 i;
+
+	la.at = calloc(n, sizeof(*la.at));
+	la.path = calloc(n, sizeof(*la.path));
+	if (!la.at || !la.path || !key)
+		goto out;
+	if (seg_look_pid(p->pid, look_attr, undo_attr, &la))
+		for (i = 0; i < n; i++)
+			la.at[i].node = PROF_ATTR_UNKNOWN;
+	for (i = 0; i < n; i++) {
+		__u32 node = la.at[i].node;
+		const char *path = la.path[i] ? la.path[i] : "";
+
+		if (node == PROF_ATTR_UNKNOWN || (node != PROF_ATTR_OUTSIDE && !la.path[i])) {
+			path = "[zone unknown]";
 			p->unknown++;
 		}
 		stack_key(p, &a[i], path, key, SAMPLE_KEY_MAX);
 		count(p, a[i].tid, key, path, false);
 	}
 	p->last_ns = profd_now_ns();
-	free(at);
+	undo_attr(&la);
+out:
+	free(la.at);
+	free(la.path);
 	free(key);
 }
 
@@ -465,7 +512,7 @@ static void forget_gone(void)
 	size_t i;
 
 	while ((p = *pp)) {
-		if (!p->gone && seg_live_mem(p->pid, NULL, NULL)) {
+		if (!p->gone && !seg_alive_pid(p->pid)) {
 			p->gone = true;
 			p->last_ns = now;
 			sym_proc__destroy(p->sym);
@@ -501,19 +548,15 @@ void sample_drain(void)
 	ring_buffer__consume(sm.rb);
 	qsort(sm.batch, sm.nbatch, sizeof(*sm.batch), cmp_sample);
 	for (i = 0; i < sm.nbatch; i = j) {
-		const void *mem = NULL;
-		size_t len = 0;
 		struct sproc *p;
 
 		for (j = i; j < sm.nbatch && sm.batch[j].pid == sm.batch[i].pid &&
 			    sm.batch[j].tid == sm.batch[i].tid;
 		     j++)
 			;
-		if (seg_live_mem((pid_t)sm.batch[i].pid, &mem, &len))
-			mem = NULL;
 		p = proc_of((pid_t)sm.batch[i].pid, true);
 		if (p)
-			take_thread(p, mem, len, &sm.batch[i], j - i);
+			take_thread(p, &sm.batch[i], j - i);
 	}
 	forget_gone();
 }
