@@ -3,8 +3,9 @@
  * profd_stacks.c - sampled user stacks of registered threads (--sample-hz),
  * each counted under the zone that was open on its thread at that instant.
  *
- * bpf/profsample.bpf.c runs on a cpu-clock perf_event on every CPU (only
- * while some thread is registered: an idle profd samples nothing) and
+ * bpf/profsample.bpf.c runs on a cpu-clock perf_event on every CPU (open
+ * from the start, enabled only while some thread is registered: an idle
+ * profd samples nothing, and its fds do not come and go) and
  * sends a registered thread's stack and the instant through a ring
  * buffer.  Every SAMPLE_DRAIN_NS profd drains it: the instant becomes the
  * process's tick, profd_attrib.c reads from the thread's slab which zone
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/ioctl.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -108,6 +110,8 @@ static int on_sample(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+static int open_events(void);
+
 int sample_open(__u32 hz)
 {
 	struct profsample_bpf *skel;
@@ -151,6 +155,9 @@ int sample_open(__u32 hz)
 		sm.pfd[c] = -1;
 	sm.skel = skel;
 	sm.why[0] = 0;
+	err = open_events();
+	if (err)
+		return err;
 	log_info("sample: %u Hz per CPU while a thread is registered", hz);
 	return 0;
 fail:
@@ -170,7 +177,7 @@ fail:
 	return err;
 }
 
-static void detach(void)
+static void close_events(void)
 {
 	for (int c = 0; c < sm.ncpus; c++) {
 		bpf_link__destroy(sm.links[c]);
@@ -179,13 +186,28 @@ static void detach(void)
 			close(sm.pfd[c]);
 		sm.pfd[c] = -1;
 	}
-	sm.attached = false;
-	struct itimerspec its = { 0 };
-	timerfd_settime(sm.tfd, 0, &its, NULL);
 }
 
-/* a cpu-clock event on every CPU, the program on each */
-static int attach(void)
+/* the events on or off (they stay open: profd's fds do not come and go
+ * with the threads registered), the drain's timer with them */
+static void events_on(bool on)
+{
+	struct itimerspec its = { 0 };
+
+	for (int c = 0; c < sm.ncpus; c++)
+		if (sm.pfd[c] >= 0)
+			ioctl(sm.pfd[c], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	if (on) {
+		its.it_interval.tv_nsec = (long)SAMPLE_DRAIN_NS;
+		its.it_value = its.it_interval;
+	}
+	timerfd_settime(sm.tfd, 0, &its, NULL);
+	sm.attached = on;
+}
+
+/* a cpu-clock event on every CPU, the program on each, off until a thread
+ * registers */
+static int open_events(void)
 {
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -193,8 +215,8 @@ static int attach(void)
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.sample_freq = sm.hz,
 		.freq = 1,
+		.disabled = 1,
 	};
-	struct itimerspec its = { 0 };
 	int c, n = 0, err = 0;
 
 	for (c = 0; c < sm.ncpus; c++) {
@@ -215,29 +237,28 @@ static int attach(void)
 		n++;
 	}
 	if (!n) {
-		snprintf(sm.why, sizeof(sm.why), "no samples: profd failed to open cpu-clock perf events: %s",
+		snprintf(sm.why, sizeof(sm.why),
+			 "no samples: profd failed to open cpu-clock perf events: %s",
 			 strerror(err ? -err : ENODEV));
 		log_warnx("sample: %s", sm.why);
-		detach();
+		close_events();
 		return err ? err : -ENODEV;
 	}
-	sm.attached = true;
-	its.it_interval.tv_nsec = (long)SAMPLE_DRAIN_NS;
-	its.it_value = its.it_interval;
-	timerfd_settime(sm.tfd, 0, &its, NULL);
+	/* attaching enabled them */
+	events_on(false);
 	return 0;
 }
 
-/* attached while some thread is registered */
+/* sampling while some thread is registered */
 void sample_poll(void)
 {
-	if (!sm.skel)
+	if (!sm.skel || sm.why[0])
 		return;
-	if (kbpf_used() && !sm.attached && !sm.why[0])
-		attach();
+	if (kbpf_used() && !sm.attached)
+		events_on(true);
 	else if (!kbpf_used() && sm.attached) {
 		sample_drain();
-		detach();
+		events_on(false);
 	}
 }
 
@@ -248,7 +269,7 @@ void sample_close(void)
 	size_t i;
 
 	if (sm.skel)
-		detach();
+		close_events();
 	ring_buffer__free(sm.rb);
 	profsample_bpf__destroy(sm.skel);
 	sm.skel = NULL;
