@@ -52,6 +52,7 @@
 #define SAMPLE_BUCKETS 1024	/* a process's hash chains */
 #define SAMPLE_LINGER_NS 600000000000ull /* an exited process's samples stay */
 #define SAMPLE_KEY_MAX 16384	/* a stack's key, bytes */
+#define SAMPLE_TIDS 64		/* threads whose own tid a process remembers */
 
 struct sstack {
 	struct sstack *next;
@@ -67,6 +68,8 @@ struct sproc {
 	struct sstack *b[SAMPLE_BUCKETS];
 	__u64 bytes, samples, unknown, dropped;
 	__u64 last_ns; /* a sample last counted, or the process seen gone */
+	__u32 tids[SAMPLE_TIDS][2]; /* host tid, its own (inner_tid) */
+	__u32 ntids;
 	bool gone;
 };
 
@@ -439,10 +442,28 @@ static void stack_key(struct sproc *p, const struct prof_sample *s, const char *
 	key[off] = 0;
 }
 
+/* tid as the process names it (its pid namespace's), as its slab and every
+ * view do: /proc once a thread (SAMPLE_TIDS cached, the oldest replaced) */
+static __u32 inner_tid(struct sproc *p, __u32 tid)
+{
+	__u32 i, inner;
+
+	for (i = 0; i < SAMPLE_TIDS; i++)
+		if (p->tids[i][0] == tid)
+			return p->tids[i][1];
+	if (prof_task_nspid(p->pid, (pid_t)tid, &inner))
+		inner = tid;
+	i = p->ntids++ % SAMPLE_TIDS;
+	p->tids[i][0] = tid;
+	p->tids[i][1] = inner;
+	return inner;
+}
+
 /* what a guarded look at the segment makes of one thread's samples */
 struct look_attr {
 	const struct prof_sample *a;
 	__u32 n;
+	__u32 tid;	      /* the thread's, as the process names it */
 	struct prof_attr *at; /* each sample's node */
 	char **path;	      /* each sample's zone path (shared by a run of one node) */
 };
@@ -472,7 +493,7 @@ static int look_attr(const void *mem, size_t len, void *arg)
 		return -EINVAL;
 	for (i = 0; i < la->n; i++)
 		la->at[i].tick = tick_of(&tm, la->a[i].mono_ns);
-	slab = prof_seg_attribute(mem, len, la->a[0].tid, la->at, la->n);
+	slab = prof_seg_attribute(mem, len, la->tid, la->at, la->n);
 	if (slab < 0)
 		return slab;
 	for (i = 0; i < la->n; i++) {
@@ -498,7 +519,10 @@ static void take_thread(struct sproc *p, struct prof_sample *a, __u32 n)
 {
 	struct look_attr la = { .a = a, .n = n };
 	char *key = malloc(SAMPLE_KEY_MAX);
-	__u32 i;
+	__u32 i, tid = a[0].tid;
+
+	tid = inner_tid(p, a[0].tid);
+	la.tid = tid;
 
 	la.at = calloc(n, sizeof(*la.at));
 	la.path = calloc(n, sizeof(*la.path));
@@ -516,7 +540,7 @@ static void take_thread(struct sproc *p, struct prof_sample *a, __u32 n)
 			p->unknown++;
 		}
 		stack_key(p, &a[i], path, key, SAMPLE_KEY_MAX);
-		count(p, a[i].tid, key, path, false);
+		count(p, tid, key, path, false);
 	}
 	p->last_ns = profd_now_ns();
 	undo_attr(&la);
