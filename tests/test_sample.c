@@ -571,6 +571,41 @@ static void test_clang_nofp(void **state)
 	check_prog("tests/sprog_clang_nofp");
 }
 
+/* a stack that is garbage (its frame pointer points nowhere): profd takes
+ * the innermost frame, names it, and runs on */
+static void test_garbage_stack(void **state)
+{
+	struct row r;
+	char *csv = NULL;
+	__u64 end;
+	pid_t pid;
+
+	(void)state;
+	need_sampler();
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(test_beside("tests/sample_garbage"), "sample_garbage", "120", (char *)NULL);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	for (end = now_ns() + 60000000000ull; now_ns() < end; usleep(200000)) {
+		free(csv);
+		csv = inside(pid, "garbage", "csv");
+		if (csv_row(csv, "garbage", &r) && r.self >= 200)
+			break;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	fprintf(stderr, "garbage:\n%s", csv);
+	assert_true(csv_row(csv, "garbage", &r));
+	assert_true(r.self >= 200 && r.self_pct > 95);
+	assert_true(ends_with(r.file, "sample_garbage.c"));
+	free(csv);
+	assert_int_equal(kill(profd_pid, 0), 0);
+	assert_int_equal(waitpid(profd_pid, NULL, WNOHANG), 0);
+}
+
 /* without profd, the report says why there are no samples, in one line */
 static void test_no_profd(void **state)
 {
@@ -611,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_clang),
 		cmocka_unit_test(test_gcc_nofp),
 		cmocka_unit_test(test_clang_nofp),
+		cmocka_unit_test(test_garbage_stack),
 	};
 
 	test_filter_env();
