@@ -504,6 +504,15 @@ __u64 prof_snap_self_oncpu(const struct prof_snap_thread *t, const __u64 *oncpu,
 int prof_snap_kids_room(const struct prof_snap_thread *t, __u32 **kids, __u32 *nkids);
 /* JSON: {"version":1,"processes":[...]} as documented in docs/reports.md */
 int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t n);
+/* the same, each node's fields followed by what hook->node writes to f
+ * (",\"key\":value..."), e.g. profctl's sampled lines; hook may be NULL */
+struct prof_json_hook {
+	void (*node)(void *arg, FILE *f, const struct prof_snapshot *s,
+		     const struct prof_snap_thread *t, __u32 i);
+	void *arg;
+};
+int prof_report_json_hook(FILE *f, struct prof_snapshot *const *snaps, size_t n,
+			  const struct prof_json_hook *hook);
 
 /* flat view: zones merged across threads and paths; recursion is not
  * double counted (a node whose ancestor has the same site adds calls and

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "profctl.h"
+#include "profctl_samples.h"
 
 #define HIST_LEN 24	/* sparkline samples kept per row */
 #define TOP_THREADS 256 /* threads in the thread list */
@@ -63,6 +64,7 @@ struct top {
 	__u32 nviews;
 	__u32 order[TOP_THREADS];    /* the snapshot's threads, as views */
 	char (*names)[PC_LABEL_MAX]; /* by site, " (file:line)" after a shared name */
+	char (*hot)[PC_LABEL_MAX];   /* by site: its hottest sampled line, or "" */
 	__u32 nnames;
 	__u64 tick_hz;
 	double interval;
@@ -270,10 +272,13 @@ static int sample(struct top *t)
 	err = -ENOMEM;
 	if (s->nsites > t->nnames) {
 		char(*nm)[PC_LABEL_MAX] = realloc(t->names, s->nsites * sizeof(*nm));
+		char(*hot)[PC_LABEL_MAX] = nm ? realloc(t->hot, s->nsites * sizeof(*hot)) : NULL;
 
-		if (!nm)
+		if (nm)
+			t->names = nm;
+		if (!hot)
 			goto cleanup;
-		t->names = nm;
+		t->hot = hot;
 		t->nnames = s->nsites;
 	}
 	/* two overloads (or lambdas) are two rows: say which is which */
@@ -284,6 +289,14 @@ static int sample(struct top *t)
 			*prof_put_where(t->names[k] + strlen(t->names[k]), &s->sites[k]) = 0;
 	}
 	free(clash);
+	/* each zone's hottest line, from profd's samples (since the start) */
+	{
+		struct pc_samples *sm = t->src->fd >= 0 ? pc_samples_get(t->src, t->pid) : NULL;
+
+		for (k = 0; k < s->nsites; k++)
+			pc_samples_hottest(sm, s->sites[k].name, t->hot[k], PC_LABEL_MAX);
+		pc_samples_free(sm);
+	}
 	v = view_of(t, 0, 0);
 	if (!v)
 		goto cleanup;
@@ -654,8 +667,10 @@ static void draw(struct top *t, FILE *f)
 	lines = t->tty ? t->rows - 3 : 40;
 	for (i = 0; i < n && shown_n < lines; i++, shown_n++) {
 		draw_row(t, f, &v->z[order[i]], sum, &l);
-		fprintf(f, "  %.*s%s\n", l.name, order[i] < t->nnames ? t->names[order[i]] : "?",
-			el);
+		fprintf(f, "  %.*s", l.name, order[i] < t->nnames ? t->names[order[i]] : "?");
+		if (order[i] < t->nnames && t->hot[order[i]][0])
+			fprintf(f, "  [hot: %s]", t->hot[order[i]]);
+		fprintf(f, "%s\n", el);
 	}
 	if (t->tty) {
 		static const char help[] =
@@ -802,6 +817,7 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 		free(t.views[i].z);
 	free(t.views);
 	free(t.names);
+	free(t.hot);
 	return err;
 }
 
