@@ -17,8 +17,8 @@ from check_options import option_lists, root
 # values no option with a value takes: empty, no number, a number with a
 # tail, below zero, past 64 bits
 BAD = ["", "x", "1x", "-1", "18446744073709551616"]
-# values that are any string: a file, a zone's name
-FREE = {"output", "input", "callers"}
+# values that are any string: a file, a zone's name (--callers, --inside)
+FREE = {"output", "input", "callers", "inside"}
 
 
 def main():
