@@ -63,16 +63,16 @@ endif
 # exit the report (the reader, report.c) or PROF_SAVE's file (proffile.c)
 LIB_SRCS := usdt/prof.c usdt/enter.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_hist.c \
 	usdt/reader_flat.c usdt/reader_image.c usdt/report.c usdt/report_text.c usdt/proffile.c \
-	usdt/json_writer.c usdt/fmt.c usdt/funcname.c
+	usdt/json_writer.c usdt/fmt.c usdt/funcname.c usdt/annot.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
 # what only the readers run (profd, profctl, tests, benchmarks, linked
 # before libprof.a): finding segments, the event rings, loading a file,
 # reading a segment its owner may truncate
-READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/proffile_load.c usdt/busguard.c
+READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/reader_annot.c usdt/proffile_load.c usdt/busguard.c
 READ_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(READ_SRCS))
 LIB_HDRS := usdt/prof.h usdt/zone_leave.h usdt/slab.h usdt/snapshot.h usdt/figures.h usdt/runtime.h \
 	bpf/profsched.h usdt/proffile.h \
-	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h usdt/busguard.h
+	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h usdt/busguard.h usdt/annot.h
 
 # a C++ PROF_FUNC's name (the runtime, and profctl zones)
 LIB_HDRS += usdt/funcname.h

@@ -4,7 +4,7 @@
 include daemon/profctl/profctl.mk
 
 PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html test_profctl_save \
-	test_profctl_diff test_profctl_pprof test_profctl_serve test_profctl_trace
+	test_profctl_diff test_profctl_pprof test_profctl_serve test_profctl_trace test_annot
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
 # the golden views read lazily, thread after thread, and the live
 # tests read segments that change and shrink under them: under the
@@ -15,7 +15,8 @@ SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_live \
 TEST_EXTRA += $(PROFCTL)
 
 $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
-		tests/profctl_fixture.h tests/testutil.h $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) \
+		tests/profctl_fixture.h tests/profctl_run.h tests/testutil.h $(PROFCTL_LIB) $(LIBPROF_READ) \
+		$(LIBPROF_A) \
 		| $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) \

@@ -504,7 +504,7 @@ static int seg_init(void)
 	slabs_off = sites_off + (__u64)prof_rt.max_sites * sizeof(struct prof_site_ent);
 	slabs_off = (slabs_off + 4095) & ~4095ull;
 	slab_size = prof_slab_layout(prof_rt.max_nodes, PROF_HIST_SHIFT, prof_rt.ring_events,
-				     prof_rt.region);
+				     prof_annot_layout(prof_rt.part), prof_rt.region);
 	prof_rt.slab_size = slab_size;
 	/* one slab past the threads': the exited threads' aggregate */
 	size = slabs_off + slab_size * ((__u64)prof_rt.max_threads + 1);
@@ -596,6 +596,8 @@ static int seg_init(void)
 	h->slab_hdr_size = sizeof(struct prof_slab_hdr);
 	h->nregions = PROF_REGIONS;
 	memcpy(h->region, prof_rt.region, sizeof(prof_rt.region));
+	h->nparts = PROF_PARTS;
+	memcpy(h->part, prof_rt.part, sizeof(prof_rt.part));
 	h->agg_slab = prof_rt.max_threads;
 	__atomic_store_n(&h->magic, PROF_SEG_MAGIC, __ATOMIC_RELEASE);
 	/* a fork child's: the parent's exited threads are not its own */
@@ -1663,6 +1665,31 @@ void __prof_thread_name(const char *name)
 		__PROF_STORE(&prof_tpriv.hdr->name[i], buf[i]);
 }
 
+/* annot.c's way in: the calling thread's slab (made, or moved after a
+ * fork, now), NULL if it has none */
+struct prof_slab_hdr *prof_thread_slab(void)
+{
+	prof_thread_ready();
+	return __prof_tls.cur < __PROF_GONE ? prof_tpriv.hdr : NULL;
+}
+
+__u32 prof_site_register(const struct prof_site *s)
+{
+	return site_index(s);
+}
+
+/* region r of slab h reserved (the annotations', at a thread's first); 0
+ * or -errno, counted in nospace */
+int prof_region_reserve(struct prof_slab_hdr *h, enum prof_region_id r)
+{
+	int err = seg_reserve((__u64)((char *)h - (char *)prof_rt.seg) + prof_rt.region[r].off,
+			      prof_rt.region[r].size);
+
+	if (err)
+		seg_nospace();
+	return err;
+}
+
 void __prof_alloc_slow(int is_free, uint64_t bytes)
 {
 	prof_thread_ready();
@@ -1913,6 +1940,12 @@ static void slab_clear(struct prof_slab_hdr *h, __u32 nn)
 	if (prof_rt.region[PROF_REGION_RING].size)
 		__atomic_store_n(&((struct prof_ring *)prof_rt_region(h, PROF_REGION_RING))->head, 0,
 				 __ATOMIC_RELEASE);
+	/* the annotations start again at the next thread's first */
+	__atomic_store_n(&h->annot, 0, __ATOMIC_RELEASE);
+	__PROF_STORE(&h->nplots, 0);
+	__PROF_STORE(&h->nlocks, 0);
+	__PROF_STORE(&h->annot_dropped, 0);
+	__PROF_STORE(&h->annot_cut, 0);
 	__PROF_STORE(&h->nnodes, 2);
 	__PROF_STORE(&h->overflow, 0);
 	__PROF_STORE(&h->unbalanced, 0);

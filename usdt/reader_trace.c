@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annot.h"
 #include "reader_int.h"
 
 /*
@@ -117,6 +118,12 @@ int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out)
 		tt->written = h1;
 		t->nthreads++;
 	}
+	/* after the rings: a value names a call its ring has, or had */
+	err = prof_seg_annot(mem, len, &t->annot);
+	if (err) {
+		prof_trace__destroy(t);
+		return err;
+	}
 	*out = t;
 	return 0;
 }
@@ -129,6 +136,7 @@ void prof_trace__destroy(struct prof_trace *t)
 		return;
 	for (i = 0; i < t->nthreads; i++)
 		free(t->threads[i].ev);
+	prof_annot__destroy(t->annot);
 	free(t->threads);
 	free(t);
 }

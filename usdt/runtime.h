@@ -64,6 +64,7 @@ struct prof_rt {
 	__u32 ring_events;		/* events in each slab's ring, 0: off */
 	__u64 slab_size;
 	struct prof_region region[PROF_REGIONS]; /* inside each slab */
+	struct prof_region part[PROF_PARTS];	/* inside its annotation region */
 	struct prof_site_ent *sites;
 	char *slabs;
 	/* descriptor -> site index, open addressing, 2 * max_sites */
@@ -105,6 +106,13 @@ static inline void *prof_rt_region(struct prof_slab_hdr *h, enum prof_region_id 
 }
 
 pid_t prof_gettid(void);
+
+/* annot.c's hooks into prof.c */
+struct prof_site;
+struct prof_slab_hdr *prof_thread_slab(void);
+__u32 prof_site_register(const struct prof_site *s);
+int prof_region_reserve(struct prof_slab_hdr *h, enum prof_region_id r);
+
 __u64 prof_ticks_to_ns(__u64 ticks);
 
 /* agent.c: the profd client, a background thread (never the app's) */

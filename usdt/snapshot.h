@@ -614,8 +614,10 @@ struct prof_trace {
 	__u64 tick_hz, tick_base, mono_base_ns;
 	__u32 clock;		/* PROF_CLOCK_* of the program's ticks */
 	struct prof_trace_thread *threads;
+	struct prof_annot *annot; /* the threads' annotations (annot.h) */
 };
-/* 0, or -errno as prof_snapshot__read */
+/* 0, or -errno as prof_snapshot__read; the annotations too */
+struct prof_annot;
 int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out);
 void prof_trace__destroy(struct prof_trace *t);
 
