@@ -9,6 +9,11 @@
       an_qlock" spans and CONTENDED "wait an_qlock" spans on the threads'
       lock tracks
 
+  check_annot.py --report JSON ACQ CONTENDED HOLD_NS   profctl report's JSON
+      tree: this process's "locks" has an_qlock with ACQ acquisitions,
+      CONTENDED contended, hold_ns HOLD_NS and wait_ns above zero; its
+      "plots" has an_queue with 2 points or more
+
 Exits 0 when it holds, else 1 with what did not.
 """
 import sys
@@ -48,7 +53,31 @@ def main(trace, acq, contended):
             fail("a hold's args %r" % e["args"])
 
 
+def report(path, acq, contended, hold_ns):
+    import json
+    with open(path, encoding="utf-8") as f:
+        d = json.load(f)
+    procs = [p for p in d["processes"] if "locks" in p]
+    if len(procs) != 1:
+        fail("%d processes with locks, want 1" % len(procs))
+    p = procs[0]
+    q = [l for l in p["locks"] if l["name"] == "an_qlock"]
+    if len(q) != 1:
+        fail("locks %r" % p["locks"])
+    q = q[0]
+    if (q["acquisitions"], q["contended"], q["hold_ns"]) != (int(acq), int(contended), int(hold_ns)):
+        fail("an_qlock %r, want %s acquisitions, %s contended, hold %s ns" % (q, acq, contended, hold_ns))
+    if q["wait_ns"] <= 0 or q["unheld"] != 0:
+        fail("an_qlock %r: no wait, or releases unheld" % q)
+    pl = [x for x in p["plots"] if x["name"] == "an_queue"]
+    if len(pl) != 1 or pl[0]["count"] < 2 or not pl[0]["min"] <= pl[0]["mean"] <= pl[0]["max"]:
+        fail("plots %r" % p["plots"])
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 6 and sys.argv[1] == "--report":
+        report(*sys.argv[2:])
+        sys.exit(0)
     if len(sys.argv) != 4:
         print(__doc__)
         sys.exit(2)

@@ -172,6 +172,24 @@ static void test_contended(void **state)
 	snprintf(cmd, sizeof(cmd), "cd tests && python3 check_annot.py %s %s %s >&2", path, acq,
 		 cont);
 	assert_int_equal(system(cmd), 0);
+
+	/* and in the report: JSON (its schema too), and the text's locks */
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	assert_int_equal(profctl((const char *[]){ "report", "--pid", pid, "--no-daemon", "--format",
+						   "json", "-o", path, NULL }),
+			 0);
+	snprintf(cmd, sizeof(cmd),
+		 "cd tests && python3 check_annot.py --report %s %s %s %llu >&2 && "
+		 "python3 check_schema.py report.schema.json %s >&2",
+		 path, acq, cont,
+		 (unsigned long long)(__u64)((double)q->hold_ticks * 1e9 / (double)a->tick_hz), path);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/report.txt", dir);
+	assert_int_equal(profctl((const char *[]){ "report", "--pid", pid, "--no-daemon", "-o", path,
+						   NULL }),
+			 0);
+	snprintf(cmd, sizeof(cmd), "grep -q '^  an_qlock  *%s  *%s ' %s", acq, cont, path);
+	assert_int_equal(system(cmd), 0);
 	free(plots);
 	free(locks);
 	prof_annot__destroy(a);

@@ -157,6 +157,19 @@ struct prof_snapshot {
 	__u32 ns_pid;
 	__u32 __pad_ns;
 	char cgroup[PROF_CGROUP_MAX];
+	/* a live process's annotations summed by name (annot.h), set by
+	 * profctl from its segment; NULL otherwise.  Not the snapshot's: the
+	 * caller frees it, after every copy of the snapshot */
+	const struct prof_snap_annot *annot;
+};
+
+/* the plots and locks of a process, by name (annot.h) */
+struct prof_annot_plot_sum;
+struct prof_annot_lock_sum;
+struct prof_snap_annot {
+	size_t nplots, nlocks;
+	struct prof_annot_plot_sum *plots;
+	struct prof_annot_lock_sum *locks;
 };
 
 /* copy and validate a segment image; 0 or -errno (-EINVAL: corrupt,

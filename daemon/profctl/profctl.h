@@ -293,6 +293,12 @@ int pc_cmd_trace(int argc, char **argv);
 /* pid's event rings (tid's only, if not 0) as trace's JSON, malloc'd in
  * *json; 0 or -errno (said) */
 int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json);
+
+/* profctl_annot.c: a live process's plots and locks by name, or NULL (none,
+ * or not live); and the text report's locks section */
+struct prof_snap_annot *pc_annot_read(struct pc_src *src, const struct prof_snapshot *s);
+void pc_annot_free(struct prof_snap_annot *a);
+void pc_render_locks(FILE *f, const struct prof_snapshot *s);
 struct pc_serve_opts {
 	bool threads;		/* tid and thread labels */
 	unsigned int max_zones;	/* a process (a thread, with threads); the rest "[other]" */

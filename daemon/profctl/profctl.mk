@@ -10,7 +10,7 @@ PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_src.c daemon
 	daemon/profctl/render_data.c daemon/profctl/render_html.c \
 	daemon/profctl/profctl_clean.c daemon/profctl/profctl_file.c daemon/profctl/profctl_save.c daemon/profctl/profctl_diff.c \
 	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c daemon/profctl/profctl_trace.c \
-	daemon/profctl/report_load.c
+	daemon/profctl/report_load.c daemon/profctl/profctl_annot.c
 PROFCTL_OBJS := $(patsubst daemon/profctl/%.c,$(OUTPUT)/daemon/profctl/%.o,$(PROFCTL_SRCS))
 PROFCTL_HDRS := daemon/profctl/profctl.h daemon/profctl/client.h usdt/snapshot.h usdt/figures.h usdt/slab.h usdt/prof.h usdt/proffile.h \
 	usdt/json_writer.h usdt/fmt.h \

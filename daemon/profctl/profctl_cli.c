@@ -608,6 +608,7 @@ struct owned {
 	struct prof_snapshot *raw;    /* prof_snapshot__destroy */
 	struct prof_snapshot *view;   /* free() */
 	struct prof_snapshot *merged; /* pc_snap_free */
+	struct prof_snap_annot *annot; /* pc_annot_free */
 };
 
 static void owned_free(struct owned *w)
@@ -615,6 +616,7 @@ static void owned_free(struct owned *w)
 	prof_snapshot__destroy(w->raw);
 	free(w->view);
 	pc_snap_free(w->merged);
+	pc_annot_free(w->annot);
 }
 
 static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct pc_opts *o)
@@ -645,6 +647,8 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
 			err = pc_render_flat(f, snaps[i], o);
 		else
 			err = pc_render_tree(f, snaps[i], o);
+		if (!err && !o->callers && !o->flat)
+			pc_render_locks(f, snaps[i]);
 		if (!err)
 			found++;
 	}
@@ -898,6 +902,12 @@ static int cmd_report(int argc, char **argv)
 				goto cleanup;
 			}
 			s = w->merged;
+		}
+		/* the tree's plots and locks, from the live segment */
+		if (!o.input && !measure && o.mode != PROFD_SNAP_LAST && !o.flat && !o.callers &&
+		    (o.format == PC_FMT_TEXT || o.format == PC_FMT_JSON)) {
+			w->annot = pc_annot_read(&src, s);
+			s->annot = w->annot;
 		}
 		snaps[n++] = s;
 	}
