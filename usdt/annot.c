@@ -169,7 +169,7 @@ static struct annot_thread *annot_ready(void)
 }
 
 /* the fast check: bound, and the thread still in its slab */
-static inline struct annot_thread *annot_get(void)
+static inline __attribute__((always_inline)) struct annot_thread *annot_get(void)
 {
 	struct annot_thread *a = &annot_tls;
 
@@ -422,14 +422,13 @@ void __prof_zone_text(const char *s)
 
 /* the lock name's state on this thread (c->slot), and the (lock, zone)
  * entry of the current zone (c->lslot); false: dropped */
-static bool lock_slots(struct annot_thread *a, const struct __prof_aname *n,
-		       struct __prof_acache *c)
+static __attribute__((noinline)) bool lock_slots_slow(struct annot_thread *a,
+						      const struct __prof_aname *n,
+						      struct __prof_acache *c)
 {
 	__u32 node = __prof_tls.cur, site, i;
 	struct prof_lock *l;
 
-	if (__builtin_expect(c->epoch == a->epoch && c->node == node, 1))
-		return true;
 	if (c->epoch != a->epoch) {
 		site = cache_site(a, n);
 		if (site == PROF_SITE_NONE)
@@ -466,7 +465,16 @@ static bool lock_slots(struct annot_thread *a, const struct __prof_aname *n,
 	return true;
 }
 
-static void span_put(struct annot_thread *a, __u64 start, __u64 dur, __u32 lock, __u32 flags)
+static inline __attribute__((always_inline)) bool lock_slots(struct annot_thread *a,
+							     const struct __prof_aname *n,
+							     struct __prof_acache *c)
+{
+	if (__builtin_expect(c->epoch == a->epoch && c->node == __prof_tls.cur, 1))
+		return true;
+	return lock_slots_slow(a, n, c);
+}
+
+static inline __attribute__((always_inline)) void span_put(struct annot_thread *a, __u64 start, __u64 dur, __u32 lock, __u32 flags)
 {
 	__u64 h = __PROF_LOAD(a->spans.head);
 	struct prof_lock_span *e = &((struct prof_lock_span *)a->spans.ent)[h & a->spans.mask];
@@ -480,7 +488,7 @@ static void span_put(struct annot_thread *a, __u64 start, __u64 dur, __u32 lock,
 
 /* the common start of every lock call: the thread's annotations, its
  * lock's slots; NULL if dropped (busy set otherwise) */
-static struct annot_thread *lock_begin(const struct __prof_aname *n, struct __prof_acache *c)
+static inline __attribute__((always_inline)) struct annot_thread *lock_begin(const struct __prof_aname *n, struct __prof_acache *c)
 {
 	struct annot_thread *a = annot_get();
 
@@ -494,7 +502,7 @@ static struct annot_thread *lock_begin(const struct __prof_aname *n, struct __pr
 	return a;
 }
 
-static void wait_begin(struct annot_lockst *st)
+static inline __attribute__((always_inline)) void wait_begin(struct annot_lockst *st)
 {
 	st->wseq = __prof_tls.krec->seq;
 	st->wait = __prof_now();
@@ -527,7 +535,7 @@ static unsigned int wait_bucket(__u64 d)
  * kernel word says of the wait: blocked if the thread slept in it (a
  * voluntary switch out inside it), else it spun (or was preempted).
  */
-static void acquired(struct annot_thread *a, struct __prof_acache *c, int contended)
+static inline __attribute__((always_inline)) void acquired(struct annot_thread *a, struct __prof_acache *c, int contended)
 {
 	struct annot_lockst *st = &a->lname[c->slot];
 	struct prof_lock *l = &a->locks[c->lslot];
@@ -580,7 +588,7 @@ void __prof_lock_acquired(const struct __prof_aname *n, struct __prof_acache *c)
 	a->busy = 0;
 }
 
-static void released(struct annot_thread *a, struct __prof_acache *c)
+static inline __attribute__((always_inline)) void released(struct annot_thread *a, struct __prof_acache *c)
 {
 	struct annot_lockst *st = &a->lname[c->slot];
 	struct prof_lock *l;

@@ -776,7 +776,9 @@ static const char usage_trace[] =
 	"open it in Perfetto UI (ui.perfetto.dev), chrome://tracing or speedscope.  Its\n"
 	"otherData says how many calls the rings no longer held.  With profd, each\n"
 	"thread also has a scheduler track: its last 64 runs on a CPU and the time off\n"
-	"the CPU between them (preempted or blocked).\n";
+	"the CPU between them (preempted or blocked).  Annotations (prof(3)): each\n"
+	"plot a counter track, each message an instant event on its thread, each call's\n"
+	"PROF_ZONE_VALUE/TEXT in its args, each lock's waits and holds on a lock track.\n";
 
 /* zone set: --slow zone:thr, count captures */
 static int pc_trace(struct pc_src *src, const struct pc_opts *o, const char *zone, __u64 thr,
