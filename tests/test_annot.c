@@ -108,6 +108,60 @@ static const struct prof_annot_lock_sum *lock_sum(const struct prof_annot_lock_s
 	return NULL;
 }
 
+/* serve: a gauge per plot, a family per lock figure, this process's */
+static void serve_check(pid_t pid, const struct prof_annot_lock_sum *q, __u64 points, double last)
+{
+	char want[256];
+	int om;
+
+	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32 };
+
+	for (om = 0; om < 2; om++) {
+		char *m = scrape(&so, om);
+
+		snprintf(want, sizeof(want), "profd_lock_acquisitions_total{pid=\"%d\",comm=\"",
+			 (int)pid);
+		assert_non_null(strstr(m, want));
+		snprintf(want, sizeof(want), "\",lock=\"an_qlock\"} %llu\n",
+			 (unsigned long long)q->acquisitions);
+		assert_non_null(strstr(m, want));
+		snprintf(want, sizeof(want), "\",lock=\"an_qlock\"} %llu\n# TYPE profd_lock_wait",
+			 (unsigned long long)q->contended);
+		assert_non_null(strstr(m, want));
+		snprintf(want, sizeof(want), "\",plot=\"an_queue\"} %llu\n",
+			 (unsigned long long)points);
+		assert_non_null(strstr(m, want));
+		assert_non_null(strstr(m, "# TYPE profd_plot_value gauge\n"));
+		{
+			/* the gauge: the plot's newest point */
+			const char *g = strstr(m, "profd_plot_value{");
+
+			snprintf(want, sizeof(want), "\",plot=\"an_queue\"} ");
+			g = g ? strstr(g, want) : NULL;
+			assert_non_null(g);
+			assert_true(strtod(g + strlen(want), NULL) == last);
+		}
+		assert_non_null(strstr(m, om ? "# UNIT profd_lock_hold_seconds seconds\n"
+					     : "# TYPE profd_lock_hold_seconds_total counter\n"));
+		/* no profd here: no blocked sample */
+		assert_null(strstr(m, "profd_lock_blocked_total{"));
+		/* the text format as Prometheus reads it, where promtool is */
+		if (!om && !system("command -v promtool >/dev/null 2>&1")) {
+			char path[128], cmd[256];
+			FILE *f;
+
+			snprintf(path, sizeof(path), "%s/metrics.txt", dir);
+			f = fopen(path, "w");
+			assert_non_null(f);
+			fputs(m, f);
+			assert_int_equal(fclose(f), 0);
+			snprintf(cmd, sizeof(cmd), "promtool check metrics < %s >&2", path);
+			assert_int_equal(system(cmd), 0);
+		}
+		free(m);
+	}
+}
+
 /* the done-when program: two threads, one mutex */
 static void test_contended(void **state)
 {
@@ -190,6 +244,7 @@ static void test_contended(void **state)
 			 0);
 	snprintf(cmd, sizeof(cmd), "grep -q '^  an_qlock  *%s  *%s ' %s", acq, cont, path);
 	assert_int_equal(system(cmd), 0);
+	serve_check(getpid(), q, plots[i].count, plots[i].last);
 	free(plots);
 	free(locks);
 	prof_annot__destroy(a);

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "testutil.h"
-#include "profctl.h"
+#include "profctl_run.h"
 #include "prof.h"
 
 #define RATE_HZ 200
@@ -144,23 +144,6 @@ static int teardown(void **state)
 	waitpid(ticker, &st, 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) ? -1 : 0;
-}
-
-/* one scrape, in memory (free it) */
-static char *scrape(const struct pc_serve_opts *so, bool om)
-{
-	struct pc_src src;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	pc_src_open(&src, true);
-	src.read_flags = 0;
-	assert_int_equal(pc_metrics(f, &src, so, om), 0);
-	pc_src_close(&src);
-	assert_int_equal(fclose(f), 0);
-	return buf;
 }
 
 /* the value of the series that starts with prefix (its name and labels) */

@@ -299,6 +299,10 @@ int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json);
 struct prof_snap_annot *pc_annot_read(struct pc_src *src, const struct prof_snapshot *s);
 void pc_annot_free(struct prof_snap_annot *a);
 void pc_render_locks(FILE *f, const struct prof_snapshot *s);
+/* serve's families of the n processes' plots and locks (OpenMetrics if om) */
+void pc_annot_metrics(FILE *f, const struct prof_snapshot *const *s, size_t n, bool om);
+/* profctl_serve.c: a label's value, escaped */
+void pc_serve_label(FILE *f, const char *s);
 struct pc_serve_opts {
 	bool threads;		/* tid and thread labels */
 	unsigned int max_zones;	/* a process (a thread, with threads); the rest "[other]" */
