@@ -39,12 +39,21 @@ SAN_tsan := -fsanitize=thread
 SAN_cov := --coverage -fprofile-update=atomic
 SANFLAGS := $(SAN_$(SAN))
 
-WARN := -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes -Wshadow \
+# warnings are errors where we check our own work (make test, make mutate,
+# tests/run, CI: WERROR=1); a user's plain make only shows them, so that a
+# newer compiler's new warning does not stop a build
+WERROR ?=
+WERROR_FLAG := $(if $(filter 1,$(WERROR)),-Werror)
+WARN := -Wall -Wextra $(WERROR_FLAG) -Wstrict-prototypes -Wmissing-prototypes -Wshadow \
 	-Wpointer-arith -Wcast-qual -Wsign-compare
+# every object (and every program built from one source) records the
+# headers it included in a .d beside it: a changed header rebuilds exactly
+# its includers; -MP keeps a deleted header from stopping the build
+DEPFLAGS := -MMD -MP
 INCLUDES := -Iusdt -Ibpf -I$(OUTPUT)
 DAEMON_INCLUDES := -Idaemon/profd -Idaemon/profctl -I$(OUTPUT)/daemon/profctl
-ALL_CFLAGS := -std=gnu11 $(WARN) $(INCLUDES) $(SANFLAGS) $(CFLAGS)
-ALL_CXXFLAGS := -std=gnu++17 -Wall -Wextra -Werror -Wshadow $(INCLUDES) $(SANFLAGS) $(CFLAGS)
+ALL_CFLAGS := -std=gnu11 $(DEPFLAGS) $(WARN) $(INCLUDES) $(SANFLAGS) $(CFLAGS)
+ALL_CXXFLAGS := -std=gnu++17 $(DEPFLAGS) -Wall -Wextra $(WERROR_FLAG) -Wshadow $(INCLUDES) $(SANFLAGS) $(CFLAGS)
 ALL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
 
 ifeq ($(V),1)
@@ -61,22 +70,17 @@ endif
 # --- the application side: libprof ------------------------------------------
 # what an application runs: its zones, the profd client, the log, and at
 # exit the report (the reader, report.c) or PROF_SAVE's file (proffile.c)
-LIB_SRCS := usdt/prof.c usdt/enter.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_hist.c \
+LIB_SRCS := usdt/prof.c usdt/prof_clock.c usdt/prof_proc.c usdt/prof_seg.c usdt/prof_site.c \
+	usdt/prof_thread.c usdt/prof_slow.c usdt/prof_fold.c usdt/prof_exit.c usdt/prof_fork.c \
+	usdt/enter.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_hist.c \
 	usdt/reader_flat.c usdt/reader_image.c usdt/report.c usdt/report_text.c usdt/proffile.c \
-	usdt/json_writer.c usdt/fmt.c usdt/funcname.c usdt/annot.c
+	usdt/json_writer.c usdt/fmt.c usdt/funcname.c usdt/fdpass.c usdt/annot.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
 # what only the readers run (profd, profctl, tests, benchmarks, linked
 # before libprof.a): finding segments, the event rings, loading a file,
 # reading a segment its owner may truncate
 READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/reader_annot.c usdt/proffile_load.c usdt/busguard.c
 READ_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(READ_SRCS))
-LIB_HDRS := usdt/prof.h usdt/zone_leave.h usdt/slab.h usdt/snapshot.h usdt/figures.h usdt/runtime.h \
-	bpf/profsched.h usdt/proffile.h \
-	usdt/json_writer.h usdt/fmt.h usdt/reader_int.h usdt/busguard.h usdt/annot.h
-
-# a C++ PROF_FUNC's name (the runtime, and profctl zones)
-LIB_HDRS += usdt/funcname.h
-
 # what profd, profctl, the tests and benchmarks link: every object as it is,
 # the internals too (read_seg, seg_check, ...).  Not installed.
 LIBPROF_A := $(OUTPUT)/libprof.a
@@ -97,7 +101,7 @@ all: lib $(EXAMPLE) daemon
 
 lib: $(LIBPROF_A) $(LIBPROF_PUB_A) $(LIBPROF_SO)
 
-$(OUTPUT)/usdt/%.o: usdt/%.c $(LIB_HDRS) $(DAEMON_PROTO) | $(OUTPUT)/usdt
+$(OUTPUT)/usdt/%.o: usdt/%.c | $(OUTPUT)/usdt
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
@@ -131,11 +135,14 @@ $(OUTPUT) $(OUTPUT)/pub $(OUTPUT)/usdt $(OUTPUT)/bpf $(OUTPUT)/daemon/profd $(OU
 	$(Q)mkdir -p $@
 
 # --- the kernel side and the daemon (see daemon/profd/profd.mk) ------------
--include daemon/profd/profd.mk
+include daemon/profd/profd.mk
 
 # --- tests and benchmarks (see tests/tests.mk, bench/bench.mk) --------------
--include tests/tests.mk
--include bench/bench.mk
+include tests/tests.mk
+include bench/bench.mk
+
+# the headers each object and program read when it was last built
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d)
 
 # the Debian packages, then the build installed in PREFIX (root, or a
 # PREFIX the user may write): after it, cc app.c $(pkg-config --cflags
@@ -146,7 +153,7 @@ setup:
 		$(MAKE) --no-print-directory install; \
 	else \
 		echo "make setup: $(PREFIX) is not yours: nothing installed (as root, or" \
-			"make install PREFIX=\$$HOME/.local; see README, 'Using another prefix')"; \
+			"make install PREFIX=\$$HOME/.local; see docs/building.md, 'Using another prefix')"; \
 	fi
 
 # the annotated example, profiled end to end (under a private profd when

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# profctl at scale (issue 4): report latency and top's CPU on 64 threads x
+# profctl at scale: report latency and top's CPU on 64 threads x
 # 11,110 nodes.  `make bench-profctl`; figures go to BENCHMARKS.md.
 include daemon/profctl/profctl.mk
 

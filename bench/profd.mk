@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MIT
-# profd's costs (issue 3): the context-switch tax, and sampling CPU.
+# profd's costs: the context-switch tax, and sampling CPU.
 PINGPONG := $(OUTPUT)/bench/pingpong
 # the floor program: built like bpf/'s, its skeleton beside the bench
 $(OUTPUT)/bench/switch_floor.bpf.o: bench/switch_floor.bpf.c bpf/vmlinux.h | $(OUTPUT)/bench
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+	$(Q)$(CLANG) $(BPF_CFLAGS) -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall $(WERROR_FLAG) \
 		-Ibpf -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
@@ -23,7 +23,7 @@ bench-profd: $(PINGPONG) $(PROFD) $(OUTPUT)/bench/profctl_gen
 	@echo "== profd sampling CPU"; bench/profd_cpu.sh $(PROFD) $(OUTPUT)/bench/profctl_gen
 BENCH_RUN += bench-profd
 
-# what a history frame costs (issue 17): a read, a delta, a rebuild
+# what a history frame costs: a read, a delta, a rebuild
 $(OUTPUT)/bench/profd_hist_cost: bench/profd_hist_cost.c daemon/profd/profd_hist.c \
 		daemon/profd/profd.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/bench
 	$(call msg,CC,$@)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# a real program (issue 13): SQLite's speedtest1 from Debian's source
+# a real program: SQLite's speedtest1 from Debian's source
 # package, its hot functions zoned three ways (bare, a hand-written rdtsc
 # pair, PROF_USDT); `make bench-sqlite`, a few minutes; figures go to
 # BENCHMARKS.md.  ROUNDS= and SIZE= pass through to bench/sqlite.sh.

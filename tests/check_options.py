@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 """check_options.py - every option of every profctl verb is run by some test.
 
-The options each verb takes are read from profctl's own tables: the list of
-long options each verb hands parse_opts or pc_parse_opts (daemon/profctl/).
+The options each verb takes are read from profctl's own tables: the
+struct option table each verb hands pc_parse_opts (daemon/profctl/), whose
+entries are profctl_opts.h's PC_OPT_* (their long and short names).
 A verb's option counts as used when one statement of a test (tests/*.c,
 *.cc, *.py, *.sh, *.mk: the text up to a ';', or a line of a script) names
 the verb as a word and the option as --NAME.  Prints each option no test
@@ -20,19 +21,36 @@ for path in glob.glob(os.path.join(root, "daemon/profctl/*.c")):
 
 # the verb each cmd function is: the verbs[] table of profctl_cli.c
 cli = src[os.path.join(root, "daemon/profctl/profctl_cli.c")]
-verb_of = {fn: v for v, fn in re.findall(r'\{\s*"([a-z]+)",\s*((?:pc_)?cmd_[a-z_]+)\s*\}', cli)}
+verb_of = {fn: v for v, fn in re.findall(r'\{\s*"([a-z]+)",\s*(pc_cmd_[a-z_]+)\s*\}', cli)}
+# each table entry: its long name and short form (profctl_opts.h)
+hdr = open(os.path.join(root, "daemon/profctl/profctl_opts.h"), encoding="utf-8").read()
+entry = {}
+short = {}
+for mac, name, val in re.findall(r'#define (PC_OPT_[A-Z_]+) \{ "([a-z-]+)", \w+, NULL, (\S+) \}', hdr):
+    entry[mac] = name
+    if val.startswith("'"):
+        short[name] = val.strip("'")
 opts = {}
 for path, text in src.items():
-    # each function that parses options: its name, then its allowed list
-    for m in re.finditer(r'\n(?:static )?int ((?:pc_)?cmd_[a-z_]+)\(', text):
+    # each verb's function: the table it hands pc_parse_opts, then the table's entries
+    for m in re.finditer(r'\n(?:static )?int (pc_cmd_[a-z_]+)\(', text):
         body = text[m.end():text.find("\n}\n", m.end())]
-        call = re.search(r'(?:pc_)?parse_opts\(argc, argv, usage_[a-z]+,\s*((?:"[^"]*"\s*)+)', body)
+        call = re.search(r'pc_parse_opts\(argc, argv, usage_[a-z]+, ([a-z_]+),', body)
         if not call or m.group(1) not in verb_of:
             continue
-        allowed = "".join(re.findall(r'"([^"]*)"', call.group(1))).split()
-        opts.setdefault(verb_of[m.group(1)], set()).update(allowed)
-# an option's short form, where it has one (report_longopts)
-short = {n: c for n, c in re.findall(r"\{\s*\"([a-z-]+)\",\s*\w+,\s*NULL,\s*'(\w)'\s*\}", cli)}
+        table = re.search(r'struct option %s\[\] = \{(.*?)\n\};' % call.group(1), text, re.S)
+        if not table:
+            sys.exit("check_options: no table %s in %s" % (call.group(1), path))
+        used = [t for t in re.findall(r'PC_OPT_[A-Z_]+', table.group(1)) if t not in ("PC_OPT_END", "PC_OPT_END_OPERANDS")]
+        unread = [t for t in used if t not in entry]
+        if unread:
+            # an entry this script cannot read would pass unchecked: refuse
+            sys.exit("check_options: %s: entries not read from profctl_opts.h: %s" % (call.group(1), unread))
+        names = [entry[t] for t in used]
+        opts.setdefault(verb_of[m.group(1)], set()).update(n for n in names if n != "help")
+if sum(len(v) for v in opts.values()) < 40 or not all(opts.values()):
+    sys.exit("check_options: read %d options only (%s): the tables' form changed?" %
+             (sum(len(v) for v in opts.values()), {k: len(v) for k, v in opts.items()}))
 if len(opts) < 9:
     sys.exit("check_options: found the option lists of %d verbs only: %s" % (len(opts), sorted(opts)))
 

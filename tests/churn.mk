@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Thread churn (issue 12): exited threads folded, their slabs reused.
+# Thread churn: exited threads folded, their slabs reused.
 UNIT_TESTS += $(OUTPUT)/tests/test_churn
 SAN_TESTS += $(OUTPUT)/tests/test_churn
 $(OUTPUT)/tests/test_churn: tests/fastpath.h

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * ctr_payload.c - the program test_profd runs inside a container: it
+ * ctr_payload.c - the program test_profd_container runs inside a container: it
  * waits (bounded) for its kernel record, runs zones that hop between two
  * CPUs and zones that stay, says "R <pid>" (registered) or "U <pid>" on
  * stdout, and lives until its stdin closes.
@@ -22,7 +22,7 @@
 
 #include "prof.h"
 
-#define CTR_CALLS 20 /* test_profd.c's MIGR_CALLS */
+#define CTR_CALLS 20 /* profd_fixture.h's MIGR_CALLS */
 
 static unsigned long long now_ns(void)
 {

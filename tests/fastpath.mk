@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# The fast path's tests: zones, slabs, the reader and the reports (issue 2).
+# The fast path's tests: zones, slabs, the reader and the reports.
 
 FASTPATH_TESTS := test_counts test_timing test_structure test_overflow test_lifecycle \
 	test_disable test_cxx test_probes test_report test_reader test_open test_trace \
@@ -60,12 +60,12 @@ $(OUTPUT)/tests/test_timing $(OUTPUT)/tests/test_report: TEST_LIBS += -lm
 # its zones' slow enters, counted on their way to the runtime's
 $(OUTPUT)/tests/test_sitecache: TEST_LIBS += -Wl,--wrap=__prof_enter_slow
 
-# the compensated view (issue 13): its busy-waits read the TSC, so not
+# the compensated view: its busy-waits read the TSC, so not
 # under a sanitizer or qemu-user
 UNIT_TESTS += $(OUTPUT)/tests/test_compensate
 $(OUTPUT)/tests/test_compensate: tests/fastpath.h
 
-# prof.h with every compiler and language standard (issue 13): builds and
+# prof.h with every compiler and language standard: builds and
 # runs tests/matrix.c and matrix.cc against libprof.a (the installed one, alone: what an
 # application links)
 UNIT_TESTS += $(OUTPUT)/tests/test_compilers

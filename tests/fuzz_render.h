@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_render.h - what the fuzz targets share: the runtime's start token
+ * tests/fuzz_render.h - what the fuzz targets share: what /proc says
  * stubbed, and a snapshot rendered in the views that walk all of it.
  */
 #ifndef FUZZ_RENDER_H
@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include "snapshot.h"
 
-/* the reader asks the runtime (usdt/prof.c) for a live process's start
- * token; what a fuzzer reads is no live process, and it links no runtime */
-__u64 prof_proc_start_token(pid_t pid)
+/* what /proc says of a live process (usdt/prof_proc.c): what a fuzzer
+ * reads is no live process, and it links no runtime */
+void prof_snapshot__add_proc(struct prof_snapshot *s, __u32 tid)
 {
-	(void)pid;
-	return 0;
+	(void)s;
+	(void)tid;
 }
 
 /* the text report, the JSON tree and the flat rows of s, to nowhere */

@@ -1,22 +1,22 @@
 # SPDX-License-Identifier: MIT
-# profctl's tests (issue 4): golden views of a fixed snapshot, live programs,
+# profctl's tests: golden views of a fixed snapshot, live programs,
 # and the html report in headless Chromium.
 include daemon/profctl/profctl.mk
 
-PROFCTL_TESTS := test_profctl test_profctl_live test_profctl_html test_profctl_save \
+PROFCTL_TESTS := test_profctl test_profctl_cli test_profctl_live test_profctl_html test_profctl_save \
 	test_profctl_diff test_profctl_pprof test_profctl_serve test_profctl_trace test_annot
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
 # the golden views read lazily, thread after thread, and the live
 # tests read segments that change and shrink under them: under the
 # sanitizers too
-SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_live \
+SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_cli $(OUTPUT)/tests/test_profctl_live \
 	$(OUTPUT)/tests/test_profctl_save $(OUTPUT)/tests/test_profctl_diff \
 	$(OUTPUT)/tests/test_profctl_pprof $(OUTPUT)/tests/test_profctl_trace
 TEST_EXTRA += $(PROFCTL)
 
 $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
-		tests/profctl_fixture.h tests/profctl_run.h tests/testutil.h $(PROFCTL_LIB) $(LIBPROF_READ) \
-		$(LIBPROF_A) \
+		tests/profctl_fixture.h tests/profctl_run.h tests/profctl_child.h tests/testutil.h \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) \
 		| $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) \

@@ -1,54 +1,78 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * profctl_run.h - profctl ARGS... run in a forked child (profctl_main), and
- * one scrape of serve's metrics, as the tests of its verbs on live
- * processes do.
+ * profctl_run.h - what test_profctl.c and test_profctl_cli.c share: the
+ * fixed snapshot (profctl_fixture.h) written as a segment image in a
+ * private directory (setup, teardown), profctl run in-process with its
+ * output and errors caught (run, run_stdout); a file's text is
+ * profd_private.h's test_slurp.  Include after profd_private.h.
  */
-#ifndef PROF_PROFCTL_RUN_H
-#define PROF_PROFCTL_RUN_H
+#ifndef PROF_TEST_PROFCTL_RUN_H
+#define PROF_TEST_PROFCTL_RUN_H
 
-#include <sys/wait.h>
-#include "profctl.h"
 
-/* profctl ARGS... (NULL-terminated, 14 at most) in a child, its exit status */
-static __attribute__((unused)) int profctl(const char **args)
+static char dir[64], image[128];
+
+static inline int setup(void **state)
 {
-	char *argv[16] = { strdup("profctl") };
-	pid_t p;
-	int st, n = 1;
-
-	while (args[n - 1] && n < 15) {
-		argv[n] = strdup(args[n - 1]);
-		n++;
-	}
-	argv[n] = NULL;
-	p = fork();
-	assert_true(p >= 0);
-	if (p == 0)
-		_exit(profctl_main(n, argv));
-	while (n--)
-		free(argv[n]);
-	assert_int_equal(waitpid(p, &st, 0), p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* one scrape, OpenMetrics (om) or the Prometheus text format, of every
- * live process of ours read directly (noinline: gcc takes open_memstream's
- * buffer for a local of ours) */
-static __attribute__((noinline, unused)) char *scrape(const struct pc_serve_opts *so, bool om)
-{
-	struct pc_src src;
-	char *buf = NULL;
+	void *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	FILE *f;
 
-	assert_non_null(f);
-	pc_src_open(&src, true);
-	src.read_flags = 0;
-	assert_int_equal(pc_metrics(f, &src, so, om), 0);
-	pc_src_close(&src);
-	assert_int_equal(fclose(f), 0);
-	return buf;
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/test_profctl.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(image, sizeof(image), "%s/golden.seg", dir);
+	if (fx_image(&buf, &len))
+		return -1;
+	f = fopen(image, "w");
+	if (!f || fwrite(buf, 1, len, f) != len)
+		return -1;
+	fclose(f);
+	free(buf);
+	/* no profd for these, no colour unless asked */
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+	setenv("NO_COLOR", "1", 1);
+	return 0;
 }
 
-#endif /* PROF_PROFCTL_RUN_H */
+static inline int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+/* run profctl with argv (NULL-terminated), stderr into errbuf; exit status */
+static inline int run(const char **args, char *errbuf, size_t errlen)
+{
+	char scratch[1]; /* stderr is caught even when nobody reads it */
+
+	return test_profctl_run_io(dir, NULL, args, errbuf ? errbuf : scratch,
+				   errbuf ? errlen : sizeof(scratch));
+}
+
+/* run profctl with argv, stdout into a malloc'd string; exit status */
+static inline int run_stdout(const char **args, char **text)
+{
+	char out[160];
+	int saved, fd, rc;
+
+	snprintf(out, sizeof(out), "%s/stdout", dir);
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 1);
+	close(fd);
+	rc = run(args, NULL, 0);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	*text = test_slurp(out, NULL);
+	assert_non_null(*text);
+	return rc;
+}
+
+#endif /* PROF_TEST_PROFCTL_RUN_H */

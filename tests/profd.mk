@@ -2,16 +2,20 @@
 # profd's tests: the protocol (unprivileged) and the real BPF program (root).
 
 UNIT_TESTS += $(OUTPUT)/tests/test_proto
-ROOT_TESTS += $(OUTPUT)/tests/test_profd
 
 $(OUTPUT)/tests/test_proto: tests/test_proto.c usdt/proto.h | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(TEST_LIBS)
 
 # needs profd and profctl beside it (it runs ../profd, ../profctl) and the client
-# and the program its container tests run inside one (tests/ctr_payload)
-$(OUTPUT)/tests/test_profd: tests/test_profd.c tests/testutil.h $(PROFD_CLIENT_OBJ) \
-		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) $(PROFCTL) $(OUTPUT)/tests/ctr_payload | $(OUTPUT)/tests
+# and the program its container tests run inside one (tests/ctr_payload); the
+# programs share tests/profd_fixture.h: the kernel facts (test_profd), users
+# who do not trust each other, what profd answers with, containers
+PROFD_ROOT_TESTS := test_profd test_profd_users test_profd_views test_profd_container
+ROOT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFD_ROOT_TESTS))
+$(patsubst %,$(OUTPUT)/tests/%,$(PROFD_ROOT_TESTS)): $(OUTPUT)/tests/%: tests/%.c tests/testutil.h \
+		tests/profd_fixture.h $(PROFD_CLIENT_OBJ) $(LIBPROF_READ) $(LIBPROF_A) $(PROFD) $(PROFCTL) \
+		$(OUTPUT)/tests/ctr_payload | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) -lm
@@ -20,9 +24,11 @@ UNIT_TESTS += $(OUTPUT)/tests/test_systemd_unit
 $(OUTPUT)/tests/test_systemd_unit: $(PROFD) systemd/profd.service
 
 # users who do not trust each other: quotas, pid reuse, attach on demand (root)
-ROOT_TESTS += $(OUTPUT)/tests/test_guard
-$(OUTPUT)/tests/test_guard: tests/test_guard.c tests/testutil.h $(PROFD_CLIENT_OBJ) \
-		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) $(PROFCTL) | $(OUTPUT)/tests
+GUARD_TESTS := test_guard test_guard_asks
+ROOT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(GUARD_TESTS))
+$(patsubst %,$(OUTPUT)/tests/%,$(GUARD_TESTS)): $(OUTPUT)/tests/%: tests/%.c tests/testutil.h \
+		tests/guard_fixture.h $(PROFD_CLIENT_OBJ) $(LIBPROF_READ) $(LIBPROF_A) $(PROFD) $(PROFCTL) \
+		| $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
@@ -35,3 +41,12 @@ $(OUTPUT)/tests/test_profd_hist: tests/test_profd_hist.c tests/testutil.h daemon
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_hist.c -o $@ \
 		$(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
+
+# profd's options: --history's time as profctl's --last spells one (profd_conf.c)
+UNIT_TESTS += $(OUTPUT)/tests/test_profd_conf
+$(OUTPUT)/tests/test_profd_conf: tests/test_profd_conf.c tests/testutil.h daemon/profd/profd_conf.c \
+		daemon/profd/profd_log.c daemon/profd/profd.h daemon/profd/profd_conf.h \
+		$(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_conf.c \
+		daemon/profd/profd_log.c -o $@ $(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)

@@ -96,27 +96,6 @@ static inline void test_need_profd(pid_t pid)
 	}
 }
 
-/* profctl args... with stdout to path; the status */
-static inline int test_profctl_run(const char *path, const char **args)
-{
-	char *argv[32];
-	int argc = 0, rc, saved, fd;
-
-	argv[argc++] = (char *)(uintptr_t) "profctl";
-	while (*args && argc < 31)
-		argv[argc++] = (char *)(uintptr_t)*args++;
-	argv[argc] = NULL;
-	fflush(stdout);
-	saved = dup(1);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	dup2(fd, 1);
-	close(fd);
-	rc = profctl_main(argc, argv);
-	fflush(stdout);
-	dup2(saved, 1);
-	close(saved);
-	return rc;
-}
 
 /* a file's text (free it), its length in *len if not NULL; NULL if none */
 static inline char *test_slurp(const char *path, size_t *len)
@@ -125,6 +104,8 @@ static inline char *test_slurp(const char *path, size_t *len)
 	char *buf;
 	long n;
 
+	if (len)
+		*len = 0;
 	if (!f)
 		return NULL;
 	fseek(f, 0, SEEK_END);
@@ -139,6 +120,110 @@ static inline char *test_slurp(const char *path, size_t *len)
 	if (buf && len)
 		*len = (size_t)n;
 	return buf;
+}
+
+/*
+ * profctl args... (NULL-terminated) run in-process: stdout into the file
+ * out and stderr into err (its text; the file dir/stderr on the way),
+ * each if set; the exit status
+ */
+static inline int test_profctl_run_io(const char *dir, const char *out, const char **args,
+				      char *err, size_t errlen)
+{
+	char *argv[32], errpath[128];
+	int argc = 0, rc, saved = -1, saved2 = -1, fd;
+
+	argv[argc++] = (char *)(uintptr_t) "profctl";
+	while (*args && argc < 31)
+		argv[argc++] = (char *)(uintptr_t)*args++;
+	argv[argc] = NULL;
+	if (out) {
+		fflush(stdout);
+		saved = dup(1);
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		close(fd);
+	}
+	if (err) {
+		snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+		fflush(stderr);
+		saved2 = dup(2);
+		fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 2);
+		close(fd);
+	}
+	rc = profctl_main(argc, argv);
+	if (out) {
+		fflush(stdout);
+		dup2(saved, 1);
+		close(saved);
+	}
+	if (err) {
+		char *e;
+
+		fflush(stderr);
+		dup2(saved2, 2);
+		close(saved2);
+		e = test_slurp(errpath, NULL);
+		snprintf(err, errlen, "%s", e ? e : "");
+		free(e);
+	}
+	return rc;
+}
+
+/* profctl args... with stdout to path; the status */
+static inline int test_profctl_run(const char *path, const char **args)
+{
+	return test_profctl_run_io(NULL, path, args, NULL, 0);
+}
+
+/*
+ * A live program driven over two pipes: child_main(cmd, ack) in a forked
+ * child reads a count, runs that many rounds of its zones and writes the
+ * count back; 0 makes it exit.  Its pid (-1 if it could not start), the
+ * pipes' ends in *cmd_w and *ack_r
+ */
+static inline pid_t test_live_start(void (*child_main)(int cmd, int ack), int *cmd_w, int *ack_r)
+{
+	int cmd[2], ack[2];
+	pid_t pid;
+
+	if (pipe(cmd) || pipe(ack))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		child_main(cmd[0], ack[1]);
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	*cmd_w = cmd[1];
+	*ack_r = ack[0];
+	return pid;
+}
+
+/* n rounds of the live program, done when it says so */
+static inline void test_live_drive(int cmd_w, int ack_r, unsigned int n)
+{
+	unsigned int a;
+
+	assert_int_equal(write(cmd_w, &n, sizeof(n)), sizeof(n));
+	assert_int_equal(read(ack_r, &a, sizeof(a)), sizeof(a));
+	assert_int_equal(a, n);
+}
+
+/* the live program told to exit (killed if it cannot hear), and reaped */
+static inline void test_live_stop(pid_t pid, int cmd_w)
+{
+	unsigned int zero = 0;
+
+	if (write(cmd_w, &zero, sizeof(zero)) != sizeof(zero))
+		kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 }
 
 #endif /* PROF_TEST_PROFD_PRIVATE_H */

@@ -20,7 +20,7 @@
 #include <time.h>
 #include "testutil.h"
 #include "annot.h"
-#include "profctl_run.h"
+#include "profctl_child.h"
 #include "prof.h"
 
 #define ITERS 2000

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_churn.c - thread churn (issue 12): slabs of exited threads are
+ * test_churn.c - thread churn: slabs of exited threads are
  * folded into the aggregate and reused, so every call of every thread is
  * counted however many threads come and go, live (while they churn, by
  * concurrent readers: counts only grow, never above what was made) and at

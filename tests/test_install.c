@@ -159,7 +159,7 @@ static void test_setup_installs(void **state)
 }
 
 /*
- * The library an application links carries what it runs (issue 18): the
+ * The library an application links carries what it runs: the
  * ABI prof.h's macros call, and none of what only profd and profctl use
  * (libprofread.a's, and a few named here so that moving a file back into
  * libprof does not pass unseen).

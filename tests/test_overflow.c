@@ -178,7 +178,7 @@ static int threads_child(void)
 	{
 		/* the main thread too: the two profiled ones have exited, so
 		 * their profiles go into the exited threads' aggregate and it
-		 * takes one of their slabs (issue 12) */
+		 * takes one of their slabs */
 		PROF_USDT(ov_main);
 	}
 	s = test_snapshot(0);

@@ -12,53 +12,20 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include "testutil.h"
+#include "client.h"
 #include "profctl.h"
 #include "profctl_fixture.h"
 #include "proffile.h"
 #include "prof.h"
+#include "profd_private.h"
 
 static char dir[64], base[128], newer[128], out[128];
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
 
 /* profctl args... with stdout into out; its text (free it), *rc the status */
 static char *run(int *rc, const char **args)
 {
-	char *argv[32];
-	int argc = 0, saved, fd;
-
-	argv[argc++] = (char *)(uintptr_t) "profctl";
-	while (*args && argc < 31)
-		argv[argc++] = (char *)(uintptr_t)*args++;
-	argv[argc] = NULL;
-	fflush(stdout);
-	saved = dup(1);
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	dup2(fd, 1);
-	close(fd);
-	*rc = profctl_main(argc, argv);
-	fflush(stdout);
-	dup2(saved, 1);
-	close(saved);
-	return slurp(out);
+	*rc = test_profctl_run(out, args);
+	return test_slurp(out, NULL);
 }
 
 /* the node of thread t under parent with site */
@@ -377,7 +344,7 @@ static void test_html(void **state)
 	text = run(&rc, a);
 	assert_int_equal(rc, 0);
 	free(text);
-	text = slurp(page);
+	text = test_slurp(page, NULL);
 	assert_non_null(text);
 	assert_null(strstr(text, "DIFF_DATA"));
 	assert_non_null(strstr(text, "{\"path\":[\"main_loop\",\"parse\",\"lex\"],"));
@@ -391,7 +358,7 @@ static void test_html(void **state)
 		 ">%s 2>/dev/null",
 		 page, out);
 	assert_int_equal(system(cmd), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	/* the frame that got slower is drawn, red (the largest change: full
 	 * saturation), one level below parse; an unchanged one is grey */

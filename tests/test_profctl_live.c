@@ -20,8 +20,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "testutil.h"
+#include "client.h"
 #include "profctl.h"
 #include "prof.h"
+#include "profd_private.h"
 
 static char dir[64];
 static pid_t child = -1;
@@ -78,116 +80,37 @@ static void child_main(int cmd, int ack)
 
 static void drive(unsigned int n)
 {
-	unsigned int a;
-
-	assert_int_equal(write(cmd_w, &n, sizeof(n)), sizeof(n));
-	assert_int_equal(read(ack_r, &a, sizeof(a)), sizeof(a));
-	assert_int_equal(a, n);
+	test_live_drive(cmd_w, ack_r, n);
 }
 
 static int setup(void **state)
 {
-	int cmd[2], ack[2];
-
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/test_profctl_live.XXXXXX");
-	if (!mkdtemp(dir) || pipe(cmd) || pipe(ack))
+	if (!mkdtemp(dir))
 		return -1;
 	setenv("XDG_RUNTIME_DIR", dir, 1);
 	setenv("PROFCTL_NO_DAEMON", "1", 1);
 	setenv("PROF_NO_DAEMON", "1", 1);
-	child = fork();
-	if (child < 0)
-		return -1;
-	if (child == 0) {
-		close(cmd[1]);
-		close(ack[0]);
-		child_main(cmd[0], ack[1]);
-	}
-	close(cmd[0]);
-	close(ack[1]);
-	cmd_w = cmd[1];
-	ack_r = ack[0];
-	return 0;
+	child = test_live_start(child_main, &cmd_w, &ack_r);
+	return child < 0 ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	unsigned int zero = 0;
 	char cmd[128];
-	int st;
 
 	(void)state;
-	if (write(cmd_w, &zero, sizeof(zero)) != sizeof(zero))
-		kill(child, SIGKILL);
-	waitpid(child, &st, 0);
+	test_live_stop(child, cmd_w);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) ? -1 : 0;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
 }
 
 /* profctl with args; stdout into out, stderr into err (each if set); exit
  * status */
 static int run_io(const char *out, const char **args, char *err, size_t errlen)
 {
-	char *argv[32], errpath[128];
-	int argc = 0, rc, saved = -1, saved2 = -1, fd;
-
-	argv[argc++] = (char *)(uintptr_t) "profctl";
-	while (*args && argc < 31)
-		argv[argc++] = (char *)(uintptr_t)*args++;
-	argv[argc] = NULL;
-	if (out) {
-		fflush(stdout);
-		saved = dup(1);
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 1);
-		close(fd);
-	}
-	if (err) {
-		snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-		fflush(stderr);
-		saved2 = dup(2);
-		fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 2);
-		close(fd);
-	}
-	rc = profctl_main(argc, argv);
-	if (out) {
-		fflush(stdout);
-		dup2(saved, 1);
-		close(saved);
-	}
-	if (err) {
-		char *e;
-
-		fflush(stderr);
-		dup2(saved2, 2);
-		close(saved2);
-		e = slurp(errpath);
-		snprintf(err, errlen, "%s", e ? e : "");
-		free(e);
-	}
-	return rc;
+	return test_profctl_run_io(dir, out, args, err, errlen);
 }
 
 static int run(const char *out, const char **args)
@@ -311,14 +234,14 @@ static void test_reset_then_n(void **state)
 	assert_int_equal(run(NULL, reset), 0);
 	/* nothing since the reset */
 	assert_int_equal(run(out, report), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	assert_true(csv_calls(text, "live_outer") <= 0);
 	free(text);
 
 	drive(37);
 	assert_int_equal(run(out, report), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_int_equal(csv_calls(text, "live_outer"), 37);
 	assert_int_equal(csv_calls(text, "live_other"), 18);
 	assert_int_equal(csv_calls(text, "live_inner"), 37 + 18);
@@ -329,13 +252,13 @@ static void test_reset_then_n(void **state)
 	assert_int_equal(run(NULL, reset), 0);
 	drive(5);
 	assert_int_equal(run(out, report), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_int_equal(csv_calls(text, "live_outer"), 5);
 	free(text);
 
 	/* --since-start ignores it */
 	assert_int_equal(run(out, start), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_true(csv_calls(text, "live_outer") >= 25 + 37 + 5);
 	free(text);
 }
@@ -387,7 +310,7 @@ static void test_list_and_top(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	snprintf(out, sizeof(out), "%s/list.json", dir);
 	assert_int_equal(run(out, list), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	snprintf(want, sizeof(want), "{\"pid\":%d,", (int)child);
 	assert_non_null(strstr(text, want));
 	free(text);
@@ -395,7 +318,7 @@ static void test_list_and_top(void **state)
 	drive(5);
 	snprintf(out, sizeof(out), "%s/top.txt", dir);
 	assert_int_equal(run(out, top), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(strstr(text, "profctl top - pid"));
 	assert_non_null(strstr(text, "live_outer"));
 	/* max is the interval's, not since the start; a live process is not
@@ -600,7 +523,7 @@ static void test_killed_is_exited(void **state)
 	rc = run(out, a);
 	drop_segments(p);
 	assert_int_equal(rc, 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	assert_non_null(strstr(text, "\"exited\":true"));
 	assert_non_null(strstr(text, "\"state\":\"exited\""));
@@ -620,7 +543,7 @@ static void test_last_span(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	snprintf(out, sizeof(out), "%s/last.txt", dir);
 	assert_int_equal(run(out, a), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	at = strstr(text, ", the last ");
 	if (!at || sscanf(at + 11, "%lf%3[a-z]", &v, unit) != 2)
@@ -644,7 +567,7 @@ static void test_last_window(void **state)
 	snprintf(out, sizeof(out), "%s/window.csv", dir);
 	drive(10);
 	assert_int_equal(run(out, report), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	assert_true(csv_calls(text, "live_outer") <= 0);
 	free(text);
@@ -665,7 +588,7 @@ static void test_top_exited(void **state)
 	rc = run(out, top);
 	drop_segments(p);
 	assert_int_equal(rc, 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	snprintf(want, sizeof(want), "profctl top - pid %d (", (int)p);
 	assert_non_null(strstr(text, want));
@@ -883,7 +806,7 @@ static void test_clean(void **state)
 	free(ents);
 	assert_int_equal(access(base, F_OK), 0);
 	assert_int_equal(run(out, dry), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	snprintf(path, sizeof(path), "would remove /dev/shm/prof.%d.", (int)p);
 	assert_non_null(strstr(text, path));
 	snprintf(path, sizeof(path), "would remove %s (reset baseline of pid %d,", base, (int)p);
@@ -893,7 +816,7 @@ static void test_clean(void **state)
 	assert_true(seg_exists(p));
 	assert_int_equal(access(base, F_OK), 0);
 	assert_int_equal(run(out, one), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	snprintf(path, sizeof(path), "removed /dev/shm/prof.%d.", (int)p);
 	assert_non_null(strstr(text, path));
 	free(text);
@@ -909,7 +832,7 @@ static void test_clean(void **state)
 	assert_int_equal(run(NULL, reset), 0);
 	drop_segments(p);
 	assert_int_equal(run(out, one), 0);
-	text = slurp(out);
+	text = test_slurp(out, NULL);
 	assert_non_null(strstr(text, "removed 1 file, "));
 	free(text);
 
@@ -937,7 +860,7 @@ static void test_clean(void **state)
  */
 /* what a failed clean_namespace leaves, for its teardown */
 static pid_t ns_mid = -1;
-static char ns_seg[128];
+static char ns_seg[128], ns_base[160];
 
 static int teardown_ns(void **state)
 {
@@ -950,6 +873,10 @@ static int teardown_ns(void **state)
 	if (ns_seg[0])
 		unlink(ns_seg);
 	ns_seg[0] = 0;
+	/* a baseline left behind would make the next run's O_EXCL fail */
+	if (ns_base[0])
+		unlink(ns_base);
+	ns_base[0] = 0;
 	return 0;
 }
 
@@ -971,7 +898,7 @@ static bool new_path(char before[][96], size_t nb, char after[][96], size_t na, 
 
 static void clean_namespace(bool own_proc)
 {
-	char pid[16] = "1", out[128], base[160];
+	char pid[16] = "1", out[128], *base = ns_base;
 	const char *one[] = { "clean", "--pid", pid, NULL };
 	unsigned long long token;
 	int ready[2], st, fd;
@@ -1027,7 +954,7 @@ static void clean_namespace(bool own_proc)
 			     sizeof(ns_seg)));
 	/* a reset baseline of it (as profctl keeps one) */
 	assert_int_equal(sscanf(ns_seg, "/dev/shm/prof.1.%llu", &token), 1);
-	snprintf(base, sizeof(base), "/dev/shm/profctl.%u.1.%llu", (unsigned int)getuid(), token);
+	snprintf(base, sizeof(ns_base), "/dev/shm/profctl.%u.1.%llu", (unsigned int)getuid(), token);
 	fd = open(base, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	assert_true(fd >= 0);
 	close(fd);
@@ -1039,7 +966,8 @@ static void clean_namespace(bool own_proc)
 	kill(ns_mid, SIGKILL);
 	waitpid(ns_mid, NULL, 0);
 	ns_mid = -1;
-	for (int i = 0; i < 500 && access(ns_seg, F_OK) == 0; i++) {
+	/* the namespace's end is the kernel's to finish: wait for it, however loaded */
+	for (__u64 end = now_ns() + 30000000000ull; now_ns() < end && access(ns_seg, F_OK) == 0;) {
 		run(out, one);
 		if (access(ns_seg, F_OK))
 			break;
@@ -1048,6 +976,7 @@ static void clean_namespace(bool own_proc)
 	assert_int_equal(access(ns_seg, F_OK), -1);
 	assert_int_equal(access(base, F_OK), -1);
 	ns_seg[0] = 0;
+	ns_base[0] = 0;
 }
 
 /* with its own /proc, and sharing this one (where its pid 1 is init) */

@@ -15,9 +15,11 @@
 #include <sys/stat.h>
 #include <zlib.h>
 #include "testutil.h"
+#include "client.h"
 #include "profctl.h"
 #include "profctl_fixture.h"
 #include "profile.pb-c.h"
+#include "profd_private.h"
 
 static char dir[64], img[128], pb[128], out[128];
 
@@ -197,9 +199,7 @@ static void test_decoded(void **state)
 /* go tool pprof ARGS FILE into out; its text */
 static char *go_pprof(const char *args)
 {
-	char cmd[512], *buf;
-	FILE *f;
-	long n;
+	char cmd[512];
 
 	snprintf(cmd, sizeof(cmd),
 		 "env -i PATH=/usr/bin:/bin HOME=%s GOCACHE=%s/gocache go tool pprof %s %s "
@@ -207,19 +207,7 @@ static char *go_pprof(const char *args)
 		 dir, dir, args, pb, out);
 	if (system(cmd))
 		return NULL;
-	f = fopen(out, "r");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
+	return test_slurp(out, NULL);
 }
 
 static bool have_go(void)

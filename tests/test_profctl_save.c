@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_profctl_save.c - profiles as files (issue 15): `profctl save` then
+ * test_profctl_save.c - profiles as files: `profctl save` then
  * `report --input` gives what the live report gives, in every view and
  * format; PROF_SAVE writes the file at exit; the file is a small part of
  * the segment; a truncated, corrupt or foreign file gets one line and
@@ -17,9 +17,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "testutil.h"
+#include "client.h"
 #include "profctl.h"
 #include "proffile.h"
 #include "prof.h"
+#include "profd_private.h"
 
 static char dir[64];
 static pid_t child = -1, child_pid = -1;
@@ -88,58 +90,43 @@ static void child_main(int cmd, int ack)
 
 static void drive(unsigned int n)
 {
-	unsigned int a;
+	test_live_drive(cmd_w, ack_r, n);
+}
 
-	assert_int_equal(write(cmd_w, &n, sizeof(n)), sizeof(n));
-	assert_int_equal(read(ack_r, &a, sizeof(a)), sizeof(a));
-	assert_int_equal(a, n);
+/* the child saves itself at exit (test_prof_save reads it) and keeps its
+ * segment (for test_round_trip's post-mortem report) */
+static void saving_child_main(int cmd, int ack)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/atexit.%%p.prof", dir);
+	setenv("PROF_SAVE", path, 1);
+	setenv("PROF_KEEP", "1", 1);
+	child_main(cmd, ack);
 }
 
 static int setup(void **state)
 {
-	int cmd[2], ack[2];
-
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/test_profctl_save.XXXXXX");
-	if (!mkdtemp(dir) || pipe(cmd) || pipe(ack))
+	if (!mkdtemp(dir))
 		return -1;
 	setenv("XDG_RUNTIME_DIR", dir, 1);
 	setenv("PROFCTL_NO_DAEMON", "1", 1);
 	setenv("PROF_NO_DAEMON", "1", 1);
-	child = fork();
+	child = test_live_start(saving_child_main, &cmd_w, &ack_r);
 	if (child < 0)
 		return -1;
 	child_pid = child;
-	if (child == 0) {
-		char path[128];
-
-		/* the child saves itself at exit: test_prof_save reads it */
-		snprintf(path, sizeof(path), "%s/atexit.%%p.prof", dir);
-		setenv("PROF_SAVE", path, 1);
-		/* its segment stays for test_round_trip's post-mortem report */
-		setenv("PROF_KEEP", "1", 1);
-		close(cmd[1]);
-		close(ack[0]);
-		child_main(cmd[0], ack[1]);
-	}
 	child_token = prof_proc_start_token(child);
-	close(cmd[0]);
-	close(ack[1]);
-	cmd_w = cmd[1];
-	ack_r = ack[0];
 	return 0;
 }
 
 static void child_exit(void)
 {
-	unsigned int zero = 0;
-	int st;
-
 	if (child <= 0)
 		return;
-	if (write(cmd_w, &zero, sizeof(zero)) != sizeof(zero))
-		kill(child, SIGKILL);
-	waitpid(child, &st, 0);
+	test_live_stop(child, cmd_w);
 	child = -1;
 }
 
@@ -158,28 +145,6 @@ static int teardown(void **state)
 	return system(cmd) ? -1 : 0;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (len)
-		*len = (size_t)n;
-	return buf;
-}
-
 static void spill(const char *path, const void *buf, size_t len)
 {
 	FILE *f = fopen(path, "w");
@@ -193,45 +158,7 @@ static void spill(const char *path, const void *buf, size_t len)
  * (each if set); exit status */
 static int run_io(const char *out, const char **args, char *err, size_t errlen)
 {
-	char *argv[32], errpath[128];
-	int argc = 0, rc, saved = -1, saved2 = -1, fd;
-
-	argv[argc++] = (char *)(uintptr_t) "profctl";
-	while (*args && argc < 31)
-		argv[argc++] = (char *)(uintptr_t)*args++;
-	argv[argc] = NULL;
-	if (out) {
-		fflush(stdout);
-		saved = dup(1);
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 1);
-		close(fd);
-	}
-	if (err) {
-		snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-		fflush(stderr);
-		saved2 = dup(2);
-		fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 2);
-		close(fd);
-	}
-	rc = profctl_main(argc, argv);
-	if (out) {
-		fflush(stdout);
-		dup2(saved, 1);
-		close(saved);
-	}
-	if (err) {
-		char *e;
-
-		fflush(stderr);
-		dup2(saved2, 2);
-		close(saved2);
-		e = slurp(errpath, NULL);
-		snprintf(err, errlen, "%s", e ? e : "");
-		free(e);
-	}
-	return rc;
+	return test_profctl_run_io(dir, out, args, err, errlen);
 }
 
 /* the views and formats a saved file must render as the live process does */
@@ -313,7 +240,7 @@ static char *replace_all(char *s, const char *from, const char *to)
 }
 
 /* a name's byte of no UTF-8 sequence as a JSON report brings it back: the
- * writer escapes it as the code point of its value (\u00XX, README), read
+ * writer escapes it as the code point of its value (\u00XX, docs/reports.md), read
  * back as that character; NULL when the names have none */
 static const char *const *json_bytes;
 
@@ -337,8 +264,8 @@ static void views_equal(const char *pid, const char *file, const char *what)
 		report_args(argv, fsrc, views[v]);
 		assert_int_equal(run_io(saved, argv, err, sizeof(err)), 0);
 		assert_string_equal(err, "");
-		a = slurp(live, NULL);
-		b = slurp(saved, NULL);
+		a = test_slurp(live, NULL);
+		b = test_slurp(saved, NULL);
 		assert_non_null(a);
 		assert_non_null(b);
 		assert_true(strlen(a) > 20);
@@ -460,7 +387,7 @@ static void test_json_round_trip(void **state)
 	snprintf(atexit_json, sizeof(atexit_json), "%s/mono.atexit.json", dir);
 	snprintf(json, sizeof(json), "%s/mono.json", dir);
 	snprintf(live, sizeof(live), "%s/live.out", dir);
-	/* a command of non-ASCII name (issue 18): every JSON says it alike */
+	/* a command of non-ASCII name: every JSON says it alike */
 	c = mono_child("sv-ex\xc3\xa9", sv_worker, atexit_json, &token);
 	snprintf(pid, sizeof(pid), "%d", (int)c);
 	{
@@ -478,7 +405,7 @@ static void test_json_round_trip(void **state)
 
 		if (f < 2)
 			assert_int_equal(run_io(live, f ? fl : l, NULL, 0), 0);
-		text = slurp(f < 2 ? live : json, NULL);
+		text = test_slurp(f < 2 ? live : json, NULL);
 		assert_non_null(text);
 		assert_non_null(strstr(text, "\"comm\":\"sv-ex\xc3\xa9\""));
 		free(text);
@@ -645,7 +572,7 @@ static void test_last_measured(void **state)
 		assert_non_null(strstr(err, "measuring the next 1s"));
 		assert_int_equal(run_io(json, j, NULL, 0), 0);
 	}
-	text = slurp(json, NULL);
+	text = test_slurp(json, NULL);
 	assert_non_null(text);
 	/* zones, each with no call in the window */
 	for (p = strstr(text, "\"calls\":"); p; p = strstr(p + 1, "\"calls\":")) {
@@ -678,7 +605,7 @@ static void test_json_bad_counts(void **state)
 	snprintf(json, sizeof(json), "%s/counts.json", dir);
 	snprintf(edited, sizeof(edited), "%s/counts.bad.json", dir);
 	assert_int_equal(run_io(json, j, NULL, 0), 0);
-	text = slurp(json, &len);
+	text = test_slurp(json, &len);
 	assert_non_null(text);
 	/* as written, it reads back */
 	spill(edited, text, len);
@@ -738,8 +665,8 @@ static void run_two(const char **x, const char **y, char **a, char **b)
 	snprintf(out[1], sizeof(out[1]), "%s/two.1.out", dir);
 	assert_int_equal(run_io(out[0], x, NULL, 0), 0);
 	assert_int_equal(run_io(out[1], y, NULL, 0), 0);
-	*a = slurp(out[0], NULL);
-	*b = slurp(out[1], NULL);
+	*a = test_slurp(out[0], NULL);
+	*b = test_slurp(out[1], NULL);
 	assert_non_null(*a);
 	assert_non_null(*b);
 }
@@ -765,7 +692,7 @@ static void test_options_rest(void **state)
 		const char *st[] = { "status", "--no-daemon", NULL };
 
 		assert_int_equal(run_io(out, st, NULL, 0), 0);
-		a = slurp(out, NULL);
+		a = test_slurp(out, NULL);
 		assert_non_null(a);
 		assert_non_null(strstr(a, "profd: not asked"));
 		free(a);
@@ -799,7 +726,7 @@ static void test_options_rest(void **state)
 		const char *t[] = { "trace", "--pid", pid, "--last", "1s", "-o", out, NULL };
 
 		assert_int_equal(run_io(NULL, t, err, sizeof(err)), 0);
-		a = slurp(out, NULL);
+		a = test_slurp(out, NULL);
 		assert_non_null(a);
 		assert_int_equal(a[0], '{');
 		free(a);
@@ -1020,7 +947,7 @@ static void test_refused(void **state)
 		assert_int_equal(run_io(NULL, a, NULL, 0), 0);
 		assert_int_equal(run_io(json, j, NULL, 0), 0);
 	}
-	buf = slurp(file, &len);
+	buf = test_slurp(file, &len);
 	assert_non_null(buf);
 	/* every cut in the header and a spread of cuts in the body */
 	for (cut = 0; cut < len; cut += cut < sizeof(h) + 16 ? 1 : 97) {
@@ -1078,7 +1005,7 @@ static void test_refused(void **state)
 		snprintf(out, sizeof(out), "%s/json.out", dir);
 		assert_int_equal(run_io(out, a, NULL, 0), 0);
 	}
-	buf = slurp(json, &len);
+	buf = test_slurp(json, &len);
 	assert_non_null(buf);
 	for (cut = 0; cut < len - 2; cut += 53) {
 		spill(bad, buf, cut);
@@ -1104,7 +1031,7 @@ static void test_prof_save(void **state)
 	assert_int_equal(stat(path, &st), 0);
 	snprintf(out, sizeof(out), "%s/atexit.csv", dir);
 	assert_int_equal(run_io(out, a, NULL, 0), 0);
-	text = slurp(out, NULL);
+	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	/* every drive of this run: 5 + 3 + 2 + 30 outer calls */
 	snprintf(key, sizeof(key), ",sv_outer,");

@@ -22,8 +22,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "testutil.h"
-#include "profctl_run.h"
+#include "client.h"
+#include "profctl_child.h"
 #include "prof.h"
+#include "profd_private.h"
 
 #define RATE_HZ 200
 
@@ -90,36 +92,21 @@ static void ticker_main(void)
 
 static void drive(unsigned int n)
 {
-	unsigned int a;
-
-	assert_int_equal(write(cmd_w, &n, sizeof(n)), sizeof(n));
-	assert_int_equal(read(ack_r, &a, sizeof(a)), sizeof(a));
-	assert_int_equal(a, n);
+	test_live_drive(cmd_w, ack_r, n);
 }
 
 static int setup(void **state)
 {
-	int cmd[2], ack[2];
-
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/test_profctl_serve.XXXXXX");
-	if (!mkdtemp(dir) || pipe(cmd) || pipe(ack))
+	if (!mkdtemp(dir))
 		return -1;
 	setenv("XDG_RUNTIME_DIR", dir, 1);
 	setenv("PROFCTL_NO_DAEMON", "1", 1);
 	setenv("PROF_NO_DAEMON", "1", 1);
-	driven = fork();
+	driven = test_live_start(driven_main, &cmd_w, &ack_r);
 	if (driven < 0)
 		return -1;
-	if (driven == 0) {
-		close(cmd[1]);
-		close(ack[0]);
-		driven_main(cmd[0], ack[1]);
-	}
-	close(cmd[0]);
-	close(ack[1]);
-	cmd_w = cmd[1];
-	ack_r = ack[0];
 	ticker = fork();
 	if (ticker < 0)
 		return -1;
@@ -132,14 +119,11 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	unsigned int zero = 0;
 	char cmd[128];
 	int st;
 
 	(void)state;
-	if (write(cmd_w, &zero, sizeof(zero)) != sizeof(zero))
-		kill(driven, SIGKILL);
-	waitpid(driven, &st, 0);
+	test_live_stop(driven, cmd_w);
 	kill(ticker, SIGKILL);
 	waitpid(ticker, &st, 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "testutil.h"
-#include "profctl_run.h"
+#include "profctl_child.h"
 #include "prof.h"
 
 static char dir[64];

@@ -49,6 +49,10 @@ test-runtime:
 
 # the bugs of tests/mutations.txt, each applied to a scratch copy: the tests
 # must catch every one (tests/mutate says how long it takes)
-.PHONY: mutate
+.PHONY: mutate check-deps
 mutate:
 	$(Q)tests/mutate
+
+# a changed header rebuilds exactly what includes it (tests/run runs it too)
+check-deps: all
+	$(Q)python3 tests/check_deps.py

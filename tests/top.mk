@@ -1,3 +1,3 @@
 # SPDX-License-Identifier: MIT
-# profctl top on a real terminal (tmux), issue 16
+# profctl top on a real terminal (tmux)
 UNIT_TESTS += $(OUTPUT)/tests/test_top

@@ -196,35 +196,18 @@ static int agent_request(__u32 tid, bool late, struct profd_registered *out, int
 		char buf[PROFD_MSG_MAX];
 		struct profd_hdr h;
 	} rep;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { rep.buf, sizeof(rep.buf) };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = ctl.buf,
-			      .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c;
+	struct profd_recv r;
 	ssize_t n;
 	int err;
 
 	*mfd = -1;
 	if (send(agent.sock, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req))
 		return -EIO;
-	n = recvmsg(agent.sock, &msg, MSG_CMSG_CLOEXEC);
+	n = profd_recv(agent.sock, rep.buf, sizeof(rep.buf), 0, &r);
 	if (n <= 0)
-		return n < 0 ? -errno : -ECONNRESET;
-	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int))) {
-			if (*mfd >= 0)
-				close(*mfd);
-			memcpy(mfd, CMSG_DATA(c), sizeof(int));
-		}
-	}
-	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ? -EBADMSG
-							 : profd_msg_check(rep.buf, (size_t)n);
+		return n < 0 ? (int)n : -ECONNRESET;
+	*mfd = r.fd;
+	err = r.cut || r.nfds > 1 ? -EBADMSG : profd_msg_check(rep.buf, (size_t)n);
 	if (!err && rep.h.type == PROFD_MSG_ERROR) {
 		struct profd_error e;
 

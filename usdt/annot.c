@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "prof.h"
-#include "runtime.h"
+#include "prof_int.h"
 
 /* a lock name's state on this thread */
 struct annot_lockst {
@@ -98,6 +98,26 @@ static void annot_init(void)
 	pthread_atfork(annot_fork_prepare, annot_fork_parent, annot_fork_child);
 }
 
+/* the calling thread's slab (made, or moved after a fork, now), NULL if
+ * it has none */
+static struct prof_slab_hdr *thread_slab(void)
+{
+	prof_thread_ready();
+	return __prof_tls.cur < __PROF_GONE ? prof_tpriv.hdr : NULL;
+}
+
+/* the annotation region of slab h reserved; 0 or -errno, counted in
+ * nospace */
+static int region_reserve(struct prof_slab_hdr *h)
+{
+	const struct prof_region *r = &prof_rt.region[PROF_REGION_ANNOT];
+	int err = prof_seg_reserve((__u64)((char *)h - (char *)prof_rt.seg) + r->off, r->size);
+
+	if (err)
+		prof_seg_nospace();
+	return err;
+}
+
 static inline __u64 annot_dropped(struct annot_thread *a)
 {
 	if (a && a->hdr)
@@ -124,7 +144,7 @@ static bool annot_bind(struct annot_thread *a, struct prof_slab_hdr *h)
 
 	a->hdr = NULL;
 	a->epoch = ~0u;
-	if (!prof_rt.region[PROF_REGION_ANNOT].size || prof_region_reserve(h, PROF_REGION_ANNOT))
+	if (!prof_rt.region[PROF_REGION_ANNOT].size || region_reserve(h))
 		return false;
 	a->plots = (struct prof_plot *)(base + p[PROF_PART_PLOTS].off);
 	a->locks = (struct prof_lock *)(base + p[PROF_PART_LOCKS].off);
@@ -159,7 +179,7 @@ static struct annot_thread *annot_ready(void)
 		return NULL;
 	a->busy = 1;
 	pthread_once(&annot_once, annot_init);
-	h = prof_thread_slab();
+	h = thread_slab();
 	if (h != a->hdr && (!h || !annot_bind(a, h))) {
 		a->hdr = NULL;
 		a->epoch = ~0u;
@@ -215,7 +235,7 @@ static __u32 name_site(const struct __prof_aname *n)
 		free(e);
 		goto out;
 	}
-	e->idx = prof_site_register(&e->site);
+	e->idx = prof_site_index(&e->site);
 	annot_names[annot_nnames++] = e;
 	idx = e->idx;
 out:

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "snapshot.h"
+#include "fmt.h"
 
 #define SHM_DIR "/dev/shm"
 
@@ -54,13 +55,10 @@ static int ent_push(struct ent_vec *ev, const struct prof_seg_ent *e)
 {
 	struct prof_seg_ent *nv;
 
-	if (ev->n == ev->cap) {
-		ev->cap = ev->cap ? ev->cap * 2 : 16;
-		nv = realloc(ev->v, ev->cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		ev->v = nv;
-	}
+	nv = prof_grow(ev->v, ev->n, &ev->cap, sizeof(*nv), 16);
+	if (!nv)
+		return -ENOMEM;
+	ev->v = nv;
 	ev->v[ev->n++] = *e;
 	return 0;
 }
@@ -409,15 +407,12 @@ int prof_seg_list_ns(uid_t uid, struct prof_seg_ent **ents, size_t *n)
 		mnt = prof_ns_ino((pid_t)p, "mnt");
 		if (!mnt || mnt == self)
 			continue;
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 64;
-			nm = realloc(mp, cap * sizeof(*mp));
-			if (!nm) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			mp = nm;
+		nm = prof_grow(mp, cnt, &cap, sizeof(*mp), 64);
+		if (!nm) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
+		mp = nm;
 		mp[cnt].pid = (pid_t)p;
 		mp[cnt++].mnt = mnt;
 	}

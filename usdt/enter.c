@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * enter.c - a zone's enter that missed its site's newest way: the older
- * way, then the slow enter (prof.c).  A file of its own, so that the slow
+ * way, then the slow enter (usdt/prof_slow.c).  A file of its own, so that the slow
  * enter is a call to another object, which a test can count (ld --wrap).
  */
 #include "prof.h"

@@ -10,9 +10,9 @@
  * figure cannot mean one thing in one view and another in the next.
  * The reader's copy of an ext record, the image written back of a
  * snapshot and the fold of an exited thread's slab into the aggregate
- * (prof.c) go by its slab column.  Adding one: a line here, its writer
- * (prof.c, into slab.h), and the docs (README's JSON and its table of
- * what a window does, tests/report.schema.json).
+ * (usdt/prof_fold.c) go by its slab column.  Adding one: a line here, its
+ * writer (usdt/prof_slow.c, into slab.h), and the docs (docs/reports.md:
+ * the JSON and the table of what a window does; tests/report.schema.json).
  *
  * PROF_NODE_COUNTS(X) calls X(field, unit, across, window, flat, slab, key) for
  * each counter of struct prof_snap_node, in the order of a JSON node:

@@ -3,7 +3,9 @@
  * fmt.c - numbers and durations as text for people: the one formatter of
  * the report at exit and of every profctl view (see fmt.h).
  */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -317,4 +319,66 @@ void prof_out_printf(struct prof_out *o, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(o->f, fmt, ap);
 	va_end(ap);
+}
+
+int prof_parse_duration(const char *s, __u64 *ns)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		      { "", 1e9 }, { "m", 60e9 },  { "h", 3600e9 } };
+	size_t n = strspn(s, "0123456789."), k;
+	const char *end = s + n;
+	char num[32], *nend;
+	double v;
+
+	/* strtod would take "inf", "nan", hex and exponents: digits and
+	 * points only, all of them read ("1.2.3" is not), then the unit */
+	if (!n || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = 0;
+	errno = 0;
+	v = strtod(num, &nend);
+	if (errno || *nend || v <= 0)
+		return -EINVAL;
+	for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
+		if (!strcmp(end, units[k].unit))
+			break;
+	if (k == sizeof(units) / sizeof(units[0]))
+		return -EINVAL;
+	v *= units[k].ns;
+	if (v < 1 || v > 7 * 86400e9)
+		return -EINVAL;
+	*ns = (__u64)v;
+	return 0;
+}
+
+void *prof_grow(void *v, size_t n, size_t *cap, size_t size, size_t first)
+{
+	size_t c = *cap ? *cap * 2 : first;
+	void *nv;
+
+	if (n < *cap)
+		return v;
+	if (c < *cap || c > (size_t)-1 / size)
+		return NULL;
+	nv = realloc(v, c * size);
+	if (nv)
+		*cap = c;
+	return nv;
+}
+
+const char *prof_fmt_bytes(char *buf, size_t len, __u64 v)
+{
+	if (v < 1024)
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	else if (v < 1024 * 1024)
+		snprintf(buf, len, "%.1fKiB", (double)v / 1024);
+	else if (v < 1024ull * 1024 * 1024)
+		snprintf(buf, len, "%.1fMiB", (double)v / (1024 * 1024));
+	else
+		snprintf(buf, len, "%.1fGiB", (double)v / (1024.0 * 1024 * 1024));
+	return buf;
 }

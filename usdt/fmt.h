@@ -20,6 +20,7 @@
 #ifndef PROF_FMT_H
 #define PROF_FMT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <linux/types.h>
@@ -30,6 +31,8 @@ extern "C" {
 
 /* ns as a duration into buf (cut to len, as snprintf would); buf */
 const char *prof_fmt_ns(char *buf, size_t len, __u64 ns);
+/* bytes into buf (cut to len): "812", "80.0KiB", "1.5MiB", "2.0GiB"; buf */
+const char *prof_fmt_bytes(char *buf, size_t len, __u64 v);
 char *prof_put_u64(char *p, __u64 v);
 char *prof_put_u64_col(char *p, __u64 v, unsigned int width);
 char *prof_put_fixed(char *p, double x, unsigned int decimals);
@@ -39,6 +42,24 @@ char *prof_put_ns_col(char *p, __u64 ns, unsigned int width);
 char *prof_put_name(char *p, const char *name);
 /* name into buf (cut to len), its control bytes as '?'; buf */
 const char *prof_fmt_name(char *buf, size_t len, const char *name);
+
+/*
+ * A time as every option that takes one spells it (profctl's, profd's
+ * --history): a decimal number and a unit, ns, us, ms, s, m or h, seconds
+ * without one ("10s", "2m", "0.5", "16ms"), above 0 and at most 7 days.
+ * 0 or -EINVAL
+ */
+int prof_parse_duration(const char *s, __u64 *ns);
+/* a yes or no as every PROF* variable spells it (usdt/env.c): 1, yes,
+ * true, on; 0, no, false, off (any case).  0 or -EINVAL, *out untouched */
+int prof_env_parse_flag(const char *s, bool *out);
+
+/*
+ * Room for one more element in an array v of n (cap allocated, each size
+ * bytes): v itself while there is, else v moved to twice the room (first
+ * at the start).  NULL, with v and *cap untouched, if out of memory.
+ */
+void *prof_grow(void *v, size_t n, size_t *cap, size_t size, size_t first);
 
 /* an output buffer over a FILE: rows are built in it, written in big chunks */
 #define PROF_OUT_ROW	2048	/* a row built at p may take this much */

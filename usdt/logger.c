@@ -56,21 +56,10 @@ int prof_log_format(char *buf, size_t len, const char *thread, __u32 tid, const 
 /* its PROF_THREAD_NAME, else its comm, else "?" */
 static const char *thread_name(const struct prof_snap_thread *t, char *buf, size_t len)
 {
-	char path[64];
-	FILE *f;
-
 	if (t->name[0])
 		return t->name;
-	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", t->tid);
-	f = fopen(path, "re");
-	if (f) {
-		if (!fgets(buf, (int)len, f))
-			buf[0] = 0;
-		fclose(f);
-		buf[strcspn(buf, "\n")] = 0;
-		if (buf[0])
-			return buf;
-	}
+	if (!prof_proc_comm(0, (pid_t)t->tid, buf, len) && buf[0])
+		return buf;
 	return "?";
 }
 

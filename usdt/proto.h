@@ -46,7 +46,9 @@
 #define PROFD_PROTO_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/types.h>
 
 #define PROFD_PROTO_VERSION	5
@@ -265,6 +267,16 @@ static inline __u32 profd_msg_len(__u32 type)
 		return 0;
 	return (__u32)sizeof(struct profd_hdr) + payload[type];
 }
+
+/* what came with a packet (usdt/fdpass.c) */
+struct profd_recv {
+	int fd;		/* the first fd passed along, -1 if none (the caller's) */
+	int nfds;	/* how many came (the rest closed) */
+	bool cut;	/* the packet or its fds were truncated */
+};
+/* one packet of sock into buf (len), recvmsg flags (MSG_CMSG_CLOEXEC
+ * always): its length, 0 at the end, or -errno */
+ssize_t profd_recv(int sock, void *buf, size_t len, int flags, struct profd_recv *r);
 
 /* 0 if buf[0, n) is a well-formed packet, else -EBADMSG */
 static inline int profd_msg_check(const void *buf, size_t n)

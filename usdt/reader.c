@@ -474,7 +474,13 @@ PROF_HIDDEN int seg_check(const void *mem, size_t len, struct seg_geom *g)
 int prof_snapshot__read_opts(const void *mem, size_t len, unsigned int flags,
 			     struct prof_snapshot **out)
 {
-	return read_seg(mem, len, flags, NULL, out);
+	int err = read_seg(mem, len, flags, NULL, out);
+
+	/* read_seg is the bytes' alone: a live process's threads get what
+	 * /proc says of them */
+	if (!err && !seg_is_image(mem))
+		prof_snapshot__add_proc(*out, 0);
+	return err;
 }
 
 /* the segment's clock, now, as the writer reads it; 0 if this reader cannot
@@ -498,58 +504,6 @@ PROF_HIDDEN __u64 reader_now(__u32 clock)
 	if (clock != PROF_CLOCK_MONO || clock_gettime(CLOCK_MONOTONIC, &ts))
 		return 0;
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
-/* a small /proc file of a thread of pid, NUL terminated; 0 or -errno */
-static int task_file(__u32 pid, __u32 tid, const char *name, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/%s", pid, tid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = 0;
-	return 0;
-}
-
-/*
- * What only the kernel knows of a live process's threads: each one's CPU
- * time (its schedstat, from the CPU clock the runtime noted at its first
- * zone) and its comm (pthread_setname_np); of thread tid only, if not 0.
- * Only while pid is still the process that wrote the segment.
- */
-static void read_live_threads(struct prof_snapshot *s, __u32 tid)
-{
-	char buf[128];
-	__u32 i;
-
-	if (!s->pid || prof_proc_start_token((pid_t)s->pid) != s->start_token)
-		return;
-	for (i = 0; i < s->nthreads; i++) {
-		struct prof_snap_thread *t = &s->threads[i];
-		unsigned long long run;
-
-		/* a flat pass of one thread (top, a thread at a time) reads its
-		 * thread's files only: all of them made each pass O(threads^2) */
-		if (t->state != PROF_SLAB_ALIVE || (tid && t->tid != tid))
-			continue;
-		if (!task_file(s->pid, t->tid, "comm", buf, sizeof(buf))) {
-			buf[strcspn(buf, "\n")] = 0;
-			buf[sizeof(t->comm) - 1] = 0;
-			memcpy(t->comm, buf, strlen(buf) + 1);
-		}
-		if (t->oncpu_ns == PROF_SNAP_UNKNOWN && t->oncpu_start &&
-		    !task_file(s->pid, t->tid, "schedstat", buf, sizeof(buf)) &&
-		    sscanf(buf, "%llu", &run) == 1)
-			t->oncpu_ns = run > t->oncpu_start ? run - t->oncpu_start : 0;
-	}
 }
 
 /* sites [from, to) into s->sites (room for max_sites), checked */
@@ -690,6 +644,35 @@ static int read_agg(struct prof_snapshot *s, const void *mem, struct seg_geom *g
 	return 0;
 }
 
+/* two clocks (a CPU clock, the TSC) may disagree by a little: never more
+ * CPU time than wall time; image: s is an image's (its lazy threads have
+ * no bounds to go by) */
+PROF_HIDDEN void snap_clamp_oncpu(struct prof_snapshot *s, bool image)
+{
+	__u32 i;
+
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread *t = &s->threads[i];
+		__u64 wall;
+
+		if (t->oncpu_ns == PROF_SNAP_UNKNOWN)
+			continue;
+		/* the root's ticks; a lazy read has no nodes yet: its bounds */
+		if (t->nnodes)
+			wall = t->nodes[0].ticks;
+		else if (image)
+			continue;
+		else {
+			__u64 now = s->now_tick;
+			__u64 to = t->exit_tick && t->exit_tick < now ? t->exit_tick : now;
+
+			wall = to > t->start_tick ? to - t->start_tick : 0;
+		}
+		if (t->oncpu_ns > prof_snap_ns(s, wall))
+			t->oncpu_ns = prof_snap_ns(s, wall);
+	}
+}
+
 static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
 			 struct prof_snapshot **out);
 
@@ -703,6 +686,66 @@ PROF_HIDDEN int read_seg(const void *mem, size_t len, unsigned int flags, struct
 		err = read_seg_once(mem, len, flags, fa, out);
 	while (err == -EAGAIN && !fa && ++tries < 64);
 	return err;
+}
+
+/* the header's fields into s, as they are (checked by the caller) */
+static void read_hdr(struct prof_snapshot *s, const struct prof_seg_hdr *h)
+{
+	s->pid = LD(&h->pid);
+	s->uid = LD(&h->uid);
+	s->start_token = LD(&h->start_token);
+	s->created_ns = LD(&h->created_ns);
+	copy_bytes(s->comm, h->comm, sizeof(s->comm));
+	s->comm[sizeof(s->comm) - 1] = 0;
+	s->clock = LD(&h->clock);
+	s->flags = LD(&h->flags);
+	s->tick_hz = LD(&h->tick_hz);
+	s->tick_base = LD(&h->tick_base);
+	s->mono_base_ns = LD(&h->mono_base_ns);
+	s->exit_tick = LD(&h->exit_tick);
+	s->sites_dropped = LD(&h->sites_dropped);
+	s->threads_dropped = LD(&h->threads_dropped);
+	s->nospace = LD(&h->nospace);
+	s->zone_cost = LD(&h->zone_cost);
+	s->zone_inner = LD(&h->zone_inner);
+}
+
+/* each slab's words that say whether it changed during the read (live)
+ * or how far it goes; NULL if out of memory */
+static struct slab_pub *read_pub(const char *base, const struct seg_geom *g, __u32 nslabs,
+				 bool live)
+{
+	struct slab_pub *pub = malloc((nslabs ? nslabs : 1) * sizeof(*pub));
+	__u32 i;
+
+	if (!pub)
+		return NULL;
+	for (i = 0; i < nslabs; i++) {
+		const struct prof_slab_hdr *sh =
+			(const void *)(base + g->slabs_off + (__u64)i * g->slab_size);
+
+		pub[i].gen = live ? LDA(&sh->gen) : 0;
+		pub[i].activity = LDA(&sh->activity);
+		pub[i].nnodes = LDA(&sh->nnodes);
+	}
+	return pub;
+}
+
+/* what a PROF_READ_LAZY snapshot keeps to read its threads later; 0 or
+ * -ENOMEM */
+static int lazy_keep(struct prof_snapshot *s, const void *mem, size_t len,
+		     const struct seg_geom *g, unsigned int flags, bool sched)
+{
+	s->lazy = calloc(1, sizeof(*s->lazy));
+	if (!s->lazy)
+		return -ENOMEM;
+	s->lazy->mem = mem;
+	s->lazy->len = len;
+	s->lazy->g = *g;
+	s->lazy->flags = flags;
+	s->lazy->sched = sched;
+	s->lazy->nsites = s->nsites;
+	return 0;
 }
 
 static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
@@ -731,23 +774,7 @@ static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct
 	{
 		__u64 slabs_off = g.slabs_off, slab_size = g.slab_size, sites_off = g.sites_off;
 
-		s->pid = LD(&h->pid);
-		s->uid = LD(&h->uid);
-		s->start_token = LD(&h->start_token);
-		s->created_ns = LD(&h->created_ns);
-		copy_bytes(s->comm, h->comm, sizeof(s->comm));
-		s->comm[sizeof(s->comm) - 1] = 0;
-		s->clock = LD(&h->clock);
-		s->flags = LD(&h->flags);
-		s->tick_hz = LD(&h->tick_hz);
-		s->tick_base = LD(&h->tick_base);
-		s->mono_base_ns = LD(&h->mono_base_ns);
-		s->exit_tick = LD(&h->exit_tick);
-		s->sites_dropped = LD(&h->sites_dropped);
-		s->threads_dropped = LD(&h->threads_dropped);
-		s->nospace = LD(&h->nospace);
-		s->zone_cost = LD(&h->zone_cost);
-		s->zone_inner = LD(&h->zone_inner);
+		read_hdr(s, h);
 		if (s->clock != PROF_CLOCK_TSC && s->clock != PROF_CLOCK_MONO)
 			goto fail;
 		/* one now for every open call of the read: an image's, the
@@ -765,18 +792,10 @@ static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct
 		nslabs = LDA(&h->nslabs);
 		if (nslabs > g.max_threads)
 			goto fail;
-		pub = malloc((nslabs ? nslabs : 1) * sizeof(*pub));
+		pub = read_pub(base, &g, nslabs, live);
 		if (!pub) {
 			err = -ENOMEM;
 			goto fail;
-		}
-		for (i = 0; i < nslabs; i++) {
-			const struct prof_slab_hdr *sh =
-				(const void *)(base + slabs_off + (__u64)i * slab_size);
-
-			pub[i].gen = live ? LDA(&sh->gen) : 0;
-			pub[i].activity = LDA(&sh->activity);
-			pub[i].nnodes = LDA(&sh->nnodes);
 		}
 		s->nsites = LDA(&h->nsites);
 		if (s->nsites > g.max_sites)
@@ -826,41 +845,10 @@ static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct
 				goto fail;
 		}
 	}
-	if (!g.snap_tick && !s->exit_tick)
-		read_live_threads(s, fa ? fa->tid : 0);
-	/* two clocks (a CPU clock, the TSC) may disagree by a little: never
-	 * more CPU time than wall time */
-	for (i = 0; i < s->nthreads; i++) {
-		struct prof_snap_thread *t = &s->threads[i];
-		__u64 wall;
-
-		if (t->oncpu_ns == PROF_SNAP_UNKNOWN)
-			continue;
-		/* the root's ticks; a lazy read has no nodes yet: its bounds */
-		if (t->nnodes)
-			wall = t->nodes[0].ticks;
-		else if (g.snap_tick)
-			continue;
-		else {
-			__u64 to = t->exit_tick && t->exit_tick < g.now ? t->exit_tick : g.now;
-
-			wall = to > t->start_tick ? to - t->start_tick : 0;
-		}
-		if (t->oncpu_ns > prof_snap_ns(s, wall))
-			t->oncpu_ns = prof_snap_ns(s, wall);
-	}
-	if ((flags & PROF_READ_LAZY) && !fa) {
-		s->lazy = calloc(1, sizeof(*s->lazy));
-		if (!s->lazy) {
-			err = -ENOMEM;
-			goto fail;
-		}
-		s->lazy->mem = mem;
-		s->lazy->len = len;
-		s->lazy->g = g;
-		s->lazy->flags = flags;
-		s->lazy->sched = sched;
-		s->lazy->nsites = s->nsites;
+	snap_clamp_oncpu(s, g.snap_tick != 0);
+	if ((flags & PROF_READ_LAZY) && !fa && lazy_keep(s, mem, len, &g, flags, sched)) {
+		err = -ENOMEM;
+		goto fail;
 	}
 	/* a snapshot may be kept (profd's history): no slack past what it holds */
 	if (pool.v && pool.n < pool.cap) {

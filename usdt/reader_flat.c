@@ -480,6 +480,8 @@ int prof_seg_flat_cached(const void *mem, size_t len, __u32 tid, int sort,
 	err = read_seg(mem, len, PROF_READ_NO_HIST, &fa, snap);
 	if (err)
 		goto cleanup;
+	if (!seg_is_image(mem))
+		prof_snapshot__add_proc(*snap, tid);
 	for (i = 0; i <= fa.nsites; i++) {
 		fa.rows[i].site = i < fa.nsites ? i : PROF_SITE_NONE;
 		/* a child read after it grew can exceed its parent: clamp */

@@ -271,6 +271,53 @@ int prof_snapshot__write(const struct prof_snapshot *s, void **buf, size_t *len)
 	return 0;
 }
 
+/* an image's header: the snapshot's, its geometry g's, and its now */
+static void image_write_hdr(struct prof_seg_hdr *h, const struct prof_snapshot *s,
+			    const struct image_geom *g)
+{
+	h->magic = PROF_SEG_MAGIC;
+	h->version = PROF_SEG_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->seg_size = g->size;
+	h->pid = s->pid;
+	h->uid = s->uid;
+	h->start_token = s->start_token;
+	h->created_ns = s->created_ns;
+	memcpy(h->comm, s->comm, sizeof(h->comm));
+	h->clock = s->clock;
+	h->flags = s->flags;
+	h->tick_hz = s->tick_hz;
+	h->tick_base = s->tick_base;
+	h->mono_base_ns = s->mono_base_ns;
+	h->max_sites = s->nsites ? s->nsites : 1;
+	h->site_size = sizeof(struct prof_site_ent);
+	h->max_threads = g->nreal ? g->nreal : 1;
+	h->max_nodes = g->max_nodes;
+	h->node_size = PROF_NODE_SIZE;
+	h->hist_buckets = PROF_HIST_BUCKETS;
+	h->ext_size = PROF_NODE_EXT_SIZE;
+	h->hist_block = 1u << g->shift;
+	h->sites_off = g->sites_off;
+	h->slabs_off = g->slabs_off;
+	h->slab_size = g->slab_size;
+	h->minor = PROF_SEG_MINOR;
+	h->slab_hdr_size = sizeof(struct prof_slab_hdr);
+	h->nregions = PROF_REGIONS;
+	memcpy(h->region, g->region, sizeof(g->region));
+	h->nsites = s->nsites;
+	h->nslabs = g->nreal;
+	h->agg_slab = g->agg ? h->max_threads : PROF_NO_SLOT;
+	h->folds = g->agg ? s->threads[s->nthreads - 1].folds : 0;
+	h->sites_dropped = s->sites_dropped;
+	h->threads_dropped = s->threads_dropped;
+	h->exit_tick = s->exit_tick;
+	h->nospace = s->nospace;
+	h->zone_cost = s->zone_cost;
+	h->zone_inner = s->zone_inner;
+	/* the open calls as they were at the read: measured to its now */
+	h->snap_tick = s->now_tick ? s->now_tick : 1;
+}
+
 int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t len)
 {
 	struct image_geom g;
@@ -285,47 +332,7 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 	if (len != g.size)
 		return -EINVAL;
 	h = (struct prof_seg_hdr *)mem;
-	h->magic = PROF_SEG_MAGIC;
-	h->version = PROF_SEG_VERSION;
-	h->hdr_size = sizeof(*h);
-	h->seg_size = g.size;
-	h->pid = s->pid;
-	h->uid = s->uid;
-	h->start_token = s->start_token;
-	h->created_ns = s->created_ns;
-	memcpy(h->comm, s->comm, sizeof(h->comm));
-	h->clock = s->clock;
-	h->flags = s->flags;
-	h->tick_hz = s->tick_hz;
-	h->tick_base = s->tick_base;
-	h->mono_base_ns = s->mono_base_ns;
-	h->max_sites = s->nsites ? s->nsites : 1;
-	h->site_size = sizeof(struct prof_site_ent);
-	h->max_threads = g.nreal ? g.nreal : 1;
-	h->max_nodes = g.max_nodes;
-	h->node_size = PROF_NODE_SIZE;
-	h->hist_buckets = PROF_HIST_BUCKETS;
-	h->ext_size = PROF_NODE_EXT_SIZE;
-	h->hist_block = 1u << g.shift;
-	h->sites_off = g.sites_off;
-	h->slabs_off = g.slabs_off;
-	h->slab_size = g.slab_size;
-	h->minor = PROF_SEG_MINOR;
-	h->slab_hdr_size = sizeof(struct prof_slab_hdr);
-	h->nregions = PROF_REGIONS;
-	memcpy(h->region, g.region, sizeof(g.region));
-	h->nsites = s->nsites;
-	h->nslabs = g.nreal;
-	h->agg_slab = g.agg ? h->max_threads : PROF_NO_SLOT;
-	h->folds = g.agg ? s->threads[s->nthreads - 1].folds : 0;
-	h->sites_dropped = s->sites_dropped;
-	h->threads_dropped = s->threads_dropped;
-	h->exit_tick = s->exit_tick;
-	h->nospace = s->nospace;
-	h->zone_cost = s->zone_cost;
-	h->zone_inner = s->zone_inner;
-	/* the open calls as they were at the read: measured to its now */
-	h->snap_tick = s->now_tick ? s->now_tick : 1;
+	image_write_hdr(h, s, &g);
 	for (i = 0; i < s->nsites; i++) {
 		struct prof_site_ent *e = (void *)(mem + g.sites_off + (__u64)i * sizeof(*e));
 

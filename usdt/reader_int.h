@@ -200,6 +200,15 @@ PROF_HIDDEN void slab_view(const char *slab, const struct seg_geom *g, struct sl
 PROF_HIDDEN int thread_derive(struct prof_snap_thread *t, __u32 nsites);
 PROF_HIDDEN int seg_check(const void *mem, size_t len, struct seg_geom *g);
 PROF_HIDDEN __u64 reader_now(__u32 clock);
+/* a segment's bytes are an image's (a reader's copy), not a live writer's */
+static inline bool seg_is_image(const void *mem)
+{
+	return LD(&((const struct prof_seg_hdr *)mem)->snap_tick) != 0;
+}
+/* never more CPU time than wall time (reader.c); image: an image's */
+PROF_HIDDEN void snap_clamp_oncpu(struct prof_snapshot *s, bool image);
+/* a pure function of the segment's bytes: what /proc says is the caller's
+ * to add (prof_snapshot__add_proc) */
 PROF_HIDDEN int read_seg(const void *mem, size_t len, unsigned int flags, struct flat_acc *fa,
 			 struct prof_snapshot **out);
 

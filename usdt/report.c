@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * report.c - a snapshot as text (a call tree per thread and a flat list)
- * or as JSON (the schema in README.md).
+ * or as JSON (the schema in docs/reports.md).
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -513,20 +513,6 @@ static void thread_title(FILE *f, const struct prof_snapshot *s, const struct pr
 	fputc('\n', f);
 }
 
-/* bytes as "81920 (80.0KiB)" */
-static const char *fmt_bytes(char *buf, size_t len, __u64 v)
-{
-	if (v < 1024)
-		snprintf(buf, len, "%llu", (unsigned long long)v);
-	else if (v < 1024 * 1024)
-		snprintf(buf, len, "%.1fKiB", (double)v / 1024);
-	else if (v < 1024ull * 1024 * 1024)
-		snprintf(buf, len, "%.1fMiB", (double)v / (1024 * 1024));
-	else
-		snprintf(buf, len, "%.1fGiB", (double)v / (1024.0 * 1024 * 1024));
-	return buf;
-}
-
 /*
  * The thread's PROF_ALLOC and PROF_FREE, a row per node that has any
  * (the tree has no room for four more columns): counts and bytes, and the
@@ -552,9 +538,9 @@ static void alloc_rows(struct tctx *c)
 		if (!n->allocs && !n->frees)
 			continue;
 		prof_out_printf(c->out, "%10llu %10s %10llu %10s  ", (unsigned long long)n->allocs,
-				fmt_bytes(b[0], sizeof(b[0]), n->alloc_bytes),
+				prof_fmt_bytes(b[0], sizeof(b[0]), n->alloc_bytes),
 				(unsigned long long)n->frees,
-				fmt_bytes(b[1], sizeof(b[1]), n->free_bytes));
+				prof_fmt_bytes(b[1], sizeof(b[1]), n->free_bytes));
 		/* parents have lower indices: the walk ends */
 		for (up[k++] = n;
 		     k < 3 && up[k - 1]->parent != PROF_NODE_ROOT && up[k - 1]->parent < t->nnodes;
@@ -732,7 +718,7 @@ int prof_report_flat(FILE *f, const struct prof_snapshot *s, const struct prof_r
 		if (clash && r->site < s->nsites && clash[r->site])
 			*prof_put_where(where, &s->sites[r->site]) = 0;
 		fprintf(f, "%10llu %10s  %s%s\n", (unsigned long long)r->allocs,
-			fmt_bytes(b, sizeof(b), r->alloc_bytes),
+			prof_fmt_bytes(b, sizeof(b), r->alloc_bytes),
 			r->site < s->nsites ? s->sites[r->site].name : "[overflow]", where);
 	}
 	free(clash);

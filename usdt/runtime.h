@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "prof.h"
+#include "fmt.h"
 
 #define PROF_BEGIN_DEPTH	128	/* open PROF_BEGINs per thread */
 #define PROF_REG_WAIT_MS	50	/* a thread's first zone waits this long, at
@@ -107,11 +108,6 @@ static inline void *prof_rt_region(struct prof_slab_hdr *h, enum prof_region_id 
 
 pid_t prof_gettid(void);
 
-/* annot.c's hooks into prof.c */
-struct prof_site;
-struct prof_slab_hdr *prof_thread_slab(void);
-__u32 prof_site_register(const struct prof_site *s);
-int prof_region_reserve(struct prof_slab_hdr *h, enum prof_region_id r);
 
 __u64 prof_ticks_to_ns(__u64 ticks);
 
@@ -149,8 +145,7 @@ struct prof_env {
 };
 extern struct prof_env prof_env;
 void prof_env__read(void);
-/* 0 or -EINVAL; *out untouched on error */
-int prof_env_parse_flag(const char *s, bool *out);
+/* 0 or -EINVAL; *out untouched on error (prof_env_parse_flag: fmt.h) */
 int prof_env_parse_u32(const char *s, __u32 lo, __u32 hi, __u32 *out);
 int prof_env_parse_seconds(const char *s, double *out);
 

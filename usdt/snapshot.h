@@ -389,6 +389,20 @@ void prof_proc_cgroup(pid_t pid, char *buf, size_t len);
 int prof_seg_open(const struct prof_seg_ent *ent);
 /* the start token of a live pid from /proc/<pid>/stat, 0 if none */
 __u64 prof_proc_start_token(pid_t pid);
+/* a small /proc file: /proc/PID/NAME, or of its thread tid if not 0
+ * (/proc/PID/task/TID/NAME); pid 0 is our own process; NUL terminated,
+ * cut to len; 0 or -errno */
+int prof_proc_file(pid_t pid, pid_t tid, const char *name, char *buf, size_t len);
+/* the same of "comm", its newline dropped */
+int prof_proc_comm(pid_t pid, pid_t tid, char *buf, size_t len);
+/*
+ * What only the kernel knows of a live process's threads, added to a
+ * snapshot read from its segment (the read is the bytes' alone): each
+ * thread's CPU time and comm, of thread tid only if not 0.  Nothing once
+ * the process exited, or when pid is another process now.
+ * prof_snapshot__read* and prof_flat_read add it to a live segment's.
+ */
+void prof_snapshot__add_proc(struct prof_snapshot *s, __u32 tid);
 
 /* renderers (usdt/report.c) */
 #define PROF_SORT_SELF		0
@@ -500,7 +514,7 @@ __u64 prof_snap_self_oncpu(const struct prof_snap_thread *t, const __u64 *oncpu,
 /* *kids room for a sorted child list of each of t's nodes (grown as
  * needed, free() it); 0 or -ENOMEM */
 int prof_snap_kids_room(const struct prof_snap_thread *t, __u32 **kids, __u32 *nkids);
-/* JSON: {"version":1,"processes":[...]} as documented in README.md */
+/* JSON: {"version":1,"processes":[...]} as documented in docs/reports.md */
 int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t n);
 
 /* flat view: zones merged across threads and paths; recursion is not

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * zone_leave.h - a zone's exit, out of line: the runtime's __prof_leave
- * (prof.c), which every site calls, and bench/overhead's variants built
+ * (usdt/prof_slow.c), which every site calls, and bench/overhead's variants built
  * without the kernel word or the event ring (PROF_NO_KERNEL_WORD,
  * PROF_NO_RING, bench only).  Not installed: include after prof.h.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * client.c - daemon/client.h over daemon/proto.h.
+ * client.c - daemon/profctl/client.h over usdt/proto.h.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -94,35 +94,19 @@ static int recv_rep(int fd, __u32 want, void *payload, size_t plen, int *rfd, __
 		char buf[PROFD_MSG_MAX + 1];
 		struct profd_hdr h;
 	} m;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { m.buf, sizeof(m.buf) };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = ctl.buf,
-			      .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c;
-	int pfd = -1, err;
+	struct profd_recv r;
+	int pfd, err;
 	ssize_t n;
 
 	if (rfd)
 		*rfd = -1;
-	n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	n = profd_recv(fd, m.buf, sizeof(m.buf), 0, &r);
 	if (n < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		return n == -EAGAIN ? -ETIMEDOUT : (int)n;
 	if (n == 0)
 		return -ECONNRESET;
-	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int))) {
-			if (pfd >= 0)
-				close(pfd);
-			memcpy(&pfd, CMSG_DATA(c), sizeof(int));
-		}
-	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ? -EBADMSG
-							 : profd_msg_check(m.buf, (size_t)n);
+	pfd = r.fd;
+	err = r.cut || r.nfds > 1 ? -EBADMSG : profd_msg_check(m.buf, (size_t)n);
 	if (err)
 		goto out;
 	if (got)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * client.h - what profctl (and tests) call to talk to profd.  The wire
- * protocol behind it is daemon/proto.h; this is the contract for callers.
+ * protocol behind it is usdt/proto.h; this is the contract for callers.
  *
  * Reports travel as segment images: profd builds a snapshot (since start,
  * since reset, or the last N seconds), serializes it with

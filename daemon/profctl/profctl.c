@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * profctl.c - the profctl command: list, report, reset, top, status, zones.
- * Everything is in profctl_cli.c so the tests can run the same code.
+ * Everything is in profctl_cli.c and the verbs' files (libprofctl.a) so the
+ * tests can run the same code.
  */
 #include "profctl.h"
 

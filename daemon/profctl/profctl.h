@@ -19,6 +19,7 @@
 #include "json_writer.h"
 #include "proto.h"
 #include "snapshot.h"
+#include "profctl_opts.h"
 
 #define PC_FMT_TEXT	0
 #define PC_FMT_JSON	1
@@ -63,11 +64,14 @@ struct pc_opts {
 	const char *trace_json;	/* report --format html: the timeline's data */
 	int weight;		/* folded: PC_WEIGHT_* */
 	int args;		/* pc_parse_opts: argv index of the first operand */
+	const char *color_when;	/* --color: auto, always, never */
+	double delay;		/* top --delay, seconds */
+	int iters;		/* top --iterations, 0: until quit */
 };
 
 int profctl_main(int argc, char **argv);
 
-/* report's options that do not go together (profctl_cli.c): one row each */
+/* report's options that do not go together (profctl_report.c): one row each */
 struct pc_conflict {
 	bool (*when)(const struct pc_opts *o);
 	const char *why;     /* said after "report: ", exit 2 */
@@ -76,11 +80,6 @@ struct pc_conflict {
 extern const struct pc_conflict pc_report_conflicts[];
 extern const size_t pc_report_nconflicts;
 
-/* the CLI's option parsing for a verb in another file: allowed is the
- * space-separated long names it takes; operands may follow (o->args is
- * the first).  0, -1 after --help, or an exit status */
-int pc_parse_opts(int argc, char **argv, const char *usage, const char *allowed,
-		  struct pc_opts *o);
 /* -o FILE or stdout, said if it fails; and its close, said */
 FILE *pc_open_out(const struct pc_opts *o);
 int pc_close_out(FILE *f, const struct pc_opts *o);
@@ -209,12 +208,13 @@ int pc_baseline_save(const struct prof_snapshot *s);
 /* *base NULL if none; 0 or -errno */
 int pc_baseline_load(pid_t pid, __u64 token, struct prof_snapshot **base);
 
-/*
- * A time as every option that takes one spells it: a decimal number and a
- * unit, ns, us, ms, s, m or h, seconds without one ("10s", "2m", "0.5",
- * "16ms"), above 0 and at most 7 days.  0 or -EINVAL
- */
-int pc_parse_duration(const char *s, __u64 *ns);
+/* PROFCTL_NO_DAEMON set: a yes (1, yes, true, on; anything but a no) */
+bool pc_env_no_daemon(void);
+/* a time as every option that takes one spells it (usdt/fmt.h) */
+static inline int pc_parse_duration(const char *s, __u64 *ns)
+{
+	return prof_parse_duration(s, ns);
+}
 
 /* a segment image from a file (--input), read with PROF_READ_* flags */
 int pc_read_image(const char *path, unsigned int flags, struct prof_snapshot **snap);
@@ -283,6 +283,15 @@ void pc_callers_free(struct pc_callers *c);
 /* --- verbs in their own files --------------------------------------------- */
 
 int pc_zones(const char *path, FILE *f);
+/* each verb (profctl_VERB.c; zones, top and clean in theirs): argv[0] is
+ * the verb; exit status */
+int pc_cmd_report(int argc, char **argv);
+int pc_cmd_list(int argc, char **argv);
+int pc_cmd_reset(int argc, char **argv);
+int pc_cmd_status(int argc, char **argv);
+int pc_cmd_zones(int argc, char **argv);
+int pc_cmd_top(int argc, char **argv);
+int pc_cmd_clean(int argc, char **argv);
 /* profctl save / diff (profctl_save.c, profctl_diff.c): exit status */
 int pc_cmd_save(int argc, char **argv);
 int pc_cmd_diff(int argc, char **argv);

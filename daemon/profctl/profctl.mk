@@ -1,20 +1,19 @@
 # SPDX-License-Identifier: MIT
-# profctl: the CLI and its renderers (issue 4).  Included by daemon/profd/profd.mk
+# profctl: the CLI and its renderers.  Included by daemon/profd/profd.mk
 # and by tests/profctl.mk; the guard keeps one copy of the rules.
 ifndef PROFCTL_MK
 PROFCTL_MK := 1
 
 PROFCTL := $(OUTPUT)/profctl
-PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_src.c daemon/profctl/profctl_snap.c \
+PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_opts.c \
+	daemon/profctl/profctl_report.c daemon/profctl/profctl_reset.c daemon/profctl/profctl_list.c \
+	daemon/profctl/profctl_status.c daemon/profctl/profctl_src.c daemon/profctl/profctl_snap.c \
 	daemon/profctl/profctl_zones.c daemon/profctl/profctl_top.c daemon/profctl/render_text.c \
 	daemon/profctl/render_data.c daemon/profctl/render_html.c \
-	daemon/profctl/profctl_clean.c daemon/profctl/profctl_file.c daemon/profctl/profctl_save.c daemon/profctl/profctl_diff.c \
+	daemon/profctl/profctl_clean.c daemon/profctl/profctl_file.c daemon/profctl/profctl_save.c daemon/profctl/profctl_input.c daemon/profctl/profctl_diff.c \
 	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c daemon/profctl/profctl_trace.c \
 	daemon/profctl/report_load.c daemon/profctl/profctl_annot.c
 PROFCTL_OBJS := $(patsubst daemon/profctl/%.c,$(OUTPUT)/daemon/profctl/%.o,$(PROFCTL_SRCS))
-PROFCTL_HDRS := daemon/profctl/profctl.h daemon/profctl/client.h usdt/snapshot.h usdt/figures.h usdt/slab.h usdt/prof.h usdt/proffile.h \
-	usdt/json_writer.h usdt/fmt.h \
-	daemon/profctl/report_load.h
 # everything but main(), for the tests
 PROFCTL_LIB := $(OUTPUT)/daemon/profctl/libprofctl.a
 PROFCTL_LIBS := -lelf -lpthread -lprotobuf-c -lz -lmicrohttpd -ljansson
@@ -27,8 +26,7 @@ PROFCTL_DEFS :=
 else ifneq ($(wildcard daemon/profctl/client.c),)
 PROFCTL_CLIENT := $(OUTPUT)/daemon/profctl/profctl_client.o
 PROFCTL_DEFS :=
-$(PROFCTL_CLIENT): daemon/profctl/client.c daemon/profctl/client.h $(wildcard usdt/proto.h) usdt/snapshot.h \
-		| $(OUTPUT)/daemon/profctl
+$(PROFCTL_CLIENT): daemon/profctl/client.c | $(OUTPUT)/daemon/profctl
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -c $< -o $@
 else
@@ -90,7 +88,7 @@ $(OUTPUT)/daemon/profctl/profile.pb-c.o: $(OUTPUT)/daemon/profctl/profile.pb-c.c
 
 $(OUTPUT)/daemon/profctl/profctl_pprof.o: $(OUTPUT)/daemon/profctl/profile.pb-c.h
 
-$(PROFCTL_OBJS) $(OUTPUT)/daemon/profctl/profctl.o: $(OUTPUT)/daemon/profctl/%.o: daemon/profctl/%.c $(PROFCTL_HDRS) \
+$(PROFCTL_OBJS) $(OUTPUT)/daemon/profctl/profctl.o: $(OUTPUT)/daemon/profctl/%.o: daemon/profctl/%.c \
 		| $(OUTPUT)/daemon/profctl
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) $(PROFCTL_DEFS) -c $< -o $@

@@ -196,3 +196,35 @@ int pc_clean(pid_t pid, bool dry_run, FILE *out)
 		t.removed == 1 ? "" : "s", (double)t.bytes / (1 << 20));
 	return ret;
 }
+
+/* --- the verb ---------------------------------------------------------------- */
+
+static const char usage_clean[] =
+	"usage: profctl clean [--pid P] [--dry-run]\n"
+	"\n"
+	"  -p, --pid P          only P's segment (an error if P still runs)\n"
+	"      --dry-run        say what would be removed; remove nothing\n"
+	"\n"
+	"A segment outlives a process that was killed (or set PROF_KEEP), for post-mortem\n"
+	"reports, and holds its memory in /dev/shm until it is removed.  clean removes\n"
+	"those of your processes (root: of everyone's) that no longer run, in any pid\n"
+	"namespace, and the reset baselines profctl keeps of processes gone, one line\n"
+	"each, then a total.  profd keeps its own copy of an exited process's data.\n";
+
+static const struct option clean_options[] = {
+	PC_OPT_PID,
+	PC_OPT_DRY_RUN,
+	PC_OPT_HELP,
+	PC_OPT_END,
+};
+
+int pc_cmd_clean(int argc, char **argv)
+{
+	struct pc_opts o;
+	int err;
+
+	err = pc_parse_opts(argc, argv, usage_clean, clean_options, &o);
+	if (err)
+		return err < 0 ? 0 : err;
+	return pc_clean(o.pid, o.dry_run, stdout);
+}

@@ -52,6 +52,12 @@ static const char usage_diff[] =
 	"on-CPU time too (CPU time; \"-\" where a side had no kernel facts).\n"
 	"Every change is NEW - BASE: + is more or slower (red), - less or faster (blue).\n";
 
+static const struct option diff_options[] = {
+	PC_OPT_SORT,	PC_OPT_PER_CALL,   PC_OPT_PER_FRAME,   PC_OPT_ROWS,
+	PC_OPT_FORMAT,	PC_OPT_OUTPUT,	   PC_OPT_COLOR,       PC_OPT_SINCE_RESET,
+	PC_OPT_SINCE_START, PC_OPT_NO_DAEMON, PC_OPT_HELP,     PC_OPT_END_OPERANDS,
+};
+
 #define NB PROF_HIST_BUCKETS
 
 /* one key of one side, in that side's ticks */
@@ -112,20 +118,15 @@ static int rows_add(struct drows *r, char *key, const struct prof_snapshot *s,
 		    bool count_total)
 {
 	const __u32 *h = prof_snap_hist(s, n);
-	struct drow *d;
+	struct drow *d, *v;
 	__u32 k;
 
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct drow *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v) {
-			free(key);
-			return -ENOMEM;
-		}
-		r->v = v;
-		r->cap = cap;
+	v = prof_grow(r->v, r->n, &r->cap, sizeof(*v), 64);
+	if (!v) {
+		free(key);
+		return -ENOMEM;
 	}
+	r->v = v;
 	d = &r->v[r->n++];
 	memset(d, 0, sizeof(*d));
 	d->key = key;
@@ -613,7 +614,7 @@ static void json_doc(FILE *f, const struct dside *A, const struct dside *B, cons
 }
 
 /*
- * The page (daemon/diff.html) with the json document where DIFF_DATA is:
+ * The page (daemon/profctl/diff.html) with the json document where DIFF_DATA is:
  * every row, whatever --rows says (the graph needs every path), and no
  * '<' in it that could end the script element.
  */
@@ -725,10 +726,7 @@ int pc_cmd_diff(int argc, char **argv)
 	FILE *f = NULL;
 	int err, ret = 1;
 
-	err = pc_parse_opts(argc, argv, usage_diff,
-			    "sort per-call per-frame rows format output color since-reset "
-			    "since-start no-daemon",
-			    &o);
+	err = pc_parse_opts(argc, argv, usage_diff, diff_options, &o);
 	if (err)
 		return err < 0 ? 0 : err;
 	per_frame = o.per_frame;

@@ -61,6 +61,13 @@ static const char usage_serve[] =
 	"self on-CPU seconds (CPU time; no sample where no call had kernel facts) as\n"
 	"counters and a duration histogram, per process an info metric.\n";
 
+/* the options pc_parse_opts reads, once serve took its own (below) */
+static const struct option serve_options[] = {
+	PC_OPT_NO_DAEMON,
+	PC_OPT_HELP,
+	PC_OPT_END,
+};
+
 #define NB PROF_HIST_BUCKETS
 
 /* the histogram's upper bounds, seconds, then +Inf */
@@ -84,6 +91,7 @@ struct mzs {
 
 static struct mz *mz_get(struct mzs *z, const char *name, __u32 tidx)
 {
+	struct mz *v;
 	size_t i;
 
 	/* zones a process has are few: a linear search per node is cheap
@@ -91,15 +99,10 @@ static struct mz *mz_get(struct mzs *z, const char *name, __u32 tidx)
 	for (i = z->n; i-- > 0;)
 		if (z->v[i].tidx == tidx && !strcmp(z->v[i].name, name))
 			return &z->v[i];
-	if (z->n == z->cap) {
-		size_t cap = z->cap ? z->cap * 2 : 64;
-		struct mz *v = realloc(z->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		z->v = v;
-		z->cap = cap;
-	}
+	v = prof_grow(z->v, z->n, &z->cap, sizeof(*v), 64);
+	if (!v)
+		return NULL;
+	z->v = v;
 	memset(&z->v[z->n], 0, sizeof(z->v[0]));
 	z->v[z->n].oncpu_ns = z->v[z->n].self_oncpu_ns = PROF_SNAP_UNKNOWN;
 	snprintf(z->v[z->n].name, sizeof(z->v[0].name), "%s", name);
@@ -828,13 +831,9 @@ int pc_cmd_serve(int argc, char **argv)
 			break;
 		}
 	}
-	err = pc_parse_opts(argc, argv, usage_serve, "no-daemon", &o);
+	err = pc_parse_opts(argc, argv, usage_serve, serve_options, &o);
 	if (err)
 		return err < 0 ? 0 : err;
-	if (o.args < argc) {
-		pc_warnx("serve: unexpected argument '%s'; see --help", argv[o.args]);
-		return 2;
-	}
 	so.no_daemon = o.no_daemon;
 	fd = activated_fd();
 	if (fd < 0)

@@ -119,6 +119,97 @@ static int merge_grow(struct prof_snapshot *m, struct merge_map *map, __u32 *cap
 	return 0;
 }
 
+/* tid 0 and this name tell the renderers the thread is merged; the exited
+ * threads' aggregate counts as the threads it holds */
+static void merge_name(struct prof_snap_thread *mt, const struct prof_snapshot *s)
+{
+	unsigned long long nt = 0;
+	__u32 i;
+
+	for (i = 0; i < s->nthreads; i++)
+		nt += s->threads[i].folds ? s->threads[i].folds : 1;
+	if (nt == 1)
+		snprintf(mt->name, sizeof(mt->name), "1 thread");
+	else
+		snprintf(mt->name, sizeof(mt->name), "all %llu threads", nt);
+}
+
+/* thread t's own figures (not its nodes') added to the merged thread's */
+static void merge_thread_figures(struct prof_snap_thread *mt, const struct prof_snap_thread *t)
+{
+	__u32 b;
+
+	mt->overflow += t->overflow;
+	mt->unbalanced += t->unbalanced;
+	if (t->oncpu_ns == PROF_SNAP_UNKNOWN || mt->oncpu_ns == PROF_SNAP_UNKNOWN)
+		mt->oncpu_ns = PROF_SNAP_UNKNOWN;
+	else
+		mt->oncpu_ns += t->oncpu_ns;
+	mt->frames += t->frames;
+	mt->frame_ticks += t->frame_ticks;
+	if (t->frame_max > mt->frame_max)
+		mt->frame_max = t->frame_max;
+	for (b = 0; b < PROF_HIST_BUCKETS; b++)
+		mt->frame_hist[b] += t->frame_hist[b];
+	if (t->ksched_slot != PROF_NO_SLOT)
+		mt->ksched_slot = 0;
+}
+
+/*
+ * the merged thread has exited when every thread has: each marked so, or
+ * the process exited (exit() marks only its caller's thread)
+ */
+static void merge_exit_state(struct prof_snap_thread *mt, const struct prof_snapshot *s)
+{
+	__u32 i, alive = 0;
+
+	for (i = 0; i < s->nthreads; i++) {
+		if (s->threads[i].state != PROF_SLAB_EXITED)
+			alive++;
+		else if (s->threads[i].exit_tick > mt->exit_tick)
+			mt->exit_tick = s->threads[i].exit_tick;
+	}
+	if (s->nthreads && (!alive || (s->flags & PROF_SEG_EXITED))) {
+		mt->state = PROF_SLAB_EXITED;
+		if (alive && s->exit_tick > mt->exit_tick)
+			mt->exit_tick = s->exit_tick;
+	} else {
+		mt->exit_tick = 0;
+	}
+}
+
+/* the merged nodes' full histograms, links, depth and child totals;
+ * children in first-seen order.  0 or -ENOMEM */
+static int merge_link(struct prof_snap_thread *mt, __u32 n)
+{
+	__u32 *last_child, j;
+
+	for (j = 0; j < n; j++) {
+		mt->nodes[j].hist_lo = 0;
+		mt->nodes[j].hist_n = PROF_HIST_BUCKETS;
+		mt->nodes[j].hist_off = (__u64)j * PROF_HIST_BUCKETS;
+		mt->nodes[j].first_child = PROF_SNAP_NONE;
+		mt->nodes[j].next_sibling = PROF_SNAP_NONE;
+	}
+	last_child = malloc(n * sizeof(*last_child));
+	if (!last_child)
+		return -ENOMEM;
+	memset(last_child, 0xff, n * sizeof(*last_child));
+	for (j = 1; j < n; j++) {
+		struct prof_snap_node *c = &mt->nodes[j], *p = &mt->nodes[c->parent];
+
+		c->depth = p->depth + 1;
+		p->child_ticks += c->ticks;
+		if (last_child[c->parent] == PROF_SNAP_NONE)
+			p->first_child = j;
+		else
+			mt->nodes[last_child[c->parent]].next_sibling = j;
+		last_child[c->parent] = j;
+	}
+	free(last_child);
+	return 0;
+}
+
 /*
  * One pass over each thread, which may be a lazy snapshot's (loaded in
  * turn): its nodes mapped to merged ones by (merged parent, site), since
@@ -132,8 +223,7 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	struct merge_map map = { 0 };
 	struct prof_snap_iter it = PROF_SNAP_ITER(s, 0);
 	const struct prof_snap_thread *t;
-	__u32 *remap = NULL, nremap = 0, cap = 0, n, i, j, b;
-	__u32 *last_child = NULL, alive = 0;
+	__u32 *remap = NULL, nremap = 0, cap = 0, n, j;
 	__u64 wall = 0;
 	int err = -ENOMEM;
 
@@ -157,18 +247,7 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	mt->tid = 0;
 	mt->state = PROF_SLAB_ALIVE;
 	mt->ksched_slot = PROF_NO_SLOT;
-	/* tid 0 and this name tell the renderers the thread is merged; the
-	 * exited threads' aggregate counts as the threads it holds */
-	{
-		unsigned long long nt = 0;
-
-		for (i = 0; i < s->nthreads; i++)
-			nt += s->threads[i].folds ? s->threads[i].folds : 1;
-		if (nt == 1)
-			snprintf(mt->name, sizeof(mt->name), "1 thread");
-		else
-			snprintf(mt->name, sizeof(mt->name), "all %llu threads", nt);
-	}
+	merge_name(mt, s);
 	err = merge_grow(m, &map, &cap, 1);
 	if (err)
 		goto cleanup;
@@ -186,23 +265,10 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 		}
 		if (t->nnodes)
 			remap[0] = 0;
-		mt->overflow += t->overflow;
-		mt->unbalanced += t->unbalanced;
 		/* the threads' wall and CPU times add up, as their zones do */
 		if (t->nnodes)
 			wall += t->nodes[0].ticks;
-		if (t->oncpu_ns == PROF_SNAP_UNKNOWN || mt->oncpu_ns == PROF_SNAP_UNKNOWN)
-			mt->oncpu_ns = PROF_SNAP_UNKNOWN;
-		else
-			mt->oncpu_ns += t->oncpu_ns;
-		mt->frames += t->frames;
-		mt->frame_ticks += t->frame_ticks;
-		if (t->frame_max > mt->frame_max)
-			mt->frame_max = t->frame_max;
-		for (b = 0; b < PROF_HIST_BUCKETS; b++)
-			mt->frame_hist[b] += t->frame_hist[b];
-		if (t->ksched_slot != PROF_NO_SLOT)
-			mt->ksched_slot = 0;
+		merge_thread_figures(mt, t);
 		for (j = 1; j < t->nnodes; j++) {
 			const struct prof_snap_node *src = &t->nodes[j];
 			const __u32 *sh = prof_snap_hist(s, src);
@@ -242,53 +308,15 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	if (err)
 		goto cleanup;
 	err = -ENOMEM;
-	/*
-	 * the merged thread has exited when every thread has: each marked
-	 * so, or the process exited (exit() marks only its caller's thread)
-	 */
-	for (i = 0; i < s->nthreads; i++) {
-		if (s->threads[i].state != PROF_SLAB_EXITED)
-			alive++;
-		else if (s->threads[i].exit_tick > mt->exit_tick)
-			mt->exit_tick = s->threads[i].exit_tick;
-	}
-	if (s->nthreads && (!alive || (s->flags & PROF_SEG_EXITED))) {
-		mt->state = PROF_SLAB_EXITED;
-		if (alive && s->exit_tick > mt->exit_tick)
-			mt->exit_tick = s->exit_tick;
-	} else {
-		mt->exit_tick = 0;
-	}
+	merge_exit_state(mt, s);
 	mt->nnodes = n;
 	m->nhist = (__u64)n * PROF_HIST_BUCKETS;
-	for (j = 0; j < n; j++) {
-		mt->nodes[j].hist_lo = 0;
-		mt->nodes[j].hist_n = PROF_HIST_BUCKETS;
-		mt->nodes[j].hist_off = (__u64)j * PROF_HIST_BUCKETS;
-		mt->nodes[j].first_child = PROF_SNAP_NONE;
-		mt->nodes[j].next_sibling = PROF_SNAP_NONE;
-	}
-
-	/* links, depth and child totals; children in first-seen order */
-	last_child = malloc(n * sizeof(*last_child));
-	if (!last_child)
+	err = merge_link(mt, n);
+	if (err)
 		goto cleanup;
-	memset(last_child, 0xff, n * sizeof(*last_child));
-	for (j = 1; j < n; j++) {
-		struct prof_snap_node *c = &mt->nodes[j], *p = &mt->nodes[c->parent];
-
-		c->depth = p->depth + 1;
-		p->child_ticks += c->ticks;
-		if (last_child[c->parent] == PROF_SNAP_NONE)
-			p->first_child = j;
-		else
-			mt->nodes[last_child[c->parent]].next_sibling = j;
-		last_child[c->parent] = j;
-	}
 	mt->nodes[0].ticks = wall > mt->nodes[0].child_ticks ? wall : mt->nodes[0].child_ticks;
 	err = prof_snap_mark_recursion(mt, m->nsites);
 cleanup:
-	free(last_child);
 	free(remap);
 	free(map.keys);
 	free(map.vals);

@@ -2,7 +2,7 @@
 /*
  * profctl_src.c - where profctl's snapshots come from.
  *
- * With profd: the control socket (daemon/client.h), which answers with a
+ * With profd: the control socket (daemon/profctl/client.h), which answers with a
  * segment image that goes through the same validation as a live segment.
  * Without it: the caller's own segments in /dev/shm, and in the /dev/shm
  * of the containers (other mount namespaces) it may look into through
@@ -77,10 +77,21 @@ void pc_warnx(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-void pc_src_open(struct pc_src *src, bool no_daemon)
+bool pc_env_no_daemon(void)
 {
 	const char *env = getenv("PROFCTL_NO_DAEMON");
+	bool on = true;
 
+	/* as the PROF_* flags are read; anything else set, as ever, is a yes */
+	if (!env)
+		return false;
+	if (prof_env_parse_flag(env, &on))
+		on = true;
+	return on;
+}
+
+void pc_src_open(struct pc_src *src, bool no_daemon)
+{
 	src->fd = -1;
 	src->read_flags = 0;
 	src->live_pid = 0;
@@ -89,8 +100,7 @@ void pc_src_open(struct pc_src *src, bool no_daemon)
 	src->flat_cache = NULL;
 	src->why = 0;
 	src->sock = NULL;
-	/* as the verbs read it: set, and not "0" */
-	if (env && strcmp(env, "0"))
+	if (pc_env_no_daemon())
 		no_daemon = true;
 	/* not asked: why stays 0, so callers can tell it from a failure */
 	if (no_daemon)
@@ -866,5 +876,52 @@ int pc_src_targets(struct pc_src *src, pid_t pid, struct pc_proc **procs, size_t
 	}
 	*procs = out;
 	*n = k;
+	return 0;
+}
+
+/* --- without --pid: the process a verb of one process shows ----------------- */
+
+/*
+ * Without --pid: the newest live process, or if none runs the newest that
+ * exited; -1 if there is none.  Apart, for a test.
+ */
+int pc_top_pick(const struct pc_proc *p, size_t n)
+{
+	size_t i;
+	int best = -1;
+
+	for (i = 0; i < n; i++) {
+		if (best >= 0 && p[best].alive && !p[i].alive)
+			continue;
+		if (best < 0 || (p[i].alive && !p[best].alive) ||
+		    p[i].created_ns > p[best].created_ns)
+			best = (int)i;
+	}
+	return best;
+}
+
+int pc_pick_pid(struct pc_src *src, pid_t *pid)
+{
+	struct pc_proc *p = NULL;
+	size_t n = 0, i, alive = 0;
+	int err = pc_src_targets(src, 0, &p, &n), best;
+
+	if (err)
+		return err;
+	best = pc_top_pick(p, n);
+	if (best < 0) {
+		free(p);
+		return -ENOENT;
+	}
+	*pid = p[best].pid;
+	for (i = 0; i < n; i++)
+		alive += p[i].alive;
+	if (!p[best].alive)
+		pc_warnx("no profiled process runs; showing pid %d, which exited (use --pid)",
+			 (int)*pid);
+	else if (alive > 1)
+		pc_warnx("%zu profiled processes run; showing the newest, pid %d (use --pid)",
+			 alive, (int)*pid);
+	free(p);
 	return 0;
 }

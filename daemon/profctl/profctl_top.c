@@ -61,7 +61,7 @@ struct top {
 	__u32 nthreads;
 	struct view *views; /* [0]: all threads */
 	__u32 nviews;
-	__u32 order[TOP_THREADS]; /* the snapshot's threads, as views */
+	__u32 order[TOP_THREADS];    /* the snapshot's threads, as views */
 	char (*names)[PC_LABEL_MAX]; /* by site, " (file:line)" after a shared name */
 	__u32 nnames;
 	__u64 tick_hz;
@@ -165,22 +165,13 @@ static struct view *view_of(struct top *t, __u32 tid, __u64 start)
 static void thread_name(const struct top *t, const struct prof_snap_thread *th, char *buf,
 			size_t len)
 {
-	char path[64];
-	FILE *f;
-
 	buf[0] = 0;
 	if (th->name[0]) {
 		snprintf(buf, len, "%s", th->name);
 		return;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)t->pid, th->tid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (!fgets(buf, (int)len, f))
+	if (prof_proc_comm((pid_t)t->pid, (pid_t)th->tid, buf, len))
 		buf[0] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	fclose(f);
 }
 
 /* a clean exit flags the segment; a killed process is only missing */
@@ -447,15 +438,20 @@ static const struct {
 	int width;
 	bool sched;
 } columns[NCOLS] = {
-	[COL_CALLS] = { "calls/s", 8, false }, [COL_PSELF] = { "%self", 5, false },
-	[COL_SELF] = { "self/s", 7, false },   [COL_TOTAL] = { "total/s", 7, false },
-	[COL_AVG] = { "avg/call", 8, false },  [COL_MAX] = { "max", 8, false },
-	[COL_ONCPU] = { "on-cpu/s", 8, true }, [COL_PREEMPT] = { "preempt/s", 9, true },
-	[COL_BLOCKED] = { "blocked/s", 9, true }, [COL_MIGR] = { "migr/s", 6, true },
+	[COL_CALLS] = { "calls/s", 8, false },
+	[COL_PSELF] = { "%self", 5, false },
+	[COL_SELF] = { "self/s", 7, false },
+	[COL_TOTAL] = { "total/s", 7, false },
+	[COL_AVG] = { "avg/call", 8, false },
+	[COL_MAX] = { "max", 8, false },
+	[COL_ONCPU] = { "on-cpu/s", 8, true },
+	[COL_PREEMPT] = { "preempt/s", 9, true },
+	[COL_BLOCKED] = { "blocked/s", 9, true },
+	[COL_MIGR] = { "migr/s", 6, true },
 	[COL_HIST] = { "self/s history", HIST_LEN, false },
 };
-static const int drop_order[] = { COL_MAX,   COL_MIGR,	COL_BLOCKED, COL_AVG,   COL_PREEMPT,
-				  COL_HIST,  COL_TOTAL, COL_ONCPU,   COL_PSELF, COL_CALLS };
+static const int drop_order[] = { COL_MAX,  COL_MIGR,  COL_BLOCKED, COL_AVG,   COL_PREEMPT,
+				  COL_HIST, COL_TOTAL, COL_ONCPU,   COL_PSELF, COL_CALLS };
 
 struct layout {
 	bool on[NCOLS];
@@ -524,6 +520,75 @@ static double per_s(const struct top *t, __u64 v)
 	return t->dt > 0 ? (double)v / t->dt : 0;
 }
 
+/* a row's cells, zone z's over the interval; sum: the self time of all */
+static void draw_row(struct top *t, FILE *f, const struct zone_stat *z, __u64 sum,
+		     const struct layout *l)
+{
+	__u64 total_ns = ns(t, z->d.ticks);
+	char b[24];
+	int c;
+
+	for (c = 0; c < NCOLS; c++) {
+		if (!l->on[c])
+			continue;
+		if (c)
+			fputc(' ', f);
+		/* calls in the interval, none with kernel facts: unknown,
+		 * not 0 (and not all of it on the CPU) */
+		if ((c == COL_ONCPU || c == COL_PREEMPT || c == COL_BLOCKED || c == COL_MIGR) &&
+		    z->d.calls && !z->d.kernel_calls) {
+			fprintf(f, "%*s", columns[c].width, "-");
+			continue;
+		}
+		switch (c) {
+		case COL_CALLS:
+			fprintf(f, "%*.0f ", columns[c].width, per_s(t, z->d.calls));
+			break;
+		case COL_PSELF:
+			fprintf(f, "%*.1f", columns[c].width,
+				sum ? 100.0 * (double)z->d.self / (double)sum : 0.0);
+			break;
+		case COL_SELF:
+		case COL_TOTAL:
+		case COL_ONCPU: {
+			/* an open call counts as on the CPU until it
+			 * ends and says how long it was off it */
+			__u64 d = c == COL_SELF	   ? ns(t, z->d.self)
+				  : c == COL_TOTAL ? total_ns
+						   : zone_oncpu(t, z);
+
+			fprintf(f, "%*s", columns[c].width,
+				prof_fmt_ns(b, sizeof(b), (__u64)per_s(t, d)));
+			break;
+		}
+		case COL_AVG:
+			fprintf(f, "%*s", columns[c].width,
+				prof_fmt_ns(b, sizeof(b),
+					    z->d.calls ? ns(t, z->d.ticks - z->d.open_ticks) /
+								 z->d.calls
+						       : 0));
+			break;
+		case COL_MAX:
+			fprintf(f, "%*s", columns[c].width,
+				prof_fmt_ns(b, sizeof(b), ns(t, z->d.max)));
+			break;
+		case COL_PREEMPT:
+			fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d.preempted));
+			break;
+		case COL_BLOCKED:
+			fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d.blocked));
+			break;
+		case COL_MIGR:
+			fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d.migrated));
+			break;
+		case COL_HIST:
+			fputc(' ', f);
+			spark(f, z->hist, l->hist);
+			break;
+		}
+	}
+}
+
 static void draw(struct top *t, FILE *f)
 {
 	const char *const *keys = prof_sort_names;
@@ -532,7 +597,7 @@ static void draw(struct top *t, FILE *f)
 	__u32 *order, n = 0, i;
 	__u64 sum = 0;
 	int lines, shown_n = 0, idx, c, name_len = 4;
-	char b[24], thr[96], title[256];
+	char thr[96], title[256];
 	const char *el = t->tty ? "\033[K" : "";
 
 	v = shown(t, &idx);
@@ -583,69 +648,7 @@ static void draw(struct top *t, FILE *f)
 	fprintf(f, "  %-*s%s%s\n", t->tty ? l.name : 0, "zone", t->tty ? "\033[0m" : "", el);
 	lines = t->tty ? t->rows - 3 : 40;
 	for (i = 0; i < n && shown_n < lines; i++, shown_n++) {
-		const struct zone_stat *z = &v->z[order[i]];
-		__u64 total_ns = ns(t, z->d.ticks);
-
-		for (c = 0; c < NCOLS; c++) {
-			if (!l.on[c])
-				continue;
-			if (c)
-				fputc(' ', f);
-			/* calls in the interval, none with kernel facts: unknown,
-			 * not 0 (and not all of it on the CPU) */
-			if ((c == COL_ONCPU || c == COL_PREEMPT || c == COL_BLOCKED ||
-			     c == COL_MIGR) &&
-			    z->d.calls && !z->d.kernel_calls) {
-				fprintf(f, "%*s", columns[c].width, "-");
-				continue;
-			}
-			switch (c) {
-			case COL_CALLS:
-				fprintf(f, "%*.0f ", columns[c].width, per_s(t, z->d.calls));
-				break;
-			case COL_PSELF:
-				fprintf(f, "%*.1f", columns[c].width,
-					sum ? 100.0 * (double)z->d.self / (double)sum : 0.0);
-				break;
-			case COL_SELF:
-			case COL_TOTAL:
-			case COL_ONCPU: {
-				/* an open call counts as on the CPU until it
-				 * ends and says how long it was off it */
-				__u64 d = c == COL_SELF ? ns(t, z->d.self)
-					  : c == COL_TOTAL ? total_ns
-							   : zone_oncpu(t, z);
-
-				fprintf(f, "%*s", columns[c].width,
-					prof_fmt_ns(b, sizeof(b), (__u64)per_s(t, d)));
-				break;
-			}
-			case COL_AVG:
-				fprintf(f, "%*s", columns[c].width,
-					prof_fmt_ns(b, sizeof(b),
-						  z->d.calls ? ns(t, z->d.ticks - z->d.open_ticks) /
-									       z->d.calls
-							     : 0));
-				break;
-			case COL_MAX:
-				fprintf(f, "%*s", columns[c].width,
-					prof_fmt_ns(b, sizeof(b), ns(t, z->d.max)));
-				break;
-			case COL_PREEMPT:
-				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d.preempted));
-				break;
-			case COL_BLOCKED:
-				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d.blocked));
-				break;
-			case COL_MIGR:
-				fprintf(f, "%*.1f", columns[c].width, per_s(t, z->d.migrated));
-				break;
-			case COL_HIST:
-				fputc(' ', f);
-				spark(f, z->hist, l.hist);
-				break;
-			}
-		}
+		draw_row(t, f, &v->z[order[i]], sum, &l);
 		fprintf(f, "  %.*s%s\n", l.name, order[i] < t->nnames ? t->names[order[i]] : "?",
 			el);
 	}
@@ -718,51 +721,6 @@ static bool on_key(struct top *t, int c)
 		break;
 	}
 	return true;
-}
-
-/*
- * Without --pid: the newest live process, or if none runs the newest that
- * exited; -1 if there is none.  Apart, for a test.
- */
-int pc_top_pick(const struct pc_proc *p, size_t n)
-{
-	size_t i;
-	int best = -1;
-
-	for (i = 0; i < n; i++) {
-		if (best >= 0 && p[best].alive && !p[i].alive)
-			continue;
-		if (best < 0 || (p[i].alive && !p[best].alive) ||
-		    p[i].created_ns > p[best].created_ns)
-			best = (int)i;
-	}
-	return best;
-}
-
-int pc_pick_pid(struct pc_src *src, pid_t *pid)
-{
-	struct pc_proc *p = NULL;
-	size_t n = 0, i, alive = 0;
-	int err = pc_src_targets(src, 0, &p, &n), best;
-
-	if (err)
-		return err;
-	best = pc_top_pick(p, n);
-	if (best < 0) {
-		free(p);
-		return -ENOENT;
-	}
-	*pid = p[best].pid;
-	for (i = 0; i < n; i++)
-		alive += p[i].alive;
-	if (!p[best].alive)
-		pc_warnx("no profiled process runs; showing pid %d, which exited (use --pid)",
-			 (int)*pid);
-	else if (alive > 1)
-		pc_warnx("%zu profiled processes run; showing the newest, pid %d (use --pid)",
-			 alive, (int)*pid);
-	free(p);
-	return 0;
 }
 
 int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int iterations)
@@ -839,4 +797,55 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 	free(t.views);
 	free(t.names);
 	return err;
+}
+
+/* --- the verb ---------------------------------------------------------------- */
+
+#define EXIT_USAGE 2
+
+static const char usage_top[] =
+	"usage: profctl top [--pid P] [--delay SECONDS] [--iterations N]\n"
+	"                   [--sort self|total|calls|max|oncpu] [--no-daemon]\n"
+	"\n"
+	"  -p, --pid P          the process (default: the newest live one of yours)\n"
+	"  -d, --delay TIME     refresh every TIME, 10ms to 1h (0.5, 500ms, 2s; default 1s)\n"
+	"  -n, --iterations N   quit after N frames (default: on q or Ctrl-C)\n"
+	"  -s, --sort KEY       rows by self (default), total, calls, max (wall time) or\n"
+	"                       oncpu (CPU time, profd)\n"
+	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	"\n"
+	"The hottest zones over the last interval, with a sparkline of each row's self\n"
+	"time.  Each column says its unit: per second over the last interval, avg per\n"
+	"call and max of the calls that ended in it (max: exact when above every\n"
+	"earlier call, else a bound on it); with profd also on-CPU time, preempted and\n"
+	"migrated calls per second.  Without --pid, the newest live process.  Keys:\n"
+	"s self, t total, c calls, m max, o on-CPU, space or p\n"
+	"pause, tab or ] next thread, [ previous thread, a all threads, q or Ctrl-C quit.\n"
+	"Without a terminal, prints one frame per interval.\n";
+
+static const struct option top_options[] = {
+	PC_OPT_PID,	   PC_OPT_SORT, PC_OPT_NO_DAEMON, PC_OPT_DELAY,
+	PC_OPT_ITERATIONS, PC_OPT_HELP, PC_OPT_END,
+};
+
+int pc_cmd_top(int argc, char **argv)
+{
+	struct pc_opts o;
+	struct pc_src src;
+	int err;
+
+	err = pc_parse_opts(argc, argv, usage_top, top_options, &o);
+	if (err)
+		return err < 0 ? 0 : err;
+	/* an interval's rows have no histogram and no call tree */
+	if (o.sort == PROF_SORT_P99 || o.sort == PROF_SORT_SELF_ONCPU) {
+		pc_warnx("top: --sort %s not available: top sorts by self, total, calls, max or "
+			 "oncpu",
+			 prof_sort_names[o.sort]);
+		return EXIT_USAGE;
+	}
+	pc_src_open_said(&src, &o, NULL);
+	err = pc_top(&src, &o, o.delay, o.iters);
+	pc_src_close(&src);
+	return err ? 1 : 0;
 }

@@ -780,6 +780,12 @@ static const char usage_trace[] =
 	"plot a counter track, each message an instant event on its thread, each call's\n"
 	"PROF_ZONE_VALUE/TEXT in its args, each lock's waits and holds on a lock track.\n";
 
+/* operands are let through, unread, as they always were */
+static const struct option trace_options[] = {
+	PC_OPT_PID,	  PC_OPT_TID,  PC_OPT_LAST,  PC_OPT_OUTPUT,	  PC_OPT_NO_DAEMON,
+	PC_OPT_SLOW,	  PC_OPT_COUNT, PC_OPT_FORMAT, PC_OPT_HELP, PC_OPT_END_OPERANDS,
+};
+
 /* zone set: --slow zone:thr, count captures */
 static int pc_trace(struct pc_src *src, const struct pc_opts *o, const char *zone, __u64 thr,
 		    int count)
@@ -826,8 +832,7 @@ int pc_cmd_trace(int argc, char **argv)
 	__u64 thr = 0;
 	int err;
 
-	err = pc_parse_opts(argc, argv, usage_trace,
-			    "pid tid last output no-daemon slow count format", &o);
+	err = pc_parse_opts(argc, argv, usage_trace, trace_options, &o);
 	if (err)
 		return err < 0 ? 0 : err;
 	if (o.format != PC_FMT_TEXT && o.format != PC_FMT_JSON && o.format != PC_FMT_HTML) {

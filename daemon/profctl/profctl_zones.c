@@ -340,3 +340,22 @@ cleanup:
 	close(fd);
 	return err;
 }
+
+/* --- the verb ---------------------------------------------------------------- */
+
+#define EXIT_USAGE 2
+
+static const char usage_zones[] =
+	"usage: profctl zones BINARY\n"
+	"\n"
+	"The zones (USDT probes of provider prof) compiled into an ELF executable or\n"
+	"shared library, read from its notes without running it, as readelf -n shows them.\n";
+
+int pc_cmd_zones(int argc, char **argv)
+{
+	if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(usage_zones, argc == 2 ? stdout : stderr);
+		return argc == 2 ? 0 : EXIT_USAGE;
+	}
+	return pc_zones(argv[1], stdout) ? 1 : 0;
+}

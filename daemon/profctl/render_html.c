@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * render_html.c - one self-contained html page: the template
- * (daemon/report.html, embedded at build time as report_html.h) with the
+ * (daemon/profctl/report.html, embedded at build time as report_html.h) with the
  * data as a json literal in place of its placeholder.
  */
 #define _GNU_SOURCE

@@ -3,7 +3,7 @@
  * report_load.h - a JSON report read back into a snapshot.
  *
  * `profctl report --format json` and PROF_REPORT_FORMAT=json write the
- * call tree as JSON (README, tests/report.schema.json); `report --input`
+ * call tree as JSON (docs/reports.md, tests/report.schema.json); `report --input`
  * reads such a file into the snapshot every view renders, as it reads a
  * saved profile.  The text is distrusted as a segment is: every field is
  * checked for its type and range, names for their length, histograms for

@@ -2,11 +2,18 @@
 /*
  * profd.h - internals shared by profd's files (not installed).
  *
- *	profd.c		main loop, options, logging, readiness
+ *	profd.c		main loop, readiness
+ *	profd_conf.c	options (conf), the clock
+ *	profd_log.c	logging
  *	profd_bpf.c	the sched_switch program and the slot table
- *	profd_seg.c	discovery, sampling, history
+ *	profd_seg.c	the followed processes (profd_seg.h), their guarded read
+ *	profd_discover.c finding segments
+ *	profd_sample.c	sampling
+ *	profd_history.c	history frames, the memory bound
+ *	profd_query.c	what clients ask of them
  *	profd_hist.c	history frames as reverse deltas
  *	profd_ctl.c	the control socket
+ *	profd_peer.c	a connection's peer: its pidfd, its pid namespace
  */
 #ifndef PROFD_H
 #define PROFD_H
@@ -17,42 +24,8 @@
 #include <linux/types.h>
 #include "snapshot.h"
 
-struct profd_conf {
-	const char *sock_path;
-	__u32 interval_ms;	/* sampling */
-	__u32 history_s;	/* "last N seconds" reach back this far */
-	__u32 keep_s;		/* exited processes stay this long */
-	__u32 max_exited;	/* and at most this many */
-	__u32 nslots;		/* kernel records */
-	/* per uid: fair shares of what every user draws from */
-	__u32 uid_slots;	/* kernel records */
-	__u32 uid_conns;	/* control connections */
-	__u32 max_conns;	/* control connections, all uids (0: as fds allow) */
-	__u32 uid_segs;		/* processes followed (alive) */
-	__u32 max_segs;		/* processes followed (alive), all uids: an fd each */
-	__u64 uid_kept_bytes;	/* exited processes' data kept */
-	__u64 max_memory;	/* history and kept data, all processes */
-	__u32 idle_s;		/* a connection that asks nothing this long is closed */
-	bool daemonize;
-	bool syslog;
-	bool no_bpf;
-	bool no_ns_scan;	/* not into other mount namespaces' /dev/shm */
-	int verbose;
-};
-
-extern struct profd_conf conf;
-
-/* logging: stderr or syslog */
-void log_init(bool use_syslog, int verbose);
-void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-extern __u64 profd_start_ns;
-__u64 profd_now_ns(void);	/* CLOCK_MONOTONIC */
+#include "profd_conf.h"
+#include "profd_log.h"
 
 /* profd_bpf.c */
 int kbpf_open(__u32 nslots);
@@ -168,6 +141,16 @@ struct profd_tsc {
 };
 void profd_tsc_check(void);	/* once, at start */
 const struct profd_tsc *profd_tsc(void);
+
+/* profd_peer.c: a control connection's peer */
+/* a pidfd of the process that connected on fd (pid, SO_PEERCRED's), or
+ * -errno (-ESRCH: that pid is another process now) */
+int profd_peer_pidfd(int fd, pid_t pid);
+/* whether the process behind a pidfd has exited (or none was pinned) */
+bool profd_pidfd_exited(int pidfd);
+/* how many levels below ours the pid namespace at fd is (0: ours), or -1:
+ * none of ours, or not a pid namespace's fd; *ino gets its inode */
+int profd_pidns_depth(int fd, __u64 *ino);
 
 /* profd_ctl.c */
 /* take path's lock: -EADDRINUSE if another profd holds it, -EPERM if the

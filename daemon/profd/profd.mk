@@ -3,7 +3,6 @@
 # profctl's own rules live in daemon/profctl/profctl.mk (included at the end), which
 # defines PROFCTL (its binaries) and may use PROFD_CLIENT_OBJS.
 
-DAEMON_PROTO := usdt/proto.h
 BPF_CFLAGS ?= -g -O2
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 LIBBPF_LIBS := -lbpf -lelf -lz
@@ -11,14 +10,16 @@ SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
 MANDIR ?= $(PREFIX)/share/man
 
 PROFD := $(OUTPUT)/profd
-PROFD_SRCS := daemon/profd/profd.c daemon/profd/profd_bpf.c daemon/profd/profd_seg.c \
-	daemon/profd/profd_ctl.c daemon/profd/profd_tsc.c
-# history frames as deltas (profd_seg.c keeps them)
+PROFD_SRCS := daemon/profd/profd.c daemon/profd/profd_conf.c daemon/profd/profd_log.c \
+	daemon/profd/profd_bpf.c daemon/profd/profd_seg.c \
+	daemon/profd/profd_discover.c daemon/profd/profd_sample.c daemon/profd/profd_history.c \
+	daemon/profd/profd_query.c \
+	daemon/profd/profd_ctl.c daemon/profd/profd_peer.c daemon/profd/profd_tsc.c
+# history frames as deltas (profd_history.c keeps them)
 PROFD_SRCS += daemon/profd/profd_hist.c
 # its sampling cursor: a few words a sample of a followed process
 PROFD_SRCS += daemon/profd/profd_cursor.c
 PROFD_OBJS := $(patsubst daemon/%.c,$(OUTPUT)/daemon/%.o,$(PROFD_SRCS))
-PROFD_HDRS := daemon/profd/profd.h usdt/proto.h daemon/profctl/client.h $(LIB_HDRS)
 PROFD_CLIENT_OBJ := $(OUTPUT)/daemon/profctl/client.o
 PROFD_CLIENT_OBJS := $(PROFD_CLIENT_OBJ)
 PROFSCHED_SKEL := $(OUTPUT)/profsched.skel.h
@@ -36,7 +37,7 @@ vmlinux:
 
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c bpf/%.h bpf/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+	$(Q)$(CLANG) $(BPF_CFLAGS) -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall $(WERROR_FLAG) \
 		-Ibpf -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
@@ -46,11 +47,12 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # every daemon object depends on the skeleton: it is generated before them
-$(OUTPUT)/daemon/profd/%.o: daemon/profd/%.c $(PROFD_HDRS) $(PROFSCHED_SKEL) | $(OUTPUT)/daemon/profd
+# (their other headers: the .d files)
+$(OUTPUT)/daemon/profd/%.o: daemon/profd/%.c $(PROFSCHED_SKEL) | $(OUTPUT)/daemon/profd
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -c $< -o $@
 
-$(PROFD_CLIENT_OBJ): daemon/profctl/client.c $(PROFD_HDRS) | $(OUTPUT)/daemon/profctl
+$(PROFD_CLIENT_OBJ): daemon/profctl/client.c | $(OUTPUT)/daemon/profctl
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -c $< -o $@
 
@@ -65,6 +67,6 @@ install-daemon: $(PROFD)
 		> $(DESTDIR)$(SYSTEMD_UNITDIR)/profd.service
 	install -m 0644 man/profd.8 $(DESTDIR)$(MANDIR)/man8/profd.8
 
--include daemon/profctl/profctl.mk
+include daemon/profctl/profctl.mk
 
 daemon: $(PROFD) $(PROFD_CLIENT_OBJS) $(PROFCTL)

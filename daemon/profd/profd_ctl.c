@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * profd_ctl.c - the control socket: SOCK_SEQPACKET, one request per
- * packet, exact lengths (daemon/proto.h), SO_PEERCRED on every connection.
+ * daemon/profd/profd_ctl.c - the control socket: SOCK_SEQPACKET, one request per
+ * packet, exact lengths (usdt/proto.h), SO_PEERCRED on every connection.
  *
  * A client that sends a malformed packet gets an ERROR and is dropped; a
  * client that does not read its answers is dropped instead of blocking
@@ -411,79 +411,6 @@ void ctl_close(void)
 	ctl.lockfd = -1;
 }
 
-/* the process's start time (clock ticks after boot), 0 if unknown */
-static __u64 proc_start(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long v = 0;
-	ssize_t n;
-	int fd, i;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	/* field 22, counted after the comm's closing parenthesis (field 2) */
-	p = strrchr(buf, ')');
-	for (i = 2; p && i < 22; i++)
-		p = strchr(p + 1, ' ');
-	if (p && sscanf(p + 1, "%llu", &v) != 1)
-		v = 0;
-	return v;
-}
-
-static __u64 boot_ticks_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (__u64)ts.tv_sec * (__u64)sysconf(_SC_CLK_TCK) +
-	       (__u64)ts.tv_nsec / (1000000000ull / (__u64)sysconf(_SC_CLK_TCK));
-}
-
-/*
- * A pidfd of the peer: SO_PEERPIDFD names the very process that connected.
- * Without it (before 6.5), pidfd_open of its pid, kept only if that
- * process started before we accepted (a process started since cannot be
- * the peer; the pid was reused) and had not exited by the time we looked.
- */
-static int peer_pidfd(int fd, pid_t pid)
-{
-	socklen_t len = sizeof(int);
-	__u64 t0 = boot_ticks_now(), st;
-	int pfd = -1;
-
-	if (!getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) && len == sizeof(int) &&
-	    pfd >= 0) {
-		fcntl(pfd, F_SETFD, FD_CLOEXEC);
-		return pfd;
-	}
-	if (pid <= 0)
-		return -ESRCH;
-	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pfd < 0)
-		return -errno;
-	st = proc_start(pid);
-	if (!st || st > t0) {
-		close(pfd);
-		return -ESRCH;
-	}
-	return pfd;
-}
-
-/* whether the process behind a pidfd has exited */
-static bool pidfd_exited(int pidfd)
-{
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-	return pidfd < 0 || poll(&p, 1, 0) != 0;
-}
-
 static __u32 conns_of(uid_t uid)
 {
 	struct conn *c;
@@ -652,12 +579,12 @@ void ctl_accept(int epfd)
 		}
 		c->cred = cred;
 		c->id = ++ctl.next_id;
-		c->pidfd = peer_pidfd(fd, cred.pid);
+		c->pidfd = profd_peer_pidfd(fd, cred.pid);
 		/* read while the pidfd pins the peer: a pid not reused since.
 		 * Unknown, the peer gets our namespace's answers (it is ours,
 		 * or gone) but may register nothing */
 		c->pidns = cred.pid > 0 ? seg_pidns_of(cred.pid) : 0;
-		if (pidfd_exited(c->pidfd))
+		if (profd_pidfd_exited(c->pidfd))
 			c->pidns = 0;
 		if (c->pidfd < 0) {
 			if (c->pidfd == -EMFILE || c->pidfd == -ENFILE) {
@@ -785,7 +712,7 @@ static int do_register(struct conn *c, const struct profd_register *r)
 	if (r->tid == 0 || r->tid > 0x7fffffff)
 		return conn_error(c, -EINVAL);
 	/* the process that connected, still there: its pid is still its own */
-	if (pidfd_exited(c->pidfd))
+	if (profd_pidfd_exited(c->pidfd))
 		return conn_error(c, -ESRCH);
 	/* a container's tid is ours only once translated; never as it is */
 	err = peer_tid(c, r->tid, &tid);
@@ -796,7 +723,7 @@ static int do_register(struct conn *c, const struct profd_register *r)
 	/* kbpf_assign checks /proc/<peer pid>/task/<tid>: the peer's own thread */
 	err = kbpf_assign(c->cred.pid, tid, c->cred.uid, c->id, &rep.slot, &rep.gen);
 	/* and it did not exit meanwhile (the tid could be another's then) */
-	if (!err && pidfd_exited(c->pidfd)) {
+	if (!err && profd_pidfd_exited(c->pidfd)) {
 		kbpf_release_owner(c->id);
 		err = -ESRCH;
 	}
@@ -845,42 +772,6 @@ static void status_memory(struct profd_wire_status *st)
 	st->rescans = seg_rescans();
 }
 
-/*
- * How many levels below ours the pid namespace at fd is (0: ours), or -1:
- * none of ours, or not a pid namespace's fd at all.  *ino gets its inode.
- */
-static int pidns_depth(int fd, __u64 *ino)
-{
-	static dev_t nsfs_dev;
-	struct stat st, own;
-	int cur, up, depth;
-
-	if (!nsfs_dev) {
-		if (stat("/proc/self/ns/pid", &own))
-			return -1;
-		nsfs_dev = own.st_dev;
-	}
-	if (fstat(fd, &st) || st.st_dev != nsfs_dev || ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWPID)
-		return -1;
-	*ino = (__u64)st.st_ino;
-	cur = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	/* pid namespaces nest 32 deep at most */
-	for (depth = 0; cur >= 0 && depth <= 32; depth++) {
-		if (fstat(cur, &st))
-			break;
-		if ((__u64)st.st_ino == seg_pidns()) {
-			close(cur);
-			return depth;
-		}
-		up = ioctl(cur, NS_GET_PARENT);
-		close(cur);
-		cur = up;
-	}
-	if (cur >= 0)
-		close(cur);
-	return -1;
-}
-
 /* the peer's pid namespace, proved by an fd of it */
 static int do_pidns(struct conn *c, const struct profd_pidns *r, int fd)
 {
@@ -890,9 +781,9 @@ static int do_pidns(struct conn *c, const struct profd_pidns *r, int fd)
 
 	if (fd < 0 || r->flags || r->__pad)
 		return conn_error(c, -EINVAL);
-	if (pidfd_exited(c->pidfd) || !c->pidns)
+	if (profd_pidfd_exited(c->pidfd) || !c->pidns)
 		return conn_error(c, -ESRCH);
-	depth = pidns_depth(fd, &ino);
+	depth = profd_pidns_depth(fd, &ino);
 	/* what the kernel told us of the peer stands: a claim must agree.
 	 * Else below ours, as deep as NSpid says the peer is, and it still
 	 * the peer (its pid not reused meanwhile) */
@@ -900,7 +791,7 @@ static int do_pidns(struct conn *c, const struct profd_pidns *r, int fd)
 		ok = depth >= 0 && ino == c->pidns;
 	else
 		ok = depth >= 0 && prof_proc_nslevels(c->cred.pid) == depth + 1 &&
-		     !pidfd_exited(c->pidfd);
+		     !profd_pidfd_exited(c->pidfd);
 	if (!ok) {
 		ctl_warn_uid(c->cred.uid, "ctl: pid %d uid %u handed over a pid namespace not its own",
 			     (int)c->cred.pid, (unsigned)c->cred.uid);
@@ -917,7 +808,7 @@ static int do_segment(struct conn *c, const struct profd_segment *r, int fd)
 
 	if (fd < 0 || r->flags || r->__pad)
 		return conn_error(c, -EINVAL);
-	if (pidfd_exited(c->pidfd) || !c->pidns)
+	if (profd_pidfd_exited(c->pidfd) || !c->pidns)
 		return conn_error(c, -ESRCH);
 	err = seg_adopt_fd(fd, c->cred.pid, c->cred.uid, c->pidns);
 	if (err) {
@@ -1125,51 +1016,20 @@ static int conn_request(struct conn *c)
 		char buf[PROFD_MSG_MAX + 1];
 		struct profd_hdr h;
 	} m;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov = { m.buf, sizeof(m.buf) };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = cbuf.buf,
-			      .msg_controllen = sizeof(cbuf.buf) };
 	const void *pl = m.buf + sizeof(struct profd_hdr);
-	struct cmsghdr *cm;
+	struct profd_recv got;
 	ssize_t n;
-	int err, fd = -1, nfds = 0;
+	int err, fd;
 
-	/* room for one fd (a segment's); more are truncated: closed by the kernel */
-	n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? 1 : -errno;
-	if (n == 0)
-		return -ECONNRESET;
-	/*
-	 * Every fd that came is ours now: the space for one holds two (it is
-	 * rounded up), and an fd not taken would stay open for good (two a
-	 * packet from anyone once: profd ran out of fds).  The first is kept,
-	 * the rest closed, and more than one is malformed.
-	 */
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-		size_t j, k;
-		int one;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (j = 0; j < k; j++, nfds++) {
-			memcpy(&one, CMSG_DATA(cm) + j * sizeof(int), sizeof(int));
-			if (fd < 0)
-				fd = one;
-			else
-				close(one);
-		}
-	}
+	/* room for one fd (a segment's): more than one is malformed */
+	n = profd_recv(c->fd, m.buf, sizeof(m.buf), MSG_DONTWAIT, &got);
+	if (n == -EAGAIN || n == -EINTR)
+		return 1;
+	if (n <= 0)
+		return n ? (int)n : -ECONNRESET;
+	fd = got.fd;
 	c->last_ns = profd_now_ns();
-	err = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || nfds > 1
-		      ? -EBADMSG
-		      : profd_msg_check(m.buf, (size_t)n);
+	err = got.cut || got.nfds > 1 ? -EBADMSG : profd_msg_check(m.buf, (size_t)n);
 	/* an fd rides only with a segment or a pid namespace */
 	if (!err && fd >= 0 && m.h.type != PROFD_MSG_SEGMENT && m.h.type != PROFD_MSG_PIDNS)
 		err = -EBADMSG;

@@ -11,11 +11,13 @@
 #include <string.h>
 #include <time.h>
 #include "reader_int.h"
+#include "fmt.h"
 
 struct cursor_slab {
 	__u64 gen;   /* the thread the rest is of (slab.h, 3.2) */
 	__u32 nseen; /* nodes [0, nseen) were looked at */
-	__u32 ntop, cap;
+	__u32 ntop;
+	size_t cap;
 	__u32 *top; /* top-level node indices */
 };
 
@@ -44,7 +46,7 @@ void prof_seg_cursor__destroy(struct prof_seg_cursor *c)
 /* learn the top-level nodes among those created since the last look */
 static int cursor_scan(struct cursor_slab *cs, const struct slab_view *v, __u32 nn)
 {
-	__u32 i;
+	__u32 i, *top;
 
 	for (i = cs->nseen; i < nn; i++) {
 		__u32 parent = LD(&view_node(v, i)->parent);
@@ -54,15 +56,10 @@ static int cursor_scan(struct cursor_slab *cs, const struct slab_view *v, __u32 
 		/* 0 is the root, 1 the overflow node: neither is a zone */
 		if (i < 2 || parent != 0)
 			continue;
-		if (cs->ntop == cs->cap) {
-			__u32 cap = cs->cap ? cs->cap * 2 : 16, *top;
-
-			top = realloc(cs->top, cap * sizeof(*top));
-			if (!top)
-				return -ENOMEM;
-			cs->top = top;
-			cs->cap = cap;
-		}
+		top = prof_grow(cs->top, cs->ntop, &cs->cap, sizeof(*top), 16);
+		if (!top)
+			return -ENOMEM;
+		cs->top = top;
 		cs->top[cs->ntop++] = i;
 	}
 	cs->nseen = nn;
