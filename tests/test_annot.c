@@ -191,7 +191,7 @@ static void test_contended(void **state)
 	pthread_t th[2];
 	__u64 t0, wall_ns, hold_ns, wait_ns, k, nmsg = 0, npts = 0;
 	long n, np, i;
-	char path[128], pid[16], acq[16], cont[16], cmd[512];
+	char path[128], pid[16], acq[16], cont[16], cmd[1024];
 
 	(void)state;
 	pthread_barrier_init(&both, NULL, 2);
@@ -264,6 +264,14 @@ static void test_contended(void **state)
 	snprintf(cmd, sizeof(cmd), "grep -q '^  an_qlock  *%s  *%s ' %s", acq, cont, path);
 	assert_int_equal(system(cmd), 0);
 	serve_check(getpid(), q, plots[i].count, plots[i].last);
+
+	/* top: the lock's row, at rates of 0 now that the threads are done */
+	snprintf(path, sizeof(path), "%s/top.txt", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "PROFCTL_NO_DAEMON=1 .output/profctl top --pid %s -n 2 -d 0.05 > %s && "
+		 "grep -q '^an_qlock  *0.0  *0.0 ' %s && grep -q '^lock  *acquired/s' %s",
+		 pid, path, path, path);
+	assert_int_equal(system(cmd), 0);
 
 	/* the HTML timeline: the plot a line, the messages marks, the values */
 	snprintf(path, sizeof(path), "%s/annot.html", dir);
