@@ -34,6 +34,14 @@ $(OUTPUT)/tests/test_profctl_profd: tests/test_profctl_profd.c tests/testutil.h 
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
 
+# named locks under a real profd (root, BPF): a wait that slept says so
+ROOT_TESTS += $(OUTPUT)/tests/test_annot_profd
+$(OUTPUT)/tests/test_annot_profd: tests/test_annot_profd.c tests/testutil.h tests/profd_private.h \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
 # every view of a real threaded program obeys what any profile obeys:
 # since start, since a reset, --last, a diff of two saves, top's interval,
 # a saved file in every format (text, JSON, CSV, folded, pprof read by
