@@ -148,22 +148,13 @@ static void test_blocked_or_spun(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_annot_profd.XXXXXX");
-	if (!mkdtemp(dir) || chmod(dir, 0755))
-		return -1;
-	snprintf(sock, sizeof(sock), "%s/profd.sock", dir);
-	test_profd_start(sock, &profd_pid);
-	return 0;
+	return test_profd_group_setup("test_annot_profd", dir, sock, &profd_pid);
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	test_profd_stop(profd_pid);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_profd_group_teardown(dir, profd_pid);
 }
 
 int main(void)
