@@ -12,3 +12,10 @@ $(PROFCTL_GEN): bench/profctl_gen.c usdt/prof.h $(LIBPROF_A) | $(OUTPUT)/bench
 bench-profctl: $(PROFCTL) $(PROFCTL_GEN)
 	@echo "== profctl at 64 threads x 11110 nodes"; bench/profctl_bench.sh $(PROFCTL) $(PROFCTL_GEN)
 BENCH_RUN += bench-profctl
+
+# serve's live page on a 64-thread process (issue 34): serve's CPU, the
+# browser's draw time per update
+.PHONY: bench-live
+bench-live: $(PROFCTL) $(OUTPUT)/tests/live_worker
+	@echo "== profctl serve's live page, 64 threads"; bench/live_bench.sh $(PROFCTL) $(OUTPUT)/tests/live_worker
+BENCH_RUN += bench-live

@@ -22,13 +22,16 @@ $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) \
 		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
 
+# serve's tests share their HTTP client
+$(OUTPUT)/tests/test_profctl_serve: tests/web_util.h
+
 # C++ PROF_FUNC sites for `profctl zones` (tests/fastpath.mk)
 $(OUTPUT)/tests/test_profctl: $(OUTPUT)/tests/zones_cxx.o
 
 # through a real profd (root, BPF): save keeps the kernel columns, serve
 # shows a process to its owner and not to another user
 ROOT_TESTS += $(OUTPUT)/tests/test_profctl_profd
-$(OUTPUT)/tests/test_profctl_profd: tests/test_profctl_profd.c tests/testutil.h tests/profd_private.h $(PROFCTL_LIB) \
+$(OUTPUT)/tests/test_profctl_profd: tests/test_profctl_profd.c tests/testutil.h tests/profd_private.h tests/web_util.h $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
@@ -52,3 +55,23 @@ $(OUTPUT)/tests/test_oracle: tests/test_oracle.c tests/testutil.h tests/profd_pr
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# serve's live page in a real browser (headless Chromium through Selenium,
+# tests/test_live.py), against live_worker, a program of a few threads that
+# a signal stops and starts; bench/live_bench.sh runs it with 64
+UNIT_TESTS += $(OUTPUT)/tests/test_profctl_web
+TEST_EXTRA += $(OUTPUT)/tests/live_worker
+$(OUTPUT)/tests/live_worker: tests/live_worker.c usdt/prof.h $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_A) -lpthread
+
+# and through a real profd (root, BPF): profd's history, the kernel
+# columns, the scheduler lanes
+ROOT_TESTS += $(OUTPUT)/tests/test_profctl_web_profd
+$(OUTPUT)/tests/test_profctl_web_profd: tests/profd_private.h $(PROFD)
+$(OUTPUT)/tests/test_profctl_web $(OUTPUT)/tests/test_profctl_web_profd: $(OUTPUT)/tests/%: tests/%.c \
+		tests/web_util.h tests/testutil.h $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) \
+		$(OUTPUT)/tests/live_worker $(PROFCTL) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

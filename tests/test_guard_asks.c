@@ -143,12 +143,18 @@ static int hostile_asks(void *arg)
 	    recv_pkt(fd, 2000, NULL) != -ECONNRESET)
 		return 9;
 	close(fd);
-	/* two fds with a handover, an fd with a status: dropped */
-	fd = profd_connect(sock_path);
-	if (fd < 0 || send_fds(fd, p[0], 2, false) || recv_pkt(fd, 2000, NULL) != -EBADMSG ||
-	    recv_pkt(fd, 2000, NULL) != -ECONNRESET)
-		return 10;
-	close(fd);
+	/*
+	 * two fds with a handover, an fd with a status: dropped.  Eight times,
+	 * so that a second fd kept open shows as eight more, beyond any fd
+	 * profd holds for a moment while the count is taken.
+	 */
+	for (int i = 0; i < 8; i++) {
+		fd = profd_connect(sock_path);
+		if (fd < 0 || send_fds(fd, p[0], 2, false) || recv_pkt(fd, 2000, NULL) != -EBADMSG ||
+		    recv_pkt(fd, 2000, NULL) != -ECONNRESET)
+			return 10;
+		close(fd);
+	}
 	fd = profd_connect(sock_path);
 	if (fd < 0 || send_fds(fd, p[0], 1, true) || recv_pkt(fd, 2000, NULL) != -EBADMSG ||
 	    recv_pkt(fd, 2000, NULL) != -ECONNRESET)
@@ -195,11 +201,18 @@ static void test_hostile_asks(void **state)
 	/* the refused connections' fds close as profd sees them go */
 	for (end = now_ns() + 2000000000ull; profd_fds() > before && now_ns() < end;)
 		usleep(20000);
-	assert_int_equal(profd_fds(), before);
+	/* not equal: before may count an fd profd held only for a moment */
+	assert_true(profd_fds() <= before);
 	assert_int_equal(status_once(NULL), 0);
-	assert_int_equal(profd_slices(fd, b, &sl, &nsl), 0);
+	/* B's slices come as B is scheduled: on a loaded machine, a moment later */
+	for (end = now_ns() + 10000000000ull;; usleep(20000)) {
+		assert_int_equal(profd_slices(fd, b, &sl, &nsl), 0);
+		free(sl);
+		sl = NULL;
+		if (nsl >= 1 || now_ns() > end)
+			break;
+	}
 	assert_true(nsl >= 1);
-	free(sl);
 	end_proc(b);
 	close(fd);
 }

@@ -173,6 +173,7 @@ static void test_library_symbols(void **state)
 		"prof_proc_cgroup",
 		/* reader_trace.c */
 		"prof_seg_trace",
+		"prof_seg_trace_newest",
 		"prof_trace__destroy",
 		/* proffile_load.c */
 		"prof_file_check",

@@ -26,6 +26,7 @@
 #include "profctl.h"
 #include "prof.h"
 #include "profd_private.h"
+#include "web_util.h"
 
 #define UID_A 65534 /* nobody: owns the profiled process */
 #define UID_B 65533 /* another unprivileged uid */
@@ -501,25 +502,6 @@ static void test_serve_other_user(void **state)
 	assert_int_equal(scrape_has(0, k.pid, false), 0);
 	assert_int_equal(scrape_has(0, k.pid, true), 1);
 	kid_end(&k);
-}
-
-/* the number after "key": in text from the first "from" on; -1 for null,
- * -2 if absent */
-static long long num_after(const char *text, const char *from, const char *key)
-{
-	const char *p = strstr(text, from);
-	char k[64];
-
-	if (!p)
-		return -2;
-	snprintf(k, sizeof(k), "\"%s\":", key);
-	p = strstr(p, k);
-	if (!p)
-		return -2;
-	p += strlen(k);
-	if (!strncmp(p, "null", 4))
-		return -1;
-	return strtoll(p, NULL, 10);
 }
 
 /* the value of the OpenMetrics sample "family{pid="P"...}" of pid, -1 if none */

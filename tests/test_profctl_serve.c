@@ -26,6 +26,7 @@
 #include "profctl_child.h"
 #include "prof.h"
 #include "profd_private.h"
+#include "web_util.h"
 
 #define RATE_HZ 200
 
@@ -369,36 +370,7 @@ static int http_wait_s;
 static int http(unsigned int port, const char *method, const char *path, const char *accept,
 		char **body)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	char req[1024], *buf = NULL, *p;
-	size_t len = 0;
-	FILE *f;
-	ssize_t n;
-	int fd, code = -1;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	if (http_wait_s) {
-		struct timeval tv = { .tv_sec = http_wait_s };
-
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	}
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%s%s%s\r\n", method, path,
-		 accept ? "Accept: " : "", accept ? accept : "", accept ? "\r\n" : "");
-	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
-	f = open_memstream(&buf, &len);
-	while ((n = read(fd, req, sizeof(req))) > 0)
-		fwrite(req, 1, (size_t)n, f);
-	fclose(f);
-	close(fd);
-	if (buf)
-		sscanf(buf, "HTTP/1.%*d %d", &code);
-	p = buf ? strstr(buf, "\r\n\r\n") : NULL;
-	*body = strdup(p ? p + 4 : "");
-	free(buf);
-	return code;
+	return web_http(port, method, path, accept, http_wait_s, body, NULL, NULL);
 }
 
 static void serve_stop(pid_t pid)

@@ -20,12 +20,17 @@
  */
 int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out)
 {
+	return prof_seg_trace_newest(mem, len, 0, out);
+}
+
+int prof_seg_trace_newest(const void *mem, size_t len, __u64 newest, struct prof_trace **out)
+{
 	const struct prof_seg_hdr *h = mem;
 	const struct prof_region *rr;
 	struct prof_trace *t;
 	struct seg_geom g;
 	__u32 nslabs, i;
-	__u64 nev, k;
+	__u64 nev, want, k;
 	int err;
 
 	*out = NULL;
@@ -49,6 +54,7 @@ int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out)
 	rr = &g.region[PROF_REGION_RING];
 	nev = rr->size ? (rr->size - PROF_RING_HDR_SIZE) / sizeof(struct prof_event) : 0;
 	t->ring_events = nev;
+	want = newest && newest < nev ? newest : nev;
 	for (i = 0; i < nslabs && nev; i++) {
 		const char *slab = (const char *)mem + g.slabs_off + (__u64)i * g.slab_size;
 		const struct prof_slab_hdr *sh = (const void *)slab;
@@ -56,7 +62,7 @@ int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out)
 		const struct prof_event *ev = prof_ring_events(r);
 		struct prof_trace_thread *tt = &t->threads[t->nthreads];
 		bool live = !g.snap_tick && g.folds;
-		__u64 h1, h2, lo, n, gen = live ? LDA(&sh->gen) : 0;
+		__u64 h1, h2, lo, n, first, gen = live ? LDA(&sh->gen) : 0;
 		__u32 state;
 
 		if (LDA(&sh->magic) != PROF_SLAB_MAGIC)
@@ -71,17 +77,19 @@ int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out)
 		tt->tid = LD(&sh->tid);
 		tt->slab = i;
 		tt->gen = LD(&sh->gen);
-		tt->ev = malloc(nev * sizeof(*tt->ev));
+		tt->ev = malloc(want * sizeof(*tt->ev));
 		if (!tt->ev) {
 			prof_trace__destroy(t);
 			return -ENOMEM;
 		}
 		h1 = LDA(&r->head);
-		/* acquire: each load of the copy before the second head's (a
-		 * fence would say it once, but TSan does not see fences) */
-		for (k = 0; k < nev; k++) {
-			tt->ev[k].start = LDA(&ev[k].start);
-			tt->ev[k].dur_node = LDA(&ev[k].dur_node);
+		/* the newest want events below the head, oldest first; acquire:
+		 * each load of the copy before the second head's (a fence would
+		 * say it once, but TSan does not see fences) */
+		first = h1 > want ? h1 - want : 0;
+		for (k = first; k < h1; k++) {
+			tt->ev[k - first].start = LDA(&ev[k & (nev - 1)].start);
+			tt->ev[k - first].dur_node = LDA(&ev[k & (nev - 1)].dur_node);
 		}
 		h2 = LD(&r->head);
 		/* it changed hands during the copy: never two threads' events */
@@ -100,20 +108,14 @@ int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out)
 		lo = h1 > nev ? h1 - nev : 0;
 		if (state == PROF_SLAB_ALIVE && h2 + 1 > nev && h2 + 1 - nev > lo)
 			lo = h2 + 1 - nev;
-		n = h1 > lo ? h1 - lo : 0;
-		/* oldest first */
-		if (n) {
-			struct prof_event *v = malloc(n * sizeof(*v));
-
-			if (!v) {
-				prof_trace__destroy(t);
-				return -ENOMEM;
-			}
-			for (k = 0; k < n; k++)
-				v[k] = tt->ev[(lo + k) & (nev - 1)];
-			free(tt->ev);
-			tt->ev = v;
+		/* what the ring held before the newest: left unread */
+		if (lo < first) {
+			tt->skipped = first - lo;
+			lo = first;
 		}
+		n = h1 > lo ? h1 - lo : 0;
+		if (n && lo > first)
+			memmove(tt->ev, tt->ev + (lo - first), n * sizeof(*tt->ev));
 		tt->n = n;
 		tt->written = h1;
 		t->nthreads++;

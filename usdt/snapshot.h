@@ -18,7 +18,8 @@
  *
  *	prof_seg_flat(mem, ...)            flat rows straight from a mapping (top;
  *	                                   reader_flat.c)
- *	prof_seg_trace(mem, len, &t)       the event rings (reader_trace.c)
+ *	prof_seg_trace(mem, len, &t)       the event rings (reader_trace.c;
+ *	                                   _newest: each thread's newest only)
  *	prof_seg_cursor__sample(c, mem, .) a few words a sample (profd's: defined in
  *	                                   daemon/profd/profd_cursor.c, not libprof)
  *
@@ -627,8 +628,11 @@ struct prof_trace_thread {
 	__u32 tid;
 	__u32 slab;		/* the slab's index */
 	__u64 gen;		/* its generation */
-	__u64 written;		/* events the thread wrote: written - n were lost */
+	__u64 written;		/* events the thread wrote: written - n - skipped
+				 * were lost */
 	__u64 n;		/* events kept, in ev */
+	__u64 skipped;		/* older events its ring held, left unread
+				 * (prof_seg_trace_newest) */
 	struct prof_event *ev;
 };
 struct prof_trace {
@@ -646,6 +650,9 @@ struct prof_trace {
 /* 0, or -errno as prof_snapshot__read; the annotations too */
 struct prof_annot;
 int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out);
+/* the same, only each thread's newest events (at most newest; 0: all):
+ * what is copied is bounded by it, not by the rings' size */
+int prof_seg_trace_newest(const void *mem, size_t len, __u64 newest, struct prof_trace **out);
 void prof_trace__destroy(struct prof_trace *t);
 
 static inline __u32 prof_event_node(const struct prof_event *e)

@@ -302,6 +302,10 @@ int pc_cmd_trace(int argc, char **argv);
 /* pid's event rings (tid's only, if not 0) as trace's JSON, malloc'd in
  * *json; 0 or -errno (said) */
 int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json);
+/* the same of the calls that ended in the last last_ns (0: all the rings
+ * hold), at most max of them in all, the newest (0: every one) */
+int pc_trace_json_last(struct pc_src *src, pid_t pid, __u32 tid, __u64 last_ns, __u64 max,
+		       char **json);
 
 /* profctl_annot.c: a live process's plots and locks by name, or NULL (none,
  * or not live); and the text report's locks section */
@@ -320,6 +324,9 @@ struct pc_serve_opts {
 	bool all_users;		/* every user's processes src shows, not only ours */
 	unsigned int timeout_s;	/* a connection's whole request and answer */
 };
+/* whether serve shows p to its callers: alive, and its user's own
+ * unless all_users (the metrics and the live page alike) */
+bool pc_serve_may_show(const struct pc_proc *p, const struct pc_serve_opts *o);
 /* one scrape: every live process src shows, as OpenMetrics (om) or the
  * Prometheus text format; 0 or -errno */
 int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool om);

@@ -12,7 +12,7 @@ PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_opts.c \
 	daemon/profctl/render_data.c daemon/profctl/render_html.c \
 	daemon/profctl/profctl_clean.c daemon/profctl/profctl_file.c daemon/profctl/profctl_save.c daemon/profctl/profctl_input.c daemon/profctl/profctl_diff.c \
 	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c daemon/profctl/profctl_trace.c \
-	daemon/profctl/report_load.c daemon/profctl/profctl_annot.c
+	daemon/profctl/report_load.c daemon/profctl/serve_live.c daemon/profctl/profctl_annot.c
 PROFCTL_OBJS := $(patsubst daemon/profctl/%.c,$(OUTPUT)/daemon/profctl/%.o,$(PROFCTL_SRCS))
 # everything but main(), for the tests
 PROFCTL_LIB := $(OUTPUT)/daemon/profctl/libprofctl.a
@@ -62,6 +62,20 @@ $(OUTPUT)/daemon/profctl/trace_html.h: daemon/profctl/trace.html $(TIMELINE_JS) 
 	  echo '#define trace_html_len sizeof(trace_html)'; } > $@
 
 $(OUTPUT)/daemon/profctl/profctl_trace.o: $(OUTPUT)/daemon/profctl/trace_html.h
+
+# serve's live page, the same way, with its own script (live.js) in place
+# of its /*@LIVE_JS@*/ line
+LIVE_JS := daemon/profctl/live.js
+$(OUTPUT)/daemon/profctl/live_html.h: daemon/profctl/live.html $(TIMELINE_JS) $(LIVE_JS) \
+		| $(OUTPUT)/daemon/profctl
+	$(call msg,GEN,$@)
+	$(Q){ echo '/* generated from daemon/profctl/live.html by daemon/profctl/profctl.mk */'; \
+	  echo 'static const unsigned char live_html[] = {'; \
+	  $(call with_timeline,$<) | sed -e '/\/\*@LIVE_JS@\*\//{' -e 'r $(LIVE_JS)' -e 'd' -e '}' | xxd -i; \
+	  echo '};'; \
+	  echo '#define live_html_len sizeof(live_html)'; } > $@
+
+$(OUTPUT)/daemon/profctl/serve_live.o: $(OUTPUT)/daemon/profctl/live_html.h
 
 # diff's page, the same way
 $(OUTPUT)/daemon/profctl/diff_html.h: daemon/profctl/diff.html | $(OUTPUT)/daemon/profctl

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * profctl_serve.c - `profctl serve --listen ADDR`: an OpenMetrics exporter
- * for Prometheus.  HTTP is libmicrohttpd's (one internal thread: scrapes
+ * for Prometheus, and a live page (serve_live.c) on the same server.  HTTP is libmicrohttpd's (one internal thread: scrapes
  * are served one at a time); each scrape reads every live process the
  * caller may see (profd's answer for the caller, else the caller's own
  * segments) since its start, so every counter only grows.
@@ -36,6 +36,7 @@
 #include <unistd.h>
 #include <microhttpd.h>
 #include "profctl.h"
+#include "serve_live.h"
 
 static const char usage_serve[] =
 	"usage: profctl serve [--listen ADDR] [--threads] [--max-zones N]\n"
@@ -59,7 +60,14 @@ static const char usage_serve[] =
 	"asks) of your own live processes (--all-users: every one you may see): per\n"
 	"zone calls, self and total seconds (wall time) and, with profd, on-CPU and\n"
 	"self on-CPU seconds (CPU time; no sample where no call had kernel facts) as\n"
-	"counters and a duration histogram, per process an info metric.\n";
+	"counters and a duration histogram, per process an info metric.\n"
+	"\n"
+	"GET /: a live page of the same processes (/p/PID: one, every second its top\n"
+	"table, flame graph and timeline), and the JSON it reads: /api/processes,\n"
+	"/api/p/PID/report?window=W (report --format json), /api/p/PID/top?window=W\n"
+	"(report --flat's rows and the window's length), /api/p/PID/trace?last=D&max=N\n"
+	"(trace's JSON), /api/p/PID/save?window=W (save's file); W is start, reset or\n"
+	"whole seconds (1s, 10s).  See profctl(1).\n";
 
 /* the options pc_parse_opts reads, once serve took its own (below) */
 static const struct option serve_options[] = {
@@ -373,6 +381,12 @@ static int collect(struct proc_zones *p, const struct pc_serve_opts *o)
 	return 0;
 }
 
+bool pc_serve_may_show(const struct pc_proc *p, const struct pc_serve_opts *o)
+{
+	/* root's exporter would show every user's to whoever connects */
+	return p->alive && (o->all_users || p->uid == getuid());
+}
+
 /* what the last scrape could not read: said when it changes */
 static size_t last_unread;
 
@@ -393,8 +407,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 		return -ENOMEM;
 	}
 	for (i = 0; i < np; i++) {
-		/* root's exporter would show every user's to whoever connects */
-		if (!procs[i].alive || (!o->all_users && procs[i].uid != getuid()))
+		if (!pc_serve_may_show(&procs[i], o))
 			continue;
 		/* a process that ends between list and read is not an error;
 		 * one that cannot be read (another version, corrupt) is
@@ -505,6 +518,40 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int code, c
 	return reply(c, code, "text/plain; charset=utf-8", body, strlen(body));
 }
 
+/* the live page and its JSON (serve_live.c), else 404 */
+static enum MHD_Result live(struct MHD_Connection *c, const struct pc_serve_opts *o,
+			    const char *url)
+{
+	struct pc_live_reply r;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	char disp[sizeof(r.filename) + 32];
+	int found = pc_live_route(url, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "window"),
+				  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "last"),
+				  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "max"), o, &r);
+
+	if (found < 0)
+		return MHD_NO;
+	if (!found)
+		return reply_text(c, MHD_HTTP_NOT_FOUND,
+				  "not found: the metrics are at /metrics, the live page at /\n");
+	resp = MHD_create_response_from_buffer(r.len, r.body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(r.body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r.type);
+	/* every answer is of now: no cache may keep it */
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (r.filename[0]) {
+		snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", r.filename);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disp);
+	}
+	ret = MHD_queue_response(c, r.code, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_len, void **req)
@@ -524,11 +571,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)req;
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET /metrics\n");
-	if (!strcmp(url, "/"))
-		return reply_text(c, MHD_HTTP_OK, "profctl serve: the metrics are at /metrics\n");
 	if (strcmp(url, "/metrics"))
-		return reply_text(c, MHD_HTTP_NOT_FOUND,
-				  "not found: the metrics are at /metrics\n");
+		return live(c, o, url);
 	/* OpenMetrics to whoever asks for it (Prometheus does), else the
 	 * Prometheus text format */
 	accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
@@ -870,6 +914,7 @@ int pc_cmd_serve(int argc, char **argv)
 	if (sigwait(&set, &sig))
 		sig = 0;
 	MHD_stop_daemon(d);
+	pc_live_close();
 	conns_stop(reaper);
 	close(fd);
 	return 0;

@@ -361,7 +361,8 @@ static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_sn
 
 		if (tid && tt->tid != tid)
 			continue;
-		lost_total += tt->written - tt->n;
+		lost_total += tt->written - tt->n - tt->skipped;
+		omitted += tt->skipped;
 		fprintf(f, ",{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
 			   "\"args\":{\"name\":\"",
 			t->pid, tt->tid);
@@ -468,10 +469,11 @@ static void sched_free(struct sched_tl *k)
 	k->n = 0;
 }
 
-/* the rings of pid and a snapshot naming their nodes; with profd, the
- * scheduler's slices of its threads too (none where it has no program) */
+/* the rings of pid (each thread's newest events only, if not 0) and a
+ * snapshot naming their nodes; with profd, the scheduler's slices of its
+ * threads too (none where it has no program) */
 static int read_both(struct pc_src *src, pid_t pid, struct prof_trace **t, struct prof_snapshot **s,
-		     struct sched_tl *k)
+		     struct sched_tl *k, __u64 newest)
 {
 	const void *mem;
 	size_t len;
@@ -489,7 +491,7 @@ static int read_both(struct pc_src *src, pid_t pid, struct prof_trace **t, struc
 		sched_free(k);
 		return err;
 	}
-	err = prof_seg_trace(mem, len, t);
+	err = prof_seg_trace_newest(mem, len, newest, t);
 	if (!err)
 		refine_rate(*t);
 	if (!err)
@@ -537,18 +539,18 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
- * A page, not a recording: the newest PC_PAGE_EVENTS calls in all, shared
+ * A page, not a recording: the newest total calls in all, shared
  * by the threads (tid's only, if not 0) as water fills: a thread with few
  * calls shows them all, the rest an equal share of what is left (at least
- * PC_PAGE_THREAD_MIN).  The share, or 0 when everything fits.
+ * min).  The share, or 0 when everything fits.
  */
-static __u64 page_cap(const struct prof_trace *t, __u32 tid)
+static __u64 page_cap(const struct prof_trace *t, __u32 tid, __u64 total, __u64 min)
 {
-	__u64 *n = calloc(t->nthreads ? t->nthreads : 1, sizeof(*n)), left = PC_PAGE_EVENTS, cap = 0;
+	__u64 *n = calloc(t->nthreads ? t->nthreads : 1, sizeof(*n)), left = total, cap = 0;
 	__u32 i, k = 0;
 
 	if (!n)
-		return PC_PAGE_THREAD_MIN;
+		return min;
 	for (i = 0; i < t->nthreads; i++)
 		if (!tid || t->threads[i].tid == tid)
 			n[k++] = t->threads[i].n;
@@ -561,29 +563,42 @@ static __u64 page_cap(const struct prof_trace *t, __u32 tid)
 		left -= n[i];
 	}
 	free(n);
-	return cap && cap < PC_PAGE_THREAD_MIN ? PC_PAGE_THREAD_MIN : cap;
+	return cap && cap < min ? min : cap;
 }
 
-int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json)
+
+/* the start of the last last_ns to now, or to the exit of a process gone */
+static __u64 last_from(const struct prof_trace *t, const struct prof_snapshot *s, __u64 last_ns)
+{
+	__u64 now = mono_now_ns();
+
+	if (s->exit_tick)
+		now = tick_ns(t, s->exit_tick);
+	return now > last_ns ? now - last_ns : 0;
+}
+
+static int trace_json(struct pc_src *src, pid_t pid, __u32 tid, __u64 last_ns, __u64 max,
+		      __u64 min, __u64 newest, char **json)
 {
 	struct prof_trace *t;
 	struct prof_snapshot *s;
 	struct sched_tl k;
 	size_t len = 0;
-	__u64 cap;
+	__u64 cap, from;
 	FILE *m;
 	int err;
 
 	*json = NULL;
-	err = read_both(src, pid, &t, &s, &k);
+	err = read_both(src, pid, &t, &s, &k, newest);
 	if (err)
 		return err;
-	cap = page_cap(t, tid);
+	cap = max ? page_cap(t, tid, max, min) : 0;
+	from = last_ns ? last_from(t, s, last_ns) : 0;
 	m = open_memstream(json, &len);
 	if (!m) {
 		err = -ENOMEM;
 	} else {
-		err = write_trace(m, t, s, &k, tid, 0, ~0ull, cap);
+		err = write_trace(m, t, s, &k, tid, from, ~0ull, cap);
 		if (fclose(m) && !err)
 			err = -ENOMEM;
 	}
@@ -598,6 +613,19 @@ int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json)
 	prof_trace__destroy(t);
 	sched_free(&k);
 	return err;
+}
+
+int pc_trace_json(struct pc_src *src, pid_t pid, __u32 tid, char **json)
+{
+	return trace_json(src, pid, tid, 0, PC_PAGE_EVENTS, PC_PAGE_THREAD_MIN, 0, json);
+}
+
+/* at most max calls in all: a thread's share is at least one */
+int pc_trace_json_last(struct pc_src *src, pid_t pid, __u32 tid, __u64 last_ns, __u64 max,
+		       char **json)
+{
+	/* a thread's share is at most max: no more of its ring is read */
+	return trace_json(src, pid, tid, last_ns, max, 1, max, json);
 }
 
 #define PLACEHOLDER "/*@PROFCTL_TRACE@*/null"
@@ -679,7 +707,7 @@ static int watch_slow(struct pc_src *src, const struct pc_opts *o, const char *z
 		struct timespec nap = { 0, (long)TRACE_POLL_NS };
 		__u32 i;
 
-		err = read_both(src, o->pid, &t, &s, &sk);
+		err = read_both(src, o->pid, &t, &s, &sk, 0);
 		if (err)
 			break;
 		for (i = 0; i < t->nthreads && got < count; i++) {
@@ -798,7 +826,7 @@ static int pc_trace(struct pc_src *src, const struct pc_opts *o, const char *zon
 
 	if (zone)
 		return watch_slow(src, o, zone, thr, count);
-	err = read_both(src, o->pid, &t, &s, &k);
+	err = read_both(src, o->pid, &t, &s, &k, 0);
 	if (err)
 		return 1;
 	if (t->image)
@@ -808,15 +836,8 @@ static int pc_trace(struct pc_src *src, const struct pc_opts *o, const char *zon
 	else if (!t->ring_events)
 		pc_warnx("pid %d: its event rings are off (PROF_TRACE_EVENTS=0)", (int)o->pid);
 	to = ~0ull;
-	if (o->mode == PROFD_SNAP_LAST) {
-		/* the last seconds to now, or to the exit of a process gone */
-		__u64 now = mono_now_ns();
-
-		if (s->exit_tick)
-			now = tick_ns(t, s->exit_tick);
-		from = now > (__u64)o->last_s * 1000000000ull ? now - (__u64)o->last_s * 1000000000ull
-							    : 0;
-	}
+	if (o->mode == PROFD_SNAP_LAST)
+		from = last_from(t, s, (__u64)o->last_s * 1000000000ull);
 	err = write_to(o, o->out, t, s, &k, from, to);
 	prof_snapshot__destroy(s);
 	prof_trace__destroy(t);

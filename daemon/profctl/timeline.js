@@ -5,8 +5,12 @@
  * red marks on its lane, each plot a lane of its own (a line); the wheel zooms
  * at the pointer, a drag pans, a double click shows everything.  Built into
  * trace.html and report.html (daemon/profctl/profctl.mk): no network. */
-function profTimeline(root, data) {
+function profTimeline(root, data, opts) {
   "use strict";
+  /* the live page's (serve): opts.view the range to show, opts.onview(range)
+   * told when the user moves it (null: everything), opts.onpick(call) a click
+   * on a call, opts.live no resize listener of its own (it redraws anyway) */
+  opts = opts || {};
   const ev = (data && data.traceEvents) || [];
   const css = document.createElement("style");
   css.textContent = `
@@ -73,7 +77,8 @@ function profTimeline(root, data) {
     for (const e of list) { t0 = Math.min(t0, e.ts); t1 = Math.max(t1, e.ts); }
   if (!isFinite(t0)) { t0 = 0; t1 = 1; }
   const all = [t0, t1];
-  let view = [t0, t1];
+  let view = opts.view ? opts.view.slice() : [t0, t1];
+  const moved = (v) => { if (opts.onview) opts.onview(v); };
 
   /* zones by name; the scheduler's runs by CPU, its time off the CPU grey */
   function fill(e) {
@@ -164,9 +169,11 @@ function profTimeline(root, data) {
       d.style.left = (k / 8) * w + "px";
       axis.append(d);
     }
+    /* every lane is as wide: measured once, before anything changes (a
+     * width read after a lane's bars are in forces a layout a lane) */
+    const lw = (lanes.length && lanes[0].lane.clientWidth) || 1, scale = lw / (b - a);
     for (const { lane, list, marks: ms, plot } of lanes) {
       lane.textContent = "";
-      const lw = lane.clientWidth || 1, scale = lw / (b - a);
       if (plot) drawPlot(lane, plot, a, scale, lw);
       for (const e of ms) {
         if (e.ts < a || e.ts > b) continue;
@@ -189,6 +196,8 @@ function profTimeline(root, data) {
         if (e.args && e.args.migrated) d.style.borderColor = "#d00";
         if (e.args && (e.args.preempted || e.args.blocked)) d.style.borderStyle = "dashed";
         d.dataset.name = e.name;
+        d.dataset.cat = e.cat || "";
+        if (opts.onpick) d.onclick = () => opts.onpick(e);
         if (wd > 30) d.textContent = e.name;
         d.onmousemove = (m) => {
           const facts = e.args ? ["preempted", "blocked", "migrated"].filter(k => e.args[k]) : [];
@@ -248,6 +257,7 @@ function profTimeline(root, data) {
       const k = m.deltaY < 0 ? 0.8 : 1.25;
       const at = view[0] + f * span, ns = Math.max(span * k, 0.001);
       view = [at - f * ns, at - f * ns + ns];
+      moved(view);
       draw();
     }, { passive: false });
     lane.addEventListener("mousedown", (m) => {
@@ -255,14 +265,15 @@ function profTimeline(root, data) {
       const move = (mm) => {
         const dt = (mm.clientX - x0) / w * (v0[1] - v0[0]);
         view = [v0[0] - dt, v0[1] - dt];
+        moved(view);
         draw();
       };
       const up = () => { removeEventListener("mousemove", move); removeEventListener("mouseup", up); };
       addEventListener("mousemove", move);
       addEventListener("mouseup", up);
     });
-    lane.addEventListener("dblclick", () => { view = all.slice(); draw(); });
+    lane.addEventListener("dblclick", () => { view = all.slice(); moved(null); draw(); });
   }
-  addEventListener("resize", draw);
+  if (!opts.live) addEventListener("resize", draw);
   draw();
 }

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * web_util.h - what the tests of profctl serve share (test_profctl_web.c,
+ * test_profctl_web_profd.c through a real profd, test_profctl_serve.c,
+ * test_profctl_profd.c): live_worker started, profctl serve started as a
+ * user, a request over HTTP/1.0, a number in JSON text.
+ */
+#ifndef WEB_UTIL_H
+#define WEB_UTIL_H
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include "testutil.h"
+#include "profctl.h"
+
+/* the first line a child writes on fd, at most len - 1 bytes */
+static inline void first_line(int fd, char *line, size_t len)
+{
+	ssize_t n, got = 0;
+
+	while (got < (ssize_t)len - 1 && (n = read(fd, line + got, len - 1 - (size_t)got)) > 0) {
+		got += n;
+		line[got] = '\0';
+		if (strchr(line, '\n'))
+			break;
+	}
+	line[got > 0 ? got : 0] = '\0';
+}
+
+/* profctl serve as uid (0: as we are) on 127.0.0.1:0, asking profd or
+ * not; its port */
+static inline pid_t serve_as(uid_t uid, bool profd, unsigned int *p)
+{
+	int errp[2];
+	char line[256];
+	pid_t pid;
+
+	if (pipe(errp))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		char *argv[] = { (char *)(uintptr_t) "profctl", (char *)(uintptr_t) "serve",
+				 (char *)(uintptr_t) "--listen", (char *)(uintptr_t) "127.0.0.1:0",
+				 profd ? NULL : (char *)(uintptr_t) "--no-daemon", NULL };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(errp[1], 2);
+		close(errp[0]);
+		if (uid && (setgid(uid) || setuid(uid)))
+			_exit(3);
+		/* a change of credentials cleared it: a failed assertion must
+		 * leave no server behind either */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (uid)
+			setenv("XDG_RUNTIME_DIR", "/nonexistent", 1);
+		exit(profctl_main(profd ? 4 : 5, argv));
+	}
+	close(errp[1]);
+	first_line(errp[0], line, sizeof(line));
+	close(errp[0]);
+	if (pid < 0 || sscanf(line, "profctl: serving http://127.0.0.1:%u/metrics", p) != 1) {
+		fprintf(stderr, "serve said: '%s'\n", line);
+		return -1;
+	}
+	return pid;
+}
+
+/* .output/tests/live_worker with n threads, once it says "ready"; -1 if not */
+static inline pid_t worker_start(const char *n)
+{
+	int out[2];
+	char line[64];
+	pid_t pid;
+
+	if (pipe(out))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(out[1], 1);
+		close(out[0]);
+		execl(".output/tests/live_worker", "live_worker", n, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	first_line(out[0], line, sizeof(line));
+	close(out[0]);
+	if (pid < 0 || strcmp(line, "ready\n")) {
+		fprintf(stderr, "live_worker said: '%s'\n", line);
+		return -1;
+	}
+	return pid;
+}
+
+/*
+ * An HTTP/1.0 request to 127.0.0.1:p, waiting at most wait_s for the
+ * answer (0: as long as it takes): the status (-1: none); *body malloc'd
+ * ("" without an answer), *len its length and *head the status line and
+ * headers (malloc'd) where not NULL
+ */
+static inline int web_http(unsigned int p, const char *method, const char *path,
+			   const char *accept, int wait_s, char **body, size_t *len, char **head)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p) };
+	char req[1024], *buf = NULL, *end;
+	size_t n_all = 0, blen;
+	FILE *f;
+	ssize_t n;
+	int fd, code = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	if (wait_s) {
+		struct timeval tv = { .tv_sec = wait_s };
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%s%s%s\r\n", method, path,
+		 accept ? "Accept: " : "", accept ? accept : "", accept ? "\r\n" : "");
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	f = open_memstream(&buf, &n_all);
+	while ((n = read(fd, req, sizeof(req))) > 0)
+		fwrite(req, 1, (size_t)n, f);
+	fclose(f);
+	close(fd);
+	if (buf)
+		sscanf(buf, "HTTP/1.%*d %d", &code);
+	end = buf ? strstr(buf, "\r\n\r\n") : NULL;
+	blen = end ? n_all - (size_t)(end + 4 - buf) : 0;
+	*body = malloc(blen + 1);
+	if (blen)
+		memcpy(*body, end + 4, blen);
+	(*body)[blen] = 0;
+	if (len)
+		*len = blen;
+	if (head) {
+		if (end)
+			*end = 0;
+		*head = strdup(buf ? buf : "");
+	}
+	free(buf);
+	return code;
+}
+
+/* GET path of 127.0.0.1:p, as web_http */
+static inline int get(unsigned int p, const char *path, char **body, size_t *len, char **head)
+{
+	return web_http(p, "GET", path, NULL, 0, body, len, head);
+}
+
+static inline int get_code(unsigned int p, const char *path)
+{
+	char *body;
+	size_t len;
+	int code = get(p, path, &body, &len, NULL);
+
+	free(body);
+	return code;
+}
+
+/* the number after "key": in text from the first "from" on; -1 for null,
+ * -2 if absent */
+static inline long long num_after(const char *text, const char *from, const char *key)
+{
+	const char *p = strstr(text, from);
+	char k[64];
+
+	if (!p)
+		return -2;
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(p, k);
+	if (!p)
+		return -2;
+	p += strlen(k);
+	if (!strncmp(p, "null", 4))
+		return -1;
+	return strtoll(p, NULL, 10);
+}
+
+/* serve and the worker stopped, dir removed; 0 or -1 */
+static inline int web_end(pid_t server, pid_t worker, const char *dir)
+{
+	char cmd[128];
+	int st;
+
+	if (server > 0) {
+		kill(server, SIGTERM);
+		waitpid(server, &st, 0);
+	}
+	if (worker > 0) {
+		kill(worker, SIGKILL);
+		waitpid(worker, &st, 0);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
+#endif /* WEB_UTIL_H */
