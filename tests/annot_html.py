@@ -55,9 +55,11 @@ def main():
             tip = js("document.querySelector('.tl-tip').textContent")
             if not tip.startswith("tick "):
                 fails.append("hovering a mark says %r" % tip)
-        box = js("""(() => { const b = [...document.querySelectorAll('.tl-bar')].find(b =>
-            b.dataset.name === 'an_work' && b.getBoundingClientRect().width >= 1);
-            if (!b) return null; const r = b.getBoundingClientRect(); return [r.x + r.width / 2, r.y + 4]; })()""")
+        # a call whose middle no message mark covers
+        box = js("""(() => { for (const b of document.querySelectorAll('.tl-bar')) {
+            const r = b.getBoundingClientRect(), x = r.x + r.width / 2, y = r.y + 4;
+            if (b.dataset.name === 'an_work' && r.width >= 1 && x < innerWidth && y < innerHeight &&
+                document.elementFromPoint(x, y) === b) return [x, y]; } return null; })()""")
         if not box:
             fails.append("no an_work call drawn")
         else:

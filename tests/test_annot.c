@@ -536,6 +536,106 @@ static void test_fork(void **state)
 	prof_annot__destroy(a);
 }
 
+/* an annotation after the thread gave its slab back (a later key's
+ * destructor): dropped, never written into the slab a new thread may get */
+static pthread_key_t late_key;
+
+static void late_plot(void *arg)
+{
+	(void)arg;
+	PROF_PLOT(an_exit, 2);
+}
+
+static void *exiting(void *arg)
+{
+	(void)arg;
+	PROF_PLOT(an_exit, 1);
+	pthread_setspecific(late_key, &late_key);
+	return (void *)(uintptr_t)my_tid();
+}
+
+static void test_after_exit(void **state)
+{
+	const struct prof_annot_thread *t;
+	struct prof_annot *a;
+	pthread_t th;
+	void *ret;
+
+	(void)state;
+	/* after the runtime's own key: its destructor runs after the
+	 * runtime's has released the slab */
+	PROF_PLOT(an_exit, 0);
+	assert_int_equal(pthread_key_create(&late_key, late_plot), 0);
+	assert_int_equal(pthread_create(&th, NULL, exiting, NULL), 0);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	a = own_annot();
+	t = annot_of(a, (__u32)(uintptr_t)ret);
+	assert_int_equal(t->nplots, 1);
+	assert_int_equal(t->plots[0].count, 1);
+	assert_true(t->plots[0].last == 1);
+	prof_annot__destroy(a);
+	pthread_key_delete(late_key);
+}
+
+/* a child that logs a message, then takes a slow call with a value, over
+ * and over until killed */
+static void slow_child(void)
+{
+	for (int i = 0;; i++) {
+		PROF_USDT(an_slowz);
+
+		PROF_MESSAGE("before slow call %d", i);
+		PROF_ZONE_VALUE(i);
+		spin_ns(60000000ull);
+		usleep(20000);
+	}
+}
+
+/* trace --slow: the capture holds the slow call's value and the message
+ * logged inside it */
+static void test_slow_capture(void **state)
+{
+	char path[128], pid[16], cmd[512];
+	pid_t c;
+	int st;
+
+	(void)state;
+	/* bound before the fork: the child's binding is its parent's slab,
+	 * which its first zone moves it away from (and unmaps) */
+	PROF_MESSAGE("before the fork");
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		slow_child();
+		_exit(0);
+	}
+	/* its own segment made and readable (its first zone makes it) */
+	for (__u64 end = mono_ns() + 10000000000ull; mono_ns() < end; usleep(10000)) {
+		struct prof_snapshot *cs = test_snapshot(c);
+
+		prof_snapshot__destroy(cs);
+		if (cs)
+			break;
+	}
+	snprintf(path, sizeof(path), "%s/slow.json", dir);
+	snprintf(pid, sizeof(pid), "%d", (int)c);
+	st = profctl((const char *[]){ "trace", "--pid", pid, "--no-daemon", "--slow",
+				       "an_slowz:50ms", "-o", path, NULL });
+	kill(c, SIGKILL);
+	assert_int_equal(waitpid(c, NULL, 0), c);
+	assert_int_equal(st, 0);
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))[\"traceEvents\"];"
+		 "z=[x for x in e if x[\"name\"]==\"an_slowz\"];"
+		 "m=[x for x in e if x.get(\"cat\")==\"message\"];"
+		 "assert z and \"value\" in z[-1].get(\"args\",{}), z;"
+		 "assert any(x[\"name\"]==\"before slow call %%d\" %% z[-1][\"args\"][\"value\"] "
+		 "and z[-1][\"ts\"]-0.001<=x[\"ts\"]<=z[-1][\"ts\"]+z[-1][\"dur\"]+0.002 for x in m),"
+		 "(z[-1], m)' %s",
+		 path);
+	assert_int_equal(system(cmd), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -560,6 +660,8 @@ int main(void)
 		cmocka_unit_test(test_full_tables),
 		cmocka_unit_test(test_signal_messages),
 		cmocka_unit_test(test_fork),
+		cmocka_unit_test(test_slow_capture),
+		cmocka_unit_test(test_after_exit),
 	};
 
 	setenv("PROF_NO_DAEMON", "1", 1);

@@ -84,13 +84,16 @@ static void annot_fork_parent(void)
 }
 
 /*
- * The child's thread is bound to its parent's slab still: its zones' state
- * says __PROF_FORKED until it moves, which every annotation checks
- * (annot_get), so its next one moves it and binds it to its own slab.
+ * The child's thread was bound to its parent's slab, in a mapping the
+ * child drops once the thread moves to a slab of its own (at its next zone
+ * or annotation, __PROF_FORKED until then, which annot_get checks too): it
+ * binds again at its next annotation.
  */
 static void annot_fork_child(void)
 {
 	pthread_mutex_unlock(&annot_lock);
+	annot_tls.hdr = NULL;
+	annot_tls.epoch = ~0u;
 }
 
 static void annot_init(void)
