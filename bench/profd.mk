@@ -34,3 +34,13 @@ $(OUTPUT)/bench/profd_hist_cost: bench/profd_hist_cost.c daemon/profd/profd_hist
 .PHONY: bench-profd-mem
 bench-profd-mem: $(PROFD) $(PROFCTL) $(OUTPUT)/bench/profctl_gen $(OUTPUT)/bench/profd_hist_cost
 	@echo "== profd memory, 60 s of history, 711k nodes"; bench/profd_mem.sh $(PROFD) $(OUTPUT)/bench/profctl_gen
+
+# what sampling stacks costs (profd --sample-hz): profd's CPU and a busy
+# 4-thread program's, interleaved with sampling off
+$(OUTPUT)/bench/sample_busy: bench/sample_busy.c $(LIBPROF_PUB_A) | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fno-omit-frame-pointer $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_PUB_A) -lpthread
+.PHONY: bench-sample
+bench-sample: $(PROFD) $(OUTPUT)/bench/sample_busy
+	@echo "== stack sampling at 997 Hz, busy 4-thread program"; bench/sample_cost.sh $(PROFD) $(OUTPUT)/bench/sample_busy
+BENCH_RUN += bench-sample

@@ -21,6 +21,7 @@
 # entry for this system's suite on deb.debian.org); nothing else leaves the
 # machine.  WORK (.output/bench/sqlite) keeps the source and the builds, so
 # a second run only rebuilds the zoned objects and measures.
+# SQLITE_BUILD_ONLY=1 stops after the builds (bench/compensate.sh).
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -106,7 +107,8 @@ END { for (i = 1; i <= n; i++) if (!(f[i] in done)) { print "no definition of " 
 mv bld/sqlite3_zoned.c.tmp bld/sqlite3_zoned.c
 
 # the three builds: speedtest1.c without zones, the amalgamation three ways
-CFLAGS_ST=(-O2 -DNDEBUG -Ibld)
+# (-g changes no code: bench/compensate.sh's perf names inlined functions)
+CFLAGS_ST=(-O2 -g -DNDEBUG -Ibld)
 echo "building speedtest1 three ways (${#FUNCS[@]} zoned functions; a minute or two)"
 [ -f bld/speedtest1.o ] || $CC "${CFLAGS_ST[@]}" -c src/test/speedtest1.c -o bld/speedtest1.o
 names=(bare pair usdt)
@@ -121,6 +123,9 @@ for m in 0 1 2; do
 	[ $m = 2 ] && libs=("$LIBPROF" "${libs[@]}")
 	$CC bld/speedtest1.o "bld/sqlite3_${names[m]}.o" -o "bld/speedtest1_${names[m]}" "${libs[@]}"
 done
+# bench/compensate.sh needs the builds and the zoned functions only
+printf '%s\n' "${FUNCS[@]}" >bld/funcs
+[ -z "${SQLITE_BUILD_ONLY:-}" ] || exit 0
 
 # the zones' code: each build's amalgamation object, its .text and its
 # other executable sections (cold: .text.unlikely, the probes' stubs),

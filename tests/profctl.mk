@@ -15,9 +15,8 @@ SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_cli $(OUT
 TEST_EXTRA += $(PROFCTL)
 
 $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
-		tests/profctl_fixture.h tests/profctl_run.h tests/profctl_child.h tests/testutil.h \
-		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) \
-		| $(OUTPUT)/tests
+		tests/profctl_fixture.h tests/profctl_run.h tests/profctl_child.h tests/testutil.h tests/prom.h \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) \
 		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
@@ -48,9 +47,10 @@ $(OUTPUT)/tests/test_annot_profd: tests/test_annot_profd.c tests/testutil.h test
 # every view of a real threaded program obeys what any profile obeys:
 # since start, since a reset, --last, a diff of two saves, top's interval,
 # a saved file in every format (text, JSON, CSV, folded, pprof read by
-# go tool pprof, diff), and serve (root, BPF: calls with kernel facts)
+# go tool pprof, diff, html), and serve (scraped by the real Prometheus too)
+# (root, BPF: calls with kernel facts)
 ROOT_TESTS += $(OUTPUT)/tests/test_oracle
-$(OUTPUT)/tests/test_oracle: tests/test_oracle.c tests/testutil.h tests/profd_private.h $(PROFCTL_LIB) \
+$(OUTPUT)/tests/test_oracle: tests/test_oracle.c tests/testutil.h tests/profd_private.h tests/prom.h $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \

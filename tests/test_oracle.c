@@ -17,16 +17,16 @@
  *	the process (threads merged) is the sum of its threads
  *	base + diff = new, for every counter figures.h lists
  *	a figure is the same number in the saved file, its JSON and CSV,
- *	its folded stacks (wall and on-CPU) and its pprof (go tool pprof);
+ *	its folded stacks (wall and on-CPU), its pprof (go tool pprof, the
+ *	paths of calls still open too) and its html page's data;
+ *	diff's on-CPU change too (base + change = new);
  *	a change the same in diff's JSON and text and the saves' reports;
- *	serve's counters of a program gone still are its saved file's
+ *	serve's counters of a program gone still are its saved file's, in
+ *	process and as the real Prometheus scrapes them
  *
  * Waits are on conditions with deadlines.  Skips, saying why, unless root
  * with kernel assistance.
  */
-/* what a live read may show a parent short of its children (check_view) */
-#define READ_SLACK_NS 1000000ull
-
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
@@ -47,6 +47,7 @@
 #include "report_load.h"
 #include "prof.h"
 #include "profd_private.h"
+#include "prom.h"
 
 static char dir[64], sock[128];
 static pid_t profd_pid = -1, child = -1, still = -1;
@@ -106,6 +107,18 @@ static void *napper(void *arg)
 	return NULL;
 }
 
+/* a call that never ends: its path has no closed call, only an open one */
+static void *forever(void *arg)
+{
+	(void)arg;
+	{
+		PROF_USDT(o_forever);
+		for (;;)
+			o_nap();
+	}
+	return NULL;
+}
+
 static void *shortlived(void *arg)
 {
 	(void)arg;
@@ -123,7 +136,7 @@ static void program(void)
 	for (i = 0; i < 2 * (cpus > 0 ? cpus : 1) + 2; i++)
 		if (pthread_create(&th, NULL, worker, NULL))
 			_exit(2);
-	if (pthread_create(&th, NULL, napper, NULL))
+	if (pthread_create(&th, NULL, napper, NULL) || pthread_create(&th, NULL, forever, NULL))
 		_exit(2);
 	/* threads that come and go, joined: their slabs fold and are reused */
 	for (;;) {
@@ -292,17 +305,10 @@ static void check_view(const char *what, const struct prof_snapshot *s)
 			__u64 p90 = prof_snap_ns(s, prof_snap_quantile(s, n, 0.90));
 			__u64 p99 = prof_snap_ns(s, prof_snap_quantile(s, n, 0.99));
 
-			/*
-			 * A live read is not one instant: the reader takes its
-			 * now before it copies a slab, so a child call that ends
-			 * during the copy counts whole while its open parent
-			 * counts only up to that now (a diff's newer side shows
-			 * it: 38 us of a 2.1 s batch once in CI).  That gap is
-			 * at most the copy's time, bounded here by READ_SLACK_NS;
-			 * a closed parent gets none.
-			 */
-			if (prof_snap_ns(s, n->ticks) + (n->open ? READ_SLACK_NS : 0) <
-			    prof_snap_ns(s, n->child_ticks))
+			/* a live read measures open calls to a now after its
+			 * copy: an open parent holds a child that ended during
+			 * it, as a closed one does */
+			if (n->ticks < n->child_ticks)
 				FAIL(what, t, s, n, "total %llu below its children's %llu",
 				     (unsigned long long)n->ticks, (unsigned long long)n->child_ticks);
 			if (n->open_ticks > n->ticks)
@@ -464,6 +470,13 @@ static void test_diff_of_saves(void **state)
 			PROF_NODE_COUNTS(SUM_BACK)
 			PROF_NODE_TIMES(SUM_BACK)
 #undef SUM_BACK
+			/* the total too, whatever the table says of it, where no
+			 * call was open at either save */
+			if (!bn->open && !nn->open && bn->ticks + dn->ticks != nn->ticks)
+				fail_msg("tid %u %s: total base %llu + diff %llu != new %llu",
+					 dt->tid, prof_snap_node_name(d, dn),
+					 (unsigned long long)bn->ticks, (unsigned long long)dn->ticks,
+					 (unsigned long long)nn->ticks);
 		}
 	}
 	prof_snapshot__destroy(d);
@@ -526,7 +539,7 @@ static void test_top_interval(void **state)
 }
 
 /* the zones the program makes, the figures compared for */
-static const char *const zones[] = { "o_batch", "o_work", "o_nap", "o_longnap" };
+static const char *const zones[] = { "o_batch", "o_work", "o_nap", "o_longnap", "o_forever" };
 #define NZONES (sizeof(zones) / sizeof(zones[0]))
 
 /* node a of s's ta and b of o's tb are one call path, by zone names (two
@@ -833,6 +846,121 @@ static void test_folded(void **state)
 	prof_snapshot__destroy(j);
 }
 
+/*
+ * A JSON thread's nodes (nested "children") by call path ("a;b;c"), into
+ * the object paths (path -> node).
+ */
+static void json_paths(json_t *paths, json_t *nodes, const char *above)
+{
+	size_t i;
+
+	for (i = 0; i < json_array_size(nodes); i++) {
+		json_t *n = json_array_get(nodes, i);
+		const char *name = json_string_value(json_object_get(n, "name"));
+		char path[1024];
+
+		assert_non_null(name);
+		snprintf(path, sizeof(path), "%s%s%s", above, above[0] ? ";" : "", name);
+		json_object_set(paths, path, n);
+		json_paths(paths, json_object_get(n, "children"), path);
+	}
+}
+
+/* the column of each figure in an html node ([parent, name, ...]) and its
+ * key in a JSON node */
+static const struct {
+	size_t col;
+	const char *key;
+} html_cols[] = {
+	{ 2, "calls" },	    { 3, "total_ns" },	  { 4, "self_ns" },	  { 5, "p50_ns" },
+	{ 6, "p99_ns" },    { 7, "max_ns" },	  { 8, "preempted" },	  { 9, "migrated" },
+	{ 10, "offcpu_ns" }, { 11, "allocs" },	  { 12, "alloc_bytes" }, { 13, "open" },
+	{ 14, "open_ns" },  { 15, "kernel_calls" }, { 16, "blocked" }, { 17, "oncpu_ns" },
+	{ 18, "self_oncpu_ns" },
+};
+
+/*
+ * The html page of a saved file: the data it embeds (DATA, the literal
+ * its script reads) says of every node of every thread what the JSON of
+ * the same file says, figure by figure (null where the JSON's is).
+ */
+static void test_html(void **state)
+{
+	char file[128], html[160];
+	const char *ah[] = { "report", "--input", file, "--format", "html", NULL };
+	const char *aj[] = { "report", "--input", file, "--format", "json", NULL };
+	json_t *hdoc, *jdoc, *hth, *jth;
+	json_error_t err;
+	char *text, *at;
+	size_t i, k, c, checked = 0, oncpu = 0;
+
+	(void)state;
+	need_profd();
+	save_view("h.prof", file, sizeof(file));
+	snprintf(html, sizeof(html), "%s.html", file);
+	assert_int_equal(test_profctl_run(html, ah), 0);
+	text = test_slurp(html, NULL);
+	assert_non_null(text);
+	at = strstr(text, "const DATA = ");
+	assert_non_null(at);
+	hdoc = json_loads(at + strlen("const DATA = "), JSON_DISABLE_EOF_CHECK, &err);
+	if (!hdoc)
+		fail_msg("html: its data does not parse: %s", err.text);
+	free(text);
+	snprintf(html, sizeof(html), "%s.json", file);
+	assert_int_equal(test_profctl_run(html, aj), 0);
+	jdoc = json_load_file(html, 0, &err);
+	if (!jdoc)
+		fail_msg("json: %s", err.text);
+	hth = json_object_get(json_array_get(json_object_get(hdoc, "processes"), 0), "threads");
+	jth = json_object_get(json_array_get(json_object_get(jdoc, "processes"), 0), "threads");
+	assert_true(json_array_size(hth) > 2);
+	assert_int_equal(json_array_size(hth), json_array_size(jth));
+	for (i = 0; i < json_array_size(hth); i++) {
+		json_t *ht = json_array_get(hth, i), *jt = json_array_get(jth, i);
+		const json_t *hn = json_object_get(ht, "nodes");
+		json_t *paths = json_object();
+		char(*hp)[1024] = calloc(json_array_size(hn) + 1, sizeof(*hp));
+
+		assert_non_null(hp);
+		assert_int_equal(json_integer_value(json_object_get(ht, "tid")),
+				 json_integer_value(json_object_get(jt, "tid")));
+		json_paths(paths, json_object_get(jt, "nodes"), "");
+		for (k = 2; k < json_array_size(hn); k++) {
+			const json_t *row = json_array_get(hn, k), *jn;
+			size_t parent = (size_t)json_integer_value(json_array_get(row, 0));
+			const char *name = json_string_value(json_array_get(row, 1));
+
+			assert_true(parent < k && name);
+			snprintf(hp[k], sizeof(hp[k]), "%s%s%s", parent > 1 ? hp[parent] : "",
+				 parent > 1 ? ";" : "", name);
+			jn = json_object_get(paths, hp[k]);
+			if (!jn)
+				fail_msg("html: tid %lld %s is not in the JSON",
+					 json_integer_value(json_object_get(ht, "tid")), hp[k]);
+			for (c = 0; c < sizeof(html_cols) / sizeof(html_cols[0]); c++) {
+				const json_t *hv = json_array_get(row, html_cols[c].col);
+				const json_t *jv = json_object_get(jn, html_cols[c].key);
+
+				if (json_is_null(hv) != json_is_null(jv) ||
+				    json_integer_value(hv) != json_integer_value(jv))
+					fail_msg("html: tid %lld %s %s %lld, the JSON's %lld",
+						 json_integer_value(json_object_get(ht, "tid")),
+						 hp[k], html_cols[c].key, json_integer_value(hv),
+						 json_integer_value(jv));
+				oncpu += !strcmp(html_cols[c].key, "oncpu_ns") && !json_is_null(hv);
+			}
+			checked++;
+		}
+		assert_int_equal(json_object_size(paths), json_array_size(hn) - 2);
+		free(hp);
+		json_decref(paths);
+	}
+	assert_true(checked > 10 && oncpu > 0);
+	json_decref(hdoc);
+	json_decref(jdoc);
+}
+
 /* go tool pprof ARGS of file into out; 0 or its status */
 static int go_pprof(const char *args, const char *pb, const char *out)
 {
@@ -850,7 +978,7 @@ static int go_pprof(const char *args, const char *pb, const char *out)
  * sample's values (wall, cpu, ... ns and counts, integers) summed by its
  * leaf's function are the zone's self wall and self on-CPU time in the
  * JSON of the same file (as test_folded: wall to the ns, on-CPU to 1 ns a
- * node).  pprof has the call paths with a closed call, no other.
+ * node), the call path of a call still open too; and so their totals.
  */
 static void test_pprof(void **state)
 {
@@ -859,6 +987,7 @@ static void test_pprof(void **state)
 	struct prof_snapshot *j;
 	struct zone_sums z;
 	__u64 wall[NZONES] = { 0 }, cpu[NZONES] = { 0 };
+	__u64 wall_all = 0, cpu_all = 0, self_all = 0, cpu_json = 0;
 	int wi = -1, ci = -1, fn_of[4096];
 	char *text, *line, *nl, *samples, *locs;
 	size_t m;
@@ -939,14 +1068,26 @@ static void test_pprof(void **state)
 		}
 	}
 	j = json_of(file);
-	sum_zones(j, true, &z);
-	for (m = 0; m < NZONES; m++)
+	sum_zones(j, false, &z);
+	for (m = 0; m < NZONES; m++) {
 		if (wall[m] != z.self[m] || !near(cpu[m], z.self_cpu[m], z.nodes))
 			fail_msg("pprof: %s wall %llu cpu %llu ns, self %llu on-CPU %llu ns in "
 				 "the JSON",
 				 zones[m], (unsigned long long)wall[m], (unsigned long long)cpu[m],
 				 (unsigned long long)z.self[m], (unsigned long long)z.self_cpu[m]);
+		wall_all += wall[m];
+		cpu_all += cpu[m];
+		self_all += z.self[m];
+		cpu_json += z.self_cpu[m];
+	}
 	assert_true(cpu[1] > 0 && cpu[1] < wall[1]);
+	/* the call path of a call still open (o_forever's) is there too */
+	assert_true(wall[NZONES - 1] > 0);
+	/* and so the totals: every sample's wall and cpu, the JSON's */
+	if (wall_all != self_all || !near(cpu_all, cpu_json, z.nodes))
+		fail_msg("pprof: wall %llu cpu %llu ns in all, the JSON's %llu and %llu",
+			 (unsigned long long)wall_all, (unsigned long long)cpu_all,
+			 (unsigned long long)self_all, (unsigned long long)cpu_json);
 	free(text);
 	prof_snapshot__destroy(j);
 }
@@ -983,16 +1124,27 @@ static double jnum(const json_t *o, const char *side, const char *key)
  * 1 ns a node (a zone's time is its ticks summed, then made ns, in the
  * diff; each node's made ns, then summed, in the reports).
  */
+/* an on-CPU figure of a diff's side or change: NAN where null (unknown) */
+static double jcpu(const json_t *o, const char *side, const char *key)
+{
+	const json_t *v = json_object_get(json_object_get(o, side), key);
+
+	if (json_is_null(v))
+		return NAN;
+	return jnum(o, side, key);
+}
+
 static void test_diff_formats(void **state)
 {
 	char a[128], b[128], out[160], buf[48];
 	const char *aj[] = { "diff", "--format", "json", a, b, NULL };
 	const char *at[] = { "diff", "--color", "never", a, b, NULL };
 	struct prof_snapshot *ja, *jb;
-	struct zone_sums za, zb;
+	struct zone_sums za, zb, ma, mb;
 	json_t *doc, *rows;
 	json_error_t err;
 	double calls[NZONES], dcalls[NZONES], dself[NZONES], dtotal[NZONES];
+	double cpu[3][NZONES], scpu[3][NZONES]; /* base, new, change */
 	bool seen[NZONES] = { false };
 	char *text, *line, *nl;
 	size_t m, i, found = 0;
@@ -1020,6 +1172,12 @@ static void test_diff_formats(void **state)
 		dcalls[k] = jnum(r, "change", "calls");
 		dself[k] = jnum(r, "change", "self_ns");
 		dtotal[k] = jnum(r, "change", "total_ns");
+		cpu[0][k] = jcpu(r, "base", "oncpu_ns");
+		cpu[1][k] = jcpu(r, "new", "oncpu_ns");
+		cpu[2][k] = jcpu(r, "change", "oncpu_ns");
+		scpu[0][k] = jcpu(r, "base", "self_oncpu_ns");
+		scpu[1][k] = jcpu(r, "new", "self_oncpu_ns");
+		scpu[2][k] = jcpu(r, "change", "self_oncpu_ns");
 		seen[k] = true;
 	}
 	json_decref(doc);
@@ -1027,6 +1185,17 @@ static void test_diff_formats(void **state)
 	jb = json_of(b);
 	sum_zones(ja, false, &za);
 	sum_zones(jb, false, &zb);
+	/* diff's on-CPU is of each side's threads merged, as report --threads */
+	{
+		struct prof_snapshot *x = pc_merge_threads(ja), *y = pc_merge_threads(jb);
+
+		assert_non_null(x);
+		assert_non_null(y);
+		sum_zones(x, false, &ma);
+		sum_zones(y, false, &mb);
+		pc_snap_free(x);
+		pc_snap_free(y);
+	}
 	for (m = 0; m < NZONES; m++) {
 		double c = (double)zone_calls(jb, zones[m], false) -
 			   (double)zone_calls(ja, zones[m], false);
@@ -1045,6 +1214,31 @@ static void test_diff_formats(void **state)
 				 zones[m], dself[m], dtotal[m],
 				 (double)zb.self[m] - (double)za.self[m],
 				 (double)zb.total[m] - (double)za.total[m]);
+		/* on-CPU (CPU time): each side the saves' (threads merged), and
+		 * base + change = new (every zone has calls with kernel facts) */
+		if (isnan(cpu[1][m]) || isnan(scpu[1][m]) || isnan(cpu[2][m]) ||
+		    isnan(scpu[2][m]))
+			fail_msg("diff json: %s on-CPU unknown", zones[m]);
+		/* the JSON rounds each thread's node to the ns: 1 ns a node of
+		 * the threads the merge folds */
+		if (fabs(cpu[1][m] - (double)mb.total_cpu[m]) > (double)zb.nodes ||
+		    fabs(scpu[1][m] - (double)mb.self_cpu[m]) > (double)zb.nodes ||
+		    (!isnan(cpu[0][m]) &&
+		     (fabs(cpu[0][m] - (double)ma.total_cpu[m]) > (double)za.nodes ||
+		      fabs(scpu[0][m] - (double)ma.self_cpu[m]) > (double)za.nodes)))
+			fail_msg("diff json: %s on-CPU %.0f self %.0f, base %.0f %.0f; the "
+				 "reports' %llu %llu, base %llu %llu",
+				 zones[m], cpu[1][m], scpu[1][m], cpu[0][m], scpu[0][m],
+				 (unsigned long long)mb.total_cpu[m],
+				 (unsigned long long)mb.self_cpu[m],
+				 (unsigned long long)ma.total_cpu[m],
+				 (unsigned long long)ma.self_cpu[m]);
+		if (fabs((isnan(cpu[0][m]) ? 0 : cpu[0][m]) + cpu[2][m] - cpu[1][m]) > 1 ||
+		    fabs((isnan(scpu[0][m]) ? 0 : scpu[0][m]) + scpu[2][m] - scpu[1][m]) > 1)
+			fail_msg("diff json: %s on-CPU base %.0f + change %.0f != new %.0f (self "
+				 "%.0f + %.0f != %.0f)",
+				 zones[m], cpu[0][m], cpu[2][m], cpu[1][m], scpu[0][m], scpu[2][m],
+				 scpu[1][m]);
 	}
 	prof_snapshot__destroy(ja);
 	prof_snapshot__destroy(jb);
@@ -1144,6 +1338,85 @@ static bool sample_ns(const char *text, const char *name, pid_t pid, const char 
  * The saved file is read before and after the scrape: the same figures,
  * or the program was not still, and it is tried again.
  */
+/*
+ * The real Prometheus scraping `profctl serve`: each zone's counters of
+ * the still program, as its API answers a query of each, are the JSON's
+ * of its saved file (z): calls, wall seconds (self, total) and CPU seconds
+ * (on-CPU, self on-CPU), to the ns (a node's rounding on-CPU).
+ */
+static void prom_check(const struct zone_sums *z, const struct prof_snapshot *j)
+{
+	static const char *const fam[] = { "profd_zone_calls_total", "profd_zone_self_seconds_total",
+					   "profd_zone_seconds_total",
+					   "profd_zone_oncpu_seconds_total",
+					   "profd_zone_self_oncpu_seconds_total" };
+	unsigned int port, wport;
+	pid_t serve, prom;
+	char q[256], exe[512];
+	ssize_t n;
+	__u64 end;
+	double v = -1;
+	size_t m, k;
+	int st;
+
+	if (!have("prometheus")) {
+		fprintf(stderr, "skipped: prometheus not installed (Debian prometheus): "
+				"serve checked in process only\n");
+		return;
+	}
+	/* the profctl beside this test (.output/tests/..): this process has
+	 * threads a fork of it would strand */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	*strrchr(exe, '/') = '\0';
+	strcat(exe, "/profctl");
+	serve = serve_start_exe(&port, false, NULL, exe);
+	/* every segment in /dev/shm is read each scrape: a slow one on a
+	 * machine with many (other tests') is still a scrape */
+	prom = prom_start(dir, port, 10, &wport);
+	/* %7B %22 %7D are { " }: a scrape of the still program's o_work */
+	snprintf(q, sizeof(q), "%s%%7Bpid=%%22%d%%22,zone=%%22o_work%%22%%7D", fam[3], (int)still);
+	for (end = now_ns() + 60000000000ull; now_ns() < end && v < 0; usleep(200000)) {
+		if (waitpid(prom, &st, WNOHANG) == prom)
+			fail_msg("prometheus exited early (status %d)", st);
+		if (prom_up(wport))
+			v = prom_query(wport, q);
+	}
+	if (v < 0) {
+		char *body = NULL, key[32];
+
+		http_wait_s = 30;
+		http(port, "GET", "/metrics", NULL, &body);
+		snprintf(key, sizeof(key), "pid=\"%d\"", (int)still);
+		fail_msg("prometheus: no scrape of %s in 60 s; serve %s the still program", q,
+			 body && strstr(body, key) ? "shows" : "does not show");
+	}
+	for (m = 0; m < NZONES; m++) {
+		__u64 want[5] = { zone_calls(j, zones[m], false), z->self[m], z->total[m],
+				  z->total_cpu[m], z->self_cpu[m] };
+
+		for (k = 0; k < 5; k++) {
+			__u64 got;
+
+			snprintf(q, sizeof(q), "%s%%7Bpid=%%22%d%%22,zone=%%22%s%%22%%7D", fam[k],
+				 (int)still, zones[m]);
+			v = prom_query(wport, q);
+			/* no series: no call (or, on-CPU, no kernel facts) */
+			if (v < 0 && !want[k])
+				continue;
+			got = (__u64)((k ? v * 1e9 : v) + 0.5);
+			if (v < 0 || (k < 3 ? got != want[k] : !near(got, want[k], z->nodes)))
+				fail_msg("prometheus: %s %s %.9f, the JSON's %llu", zones[m], fam[k], v,
+					 (unsigned long long)want[k]);
+		}
+	}
+	kill(prom, SIGTERM);
+	waitpid(prom, &st, 0);
+	serve_stop(serve);
+}
+
 static void test_serve(void **state)
 {
 	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32, .all_users = true };
@@ -1235,6 +1508,7 @@ static void test_serve(void **state)
 		}
 		/* o_work ran, on the CPU and off it (its naps are o_nap's) */
 		assert_true(z.self_cpu[1] > 0 && z.total_cpu[0] > z.self_cpu[1]);
+		prom_check(&z, j);
 		prof_snapshot__destroy(j);
 		free(buf);
 		break;
@@ -1252,6 +1526,7 @@ int main(void)
 		cmocka_unit_test(test_top_interval),  cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_folded),	      cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_diff_formats),  cmocka_unit_test(test_serve),
+		cmocka_unit_test(test_html),
 	};
 
 	test_filter_env();

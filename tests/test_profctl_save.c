@@ -962,7 +962,7 @@ static void test_refused(void **state)
 	buf[len - 5] ^= 1;
 	/* a newer version */
 	memcpy(&h, buf, sizeof(h));
-	h.version = PROF_FILE_VERSION + 1;
+	h.version = PROF_FILE_VERSION_SAMPLES + 1;
 	memcpy(buf, &h, sizeof(h));
 	spill(bad, buf, len);
 	expect_refused(bad, "a version this profctl does not read");

@@ -27,6 +27,7 @@
 #include "prof.h"
 #include "profd_private.h"
 #include "web_util.h"
+#include "prom.h"
 
 #define RATE_HZ 200
 
@@ -265,14 +266,6 @@ static void test_bounded(void **state)
 	free(text);
 }
 
-static bool have(const char *prog)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", prog);
-	return !system(cmd);
-}
-
 static void test_promtool(void **state)
 {
 	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32, .threads = true };
@@ -302,87 +295,6 @@ static void test_promtool(void **state)
 
 /* profctl serve in a child on 127.0.0.1:0 (or, activated, on a socket
  * passed as systemd passes it); its port */
-static pid_t serve_start_how(unsigned int *port, bool activated, const char *timeout)
-{
-	int errp[2];
-	char line[256];
-	ssize_t n, got = 0;
-	pid_t pid;
-
-	assert_int_equal(pipe(errp), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char *argv[] = {
-			(char *)(uintptr_t) "profctl",	   (char *)(uintptr_t) "serve",
-			(char *)(uintptr_t) "--listen",	   (char *)(uintptr_t) "127.0.0.1:0",
-			(char *)(uintptr_t) "--no-daemon", (char *)(uintptr_t) "--timeout",
-			(char *)(uintptr_t)(timeout ? timeout : "10"), NULL
-		};
-
-		/* a failed assertion leaves no server behind holding our stdout */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(errp[1], 2);
-		close(errp[0]);
-		if (activated) {
-			struct sockaddr_in a = { .sin_family = AF_INET };
-			int fd = socket(AF_INET, SOCK_STREAM, 0);
-			char me[16];
-
-			/* sd_listen_fds(3): fd 3, LISTEN_PID ours, LISTEN_FDS 1 */
-			a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-			if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 8) ||
-			    dup2(fd, 3) != 3)
-				_exit(3);
-			snprintf(me, sizeof(me), "%d", (int)getpid());
-			setenv("LISTEN_PID", me, 1);
-			setenv("LISTEN_FDS", "1", 1);
-			/* the socket wins over --listen */
-			argv[3] = (char *)(uintptr_t) "127.0.0.1:1";
-		}
-		exit(profctl_main(7, argv));
-	}
-	close(errp[1]);
-	/* "profctl: serving http://127.0.0.1:PORT/metrics" once it listens */
-	while (got < (ssize_t)sizeof(line) - 1 &&
-	       (n = read(errp[0], line + got, sizeof(line) - 1 - (size_t)got)) > 0) {
-		got += n;
-		line[got] = '\0';
-		if (strchr(line, '\n'))
-			break;
-	}
-	close(errp[0]);
-	line[got > 0 ? got : 0] = '\0';
-	if (sscanf(line, "profctl: serving http://127.0.0.1:%u/metrics", port) != 1)
-		fail_msg("serve said: '%s'", line);
-	return pid;
-}
-
-static pid_t serve_start(unsigned int *port)
-{
-	return serve_start_how(port, false, NULL);
-}
-
-/* how long http() waits for an answer (0: as long as it takes) */
-static int http_wait_s;
-
-/* an HTTP/1.0 request to 127.0.0.1:port; the status (-1: none), *body malloc'd */
-static int http(unsigned int port, const char *method, const char *path, const char *accept,
-		char **body)
-{
-	return web_http(port, method, path, accept, http_wait_s, body, NULL, NULL);
-}
-
-static void serve_stop(pid_t pid)
-{
-	int st;
-
-	kill(pid, SIGTERM);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
-}
-
 static void test_http(void **state)
 {
 	unsigned int port;
@@ -460,58 +372,13 @@ static void test_units(void **state)
 	assert_int_equal(rc, 0);
 }
 
-/* a free loopback port, for a program that wants one named */
-static unsigned int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
-/* the first value of a Prometheus instant query's answer, -1 if none */
-static double prom_query(unsigned int port, const char *query)
-{
-	char path[512], *body, *p;
-	double v = -1;
-
-	snprintf(path, sizeof(path), "/api/v1/query?query=%s", query);
-	if (http(port, "GET", path, NULL, &body) != 200) {
-		free(body);
-		return -1;
-	}
-	p = strstr(body, "\"value\":[");
-	if (p && (p = strstr(p, ",\"")))
-		v = strtod(p + 2, NULL);
-	free(body);
-	return v;
-}
-
-static bool prom_up(unsigned int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool up;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	up = !connect(fd, (struct sockaddr *)&a, sizeof(a));
-	close(fd);
-	return up;
-}
-
 static void test_prometheus(void **state)
 {
-	char cfg[128], tsdb[128], web[64], sel[160], q[256];
+	char sel[160], q[256];
 	unsigned int port, wport;
 	pid_t serve, prom;
 	struct timespec t0, now;
 	double v = -1, n = -1;
-	FILE *f;
 	int st;
 
 	(void)state;
@@ -520,30 +387,7 @@ static void test_prometheus(void **state)
 		skip();
 	}
 	serve = serve_start(&port);
-	wport = free_port();
-	snprintf(cfg, sizeof(cfg), "%s/prometheus.yml", dir);
-	snprintf(tsdb, sizeof(tsdb), "%s/tsdb", dir);
-	snprintf(web, sizeof(web), "127.0.0.1:%u", wport);
-	f = fopen(cfg, "w");
-	assert_non_null(f);
-	fprintf(f,
-		"global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-		"scrape_configs:\n  - job_name: profd\n    static_configs:\n"
-		"      - targets: ['127.0.0.1:%u']\n",
-		port);
-	fclose(f);
-	prom = fork();
-	assert_true(prom >= 0);
-	if (prom == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(null, 1);
-		dup2(null, 2);
-		execlp("prometheus", "prometheus", "--config.file", cfg, "--storage.tsdb.path",
-		       tsdb, "--web.listen-address", web, "--log.level=error", (char *)NULL);
-		_exit(127);
-	}
+	prom = prom_start(dir, port, 1, &wport);
 	/* the ticker's zone: %7B %22 %7D %5B %5D are { " } [ ] */
 	snprintf(sel, sizeof(sel),
 		 "profd_zone_calls_total%%7Bzone=%%22srv_tick%%22,pid=%%22%d%%22%%7D", (int)ticker);

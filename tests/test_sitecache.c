@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_sitecache.c - a zone site remembers its last two (parent -> node):
- * a function called from two places, or recursing once, finds its node
- * without the slow path, and counts in the right node.  The test links
+ * test_sitecache.c - a zone site remembers a (parent -> node) for each of
+ * a few parents (a way each, by the parent's low bits): a function called
+ * from two places, or recursing once, finds its node without the slow
+ * path, and counts in the right node; more parents than ways take turns
+ * and still count right.  The test links
  * with --wrap=__prof_enter_slow, so every slow enter of its own zones
  * goes through a counter and on to the runtime's real one.
  */
@@ -42,11 +44,26 @@ static __attribute__((noinline)) void from_b(unsigned long i)
 	leaf(i);
 }
 
-static __attribute__((noinline)) void from_c(unsigned long i)
-{
-	PROF_USDT(sc_c);
-	leaf(i);
-}
+/* more parents than a site has ways (__PROF_WAYS): two of them share one */
+#define FROM(x)								\
+	static __attribute__((noinline)) void from_##x(unsigned long i)	\
+	{								\
+		PROF_USDT(sc_##x);					\
+		leaf(i);						\
+	}
+FROM(c)
+FROM(d)
+FROM(e)
+FROM(f)
+FROM(g)
+FROM(h)
+FROM(i)
+FROM(j)
+static void (*const from[])(unsigned long) = {
+	from_a, from_b, from_c, from_d, from_e, from_f, from_g, from_h, from_i, from_j,
+};
+#define NFROM (sizeof(from) / sizeof(from[0]))
+_Static_assert(NFROM > __PROF_WAYS, "more parents than ways");
 
 /* depth 1 calls itself once: its site's node under the root and under itself */
 static __attribute__((noinline)) void recurse(unsigned int depth)
@@ -126,15 +143,15 @@ static void test_two_parents(void **state)
 	prof_snapshot__destroy(s);
 }
 
-/* three parents take turns: two ways cannot hold them, and every call
- * still counts in its own node */
+/* more parents than ways take turns: the ways cannot hold them all, and
+ * every call still counts in its own node */
 static void test_three_parents(void **state)
 {
 	const struct prof_snap_thread *t;
 	struct prof_snapshot *s;
-	unsigned long i, before;
+	unsigned long i, before, firsts = 0;
 	__u64 base = 0;
-	__u32 c;
+	__u32 c, k;
 
 	(void)state;
 	/* test_two_parents's calls, if it ran first (alone, no segment yet) */
@@ -145,22 +162,26 @@ static void test_three_parents(void **state)
 		base = calls_under(s, t, c, "sc_leaf");
 	if (s)
 		prof_snapshot__destroy(s);
-	for (i = 0; i < ITERS; i++) {
-		from_a(i);
-		from_b(i);
-		from_c(i);
-	}
-	c = snap_top(&s, &t, "sc_c");
+	for (i = 0; i < ITERS; i++)
+		for (k = 0; k < NFROM; k++)
+			from[k](i);
+	c = snap_top(&s, &t, "sc_j");
 	assert_int_equal(calls_under(s, t, c, "sc_leaf"), ITERS);
 	assert_int_equal(calls_under(s, t, test_child(s, t, PROF_NODE_ROOT, "sc_a"), "sc_leaf"),
 			 base + ITERS);
 	prof_snapshot__destroy(s);
-	/* the ways hold sc_c's and sc_b's: the leaf under sc_a is found in
-	 * the thread's table once, and cached for the next call */
-	before = slow_enters;
-	from_a(0);
-	from_a(0);
-	assert_int_equal(slow_enters - before, 1);
+	/* some parent's way holds another's: the leaf under it is found in
+	 * the thread's table once, and cached for its next call */
+	for (k = 0; k < NFROM; k++) {
+		before = slow_enters;
+		from[k](0);
+		firsts += slow_enters - before;
+		before = slow_enters;
+		from[k](0);
+		assert_int_equal(slow_enters - before, 0);
+	}
+	print_message("slow enters of a parent's first call after the turns: %lu\n", firsts);
+	assert_true(firsts >= 1);
 }
 
 /* some work: i steps of a loop the compiler keeps */
@@ -213,12 +234,45 @@ static void test_miss_own_node(void **state)
 	prof_snapshot__destroy(s);
 }
 
+/* a node per depth: more than a histogram block's nodes (PROF_HIST_BLOCK) */
+#define DEEP (PROF_HIST_BLOCK + 44)
+static __attribute__((noinline)) void deep(unsigned int depth)
+{
+	PROF_USDT(sc_deep);
+	sink += depth;
+	if (depth)
+		deep(depth - 1);
+}
+
+/* nodes past the first block count in their own rows: every node of a
+ * chain deeper than a block holds its calls in its histogram */
+static void test_deep_rows(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s;
+	__u32 n, depth = 0;
+
+	(void)state;
+	for (unsigned int i = 0; i < 3; i++)
+		deep(DEEP);
+	n = snap_top(&s, &t, "sc_deep");
+	while (n != PROF_SNAP_NONE) {
+		assert_int_equal(t->nodes[n].calls, 3);
+		assert_int_equal(test_hist_sum(s, &t->nodes[n]), 3);
+		depth++;
+		n = test_child(s, t, n, "sc_deep");
+	}
+	assert_int_equal(depth, DEEP + 1);
+	prof_snapshot__destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_parents),
 		cmocka_unit_test(test_three_parents),
 		cmocka_unit_test(test_miss_own_node),
+		cmocka_unit_test(test_deep_rows),
 	};
 
 	test_filter_env();

@@ -75,6 +75,24 @@
 	X(open_ticks, ticks, SUM, OPEN, Y, NONE, "open_ns")                \
 	X(max, ticks, MAX, HIST, Y, NODE, "max_ns")
 
+/*
+ * PROF_ROW_DERIVED(X) calls X(field, unit, window, key) for each derived
+ * figure a flat row (struct prof_flat_row) carries beside its counters,
+ * summed over its nodes as prof_snap_flat sums them (prof_seg_flat the
+ * same, from a slab's nodes).  Two rows of one zone (diff's two sites of a
+ * name) add up by prof_flat_row_add: the counters by their across, these
+ * by their sum (KNOWN: of what is known).  A flat row's window (prof_flat_window, top's
+ * interval) is the difference of two reads:
+ *	DIFF	of the two values, 0 where it would be negative
+ *	KNOWN	the same, of what is known: unknown (PROF_SNAP_UNKNOWN)
+ *		where the newer read knows nothing, all of it where only
+ *		the older knew nothing; at most the window's total (top)
+ */
+#define PROF_ROW_DERIVED(X)                                                \
+	X(self, ticks, DIFF, "self_ns")                                    \
+	X(oncpu_ns, ns, KNOWN, "oncpu_ns")                                 \
+	X(self_oncpu_ns, ns, KNOWN, "self_oncpu_ns")
+
 /* PROF_FIG_IS(DIFF, window) expands to 1 where window is DIFF, else 0;
  * PROF_FIG_IS(Y, flat) likewise (preprocessor-time, for the X bodies) */
 #define PROF_FIG_IS(what, v) PROF_FIG_IS_##what##_##v
@@ -86,6 +104,9 @@
 #define PROF_FIG_IS_SHARE_SHARE 1
 #define PROF_FIG_IS_SHARE_OPEN 0
 #define PROF_FIG_IS_SHARE_HIST 0
+#define PROF_FIG_IS_KNOWN_DIFF 0
+#define PROF_FIG_IS_KNOWN_KNOWN 1
+#define PROF_FIG_IS_DIFF_KNOWN 0
 #define PROF_FIG_IS_SUM_SUM 1
 #define PROF_FIG_IS_SUM_MAX 0
 #define PROF_FIG_IS_Y_Y 1

@@ -143,23 +143,21 @@ typedef char __prof_site_layout[__builtin_offsetof(struct prof_site, sema) == 48
 				sizeof(struct prof_site) == 56 ? 1 : -1];
 
 /*
- * Per site, per thread: the last two (parent -> node) seen here, the
- * newest first, so a function called from two places (or recursing once)
- * finds its node without the slow path; the site's descriptor, for its
- * exit; and the histogram bucket the site's last call counted in, of
- * node 'bnode': a delta d with d - blo < bspan counts in hist[bidx] (its
- * row marked), at an address the CPU knows before the clock is read.
+ * Per site, per thread: the (parent -> node) last seen here under each of
+ * a few parents, a way each, chosen by the parent's low bits (direct
+ * mapped: the enter's compare is the way's, no search), so a function
+ * called from several places, or recursing, finds its node without the
+ * slow path; and the site's descriptor, for its exit.  A way's parent is
+ * ~0 while unused (or changing).
  */
-struct __prof_cache {
-	uint32_t parent;	/* ~0 until first use */
+#define __PROF_WAYS	8
+struct __prof_way {
+	uint32_t parent;
 	uint32_t node;
-	uint32_t parent2;	/* the one before: ~0 until used */
-	uint32_t node2;
+};
+struct __prof_cache {
+	struct __prof_way way[__PROF_WAYS];
 	uint32_t site;		/* site index + 1, 0 = not yet registered */
-	uint32_t bnode;		/* the bucket's node; ~0 while none (or changing) */
-	uint64_t blo;		/* the bucket's lowest delta */
-	uint64_t bspan;		/* its width */
-	uint64_t bidx;		/* its counter: prof_hist_index(bnode, b) */
 	const struct prof_site *sitep; /* the site, set by every slow enter */
 };
 
@@ -179,7 +177,6 @@ struct __prof_thread {
 	struct prof_node *nodes;	/* this thread's node table, in the slab */
 	uint32_t *hist;			/* its histograms (prof_hist_index) */
 	uint32_t cur;			/* current node; __PROF_UNINIT before init */
-	volatile uint32_t bfill;	/* a zone exit is refilling its site's bucket */
 	uint64_t limit;			/* a delta above this takes __prof_anomaly
 					 * (above a day it is one; at most
 					 * PROF_EV_DUR_MAX); 0 while a new kernel
@@ -212,8 +209,8 @@ struct __prof_thread {
 extern __thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec")));
 extern int __prof_clock_tsc;
 
-/* an enter that missed the site's newest way: z (its cache set) entered
- * (cold: its call is out of the site's way) */
+/* an enter that missed the site's way: z (its cache set) entered (cold:
+ * its call is out of the site's way) */
 void __prof_enter_miss(struct __prof_zone *z, const struct prof_site *site) __attribute__((cold));
 /* an enter that missed both ways */
 void __prof_enter_slow(struct __prof_zone *z, const struct prof_site *site);
@@ -328,26 +325,28 @@ __prof_enter_mark(struct __prof_zone *z, uint32_t node)
 }
 
 /*
- * A zone's enter, at its site: the site's newest way, then the marks;
- * 0 when it missed (z then holds its cache and the node to return to),
- * and the site calls __prof_enter_miss (the older way, then the slow
- * enter), with the site's descriptor, made only there.  The exit is a
- * call too (__prof_leave: all it needs is in the zone).  On the
- * monotonic clock no way ever matches (see __prof_now).
+ * A zone's enter, at its site: the site's way for the current node, then
+ * the marks; 0 when it missed (z then holds its cache and the node to
+ * return to), and the site calls __prof_enter_miss (the slow enter),
+ * with the site's descriptor, made only there.  The exit is a call too
+ * (__prof_leave: all it needs is in the zone).  On the monotonic clock no
+ * way ever matches (see __prof_now).
  */
 static inline __attribute__((always_inline)) int __prof_enter_hit(struct __prof_zone *z,
 								 struct __prof_cache *c)
 {
 	uint32_t cur = __prof_tls.cur;
+	const struct __prof_way *w;
 
 	/* the cache's address once, in a register: shorter than the TLS
 	 * offsets of its fields */
 	__asm__("" : "+r"(c));
 	z->c = c;
 	z->prev = cur;
-	if (__builtin_expect(c->parent != cur, 0))
+	w = &c->way[cur & (__PROF_WAYS - 1)];
+	if (__builtin_expect(w->parent != cur, 0))
 		return 0;
-	__prof_enter_mark(z, c->node);
+	__prof_enter_mark(z, w->node);
 	return 1;
 }
 
@@ -580,8 +579,9 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 			     [__a3] "r"(ns))
 
 #define __PROF_CACHE(id)							\
-	static __thread struct __prof_cache __prof_cache_##id = { 0xffffffffU, 0, 0xffffffffU, 0, 0,	\
-								 0xffffffffU, 0, 0, 0, 0 }
+	static __thread struct __prof_cache __prof_cache_##id = {		\
+		{ { 0xffffffffU, 0 }, { 0xffffffffU, 0 }, { 0xffffffffU, 0 }, { 0xffffffffU, 0 },	\
+		  { 0xffffffffU, 0 }, { 0xffffffffU, 0 }, { 0xffffffffU, 0 }, { 0xffffffffU, 0 } }, 0, 0 }
 
 /* bench/overhead's variants bring their own exit (zone_leave.h) */
 #ifndef __PROF_LEAVE

@@ -177,11 +177,14 @@ static void zone_calibrate(__u64 *cost, __u64 *inner)
 	struct __prof_thread *t = &__prof_tls, saved = *t;
 	/* node 1 cached; on the monotonic clock no cache, and the slow
 	 * enter (busy: it does nothing else) gives node 1 too */
-	struct __prof_cache c = { __prof_clock_tsc ? PROF_NODE_ROOT : ~0u, 1, ~0u, 0, 1, ~0u, 0, 0, 0,
-				  &calib_site };
+	struct __prof_cache c = { { { ~0u, 0 }, { ~0u, 0 }, { ~0u, 0 }, { ~0u, 0 },
+				    { ~0u, 0 }, { ~0u, 0 }, { ~0u, 0 }, { ~0u, 0 } }, 1, &calib_site };
 	int busy = prof_tpriv.busy;
 	__u32 round, i;
 	__u64 best = ~0ull, best_in = ~0ull;
+
+	if (__prof_clock_tsc)
+		c.way[PROF_NODE_ROOT & (__PROF_WAYS - 1)] = (struct __prof_way){ PROF_NODE_ROOT, 1 };
 
 	prof_tpriv.busy = 1;
 	prof_thread_bind_sink(t, &calib_sink);

@@ -55,10 +55,8 @@ static __attribute__((noinline)) uint64_t enter_full(const struct prof_site *sit
 	if (prof_tpriv.busy)
 		return (__u64)prev << 32 | 1;
 	/* on the monotonic clock: the site's cache, as the fast path's */
-	if (c->parent == (cur | CACHE_MONO))
-		return (__u64)prev << 32 | c->node;
-	if (c->parent2 == (cur | CACHE_MONO))
-		return (__u64)prev << 32 | c->node2;
+	if (c->way[cur & (__PROF_WAYS - 1)].parent == (cur | CACHE_MONO))
+		return (__u64)prev << 32 | c->way[cur & (__PROF_WAYS - 1)].node;
 	prof_tpriv.busy = 1;
 	node = enter_slow(site, c, &prev);
 	prof_tpriv.busy = 0;
@@ -67,8 +65,8 @@ static __attribute__((noinline)) uint64_t enter_full(const struct prof_site *sit
 }
 
 /*
- * Most misses of a site's two ways: a node the thread has, called from a
- * third parent, on the TSC.  Found in the thread's table (which only
+ * Most misses of a site's way: a node the thread has, called from a
+ * parent whose way holds another, on the TSC.  Found in the thread's table (which only
  * grows: a handler that adds to it meanwhile leaves it whole) and cached,
  * the cache guarded from a handler's zone (which would write the same
  * ways), with the thread's state reached from __prof_tls (one load, no
@@ -96,7 +94,7 @@ static uint64_t enter_node(const struct prof_site *site, struct __prof_cache *c,
 }
 
 /*
- * An enter that missed its site's two ways (or any enter on the monotonic
+ * An enter that missed its site's way (or any enter on the monotonic
  * clock): the node for (cur, site) and the node to return to, then the
  * call's marks as the fast enter makes them, the node current first.
  */
@@ -134,26 +132,24 @@ void __prof_leave(struct __prof_zone *z)
 }
 
 /*
- * The site's newest (parent -> node); the one it held becomes the older.
- * A way is never seen half written by a zone of the same site in a
- * signal handler: its parent is ~0 (no thread's node) while it changes.
+ * The site's way for parent, (parent -> node) from now on.  A way is
+ * never seen half written by a zone of the same site in a signal
+ * handler: its parent is ~0 (no thread's node) while it changes.
  */
 static void cache_put(struct __prof_cache *c, __u32 parent, __u32 node)
 {
+	struct __prof_way *w = &c->way[parent & (__PROF_WAYS - 1)];
+
 	/* on the monotonic clock every enter takes the slow branch: its
-	 * parents are marked, so that the fast path's compares fail */
+	 * parents are marked (CACHE_MONO, above the way's bits), so that the
+	 * fast path's compares fail */
 	if (!__prof_clock_tsc)
 		parent |= CACHE_MONO;
-	c->parent2 = ~0u;
+	w->parent = ~0u;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->node2 = c->node;
+	w->node = node;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->parent2 = c->parent;
-	c->parent = ~0u;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->node = node;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->parent = parent;
+	w->parent = parent;
 }
 
 static __u32 enter_slow(const struct prof_site *site, struct __prof_cache *c, uint32_t *prev)

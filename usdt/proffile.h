@@ -11,6 +11,8 @@
  *	struct prof_file_hdr	"profd profile\n", versions, sizes, a hash
  *	records			{ __u32 zeros, __u32 words } then words * 8
  *				bytes: zeros zero words, then those words
+ *	samples			version 2 only: profd's sampled stacks, as
+ *				text (proto.h), samples_size bytes
  *
  * until image_size bytes are rebuilt.  Native byte order (the header says
  * which).  The loader trusts nothing: the header's sizes, every record and
@@ -41,6 +43,7 @@ extern "C" {
 #define PROF_FILE_MAGIC		"profd profile\n"	/* 14 bytes, then zeros to 16 */
 #define PROF_FILE_MAGIC_LEN	16
 #define PROF_FILE_VERSION	1
+#define PROF_FILE_VERSION_SAMPLES 2	/* version 1, and sampled stacks after the body */
 #define PROF_FILE_BOM		0x01020304u
 /* an image this big is refused unless the caller asks for more */
 #define PROF_FILE_IMAGE_MAX	(4ull << 30)
@@ -64,6 +67,14 @@ struct prof_file_hdr {
 	__u32 ns_pid;		/* in a container: the pid there, else 0 */
 	__u32 __pad2;
 	char cgroup[PROF_CGROUP_MAX]; /* in a container: its cgroup, else "" */
+	/* added with profd's sampled stacks: a version 2 file has them after
+	 * its body (profctl save through profd), as profd sends them
+	 * (proto.h: profd_samples_rep's text, already symbolized); 0 in a
+	 * version 1 file */
+	__u64 samples_size;	/* bytes after the body, exactly */
+	__u64 samples_hash;	/* FNV-1a 64 of those bytes */
+	__u32 samples_hz;	/* profd's --sample-hz then */
+	__u32 __pad3;
 };
 /* the header's first size: files written before ns_pid and cgroup */
 #define PROF_FILE_HDR_MIN	offsetof(struct prof_file_hdr, ns_pid)

@@ -26,7 +26,7 @@ int prof_file_check(const void *buf, size_t len, __u64 image_max, struct prof_fi
 	if (len < offsetof(struct prof_file_hdr, bom))
 		return PROF_FILE_E_TRUNC;
 	memcpy(&h, buf, offsetof(struct prof_file_hdr, bom));
-	if (h.version != PROF_FILE_VERSION)
+	if (h.version != PROF_FILE_VERSION && h.version != PROF_FILE_VERSION_SAMPLES)
 		return PROF_FILE_E_VERSION;
 	if (len < PROF_FILE_HDR_MIN)
 		return PROF_FILE_E_TRUNC;
@@ -48,9 +48,15 @@ int prof_file_check(const void *buf, size_t len, __u64 image_max, struct prof_fi
 		return -EINVAL;
 	if (h.image_size > image_max)
 		return PROF_FILE_E_BIG;
-	if (h.body_size > len - h.hdr_size)
+	/* a version 2 file's header holds where its samples are */
+	if (h.version == PROF_FILE_VERSION_SAMPLES &&
+	    (h.hdr_size < offsetof(struct prof_file_hdr, __pad3) || !h.samples_size))
+		return -EINVAL;
+	if (h.version == PROF_FILE_VERSION)
+		h.samples_size = 0;
+	if (h.body_size > len - h.hdr_size || h.samples_size > len - h.hdr_size - h.body_size)
 		return PROF_FILE_E_TRUNC;
-	if (h.body_size < len - h.hdr_size)
+	if (h.body_size + h.samples_size < len - h.hdr_size)
 		return -EINVAL;
 	if (hdr)
 		*hdr = h;

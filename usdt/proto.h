@@ -76,6 +76,8 @@ enum profd_msg_type {
 	PROFD_MSG_PIDNS,		/* any: struct profd_pidns, + fd */
 	PROFD_MSG_SLICES_REQ,		/* client: struct profd_pid_req */
 	PROFD_MSG_SLICES,		/* profd: struct profd_slices_rep, + fd */
+	PROFD_MSG_SAMPLES_REQ,		/* client: struct profd_pid_req */
+	PROFD_MSG_SAMPLES,		/* profd: struct profd_samples_rep, + fd */
 	PROFD_MSG_TYPE_MAX,
 };
 
@@ -241,6 +243,24 @@ struct profd_slices_rep {
 	__u64 size;			/* bytes in the fd */
 };
 
+/*
+ * A process's sampled stacks (profd --sample-hz), in the fd as text, one
+ * distinct stack a line:
+ *	tid TAB count TAB zone path TAB frames NL
+ * the zone path the zones open, outermost first, US (0x1f) apart (empty:
+ * outside every zone; "[zone unknown]": the slab no longer said), the
+ * frames innermost first, RS (0x1e) apart, each "func US file US line US
+ * module+0xoffset" (func, file empty and line 0 when unknown).  'why'
+ * says in one line why there are none when sampling is off.
+ */
+struct profd_samples_rep {
+	__u64 size;			/* bytes in the fd */
+	__u64 samples;			/* counted, all lines */
+	__u32 hz;			/* per CPU; 0: off */
+	__u32 __pad;
+	char why[160];
+};
+
 /* the exact packet size of a type, 0 for an unknown type */
 static inline __u32 profd_msg_len(__u32 type)
 {
@@ -261,6 +281,8 @@ static inline __u32 profd_msg_len(__u32 type)
 		[PROFD_MSG_PIDNS] = sizeof(struct profd_pidns),
 		[PROFD_MSG_SLICES_REQ] = sizeof(struct profd_pid_req),
 		[PROFD_MSG_SLICES] = sizeof(struct profd_slices_rep),
+		[PROFD_MSG_SAMPLES_REQ] = sizeof(struct profd_pid_req),
+		[PROFD_MSG_SAMPLES] = sizeof(struct profd_samples_rep),
 	};
 
 	if (type == 0 || type >= PROFD_MSG_TYPE_MAX)

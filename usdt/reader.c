@@ -151,10 +151,10 @@ static int read_slab_hdr(const char *slab, __u32 max_nodes, __u32 index, struct 
 /* the quantiles a lazy read keeps, ascending */
 
 /*
- * Node i's open call, if any, into n, after its ticks were loaded: the
+ * Node i's open call, if any, noted in n after its ticks were loaded: the
  * writer clears the mark before it adds the call's ticks, so loading the
  * ticks first can miss a call that ends meanwhile, never count it twice.
- * The root's "open call" is the thread's life: its ticks, the wall time.
+ * Until thread_open_at measures it, open_ticks holds the call's start.
  */
 static void node_open(const struct slab_view *v, __u32 i, struct prof_snap_node *n)
 {
@@ -162,19 +162,38 @@ static void node_open(const struct slab_view *v, __u32 i, struct prof_snap_node 
 
 	n->open = 0;
 	n->open_ticks = 0;
-	if (i == PROF_NODE_ROOT) {
-		if (!v->image) {
-			start = LD(&v->hdr->start_tick);
-			n->ticks = open_ticks(v, start);
-		}
+	if (i == PROF_NODE_ROOT)
 		return;
-	}
 	start = LDA(&v->open[i]);
 	if (!start)
 		return;
 	n->open = 1;
-	n->open_ticks = open_ticks(v, start);
-	n->ticks += n->open_ticks;
+	n->open_ticks = start;
+}
+
+/*
+ * The open calls node_open noted, measured to now (a thread's exit, if
+ * before), once every slab of the read is copied: a now taken before the
+ * copy would count a child's call that ended during it whole and its open
+ * parent only up to that now, the parent short of its child.  The root's
+ * "open call" is the thread's life, its ticks the wall time (an image's,
+ * the aggregate's included, are as written).
+ */
+PROF_HIDDEN void thread_open_at(struct prof_snap_thread *t, __u64 now, bool image)
+{
+	__u64 to = t->exit_tick && t->exit_tick < now ? t->exit_tick : now;
+	__u32 i;
+
+	if (!image && t->nnodes)
+		t->nodes[0].ticks = to > t->start_tick ? to - t->start_tick : 0;
+	for (i = 1; i < t->nnodes; i++) {
+		struct prof_snap_node *n = &t->nodes[i];
+
+		if (!n->open)
+			continue;
+		n->open_ticks = to > n->open_ticks ? to - n->open_ticks : 0;
+		n->ticks += n->open_ticks;
+	}
 }
 
 /* nodes [0, nn) of a slab into out, validated; histograms as flags say:
@@ -287,10 +306,8 @@ static int read_thread(const char *slab, const struct seg_geom *g, __u32 nsites,
 	if (!t->nodes)
 		return -ENOMEM;
 	t->nnodes = nn;
-	err = read_nodes(&v, nsites, nn, t->nodes, pool, NULL, flags);
-	if (err)
-		return err;
-	return thread_derive(t, nsites);
+	/* measured and derived once every slab is copied (thread_open_at) */
+	return read_nodes(&v, nsites, nn, t->nodes, pool, NULL, flags);
 }
 
 int prof_snapshot__read(const void *mem, size_t len, struct prof_snapshot **out)
@@ -432,6 +449,8 @@ PROF_HIDDEN int seg_check(const void *mem, size_t len, struct seg_geom *g)
 	    LD(&h->hist_buckets) != PROF_HIST_BUCKETS)
 		return -EINVAL;
 	g->snap_tick = LD(&h->snap_tick);
+	/* taken after the copy (thread_open_at) */
+	g->now = 0;
 	/* a power of two, at most the runtime's */
 	{
 		__u32 blk = LD(&h->hist_block);
@@ -745,6 +764,8 @@ static int lazy_keep(struct prof_snapshot *s, const void *mem, size_t len,
 	s->lazy->flags = flags;
 	s->lazy->sched = sched;
 	s->lazy->nsites = s->nsites;
+	s->lazy->clock = s->clock;
+	s->lazy->exit_tick = s->exit_tick;
 	return 0;
 }
 
@@ -777,13 +798,6 @@ static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct
 		read_hdr(s, h);
 		if (s->clock != PROF_CLOCK_TSC && s->clock != PROF_CLOCK_MONO)
 			goto fail;
-		/* one now for every open call of the read: an image's, the
-		 * exit's, or the clock's */
-		g.now = g.snap_tick	? g.snap_tick
-			: s->exit_tick	? s->exit_tick
-					: reader_now(s->clock);
-		s->now_tick = g.now;
-
 		/* the folds before any slab: each of them left its slab's gen odd */
 		live = !g.snap_tick && g.folds;
 		if (fa)
@@ -844,6 +858,20 @@ static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct
 			if (err)
 				goto fail;
 		}
+	}
+	/* one now for every open call of the read, taken after the copy (see
+	 * thread_open_at): an image's, the exit's, or the clock's */
+	g.now = g.snap_tick ? g.snap_tick : s->exit_tick ? s->exit_tick : reader_now(s->clock);
+	s->now_tick = g.now;
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread *t = &s->threads[i];
+
+		if (!t->nnodes)
+			continue;
+		thread_open_at(t, g.now, g.snap_tick || t->slab == g.agg_slab);
+		err = thread_derive(t, s->nsites);
+		if (err)
+			goto fail;
 	}
 	snap_clamp_oncpu(s, g.snap_tick != 0);
 	if ((flags & PROF_READ_LAZY) && !fa && lazy_keep(s, mem, len, &g, flags, sched)) {
@@ -946,6 +974,15 @@ static int lazy_fill(const struct prof_snap_lazy *z, struct lazy_table *tab,
 		v.image = true;
 	gen = LDA(&((const struct prof_slab_hdr *)slab)->gen);
 	err = read_nodes(&v, z->nsites, nn, tab->nodes, &tab->pool, tab->quant, z->flags);
+	if (!err) {
+		/* a live thread's open calls to a now after its copy, as the read's */
+		t->nodes = tab->nodes;
+		t->nnodes = nn;
+		thread_open_at(t, z->g.snap_tick || z->exit_tick ? z->g.now : reader_now(z->clock),
+			       z->g.snap_tick || t->slab == z->g.agg_slab);
+		t->nodes = NULL;
+		t->nnodes = 0;
+	}
 	prof_seq_fence_acq();
 	/* a live thread that exited since the read: its numbers are in the
 	 * aggregate now, its slab maybe another's; never mix them (slab.h) */

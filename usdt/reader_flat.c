@@ -170,10 +170,15 @@ static int flat_learn(struct flat_tree *t, const struct slab_view *v, __u32 nn, 
 	return err;
 }
 
-/* nodes [1, nn) of a learnt tree into the rows: only the counters are
- * read; a recursive node's time is in its outermost ancestor's already */
+/*
+ * Nodes [1, nn) of a learnt tree into the rows: only the counters are
+ * read; a recursive node's time is in its outermost ancestor's already.
+ * Each node's, as a snapshot's thread holds them, into nodes[1, nn): what
+ * its on-CPU time is made of (flat_oncpu).
+ */
 static void flat_add(const struct flat_tree *t, const struct slab_view *v, __u32 nn,
-		     struct prof_flat_row *rows, __u64 *plus, __u64 *minus)
+		     struct prof_flat_row *rows, __u64 *plus, __u64 *minus,
+		     struct prof_snap_node *nodes)
 {
 	__u32 i;
 
@@ -182,8 +187,13 @@ static void flat_add(const struct flat_tree *t, const struct slab_view *v, __u32
 		__u64 m = t->rp[i], ticks = LD(&src->ticks), max = LD(&src->max);
 		__u32 row = (__u32)m & ~FLAT_REC, prow = (__u32)(m >> 32);
 		struct prof_flat_row *r = &rows[row];
+		struct prof_snap_node *k = &nodes[i];
 
-		r->calls += LD(&src->calls);
+		memset(k, 0, sizeof(*k));
+		k->parent = t->parent[i];
+		k->calls = LD(&src->calls);
+		k->ticks = ticks;
+		r->calls += k->calls;
 		if (max > r->max)
 			r->max = max;
 		plus[row] += ticks;
@@ -194,48 +204,144 @@ static void flat_add(const struct flat_tree *t, const struct slab_view *v, __u32
 		if (v->ext) {
 			const struct prof_node_ext *ext = view_ext(v, i);
 
-			struct prof_snap_node k = { .calls = LD(&src->calls) };
-
 			r->preempted += LD(&ext->preempted);
 			r->blocked += LD(&ext->blocked);
 			r->migrated += LD(&ext->migrated);
-			node_kernel(v, ext, &k);
-			r->kernel_calls += k.kernel_calls;
+			node_kernel(v, ext, k);
+			k->offcpu_ns = LD(&ext->offcpu_ns);
+			r->kernel_calls += k->kernel_calls;
 			if (!(m & FLAT_REC))
-				r->offcpu_ns += LD(&ext->offcpu_ns);
+				r->offcpu_ns += k->offcpu_ns;
 		}
 	}
 }
 
 /*
- * The open calls of a learnt tree into the rows, read every pass (a call
- * opens without touching the activity word): each adds its elapsed time
- * to its row and to its parent's children, as a closed call's ticks do.
+ * The open calls of a learnt tree, read every pass (a call opens without
+ * touching the activity word): counted in the rows, and noted in fa to be
+ * measured once every slab is copied (flat_open_at).  -ENOMEM
  */
-static void flat_open(const struct flat_tree *t, const struct slab_view *v, __u32 nn,
-		      struct prof_flat_row *rows, __u64 *plus, __u64 *minus)
+static int flat_open(const struct flat_tree *t, const struct slab_view *v, __u32 nn,
+		     struct prof_flat_row *rows, struct flat_acc *fa)
 {
+	__u64 exit = LD(&v->hdr->exit_tick);
 	__u32 i;
 
 	for (i = 2; i < nn; i++) {
-		__u64 start = LDA(&v->open[i]), m, e;
-		__u32 row, prow;
+		__u64 start = LDA(&v->open[i]);
 
 		if (!start)
 			continue;
-		m = t->rp[i];
-		row = (__u32)m & ~FLAT_REC;
-		prow = (__u32)(m >> 32);
-		e = open_ticks(v, start);
-		rows[row].open++;
-		plus[row] += e;
-		if (prow != FLAT_NO_ROW)
-			minus[prow] += e;
-		if (!(m & FLAT_REC)) {
-			rows[row].ticks += e;
-			rows[row].open_ticks += e;
+		if (fa->nopens == fa->capopens) {
+			size_t cap = fa->capopens ? 2 * fa->capopens : 64;
+			struct flat_open_call *o = realloc(fa->opens, cap * sizeof(*o));
+
+			if (!o)
+				return -ENOMEM;
+			fa->opens = o;
+			fa->capopens = cap;
 		}
+		fa->opens[fa->nopens++] = (struct flat_open_call){
+			.m = t->rp[i], .start = start, .exit = exit, .node = i
+		};
+		rows[(__u32)t->rp[i] & ~FLAT_REC].open++;
 	}
+	return 0;
+}
+
+/*
+ * The pass's open calls measured to now (its thread's exit, if before),
+ * taken after the copy as the snapshot's read takes it (thread_open_at):
+ * each adds its elapsed time to its row and to its parent's children, as
+ * a closed call's ticks do.
+ */
+static void flat_open_at(struct flat_acc *fa, __u64 now)
+{
+	size_t k;
+
+	for (k = 0; k < fa->nopens; k++) {
+		const struct flat_open_call *o = &fa->opens[k];
+		__u64 to = o->exit && o->exit < now ? o->exit : now;
+		__u64 e = to > o->start ? to - o->start : 0;
+		__u32 row = (__u32)o->m & ~FLAT_REC, prow = (__u32)(o->m >> 32);
+
+		fa->plus[row] += e;
+		if (prow != FLAT_NO_ROW)
+			fa->minus[prow] += e;
+		if (!(o->m & FLAT_REC)) {
+			fa->rows[row].ticks += e;
+			fa->rows[row].open_ticks += e;
+		}
+		fa->opens[k].start = e; /* measured: its ticks, for flat_oncpu */
+	}
+}
+
+/*
+ * Each taken slab's nodes' on-CPU and self on-CPU times into the rows, as
+ * prof_snap_flat sums them: by prof_snap_oncpu and prof_snap_self_oncpu
+ * over the slab's share (closed calls), with the pass's open calls
+ * measured (flat_open_at) and the thread's wall and CPU time of s.
+ */
+static int flat_oncpu(struct flat_acc *fa, const struct prof_snapshot *s)
+{
+	struct prof_seg_flat_cache *cache = fa->cache;
+	__u32 i, j;
+	size_t k;
+	int err;
+
+	for (i = 0; i <= fa->nsites; i++)
+		fa->rows[i].oncpu_ns = fa->rows[i].self_oncpu_ns = PROF_SNAP_UNKNOWN;
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread t = s->threads[i];
+		struct flat_slab_cache *c;
+		__u64 to, kids = 0;
+
+		if (t.slab >= cache->nslabs || !cache->slabs[t.slab].taken)
+			continue;
+		c = &cache->slabs[t.slab];
+		t.nodes = c->nodes;
+		t.nnodes = c->nn;
+		for (k = c->open_lo; k < c->open_hi; k++) {
+			struct prof_snap_node *n = &c->nodes[fa->opens[k].node];
+
+			n->open = 1;
+			n->open_ticks = fa->opens[k].start;
+			n->ticks += n->open_ticks;
+		}
+		/* the root: the thread's wall time, holding its children's, as
+		 * thread_open_at and thread_derive make it (the aggregate's as
+		 * written) */
+		for (j = c->nodes[0].first_child; j != PROF_SNAP_NONE; j = c->nodes[j].next_sibling)
+			kids += c->nodes[j].ticks;
+		if (t.slab == fa->agg_slab) {
+			c->nodes[0].ticks = c->root_ticks;
+		} else {
+			to = t.exit_tick && t.exit_tick < s->now_tick ? t.exit_tick : s->now_tick;
+			c->nodes[0].ticks = to > t.start_tick ? to - t.start_tick : 0;
+		}
+		if (c->nodes[0].ticks < kids)
+			c->nodes[0].ticks = kids;
+		err = prof_snap_oncpu(s, &t, c->oncpu);
+		for (j = 1; !err && j < c->nn; j++) {
+			struct prof_flat_row *r = &fa->rows[(__u32)c->tree.rp[j] & ~FLAT_REC];
+
+			r->self_oncpu_ns =
+				prof_add_known(r->self_oncpu_ns, prof_snap_self_oncpu(&t, c->oncpu, j));
+			if (!(c->tree.rp[j] & FLAT_REC))
+				r->oncpu_ns = prof_add_known(r->oncpu_ns, c->oncpu[j]);
+		}
+		/* the share back to its closed calls */
+		for (k = c->open_lo; k < c->open_hi; k++) {
+			struct prof_snap_node *n = &c->nodes[fa->opens[k].node];
+
+			n->ticks -= n->open_ticks;
+			n->open = 0;
+			n->open_ticks = 0;
+		}
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /* a thread's share of the flat rows into its cache entry: accumulated in
@@ -250,6 +356,19 @@ static int flat_share(const struct slab_view *v, __u32 nn, __u32 nsites, struct 
 	err = flat_learn(t, v, nn, nsites, fa->seen);
 	if (err)
 		return err;
+	if (nn > c->ncap) {
+		struct prof_snap_node *nodes = realloc(c->nodes, nn * sizeof(*nodes));
+		__u64 *oncpu;
+
+		if (!nodes)
+			return -ENOMEM;
+		c->nodes = nodes;
+		oncpu = realloc(c->oncpu, nn * sizeof(*oncpu));
+		if (!oncpu)
+			return -ENOMEM;
+		c->oncpu = oncpu;
+		c->ncap = nn;
+	}
 	if (t->nrows > c->nparts || !c->parts) {
 		struct flat_part *p = realloc(c->parts, (t->nrows ? t->nrows : 1) * sizeof(*p));
 
@@ -261,9 +380,18 @@ static int flat_share(const struct slab_view *v, __u32 nn, __u32 nsites, struct 
 		struct slab_view nv = *v;
 
 		nv.ext = NULL;
-		flat_add(t, &nv, nn, fa->srows, fa->splus, fa->sminus);
+		flat_add(t, &nv, nn, fa->srows, fa->splus, fa->sminus, c->nodes);
 	} else {
-		flat_add(t, v, nn, fa->srows, fa->splus, fa->sminus);
+		flat_add(t, v, nn, fa->srows, fa->splus, fa->sminus, c->nodes);
+	}
+	/* the root, and the children linked as thread_derive links them */
+	memset(&c->nodes[0], 0, sizeof(c->nodes[0]));
+	c->root_ticks = LD(&view_node(v, 0)->ticks);
+	for (i = 0; i < nn; i++)
+		c->nodes[i].first_child = c->nodes[i].next_sibling = PROF_SNAP_NONE;
+	for (i = nn - 1; i >= 1; i--) {
+		c->nodes[i].next_sibling = c->nodes[c->nodes[i].parent].first_child;
+		c->nodes[c->nodes[i].parent].first_child = i;
 	}
 	/* every row written is some node's: node 1's is the overflow row */
 	for (i = 0; i < t->nrows; i++) {
@@ -295,20 +423,12 @@ PROF_HIDDEN int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u
 {
 	bool take = !fa->tid || fa->tid == tid, moved;
 	struct flat_slab_cache *c;
+	size_t nopens;
 	__u32 i;
 	int err;
 
-	if (!fa->cache) {
-		/* each slab's tree afresh, in the one scratch tree */
-		fa->scratch->nknown = fa->scratch->nrows = 0;
-		err = flat_learn(fa->scratch, v, nn, nsites, fa->seen);
-		if (!err && take) {
-			flat_add(fa->scratch, v, nn, fa->rows, fa->plus, fa->minus);
-			flat_open(fa->scratch, v, nn, fa->rows, fa->plus, fa->minus);
-		}
-		return err;
-	}
 	c = &fa->cache->slabs[index];
+	c->taken = false;
 	if (!c->valid || c->activity != activity || c->nn != nn || c->tid != tid || c->gen != gen) {
 		c->valid = false;
 		/* another thread in the slab: learn its tree anew */
@@ -331,26 +451,25 @@ PROF_HIDDEN int flat_slab(const struct slab_view *v, __u32 nn, __u32 nsites, __u
 	 * nothing (its thread is in the aggregate), never two threads'
 	 * numbers in one share.
 	 */
-	flat_open(&c->tree, v, nn, fa->srows, fa->splus, fa->sminus);
-	moved = fa->live && slab_moved((const char *)v->hdr, gen);
+	nopens = fa->nopens;
+	err = flat_open(&c->tree, v, nn, fa->srows, fa);
+	moved = err || (fa->live && slab_moved((const char *)v->hdr, gen));
 	for (i = 0; i < c->tree.nrows; i++) {
 		__u32 row = c->tree.rows[i];
-		struct prof_flat_row *o = &fa->srows[row], *r = &fa->rows[row];
+		struct prof_flat_row *o = &fa->srows[row];
 
-		if (!moved) {
-			r->open += o->open;
-			r->ticks += o->ticks;
-			r->open_ticks += o->open_ticks;
-			fa->plus[row] += fa->splus[row];
-			fa->minus[row] += fa->sminus[row];
-		}
-		memset(o, 0, sizeof(*o));
-		fa->splus[row] = fa->sminus[row] = 0;
+		if (!moved)
+			fa->rows[row].open += o->open;
+		o->open = 0;
 	}
 	if (moved) {
+		fa->nopens = nopens;
 		c->valid = false;
-		return 0;
+		return err;
 	}
+	c->taken = true;
+	c->open_lo = nopens;
+	c->open_hi = fa->nopens;
 	for (i = 0; i < c->nparts; i++) {
 		const struct flat_part *p = &c->parts[i];
 		struct prof_flat_row *r = &fa->rows[p->row];
@@ -387,6 +506,8 @@ static void flat_cache_drop(struct prof_seg_flat_cache *c)
 
 	for (i = 0; i < c->nslabs; i++) {
 		free(c->slabs[i].parts);
+		free(c->slabs[i].nodes);
+		free(c->slabs[i].oncpu);
 		flat_tree_free(&c->slabs[i].tree);
 	}
 	free(c->slabs);
@@ -421,18 +542,15 @@ PROF_HIDDEN int flat_size(struct flat_acc *fa, const void *mem, size_t len, cons
 {
 	struct prof_seg_flat_cache *c = fa->cache;
 	size_t nrows = (size_t)nsites + 1;
+	__u32 i;
 
 	fa->nsites = nsites;
+	fa->agg_slab = g->agg_slab;
 	fa->rows = calloc(nrows, sizeof(*fa->rows));
 	fa->plus = calloc(nrows, sizeof(*fa->plus));
 	fa->minus = calloc(nrows, sizeof(*fa->minus));
 	if (!fa->rows || !fa->plus || !fa->minus)
 		return -ENOMEM;
-	if (!c) {
-		fa->seen = calloc(nrows, sizeof(*fa->seen));
-		fa->scratch = calloc(1, sizeof(*fa->scratch));
-		return fa->seen && fa->scratch ? 0 : -ENOMEM;
-	}
 	/* a share names rows by site: another mapping or a new site, and none holds */
 	if (c->mem != mem || c->len != len || c->nsites != nsites || c->max_nodes != g->max_nodes) {
 		flat_cache_drop(c);
@@ -458,6 +576,9 @@ PROF_HIDDEN int flat_size(struct flat_acc *fa, const void *mem, size_t len, cons
 		c->slabs = v;
 		c->nslabs = nslabs;
 	}
+	/* none taken in this pass yet (flat_slab) */
+	for (i = 0; i < c->nslabs; i++)
+		c->slabs[i].taken = false;
 	fa->srows = c->srows;
 	fa->splus = c->splus;
 	fa->sminus = c->sminus;
@@ -474,24 +595,27 @@ int prof_seg_flat_cached(const void *mem, size_t len, __u32 tid, int sort,
 	__u32 i;
 	int err;
 
+	/* a slab's share is what checks one that changes hands during the
+	 * pass (flat_slab): a cache for the one call */
+	if (!cache)
+		return prof_seg_flat(mem, len, tid, sort, snap, out, nout);
 	*snap = NULL;
 	*out = NULL;
 	*nout = 0;
 	err = read_seg(mem, len, PROF_READ_NO_HIST, &fa, snap);
 	if (err)
 		goto cleanup;
+	/* the threads' CPU time (/proc) before the on-CPU times it bounds */
 	if (!seg_is_image(mem))
 		prof_snapshot__add_proc(*snap, tid);
+	flat_open_at(&fa, (*snap)->now_tick);
+	err = flat_oncpu(&fa, *snap);
+	if (err)
+		goto cleanup;
 	for (i = 0; i <= fa.nsites; i++) {
 		fa.rows[i].site = i < fa.nsites ? i : PROF_SITE_NONE;
 		/* a child read after it grew can exceed its parent: clamp */
 		fa.rows[i].self = fa.plus[i] > fa.minus[i] ? fa.plus[i] - fa.minus[i] : 0;
-		/* no tree here to take children's on-CPU time from, nor to
-		 * nest it by: the row's closed calls less their time away */
-		fa.rows[i].self_oncpu_ns = PROF_SNAP_UNKNOWN;
-		fa.rows[i].oncpu_ns =
-			prof_oncpu_ns(*snap, fa.rows[i].ticks - fa.rows[i].open_ticks,
-				      fa.rows[i].kernel_calls, fa.rows[i].offcpu_ns);
 		if (fa.rows[i].calls || fa.rows[i].ticks)
 			fa.rows[n++] = fa.rows[i];
 	}
@@ -500,23 +624,20 @@ int prof_seg_flat_cached(const void *mem, size_t len, __u32 tid, int sort,
 	*nout = n;
 	fa.rows = NULL;
 cleanup:
+	if (err) {
+		prof_snapshot__destroy(*snap);
+		*snap = NULL;
+	}
+	free(fa.opens);
 	free(fa.rows);
 	free(fa.plus);
 	free(fa.minus);
-	if (!cache) {
-		free(fa.seen);
-		if (fa.scratch)
-			flat_tree_free(fa.scratch);
-		free(fa.scratch);
-	}
 	return err;
 }
 
 int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_snapshot **snap,
 		  struct prof_flat_row **out, size_t *nout)
 {
-	/* a cache for the one call: its shares are what checks a slab that
-	 * changes hands during the pass (flat_slab) */
 	struct prof_seg_flat_cache *c = prof_seg_flat_cache__new();
 	int err;
 
@@ -530,6 +651,25 @@ int prof_seg_flat(const void *mem, size_t len, __u32 tid, int sort, struct prof_
 static __u64 dsub(__u64 a, __u64 b)
 {
 	return a > b ? a - b : 0;
+}
+
+void prof_flat_row_add(struct prof_flat_row *d, const struct prof_flat_row *x)
+{
+	/* each figure a row has as figures.h says sites of a zone combine it */
+#define ROW_ADD(f, unit, across, window, flat, slab, key)                                           \
+	PROF_FIG_IF(Y, flat, if (PROF_FIG_IS(SUM, across)) d->f += x->f;                    \
+			 else if (x->f > d->f) d->f = x->f;)
+	PROF_NODE_COUNTS(ROW_ADD)
+	PROF_NODE_TIMES(ROW_ADD)
+#undef ROW_ADD
+#define ROW_ADD_DERIVED(f, unit, window, key)                                                      \
+	if (PROF_FIG_IS(KNOWN, window))                                                      \
+		d->f = prof_add_known(d->f, x->f);                                            \
+	else                                                                                 \
+		d->f += x->f;
+	PROF_ROW_DERIVED(ROW_ADD_DERIVED)
+#undef ROW_ADD_DERIVED
+	d->open += x->open;
 }
 
 void prof_flat_window(struct prof_flat_row *w, const struct prof_flat_row *now,
@@ -549,7 +689,16 @@ void prof_flat_window(struct prof_flat_row *w, const struct prof_flat_row *now,
 	PROF_NODE_COUNTS(FLAT_SUB)
 	PROF_NODE_TIMES(FLAT_SUB)
 #undef FLAT_SUB
-	w->self = dsub(now->self, then->self);
+	/* and each derived figure a row carries */
+#define FLAT_DERIVED(f, unit, window, key)                                            \
+	if (PROF_FIG_IS(KNOWN, window))                                               \
+		w->f = now->f == PROF_SNAP_UNKNOWN ? PROF_SNAP_UNKNOWN                \
+		       : then->f == PROF_SNAP_UNKNOWN ? now->f                        \
+						       : dsub(now->f, then->f);       \
+	else                                                                          \
+		w->f = dsub(now->f, then->f);
+	PROF_ROW_DERIVED(FLAT_DERIVED)
+#undef FLAT_DERIVED
 	w->open_ticks = now->open_ticks < w->ticks ? now->open_ticks : w->ticks;
 	if (!w->calls)
 		w->max = 0;

@@ -111,14 +111,24 @@ struct flat_tree {
 	__u32 *rows, nrows; /* the distinct rows of nodes [1, nknown) */
 };
 
+/* an open call a flat pass found, measured once every slab is copied */
+struct flat_open_call {
+	__u64 m;     /* its node's rp (struct flat_tree) */
+	__u64 start; /* its start tick */
+	__u64 exit;  /* its thread's exit tick, 0 while it runs */
+	__u32 node;  /* its node in its slab's share (flat_slab_cache.nodes) */
+};
+
 struct flat_acc {
 	__u32 tid; /* 0: all threads */
+	struct flat_open_call *opens; /* the pass's open calls, nopens of them */
+	size_t nopens, capopens;
 	__u32 nsites;
 	struct prof_flat_row *rows; /* nsites + 1: the last is overflow */
 	__u64 *plus, *minus;	    /* per row: ticks, and the children's ticks */
-	struct flat_tree *scratch;  /* without a cache: each slab's tree, in turn */
-	/* with a cache: one thread's rows, plus and minus, kept zeroed */
+	/* one thread's rows, plus and minus, kept zeroed */
 	struct prof_seg_flat_cache *cache;
+	__u32 agg_slab; /* the exited threads' aggregate (seg_geom's) */
 	struct prof_flat_row *srows;
 	__u64 *splus, *sminus;
 	bool *seen; /* nsites + 1, kept false */
@@ -135,6 +145,14 @@ struct flat_part {
 /* a slab's share, valid while its activity word and node count stay */
 struct flat_slab_cache {
 	bool valid;
+	bool taken;		    /* its rows are in this pass's */
+	size_t open_lo, open_hi;    /* its open calls in the pass's opens */
+	/* its nodes' counters as a snapshot's thread holds them, closed calls
+	 * only, children linked: what prof_snap_oncpu reads (flat_oncpu) */
+	struct prof_snap_node *nodes;
+	__u64 *oncpu;
+	__u64 root_ticks; /* node 0's, as written (the aggregate's wall time) */
+	__u32 ncap;
 	__u32 tid, nn, nparts;
 	__u64 activity;
 	__u64 gen; /* with the index, the thread the share is of */
@@ -186,6 +204,8 @@ struct prof_snap_lazy {
 	struct seg_geom g;
 	unsigned int flags;
 	__u32 nsites;
+	__u32 clock;			/* the segment's PROF_CLOCK_* */
+	__u64 exit_tick;		/* the process's exit, 0 while it runs */
 	bool sched;			/* a node carried scheduler facts at read time */
 	struct lazy_table tab;		/* cur's nodes */
 	struct prof_snap_thread *cur;	/* whose nodes those are */
@@ -198,6 +218,7 @@ PROF_HIDDEN __u64 open_ticks(const struct slab_view *v, __u64 start);
 PROF_HIDDEN bool slab_moved(const char *slab, __u64 gen);
 PROF_HIDDEN void slab_view(const char *slab, const struct seg_geom *g, struct slab_view *v);
 PROF_HIDDEN int thread_derive(struct prof_snap_thread *t, __u32 nsites);
+PROF_HIDDEN void thread_open_at(struct prof_snap_thread *t, __u64 now, bool image);
 PROF_HIDDEN int seg_check(const void *mem, size_t len, struct seg_geom *g);
 PROF_HIDDEN __u64 reader_now(__u32 clock);
 /* a segment's bytes are an image's (a reader's copy), not a live writer's */

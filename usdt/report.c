@@ -328,6 +328,7 @@ struct jbuf {
 	__u32 nsites;
 	__u64 *oncpu; /* the thread's on-CPU time per node (prof_snap_oncpu) */
 	__u32 noncpu;
+	const struct prof_json_hook *hook;
 	char buf[1 << 16];
 };
 
@@ -471,6 +472,12 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 		}
 		*p++ = ']';
 	}
+	if (j->hook && j->hook->node) {
+		j->p = p;
+		jflush(j);
+		j->hook->node(j->hook->arg, j->f, s, t, i);
+		p = jroom(j);
+	}
 	p = JLIT(p, ",\"children\":[");
 	j->p = p;
 	/* a hostile depth must not exhaust the stack: cut, and say so */
@@ -545,6 +552,12 @@ static void json_annot(struct prof_jw *w, const struct prof_snapshot *s)
 
 int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 {
+	return prof_report_json_hook(f, snaps, nsnaps, NULL);
+}
+
+int prof_report_json_hook(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps,
+			  const struct prof_json_hook *hook)
+{
 	struct jbuf *j = malloc(sizeof(*j));
 	struct prof_jw w;
 	size_t k;
@@ -560,6 +573,7 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 	j->nsites = 0;
 	j->oncpu = NULL;
 	j->noncpu = 0;
+	j->hook = hook;
 
 	prof_jw_init(&w, f);
 	prof_jw_start_object(&w);

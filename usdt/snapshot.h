@@ -517,6 +517,15 @@ __u64 prof_snap_self_oncpu(const struct prof_snap_thread *t, const __u64 *oncpu,
 int prof_snap_kids_room(const struct prof_snap_thread *t, __u32 **kids, __u32 *nkids);
 /* JSON: {"version":1,"processes":[...]} as documented in docs/reports.md */
 int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t n);
+/* the same, each node's fields followed by what hook->node writes to f
+ * (",\"key\":value..."), e.g. profctl's sampled lines; hook may be NULL */
+struct prof_json_hook {
+	void (*node)(void *arg, FILE *f, const struct prof_snapshot *s,
+		     const struct prof_snap_thread *t, __u32 i);
+	void *arg;
+};
+int prof_report_json_hook(FILE *f, struct prof_snapshot *const *snaps, size_t n,
+			  const struct prof_json_hook *hook);
 
 /* flat view: zones merged across threads and paths; recursion is not
  * double counted (a node whose ancestor has the same site adds calls and
@@ -562,6 +571,9 @@ int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort,
  */
 void prof_flat_window(struct prof_flat_row *w, const struct prof_flat_row *now,
 		      const struct prof_flat_row *then);
+/* row x added into d, two sites of one zone: each figure as figures.h
+ * says sites combine it (on-CPU times where known) */
+void prof_flat_row_add(struct prof_flat_row *d, const struct prof_flat_row *x);
 /* sort flat rows by a PROF_SORT_* key (p99 sorts by max); s converts
  * ticks for the on-CPU keys */
 void prof_flat_sort(const struct prof_snapshot *s, struct prof_flat_row *rows, size_t n, int sort);

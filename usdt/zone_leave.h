@@ -30,29 +30,6 @@ static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start
 }
 
 /*
- * The bucket of node's delta d, outside its site's cached one: cached
- * now, unless this exit is a signal handler's that interrupted a refill:
- * the cache names no node while it changes, so no exit sees half of one.
- */
-static inline __attribute__((always_inline)) void
-__prof_bucket_put(struct __prof_cache *c, uint32_t node, uint64_t d, unsigned int s, uint64_t i)
-{
-	if (__builtin_expect(__prof_tls.bfill, 0))
-		return;
-	__prof_tls.bfill = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->bnode = ~0u;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->blo = prof_hist_lo_at(d, s);
-	c->bspan = prof_hist_span_at(s);
-	c->bidx = i;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	c->bnode = node;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__prof_tls.bfill = 0;
-}
-
-/*
  * A call counted, its histogram counter h found: everything a call
  * changes, in the order a reader relies on (the counters and the call's
  * event, then the activity word).  The exit probe is a tail call.
@@ -81,40 +58,26 @@ __prof_leave_count(struct __prof_zone *z, uint64_t d, uint32_t *h)
 }
 
 /*
- * A common call whose delta left its site's cached bucket: its bucket
- * found without a branch (d is below the limit, so below PROF_HIST_TOP),
- * counted and cached; a bucket's first count (its row to mark) goes to
- * __prof_leave_rare.
- */
-static __attribute__((noinline)) void __prof_leave_miss(struct __prof_zone *z, uint64_t d,
-							 uint64_t seq)
-{
-	unsigned int s = prof_hist_shift(d);
-	uint64_t i = prof_hist_index(z->node, prof_hist_bucket_at(d, s), PROF_HIST_SHIFT);
-	uint32_t *h = &__prof_tls.hist[i];
-
-	if (__builtin_expect(__PROF_LOAD(h) == 0, 0)) {
-		__prof_leave_rare(z, d, seq);
-		return;
-	}
-	__prof_bucket_put(z->c, z->node, d, s, i);
-	__prof_leave_count(z, d, h);
-}
-
-/*
  * A zone's exit.  Every call that is not the common one (unbalanced, an
- * anomaly or a new kernel word, the kernel word moved) is found before
- * anything changes and goes whole to __prof_leave_rare, and one outside
- * its site's cached bucket to __prof_leave_miss, both tail calls: this
- * one calls nothing else, so it saves no register, and its counter's
- * address is known before the clock is read.
+ * anomaly or a new kernel word, the kernel word moved, its bucket's first
+ * count: a row to mark) is found before anything changes and goes whole
+ * to __prof_leave_rare, a tail call: this one calls nothing else, so it
+ * saves no register.  The bucket is found from the delta without a branch
+ * (prof_hist_shift is one bsr): a cached bucket that real programs' deltas
+ * left on most calls cost a mispredicted branch and a refill each time.
  */
 static inline __attribute__((always_inline)) void __prof_leave_body(struct __prof_zone *z)
 {
 	/* on the monotonic clock, above the limit (see __prof_now) */
 	uint64_t d = __prof_counter() - z->start;
-	struct __prof_cache *c = z->c;
 	uint32_t node = z->node;
+	/* the node's bucket 0, prof_hist_index(node, 0, PROF_HIST_SHIFT),
+	 * known before the clock is: the blocks before its own, 192 rows a
+	 * block, its column in them (a multiply, fewer instructions) */
+	uint64_t row = node + __PROF_CAST(uint64_t, node >> PROF_HIST_SHIFT) *
+				     ((PROF_HIST_BUCKETS - 1) << PROF_HIST_SHIFT);
+	unsigned int s;
+	uint32_t *h;
 #ifndef PROF_NO_KERNEL_WORD
 	uint64_t seq = __prof_tls.krec->seq;
 #else
@@ -123,12 +86,17 @@ static inline __attribute__((always_inline)) void __prof_leave_body(struct __pro
 
 	/* unsigned: a negative delta is huge too; a limit of 0 hands over a
 	 * new kernel word */
-	if (__builtin_expect(__prof_tls.cur != node || d > __prof_tls.limit || seq != z->seq, 0))
+	if (__builtin_expect(__prof_tls.cur != node || d > __prof_tls.limit || seq != z->seq, 0)) {
 		__prof_leave_rare(z, d, seq);
-	else if (__builtin_expect(c->bnode != node || d - c->blo >= c->bspan, 0))
-		__prof_leave_miss(z, d, seq);
+		return;
+	}
+	/* d is below the limit, so below PROF_HIST_TOP: no clamp */
+	s = prof_hist_shift(d);
+	h = &__prof_tls.hist[row + (__PROF_CAST(uint64_t, prof_hist_bucket_at(d, s)) << PROF_HIST_SHIFT)];
+	if (__builtin_expect(__PROF_LOAD(h) == 0, 0))
+		__prof_leave_rare(z, d, seq);
 	else
-		__prof_leave_count(z, d, &__prof_tls.hist[c->bidx]);
+		__prof_leave_count(z, d, h);
 }
 
 #endif /* PROF_ZONE_LEAVE_H */

@@ -433,3 +433,45 @@ int profd_slices(int fd, pid_t pid, struct profd_slices_thread **out, uint32_t *
 	*n = rep.threads;
 	return 0;
 }
+
+int profd_samples(int fd, pid_t pid, char **text, size_t *len, struct profd_samples_rep *rep)
+{
+	struct profd_pid_req req = { .pid = (__u32)pid };
+	struct stat st;
+	char *t;
+	ssize_t got;
+	int err, sfd = -1;
+
+	*text = NULL;
+	*len = 0;
+	if (pid <= 0)
+		return -EINVAL;
+	err = send_req(fd, PROFD_MSG_SAMPLES_REQ, &req, sizeof(req));
+	if (!err)
+		err = recv_rep(fd, PROFD_MSG_SAMPLES, rep, sizeof(*rep), &sfd, NULL);
+	if (err)
+		return err;
+	/* what profd says must be what the fd holds; its line of why ends */
+	rep->why[sizeof(rep->why) - 1] = 0;
+	if (sfd < 0 || fstat(sfd, &st) || (__u64)st.st_size != rep->size ||
+	    rep->size > 1ull << 32) {
+		if (sfd >= 0)
+			close(sfd);
+		return -EPROTO;
+	}
+	t = malloc(rep->size + 1);
+	if (!t) {
+		close(sfd);
+		return -ENOMEM;
+	}
+	got = rep->size ? pread(sfd, t, rep->size, 0) : 0;
+	close(sfd);
+	if (got != (ssize_t)rep->size) {
+		free(t);
+		return -EPROTO;
+	}
+	t[rep->size] = 0;
+	*text = t;
+	*len = rep->size;
+	return 0;
+}

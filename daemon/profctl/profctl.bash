@@ -27,7 +27,7 @@ _profctl()
 		COMPREPLY=($(compgen -W "$(_profctl_pids)" -- "$cur")); return ;;
 	--sort|-s)
 		if [ "$verb" = top ]; then
-			COMPREPLY=($(compgen -W "self total calls max oncpu" -- "$cur"))
+			COMPREPLY=($(compgen -W "self total calls max oncpu self-oncpu" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "self total calls max p99 oncpu self-oncpu" -- "$cur"))
 		fi

@@ -49,6 +49,7 @@ struct pc_opts {
 	bool flat;
 	bool threads;		/* merge the threads of a process */
 	const char *callers;	/* --callers ZONE */
+	const char *inside;	/* --inside ZONE: profd's samples in it */
 	int format;		/* PC_FMT_* */
 	bool color;
 	const char *out;	/* -o FILE */
@@ -62,6 +63,7 @@ struct pc_opts {
 	int count;		/* trace --count N */
 	bool compensate;	/* report --compensate */
 	const char *trace_json;	/* report --format html: the timeline's data */
+	const struct pc_src *samples_src; /* report: profd (or --input), for its samples */
 	int weight;		/* folded: PC_WEIGHT_* */
 	int args;		/* pc_parse_opts: argv index of the first operand */
 	const char *color_when;	/* --color: auto, always, never */
@@ -70,6 +72,11 @@ struct pc_opts {
 };
 
 int profctl_main(int argc, char **argv);
+
+/* a CSV field, quoted when it must be (render_data.c) */
+void pc_csv_str(FILE *f, const char *s);
+/* a folded frame's bytes that would break the line (and ';' too) as '_' */
+void pc_folded_safe(char *s, bool semicolon);
 
 /* report's options that do not go together (profctl_report.c): one row each */
 struct pc_conflict {

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 #include "profctl.h"
+#include "profctl_samples.h"
 #include "prof.h"
 
 #define EXIT_USAGE 2
@@ -58,6 +59,8 @@ int profctl_main(int argc, char **argv)
 {
 	int v, i, rc;
 
+	/* a file's samples are the invocation's that read it (tests run many) */
+	pc_file_samples_forget();
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		fputs(usage_main, argc < 2 ? stderr : stdout);

@@ -63,8 +63,10 @@ static const struct option diff_options[] = {
 /* one key of one side, in that side's ticks */
 struct drow {
 	char *key;
-	__u64 calls, self, total, max;
-	__u64 oncpu, self_oncpu; /* ns, PROF_SNAP_UNKNOWN: no kernel facts */
+	/* calls, self, ticks (a recursive node's not), max, oncpu_ns and
+	 * self_oncpu_ns (PROF_SNAP_UNKNOWN: no kernel facts) as a flat row
+	 * has them, so rows of one key fold as figures.h says */
+	struct prof_flat_row r;
 	/* every call's closed ticks (a recursive one's too): the average the
 	 * percentiles are held to, as a node's are (prof_snap_quantile) */
 	__u64 closed;
@@ -130,12 +132,12 @@ static int rows_add(struct drows *r, char *key, const struct prof_snapshot *s,
 	d = &r->v[r->n++];
 	memset(d, 0, sizeof(*d));
 	d->key = key;
-	d->calls = n->calls;
-	d->self = prof_snap_self(n);
-	d->total = count_total ? n->ticks : 0;
-	d->oncpu = count_total ? oncpu : PROF_SNAP_UNKNOWN;
-	d->self_oncpu = self_oncpu;
-	d->max = n->max;
+	d->r.calls = n->calls;
+	d->r.self = prof_snap_self(n);
+	d->r.ticks = count_total ? n->ticks : 0;
+	d->r.oncpu_ns = count_total ? oncpu : PROF_SNAP_UNKNOWN;
+	d->r.self_oncpu_ns = self_oncpu;
+	d->r.max = n->max;
 	d->closed = prof_snap_closed(n);
 	for (k = 0; h && k < n->hist_n && n->hist_lo + k < NB; k++)
 		d->hist[n->hist_lo + k] = h[k];
@@ -163,13 +165,8 @@ static void rows_fold(struct drows *r)
 			r->v[++o] = *x;
 			continue;
 		}
-		d->calls += x->calls;
-		d->self += x->self;
-		d->total += x->total;
-		d->oncpu = prof_add_known(d->oncpu, x->oncpu);
-		d->self_oncpu = prof_add_known(d->self_oncpu, x->self_oncpu);
+		prof_flat_row_add(&d->r, &x->r);
 		d->closed += x->closed;
-		d->max = x->max > d->max ? x->max : d->max;
 		for (k = 0; k < NB; k++)
 			d->hist[k] = d->hist[k] + x->hist[k] < d->hist[k] ? ~0u
 									  : d->hist[k] + x->hist[k];
@@ -270,25 +267,26 @@ static struct dval side_val(const struct dside *d, const struct drow *r, const s
 	const struct prof_snapshot *s = d->merged;
 	struct prof_snapshot hs = { .hist = (__u32 *)(uintptr_t)r->hist, .nhist = NB };
 	struct prof_snap_node hn = {
-		.hist_lo = 0, .hist_n = NB, .max = r->max, .calls = r->calls, .ticks = r->closed
+		.hist_lo = 0, .hist_n = NB, .max = r->r.max, .calls = r->r.calls, .ticks = r->closed
 	};
 	struct dval v = { .present = true };
 
-	v.calls = (double)r->calls;
-	v.self = (double)prof_snap_ns(s, r->self);
-	v.total = (double)prof_snap_ns(s, r->total);
+	v.calls = (double)r->r.calls;
+	v.self = (double)prof_snap_ns(s, r->r.self);
+	v.total = (double)prof_snap_ns(s, r->r.ticks);
 	hs.tick_hz = s->tick_hz;
 	v.p50 = (double)prof_snap_ns(s, prof_snap_quantile(&hs, &hn, 0.50));
 	v.p99 = (double)prof_snap_ns(s, prof_snap_quantile(&hs, &hn, 0.99));
-	v.oncpu = r->oncpu == PROF_SNAP_UNKNOWN ? DV_UNKNOWN : (double)r->oncpu;
-	v.self_oncpu = r->self_oncpu == PROF_SNAP_UNKNOWN ? DV_UNKNOWN : (double)r->self_oncpu;
+	v.oncpu = r->r.oncpu_ns == PROF_SNAP_UNKNOWN ? DV_UNKNOWN : (double)r->r.oncpu_ns;
+	v.self_oncpu =
+		r->r.self_oncpu_ns == PROF_SNAP_UNKNOWN ? DV_UNKNOWN : (double)r->r.self_oncpu_ns;
 	if (o->per_call) {
-		v.self = r->calls ? v.self / (double)r->calls : 0;
-		v.total = r->calls ? v.total / (double)r->calls : 0;
+		v.self = r->r.calls ? v.self / (double)r->r.calls : 0;
+		v.total = r->r.calls ? v.total / (double)r->r.calls : 0;
 		if (v.oncpu != DV_UNKNOWN)
-			v.oncpu = r->calls ? v.oncpu / (double)r->calls : 0;
+			v.oncpu = r->r.calls ? v.oncpu / (double)r->r.calls : 0;
 		if (v.self_oncpu != DV_UNKNOWN)
-			v.self_oncpu = r->calls ? v.self_oncpu / (double)r->calls : 0;
+			v.self_oncpu = r->r.calls ? v.self_oncpu / (double)r->r.calls : 0;
 	} else if (per_frame) {
 		v.calls /= (double)d->frames;
 		v.self /= (double)d->frames;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "profctl.h"
+#include "profctl_samples.h"
 #include "proffile.h"
 #include "report_load.h"
 
@@ -138,7 +139,10 @@ int pc_read_file(const char *path, int fd, unsigned int flags, struct prof_snaps
 		err = file_image_fd(buf, len, &img);
 	if (!err) {
 		prof_file_check(buf, len, PROF_FILE_IMAGE_MAX, &h);
-		err = prof_snapshot__read_fd_opts(img, flags, snap);
+		/* the sampled stacks saved with it, symbolized then */
+		err = pc_file_take_samples(buf, len, &h);
+		if (!err)
+			err = prof_snapshot__read_fd_opts(img, flags, snap);
 		close(img);
 		/* the image checked out, the segment in it did not */
 		if (err == -EPROTO)

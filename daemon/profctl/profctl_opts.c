@@ -118,6 +118,9 @@ static int opt_take_more(int c, const char *arg, struct pc_opts *o)
 	case PC_OPTV_CALLERS:
 		o->callers = arg;
 		break;
+	case PC_OPTV_INSIDE:
+		o->inside = arg;
+		break;
 	case 'o':
 		o->out = arg;
 		break;

@@ -33,6 +33,7 @@ enum {
 	PC_OPTV_COMPENSATE,
 	PC_OPTV_MERGE_THREADS,
 	PC_OPTV_WEIGHT,
+	PC_OPTV_INSIDE,
 };
 
 /* clang-format off: one entry a line, as tests/check_options.py reads them */
@@ -44,6 +45,7 @@ enum {
 #define PC_OPT_SORT { "sort", required_argument, NULL, 's' }
 #define PC_OPT_FLAT { "flat", no_argument, NULL, PC_OPTV_FLAT }
 #define PC_OPT_CALLERS { "callers", required_argument, NULL, PC_OPTV_CALLERS }
+#define PC_OPT_INSIDE { "inside", required_argument, NULL, PC_OPTV_INSIDE }
 /* serve's view per thread; no table parses it (serve reads it itself) */
 #define PC_OPT_THREADS { "threads", no_argument, NULL, PC_OPTV_THREADS }
 #define PC_OPT_MERGE_THREADS { "merge-threads", no_argument, NULL, PC_OPTV_MERGE_THREADS }

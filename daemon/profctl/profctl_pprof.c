@@ -4,8 +4,9 @@
  * pprof profile (daemon/profile.proto, encoded by protobuf-c, gzipped by
  * zlib), for go tool pprof, Pyroscope, Parca, Grafana.
  *
- * One sample per call-tree node (not the root), its stack the zones from
- * the node up, leaf first.  pprof adds a sample's values to its leaf for
+ * One sample per call-tree node (not the root) with a call or time (a call
+ * still open, 0 calls, has its time so far), its stack the zones from the
+ * node up, leaf first.  pprof adds a sample's values to its leaf for
  * "flat" and to every frame of its stack for "cum", so a node's sample
  * carries its own part: calls, wall self time (flat: self, cum: total,
  * as profctl's tree has them) and, with profd, on-CPU self time
@@ -15,6 +16,13 @@
  * thread name; a sample has no way to say a value is unknown, so one
  * whose on-CPU time nobody knows (no kernel facts) has cpu 0 and the label
  * oncpu="unknown", which -tagignore leaves out.
+ *
+ * Through profd with sampled stacks, a node's on-CPU self time is shared
+ * out among the stacks sampled in its zone (as folded stacks do): each is
+ * a sample of its own whose stack is the sampled frames (leaf first, down
+ * to the zone's function, each a location with its file and line) above
+ * the zones, with its share as wall and cpu time and no calls; the node's
+ * own sample keeps the rest (its time off the CPU).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -22,6 +30,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "profctl.h"
+#include "profctl_samples.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
@@ -64,6 +73,8 @@ struct pp {
 	int64_t comment;
 	struct pp_sample *spl; /* the samples as built, linked at the end */
 	size_t nspl, capspl;
+	const struct pc_frame **fr; /* the sampled frames' locations, from frbase */
+	size_t frbase;
 };
 
 /* a string's index; strings are few (sites, threads), no dedup but "" */
@@ -105,25 +116,34 @@ static int grow(void **v, size_t *cap, size_t need, size_t size)
 
 /* the locations and functions of one process's sites, ids from base + 1;
  * the last one is [overflow] */
-static int pp_sites(struct pp *p, const struct prof_snapshot *s)
+/* room for need locations, each with its line and function */
+static int pp_room(struct pp *p, size_t need)
 {
-	size_t need = p->nlocs + s->nsites + 1, i;
+	size_t cap;
+	void *a, *b, *c;
 
 	if (grow((void **)&p->locs, &p->caplocs, need, sizeof(*p->locs)))
 		return -ENOMEM;
 	/* the parallel arrays grow with it */
-	{
-		size_t cap = p->caplocs;
-		void *a = realloc(p->lines, cap * sizeof(*p->lines));
-		void *b = a ? realloc(p->funcs, cap * sizeof(*p->funcs)) : NULL;
+	cap = p->caplocs;
+	a = realloc(p->lines, cap * sizeof(*p->lines));
+	if (a)
+		p->lines = a;
+	b = a ? realloc(p->funcs, cap * sizeof(*p->funcs)) : NULL;
+	if (b)
+		p->funcs = b;
+	c = b ? realloc(p->fr, cap * sizeof(*p->fr)) : NULL;
+	if (c)
+		p->fr = c;
+	return a && b && c ? 0 : -ENOMEM;
+}
 
-		if (a)
-			p->lines = a;
-		if (b)
-			p->funcs = b;
-		if (!a || !b)
-			return -ENOMEM;
-	}
+static int pp_sites(struct pp *p, const struct prof_snapshot *s)
+{
+	size_t need = p->nlocs + s->nsites + 1, i;
+
+	if (pp_room(p, need))
+		return -ENOMEM;
 	for (i = 0; i <= s->nsites; i++) {
 		size_t k = p->nlocs + i;
 		const struct prof_snap_site *site = i < s->nsites ? &s->sites[i] : NULL;
@@ -148,11 +168,95 @@ static int pp_sites(struct pp *p, const struct prof_snapshot *s)
 		loc->n_line = 1;
 	}
 	p->nlocs = need;
+	p->frbase = need;
 	return 0;
 }
 
+/* a sampled frame's location id: one per distinct frame of the process */
+static int64_t pp_frame(struct pp *p, const struct pc_frame *f)
+{
+	size_t k;
+	pb_function *fn;
+	pb_line *ln;
+
+	for (k = p->frbase; k < p->nlocs; k++)
+		if (pc_frame_same(p->fr[k], f))
+			return (int64_t)k + 1;
+	if (pp_room(p, p->nlocs + 1))
+		return -1;
+	k = p->nlocs;
+	fn = &p->funcs[k];
+	ln = &p->lines[k];
+	perftools__profiles__function__init(fn);
+	perftools__profiles__line__init(ln);
+	perftools__profiles__location__init(&p->locs[k]);
+	fn->id = k + 1;
+	fn->name = pp_str(p, f->func[0] ? f->func : f->mod);
+	fn->system_name = pp_str(p, f->func);
+	fn->filename = pp_str(p, f->file);
+	if (fn->name < 0 || fn->system_name < 0 || fn->filename < 0)
+		return -1;
+	ln->function_id = fn->id;
+	ln->line = f->line;
+	p->locs[k].id = k + 1;
+	p->locs[k].n_line = 1;
+	p->fr[k] = f;
+	p->nlocs++;
+	return (int64_t)k + 1;
+}
+
+/* node i's stacks sampled in its zone, each a sample with its share of
+ * cpu_ns above the node's zone stack (at zstack, depth zdepth); what was
+ * given out, or -ENOMEM */
+static int64_t pp_node_samples(struct pp *p, const struct pc_samples *sm,
+			       const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			       __u32 i, size_t zstack, size_t zdepth, const struct pp_sample *node,
+			       __u64 cpu_ns)
+{
+	const char *func = pc_node_func(s, t, i);
+	char path[PROF_SNAP_DEPTH_MAX * 8];
+	__u64 in = 0, given = 0;
+	size_t k;
+
+	pc_node_path(s, t, i, path, sizeof(path));
+	in = pc_node_samples(sm, t, path);
+	for (k = 0; in && cpu_ns && k < sm->n; k++) {
+		const struct pc_stack *st = &sm->st[k];
+		__u64 share = (__u64)((double)cpu_ns * (double)st->count / (double)in);
+		__u32 top = pc_stack_top(st, func), j;
+		struct pp_sample *x;
+
+		if (!st->nframes || !share || !pc_stack_of(st, t, path))
+			continue;
+		if (grow((void **)&p->spl, &p->capspl, p->nspl + 1, sizeof(*p->spl)) ||
+		    grow((void **)&p->stack, &p->capstack, p->nstack + top + zdepth,
+			 sizeof(*p->stack)))
+			return -ENOMEM;
+		x = &p->spl[p->nspl++];
+		*x = *node;
+		x->stack_off = p->nstack;
+		x->depth = top + zdepth;
+		for (j = 0; j < top; j++) {
+			int64_t id = pp_frame(p, &st->f[j]);
+
+			if (id < 0)
+				return -ENOMEM;
+			p->stack[p->nstack++] = (uint64_t)id;
+		}
+		/* the zones above: the node's own stack (the pool may have moved) */
+		memmove(&p->stack[p->nstack], &p->stack[zstack], zdepth * sizeof(*p->stack));
+		p->nstack += zdepth;
+		x->v[0] = 0;
+		x->v[1] = (int64_t)share;
+		x->v[2] = (int64_t)share;
+		x->cpu_unknown = false;
+		given += share;
+	}
+	return (int64_t)given;
+}
+
 static int pp_thread(struct pp *p, const struct prof_snapshot *s, const struct prof_snap_thread *t,
-		     size_t locbase, int ntypes)
+		     size_t locbase, int ntypes, const struct pc_samples *sm)
 {
 	char label[64];
 	int64_t name;
@@ -176,7 +280,8 @@ static int pp_thread(struct pp *p, const struct prof_snapshot *s, const struct p
 		struct pp_sample *x;
 		size_t depth = 0;
 
-		if (prof_snap_node_hidden(t, i) || !n->calls)
+		/* a path whose only call is still open has time: a sample */
+		if (prof_snap_node_hidden(t, i) || (!n->calls && !n->ticks))
 			continue;
 		for (j = i; j && depth <= t->nnodes; j = t->nodes[j].parent)
 			depth++;
@@ -207,6 +312,26 @@ static int pp_thread(struct pp *p, const struct prof_snapshot *s, const struct p
 		x->pid = s->pid;
 		x->tid = t->tid;
 		x->thread = name;
+		if (sm && sm->total) {
+			/* the node's on-CPU self time (its wall self if unknown)
+			 * to the stacks sampled in it */
+			struct pp_sample node = *x;
+			size_t at = (size_t)(x - p->spl);
+			__u64 wall = (__u64)x->v[1];
+			__u64 c = cpu && !x->cpu_unknown && (__u64)x->v[2] < wall ? (__u64)x->v[2]
+										 : wall;
+			int64_t given = pp_node_samples(p, sm, s, t, i, node.stack_off, node.depth,
+							&node, c);
+
+			if (given < 0) {
+				free(cpu);
+				return -ENOMEM;
+			}
+			x = &p->spl[at];
+			x->v[1] -= given;
+			if (cpu && !x->cpu_unknown)
+				x->v[2] = x->v[2] > given ? x->v[2] - given : 0;
+		}
 	}
 	free(cpu);
 	return 0;
@@ -232,6 +357,7 @@ static void pp_free(struct pp *p)
 	free(p->values);
 	free(p->stack);
 	free(p->spl);
+	free(p->fr);
 }
 
 /* every pointer of the message, once the arrays stop moving */
@@ -336,7 +462,6 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 	int ntypes = 2, err = -ENOMEM;
 	char comment[160];
 
-	(void)o;
 	/* a uInt holds what deflate takes in one go */
 	memset(&p, 0, sizeof(p));
 	perftools__profiles__profile__init(&p.prof);
@@ -375,12 +500,16 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 
 		struct prof_snap_iter it = PROF_SNAP_ITER(s, 0);
 		const struct prof_snap_thread *t;
+		/* through profd: its sampled stacks above their zones */
+		struct pc_samples *sm = o->samples_src ? pc_samples_get(o->samples_src, (pid_t)s->pid)
+						       : NULL;
 
 		err = pp_sites(&p, s);
 		while (!err && (t = prof_snap_next(&it)))
-			err = pp_thread(&p, s, t, base, ntypes);
+			err = pp_thread(&p, s, t, base, ntypes, sm);
 		if (!err)
 			err = it.err;
+		pc_samples_free(sm);
 		if (err)
 			goto cleanup;
 		if (i == 0) {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "profctl.h"
+#include "profctl_samples.h"
 #include "prof.h"
 #ifndef PROFCTL_NO_CLIENT
 #include "client.h"
@@ -18,7 +19,7 @@
 static const char usage_report[] =
 	"usage: profctl report [--pid P] [--tid T] [--since-reset | --since-start | --last 10s]\n"
 	"                      [--sort self|total|calls|max|p99|oncpu|self-oncpu]\n"
-	"                      [--flat | --callers ZONE] [--merge-threads]\n"
+	"                      [--flat | --callers ZONE | --inside ZONE] [--merge-threads]\n"
 	"                      [--format text|json|csv|folded|html|pprof]\n"
 	"                      [--weight wall|oncpu] [-o FILE]\n"
 	"                      [--rows N] [--color auto|always|never] [--input FILE]\n"
@@ -38,6 +39,10 @@ static const char usage_report[] =
 	"      --callers ZONE   ZONE's parents (summing to it) and children; sites that\n"
 	"                       share the name get a section each, \"build (a.cc:12)\":\n"
 	"                       --callers 'build (a.cc:12)' selects that one\n"
+	"      --inside ZONE    the functions and lines profd sampled while ZONE was\n"
+	"                       open (self: the innermost frame; incl: anywhere on\n"
+	"                       the stack); '[outside zones]' for the rest (text,\n"
+	"                       json, csv; needs profd --sample-hz, on by default)\n"
 	"      --merge-threads  merge the threads of a process into one tree\n"
 	"  -f, --format FMT     text (default), json, csv, folded, html, pprof (folded,\n"
 	"                       html and pprof are the tree: no --flat or --callers;\n"
@@ -62,7 +67,7 @@ static const struct option report_options[] = {
 	PC_OPT_LAST,	      PC_OPT_SORT,   PC_OPT_FLAT,	 PC_OPT_CALLERS,
 	PC_OPT_MERGE_THREADS, PC_OPT_FORMAT, PC_OPT_WEIGHT,	 PC_OPT_OUTPUT,
 	PC_OPT_ROWS,	      PC_OPT_COLOR,  PC_OPT_INPUT,	 PC_OPT_NO_DAEMON,
-	PC_OPT_COMPENSATE,    PC_OPT_HELP,   PC_OPT_END,
+	PC_OPT_COMPENSATE,    PC_OPT_INSIDE, PC_OPT_HELP,	 PC_OPT_END,
 };
 
 struct owned {
@@ -89,7 +94,7 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
 	case PC_FMT_JSON:
 		if (o->flat || o->callers)
 			return pc_render_json_view(f, snaps, n, o);
-		return prof_report_json(f, snaps, n);
+		return pc_render_json_tree(f, snaps, n, o->samples_src);
 	case PC_FMT_CSV:
 		return pc_render_csv(f, snaps, n, o);
 	case PC_FMT_FOLDED:
@@ -170,6 +175,12 @@ static int direct_alive(pid_t pid)
  * (after "report: ") and exit 2.  Each row's example is a command line that
  * meets it, which tests/test_profctl.c runs to see exactly that reason.
  */
+static bool inside_view(const struct pc_opts *o)
+{
+	return o->inside && (o->flat || o->callers || o->format == PC_FMT_FOLDED ||
+			     o->format == PC_FMT_HTML || o->format == PC_FMT_PPROF);
+}
+
 static bool flat_callers(const struct pc_opts *o)
 {
 	return o->flat && o->callers;
@@ -236,6 +247,9 @@ static bool input_last(const struct pc_opts *o)
 
 const struct pc_conflict pc_report_conflicts[] = {
 	{ flat_callers, "--flat and --callers cannot be combined", "--flat --callers z" },
+	{ inside_view, "--inside is a view of its own: no --flat or --callers, and text, json "
+		       "or csv",
+	  "--inside z --flat" },
 	{ folded_view, "--format folded is the call stacks: it has no --flat or --callers view",
 	  "--format folded --flat" },
 	{ pprof_view, "--format pprof is the call trees: it has no --flat or --callers view",
@@ -294,6 +308,49 @@ static int report_view(const struct pc_opts *o, struct owned *w, struct prof_sna
 	return 0;
 }
 
+/* report --inside ZONE: profd's samples of each process, no snapshot */
+static int report_inside(const struct pc_src *src, const struct pc_proc *procs, size_t np,
+			 const struct pc_opts *o)
+{
+	FILE *f;
+	int err = 0, ret = 1;
+	size_t i;
+
+	pid_t pid = 0;
+
+	/* a file's samples come with its image (and its pid) */
+	if (o->input) {
+		struct prof_snapshot *img;
+
+		if (pc_read_image(o->input, PROF_READ_NO_HIST, &img))
+			return 1;
+		pid = (pid_t)img->pid;
+		prof_snapshot__destroy(img);
+	}
+	f = pc_open_out(o);
+	if (!f)
+		return 1;
+	for (i = 0; i < np && !err; i++) {
+		struct pc_samples *s = pc_samples_get(src, o->input ? pid : procs[i].pid);
+
+		if (!s) {
+			err = -ENOMEM;
+			break;
+		}
+		if (o->input && !s->total)
+			snprintf(s->why, sizeof(s->why),
+				 "no samples: the profile was saved without them (without profd, "
+				 "or with its sampling off)");
+		err = pc_render_inside(f, s, o->input ? pid : procs[i].pid, o->inside, o);
+		pc_samples_free(s);
+	}
+	if (err)
+		pc_warnx("failed to render the report: %s", strerror(-err));
+	if (pc_close_out(f, o) == 0 && !err)
+		ret = 0;
+	return ret;
+}
+
 int pc_cmd_report(int argc, char **argv)
 {
 	struct pc_opts o;
@@ -336,6 +393,10 @@ int pc_cmd_report(int argc, char **argv)
 		err = pc_src_targets(&src, o.pid, &procs, &np);
 		if (err)
 			goto cleanup;
+	}
+	if (o.inside) {
+		ret = report_inside(&src, procs, np, &o);
+		goto cleanup;
 	}
 	own = calloc(np ? np : 1, sizeof(*own));
 	snaps = calloc(np ? np : 1, sizeof(*snaps));
@@ -395,6 +456,8 @@ int pc_cmd_report(int argc, char **argv)
 	if (o.format == PC_FMT_HTML && !o.input &&
 	    pc_trace_json(&src, (pid_t)snaps[0]->pid, o.tid, &trace_json) == 0)
 		o.trace_json = trace_json;
+	/* profd's samples (or the file's), in the nodes of JSON, folded, pprof */
+	o.samples_src = &src;
 	f = pc_open_out(&o);
 	if (!f)
 		goto cleanup;

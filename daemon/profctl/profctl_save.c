@@ -12,6 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "profctl.h"
+#include "profctl_samples.h"
+#ifndef PROFCTL_NO_CLIENT
+#include "client.h"
+#endif
 #include "proffile.h"
 #include "report_load.h"
 
@@ -88,6 +92,19 @@ int pc_cmd_save(int argc, char **argv)
 		goto cleanup;
 	/* written as every -o output is (pc_out_open) */
 	err = prof_file_encode(s, &buf, &len);
+	/* profd's sampled stacks go with it, symbolized: a file read on
+	 * another machine needs no binaries */
+#ifndef PROFCTL_NO_CLIENT
+	if (!err && src.fd >= 0) {
+		struct profd_samples_rep rep = { 0 };
+		char *text = NULL;
+		size_t tlen = 0;
+
+		if (!profd_samples(src.fd, o.pid, &text, &tlen, &rep))
+			err = pc_file_add_samples(&buf, &len, text, tlen, rep.hz);
+		free(text);
+	}
+#endif
 	if (err) {
 		pc_warnx("%s: failed to save: %s", o.out, prof_file_strerror(err));
 		goto cleanup;

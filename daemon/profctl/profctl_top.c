@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "annot.h"
 #include "profctl.h"
+#include "profctl_samples.h"
 
 #define HIST_LEN 24	/* sparkline samples kept per row */
 #define TOP_THREADS 256 /* threads in the thread list */
@@ -64,6 +65,7 @@ struct top {
 	__u32 nviews;
 	__u32 order[TOP_THREADS];    /* the snapshot's threads, as views */
 	char (*names)[PC_LABEL_MAX]; /* by site, " (file:line)" after a shared name */
+	char (*hot)[PC_LABEL_MAX];   /* by site: its hottest sampled line, or "" */
 	__u32 nnames;
 	__u64 tick_hz;
 	double interval;
@@ -274,10 +276,13 @@ static int sample(struct top *t)
 	err = -ENOMEM;
 	if (s->nsites > t->nnames) {
 		char(*nm)[PC_LABEL_MAX] = realloc(t->names, s->nsites * sizeof(*nm));
+		char(*hot)[PC_LABEL_MAX] = nm ? realloc(t->hot, s->nsites * sizeof(*hot)) : NULL;
 
-		if (!nm)
+		if (nm)
+			t->names = nm;
+		if (!hot)
 			goto cleanup;
-		t->names = nm;
+		t->hot = hot;
 		t->nnames = s->nsites;
 	}
 	/* two overloads (or lambdas) are two rows: say which is which */
@@ -288,6 +293,14 @@ static int sample(struct top *t)
 			*prof_put_where(t->names[k] + strlen(t->names[k]), &s->sites[k]) = 0;
 	}
 	free(clash);
+	/* each zone's hottest line, from profd's samples (since the start) */
+	{
+		struct pc_samples *sm = t->src->fd >= 0 ? pc_samples_get(t->src, t->pid) : NULL;
+
+		for (k = 0; k < s->nsites; k++)
+			pc_samples_hottest(sm, s->sites[k].name, t->hot[k], PC_LABEL_MAX);
+		pc_samples_free(sm);
+	}
 	v = view_of(t, 0, 0);
 	if (!v)
 		goto cleanup;
@@ -361,22 +374,27 @@ static struct view *shown(const struct top *t, int *idx)
 	return t->nviews ? &t->views[0] : NULL;
 }
 
-/* a row's on-CPU time over the interval, as its on-CPU column shows it;
- * PROF_SNAP_UNKNOWN where none of its calls had kernel facts */
-static __u64 zone_oncpu(const struct top *t, const struct zone_stat *z)
+/* a row's on-CPU time (self: its self on-CPU time) over the interval:
+ * the difference of report's figure (prof_snap_oncpu, open calls too)
+ * between two reads, at most the interval's total; PROF_SNAP_UNKNOWN
+ * where nothing is known of its calls */
+static __u64 zone_oncpu(const struct top *t, const struct zone_stat *z, bool self)
 {
-	__u64 total_ns = ns(t, z->d.ticks);
+	__u64 total_ns = ns(t, self ? z->d.self : z->d.ticks);
+	__u64 on = self ? z->d.self_oncpu_ns : z->d.oncpu_ns;
 
-	if (z->d.calls && !z->d.kernel_calls)
+	if (on == PROF_SNAP_UNKNOWN)
 		return PROF_SNAP_UNKNOWN;
-	return total_ns > z->d.offcpu_ns ? total_ns - z->d.offcpu_ns : 0;
+	return on < total_ns ? on : total_ns;
 }
 
 static __u64 key(const struct top *t, const struct zone_stat *z)
 {
 	switch (t->sort) {
 	case PROF_SORT_ONCPU:
-		return prof_sort_oncpu_key(zone_oncpu(t, z));
+		return prof_sort_oncpu_key(zone_oncpu(t, z, false));
+	case PROF_SORT_SELF_ONCPU:
+		return prof_sort_oncpu_key(zone_oncpu(t, z, true));
 	case PROF_SORT_TOTAL:
 		return z->d.ticks;
 	case PROF_SORT_CALLS:
@@ -542,8 +560,9 @@ static void draw_row(struct top *t, FILE *f, const struct zone_stat *z, __u64 su
 			fputc(' ', f);
 		/* calls in the interval, none with kernel facts: unknown,
 		 * not 0 (and not all of it on the CPU) */
-		if ((c == COL_ONCPU || c == COL_PREEMPT || c == COL_BLOCKED || c == COL_MIGR) &&
-		    z->d.calls && !z->d.kernel_calls) {
+		if (((c == COL_PREEMPT || c == COL_BLOCKED || c == COL_MIGR) && z->d.calls &&
+		     !z->d.kernel_calls) ||
+		    (c == COL_ONCPU && zone_oncpu(t, z, false) == PROF_SNAP_UNKNOWN)) {
 			fprintf(f, "%*s", columns[c].width, "-");
 			continue;
 		}
@@ -558,11 +577,10 @@ static void draw_row(struct top *t, FILE *f, const struct zone_stat *z, __u64 su
 		case COL_SELF:
 		case COL_TOTAL:
 		case COL_ONCPU: {
-			/* an open call counts as on the CPU until it
-			 * ends and says how long it was off it */
+			/* on-CPU as report shows it, open calls too */
 			__u64 d = c == COL_SELF	   ? ns(t, z->d.self)
 				  : c == COL_TOTAL ? total_ns
-						   : zone_oncpu(t, z);
+						   : zone_oncpu(t, z, false);
 
 			fprintf(f, "%*s", columns[c].width,
 				prof_fmt_ns(b, sizeof(b), (__u64)per_s(t, d)));
@@ -690,8 +708,10 @@ static void draw(struct top *t, FILE *f)
 	lines = t->tty ? t->rows - 3 : 40;
 	for (i = 0; i < n && shown_n < lines; i++, shown_n++) {
 		draw_row(t, f, &v->z[order[i]], sum, &l);
-		fprintf(f, "  %.*s%s\n", l.name, order[i] < t->nnames ? t->names[order[i]] : "?",
-			el);
+		fprintf(f, "  %.*s", l.name, order[i] < t->nnames ? t->names[order[i]] : "?");
+		if (order[i] < t->nnames && t->hot[order[i]][0])
+			fprintf(f, "  [hot: %s]", t->hot[order[i]]);
+		fprintf(f, "%s\n", el);
 	}
 	shown_n += draw_locks(t, f, lines - shown_n, el);
 	if (t->tty) {
@@ -775,7 +795,8 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 	int err, frames = 0;
 
 	/* interval deltas have no histogram: no percentile to sort by */
-	if (t.sort < PROF_SORT_SELF || (t.sort > PROF_SORT_MAX && t.sort != PROF_SORT_ONCPU))
+	if (t.sort < PROF_SORT_SELF ||
+	    (t.sort > PROF_SORT_MAX && t.sort != PROF_SORT_ONCPU && t.sort != PROF_SORT_SELF_ONCPU))
 		return -EINVAL;
 	if (!t.pid) {
 		err = pc_pick_pid(src, &t.pid);
@@ -838,6 +859,7 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 		free(t.views[i].z);
 	free(t.views);
 	free(t.names);
+	free(t.hot);
 	pc_annot_free(t.annot);
 	pc_annot_free(t.annot_prev);
 	return err;
@@ -849,13 +871,13 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 
 static const char usage_top[] =
 	"usage: profctl top [--pid P] [--delay SECONDS] [--iterations N]\n"
-	"                   [--sort self|total|calls|max|oncpu] [--no-daemon]\n"
+	"                   [--sort self|total|calls|max|oncpu|self-oncpu] [--no-daemon]\n"
 	"\n"
 	"  -p, --pid P          the process (default: the newest live one of yours)\n"
 	"  -d, --delay TIME     refresh every TIME, 10ms to 1h (0.5, 500ms, 2s; default 1s)\n"
 	"  -n, --iterations N   quit after N frames (default: on q or Ctrl-C)\n"
-	"  -s, --sort KEY       rows by self (default), total, calls, max (wall time) or\n"
-	"                       oncpu (CPU time, profd)\n"
+	"  -s, --sort KEY       rows by self (default), total, calls, max (wall time),\n"
+	"                       oncpu or self-oncpu (CPU time, profd)\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"The hottest zones over the last interval, with a sparkline of each row's self\n"
@@ -883,10 +905,10 @@ int pc_cmd_top(int argc, char **argv)
 	err = pc_parse_opts(argc, argv, usage_top, top_options, &o);
 	if (err)
 		return err < 0 ? 0 : err;
-	/* an interval's rows have no histogram and no call tree */
-	if (o.sort == PROF_SORT_P99 || o.sort == PROF_SORT_SELF_ONCPU) {
-		pc_warnx("top: --sort %s not available: top sorts by self, total, calls, max or "
-			 "oncpu",
+	/* an interval's rows have no histogram */
+	if (o.sort == PROF_SORT_P99) {
+		pc_warnx("top: --sort %s not available: top sorts by self, total, calls, max, "
+			 "oncpu or self-oncpu",
 			 prof_sort_names[o.sort]);
 		return EXIT_USAGE;
 	}

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "profctl.h"
+#include "profctl_samples.h"
 
-static void csv_str(FILE *f, const char *s)
+void pc_csv_str(FILE *f, const char *s)
 {
 	if (!strpbrk(s, ",\"\n\r")) {
 		fputs(s, f);
@@ -63,6 +64,7 @@ struct walk {
 	__u64 *oncpu; /* each node's on-CPU time (prof_snap_oncpu) */
 	__u32 noncpu;
 	__u64 unknown; /* folded --weight oncpu: nodes left out, no kernel facts */
+	struct pc_samples *samples; /* folded: profd's of the process walked, or NULL */
 	void (*fn)(struct walk *, __u32); /* what walk_thread does a node */
 	bool path_ok;			  /* path is node_path's text for the node visited */
 	size_t plen;
@@ -228,7 +230,7 @@ static bool folded_bad(char c, bool semicolon)
 	return (unsigned char)c < 0x20 || c == 0x7f || (semicolon && c == ';');
 }
 
-static void folded_safe(char *s, bool semicolon)
+void pc_folded_safe(char *s, bool semicolon)
 {
 	for (; *s; s++)
 		if (folded_bad(*s, semicolon))
@@ -264,8 +266,18 @@ static void folded_node(struct walk *w, __u32 i)
 	if (folded_needs(path)) {
 		if (path != buf)
 			snprintf(buf, sizeof(buf), "%s", path);
-		folded_safe(buf, false);
+		pc_folded_safe(buf, false);
 		path = buf;
+	}
+	/* the zone's time on the CPU goes to the stacks sampled in it */
+	if (w->samples) {
+		__u64 cpu = prof_snap_self_oncpu(w->t, w->oncpu, i);
+
+		self = pc_samples_folded(w->out, w->samples, w->s, w->t, i,
+					 w->s->nthreads > 1 || w->t->tid ? w->tlabel : NULL, path,
+					 self, cpu == PROF_SNAP_UNKNOWN || cpu > self ? self : cpu);
+		if (!self)
+			return;
 	}
 	if (w->s->nthreads > 1 || w->t->tid) {
 		prof_out_write(w->out, w->tlabel, strlen(w->tlabel));
@@ -332,7 +344,7 @@ static int walk_thread(struct walk *w, FILE *f, const struct prof_snapshot *s,
 	w->total = prof_snap_thread_total(t);
 	prof_snap_thread_label(t, w->tlabel, sizeof(w->tlabel));
 	if (w->fn == folded_node)
-		folded_safe(w->tlabel, true);
+		pc_folded_safe(w->tlabel, true);
 	w->path_ok = true;
 	w->plen = 0;
 	w->path[0] = 0;
@@ -362,10 +374,15 @@ static int walk_all(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 		struct prof_snap_iter it = PROF_SNAP_ITER(snaps[p], 0);
 		const struct prof_snap_thread *t;
 
+		/* folded through profd: its sampled stacks below their zones */
+		if (fn == folded_node && o->samples_src)
+			w->samples = pc_samples_get(o->samples_src, (pid_t)snaps[p]->pid);
 		while (!err && (t = prof_snap_next(&it)))
 			err = walk_thread(w, f, snaps[p], t);
 		if (!err)
 			err = it.err;
+		pc_samples_free(w->samples);
+		w->samples = NULL;
 	}
 	if (!err && w->unknown)
 		pc_warnx("folded --weight oncpu: %llu call paths left out: none of their calls "
@@ -409,9 +426,9 @@ static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 			__u64 tot = prof_snap_ns(s, r->ticks);
 
 			fprintf(f, "%u,", s->pid);
-			csv_str(f, s->comm);
+			pc_csv_str(f, s->comm);
 			fputc(',', f);
-			csv_str(f, r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
+			pc_csv_str(f, r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
 			fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu",
 				(unsigned long long)r->calls, (unsigned long long)tot,
 				(unsigned long long)prof_snap_ns(s, r->self),
@@ -455,9 +472,9 @@ static int csv_callers(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 #define ROW(role, name, calls, ticks)                                   \
 	do {                                                            \
 		fprintf(f, "%u,", s->pid);                              \
-		csv_str(f, s->comm);                                    \
+		pc_csv_str(f, s->comm);                                    \
 		fprintf(f, ",%s,", role);                               \
-		csv_str(f, name);                                       \
+		pc_csv_str(f, name);                                       \
 		fprintf(f, ",%llu,%llu\n", (unsigned long long)(calls), \
 			(unsigned long long)prof_snap_ns(s, ticks));    \
 	} while (0)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "profctl.h"
+#include "profctl_samples.h"
 #include "report_html.h"
 
 #define PLACEHOLDER "/*@PROFCTL_DATA@*/null"
@@ -22,7 +23,7 @@
  */
 static void html_node(struct prof_out *out, const struct prof_snapshot *s,
 		      const struct prof_snap_thread *t, const __u64 *oncpu, __u32 j,
-		      const __u8 *clash)
+		      const __u8 *clash, __u64 given)
 {
 	const struct prof_snap_node *nd = &t->nodes[j];
 	__u64 v[17];
@@ -66,6 +67,10 @@ static void html_node(struct prof_out *out, const struct prof_snapshot *s,
 	v[14] = nd->blocked;
 	v[15] = oncpu[j];
 	v[16] = prof_snap_self_oncpu(t, oncpu, j);
+	/* the self time profd's sampled frames below it took over */
+	v[2] -= given < v[2] ? given : v[2];
+	if (v[16] != PROF_SNAP_UNKNOWN)
+		v[16] -= given < v[16] ? given : v[16];
 	for (k = 0; k < 17; k++) {
 		*p++ = ',';
 		if (v[k] == PROF_SNAP_UNKNOWN) {
@@ -80,8 +85,10 @@ static void html_node(struct prof_out *out, const struct prof_snapshot *s,
 
 /* a thread as {"tid",...,"nodes":[...]}; tid 0 is the threads merged */
 static int html_thread(FILE *f, struct prof_out *out, const struct prof_snapshot *s,
-		       const struct prof_snap_thread *t, const __u8 *clash)
+		       const struct prof_snap_thread *t, const __u8 *clash,
+		       const struct pc_samples *sm)
 {
+	struct pc_html_rows x;
 	__u64 *oncpu = NULL;
 	__u32 j, cap = 0;
 	char lb[64];
@@ -101,11 +108,26 @@ static int html_thread(FILE *f, struct prof_out *out, const struct prof_snapshot
 	fprintf(f, "\"frames\":%llu,\"frame_total\":%llu,\"frame_max\":%llu,\"nodes\":[",
 		(unsigned long long)t->frames, (unsigned long long)prof_snap_ns(s, t->frame_ticks),
 		(unsigned long long)prof_snap_ns(s, t->frame_max));
+	if (pc_samples_html(sm, s, t, oncpu, &x)) {
+		pc_html_rows_free(&x);
+		free(oncpu);
+		return -ENOMEM;
+	}
 	prof_out_init(out, f);
 	for (j = 0; j < t->nnodes; j++)
-		html_node(out, s, t, oncpu, j, clash);
+		html_node(out, s, t, oncpu, j, clash, x.given ? x.given[j] : 0);
 	prof_out_flush(out);
+	/* profd's sampled frames, nodes below their zone: no calls, their
+	 * time on the CPU as wall and on-CPU time */
+	for (size_t r = 0; r < x.n; r++) {
+		fprintf(f, ",[%u,\"", x.r[r].parent);
+		prof_json_fbody(f, x.r[r].name);
+		fprintf(f, "\",0,%llu,%llu,0,0,0,0,0,0,0,0,0,0,0,0,%llu,%llu]",
+			(unsigned long long)x.r[r].total, (unsigned long long)x.r[r].self,
+			(unsigned long long)x.r[r].total, (unsigned long long)x.r[r].self);
+	}
 	fputs("]}", f);
+	pc_html_rows_free(&x);
 	free(oncpu);
 	return 0;
 }
@@ -115,7 +137,8 @@ static int html_thread(FILE *f, struct prof_out *out, const struct prof_snapshot
  * [thread...],"merged":thread}]}: "merged" (the threads merged by call
  * path, as --threads does) where a process has more than one thread
  */
-static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool sched)
+static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool sched,
+		     const struct pc_opts *o)
 {
 	struct prof_out *out = malloc(sizeof(*out));
 	size_t p;
@@ -129,6 +152,9 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 		const struct prof_snapshot *s = snaps[p];
 		struct prof_snapshot *m = NULL;
 		__u8 *clash = prof_snap_name_clashes(s);
+		/* through profd (or a saved file): its sampled stacks */
+		struct pc_samples *sm = o->samples_src ? pc_samples_get(o->samples_src, (pid_t)s->pid)
+						       : NULL;
 
 		fprintf(f, "%s{\"pid\":%u,\"comm\":\"", p ? "," : "", s->pid);
 		prof_json_fbody(f, s->comm);
@@ -145,7 +171,7 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 		for (i = 0; !err && (t = prof_snap_next(&it)); i++) {
 			if (i)
 				fputc(',', f);
-			err = html_thread(f, out, s, t, clash);
+			err = html_thread(f, out, s, t, clash, sm);
 		}
 		if (!err)
 			err = it.err;
@@ -156,11 +182,12 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 				err = -errno;
 			} else {
 				fputs(",\"merged\":", f);
-				err = html_thread(f, out, m, &m->threads[0], clash);
+				err = html_thread(f, out, m, &m->threads[0], clash, sm);
 			}
 		}
 		fputc('}', f);
 		pc_snap_free(m);
+		pc_samples_free(sm);
 		free(clash);
 	}
 	fputs("]}", f);
@@ -183,7 +210,7 @@ int pc_render_html(FILE *f, struct prof_snapshot *const *snaps, size_t n, const 
 	for (p = 0; p < n; p++)
 		sched |= prof_snap_any_sched(snaps[p]);
 	fwrite(tpl, 1, (size_t)(at - tpl), f);
-	err = html_data(f, snaps, n, sched);
+	err = html_data(f, snaps, n, sched, o);
 	if (err)
 		return err;
 	at += strlen(PLACEHOLDER);

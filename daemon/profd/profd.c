@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "profd.h"
+#include "profd_stacks.h"
 #include "prof.h"
 #include "client.h"
 
@@ -59,7 +60,7 @@ static int epoll_add(int epfd, int fd, void *tag)
 }
 
 /* tags for the fds that are not connections */
-static char tag_timer, tag_signal, tag_inotify;
+static char tag_timer, tag_signal, tag_inotify, tag_sample;
 
 /*
  * The lock, BPF, discovery and the socket, then detached (with -d): a
@@ -81,6 +82,7 @@ static void start(void)
 		log_info("bpf: disabled by --no-bpf");
 	else
 		kbpf_open(conf.nslots);
+	sample_open(conf.sample_hz);
 	if ((err = seg_init()))
 		fatalx("failed to set up discovery: %s", strerror(-err));
 	err = ctl_open(conf.sock_path);
@@ -160,6 +162,8 @@ int main(int argc, char **argv)
 	    epoll_add(epfd, tfd, &tag_timer) || epoll_add(epfd, sfd, &tag_signal))
 		fatal("failed to watch the event fds");
 	ifd = seg_inotify_fd();
+	if (sample_timer_fd() >= 0 && epoll_add(epfd, sample_timer_fd(), &tag_sample))
+		fatal("failed to watch the sample timer");
 	if (ifd >= 0 && epoll_add(epfd, ifd, &tag_inotify))
 		fatal("failed to watch inotify fd=%d", ifd);
 
@@ -185,6 +189,7 @@ int main(int argc, char **argv)
 					last_rescan = profd_now_ns();
 				}
 				seg_sample();
+				sample_poll();
 				ctl_tick(epfd);
 			} else if (tag == &tag_signal) {
 				struct signalfd_siginfo si;
@@ -193,6 +198,8 @@ int main(int argc, char **argv)
 					log_info("signal %u, exiting", si.ssi_signo);
 					stop = true;
 				}
+			} else if (tag == &tag_sample) {
+				sample_drain();
 			} else if (tag == &tag_inotify) {
 				seg_inotify_event();
 			} else if (ctl_is_listener(tag)) {
@@ -205,6 +212,7 @@ int main(int argc, char **argv)
 	}
 	notify("STOPPING=1");
 	ctl_close();
+	sample_close();
 	seg_fini();
 	kbpf_close();
 	close(epfd);

@@ -48,6 +48,7 @@ __u32 kbpf_count_uid(uid_t uid);
 struct profd_slices_thread; /* proto.h */
 /* pid's registered threads' scheduler slices, at most max: how many, or -errno */
 int kbpf_slices(pid_t pid, struct profd_slices_thread *out, __u32 max);
+int kbpf_tidslots_fd(void);	/* the tid table, for profd_stacks.c; -1 if off */
 bool kbpf_attached(void);	/* the program is on sched_switch */
 __u32 kbpf_count_pid(pid_t pid);
 void kbpf_sweep(void);		/* reclaim slots of exited threads */
@@ -106,6 +107,11 @@ struct seg_mem_stat {
 	pid_t last_drop_pid;	 /* and whose */
 };
 void seg_mem_stat(struct seg_mem_stat *st);
+/* look(mem, len, arg) at pid's live segment, guarded as every look is
+ * (seg_guard: undo(arg) if it faulted); its result, or -ESRCH, -EFAULT */
+int seg_look_pid(pid_t pid, int (*look)(const void *mem, size_t len, void *arg),
+		 void (*undo)(void *arg), void *arg);
+bool seg_alive_pid(pid_t pid);	/* profd follows pid's live segment */
 /* files in /dev/shm profd skips as bad or suspect, remembered now */
 __u32 seg_bad_count(void);
 /* full listings of /dev/shm so far (not the names inotify reports) */

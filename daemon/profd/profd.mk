@@ -19,14 +19,16 @@ PROFD_SRCS := daemon/profd/profd.c daemon/profd/profd_conf.c daemon/profd/profd_
 PROFD_SRCS += daemon/profd/profd_hist.c
 # its sampling cursor: a few words a sample of a followed process
 PROFD_SRCS += daemon/profd/profd_cursor.c
+# sampled stacks under the zone open: the sampler, attribution, symbols
+PROFD_SRCS += daemon/profd/profd_stacks.c daemon/profd/profd_attrib.c daemon/profd/profd_sym.c
 PROFD_OBJS := $(patsubst daemon/%.c,$(OUTPUT)/daemon/%.o,$(PROFD_SRCS))
 PROFD_CLIENT_OBJ := $(OUTPUT)/daemon/profctl/client.o
 PROFD_CLIENT_OBJS := $(PROFD_CLIENT_OBJ)
-PROFSCHED_SKEL := $(OUTPUT)/profsched.skel.h
+PROFSCHED_SKEL := $(OUTPUT)/profsched.skel.h $(OUTPUT)/profsample.skel.h
 PROFCTL ?=
 
 # generated, but kept: they are what the objects depend on
-.SECONDARY: $(PROFSCHED_SKEL) $(OUTPUT)/bpf/profsched.bpf.o
+.SECONDARY: $(PROFSCHED_SKEL) $(OUTPUT)/bpf/profsched.bpf.o $(OUTPUT)/bpf/profsample.bpf.o
 
 .PHONY: daemon install-daemon vmlinux
 
@@ -58,7 +60,7 @@ $(PROFD_CLIENT_OBJ): daemon/profctl/client.c | $(OUTPUT)/daemon/profctl
 
 $(PROFD): $(PROFD_OBJS) $(LIBPROF_READ) $(LIBPROF_A)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $(PROFD_OBJS) -o $@ $(LIBPROF_READ) $(LIBPROF_A) $(LIBBPF_LIBS) -lpthread
+	$(Q)$(CC) $(ALL_LDFLAGS) $(PROFD_OBJS) -o $@ $(LIBPROF_READ) $(LIBPROF_A) $(LIBBPF_LIBS) -ldw -lpthread
 
 install-daemon: $(PROFD)
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(SYSTEMD_UNITDIR) $(DESTDIR)$(MANDIR)/man8

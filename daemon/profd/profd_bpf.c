@@ -474,6 +474,11 @@ static int kbpf_attach(void)
 	return 0;
 }
 
+int kbpf_tidslots_fd(void)
+{
+	return kb.skel ? bpf_map__fd(kb.skel->maps.tidslots) : -1;
+}
+
 bool kbpf_attached(void)
 {
 	return kb.link != NULL;

@@ -31,6 +31,7 @@ struct profd_conf conf = {
 	.max_segs = 4096, /* fewer when RLIMIT_NOFILE is low */
 	.uid_kept_bytes = 256ull << 20,
 	.idle_s = 10,
+	.sample_hz = 997,
 };
 __u64 profd_start_ns;
 __u64 profd_now_ns(void)
@@ -48,6 +49,7 @@ static void usage(FILE *f)
 		"             [--keep SEC] [--slots N] [--uid-slots N] [--uid-conns N]\n"
 		"             [--max-conns N] [--uid-procs N] [--uid-kept MB] [--idle SEC]\n"
 		"             [--syslog] [--no-bpf] [--no-ns-scan] [--max-memory BYTES]\n"
+		"             [--sample-hz N]\n"
 		"\n"
 		"  -d, --daemon        detach once the socket is up, then log to syslog\n"
 		"  -s, --socket PATH   control socket (default %s)\n"
@@ -77,6 +79,9 @@ static void usage(FILE *f)
 		"      --no-bpf        run without kernel assistance\n"
 		"      --no-ns-scan    do not look into other mount namespaces' /dev/shm (a\n"
 		"                      container that hands its segment over is followed)\n"
+		"      --sample-hz N   sample registered threads' stacks N times a second\n"
+		"                      on each CPU, counted under the zone open (default\n"
+		"                      997, 0 off, at most 10000; needs kernel assistance)\n"
 		"  -v, --verbose       more logging (twice: debug)\n"
 		"  -h, --help          this text\n",
 		PROFD_SOCKET_DEFAULT, PROF_SCHED_MAX_SLOTS);
@@ -139,7 +144,7 @@ static __u64 default_max_memory(void)
 void profd_conf_parse(int argc, char **argv)
 {
 	enum { O_HISTORY = 256, O_KEEP, O_SLOTS, O_SYSLOG, O_NO_BPF, O_NO_NS_SCAN, O_UID_SLOTS,
-	       O_UID_CONNS, O_MAX_CONNS, O_UID_PROCS, O_UID_KEPT, O_IDLE, O_MAX_MEMORY };
+	       O_UID_CONNS, O_MAX_CONNS, O_UID_PROCS, O_UID_KEPT, O_IDLE, O_MAX_MEMORY, O_SAMPLE_HZ };
 	static const struct option opts[] = {
 		{ "daemon", no_argument, NULL, 'd' },
 		{ "socket", required_argument, NULL, 's' },
@@ -157,6 +162,7 @@ void profd_conf_parse(int argc, char **argv)
 		{ "syslog", no_argument, NULL, O_SYSLOG },
 		{ "no-bpf", no_argument, NULL, O_NO_BPF },
 		{ "no-ns-scan", no_argument, NULL, O_NO_NS_SCAN },
+		{ "sample-hz", required_argument, NULL, O_SAMPLE_HZ },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -212,6 +218,9 @@ void profd_conf_parse(int argc, char **argv)
 			break;
 		case O_NO_BPF:
 			conf.no_bpf = true;
+			break;
+		case O_SAMPLE_HZ:
+			conf.sample_hz = arg_u32("--sample-hz", optarg, 0, 10000);
 			break;
 		case 'v':
 			conf.verbose++;

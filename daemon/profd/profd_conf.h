@@ -24,6 +24,7 @@ struct profd_conf {
 	__u32 max_segs;		/* processes followed (alive), all uids: an fd each */
 	__u64 uid_kept_bytes;	/* exited processes' data kept */
 	__u64 max_memory;	/* history and kept data, all processes */
+	__u32 sample_hz;	/* stacks sampled a second a CPU (0: off) */
 	__u32 idle_s;		/* a connection that asks nothing this long is closed */
 	bool daemonize;
 	bool syslog;

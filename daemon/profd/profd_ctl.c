@@ -65,6 +65,7 @@
 
 #include "prof.h"
 #include "profd.h"
+#include "profd_stacks.h"
 #include "proto.h"
 
 #ifndef SO_PEERPIDFD
@@ -953,6 +954,55 @@ cleanup:
 }
 
 /* the scheduler's last runs of pid's registered threads, in a sealed memfd */
+/* the process a pid request names, as our pid, if the peer may read it */
+static int pid_req_target(struct conn *c, const struct profd_pid_req *r, pid_t *out)
+{
+	pid_t pid;
+	int err;
+
+	if (r->pid == 0 || r->pid > 0x7fffffff || r->__pad)
+		return -EINVAL;
+	pid = peer_pid(c, r->pid);
+	if (pid < 0)
+		return -ESRCH;
+	err = seg_access(c->cred.uid, pid);
+	if (err)
+		return err;
+	*out = pid;
+	return 0;
+}
+
+/* a process's sampled stacks (profd_stacks.c), as text in a sealed memfd */
+static int do_samples(struct conn *c, const struct profd_pid_req *r)
+{
+	struct profd_samples_rep rep = { 0 };
+	FILE *f = NULL;
+	int err, fd;
+	pid_t pid;
+
+	err = pid_req_target(c, r, &pid);
+	if (err)
+		return conn_error(c, err);
+	fd = memfd_create("profd-samples", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return conn_error(c, -errno);
+	rep.hz = sample_timer_fd() >= 0 ? conf.sample_hz : 0;
+	snprintf(rep.why, sizeof(rep.why), "%s", sample_why());
+	f = fdopen(dup(fd), "w");
+	err = f ? sample_dump(pid, f, &rep.samples) : -ENOMEM;
+	if (f && fclose(f) && !err)
+		err = -EIO;
+	if (err) {
+		close(fd);
+		return conn_error(c, err);
+	}
+	rep.size = (__u64)lseek(fd, 0, SEEK_END);
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+	err = conn_send(c, PROFD_MSG_SAMPLES, &rep, sizeof(rep), fd);
+	close(fd);
+	return err;
+}
+
 static int do_slices(struct conn *c, const struct profd_pid_req *r)
 {
 	struct profd_slices_rep rep = { 0 };
@@ -960,12 +1010,7 @@ static int do_slices(struct conn *c, const struct profd_pid_req *r)
 	int err, fd = -1, n, i;
 	pid_t pid;
 
-	if (r->pid == 0 || r->pid > 0x7fffffff || r->__pad)
-		return conn_error(c, -EINVAL);
-	pid = peer_pid(c, r->pid);
-	if (pid < 0)
-		return conn_error(c, -ESRCH);
-	err = seg_access(c->cred.uid, pid);
+	err = pid_req_target(c, r, &pid);
 	if (err)
 		return conn_error(c, err);
 	if (!kbpf_on())
@@ -1066,6 +1111,12 @@ static int conn_request(struct conn *c)
 
 		memcpy(&r, pl, sizeof(r));
 		return do_slices(c, &r);
+	}
+	case PROFD_MSG_SAMPLES_REQ: {
+		struct profd_pid_req r;
+
+		memcpy(&r, pl, sizeof(r));
+		return do_samples(c, &r);
 	}
 	case PROFD_MSG_SEGMENT: {
 		struct profd_segment r;

@@ -44,6 +44,7 @@
 #include <unistd.h>
 #include "busguard.h"
 #include "profd.h"
+#include "profd_stacks.h"
 #include "proto.h"
 #define SEG_RING 64		      /* frames at most */
 #define SEG_RING_MIN 8		      /* and at least, however big the process */
@@ -216,7 +217,8 @@ __u64 seg_mem_all(void)
 
 	for (s = sg.list; s; s = s->next)
 		b += seg_mem(s);
-	return b;
+	/* the sampled stacks too: bounded apart, counted here */
+	return b + sample_bytes();
 }
 /*
  * Memory: what --max-memory bounds, and what it dropped (see the top of

@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profd_stacks.c - sampled user stacks of registered threads (--sample-hz),
+ * each counted under the zone that was open on its thread at that instant.
+ *
+ * bpf/profsample.bpf.c runs on a cpu-clock perf_event on every CPU (open
+ * from the start, enabled only while some thread is registered: an idle
+ * profd samples nothing, and its fds do not come and go) and
+ * sends a registered thread's stack and the instant through a ring
+ * buffer.  Every SAMPLE_DRAIN_NS profd drains it: the instant becomes the
+ * process's tick, profd_attrib.c reads from the thread's slab which zone
+ * was open then, profd_sym.c names the frames, and the stack is counted
+ * in the process's table under (thread, zone path).  A cpu-clock event
+ * fires only while a thread runs: a zone asleep gets no samples.
+ *
+ * Drained often because attribution reads the thread's event ring, which
+ * a busy thread overwrites: a sample older than what the ring holds is
+ * counted as "[zone unknown]", never guessed.  The tables are bounded
+ * (SAMPLE_MAX_BYTES, and a quarter of --max-memory; profd_seg.c counts
+ * them in --max-memory): a stack that does not fit is counted under its
+ * zone as "[stacks dropped]".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/ioctl.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "profd.h"
+#include "profd_stacks.h"
+#include "prof.h"
+#include "profsched.h"
+#include "profsample.h"
+#include "slab.h"
+#include "reader_int.h"
+/* generated code casts const away */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wcast-qual"
+#include "profsample.skel.h"
+#pragma GCC diagnostic pop
+
+#define SAMPLE_DRAIN_NS 10000000ull /* 10 ms: the ring of a busy thread lasts longer */
+#define SAMPLE_MAX_BYTES (64ull << 20)
+#define SAMPLE_BATCH 65536	/* samples a drain takes at most */
+#define SAMPLE_BUCKETS 1024	/* a process's hash chains */
+#define SAMPLE_LINGER_NS 600000000000ull /* an exited process's samples stay */
+#define SAMPLE_KEY_MAX 16384	/* a stack's key, bytes */
+#define SAMPLE_TIDS 64		/* threads whose own tid a process remembers */
+
+struct sstack {
+	struct sstack *next;
+	__u64 hash, count;
+	__u32 tid;
+	char key[]; /* zone path TAB frames (RS between frames) */
+};
+
+struct sproc {
+	struct sproc *next;
+	pid_t pid;
+	struct sym_proc *sym;
+	struct sstack *b[SAMPLE_BUCKETS];
+	__u64 bytes, samples, unknown, dropped;
+	__u64 last_ns; /* a sample last counted, or the process seen gone */
+	__u32 tids[SAMPLE_TIDS][2]; /* host tid, its own (inner_tid) */
+	__u32 ntids;
+	bool gone;
+};
+
+static struct {
+	struct profsample_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int *pfd;
+	int ncpus;
+	bool attached;
+	int tfd;
+	__u32 hz;
+	struct prof_sample *batch;
+	__u32 nbatch;
+	struct sproc *procs;
+	__u64 bytes;
+	char why[160];
+} sm = { .tfd = -1 };
+
+const char *sample_why(void)
+{
+	return sm.why;
+}
+
+__u64 sample_bytes(void)
+{
+	return sm.bytes;
+}
+
+int sample_timer_fd(void)
+{
+	return sm.skel ? sm.tfd : -1;
+}
+
+static int on_sample(void *ctx, void *data, size_t len)
+{
+	(void)ctx;
+	if (len < sizeof(struct prof_sample) || sm.nbatch >= SAMPLE_BATCH)
+		return 0;
+	memcpy(&sm.batch[sm.nbatch++], data, sizeof(struct prof_sample));
+	return 0;
+}
+
+static int open_events(void);
+
+int sample_open(__u32 hz)
+{
+	struct profsample_bpf *skel;
+	int err, fd = kbpf_tidslots_fd();
+
+	sm.hz = hz;
+	if (!hz) {
+		snprintf(sm.why, sizeof(sm.why), "sampling is off (profd --sample-hz 0)");
+		return 0;
+	}
+	if (fd < 0) {
+		snprintf(sm.why, sizeof(sm.why), "no samples: profd runs without kernel assistance (%s)",
+			 kbpf_why());
+		return -ENOTSUP;
+	}
+	sm.batch = calloc(SAMPLE_BATCH, sizeof(*sm.batch));
+	skel = profsample_bpf__open();
+	if (!skel || !sm.batch) {
+		err = -errno ? -errno : -ENOMEM;
+		goto fail;
+	}
+	err = bpf_map__reuse_fd(skel->maps.tidslots, fd);
+	if (!err)
+		err = profsample_bpf__load(skel);
+	if (err)
+		goto fail;
+	sm.rb = ring_buffer__new(bpf_map__fd(skel->maps.samples), on_sample, NULL, NULL);
+	if (!sm.rb) {
+		err = -errno;
+		goto fail;
+	}
+	sm.ncpus = libbpf_num_possible_cpus();
+	sm.links = calloc(sm.ncpus > 0 ? (size_t)sm.ncpus : 1, sizeof(*sm.links));
+	sm.pfd = calloc(sm.ncpus > 0 ? (size_t)sm.ncpus : 1, sizeof(*sm.pfd));
+	sm.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (sm.ncpus <= 0 || !sm.links || !sm.pfd || sm.tfd < 0) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (int c = 0; c < sm.ncpus; c++)
+		sm.pfd[c] = -1;
+	sm.skel = skel;
+	sm.why[0] = 0;
+	err = open_events();
+	if (err)
+		return err;
+	log_info("sample: %u Hz per CPU while a thread is registered", hz);
+	return 0;
+fail:
+	snprintf(sm.why, sizeof(sm.why), "no samples: profd failed to load its sampler: %s",
+		 strerror(err < 0 ? -err : EINVAL));
+	log_warnx("sample: %s", sm.why);
+	profsample_bpf__destroy(skel);
+	ring_buffer__free(sm.rb);
+	sm.rb = NULL;
+	free(sm.links);
+	free(sm.pfd);
+	sm.links = NULL;
+	sm.pfd = NULL;
+	if (sm.tfd >= 0)
+		close(sm.tfd);
+	sm.tfd = -1;
+	return err;
+}
+
+static void close_events(void)
+{
+	for (int c = 0; c < sm.ncpus; c++) {
+		bpf_link__destroy(sm.links[c]);
+		sm.links[c] = NULL;
+		if (sm.pfd[c] >= 0)
+			close(sm.pfd[c]);
+		sm.pfd[c] = -1;
+	}
+}
+
+/* the events on or off (they stay open: profd's fds do not come and go
+ * with the threads registered), the drain's timer with them */
+static void events_on(bool on)
+{
+	struct itimerspec its = { 0 };
+
+	for (int c = 0; c < sm.ncpus; c++)
+		if (sm.pfd[c] >= 0)
+			ioctl(sm.pfd[c], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	if (on) {
+		its.it_interval.tv_nsec = (long)SAMPLE_DRAIN_NS;
+		its.it_value = its.it_interval;
+	}
+	timerfd_settime(sm.tfd, 0, &its, NULL);
+	sm.attached = on;
+}
+
+/* a cpu-clock event on every CPU, the program on each, off until a thread
+ * registers */
+static int open_events(void)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = sm.hz,
+		.freq = 1,
+		.disabled = 1,
+	};
+	int c, n = 0, err = 0;
+
+	for (c = 0; c < sm.ncpus; c++) {
+		int fd = (int)syscall(SYS_perf_event_open, &a, -1, c, -1, PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0) {
+			/* an offline CPU has no event: the others sample */
+			if (errno != ENODEV)
+				err = -errno;
+			continue;
+		}
+		sm.pfd[c] = fd;
+		sm.links[c] = bpf_program__attach_perf_event(sm.skel->progs.prof_sample, fd);
+		if (!sm.links[c]) {
+			err = -errno;
+			continue;
+		}
+		n++;
+	}
+	if (!n) {
+		snprintf(sm.why, sizeof(sm.why),
+			 "no samples: profd failed to open cpu-clock perf events: %s",
+			 strerror(err ? -err : ENODEV));
+		log_warnx("sample: %s", sm.why);
+		close_events();
+		return err ? err : -ENODEV;
+	}
+	/* attaching enabled them */
+	events_on(false);
+	return 0;
+}
+
+/* sampling while some thread is registered */
+void sample_poll(void)
+{
+	if (!sm.skel || sm.why[0])
+		return;
+	if (kbpf_used() && !sm.attached)
+		events_on(true);
+	else if (!kbpf_used() && sm.attached) {
+		sample_drain();
+		events_on(false);
+	}
+}
+
+void sample_close(void)
+{
+	struct sproc *p, *pn;
+	struct sstack *s, *sn;
+	size_t i;
+
+	if (sm.skel)
+		close_events();
+	ring_buffer__free(sm.rb);
+	profsample_bpf__destroy(sm.skel);
+	sm.skel = NULL;
+	sm.rb = NULL;
+	free(sm.links);
+	free(sm.pfd);
+	free(sm.batch);
+	if (sm.tfd >= 0)
+		close(sm.tfd);
+	sm.tfd = -1;
+	for (p = sm.procs; p; p = pn) {
+		pn = p->next;
+		for (i = 0; i < SAMPLE_BUCKETS; i++)
+			for (s = p->b[i]; s; s = sn) {
+				sn = s->next;
+				free(s);
+			}
+		sym_proc__destroy(p->sym);
+		free(p);
+	}
+	sm.procs = NULL;
+}
+
+static struct sproc *proc_of(pid_t pid, bool make)
+{
+	struct sproc *p;
+
+	for (p = sm.procs; p; p = p->next)
+		if (p->pid == pid && !p->gone)
+			return p;
+	if (!make || !(p = calloc(1, sizeof(*p))))
+		return NULL;
+	p->pid = pid;
+	p->sym = sym_proc__new(pid);
+	p->next = sm.procs;
+	sm.procs = p;
+	sm.bytes += sizeof(*p);
+	return p;
+}
+
+static __u64 hash_str(const char *s, __u32 tid)
+{
+	__u64 h = 1469598103934665603ull ^ tid;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static __u64 budget(void)
+{
+	__u64 b = conf.max_memory / 4;
+
+	return b < SAMPLE_MAX_BYTES ? b : SAMPLE_MAX_BYTES;
+}
+
+/* count one stack of tid under key; a new one only within the budget, else
+ * under its zone's "[stacks dropped]" line (one a zone: past the budget) */
+static void count(struct sproc *p, __u32 tid, const char *key, const char *path, bool force)
+{
+	__u64 h = hash_str(key, tid);
+	struct sstack **bp = &p->b[h % SAMPLE_BUCKETS], *s;
+	size_t len;
+
+	for (s = *bp; s; s = s->next)
+		if (s->hash == h && s->tid == tid && !strcmp(s->key, key)) {
+			s->count++;
+			p->samples++;
+			return;
+		}
+	len = strlen(key) + 1;
+	if (!force && sm.bytes + sizeof(*s) + len > budget()) {
+		char other[PROF_ATTR_DEPTH * PROF_NAME_MAX + 64];
+
+		p->dropped++;
+		snprintf(other, sizeof(other), "%s\t[stacks dropped]\x1f\x1f" "0\x1f", path);
+		count(p, tid, other, path, true);
+		return;
+	}
+	s = malloc(sizeof(*s) + len);
+	if (!s)
+		return;
+	s->hash = h;
+	s->tid = tid;
+	s->count = 1;
+	memcpy(s->key, key, len);
+	s->next = *bp;
+	*bp = s;
+	p->bytes += sizeof(*s) + len;
+	sm.bytes += sizeof(*s) + len;
+	p->samples++;
+}
+
+/* CLOCK_MONOTONIC ns as the segment's ticks: its clock, or its counter's
+ * rate back from a tick and ns taken together now */
+struct tick_map {
+	bool mono;
+	__u64 hz, tick_now, mono_now;
+};
+
+static bool tick_map_of(const void *mem, size_t len, struct tick_map *m)
+{
+	const struct prof_seg_hdr *h = mem;
+	__u64 best = ~0ull;
+	int i;
+
+	if (len < sizeof(*h))
+		return false;
+	m->mono = LD(&h->clock) == PROF_CLOCK_MONO;
+	m->hz = LD(&h->tick_hz);
+	if (m->mono)
+		return true;
+	if (!m->hz)
+		return false;
+	for (i = 0; i < 3; i++) {
+		__u64 a = __prof_counter(), mn = profd_now_ns(), b = __prof_counter();
+
+		if (b - a < best) {
+			best = b - a;
+			m->tick_now = a + (b - a) / 2;
+			m->mono_now = mn;
+		}
+	}
+	return true;
+}
+
+static __u64 tick_of(const struct tick_map *m, __u64 ns)
+{
+	if (m->mono)
+		return ns;
+	if (ns >= m->mono_now)
+		return m->tick_now;
+	return m->tick_now - (__u64)((double)(m->mono_now - ns) * (double)m->hz / 1e9);
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct prof_sample *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->mono_ns < y->mono_ns ? -1 : x->mono_ns > y->mono_ns;
+}
+
+/* a sample's frames, innermost first, RS apart, after "path TAB" */
+static void stack_key(struct sproc *p, const struct prof_sample *s, const char *path, char *key,
+		      size_t size)
+{
+	size_t off;
+	__u32 i, n = s->nframes < PROF_SAMPLE_FRAMES ? s->nframes : PROF_SAMPLE_FRAMES;
+	int w = snprintf(key, size, "%s\t", path);
+
+	off = w > 0 && (size_t)w < size ? (size_t)w : 0;
+	for (i = 0; i < n && off + 1 < size; i++) {
+		char f[1024];
+
+		if (!s->ip[i])
+			break;
+		sym_frame(p->sym, s->ip[i], i > 0, f, sizeof(f));
+		w = snprintf(key + off, size - off, "%s%s", i ? "\x1e" : "", f);
+		if (w < 0 || (size_t)w >= size - off)
+			break;
+		off += (size_t)w;
+	}
+	key[off] = 0;
+}
+
+/* tid as the process names it (its pid namespace's), as its slab and every
+ * view do: /proc once a thread (SAMPLE_TIDS cached, the oldest replaced) */
+static __u32 inner_tid(struct sproc *p, __u32 tid)
+{
+	__u32 i, inner;
+
+	for (i = 0; i < SAMPLE_TIDS; i++)
+		if (p->tids[i][0] == tid)
+			return p->tids[i][1];
+	if (prof_task_nspid(p->pid, (pid_t)tid, &inner))
+		inner = tid;
+	i = p->ntids++ % SAMPLE_TIDS;
+	p->tids[i][0] = tid;
+	p->tids[i][1] = inner;
+	return inner;
+}
+
+/* what a guarded look at the segment makes of one thread's samples */
+struct look_attr {
+	const struct prof_sample *a;
+	__u32 n;
+	__u32 tid;	      /* the thread's, as the process names it */
+	struct prof_attr *at; /* each sample's node */
+	char **path;	      /* each sample's zone path (shared by a run of one node) */
+};
+
+static void undo_attr(void *arg)
+{
+	struct look_attr *la = arg;
+	__u32 i;
+
+	for (i = 0; i < la->n; i++) {
+		if (la->path[i] && (i + 1 == la->n || la->path[i + 1] != la->path[i]))
+			free(la->path[i]);
+		la->path[i] = NULL;
+	}
+}
+
+/* the zone each sample fell in, and its path, read from the live segment */
+static int look_attr(const void *mem, size_t len, void *arg)
+{
+	struct look_attr *la = arg;
+	char path[PROF_ATTR_DEPTH * PROF_NAME_MAX];
+	struct tick_map tm;
+	int slab;
+	__u32 i;
+
+	if (!tick_map_of(mem, len, &tm))
+		return -EINVAL;
+	for (i = 0; i < la->n; i++)
+		la->at[i].tick = tick_of(&tm, la->a[i].mono_ns);
+	slab = prof_seg_attribute(mem, len, la->tid, la->at, la->n);
+	if (slab < 0)
+		return slab;
+	for (i = 0; i < la->n; i++) {
+		__u32 node = la->at[i].node;
+
+		if (node == PROF_ATTR_UNKNOWN || node == PROF_ATTR_OUTSIDE)
+			continue;
+		/* a run of samples in one zone names it once */
+		if (i && la->at[i - 1].node == node && la->path[i - 1]) {
+			la->path[i] = la->path[i - 1];
+			continue;
+		}
+		if (prof_seg_node_path(mem, len, (__u32)slab, node, path, sizeof(path)))
+			la->at[i].node = PROF_ATTR_UNKNOWN;
+		else
+			la->path[i] = strdup(path);
+	}
+	return 0;
+}
+
+/* one thread's n samples of the batch, sorted by time */
+static void take_thread(struct sproc *p, struct prof_sample *a, __u32 n)
+{
+	struct look_attr la = { .a = a, .n = n };
+	char *key = malloc(SAMPLE_KEY_MAX);
+	__u32 i, tid = a[0].tid;
+
+	tid = inner_tid(p, a[0].tid);
+	la.tid = tid;
+
+	la.at = calloc(n, sizeof(*la.at));
+	la.path = calloc(n, sizeof(*la.path));
+	if (!la.at || !la.path || !key)
+		goto out;
+	if (seg_look_pid(p->pid, look_attr, undo_attr, &la))
+		for (i = 0; i < n; i++)
+			la.at[i].node = PROF_ATTR_UNKNOWN;
+	for (i = 0; i < n; i++) {
+		__u32 node = la.at[i].node;
+		const char *path = la.path[i] ? la.path[i] : "";
+
+		if (node == PROF_ATTR_UNKNOWN || (node != PROF_ATTR_OUTSIDE && !la.path[i])) {
+			path = "[zone unknown]";
+			p->unknown++;
+		}
+		stack_key(p, &a[i], path, key, SAMPLE_KEY_MAX);
+		count(p, tid, key, path, false);
+	}
+	p->last_ns = profd_now_ns();
+	undo_attr(&la);
+out:
+	free(la.at);
+	free(la.path);
+	free(key);
+}
+
+static void forget_gone(void)
+{
+	struct sproc **pp = &sm.procs, *p;
+	__u64 now = profd_now_ns();
+	size_t i;
+
+	while ((p = *pp)) {
+		if (!p->gone && !seg_alive_pid(p->pid)) {
+			p->gone = true;
+			p->last_ns = now;
+			sym_proc__destroy(p->sym);
+			p->sym = NULL;
+		}
+		if (p->gone && now - p->last_ns > SAMPLE_LINGER_NS) {
+			struct sstack *s, *sn;
+
+			*pp = p->next;
+			for (i = 0; i < SAMPLE_BUCKETS; i++)
+				for (s = p->b[i]; s; s = sn) {
+					sn = s->next;
+					free(s);
+				}
+			sm.bytes -= p->bytes + sizeof(*p);
+			free(p);
+			continue;
+		}
+		pp = &p->next;
+	}
+}
+
+void sample_drain(void)
+{
+	__u64 t;
+	__u32 i, j;
+
+	if (!sm.skel)
+		return;
+	if (sm.tfd >= 0 && read(sm.tfd, &t, sizeof(t)) < 0 && errno != EAGAIN)
+		return;
+	sm.nbatch = 0;
+	ring_buffer__consume(sm.rb);
+	qsort(sm.batch, sm.nbatch, sizeof(*sm.batch), cmp_sample);
+	for (i = 0; i < sm.nbatch; i = j) {
+		struct sproc *p;
+
+		for (j = i; j < sm.nbatch && sm.batch[j].pid == sm.batch[i].pid &&
+			    sm.batch[j].tid == sm.batch[i].tid;
+		     j++)
+			;
+		p = proc_of((pid_t)sm.batch[i].pid, true);
+		if (p)
+			take_thread(p, &sm.batch[i], j - i);
+	}
+	forget_gone();
+}
+
+int sample_dump(pid_t pid, FILE *out, __u64 *nsamples)
+{
+	struct sproc *p, *best = NULL;
+	struct sstack *s;
+	size_t i;
+
+	for (p = sm.procs; p; p = p->next)
+		if (p->pid == pid && (!best || (best->gone && !p->gone)))
+			best = p;
+	*nsamples = 0;
+	if (!best)
+		return 0;
+	/* tid TAB count TAB zone path TAB frames */
+	for (i = 0; i < SAMPLE_BUCKETS; i++)
+		for (s = best->b[i]; s; s = s->next)
+			fprintf(out, "%u\t%llu\t%s\n", s->tid, (unsigned long long)s->count, s->key);
+	*nsamples = best->samples;
+	return ferror(out) ? -EIO : 0;
+}
+
+__u64 sample_dropped(void)
+{
+	__u64 d = 0;
+
+	if (sm.skel)
+		d = sm.skel->bss->dropped;
+	return d;
+}

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * profd_sym.c - a sampled address as function and file:line, through
+ * elfutils' libdwfl (libelf and libdw: no DWARF parsed here).
+ *
+ * A process's modules (the program and its shared libraries, where ASLR put
+ * them) come from /proc/PID/maps (dwfl_linux_proc_report), read again once
+ * when an address falls in none of them (a library loaded since).  The
+ * function is the innermost one the DWARF scopes name at the address, so
+ * an inlined helper is named as itself, with its own line; without DWARF,
+ * the ELF symbol.  An address no module holds, or a module without
+ * symbols, is shown as module+offset (or the bare address), never a name
+ * guessed from a neighbour.  Frames are cached per process by address.
+ * A hostile process can at worst give addresses that name nothing: libdwfl
+ * reads its files, never its memory.
+ */
+#define _GNU_SOURCE
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profd_stacks.h"
+
+#define SYM_CACHE 4096 /* addresses cached a process, a power of two */
+
+struct sym_ent {
+	__u64 addr; /* | 1 when looked up as a return address; 0: empty */
+	char *frame;
+};
+
+struct sym_proc {
+	pid_t pid;
+	Dwfl *dwfl;
+	bool reread; /* the maps were read again for an unknown address */
+	struct sym_ent cache[SYM_CACHE];
+};
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks proc_cb = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static Dwfl *report(pid_t pid)
+{
+	Dwfl *d = dwfl_begin(&proc_cb);
+
+	if (!d)
+		return NULL;
+	if (dwfl_linux_proc_report(d, pid) != 0 || dwfl_report_end(d, NULL, NULL) != 0) {
+		dwfl_end(d);
+		return NULL;
+	}
+	return d;
+}
+
+struct sym_proc *sym_proc__new(pid_t pid)
+{
+	struct sym_proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->dwfl = report(pid);
+	return p;
+}
+
+void sym_proc__destroy(struct sym_proc *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < SYM_CACHE; i++)
+		free(p->cache[i].frame);
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	free(p);
+}
+
+/* no separators, no control bytes in a field */
+static void clean(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20)
+			*s = '?';
+}
+
+/*
+ * The compile unit that holds pc.  libdw finds it through .debug_aranges,
+ * which clang does not emit: in a clang program linked with gcc-built
+ * objects the table covers only those, and libdw answers "out of range"
+ * for the rest.  Then each unit's own ranges are asked.
+ */
+static Dwarf_Die *cu_of(Dwfl_Module *m, Dwarf_Addr pc, Dwarf_Die *buf, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(m, pc, bias);
+
+	if (cu && dwarf_haspc(cu, pc - *bias) == 1)
+		return cu;
+	cu = NULL;
+	while ((cu = dwfl_module_nextcu(m, cu, bias)))
+		if (dwarf_haspc(cu, pc - *bias) == 1) {
+			*buf = *cu;
+			return buf;
+		}
+	return NULL;
+}
+
+/* the innermost function the DWARF scopes at pc name (an inlined one too) */
+static const char *dwarf_func(Dwarf_Die *cu, Dwarf_Addr pc)
+{
+	Dwarf_Die *scopes = NULL;
+	const char *name = NULL;
+	int n, i;
+
+	n = dwarf_getscopes(cu, pc, &scopes);
+	for (i = 0; i < n && !name; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			Dwarf_Attribute a;
+			/* the linkage name demangles nowhere here: the plain
+			 * name reads better than a mangled one */
+			name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &a));
+		}
+	}
+	free(scopes);
+	return name;
+}
+
+static void lookup(struct sym_proc *p, Dwarf_Addr pc, char *buf, size_t size)
+{
+	Dwfl_Module *m = p->dwfl ? dwfl_addrmodule(p->dwfl, pc) : NULL;
+	const char *mod = NULL, *func = NULL, *file = NULL;
+	Dwarf_Addr start = 0;
+	char fn[256] = "", fl[512] = "", md[256] = "";
+	int line = 0;
+
+	if (!m && !p->reread) {
+		/* a library loaded after the maps were read */
+		p->reread = true;
+		if (p->dwfl)
+			dwfl_end(p->dwfl);
+		p->dwfl = report(p->pid);
+		m = p->dwfl ? dwfl_addrmodule(p->dwfl, pc) : NULL;
+	}
+	if (m) {
+		Dwarf_Die cubuf, *cu;
+		Dwarf_Addr bias = 0;
+
+		mod = dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+		cu = cu_of(m, pc, &cubuf, &bias);
+		if (cu) {
+			Dwarf_Line *l = dwarf_getsrc_die(cu, pc - bias);
+
+			func = dwarf_func(cu, pc - bias);
+			if (l) {
+				file = dwarf_linesrc(l, NULL, NULL);
+				dwarf_lineno(l, &line);
+			}
+		}
+		if (!func)
+			func = dwfl_module_addrname(m, pc);
+	}
+	if (func)
+		snprintf(fn, sizeof(fn), "%s", func);
+	if (file)
+		snprintf(fl, sizeof(fl), "%s", file);
+	if (mod) {
+		const char *base = strrchr(mod, '/');
+
+		snprintf(md, sizeof(md), "%s+0x%" PRIx64, base ? base + 1 : mod,
+			 (uint64_t)(pc - start));
+	} else {
+		snprintf(md, sizeof(md), "0x%" PRIx64, (uint64_t)pc);
+	}
+	clean(fn);
+	clean(fl);
+	clean(md);
+	snprintf(buf, size, "%s\x1f%s\x1f%d\x1f%s", fn, file ? fl : "", file ? line : 0, md);
+}
+
+void sym_frame(struct sym_proc *p, __u64 addr, bool ret, char *buf, size_t size)
+{
+	/* a return address is the instruction after its call: the call is
+	 * the byte before, and may be the last of a function or an inlined
+	 * block whose line is not the next one's */
+	__u64 pc = ret && addr ? addr - 1 : addr;
+	__u64 key = pc | 1ull << 63;
+	__u64 h = (pc * 0x9e3779b97f4a7c15ull) >> 52;
+	struct sym_ent *e = &p->cache[h & (SYM_CACHE - 1)];
+
+	if (e->addr == key && e->frame) {
+		snprintf(buf, size, "%s", e->frame);
+		return;
+	}
+	lookup(p, pc, buf, size);
+	free(e->frame);
+	e->frame = strdup(buf);
+	e->addr = e->frame ? key : 0;
+}

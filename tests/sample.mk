@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: MIT
+# profd's sampled stacks under the zone open (profd --sample-hz): which zone
+# a tick fell in, read from a slab (unprivileged), and the shares a real
+# profd samples in a program built with gcc and clang, with and without
+# frame pointers (root, perf_event).
+
+ROOT_TESTS += $(OUTPUT)/tests/test_sample
+SAMPLE_PROGS := $(OUTPUT)/tests/sprog_gcc $(OUTPUT)/tests/sprog_clang \
+	$(OUTPUT)/tests/sprog_gcc_nofp $(OUTPUT)/tests/sprog_clang_nofp
+TEST_EXTRA += $(SAMPLE_PROGS) $(OUTPUT)/tests/sample_garbage
+
+# -O2 -g as a user builds; the _nofp ones leave frame pointers to the compiler
+# (both omit them at -O2 on x86-64)
+SAMPLE_FP := -fno-omit-frame-pointer
+$(OUTPUT)/tests/sprog_gcc: SAMPLE_CC := gcc $(SAMPLE_FP)
+$(OUTPUT)/tests/sprog_clang: SAMPLE_CC := clang $(SAMPLE_FP)
+$(OUTPUT)/tests/sprog_gcc_nofp: SAMPLE_CC := gcc
+$(OUTPUT)/tests/sprog_clang_nofp: SAMPLE_CC := clang
+$(SAMPLE_PROGS): tests/sample_prog.c $(LIBPROF_PUB_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(SAMPLE_CC) -O2 -g -Wall -Werror $(INCLUDES) $< -o $@ $(LIBPROF_PUB_A) -lpthread
+
+# its frame pointer garbage while it runs
+$(OUTPUT)/tests/sample_garbage: tests/sample_garbage.c $(LIBPROF_PUB_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -Wall -Werror -fno-omit-frame-pointer $(INCLUDES) $< -o $@ $(LIBPROF_PUB_A) -lpthread
+
+$(OUTPUT)/tests/test_sample: tests/test_sample.c tests/testutil.h tests/profd_private.h \
+		daemon/profd/profd_attrib.c daemon/profd/profd_stacks.h $(PROFCTL_LIB) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) $(SAMPLE_PROGS) $(OUTPUT)/tests/sample_garbage | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_attrib.c -o $@ \
+		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

@@ -1,0 +1,656 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_sample.c - profd's sampled stacks, counted under the zone open.
+ *
+ * Unprivileged: which zone a tick fell in, read from this process's own
+ * slab (profd_attrib.c) at ticks taken from its event ring: a closed
+ * nested call, a call still open, outside every zone, and a tick the ring
+ * no longer covers (unknown, never guessed).
+ *
+ * Root (profd's perf_event sampler): tests/sample_prog.c built with gcc
+ * and clang at -O2 -g, with and without frame pointers, runs 7 units of
+ * CPU in hot_a and 3 in hot_b inside zone "work", 4 in cold_out outside
+ * every zone, and sleeps in zone "nap".  `profctl report --inside` must
+ * show about 70% and 30% in work, each with its file:line, cold_out only
+ * outside, and nap (asleep 20 ms of each ~90 ms) next to nothing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "prof.h"
+#include "testutil.h"
+#include "client.h"
+#include "profctl.h"
+#include "profd_private.h"
+#include "profd_stacks.h"
+#include "profctl_samples.h"
+#include "proffile.h"
+
+static volatile unsigned long sink;
+
+static void spin(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		sink += i;
+}
+
+__attribute__((noinline)) static void at_b(void)
+{
+	PROF_USDT(at_b);
+	spin(20000);
+}
+
+__attribute__((noinline)) static void at_a(void)
+{
+	PROF_USDT(at_a);
+	spin(20000);
+	at_b();
+	spin(20000);
+}
+
+/* this thread's events, oldest first (free *t) */
+static const struct prof_trace_thread *my_events(const void *mem, size_t len,
+						 struct prof_trace **t)
+{
+	__u32 tid = (__u32)gettid(), i;
+
+	assert_int_equal(prof_seg_trace(mem, len, t), 0);
+	for (i = 0; i < (*t)->nthreads; i++)
+		if ((*t)->threads[i].tid == tid)
+			return &(*t)->threads[i];
+	fail_msg("no ring for this thread");
+	return NULL;
+}
+
+static __u64 ev_end(const struct prof_event *e)
+{
+	return e->start + prof_event_ticks(e);
+}
+
+/* the path attribution gives a tick of this thread, "" outside, "?" unknown */
+static const char *zone_at(const void *mem, size_t len, __u64 tick, char *buf, size_t size)
+{
+	struct prof_attr a = { .tick = tick };
+	int slab = prof_seg_attribute(mem, len, (__u32)gettid(), &a, 1);
+
+	assert_true(slab >= 0);
+	if (a.node == PROF_ATTR_OUTSIDE)
+		return "";
+	if (a.node == PROF_ATTR_UNKNOWN)
+		return "?";
+	assert_int_equal(prof_seg_node_path(mem, len, (__u32)slab, a.node, buf, size), 0);
+	for (char *p = buf; *p; p++)
+		if (*p == '\x1f')
+			*p = '/';
+	return buf;
+}
+
+/* inside a closed nested call, between it and its parent's start, after
+ * the parent ended while the outer zone is open, and outside every zone */
+static void test_attrib_closed(void **state)
+{
+	const struct prof_trace_thread *tt;
+	struct prof_event ea, eb, eo;
+	struct prof_trace *t;
+	char buf[256];
+	size_t len;
+	void *mem;
+
+	(void)state;
+	{
+		PROF_USDT(at_outer);
+		at_a();
+	}
+	spin(20000);
+	mem = test_own_segment(&len);
+	tt = my_events(mem, len, &t);
+	assert_true(tt->n >= 3);
+	/* in the order they ended: b, a, outer */
+	eb = tt->ev[tt->n - 3];
+	ea = tt->ev[tt->n - 2];
+	eo = tt->ev[tt->n - 1];
+	assert_true(ea.start < eb.start && ev_end(&eb) < ev_end(&ea));
+	assert_string_equal(zone_at(mem, len, ea.start + (eb.start - ea.start) / 2, buf, 256),
+			    "at_outer/at_a");
+	assert_string_equal(zone_at(mem, len, eb.start + prof_event_ticks(&eb) / 2, buf, 256),
+			    "at_outer/at_a/at_b");
+	assert_string_equal(zone_at(mem, len, ev_end(&eb), buf, 256), "at_outer/at_a");
+	assert_string_equal(zone_at(mem, len, eo.start, buf, 256), "at_outer");
+	/* a call's end is outside it: the outer one's is outside every zone */
+	assert_string_equal(zone_at(mem, len, ev_end(&eo), buf, 256), "");
+	assert_string_equal(zone_at(mem, len, ev_end(&eo) + 1000, buf, 256), "");
+	/* the same as one batch (as profd asks): a call does not cover the
+	 * later ticks of the batch */
+	{
+		struct prof_attr at[] = { { .tick = eb.start }, { .tick = ev_end(&eo) } };
+		int slab = prof_seg_attribute(mem, len, (__u32)gettid(), at, 2);
+
+		assert_true(slab >= 0);
+		assert_int_equal(prof_seg_node_path(mem, len, (__u32)slab, at[0].node, buf, 256), 0);
+		assert_string_equal(buf, "at_outer\x1f" "at_a\x1f" "at_b");
+		assert_int_equal(at[1].node, PROF_ATTR_OUTSIDE);
+	}
+	prof_trace__destroy(t);
+	munmap(mem, len);
+}
+
+/* a zone still open is read from its open word: the ring has no event of it */
+static void test_attrib_open(void **state)
+{
+	const struct prof_trace_thread *tt;
+	struct prof_trace *t;
+	struct prof_event eb;
+	char buf[256];
+	size_t len;
+	void *mem;
+
+	(void)state;
+	PROF_USDT(at_open);
+	at_b();
+	spin(20000);
+	mem = test_own_segment(&len);
+	tt = my_events(mem, len, &t);
+	eb = tt->ev[tt->n - 1];
+	assert_string_equal(zone_at(mem, len, ev_end(&eb), buf, 256), "at_open");
+	assert_string_equal(zone_at(mem, len, eb.start, buf, 256), "at_open/at_b");
+	prof_trace__destroy(t);
+	munmap(mem, len);
+}
+
+/* a tick older than what the ring still holds is unknown, not guessed */
+static void test_attrib_lost(void **state)
+{
+	const struct prof_trace_thread *tt;
+	struct prof_trace *t;
+	struct prof_event eb;
+	char buf[256];
+	size_t len, i;
+	void *mem;
+
+	(void)state;
+	at_a();
+	mem = test_own_segment(&len);
+	tt = my_events(mem, len, &t);
+	eb = tt->ev[tt->n - 2];
+	assert_string_equal(zone_at(mem, len, eb.start, buf, 256), "at_a/at_b");
+	/* twice the ring's events since */
+	for (i = 0; i < 2 * t->ring_events; i++) {
+		PROF_USDT(at_churn);
+	}
+	assert_string_equal(zone_at(mem, len, eb.start, buf, 256), "?");
+	prof_trace__destroy(t);
+	munmap(mem, len);
+}
+
+/*
+ * A saved profile with samples (version 2): the loader takes exactly its
+ * header, body and samples, and profctl refuses samples that changed
+ * after they were written; one without samples stays version 1.
+ */
+static void test_file_samples(void **state)
+{
+	static const char text[] = "7\t3\twork\thot_a\x1f" "a.c\x1f" "30\x1f" "a+0x10\n";
+	struct prof_snapshot *s;
+	struct prof_file_hdr h;
+	void *buf = NULL;
+	size_t len = 0, len1;
+	char *junk;
+
+	(void)state;
+	at_a();
+	s = test_snapshot(0);
+	assert_non_null(s);
+	assert_int_equal(prof_file_encode(s, &buf, &len), 0);
+	len1 = len;
+	assert_int_equal(pc_file_add_samples(&buf, &len, text, 0, 997), 0);
+	assert_int_equal(len, len1);
+	assert_int_equal(prof_file_check(buf, len, PROF_FILE_IMAGE_MAX, &h), 0);
+	assert_int_equal(h.version, PROF_FILE_VERSION);
+	assert_int_equal(pc_file_add_samples(&buf, &len, text, strlen(text), 997), 0);
+	assert_int_equal(len, len1 + strlen(text));
+	assert_int_equal(prof_file_check(buf, len, PROF_FILE_IMAGE_MAX, &h), 0);
+	assert_int_equal(h.version, PROF_FILE_VERSION_SAMPLES);
+	assert_int_equal(pc_file_take_samples(buf, len, &h), 0);
+	/* short of its samples, or with bytes after them: refused */
+	assert_int_equal(prof_file_check(buf, len - 1, PROF_FILE_IMAGE_MAX, &h), PROF_FILE_E_TRUNC);
+	junk = malloc(len + 1);
+	assert_non_null(junk);
+	memcpy(junk, buf, len);
+	junk[len] = 'x';
+	assert_int_equal(prof_file_check(junk, len + 1, PROF_FILE_IMAGE_MAX, &h), -EINVAL);
+	free(junk);
+	/* a changed sample: the checksum says so */
+	((char *)buf)[len - 3] ^= 1;
+	assert_int_equal(prof_file_check(buf, len, PROF_FILE_IMAGE_MAX, &h), 0);
+	assert_int_equal(pc_file_take_samples(buf, len, &h), PROF_FILE_E_HASH);
+	pc_file_samples_forget();
+	free(buf);
+	prof_snapshot__destroy(s);
+}
+
+/* --- root: a real profd samples a real program ------------------------------- */
+
+static pid_t profd_pid = -1;
+static char sock[128];
+
+/* one profd for the root tests, started by the first */
+static void need_sampler(void)
+{
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		snprintf(sock, sizeof(sock), "/tmp/test_sample.%d.sock", (int)getpid());
+		test_profd_start(sock, &profd_pid);
+	}
+	test_need_profd(profd_pid);
+}
+
+static int teardown_profd(void **state)
+{
+	(void)state;
+	test_profd_stop(profd_pid);
+	profd_pid = -1;
+	return 0;
+}
+
+struct lines {
+	int a0, a1, b0, b1, c0, c1;
+};
+
+static pid_t run_prog(const char *name, bool no_daemon)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (no_daemon)
+			setenv("PROF_NO_DAEMON", "1", 1);
+		execl(test_beside(name), name, "120", (char *)NULL);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	return pid;
+}
+
+static void prog_lines(const char *name, struct lines *l)
+{
+	char cmd[4200];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s lines", test_beside(name));
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_int_equal(fscanf(p, "%d %d %d %d %d %d", &l->a0, &l->a1, &l->b0, &l->b1, &l->c0,
+				&l->c1),
+			 6);
+	pclose(p);
+}
+
+/* profctl VERB --pid PID args... (NULL after the last), its output as a
+ * string (free it), left in /tmp/test_sample.PID.out */
+static char *profctl_of(pid_t pid, const char *verb, const char *a0, const char *a1,
+			const char *a2, const char *a3, const char *a4, const char *a5)
+{
+	char path[64], p[16];
+	const char *args[] = { verb, "--pid", p, a0, a1, a2, a3, a4, a5, NULL };
+
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	snprintf(path, sizeof(path), "/tmp/test_sample.%d.out", (int)getpid());
+	assert_int_equal(test_profctl_run(path, args), 0);
+	return test_slurp(path, NULL);
+}
+
+/* report --inside ZONE of pid, in fmt (free it) */
+static char *inside(pid_t pid, const char *zone, const char *fmt)
+{
+	return profctl_of(pid, "report", "--inside", zone, "--format", fmt, NULL, NULL);
+}
+
+/* report --format json of pid (free it), checked against the schema */
+static char *report_json(pid_t pid)
+{
+	char cmd[8600], schema[4200], *j = profctl_of(pid, "report", "--format", "json", NULL,
+						    NULL, NULL, NULL);
+
+	snprintf(schema, sizeof(schema), "%s", test_beside("../tests/report.schema.json"));
+	snprintf(cmd, sizeof(cmd), "python3 %s %s /tmp/test_sample.%d.out >/dev/null",
+		 test_beside("../tests/check_schema.py"), schema, (int)getpid());
+	assert_int_equal(system(cmd), 0);
+	return j;
+}
+
+/* the cpu shares go tool pprof -lines -top gives hot_a and hot_b at a line
+ * of sample_prog.c in pid's pprof profile; false (said) without go */
+static bool pprof_shares(pid_t pid, double *a, double *b)
+{
+	char cmd[1024], line[1024], home[64];
+	FILE *p;
+
+	if (system("command -v go >/dev/null 2>&1")) {
+		fprintf(stderr, "skipped the pprof check: go not installed (golang-go)\n");
+		return false;
+	}
+	free(profctl_of(pid, "report", "--format", "pprof", NULL, NULL, NULL, NULL));
+	snprintf(home, sizeof(home), "/tmp/test_sample.%d.go", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "env -i PATH=/usr/bin:/bin HOME=%s GOCACHE=%s/cache go tool pprof -sample_index=cpu "
+		 "-lines -top /tmp/test_sample.%d.out 2>/dev/null",
+		 home, home, (int)getpid());
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		double pct;
+
+		if (sscanf(line, "%*s %lf%%", &pct) != 1 || !strstr(line, "sample_prog.c:"))
+			continue;
+		if (strstr(line, " hot_a "))
+			*a += pct;
+		if (strstr(line, " hot_b "))
+			*b += pct;
+	}
+	pclose(p);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", home);
+	assert_int_equal(system(cmd), 0);
+	return true;
+}
+
+/* zone's node in a JSON tree has samples, func its most sampled line */
+static bool node_inside(const char *json, const char *zone, const char *func)
+{
+	char name[128], want[160];
+	const char *n, *c, *i, *k;
+
+	snprintf(name, sizeof(name), "{\"name\":\"%s\"", zone);
+	snprintf(want, sizeof(want), "\"inside\":[{\"func\":\"%s\"", func);
+	n = strstr(json, name);
+	if (!n)
+		return false;
+	c = strstr(n, "\"children\"");
+	i = strstr(n, want);
+	k = strstr(n, "\"samples\":");
+	return c && i && i < c && k && k < c && strtoull(k + 10, NULL, 10) > 0;
+}
+
+struct row {
+	char func[128], file[512];
+	int line;
+	double self_pct, incl_pct;
+	unsigned long long self;
+};
+
+/* the CSV row of func (the first: rows are by self), false if none */
+static bool csv_row(const char *csv, const char *func, struct row *r)
+{
+	const char *l = strchr(csv, '\n');
+
+	while (l && *++l) {
+		int n = sscanf(l, "%*d,%*[^,],%127[^,],%511[^,],%d,%*[^,],%llu,%lf,%*u,%lf", r->func,
+			       r->file, &r->line, &r->self, &r->self_pct, &r->incl_pct);
+
+		if (n == 6 && !strcmp(r->func, func))
+			return true;
+		l = strchr(l, '\n');
+	}
+	return false;
+}
+
+/* "pid P: N samples inside ZONE ..., of M": N and M */
+static void counts(const char *text, unsigned long long *n, unsigned long long *of)
+{
+	const char *o = strstr(text, ", of ");
+
+	assert_int_equal(sscanf(text, "pid %*d: %llu samples", n), 1);
+	assert_non_null(o);
+	assert_int_equal(sscanf(o, ", of %llu", of), 1);
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t a = strlen(s), b = strlen(tail);
+
+	return a >= b && !strcmp(s + a - b, tail);
+}
+
+/* the program until work holds enough samples; its pid */
+static pid_t sampled(const char *name, unsigned long long want)
+{
+	pid_t pid = run_prog(name, false);
+	__u64 end = now_ns() + 60000000000ull;
+	unsigned long long n = 0, of = 0;
+
+	while (now_ns() < end) {
+		char *t = inside(pid, "work", "text");
+
+		counts(t, &n, &of);
+		free(t);
+		if (n >= want)
+			return pid;
+		usleep(200000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	fail_msg("%s: %llu samples in work after 60 s", name, n);
+	return -1;
+}
+
+static void check_prog(const char *name)
+{
+	struct lines l;
+	struct row a, b, c;
+	unsigned long long n, of;
+	char *csv, *out, *nap, *top, *json, *folded;
+	double pa = 0, pb = 0;
+	bool pprof_ok;
+	char saved[64], *back, *html;
+	pid_t pid;
+
+	need_sampler();
+	prog_lines(name, &l);
+	pid = sampled(name, 600);
+
+	/* one frame of top */
+	top = profctl_of(pid, "top", "--iterations", "1", "--delay", "0.2", NULL, NULL);
+	json = report_json(pid);
+	folded = profctl_of(pid, "report", "--format", "folded", NULL, NULL, NULL, NULL);
+	html = profctl_of(pid, "report", "--format", "html", NULL, NULL, NULL, NULL);
+	pprof_ok = pprof_shares(pid, &pa, &pb);
+	snprintf(saved, sizeof(saved), "/tmp/test_sample.%d.prof", (int)getpid());
+	free(profctl_of(pid, "save", "-o", saved, NULL, NULL, NULL, NULL));
+	csv = inside(pid, "work", "csv");
+	out = inside(pid, PC_OUTSIDE, "csv");
+	nap = inside(pid, "nap", "text");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	fprintf(stderr, "%s work:\n%s%s outside:\n%s%s", name, csv, name, out, nap);
+
+	/* 70% and 30% of work, each at a line of its own function */
+	assert_true(csv_row(csv, "hot_a", &a));
+	assert_true(csv_row(csv, "hot_b", &b));
+	assert_true(a.self_pct > 64 && a.self_pct < 76);
+	assert_true(b.self_pct > 24 && b.self_pct < 36);
+	assert_true(ends_with(a.file, "sample_prog.c") && ends_with(b.file, "sample_prog.c"));
+	assert_true(a.line >= l.a0 && a.line <= l.a1);
+	assert_true(b.line >= l.b0 && b.line <= l.b1);
+	/* a caller is inclusive only: main never ran itself here */
+	assert_false(csv_row(csv, "main", &c) && c.self > 0);
+	/* what runs outside every zone is not in work, and is all outside */
+	assert_false(csv_row(csv, "cold_out", &c) && c.self > 0);
+	assert_true(csv_row(out, "cold_out", &c));
+	assert_true(c.self_pct > 95);
+	assert_true(c.line >= l.c0 && c.line <= l.c1);
+	assert_false(csv_row(out, "hot_a", &a) && a.self > 0);
+	/* asleep a fifth of the time, nap has next to no samples */
+	counts(nap, &n, &of);
+	assert_true(of > 0 && n * 100 <= of);
+	/* top names each zone's hottest line */
+	assert_non_null(strstr(top, "  work  [hot: hot_a (sample_prog.c:"));
+	assert_non_null(strstr(top, "  inner  [hot: hot_b (sample_prog.c:"));
+	/* the JSON tree's nodes carry their samples and innermost lines */
+	assert_true(node_inside(json, "work", "hot_a"));
+	assert_true(node_inside(json, "inner", "hot_b"));
+	free(csv);
+	free(out);
+	free(nap);
+	free(top);
+	/* folded stacks draw the sampled frames below their zone (through the
+	 * zone's own function where the stack has it) */
+	assert_true(strstr(folded, ";work;hot_a ") || strstr(folded, ";work;work;hot_a "));
+	assert_true(strstr(folded, ";inner;hot_b ") || strstr(folded, ";inner;work;hot_b "));
+	/* the html page draws the sampled frames as nodes below their zone */
+	assert_non_null(strstr(html, "\"hot_a() sample_prog.c:"));
+	assert_non_null(strstr(html, "\"hot_b() sample_prog.c:"));
+	free(html);
+	/* a saved profile keeps the samples, symbolized: read back with the
+	 * process gone, the same shares at the same lines */
+	{
+		const char *args[] = { "report", "--input", saved, "--inside", "work",
+				       "--format", "csv", NULL };
+
+		assert_int_equal(test_profctl_run("/tmp/test_sample.back", args), 0);
+		back = test_slurp("/tmp/test_sample.back", NULL);
+		unlink("/tmp/test_sample.back");
+		unlink(saved);
+		assert_true(csv_row(back, "hot_a", &a) && a.self_pct > 64 && a.self_pct < 76);
+		assert_true(a.line >= l.a0 && a.line <= l.a1);
+		assert_true(csv_row(back, "hot_b", &b) && b.self_pct > 24 && b.self_pct < 36);
+		free(back);
+	}
+	/* pprof: the sampled functions at their lines, under the zones (each
+	 * zone's on-CPU time shared out: its shares are the zones' CPU times,
+	 * which a loaded machine moves more than the samples) */
+	if (pprof_ok) {
+		assert_true(pa > pb && pb > 10);
+		assert_true(pa + pb > 90);
+	}
+	free(json);
+	free(folded);
+}
+
+static void test_gcc(void **state)
+{
+	(void)state;
+	check_prog("tests/sprog_gcc");
+}
+
+static void test_clang(void **state)
+{
+	(void)state;
+	check_prog("tests/sprog_clang");
+}
+
+/*
+ * Without frame pointers the interrupted instruction (the innermost frame)
+ * is still exact, so self shares and lines hold; the callers above it are
+ * whatever the stack words say (often cut short).
+ */
+static void test_gcc_nofp(void **state)
+{
+	(void)state;
+	check_prog("tests/sprog_gcc_nofp");
+}
+
+static void test_clang_nofp(void **state)
+{
+	(void)state;
+	check_prog("tests/sprog_clang_nofp");
+}
+
+/* a stack that is garbage (its frame pointer points nowhere): profd takes
+ * the innermost frame, names it, and runs on */
+static void test_garbage_stack(void **state)
+{
+	struct row r;
+	char *csv = NULL;
+	__u64 end;
+	pid_t pid;
+
+	(void)state;
+	need_sampler();
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(test_beside("tests/sample_garbage"), "sample_garbage", "120", (char *)NULL);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	for (end = now_ns() + 60000000000ull; now_ns() < end; usleep(200000)) {
+		free(csv);
+		csv = inside(pid, "garbage", "csv");
+		if (csv_row(csv, "garbage", &r) && r.self >= 200)
+			break;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	fprintf(stderr, "garbage:\n%s", csv);
+	assert_true(csv_row(csv, "garbage", &r));
+	assert_true(r.self >= 200 && r.self_pct > 95);
+	assert_true(ends_with(r.file, "sample_garbage.c"));
+	free(csv);
+	assert_int_equal(kill(profd_pid, 0), 0);
+	assert_int_equal(waitpid(profd_pid, NULL, WNOHANG), 0);
+}
+
+/* without profd, the report says why there are no samples, in one line */
+static void test_no_profd(void **state)
+{
+	char path[64], p[16], *t;
+	const char *args[] = { "report", "--pid", p, "--inside", "work", NULL };
+	pid_t pid = run_prog("tests/sprog_gcc", true);
+	__u64 end = now_ns() + 10000000000ull;
+	int rc = 1;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	snprintf(path, sizeof(path), "/tmp/test_sample.%d.np", (int)getpid());
+	setenv("PROFD_SOCKET", "/nonexistent/profd.sock", 1);
+	setenv("PROF_SOCKET", "/nonexistent/profd.sock", 1);
+	/* its segment appears at its first zone */
+	while (now_ns() < end && (rc = test_profctl_run(path, args)) != 0)
+		usleep(50000);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(rc, 0);
+	t = test_slurp(path, NULL);
+	assert_non_null(t);
+	assert_non_null(strstr(t, "\n  no samples: profd is not running"));
+	free(t);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_attrib_closed),
+		cmocka_unit_test(test_attrib_open),
+		cmocka_unit_test(test_attrib_lost),
+		cmocka_unit_test(test_no_profd),
+		cmocka_unit_test(test_file_samples),
+		/* root */
+		cmocka_unit_test(test_gcc),
+		cmocka_unit_test(test_clang),
+		cmocka_unit_test(test_gcc_nofp),
+		cmocka_unit_test(test_clang_nofp),
+		cmocka_unit_test(test_garbage_stack),
+	};
+
+	test_filter_env();
+	/* this process's own zones (attribution) need no profd */
+	setenv("PROF_NO_DAEMON", "1", 1);
+	return cmocka_run_group_tests(tests, NULL, teardown_profd);
+}
