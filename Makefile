@@ -74,12 +74,12 @@ LIB_SRCS := usdt/prof.c usdt/prof_clock.c usdt/prof_proc.c usdt/prof_seg.c usdt/
 	usdt/prof_thread.c usdt/prof_slow.c usdt/prof_fold.c usdt/prof_exit.c usdt/prof_fork.c \
 	usdt/enter.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_hist.c \
 	usdt/reader_flat.c usdt/reader_image.c usdt/report.c usdt/report_text.c usdt/proffile.c \
-	usdt/json_writer.c usdt/fmt.c usdt/funcname.c usdt/fdpass.c
+	usdt/json_writer.c usdt/fmt.c usdt/funcname.c usdt/fdpass.c usdt/annot.c
 LIB_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(LIB_SRCS))
 # what only the readers run (profd, profctl, tests, benchmarks, linked
 # before libprof.a): finding segments, the event rings, loading a file,
 # reading a segment its owner may truncate
-READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/proffile_load.c usdt/busguard.c
+READ_SRCS := usdt/discover.c usdt/reader_trace.c usdt/reader_annot.c usdt/proffile_load.c usdt/busguard.c
 READ_OBJS := $(patsubst usdt/%.c,$(OUTPUT)/usdt/%.o,$(READ_SRCS))
 # what profd, profctl, the tests and benchmarks link: every object as it is,
 # the internals too (read_seg, seg_check, ...).  Not installed.

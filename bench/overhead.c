@@ -10,6 +10,10 @@
  *	nokw	PROF_USDT with the kernel-word reads compiled out
  *	noring	PROF_USDT with the event ring compiled out
  *		(PROF_NO_KERNEL_WORD, bench only): the price of that word
+ *	plot	PROF_USDT and a PROF_PLOT point in it
+ *	value	PROF_USDT and a PROF_ZONE_VALUE on its call
+ *	lock	a bare pthread mutex locked and unlocked around it
+ *	mutex	the same through PROF_MUTEX_LOCK/UNLOCK (uncontended)
  * Overhead = (variant - bare) / call.  Rounds alternate the variants and
  * the minimum of each is kept, so frequency drift hits all alike.  With
  * two threads each runs the same loop at once.
@@ -84,6 +88,56 @@ static uint64_t run_prof(void)
 	return x;
 }
 
+static uint64_t run_plot(void)
+{
+	uint64_t x = 1;
+
+	for (unsigned long i = 0; i < calls; i++) {
+		PROF_USDT(bench_zone);
+		x = bench_work(x);
+		PROF_PLOT(bench_plot, i);
+	}
+	return x;
+}
+
+static uint64_t run_value(void)
+{
+	uint64_t x = 1;
+
+	for (unsigned long i = 0; i < calls; i++) {
+		PROF_USDT(bench_zone);
+		x = bench_work(x);
+		PROF_ZONE_VALUE(i);
+	}
+	return x;
+}
+
+static pthread_mutex_t bench_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t run_lock(void)
+{
+	uint64_t x = 1;
+
+	for (unsigned long i = 0; i < calls; i++) {
+		pthread_mutex_lock(&bench_mutex);
+		x = bench_work(x);
+		pthread_mutex_unlock(&bench_mutex);
+	}
+	return x;
+}
+
+static uint64_t run_mutex(void)
+{
+	uint64_t x = 1;
+
+	for (unsigned long i = 0; i < calls; i++) {
+		PROF_MUTEX_LOCK(bench_lock, &bench_mutex);
+		x = bench_work(x);
+		PROF_MUTEX_UNLOCK(bench_lock, &bench_mutex);
+	}
+	return x;
+}
+
 typedef uint64_t (*variant_fn)(void);
 
 /* the calls callgrind counts (bench/callgrind-zone collects in here only) */
@@ -101,6 +155,10 @@ static const struct {
 	{ "prof", run_prof },
 	{ "nokw", bench_run_nokw },
 	{ "noring", bench_run_noring },
+	{ "plot", run_plot },
+	{ "value", run_value },
+	{ "lock", run_lock },
+	{ "mutex", run_mutex },
 };
 #define NVAR (sizeof(variants) / sizeof(variants[0]))
 
@@ -120,7 +178,8 @@ static void *bench_thread(void *arg)
 	for (v = 0; v < NVAR; v++)
 		r->ns[v] = 1e30;
 	/* warm the zone's slow path, caches and branch predictors */
-	sink += run_prof() + bench_run_nokw() + bench_run_noring();
+	sink += run_prof() + bench_run_nokw() + bench_run_noring() + run_plot() + run_value() +
+		run_mutex();
 	for (k = 0; k < rounds; k++) {
 		for (v = 0; v < NVAR; v++) {
 			uint64_t t0, t1;
@@ -182,7 +241,8 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: overhead [-n CALLS] [-r ROUNDS] [-t THREADS] "
-					"[-w WORK_ITERS] [-v bare|floor|prof|nokw|noring]\n");
+					"[-w WORK_ITERS] [-v bare|floor|prof|nokw|noring|plot|value|"
+					"lock|mutex]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -227,6 +287,11 @@ int main(int argc, char **argv)
 		printf("threads=%lu thread=%lu work=%.1fns floor=+%.2fns prof=+%.2fns "
 		       "prof-floor=%+.2fns ratio=%.2f kernel-word=%+.2fns ring=%+.2fns\n",
 		       nthreads, t, bare, fl, pr, pr - fl, fl > 0 ? pr / fl : 0, pr - nk, pr - nr);
+		/* annotations: over the zone they are in, a mutex over a bare one */
+		printf("threads=%lu thread=%lu plot=%+.2fns value=%+.2fns (over prof) "
+		       "mutex=%+.2fns (over a bare lock and unlock, prof=+%.2fns)\n",
+		       nthreads, t, res[t].ns[5] - res[t].ns[2], res[t].ns[6] - res[t].ns[2],
+		       res[t].ns[8] - res[t].ns[7], pr);
 	}
 	return 0;
 }

@@ -46,6 +46,9 @@ def load(path):
         elif e["ph"] == "i":
             if not isinstance(e.get("ts"), (int, float)) or e.get("s") != "t":
                 fail("instant event without ts or thread scope: %r" % e)
+        elif e["ph"] == "C":
+            if not isinstance(e.get("ts"), (int, float)) or not isinstance(e.get("args"), dict):
+                fail("counter event without ts or args: %r" % e)
         elif e["ph"] != "M":
             fail("unexpected phase %r" % e["ph"])
     return d

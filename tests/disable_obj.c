@@ -8,6 +8,8 @@
 
 int disabled_work(int n);
 
+static pthread_mutex_t dis_mutex = PTHREAD_MUTEX_INITIALIZER;
+
 PROF_DEFINE(dis_public);
 PROF_DECLARE(dis_public);
 
@@ -34,6 +36,15 @@ int disabled_work(int n)
 		r += 1;
 		PROF_END();
 		PROF_FREE(16);
+		PROF_PLOT(dis_plot, i);
+		PROF_MESSAGE("round %d", i);
+		PROF_ZONE_VALUE(r);
+		PROF_ZONE_TEXT("text");
+		if (!PROF_MUTEX_LOCK(dis_lock, &dis_mutex))
+			PROF_MUTEX_UNLOCK(dis_lock, &dis_mutex);
+		PROF_LOCK_WAIT(dis_generic);
+		PROF_LOCK_ACQUIRED(dis_generic);
+		PROF_LOCK_RELEASED(dis_generic);
 	}
 	return r;
 }

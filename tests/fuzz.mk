@@ -5,8 +5,8 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iusdt -Ibpf -fsanitize=fuzzer,address,undefine
 	-fno-sanitize-recover=all -Itests
 # the reader, by concern (usdt/reader_int.h)
 FUZZ_READER := usdt/reader.c usdt/reader_hist.c usdt/reader_flat.c usdt/reader_image.c \
-	usdt/reader_trace.c
-FUZZ_READER_DEPS := $(FUZZ_READER) usdt/reader_int.h
+	usdt/reader_trace.c usdt/reader_annot.c
+FUZZ_READER_DEPS := $(FUZZ_READER) usdt/reader_int.h usdt/annot.h
 
 .PHONY: fuzz
 fuzz: $(FUZZ_DIR)/fuzz_reader $(FUZZ_DIR)/seeds/seed0 $(FUZZ_DIR)/fuzz_file \
@@ -18,9 +18,11 @@ $(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c tests/fuzz_render.h $(FUZZ_READER_D
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_reader.c $(FUZZ_READER) daemon/profd/profd_cursor.c \
 		usdt/report.c usdt/report_text.c usdt/json_writer.c usdt/fmt.c -o $@
 
+# and a copy of the live segment: event rings and annotations
 $(FUZZ_DIR)/seeds/seed0: .output/tests/mkseed
 	$(Q)mkdir -p $(FUZZ_DIR)/seeds
-	$(Q)PROF_MAX_NODES=16 PROF_MAX_THREADS=4 PROF_MAX_SITES=8 $< $@
+	$(Q)PROF_MAX_NODES=16 PROF_MAX_THREADS=4 PROF_MAX_SITES=8 PROF_TRACE_EVENTS=16 $< $@ \
+		$(FUZZ_DIR)/seeds/live0
 
 # the saved-profile loader (usdt/proffile_load.c), seeded with a saved file
 $(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c tests/fuzz_render.h usdt/proffile.c usdt/proffile_load.c \

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annot.h"
 #include "fuzz_render.h"
 #include "snapshot.h"
 
@@ -55,6 +56,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (c && !prof_seg_cursor__sample(c, mem, size, &busy))
 			prof_seg_cursor__sample(c, mem, size, &busy);
 		prof_seg_cursor__destroy(c);
+	}
+	{
+		struct prof_annot *an;
+
+		/* the annotations, and what profctl derives from them */
+		if (!prof_seg_annot(mem, size, &an)) {
+			struct prof_annot_lock_sum *ls;
+			struct prof_annot_plot_sum *ps;
+			__u64 first;
+			__u32 i;
+
+			if (prof_annot_lock_sums(an, &ls) >= 0)
+				free(ls);
+			if (prof_annot_plot_sums(an, &ps) >= 0)
+				free(ps);
+			for (i = 0; i < an->nthreads; i++)
+				if (an->threads[i].nvalues)
+					prof_annot_values(&an->threads[i], an->threads[i].values[0].node,
+							  an->threads[i].values[0].start, &first);
+			prof_annot__destroy(an);
+		}
 	}
 	if (!prof_snapshot__read_opts(mem, size, PROF_READ_NO_HIST, &b)) {
 		prof_snapshot__destroy(b);

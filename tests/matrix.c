@@ -17,6 +17,7 @@ PROF_DEFINE(mx_public);
 PROF_DECLARE(mx_public);
 
 static volatile unsigned long sink;
+static pthread_mutex_t mx_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static void mx_func(unsigned long i)
 {
@@ -48,6 +49,18 @@ int main(void)
 		memset(p, 0, 64);
 		free(p);
 		PROF_FREE(64);
+		/* annotations: any arithmetic type, C's cleanup-free calls */
+		PROF_PLOT(mx_plot, i);
+		PROF_PLOT(mx_plot, 1.5f);
+		PROF_MESSAGE("round %lu", i);
+		PROF_MESSAGE("no arguments");
+		PROF_ZONE_VALUE(i);
+		PROF_ZONE_TEXT("text");
+		if (PROF_MUTEX_LOCK(mx_lock, &mx_mutex) == 0)
+			(void)PROF_MUTEX_UNLOCK(mx_lock, &mx_mutex);
+		PROF_LOCK_WAIT(mx_generic);
+		PROF_LOCK_ACQUIRED(mx_generic);
+		PROF_LOCK_RELEASED(mx_generic);
 	}
 	printf("matrix ok %lu\n", (unsigned long)sink);
 	return 0;

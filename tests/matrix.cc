@@ -69,12 +69,25 @@ template <class T> T cx_inline_ns(T x)
 PROF_DECLARE(cx_public);
 
 namespace {
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 struct anon {
 	unsigned long run(unsigned long x)
 	{
 		PROF_USDT(cx_anon);
 		PROF_ALLOC(32);
 		PROF_FREE(32);
+		/* annotations in a member function, any arithmetic type */
+		PROF_PLOT(cx_plot, x);
+		PROF_PLOT(cx_plot, 2.5f);
+		PROF_MESSAGE("run %lu", x);
+		PROF_MESSAGE("no arguments");
+		PROF_ZONE_VALUE(x);
+		PROF_ZONE_TEXT("text");
+		if (PROF_MUTEX_LOCK(cx_lock, &m) == 0)
+			(void)PROF_MUTEX_UNLOCK(cx_lock, &m);
+		PROF_LOCK_WAIT(cx_generic);
+		PROF_LOCK_ACQUIRED(cx_generic);
+		PROF_LOCK_RELEASED(cx_generic);
 		return x + 2;
 	}
 };

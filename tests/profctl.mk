@@ -4,7 +4,7 @@
 include daemon/profctl/profctl.mk
 
 PROFCTL_TESTS := test_profctl test_profctl_cli test_profctl_live test_profctl_html test_profctl_save \
-	test_profctl_diff test_profctl_pprof test_profctl_serve test_profctl_trace
+	test_profctl_diff test_profctl_pprof test_profctl_serve test_profctl_trace test_annot
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
 # the golden views read lazily, thread after thread, and the live
 # tests read segments that change and shrink under them: under the
@@ -15,8 +15,8 @@ SAN_TESTS += $(OUTPUT)/tests/test_profctl $(OUTPUT)/tests/test_profctl_cli $(OUT
 TEST_EXTRA += $(PROFCTL)
 
 $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
-		tests/profctl_fixture.h tests/profctl_run.h tests/testutil.h tests/prom.h $(PROFCTL_LIB) \
-		$(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+		tests/profctl_fixture.h tests/profctl_run.h tests/profctl_child.h tests/testutil.h tests/prom.h \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) \
 		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
@@ -32,6 +32,14 @@ $(OUTPUT)/tests/test_profctl: $(OUTPUT)/tests/zones_cxx.o
 ROOT_TESTS += $(OUTPUT)/tests/test_profctl_profd
 $(OUTPUT)/tests/test_profctl_profd: tests/test_profctl_profd.c tests/testutil.h tests/profd_private.h tests/web_util.h $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# named locks under a real profd (root, BPF): a wait that slept says so
+ROOT_TESTS += $(OUTPUT)/tests/test_annot_profd
+$(OUTPUT)/tests/test_annot_profd: tests/test_annot_profd.c tests/testutil.h tests/profd_private.h \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

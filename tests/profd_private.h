@@ -83,6 +83,30 @@ static inline void test_profd_stop(pid_t pid)
 	}
 }
 
+/*
+ * A test group's private directory /tmp/NAME.XXXXXX (mode 0755: other
+ * users' clients reach the socket in it) into dir (64 bytes), profd on
+ * its socket (sock, 128 bytes), its pid in *pid; 0 or -1.  And its end.
+ */
+static inline int test_profd_group_setup(const char *name, char *dir, char *sock, pid_t *pid)
+{
+	snprintf(dir, 64, "/tmp/%s.XXXXXX", name);
+	if (!mkdtemp(dir) || chmod(dir, 0755))
+		return -1;
+	snprintf(sock, 128, "%s/profd.sock", dir);
+	test_profd_start(sock, pid);
+	return 0;
+}
+
+static inline int test_profd_group_teardown(const char *dir, pid_t pid)
+{
+	char cmd[128];
+
+	test_profd_stop(pid);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
 /* skip the test, saying why, without that profd */
 static inline void test_need_profd(pid_t pid)
 {

@@ -108,15 +108,19 @@ static int nodes_child(void)
 	CHILD_CHECK(h->max_nodes == 16 && h->nslabs == 1 && h->max_threads >= 2);
 	/* no rare path ran: the ext records are zero; one block's row map,
 	 * then nothing up to the histograms of 16 nodes, one block, then the
-	 * event ring that ends the slab */
+	 * event ring, then the annotations that end the slab (none written) */
 	{
 		const struct prof_region *r = h->region;
 		__u64 rowmap = r[PROF_REGION_ROWMAP].off, hist = r[PROF_REGION_HIST].off;
 
 		CHILD_CHECK(h->nregions == PROF_REGIONS);
 		CHILD_CHECK(r[PROF_REGION_RING].off == hist + PROF_HIST_BLOCK * PROF_HIST_BUCKETS * 4);
-		CHILD_CHECK(h->slab_size ==
+		CHILD_CHECK(r[PROF_REGION_ANNOT].off ==
 			    prof_page_up(r[PROF_REGION_RING].off + r[PROF_REGION_RING].size));
+		CHILD_CHECK(h->slab_size ==
+			    prof_page_up(r[PROF_REGION_ANNOT].off + r[PROF_REGION_ANNOT].size));
+		CHILD_CHECK(all_zero(mem + h->slabs_off + r[PROF_REGION_ANNOT].off,
+				     r[PROF_REGION_ANNOT].size));
 		/* ext records and open marks: all zero (every zone closed) */
 		used = r[PROF_REGION_EXT].off;
 		CHILD_CHECK(all_zero(mem + h->slabs_off + used, rowmap - used));

@@ -47,22 +47,13 @@ static void pd_zone(void)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_profctl_profd.XXXXXX");
-	if (!mkdtemp(dir) || chmod(dir, 0755))
-		return -1;
-	snprintf(sock, sizeof(sock), "%s/profd.sock", dir);
-	test_profd_start(sock, &profd_pid);
-	return 0;
+	return test_profd_group_setup("test_profctl_profd", dir, sock, &profd_pid);
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	test_profd_stop(profd_pid);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_profd_group_teardown(dir, profd_pid);
 }
 
 static void need_profd(void)

@@ -23,7 +23,7 @@
 #include <time.h>
 #include "testutil.h"
 #include "client.h"
-#include "profctl.h"
+#include "profctl_child.h"
 #include "prof.h"
 #include "profd_private.h"
 #include "web_util.h"
@@ -130,23 +130,6 @@ static int teardown(void **state)
 	waitpid(ticker, &st, 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) ? -1 : 0;
-}
-
-/* one scrape, in memory (free it) */
-static char *scrape(const struct pc_serve_opts *so, bool om)
-{
-	struct pc_src src;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	pc_src_open(&src, true);
-	src.read_flags = 0;
-	assert_int_equal(pc_metrics(f, &src, so, om), 0);
-	pc_src_close(&src);
-	assert_int_equal(fclose(f), 0);
-	return buf;
 }
 
 /* the value of the series that starts with prefix (its name and labels) */

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "testutil.h"
-#include "profctl.h"
+#include "profctl_child.h"
 #include "prof.h"
 
 static char dir[64];
@@ -34,28 +34,6 @@ static void spin_ns(__u64 ns)
 	} while ((__u64)(b.tv_sec - a.tv_sec) * 1000000000ull + (__u64)b.tv_nsec -
 			 (__u64)a.tv_nsec <
 		 ns);
-}
-
-/* profctl ARGS... in a child, its exit status */
-static int profctl(const char **args)
-{
-	char *argv[16] = { strdup("profctl") };
-	pid_t p;
-	int st, n = 1;
-
-	while (args[n - 1] && n < 15) {
-		argv[n] = strdup(args[n - 1]);
-		n++;
-	}
-	argv[n] = NULL;
-	p = fork();
-	assert_true(p >= 0);
-	if (p == 0)
-		_exit(profctl_main(n, argv));
-	while (n--)
-		free(argv[n]);
-	assert_int_equal(waitpid(p, &st, 0), p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 static int check(const char *mode, const char *a, const char *b)

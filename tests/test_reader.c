@@ -23,6 +23,12 @@ static void rd_inner(int i)
 {
 	PROF_USDT(rd_inner);
 	PROF_ALLOC(i);
+	/* annotations too: the regions' tests move their parts */
+	PROF_ZONE_VALUE(i);
+	PROF_PLOT(rd_plot, i);
+	PROF_MESSAGE("rd %d", i);
+	PROF_LOCK_ACQUIRED(rd_lock);
+	PROF_LOCK_RELEASED(rd_lock);
 }
 
 static void rd_rec(int n)
@@ -449,6 +455,7 @@ static void *next_minor(void *img, size_t *len)
 	/* regions in another order than the writer's, the new one first */
 	off = (shdr + 4095) & ~4095ull;
 	nr[PROF_REGION_RING] = (struct prof_region){ off, 0 }; /* the image's: off */
+	nr[PROF_REGION_ANNOT] = (struct prof_region){ off, 0 }; /* none, as the image's */
 	nr[PROF_REGIONS] = (struct prof_region){ off, 4096 };
 	off += 4096;
 	nr[PROF_REGION_HIST] = (struct prof_region){ off, r[PROF_REGION_HIST].size };
@@ -808,7 +815,10 @@ static void regions_each(const void *seg, size_t len, const char *what)
 			const struct prof_region *r = &vars[v];
 			void *p = dup_img(seg, len);
 			bool out = r->off < shdr || r->off > slab_size || r->size > slab_size - r->off ||
-				   (i != PROF_REGION_RING && r->size < r0.size);
+				   (i != PROF_REGION_RING && i != PROF_REGION_ANNOT &&
+				    r->size < r0.size) ||
+				   /* no annotations (0), or room for its parts */
+				   (i == PROF_REGION_ANNOT && r->size && r->size < r0.size);
 			int err;
 
 			hdr(p)->region[i] = *r;
@@ -827,6 +837,96 @@ static void regions_each(const void *seg, size_t len, const char *what)
 	printf("%s: %u variants refused, %u read\n", what, refused, read);
 }
 
+/*
+ * Each part of the annotation region (slab.h, 3.3) shifted, shrunk, grown
+ * past the region, or onto its neighbour, one change at a time, in a copy
+ * of a live segment whose threads annotated: every reader refuses what
+ * leaves the region, overlaps another part, or is no ring; the rest is
+ * read without fault.
+ */
+/* what the readers must refuse: part i at *r leaves the region, is no ring
+ * (a table: no room for an entry), or overlaps another part */
+static bool part_out(const struct prof_seg_hdr *h, __u32 i, const struct prof_region *r)
+{
+	static const __u64 esize[PROF_PARTS] = {
+		sizeof(struct prof_plot), sizeof(struct prof_plot_point), sizeof(struct prof_msg),
+		sizeof(struct prof_value), sizeof(struct prof_lock), sizeof(struct prof_lock_span),
+	};
+	__u64 rsize = h->region[PROF_REGION_ANNOT].size, n;
+	__u32 j;
+
+	if ((r->off & 7) || r->off > rsize || r->size > rsize - r->off)
+		return true;
+	if (i == PROF_PART_PLOTS || i == PROF_PART_LOCKS) {
+		if (r->size < esize[i])
+			return true;
+	} else {
+		n = r->size >= PROF_RING_HDR_SIZE ? (r->size - PROF_RING_HDR_SIZE) / esize[i] : 0;
+		if (!n || (r->size - PROF_RING_HDR_SIZE) % esize[i] || (n & (n - 1)))
+			return true;
+	}
+	for (j = 0; j < PROF_PARTS; j++)
+		if (j != i && r->off < h->part[j].off + h->part[j].size &&
+		    h->part[j].off < r->off + r->size)
+			return true;
+	return false;
+}
+
+static void parts_each(const void *seg, size_t len)
+{
+	const struct prof_seg_hdr *h0 = seg;
+	__u64 rsize = h0->region[PROF_REGION_ANNOT].size;
+	unsigned refused = 0;
+	__u32 i, v;
+	int terr;
+
+	assert_true(rsize > 0 && h0->nparts == PROF_PARTS);
+	assert_int_equal(try_read_all(seg, len, &terr), 0);
+	for (i = 0; i < PROF_PARTS; i++) {
+		const struct prof_region p0 = h0->part[i];
+		const struct prof_region vars[] = {
+			{ p0.off + 8, p0.size },	/* shifted */
+			{ p0.off - 8, p0.size },
+			{ p0.off, p0.size - 8 },	/* shrunk: a ring no more (v 2) */
+			{ p0.off, 0 },
+			/* three quarters of its entries: no power of two */
+			{ p0.off, (p0.size - PROF_RING_HDR_SIZE) / 4 * 3 + PROF_RING_HDR_SIZE },
+			{ rsize - p0.size + 8, p0.size }, /* past the region */
+			{ rsize, p0.size },
+			{ p0.off, ~0ull },
+			{ ~7ull, p0.size },
+			{ p0.off + 1, p0.size },	/* unaligned */
+			{ h0->part[(i + 1) % PROF_PARTS].off, p0.size }, /* on a neighbour */
+		};
+
+		for (v = 0; v < sizeof(vars) / sizeof(vars[0]); v++) {
+			void *p = dup_img(seg, len);
+			int err;
+
+			hdr(p)->part[i] = vars[v];
+			err = try_read_all(p, len, &terr);
+			if (part_out(h0, i, &vars[v]) != (err && terr))
+				fail_msg("part %u at %#llx, %#llx bytes (region %#llx): %d; %d",
+					 i, (unsigned long long)vars[v].off,
+					 (unsigned long long)vars[v].size, (unsigned long long)rsize,
+					 err, terr);
+			refused += err != 0;
+			free(p);
+		}
+	}
+	/* fewer parts than this reader knows, or more than the header holds */
+	for (v = 0; v < 2; v++) {
+		void *p = dup_img(seg, len);
+		int err;
+
+		hdr(p)->nparts = v ? PROF_PARTS_MAX + 1 : PROF_PARTS - 1;
+		err = try_read_all(p, len, &terr);
+		assert_true(err && terr);
+		free(p);
+	}
+	printf("parts: %u variants refused\n", refused);
+}
+
 /* over a reader's image (no rings), and over a copy of this process's live
  * segment (rings, and a slab for each thread) */
 static void test_regions_one_by_one(void **state)
@@ -839,6 +939,7 @@ static void test_regions_one_by_one(void **state)
 	assert_true(hdr(seg)->region[PROF_REGION_RING].size > 0);
 	regions_each(img, len, "image");
 	regions_each(copy, seg_len, "live");
+	parts_each(copy, seg_len);
 	free(copy);
 	munmap(seg, seg_len);
 	free(img);

@@ -21,6 +21,22 @@
  *	PROF_FREE(bytes);	the same, for a free
  *	PROF_THREAD_NAME(s);	name this thread in reports: a call
  *
+ * Annotations (a call each, out of line; see "Annotations" below): a value
+ * some 45 instructions, a plot point 80 (it reads the clock), a counted
+ * mutex pair 166 over a bare lock and unlock (BENCHMARKS.md):
+ *
+ *	PROF_PLOT(name, v);	a number over time: a point in the thread's
+ *				ring, and the plot's min/max/last/count
+ *	PROF_MESSAGE(fmt, ...);	a line of text at an instant (vsnprintf on
+ *				the caller's stack, cut at 111 bytes)
+ *	PROF_ZONE_VALUE(v);	a number on the current call (its trace args)
+ *	PROF_ZONE_TEXT(s);	a short text on it (cut at 39 bytes)
+ *	PROF_MUTEX_LOCK(name, m)   pthread_mutex_lock(m), counted: an int
+ *	PROF_MUTEX_UNLOCK(name, m) pthread_mutex_unlock(m), counted: an int
+ *	PROF_LOCK_WAIT(name);	any lock: about to wait for it
+ *	PROF_LOCK_ACQUIRED(name); got it (after a WAIT: the wait counts)
+ *	PROF_LOCK_RELEASED(name); let it go (the hold counts)
+ *
  * Zone names are identifiers: they are also the USDT probe names, provider
  * "prof": prof:NAME fires on enter, prof:NAME__exit on exit.  Their
  * arguments, a stable layout, 8 bytes each:
@@ -80,9 +96,25 @@
 #define PROF_ALLOC(bytes)	do { (void)(bytes); } while (0)
 #define PROF_FREE(bytes)	do { (void)(bytes); } while (0)
 #define PROF_THREAD_NAME(s)	do { (void)(s); } while (0)
+/* annotations: the lock itself still taken and released */
+#include <pthread.h>
+#define PROF_PLOT(name, v)	do { (void)(v); } while (0)
+static inline void __attribute__((format(printf, 1, 2))) __prof_message_off(const char *fmt, ...)
+{
+	(void)fmt;
+}
+#define PROF_MESSAGE(...)	do { if (0) __prof_message_off(__VA_ARGS__); } while (0)
+#define PROF_ZONE_VALUE(v)	do { (void)(v); } while (0)
+#define PROF_ZONE_TEXT(s)	do { (void)(s); } while (0)
+#define PROF_MUTEX_LOCK(name, m)	pthread_mutex_lock(m)
+#define PROF_MUTEX_UNLOCK(name, m)	pthread_mutex_unlock(m)
+#define PROF_LOCK_WAIT(name)	do { } while (0)
+#define PROF_LOCK_ACQUIRED(name) do { } while (0)
+#define PROF_LOCK_RELEASED(name) do { } while (0)
 
 #else /* !PROF_DISABLE */
 
+#include <pthread.h>
 #include <stdint.h>
 #include "slab.h"
 #include "profsched.h"
@@ -656,6 +688,99 @@ struct __prof_guard {
 #define PROF_ALLOC(bytes)	__prof_mem(0, __PROF_CAST(uint64_t, bytes))
 #define PROF_FREE(bytes)	__prof_mem(1, __PROF_CAST(uint64_t, bytes))
 #define PROF_THREAD_NAME(s)	__prof_thread_name(s)
+
+/*
+ * Annotations: per thread, lock-free, bounded (slab.h's rings and tables),
+ * readable live and after a crash, as zones are; each a call into the
+ * runtime (usdt/annot.c), never a change to a zone's own code.
+ *
+ * Names are identifiers, as zones': a name is one plot or one lock in the
+ * whole process, whatever file or library uses it (no declaration
+ * needed).  N.B. a name's first use on a thread is a slow path (it may
+ * lock and allocate): not from a signal handler; and a thread's first
+ * annotation makes its slab if no zone has (as its first zone would).
+ *
+ * What bad input does (each counted in the thread's annot_dropped or
+ * annot_cut, never written out of its entry):
+ *  - a value of any arithmetic type is converted to double; a NaN or an
+ *    infinity is dropped (a plot keeps finite numbers only);
+ *  - a NULL text is the empty text; a longer text is cut at its entry's
+ *    length (a message 111 bytes, a zone text 39);
+ *  - a value or text outside any zone is dropped;
+ *  - a message (or any annotation) from a signal handler that interrupts
+ *    one of its own thread's annotations is dropped; one that does not is
+ *    kept.  The formatting is vsnprintf, as async-signal-safe as the
+ *    format (%d, %s and %x are, in glibc; %f takes the locale);
+ *  - a release of a lock the thread does not hold is counted (unheld) and
+ *    otherwise ignored; a second acquire of a held name (recursion, or two
+ *    locks given one name) nests: the hold runs from the first acquire to
+ *    the last release;
+ *  - more than PROF_PLOTS_MAX plots, or PROF_LOCKS_MAX (lock, zone) pairs,
+ *    on a thread: the extra ones are dropped.
+ */
+#ifdef __cplusplus
+extern "C" {
+#endif
+struct __prof_aname {		/* a plot's or lock's name, one per site */
+	const char *name;
+	unsigned int flags;	/* PROF_SITE_PLOT or PROF_SITE_LOCK */
+};
+struct __prof_acache {		/* per site and thread: where its name is */
+	uint32_t epoch;		/* the thread's binding it was found in */
+	uint32_t slot;		/* the plot's, or the lock name's, index */
+	uint32_t node;		/* a lock: the zone lslot is for */
+	uint32_t lslot;		/* a lock: (lock, zone)'s index */
+};
+void __prof_plot(const struct __prof_aname *n, struct __prof_acache *c, double v);
+void __prof_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void __prof_zone_value(double v);
+void __prof_zone_text(const char *s);
+void __prof_lock_wait(const struct __prof_aname *n, struct __prof_acache *c);
+void __prof_lock_acquired(const struct __prof_aname *n, struct __prof_acache *c);
+void __prof_lock_released(const struct __prof_aname *n, struct __prof_acache *c);
+int __prof_mutex_lock(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m);
+int __prof_mutex_unlock(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m);
+#ifdef __cplusplus
+}
+#endif
+
+/* a name's descriptor and cache, in the block of its use */
+#define __PROF_ANAME(name, fl, id)						\
+	static const struct __prof_aname __prof_an_##id = { #name, fl };	\
+	static __thread struct __prof_acache __prof_ac_##id
+#define __PROF_ACALL(name, fl, fn, id)						\
+	do {									\
+		__PROF_ANAME(name, fl, id);					\
+		fn(&__prof_an_##id, &__prof_ac_##id);				\
+	} while (0)
+#define __PROF_PLOT(name, v, id)						\
+	do {									\
+		__PROF_ANAME(name, PROF_SITE_PLOT, id);				\
+		__prof_plot(&__prof_an_##id, &__prof_ac_##id, __PROF_CAST(double, v)); \
+	} while (0)
+#define __PROF_MUTEX(name, m, fn, id)						\
+	__extension__({								\
+		__PROF_ANAME(name, PROF_SITE_LOCK, id);				\
+		fn(&__prof_an_##id, &__prof_ac_##id, (m));			\
+	})
+#define __PROF_PLOT_(name, v, id)	__PROF_PLOT(name, v, id)
+#define __PROF_ACALL_(name, fl, fn, id)	__PROF_ACALL(name, fl, fn, id)
+#define __PROF_MUTEX_(name, m, fn, id)	__PROF_MUTEX(name, m, fn, id)
+
+#define PROF_PLOT(name, v)	__PROF_PLOT_(name, v, __COUNTER__)
+#define PROF_MESSAGE(...)	__prof_message(__VA_ARGS__)
+#define PROF_ZONE_VALUE(v)	__prof_zone_value(__PROF_CAST(double, v))
+#define PROF_ZONE_TEXT(s)	__prof_zone_text(s)
+#define PROF_MUTEX_LOCK(name, m)						\
+	__PROF_MUTEX_(name, m, __prof_mutex_lock, __COUNTER__)
+#define PROF_MUTEX_UNLOCK(name, m)						\
+	__PROF_MUTEX_(name, m, __prof_mutex_unlock, __COUNTER__)
+#define PROF_LOCK_WAIT(name)							\
+	__PROF_ACALL_(name, PROF_SITE_LOCK, __prof_lock_wait, __COUNTER__)
+#define PROF_LOCK_ACQUIRED(name)						\
+	__PROF_ACALL_(name, PROF_SITE_LOCK, __prof_lock_acquired, __COUNTER__)
+#define PROF_LOCK_RELEASED(name)						\
+	__PROF_ACALL_(name, PROF_SITE_LOCK, __prof_lock_released, __COUNTER__)
 
 #endif /* PROF_DISABLE */
 

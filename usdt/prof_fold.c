@@ -245,6 +245,12 @@ static void slab_clear(struct prof_slab_hdr *h, __u32 nn)
 	if (prof_rt.region[PROF_REGION_RING].size)
 		__atomic_store_n(&((struct prof_ring *)prof_rt_region(h, PROF_REGION_RING))->head, 0,
 				 __ATOMIC_RELEASE);
+	/* the annotations start again at the next thread's first */
+	__atomic_store_n(&h->annot, 0, __ATOMIC_RELEASE);
+	__PROF_STORE(&h->nplots, 0);
+	__PROF_STORE(&h->nlocks, 0);
+	__PROF_STORE(&h->annot_dropped, 0);
+	__PROF_STORE(&h->annot_cut, 0);
 	__PROF_STORE(&h->nnodes, 2);
 	__PROF_STORE(&h->overflow, 0);
 	__PROF_STORE(&h->unbalanced, 0);

@@ -290,6 +290,8 @@ static void seg_hdr_fill(struct prof_seg_hdr *h, __u64 token, __u64 hz, __u64 si
 	h->slab_hdr_size = sizeof(struct prof_slab_hdr);
 	h->nregions = PROF_REGIONS;
 	memcpy(h->region, prof_rt.region, sizeof(prof_rt.region));
+	h->nparts = PROF_PARTS;
+	memcpy(h->part, prof_rt.part, sizeof(prof_rt.part));
 	h->agg_slab = prof_rt.max_threads;
 }
 
@@ -319,7 +321,7 @@ int prof_seg_init(void)
 	slabs_off = sites_off + (__u64)prof_rt.max_sites * sizeof(struct prof_site_ent);
 	slabs_off = (slabs_off + 4095) & ~4095ull;
 	slab_size = prof_slab_layout(prof_rt.max_nodes, PROF_HIST_SHIFT, prof_rt.ring_events,
-				     prof_rt.region);
+				     prof_annot_layout(prof_rt.part), prof_rt.region);
 	prof_rt.slab_size = slab_size;
 	/* one slab past the threads': the exited threads' aggregate */
 	size = slabs_off + slab_size * ((__u64)prof_rt.max_threads + 1);

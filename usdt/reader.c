@@ -327,6 +327,49 @@ static bool ring_events_ok(__u64 n)
 	return n && n <= (1ull << 24) && !(n & (n - 1));
 }
 
+/*
+ * 3.3: the annotation region's parts (slab.h), each inside the region,
+ * apart from one another, a ring a header and a power of two of entries,
+ * a table room for one entry at least.  No region (size 0): no parts.
+ */
+static int annot_parts_check(const struct prof_seg_hdr *h, struct seg_geom *g)
+{
+	static const __u64 esize[PROF_PARTS] = {
+		sizeof(struct prof_plot),      sizeof(struct prof_plot_point),
+		sizeof(struct prof_msg),       sizeof(struct prof_value),
+		sizeof(struct prof_lock),      sizeof(struct prof_lock_span),
+	};
+	__u64 rsize = g->region[PROF_REGION_ANNOT].size;
+	__u32 hdr_size = LD(&h->hdr_size), i, j;
+
+	memset(g->part, 0, sizeof(g->part));
+	if (!rsize)
+		return 0;
+	if (hdr_size < offsetof(struct prof_seg_hdr, part) + sizeof(h->part) ||
+	    LD(&h->nparts) < PROF_PARTS || LD(&h->nparts) > PROF_PARTS_MAX)
+		return -EINVAL;
+	for (i = 0; i < PROF_PARTS; i++) {
+		struct prof_region *p = &g->part[i];
+		bool ring = i != PROF_PART_PLOTS && i != PROF_PART_LOCKS;
+
+		p->off = LD(&h->part[i].off);
+		p->size = LD(&h->part[i].size);
+		if ((p->off & 7) || p->off > rsize || p->size > rsize - p->off)
+			return -EINVAL;
+		if (ring ? p->size < PROF_RING_HDR_SIZE + esize[i] ||
+				   (p->size - PROF_RING_HDR_SIZE) % esize[i] ||
+				   !ring_events_ok((p->size - PROF_RING_HDR_SIZE) / esize[i])
+			 : p->size < esize[i])
+			return -EINVAL;
+	}
+	for (i = 0; i < PROF_PARTS; i++)
+		for (j = i + 1; j < PROF_PARTS; j++)
+			if (g->part[i].off < g->part[j].off + g->part[j].size &&
+			    g->part[j].off < g->part[i].off + g->part[i].size)
+				return -EINVAL;
+	return 0;
+}
+
 /* the slab regions this reader knows, each inside the slab, past its
  * header, big enough for the geometry, and apart from one another */
 static int regions_check(const struct prof_seg_hdr *h, struct seg_geom *g, __u32 slab_hdr_size)
@@ -344,6 +387,8 @@ static int regions_check(const struct prof_seg_hdr *h, struct seg_geom *g, __u32
 	need[PROF_REGION_HIST] = (blocks << g->hist_shift) * PROF_HIST_BUCKETS * sizeof(__u32);
 	/* off (size 0), or a header and a power of two of events */
 	need[PROF_REGION_RING] = nreg > PROF_REGION_RING ? LD(&h->region[PROF_REGION_RING].size) : 0;
+	/* 3.3: none (size 0), or its parts inside it (annot_parts_check) */
+	need[PROF_REGION_ANNOT] = nreg > PROF_REGION_ANNOT ? LD(&h->region[PROF_REGION_ANNOT].size) : 0;
 	if (need[PROF_REGION_RING] &&
 	    (need[PROF_REGION_RING] < PROF_RING_HDR_SIZE + sizeof(struct prof_event) ||
 	     (need[PROF_REGION_RING] - PROF_RING_HDR_SIZE) % sizeof(struct prof_event) ||
@@ -370,7 +415,7 @@ static int regions_check(const struct prof_seg_hdr *h, struct seg_geom *g, __u32
 			if (g->region[i].off < g->region[j].off + need[j] &&
 			    g->region[j].off < g->region[i].off + need[i])
 				return -EINVAL;
-	return 0;
+	return annot_parts_check(h, g);
 }
 
 PROF_HIDDEN int seg_check(const void *mem, size_t len, struct seg_geom *g)

@@ -238,7 +238,7 @@ static void image_geom(const struct prof_snapshot *s, struct image_geom *g)
 	g->shift = 0;
 	while (g->shift < PROF_HIST_SHIFT && (1u << g->shift) < g->max_nodes)
 		g->shift++;
-	g->slab_size = prof_slab_layout(g->max_nodes, g->shift, 0, g->region);
+	g->slab_size = prof_slab_layout(g->max_nodes, g->shift, 0, 0, g->region);
 	/* the aggregate (always the last thread) one slab past the threads' */
 	g->agg = s->nthreads && s->threads[s->nthreads - 1].folds;
 	g->nreal = s->nthreads - g->agg;

@@ -44,6 +44,7 @@ struct seg_geom {
 	/* strides: a later minor may grow each struct at its end */
 	__u32 site_size, node_size, ext_size;
 	struct prof_region region[PROF_REGIONS]; /* the regions this reader knows */
+	struct prof_region part[PROF_PARTS];	 /* 3.3: the annotation region's */
 	__u64 snap_tick;			 /* an image's "now", else 0 */
 	__u64 now;				 /* what open calls are measured to */
 	__u32 agg_slab;	/* the exited threads' aggregate, PROF_NO_SLOT if none */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annot.h"
 #include "reader_int.h"
 
 /*
@@ -119,6 +120,12 @@ int prof_seg_trace_newest(const void *mem, size_t len, __u64 newest, struct prof
 		tt->written = h1;
 		t->nthreads++;
 	}
+	/* after the rings: a value names a call its ring has, or had */
+	err = prof_seg_annot(mem, len, &t->annot);
+	if (err) {
+		prof_trace__destroy(t);
+		return err;
+	}
 	*out = t;
 	return 0;
 }
@@ -131,6 +138,7 @@ void prof_trace__destroy(struct prof_trace *t)
 		return;
 	for (i = 0; i < t->nthreads; i++)
 		free(t->threads[i].ev);
+	prof_annot__destroy(t->annot);
 	free(t->threads);
 	free(t);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "annot.h"
 #include "json_writer.h"
 #include "snapshot.h"
 
@@ -493,6 +494,62 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 			       : "]}");
 }
 
+/*
+ * A live process's plots and locks (profctl reads them from its segment):
+ * each plot's points, min, max, last and mean; each lock's acquisitions,
+ * contended ones, time waited and held (ns), the waits the thread slept in
+ * (null without profd's word) and the releases of a lock not held
+ */
+static void json_annot(struct prof_jw *w, const struct prof_snapshot *s)
+{
+	const struct prof_snap_annot *a = s->annot;
+	size_t i;
+
+	prof_jw_name(w, "plots");
+	prof_jw_start_array(w);
+	for (i = 0; i < a->nplots; i++) {
+		const struct prof_annot_plot_sum *p = &a->plots[i];
+
+		prof_jw_ws(w, "\n  ");
+		prof_jw_start_object(w);
+		prof_jw_string_field(w, "name", p->name);
+		prof_jw_u64_field(w, "count", p->count);
+		prof_jw_name(w, "min");
+		prof_jw_double(w, "%.17g", p->min);
+		prof_jw_name(w, "max");
+		prof_jw_double(w, "%.17g", p->max);
+		prof_jw_name(w, "last");
+		prof_jw_double(w, "%.17g", p->last);
+		prof_jw_name(w, "mean");
+		prof_jw_double(w, "%.17g", p->count ? p->sum / (double)p->count : 0);
+		prof_jw_end_object(w);
+	}
+	prof_jw_end_array(w);
+	prof_jw_name(w, "locks");
+	prof_jw_start_array(w);
+	for (i = 0; i < a->nlocks; i++) {
+		const struct prof_annot_lock_sum *l = &a->locks[i];
+
+		prof_jw_ws(w, "\n  ");
+		prof_jw_start_object(w);
+		prof_jw_string_field(w, "name", l->name);
+		prof_jw_u64_field(w, "acquisitions", l->acquisitions);
+		prof_jw_u64_field(w, "contended", l->contended);
+		prof_jw_u64_field(w, "wait_ns", prof_snap_ns(s, l->wait_ticks));
+		prof_jw_u64_field(w, "wait_max_ns", prof_snap_ns(s, l->wait_max));
+		prof_jw_u64_field(w, "hold_ns", prof_snap_ns(s, l->hold_ticks));
+		prof_jw_u64_field(w, "hold_max_ns", prof_snap_ns(s, l->hold_max));
+		prof_jw_name(w, "blocked");
+		if (l->kernel_waits)
+			prof_jw_u64(w, l->blocked);
+		else
+			prof_jw_null(w);
+		prof_jw_u64_field(w, "unheld", l->unheld);
+		prof_jw_end_object(w);
+	}
+	prof_jw_end_array(w);
+}
+
 int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 {
 	return prof_report_json_hook(f, snaps, nsnaps, NULL);
@@ -612,6 +669,8 @@ int prof_report_json_hook(FILE *f, struct prof_snapshot *const *snaps, size_t ns
 			return it.err;
 		}
 		prof_jw_end_array(&w);
+		if (s->annot)
+			json_annot(&w, s);
 		prof_jw_end_object(&w);
 	}
 	prof_jw_raw(&w, "\n");

@@ -65,6 +65,7 @@ struct prof_rt {
 	__u32 ring_events;		/* events in each slab's ring, 0: off */
 	__u64 slab_size;
 	struct prof_region region[PROF_REGIONS]; /* inside each slab */
+	struct prof_region part[PROF_PARTS];	/* inside its annotation region */
 	struct prof_site_ent *sites;
 	char *slabs;
 	/* descriptor -> site index, open addressing, 2 * max_sites */
@@ -106,6 +107,8 @@ static inline void *prof_rt_region(struct prof_slab_hdr *h, enum prof_region_id 
 }
 
 pid_t prof_gettid(void);
+
+
 __u64 prof_ticks_to_ns(__u64 ticks);
 
 /* agent.c: the profd client, a background thread (never the app's) */

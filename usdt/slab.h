@@ -22,6 +22,10 @@
  *	    PROF_REGION_HIST	__u32[blocks][PROF_HIST_BUCKETS][hist_block]
  *	    PROF_REGION_RING	struct prof_ring: the thread's last calls, in
  *				the order they ended (3.1; size 0 when off)
+ *	    PROF_REGION_ANNOT	the thread's annotations (3.3; size 0: none):
+ *				plots, messages, values on calls, locks, in
+ *				the parts the header's part table places
+ *				(see "Annotations" below)
  *
  * Versions: 'version' is the major; a reader takes only its own.  'minor'
  * grows when fields are added at the end of a struct (its size field
@@ -100,7 +104,7 @@
 
 #define PROF_SEG_MAGIC		0x31474553464f5250ULL	/* "PROFSEG1" */
 #define PROF_SEG_VERSION	3	/* the major: readers take only their own */
-#define PROF_SEG_MINOR		2	/* what this header describes; see above */
+#define PROF_SEG_MINOR		3	/* what this header describes; see above */
 #define PROF_SLAB_MAGIC		0x42414c53U		/* "SLAB" */
 #define PROF_SHM_PREFIX		"prof."			/* in /dev/shm */
 
@@ -150,9 +154,11 @@ enum prof_region_id {
 	PROF_REGION_ROWMAP,
 	PROF_REGION_HIST,
 	PROF_REGION_RING,	/* 3.1 */
+	PROF_REGION_ANNOT,	/* 3.3 */
 	PROF_REGIONS,		/* the regions this minor knows */
 };
 #define PROF_REGIONS_MAX	12	/* room in the header */
+#define PROF_PARTS_MAX		8	/* annotation parts: room in the header */
 
 struct prof_region {
 	__u64 off;		/* from the slab's start */
@@ -235,11 +241,18 @@ struct prof_seg_hdr {
 	__u32 agg_seq;		/* app, release: odd while a fold runs */
 	__u64 folds;		/* app, pub: threads folded into the aggregate */
 	struct prof_fold fold_ring[PROF_FOLD_RING]; /* app: the last folds */
+
+	/* 3.3: the annotation region's parts, from its start */
+	__u32 nparts;		/* app, once: parts in the table */
+	__u32 __pad3;
+	struct prof_region part[PROF_PARTS_MAX]; /* app, once */
 };
 
 #define PROF_SITE_PUBLIC	0x1	/* PROF_DEFINE: shared by many sites */
 #define PROF_SITE_FUNC		0x2	/* PROF_FUNC: named after its function */
 #define PROF_SITE_BEGIN		0x4	/* PROF_BEGIN/END */
+#define PROF_SITE_PLOT		0x8	/* 3.3: a plot's name, no zone's */
+#define PROF_SITE_LOCK		0x10	/* 3.3: a lock's name, no zone's */
 
 struct prof_site_ent {		/* app, once per site, before nsites pub */
 	char name[PROF_NAME_MAX];
@@ -285,6 +298,19 @@ struct prof_slab_hdr {
 				 * record (see kernel_adj) */
 	__u32 cover_seq;	/* app, release: odd while 'covered' and every
 				 * kernel_adj are being changed together */
+
+	/* 3.3: the annotations (see below) */
+	__u32 annot;		/* app, release: 1 once the thread's annotation
+				 * region is reserved and its heads zero; 0:
+				 * none, its pages may not even be there */
+	__u32 nplots;		/* app, pub: plots [0, nplots) are valid */
+	__u32 nlocks;		/* app, pub: locks [0, nlocks) are valid */
+	__u32 __pad3;
+	__u64 annot_dropped;	/* app: annotations not kept: a name table
+				 * full, a message or value written from a
+				 * signal handler inside another's write, a
+				 * value outside any zone */
+	__u64 annot_cut;	/* app: texts cut to their entry's length */
 };
 
 /*
@@ -361,6 +387,112 @@ struct prof_ring {
 #define PROF_RING_HDR_SIZE	64
 
 /*
+ * Annotations (3.3): per thread, in the region PROF_REGION_ANNOT, written
+ * only by its thread from its first annotation on (the slab's 'annot'
+ * says when; a reader reads nothing of the region before).  The header's
+ * part table places each part inside the region.  Names (plots, locks)
+ * are site entries flagged PROF_SITE_PLOT or PROF_SITE_LOCK, one per name
+ * in the process (file "", line 0): a name is global, the same plot or
+ * lock wherever it is used.
+ *
+ *	PROF_PART_PLOTS	 struct prof_plot[]: each plot's figures on this
+ *			 thread; nplots (slab header, pub) valid
+ *	PROF_PART_POINTS prof_ring + struct prof_plot_point[n]
+ *	PROF_PART_MSGS	 prof_ring + struct prof_msg[n]
+ *	PROF_PART_VALUES prof_ring + struct prof_value[n]: values and texts
+ *			 on calls, found by (node, the call's start tick),
+ *			 which the call's event in the event ring has too
+ *	PROF_PART_LOCKS	 struct prof_lock[]: per (lock, zone that took it);
+ *			 nlocks valid
+ *	PROF_PART_SPANS	 prof_ring + struct prof_lock_span[n]: waits, holds
+ *
+ * Each ring is read as the event ring is (n a power of two, head
+ * published after the entry).  Texts are NUL-terminated inside their
+ * entry; a reader checks that, and every index, as everything else.
+ */
+enum prof_part_id {
+	PROF_PART_PLOTS,
+	PROF_PART_POINTS,
+	PROF_PART_MSGS,
+	PROF_PART_VALUES,
+	PROF_PART_LOCKS,
+	PROF_PART_SPANS,
+	PROF_PARTS,
+};
+
+/* the runtime's sizes (a reader takes the part table's) */
+#define PROF_PLOTS_MAX		64	/* plots a thread keeps figures of */
+#define PROF_PLOT_POINTS	1024	/* a thread's last plot points */
+#define PROF_MSGS		256	/* a thread's last messages */
+#define PROF_MSG_TEXT		112	/* a message, with its NUL */
+#define PROF_VALUES		4096	/* a thread's last values on calls */
+#define PROF_VALUE_TEXT		40	/* PROF_ZONE_TEXT, with its NUL */
+#define PROF_LOCKS_MAX		64	/* (lock, zone) pairs a thread keeps */
+#define PROF_LOCK_SPANS		4096	/* a thread's last waits and holds */
+#define PROF_LOCK_HIST		40	/* wait ticks by power of two */
+
+struct prof_plot {		/* app: site once, before nplots pub */
+	__u32 site;		/* its name */
+	__u32 __pad;
+	__u64 count;		/* points */
+	double min, max, last, sum; /* of its points (finite values only) */
+	__u64 last_tick;	/* when 'last' was plotted */
+	__u64 __pad2;
+};
+
+struct prof_plot_point {
+	__u64 tick;
+	double value;
+	__u32 plot;		/* index in PROF_PART_PLOTS */
+	__u32 __pad;
+};
+
+struct prof_msg {
+	__u64 tick;
+	__u32 node;		/* the zone it was logged in */
+	__u32 len;		/* bytes of text, NUL excluded */
+	char text[PROF_MSG_TEXT];
+};
+
+#define PROF_VALUE_NUM		1	/* prof_value.kind: PROF_ZONE_VALUE */
+#define PROF_VALUE_TEXT_KIND	2	/*   PROF_ZONE_TEXT */
+struct prof_value {
+	__u64 start;		/* the call's start tick, as its event's */
+	__u32 node;		/* the call's node */
+	__u16 kind;		/* PROF_VALUE_* */
+	__u16 len;		/* text bytes, NUL excluded */
+	double value;		/* PROF_VALUE_NUM */
+	char text[PROF_VALUE_TEXT]; /* PROF_VALUE_TEXT_KIND */
+};
+
+struct prof_lock {		/* app: site, node once, before nlocks pub */
+	__u32 site;		/* the lock's name */
+	__u32 node;		/* the zone the thread was in when it took it */
+	__u64 acquisitions;
+	__u64 contended;	/* acquisitions that waited */
+	__u64 wait_ticks;	/* time waited, all acquisitions */
+	__u64 wait_max;
+	__u64 hold_ticks;	/* time held, acquisition to release */
+	__u64 hold_max;
+	__u64 blocked;		/* waits the thread slept in (profd) */
+	__u64 kernel_waits;	/* contended waits profd's word covered */
+	__u64 unheld;		/* releases of this lock it did not hold */
+	__u64 __pad[2];
+	__u32 wait_hist[PROF_LOCK_HIST]; /* contended waits: bucket b holds
+				 * [2^b, 2^(b+1)) ticks, the last all above */
+};
+
+#define PROF_SPAN_HOLD		0x1	/* prof_lock_span.flags: held; else a wait */
+#define PROF_SPAN_BLOCKED	0x2	/*   a wait the thread slept in (profd) */
+#define PROF_SPAN_KERNEL	0x4	/*   profd's word covered the wait */
+struct prof_lock_span {
+	__u64 start;
+	__u64 dur;		/* ticks */
+	__u32 lock;		/* index in PROF_PART_LOCKS */
+	__u32 flags;		/* PROF_SPAN_* */
+};
+
+/*
  * Casts in this header and prof.h, which C++ programs include too (clean
  * under -Wold-style-cast): a value's, and a pointer's to or from an
  * integer
@@ -397,6 +529,10 @@ __PROF_STATIC_ASSERT(sizeof(struct prof_seg_hdr) <= PROF_SEG_HDR_SIZE, "the head
 __PROF_STATIC_ASSERT(sizeof(struct prof_event) == 16 &&
 			     sizeof(struct prof_ring) == PROF_RING_HDR_SIZE,
 		     "the event ring a zone exit writes");
+__PROF_STATIC_ASSERT(sizeof(struct prof_plot) == 64 && sizeof(struct prof_plot_point) == 24 &&
+			     sizeof(struct prof_msg) == 128 && sizeof(struct prof_value) == 64 &&
+			     sizeof(struct prof_lock) == 256 && sizeof(struct prof_lock_span) == 24,
+		     "the annotations' entries");
 __PROF_STATIC_ASSERT(sizeof(struct prof_slab_hdr) <= PROF_SLAB_HDR_SIZE,
 		     "the slab header region");
 __PROF_STATIC_ASSERT(__builtin_offsetof(struct prof_node, calls) == 8 &&
@@ -471,12 +607,39 @@ static inline __u64 prof_page_up(__u64 v)
 }
 
 /*
+ * The writer's layout of the annotation region: its parts into p
+ * (PROF_PARTS of them), each page aligned (a ring's pages apart from the
+ * tables'), the region's size returned.
+ */
+static inline __u64 prof_annot_layout(struct prof_region *p)
+{
+	static const __u64 size[PROF_PARTS] = {
+		PROF_PLOTS_MAX * sizeof(struct prof_plot),
+		PROF_RING_HDR_SIZE + PROF_PLOT_POINTS * sizeof(struct prof_plot_point),
+		PROF_RING_HDR_SIZE + PROF_MSGS * sizeof(struct prof_msg),
+		PROF_RING_HDR_SIZE + PROF_VALUES * sizeof(struct prof_value),
+		PROF_LOCKS_MAX * sizeof(struct prof_lock),
+		PROF_RING_HDR_SIZE + PROF_LOCK_SPANS * sizeof(struct prof_lock_span),
+	};
+	__u64 off = 0;
+	unsigned int i;
+
+	for (i = 0; i < PROF_PARTS; i++) {
+		p[i].off = prof_page_up(off);
+		p[i].size = size[i];
+		off = p[i].off + size[i];
+	}
+	return off;
+}
+
+/*
  * The writer's layout of a slab for a node capacity: its regions into r
- * (PROF_REGIONS of them), its page-aligned stride returned.  Readers never
+ * (PROF_REGIONS of them), its page-aligned stride returned; annot_size is
+ * the annotation region's (prof_annot_layout), 0 for none.  Readers never
  * call this: they take the header's table.
  */
 static inline __u64 prof_slab_layout(__u32 max_nodes, unsigned int hist_shift,
-				     __u32 ring_events, struct prof_region *r)
+				     __u32 ring_events, __u64 annot_size, struct prof_region *r)
 {
 	__u64 blocks = prof_hist_blocks(max_nodes, hist_shift);
 
@@ -495,7 +658,9 @@ static inline __u64 prof_slab_layout(__u32 max_nodes, unsigned int hist_shift,
 	r[PROF_REGION_RING].off = prof_page_up(r[PROF_REGION_HIST].off + r[PROF_REGION_HIST].size);
 	r[PROF_REGION_RING].size =
 		ring_events ? PROF_RING_HDR_SIZE + __PROF_CAST(__u64, ring_events) * sizeof(struct prof_event) : 0;
-	return prof_page_up(r[PROF_REGION_RING].off + r[PROF_REGION_RING].size);
+	r[PROF_REGION_ANNOT].off = prof_page_up(r[PROF_REGION_RING].off + r[PROF_REGION_RING].size);
+	r[PROF_REGION_ANNOT].size = annot_size;
+	return prof_page_up(r[PROF_REGION_ANNOT].off + r[PROF_REGION_ANNOT].size);
 }
 
 /*

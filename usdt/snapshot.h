@@ -158,6 +158,19 @@ struct prof_snapshot {
 	__u32 ns_pid;
 	__u32 __pad_ns;
 	char cgroup[PROF_CGROUP_MAX];
+	/* a live process's annotations summed by name (annot.h), set by
+	 * profctl from its segment; NULL otherwise.  Not the snapshot's: the
+	 * caller frees it, after every copy of the snapshot */
+	const struct prof_snap_annot *annot;
+};
+
+/* the plots and locks of a process, by name (annot.h) */
+struct prof_annot_plot_sum;
+struct prof_annot_lock_sum;
+struct prof_snap_annot {
+	size_t nplots, nlocks;
+	struct prof_annot_plot_sum *plots;
+	struct prof_annot_lock_sum *locks;
 };
 
 /* copy and validate a segment image; 0 or -errno (-EINVAL: corrupt,
@@ -644,8 +657,10 @@ struct prof_trace {
 	__u64 tick_hz, tick_base, mono_base_ns;
 	__u32 clock;		/* PROF_CLOCK_* of the program's ticks */
 	struct prof_trace_thread *threads;
+	struct prof_annot *annot; /* the threads' annotations (annot.h) */
 };
-/* 0, or -errno as prof_snapshot__read */
+/* 0, or -errno as prof_snapshot__read; the annotations too */
+struct prof_annot;
 int prof_seg_trace(const void *mem, size_t len, struct prof_trace **out);
 /* the same, only each thread's newest events (at most newest; 0: all):
  * what is copied is bounded by it, not by the rings' size */

@@ -12,7 +12,7 @@ PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_opts.c \
 	daemon/profctl/render_data.c daemon/profctl/render_html.c \
 	daemon/profctl/profctl_clean.c daemon/profctl/profctl_file.c daemon/profctl/profctl_save.c daemon/profctl/profctl_input.c daemon/profctl/profctl_diff.c \
 	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c daemon/profctl/profctl_trace.c \
-	daemon/profctl/report_load.c daemon/profctl/serve_live.c
+	daemon/profctl/report_load.c daemon/profctl/serve_live.c daemon/profctl/profctl_annot.c
 # profd's sampled stacks: report --inside
 PROFCTL_SRCS += daemon/profctl/profctl_samples.c
 PROFCTL_OBJS := $(patsubst daemon/profctl/%.c,$(OUTPUT)/daemon/profctl/%.o,$(PROFCTL_SRCS))

@@ -174,6 +174,11 @@ static void put_label(FILE *f, const char *s)
 	}
 }
 
+void pc_serve_label(FILE *f, const char *s)
+{
+	put_label(f, s);
+}
+
 static void put_labels(FILE *f, const struct prof_snapshot *s, const struct mz *m,
 		       const struct pc_serve_opts *o, const char *tid, const char *tname)
 {
@@ -282,6 +287,7 @@ static void put_process(FILE *f, const struct prof_snapshot *s, struct mzs *z,
 
 struct proc_zones {
 	struct prof_snapshot *s;
+	struct prof_snap_annot *annot; /* its plots and locks, or NULL */
 	struct mzs z;
 	char (*tids)[16];
 	char (*tnames)[PROF_THREAD_NAME_MAX];
@@ -410,6 +416,8 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 			unread++;
 			continue;
 		}
+		pz[n].annot = pc_annot_read(src, pz[n].s);
+		pz[n].s->annot = pz[n].annot;
 		err = collect(&pz[n], o);
 		n++;
 		if (err)
@@ -449,6 +457,15 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 		for (i = 0; i < n; i++)
 			put_process(f, pz[i].s, &pz[i].z, o, om, fam, pz[i].tids, pz[i].tnames);
 	}
+	{
+		const struct prof_snapshot **ss = calloc(n ? n : 1, sizeof(*ss));
+
+		for (i = 0; ss && i < n; i++)
+			ss[i] = pz[i].s;
+		if (ss)
+			pc_annot_metrics(f, ss, n, om);
+		free(ss);
+	}
 	fputs("# TYPE profd_exporter_unread_processes gauge\n", f);
 	fputs("# HELP profd_exporter_unread_processes Live processes this scrape could not read.\n",
 	      f);
@@ -468,6 +485,7 @@ cleanup:
 		free(pz[i].tids);
 		free(pz[i].tnames);
 		prof_snapshot__destroy(pz[i].s);
+		pc_annot_free(pz[i].annot);
 	}
 	free(pz);
 	free(procs);

@@ -15,6 +15,7 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+#include "annot.h"
 #include "profctl.h"
 #include "profctl_samples.h"
 
@@ -72,6 +73,9 @@ struct top {
 	double dt;	  /* seconds between the last two samples: rates divide by it */
 	double t_last;	  /* when the last sample was taken */
 	int rows, cols;
+	/* its named locks, now and at the sample before (rates are the
+	 * difference), or NULL */
+	struct prof_snap_annot *annot, *annot_prev;
 };
 
 static volatile sig_atomic_t top_quit, top_winch;
@@ -339,6 +343,9 @@ static int sample(struct top *t)
 	if (t->sel && i == t->nthreads)
 		t->sel = 0;
 	t->need_base = false;
+	pc_annot_free(t->annot_prev);
+	t->annot_prev = t->annot;
+	t->annot = pc_annot_read(t->src, s);
 cleanup:
 	free(rows);
 	prof_snapshot__destroy(s);
@@ -609,6 +616,40 @@ static void draw_row(struct top *t, FILE *f, const struct zone_stat *z, __u64 su
 	}
 }
 
+/*
+ * The process's named locks over the last interval, most waited first, as
+ * many as there are lines left: acquisitions and contended ones a second,
+ * and the share of the interval spent waiting and holding (summed over
+ * threads: above 100% when several wait at once); lines used
+ */
+static int draw_locks(struct top *t, FILE *f, int left, const char *el)
+{
+	const struct prof_snap_annot *a = t->annot, *b = t->annot_prev;
+	size_t i, j;
+	int used = 0;
+
+	/* rates need two samples */
+	if (!a || !b || !a->nlocks || left < 2 || t->dt <= 0)
+		return 0;
+	fprintf(f, "%-28s %12s %12s %8s %8s%s\n", "lock", "acquired/s", "contended/s", "wait%",
+		"hold%", el);
+	used++;
+	for (i = 0; i < a->nlocks && used < left; i++, used++) {
+		const struct prof_annot_lock_sum *l = &a->locks[i], *p = NULL;
+		double dt = t->dt * (double)t->tick_hz;
+
+		for (j = 0; b && j < b->nlocks && !p; j++)
+			if (!strcmp(b->locks[j].name, l->name))
+				p = &b->locks[j];
+		fprintf(f, "%-28.28s %12.1f %12.1f %7.1f%% %7.1f%%%s\n", l->name,
+			(double)(l->acquisitions - (p ? p->acquisitions : 0)) / t->dt,
+			(double)(l->contended - (p ? p->contended : 0)) / t->dt,
+			100.0 * (double)(l->wait_ticks - (p ? p->wait_ticks : 0)) / dt,
+			100.0 * (double)(l->hold_ticks - (p ? p->hold_ticks : 0)) / dt, el);
+	}
+	return used;
+}
+
 static void draw(struct top *t, FILE *f)
 {
 	const char *const *keys = prof_sort_names;
@@ -674,6 +715,7 @@ static void draw(struct top *t, FILE *f)
 			fprintf(f, "  [hot: %s]", t->hot[order[i]]);
 		fprintf(f, "%s\n", el);
 	}
+	shown_n += draw_locks(t, f, lines - shown_n, el);
 	if (t->tty) {
 		static const char help[] =
 			"keys: s t c m sort  space pause  tab/[ ] thread  a all  "
@@ -820,6 +862,8 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 	free(t.views);
 	free(t.names);
 	free(t.hot);
+	pc_annot_free(t.annot);
+	pc_annot_free(t.annot_prev);
 	return err;
 }
 
@@ -842,7 +886,9 @@ static const char usage_top[] =
 	"time.  Each column says its unit: per second over the last interval, avg per\n"
 	"call and max of the calls that ended in it (max: exact when above every\n"
 	"earlier call, else a bound on it); with profd also on-CPU time, preempted and\n"
-	"migrated calls per second.  Without --pid, the newest live process.  Keys:\n"
+	"migrated calls per second.  Below them, the process's named locks (prof(3)):\n"
+	"acquisitions and contended ones a second, the share of the interval waited\n"
+	"and held.  Without --pid, the newest live process.  Keys:\n"
 	"s self, t total, c calls, m max, o on-CPU, space or p\n"
 	"pause, tab or ] next thread, [ previous thread, a all threads, q or Ctrl-C quit.\n"
 	"Without a terminal, prints one frame per interval.\n";

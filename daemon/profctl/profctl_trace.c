@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "annot.h"
 #include "client.h"
 #include "profctl.h"
 #include "trace_html.h"
@@ -33,6 +34,8 @@
 #define FRAME_TRACK(tid) ((unsigned long long)(tid) + (1ull << 32))
 /* and the scheduler's slices of a thread, another */
 #define SCHED_TRACK(tid) ((unsigned long long)(tid) + (2ull << 32))
+/* and its locks' waits and holds, which need not nest in its zones */
+#define LOCK_TRACK(tid) ((unsigned long long)(tid) + (3ull << 32))
 
 /* the report page's timeline: its calls in all, and a thread's at least */
 #define PC_PAGE_EVENTS 50000
@@ -109,20 +112,66 @@ static void put_us(FILE *f, __u64 ns)
 }
 
 /*
+ * The values on a call (PROF_ZONE_VALUE, PROF_ZONE_TEXT) in its args: the
+ * last of each kind as "value" and "text", and every one, in order, as
+ * "values" when there were more
+ */
+static void put_values(FILE *f, const struct prof_annot_thread *at, __u64 v0, __u64 v1,
+		       bool open)
+{
+	const struct prof_annot_value *num = NULL, *text = NULL;
+	__u64 k;
+
+	fputs(open ? ",\"args\":{" : ",", f);
+	for (k = v0; k < v1; k++) {
+		if (at->values[k].kind == PROF_VALUE_NUM)
+			num = &at->values[k];
+		else
+			text = &at->values[k];
+	}
+	if (num)
+		fprintf(f, "\"value\":%.17g", num->value);
+	if (text) {
+		fputs(num ? ",\"text\":\"" : "\"text\":\"", f);
+		prof_json_fbody(f, text->text);
+		fputc('"', f);
+	}
+	if (v1 - v0 < 2)
+		return;
+	fputs(",\"values\":[", f);
+	for (k = v0; k < v1; k++) {
+		fputs(k > v0 ? "," : "", f);
+		if (at->values[k].kind == PROF_VALUE_NUM) {
+			fprintf(f, "%.17g", at->values[k].value);
+		} else {
+			fputc('"', f);
+			prof_json_fbody(f, at->values[k].text);
+			fputc('"', f);
+		}
+	}
+	fputc(']', f);
+}
+
+/*
  * What profd's kernel word said of a call (its args), and a migration as
  * an instant event at the call's end: the call moved before that (where
  * in it, the ring cannot say).  Closes the call's event.
  */
 static void put_facts(FILE *f, const struct prof_trace *t, __u32 tid, const struct prof_event *e,
-		      __u64 end)
+		      __u64 end, const struct prof_annot_thread *at)
 {
 	unsigned int fl = prof_event_flags(e);
+	__u64 v0 = 0, v1 = at ? prof_annot_values(at, prof_event_node(e), e->start, &v0) : 0;
 
 	if (fl)
-		fprintf(f, ",\"args\":{\"preempted\":%s,\"blocked\":%s,\"migrated\":%s}",
+		fprintf(f, ",\"args\":{\"preempted\":%s,\"blocked\":%s,\"migrated\":%s",
 			fl & PROF_EV_PREEMPTED ? "true" : "false",
 			fl & PROF_EV_BLOCKED ? "true" : "false",
 			fl & PROF_EV_MIGRATED ? "true" : "false");
+	if (v1 > v0)
+		put_values(f, at, v0, v1, !fl);
+	if (fl || v1 > v0)
+		fputc('}', f);
 	fputc('}', f);
 	if (fl & PROF_EV_MIGRATED) {
 		fprintf(f, ",{\"name\":\"migrated\",\"cat\":\"sched\",\"ph\":\"i\",\"s\":\"t\","
@@ -193,6 +242,101 @@ static void write_sched(FILE *f, __u32 pid, const struct profd_slices_thread *k,
 	}
 }
 
+/* the annotations of a ring's thread, or NULL */
+static const struct prof_annot_thread *annot_thread(const struct prof_trace *t,
+						    const struct prof_trace_thread *tt)
+{
+	__u32 i;
+
+	for (i = 0; t->annot && i < t->annot->nthreads; i++)
+		if (t->annot->threads[i].slab == tt->slab && t->annot->threads[i].gen == tt->gen)
+			return &t->annot->threads[i];
+	return NULL;
+}
+
+/*
+ * A thread's annotations in [from, to] ns: each plot a counter track
+ * ("ph":"C", one per plot name in the process), each message an instant
+ * event on the thread's track, each lock's waits and holds spans on a
+ * track of the thread's own (a hold need not nest in the zones).
+ */
+static void write_annot(FILE *f, const struct prof_trace *t, const struct prof_snapshot *s,
+			const struct prof_snap_thread *st, __u32 tid,
+			const struct prof_annot_thread *at, __u64 from, __u64 to)
+{
+	const char *zone;
+	__u64 k, ts;
+
+	for (k = 0; k < at->npoints; k++) {
+		const struct prof_annot_point *p = &at->points[k];
+
+		ts = tick_ns(t, p->tick);
+		if (ts < from || ts > to)
+			continue;
+		fputs(",{\"name\":\"", f);
+		prof_json_fbody(f, at->plots[p->plot].name);
+		fprintf(f, "\",\"cat\":\"plot\",\"ph\":\"C\",\"pid\":%u,\"tid\":%u,\"ts\":",
+			t->pid, tid);
+		put_us(f, ts);
+		fputs(",\"args\":{\"value\":", f);
+		fprintf(f, "%.17g}}", p->value);
+	}
+	for (k = 0; k < at->nmsgs; k++) {
+		const struct prof_annot_msg *m = &at->msgs[k];
+
+		ts = tick_ns(t, m->tick);
+		if (ts < from || ts > to)
+			continue;
+		fputs(",{\"name\":\"", f);
+		prof_json_fbody(f, m->text);
+		fprintf(f, "\",\"cat\":\"message\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,"
+			   "\"tid\":%u,\"ts\":",
+			t->pid, tid);
+		put_us(f, ts);
+		zone = m->node == PROF_NODE_ROOT ? NULL : node_name(s, st, m->node);
+		if (zone) {
+			fputs(",\"args\":{\"zone\":\"", f);
+			prof_json_fbody(f, zone);
+			fputs("\"}", f);
+		}
+		fputc('}', f);
+	}
+	if (at->nspans)
+		fprintf(f, ",{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%llu,"
+			   "\"args\":{\"name\":\"locks of tid %u\"}}",
+			t->pid, LOCK_TRACK(tid), tid);
+	for (k = 0; k < at->nspans; k++) {
+		const struct prof_annot_span *sp = &at->spans[k];
+		const struct prof_annot_lock *l = &at->locks[sp->lock];
+		__u64 dur = ticks_ns(t, sp->dur);
+
+		ts = tick_ns(t, sp->start);
+		if (ts + dur < from || ts + dur > to)
+			continue;
+		fprintf(f, ",{\"name\":\"%s ", sp->flags & PROF_SPAN_HOLD ? "hold" : "wait");
+		prof_json_fbody(f, l->name);
+		fprintf(f, "\",\"cat\":\"lock\",\"ph\":\"X\",\"pid\":%u,\"tid\":%llu,\"ts\":",
+			t->pid, LOCK_TRACK(tid));
+		put_us(f, ts);
+		fputs(",\"dur\":", f);
+		put_us(f, dur);
+		fputs(",\"args\":{\"lock\":\"", f);
+		prof_json_fbody(f, l->name);
+		fputc('"', f);
+		zone = l->node == PROF_NODE_ROOT ? NULL : node_name(s, st, l->node);
+		if (zone) {
+			fputs(",\"zone\":\"", f);
+			prof_json_fbody(f, zone);
+			fputc('"', f);
+		}
+		/* with profd: whether the wait slept in the kernel or spun */
+		if (!(sp->flags & PROF_SPAN_HOLD) && (sp->flags & PROF_SPAN_KERNEL))
+			fprintf(f, ",\"waited\":\"%s\"",
+				sp->flags & PROF_SPAN_BLOCKED ? "blocked" : "spinning");
+		fputs("}}", f);
+	}
+}
+
 /*
  * The events of t (threads tid only, if not 0) that end in [from, to] ns,
  * as a Chrome trace.  s names them: read after t, so every node an event
@@ -212,6 +356,7 @@ static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_sn
 	for (i = 0; i < t->nthreads; i++) {
 		const struct prof_trace_thread *tt = &t->threads[i];
 		const struct prof_snap_thread *st = snap_thread(s, tt->tid);
+		const struct prof_annot_thread *at;
 		unsigned int frames = 0;
 
 		if (tid && tt->tid != tid)
@@ -231,6 +376,7 @@ static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_sn
 		/* cap: a thread's newest calls only (the report page) */
 		k = cap && tt->n > cap ? tt->n - cap : 0;
 		omitted += k;
+		at = annot_thread(t, tt);
 		for (; k < tt->n; k++) {
 			const struct prof_event *e = &tt->ev[k];
 			__u64 start = tick_ns(t, e->start), dur = ticks_ns(t, prof_event_ticks(e));
@@ -257,8 +403,10 @@ static int write_trace(FILE *f, const struct prof_trace *t, const struct prof_sn
 			put_us(f, start);
 			fputs(",\"dur\":", f);
 			put_us(f, dur);
-			put_facts(f, t, tt->tid, e, start + dur);
+			put_facts(f, t, tt->tid, e, start + dur, at);
 		}
+		if (at)
+			write_annot(f, t, s, st, tt->tid, at, from, to);
 	}
 	fprintf(f, "],\"otherData\":{\"pid\":%u,\"ring_events\":%llu,\"lost\":%llu", t->pid,
 		(unsigned long long)t->ring_events, (unsigned long long)lost_total);
@@ -656,7 +804,9 @@ static const char usage_trace[] =
 	"open it in Perfetto UI (ui.perfetto.dev), chrome://tracing or speedscope.  Its\n"
 	"otherData says how many calls the rings no longer held.  With profd, each\n"
 	"thread also has a scheduler track: its last 64 runs on a CPU and the time off\n"
-	"the CPU between them (preempted or blocked).\n";
+	"the CPU between them (preempted or blocked).  Annotations (prof(3)): each\n"
+	"plot a counter track, each message an instant event on its thread, each call's\n"
+	"PROF_ZONE_VALUE/TEXT in its args, each lock's waits and holds on a lock track.\n";
 
 /* operands are let through, unread, as they always were */
 static const struct option trace_options[] = {

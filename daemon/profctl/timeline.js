@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* timeline.js - the timeline of a process's last calls (a Chrome trace, as
  * profctl trace writes it), drawn into an element: a lane per thread, its
- * zones nested downwards, its frames on a lane beside it; the wheel zooms
+ * zones nested downwards, its frames on a lane beside it, its messages as
+ * red marks on its lane, each plot a lane of its own (a line); the wheel zooms
  * at the pointer, a drag pans, a double click shows everything.  Built into
  * trace.html and report.html (daemon/profctl/profctl.mk): no network. */
 function profTimeline(root, data, opts) {
@@ -28,6 +29,8 @@ function profTimeline(root, data, opts) {
             font-size: 10px; line-height: 14px; overflow: hidden; white-space: nowrap;
             padding: 0 2px; color: #000; }
   .tl-bar.tl-frame { background: #cfd8e3; }
+  .tl-mark { position: absolute; top: 0; bottom: 0; width: 2px; background: #c00; z-index: 1; }
+  .tl-plot { position: absolute; left: 0; top: 0; }
   .tl-tip { position: fixed; display: none; background: #fff; border: 1px solid #999;
             padding: 4px 6px; pointer-events: none; box-shadow: 0 1px 4px #0003; z-index: 2; }
   .tl-help { color: #666; }`;
@@ -39,11 +42,22 @@ function profTimeline(root, data, opts) {
     if (e.ph === "M" && e.name === "thread_name") names.set(e.tid, e.args.name);
     if (e.ph === "M" && e.name === "process_name") pname = e.args.name;
   }
+  /* messages by thread, plot points by plot (annotations) */
+  const marks = new Map(), plots = new Map();
   for (const e of ev) {
+    if (e.ph === "i" && e.cat === "message") {
+      if (!marks.has(e.tid)) marks.set(e.tid, []);
+      marks.get(e.tid).push(e);
+    }
+    if (e.ph === "C" && e.args && typeof e.args.value === "number") {
+      if (!plots.has(e.name)) plots.set(e.name, []);
+      plots.get(e.name).push(e);
+    }
     if (e.ph !== "X") continue;
     if (!tracks.has(e.tid)) tracks.set(e.tid, []);
     tracks.get(e.tid).push(e);
   }
+  for (const pts of plots.values()) pts.sort((a, b) => a.ts - b.ts);
   /* depth of each call: calls end in order, so a stack of open ends works */
   for (const list of tracks.values()) {
     list.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
@@ -59,6 +73,8 @@ function profTimeline(root, data, opts) {
   let t0 = Infinity, t1 = -Infinity;
   for (const list of tracks.values())
     for (const e of list) { t0 = Math.min(t0, e.ts); t1 = Math.max(t1, e.ts + e.dur); }
+  for (const list of [...marks.values(), ...plots.values()])
+    for (const e of list) { t0 = Math.min(t0, e.ts); t1 = Math.max(t1, e.ts); }
   if (!isFinite(t0)) { t0 = 0; t1 = 1; }
   const all = [t0, t1];
   let view = opts.view ? opts.view.slice() : [t0, t1];
@@ -110,7 +126,8 @@ function profTimeline(root, data, opts) {
     "Wheel: zoom at the pointer; drag: pan; double-click: everything. Each thread's zones " +
     "nest downwards; its frames (PROF_FRAME) are a lane of their own. With profd: a call " +
     "outlined red moved to another CPU, a dashed one was switched out (preempted or blocked); " +
-    "a thread's scheduler lane shows its runs on each CPU and the time off the CPU (grey) between."));
+    "a thread's scheduler lane shows its runs on each CPU and the time off the CPU (grey) between. " +
+    "Red marks are a thread's messages (PROF_MESSAGE); a plot (PROF_PLOT) is a lane of its own."));
   const axis = el("div", "tl-axis");
   root.append(axis);
   const trackEls = el("div", "tl-tracks");
@@ -129,7 +146,18 @@ function profTimeline(root, data, opts) {
     lane.dataset.tid = tid;
     row.append(label, lane);
     trackEls.append(row);
-    lanes.push({ lane, list });
+    lanes.push({ lane, list, marks: marks.get(tid) || [] });
+  }
+  /* a plot: its points joined, from its lowest value (bottom) to its highest */
+  for (const [name, pts] of plots) {
+    const row = el("div", "tl-track");
+    const label = el("div", "tl-label", "plot " + name);
+    label.title = label.textContent + " (" + pts.length + " points)";
+    const lane = el("div", "tl-lane");
+    lane.style.height = "40px";
+    row.append(label, lane);
+    trackEls.append(row);
+    lanes.push({ lane, list: [], marks: [], plot: pts });
   }
 
   function draw() {
@@ -144,8 +172,18 @@ function profTimeline(root, data, opts) {
     /* every lane is as wide: measured once, before anything changes (a
      * width read after a lane's bars are in forces a layout a lane) */
     const lw = (lanes.length && lanes[0].lane.clientWidth) || 1, scale = lw / (b - a);
-    for (const { lane, list } of lanes) {
+    for (const { lane, list, marks: ms, plot } of lanes) {
       lane.textContent = "";
+      if (plot) drawPlot(lane, plot, a, scale, lw);
+      for (const e of ms) {
+        if (e.ts < a || e.ts > b) continue;
+        const d = el("div", "tl-mark");
+        d.style.left = (e.ts - a) * scale + "px";
+        d.onmousemove = (m) => showTip(m, e.name + " at +" + fmt(e.ts - all[0]) +
+          (e.args && e.args.zone ? " (in " + e.args.zone + ")" : ""));
+        d.onmouseleave = () => { tip.style.display = "none"; };
+        lane.append(d);
+      }
       for (const e of list) {
         if (e.ts + e.dur < a || e.ts > b) continue;
         const x = (e.ts - a) * scale, wd = Math.max(1, e.dur * scale);
@@ -164,6 +202,9 @@ function profTimeline(root, data, opts) {
         d.onmousemove = (m) => {
           const facts = e.args ? ["preempted", "blocked", "migrated"].filter(k => e.args[k]) : [];
           if (e.args && e.args.why) facts.push(e.args.why);
+          if (e.args && e.args.value !== undefined) facts.push("value " + e.args.value);
+          if (e.args && e.args.text !== undefined) facts.push("text " + e.args.text);
+          if (e.args && e.args.waited) facts.push(e.args.waited);
           if (e.args && e.args.then) facts.push("then " + e.args.then);
           tip.style.display = "block";
           tip.style.left = m.clientX + 12 + "px";
@@ -175,6 +216,37 @@ function profTimeline(root, data, opts) {
         lane.append(d);
       }
     }
+  }
+
+  function showTip(m, text) {
+    tip.style.display = "block";
+    tip.style.left = m.clientX + 12 + "px";
+    tip.style.top = m.clientY + 12 + "px";
+    tip.textContent = text;
+  }
+  function drawPlot(lane, pts, a, scale, lw) {
+    let lo = Infinity, hi = -Infinity;
+    for (const p of pts) { lo = Math.min(lo, p.args.value); hi = Math.max(hi, p.args.value); }
+    const span = hi > lo ? hi - lo : 1, ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("class", "tl-plot");
+    svg.setAttribute("width", lw);
+    svg.setAttribute("height", 40);
+    const line = document.createElementNS(ns, "polyline");
+    line.setAttribute("points", pts.map(p => ((p.ts - a) * scale).toFixed(1) + "," +
+      (36 - (p.args.value - lo) / span * 32).toFixed(1)).join(" "));
+    line.setAttribute("fill", "none");
+    line.setAttribute("stroke", color(pts[0].name));
+    line.setAttribute("stroke-width", "2");
+    svg.append(line);
+    svg.onmousemove = (m) => {
+      const t = a + (m.clientX - lane.getBoundingClientRect().left) / scale;
+      let p = pts[0];
+      for (const q of pts) if (q.ts <= t) p = q;
+      showTip(m, pts[0].name + " = " + p.args.value + " at +" + fmt(p.ts - all[0]));
+    };
+    svg.onmouseleave = () => { tip.style.display = "none"; };
+    lane.append(svg);
   }
 
   for (const { lane } of lanes) {
