@@ -1034,7 +1034,7 @@ static void callers_of_two_sites(char *path, char *out)
 	assert_int_equal(run(text_both, NULL, 0), 0);
 	text = test_slurp(out, NULL);
 	assert_non_null(text);
-	print_message("%s", text);
+	print_message("%s", text ? text : "");
 	assert_non_null(strstr(text, "\nlex names 2 sites, each below: --callers 'NAME (FILE:LINE)'"));
 	/* the outer one, main_loop's child: its child is the other lex */
 	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls, total 20.0ms, "
@@ -1111,7 +1111,7 @@ static void test_names_frames_allocs(void **state)
 	assert_int_equal(run(tree, NULL, 0), 0);
 	text = test_slurp(out, NULL);
 	assert_non_null(text);
-	print_message("%s", text);
+	print_message("%s", text ? text : "");
 	assert_non_null(strstr(text, "└─ lex (other.cc:20)\n"));
 	assert_non_null(strstr(text, "└─ lex (golden.c:30)\n"));
 	assert_non_null(strstr(text, "  main_loop\n"));
@@ -1123,7 +1123,7 @@ static void test_names_frames_allocs(void **state)
 	assert_int_equal(run(flat, NULL, 0), 0);
 	text = test_slurp(out, NULL);
 	assert_non_null(text);
-	print_message("%s", text);
+	print_message("%s", text ? text : "");
 	assert_non_null(strstr(text, "  lex (other.cc:20)\n"));
 	assert_non_null(strstr(text, "  lex (golden.c:30)"));
 	assert_non_null(strstr(text, "        20    80.0KiB  alloc_buf\n"));

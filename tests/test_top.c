@@ -278,7 +278,7 @@ static void test_top_tty(void **state)
 			    sock, profctl, (int)child),
 			 0);
 	text = wait_for(zone_running, LONG_ZONE, "the main zone running");
-	print_message("%s", text);
+	print_message("%s", text ? text : "");
 	/* nothing wraps, and the name is whole on its row */
 	assert_true(widest(text) <= 80);
 	assert_non_null(line_with(text, LONG_ZONE, line, sizeof(line)));
@@ -309,7 +309,7 @@ static void test_top_tty(void **state)
 	/* the second: io, its rates and history there on the first frame */
 	assert_int_equal(sh("tmux -L %s send-keys -t top ']'", sock), 0);
 	text = wait_for(title_has, " io tid ", "thread io");
-	print_message("%s", text);
+	print_message("%s", text ? text : "");
 	assert_null(strstr(text, "tid 0"));
 	assert_non_null(strstr(text, "(2/2)"));
 	assert_non_null(line_with(text, "top_io_zone", line, sizeof(line)));
@@ -329,7 +329,7 @@ static void test_top_tty(void **state)
 	free(text);
 	assert_int_equal(sh("tmux -L %s resize-window -t top -x 60 -y 24", sock), 0);
 	text = wait_for(narrow, &sixty, "a 60-column layout");
-	print_message("%s", text);
+	print_message("%s", text ? text : "");
 	assert_non_null(line_with(text, LONG_ZONE, line, sizeof(line)));
 	assert_non_null(strstr(line, "  " LONG_ZONE));
 	assert_non_null(strstr(text, "self/s"));
