@@ -93,6 +93,40 @@
 	X(oncpu_ns, ns, KNOWN, "oncpu_ns")                                 \
 	X(self_oncpu_ns, ns, KNOWN, "self_oncpu_ns")
 
+/*
+ * PROF_OUT_COLUMNS(X) calls X(id, key, tree, flat, html) for each figure a
+ * row of the machine formats carries, in the order they all keep: key is
+ * its CSV column (and the html page's name for it, by which the page finds
+ * it in a node's array); tree, flat and html say (Y or N) whether the CSV
+ * tree, the CSV flat rows (no histogram: no percentiles) and the html
+ * page's nodes have it.  Every value comes from one place (profctl's
+ * pc_col_node and pc_col_row, by the definitions above); a value nobody
+ * knows (PROF_SNAP_UNKNOWN) is an empty CSV field and null in html.
+ * pct_thread is the node's total over its thread's, in percent.
+ */
+#define PROF_OUT_COLUMNS(X)                                                \
+	X(CALLS, "calls", Y, Y, Y)                                         \
+	X(TOTAL, "total_ns", Y, Y, Y)                                      \
+	X(SELF, "self_ns", Y, Y, Y)                                        \
+	X(AVG, "avg_ns", Y, Y, N)                                          \
+	X(P50, "p50_ns", Y, N, Y)                                          \
+	X(P99, "p99_ns", Y, N, Y)                                          \
+	X(MAX, "max_ns", Y, Y, Y)                                          \
+	X(PCT, "pct_thread", Y, N, N)                                      \
+	X(PREEMPTED, "preempted", Y, Y, Y)                                 \
+	X(MIGRATED, "migrated", Y, Y, Y)                                   \
+	X(OFFCPU, "offcpu_ns", Y, Y, Y)                                    \
+	X(ALLOCS, "allocs", Y, Y, Y)                                       \
+	X(ALLOC_BYTES, "alloc_bytes", Y, Y, Y)                             \
+	X(FREES, "frees", Y, N, N)                                         \
+	X(FREE_BYTES, "free_bytes", Y, N, N)                               \
+	X(OPEN, "open", Y, Y, Y)                                           \
+	X(OPEN_NS, "open_ns", Y, Y, Y)                                     \
+	X(KERNEL_CALLS, "kernel_calls", Y, Y, Y)                           \
+	X(BLOCKED, "blocked", Y, Y, Y)                                     \
+	X(ONCPU, "oncpu_ns", Y, Y, Y)                                      \
+	X(SELF_ONCPU, "self_oncpu_ns", Y, Y, Y)
+
 /* PROF_FIG_IS(DIFF, window) expands to 1 where window is DIFF, else 0;
  * PROF_FIG_IS(Y, flat) likewise (preprocessor-time, for the X bodies) */
 #define PROF_FIG_IS(what, v) PROF_FIG_IS_##what##_##v

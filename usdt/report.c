@@ -120,6 +120,12 @@ __u64 prof_flat_oncpu_ns(const struct prof_snapshot *s, const struct prof_flat_r
 	return r->oncpu_ns;
 }
 
+/* a row's avg, as prof_snap_avg_ns a node's: its closed calls' time / calls */
+__u64 prof_flat_avg_ns(const struct prof_snapshot *s, const struct prof_flat_row *r)
+{
+	return r->calls ? prof_snap_ns(s, r->ticks - r->open_ticks) / r->calls : 0;
+}
+
 static const struct prof_snapshot *clash_s;
 
 static int clash_cmp(const void *a, const void *b)

@@ -676,7 +676,6 @@ int prof_report_flat(FILE *f, const struct prof_snapshot *s, const struct prof_r
 		double share = sum ? (double)r->self / (double)sum : 0;
 		const char *name = r->site < s->nsites ? s->sites[r->site].name : "[overflow]";
 
-		__u64 closed = prof_snap_ns(s, r->ticks - r->open_ticks);
 		char row[512], *p = row;
 
 		fprintf(f, "%10llu", (unsigned long long)r->calls);
@@ -685,7 +684,7 @@ int prof_report_flat(FILE *f, const struct prof_snapshot *s, const struct prof_r
 		fprintf(f, "%s %9s %s%9s%s %9s %9s %6.1f", row, prof_fmt_ns(b[0], 24, tot),
 			heat(o, share), prof_fmt_ns(b[1], 24, prof_snap_ns(s, r->self)),
 			share >= 0.05 ? col(o, C_RESET) : "",
-			prof_fmt_ns(b[2], 24, r->calls ? closed / r->calls : 0),
+			prof_fmt_ns(b[2], 24, prof_flat_avg_ns(s, r)),
 			prof_fmt_ns(b[3], 24, prof_snap_ns(s, r->max)), 100.0 * share);
 		if (sched) {
 			p = put_kernel_cols(row, prof_flat_oncpu_ns(s, r), r->self_oncpu_ns,

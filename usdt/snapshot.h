@@ -556,6 +556,7 @@ struct prof_flat_row {
 };
 /* a flat row's on-CPU time, ns (its oncpu_ns) */
 __u64 prof_flat_oncpu_ns(const struct prof_snapshot *s, const struct prof_flat_row *r);
+__u64 prof_flat_avg_ns(const struct prof_snapshot *s, const struct prof_flat_row *r);
 /* rows for all threads (tid == 0) or one; *rows malloc'd, sorted by o->sort */
 int prof_snap_flat(const struct prof_snapshot *s, __u32 tid, int sort,
 		   struct prof_flat_row **rows, size_t *n);

@@ -75,6 +75,26 @@ int profctl_main(int argc, char **argv);
 
 /* a CSV field, quoted when it must be (render_data.c) */
 void pc_csv_str(FILE *f, const char *s);
+
+/* the machine formats' columns, as usdt/figures.h's PROF_OUT_COLUMNS lists them */
+enum pc_col {
+#define PC_COL_ENUM(id, key, tree, flat, html) PC_COL_##id,
+	PROF_OUT_COLUMNS(PC_COL_ENUM)
+#undef PC_COL_ENUM
+	PC_COLS
+};
+struct pc_col_info {
+	const char *key;
+	bool tree, flat, html;
+};
+extern const struct pc_col_info pc_cols[PC_COLS];
+/* column c of node j of t (oncpu: prof_snap_oncpu's, per node), in ns where
+ * a time; PROF_SNAP_UNKNOWN where nobody knows (and for pct_thread, a share
+ * its writer computes) */
+__u64 pc_col_node(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+		  const __u64 *oncpu, __u32 j, enum pc_col c);
+/* the same for a flat row; PROF_SNAP_UNKNOWN for a column rows do not have */
+__u64 pc_col_row(const struct prof_snapshot *s, const struct prof_flat_row *r, enum pc_col c);
 /* a folded frame's bytes that would break the line (and ';' too) as '_' */
 void pc_folded_safe(char *s, bool semicolon);
 

@@ -26,6 +26,124 @@ void pc_csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+const struct pc_col_info pc_cols[PC_COLS] = {
+#define PC_COL_INFO(id, key, tree, flat, html)                                         \
+	[PC_COL_##id] = { key, PROF_FIG_IS(Y, tree), PROF_FIG_IS(Y, flat), PROF_FIG_IS(Y, html) },
+	PROF_OUT_COLUMNS(PC_COL_INFO)
+#undef PC_COL_INFO
+};
+
+__u64 pc_col_node(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+		  const __u64 *oncpu, __u32 j, enum pc_col c)
+{
+	const struct prof_snap_node *n = &t->nodes[j];
+
+	switch (c) {
+	case PC_COL_CALLS:
+		return n->calls;
+	case PC_COL_TOTAL:
+		return prof_snap_ns(s, n->ticks);
+	case PC_COL_SELF:
+		return prof_snap_ns(s, prof_snap_self(n));
+	case PC_COL_AVG:
+		return prof_snap_avg_ns(s, n);
+	case PC_COL_P50:
+		return prof_snap_ns(s, prof_snap_quantile(s, n, 0.50));
+	case PC_COL_P99:
+		return prof_snap_ns(s, prof_snap_quantile(s, n, 0.99));
+	case PC_COL_MAX:
+		return prof_snap_ns(s, n->max);
+	case PC_COL_PREEMPTED:
+		return n->preempted;
+	case PC_COL_MIGRATED:
+		return n->migrated;
+	case PC_COL_OFFCPU:
+		return n->offcpu_ns;
+	case PC_COL_ALLOCS:
+		return n->allocs;
+	case PC_COL_ALLOC_BYTES:
+		return n->alloc_bytes;
+	case PC_COL_FREES:
+		return n->frees;
+	case PC_COL_FREE_BYTES:
+		return n->free_bytes;
+	case PC_COL_OPEN:
+		return n->open;
+	case PC_COL_OPEN_NS:
+		return prof_snap_ns(s, n->open_ticks);
+	case PC_COL_KERNEL_CALLS:
+		return n->kernel_calls;
+	case PC_COL_BLOCKED:
+		return n->blocked;
+	case PC_COL_ONCPU:
+		return oncpu[j];
+	case PC_COL_SELF_ONCPU:
+		return prof_snap_self_oncpu(t, oncpu, j);
+	case PC_COL_PCT:
+	case PC_COLS:
+		break;
+	}
+	return PROF_SNAP_UNKNOWN;
+}
+
+__u64 pc_col_row(const struct prof_snapshot *s, const struct prof_flat_row *r, enum pc_col c)
+{
+	switch (c) {
+	case PC_COL_CALLS:
+		return r->calls;
+	case PC_COL_TOTAL:
+		return prof_snap_ns(s, r->ticks);
+	case PC_COL_SELF:
+		return prof_snap_ns(s, r->self);
+	case PC_COL_AVG:
+		return prof_flat_avg_ns(s, r);
+	case PC_COL_MAX:
+		return prof_snap_ns(s, r->max);
+	case PC_COL_PREEMPTED:
+		return r->preempted;
+	case PC_COL_MIGRATED:
+		return r->migrated;
+	case PC_COL_OFFCPU:
+		return r->offcpu_ns;
+	case PC_COL_ALLOCS:
+		return r->allocs;
+	case PC_COL_ALLOC_BYTES:
+		return r->alloc_bytes;
+	case PC_COL_OPEN:
+		return r->open;
+	case PC_COL_OPEN_NS:
+		return prof_snap_ns(s, r->open_ticks);
+	case PC_COL_KERNEL_CALLS:
+		return r->kernel_calls;
+	case PC_COL_BLOCKED:
+		return r->blocked;
+	case PC_COL_ONCPU:
+		return prof_flat_oncpu_ns(s, r);
+	case PC_COL_SELF_ONCPU:
+		return r->self_oncpu_ns;
+	default:
+		break;
+	}
+	return PROF_SNAP_UNKNOWN;
+}
+
+/* ",key" for each column the format (tree, flat or html) has */
+static void csv_head(FILE *f, const char *pre, bool flat)
+{
+	fputs(pre, f);
+	for (int c = 0; c < PC_COLS; c++)
+		if (flat ? pc_cols[c].flat : pc_cols[c].tree)
+			fprintf(f, ",%s", pc_cols[c].key);
+	fputc('\n', f);
+}
+
+/* ",N", or "," alone for a value nobody knows (no kernel facts) */
+static char *csv_put_u64(char *p, __u64 v)
+{
+	*p++ = ',';
+	return v == PROF_SNAP_UNKNOWN ? p : prof_put_u64(p, v);
+}
+
 /* a node's path from the top, "a;b;c"; bounded by len */
 static void node_path(const struct prof_snapshot *s, const struct prof_snap_thread *t, __u32 i,
 		      char *buf, size_t len)
@@ -137,8 +255,9 @@ static const char *walk_path(struct walk *w, __u32 i, char *buf, size_t len)
 }
 
 /*
- * "%u,%s,%u,%s,%u,%u,%u,%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%llu,...\n"
- * with csv quoting of the strings, built in place as printf would print it
+ * "pid,comm,tid,thread,node,parent,depth,zone,path" then the tree's columns
+ * of PROF_OUT_COLUMNS, with csv quoting of the strings, built in place as
+ * printf would print it
  */
 static void csv_node(struct walk *w, __u32 i)
 {
@@ -146,8 +265,6 @@ static void csv_node(struct walk *w, __u32 i)
 	const struct prof_snap_node *n = &w->t->nodes[i];
 	char buf[4096];
 	const char *path = walk_path(w, i, buf, sizeof(buf));
-	__u64 tot = prof_snap_ns(s, n->ticks);
-	__u64 v[7];
 	char *p;
 	int k;
 
@@ -178,41 +295,16 @@ static void csv_node(struct walk *w, __u32 i)
 	w->out->p = p;
 	csv_out(w->out, path);
 	p = prof_out_row(w->out);
-	v[0] = n->calls;
-	v[1] = tot;
-	v[2] = prof_snap_ns(s, prof_snap_self(n));
-	v[3] = prof_snap_avg_ns(s, n);
-	v[4] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.50));
-	v[5] = prof_snap_ns(s, prof_snap_quantile(s, n, 0.99));
-	v[6] = prof_snap_ns(s, n->max);
-	for (k = 0; k < 7; k++) {
-		*p++ = ',';
-		p = prof_put_u64(p, v[k]);
-	}
-	*p++ = ',';
-	p = prof_put_fixed(p, w->total ? 100.0 * (double)n->ticks / (double)w->total : 0.0, 3);
-	v[0] = n->preempted;
-	v[1] = n->migrated;
-	v[2] = n->offcpu_ns;
-	v[3] = n->allocs;
-	v[4] = n->alloc_bytes;
-	v[5] = n->frees;
-	v[6] = n->free_bytes;
-	for (k = 0; k < 7; k++) {
-		*p++ = ',';
-		p = prof_put_u64(p, v[k]);
-	}
-	v[0] = n->open;
-	v[1] = prof_snap_ns(s, n->open_ticks);
-	v[2] = n->kernel_calls;
-	v[3] = n->blocked;
-	v[4] = w->oncpu[i];
-	v[5] = prof_snap_self_oncpu(w->t, w->oncpu, i);
-	for (k = 0; k < 6; k++) {
-		*p++ = ',';
-		/* on-CPU time nobody knows: an empty field */
-		if (v[k] != PROF_SNAP_UNKNOWN)
-			p = prof_put_u64(p, v[k]);
+	for (k = 0; k < PC_COLS; k++) {
+		if (!pc_cols[k].tree)
+			continue;
+		if (k == PC_COL_PCT) {
+			*p++ = ',';
+			p = prof_put_fixed(p, w->total ? 100.0 * (double)n->ticks / (double)w->total : 0.0,
+					   3);
+		} else {
+			p = csv_put_u64(p, pc_col_node(s, w->t, w->oncpu, i, (enum pc_col)k));
+		}
 	}
 	*p++ = '\n';
 	w->out->p = p;
@@ -396,23 +488,12 @@ cleanup:
 	return err;
 }
 
-/* ",N", or "," alone for a time nobody knows (no kernel facts) */
-static void csv_ns_unknown(FILE *f, __u64 ns)
-{
-	if (ns == PROF_SNAP_UNKNOWN)
-		fputc(',', f);
-	else
-		fprintf(f, ",%llu", (unsigned long long)ns);
-}
-
 static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const struct pc_opts *o)
 {
 	size_t p, i;
 	int err;
 
-	fputs("pid,comm,zone,calls,total_ns,self_ns,avg_ns,max_ns,preempted,migrated,offcpu_ns,"
-	      "allocs,alloc_bytes,open,open_ns,kernel_calls,blocked,oncpu_ns,self_oncpu_ns\n",
-	      f);
+	csv_head(f, "pid,comm,zone", true);
 	for (p = 0; p < n; p++) {
 		const struct prof_snapshot *s = snaps[p];
 		struct prof_flat_row *rows = NULL;
@@ -423,24 +504,16 @@ static int csv_flat(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 			return err;
 		for (i = 0; i < nr && (!o->rows || i < (size_t)o->rows); i++) {
 			const struct prof_flat_row *r = &rows[i];
-			__u64 tot = prof_snap_ns(s, r->ticks);
+			char row[PC_COLS * 22], *q = row;
 
 			fprintf(f, "%u,", s->pid);
 			pc_csv_str(f, s->comm);
 			fputc(',', f);
 			pc_csv_str(f, r->site < s->nsites ? s->sites[r->site].name : "[overflow]");
-			fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu",
-				(unsigned long long)r->calls, (unsigned long long)tot,
-				(unsigned long long)prof_snap_ns(s, r->self),
-				(unsigned long long)(r->calls ? prof_snap_ns(s, r->ticks - r->open_ticks) / r->calls : 0),
-				(unsigned long long)prof_snap_ns(s, r->max),
-				(unsigned long long)r->preempted, (unsigned long long)r->migrated,
-				(unsigned long long)r->offcpu_ns, (unsigned long long)r->allocs,
-				(unsigned long long)r->alloc_bytes, (unsigned long long)r->open,
-				(unsigned long long)prof_snap_ns(s, r->open_ticks),
-				(unsigned long long)r->kernel_calls, (unsigned long long)r->blocked);
-			csv_ns_unknown(f, prof_flat_oncpu_ns(s, r));
-			csv_ns_unknown(f, r->self_oncpu_ns);
+			for (int c = 0; c < PC_COLS; c++)
+				if (pc_cols[c].flat)
+					q = csv_put_u64(q, pc_col_row(s, r, (enum pc_col)c));
+			fwrite(row, 1, (size_t)(q - row), f);
 			fputc('\n', f);
 		}
 		free(rows);
@@ -505,12 +578,7 @@ int pc_render_csv(FILE *f, struct prof_snapshot *const *snaps, size_t n, const s
 	else if (o->flat)
 		err = csv_flat(f, snaps, n, o);
 	else {
-		fputs("pid,comm,tid,thread,node,parent,depth,zone,path,calls,total_ns,self_ns,avg_"
-		      "ns,"
-		      "p50_ns,p99_ns,max_ns,pct_thread,preempted,migrated,offcpu_ns,allocs,"
-		      "alloc_bytes,frees,free_bytes,open,open_ns,kernel_calls,blocked,oncpu_ns,"
-		      "self_oncpu_ns\n",
-		      f);
+		csv_head(f, "pid,comm,tid,thread,node,parent,depth,zone,path", false);
 		err = walk_all(f, snaps, n, o, csv_node);
 	}
 	if (err)

@@ -16,17 +16,15 @@
 #define TRACE_PLACEHOLDER "/*@PROFCTL_TRACE@*/null"
 
 /*
- * "%s[%d,\"%s\",%llu,...]", in place: parent, name, then calls, total,
- * self, p50, p99, max, preempted, migrated, off-cpu, allocs, alloc bytes,
- * open calls, their ns so far, calls with kernel facts, blocked, on-cpu
- * and self on-cpu (CPU time, as every view has them; null where unknown)
+ * "%s[%d,\"%s\",%llu,...]", in place: parent, name, then the columns
+ * PROF_OUT_COLUMNS gives the html page (null where unknown), which the page
+ * finds by the keys in its data's "cols"
  */
 static void html_node(struct prof_out *out, const struct prof_snapshot *s,
 		      const struct prof_snap_thread *t, const __u64 *oncpu, __u32 j,
 		      const __u8 *clash, __u64 given)
 {
 	const struct prof_snap_node *nd = &t->nodes[j];
-	__u64 v[17];
 	char *p = prof_out_row(out);
 	int k;
 
@@ -50,34 +48,21 @@ static void html_node(struct prof_out *out, const struct prof_snapshot *s,
 		p = prof_json_esc_body(p, w);
 	}
 	*p++ = '"';
-	v[0] = nd->calls;
-	v[1] = prof_snap_ns(s, nd->ticks);
-	v[2] = prof_snap_ns(s, prof_snap_self(nd));
-	v[3] = prof_snap_ns(s, prof_snap_quantile(s, nd, 0.5));
-	v[4] = prof_snap_ns(s, prof_snap_quantile(s, nd, 0.99));
-	v[5] = prof_snap_ns(s, nd->max);
-	v[6] = nd->preempted;
-	v[7] = nd->migrated;
-	v[8] = nd->offcpu_ns;
-	v[9] = nd->allocs;
-	v[10] = nd->alloc_bytes;
-	v[11] = nd->open;
-	v[12] = prof_snap_ns(s, nd->open_ticks);
-	v[13] = nd->kernel_calls;
-	v[14] = nd->blocked;
-	v[15] = oncpu[j];
-	v[16] = prof_snap_self_oncpu(t, oncpu, j);
-	/* the self time profd's sampled frames below it took over */
-	v[2] -= given < v[2] ? given : v[2];
-	if (v[16] != PROF_SNAP_UNKNOWN)
-		v[16] -= given < v[16] ? given : v[16];
-	for (k = 0; k < 17; k++) {
+	for (k = 0; k < PC_COLS; k++) {
+		__u64 v;
+
+		if (!pc_cols[k].html)
+			continue;
+		v = pc_col_node(s, t, oncpu, j, (enum pc_col)k);
+		/* the self time profd's sampled frames below it took over */
+		if ((k == PC_COL_SELF || k == PC_COL_SELF_ONCPU) && v != PROF_SNAP_UNKNOWN)
+			v -= given < v ? given : v;
 		*p++ = ',';
-		if (v[k] == PROF_SNAP_UNKNOWN) {
+		if (v == PROF_SNAP_UNKNOWN) {
 			memcpy(p, "null", 4);
 			p += 4;
 		} else
-			p = prof_put_u64(p, v[k]);
+			p = prof_put_u64(p, v);
 	}
 	*p++ = ']';
 	out->p = p;
@@ -133,7 +118,7 @@ static int html_thread(FILE *f, struct prof_out *out, const struct prof_snapshot
 }
 
 /*
- * {"version":1,"sched":b,"processes":[{"pid","comm","tsc_synced","threads":
+ * {"version":1,"sched":b,"cols":[key...],"processes":[{"pid","comm","tsc_synced","threads":
  * [thread...],"merged":thread}]}: "merged" (the threads merged by call
  * path, as --threads does) where a process has more than one thread
  */
@@ -143,11 +128,15 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 	struct prof_out *out = malloc(sizeof(*out));
 	size_t p;
 	__u32 i;
-	int err = 0;
+	int err = 0, k;
 
 	if (!out)
 		return -ENOMEM;
-	fprintf(f, "{\"version\":1,\"sched\":%s,\"processes\":[", sched ? "true" : "false");
+	fprintf(f, "{\"version\":1,\"sched\":%s,\"cols\":[", sched ? "true" : "false");
+	for (k = 0; k < PC_COLS; k++)
+		if (pc_cols[k].html)
+			fprintf(f, "%s\"%s\"", k ? "," : "", pc_cols[k].key);
+	fputs("],\"processes\":[", f);
 	for (p = 0; p < n && !err; p++) {
 		const struct prof_snapshot *s = snaps[p];
 		struct prof_snapshot *m = NULL;
