@@ -187,8 +187,17 @@ def expect_top(data, t, weight):
     return top, t["total"], []
 
 
-P, Z, CALLS, TOT, SELF, P50, MAX, OFF, OPEN, OPENT, KC = 0, 1, 2, 3, 4, 5, 7, 10, 13, 14, 15
-ONC, SONC = 17, 18
+# a node is [parent, zone, then the columns data["cols"] names]: found by key
+P, Z = 0, 1
+CALLS = TOT = SELF = P50 = MAX = OFF = OPEN = OPENT = KC = ONC = SONC = None
+
+
+def columns(data):
+    global CALLS, TOT, SELF, P50, MAX, OFF, OPEN, OPENT, KC, ONC, SONC
+    at = {k: 2 + i for i, k in enumerate(data["cols"])}
+    (CALLS, TOT, SELF, P50, MAX, OFF, OPEN, OPENT, KC, ONC, SONC) = (
+        at[k] for k in ("calls", "total_ns", "self_ns", "p50_ns", "max_ns", "offcpu_ns",
+                        "open", "open_ns", "kernel_calls", "oncpu_ns", "self_oncpu_ns"))
 
 
 def main():
@@ -275,6 +284,7 @@ def main():
             fails.append("durations written %s" % got)
 
         data = js("DATA")
+        columns(data)
         views = js("[...document.querySelectorAll('#thread option')].map(o => o.value)")
         weights = js("[...document.querySelectorAll('#weight option')]"
                      ".map(o => [o.value, o.disabled])")
