@@ -13,7 +13,7 @@ bench-profctl: $(PROFCTL) $(PROFCTL_GEN)
 	@echo "== profctl at 64 threads x 11110 nodes"; bench/profctl_bench.sh $(PROFCTL) $(PROFCTL_GEN)
 BENCH_RUN += bench-profctl
 
-# serve's live page on a 64-thread process (issue 34): serve's CPU, the
+# serve's live page on a 64-thread process: serve's CPU, the
 # browser's draw time per update
 .PHONY: bench-live
 bench-live: $(PROFCTL) $(OUTPUT)/tests/live_worker

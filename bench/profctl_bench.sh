@@ -4,7 +4,7 @@
 # 64 threads x 11,110 nodes (bench/profctl_gen.c), then
 #   report latency (median of 9 runs) for each view and format, and
 #   top at 10 Hz: CPU used per wall second over 10 s.
-# Goals (issue 4): report < 100 ms, top < 5% of a core.
+# Goals: report < 100 ms, top < 5% of a core.
 set -eu
 cd "$(dirname "$0")/.."
 PROFCTL=${1:-.output/profctl}

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # bench/profd_cpu.sh PROFD GEN - profd's CPU while it samples 64 threads x
 # 1,110 nodes at 10 Hz, every thread re-running its whole tree every 100 ms
-# (so every node changes between samples).  Goal (issue 3): under 1% of a core.
+# (so every node changes between samples).  Goal: under 1% of a core.
 set -eu
 PROFD=$1 GEN=$2 SECS=${SECS:-20}
 [ "$(id -u)" = 0 ] || { echo "profd_cpu: skipped: profd needs root"; exit 0; }
