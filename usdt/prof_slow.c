@@ -459,8 +459,6 @@ static void close_open_below(__u32 from, __u32 to)
  */
 void __prof_unbalanced(uint32_t node, uint32_t prev)
 {
-	struct prof_tpriv *p = &prof_tpriv;
-
 	/* a zone open across fork() closing in the child: move, then it is
 	 * balanced after all */
 	if (__prof_tls.cur == __PROF_FORKED) {
@@ -468,12 +466,15 @@ void __prof_unbalanced(uint32_t node, uint32_t prev)
 		if (__prof_tls.cur == node)
 			return;
 	}
-	if (p->hdr)
-		__PROF_ADD(&p->hdr->unbalanced, 1);
+	if (prof_tpriv.hdr)
+		__PROF_ADD(&prof_tpriv.hdr->unbalanced, 1);
 	/* the zones opened under this one and never closed are over too */
 	close_open_below(__prof_tls.cur, node);
-	while (p->nbegin && !node_is_ancestor(p->begin[p->nbegin - 1].node, prev))
-		p->nbegin--;
+	/* prof_tpriv by name, not through a pointer to it: gcc 12's UBSan
+	 * build tested that pointer for null against stale flags */
+	while (prof_tpriv.nbegin &&
+	       !node_is_ancestor(prof_tpriv.begin[prof_tpriv.nbegin - 1].node, prev))
+		prof_tpriv.nbegin--;
 }
 
 /* the libraries unloaded so far (glibc counts them) */
