@@ -19,7 +19,7 @@ read -r ready <&"${W[0]}"
 [ "$ready" = ready ] || { echo "live_bench: worker failed"; exit 1; }
 "$PROFCTL" serve --listen 127.0.0.1:0 2>"$tmp/serve.log" &
 spid=$!
-trap 'kill $spid $wpid 2>/dev/null; wait $spid $wpid 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $spid $wpid 2>/dev/null; wait $spid $wpid 2>/dev/null || true; rm -rf "$tmp"' EXIT
 for _ in $(seq 100); do
 	grep -q serving "$tmp/serve.log" && break
 	sleep 0.05
