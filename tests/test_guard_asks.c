@@ -484,20 +484,13 @@ static bool wait_attached(bool want, double seconds)
 	return false;
 }
 
-/*
- * No client: nothing on sched_switch.  A thread registers: attached within
- * a second.  Its process exits: detached after a second, within three.
- */
-static void test_attach_on_demand(void **state)
+/* a victim of uid registers, its thread's kernel record is attached, then it ends */
+static void victim_attached(uid_t uid)
 {
-	int fd, vout, vhold;
-	pid_t v;
+	int vout, vhold;
 	char ch;
+	pid_t v = victim(uid, &vout, &vhold);
 
-	(void)state;
-	fd = start_profd(0, NULL);
-	assert_true(wait_attached(false, 0));
-	v = victim(uid_a, &vout, &vhold);
 	kids_add(v);
 	assert_int_equal(read(vout, &ch, 1), 1);
 	assert_int_equal(ch, 'r');
@@ -505,6 +498,20 @@ static void test_attach_on_demand(void **state)
 	close(vhold);
 	close(vout);
 	waitpid(v, NULL, 0);
+}
+
+/*
+ * No client: nothing on sched_switch.  A thread registers: attached within
+ * a second.  Its process exits: detached after a second, within three.
+ */
+static void test_attach_on_demand(void **state)
+{
+	int fd;
+
+	(void)state;
+	fd = start_profd(0, NULL);
+	assert_true(wait_attached(false, 0));
+	victim_attached(uid_a);
 	assert_true(wait_attached(false, 3.0));
 	close(fd);
 }
@@ -582,23 +589,15 @@ static int calls_it(void *arg)
  */
 static void test_least_privilege(void **state)
 {
-	int fd, vout, vhold;
-	pid_t v, b;
-	char ch;
+	int fd;
+	pid_t b;
 
 	(void)state;
 	profd_uid = uid_a;
 	fd = start_profd(0, NULL);
 	b = profiled(uid_b, NULL, 0);
 	assert_true(wait_followed(fd, b));
-	v = victim(uid_b, &vout, &vhold);
-	kids_add(v);
-	assert_int_equal(read(vout, &ch, 1), 1);
-	assert_int_equal(ch, 'r');
-	assert_true(wait_attached(true, 1.0));
-	close(vhold);
-	close(vout);
-	waitpid(v, NULL, 0);
+	victim_attached(uid_b);
 	end_proc(b);
 	close(fd);
 }
