@@ -31,3 +31,12 @@ $(OUTPUT)/tests/test_sample: tests/test_sample.c tests/testutil.h tests/profd_pr
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_attrib.c -o $@ \
 		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# every report says whether stacks are sampled or why not (unprivileged, and
+# root with a real profd on and at --sample-hz 0)
+ROOT_TESTS += $(OUTPUT)/tests/test_sample_state
+$(OUTPUT)/tests/test_sample_state: tests/test_sample_state.c tests/testutil.h tests/profd_private.h \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(PROFD) $(OUTPUT)/tests/sprog_gcc | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ \
+		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

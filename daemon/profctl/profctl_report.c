@@ -75,6 +75,7 @@ struct owned {
 	struct prof_snapshot *view;   /* free() */
 	struct prof_snapshot *merged; /* pc_snap_free */
 	struct prof_snap_annot *annot; /* pc_annot_free */
+	char state[PC_SAMPLES_STATE_MAX]; /* its samples_state */
 };
 
 static void owned_free(struct owned *w)
@@ -337,10 +338,6 @@ static int report_inside(const struct pc_src *src, const struct pc_proc *procs, 
 			err = -ENOMEM;
 			break;
 		}
-		if (o->input && !s->total)
-			snprintf(s->why, sizeof(s->why),
-				 "no samples: the profile was saved without them (without profd, "
-				 "or with its sampling off)");
 		err = pc_render_inside(f, s, o->input ? pid : procs[i].pid, o->inside, o);
 		pc_samples_free(s);
 	}
@@ -376,6 +373,7 @@ int pc_cmd_report(int argc, char **argv)
 	if (o.input) {
 		np = 1;
 		procs = calloc(1, sizeof(*procs));
+		pc_samples_input();
 	} else {
 		snprintf(fallback, sizeof(fallback),
 			 "no history: measuring the next %us of your own processes directly",
@@ -441,6 +439,12 @@ int pc_cmd_report(int argc, char **argv)
 			w->annot = pc_annot_read(&src, s);
 			s->annot = w->annot;
 		}
+		/* the tree's views that have a title (text, JSON, html) say if
+		 * stacks are sampled, or why not */
+		if (!err && !o.flat && !o.callers &&
+		    (o.format == PC_FMT_TEXT || o.format == PC_FMT_JSON || o.format == PC_FMT_HTML))
+			s->samples_state = pc_samples_state_of(&src, (pid_t)s->pid, w->state,
+							       sizeof(w->state));
 		if (!err)
 			snaps[n++] = s;
 	}

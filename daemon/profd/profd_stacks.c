@@ -122,11 +122,11 @@ int sample_open(__u32 hz)
 
 	sm.hz = hz;
 	if (!hz) {
-		snprintf(sm.why, sizeof(sm.why), "sampling is off (profd --sample-hz 0)");
+		snprintf(sm.why, sizeof(sm.why), "profd --sample-hz 0");
 		return 0;
 	}
 	if (fd < 0) {
-		snprintf(sm.why, sizeof(sm.why), "no samples: profd runs without kernel assistance (%s)",
+		snprintf(sm.why, sizeof(sm.why), "profd runs without kernel assistance (%s)",
 			 kbpf_why());
 		return -ENOTSUP;
 	}
@@ -164,7 +164,7 @@ int sample_open(__u32 hz)
 	log_info("sample: %u Hz per CPU while a thread is registered", hz);
 	return 0;
 fail:
-	snprintf(sm.why, sizeof(sm.why), "no samples: profd failed to load its sampler: %s",
+	snprintf(sm.why, sizeof(sm.why), "profd failed to load its sampler: %s",
 		 strerror(err < 0 ? -err : EINVAL));
 	log_warnx("sample: %s", sm.why);
 	profsample_bpf__destroy(skel);
@@ -240,8 +240,7 @@ static int open_events(void)
 		n++;
 	}
 	if (!n) {
-		snprintf(sm.why, sizeof(sm.why),
-			 "no samples: profd failed to open cpu-clock perf events: %s",
+		snprintf(sm.why, sizeof(sm.why), "profd failed to open cpu-clock perf events: %s",
 			 strerror(err ? -err : ENODEV));
 		log_warnx("sample: %s", sm.why);
 		close_events();
@@ -612,10 +611,14 @@ int sample_dump(pid_t pid, FILE *out, __u64 *nsamples)
 	struct sstack *s;
 	size_t i;
 
-	for (p = sm.procs; p; p = p->next)
+	*nsamples = 0;
+	for (p = sm.procs; p; p = p->next) {
 		if (p->pid == pid && (!best || (best->gone && !p->gone)))
 			best = p;
-	*nsamples = 0;
+		/* pid 0: how many are kept, no stacks */
+		if (!pid)
+			*nsamples += p->samples;
+	}
 	if (!best)
 		return 0;
 	/* tid TAB count TAB zone path TAB frames */

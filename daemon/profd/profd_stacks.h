@@ -49,6 +49,7 @@ void sample_poll(void);		/* attach while a thread is registered (each tick) */
 __u64 sample_dropped(void);	/* samples the kernel's ring had no room for */
 const char *sample_why(void);	/* why sampling is off, "" when on */
 __u64 sample_bytes(void);	/* what the tables take (in --max-memory) */
-/* pid's sampled stacks as text (profd_samples_rep's fd): 0 or -errno */
+/* pid's sampled stacks as text (profd_samples_rep's fd), *nsamples how
+ * many (pid 0: no text, every process's count): 0 or -errno */
 int sample_dump(pid_t pid, FILE *out, __u64 *nsamples);
 #endif /* PROFD_STACKS_H */
