@@ -9,7 +9,8 @@
  * (every view says profd is not running, and a profile saved then read
  * back says it holds none).  Root: a real profd sampling (on at 997 Hz,
  * the process's count; saved and read back) and one started with
- * --sample-hz 0 (off, and why).
+ * --sample-hz 0 (off, and why); and profd's frame cache, one for every
+ * process by build-id (status counts what it named and what it found).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -283,6 +284,68 @@ static void test_hz_zero(void **state)
 	test_profd_stop(d);
 }
 
+/* status's "stack frames named: N from ELF and DWARF, M from the cache" */
+static void frames_named(unsigned long long *named, unsigned long long *cached)
+{
+	char *t = profctl("status", NULL);
+	const char *l = strstr(t, "\nstack frames named: ");
+
+	if (!l ||
+	    sscanf(l, "\nstack frames named: %llu from ELF and DWARF, %llu", named, cached) != 2)
+		fail_msg("status says nothing of how frames were named:\n%s", t);
+	free(t);
+}
+
+/* pid's samples once it has at least want (60 s at most) */
+static unsigned long long samples_of(pid_t pid, unsigned long long want)
+{
+	__u64 end = now_ns() + 60000000000ull;
+	unsigned long long n = 0;
+	char p[16];
+
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	while (now_ns() < end) {
+		char *t = profctl("report", "--pid", p, NULL);
+		const char *l = strstr(t, "\nstack samples: on at 997 Hz a CPU, ");
+
+		n = l ? strtoull(l + strlen("\nstack samples: on at 997 Hz a CPU, "), NULL, 10) : 0;
+		free(t);
+		if (n >= want)
+			return n;
+		usleep(200000);
+	}
+	fail_msg("pid %d: %llu samples after 60 s", (int)pid, n);
+	return n;
+}
+
+/*
+ * Two processes of one binary name each frame once: the second finds the
+ * first's frames in the cache (by build-id), where a cache per process
+ * would look every one up again
+ */
+static void test_frames_shared(void **state)
+{
+	pid_t d = profd_with("sym", NULL, NULL), pid;
+	unsigned long long n0, c0, n1, c1, n2, c2;
+
+	(void)state;
+	frames_named(&n0, &c0);
+	pid = run_prog(false);
+	samples_of(pid, 800);
+	stop_prog(pid);
+	frames_named(&n1, &c1);
+	pid = run_prog(false);
+	samples_of(pid, 800);
+	stop_prog(pid);
+	frames_named(&n2, &c2);
+	fprintf(stderr, "frames named: first process %llu (%llu cached), second %llu (%llu)\n",
+		n1 - n0, c1 - c0, n2 - n1, c2 - c1);
+	assert_true(n1 - n0 >= 8);
+	assert_true((n2 - n1) * 2 < n1 - n0);
+	assert_true(c2 - c1 >= 800);
+	test_profd_stop(d);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -303,6 +366,7 @@ int main(void)
 		/* root */
 		cmocka_unit_test(test_on),
 		cmocka_unit_test(test_hz_zero),
+		cmocka_unit_test(test_frames_shared),
 	};
 
 	test_filter_env();

@@ -229,8 +229,10 @@ static struct pc_samples *samples_get(const struct pc_src *src, pid_t pid, bool 
 #else
 	{
 		struct profd_samples_rep rep = { 0 };
+		unsigned long long named, cached;
 		size_t len;
-		int err = profd_samples(src->fd, pid, stacks ? &s->text : NULL, &len, &rep);
+		/* pid 0's text is one line: how frames were named */
+		int err = profd_samples(src->fd, pid, stacks || !pid ? &s->text : NULL, &len, &rep);
 
 		s->all = !pid;
 		if (err == -EINVAL || err == -EOPNOTSUPP) {
@@ -241,12 +243,17 @@ static struct pc_samples *samples_get(const struct pc_src *src, pid_t pid, bool 
 			s->hz = rep.hz;
 			if (rep.why[0])
 				snprintf(s->why, sizeof(s->why), "%s", rep.why);
+			/* before the parse, which cuts the text */
+			if (s->all && sscanf(s->text, "frames\t%llu\t%llu", &named, &cached) == 2) {
+				s->named = named;
+				s->cached = cached;
+			}
 			if (s->text && pc_samples_parse(s->text, s) == -ENOMEM) {
 				pc_samples_free(s);
 				return NULL;
 			}
 			/* profd's count: every line's (pid 0: every process's) */
-			if (!s->text)
+			if (!s->text || s->all)
 				s->total = rep.samples;
 		}
 	}
@@ -256,7 +263,7 @@ static struct pc_samples *samples_get(const struct pc_src *src, pid_t pid, bool 
 
 struct pc_samples *pc_samples_get(const struct pc_src *src, pid_t pid)
 {
-	return samples_get(src, pid, pid != 0);
+	return samples_get(src, pid, true);
 }
 
 const char *pc_samples_state_of(const struct pc_src *src, pid_t pid, char *buf, size_t len)

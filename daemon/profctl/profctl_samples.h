@@ -41,6 +41,8 @@ struct pc_samples {
 	char why[192];		/* why sampling is off, "" if on */
 	bool file;		/* from the profile file report --input read */
 	bool all;		/* pid 0: profd's state, no process's */
+	__u64 named, cached;	/* pid 0: frames profd named from ELF and
+				 * DWARF, and from the cache of every process */
 	size_t n;
 	struct pc_stack *st;
 	char *text;		/* what the strings point into */

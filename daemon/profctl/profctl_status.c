@@ -55,6 +55,20 @@ static void status_memory(const struct profd_status *st)
 		       st->last_drop_pid, (double)st->last_drop_age_ns / 1e9);
 }
 
+/* profd's stack sampling, and how it named the frames */
+static void status_samples(const struct pc_src *src)
+{
+	char state[PC_SAMPLES_STATE_MAX];
+	struct pc_samples *sm = pc_samples_get(src, 0);
+
+	printf("stack samples: %s\n", pc_samples_state(sm, state, sizeof(state)));
+	if (sm && !sm->why[0])
+		printf("stack frames named: %llu from ELF and DWARF, %llu from the cache (one "
+		       "for every process, by build-id)\n",
+		       (unsigned long long)sm->named, (unsigned long long)sm->cached);
+	pc_samples_free(sm);
+}
+
 int pc_cmd_status(int argc, char **argv)
 {
 	char state[PC_SAMPLES_STATE_MAX];
@@ -96,8 +110,7 @@ int pc_cmd_status(int argc, char **argv)
 			       st.processes, st.threads, st.slots_free);
 			printf("sampling every %ums, %llu samples\n", st.interval_ms,
 			       (unsigned long long)st.samples);
-			printf("stack samples: %s\n",
-			       pc_samples_state_of(&src, 0, state, sizeof(state)));
+			status_samples(&src);
 			printf("threads registered late (their first zone stopped waiting, its "
 			       "first calls without kernel facts): %u\n",
 			       st.late);

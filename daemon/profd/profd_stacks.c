@@ -293,6 +293,7 @@ void sample_close(void)
 		free(p);
 	}
 	sm.procs = NULL;
+	sym_cache_free();
 }
 
 static struct sproc *proc_of(pid_t pid, bool make)
@@ -619,8 +620,16 @@ int sample_dump(pid_t pid, FILE *out, __u64 *nsamples)
 		if (!pid)
 			*nsamples += p->samples;
 	}
+	/* pid 0: how the frames were named, by ELF and DWARF or from the cache */
+	if (!pid) {
+		__u64 lookups, hits;
+
+		sym_counts(&lookups, &hits);
+		fprintf(out, "frames\t%llu\t%llu\n", (unsigned long long)lookups,
+			(unsigned long long)hits);
+	}
 	if (!best)
-		return 0;
+		return ferror(out) ? -EIO : 0;
 	/* tid TAB count TAB zone path TAB frames */
 	for (i = 0; i < SAMPLE_BUCKETS; i++)
 		for (s = best->b[i]; s; s = s->next)

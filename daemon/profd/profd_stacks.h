@@ -39,6 +39,9 @@ void sym_proc__destroy(struct sym_proc *p);
  * empty fields unknown), into buf; a return address (not the first frame)
  * is looked up one byte back, in its call */
 void sym_frame(struct sym_proc *p, __u64 addr, bool ret, char *buf, size_t size);
+/* frames named by ELF and DWARF, and from the cache every process shares */
+void sym_counts(__u64 *lookups, __u64 *hits);
+void sym_cache_free(void);
 
 /* profd_stacks.c */
 int sample_open(__u32 hz);	/* after kbpf_open; 0 or -errno (then off, why said) */
@@ -50,6 +53,7 @@ __u64 sample_dropped(void);	/* samples the kernel's ring had no room for */
 const char *sample_why(void);	/* why sampling is off, "" when on */
 __u64 sample_bytes(void);	/* what the tables take (in --max-memory) */
 /* pid's sampled stacks as text (profd_samples_rep's fd), *nsamples how
- * many (pid 0: no text, every process's count): 0 or -errno */
+ * many (pid 0: every process's count, and one line "frames TAB looked up
+ * TAB from the cache"): 0 or -errno */
 int sample_dump(pid_t pid, FILE *out, __u64 *nsamples);
 #endif /* PROFD_STACKS_H */

@@ -10,8 +10,10 @@
  * an inlined helper is named as itself, with its own line; without DWARF,
  * the ELF symbol.  An address no module holds, or a module without
  * symbols, is shown as module+offset (or the bare address), never a name
- * guessed from a neighbour.  Frames are cached per process by address.
- * A hostile process can at worst give addresses that name nothing: libdwfl
+ * guessed from a neighbour.  Frames are cached for every process at once
+ * by module and offset, a module known by its build-id (else its file's
+ * device, inode and mtime): processes of one binary, and the libraries
+ * they share, name each address once.  A hostile process can at worst give addresses that name nothing: libdwfl
  * reads its files, never its memory.
  */
 #define _GNU_SOURCE
@@ -24,21 +26,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "profd_stacks.h"
 
-#define SYM_CACHE 4096 /* addresses cached a process, a power of two */
+#define SYM_CACHE 16384 /* frames cached, every process's, a power of two */
 
 struct sym_ent {
-	__u64 addr; /* | 1 when looked up as a return address; 0: empty */
+	__u64 mod; /* module_key's; 0: empty */
+	__u64 off; /* the address less the module's start */
 	char *frame;
 };
+
+/* shared by every process: keyed by what the module is, not where */
+static struct sym_ent cache[SYM_CACHE];
+static __u64 n_lookups, n_hits;
 
 struct sym_proc {
 	pid_t pid;
 	Dwfl *dwfl;
 	bool reread; /* the maps were read again for an unknown address */
-	struct sym_ent cache[SYM_CACHE];
 };
 
 static char *debuginfo_path;
@@ -74,15 +81,72 @@ struct sym_proc *sym_proc__new(pid_t pid)
 
 void sym_proc__destroy(struct sym_proc *p)
 {
-	size_t i;
-
 	if (!p)
 		return;
-	for (i = 0; i < SYM_CACHE; i++)
-		free(p->cache[i].frame);
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
 	free(p);
+}
+
+void sym_cache_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < SYM_CACHE; i++) {
+		free(cache[i].frame);
+		cache[i] = (struct sym_ent){ 0 };
+	}
+}
+
+void sym_counts(__u64 *lookups, __u64 *hits)
+{
+	*lookups = n_lookups;
+	*hits = n_hits;
+}
+
+static __u64 fnv(__u64 h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 1099511628211ull;
+	return h;
+}
+
+/*
+ * What module m is, whoever maps it where: its build-id, else its file's
+ * device, inode and mtime (seen from the process's root); 0 if neither is
+ * known (its frames are then not cached).  Kept in the module's userdata.
+ */
+static __u64 module_key(const struct sym_proc *p, Dwfl_Module *m)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr, bias;
+	__u64 h = 1469598103934665603ull;
+	void **ud;
+	const char *name = dwfl_module_info(m, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	int n;
+
+	if (*ud)
+		return (__u64)(uintptr_t)*ud;
+	dwfl_module_getelf(m, &bias);
+	n = dwfl_module_build_id(m, &bits, &vaddr);
+	if (n > 0) {
+		h = fnv(h, bits, (size_t)n);
+	} else {
+		char path[4352];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)p->pid, name ? name : "");
+		if (!name || name[0] != '/' || stat(path, &st))
+			return 0;
+		h = fnv(h, &st.st_dev, sizeof(st.st_dev));
+		h = fnv(h, &st.st_ino, sizeof(st.st_ino));
+		h = fnv(h, &st.st_mtim, sizeof(st.st_mtim));
+	}
+	h |= 1;
+	*ud = (void *)(uintptr_t)h;
+	return h;
 }
 
 /* no separators, no control bytes in a field */
@@ -136,13 +200,10 @@ static const char *dwarf_func(Dwarf_Die *cu, Dwarf_Addr pc)
 	return name;
 }
 
-static void lookup(struct sym_proc *p, Dwarf_Addr pc, char *buf, size_t size)
+/* the module that holds pc, NULL if none */
+static Dwfl_Module *module_at(struct sym_proc *p, Dwarf_Addr pc)
 {
 	Dwfl_Module *m = p->dwfl ? dwfl_addrmodule(p->dwfl, pc) : NULL;
-	const char *mod = NULL, *func = NULL, *file = NULL;
-	Dwarf_Addr start = 0;
-	char fn[256] = "", fl[512] = "", md[256] = "";
-	int line = 0;
 
 	if (!m && !p->reread) {
 		/* a library loaded after the maps were read */
@@ -152,6 +213,16 @@ static void lookup(struct sym_proc *p, Dwarf_Addr pc, char *buf, size_t size)
 		p->dwfl = report(p->pid);
 		m = p->dwfl ? dwfl_addrmodule(p->dwfl, pc) : NULL;
 	}
+	return m;
+}
+
+static void lookup(Dwfl_Module *m, Dwarf_Addr pc, char *buf, size_t size)
+{
+	const char *mod = NULL, *func = NULL, *file = NULL;
+	Dwarf_Addr start = 0;
+	char fn[256] = "", fl[512] = "", md[256] = "";
+	int line = 0;
+
 	if (m) {
 		Dwarf_Die cubuf, *cu;
 		Dwarf_Addr bias = 0;
@@ -193,17 +264,30 @@ void sym_frame(struct sym_proc *p, __u64 addr, bool ret, char *buf, size_t size)
 	/* a return address is the instruction after its call: the call is
 	 * the byte before, and may be the last of a function or an inlined
 	 * block whose line is not the next one's */
-	__u64 pc = ret && addr ? addr - 1 : addr;
-	__u64 key = pc | 1ull << 63;
-	__u64 h = (pc * 0x9e3779b97f4a7c15ull) >> 52;
-	struct sym_ent *e = &p->cache[h & (SYM_CACHE - 1)];
+	__u64 pc = ret && addr ? addr - 1 : addr, mod, off, h;
+	Dwfl_Module *m = module_at(p, pc);
+	Dwarf_Addr start = 0;
+	struct sym_ent *e;
 
-	if (e->addr == key && e->frame) {
+	mod = m ? module_key(p, m) : 0;
+	if (!mod) {
+		n_lookups++;
+		lookup(m, pc, buf, size);
+		return;
+	}
+	dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	off = pc - start;
+	h = ((mod ^ off) * 0x9e3779b97f4a7c15ull) >> 40;
+	e = &cache[h & (SYM_CACHE - 1)];
+	if (e->mod == mod && e->off == off && e->frame) {
+		n_hits++;
 		snprintf(buf, size, "%s", e->frame);
 		return;
 	}
-	lookup(p, pc, buf, size);
+	n_lookups++;
+	lookup(m, pc, buf, size);
 	free(e->frame);
 	e->frame = strdup(buf);
-	e->addr = e->frame ? key : 0;
+	e->mod = e->frame ? mod : 0;
+	e->off = off;
 }
