@@ -77,6 +77,7 @@ static struct {
 	struct profsample_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
+	struct bpf_link *unmap; /* prof_unmap: maps generations counted */
 	int *pfd;
 	int ncpus;
 	bool attached;
@@ -97,6 +98,15 @@ const char *sample_why(void)
 __u64 sample_bytes(void)
 {
 	return sm.bytes;
+}
+
+__u32 sample_map_gen(pid_t pid)
+{
+	__u32 k = (__u32)pid, v = 0;
+
+	if (sm.skel && sm.unmap)
+		bpf_map_lookup_elem(bpf_map__fd(sm.skel->maps.mapgen), &k, &v);
+	return v;
 }
 
 int sample_timer_fd(void)
@@ -139,8 +149,27 @@ int sample_open(__u32 hz)
 	err = bpf_map__reuse_fd(skel->maps.tidslots, fd);
 	if (!err)
 		err = profsample_bpf__load(skel);
-	if (err)
-		goto fail;
+	if (err) {
+		/* a kernel without the vm_unmapped_area tracepoint: sampled,
+		 * but code unmapped may be named as what is mapped there after */
+		profsample_bpf__destroy(skel);
+		skel = profsample_bpf__open();
+		if (!skel) {
+			err = -errno;
+			goto fail;
+		}
+		bpf_program__set_autoload(skel->progs.prof_unmap, false);
+		err = bpf_map__reuse_fd(skel->maps.tidslots, fd);
+		if (!err)
+			err = profsample_bpf__load(skel);
+		if (err)
+			goto fail;
+	}
+	if (bpf_program__autoload(skel->progs.prof_unmap))
+		sm.unmap = bpf_program__attach(skel->progs.prof_unmap);
+	if (!sm.unmap)
+		log_warnx("sample: no maps generations (vm_unmapped_area not traced): code a "
+			  "process unmaps may be named as what it maps there after");
 	sm.rb = ring_buffer__new(bpf_map__fd(skel->maps.samples), on_sample, NULL, NULL);
 	if (!sm.rb) {
 		err = -errno;
@@ -272,6 +301,8 @@ void sample_close(void)
 
 	if (sm.skel)
 		close_events();
+	bpf_link__destroy(sm.unmap);
+	sm.unmap = NULL;
 	ring_buffer__free(sm.rb);
 	profsample_bpf__destroy(sm.skel);
 	sm.skel = NULL;
@@ -433,7 +464,7 @@ static void stack_key(struct sproc *p, const struct prof_sample *s, const char *
 
 		if (!s->ip[i])
 			break;
-		sym_frame(p->sym, s->ip[i], i > 0, f, sizeof(f));
+		sym_frame(p->sym, s->ip[i], i > 0, s->map_gen, f, sizeof(f));
 		w = snprintf(key + off, size - off, "%s%s", i ? "\x1e" : "", f);
 		if (w < 0 || (size_t)w >= size - off)
 			break;

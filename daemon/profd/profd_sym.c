@@ -13,7 +13,13 @@
  * guessed from a neighbour.  Frames are cached for every process at once
  * by module and offset, a module known by its build-id (else its file's
  * device, inode and mtime): processes of one binary, and the libraries
- * they share, name each address once.  A hostile process can at worst give addresses that name nothing: libdwfl
+ * they share, name each address once.  Code unmapped (dlclose) is never
+ * named as what is mapped there after: each sample carries its process's
+ * maps generation (profsample.bpf.c counts the mappings the kernel placed
+ * for it, as ld.so's for a library), the maps are read again when it
+ * moves, and a frame of a generation the maps read no longer describe is
+ * its bare address.  A
+ * hostile process can at worst give addresses that name nothing: libdwfl
  * reads its files, never its memory.
  */
 #define _GNU_SOURCE
@@ -46,7 +52,11 @@ struct sym_proc {
 	pid_t pid;
 	Dwfl *dwfl;
 	bool reread; /* the maps were read again for an unknown address */
+	__u32 gen;   /* the maps generation dwfl was read in (SYM_GEN_NONE:
+		      * it moved while they were read) */
 };
+
+#define SYM_GEN_NONE 0xffffffffu
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks proc_cb = {
@@ -68,6 +78,25 @@ static Dwfl *report(pid_t pid)
 	return d;
 }
 
+/* the maps (read again), and the generation they were read in: one that
+ * moved while they were read is none (no sample's) */
+static void maps_read(struct sym_proc *p)
+{
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		__u32 g = sample_map_gen(p->pid);
+
+		if (p->dwfl)
+			dwfl_end(p->dwfl);
+		p->dwfl = report(p->pid);
+		p->gen = g;
+		if (sample_map_gen(p->pid) == g)
+			return;
+	}
+	p->gen = SYM_GEN_NONE;
+}
+
 struct sym_proc *sym_proc__new(pid_t pid)
 {
 	struct sym_proc *p = calloc(1, sizeof(*p));
@@ -75,7 +104,7 @@ struct sym_proc *sym_proc__new(pid_t pid)
 	if (!p)
 		return NULL;
 	p->pid = pid;
-	p->dwfl = report(pid);
+	maps_read(p);
 	return p;
 }
 
@@ -208,9 +237,7 @@ static Dwfl_Module *module_at(struct sym_proc *p, Dwarf_Addr pc)
 	if (!m && !p->reread) {
 		/* a library loaded after the maps were read */
 		p->reread = true;
-		if (p->dwfl)
-			dwfl_end(p->dwfl);
-		p->dwfl = report(p->pid);
+		maps_read(p);
 		m = p->dwfl ? dwfl_addrmodule(p->dwfl, pc) : NULL;
 	}
 	return m;
@@ -259,16 +286,25 @@ static void lookup(Dwfl_Module *m, Dwarf_Addr pc, char *buf, size_t size)
 	snprintf(buf, size, "%s\x1f%s\x1f%d\x1f%s", fn, file ? fl : "", file ? line : 0, md);
 }
 
-void sym_frame(struct sym_proc *p, __u64 addr, bool ret, char *buf, size_t size)
+void sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf, size_t size)
 {
 	/* a return address is the instruction after its call: the call is
 	 * the byte before, and may be the last of a function or an inlined
 	 * block whose line is not the next one's */
 	__u64 pc = ret && addr ? addr - 1 : addr, mod, off, h;
-	Dwfl_Module *m = module_at(p, pc);
+	Dwfl_Module *m;
 	Dwarf_Addr start = 0;
 	struct sym_ent *e;
 
+	/* the process removed code since its maps were read: read them again */
+	if (gen != p->gen && sample_map_gen(p->pid) != p->gen) {
+		maps_read(p);
+		p->reread = false;
+	}
+	m = gen == p->gen ? module_at(p, pc) : NULL;
+	/* a frame of maps no longer read (or read since): its address alone */
+	if (gen != p->gen)
+		m = NULL;
 	mod = m ? module_key(p, m) : 0;
 	if (!mod) {
 		n_lookups++;
