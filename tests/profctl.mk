@@ -4,7 +4,8 @@
 include daemon/profctl/profctl.mk
 
 PROFCTL_TESTS := test_profctl test_profctl_cli test_profctl_live test_profctl_html test_profctl_save \
-	test_profctl_diff test_profctl_pprof test_profctl_serve test_profctl_trace test_annot
+	test_profctl_diff test_profctl_pprof test_profctl_serve test_profctl_trace test_annot \
+	test_profctl_opts
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
 # the golden views read lazily, thread after thread, and the live
 # tests read segments that change and shrink under them: under the

@@ -69,6 +69,12 @@ struct pc_opts {
 	const char *color_when;	/* --color: auto, always, never */
 	double delay;		/* top --delay, seconds */
 	int iters;		/* top --iterations, 0: until quit */
+	const char *listen;	/* serve --listen HOST:PORT, NULL: its default */
+	bool per_thread;	/* serve --threads */
+	bool all_users;		/* serve --all-users */
+	unsigned int max_zones;	/* serve --max-zones, 0: its default */
+	unsigned int max_threads; /* serve --max-threads, 0: its default */
+	unsigned int timeout_s;	/* serve --timeout, 0: its default */
 };
 
 int profctl_main(int argc, char **argv);
@@ -351,6 +357,9 @@ struct pc_serve_opts {
 	bool all_users;		/* every user's processes src shows, not only ours */
 	unsigned int timeout_s;	/* a connection's whole request and answer */
 };
+/* serve's options (its table, as every verb's) into so and *listen_addr,
+ * their defaults where not given: 0, -1 after --help, or an exit status */
+int pc_serve_parse(int argc, char **argv, struct pc_serve_opts *so, const char **listen_addr);
 /* whether serve shows p to its callers: alive, and its user's own
  * unless all_users (the metrics and the live page alike) */
 bool pc_serve_may_show(const struct pc_proc *p, const struct pc_serve_opts *o);
