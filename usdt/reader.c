@@ -141,7 +141,8 @@ static int read_slab_hdr(const char *slab, __u32 max_nodes, __u32 index, struct 
 		__u64 a = LD(&h->oncpu_start_ns), b = LD(&h->oncpu_exit_ns);
 
 		/* known once the thread exited (or in an image); a live one's
-		 * is read from /proc by read_seg, from oncpu_start_ns */
+		 * is what /proc says, added by prof_snapshot__add_proc
+		 * (prof_proc.c) from oncpu_start_ns: the reader reads bytes */
 		t->oncpu_ns = b ? (b > a ? b - a : 0) : PROF_SNAP_UNKNOWN;
 		t->oncpu_start = a;
 	}

@@ -161,36 +161,17 @@ static int cmp_self(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* label value escaping: backslash, double quote, newline */
-static void put_label(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fputc('\\', f);
-		if (*s == '\n') {
-			fputs("\\n", f);
-			continue;
-		}
-		fputc(*s, f);
-	}
-}
-
-void pc_serve_label(FILE *f, const char *s)
-{
-	put_label(f, s);
-}
-
 static void put_labels(FILE *f, const struct prof_snapshot *s, const struct mz *m,
 		       const struct pc_serve_opts *o, const char *tid, const char *tname)
 {
 	fprintf(f, "{pid=\"%u\",comm=\"", s->pid);
-	put_label(f, s->comm);
+	pc_om_label(f, s->comm);
 	fputs("\",zone=\"", f);
-	put_label(f, m->name);
+	pc_om_label(f, m->name);
 	fputc('"', f);
 	if (o->threads) {
 		fprintf(f, ",tid=\"%s\",thread=\"", tid);
-		put_label(f, tname);
+		pc_om_label(f, tname);
 		fputc('"', f);
 	}
 }
@@ -382,12 +363,6 @@ static int collect(struct proc_zones *p, const struct pc_serve_opts *o)
 	return 0;
 }
 
-bool pc_serve_may_show(const struct pc_proc *p, const struct pc_serve_opts *o)
-{
-	/* root's exporter would show every user's to whoever connects */
-	return p->alive && (o->all_users || p->uid == getuid());
-}
-
 /* what the last scrape could not read: said when it changes */
 static size_t last_unread;
 
@@ -432,7 +407,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 		const struct prof_snapshot *s = pz[i].s;
 
 		fprintf(f, "profd_process_info{pid=\"%u\",comm=\"", s->pid);
-		put_label(f, s->comm);
+		pc_om_label(f, s->comm);
 		fprintf(f, "\",uid=\"%u\",clock=\"%s\",kernel=\"%s\"} 1\n", s->uid,
 			s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic",
 			prof_snap_any_sched(s) ? "on" : "off");
@@ -441,7 +416,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 	fputs("# HELP profd_process_threads Threads a process has profiled, alive or exited.\n", f);
 	for (i = 0; i < n; i++) {
 		fprintf(f, "profd_process_threads{pid=\"%u\",comm=\"", pz[i].s->pid);
-		put_label(f, pz[i].s->comm);
+		pc_om_label(f, pz[i].s->comm);
 		fprintf(f, "\"} %u\n", pz[i].s->nthreads);
 	}
 	for (fam = 0; fam < (int)NFAMS; fam++) {
