@@ -37,9 +37,11 @@ static int serve_parse(const char **args, struct pc_serve_opts *so, const char *
 
 static void test_serve_options(void **state)
 {
-	const char *all[] = { "serve",	      "--threads",   "--max-zones=3", "--max-threads",
-			      "4",	      "--timeout",   "2m",	      "--all-users",
-			      "--listen",     "[::1]:0",     "--no-daemon",   NULL };
+	const char *all[] = {
+		"serve",       "--threads", "--max-zones=3", "--max-threads", "4",
+		"--timeout",   "2m",	    "--all-users",   "--listen",      "[::1]:0",
+		"--no-daemon", NULL
+	};
 	const char *none[] = { "serve", NULL };
 	const char *bare[] = { "serve", "--timeout", "30", NULL };
 	struct pc_serve_opts so;

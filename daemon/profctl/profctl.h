@@ -72,9 +72,9 @@ struct pc_opts {
 	const char *listen;	/* serve --listen HOST:PORT, NULL: its default */
 	bool per_thread;	/* serve --threads */
 	bool all_users;		/* serve --all-users */
-	unsigned int max_zones;	/* serve --max-zones, 0: its default */
+	unsigned int max_zones; /* serve --max-zones, 0: its default */
 	unsigned int max_threads; /* serve --max-threads, 0: its default */
-	unsigned int timeout_s;	/* serve --timeout, 0: its default */
+	unsigned int timeout_s;	  /* serve --timeout, 0: its default */
 };
 
 int profctl_main(int argc, char **argv);

@@ -70,11 +70,10 @@ static const char usage_serve[] =
 	"(trace's JSON), /api/p/PID/save?window=W (save's file); W is start, reset or\n"
 	"whole seconds (1s, 10s).  See profctl(1).\n";
 
-/* the options pc_parse_opts reads, once serve took its own (below) */
+/* serve's options, as every verb's: pc_parse_opts reads them all */
 static const struct option serve_options[] = {
-	PC_OPT_LISTEN,	  PC_OPT_THREADS, PC_OPT_MAX_ZONES, PC_OPT_MAX_THREADS,
-	PC_OPT_TIMEOUT,	  PC_OPT_ALL_USERS, PC_OPT_NO_DAEMON, PC_OPT_HELP,
-	PC_OPT_END,
+	PC_OPT_LISTEN,	  PC_OPT_THREADS,   PC_OPT_MAX_ZONES, PC_OPT_MAX_THREADS, PC_OPT_TIMEOUT,
+	PC_OPT_ALL_USERS, PC_OPT_NO_DAEMON, PC_OPT_HELP,      PC_OPT_END,
 };
 
 #define NB PROF_HIST_BUCKETS

@@ -192,16 +192,17 @@ static int watch_slow(struct pc_src *src, const struct pc_opts *o, const char *z
 				    pc_trace_ticks_ns(t, prof_event_ticks(e)) <= thr_ns)
 					continue;
 				got++;
-				end = pc_trace_tick_ns(t, e->start) + pc_trace_ticks_ns(t, prof_event_ticks(e));
+				end = pc_trace_tick_ns(t, e->start) +
+				      pc_trace_ticks_ns(t, prof_event_ticks(e));
 				capture_path(o->out ? o->out : "-", got, count, path, sizeof(path));
 				/* the rings as they are: the call, and before it */
 				err = write_to(o, o->out ? path : NULL, t, s, &sk, 0, end);
 				if (err)
 					break;
-				fprintf(stderr,
-					"profctl: caught %s of %.3f ms in tid %u%s%s\n", zone,
-					(double)pc_trace_ticks_ns(t, prof_event_ticks(e)) / 1e6, tt->tid,
-					o->out ? ", written to " : "", o->out ? path : "");
+				fprintf(stderr, "profctl: caught %s of %.3f ms in tid %u%s%s\n",
+					zone,
+					(double)pc_trace_ticks_ns(t, prof_event_ticks(e)) / 1e6,
+					tt->tid, o->out ? ", written to " : "", o->out ? path : "");
 			}
 			seen[j].seen = tt->written;
 		}

@@ -71,7 +71,7 @@ const struct prof_snap_thread *pc_trace_snap_thread(const struct prof_snapshot *
 
 /* the zone name of node n of thread st */
 const char *pc_trace_node_name(const struct prof_snapshot *s, const struct prof_snap_thread *st,
-			     __u32 n)
+			       __u32 n)
 {
 	__u32 site;
 
@@ -356,9 +356,11 @@ int pc_trace_write(FILE *f, const struct prof_trace *t, const struct prof_snapsh
 		at = annot_thread(t, tt);
 		for (; k < tt->n; k++) {
 			const struct prof_event *e = &tt->ev[k];
-			__u64 start = pc_trace_tick_ns(t, e->start), dur = pc_trace_ticks_ns(t, prof_event_ticks(e));
+			__u64 start = pc_trace_tick_ns(t, e->start);
+			__u64 dur = pc_trace_ticks_ns(t, prof_event_ticks(e));
 			bool frame = prof_event_node(e) == PROF_NODE_ROOT;
-			const char *name = frame ? "[frame]" : pc_trace_node_name(s, st, prof_event_node(e));
+			const char *name =
+				frame ? "[frame]" : pc_trace_node_name(s, st, prof_event_node(e));
 
 			if (!name || start + dur < from || start + dur > to)
 				continue;

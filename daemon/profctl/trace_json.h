@@ -42,7 +42,6 @@ void pc_trace_sched_free(struct sched_tl *k);
 int pc_trace_write(FILE *f, const struct prof_trace *t, const struct prof_snapshot *s,
 		   const struct sched_tl *sched, __u32 tid, __u64 from, __u64 to, __u64 cap);
 /* the start of the last last_ns to now, or to the exit of a process gone */
-__u64 pc_trace_last_from(const struct prof_trace *t, const struct prof_snapshot *s,
-			 __u64 last_ns);
+__u64 pc_trace_last_from(const struct prof_trace *t, const struct prof_snapshot *s, __u64 last_ns);
 
 #endif /* PROFCTL_TRACE_JSON_H */

@@ -125,7 +125,8 @@ static __u32 arg_time(const char *opt, const char *s, __u64 unit_ns, __u32 lo, _
 	if (!ok || n < lo || n > hi)
 		fatalx("%s: want a time in whole %s from %u to %u (%s), got \"%s\"", opt,
 		       ms ? "milliseconds" : "seconds", lo, hi,
-		       ms ? "\"100ms\", \"1s\" or bare milliseconds" : "\"90s\", \"2m\" or bare seconds",
+		       ms ? "\"100ms\", \"1s\" or bare milliseconds"
+			  : "\"90s\", \"2m\" or bare seconds",
 		       s);
 	return (__u32)n;
 }
