@@ -309,6 +309,23 @@ static int report_view(const struct pc_opts *o, struct owned *w, struct prof_sna
 	return 0;
 }
 
+/* what the tree's views tell beside the counts: a live process's plots and
+ * locks (from its segment), and whether stacks are sampled or why not */
+static void report_told(const struct pc_opts *o, struct pc_src *src, bool measure,
+			struct owned *w, struct prof_snapshot *s)
+{
+	if (!o->input && !measure && o->mode != PROFD_SNAP_LAST && !o->flat && !o->callers &&
+	    (o->format == PC_FMT_TEXT || o->format == PC_FMT_JSON)) {
+		w->annot = pc_annot_read(src, s);
+		s->annot = w->annot;
+	}
+	/* the ones with a title: text, JSON, html */
+	if (!o->flat && !o->callers &&
+	    (o->format == PC_FMT_TEXT || o->format == PC_FMT_JSON || o->format == PC_FMT_HTML))
+		s->samples_state = pc_samples_state_of(src, (pid_t)s->pid, w->state,
+						       sizeof(w->state));
+}
+
 /* report --inside ZONE: profd's samples of each process, no snapshot */
 static int report_inside(const struct pc_src *src, const struct pc_proc *procs, size_t np,
 			 const struct pc_opts *o)
@@ -346,6 +363,31 @@ static int report_inside(const struct pc_src *src, const struct pc_proc *procs, 
 	if (pc_close_out(f, o) == 0 && !err)
 		ret = 0;
 	return ret;
+}
+
+/* one process's profile: the file's (--input), the one measured directly
+ * (measured: taken from there), or profd's or its segment's */
+static int report_raw(const struct pc_opts *o, struct pc_src *src, pid_t pid,
+		      struct prof_snapshot **measured, struct prof_snapshot **raw)
+{
+	if (o->input)
+		return pc_read_image(o->input, report_read_flags(o), raw);
+	if (measured) {
+		*raw = *measured;
+		*measured = NULL;
+		return *raw ? 0 : -ESRCH;
+	}
+	return pc_src_snapshot(src, pid, o->mode, o->last_s, raw);
+}
+
+/* why there is nothing to report */
+static void report_none_said(const struct pc_opts *o)
+{
+	if (o->tid)
+		pc_warnx("tid %u: no such profiled thread%s", o->tid,
+			 o->pid ? " in that process" : "");
+	else
+		pc_warnx("no profile could be read");
 }
 
 int pc_cmd_report(int argc, char **argv)
@@ -415,15 +457,7 @@ int pc_cmd_report(int argc, char **argv)
 		struct owned *w = &own[n];
 		struct prof_snapshot *s;
 
-		if (o.input) {
-			err = pc_read_image(o.input, report_read_flags(&o), &w->raw);
-		} else if (measure) {
-			w->raw = measured[i];
-			measured[i] = NULL;
-			err = w->raw ? 0 : -ESRCH;
-		} else {
-			err = pc_src_snapshot(&src, procs[i].pid, o.mode, o.last_s, &w->raw);
-		}
+		err = report_raw(&o, &src, procs[i].pid, measure ? &measured[i] : NULL, &w->raw);
 		if (err) {
 			/* one process vanishing between list and read is not fatal */
 			if (o.pid || o.input)
@@ -433,27 +467,13 @@ int pc_cmd_report(int argc, char **argv)
 		err = report_view(&o, w, &s);
 		if (err < 0)
 			goto cleanup;
-		/* the tree's plots and locks, from the live segment */
-		if (!err && !o.input && !measure && o.mode != PROFD_SNAP_LAST && !o.flat &&
-		    !o.callers && (o.format == PC_FMT_TEXT || o.format == PC_FMT_JSON)) {
-			w->annot = pc_annot_read(&src, s);
-			s->annot = w->annot;
-		}
-		/* the tree's views that have a title (text, JSON, html) say if
-		 * stacks are sampled, or why not */
-		if (!err && !o.flat && !o.callers &&
-		    (o.format == PC_FMT_TEXT || o.format == PC_FMT_JSON || o.format == PC_FMT_HTML))
-			s->samples_state = pc_samples_state_of(&src, (pid_t)s->pid, w->state,
-							       sizeof(w->state));
-		if (!err)
+		if (!err) {
+			report_told(&o, &src, measure, w, s);
 			snaps[n++] = s;
+		}
 	}
 	if (!n) {
-		if (o.tid)
-			pc_warnx("tid %u: no such profiled thread%s", o.tid,
-				 o.pid ? " in that process" : "");
-		else
-			pc_warnx("no profile could be read");
+		report_none_said(&o);
 		goto cleanup;
 	}
 	/* html: the first process's timeline, from its live segment's rings */

@@ -337,7 +337,7 @@ static struct sproc *proc_of(pid_t pid, bool make)
 	if (!make || !(p = calloc(1, sizeof(*p))))
 		return NULL;
 	p->pid = pid;
-	p->sym = sym_proc__new(pid);
+	p->sym = sym_proc__new(pid, sample_map_gen);
 	p->next = sm.procs;
 	sm.procs = p;
 	sm.bytes += sizeof(*p);

@@ -33,7 +33,8 @@ int prof_seg_node_path(const void *mem, size_t len, __u32 slab, __u32 node, char
 
 /* profd_sym.c: a process's addresses as function, file:line or module+offset */
 struct sym_proc;
-struct sym_proc *sym_proc__new(pid_t pid);
+/* gen_now(pid): the process's maps generation now (sample_map_gen) */
+struct sym_proc *sym_proc__new(pid_t pid, __u32 (*gen_now)(pid_t pid));
 void sym_proc__destroy(struct sym_proc *p);
 /* addr's frame, "func" US "file" US "line" US "module+0xoff" (US = \x1f,
  * empty fields unknown), into buf; a return address (not the first frame)

@@ -54,6 +54,7 @@ struct sym_proc {
 	bool reread; /* the maps were read again for an unknown address */
 	__u32 gen;   /* the maps generation dwfl was read in (SYM_GEN_NONE:
 		      * it moved while they were read) */
+	__u32 (*gen_now)(pid_t pid);
 };
 
 #define SYM_GEN_NONE 0xffffffffu
@@ -85,25 +86,26 @@ static void maps_read(struct sym_proc *p)
 	int tries;
 
 	for (tries = 0; tries < 3; tries++) {
-		__u32 g = sample_map_gen(p->pid);
+		__u32 g = p->gen_now(p->pid);
 
 		if (p->dwfl)
 			dwfl_end(p->dwfl);
 		p->dwfl = report(p->pid);
 		p->gen = g;
-		if (sample_map_gen(p->pid) == g)
+		if (p->gen_now(p->pid) == g)
 			return;
 	}
 	p->gen = SYM_GEN_NONE;
 }
 
-struct sym_proc *sym_proc__new(pid_t pid)
+struct sym_proc *sym_proc__new(pid_t pid, __u32 (*gen_now)(pid_t pid))
 {
 	struct sym_proc *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->gen_now = gen_now;
 	maps_read(p);
 	return p;
 }
@@ -297,7 +299,7 @@ void sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf, s
 	struct sym_ent *e;
 
 	/* the process removed code since its maps were read: read them again */
-	if (gen != p->gen && sample_map_gen(p->pid) != p->gen) {
+	if (gen != p->gen && p->gen_now(p->pid) != p->gen) {
 		maps_read(p);
 		p->reread = false;
 	}
