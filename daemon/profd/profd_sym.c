@@ -298,7 +298,7 @@ void sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf, s
 	Dwarf_Addr start = 0;
 	struct sym_ent *e;
 
-	/* the process removed code since its maps were read: read them again */
+	/* the process's maps moved since they were read: read them again */
 	if (gen != p->gen && p->gen_now(p->pid) != p->gen) {
 		maps_read(p);
 		p->reread = false;
