@@ -142,13 +142,39 @@ static void schema_ok(void)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* pid's pprof profile has the comment "stack samples: " want...: as go
+ * tool pprof -comments lists them, or without go in its string table */
+static void pprof_says(const char *pid, const char *want)
+{
+	char cmd[512], raw[128], line[320];
+	size_t len;
+	char *t;
+
+	free(profctl("report", "--pid", pid, "--format", "pprof", NULL));
+	snprintf(raw, sizeof(raw), "%s/pprof.raw", dir);
+	if (system("command -v go >/dev/null 2>&1"))
+		snprintf(cmd, sizeof(cmd), "gzip -dc %s/profctl.out > %s", dir, raw);
+	else
+		snprintf(cmd, sizeof(cmd),
+			 "env -i PATH=/usr/bin:/bin HOME=%s GOCACHE=%s/gocache go tool pprof "
+			 "-comments %s/profctl.out > %s 2>/dev/null",
+			 dir, dir, dir, raw);
+	assert_int_equal(system(cmd), 0);
+	t = test_slurp(raw, &len);
+	assert_non_null(t);
+	snprintf(line, sizeof(line), "stack samples: %s", want);
+	if (!memmem(t, len, line, strlen(line)))
+		fail_msg("report --format pprof: no comment \"%s\"", line);
+	free(t);
+}
+
 /* what a profile saved with samples says of them, after their count */
 #define SAVED ", saved with the profile (profd sampled at 997 Hz a CPU)"
 
 /*
- * The text tree, the JSON tree, the html page and --inside of pid each
- * say the state that starts with want; the saved profile read back says
- * file_want (NULL: SAVED)
+ * The text tree, the JSON tree, the html page, --inside and pprof's
+ * comments of pid each say the state that starts with want; the saved
+ * profile read back says file_want (NULL: SAVED)
  */
 static void every_view(pid_t pid, const char *want, const char *file_want)
 {
@@ -168,6 +194,7 @@ static void every_view(pid_t pid, const char *want, const char *file_want)
 	t = profctl("report", "--pid", p, "--inside", "work", NULL);
 	says(t, "report --inside", "\n  samples: ", want);
 	free(t);
+	pprof_says(p, want);
 	snprintf(saved, sizeof(saved), "%s/saved.prof", dir);
 	free(profctl("save", "--pid", p, "-o", saved, NULL));
 	t = profctl("report", "--input", saved, NULL);
