@@ -172,8 +172,8 @@ static void pprof_says(const char *pid, const char *want)
 #define SAVED ", saved with the profile (profd sampled at 997 Hz a CPU)"
 
 /*
- * The text tree, the JSON tree, the html page, --inside and pprof's
- * comments of pid each say the state that starts with want; the saved
+ * The text tree, the JSON tree, the html page, --inside, pprof's comments
+ * and top of pid each say the state that starts with want; the saved
  * profile read back says file_want (NULL: SAVED)
  */
 static void every_view(pid_t pid, const char *want, const char *file_want)
@@ -195,6 +195,9 @@ static void every_view(pid_t pid, const char *want, const char *file_want)
 	says(t, "report --inside", "\n  samples: ", want);
 	free(t);
 	pprof_says(p, want);
+	t = profctl("top", "--pid", p, "-d", "0.05", "-n", "1", NULL);
+	says(t, "top", "\nstack samples: ", want);
+	free(t);
 	snprintf(saved, sizeof(saved), "%s/saved.prof", dir);
 	free(profctl("save", "--pid", p, "-o", saved, NULL));
 	t = profctl("report", "--input", saved, NULL);
