@@ -27,24 +27,7 @@
 #define HOLD_NS 50000ull
 
 static char dir[64];
-static volatile unsigned long sink;
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
-
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
-static void spin_ns(__u64 ns)
-{
-	__u64 t0 = mono_ns();
-
-	while (mono_ns() - t0 < ns)
-		sink++;
-}
 
 static pthread_barrier_t both;
 
@@ -62,13 +45,13 @@ static void *contender(void *arg)
 		snprintf(text, sizeof(text), "i=%d", i);
 		PROF_ZONE_VALUE(i);
 		PROF_ZONE_TEXT(text);
-		if (mono_ns() >= next) {
+		if (test_mono_ns() >= next) {
 			PROF_PLOT(an_queue, i);
 			PROF_MESSAGE("tick %d", i);
-			next = mono_ns() + 100000000ull;
+			next = test_mono_ns() + 100000000ull;
 		}
 		assert_int_equal(PROF_MUTEX_LOCK(an_qlock, &qlock), 0);
-		spin_ns(HOLD_NS);
+		test_spin_ns(HOLD_NS);
 		assert_int_equal(PROF_MUTEX_UNLOCK(an_qlock, &qlock), 0);
 	}
 	return NULL;
@@ -116,13 +99,11 @@ static void serve_check(pid_t pid, const struct prof_annot_lock_sum *q, __u64 po
 
 	struct prof_snapshot *s = test_snapshot(pid);
 	struct prof_snap_annot *a;
-	struct pc_src src;
 
 	/* this process's families, as a scrape writes them (a whole scrape
 	 * reads every process of ours: slow where /dev/shm is crowded) */
 	assert_non_null(s);
-	pc_src_open(&src, true);
-	a = pc_annot_read(&src, s);
+	a = prof_snap_annot_sum(s);
 	assert_non_null(a);
 	s->annot = a;
 	for (om = 0; om < 2; om++) {
@@ -176,8 +157,7 @@ static void serve_check(pid_t pid, const struct prof_annot_lock_sum *q, __u64 po
 		}
 		free(m);
 	}
-	pc_annot_free(a);
-	pc_src_close(&src);
+	prof_snap_annot_free(a);
 	prof_snapshot__destroy(s);
 }
 
@@ -195,12 +175,12 @@ static void test_contended(void **state)
 
 	(void)state;
 	pthread_barrier_init(&both, NULL, 2);
-	t0 = mono_ns();
+	t0 = test_mono_ns();
 	for (i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, contender, NULL), 0);
 	for (i = 0; i < 2; i++)
 		assert_int_equal(pthread_join(th[i], NULL), 0);
-	wall_ns = mono_ns() - t0;
+	wall_ns = test_mono_ns() - t0;
 	pthread_barrier_destroy(&both);
 
 	a = own_annot();
@@ -586,7 +566,7 @@ static void slow_child(void)
 
 		PROF_MESSAGE("before slow call %d", i);
 		PROF_ZONE_VALUE(i);
-		spin_ns(60000000ull);
+		test_spin_ns(60000000ull);
 		usleep(20000);
 	}
 }
@@ -610,7 +590,7 @@ static void test_slow_capture(void **state)
 		_exit(0);
 	}
 	/* its own segment made and readable (its first zone makes it) */
-	for (__u64 end = mono_ns() + 10000000000ull; mono_ns() < end; usleep(10000)) {
+	for (__u64 end = test_mono_ns() + 10000000000ull; test_mono_ns() < end; usleep(10000)) {
 		struct prof_snapshot *cs = test_snapshot(c);
 
 		prof_snapshot__destroy(cs);
