@@ -319,6 +319,7 @@ static void test_bad_input(void **state)
 	__u32 i, tid;
 	__u64 k;
 	bool text_null = false, text_cut = false, seven = false;
+	__u64 spin_waits = 0;
 
 	(void)state;
 	assert_int_equal(pthread_create(&th, NULL, bad_input, NULL), 0);
@@ -356,16 +357,20 @@ static void test_bad_input(void **state)
 			assert_true(l->hold_ticks > 0);
 		} else if (!strcmp(l->name, "an_spin")) {
 			assert_int_equal(l->acquisitions, 1);
-			/* no more than an instant between WAIT and ACQUIRED */
-			assert_int_equal(l->contended, 0);
+			/* contended only if the instant between WAIT and
+			 * ACQUIRED took over 1 us (it may, under a sanitizer
+			 * or a loaded machine): its time waited says which */
+			assert_true(l->contended <= 1);
+			assert_true(l->contended ? l->wait_ticks > 0 : !l->wait_ticks);
+			spin_waits = l->contended;
 		} else {
 			fail_msg("lock %s", l->name);
 		}
 	}
 	assert_int_equal(t->nlocks, 3);
 	/* one hold of an_two (nested: first acquire to last release), one
-	 * of an_spin, none of an_free */
-	assert_int_equal(t->nspans, 2);
+	 * of an_spin (and its wait, if contended), none of an_free */
+	assert_int_equal(t->nspans, 2 + spin_waits);
 	prof_annot__destroy(a);
 }
 
@@ -424,7 +429,7 @@ static void *signaller(void *arg)
 {
 	pthread_t target = *(pthread_t *)arg;
 
-	while (!stop_sig) {
+	while (!__atomic_load_n(&stop_sig, __ATOMIC_RELAXED)) {
 		pthread_kill(target, SIGUSR1);
 		sched_yield();
 	}
@@ -448,7 +453,7 @@ static void *sig_target(void *arg)
 	assert_int_equal(pthread_create(&s, NULL, signaller, &r->self), 0);
 	for (i = 0; i < 200000 && handled < 2000; i++)
 		PROF_MESSAGE("from the thread %d", 7);
-	stop_sig = 1;
+	__atomic_store_n(&stop_sig, 1, __ATOMIC_RELAXED);
 	assert_int_equal(pthread_join(s, NULL), 0);
 	r->sent = i;
 	return NULL;

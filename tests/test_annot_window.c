@@ -6,9 +6,11 @@
  * tell is unknown, never the since-start one; an image (a saved file,
  * profd's answers) keeps them; profd's history frames rebuild them; a
  * reset and --input in profctl report; the report at exit lists them.
+ * And a name used in two files is one lock or plot (annot_b.c).
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -270,6 +272,54 @@ static void test_profctl(void **state)
 			"l[\"hold_max_ns\"] >= 200000");
 }
 
+void annot_b_use(int n);
+
+/* a lock and a plot named in this file and in annot_b.c, with no
+ * declaration: one site each, one lock, one plot */
+static void test_two_files(void **state)
+{
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	struct prof_snapshot *s;
+	struct prof_snap_annot *a;
+	const struct prof_annot_lock_sum *l;
+	const struct prof_annot_plot_sum *p;
+	__u32 i, locks = 0, plots = 0;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(PROF_MUTEX_LOCK(aw_shared, &m), 0);
+		assert_int_equal(PROF_MUTEX_UNLOCK(aw_shared, &m), 0);
+		PROF_PLOT(aw_sharedp, i);
+	}
+	annot_b_use(3);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	for (i = 0; i < s->nsites; i++) {
+		locks += !strcmp(s->sites[i].name, "aw_shared");
+		plots += !strcmp(s->sites[i].name, "aw_sharedp");
+	}
+	assert_int_equal(locks, 1);
+	assert_int_equal(plots, 1);
+	/* one entry each on this thread: the same lock (in one zone), the
+	 * same plot */
+	for (i = locks = plots = 0; i < s->nlocks; i++)
+		locks += !strcmp(s->sites[s->locks[i].site].name, "aw_shared");
+	for (i = 0; i < s->nplots; i++)
+		plots += !strcmp(s->sites[s->plots[i].site].name, "aw_sharedp");
+	assert_int_equal(locks, 1);
+	assert_int_equal(plots, 1);
+	a = prof_snap_annot_sum(s);
+	l = lock_named(a, "aw_shared");
+	p = plot_named(a, "aw_sharedp");
+	assert_non_null(l);
+	assert_non_null(p);
+	assert_int_equal(l->acquisitions, 5);
+	assert_int_equal(p->count, 5);
+	assert_true(p->min == 0 && p->max == 102);
+	prof_snap_annot_free(a);
+	prof_snapshot__destroy(s);
+}
+
 /* the report at exit: its locks section (text) and "locks" (JSON) */
 static void test_exit_report(void **state)
 {
@@ -332,7 +382,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diff),	    cmocka_unit_test(test_image),
 		cmocka_unit_test(test_history),	    cmocka_unit_test(test_profctl),
-		cmocka_unit_test(test_exit_report),
+		cmocka_unit_test(test_exit_report), cmocka_unit_test(test_two_files),
 	};
 
 	/* the child of test_exit_report: three contended acquisitions */

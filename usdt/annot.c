@@ -181,8 +181,13 @@ static struct annot_thread *annot_ready(void)
 	if (a->busy)
 		return NULL;
 	a->busy = 1;
-	pthread_once(&annot_once, annot_init);
 	h = thread_slab();
+	/*
+	 * After the runtime's start, so that its fork handlers (prof.c's,
+	 * registered there) run after this file's at a fork: annot_lock is
+	 * taken before the runtime's lock there, as name_site takes them
+	 */
+	pthread_once(&annot_once, annot_init);
 	if (h != a->hdr && (!h || !annot_bind(a, h))) {
 		a->hdr = NULL;
 		a->epoch = ~0u;
