@@ -82,8 +82,7 @@ void hist_delta__destroy(struct hist_delta *d)
 	free(d);
 }
 
-/* the same named locks and plots (figures of the same threads) */
-static bool annot_same(const struct prof_snapshot *a, const struct prof_snapshot *b)
+bool hist_annot_same(const struct prof_snapshot *a, const struct prof_snapshot *b)
 {
 	return a->nlocks == b->nlocks && a->nplots == b->nplots &&
 	       (!a->nlocks || !memcmp(a->locks, b->locks, a->nlocks * sizeof(*a->locks))) &&
@@ -174,7 +173,7 @@ struct hist_delta *hist_delta__new(const struct prof_snapshot *older,
 	d->bytes = sizeof(*d);
 	/* a process's locks and plots are few: a frame keeps them whole,
 	 * unless they are the newer frame's */
-	if (!annot_same(older, newer)) {
+	if (!hist_annot_same(older, newer)) {
 		if (prof_snap_annot_copy(&d->s, older))
 			goto fail;
 		d->annot = true;
@@ -407,7 +406,7 @@ bool hist_snap_same(const struct prof_snapshot *a, const struct prof_snapshot *b
 	x.locks = y.locks = NULL;
 	x.plots = y.plots = NULL;
 	if (memcmp(&x, &y, sizeof(x)) || memcmp(a->sites, b->sites, a->nsites * sizeof(*a->sites)) ||
-	    !annot_same(a, b))
+	    !hist_annot_same(a, b))
 		return false;
 	for (i = 0; i < a->nthreads; i++) {
 		struct prof_snap_thread s = a->threads[i], t = b->threads[i];
