@@ -138,6 +138,19 @@ static void test_diff(void **state)
 	assert_non_null(w);
 	assert_int_equal(prof_snapshot__diff(w, base), 0);
 	check_window(w);
+	/* and the window as an image (save --since-reset, profd's answer to
+	 * --last) keeps what it cannot tell unknown */
+	{
+		struct prof_snapshot *r;
+		void *buf;
+		size_t len;
+
+		assert_int_equal(prof_snapshot__write(w, &buf, &len), 0);
+		assert_int_equal(prof_snapshot__read(buf, len, &r), 0);
+		free(buf);
+		check_window(r);
+		prof_snapshot__destroy(r);
+	}
 	prof_snapshot__destroy(w);
 }
 

@@ -16,9 +16,14 @@
 #include "annot.h"
 #include "reader_int.h"
 
-static double finite_or_0(double v)
+/*
+ * A plot's figure: a number, or unknown (NAN): what a window could not tell,
+ * written into an image (figures.h), and whatever else is no finite
+ * number (a runtime keeps finite points only: a hostile writer's)
+ */
+static double finite_or_unknown(double v)
 {
-	return isfinite(v) ? v : 0;
+	return isfinite(v) ? v : NAN;
 }
 
 /* site idx's name, if it is a name of that kind; -EINVAL otherwise */
@@ -68,10 +73,10 @@ PROF_HIDDEN int tables_copy(const char *mem, const struct seg_geom *g, __u32 nsi
 		memcpy(p, &sp[i], sizeof(*p));
 		if (site_name(mem, g, nsites, p->site, PROF_SITE_PLOT, name))
 			return -EINVAL;
-		p->min = finite_or_0(p->min);
-		p->max = finite_or_0(p->max);
-		p->last = finite_or_0(p->last);
-		p->sum = finite_or_0(p->sum);
+		p->min = finite_or_unknown(p->min);
+		p->max = finite_or_unknown(p->max);
+		p->last = finite_or_unknown(p->last);
+		p->sum = finite_or_unknown(p->sum);
 	}
 	for (i = 0; i < *nl; i++) {
 		memcpy(&(*lp)[i], &sl[i], sizeof(sl[i]));
