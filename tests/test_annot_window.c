@@ -89,8 +89,10 @@ static void two_reads(void)
 static void check_window(const struct prof_snapshot *s)
 {
 	struct prof_snap_annot *a = prof_snap_annot_sum(s), *all = prof_snap_annot_sum(now);
-	const struct prof_annot_lock_sum *l = lock_named(a, "aw_lock"), *la = lock_named(all, "aw_lock");
-	const struct prof_annot_plot_sum *p = plot_named(a, "aw_plot"), *n = plot_named(a, "aw_new");
+	const struct prof_annot_lock_sum *l = lock_named(a, "aw_lock"),
+					 *la = lock_named(all, "aw_lock");
+	const struct prof_annot_plot_sum *p = plot_named(a, "aw_plot"),
+					 *n = plot_named(a, "aw_new");
 
 	assert_non_null(l);
 	assert_non_null(la);
@@ -250,8 +252,8 @@ static void test_profctl(void **state)
 		PROF_LOCK_RELEASED(aw_rlock);
 	}
 	snprintf(path, sizeof(path), "%s/reset.json", dir);
-	assert_int_equal(profctl((const char *[]){ "report", "--pid", pid, "--no-daemon", "--format",
-						   "json", "-o", path, NULL }),
+	assert_int_equal(profctl((const char *[]){ "report", "--pid", pid, "--no-daemon",
+						   "--format", "json", "-o", path, NULL }),
 			 0);
 	/* the three since the reset; their longest hold a window cannot tell */
 	json_lock(path, "l[\"acquisitions\"]==3 and l[\"hold_max_ns\"] is None and "
@@ -260,8 +262,9 @@ static void test_profctl(void **state)
 		 path);
 	assert_int_equal(system(cmd), 0);
 	snprintf(path, sizeof(path), "%s/reset.txt", dir);
-	assert_int_equal(
-		profctl((const char *[]){ "report", "--pid", pid, "--no-daemon", "-o", path, NULL }), 0);
+	assert_int_equal(profctl((const char *[]){ "report", "--pid", pid, "--no-daemon", "-o",
+						   path, NULL }),
+			 0);
 	snprintf(cmd, sizeof(cmd), "grep -Eq '^  aw_rlock +3 +0 .* - +- +0$' %s", path);
 	assert_int_equal(system(cmd), 0);
 
@@ -270,7 +273,8 @@ static void test_profctl(void **state)
 	snprintf(file, sizeof(file), "%s/saved.prof", dir);
 	snprintf(path, sizeof(path), "%s/input.json", dir);
 	assert_int_equal(
-		profctl((const char *[]){ "save", "--pid", pid, "--no-daemon", "-o", file, NULL }), 0);
+		profctl((const char *[]){ "save", "--pid", pid, "--no-daemon", "-o", file, NULL }),
+		0);
 	assert_int_equal(profctl((const char *[]){ "report", "--input", file, "--format", "json",
 						   "-o", path, NULL }),
 			 0);
@@ -363,8 +367,8 @@ static void test_exit_report(void **state)
 				 path);
 		else
 			snprintf(cmd, sizeof(cmd),
-				 "grep -q '^locks of pid' %s && grep -Eq '^  aw_lock +3 +3 ' %s", path,
-				 path);
+				 "grep -q '^locks of pid' %s && grep -Eq '^  aw_lock +3 +3 ' %s",
+				 path, path);
 		assert_int_equal(system(cmd), 0);
 	}
 }

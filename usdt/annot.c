@@ -63,9 +63,8 @@ struct annot_thread {
 /* initial-exec, as the runtime's own TLS (prof.c): one %fs-relative load,
  * where the default model of a -fPIC object is a call to __tls_get_addr
  * that every annotation paid (and its stack frame with it) */
-static __thread struct annot_thread annot_tls __attribute__((tls_model("initial-exec"))) = {
-	.epoch = ~0u
-};
+static __thread struct annot_thread annot_tls
+	__attribute__((tls_model("initial-exec"))) = { .epoch = ~0u };
 static __u32 annot_epochs;
 
 /* the process's names: name -> site, registered once each */
@@ -420,7 +419,7 @@ void __prof_message(const char *fmt, ...)
 /* the next entry of the value ring, for a call of node (kind), its
  * value and length not written yet, its head not published */
 static inline __attribute__((always_inline)) struct prof_value *value_entry(struct annot_thread *a,
-									  __u32 node, __u16 kind)
+									    __u32 node, __u16 kind)
 {
 	__u64 h = __PROF_LOAD(a->values.head);
 	struct prof_value *e = &((struct prof_value *)a->values.ent)[h & a->values.mask];
@@ -625,8 +624,8 @@ static unsigned int wait_bucket(__u64 d)
  * kernel word says of the wait: blocked if the thread slept in it (a
  * voluntary switch out inside it), else it spun (or was preempted).
  */
-static inline __attribute__((always_inline)) void acquired(struct annot_thread *a, struct __prof_acache *c, int contended,
-							   __u64 now)
+static inline __attribute__((always_inline)) void
+acquired(struct annot_thread *a, struct __prof_acache *c, int contended, __u64 now)
 {
 	struct annot_lockst *st = &a->lname[c->slot];
 	struct prof_lock *l = &a->locks[c->lslot];
@@ -679,8 +678,8 @@ void __prof_lock_acquired(const struct __prof_aname *n, struct __prof_acache *c)
 	a->busy = 0;
 }
 
-static inline __attribute__((always_inline)) void released(struct annot_thread *a, struct __prof_acache *c,
-							   __u64 now)
+static inline __attribute__((always_inline)) void released(struct annot_thread *a,
+							   struct __prof_acache *c, __u64 now)
 {
 	struct annot_lockst *st = &a->lname[c->slot];
 	struct prof_lock *l;
@@ -722,14 +721,13 @@ static inline __attribute__((always_inline)) bool lock_fast(const struct annot_t
 {
 	__u32 cur = __prof_tls.cur;
 
-	return a->hdr && !a->busy && cur < __PROF_GONE && c->epoch == a->epoch &&
-	       c->node == cur && __prof_clock_tsc;
+	return a->hdr && !a->busy && cur < __PROF_GONE && c->epoch == a->epoch && c->node == cur &&
+	       __prof_clock_tsc;
 }
 
 /* the rest of a counted lock, after its trylock said err */
-static __attribute__((noinline)) int mutex_lock_rest(const struct __prof_aname *n,
-						     struct __prof_acache *c, pthread_mutex_t *m,
-						     int err)
+static __attribute__((noinline)) int
+mutex_lock_rest(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m, int err)
 {
 	struct annot_thread *a;
 

@@ -287,4 +287,3 @@ __u64 prof_annot_values(const struct prof_annot_thread *t, __u32 node, __u64 sta
 		;
 	return end;
 }
-

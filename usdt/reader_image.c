@@ -141,16 +141,16 @@ static int agg_sub_thread(struct prof_snapshot *s, struct prof_snap_thread *agg,
  * each figure.  An entry the baseline did not have is all inside the
  * window; a baseline's entry s lost (its thread folded) is not in it.
  */
-#define ANNOT_SUB(f, unit, across, window, key)                                \
-	if (PROF_FIG_IS(DIFF, window))                                         \
-		d->f = FIG_SUB(d->f, x->f);                                    \
-	if (PROF_FIG_IS(ALONE, window))                                        \
-		d->f = !inside ? 0 : had ? FIG_UNKNOWN(d->f) : d->f;           \
-	if (PROF_FIG_IS(NEWEST, window) && !inside)                            \
+#define ANNOT_SUB(f, unit, across, window, key)                      \
+	if (PROF_FIG_IS(DIFF, window))                               \
+		d->f = FIG_SUB(d->f, x->f);                          \
+	if (PROF_FIG_IS(ALONE, window))                              \
+		d->f = !inside ? 0 : had ? FIG_UNKNOWN(d->f) : d->f; \
+	if (PROF_FIG_IS(NEWEST, window) && !inside)                  \
 		d->f = FIG_UNKNOWN(d->f);
 #define FIG_STORE(f, unit, across, window, key) d->f = x->f;
-#define FIG_SUB(a, b) _Generic((a), double: (a) - (b), default: sub0((__u64)(a), (__u64)(b)))
-#define FIG_UNKNOWN(a) _Generic((a), double: (double)NAN, default: PROF_SNAP_UNKNOWN)
+#define FIG_SUB(a, b) _Generic((a), double : (a) - (b), default : sub0((__u64)(a), (__u64)(b)))
+#define FIG_UNKNOWN(a) _Generic((a), double : (double)NAN, default : PROF_SNAP_UNKNOWN)
 
 /* the top of a lock's highest non-empty wait bucket (d's, a window's),
  * held under the max since start */
@@ -176,7 +176,8 @@ static void lock_sub(struct prof_snap_lock *d, const struct prof_snap_lock *x)
 	__u32 k;
 
 	for (k = 0; k < PROF_LOCK_HIST; k++)
-		d->wait_hist[k] = d->wait_hist[k] >= x->wait_hist[k] ? d->wait_hist[k] - x->wait_hist[k] : 0;
+		d->wait_hist[k] =
+			d->wait_hist[k] >= x->wait_hist[k] ? d->wait_hist[k] - x->wait_hist[k] : 0;
 	PROF_LOCK_FIGS(ANNOT_SUB)
 	d->wait_max = lock_window_max(d, d->wait_max);
 }
@@ -318,9 +319,9 @@ struct image_geom {
 static __u64 image_annot(const struct prof_snapshot *s, struct prof_region *part)
 {
 	static const __u64 esize[PROF_PARTS] = {
-		sizeof(struct prof_plot),      sizeof(struct prof_plot_point),
-		sizeof(struct prof_msg),       sizeof(struct prof_value),
-		sizeof(struct prof_lock),      sizeof(struct prof_lock_span),
+		sizeof(struct prof_plot), sizeof(struct prof_plot_point),
+		sizeof(struct prof_msg),  sizeof(struct prof_value),
+		sizeof(struct prof_lock), sizeof(struct prof_lock_span),
 	};
 	__u32 i, k, np, nl, maxp = 1, maxl = 1;
 	__u64 off = 0;
@@ -340,7 +341,7 @@ static __u64 image_annot(const struct prof_snapshot *s, struct prof_region *part
 	}
 	for (i = 0; i < PROF_PARTS; i++) {
 		part[i].off = off;
-		part[i].size = i == PROF_PART_PLOTS ? maxp * esize[i]
+		part[i].size = i == PROF_PART_PLOTS   ? maxp * esize[i]
 			       : i == PROF_PART_LOCKS ? maxl * esize[i]
 						      : PROF_RING_HDR_SIZE + esize[i];
 		off += part[i].size;
@@ -403,8 +404,8 @@ static void image_geom(const struct prof_snapshot *s, struct image_geom *g)
 	g->shift = 0;
 	while (g->shift < PROF_HIST_SHIFT && (1u << g->shift) < g->max_nodes)
 		g->shift++;
-	g->slab_size = prof_slab_layout(g->max_nodes, g->shift, 0, image_annot(s, g->part),
-					g->region);
+	g->slab_size =
+		prof_slab_layout(g->max_nodes, g->shift, 0, image_annot(s, g->part), g->region);
 	/* the aggregate (always the last thread) one slab past the threads' */
 	g->agg = s->nthreads && s->threads[s->nthreads - 1].folds;
 	g->nreal = s->nthreads - g->agg;

@@ -48,8 +48,8 @@ PROF_HIDDEN int site_name(const char *mem, const struct seg_geom *g, __u32 nsite
  * *pp and *lp (malloc'd, their counts in *np and *nl); 0 or -errno
  */
 PROF_HIDDEN int tables_copy(const char *mem, const struct seg_geom *g, __u32 nsites, const char *ar,
-				const struct prof_slab_hdr *sh, struct prof_plot **pp, __u32 *np,
-				struct prof_lock **lp, __u32 *nl)
+			    const struct prof_slab_hdr *sh, struct prof_plot **pp, __u32 *np,
+			    struct prof_lock **lp, __u32 *nl)
 {
 	const struct prof_plot *sp = (const void *)(ar + g->part[PROF_PART_PLOTS].off);
 	const struct prof_lock *sl = (const void *)(ar + g->part[PROF_PART_LOCKS].off);
@@ -89,14 +89,14 @@ PROF_HIDDEN int tables_copy(const char *mem, const struct seg_geom *g, __u32 nsi
 /* a lock's or plot's figures from x to d, two structs with the same
  * fields (figures.h) */
 #define FIG_COPY(f, unit, across, window, key) d->f = x->f;
-#define LOCK_FIGS_COPY()                                                       \
-	do {                                                                   \
-		PROF_LOCK_FIGS(FIG_COPY)                                       \
-		memcpy(d->wait_hist, x->wait_hist, sizeof(d->wait_hist));      \
+#define LOCK_FIGS_COPY()                                                  \
+	do {                                                              \
+		PROF_LOCK_FIGS(FIG_COPY)                                  \
+		memcpy(d->wait_hist, x->wait_hist, sizeof(d->wait_hist)); \
 	} while (0)
-#define PLOT_FIGS_COPY()                                                       \
-	do {                                                                   \
-		PROF_PLOT_FIGS(FIG_COPY)                                       \
+#define PLOT_FIGS_COPY()                 \
+	do {                             \
+		PROF_PLOT_FIGS(FIG_COPY) \
 	} while (0)
 
 PROF_HIDDEN void lock_from_slab(struct prof_annot_lock *d, const struct prof_lock *x)
@@ -259,29 +259,29 @@ static double fig_max(double a, double b)
 	return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
 }
 
-#define FIG_ADD(f, unit, across, window, key)                                  \
-	if (PROF_FIG_IS(SUM, across))                                          \
-		d->f += x->f;                                                  \
-	if (PROF_FIG_IS(MAX, across))                                          \
-		d->f = fresh ? x->f : FIG_MAX(d->f, x->f);                     \
-	if (PROF_FIG_IS(MIN, across))                                          \
-		d->f = fresh ? x->f : fig_min(d->f, x->f);                     \
-	if (PROF_FIG_IS(NEWEST, across) && newest)                             \
+#define FIG_ADD(f, unit, across, window, key)              \
+	if (PROF_FIG_IS(SUM, across))                      \
+		d->f += x->f;                              \
+	if (PROF_FIG_IS(MAX, across))                      \
+		d->f = fresh ? x->f : FIG_MAX(d->f, x->f); \
+	if (PROF_FIG_IS(MIN, across))                      \
+		d->f = fresh ? x->f : fig_min(d->f, x->f); \
+	if (PROF_FIG_IS(NEWEST, across) && newest)         \
 		d->f = x->f;
-#define LOCK_ADD()                                                             \
-	do {                                                                   \
-		bool newest = false;                                           \
-		PROF_LOCK_FIGS(FIG_ADD)                                        \
-		(void)newest;                                                  \
+#define LOCK_ADD()                      \
+	do {                            \
+		bool newest = false;    \
+		PROF_LOCK_FIGS(FIG_ADD) \
+		(void)newest;           \
 	} while (0)
-#define PLOT_ADD()                                                             \
-	do {                                                                   \
-		bool newest = fresh || x->last_tick >= d->last_tick;           \
-		PROF_PLOT_FIGS(FIG_ADD)                                        \
+#define PLOT_ADD()                                                   \
+	do {                                                         \
+		bool newest = fresh || x->last_tick >= d->last_tick; \
+		PROF_PLOT_FIGS(FIG_ADD)                              \
 	} while (0)
 
 /* integers: PROF_SNAP_UNKNOWN is above every known value */
-#define FIG_MAX(a, b) _Generic((a), double: fig_max, default: u64_max)(a, b)
+#define FIG_MAX(a, b) _Generic((a), double : fig_max, default : u64_max)(a, b)
 static __u64 u64_max(__u64 a, __u64 b)
 {
 	return a > b ? a : b;
@@ -293,8 +293,7 @@ static void lock_add_annot(struct prof_annot_lock_sum *d, const struct prof_anno
 	LOCK_ADD();
 }
 
-static void lock_add_snap(struct prof_annot_lock_sum *d, const struct prof_snap_lock *x,
-			  bool fresh)
+static void lock_add_snap(struct prof_annot_lock_sum *d, const struct prof_snap_lock *x, bool fresh)
 {
 	LOCK_ADD();
 }
@@ -305,8 +304,7 @@ static void plot_add_annot(struct prof_annot_plot_sum *d, const struct prof_anno
 	PLOT_ADD();
 }
 
-static void plot_add_snap(struct prof_annot_plot_sum *d, const struct prof_snap_plot *x,
-			  bool fresh)
+static void plot_add_snap(struct prof_annot_plot_sum *d, const struct prof_snap_plot *x, bool fresh)
 {
 	PLOT_ADD();
 }

@@ -42,7 +42,7 @@ struct hist_delta {
 	struct hist_dthread *threads; /* s.nthreads of them */
 	__u32 *hist;		      /* the changed nodes' buckets */
 	__u64 bytes;
-	bool annot;		      /* s's locks and plots are the older's own;
+	bool annot; /* s's locks and plots are the older's own;
 				       * else the same as the newer's */
 };
 
@@ -405,8 +405,8 @@ bool hist_snap_same(const struct prof_snapshot *a, const struct prof_snapshot *b
 	x.nhist = y.nhist = 0;
 	x.locks = y.locks = NULL;
 	x.plots = y.plots = NULL;
-	if (memcmp(&x, &y, sizeof(x)) || memcmp(a->sites, b->sites, a->nsites * sizeof(*a->sites)) ||
-	    !hist_annot_same(a, b))
+	if (memcmp(&x, &y, sizeof(x)) ||
+	    memcmp(a->sites, b->sites, a->nsites * sizeof(*a->sites)) || !hist_annot_same(a, b))
 		return false;
 	for (i = 0; i < a->nthreads; i++) {
 		struct prof_snap_thread s = a->threads[i], t = b->threads[i];
