@@ -74,7 +74,7 @@ struct owned {
 	struct prof_snapshot *raw;    /* prof_snapshot__destroy */
 	struct prof_snapshot *view;   /* free() */
 	struct prof_snapshot *merged; /* pc_snap_free */
-	struct prof_snap_annot *annot; /* pc_annot_free */
+	struct prof_snap_annot *annot; /* prof_snap_annot_free */
 	char state[PC_SAMPLES_STATE_MAX]; /* its samples_state */
 };
 
@@ -83,7 +83,7 @@ static void owned_free(struct owned *w)
 	prof_snapshot__destroy(w->raw);
 	free(w->view);
 	pc_snap_free(w->merged);
-	pc_annot_free(w->annot);
+	prof_snap_annot_free(w->annot);
 }
 
 static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct pc_opts *o)
@@ -115,7 +115,7 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
 		else
 			err = pc_render_tree(f, snaps[i], o);
 		if (!err && !o->callers && !o->flat)
-			pc_render_locks(f, snaps[i]);
+			prof_report_locks(f, snaps[i]);
 		if (!err)
 			found++;
 	}
@@ -309,14 +309,13 @@ static int report_view(const struct pc_opts *o, struct owned *w, struct prof_sna
 	return 0;
 }
 
-/* what the tree's views tell beside the counts: a live process's plots and
- * locks (from its segment), and whether stacks are sampled or why not */
-static void report_told(const struct pc_opts *o, struct pc_src *src, bool measure,
-			struct owned *w, struct prof_snapshot *s)
+/* what the tree's views tell beside the counts: the plots and locks of the
+ * snapshot's window, and whether stacks are sampled or why not */
+static void report_told(const struct pc_opts *o, const struct pc_src *src, struct owned *w,
+			struct prof_snapshot *s)
 {
-	if (!o->input && !measure && o->mode != PROFD_SNAP_LAST && !o->flat && !o->callers &&
-	    (o->format == PC_FMT_TEXT || o->format == PC_FMT_JSON)) {
-		w->annot = pc_annot_read(src, s);
+	if (!o->flat && !o->callers && (o->format == PC_FMT_TEXT || o->format == PC_FMT_JSON)) {
+		w->annot = prof_snap_annot_sum(s);
 		s->annot = w->annot;
 	}
 	/* the ones with a title: text, JSON, html */
@@ -468,7 +467,7 @@ int pc_cmd_report(int argc, char **argv)
 		if (err < 0)
 			goto cleanup;
 		if (!err) {
-			report_told(&o, &src, measure, w, s);
+			report_told(&o, &src, w, s);
 			snaps[n++] = s;
 		}
 	}

@@ -391,7 +391,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 			unread++;
 			continue;
 		}
-		pz[n].annot = pc_annot_read(src, pz[n].s);
+		pz[n].annot = prof_snap_annot_sum(pz[n].s);
 		pz[n].s->annot = pz[n].annot;
 		err = collect(&pz[n], o);
 		n++;
@@ -460,7 +460,7 @@ cleanup:
 		free(pz[i].tids);
 		free(pz[i].tnames);
 		prof_snapshot__destroy(pz[i].s);
-		pc_annot_free(pz[i].annot);
+		prof_snap_annot_free(pz[i].annot);
 	}
 	free(pz);
 	free(procs);
