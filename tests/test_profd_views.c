@@ -479,6 +479,37 @@ static void test_last_seconds(void **state)
 	stop_profd();
 }
 
+/*
+ * A window with no frame inside it is refused, not answered with the
+ * whole life: frames 10 s apart (--history 640), the only one taken when
+ * the process was found, asked for the last second more than a second
+ * after.  A longer window is answered from that frame.
+ */
+static void test_last_no_frame(void **state)
+{
+	const char *opts[] = { "--history", "640", NULL };
+	struct prof_snapshot *s = NULL;
+	struct profd_answer a;
+	struct child c;
+	__u64 seen;
+	int fd;
+
+	(void)state;
+	fd = need_profd_opts(opts);
+	c = spawn_followed(fd, work_steady);
+	seen = now_ns();
+	while (now_ns() < seen + 1200000000ull)
+		usleep(50000);
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_LAST, 1, 0, &s, &a), -EAGAIN);
+	assert_null(s);
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_LAST, 60, 0, &s, &a), 0);
+	assert_true(a.span_ns >= 1200000000ull && a.span_ns <= 60000000000ull);
+	prof_snapshot__destroy(s);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
 /* a tree of 10 zones nested 3 deep (1,110 nodes), all run again each time */
 static void bound_rec(int d);
 #define BZ(n)                              \
@@ -829,6 +860,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_reset_per_user, teardown),
 		cmocka_unit_test_teardown(test_profd_forgot, teardown),
 		cmocka_unit_test_teardown(test_last_seconds, teardown),
+		cmocka_unit_test_teardown(test_last_no_frame, teardown),
 		cmocka_unit_test_teardown(test_idle_memory, teardown),
 		cmocka_unit_test_teardown(test_history_bound, teardown),
 	};

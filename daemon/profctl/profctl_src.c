@@ -421,6 +421,10 @@ static int profd_error(pid_t pid, int err)
 		pc_warnx("pid %d: unknown segment version (profd)", (int)pid);
 	else if (err == -EINVAL)
 		pc_warnx("pid %d: corrupt segment (profd)", (int)pid);
+	else if (err == -EAGAIN)
+		pc_warnx("pid %d: profd has no frame of it inside that window yet (it keeps one "
+			 "every --interval, see profctl status): ask again, or a longer --last",
+			 (int)pid);
 	else if (err == -ENODATA)
 		pc_warnx("pid %d: profd dropped the history that window needs to stay within its "
 			 "--max-memory (see profctl status); a shorter --last may still be served",
