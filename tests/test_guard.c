@@ -10,8 +10,7 @@
  * files are test_guard_asks.c.  Fixtures: guard_fixture.h.
  */
 #include "guard_fixture.h"
-
-#include <sys/mount.h>
+#include "shm_private.h"
 
 /* --- kernel slots ---------------------------------------------------- */
 
@@ -112,6 +111,7 @@ static void test_conn_quota(void **state)
 	const char *list[] = { "list", NULL };
 	int fd, n = 40, st, pr[2], r = -1;
 	struct timed t;
+	__u64 end;
 	pid_t k;
 
 	(void)state;
@@ -123,8 +123,12 @@ static void test_conn_quota(void **state)
 		_exit(write(pr[1], &r, sizeof(r)) == sizeof(r) ? 0 : 1);
 	}
 	close(pr[1]);
-	/* while A's are open: B, and root's profctl list, within a second */
-	usleep(300000);
+	/* while A's are open (its share, and one more refused): B, and
+	 * root's profctl list, within a second */
+	for (end = now_ns() + 10000000000ull;
+	     log_lines("connections; refusing another") < 1 && now_ns() < end; usleep(20000))
+		;
+	assert_true(log_lines("connections; refusing another") >= 1);
 	assert_int_equal(as_uid(uid_b, status_once, NULL), 0);
 	t = profctl_timed(list);
 	assert_int_equal(t.rc, 0);
@@ -190,9 +194,14 @@ static void test_emfile(void **state)
 	fd = start_profd(48, NULL);
 	for (i = 0; i < 60; i++)
 		fds[i] = profd_connect(sock_path);
-	usleep(200000);
+	/* profd came to its limit: it refused one */
+	for (t0 = now_ns() + 10000000000ull; log_lines("refusing") < 1 && now_ns() < t0;
+	     usleep(20000))
+		;
+	assert_true(log_lines("refusing") >= 1);
 	c0 = cpu_ticks(profd_pid);
 	t0 = now_ns();
+	/* the second its CPU time is measured over */
 	usleep(1000000);
 	c1 = cpu_ticks(profd_pid);
 	/* busy less than a fifth of the second */
@@ -484,7 +493,7 @@ static void test_storm(void **state)
  */
 static void test_storm_uids(void **state)
 {
-	int fd, procs = STORM_PROCS / 12, ready, i;
+	int fd, procs = STORM_PROCS / 12, ready, i, err;
 	pid_t k[12];
 
 	(void)state;
@@ -494,10 +503,8 @@ static void test_storm_uids(void **state)
 	 * comes (one did when another program on the machine ended, and B
 	 * was followed there without an eviction).  B's process inherits it.
 	 */
-	if (geteuid() == 0 &&
-	    (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	     mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777"))) {
-		printf("skip: no private /dev/shm: %s\n", strerror(errno));
+	if (geteuid() == 0 && (err = test_shm_private())) {
+		printf("skip: no private /dev/shm: %s\n", strerror(-err));
 		skip();
 	}
 	fd = start_profd(128, (const char *const[]){ "-v", "--no-ns-scan", NULL });
