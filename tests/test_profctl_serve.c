@@ -10,6 +10,8 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -601,6 +603,45 @@ void qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const voi
 	qsort_r(b, n, size, qsort_adapt, NULL);
 }
 
+/* listings of /dev/shm (an opendir of it), counted here */
+static int shm_listings;
+
+DIR *opendir(const char *name)
+{
+	static DIR *(*real)(const char *);
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "opendir");
+	if (!strcmp(name, "/dev/shm"))
+		__atomic_add_fetch(&shm_listings, 1, __ATOMIC_RELAXED);
+	return real ? real(name) : NULL;
+}
+
+/*
+ * A scrape lists /dev/shm once, however many processes it reads.  It
+ * listed it (and looked into every other mount namespace) again for each
+ * process: with the hundreds of a busy machine, one scrape took minutes,
+ * Prometheus stored none, and the server's stop waited for it.
+ */
+static void test_one_listing(void **state)
+{
+	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32 };
+	char key[32], *text;
+	int n;
+
+	(void)state;
+	drive(1);
+	shm_listings = 0;
+	/* of the driven child and the ticker (which test_other_user left
+	 * unreadable, but listed) at least */
+	text = scrape(&so, true);
+	n = __atomic_load_n(&shm_listings, __ATOMIC_RELAXED);
+	snprintf(key, sizeof(key), "pid=\"%d\"", (int)driven);
+	assert_non_null(strstr(text, key));
+	free(text);
+	assert_int_equal(n, 1);
+}
+
 /* a process inside its first call, none finished: no zone yet */
 static void test_no_finished_call(void **state)
 {
@@ -645,7 +686,7 @@ int main(void)
 		cmocka_unit_test(test_activated),  cmocka_unit_test(test_units),
 		cmocka_unit_test(test_prometheus), cmocka_unit_test(test_other_user),
 		cmocka_unit_test(test_slow_client), cmocka_unit_test(test_slow_clients_full),
-		cmocka_unit_test(test_no_finished_call),
+		cmocka_unit_test(test_no_finished_call), cmocka_unit_test(test_one_listing),
 	};
 
 	test_filter_env();
