@@ -357,8 +357,6 @@ int pc_trace_json_last(struct pc_src *src, pid_t pid, __u32 tid, __u64 last_ns, 
 /* profctl_annot.c: a live process's plots and locks by name, or NULL (none,
  * or not live); and the text report's locks section */
 struct prof_snap_annot *pc_annot_read(struct pc_src *src, const struct prof_snapshot *s);
-void pc_annot_free(struct prof_snap_annot *a);
-void pc_render_locks(FILE *f, const struct prof_snapshot *s);
 /* serve's families of the n processes' plots and locks (OpenMetrics if om) */
 void pc_annot_metrics(FILE *f, const struct prof_snapshot *const *s, size_t n, bool om);
 struct pc_serve_opts {

@@ -74,7 +74,7 @@ struct owned {
 	struct prof_snapshot *raw;    /* prof_snapshot__destroy */
 	struct prof_snapshot *view;   /* free() */
 	struct prof_snapshot *merged; /* pc_snap_free */
-	struct prof_snap_annot *annot; /* pc_annot_free */
+	struct prof_snap_annot *annot; /* prof_snap_annot_free */
 };
 
 static void owned_free(struct owned *w)
@@ -82,7 +82,7 @@ static void owned_free(struct owned *w)
 	prof_snapshot__destroy(w->raw);
 	free(w->view);
 	pc_snap_free(w->merged);
-	pc_annot_free(w->annot);
+	prof_snap_annot_free(w->annot);
 }
 
 static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct pc_opts *o)
@@ -114,7 +114,7 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
 		else
 			err = pc_render_tree(f, snaps[i], o);
 		if (!err && !o->callers && !o->flat)
-			pc_render_locks(f, snaps[i]);
+			prof_report_locks(f, snaps[i]);
 		if (!err)
 			found++;
 	}
@@ -452,10 +452,10 @@ int pc_cmd_report(int argc, char **argv)
 		err = report_view(&o, w, &s);
 		if (err < 0)
 			goto cleanup;
-		/* the tree's plots and locks, from the live segment */
-		if (!err && !o.input && !measure && o.mode != PROFD_SNAP_LAST && !o.flat &&
-		    !o.callers && (o.format == PC_FMT_TEXT || o.format == PC_FMT_JSON)) {
-			w->annot = pc_annot_read(&src, s);
+		/* the tree's plots and locks, of the snapshot's window */
+		if (!err && !o.flat && !o.callers &&
+		    (o.format == PC_FMT_TEXT || o.format == PC_FMT_JSON)) {
+			w->annot = prof_snap_annot_sum(s);
 			s->annot = w->annot;
 		}
 		if (!err)

@@ -395,7 +395,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 			unread++;
 			continue;
 		}
-		pz[n].annot = pc_annot_read(src, pz[n].s);
+		pz[n].annot = prof_snap_annot_sum(pz[n].s);
 		pz[n].s->annot = pz[n].annot;
 		err = collect(&pz[n], o);
 		n++;
@@ -464,7 +464,7 @@ cleanup:
 		free(pz[i].tids);
 		free(pz[i].tnames);
 		prof_snapshot__destroy(pz[i].s);
-		pc_annot_free(pz[i].annot);
+		prof_snap_annot_free(pz[i].annot);
 	}
 	free(pz);
 	free(procs);
