@@ -8,6 +8,7 @@
  * Fixtures (profd, the child driver, teardown): profd_fixture.h.
  */
 #include "profd_fixture.h"
+#include "shm_private.h"
 
 static int teardown(void **state)
 {
@@ -561,9 +562,8 @@ static void test_history_bound(void **state)
 		printf("skip: not root\n");
 		skip();
 	}
-	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777")) {
-		printf("skip: no private /dev/shm: %s\n", strerror(errno));
+	if ((err = test_shm_private())) {
+		printf("skip: no private /dev/shm: %s\n", strerror(-err));
 		skip();
 	}
 	profd_history = "10";
@@ -802,16 +802,15 @@ static void test_idle_memory(void **state)
 	struct child c[IDLE_KIDS];
 	size_t h0, h1, snap;
 	__u64 end;
-	int fd, i;
+	int fd, i, err;
 
 	(void)state;
 	if (geteuid() != 0) {
 		printf("skip: not root\n");
 		skip();
 	}
-	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777")) {
-		printf("skip: no private /dev/shm: %s\n", strerror(errno));
+	if ((err = test_shm_private())) {
+		printf("skip: no private /dev/shm: %s\n", strerror(-err));
 		skip();
 	}
 	profd_history = "1";
