@@ -814,8 +814,10 @@ static void test_idle_memory(void **state)
 		skip();
 	}
 	profd_history = "1";
-	/* the host's /dev/shm is another mount namespace's now: not its business */
-	fd = need_profd_opts((const char *const[]){ "--no-ns-scan", NULL });
+	/* the host's /dev/shm is another mount namespace's now: not its
+	 * business; and no sampling: a sample of a child while it registers
+	 * has profd read its symbols (libdw's megabytes, not history's) */
+	fd = need_profd_opts((const char *const[]){ "--no-ns-scan", "--sample-hz", "0", NULL });
 	h0 = heap_rss(profd_pid);
 	for (i = 0; i < IDLE_KIDS; i++) {
 		c[i] = spawn(NULL, 0, 5);
