@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_cover_profctl.c - unit: what profctl says when what a user asks
+ * cannot be done, paths no other test took (make coverage showed them):
+ * -o outputs refused or failing (every output slot taken, a full device,
+ * a name that became a directory, another user's FIFO), save without a
+ * file, --input of a file too big to read, and status with no profd, with
+ * a profd that refuses status, and with one whose kernel assistance is off
+ * and that dropped nothing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include "testutil.h"
+#include "client.h"
+#include "profctl.h"
+#include "proffile.h"
+#include "proto.h"
+#include "prof.h"
+#include "profctl_fixture.h"
+#include "profd_private.h"
+#include "profctl_run.h"
+
+/* what fn(arg) writes to stderr, into err */
+static void caught(void (*fn)(void *), void *arg, char *err, size_t len)
+{
+	char path[128];
+	char *e;
+	int saved, fd;
+
+	snprintf(path, sizeof(path), "%s/stderr", dir);
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	dup2(fd, 2);
+	close(fd);
+	fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	e = test_slurp(path, NULL);
+	snprintf(err, len, "%s", e ? e : "");
+	free(e);
+}
+
+/* --- -o outputs ------------------------------------------------------------ */
+
+struct out_case {
+	const char *path;
+	FILE *f[5];
+	int err;
+};
+
+/* every output slot taken (four at once): the fifth is refused, not lost */
+static void open_five(void *arg)
+{
+	struct out_case *c = arg;
+	int k;
+
+	for (k = 0; k < 5; k++)
+		c->f[k] = pc_out_open(c->path);
+}
+
+static void test_out_slots(void **state)
+{
+	struct out_case c = { .path = "/dev/null" };
+	char err[512];
+	int k;
+
+	(void)state;
+	caught(open_five, &c, err, sizeof(err));
+	for (k = 0; k < 4; k++)
+		assert_non_null(c.f[k]);
+	assert_null(c.f[4]);
+	assert_non_null(strstr(err, "/dev/null: failed to open for writing: Too many open files"));
+	for (k = 0; k < 4; k++)
+		assert_int_equal(pc_out_close(c.f[k], c.path), 0);
+	/* and once closed, the slots serve again */
+	c.f[0] = pc_out_open(c.path);
+	assert_non_null(c.f[0]);
+	assert_int_equal(pc_out_close(c.f[0], c.path), 0);
+}
+
+static void write_close(void *arg)
+{
+	struct out_case *c = arg;
+
+	c->f[0] = pc_out_open(c->path);
+	assert_non_null(c->f[0]);
+	fputs("a report\n", c->f[0]);
+	c->err = pc_out_close(c->f[0], c->path);
+}
+
+/* a device that takes nothing: the write's failure is said, and returned */
+static void test_out_full_device(void **state)
+{
+	struct out_case c = { .path = "/dev/full" };
+	char err[512];
+
+	(void)state;
+	if (access("/dev/full", W_OK))
+		skip();
+	caught(write_close, &c, err, sizeof(err));
+	assert_int_equal(c.err, -ENOSPC);
+	assert_non_null(strstr(err, "/dev/full: failed to write: No space left on device"));
+}
+
+/* the name became a directory before the output was complete: nothing
+ * replaces it, and the temporary file beside it goes */
+static void rename_blocked(void *arg)
+{
+	struct out_case *c = arg;
+	char inner[192];
+	int fd;
+
+	c->f[0] = pc_out_open(c->path);
+	assert_non_null(c->f[0]);
+	fputs("a report\n", c->f[0]);
+	assert_int_equal(mkdir(c->path, 0700), 0);
+	snprintf(inner, sizeof(inner), "%s/keep", c->path);
+	fd = open(inner, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	c->err = pc_out_close(c->f[0], c->path);
+}
+
+static void test_out_rename_fails(void **state)
+{
+	char sub[96], path[128], err[512], cmd[256], *left;
+	struct out_case c = { .path = path };
+
+	(void)state;
+	snprintf(sub, sizeof(sub), "%s/o", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	snprintf(path, sizeof(path), "%s/out", sub);
+	caught(rename_blocked, &c, err, sizeof(err));
+	assert_true(c.err < 0);
+	assert_non_null(strstr(err, "/o/out: failed to write: "));
+	/* what the directory holds: the directory the name became, alone */
+	snprintf(cmd, sizeof(cmd), "ls -A %s > %s/ls", sub, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/ls", dir);
+	left = test_slurp(cmd, NULL);
+	assert_non_null(left);
+	assert_string_equal(left, "out\n");
+	free(left);
+	snprintf(cmd, sizeof(cmd), "%s/keep", path);
+	assert_int_equal(access(cmd, F_OK), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", sub);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void open_only(void *arg)
+{
+	struct out_case *c = arg;
+
+	c->f[0] = pc_out_open(c->path);
+}
+
+/* a FIFO another user made, with a reader: profctl writes not into it */
+static void test_out_fifo_of_another(void **state)
+{
+	char path[128], err[512];
+	struct out_case c = { .path = path };
+	int rd;
+
+	(void)state;
+	if (geteuid()) {
+		print_message("skip: making another user's FIFO needs root\n");
+		skip();
+	}
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0666), 0);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	rd = open(path, O_RDONLY | O_NONBLOCK);
+	assert_true(rd >= 0);
+	caught(open_only, &c, err, sizeof(err));
+	close(rd);
+	assert_null(c.f[0]);
+	assert_non_null(strstr(err, "fifo: a FIFO of uid 65534: not written"));
+	unlink(path);
+}
+
+/* --- save and --input ------------------------------------------------------ */
+
+static void test_save_needs_file(void **state)
+{
+	char err[512];
+
+	(void)state;
+	assert_int_equal(run((const char *[]){ "save", "--pid", "1", NULL }, err,
+			     sizeof(err)),
+			 2);
+	assert_non_null(strstr(err, "save: -o FILE says where (a profile is binary: not to stdout)"));
+	err[0] = 0;
+	assert_int_equal(run((const char *[]){ "save", "--pid", "1", "-o", "-", NULL }, err,
+			     sizeof(err)),
+			 2);
+	assert_non_null(strstr(err, "-o FILE says where"));
+}
+
+/* a file of `size` bytes (sparse: it costs no disk) starting with head */
+static void sparse(const char *path, const void *head, size_t hlen, off_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, head, hlen), (ssize_t)hlen);
+	assert_int_equal(ftruncate(fd, size), 0);
+	close(fd);
+}
+
+/* a JSON report and a saved profile larger than any image profctl reads:
+ * refused before any of it is read into memory */
+static void test_input_too_big(void **state)
+{
+	char path[128], err[512];
+	char head[PROF_FILE_MAGIC_LEN] = PROF_FILE_MAGIC;
+	const off_t big = (off_t)(PROF_FILE_IMAGE_MAX + (PROF_FILE_IMAGE_MAX >> 2)) + 4096;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/big.json", dir);
+	sparse(path, "{\"version\": 3", 13, big);
+	assert_int_not_equal(run((const char *[]){ "report", "--input", path, NULL }, err,
+				 sizeof(err)),
+			     0);
+	assert_non_null(strstr(err, "big.json: profile too big to read"));
+	unlink(path);
+	err[0] = 0;
+	snprintf(path, sizeof(path), "%s/big.prof", dir);
+	sparse(path, head, sizeof(head), big);
+	assert_int_not_equal(run((const char *[]){ "report", "--input", path, NULL }, err,
+				 sizeof(err)),
+			     0);
+	assert_non_null(strstr(err, "big.prof: profile too big to read"));
+	unlink(path);
+}
+
+/* --- every process ---------------------------------------------------------- */
+
+/* a live program with one zone of a name nobody else uses, until told */
+static pid_t zoned_child(int *go)
+{
+	int ready[2], wait[2];
+	char c;
+	pid_t pid;
+
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(wait), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(ready[0]);
+		close(wait[1]);
+		for (int i = 0; i < 3; i++) {
+			PROF_USDT(cover_every_process);
+		}
+		if (write(ready[1], "r", 1) != 1 || read(wait[0], &c, 1) < 0)
+			_exit(3);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(wait[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	*go = wait[1];
+	return pid;
+}
+
+/* report without --pid: every live process of the user's (others' tests
+ * may run beside this one: ours is among them) */
+static void test_report_every_process(void **state)
+{
+	char want[64], *out;
+	pid_t pid;
+	int go, st;
+
+	(void)state;
+	pid = zoned_child(&go);
+	assert_int_equal(run_stdout((const char *[]){ "report", "--flat", NULL }, &out), 0);
+	close(go);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	snprintf(want, sizeof(want), "\nprocess %d (", (int)pid);
+	/* its header, at the top or after another process's */
+	if ((strncmp(out, want + 1, strlen(want + 1)) && !strstr(out, want)) ||
+	    !strstr(out, "cover_every_process"))
+		fail_msg("report of every process: no %s with its zone:\n%.2000s", want, out);
+	free(out);
+}
+
+/* --- status ------------------------------------------------------------------ */
+
+static void test_status_no_profd(void **state)
+{
+	char sock[128], want[512], *out;
+
+	(void)state;
+	snprintf(sock, sizeof(sock), "%s/none.sock", dir);
+	/* profd asked for, at a socket nobody made */
+	unsetenv("PROFCTL_NO_DAEMON");
+	setenv("PROF_SOCKET", sock, 1);
+	assert_int_equal(run_stdout((const char *[]){ "status", NULL }, &out), 0);
+	snprintf(want, sizeof(want),
+		 "profd: not running (%s: No such file or directory); profctl reads your "
+		 "segments in /dev/shm directly\nkernel assistance: off (needs profd)\n",
+		 sock);
+	if (!strstr(out, want))
+		fail_msg("status said:\n%s\nwant:\n%s", out, want);
+	free(out);
+	unsetenv("PROF_SOCKET");
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+}
+
+/*
+ * A profd of our own making on a socket: it takes the pid namespace (as
+ * profd does, OK), then answers a status request with *status, or with
+ * an error if err; anything after that, a listing, is answered by a
+ * closed connection.
+ */
+struct fake_profd {
+	int lfd;
+	int err;
+	struct profd_wire_status status;
+};
+
+static void *fake_profd(void *arg)
+{
+	struct fake_profd *fp = arg;
+	union {
+		char buf[PROFD_MSG_MAX];
+		struct profd_hdr h;
+	} m;
+	struct profd_recv r;
+	int c = accept(fp->lfd, NULL, NULL);
+
+	if (c < 0)
+		return NULL;
+	while (profd_recv(c, m.buf, sizeof(m.buf), 0, &r) > 0) {
+		if (r.fd >= 0)
+			close(r.fd);
+		if (m.h.type == PROFD_MSG_PIDNS) {
+			struct profd_hdr ok = { PROFD_MSG_OK, sizeof(ok) };
+
+			send(c, &ok, sizeof(ok), MSG_NOSIGNAL);
+		} else if (m.h.type == PROFD_MSG_STATUS_REQ && fp->err) {
+			struct {
+				struct profd_hdr h;
+				struct profd_error e;
+			} e = { { PROFD_MSG_ERROR, sizeof(e) }, { fp->err, 0 } };
+
+			send(c, &e, sizeof(e), MSG_NOSIGNAL);
+		} else if (m.h.type == PROFD_MSG_STATUS_REQ) {
+			struct {
+				struct profd_hdr h;
+				struct profd_wire_status s;
+			} s = { { PROFD_MSG_STATUS, sizeof(s) }, fp->status };
+
+			send(c, &s, sizeof(s), MSG_NOSIGNAL);
+		} else {
+			break;
+		}
+	}
+	close(c);
+	return NULL;
+}
+
+/* profctl status against fp on sock: what it printed (free it) */
+static char *status_of(struct fake_profd *fp, const char *sock)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	pthread_t th;
+	char *out;
+
+	unlink(sock);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	fp->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	assert_true(fp->lfd >= 0);
+	assert_int_equal(bind(fp->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fp->lfd, 4), 0);
+	assert_int_equal(pthread_create(&th, NULL, fake_profd, fp), 0);
+	/* profd asked for, at the socket given */
+	unsetenv("PROFCTL_NO_DAEMON");
+	setenv("PROF_SOCKET", sock, 1);
+	assert_int_equal(run_stdout((const char *[]){ "status", NULL }, &out), 0);
+	unsetenv("PROF_SOCKET");
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+	/* profctl has closed its end: the fake's read ends */
+	assert_int_equal(pthread_join(th, NULL), 0);
+	close(fp->lfd);
+	unlink(sock);
+	return out;
+}
+
+static void test_status_refused(void **state)
+{
+	struct fake_profd fp = { .err = -EACCES };
+	char sock[128], want[512], *out;
+
+	(void)state;
+	snprintf(sock, sizeof(sock), "%s/refuses.sock", dir);
+	out = status_of(&fp, sock);
+	snprintf(want, sizeof(want), "profd: connected to %s but status failed: Permission denied\n",
+		 sock);
+	if (!strstr(out, want))
+		fail_msg("status said:\n%s\nwant:\n%s", out, want);
+	/* and it goes on without profd: what it reads itself */
+	assert_non_null(strstr(out, "\nprofiled processes visible: "));
+	free(out);
+}
+
+static void test_status_bpf_off(void **state)
+{
+	struct fake_profd fp = {
+		.status = { .version = 7 << 16 | 3,
+			    .bpf_why = "no BTF here",
+			    .processes = 2,
+			    .interval_ms = 100,
+			    .uptime_ns = 42000000000ull,
+			    .tsc_why = "test",
+			    .max_memory = 8ull << 20,
+			    .mem_history = 1ull << 20,
+			    .frames = 5 },
+	};
+	char sock[128], want[512], *out;
+
+	(void)state;
+	snprintf(sock, sizeof(sock), "%s/nobpf.sock", dir);
+	out = status_of(&fp, sock);
+	snprintf(want, sizeof(want), "profd: running at %s, version 7.3, up 42s\n", sock);
+	if (!strstr(out, want) || !strstr(out, "kernel assistance: off (no BTF here)\n") ||
+	    !strstr(out, "processes followed: 2, ") ||
+	    !strstr(out, "history: 1.0 MiB of 8.0 MiB (--max-memory): live processes 1.0 MiB "
+			 "in 5 frames, exited 0.0 MiB\n") ||
+	    !strstr(out, "history dropped for memory: none\n") ||
+	    !strstr(out, "tsc: not trusted across CPUs"))
+		fail_msg("status said:\n%s", out);
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_out_slots),
+		cmocka_unit_test(test_out_full_device),
+		cmocka_unit_test(test_out_rename_fails),
+		cmocka_unit_test(test_out_fifo_of_another),
+		cmocka_unit_test(test_save_needs_file),
+		cmocka_unit_test(test_input_too_big),
+		cmocka_unit_test(test_report_every_process),
+		cmocka_unit_test(test_status_no_profd),
+		cmocka_unit_test(test_status_refused),
+		cmocka_unit_test(test_status_bpf_off),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
