@@ -319,12 +319,13 @@ static void test_status_no_profd(void **state)
 /*
  * A profd of our own making on a socket: it takes the pid namespace (as
  * profd does, OK), then answers a status request with *status, or with
- * an error if err; anything after that, a listing, is answered by a
- * closed connection.
+ * an error if err; any other request with the error req_err if set, else
+ * with a closed connection.
  */
 struct fake_profd {
 	int lfd;
 	int err;
+	int req_err;
 	struct profd_wire_status status;
 };
 
@@ -361,6 +362,13 @@ static void *fake_profd(void *arg)
 			} s = { { PROFD_MSG_STATUS, sizeof(s) }, fp->status };
 
 			send(c, &s, sizeof(s), MSG_NOSIGNAL);
+		} else if (fp->req_err) {
+			struct {
+				struct profd_hdr h;
+				struct profd_error e;
+			} e = { { PROFD_MSG_ERROR, sizeof(e) }, { fp->req_err, 0 } };
+
+			send(c, &e, sizeof(e), MSG_NOSIGNAL);
 		} else {
 			break;
 		}
@@ -369,12 +377,15 @@ static void *fake_profd(void *arg)
 	return NULL;
 }
 
-/* profctl status against fp on sock: what it printed (free it) */
-static char *status_of(struct fake_profd *fp, const char *sock)
+/* profctl ARGS against fp on sock: its status; what it printed in *out
+ * (free it), what it said in err */
+static int against(struct fake_profd *fp, const char *sock, const char **args, char **out,
+		   char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[128];
 	pthread_t th;
-	char *out;
+	int rc;
 
 	unlink(sock);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
@@ -386,13 +397,25 @@ static char *status_of(struct fake_profd *fp, const char *sock)
 	/* profd asked for, at the socket given */
 	unsetenv("PROFCTL_NO_DAEMON");
 	setenv("PROF_SOCKET", sock, 1);
-	assert_int_equal(run_stdout((const char *[]){ "status", NULL }, &out), 0);
+	snprintf(path, sizeof(path), "%s/stdout", dir);
+	rc = test_profctl_run_io(dir, path, args, err, errlen);
+	*out = test_slurp(path, NULL);
+	assert_non_null(*out);
 	unsetenv("PROF_SOCKET");
 	setenv("PROFCTL_NO_DAEMON", "1", 1);
 	/* profctl has closed its end: the fake's read ends */
 	assert_int_equal(pthread_join(th, NULL), 0);
 	close(fp->lfd);
 	unlink(sock);
+	return rc;
+}
+
+/* profctl status against fp on sock: what it printed (free it) */
+static char *status_of(struct fake_profd *fp, const char *sock)
+{
+	char *out;
+
+	assert_int_equal(against(fp, sock, (const char *[]){ "status", NULL }, &out, NULL, 0), 0);
 	return out;
 }
 
@@ -442,6 +465,37 @@ static void test_status_bpf_off(void **state)
 	free(out);
 }
 
+/* profd refuses a process's report: profctl says why in the user's terms */
+static void test_report_refused(void **state)
+{
+	static const struct {
+		int err;
+		const char *said;
+	} cases[] = {
+		{ -EPROTO, "pid 1: unknown segment version (profd)\n" },
+		{ -EINVAL, "pid 1: corrupt segment (profd)\n" },
+		{ -EIO, "pid 1: profd failed: Input/output error\n" },
+	};
+	char sock[128], err[1024], *out;
+	size_t i;
+
+	(void)state;
+	snprintf(sock, sizeof(sock), "%s/refuses.sock", dir);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fake_profd fp = { .req_err = cases[i].err };
+
+		err[0] = 0;
+		assert_int_not_equal(against(&fp, sock,
+					     (const char *[]){ "report", "--pid", "1", NULL }, &out,
+					     err, sizeof(err)),
+				     0);
+		free(out);
+		if (!strstr(err, cases[i].said))
+			fail_msg("profd's %d: profctl said:\n%s\nwant: %s", cases[i].err, err,
+				 cases[i].said);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_status_no_profd),
 		cmocka_unit_test(test_status_refused),
 		cmocka_unit_test(test_status_bpf_off),
+		cmocka_unit_test(test_report_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
