@@ -293,6 +293,29 @@ static void test_report_every_process(void **state)
 	free(out);
 }
 
+/* report --inside ZONE --format json without profd: what a script reads,
+ * the zone's name escaped (a quote, a backslash, a newline), why there are
+ * no samples, and no rows */
+static void test_inside_json(void **state)
+{
+	char pid[16], want[512], *out;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	assert_int_equal(run_stdout((const char *[]){ "report", "--pid", pid, "--inside",
+						      "q\"b\\s\nl", "--format", "json", NULL },
+				    &out),
+			 0);
+	snprintf(want, sizeof(want),
+		 "{\"pid\": %s, \"zone\": \"q\\\"b\\\\s\\u000al\", \"hz\": 0, \"samples\": 0, "
+		 "\"samples_own\": 0, \"process_samples\": 0, \"outside_samples\": 0, \"why\": "
+		 "\"no samples: profd was not asked (--no-daemon) (profd samples stacks, as "
+		 "root)\", \"inside\": []}\n",
+		 pid);
+	assert_string_equal(out, want);
+	free(out);
+}
+
 /* --- status ------------------------------------------------------------------ */
 
 static void test_status_no_profd(void **state)
@@ -506,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_save_needs_file),
 		cmocka_unit_test(test_input_too_big),
 		cmocka_unit_test(test_report_every_process),
+		cmocka_unit_test(test_inside_json),
 		cmocka_unit_test(test_status_no_profd),
 		cmocka_unit_test(test_status_refused),
 		cmocka_unit_test(test_status_bpf_off),
