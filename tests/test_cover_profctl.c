@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -242,8 +243,12 @@ static void test_input_too_big(void **state)
 
 /* --- every process ---------------------------------------------------------- */
 
-/* a live program with one zone of a name nobody else uses, until told */
-static pid_t zoned_child(int *go)
+/*
+ * A live program: body(wait) in a child, once its zones ran (first) and
+ * it said so on the ready pipe (then); it ends when the pipe in *go
+ * closes (body watches wait)
+ */
+static pid_t live_child(void (*first)(void), void (*body)(int wait), int *go)
 {
 	int ready[2], wait[2];
 	char c;
@@ -257,11 +262,10 @@ static pid_t zoned_child(int *go)
 	if (pid == 0) {
 		close(ready[0]);
 		close(wait[1]);
-		for (int i = 0; i < 3; i++) {
-			PROF_USDT(cover_every_process);
-		}
-		if (write(ready[1], "r", 1) != 1 || read(wait[0], &c, 1) < 0)
+		first();
+		if (write(ready[1], "r", 1) != 1)
 			_exit(3);
+		body(wait[0]);
 		_exit(0);
 	}
 	close(ready[1]);
@@ -270,6 +274,22 @@ static pid_t zoned_child(int *go)
 	close(ready[0]);
 	*go = wait[1];
 	return pid;
+}
+
+/* one zone of a name nobody else uses */
+static void every_zone(void)
+{
+	for (int i = 0; i < 3; i++) {
+		PROF_USDT(cover_every_process);
+	}
+}
+
+static void until_told(int wait)
+{
+	char c;
+
+	if (read(wait, &c, 1) < 0)
+		_exit(3);
 }
 
 /* report without --pid: every live process of the user's (others' tests
@@ -281,7 +301,7 @@ static void test_report_every_process(void **state)
 	int go, st;
 
 	(void)state;
-	pid = zoned_child(&go);
+	pid = live_child(every_zone, until_told, &go);
 	assert_int_equal(run_stdout((const char *[]){ "report", "--flat", NULL }, &out), 0);
 	close(go);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -291,6 +311,87 @@ static void test_report_every_process(void **state)
 	    !strstr(out, "cover_every_process"))
 		fail_msg("report of every process: no %s with its zone:\n%.2000s", want, out);
 	free(out);
+}
+
+/* --- top's orders --------------------------------------------------------- */
+
+static void top_start(void)
+{
+	PROF_USDT(cov_top_start); /* its segment, for top to find */
+}
+
+/* until its pipe closes, 100 empty calls of one zone then one of another
+ * that spins 2 ms: many short calls, few long ones */
+static void many_and_long(int wait)
+{
+	struct pollfd pf = { .fd = wait, .events = POLLIN };
+
+	while (!poll(&pf, 1, 0)) {
+		for (int i = 0; i < 100; i++) {
+			PROF_USDT(cov_top_many);
+		}
+		{
+			PROF_USDT(cov_top_long);
+			struct timespec t0, t;
+
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			do
+				clock_gettime(CLOCK_MONOTONIC, &t);
+			while ((t.tv_sec - t0.tv_sec) * 1000000000l + t.tv_nsec - t0.tv_nsec < 2000000);
+		}
+	}
+}
+
+/* top --sort KEY's last frame: whether the many calls' row comes first */
+static bool many_first(const char *pid, const char *key)
+{
+	char path[128], err[1024] = "", *out;
+	const char *last, *many, *lng;
+	bool first;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/stdout", dir);
+	rc = test_profctl_run_io(dir, path,
+				 (const char *[]){ "top", "--pid", pid, "-n", "2", "-d", "0.5",
+						   "--sort", key, NULL },
+				 err, sizeof(err));
+	if (rc)
+		fail_msg("top --sort %s: exit %d:\n%s", key, rc, err);
+	out = test_slurp(path, NULL);
+	assert_non_null(out);
+	/* each row's last mention is in the last frame (both rows are in
+	 * every frame): which comes first there */
+	last = strstr(out, "cov_top_many");
+	assert_non_null(last);
+	while ((many = strstr(last + 1, "cov_top_many")))
+		last = many;
+	many = last;
+	lng = strstr(out, "cov_top_long");
+	assert_non_null(lng);
+	while ((last = strstr(lng + 1, "cov_top_long")))
+		lng = last;
+	first = many < lng;
+	free(out);
+	return first;
+}
+
+static void test_top_sort(void **state)
+{
+	char pid[16];
+	pid_t p;
+	int go, st;
+
+	(void)state;
+	p = live_child(top_start, many_and_long, &go);
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	assert_true(many_first(pid, "calls"));
+	assert_false(many_first(pid, "total"));
+	assert_false(many_first(pid, "max"));
+	assert_false(many_first(pid, "self"));
+	/* without profd no call has CPU time: it runs, in some order */
+	many_first(pid, "self-oncpu");
+	close(go);
+	assert_int_equal(waitpid(p, &st, 0), p);
 }
 
 /* report --inside ZONE --format json without profd: what a script reads,
@@ -530,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_input_too_big),
 		cmocka_unit_test(test_report_every_process),
 		cmocka_unit_test(test_inside_json),
+		cmocka_unit_test(test_top_sort),
 		cmocka_unit_test(test_status_no_profd),
 		cmocka_unit_test(test_status_refused),
 		cmocka_unit_test(test_status_bpf_off),
