@@ -13,11 +13,13 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "testutil.h"
 #include "client.h"
 #include "profctl.h"
+#include "annot.h"
 #include "proffile.h"
 #include "proto.h"
 #include "prof.h"
@@ -417,6 +419,42 @@ static void test_inside_json(void **state)
 	free(out);
 }
 
+/* --- plots ------------------------------------------------------------------ */
+
+/* two plots of this process, the second named first: their sums come by
+ * name, each its own count, min, max, last and sum */
+static void test_plot_sums(void **state)
+{
+	struct prof_annot_plot_sum *v;
+	struct prof_annot *a;
+	size_t len = 0;
+	void *seg;
+	long n, i, ia = -1, ib = -1;
+
+	(void)state;
+	PROF_PLOT(cov_plot_b, 2.0);
+	PROF_PLOT(cov_plot_a, 1.0);
+	PROF_PLOT(cov_plot_b, 4.0);
+	seg = test_own_segment(&len);
+	assert_non_null(seg);
+	assert_int_equal(prof_seg_annot(seg, len, &a), 0);
+	munmap(seg, len);
+	n = prof_annot_plot_sums(a, &v);
+	for (i = 0; i < n; i++) {
+		if (!strcmp(v[i].name, "cov_plot_a"))
+			ia = i;
+		if (!strcmp(v[i].name, "cov_plot_b"))
+			ib = i;
+	}
+	assert_true(ia >= 0 && ib > ia);
+	assert_int_equal(v[ia].count, 1);
+	assert_int_equal(v[ib].count, 2);
+	assert_true(v[ib].min == 2.0 && v[ib].max == 4.0 && v[ib].last == 4.0 &&
+		    v[ib].sum == 6.0);
+	free(v);
+	prof_annot__destroy(a);
+}
+
 /* --- status ------------------------------------------------------------------ */
 
 static void test_status_no_profd(void **state)
@@ -632,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_report_every_process),
 		cmocka_unit_test(test_inside_json),
 		cmocka_unit_test(test_top_sort),
+		cmocka_unit_test(test_plot_sums),
 		cmocka_unit_test(test_status_no_profd),
 		cmocka_unit_test(test_status_refused),
 		cmocka_unit_test(test_status_bpf_off),
