@@ -99,9 +99,9 @@ static void put_sample(FILE *f, const struct prof_snapshot *s, const char *name,
 		       const char *what, const char *label, double v)
 {
 	fprintf(f, "%s%s{pid=\"%u\",comm=\"", name, counter ? "_total" : "", s->pid);
-	pc_serve_label(f, s->comm);
+	pc_om_label(f, s->comm);
 	fprintf(f, "\",%s=\"", what);
-	pc_serve_label(f, label);
+	pc_om_label(f, label);
 	fprintf(f, "\"} %.17g\n", v);
 }
 
