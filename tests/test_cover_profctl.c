@@ -315,6 +315,24 @@ static void test_report_every_process(void **state)
 	free(out);
 }
 
+/* report --tid of a thread the process does not have: said, and a failure */
+static void test_report_no_such_thread(void **state)
+{
+	char pid[16], err[1024] = "";
+	pid_t p;
+	int go, st;
+
+	(void)state;
+	p = live_child(every_zone, until_told, &go);
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	assert_int_equal(run((const char *[]){ "report", "--pid", pid, "--tid", "1", NULL }, err,
+			     sizeof(err)),
+			 1);
+	close(go);
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_non_null(strstr(err, "tid 1: no such profiled thread in that process\n"));
+}
+
 /* --- top's orders --------------------------------------------------------- */
 
 static void top_start(void)
@@ -669,6 +687,7 @@ int main(void)
 		cmocka_unit_test(test_input_too_big),
 		cmocka_unit_test(test_report_every_process),
 		cmocka_unit_test(test_inside_json),
+		cmocka_unit_test(test_report_no_such_thread),
 		cmocka_unit_test(test_top_sort),
 		cmocka_unit_test(test_plot_sums),
 		cmocka_unit_test(test_status_no_profd),
