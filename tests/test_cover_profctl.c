@@ -333,6 +333,44 @@ static void test_report_no_such_thread(void **state)
 	assert_non_null(strstr(err, "tid 1: no such profiled thread in that process\n"));
 }
 
+/* diff's refusals: a format or an order it has not, a pid that is not
+ * one, --per-frame of runs without frames; and --sort calls of a process
+ * against itself */
+static void test_diff_refusals(void **state)
+{
+	char pid[32], err[1024];
+	pid_t p;
+	int go, st;
+
+	(void)state;
+	err[0] = 0;
+	assert_int_equal(run((const char *[]){ "diff", "--format", "csv", "a", "b", NULL }, err,
+			     sizeof(err)),
+			 2);
+	assert_non_null(strstr(err, "diff: --format text, json or html\n"));
+	err[0] = 0;
+	assert_int_equal(run((const char *[]){ "diff", "--sort", "max", "a", "b", NULL }, err,
+			     sizeof(err)),
+			 2);
+	assert_non_null(strstr(err, "diff: --sort self, total, calls, p99, oncpu or self-oncpu\n"));
+	err[0] = 0;
+	assert_int_not_equal(run((const char *[]){ "diff", "pid:abc", "pid:1", NULL }, err,
+				 sizeof(err)),
+			     0);
+	assert_non_null(strstr(err, "diff: bad pid in 'pid:abc'\n"));
+	p = live_child(every_zone, until_told, &go);
+	snprintf(pid, sizeof(pid), "pid:%d", (int)p);
+	err[0] = 0;
+	assert_int_not_equal(run((const char *[]){ "diff", "--per-frame", pid, pid, NULL }, err,
+				 sizeof(err)),
+			     0);
+	assert_non_null(strstr(err, "has no PROF_FRAME frames\n"));
+	assert_int_equal(run((const char *[]){ "diff", "--sort", "calls", pid, pid, NULL }, NULL, 0),
+			 0);
+	close(go);
+	assert_int_equal(waitpid(p, &st, 0), p);
+}
+
 /* --- top's orders --------------------------------------------------------- */
 
 static void top_start(void)
@@ -688,6 +726,7 @@ int main(void)
 		cmocka_unit_test(test_report_every_process),
 		cmocka_unit_test(test_inside_json),
 		cmocka_unit_test(test_report_no_such_thread),
+		cmocka_unit_test(test_diff_refusals),
 		cmocka_unit_test(test_top_sort),
 		cmocka_unit_test(test_plot_sums),
 		cmocka_unit_test(test_status_no_profd),
