@@ -335,7 +335,7 @@ static void test_report_no_such_thread(void **state)
 
 /* diff's refusals: a format or an order it has not, a pid that is not
  * one, --per-frame of runs without frames; and --sort calls of a process
- * against itself */
+ * against itself (and list's format it has not) */
 static void test_diff_refusals(void **state)
 {
 	char pid[32], err[1024];
@@ -348,6 +348,10 @@ static void test_diff_refusals(void **state)
 			     sizeof(err)),
 			 2);
 	assert_non_null(strstr(err, "diff: --format text, json or html\n"));
+	err[0] = 0;
+	assert_int_equal(run((const char *[]){ "list", "--format", "csv", NULL }, err, sizeof(err)),
+			 2);
+	assert_non_null(strstr(err, "list: --format text or json\n"));
 	err[0] = 0;
 	assert_int_equal(run((const char *[]){ "diff", "--sort", "max", "a", "b", NULL }, err,
 			     sizeof(err)),
