@@ -629,7 +629,7 @@ static void test_no_profd(void **state)
 	assert_int_equal(rc, 0);
 	t = test_slurp(path, NULL);
 	assert_non_null(t);
-	assert_non_null(strstr(t, "\n  no samples: profd is not running"));
+	assert_non_null(strstr(t, "\n  samples: off: profd is not running"));
 	free(t);
 	unlink(path);
 }

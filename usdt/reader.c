@@ -552,6 +552,7 @@ static int read_sites(struct prof_snapshot *s, const char *base, const struct se
 /* drop thread i of s: it is counted in the aggregate */
 static void drop_thread(struct prof_snapshot *s, __u32 i)
 {
+	reader_annot_drop(s, s->threads[i].tid, s->threads[i].start_tick);
 	free(s->threads[i].nodes);
 	memmove(&s->threads[i], &s->threads[i + 1], (s->nthreads - i - 1) * sizeof(*s->threads));
 	s->nthreads--;
@@ -874,9 +875,12 @@ static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct
 				continue;
 			err = read_thread(slab, &g, s->nsites, i, &pub[i], t, &pool, flags, fa,
 					  &sched);
+			if (!err && !fa)
+				err = reader_annot_thread(base, &g, s->nsites, slab, t, s);
 			if (live && slab_moved(slab, pub[i].gen)) {
 				/* it changed hands during the copy: never mix two
 				 * threads' numbers; the one it held is folded */
+				reader_annot_drop(s, t->tid, t->start_tick);
 				free(t->nodes);
 				memset(t, 0, sizeof(*t));
 				pool.n = pool_n;
@@ -1107,6 +1111,8 @@ void prof_snapshot__destroy(struct prof_snapshot *s)
 	free(s->threads);
 	free(s->sites);
 	free(s->hist);
+	free(s->locks);
+	free(s->plots);
 	free(s);
 }
 

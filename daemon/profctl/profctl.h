@@ -169,11 +169,21 @@ struct pc_src {
 	char live_cgroup[PROF_CGROUP_MAX];
 	int why;		/* direct: the connect error, 0 if not tried */
 	const char *sock;
+	bool pass;		/* direct: pc_src_pass, keep pc_src_list's listing */
+	struct prof_seg_ent *pass_ents; /* and where each process is found */
+	size_t pass_n;
 };
 
 /* connect to profd unless told not to; never fails: falls back to direct */
 void pc_src_open(struct pc_src *src, bool no_daemon);
 void pc_src_close(struct pc_src *src);
+/*
+ * A pass over the processes of a list (on), or its end: directly, the
+ * next pc_src_list's listing of /dev/shm is where the pass's reads find
+ * each process, instead of a listing each (a scrape of every process).
+ * N.B. a process started after that list is still found, listing again.
+ */
+void pc_src_pass(struct pc_src *src, bool on);
 /* the processes the caller may see; *procs malloc'd */
 int pc_src_list(struct pc_src *src, struct pc_proc **procs, size_t *n);
 /* a snapshot of one process in a pc_opts mode; 0 or -errno, with a message
@@ -347,8 +357,6 @@ int pc_trace_json_last(struct pc_src *src, pid_t pid, __u32 tid, __u64 last_ns, 
 /* profctl_annot.c: a live process's plots and locks by name, or NULL (none,
  * or not live); and the text report's locks section */
 struct prof_snap_annot *pc_annot_read(struct pc_src *src, const struct prof_snapshot *s);
-void pc_annot_free(struct prof_snap_annot *a);
-void pc_render_locks(FILE *f, const struct prof_snapshot *s);
 /* serve's families of the n processes' plots and locks (OpenMetrics if om) */
 void pc_annot_metrics(FILE *f, const struct prof_snapshot *const *s, size_t n, bool om);
 struct pc_serve_opts {

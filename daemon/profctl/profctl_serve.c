@@ -373,11 +373,15 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 	size_t np = 0, n = 0, i, unread = 0;
 	int fam, err;
 
+	pc_src_pass(src, true);
 	err = pc_src_list(src, &procs, &np);
-	if (err)
+	if (err) {
+		pc_src_pass(src, false);
 		return err;
+	}
 	pz = calloc(np ? np : 1, sizeof(*pz));
 	if (!pz) {
+		pc_src_pass(src, false);
 		free(procs);
 		return -ENOMEM;
 	}
@@ -391,7 +395,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 			unread++;
 			continue;
 		}
-		pz[n].annot = pc_annot_read(src, pz[n].s);
+		pz[n].annot = prof_snap_annot_sum(pz[n].s);
 		pz[n].s->annot = pz[n].annot;
 		err = collect(&pz[n], o);
 		n++;
@@ -460,10 +464,11 @@ cleanup:
 		free(pz[i].tids);
 		free(pz[i].tnames);
 		prof_snapshot__destroy(pz[i].s);
-		pc_annot_free(pz[i].annot);
+		prof_snap_annot_free(pz[i].annot);
 	}
 	free(pz);
 	free(procs);
+	pc_src_pass(src, false);
 	return err;
 }
 

@@ -136,6 +136,8 @@ struct prof_snapshot *hist_snap_clone(const struct prof_snapshot *s);
 __u64 hist_snap_bytes(const struct prof_snapshot *s);
 /* every field, node and bucket equal, wherever the buckets lie */
 bool hist_snap_same(const struct prof_snapshot *a, const struct prof_snapshot *b);
+/* the same named locks and plots, figure for figure */
+bool hist_annot_same(const struct prof_snapshot *a, const struct prof_snapshot *b);
 
 /* profd_tsc.c: may TSC deltas be trusted across CPUs here? */
 struct profd_tsc {
