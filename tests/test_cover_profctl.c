@@ -472,8 +472,8 @@ static void test_inside_json(void **state)
 	snprintf(want, sizeof(want),
 		 "{\"pid\": %s, \"zone\": \"q\\\"b\\\\s\\u000al\", \"hz\": 0, \"samples\": 0, "
 		 "\"samples_own\": 0, \"process_samples\": 0, \"outside_samples\": 0, \"why\": "
-		 "\"no samples: profd was not asked (--no-daemon) (profd samples stacks, as "
-		 "root)\", \"inside\": []}\n",
+		 "\"profd was not asked (--no-daemon)\", \"samples_state\": \"off: profd was not "
+		 "asked (--no-daemon)\", \"inside\": []}\n",
 		 pid);
 	assert_string_equal(out, want);
 	free(out);
