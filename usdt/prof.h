@@ -7,7 +7,7 @@
  *	PROF_USDT(name);	zone from here to the end of the block: at
  *				enter a cache compare, an rdtsc, a few
  *				stores; at exit a call (an rdtsc, a few
- *				compares, plain stores); some 140 bytes of
+ *				compares, plain stores); some 150 bytes of
  *				code at the site
  *	PROF_FUNC();		the same, named after the enclosing function
  *	PROF_DEFINE(name)	file scope: a public zone, shared by sites
