@@ -83,15 +83,29 @@ static inline void test_profd_stop(pid_t pid)
 	}
 }
 
+/* a private directory /tmp/NAME.XXXXXX (mode 0755: other users' clients
+ * reach a socket in it) into dir (64 bytes); 0 or -1.  And its end */
+static inline int test_dir_make(const char *name, char *dir)
+{
+	snprintf(dir, 64, "/tmp/%s.XXXXXX", name);
+	return mkdtemp(dir) && !chmod(dir, 0755) ? 0 : -1;
+}
+
+static inline int test_dir_remove(const char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) ? -1 : 0;
+}
+
 /*
- * A test group's private directory /tmp/NAME.XXXXXX (mode 0755: other
- * users' clients reach the socket in it) into dir (64 bytes), profd on
- * its socket (sock, 128 bytes), its pid in *pid; 0 or -1.  And its end.
+ * A test group's private directory (test_dir_make), profd on its socket
+ * (sock, 128 bytes), its pid in *pid; 0 or -1.  And its end.
  */
 static inline int test_profd_group_setup(const char *name, char *dir, char *sock, pid_t *pid)
 {
-	snprintf(dir, 64, "/tmp/%s.XXXXXX", name);
-	if (!mkdtemp(dir) || chmod(dir, 0755))
+	if (test_dir_make(name, dir))
 		return -1;
 	snprintf(sock, 128, "%s/profd.sock", dir);
 	test_profd_start(sock, pid);
@@ -100,11 +114,8 @@ static inline int test_profd_group_setup(const char *name, char *dir, char *sock
 
 static inline int test_profd_group_teardown(const char *dir, pid_t pid)
 {
-	char cmd[128];
-
 	test_profd_stop(pid);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_dir_remove(dir);
 }
 
 /* skip the test, saying why, without that profd */

@@ -46,10 +46,6 @@
 #include "profd.h"
 #include "profd_stacks.h"
 #include "proto.h"
-#define SEG_RING 64		      /* frames at most */
-#define SEG_RING_MIN 8		      /* and at least, however big the process */
-#define SEG_RING_BUDGET (64ull << 20) /* bytes of frames a process may take */
-#define SEG_READ_SHARE 300	      /* a frame's read: at most 1/300 of its spacing */
 #include "profd_seg.h"
 
 /* the newest frame, or NULL */
@@ -85,7 +81,8 @@ static bool snap_same(const struct prof_snapshot *a, const struct prof_snapshot 
 	    a->sites_dropped != b->sites_dropped || a->threads_dropped != b->threads_dropped ||
 	    memcmp(a->comm, b->comm, sizeof(a->comm)) ||
 	    memcmp(a->sites, b->sites, a->nsites * sizeof(*a->sites)) ||
-	    (a->nhist && memcmp(a->hist, b->hist, a->nhist * sizeof(*a->hist))))
+	    (a->nhist && memcmp(a->hist, b->hist, a->nhist * sizeof(*a->hist))) ||
+	    !hist_annot_same(a, b))
 		return false;
 	for (i = 0; i < a->nthreads; i++) {
 		const struct prof_snap_thread *x = &a->threads[i], *y = &b->threads[i];

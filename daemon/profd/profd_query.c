@@ -22,10 +22,6 @@
 #include "busguard.h"
 #include "profd.h"
 #include "proto.h"
-#define SEG_RING 64		      /* frames at most */
-#define SEG_RING_MIN 8		      /* and at least, however big the process */
-#define SEG_RING_BUDGET (64ull << 20) /* bytes of frames a process may take */
-#define SEG_READ_SHARE 300	      /* a frame's read: at most 1/300 of its spacing */
 #include "profd_seg.h"
 
 __u64 seg_rescan_period(void)
@@ -287,6 +283,11 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 		/* younger than N: since its start, not since a frame */
 		if (end - s->born_ns <= want) {
 			frame = SEG_RING;
+		} else if (frame == SEG_RING) {
+			/* no frame inside it (N under the interval between
+			 * frames, or passes late): the whole life would pass for
+			 * the last N seconds; the client says why instead */
+			return -EAGAIN;
 		} else if (s->dropped_ns && s->dropped_ns <= end && end - s->dropped_ns <= want) {
 			/* the frame that answered it was dropped for memory:
 			 * say so rather than answer a shorter window */
@@ -343,52 +344,6 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 	a->span_ns = end - (a->based && base_ns > s->born_ns ? base_ns : s->born_ns);
 	a->snap = snap;
 	return 0;
-}
-
-struct look_pid {
-	int (*look)(const void *mem, size_t len, void *arg);
-	void (*undo)(void *arg);
-	void *arg;
-};
-
-static int look_pid(struct seg *s, void *arg)
-{
-	struct look_pid *l = arg;
-
-	return l->look(s->mem, s->len, l->arg);
-}
-
-static void undo_pid(struct seg *s, void *arg)
-{
-	struct look_pid *l = arg;
-
-	(void)s;
-	if (l->undo)
-		l->undo(l->arg);
-}
-
-static struct seg *seg_of_pid(pid_t pid)
-{
-	struct seg *s;
-
-	for (s = sg.list; s; s = s->next)
-		if (s->alive && s->pid == pid && s->mem)
-			return s;
-	return NULL;
-}
-
-int seg_look_pid(pid_t pid, int (*look)(const void *mem, size_t len, void *arg),
-		 void (*undo)(void *arg), void *arg)
-{
-	struct look_pid l = { look, undo, arg };
-	struct seg *s = seg_of_pid(pid);
-
-	return s ? seg_guard(s, look_pid, undo_pid, &l) : -ESRCH;
-}
-
-bool seg_alive_pid(pid_t pid)
-{
-	return seg_of_pid(pid) != NULL;
 }
 
 int seg_access(uid_t uid, pid_t pid)
