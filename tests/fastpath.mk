@@ -3,7 +3,7 @@
 
 FASTPATH_TESTS := test_counts test_timing test_structure test_overflow test_lifecycle \
 	test_disable test_cxx test_probes test_report test_reader test_open test_trace \
-	test_sitecache test_mono
+	test_sitecache test_mono test_exitprobe
 
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS))
 # the runtime's own tests, also built with CROSS= and run under qemu-user
@@ -61,6 +61,7 @@ $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS)): tests/fastpath.h
 $(OUTPUT)/tests/test_timing $(OUTPUT)/tests/test_report: TEST_LIBS += -lm
 # its zones' slow enters, counted on their way to the runtime's
 $(OUTPUT)/tests/test_sitecache: TEST_LIBS += -Wl,--wrap=__prof_enter_slow
+$(OUTPUT)/tests/test_exitprobe: TEST_LIBS += -Wl,--wrap=__prof_exit_probe
 
 # the compensated view: its busy-waits read the TSC, so not
 # under a sanitizer or qemu-user
