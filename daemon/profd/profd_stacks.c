@@ -97,7 +97,15 @@ const char *sample_why(void)
 
 __u64 sample_bytes(void)
 {
-	return sm.bytes;
+	return sm.bytes + sym_cache_bytes();
+}
+__u64 sample_dropped(void)
+{
+	__u64 d = 0;
+
+	if (sm.skel)
+		d = sm.skel->bss->dropped;
+	return d;
 }
 
 __u32 sample_map_gen(pid_t pid)
@@ -125,6 +133,26 @@ static int on_sample(void *ctx, void *data, size_t len)
 
 static int open_events(void);
 
+/*
+ * The kernel's ring: PROF_SAMPLE_RING bytes, or PROFD_TEST_SAMPLE_RING's
+ * (a power of two of pages) where a test needs it to fill: the samples it
+ * has no room for are counted (sample_dropped) and status says so
+ */
+static int ring_size(struct profsample_bpf *skel)
+{
+	const char *env = getenv("PROFD_TEST_SAMPLE_RING");
+	unsigned long v;
+	char *end;
+
+	if (!env || !*env)
+		return 0;
+	errno = 0;
+	v = strtoul(env, &end, 10);
+	if (errno || *end || v < 4096 || v > PROF_SAMPLE_RING || (v & (v - 1)))
+		return -EINVAL;
+	return bpf_map__set_max_entries(skel->maps.samples, (__u32)v);
+}
+
 int sample_open(__u32 hz)
 {
 	struct profsample_bpf *skel;
@@ -140,13 +168,17 @@ int sample_open(__u32 hz)
 			 kbpf_why());
 		return -ENOTSUP;
 	}
+	/* the frame cache within --max-memory: an eighth of it, 4 MiB at most */
+	sym_cache_bound(conf.max_memory / 8 < (4ull << 20) ? conf.max_memory / 8 : 4ull << 20);
 	sm.batch = calloc(SAMPLE_BATCH, sizeof(*sm.batch));
 	skel = profsample_bpf__open();
 	if (!skel || !sm.batch) {
 		err = -errno ? -errno : -ENOMEM;
 		goto fail;
 	}
-	err = bpf_map__reuse_fd(skel->maps.tidslots, fd);
+	err = ring_size(skel);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.tidslots, fd);
 	if (!err)
 		err = profsample_bpf__load(skel);
 	if (err) {
@@ -159,7 +191,9 @@ int sample_open(__u32 hz)
 			goto fail;
 		}
 		bpf_program__set_autoload(skel->progs.prof_unmap, false);
-		err = bpf_map__reuse_fd(skel->maps.tidslots, fd);
+		err = ring_size(skel);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.tidslots, fd);
 		if (!err)
 			err = profsample_bpf__load(skel);
 		if (err)
@@ -651,13 +685,16 @@ int sample_dump(pid_t pid, FILE *out, __u64 *nsamples)
 		if (!pid)
 			*nsamples += p->samples;
 	}
-	/* pid 0: how the frames were named, by ELF and DWARF or from the cache */
+	/* pid 0: how the frames were named, by ELF and DWARF or from the cache;
+	 * the samples the kernel's ring had no room for; what the tables and
+	 * the frame cache take */
 	if (!pid) {
 		__u64 lookups, hits;
 
 		sym_counts(&lookups, &hits);
-		fprintf(out, "frames\t%llu\t%llu\n", (unsigned long long)lookups,
-			(unsigned long long)hits);
+		fprintf(out, "frames\t%llu\t%llu\t%llu\t%llu\t%llu\n", (unsigned long long)lookups,
+			(unsigned long long)hits, (unsigned long long)sample_dropped(),
+			(unsigned long long)sm.bytes, (unsigned long long)sym_cache_bytes());
 	}
 	if (!best)
 		return ferror(out) ? -EIO : 0;
@@ -669,11 +706,3 @@ int sample_dump(pid_t pid, FILE *out, __u64 *nsamples)
 	return ferror(out) ? -EIO : 0;
 }
 
-__u64 sample_dropped(void)
-{
-	__u64 d = 0;
-
-	if (sm.skel)
-		d = sm.skel->bss->dropped;
-	return d;
-}
