@@ -27,6 +27,9 @@ struct prof_attr {
  * profd_attrib.c); the slab's index, or -errno (-ESRCH: no live slab of
  * tid, -ESTALE: it changed hands during the read) */
 int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr *s, __u32 n);
+/* the end tick of the oldest call tid's event ring still holds into
+ * *oldest (0: the ring never wrapped, it holds every call); 0 or -errno */
+int prof_seg_ring_oldest(const void *mem, size_t len, __u32 tid, __u64 *oldest);
 /* node's zone path, outermost first, names joined by PROF_ATTR_SEP; 0 or -errno */
 int prof_seg_node_path(const void *mem, size_t len, __u32 slab, __u32 node, char *buf,
 		       size_t size);
@@ -52,6 +55,7 @@ __u64 sym_cache_bytes(void);
 int sample_open(__u32 hz);	/* after kbpf_open; 0 or -errno (then off, why said) */
 void sample_close(void);
 int sample_timer_fd(void);	/* drain when it fires; -1 when off */
+int sample_ring_fd(void);	/* drain when it wakes (past half full); -1 when off */
 void sample_drain(void);
 void sample_poll(void);		/* attach while a thread is registered (each tick) */
 __u64 sample_dropped(void);	/* samples the kernel's ring had no room for */
