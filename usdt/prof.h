@@ -195,7 +195,8 @@ struct __prof_thread {
 	__u64 *open;			/* per node: its open call's start, 0 if none */
 	struct prof_event *ring;	/* the slab's event ring (a private slot
 					 * when the ring is off) */
-	__u64 *ring_head;		/* its head: events written */
+	__u64 *ring_head;		/* its head: events written; the events
+					 * start PROF_RING_HDR_SIZE after it */
 	uint64_t ring_mask;		/* events in the ring - 1 */
 	void *priv;			/* the runtime's own state of the thread
 					 * (NULL before its first zone) */
