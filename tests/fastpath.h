@@ -157,6 +157,21 @@ static inline __u32 test_child(const struct prof_snapshot *s, const struct prof_
 	return PROF_SNAP_NONE;
 }
 
+/* the child of node parent named name, which must be there with calls calls */
+static inline __u32 test_child_calls(const struct prof_snapshot *s,
+				     const struct prof_snap_thread *t, __u32 parent,
+				     const char *name, __u64 calls)
+{
+	__u32 c = test_child(s, t, parent, name);
+
+	if (c == PROF_SNAP_NONE)
+		fail_msg("no zone %s below node %u", name, parent);
+	if (t->nodes[c].calls != calls)
+		fail_msg("zone %s below node %u: %llu calls, want %llu", name, parent,
+			 (unsigned long long)t->nodes[c].calls, (unsigned long long)calls);
+	return c;
+}
+
 /* number of nodes in t named name */
 static inline unsigned test_count_named(const struct prof_snapshot *s,
 					const struct prof_snap_thread *t, const char *name)

@@ -3,8 +3,8 @@
  * profctl_run.h - what test_profctl.c and test_profctl_cli.c share: the
  * fixed snapshot (profctl_fixture.h) written as a segment image in a
  * private directory (setup, teardown), profctl run in-process with its
- * output and errors caught (run, run_stdout); a file's text is
- * profd_private.h's test_slurp.  Include after profd_private.h.
+ * output and errors caught (run, run_text, run_stdout); a file's text is
+ * testutil.h's test_slurp.  Include after profd_private.h.
  */
 #ifndef PROF_TEST_PROFCTL_RUN_H
 #define PROF_TEST_PROFCTL_RUN_H
@@ -52,6 +52,17 @@ static inline int run(const char **args, char *errbuf, size_t errlen)
 
 	return test_profctl_run_io(dir, NULL, args, errbuf ? errbuf : scratch,
 				   errbuf ? errlen : sizeof(scratch));
+}
+
+/* run profctl with argv, which must succeed; the text it wrote to out */
+static inline char *run_text(const char **args, const char *out)
+{
+	char *text;
+
+	assert_int_equal(run(args, NULL, 0), 0);
+	text = test_slurp(out, NULL);
+	assert_non_null(text);
+	return text;
 }
 
 /* run profctl with argv, stdout into a malloc'd string; exit status */

@@ -107,6 +107,26 @@ static inline int test_profd_group_teardown(const char *dir, pid_t pid)
 	return system(cmd) ? -1 : 0;
 }
 
+/* zone's callers in s (free them): its parents sum to its total and
+ * calls, its children to its total minus its self time */
+static inline void test_callers_hold(struct prof_snapshot *s, const char *zone,
+				     struct pc_callers *c)
+{
+	__u64 p = 0, calls = 0, ch = 0;
+	size_t i;
+
+	assert_int_equal(pc_callers(s, zone, c), 0);
+	for (i = 0; i < c->nparents; i++) {
+		p += c->parents[i].ticks;
+		calls += c->parents[i].calls;
+	}
+	for (i = 0; i < c->nchildren; i++)
+		ch += c->children[i].ticks;
+	assert_int_equal(p, c->ticks);
+	assert_int_equal(calls, c->calls);
+	assert_int_equal(ch, c->ticks - c->self);
+}
+
 /* skip the test, saying why, without that profd */
 static inline void test_need_profd(pid_t pid)
 {
@@ -118,32 +138,6 @@ static inline void test_need_profd(pid_t pid)
 		fprintf(stderr, "skipped: profd did not start with kernel assistance\n");
 		skip();
 	}
-}
-
-
-/* a file's text (free it), its length in *len if not NULL; NULL if none */
-static inline char *test_slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (len)
-		*len = 0;
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf && len)
-		*len = (size_t)n;
-	return buf;
 }
 
 /*

@@ -360,20 +360,12 @@ static void test_no_page_faults(void **state)
 
 /* --- what says so ---------------------------------------------------------- */
 
+/* a file's text, which must be there */
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long len;
+	char *buf = test_slurp(path, NULL);
 
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)len + 1);
 	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
 	return buf;
 }
 

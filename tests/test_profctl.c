@@ -464,9 +464,7 @@ static void output_has(const char **args, const char *out, size_t i, const char 
 {
 	char *text;
 
-	assert_int_equal(run(args, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = run_text(args, out);
 	if (!strstr(text, want))
 		fail_msg("case %zu: no '%s' in\n%s", i, want, text);
 	free(text);
@@ -520,23 +518,13 @@ static void test_callers_sums(void **state)
 {
 	struct prof_snapshot *s = fixture();
 	static const char *const zones[] = { "lex", "fib", "render", "main_loop", "parse" };
-	size_t z, i;
+	size_t z;
 
 	(void)state;
 	for (z = 0; z < 5; z++) {
 		struct pc_callers c;
-		__u64 p = 0, ch = 0, calls = 0;
 
-		assert_int_equal(pc_callers(s, zones[z], &c), 0);
-		for (i = 0; i < c.nparents; i++) {
-			p += c.parents[i].ticks;
-			calls += c.parents[i].calls;
-		}
-		for (i = 0; i < c.nchildren; i++)
-			ch += c.children[i].ticks;
-		assert_int_equal(p, c.ticks);
-		assert_int_equal(calls, c.calls);
-		assert_int_equal(ch, c.ticks - c.self);
+		test_callers_hold(s, zones[z], &c);
 		pc_callers_free(&c);
 	}
 	/* lex: 1250 calls, 14ms, called from parse, render (twice) */
@@ -1031,10 +1019,8 @@ static void callers_of_two_sites(char *path, char *out)
 				    "json", "-o", out, NULL };
 	char *text;
 
-	assert_int_equal(run(text_both, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
-	print_message("%s", text ? text : "");
+	text = run_text(text_both, out);
+	print_message("%s", text);
 	assert_non_null(strstr(text, "\nlex names 2 sites, each below: --callers 'NAME (FILE:LINE)'"));
 	/* the outer one, main_loop's child: its child is the other lex */
 	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls, total 20.0ms, "
@@ -1047,25 +1033,19 @@ static void callers_of_two_sites(char *path, char *out)
 	assert_non_null(strstr(text, "      1000    8.00ms   57.1    lex (other.cc:20)\n"));
 	free(text);
 
-	assert_int_equal(run(text_one, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = run_text(text_one, out);
 	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls"));
 	assert_null(strstr(text, "callers of lex (golden.c:30)"));
 	assert_null(strstr(text, "sites, each below"));
 	free(text);
 
-	assert_int_equal(run(csv_one, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = run_text(csv_one, out);
 	assert_non_null(strstr(text, "4242,golden,zone,lex (golden.c:30),1250,14000000\n"));
 	assert_non_null(strstr(text, "4242,golden,parent,lex (other.cc:20),1000,8000000\n"));
 	assert_null(strstr(text, "zone,lex (other.cc:20)"));
 	free(text);
 
-	assert_int_equal(run(json_both, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = run_text(json_both, out);
 	assert_non_null(strstr(text, "\"zone\":\"lex (other.cc:20)\",\"calls\":100,"));
 	assert_non_null(strstr(text, "\"zone\":\"lex (golden.c:30)\",\"calls\":1250,"));
 	free(text);
@@ -1108,10 +1088,8 @@ static void test_names_frames_allocs(void **state)
 	fclose(f);
 	free(buf);
 
-	assert_int_equal(run(tree, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
-	print_message("%s", text ? text : "");
+	text = run_text(tree, out);
+	print_message("%s", text);
 	assert_non_null(strstr(text, "└─ lex (other.cc:20)\n"));
 	assert_non_null(strstr(text, "└─ lex (golden.c:30)\n"));
 	assert_non_null(strstr(text, "  main_loop\n"));
@@ -1120,10 +1098,8 @@ static void test_names_frames_allocs(void **state)
 	assert_non_null(strstr(text, "        20    80.0KiB          0          0  render > alloc_buf\n"));
 	free(text);
 
-	assert_int_equal(run(flat, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
-	print_message("%s", text ? text : "");
+	text = run_text(flat, out);
+	print_message("%s", text);
 	assert_non_null(strstr(text, "  lex (other.cc:20)\n"));
 	assert_non_null(strstr(text, "  lex (golden.c:30)"));
 	assert_non_null(strstr(text, "        20    80.0KiB  alloc_buf\n"));

@@ -150,22 +150,6 @@ static int widest(const char *text)
 	return w;
 }
 
-/* the line holding needle, copied into buf; NULL if none */
-static const char *line_with(const char *text, const char *needle, char *buf, size_t len)
-{
-	const char *p = strstr(text, needle), *b, *e;
-
-	if (!p)
-		return NULL;
-	for (b = p; b > text && b[-1] != '\n'; b--)
-		;
-	e = strchr(p, '\n');
-	if (!e)
-		e = p + strlen(p);
-	snprintf(buf, len, "%.*s", (int)(e - b), b);
-	return buf;
-}
-
 static bool has_bar(const char *line)
 {
 	static const char *const bars[] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
@@ -249,7 +233,7 @@ static bool zone_running(const char *text, void *arg)
 {
 	char line[512];
 
-	return line_with(text, (const char *)arg, line, sizeof(line)) && first_number(line) > 0 &&
+	return test_line_with(text, (const char *)arg, line, sizeof(line)) && first_number(line) > 0 &&
 	       has_bar(line);
 }
 
@@ -281,7 +265,7 @@ static void test_top_tty(void **state)
 	print_message("%s", text ? text : "");
 	/* nothing wraps, and the name is whole on its row */
 	assert_true(widest(text) <= 80);
-	assert_non_null(line_with(text, LONG_ZONE, line, sizeof(line)));
+	assert_non_null(test_line_with(text, LONG_ZONE, line, sizeof(line)));
 	assert_non_null(strstr(line, "  " LONG_ZONE));
 	/* one unit a column, said in the header */
 	assert_non_null(strstr(text, "calls/s"));
@@ -312,7 +296,7 @@ static void test_top_tty(void **state)
 	print_message("%s", text ? text : "");
 	assert_null(strstr(text, "tid 0"));
 	assert_non_null(strstr(text, "(2/2)"));
-	assert_non_null(line_with(text, "top_io_zone", line, sizeof(line)));
+	assert_non_null(test_line_with(text, "top_io_zone", line, sizeof(line)));
 	assert_true(first_number(line) > 0);
 	assert_true(has_bar(line));
 	/* the main thread's zone is not io's */
@@ -330,7 +314,7 @@ static void test_top_tty(void **state)
 	assert_int_equal(sh("tmux -L %s resize-window -t top -x 60 -y 24", sock), 0);
 	text = wait_for(narrow, &sixty, "a 60-column layout");
 	print_message("%s", text ? text : "");
-	assert_non_null(line_with(text, LONG_ZONE, line, sizeof(line)));
+	assert_non_null(test_line_with(text, LONG_ZONE, line, sizeof(line)));
 	assert_non_null(strstr(line, "  " LONG_ZONE));
 	assert_non_null(strstr(text, "self/s"));
 	free(text);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -120,6 +121,49 @@ static inline const struct prof_snap_thread *test_thread(const struct prof_snaps
 		if (s->threads[i].tid == tid)
 			return &s->threads[i];
 	return NULL;
+}
+
+/* a file's text (free it), its length in *len if not NULL; NULL if none */
+static inline char *test_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (len)
+		*len = 0;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = (char *)calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf && len)
+		*len = (size_t)n;
+	return buf;
+}
+
+/* the line holding needle in text, copied into line; the end of that line
+ * in text (to look on from), NULL if none */
+static inline const char *test_line_with(const char *text, const char *needle, char *line,
+					 size_t len)
+{
+	const char *p = strstr(text, needle), *b, *e;
+
+	if (!p)
+		return NULL;
+	for (b = p; b > text && b[-1] != '\n'; b--)
+		;
+	e = strchr(p, '\n');
+	if (!e)
+		e = p + strlen(p);
+	snprintf(line, len, "%.*s", (int)(e - b), b);
+	return e;
 }
 
 /* TEST_FILTER=GLOB: only the cmocka tests whose names match (tests/mutate
