@@ -39,23 +39,6 @@
 #define TEST_ASAN 0
 #endif
 
-static inline __u64 test_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
-/* burn ns of wall time on this CPU */
-static inline void test_spin(__u64 ns)
-{
-	__u64 end = test_now_ns() + ns;
-
-	while (test_now_ns() < end)
-		;
-}
-
 static inline __u32 test_gettid(void)
 {
 	return (__u32)syscall(SYS_gettid);

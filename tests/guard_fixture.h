@@ -33,6 +33,7 @@
 #include "prof.h"
 #include "client.h"
 #include "proto.h"
+#include "root_fixture.h"
 
 #define SOCK_DIR "/tmp/profd-guard"
 #define USER_A "profdtA"
@@ -46,10 +47,7 @@ static uid_t profd_uid; /* run profd as this uid with three capabilities (0: roo
 
 static inline __u64 now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+	return test_now_ns();
 }
 
 static inline const char *sibling(const char *name)
@@ -122,30 +120,11 @@ static inline void stop_profd(void)
 	profd_pid = -1;
 }
 
-static pid_t kids[16];
-
-static inline void kids_add(pid_t k)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
-		if (kids[i] <= 0) {
-			kids[i] = k;
-			return;
-		}
-}
-
 /* pass or fail: no profd, no profiled process left behind */
 static inline int teardown(void **state)
 {
-	size_t i;
-
 	(void)state;
-	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++) {
-		if (kids[i] > 0 && !kill(kids[i], SIGKILL))
-			waitpid(kids[i], NULL, 0);
-		kids[i] = 0;
-	}
+	kids_end(NULL);
 	stop_profd();
 	unlink(log_path);
 	profd_uid = 0;
@@ -157,7 +136,7 @@ static inline int teardown(void **state)
 static inline int start_profd(rlim_t nofile, const char *const *extra)
 {
 	__u64 end;
-	int fd;
+	int fd = -1;
 
 	if (geteuid() != 0) {
 		printf("skip: not root\n");
@@ -212,23 +191,12 @@ static inline int start_profd(rlim_t nofile, const char *const *extra)
 	setenv("PROFD_SOCKET", sock_path, 1);
 	setenv("PROF_SOCKET", sock_path, 1);
 	for (end = now_ns() + 5000000000ull; now_ns() < end; usleep(20000)) {
-		struct profd_status st;
-
 		fd = profd_connect(sock_path);
-		if (fd < 0)
-			continue;
-		if (profd_status(fd, &st) || !st.bpf_on) {
-			printf("skip: no kernel assistance: %s\n", st.bpf_why);
-			close(fd);
-			stop_profd();
-			skip();
-		}
-		return fd;
+		if (fd >= 0)
+			break;
 	}
-	stop_profd();
-	printf("skip: profd did not start\n");
-	skip();
-	return -1;
+	need_bpf(fd, stop_profd);
+	return fd;
 }
 
 /* one request packet, raw */

@@ -38,11 +38,8 @@ static inline int setup(void **state)
 
 static inline int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_rm_rf(dir);
 }
 
 /* run profctl with argv (NULL-terminated), stderr into errbuf; exit status */
@@ -68,19 +65,11 @@ static inline char *run_text(const char **args, const char *out)
 /* run profctl with argv, stdout into a malloc'd string; exit status */
 static inline int run_stdout(const char **args, char **text)
 {
-	char out[160];
-	int saved, fd, rc;
+	char out[160], scratch[1]; /* stderr is caught even when nobody reads it */
+	int rc;
 
 	snprintf(out, sizeof(out), "%s/stdout", dir);
-	fflush(stdout);
-	saved = dup(1);
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	dup2(fd, 1);
-	close(fd);
-	rc = run(args, NULL, 0);
-	fflush(stdout);
-	dup2(saved, 1);
-	close(saved);
+	rc = test_profctl_run_io(dir, out, args, scratch, sizeof(scratch));
 	*text = test_slurp(out, NULL);
 	assert_non_null(*text);
 	return rc;

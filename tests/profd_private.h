@@ -18,10 +18,7 @@
 
 static inline __u64 now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+	return test_now_ns();
 }
 
 /* a program beside this test (.output/tests/../NAME) */
@@ -100,11 +97,8 @@ static inline int test_profd_group_setup(const char *name, char *dir, char *sock
 
 static inline int test_profd_group_teardown(const char *dir, pid_t pid)
 {
-	char cmd[128];
-
 	test_profd_stop(pid);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_rm_rf(dir);
 }
 
 /* zone's callers in s (free them): its parents sum to its total and
@@ -145,43 +139,50 @@ static inline void test_need_profd(pid_t pid)
  * out and stderr into err (its text; the file dir/stderr on the way),
  * each if set; the exit status
  */
+/* this process's fd (1 or 2) into the file path, till test_fd_back; the
+ * fd it was */
+static inline int test_fd_to(int fd, const char *path)
+{
+	int saved, f;
+
+	fflush(fd == 1 ? stdout : stderr);
+	saved = dup(fd);
+	f = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(f, fd);
+	close(f);
+	return saved;
+}
+
+static inline void test_fd_back(int fd, int saved)
+{
+	fflush(fd == 1 ? stdout : stderr);
+	dup2(saved, fd);
+	close(saved);
+}
+
 static inline int test_profctl_run_io(const char *dir, const char *out, const char **args,
 				      char *err, size_t errlen)
 {
 	char *argv[32], errpath[128];
-	int argc = 0, rc, saved = -1, saved2 = -1, fd;
+	int argc = 0, rc, saved = -1, saved2 = -1;
 
 	argv[argc++] = (char *)(uintptr_t) "profctl";
 	while (*args && argc < 31)
 		argv[argc++] = (char *)(uintptr_t)*args++;
 	argv[argc] = NULL;
-	if (out) {
-		fflush(stdout);
-		saved = dup(1);
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 1);
-		close(fd);
-	}
+	if (out)
+		saved = test_fd_to(1, out);
 	if (err) {
 		snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-		fflush(stderr);
-		saved2 = dup(2);
-		fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 2);
-		close(fd);
+		saved2 = test_fd_to(2, errpath);
 	}
 	rc = profctl_main(argc, argv);
-	if (out) {
-		fflush(stdout);
-		dup2(saved, 1);
-		close(saved);
-	}
+	if (out)
+		test_fd_back(1, saved);
 	if (err) {
 		char *e;
 
-		fflush(stderr);
-		dup2(saved2, 2);
-		close(saved2);
+		test_fd_back(2, saved2);
 		e = test_slurp(errpath, NULL);
 		snprintf(err, errlen, "%s", e ? e : "");
 		free(e);
@@ -193,6 +194,18 @@ static inline int test_profctl_run_io(const char *dir, const char *out, const ch
 static inline int test_profctl_run(const char *path, const char **args)
 {
 	return test_profctl_run_io(NULL, path, args, NULL, 0);
+}
+
+/* profctl args... with stdout to path, which must succeed: what it wrote
+ * (free it), its length into *len if len is not NULL */
+static inline char *test_profctl_text(const char *path, const char **args, size_t *len)
+{
+	char *text;
+
+	assert_int_equal(test_profctl_run(path, args), 0);
+	text = test_slurp(path, len);
+	assert_non_null(text);
+	return text;
 }
 
 /*

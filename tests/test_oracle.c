@@ -152,13 +152,10 @@ static void program(void)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_oracle.XXXXXX");
-	if (!mkdtemp(dir))
+	if (test_profd_group_setup("test_oracle", dir, sock, &profd_pid))
 		return -1;
-	snprintf(sock, sizeof(sock), "%s/profd.sock", dir);
 	/* baselines of resets: this test's own */
 	setenv("XDG_RUNTIME_DIR", dir, 1);
-	test_profd_start(sock, &profd_pid);
 	if (profd_pid < 0)
 		return 0;
 	child = fork();
@@ -172,8 +169,6 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
 	if (child > 0) {
 		kill(child, SIGKILL);
@@ -183,9 +178,7 @@ static int teardown(void **state)
 		kill(still, SIGKILL);
 		waitpid(still, NULL, 0);
 	}
-	test_profd_stop(profd_pid);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_profd_group_teardown(dir, profd_pid);
 }
 
 static void need_profd(void)
@@ -411,9 +404,7 @@ static void test_last(void **state)
 	prof_snapshot__destroy(s);
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	snprintf(out, sizeof(out), "%s/last.txt", dir);
-	assert_int_equal(test_profctl_run(out, a), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(out, a, NULL);
 	p = strstr(text, ", the last ");
 	if (!p)
 		fail_msg("--last 1s does not say what it covers:\n%s", text);
@@ -585,9 +576,7 @@ static void test_formats(void **state)
 	assert_int_equal(prof_file_save(file, s), 0);
 	prof_snapshot__destroy(s);
 	assert_int_equal(pc_read_image(file, 0, &f), 0);
-	assert_int_equal(test_profctl_run(js, aj), 0);
-	text = test_slurp(js, &len);
-	assert_non_null(text);
+	text = test_profctl_text(js, aj, &len);
 	assert_int_equal(prof_json_load(text, len, &j, why, sizeof(why)), 0);
 	free(text);
 	assert_int_equal(j->nthreads, f->nthreads);
@@ -624,9 +613,7 @@ static void test_formats(void **state)
 				fail_msg("json: %s total differs", prof_snap_node_name(f, fn));
 		}
 	}
-	assert_int_equal(test_profctl_run(csv, ac), 0);
-	text = test_slurp(csv, &len);
-	assert_non_null(text);
+	text = test_profctl_text(csv, ac, &len);
 	/* pid,comm,tid,thread,node,parent,depth,zone,path,calls,total_ns,... */
 	for (line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
 		unsigned int tid, node;
@@ -661,9 +648,7 @@ static void test_formats(void **state)
 	assert_true(rows > 10);
 	free(text);
 	snprintf(csv, sizeof(csv), "%s/f.txt", dir);
-	assert_int_equal(test_profctl_run(csv, at), 0);
-	text = test_slurp(csv, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(csv, at, NULL);
 	for (i = 0; i < sizeof(zones) / sizeof(zones[0]); i++) {
 		char key[64];
 		unsigned long long calls = 0;
@@ -711,9 +696,7 @@ static struct prof_snapshot *json_of(const char *file)
 	char *text;
 
 	snprintf(js, sizeof(js), "%s.json", file);
-	assert_int_equal(test_profctl_run(js, a), 0);
-	text = test_slurp(js, &len);
-	assert_non_null(text);
+	text = test_profctl_text(js, a, &len);
 	assert_int_equal(prof_json_load(text, len, &j, why, sizeof(why)), 0);
 	free(text);
 	return j;
@@ -782,9 +765,7 @@ static void folded_sums(const char *file, const char *weight, __u64 *sum)
 	char *text, *line, *nl;
 
 	snprintf(out, sizeof(out), "%s.%s.folded", file, weight);
-	assert_int_equal(test_profctl_run(out, a), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(out, a, NULL);
 	memset(sum, 0, NZONES * sizeof(*sum));
 	for (line = text; *line; line = nl + 1) {
 		char *sp, *leaf;
@@ -898,9 +879,7 @@ static void test_html(void **state)
 	need_profd();
 	save_view("h.prof", file, sizeof(file));
 	snprintf(html, sizeof(html), "%s.html", file);
-	assert_int_equal(test_profctl_run(html, ah), 0);
-	text = test_slurp(html, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(html, ah, NULL);
 	at = strstr(text, "const DATA = ");
 	assert_non_null(at);
 	hdoc = json_loads(at + strlen("const DATA = "), JSON_DISABLE_EOF_CHECK, &err);
@@ -1244,9 +1223,7 @@ static void test_diff_formats(void **state)
 	prof_snapshot__destroy(jb);
 	/* the text's zone table: calls Δcalls self Δself Δ% total Δtotal ... name */
 	snprintf(out, sizeof(out), "%s/d.txt", dir);
-	assert_int_equal(test_profctl_run(out, at), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(out, at, NULL);
 	for (line = text; *line && (nl = strchr(line, '\n')); line = nl + 1) {
 		char *tok[24], *save = NULL, *t;
 		int n = 0, k;

@@ -322,7 +322,6 @@ static void fixture_named(const char *path, const char *comm, const char *zone)
 	struct prof_site_ent *site;
 	void *buf = NULL;
 	size_t len = 0;
-	FILE *f;
 
 	assert_int_equal(fx_image(&buf, &len), 0);
 	h = buf;
@@ -332,10 +331,7 @@ static void fixture_named(const char *path, const char *comm, const char *zone)
 	snprintf(h->comm, sizeof(h->comm), "%s", comm);
 	snprintf(sh->name, sizeof(sh->name), "%s", comm);
 	snprintf(site->name, sizeof(site->name), "%s", zone);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	fclose(f);
+	test_spill(path, buf, len);
 	free(buf);
 }
 
@@ -408,7 +404,6 @@ static void test_csv_quoting(void **state)
 	void *buf = NULL;
 	size_t len = 0;
 	int rows = 0;
-	FILE *f;
 
 	(void)state;
 	assert_int_equal(fx_image(&buf, &len), 0);
@@ -418,10 +413,7 @@ static void test_csv_quoting(void **state)
 	snprintf(sh->name, sizeof(sh->name), "io,x");
 	snprintf(path, sizeof(path), "%s/quoted.seg", dir);
 	snprintf(out, sizeof(out), "%s/quoted.csv", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	fclose(f);
+	test_spill(path, buf, len);
 	free(buf);
 	args[2] = path;
 	args[8] = out;
@@ -444,7 +436,6 @@ static void fixture_states(const char *path, __u32 main_state, __u32 worker_stat
 	struct prof_seg_hdr *h;
 	void *buf = NULL;
 	size_t len = 0;
-	FILE *f;
 
 	assert_int_equal(fx_image(&buf, &len), 0);
 	h = buf;
@@ -452,10 +443,7 @@ static void fixture_states(const char *path, __u32 main_state, __u32 worker_stat
 	((struct prof_slab_hdr *)((char *)buf + h->slabs_off + h->slab_size))->state = worker_state;
 	if (exited)
 		h->flags |= PROF_SEG_EXITED;
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	fclose(f);
+	test_spill(path, buf, len);
 	free(buf);
 }
 
@@ -1067,7 +1055,6 @@ static void test_names_frames_allocs(void **state)
 	void *buf = NULL;
 	size_t len = 0;
 	char *text;
-	FILE *f;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/names.seg", dir);
@@ -1082,10 +1069,7 @@ static void test_names_frames_allocs(void **state)
 	main_slab->frames = 100;
 	main_slab->frame_ticks = 1600000000;
 	main_slab->frame_max = 20000000;
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	fclose(f);
+	test_spill(path, buf, len);
 	free(buf);
 
 	text = run_text(tree, out);

@@ -98,12 +98,9 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
 	test_live_stop(child, cmd_w);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_rm_rf(dir);
 }
 
 /* profctl with args; stdout into out, stderr into err (each if set); exit

@@ -219,7 +219,6 @@ static bool profd_entry(int fd, pid_t pid, struct profd_proc *out)
 /* the container's scheduler facts, seen from the host through profd */
 static void check_ctr_snapshot(int fd, const struct ctr *c, uid_t uid)
 {
-	const struct prof_snap_node *m, *st;
 	struct prof_snapshot *s;
 
 	s = snap_of(fd, c->pid, PROFD_SNAP_START);
@@ -229,16 +228,8 @@ static void check_ctr_snapshot(int fd, const struct ctr *c, uid_t uid)
 	assert_int_equal(s->ns_pid, 1);
 	assert_true(s->cgroup[0] != 0);
 	assert_int_equal(s->uid, uid);
-	m = node_named(s, "migrate_zone");
-	st = node_named(s, "stay_zone");
-	assert_non_null(m);
-	assert_non_null(st);
-	assert_int_equal(m->calls, MIGR_CALLS);
 	/* the container's tids translated: every call had kernel facts */
-	assert_facts(m, "migrate_zone", MIGR_CALLS);
-	assert_int_equal(m->migrated, m->kernel_calls);
-	assert_facts(st, "stay_zone", 2 * MIGR_CALLS);
-	assert_int_equal(st->migrated, 0);
+	check_migrated(s, NULL);
 	prof_snapshot__destroy(s);
 }
 

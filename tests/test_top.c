@@ -107,19 +107,10 @@ static int sh(const char *fmt, ...)
 /* the pane's text, malloc'd */
 static char *capture(void)
 {
-	char cmd[256], *buf;
-	size_t n = 0, cap = 65536;
-	FILE *p;
+	char cmd[256];
 
 	snprintf(cmd, sizeof(cmd), "tmux -L %s capture-pane -p -t top 2>/dev/null", sock);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	buf = calloc(1, cap);
-	assert_non_null(buf);
-	n = fread(buf, 1, cap - 1, p);
-	buf[n] = 0;
-	pclose(p);
-	return buf;
+	return test_popen_text(cmd, NULL);
 }
 
 /* columns a line takes: UTF-8 code points (the sparkline's are one each) */

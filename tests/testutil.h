@@ -17,9 +17,28 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "snapshot.h"
+
+/* CLOCK_MONOTONIC, in ns */
+static inline __u64 test_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* burn ns of wall time on this CPU */
+static inline void test_spin(__u64 ns)
+{
+	__u64 end = test_now_ns() + ns;
+
+	while (test_now_ns() < end)
+		;
+}
 
 /* a snapshot of process pid's segment (this process if pid == 0), read
  * with PROF_READ_* flags, or NULL; of a live pid, its current process's */
@@ -146,6 +165,46 @@ static inline char *test_slurp(const char *path, size_t *len)
 	if (buf && len)
 		*len = (size_t)n;
 	return buf;
+}
+
+/* len bytes of buf written to path (made, or emptied first) */
+static inline void test_spill(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* what the shell command cmd writes on stdout, its first 64 KiB (free
+ * it); its wait status into *st if st is not NULL */
+static inline char *test_popen_text(const char *cmd, int *st)
+{
+	size_t n, cap = 1 << 16;
+	char *buf;
+	FILE *p;
+	int rc;
+
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	buf = (char *)calloc(1, cap);
+	assert_non_null(buf);
+	n = fread(buf, 1, cap - 1, p);
+	buf[n] = 0;
+	rc = pclose(p);
+	if (st)
+		*st = rc;
+	return buf;
+}
+
+/* path and all below it removed (a test's private directory); 0 or -1 */
+static inline int test_rm_rf(const char *path)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	return system(cmd) ? -1 : 0;
 }
 
 /* the line holding needle in text, copied into line; the end of that line
