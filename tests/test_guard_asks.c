@@ -9,6 +9,8 @@
  */
 #include "guard_fixture.h"
 
+#include <sys/file.h>
+
 /* --- hostile handovers and requests ---------------------------------- */
 
 /* one packet carrying nfds copies of nsfd: a PIDNS, or a STATUS_REQ */
@@ -607,17 +609,42 @@ static void test_least_privilege(void **state)
  * it reads only their own.  A member's reset is the member's own: it
  * zeroes the member's reports of the process, not its owner's.
  */
+/*
+ * A fresh machine has no group profd until profd is installed (make
+ * setup): the test makes it, and its teardown takes it away, members and
+ * all.  A lock keeps two runs at once (make mutate's copies) from taking
+ * it away under each other.
+ */
+static int group_lock = -1;
+static bool group_made;
+
+static int group_teardown(void **state)
+{
+	if (group_made && system("groupdel profd") != 0)
+		printf("could not delete the group profd the test made\n");
+	group_made = false;
+	if (group_lock >= 0)
+		close(group_lock);
+	group_lock = -1;
+	return teardown(state);
+}
+
 static void test_profd_group(void **state)
 {
 	int fd, n;
 	pid_t a;
 
 	(void)state;
-	fd = start_profd(0, NULL);
+	group_lock = open("/run/profd-test-group.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(group_lock >= 0 && flock(group_lock, LOCK_EX) == 0);
 	if (system("getent group profd >/dev/null") != 0) {
-		printf("skip: no group profd\n");
-		skip();
+		if (system("groupadd --system profd") != 0) {
+			printf("skip: no group profd, and groupadd failed\n");
+			skip();
+		}
+		group_made = true;
 	}
+	fd = start_profd(0, NULL);
 	a = profiled(uid_a, NULL, 0);
 	assert_true(wait_followed(fd, a));
 	snap_pid = a;
@@ -900,7 +927,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_pid_reuse, teardown),
 		cmocka_unit_test_teardown(test_attach_on_demand, teardown),
 		cmocka_unit_test_teardown(test_least_privilege, teardown),
-		cmocka_unit_test_teardown(test_profd_group, teardown),
+		cmocka_unit_test_teardown(test_profd_group, group_teardown),
 		cmocka_unit_test_teardown(test_planted_baseline, teardown),
 		cmocka_unit_test_teardown(test_squatted_reset, teardown),
 		cmocka_unit_test_teardown(test_planted_output, teardown),
