@@ -135,8 +135,7 @@ static inline int teardown(void **state)
  * (0: as ours); extra options NULL-terminated.  A connected fd. */
 static inline int start_profd(rlim_t nofile, const char *const *extra)
 {
-	__u64 end;
-	int fd = -1;
+	int fd;
 
 	if (geteuid() != 0) {
 		printf("skip: not root\n");
@@ -188,13 +187,7 @@ static inline int start_profd(rlim_t nofile, const char *const *extra)
 		execv(sibling("profd"), (char *const *)(uintptr_t)argv);
 		_exit(127);
 	}
-	setenv("PROFD_SOCKET", sock_path, 1);
-	setenv("PROF_SOCKET", sock_path, 1);
-	for (end = now_ns() + 5000000000ull; now_ns() < end; usleep(20000)) {
-		fd = profd_connect(sock_path);
-		if (fd >= 0)
-			break;
-	}
+	fd = profd_await(sock_path);
 	need_bpf(fd, stop_profd);
 	return fd;
 }

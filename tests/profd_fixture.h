@@ -88,9 +88,6 @@ static inline const char *profd_bin(void)
 /* profd on a private socket, with extra options (NULL-terminated) */
 static inline int start_profd_opts(const char *const *extra)
 {
-	__u64 end;
-	int fd;
-
 	mkdir(SOCK_DIR, 0755);
 	snprintf(sock_path, sizeof(sock_path), SOCK_DIR "/profd.%d.sock", (int)getpid());
 	if (profd_as) {
@@ -130,14 +127,7 @@ static inline int start_profd_opts(const char *const *extra)
 		execvp(argv[0], (char *const *)(uintptr_t)argv);
 		_exit(127);
 	}
-	setenv("PROF_SOCKET", sock_path, 1);
-	setenv("PROFD_SOCKET", sock_path, 1);
-	for (end = now_ns() + 5000000000ull; now_ns() < end; usleep(20000)) {
-		fd = profd_connect(sock_path);
-		if (fd >= 0)
-			return fd;
-	}
-	return -1;
+	return profd_await(sock_path);
 }
 
 static inline void stop_profd(void)
@@ -153,6 +143,15 @@ static inline void stop_profd(void)
 static inline bool profd_alive(void)
 {
 	return profd_pid > 0 && waitpid(profd_pid, NULL, WNOHANG) == 0;
+}
+
+/* skip unless this machine has two cpus: a test that moves a thread */
+static inline void need_two_cpus(void)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("skip: needs two cpus\n");
+		skip();
+	}
 }
 
 /* skip unless root and the program loads; returns a connected fd */

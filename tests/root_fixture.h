@@ -2,8 +2,9 @@
 /*
  * root_fixture.h - what the root tests' fixtures (profd_fixture.h,
  * guard_fixture.h) share: the processes a test leaves running (kids_add),
- * killed and reaped after it whether it passed or not (kids_end), and the
- * skip, saying why, unless the profd started has kernel assistance.
+ * killed and reaped after it whether it passed or not (kids_end), the wait
+ * for a profd starting (profd_await), and the skip, saying why, unless it
+ * has kernel assistance.
  * Include after testutil.h and client.h.
  */
 #ifndef PROF_TEST_ROOT_FIXTURE_H
@@ -41,6 +42,23 @@ static inline void kids_end(void (*after)(pid_t))
 			after(kids[i]);
 		kids[i] = 0;
 	}
+}
+
+/* the runtime (PROF_SOCKET) and profctl (PROFD_SOCKET) pointed at the
+ * profd starting on sock; a connection to it within 5 s, or -1 */
+static inline int profd_await(const char *sock)
+{
+	__u64 end;
+	int fd;
+
+	setenv("PROF_SOCKET", sock, 1);
+	setenv("PROFD_SOCKET", sock, 1);
+	for (end = test_now_ns() + 5000000000ull; test_now_ns() < end; usleep(20000)) {
+		fd = profd_connect(sock);
+		if (fd >= 0)
+			return fd;
+	}
+	return -1;
 }
 
 /* skip the test unless fd (-1: none) is connected to a profd with kernel

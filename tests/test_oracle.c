@@ -414,11 +414,20 @@ static void test_last(void **state)
 	free(text);
 }
 
+/* the child's since-start view saved to file */
+static void save_now(const char *file)
+{
+	struct prof_snapshot *s = view(PROFD_SNAP_START, 0);
+
+	assert_int_equal(prof_file_save(file, s), 0);
+	prof_snapshot__destroy(s);
+}
+
 /* two saves, and their difference: base + diff = new, each counter */
 static void test_diff_of_saves(void **state)
 {
 	char a[128], b[128];
-	struct prof_snapshot *s, *base, *newer, *d;
+	struct prof_snapshot *base, *newer, *d;
 	__u32 i, j;
 
 	(void)state;
@@ -426,13 +435,9 @@ static void test_diff_of_saves(void **state)
 	snprintf(a, sizeof(a), "%s/a.prof", dir);
 	snprintf(b, sizeof(b), "%s/b.prof", dir);
 	wait_naps(0, 1);
-	s = view(PROFD_SNAP_START, 0);
-	assert_int_equal(prof_file_save(a, s), 0);
-	prof_snapshot__destroy(s);
+	save_now(a);
 	wait_naps(naps_now(), 2);
-	s = view(PROFD_SNAP_START, 0);
-	assert_int_equal(prof_file_save(b, s), 0);
-	prof_snapshot__destroy(s);
+	save_now(b);
 	assert_int_equal(pc_read_image(a, 0, &base), 0);
 	assert_int_equal(pc_read_image(b, 0, &newer), 0);
 	check_view("saved file", newer);
@@ -561,7 +566,7 @@ static void test_formats(void **state)
 	const char *aj[] = { "report", "--input", file, "--format", "json", NULL };
 	const char *ac[] = { "report", "--input", file, "--format", "csv", NULL };
 	const char *at[] = { "report", "--input", file, "--flat", "--color", "never", NULL };
-	struct prof_snapshot *s, *f, *j;
+	struct prof_snapshot *f, *j;
 	char *text, *line;
 	size_t len = 0;
 	__u32 i, k, rows = 0;
@@ -572,9 +577,7 @@ static void test_formats(void **state)
 	snprintf(js, sizeof(js), "%s/f.json", dir);
 	snprintf(csv, sizeof(csv), "%s/f.csv", dir);
 	wait_naps(0, 1);
-	s = view(PROFD_SNAP_START, 0);
-	assert_int_equal(prof_file_save(file, s), 0);
-	prof_snapshot__destroy(s);
+	save_now(file);
 	assert_int_equal(pc_read_image(file, 0, &f), 0);
 	text = test_profctl_text(js, aj, &len);
 	assert_int_equal(prof_json_load(text, len, &j, why, sizeof(why)), 0);
@@ -677,13 +680,9 @@ static void test_formats(void **state)
 /* the child's since-start view saved as dir/name; its path into file */
 static void save_view(const char *name, char *file, size_t size)
 {
-	struct prof_snapshot *s;
-
 	snprintf(file, size, "%s/%s", dir, name);
 	wait_naps(0, 1);
-	s = view(PROFD_SNAP_START, 0);
-	assert_int_equal(prof_file_save(file, s), 0);
-	prof_snapshot__destroy(s);
+	save_now(file);
 }
 
 /* `profctl report --input file --format json` read back */

@@ -86,12 +86,8 @@ static void drive(unsigned int n)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_profctl_live.XXXXXX");
-	if (!mkdtemp(dir))
+	if (test_no_daemon_dir("test_profctl_live", dir))
 		return -1;
-	setenv("XDG_RUNTIME_DIR", dir, 1);
-	setenv("PROFCTL_NO_DAEMON", "1", 1);
-	setenv("PROF_NO_DAEMON", "1", 1);
 	child = test_live_start(child_main, &cmd_w, &ack_r);
 	return child < 0 ? -1 : 0;
 }

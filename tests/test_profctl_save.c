@@ -109,12 +109,8 @@ static void saving_child_main(int cmd, int ack)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_profctl_save.XXXXXX");
-	if (!mkdtemp(dir))
+	if (test_no_daemon_dir("test_profctl_save", dir))
 		return -1;
-	setenv("XDG_RUNTIME_DIR", dir, 1);
-	setenv("PROFCTL_NO_DAEMON", "1", 1);
-	setenv("PROF_NO_DAEMON", "1", 1);
 	child = test_live_start(saving_child_main, &cmd_w, &ack_r);
 	if (child < 0)
 		return -1;

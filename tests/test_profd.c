@@ -39,10 +39,7 @@ static void test_migrated(void **state)
 	int fd;
 
 	(void)state;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("skip: needs two cpus\n");
-		skip();
-	}
+	need_two_cpus();
 	fd = need_profd();
 	s = spawn_snap(fd, work_migrate, 0, &c);
 	/* every call moved itself: all migrated; the pinned ones never.  A
@@ -123,10 +120,7 @@ static void test_covered_from_first_zone(void **state)
 	__u64 lacked = 0, late0;
 
 	(void)state;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("skip: needs two cpus\n");
-		skip();
-	}
+	need_two_cpus();
 	fd = need_profd();
 	assert_int_equal(profd_status(fd, &st), 0);
 	late0 = st.late;

@@ -444,10 +444,7 @@ static void test_container_rootless(void **state)
 	int fd;
 
 	(void)state;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("skip: needs two cpus\n");
-		skip();
-	}
+	need_two_cpus();
 	fd = need_profd_opts((const char *const[]){ "--no-ns-scan", NULL });
 	c = ctr_start(UID_A, true, "5 hide");
 	assert_string_equal(c.said, "R 1\n");
@@ -602,10 +599,7 @@ static void test_container_least_privilege(void **state)
 	int fd;
 
 	(void)state;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("skip: needs two cpus\n");
-		skip();
-	}
+	need_two_cpus();
 	profd_as = UID_B;
 	fd = need_profd();
 	host = spawn_followed(fd, stay_zone);

@@ -86,10 +86,7 @@ static void child_main(void)
 
 static __u64 now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+	return test_now_ns() / 1000000;
 }
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

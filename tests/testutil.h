@@ -198,6 +198,20 @@ static inline char *test_popen_text(const char *cmd, int *st)
 	return buf;
 }
 
+/* a private directory /tmp/NAME.XXXXXX into dir (64 bytes), profctl's
+ * baselines in it ($XDG_RUNTIME_DIR), no profd for profctl nor for the
+ * runtime; 0 or -1 */
+static inline int test_no_daemon_dir(const char *name, char *dir)
+{
+	snprintf(dir, 64, "/tmp/%s.XXXXXX", name);
+	if (!mkdtemp(dir))
+		return -1;
+	setenv("XDG_RUNTIME_DIR", dir, 1);
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+	setenv("PROF_NO_DAEMON", "1", 1);
+	return 0;
+}
+
 /* path and all below it removed (a test's private directory); 0 or -1 */
 static inline int test_rm_rf(const char *path)
 {
@@ -223,6 +237,18 @@ static inline const char *test_line_with(const char *text, const char *needle, c
 		e = p + strlen(p);
 	snprintf(line, len, "%.*s", (int)(e - b), b);
 	return e;
+}
+
+/* this process's snapshot into *s (destroy it) and its thread tid, both there */
+static inline const struct prof_snap_thread *test_own_thread(struct prof_snapshot **s, __u32 tid)
+{
+	const struct prof_snap_thread *t;
+
+	*s = test_snapshot(0);
+	assert_non_null(*s);
+	t = test_thread(*s, tid);
+	assert_non_null(t);
+	return t;
 }
 
 /* TEST_FILTER=GLOB: only the cmocka tests whose names match (tests/mutate
