@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fastpath.h - what the fast-path tests (tests/fastpath.mk) share on top of
- * testutil.h: busy-waits, child processes, files next to the test binary.
+ * testutil.h: child processes, files next to the test binary, a zone's
+ * child in a snapshot.
  */
 #ifndef PROF_FASTPATH_H
 #define PROF_FASTPATH_H

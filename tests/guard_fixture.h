@@ -54,15 +54,8 @@ static inline const char *sibling(const char *name)
 {
 	static char path[2][4096];
 	static int k;
-	char *p = path[k++ & 1], *slash;
-	ssize_t n = readlink("/proc/self/exe", p, 4000);
 
-	if (n <= 0)
-		return name;
-	p[n] = 0;
-	slash = strrchr(p, '/');
-	snprintf(slash, 64, "/../%s", name);
-	return p;
+	return test_bin(name, path[k++ & 1], sizeof(path[0]));
 }
 
 static inline uid_t user_uid(const char *name)

@@ -6,7 +6,8 @@
  * a forked child that reports over a pipe and stays alive until the test
  * closes its end, so its data is read live), the workloads several
  * programs run (stay_zone, work_sleep), running profctl and other
- * programs as a user, and the teardown after each test.  This process
+ * programs as a user, and the teardown after each test; what
+ * guard_fixture.h needs too is in root_fixture.h.  This process
  * never enters a zone itself, so each child starts the runtime afresh,
  * agent included.
  */
@@ -67,15 +68,7 @@ static inline void spin_ns(__u64 ns)
 /* a program built beside this test's directory: profd, profctl */
 static inline const char *sibling_bin(const char *name, char *path, size_t len)
 {
-	char *slash;
-	ssize_t n = readlink("/proc/self/exe", path, len - 32);
-
-	if (n <= 0)
-		return name;
-	path[n] = 0;
-	slash = strrchr(path, '/');
-	snprintf(slash, 32, "/../%s", name);
-	return path;
+	return test_bin(name, path, len);
 }
 
 static inline const char *profd_bin(void)

@@ -25,13 +25,8 @@ static inline __u64 now_ns(void)
 static inline const char *test_beside(const char *name)
 {
 	static char path[4096];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
 
-	if (n <= 0)
-		return name;
-	path[n] = '\0';
-	snprintf(strrchr(path, '/'), 32, "/../%s", name);
-	return path;
+	return test_bin(name, path, sizeof(path));
 }
 
 /*

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * testutil.h - what the cmocka tests share: includes, and finding the
- * calling process's own segment through the public reader.
+ * testutil.h - what the cmocka tests share: includes, the clock and a
+ * busy-wait, finding the calling process's own segment through the public
+ * reader, files (read, written, removed), a command's output, the
+ * programs built beside the test.
  */
 #ifndef PROF_TESTUTIL_H
 #define PROF_TESTUTIL_H
@@ -210,6 +212,19 @@ static inline int test_no_daemon_dir(const char *name, char *dir)
 	setenv("PROFCTL_NO_DAEMON", "1", 1);
 	setenv("PROF_NO_DAEMON", "1", 1);
 	return 0;
+}
+
+/* the program name built beside this test's directory (.output/tests/../
+ * name, SAN builds too) into path (len bytes); name itself if not found */
+static inline const char *test_bin(const char *name, char *path, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", path, len - 32);
+
+	if (n <= 0)
+		return name;
+	path[n] = '\0';
+	snprintf(strrchr(path, '/'), 32, "/../%s", name);
+	return path;
 }
 
 /* path and all below it removed (a test's private directory); 0 or -1 */
