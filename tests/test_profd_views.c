@@ -759,9 +759,8 @@ static void test_idle_memory(void **state)
 	/* the host's /dev/shm is another mount namespace's now: not its business */
 	fd = need_profd_opts((const char *const[]){ "--no-ns-scan", NULL });
 	h0 = heap_rss(profd_pid);
-	for (i = 0; i < IDLE_KIDS; i++) {
+	for (i = 0; i < IDLE_KIDS; i++)
 		c[i] = spawn_registered(NULL);
-	}
 	snap = snapshot_bytes(c[0].pid);
 	assert_true(snap > 0);
 	/* the ring: eight frames, 125 ms apart, and some turns of it (two
