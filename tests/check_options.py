@@ -7,7 +7,9 @@ struct option table each verb hands pc_parse_opts (daemon/profctl/), whose
 entries are profctl_opts.h's PC_OPT_* (their long and short names).
 A verb's option counts as used when one statement of a test (tests/*.c,
 *.cc, *.py, *.sh, *.mk: the text up to a ';', or a line of a script) names
-the verb as a word and the option as --NAME.  Prints each option no test
+the verb as a word and the option as --NAME.  Every verb of profctl_cli.c's
+verbs[] must hand pc_parse_opts a table (itself or through its own
+pc_VERB_parse): no verb reads an option by hand.  Prints each option no test
 uses and exits 1 if there is one."""
 import glob
 import os
@@ -40,6 +42,13 @@ def option_lists():
         for m in re.finditer(r'\n(?:static )?int (pc_cmd_[a-z_]+)\(', text):
             body = text[m.end():text.find("\n}\n", m.end())]
             call = re.search(r'pc_parse_opts\(argc, argv, usage_[a-z]+, ([a-z_]+),', body)
+            # or in the verb's own parse function (serve's pc_serve_parse)
+            helper = re.search(r'\b(pc_[a-z]+_parse)\(argc, argv,', body)
+            if not call and helper:
+                h = re.search(r'\nint %s\(' % helper.group(1), text)
+                if h:
+                    hbody = text[h.end():text.find("\n}\n", h.end())]
+                    call = re.search(r'pc_parse_opts\(argc, argv, usage_[a-z]+, ([a-z_]+),', hbody)
             if not call or m.group(1) not in verb_of:
                 continue
             table = re.search(r'struct option %s\[\] = \{(.*?)\n\};' % call.group(1), text, re.S)
@@ -51,8 +60,13 @@ def option_lists():
                 # an entry this script cannot read would pass unchecked: refuse
                 sys.exit("check_options: %s: entries not read from profctl_opts.h: %s" % (call.group(1), unread))
             names = [entry[t] for t in used]
+            # a verb of operands only (zones) has --help alone: an empty set
             opts.setdefault(verb_of[m.group(1)], set()).update(n for n in names if n != "help")
-    if sum(len(v) for v in opts.values()) < 40 or not all(opts.values()):
+    # every verb reads its options through a table: none by hand
+    byhand = sorted(set(verb_of.values()) - set(opts))
+    if byhand:
+        sys.exit("check_options: verbs that hand pc_parse_opts no table: %s" % byhand)
+    if sum(len(v) for v in opts.values()) < 40:
         sys.exit("check_options: read %d options only (%s): the tables' form changed?" %
                  (sum(len(v) for v in opts.values()), {k: len(v) for k, v in opts.items()}))
     if len(opts) < 9:

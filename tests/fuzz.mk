@@ -5,7 +5,7 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iusdt -Ibpf -fsanitize=fuzzer,address,undefine
 	-fno-sanitize-recover=all -Itests
 # the reader, by concern (usdt/reader_int.h)
 FUZZ_READER := usdt/reader.c usdt/reader_hist.c usdt/reader_flat.c usdt/reader_image.c \
-	usdt/reader_trace.c usdt/reader_annot.c
+	usdt/reader_trace.c usdt/reader_annot.c usdt/reader_locks.c
 FUZZ_READER_DEPS := $(FUZZ_READER) usdt/reader_int.h usdt/annot.h
 
 .PHONY: fuzz
@@ -16,7 +16,7 @@ $(FUZZ_DIR)/fuzz_reader: tests/fuzz_reader.c tests/fuzz_render.h $(FUZZ_READER_D
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_reader.c $(FUZZ_READER) daemon/profd/profd_cursor.c \
-		usdt/report.c usdt/report_text.c usdt/json_writer.c usdt/fmt.c -o $@
+		usdt/report.c usdt/report_text.c usdt/report_locks.c usdt/json_writer.c usdt/fmt.c -o $@
 
 # and a copy of the live segment: event rings and annotations
 $(FUZZ_DIR)/seeds/seed0: .output/tests/mkseed
@@ -31,7 +31,7 @@ $(FUZZ_DIR)/fuzz_file: tests/fuzz_file.c tests/fuzz_render.h usdt/proffile.c usd
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) tests/fuzz_file.c usdt/proffile.c usdt/proffile_load.c $(FUZZ_READER) \
-		usdt/report.c usdt/report_text.c usdt/json_writer.c usdt/fmt.c -o $@
+		usdt/report.c usdt/report_text.c usdt/report_locks.c usdt/json_writer.c usdt/fmt.c -o $@
 
 $(FUZZ_DIR)/file_seeds/seed0: $(FUZZ_DIR)/seeds/seed0 .output/tests/mkfileseed
 	$(Q)mkdir -p $(FUZZ_DIR)/file_seeds
@@ -45,7 +45,7 @@ $(FUZZ_DIR)/fuzz_json: tests/fuzz_json.c tests/fuzz_render.h daemon/profctl/repo
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(FUZZ_DIR)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Idaemon/profctl tests/fuzz_json.c daemon/profctl/report_load.c \
-		$(FUZZ_READER) usdt/report.c usdt/report_text.c usdt/json_writer.c usdt/fmt.c -o $@ -ljansson
+		$(FUZZ_READER) usdt/report.c usdt/report_text.c usdt/report_locks.c usdt/json_writer.c usdt/fmt.c -o $@ -ljansson
 
 $(FUZZ_DIR)/json_seeds/tree_json: tests/golden/tree_json tests/golden/threads_json tests/mkjsonseed.py
 	$(Q)mkdir -p $(FUZZ_DIR)/json_seeds

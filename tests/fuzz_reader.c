@@ -111,6 +111,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!prof_snapshot__read(mem, size, &b))
 		prof_snapshot__diff(s, b);
+	{
+		/* the locks and plots of the window, summed and shown */
+		struct prof_snap_annot *an = prof_snap_annot_sum(s);
+
+		null = fopen("/dev/null", "w");
+		s->annot = an;
+		prof_report_locks(null, s);
+		prof_report_json(null, &s, 1);
+		s->annot = NULL;
+		fclose(null);
+		prof_snap_annot_free(an);
+	}
 	prof_snapshot__destroy(r);
 	prof_snapshot__destroy(b);
 	prof_snapshot__destroy(s);

@@ -4,7 +4,8 @@
 include daemon/profctl/profctl.mk
 
 PROFCTL_TESTS := test_profctl test_profctl_cli test_profctl_live test_profctl_html test_profctl_save \
-	test_profctl_diff test_profctl_pprof test_profctl_serve test_profctl_trace test_annot
+	test_profctl_diff test_profctl_pprof test_profctl_serve test_profctl_trace test_annot \
+	test_profctl_opts
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS))
 # the golden views read lazily, thread after thread, and the live
 # tests read segments that change and shrink under them: under the
@@ -50,7 +51,7 @@ $(OUTPUT)/tests/test_annot_profd: tests/test_annot_profd.c tests/testutil.h test
 # go tool pprof, diff, html), and serve (scraped by the real Prometheus too)
 # (root, BPF: calls with kernel facts)
 ROOT_TESTS += $(OUTPUT)/tests/test_oracle
-$(OUTPUT)/tests/test_oracle: tests/test_oracle.c tests/testutil.h tests/profd_private.h tests/prom.h $(PROFCTL_LIB) \
+$(OUTPUT)/tests/test_oracle: tests/test_oracle.c tests/oracle_fixture.h tests/testutil.h tests/profd_private.h tests/prom.h $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(PROFD) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \

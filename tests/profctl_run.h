@@ -3,8 +3,8 @@
  * profctl_run.h - what test_profctl.c and test_profctl_cli.c share: the
  * fixed snapshot (profctl_fixture.h) written as a segment image in a
  * private directory (setup, teardown), profctl run in-process with its
- * output and errors caught (run, run_text, run_stdout); a file's text is
- * testutil.h's test_slurp.  Include after profd_private.h.
+ * output and errors caught (run, run_text, run_stdout, usage_error); a
+ * file's text is testutil.h's test_slurp.  Include after profd_private.h.
  */
 #ifndef PROF_TEST_PROFCTL_RUN_H
 #define PROF_TEST_PROFCTL_RUN_H
@@ -60,6 +60,17 @@ static inline char *run_text(const char **args, const char *out)
 	text = test_slurp(out, NULL);
 	assert_non_null(text);
 	return text;
+}
+
+/* profctl with args is a usage error: exit 2, and want (one line) on stderr */
+static inline void usage_error(const char **args, const char *want)
+{
+	char err[512];
+	int rc = run(args, err, sizeof(err));
+
+	if (rc != 2 || strcmp(err, want))
+		fail_msg("profctl %s ...: exit %d, stderr '%s'; want exit 2, '%s'", args[0], rc,
+			 err, want);
 }
 
 /* run profctl with argv, stdout into a malloc'd string; exit status */

@@ -4,7 +4,9 @@
  * (the real BPF program) say whether the thread slept in the kernel.  A
  * mutex held across a sleep makes its waiter sleep in a futex: blocked.  A
  * spin lock held across a busy loop makes its waiter spin: covered by the
- * kernel word, never blocked (a preemption is no sleep).
+ * kernel word, never blocked (a preemption is no sleep).  And profd's
+ * history windows a lock as a zone: report --last counts the acquisitions
+ * inside the window only.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -145,6 +147,79 @@ static void test_blocked_or_spun(void **state)
 	prof_annot__destroy(a);
 }
 
+/*
+ * report --last 5s of this process through profd: ap_last's acquisitions
+ * in the window (0 if it has none), and whether its longest hold is
+ * unknown there; ~0 when profd had no frame in the last 5 s to subtract
+ * (it answers the whole life then: frames are some 2 s apart, later on a
+ * loaded machine)
+ */
+static __u64 last_acquisitions(bool *hold_unknown)
+{
+	const char *key = "\"name\":\"ap_last\",\"acquisitions\":";
+	char path[128], pid[16], *json, *p;
+	const char *args[] = { "report", "--pid", pid, "--last", "5s", "--format", "json", NULL };
+	__u64 n = 0;
+
+	snprintf(path, sizeof(path), "%s/last.json", dir);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	assert_int_equal(test_profctl_run(path, args), 0);
+	json = test_slurp(path, NULL);
+	assert_non_null(json);
+	p = strstr(json, "\"span_ns\":");
+	if (!p || strtoull(p + strlen("\"span_ns\":"), NULL, 10) > 5000000000ull) {
+		free(json);
+		return ~0ull;
+	}
+	p = strstr(json, key);
+	if (p) {
+		n = strtoull(p + strlen(key), NULL, 10);
+		*hold_unknown = strstr(p, "\"hold_max_ns\":null") &&
+				strstr(p, "\"hold_max_ns\":null") < strchr(p, '}');
+	}
+	free(json);
+	return n;
+}
+
+static void take_last(int n, __u64 hold_ns)
+{
+	for (int i = 0; i < n; i++) {
+		PROF_LOCK_ACQUIRED(ap_last);
+		for (__u64 t0 = now_ns(); now_ns() - t0 < hold_ns;)
+			;
+		PROF_LOCK_RELEASED(ap_last);
+	}
+}
+
+static void test_last_window(void **state)
+{
+	bool unknown = false;
+	__u64 n = 0, t;
+
+	(void)state;
+	test_need_profd(profd_pid);
+	take_last(10, 1000000);
+	/* profd's frames move past them: a window of none */
+	for (t = now_ns(); now_ns() - t < 30000000000ull; usleep(50000))
+		if (!(n = last_acquisitions(&unknown)))
+			break;
+	assert_int_equal(n, 0);
+	take_last(3, 1000);
+	/* then the three, never the thirteen since start */
+	for (t = now_ns(); now_ns() - t < 30000000000ull; usleep(20000)) {
+		n = last_acquisitions(&unknown);
+		if (n == ~0ull)
+			continue;
+		assert_true(n <= 3);
+		if (n == 3)
+			break;
+	}
+	assert_int_equal(n, 3);
+	/* the longest hold of the window (1 us) cannot be told from the
+	 * 1 ms since start: unknown */
+	assert_true(unknown);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -161,6 +236,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_blocked_or_spun),
+		cmocka_unit_test(test_last_window),
 	};
 
 	test_filter_env();

@@ -95,17 +95,6 @@ static void test_errors(void **state)
 	free(buf);
 }
 
-/* usage errors: exit 2 and exactly the line want on stderr */
-static void usage_error(const char **args, const char *want)
-{
-	char err[512];
-	int rc = run(args, err, sizeof(err));
-
-	if (rc != 2 || strcmp(err, want))
-		fail_msg("profctl %s ...: exit %d, stderr '%s'; want exit 2, '%s'", args[0], rc,
-			 err, want);
-}
-
 /* an option error names the option, not its value or a neighbour */
 static void test_option_errors(void **state)
 {

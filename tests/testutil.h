@@ -102,6 +102,25 @@ static inline void *test_own_segment(size_t *len)
 	return mem;
 }
 
+/* CLOCK_MONOTONIC, ns */
+static inline __u64 test_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* a busy wait of ns on the CPU (a hold, a wait the tests time) */
+static inline void test_spin_ns(__u64 ns)
+{
+	static volatile unsigned long spun;
+	__u64 t0 = test_mono_ns();
+
+	while (test_mono_ns() - t0 < ns)
+		spun++;
+}
+
 static inline struct prof_snapshot *test_snapshot(pid_t pid)
 {
 	return test_snapshot_opts(pid, 0);

@@ -60,7 +60,11 @@ struct annot_thread {
 		__atomic_store((p), &__v, __ATOMIC_RELAXED);			\
 	} while (0)
 
-static __thread struct annot_thread annot_tls = { .epoch = ~0u };
+/* initial-exec, as the runtime's own TLS (prof.c): one %fs-relative load,
+ * where the default model of a -fPIC object is a call to __tls_get_addr
+ * that every annotation paid (and its stack frame with it) */
+static __thread struct annot_thread annot_tls
+	__attribute__((tls_model("initial-exec"))) = { .epoch = ~0u };
 static __u32 annot_epochs;
 
 /* the process's names: name -> site, registered once each */
@@ -181,8 +185,13 @@ static struct annot_thread *annot_ready(void)
 	if (a->busy)
 		return NULL;
 	a->busy = 1;
-	pthread_once(&annot_once, annot_init);
 	h = thread_slab();
+	/*
+	 * After the runtime's start, so that its fork handlers (prof.c's,
+	 * registered there) run after this file's at a fork: annot_lock is
+	 * taken before the runtime's lock there, as name_site takes them
+	 */
+	pthread_once(&annot_once, annot_init);
 	if (h != a->hdr && (!h || !annot_bind(a, h))) {
 		a->hdr = NULL;
 		a->epoch = ~0u;
@@ -287,29 +296,14 @@ static inline bool finite_value(double v)
 	return __builtin_isfinite(v);
 }
 
-void __prof_plot(const struct __prof_aname *n, struct __prof_acache *c, double v)
+/* a point of plot slot p (a's, bound), at now */
+static inline __attribute__((always_inline)) void plot_put(struct annot_thread *a, __u32 slot,
+							   double v, __u64 now)
 {
-	struct annot_thread *a = annot_get();
+	struct prof_plot *p = &a->plots[slot];
 	struct prof_plot_point *e;
-	struct prof_plot *p;
-	__u64 now = __prof_now(), h;
-	__u32 slot;
+	__u64 h;
 
-	if (!a)
-		return;
-	if (__builtin_expect(c->epoch != a->epoch, 0)) {
-		if (plot_slot(a, n, c) == ~0u) {
-			annot_dropped(a);
-			return;
-		}
-	}
-	if (!finite_value(v)) {
-		annot_dropped(a);
-		return;
-	}
-	a->busy = 1;
-	slot = c->slot;
-	p = &a->plots[slot];
 	if (!p->count || v < p->min)
 		STORE_D(&p->min, v);
 	if (!p->count || v > p->max)
@@ -324,7 +318,48 @@ void __prof_plot(const struct __prof_aname *n, struct __prof_acache *c, double v
 	STORE_D(&e->value, v);
 	__PROF_STORE(&e->plot, slot);
 	__atomic_store_n(a->points.head, h + 1, __ATOMIC_RELEASE);
+}
+
+/* any point but the common one: the thread or the name not bound yet, a
+ * value that is no number, the monotonic clock, a handler's */
+static __attribute__((noinline)) void plot_slow(const struct __prof_aname *n,
+						struct __prof_acache *c, double v)
+{
+	struct annot_thread *a = annot_get();
+	__u64 now = __prof_now();
+
+	if (!a)
+		return;
+	if (__builtin_expect(c->epoch != a->epoch, 0)) {
+		if (plot_slot(a, n, c) == ~0u) {
+			annot_dropped(a);
+			return;
+		}
+	}
+	if (!finite_value(v)) {
+		annot_dropped(a);
+		return;
+	}
+	a->busy = 1;
+	plot_put(a, c->slot, v, now);
 	a->busy = 0;
+}
+
+/* the common point, checked without a call (no stack frame): bound, the
+ * name's slot cached, a finite value, the TSC */
+void __prof_plot(const struct __prof_aname *n, struct __prof_acache *c, double v)
+{
+	struct annot_thread *a = &annot_tls;
+
+	if (__builtin_expect(a->hdr && !a->busy && __prof_tls.cur < __PROF_GONE &&
+				     c->epoch == a->epoch && finite_value(v) && __prof_clock_tsc,
+			     1)) {
+		a->busy = 1;
+		plot_put(a, c->slot, v, __prof_counter());
+		a->busy = 0;
+		return;
+	}
+	plot_slow(n, c, v);
 }
 
 /* text into an entry's words (relaxed stores: a reader copies them while
@@ -381,44 +416,75 @@ void __prof_message(const char *fmt, ...)
 	a->busy = 0;
 }
 
-/* a value's entry on the current call, or NULL (no zone: dropped) */
-static struct prof_value *value_slot(struct annot_thread *a, __u16 kind)
+/* the next entry of the value ring, for a call of node (kind), its
+ * value and length not written yet, its head not published */
+static inline __attribute__((always_inline)) struct prof_value *value_entry(struct annot_thread *a,
+									    __u32 node, __u16 kind)
 {
-	__u32 node = __prof_tls.cur;
-	struct prof_value *e;
-	__u64 h;
+	__u64 h = __PROF_LOAD(a->values.head);
+	struct prof_value *e = &((struct prof_value *)a->values.ent)[h & a->values.mask];
 
-	if (node == PROF_NODE_ROOT) {
-		annot_dropped(a);
-		return NULL;
-	}
-	h = __PROF_LOAD(a->values.head);
-	e = &((struct prof_value *)a->values.ent)[h & a->values.mask];
 	__PROF_STORE(&e->start, __PROF_LOAD(&__prof_tls.open[node]));
 	__PROF_STORE(&e->node, node);
 	__PROF_STORE(&e->kind, kind);
 	return e;
 }
 
-void __prof_zone_value(double v)
+/* a value's entry on the current call, or NULL (no zone: dropped) */
+static struct prof_value *value_slot(struct annot_thread *a, __u16 kind)
+{
+	__u32 node = __prof_tls.cur;
+
+	if (node == PROF_NODE_ROOT) {
+		annot_dropped(a);
+		return NULL;
+	}
+	return value_entry(a, node, kind);
+}
+
+/* a value on the current call (node, not the root), a's bound */
+static inline __attribute__((always_inline)) void value_put(struct annot_thread *a, __u32 node,
+							    double v)
+{
+	struct prof_value *e = value_entry(a, node, PROF_VALUE_NUM);
+
+	STORE_D(&e->value, v);
+	__PROF_STORE(&e->len, 0);
+	__atomic_store_n(a->values.head, __PROF_LOAD(a->values.head) + 1, __ATOMIC_RELEASE);
+}
+
+/* any value but the common one: not bound yet, outside a zone, no number,
+ * a handler's */
+static __attribute__((noinline)) void zone_value_slow(double v)
 {
 	struct annot_thread *a = annot_get();
-	struct prof_value *e;
 
 	if (!a)
 		return;
-	if (!finite_value(v)) {
+	if (!finite_value(v) || __prof_tls.cur == PROF_NODE_ROOT) {
 		annot_dropped(a);
 		return;
 	}
 	a->busy = 1;
-	e = value_slot(a, PROF_VALUE_NUM);
-	if (e) {
-		STORE_D(&e->value, v);
-		__PROF_STORE(&e->len, 0);
-		__atomic_store_n(a->values.head, __PROF_LOAD(a->values.head) + 1, __ATOMIC_RELEASE);
-	}
+	value_put(a, __prof_tls.cur, v);
 	a->busy = 0;
+}
+
+/* the common value, checked without a call (no stack frame) */
+void __prof_zone_value(double v)
+{
+	struct annot_thread *a = &annot_tls;
+	__u32 cur = __prof_tls.cur;
+
+	if (__builtin_expect(a->hdr && !a->busy && cur < __PROF_GONE && cur != PROF_NODE_ROOT &&
+				     finite_value(v),
+			     1)) {
+		a->busy = 1;
+		value_put(a, cur, v);
+		a->busy = 0;
+		return;
+	}
+	zone_value_slow(v);
 }
 
 void __prof_zone_text(const char *s)
@@ -558,11 +624,12 @@ static unsigned int wait_bucket(__u64 d)
  * kernel word says of the wait: blocked if the thread slept in it (a
  * voluntary switch out inside it), else it spun (or was preempted).
  */
-static inline __attribute__((always_inline)) void acquired(struct annot_thread *a, struct __prof_acache *c, int contended)
+static inline __attribute__((always_inline)) void
+acquired(struct annot_thread *a, struct __prof_acache *c, int contended, __u64 now)
 {
 	struct annot_lockst *st = &a->lname[c->slot];
 	struct prof_lock *l = &a->locks[c->lslot];
-	__u64 now = __prof_now(), w = 0;
+	__u64 w = 0;
 
 	if (st->waiting) {
 		const volatile struct prof_sched_rec *k = __prof_tls.krec;
@@ -607,15 +674,16 @@ void __prof_lock_acquired(const struct __prof_aname *n, struct __prof_acache *c)
 
 	if (!a)
 		return;
-	acquired(a, c, -1);
+	acquired(a, c, -1, __prof_now());
 	a->busy = 0;
 }
 
-static inline __attribute__((always_inline)) void released(struct annot_thread *a, struct __prof_acache *c)
+static inline __attribute__((always_inline)) void released(struct annot_thread *a,
+							   struct __prof_acache *c, __u64 now)
 {
 	struct annot_lockst *st = &a->lname[c->slot];
 	struct prof_lock *l;
-	__u64 now = __prof_now(), d;
+	__u64 d;
 
 	if (!st->depth) {
 		__PROF_ADD(&a->locks[c->lslot].unheld, 1);
@@ -637,21 +705,38 @@ void __prof_lock_released(const struct __prof_aname *n, struct __prof_acache *c)
 
 	if (!a)
 		return;
-	released(a, c);
+	released(a, c, __prof_now());
 	a->busy = 0;
 }
 
-int __prof_mutex_lock(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m)
+/*
+ * The common case of a lock call, checked without a call (so that the
+ * counted mutex's fast path needs no stack frame of its own): the thread
+ * bound to its slab and not inside an annotation, the lock's slots cached
+ * for the current zone, the TSC.  Anything else takes the general path,
+ * which checks the same again.
+ */
+static inline __attribute__((always_inline)) bool lock_fast(const struct annot_thread *a,
+							    const struct __prof_acache *c)
+{
+	__u32 cur = __prof_tls.cur;
+
+	return a->hdr && !a->busy && cur < __PROF_GONE && c->epoch == a->epoch && c->node == cur &&
+	       __prof_clock_tsc;
+}
+
+/* the rest of a counted lock, after its trylock said err */
+static __attribute__((noinline)) int
+mutex_lock_rest(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m, int err)
 {
 	struct annot_thread *a;
-	int err = pthread_mutex_trylock(m);
 
 	if (err && err != EBUSY)
 		return err;
 	a = lock_begin(n, c);
 	if (!err) {
 		if (a) {
-			acquired(a, c, 0);
+			acquired(a, c, 0, __prof_now());
 			a->busy = 0;
 		}
 		return 0;
@@ -668,19 +753,47 @@ int __prof_mutex_lock(const struct __prof_aname *n, struct __prof_acache *c, pth
 		if (err)
 			a->lname[c->slot].waiting = 0;
 		else
-			acquired(a, c, 1);
+			acquired(a, c, 1, __prof_now());
 		a->busy = 0;
 	}
 	return err;
 }
 
-int __prof_mutex_unlock(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m)
+int __prof_mutex_lock(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m)
+{
+	struct annot_thread *a = &annot_tls;
+	int err = pthread_mutex_trylock(m);
+
+	if (__builtin_expect(!err && lock_fast(a, c), 1)) {
+		a->busy = 1;
+		acquired(a, c, 0, __prof_counter());
+		a->busy = 0;
+		return 0;
+	}
+	return mutex_lock_rest(n, c, m, err);
+}
+
+static __attribute__((noinline)) int mutex_unlock_slow(const struct __prof_aname *n,
+						       struct __prof_acache *c, pthread_mutex_t *m)
 {
 	struct annot_thread *a = lock_begin(n, c);
 
 	if (a) {
-		released(a, c);
+		released(a, c, __prof_now());
 		a->busy = 0;
 	}
 	return pthread_mutex_unlock(m);
+}
+
+int __prof_mutex_unlock(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m)
+{
+	struct annot_thread *a = &annot_tls;
+
+	if (__builtin_expect(lock_fast(a, c), 1)) {
+		a->busy = 1;
+		released(a, c, __prof_counter());
+		a->busy = 0;
+		return pthread_mutex_unlock(m);
+	}
+	return mutex_unlock_slow(n, c, m);
 }

@@ -127,6 +127,49 @@
 	X(ONCPU, "oncpu_ns", Y, Y, Y)                                      \
 	X(SELF_ONCPU, "self_oncpu_ns", Y, Y, Y)
 
+/*
+ * The annotations' figures (annot.h), declared as the nodes' are: a named
+ * lock's per (thread, lock, zone that took it), a plot's per (thread,
+ * plot).  PROF_LOCK_FIGS(X) and PROF_PLOT_FIGS(X) call X(field, unit,
+ * across, window, key) for each, in the order of its JSON object:
+ *
+ *	across	how threads (and a lock's zones) combine it: SUM, MAX, MIN,
+ *		NEWEST (the value of the entry whose last_tick is newest)
+ *	window	what a window does to it (reader_image.c's annot_sub):
+ *		  DIFF	 the counter's difference
+ *		  HIST	 the top of the highest non-empty bucket of the
+ *			 wait histogram's difference, held under the max
+ *			 since start (as a node's max)
+ *		  ALONE	 the since-start value where the baseline had none of
+ *			 it (the window is all there is); else unknown
+ *			 (PROF_SNAP_UNKNOWN, a plot's NAN): a max or min over
+ *			 a window cannot be told from the since-start one
+ *		  NEWEST the since-start value where the window has a point
+ *			 (the newest point is in it), else unknown
+ *	key	its name in a JSON lock or plot; ticks are written as ns
+ *		(key ends in _ns); "" for what JSON does not carry
+ *
+ * A plot's sum has no JSON key: "mean" is sum / count, in the window.
+ */
+#define PROF_LOCK_FIGS(X)                                                  \
+	X(acquisitions, count, SUM, DIFF, "acquisitions")                  \
+	X(contended, count, SUM, DIFF, "contended")                        \
+	X(wait_ticks, ticks, SUM, DIFF, "wait_ns")                         \
+	X(wait_max, ticks, MAX, HIST, "wait_max_ns")                       \
+	X(hold_ticks, ticks, SUM, DIFF, "hold_ns")                         \
+	X(hold_max, ticks, MAX, ALONE, "hold_max_ns")                      \
+	X(blocked, count, SUM, DIFF, "blocked")                            \
+	X(kernel_waits, count, SUM, DIFF, "")                              \
+	X(unheld, count, SUM, DIFF, "unheld")
+
+#define PROF_PLOT_FIGS(X)                                                  \
+	X(count, count, SUM, DIFF, "count")                                \
+	X(min, value, MIN, ALONE, "min")                                   \
+	X(max, value, MAX, ALONE, "max")                                   \
+	X(last, value, NEWEST, NEWEST, "last")                             \
+	X(sum, value, SUM, DIFF, "")                                       \
+	X(last_tick, ticks, NEWEST, NEWEST, "")
+
 /* PROF_FIG_IS(DIFF, window) expands to 1 where window is DIFF, else 0;
  * PROF_FIG_IS(Y, flat) likewise (preprocessor-time, for the X bodies) */
 #define PROF_FIG_IS(what, v) PROF_FIG_IS_##what##_##v
@@ -143,6 +186,33 @@
 #define PROF_FIG_IS_DIFF_KNOWN 0
 #define PROF_FIG_IS_SUM_SUM 1
 #define PROF_FIG_IS_SUM_MAX 0
+#define PROF_FIG_IS_SUM_MIN 0
+#define PROF_FIG_IS_SUM_NEWEST 0
+#define PROF_FIG_IS_MAX_SUM 0
+#define PROF_FIG_IS_MAX_MAX 1
+#define PROF_FIG_IS_MAX_MIN 0
+#define PROF_FIG_IS_MAX_NEWEST 0
+#define PROF_FIG_IS_MIN_SUM 0
+#define PROF_FIG_IS_MIN_MAX 0
+#define PROF_FIG_IS_MIN_MIN 1
+#define PROF_FIG_IS_MIN_NEWEST 0
+#define PROF_FIG_IS_NEWEST_SUM 0
+#define PROF_FIG_IS_NEWEST_MAX 0
+#define PROF_FIG_IS_NEWEST_MIN 0
+#define PROF_FIG_IS_NEWEST_NEWEST 1
+#define PROF_FIG_IS_DIFF_ALONE 0
+#define PROF_FIG_IS_DIFF_NEWEST 0
+#define PROF_FIG_IS_HIST_DIFF 0
+#define PROF_FIG_IS_HIST_HIST 1
+#define PROF_FIG_IS_HIST_ALONE 0
+#define PROF_FIG_IS_HIST_NEWEST 0
+#define PROF_FIG_IS_ALONE_DIFF 0
+#define PROF_FIG_IS_ALONE_HIST 0
+#define PROF_FIG_IS_ALONE_ALONE 1
+#define PROF_FIG_IS_ALONE_NEWEST 0
+#define PROF_FIG_IS_NEWEST_DIFF 0
+#define PROF_FIG_IS_NEWEST_HIST 0
+#define PROF_FIG_IS_NEWEST_ALONE 0
 #define PROF_FIG_IS_Y_Y 1
 #define PROF_FIG_IS_Y_N 0
 /* the body b where a column's value v is what (PROF_FIG_IF(Y, flat, b),

@@ -193,44 +193,36 @@ static size_t drop_scope_params(char *name, size_t n)
 	return o;
 }
 
-void prof_func_name(const char *pretty, char *buf, size_t len)
+/*
+ * w[0..n) with its trailing template argument list ("[with T = int]" of gcc,
+ * "[T = int]" of clang) cut off: returns the new length, *list the list (NULL
+ * if none), *gnu whether it is gcc's
+ */
+static size_t cut_targs(char *w, size_t n, char **list, bool *gnu)
 {
-	char w[WORK], *name, *list = NULL;
-	struct targ a[MAX_ARGS];
-	size_t n, i, start = 0, nargs = 0, at = 0, skip = 0;
-	bool gnu = false, more;
-	int depth = 0;
-
-	if (!len)
-		return;
-	buf[0] = '\0';
-	if (!pretty)
-		return;
-	if (!strchr(pretty, '(')) {
-		put(buf, len, &at, pretty, strlen(pretty));
-		return;
-	}
-	n = strlen(pretty);
-	if (n >= sizeof(w))
-		n = sizeof(w) - 1;
-	memcpy(w, pretty, n);
-	w[n] = '\0';
-
-	/* the template arguments, at the end in [] */
+	*list = NULL;
+	*gnu = false;
 	if (n && w[n - 1] == ']') {
 		long o = open_of(w, n, '[', ']');
 
 		if (o > 0 && w[o - 1] == ' ') {
 			w[n - 1] = '\0';
-			list = w + o + 1;
-			gnu = !strncmp(list, "with ", 5);
-			if (gnu)
-				list += 5;
+			*list = w + o + 1;
+			*gnu = !strncmp(*list, "with ", 5);
+			if (*gnu)
+				*list += 5;
 			n = (size_t)o - 1;
 			w[n] = '\0';
 		}
 	}
-	/* the qualifiers after the parameter list, then the list itself */
+	return n;
+}
+
+/* w[0..n) without the qualifiers after the parameter list, then the list */
+static size_t cut_params(char *w, size_t n)
+{
+	bool more;
+
 	for (more = true; more;) {
 		static const char *const quals[] = { "const", "volatile", "noexcept", "&&", "&" };
 		size_t k;
@@ -258,6 +250,34 @@ void prof_func_name(const char *pretty, char *buf, size_t len)
 			w[n] = '\0';
 		}
 	}
+	return n;
+}
+
+void prof_func_name(const char *pretty, char *buf, size_t len)
+{
+	char w[WORK], *name, *list;
+	struct targ a[MAX_ARGS];
+	size_t n, i, start = 0, nargs = 0, at = 0, skip = 0;
+	bool gnu, more;
+	int depth = 0;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (!pretty)
+		return;
+	if (!strchr(pretty, '(')) {
+		put(buf, len, &at, pretty, strlen(pretty));
+		return;
+	}
+	n = strlen(pretty);
+	if (n >= sizeof(w))
+		n = sizeof(w) - 1;
+	memcpy(w, pretty, n);
+	w[n] = '\0';
+
+	n = cut_targs(w, n, &list, &gnu);
+	n = cut_params(w, n);
 	/* the return type ends at the last space outside brackets */
 	for (i = 0; i < n; i++) {
 		if (word_at(w, i, "operator"))

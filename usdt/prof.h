@@ -22,8 +22,8 @@
  *	PROF_THREAD_NAME(s);	name this thread in reports: a call
  *
  * Annotations (a call each, out of line; see "Annotations" below): a value
- * some 45 instructions, a plot point 80 (it reads the clock), a counted
- * mutex pair 166 over a bare lock and unlock (BENCHMARKS.md):
+ * some 42 instructions, a plot point 68 (it reads the clock), a counted
+ * mutex pair 140 over a bare lock and unlock (BENCHMARKS.md):
  *
  *	PROF_PLOT(name, v);	a number over time: a point in the thread's
  *				ring, and the plot's min/max/last/count

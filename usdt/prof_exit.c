@@ -44,6 +44,7 @@ static void report_at_exit(void)
 	const char *dst = prof_env.report;
 	struct prof_report_opts o = { .sort = PROF_SORT_SELF, .flat_rows = 20 };
 	struct prof_snapshot *s = NULL;
+	struct prof_snap_annot *annot;
 	FILE *f;
 	int err;
 
@@ -72,6 +73,9 @@ static void report_at_exit(void)
 			return;
 		}
 	}
+	/* its plots and locks, summed by name (the text report sums its own) */
+	annot = prof_snap_annot_sum(s);
+	s->annot = annot;
 	if (prof_env.report_json)
 		prof_report_json(f, &s, 1);
 	else
@@ -80,6 +84,7 @@ static void report_at_exit(void)
 		fflush(f);
 	else
 		fclose(f);
+	prof_snap_annot_free(annot);
 	prof_snapshot__destroy(s);
 }
 

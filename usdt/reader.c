@@ -141,7 +141,8 @@ static int read_slab_hdr(const char *slab, __u32 max_nodes, __u32 index, struct 
 		__u64 a = LD(&h->oncpu_start_ns), b = LD(&h->oncpu_exit_ns);
 
 		/* known once the thread exited (or in an image); a live one's
-		 * is read from /proc by read_seg, from oncpu_start_ns */
+		 * is what /proc says, added by prof_snapshot__add_proc
+		 * (prof_proc.c) from oncpu_start_ns: the reader reads bytes */
 		t->oncpu_ns = b ? (b > a ? b - a : 0) : PROF_SNAP_UNKNOWN;
 		t->oncpu_start = a;
 	}
@@ -551,6 +552,7 @@ static int read_sites(struct prof_snapshot *s, const char *base, const struct se
 /* drop thread i of s: it is counted in the aggregate */
 static void drop_thread(struct prof_snapshot *s, __u32 i)
 {
+	reader_annot_drop(s, s->threads[i].tid, s->threads[i].start_tick);
 	free(s->threads[i].nodes);
 	memmove(&s->threads[i], &s->threads[i + 1], (s->nthreads - i - 1) * sizeof(*s->threads));
 	s->nthreads--;
@@ -689,6 +691,38 @@ PROF_HIDDEN void snap_clamp_oncpu(struct prof_snapshot *s, bool image)
 		}
 		if (t->oncpu_ns > prof_snap_ns(s, wall))
 			t->oncpu_ns = prof_snap_ns(s, wall);
+	}
+}
+
+/* each thread's open calls measured to g->now, then its nodes linked
+ * (thread_derive); on-CPU times no longer than wall times */
+static int snap_derive(struct prof_snapshot *s, const struct seg_geom *g)
+{
+	__u32 i;
+	int err;
+
+	for (i = 0; i < s->nthreads; i++) {
+		struct prof_snap_thread *t = &s->threads[i];
+
+		if (!t->nnodes)
+			continue;
+		thread_open_at(t, g->now, g->snap_tick || t->slab == g->agg_slab);
+		err = thread_derive(t, s->nsites);
+		if (err)
+			return err;
+	}
+	snap_clamp_oncpu(s, g->snap_tick != 0);
+	return 0;
+}
+
+/* a snapshot may be kept (profd's history): no slack past what it holds */
+static void hist_pool_trim(struct hist_pool *pool)
+{
+	if (pool->v && pool->n < pool->cap) {
+		__u32 *v = realloc(pool->v, (pool->n ? pool->n : 1) * sizeof(*v));
+
+		if (v)
+			pool->v = v;
 	}
 }
 
@@ -841,9 +875,12 @@ static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct
 				continue;
 			err = read_thread(slab, &g, s->nsites, i, &pub[i], t, &pool, flags, fa,
 					  &sched);
+			if (!err && !fa)
+				err = reader_annot_thread(base, &g, s->nsites, slab, t, s);
 			if (live && slab_moved(slab, pub[i].gen)) {
 				/* it changed hands during the copy: never mix two
 				 * threads' numbers; the one it held is folded */
+				reader_annot_drop(s, t->tid, t->start_tick);
 				free(t->nodes);
 				memset(t, 0, sizeof(*t));
 				pool.n = pool_n;
@@ -863,28 +900,14 @@ static int read_seg_once(const void *mem, size_t len, unsigned int flags, struct
 	 * thread_open_at): an image's, the exit's, or the clock's */
 	g.now = g.snap_tick ? g.snap_tick : s->exit_tick ? s->exit_tick : reader_now(s->clock);
 	s->now_tick = g.now;
-	for (i = 0; i < s->nthreads; i++) {
-		struct prof_snap_thread *t = &s->threads[i];
-
-		if (!t->nnodes)
-			continue;
-		thread_open_at(t, g.now, g.snap_tick || t->slab == g.agg_slab);
-		err = thread_derive(t, s->nsites);
-		if (err)
-			goto fail;
-	}
-	snap_clamp_oncpu(s, g.snap_tick != 0);
+	err = snap_derive(s, &g);
+	if (err)
+		goto fail;
 	if ((flags & PROF_READ_LAZY) && !fa && lazy_keep(s, mem, len, &g, flags, sched)) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	/* a snapshot may be kept (profd's history): no slack past what it holds */
-	if (pool.v && pool.n < pool.cap) {
-		__u32 *v = realloc(pool.v, (pool.n ? pool.n : 1) * sizeof(*v));
-
-		if (v)
-			pool.v = v;
-	}
+	hist_pool_trim(&pool);
 	s->hist = pool.v;
 	s->nhist = pool.n;
 	*out = s;
@@ -1088,6 +1111,8 @@ void prof_snapshot__destroy(struct prof_snapshot *s)
 	free(s->threads);
 	free(s->sites);
 	free(s->hist);
+	free(s->locks);
+	free(s->plots);
 	free(s);
 }
 

@@ -57,27 +57,6 @@ static int ring_read(const char *part, __u64 size, size_t esize, bool alive, __u
 	return 0;
 }
 
-static double finite_or_0(double v)
-{
-	return isfinite(v) ? v : 0;
-}
-
-/* site idx's name, if it is a name of that kind; -EINVAL otherwise */
-static int site_name(const char *mem, const struct seg_geom *g, __u32 nsites, __u32 idx,
-		     __u32 flag, char *name)
-{
-	const struct prof_site_ent *e;
-
-	if (idx >= nsites)
-		return -EINVAL;
-	e = (const void *)(mem + g->sites_off + (__u64)idx * g->site_size);
-	if (!(LD(&e->flags) & flag))
-		return -EINVAL;
-	memcpy(name, e->name, PROF_NAME_MAX);
-	name[PROF_NAME_MAX - 1] = 0;
-	return 0;
-}
-
 static int cmp_value(const void *a, const void *b)
 {
 	const struct prof_annot_value *x = a, *y = b;
@@ -89,58 +68,31 @@ static int cmp_value(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* the tables (plots, locks) of a slab's region, checked */
+/* the tables (plots, locks) of a slab's region, checked, by name */
 static int read_tables(const char *mem, const struct seg_geom *g, __u32 nsites, const char *ar,
 		       const struct prof_slab_hdr *sh, struct prof_annot_thread *t)
 {
-	const struct prof_plot *pp = (const void *)(ar + g->part[PROF_PART_PLOTS].off);
-	const struct prof_lock *lp = (const void *)(ar + g->part[PROF_PART_LOCKS].off);
-	__u32 i, b;
+	struct prof_plot *pp;
+	struct prof_lock *lp;
+	__u32 i;
+	int err;
 
-	t->nplots = LDA(&sh->nplots);
-	t->nlocks = LDA(&sh->nlocks);
-	if (t->nplots > g->part[PROF_PART_PLOTS].size / sizeof(*pp) ||
-	    t->nlocks > g->part[PROF_PART_LOCKS].size / sizeof(*lp))
-		return -EINVAL;
-	t->plots = calloc(t->nplots ? t->nplots : 1, sizeof(*t->plots));
-	t->locks = calloc(t->nlocks ? t->nlocks : 1, sizeof(*t->locks));
-	if (!t->plots || !t->locks)
-		return -ENOMEM;
-	for (i = 0; i < t->nplots; i++) {
-		struct prof_annot_plot *o = &t->plots[i];
-		struct prof_plot p;
-
-		memcpy(&p, &pp[i], sizeof(p));
-		if (site_name(mem, g, nsites, p.site, PROF_SITE_PLOT, o->name))
-			return -EINVAL;
-		o->count = p.count;
-		o->min = finite_or_0(p.min);
-		o->max = finite_or_0(p.max);
-		o->last = finite_or_0(p.last);
-		o->sum = finite_or_0(p.sum);
-		o->last_tick = p.last_tick;
+	err = tables_copy(mem, g, nsites, ar, sh, &pp, &t->nplots, &lp, &t->nlocks);
+	t->plots = err ? NULL : calloc(t->nplots ? t->nplots : 1, sizeof(*t->plots));
+	t->locks = err ? NULL : calloc(t->nlocks ? t->nlocks : 1, sizeof(*t->locks));
+	if (!err && (!t->plots || !t->locks))
+		err = -ENOMEM;
+	for (i = 0; !err && i < t->nplots; i++) {
+		site_name(mem, g, nsites, pp[i].site, PROF_SITE_PLOT, t->plots[i].name);
+		plot_from_slab(&t->plots[i], &pp[i]);
 	}
-	for (i = 0; i < t->nlocks; i++) {
-		struct prof_annot_lock *o = &t->locks[i];
-		struct prof_lock l;
-
-		memcpy(&l, &lp[i], sizeof(l));
-		if (site_name(mem, g, nsites, l.site, PROF_SITE_LOCK, o->name))
-			return -EINVAL;
-		o->node = l.node;
-		o->acquisitions = l.acquisitions;
-		o->contended = l.contended;
-		o->wait_ticks = l.wait_ticks;
-		o->wait_max = l.wait_max;
-		o->hold_ticks = l.hold_ticks;
-		o->hold_max = l.hold_max;
-		o->blocked = l.blocked;
-		o->kernel_waits = l.kernel_waits;
-		o->unheld = l.unheld;
-		for (b = 0; b < PROF_LOCK_HIST; b++)
-			o->wait_hist[b] = l.wait_hist[b];
+	for (i = 0; !err && i < t->nlocks; i++) {
+		site_name(mem, g, nsites, lp[i].site, PROF_SITE_LOCK, t->locks[i].name);
+		lock_from_slab(&t->locks[i], &lp[i]);
 	}
-	return 0;
+	free(pp);
+	free(lp);
+	return err;
 }
 
 /* the rings of a slab's region; entries that name nothing are left out */
@@ -334,121 +286,4 @@ __u64 prof_annot_values(const struct prof_annot_thread *t, __u32 node, __u64 sta
 	     end++)
 		;
 	return end;
-}
-
-/* the entry of *v (n of them, esize bytes each, each starting with its
- * name) named name, appended zeroed if there is none (*fresh says so);
- * NULL without memory */
-static void *by_name(void **v, size_t *n, size_t esize, const char *name, bool *fresh)
-{
-	char *e;
-	size_t j;
-
-	for (j = 0; j < *n; j++)
-		if (!strcmp((char *)*v + j * esize, name)) {
-			if (fresh)
-				*fresh = false;
-			return (char *)*v + j * esize;
-		}
-	e = realloc(*v, (*n + 1) * esize);
-	if (!e)
-		return NULL;
-	*v = e;
-	e += (*n)++ * esize;
-	memset(e, 0, esize);
-	memcpy(e, name, PROF_NAME_MAX);
-	if (fresh)
-		*fresh = true;
-	return e;
-}
-
-static int cmp_lock_sum(const void *a, const void *b)
-{
-	const struct prof_annot_lock_sum *x = a, *y = b;
-
-	if (x->wait_ticks != y->wait_ticks)
-		return x->wait_ticks > y->wait_ticks ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-long prof_annot_lock_sums(const struct prof_annot *a, struct prof_annot_lock_sum **out)
-{
-	struct prof_annot_lock_sum *v = NULL;
-	size_t n = 0;
-	__u32 i, k;
-
-	for (i = 0; i < a->nthreads; i++) {
-		for (k = 0; k < a->threads[i].nlocks; k++) {
-			const struct prof_annot_lock *l = &a->threads[i].locks[k];
-			struct prof_annot_lock_sum *s;
-
-			s = by_name((void **)&v, &n, sizeof(*v), l->name, NULL);
-			if (!s) {
-				free(v);
-				return -ENOMEM;
-			}
-			s->acquisitions += l->acquisitions;
-			s->contended += l->contended;
-			s->wait_ticks += l->wait_ticks;
-			s->hold_ticks += l->hold_ticks;
-			s->blocked += l->blocked;
-			s->kernel_waits += l->kernel_waits;
-			s->unheld += l->unheld;
-			if (l->wait_max > s->wait_max)
-				s->wait_max = l->wait_max;
-			if (l->hold_max > s->hold_max)
-				s->hold_max = l->hold_max;
-		}
-	}
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_lock_sum);
-	*out = v;
-	return (long)n;
-}
-
-static int cmp_plot_sum(const void *a, const void *b)
-{
-	return strcmp(((const struct prof_annot_plot_sum *)a)->name,
-		      ((const struct prof_annot_plot_sum *)b)->name);
-}
-
-long prof_annot_plot_sums(const struct prof_annot *a, struct prof_annot_plot_sum **out)
-{
-	struct prof_annot_plot_sum *v = NULL;
-	size_t n = 0;
-	bool fresh;
-	__u32 i, k;
-
-	for (i = 0; i < a->nthreads; i++) {
-		for (k = 0; k < a->threads[i].nplots; k++) {
-			const struct prof_annot_plot *p = &a->threads[i].plots[k];
-			struct prof_annot_plot_sum *s;
-
-			if (!p->count)
-				continue;
-			s = by_name((void **)&v, &n, sizeof(*v), p->name, &fresh);
-			if (!s) {
-				free(v);
-				return -ENOMEM;
-			}
-			if (fresh) {
-				s->min = p->min;
-				s->max = p->max;
-			}
-			s->count += p->count;
-			s->sum += p->sum;
-			if (p->min < s->min)
-				s->min = p->min;
-			if (p->max > s->max)
-				s->max = p->max;
-			if (p->last_tick >= s->last_tick) {
-				s->last_tick = p->last_tick;
-				s->last = p->last;
-			}
-		}
-	}
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_plot_sum);
-	*out = v;
-	return (long)n;
 }

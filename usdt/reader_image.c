@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,92 @@ static int agg_sub_thread(struct prof_snapshot *s, struct prof_snap_thread *agg,
 	return 0;
 }
 
+/*
+ * A window of the named locks and plots: each entry less the baseline's
+ * of the same thread, name (and zone), as figures.h says a window takes
+ * each figure.  An entry the baseline did not have is all inside the
+ * window; a baseline's entry s lost (its thread folded) is not in it.
+ */
+#define ANNOT_SUB(f, unit, across, window, key)                      \
+	if (PROF_FIG_IS(DIFF, window))                               \
+		d->f = FIG_SUB(d->f, x->f);                          \
+	if (PROF_FIG_IS(ALONE, window))                              \
+		d->f = !inside ? 0 : had ? FIG_UNKNOWN(d->f) : d->f; \
+	if (PROF_FIG_IS(NEWEST, window) && !inside)                  \
+		d->f = FIG_UNKNOWN(d->f);
+#define FIG_STORE(f, unit, across, window, key) d->f = x->f;
+#define FIG_SUB(a, b) _Generic((a), double : (a) - (b), default : sub0((__u64)(a), (__u64)(b)))
+#define FIG_UNKNOWN(a) _Generic((a), double : (double)NAN, default : PROF_SNAP_UNKNOWN)
+
+/* the top of a lock's highest non-empty wait bucket (d's, a window's),
+ * held under the max since start */
+static __u64 lock_window_max(const struct prof_snap_lock *d, __u64 max)
+{
+	int b;
+
+	for (b = PROF_LOCK_HIST - 1; b >= 0; b--)
+		if (d->wait_hist[b])
+			break;
+	if (b < 0)
+		return 0;
+	/* bucket b holds [2^b, 2^(b+1)) ticks, the last all above */
+	if (b == PROF_LOCK_HIST - 1)
+		return max;
+	return (2ull << b) - 1 < max ? (2ull << b) - 1 : max;
+}
+
+static void lock_sub(struct prof_snap_lock *d, const struct prof_snap_lock *x)
+{
+	/* what the window and the baseline had of it */
+	__u64 inside = sub0(d->acquisitions, x->acquisitions), had = x->acquisitions;
+	__u32 k;
+
+	for (k = 0; k < PROF_LOCK_HIST; k++)
+		d->wait_hist[k] =
+			d->wait_hist[k] >= x->wait_hist[k] ? d->wait_hist[k] - x->wait_hist[k] : 0;
+	PROF_LOCK_FIGS(ANNOT_SUB)
+	d->wait_max = lock_window_max(d, d->wait_max);
+}
+
+static void plot_sub(struct prof_snap_plot *d, const struct prof_snap_plot *x)
+{
+	__u64 inside = sub0(d->count, x->count), had = x->count;
+
+	PROF_PLOT_FIGS(ANNOT_SUB)
+}
+
+static void annot_sub(struct prof_snapshot *s, const struct prof_snapshot *b)
+{
+	__u32 i, k;
+
+	for (i = 0; i < s->nlocks; i++) {
+		struct prof_snap_lock *d = &s->locks[i];
+
+		for (k = 0; k < b->nlocks; k++) {
+			const struct prof_snap_lock *x = &b->locks[k];
+
+			if (x->tid == d->tid && x->start_tick == d->start_tick &&
+			    x->site == d->site && x->node == d->node) {
+				lock_sub(d, x);
+				break;
+			}
+		}
+	}
+	for (i = 0; i < s->nplots; i++) {
+		struct prof_snap_plot *d = &s->plots[i];
+
+		for (k = 0; k < b->nplots; k++) {
+			const struct prof_snap_plot *x = &b->plots[k];
+
+			if (x->tid == d->tid && x->start_tick == d->start_tick &&
+			    x->site == d->site) {
+				plot_sub(d, x);
+				break;
+			}
+		}
+	}
+}
+
 int prof_snapshot__advance(struct prof_snapshot *s, __u64 dt)
 {
 	__u32 i, j;
@@ -196,6 +283,7 @@ int prof_snapshot__diff(struct prof_snapshot *s, const struct prof_snapshot *b)
 	}
 	if (agg && thread_derive(agg, s->nsites))
 		return -ENOMEM;
+	annot_sub(s, b);
 	return 0;
 }
 
@@ -219,7 +307,85 @@ struct image_geom {
 	struct prof_region region[PROF_REGIONS];
 	__u32 nreal; /* threads, the aggregate aside */
 	bool agg;
+	/* the annotation region's parts: its tables as big as the thread
+	 * with the most needs, each ring one entry, never written */
+	struct prof_region part[PROF_PARTS];
 };
+
+/* entries of thread t among a snapshot's locks or plots */
+#define ANNOT_OF(v, t) ((v).tid == (t)->tid && (v).start_tick == (t)->start_tick && !(t)->folds)
+
+/* the annotation region an image needs (0: none) and its parts */
+static __u64 image_annot(const struct prof_snapshot *s, struct prof_region *part)
+{
+	static const __u64 esize[PROF_PARTS] = {
+		sizeof(struct prof_plot), sizeof(struct prof_plot_point),
+		sizeof(struct prof_msg),  sizeof(struct prof_value),
+		sizeof(struct prof_lock), sizeof(struct prof_lock_span),
+	};
+	__u32 i, k, np, nl, maxp = 1, maxl = 1;
+	__u64 off = 0;
+
+	memset(part, 0, PROF_PARTS * sizeof(*part));
+	if (!s->nlocks && !s->nplots)
+		return 0;
+	for (i = 0; i < s->nthreads; i++) {
+		const struct prof_snap_thread *t = &s->threads[i];
+
+		for (k = np = 0; k < s->nplots; k++)
+			np += ANNOT_OF(s->plots[k], t);
+		for (k = nl = 0; k < s->nlocks; k++)
+			nl += ANNOT_OF(s->locks[k], t);
+		maxp = np > maxp ? np : maxp;
+		maxl = nl > maxl ? nl : maxl;
+	}
+	for (i = 0; i < PROF_PARTS; i++) {
+		part[i].off = off;
+		part[i].size = i == PROF_PART_PLOTS   ? maxp * esize[i]
+			       : i == PROF_PART_LOCKS ? maxl * esize[i]
+						      : PROF_RING_HDR_SIZE + esize[i];
+		off += part[i].size;
+	}
+	return off;
+}
+
+/* thread t's locks and plots into its slab of an image (sites by index,
+ * as the image's site table has them) */
+static void image_write_annot(const struct prof_snapshot *s, const struct prof_snap_thread *t,
+			      const struct image_geom *g, char *slab)
+{
+	struct prof_slab_hdr *sh = (void *)slab;
+	char *ar = slab + g->region[PROF_REGION_ANNOT].off;
+	struct prof_plot *pp = (void *)(ar + g->part[PROF_PART_PLOTS].off);
+	struct prof_lock *lp = (void *)(ar + g->part[PROF_PART_LOCKS].off);
+	__u32 k;
+
+	if (!g->region[PROF_REGION_ANNOT].size)
+		return;
+	for (k = 0; k < s->nplots; k++) {
+		const struct prof_snap_plot *x = &s->plots[k];
+		struct prof_plot *d = &pp[sh->nplots];
+
+		if (!ANNOT_OF(*x, t))
+			continue;
+		d->site = x->site;
+		PROF_PLOT_FIGS(FIG_STORE)
+		sh->nplots++;
+	}
+	for (k = 0; k < s->nlocks; k++) {
+		const struct prof_snap_lock *x = &s->locks[k];
+		struct prof_lock *d = &lp[sh->nlocks];
+
+		if (!ANNOT_OF(*x, t))
+			continue;
+		d->site = x->site;
+		d->node = x->node;
+		PROF_LOCK_FIGS(FIG_STORE)
+		memcpy(d->wait_hist, x->wait_hist, sizeof(d->wait_hist));
+		sh->nlocks++;
+	}
+	sh->annot = sh->nplots || sh->nlocks;
+}
 
 static void image_geom(const struct prof_snapshot *s, struct image_geom *g)
 {
@@ -238,7 +404,8 @@ static void image_geom(const struct prof_snapshot *s, struct image_geom *g)
 	g->shift = 0;
 	while (g->shift < PROF_HIST_SHIFT && (1u << g->shift) < g->max_nodes)
 		g->shift++;
-	g->slab_size = prof_slab_layout(g->max_nodes, g->shift, 0, 0, g->region);
+	g->slab_size =
+		prof_slab_layout(g->max_nodes, g->shift, 0, image_annot(s, g->part), g->region);
 	/* the aggregate (always the last thread) one slab past the threads' */
 	g->agg = s->nthreads && s->threads[s->nthreads - 1].folds;
 	g->nreal = s->nthreads - g->agg;
@@ -304,6 +471,8 @@ static void image_write_hdr(struct prof_seg_hdr *h, const struct prof_snapshot *
 	h->slab_hdr_size = sizeof(struct prof_slab_hdr);
 	h->nregions = PROF_REGIONS;
 	memcpy(h->region, g->region, sizeof(g->region));
+	h->nparts = PROF_PARTS;
+	memcpy(h->part, g->part, sizeof(g->part));
 	h->nsites = s->nsites;
 	h->nslabs = g->nreal;
 	h->agg_slab = g->agg ? h->max_threads : PROF_NO_SLOT;
@@ -374,6 +543,7 @@ int prof_snapshot__write_into(const struct prof_snapshot *s, void *out, size_t l
 		sh->frame_max = t->frame_max;
 		sh->ksched_slot = t->ksched_slot;
 		memcpy(sh->frame_hist, t->frame_hist, sizeof(sh->frame_hist));
+		image_write_annot(s, t, &g, slab);
 		for (j = 0; j < t->nnodes; j++) {
 			const struct prof_snap_node *n = &t->nodes[j];
 			struct prof_node *d = &nodes[j];

@@ -220,6 +220,25 @@ PROF_HIDDEN void slab_view(const char *slab, const struct seg_geom *g, struct sl
 PROF_HIDDEN int thread_derive(struct prof_snap_thread *t, __u32 nsites);
 PROF_HIDDEN void thread_open_at(struct prof_snap_thread *t, __u64 now, bool image);
 PROF_HIDDEN int seg_check(const void *mem, size_t len, struct seg_geom *g);
+/* reader_locks.c: slab's named locks and plots (its thread t's) appended
+ * to s's, checked; 0 or -errno.  Those of a thread, dropped */
+PROF_HIDDEN int reader_annot_thread(const char *mem, const struct seg_geom *g, __u32 nsites,
+				    const char *slab, const struct prof_snap_thread *t,
+				    struct prof_snapshot *s);
+PROF_HIDDEN void reader_annot_drop(struct prof_snapshot *s, __u32 tid, __u64 start_tick);
+/* site idx's name (into name, PROF_NAME_MAX), if it is one of that kind
+ * (PROF_SITE_PLOT, PROF_SITE_LOCK); -EINVAL otherwise */
+PROF_HIDDEN int site_name(const char *mem, const struct seg_geom *g, __u32 nsites, __u32 idx,
+			  __u32 flag, char *name);
+/* a slab's annotation tables (region ar), copied and checked into *pp and
+ * *lp (malloc'd even when -errno), their counts in *np and *nl */
+PROF_HIDDEN int tables_copy(const char *mem, const struct seg_geom *g, __u32 nsites, const char *ar,
+			    const struct prof_slab_hdr *sh, struct prof_plot **pp, __u32 *np,
+			    struct prof_lock **lp, __u32 *nl);
+struct prof_annot_lock;
+struct prof_annot_plot;
+PROF_HIDDEN void lock_from_slab(struct prof_annot_lock *d, const struct prof_lock *x);
+PROF_HIDDEN void plot_from_slab(struct prof_annot_plot *d, const struct prof_plot *x);
 PROF_HIDDEN __u64 reader_now(__u32 clock);
 /* a segment's bytes are an image's (a reader's copy), not a live writer's */
 static inline bool seg_is_image(const void *mem)

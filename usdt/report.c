@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,7 @@ int prof_report_text(FILE *f, const struct prof_snapshot *s, const struct prof_r
 	}
 	if (err)
 		return err;
+	prof_report_locks(f, s);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -500,11 +502,31 @@ static void json_node(struct jbuf *j, const struct prof_snapshot *s,
 			       : "]}");
 }
 
+/* a figure a window cannot tell (figures.h's ALONE, NEWEST) is null */
+static void json_value(struct prof_jw *w, const char *key, double v)
+{
+	prof_jw_name(w, key);
+	if (isnan(v))
+		prof_jw_null(w);
+	else
+		prof_jw_double(w, "%.17g", v);
+}
+
+static void json_ns(struct prof_jw *w, const struct prof_snapshot *s, const char *key, __u64 ticks)
+{
+	prof_jw_name(w, key);
+	if (ticks == PROF_SNAP_UNKNOWN)
+		prof_jw_null(w);
+	else
+		prof_jw_u64(w, prof_snap_ns(s, ticks));
+}
+
 /*
- * A live process's plots and locks (profctl reads them from its segment):
- * each plot's points, min, max, last and mean; each lock's acquisitions,
- * contended ones, time waited and held (ns), the waits the thread slept in
- * (null without profd's word) and the releases of a lock not held
+ * A process's plots and locks (prof_snap_annot_sum) in the snapshot's
+ * window, as its zones: each plot's points, min, max, last and mean; each
+ * lock's acquisitions, contended ones, time waited and held (ns), the
+ * waits the thread slept in (null without profd's word) and the releases
+ * of a lock not held
  */
 static void json_annot(struct prof_jw *w, const struct prof_snapshot *s)
 {
@@ -520,14 +542,10 @@ static void json_annot(struct prof_jw *w, const struct prof_snapshot *s)
 		prof_jw_start_object(w);
 		prof_jw_string_field(w, "name", p->name);
 		prof_jw_u64_field(w, "count", p->count);
-		prof_jw_name(w, "min");
-		prof_jw_double(w, "%.17g", p->min);
-		prof_jw_name(w, "max");
-		prof_jw_double(w, "%.17g", p->max);
-		prof_jw_name(w, "last");
-		prof_jw_double(w, "%.17g", p->last);
-		prof_jw_name(w, "mean");
-		prof_jw_double(w, "%.17g", p->count ? p->sum / (double)p->count : 0);
+		json_value(w, "min", p->min);
+		json_value(w, "max", p->max);
+		json_value(w, "last", p->last);
+		json_value(w, "mean", p->count ? p->sum / (double)p->count : 0);
 		prof_jw_end_object(w);
 	}
 	prof_jw_end_array(w);
@@ -541,10 +559,10 @@ static void json_annot(struct prof_jw *w, const struct prof_snapshot *s)
 		prof_jw_string_field(w, "name", l->name);
 		prof_jw_u64_field(w, "acquisitions", l->acquisitions);
 		prof_jw_u64_field(w, "contended", l->contended);
-		prof_jw_u64_field(w, "wait_ns", prof_snap_ns(s, l->wait_ticks));
-		prof_jw_u64_field(w, "wait_max_ns", prof_snap_ns(s, l->wait_max));
-		prof_jw_u64_field(w, "hold_ns", prof_snap_ns(s, l->hold_ticks));
-		prof_jw_u64_field(w, "hold_max_ns", prof_snap_ns(s, l->hold_max));
+		json_ns(w, s, "wait_ns", l->wait_ticks);
+		json_ns(w, s, "wait_max_ns", l->wait_max);
+		json_ns(w, s, "hold_ns", l->hold_ticks);
+		json_ns(w, s, "hold_max_ns", l->hold_max);
 		prof_jw_name(w, "blocked");
 		if (l->kernel_waits)
 			prof_jw_u64(w, l->blocked);
@@ -554,6 +572,63 @@ static void json_annot(struct prof_jw *w, const struct prof_snapshot *s)
 		prof_jw_end_object(w);
 	}
 	prof_jw_end_array(w);
+}
+
+/* one thread of a process: its fields, then its nodes (built in jbuf) */
+static int json_thread(struct prof_jw *w, struct jbuf *j, const struct prof_snapshot *s,
+		       const struct prof_snap_thread *t)
+{
+	FILE *f = j->f;
+	bool first = true;
+	__u32 c;
+
+	prof_jw_ws(w, "\n  ");
+	prof_jw_start_object(w);
+	prof_jw_u64_field(w, "tid", t->tid);
+	prof_jw_string_field(w, "name", t->name[0] ? t->name : t->comm);
+	/* the aggregate of the exited threads whose slabs were reused */
+	if (t->folds)
+		prof_jw_u64_field(w, "exited_threads", t->folds);
+	/* unknown (an image from before it was measured): null */
+	prof_jw_name(w, "probe_cost_ns");
+	if (s->zone_cost)
+		prof_jw_u64(w, prof_snap_ns(s, prof_snap_probe_ticks(s, t)));
+	else
+		prof_jw_null(w);
+	prof_jw_u64_field(w, "wall_ns", prof_snap_ns(s, t->nodes[0].ticks));
+	prof_jw_u64_field(w, "outside_ns", prof_snap_ns(s, prof_snap_self(&t->nodes[0])));
+	prof_jw_name(w, "oncpu_ns");
+	if (t->oncpu_ns == PROF_SNAP_UNKNOWN)
+		prof_jw_null(w);
+	else
+		prof_jw_u64(w, t->oncpu_ns);
+	prof_jw_string_field(w, "state",
+			     t->state == PROF_SLAB_EXITED ? "exited" : "alive");
+	prof_jw_u64_field(w, "overflow", t->overflow);
+	prof_jw_u64_field(w, "unbalanced", t->unbalanced);
+	prof_jw_u64_field(w, "frames", t->frames);
+	prof_jw_u64_field(w, "frame_total_ns", prof_snap_ns(s, t->frame_ticks));
+	prof_jw_u64_field(w, "frame_max_ns", prof_snap_ns(s, t->frame_max));
+	prof_jw_name(w, "kernel_slot");
+	prof_jw_int(w, t->ksched_slot == PROF_NO_SLOT ? -1 : (int)t->ksched_slot);
+	if (prof_snap_oncpu_room(s, t, &j->oncpu, &j->noncpu))
+		return -ENOMEM;
+	prof_jw_name(w, "nodes");
+	prof_jw_start_array(w);
+	/* the nodes, the bulk: built in jbuf, the same characters */
+	for (c = t->nodes[0].first_child; c != PROF_SNAP_NONE;
+	     c = t->nodes[c].next_sibling) {
+		/* the overflow node only when something landed there */
+		if (c == 1 && !t->nodes[1].calls && !t->nodes[1].anomalies)
+			continue;
+		fputs(first ? "\n" : ",\n", f);
+		json_node(j, s, t, c, 3);
+		jflush(j);
+		first = false;
+	}
+	prof_jw_end_array(w);
+	prof_jw_end_object(w);
+	return 0;
 }
 
 int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
@@ -567,7 +642,6 @@ int prof_report_json_hook(FILE *f, struct prof_snapshot *const *snaps, size_t ns
 	struct jbuf *j = malloc(sizeof(*j));
 	struct prof_jw w;
 	size_t k;
-	__u32 c;
 
 	if (!j)
 		return -ENOMEM;
@@ -618,56 +692,12 @@ int prof_report_json_hook(FILE *f, struct prof_snapshot *const *snaps, size_t ns
 		const struct prof_snap_thread *t;
 
 		while ((t = prof_snap_next(&it))) {
-			bool first = true;
+			int err = json_thread(&w, j, s, t);
 
-			prof_jw_ws(&w, "\n  ");
-			prof_jw_start_object(&w);
-			prof_jw_u64_field(&w, "tid", t->tid);
-			prof_jw_string_field(&w, "name", t->name[0] ? t->name : t->comm);
-			/* the aggregate of the exited threads whose slabs were reused */
-			if (t->folds)
-				prof_jw_u64_field(&w, "exited_threads", t->folds);
-			/* unknown (an image from before it was measured): null */
-			prof_jw_name(&w, "probe_cost_ns");
-			if (s->zone_cost)
-				prof_jw_u64(&w, prof_snap_ns(s, prof_snap_probe_ticks(s, t)));
-			else
-				prof_jw_null(&w);
-			prof_jw_u64_field(&w, "wall_ns", prof_snap_ns(s, t->nodes[0].ticks));
-			prof_jw_u64_field(&w, "outside_ns", prof_snap_ns(s, prof_snap_self(&t->nodes[0])));
-			prof_jw_name(&w, "oncpu_ns");
-			if (t->oncpu_ns == PROF_SNAP_UNKNOWN)
-				prof_jw_null(&w);
-			else
-				prof_jw_u64(&w, t->oncpu_ns);
-			prof_jw_string_field(&w, "state",
-					     t->state == PROF_SLAB_EXITED ? "exited" : "alive");
-			prof_jw_u64_field(&w, "overflow", t->overflow);
-			prof_jw_u64_field(&w, "unbalanced", t->unbalanced);
-			prof_jw_u64_field(&w, "frames", t->frames);
-			prof_jw_u64_field(&w, "frame_total_ns", prof_snap_ns(s, t->frame_ticks));
-			prof_jw_u64_field(&w, "frame_max_ns", prof_snap_ns(s, t->frame_max));
-			prof_jw_name(&w, "kernel_slot");
-			prof_jw_int(&w, t->ksched_slot == PROF_NO_SLOT ? -1 : (int)t->ksched_slot);
-			if (prof_snap_oncpu_room(s, t, &j->oncpu, &j->noncpu)) {
-				it.err = -ENOMEM;
+			if (err) {
+				it.err = err;
 				break;
 			}
-			prof_jw_name(&w, "nodes");
-			prof_jw_start_array(&w);
-			/* the nodes, the bulk: built in jbuf, the same characters */
-			for (c = t->nodes[0].first_child; c != PROF_SNAP_NONE;
-			     c = t->nodes[c].next_sibling) {
-				/* the overflow node only when something landed there */
-				if (c == 1 && !t->nodes[1].calls && !t->nodes[1].anomalies)
-					continue;
-				fputs(first ? "\n" : ",\n", f);
-				json_node(j, s, t, c, 3);
-				jflush(j);
-				first = false;
-			}
-			prof_jw_end_array(&w);
-			prof_jw_end_object(&w);
 		}
 		if (it.err) {
 			jsites_free(j);

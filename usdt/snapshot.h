@@ -158,11 +158,52 @@ struct prof_snapshot {
 	__u32 ns_pid;
 	__u32 __pad_ns;
 	char cgroup[PROF_CGROUP_MAX];
-	/* a live process's annotations summed by name (annot.h), set by
-	 * profctl from its segment; NULL otherwise.  Not the snapshot's: the
-	 * caller frees it, after every copy of the snapshot */
+	/* its annotations summed by name (annot.h), set by profctl from
+	 * locks and plots below (prof_snap_annot_sum); NULL otherwise.  Not
+	 * the snapshot's: the caller frees it, after every copy of it */
 	const struct prof_snap_annot *annot;
+	/* the threads' named locks and plots, as read (3.3) and windowed
+	 * like every other figure (figures.h's PROF_LOCK_FIGS and
+	 * PROF_PLOT_FIGS); the snapshot's, freed by destroy */
+	__u32 nlocks, nplots;
+	struct prof_snap_lock *locks;
+	struct prof_snap_plot *plots;
 };
+
+/* a named lock's figures on one thread, taken in one zone (slab.h's
+ * struct prof_lock, checked); its thread by identity, as a diff matches
+ * threads, so that views that merge or pick threads keep it */
+struct prof_snap_lock {
+	__u32 tid;
+	__u32 site;		/* its name: a site flagged PROF_SITE_LOCK */
+	__u64 start_tick;	/* its thread's */
+	__u32 node;		/* the zone that took it, in its thread */
+	__u32 __pad;
+	__u64 acquisitions, contended, wait_ticks, wait_max, hold_ticks, hold_max;
+	__u64 blocked, kernel_waits, unheld;
+	__u32 wait_hist[PROF_LOCK_HIST];
+};
+
+/* a plot's figures on one thread (struct prof_plot, checked); in a
+ * window, min, max and last may be NAN: unknown (figures.h) */
+struct prof_snap_plot {
+	__u32 tid;
+	__u32 site;		/* its name: a site flagged PROF_SITE_PLOT */
+	__u64 start_tick;
+	__u64 count;
+	double min, max, last, sum;
+	__u64 last_tick;
+};
+
+/* dst's locks and plots a copy of src's (dst's own are not freed: a
+ * struct copy's); 0 or -ENOMEM, leaving none */
+int prof_snap_annot_copy(struct prof_snapshot *dst, const struct prof_snapshot *src);
+/* s's locks and plots summed by name, as figures.h says threads combine
+ * them (NULL and errno: none, or no memory); free with prof_snap_annot_free */
+struct prof_snap_annot *prof_snap_annot_sum(const struct prof_snapshot *s);
+void prof_snap_annot_free(struct prof_snap_annot *a);
+/* the locks and plots section of a text report (nothing if none) */
+void prof_report_locks(FILE *f, const struct prof_snapshot *s);
 
 /* the plots and locks of a process, by name (annot.h) */
 struct prof_annot_plot_sum;

@@ -69,12 +69,20 @@ struct pc_opts {
 	const char *color_when;	/* --color: auto, always, never */
 	double delay;		/* top --delay, seconds */
 	int iters;		/* top --iterations, 0: until quit */
+	const char *listen;	/* serve --listen HOST:PORT, NULL: its default */
+	bool per_thread;	/* serve --threads */
+	bool all_users;		/* serve --all-users */
+	unsigned int max_zones; /* serve --max-zones, 0: its default */
+	unsigned int max_threads; /* serve --max-threads, 0: its default */
+	unsigned int timeout_s;	  /* serve --timeout, 0: its default */
 };
 
 int profctl_main(int argc, char **argv);
 
-/* a CSV field, quoted when it must be (render_data.c) */
+/* profctl_text.c: a CSV field, quoted when it must be */
 void pc_csv_str(FILE *f, const char *s);
+/* profctl_text.c: an OpenMetrics label value, escaped (serve, annot's families) */
+void pc_om_label(FILE *f, const char *s);
 
 /* the machine formats' columns, as usdt/figures.h's PROF_OUT_COLUMNS lists them */
 enum pc_col {
@@ -95,8 +103,10 @@ __u64 pc_col_node(const struct prof_snapshot *s, const struct prof_snap_thread *
 		  const __u64 *oncpu, __u32 j, enum pc_col c);
 /* the same for a flat row; PROF_SNAP_UNKNOWN for a column rows do not have */
 __u64 pc_col_row(const struct prof_snapshot *s, const struct prof_flat_row *r, enum pc_col c);
-/* a folded frame's bytes that would break the line (and ';' too) as '_' */
+/* profctl_text.c: a folded frame's bytes that would break the line (and
+ * ';' too) as '_'; whether s has any of the first kind */
 void pc_folded_safe(char *s, bool semicolon);
+bool pc_folded_needs(const char *s);
 
 /* report's options that do not go together (profctl_report.c): one row each */
 struct pc_conflict {
@@ -337,12 +347,8 @@ int pc_trace_json_last(struct pc_src *src, pid_t pid, __u32 tid, __u64 last_ns, 
 /* profctl_annot.c: a live process's plots and locks by name, or NULL (none,
  * or not live); and the text report's locks section */
 struct prof_snap_annot *pc_annot_read(struct pc_src *src, const struct prof_snapshot *s);
-void pc_annot_free(struct prof_snap_annot *a);
-void pc_render_locks(FILE *f, const struct prof_snapshot *s);
 /* serve's families of the n processes' plots and locks (OpenMetrics if om) */
 void pc_annot_metrics(FILE *f, const struct prof_snapshot *const *s, size_t n, bool om);
-/* profctl_serve.c: a label's value, escaped */
-void pc_serve_label(FILE *f, const char *s);
 struct pc_serve_opts {
 	bool threads;		/* tid and thread labels */
 	unsigned int max_zones;	/* a process (a thread, with threads); the rest "[other]" */
@@ -351,6 +357,9 @@ struct pc_serve_opts {
 	bool all_users;		/* every user's processes src shows, not only ours */
 	unsigned int timeout_s;	/* a connection's whole request and answer */
 };
+/* serve's options (its table, as every verb's) into so and *listen_addr,
+ * their defaults where not given: 0, -1 after --help, or an exit status */
+int pc_serve_parse(int argc, char **argv, struct pc_serve_opts *so, const char **listen_addr);
 /* whether serve shows p to its callers: alive, and its user's own
  * unless all_users (the metrics and the live page alike) */
 bool pc_serve_may_show(const struct pc_proc *p, const struct pc_serve_opts *o);

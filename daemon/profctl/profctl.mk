@@ -12,6 +12,7 @@ PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_opts.c \
 	daemon/profctl/render_data.c daemon/profctl/render_html.c \
 	daemon/profctl/profctl_clean.c daemon/profctl/profctl_file.c daemon/profctl/profctl_save.c daemon/profctl/profctl_input.c daemon/profctl/profctl_diff.c \
 	daemon/profctl/profctl_pprof.c daemon/profctl/profctl_serve.c daemon/profctl/profctl_trace.c \
+	daemon/profctl/trace_json.c daemon/profctl/profctl_log.c daemon/profctl/profctl_text.c \
 	daemon/profctl/report_load.c daemon/profctl/serve_live.c daemon/profctl/profctl_annot.c
 # profd's sampled stacks: report --inside
 PROFCTL_SRCS += daemon/profctl/profctl_samples.c

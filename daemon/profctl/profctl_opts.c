@@ -24,7 +24,8 @@ static const struct option every_option[] = {
 	PC_OPT_OUTPUT,	   PC_OPT_ROWS,		 PC_OPT_COLOR,	     PC_OPT_INPUT,
 	PC_OPT_NO_DAEMON,  PC_OPT_DRY_RUN,	 PC_OPT_PER_CALL,    PC_OPT_PER_FRAME,
 	PC_OPT_SLOW,	   PC_OPT_COUNT,	 PC_OPT_COMPENSATE,  PC_OPT_DELAY,
-	PC_OPT_ITERATIONS, PC_OPT_HELP,		 PC_OPT_END,
+	PC_OPT_ITERATIONS, PC_OPT_LISTEN,	 PC_OPT_MAX_ZONES,   PC_OPT_MAX_THREADS,
+	PC_OPT_TIMEOUT,	   PC_OPT_ALL_USERS,	 PC_OPT_HELP,	     PC_OPT_END,
 };
 
 /* every verb's --sort: the keys prof_sort_names spells */
@@ -70,6 +71,51 @@ static int parse_id(const char *s, long *out)
 	if (errno || end == s || *end || v <= 0 || v > 0x7fffffff)
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+static const char *opt_long(int val);
+
+/* serve's options; 0 or an exit status */
+static int opt_take_serve(int c, const char *arg, struct pc_opts *o)
+{
+	unsigned int secs;
+	long v;
+
+	switch (c) {
+	case PC_OPTV_LISTEN:
+		/* HOST:PORT: what is no address at all is bad usage; what does
+		 * not resolve or bind is said when serve listens */
+		if (!strchr(arg, ':')) {
+			pc_warnx("bad --listen '%s' (HOST:PORT, :PORT, [::1]:PORT)", arg);
+			return EXIT_USAGE;
+		}
+		o->listen = arg;
+		break;
+	case PC_OPTV_MAX_ZONES:
+	case PC_OPTV_MAX_THREADS:
+		if (parse_id(arg, &v) || v > 100000) {
+			pc_warnx("bad --%s '%s' (1 to 100000)", opt_long(c), arg);
+			return EXIT_USAGE;
+		}
+		*(c == PC_OPTV_MAX_ZONES ? &o->max_zones : &o->max_threads) = (unsigned int)v;
+		break;
+	case PC_OPTV_TIMEOUT:
+		/* a time as --last reads it: "30s", "2m", or bare seconds */
+		if (parse_last(arg, &secs) || !secs || secs > 100000) {
+			pc_warnx("bad --timeout '%s' (whole seconds, 1s to 100000s: 10, 30s, 2m)",
+				 arg);
+			return EXIT_USAGE;
+		}
+		o->timeout_s = secs;
+		break;
+	case PC_OPTV_THREADS:
+		o->per_thread = true;
+		break;
+	case PC_OPTV_ALL_USERS:
+		o->all_users = true;
+		break;
+	}
 	return 0;
 }
 
@@ -151,6 +197,8 @@ static int opt_take_more(int c, const char *arg, struct pc_opts *o)
 	case PC_OPTV_PER_FRAME:
 		o->per_frame = true;
 		break;
+	default:
+		return opt_take_serve(c, arg, o);
 	}
 	return 0;
 }

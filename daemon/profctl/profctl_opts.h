@@ -34,6 +34,11 @@ enum {
 	PC_OPTV_MERGE_THREADS,
 	PC_OPTV_WEIGHT,
 	PC_OPTV_INSIDE,
+	PC_OPTV_LISTEN,
+	PC_OPTV_MAX_ZONES,
+	PC_OPTV_MAX_THREADS,
+	PC_OPTV_TIMEOUT,
+	PC_OPTV_ALL_USERS,
 };
 
 /* clang-format off: one entry a line, as tests/check_options.py reads them */
@@ -46,7 +51,7 @@ enum {
 #define PC_OPT_FLAT { "flat", no_argument, NULL, PC_OPTV_FLAT }
 #define PC_OPT_CALLERS { "callers", required_argument, NULL, PC_OPTV_CALLERS }
 #define PC_OPT_INSIDE { "inside", required_argument, NULL, PC_OPTV_INSIDE }
-/* serve's view per thread; no table parses it (serve reads it itself) */
+/* serve's view per thread (report's default; report merges with --merge-threads) */
 #define PC_OPT_THREADS { "threads", no_argument, NULL, PC_OPTV_THREADS }
 #define PC_OPT_MERGE_THREADS { "merge-threads", no_argument, NULL, PC_OPTV_MERGE_THREADS }
 #define PC_OPT_WEIGHT { "weight", required_argument, NULL, PC_OPTV_WEIGHT }
@@ -64,6 +69,11 @@ enum {
 #define PC_OPT_COMPENSATE { "compensate", no_argument, NULL, PC_OPTV_COMPENSATE }
 #define PC_OPT_DELAY { "delay", required_argument, NULL, 'd' }
 #define PC_OPT_ITERATIONS { "iterations", required_argument, NULL, 'n' }
+#define PC_OPT_LISTEN { "listen", required_argument, NULL, PC_OPTV_LISTEN }
+#define PC_OPT_MAX_ZONES { "max-zones", required_argument, NULL, PC_OPTV_MAX_ZONES }
+#define PC_OPT_MAX_THREADS { "max-threads", required_argument, NULL, PC_OPTV_MAX_THREADS }
+#define PC_OPT_TIMEOUT { "timeout", required_argument, NULL, PC_OPTV_TIMEOUT }
+#define PC_OPT_ALL_USERS { "all-users", no_argument, NULL, PC_OPTV_ALL_USERS }
 /* every table has it: pc_parse_opts prints the verb's usage */
 #define PC_OPT_HELP { "help", no_argument, NULL, 'h' }
 #define PC_OPT_END { NULL, 0, NULL, 0 }

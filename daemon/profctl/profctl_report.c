@@ -74,7 +74,7 @@ struct owned {
 	struct prof_snapshot *raw;    /* prof_snapshot__destroy */
 	struct prof_snapshot *view;   /* free() */
 	struct prof_snapshot *merged; /* pc_snap_free */
-	struct prof_snap_annot *annot; /* pc_annot_free */
+	struct prof_snap_annot *annot; /* prof_snap_annot_free */
 };
 
 static void owned_free(struct owned *w)
@@ -82,7 +82,7 @@ static void owned_free(struct owned *w)
 	prof_snapshot__destroy(w->raw);
 	free(w->view);
 	pc_snap_free(w->merged);
-	pc_annot_free(w->annot);
+	prof_snap_annot_free(w->annot);
 }
 
 static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct pc_opts *o)
@@ -114,7 +114,7 @@ static int render(FILE *f, struct prof_snapshot **snaps, size_t n, const struct 
 		else
 			err = pc_render_tree(f, snaps[i], o);
 		if (!err && !o->callers && !o->flat)
-			pc_render_locks(f, snaps[i]);
+			prof_report_locks(f, snaps[i]);
 		if (!err)
 			found++;
 	}
@@ -351,6 +351,31 @@ static int report_inside(const struct pc_src *src, const struct pc_proc *procs, 
 	return ret;
 }
 
+/* one process's profile: the file's (--input), the one measured directly
+ * (measured: taken from there), or profd's or its segment's */
+static int report_raw(const struct pc_opts *o, struct pc_src *src, pid_t pid,
+		      struct prof_snapshot **measured, struct prof_snapshot **raw)
+{
+	if (o->input)
+		return pc_read_image(o->input, report_read_flags(o), raw);
+	if (measured) {
+		*raw = *measured;
+		*measured = NULL;
+		return *raw ? 0 : -ESRCH;
+	}
+	return pc_src_snapshot(src, pid, o->mode, o->last_s, raw);
+}
+
+/* why there is nothing to report */
+static void report_none_said(const struct pc_opts *o)
+{
+	if (o->tid)
+		pc_warnx("tid %u: no such profiled thread%s", o->tid,
+			 o->pid ? " in that process" : "");
+	else
+		pc_warnx("no profile could be read");
+}
+
 int pc_cmd_report(int argc, char **argv)
 {
 	struct pc_opts o;
@@ -417,15 +442,7 @@ int pc_cmd_report(int argc, char **argv)
 		struct owned *w = &own[n];
 		struct prof_snapshot *s;
 
-		if (o.input) {
-			err = pc_read_image(o.input, report_read_flags(&o), &w->raw);
-		} else if (measure) {
-			w->raw = measured[i];
-			measured[i] = NULL;
-			err = w->raw ? 0 : -ESRCH;
-		} else {
-			err = pc_src_snapshot(&src, procs[i].pid, o.mode, o.last_s, &w->raw);
-		}
+		err = report_raw(&o, &src, procs[i].pid, measure ? &measured[i] : NULL, &w->raw);
 		if (err) {
 			/* one process vanishing between list and read is not fatal */
 			if (o.pid || o.input)
@@ -435,21 +452,17 @@ int pc_cmd_report(int argc, char **argv)
 		err = report_view(&o, w, &s);
 		if (err < 0)
 			goto cleanup;
-		/* the tree's plots and locks, from the live segment */
-		if (!err && !o.input && !measure && o.mode != PROFD_SNAP_LAST && !o.flat &&
-		    !o.callers && (o.format == PC_FMT_TEXT || o.format == PC_FMT_JSON)) {
-			w->annot = pc_annot_read(&src, s);
+		/* the tree's plots and locks, of the snapshot's window */
+		if (!err && !o.flat && !o.callers &&
+		    (o.format == PC_FMT_TEXT || o.format == PC_FMT_JSON)) {
+			w->annot = prof_snap_annot_sum(s);
 			s->annot = w->annot;
 		}
 		if (!err)
 			snaps[n++] = s;
 	}
 	if (!n) {
-		if (o.tid)
-			pc_warnx("tid %u: no such profiled thread%s", o.tid,
-				 o.pid ? " in that process" : "");
-		else
-			pc_warnx("no profile could be read");
+		report_none_said(&o);
 		goto cleanup;
 	}
 	/* html: the first process's timeline, from its live segment's rings */

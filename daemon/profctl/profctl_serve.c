@@ -40,7 +40,7 @@
 
 static const char usage_serve[] =
 	"usage: profctl serve [--listen ADDR] [--threads] [--max-zones N]\n"
-	"                     [--max-threads N] [--timeout S] [--all-users] [--no-daemon]\n"
+	"                     [--max-threads N] [--timeout TIME] [--all-users] [--no-daemon]\n"
 	"\n"
 	"      --listen ADDR    HOST:PORT to serve on (default 127.0.0.1:9464; [::1]:PORT,\n"
 	"                       :PORT for every address, PORT 0 for any free one); under\n"
@@ -49,8 +49,9 @@ static const char usage_serve[] =
 	"      --max-zones N    zones per process, the rest as zone=\"[other]\" (200)\n"
 	"      --max-threads N  with --threads, threads per process, the rest as\n"
 	"                       tid=\"other\" (32)\n"
-	"      --timeout S      a connection's whole request and answer, seconds; a\n"
-	"                       slower one is closed, and the oldest when 64 are open (10)\n"
+	"      --timeout TIME   a connection's whole request and answer, in whole seconds\n"
+	"                       (\"30s\", \"2m\" or \"30\"); a slower one is closed, and the\n"
+	"                       oldest when 64 are open (10s)\n"
 	"      --all-users      every user's processes you may see (root: everyone's);\n"
 	"                       whoever can connect learns their commands, pids, uids,\n"
 	"                       zones and timings\n"
@@ -69,11 +70,10 @@ static const char usage_serve[] =
 	"(trace's JSON), /api/p/PID/save?window=W (save's file); W is start, reset or\n"
 	"whole seconds (1s, 10s).  See profctl(1).\n";
 
-/* the options pc_parse_opts reads, once serve took its own (below) */
+/* serve's options, as every verb's: pc_parse_opts reads them all */
 static const struct option serve_options[] = {
-	PC_OPT_NO_DAEMON,
-	PC_OPT_HELP,
-	PC_OPT_END,
+	PC_OPT_LISTEN,	  PC_OPT_THREADS,   PC_OPT_MAX_ZONES, PC_OPT_MAX_THREADS, PC_OPT_TIMEOUT,
+	PC_OPT_ALL_USERS, PC_OPT_NO_DAEMON, PC_OPT_HELP,      PC_OPT_END,
 };
 
 #define NB PROF_HIST_BUCKETS
@@ -160,36 +160,17 @@ static int cmp_self(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* label value escaping: backslash, double quote, newline */
-static void put_label(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fputc('\\', f);
-		if (*s == '\n') {
-			fputs("\\n", f);
-			continue;
-		}
-		fputc(*s, f);
-	}
-}
-
-void pc_serve_label(FILE *f, const char *s)
-{
-	put_label(f, s);
-}
-
 static void put_labels(FILE *f, const struct prof_snapshot *s, const struct mz *m,
 		       const struct pc_serve_opts *o, const char *tid, const char *tname)
 {
 	fprintf(f, "{pid=\"%u\",comm=\"", s->pid);
-	put_label(f, s->comm);
+	pc_om_label(f, s->comm);
 	fputs("\",zone=\"", f);
-	put_label(f, m->name);
+	pc_om_label(f, m->name);
 	fputc('"', f);
 	if (o->threads) {
 		fprintf(f, ",tid=\"%s\",thread=\"", tid);
-		put_label(f, tname);
+		pc_om_label(f, tname);
 		fputc('"', f);
 	}
 }
@@ -381,12 +362,6 @@ static int collect(struct proc_zones *p, const struct pc_serve_opts *o)
 	return 0;
 }
 
-bool pc_serve_may_show(const struct pc_proc *p, const struct pc_serve_opts *o)
-{
-	/* root's exporter would show every user's to whoever connects */
-	return p->alive && (o->all_users || p->uid == getuid());
-}
-
 /* what the last scrape could not read: said when it changes */
 static size_t last_unread;
 
@@ -416,7 +391,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 			unread++;
 			continue;
 		}
-		pz[n].annot = pc_annot_read(src, pz[n].s);
+		pz[n].annot = prof_snap_annot_sum(pz[n].s);
 		pz[n].s->annot = pz[n].annot;
 		err = collect(&pz[n], o);
 		n++;
@@ -431,7 +406,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 		const struct prof_snapshot *s = pz[i].s;
 
 		fprintf(f, "profd_process_info{pid=\"%u\",comm=\"", s->pid);
-		put_label(f, s->comm);
+		pc_om_label(f, s->comm);
 		fprintf(f, "\",uid=\"%u\",clock=\"%s\",kernel=\"%s\"} 1\n", s->uid,
 			s->clock == PROF_CLOCK_TSC ? "tsc" : "monotonic",
 			prof_snap_any_sched(s) ? "on" : "off");
@@ -440,7 +415,7 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 	fputs("# HELP profd_process_threads Threads a process has profiled, alive or exited.\n", f);
 	for (i = 0; i < n; i++) {
 		fprintf(f, "profd_process_threads{pid=\"%u\",comm=\"", pz[i].s->pid);
-		put_label(f, pz[i].s->comm);
+		pc_om_label(f, pz[i].s->comm);
 		fprintf(f, "\"} %u\n", pz[i].s->nthreads);
 	}
 	for (fam = 0; fam < (int)NFAMS; fam++) {
@@ -485,7 +460,7 @@ cleanup:
 		free(pz[i].tids);
 		free(pz[i].tnames);
 		prof_snapshot__destroy(pz[i].s);
-		pc_annot_free(pz[i].annot);
+		prof_snap_annot_free(pz[i].annot);
 	}
 	free(pz);
 	free(procs);
@@ -812,73 +787,42 @@ static void say_where(int fd)
 	}
 }
 
-int pc_cmd_serve(int argc, char **argv)
+int pc_serve_parse(int argc, char **argv, struct pc_serve_opts *so, const char **listen_addr)
 {
-	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32, .timeout_s = 10 };
-	pthread_t reaper;
 	struct pc_opts o;
-	struct MHD_Daemon *d;
-	const char *listen_addr = "127.0.0.1:9464";
-	sigset_t set;
-	int fd, sig, i, err;
+	int err;
 
-	/* serve's own options first; the shared ones go to pc_parse_opts */
-	for (i = 1; i < argc; i++) {
-		char a[32];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL, *eq = strchr(argv[i], '=');
-		unsigned int *num;
-		int used = 2;
-
-		/* --opt=value is --opt value */
-		snprintf(a, sizeof(a), "%.*s", eq ? (int)(eq - argv[i]) : (int)strlen(argv[i]),
-			 argv[i]);
-		if (eq && strncmp(argv[i], "--", 2))
-			snprintf(a, sizeof(a), "%s", argv[i]);
-		else if (eq)
-			v = eq + 1, used = 1;
-		num = !strcmp(a, "--max-zones")	    ? &so.max_zones
-		      : !strcmp(a, "--max-threads") ? &so.max_threads
-		      : !strcmp(a, "--timeout")	    ? &so.timeout_s
-						    : NULL;
-		if (!strcmp(a, "--listen") || num) {
-			char *end;
-			unsigned long n;
-
-			if (!v) {
-				pc_warnx("serve: %s needs a value", a);
-				return 2;
-			}
-			if (num) {
-				errno = 0;
-				n = strtoul(v, &end, 10);
-				if (errno || *end || end == v || n < 1 || n > 100000) {
-					pc_warnx("serve: bad %s '%s' (1 to 100000)", a, v);
-					return 2;
-				}
-				*num = (unsigned int)n;
-			} else {
-				listen_addr = v;
-			}
-			memmove(&argv[i], &argv[i + used],
-				(size_t)(argc - i - used + 1) * sizeof(*argv));
-			argc -= used;
-			i--;
-		} else if (!strcmp(a, "--threads") || !strcmp(a, "--all-users")) {
-			if (!strcmp(a, "--threads"))
-				so.threads = true;
-			else
-				so.all_users = true;
-			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
-			argc--;
-			i--;
-		} else if (!strcmp(a, "--")) {
-			break;
-		}
-	}
+	*so = (struct pc_serve_opts){ .max_zones = 200, .max_threads = 32, .timeout_s = 10 };
+	*listen_addr = "127.0.0.1:9464";
 	err = pc_parse_opts(argc, argv, usage_serve, serve_options, &o);
 	if (err)
+		return err;
+	so->no_daemon = o.no_daemon;
+	so->threads = o.per_thread;
+	so->all_users = o.all_users;
+	if (o.max_zones)
+		so->max_zones = o.max_zones;
+	if (o.max_threads)
+		so->max_threads = o.max_threads;
+	if (o.timeout_s)
+		so->timeout_s = o.timeout_s;
+	if (o.listen)
+		*listen_addr = o.listen;
+	return 0;
+}
+
+int pc_cmd_serve(int argc, char **argv)
+{
+	struct pc_serve_opts so;
+	pthread_t reaper;
+	struct MHD_Daemon *d;
+	const char *listen_addr;
+	sigset_t set;
+	int fd, sig, err;
+
+	err = pc_serve_parse(argc, argv, &so, &listen_addr);
+	if (err)
 		return err < 0 ? 0 : err;
-	so.no_daemon = o.no_daemon;
 	fd = activated_fd();
 	if (fd < 0)
 		fd = listen_on(listen_addr);

@@ -343,7 +343,7 @@ static int sample(struct top *t)
 	if (t->sel && i == t->nthreads)
 		t->sel = 0;
 	t->need_base = false;
-	pc_annot_free(t->annot_prev);
+	prof_snap_annot_free(t->annot_prev);
 	t->annot_prev = t->annot;
 	t->annot = pc_annot_read(t->src, s);
 cleanup:
@@ -862,8 +862,8 @@ int pc_top(struct pc_src *src, const struct pc_opts *o, double interval, int ite
 	free(t.views);
 	free(t.names);
 	free(t.hot);
-	pc_annot_free(t.annot);
-	pc_annot_free(t.annot_prev);
+	prof_snap_annot_free(t.annot);
+	prof_snap_annot_free(t.annot_prev);
 	return err;
 }
 

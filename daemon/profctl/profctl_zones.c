@@ -351,11 +351,22 @@ static const char usage_zones[] =
 	"The zones (USDT probes of provider prof) compiled into an ELF executable or\n"
 	"shared library, read from its notes without running it, as readelf -n shows them.\n";
 
+static const struct option zones_options[] = {
+	PC_OPT_HELP,
+	PC_OPT_END_OPERANDS,
+};
+
 int pc_cmd_zones(int argc, char **argv)
 {
-	if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		fputs(usage_zones, argc == 2 ? stdout : stderr);
-		return argc == 2 ? 0 : EXIT_USAGE;
+	struct pc_opts o;
+	int err;
+
+	err = pc_parse_opts(argc, argv, usage_zones, zones_options, &o);
+	if (err)
+		return err < 0 ? 0 : err;
+	if (argc - o.args != 1) {
+		pc_warnx("zones: one BINARY to read; see --help");
+		return EXIT_USAGE;
 	}
-	return pc_zones(argv[1], stdout) ? 1 : 0;
+	return pc_zones(argv[o.args], stdout) ? 1 : 0;
 }

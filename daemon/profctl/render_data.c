@@ -11,21 +11,6 @@
 #include "profctl.h"
 #include "profctl_samples.h"
 
-void pc_csv_str(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 const struct pc_col_info pc_cols[PC_COLS] = {
 #define PC_COL_INFO(id, key, tree, flat, html)                                         \
 	[PC_COL_##id] = { key, PROF_FIG_IS(Y, tree), PROF_FIG_IS(Y, flat), PROF_FIG_IS(Y, html) },
@@ -310,33 +295,6 @@ static void csv_node(struct walk *w, __u32 i)
 	w->out->p = p;
 }
 
-/*
- * A folded line is "frame;frame;... count": a name's control byte (a
- * newline would start a line of its own) goes as '_', and so does a ';'
- * in a thread's label (it would read as one more frame).  Zone names are
- * identifiers in a live process, but a file or a JSON report read back
- * may hold any bytes.
- */
-static bool folded_bad(char c, bool semicolon)
-{
-	return (unsigned char)c < 0x20 || c == 0x7f || (semicolon && c == ';');
-}
-
-void pc_folded_safe(char *s, bool semicolon)
-{
-	for (; *s; s++)
-		if (folded_bad(*s, semicolon))
-			*s = '_';
-}
-
-static bool folded_needs(const char *s)
-{
-	for (; *s; s++)
-		if (folded_bad(*s, false))
-			return true;
-	return false;
-}
-
 static void folded_node(struct walk *w, __u32 i)
 {
 	const struct prof_snap_node *n = &w->t->nodes[i];
@@ -355,7 +313,7 @@ static void folded_node(struct walk *w, __u32 i)
 	if (!self)
 		return;
 	path = walk_path(w, i, buf, sizeof(buf));
-	if (folded_needs(path)) {
+	if (pc_folded_needs(path)) {
 		if (path != buf)
 			snprintf(buf, sizeof(buf), "%s", path);
 		pc_folded_safe(buf, false);

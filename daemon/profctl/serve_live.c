@@ -32,6 +32,13 @@
 #include "proffile.h"
 #include "serve_live.h"
 
+/* the metrics and the live page alike (profctl_serve.c calls it too) */
+bool pc_serve_may_show(const struct pc_proc *p, const struct pc_serve_opts *o)
+{
+	/* root's exporter would show every user's to whoever connects */
+	return p->alive && (o->all_users || p->uid == getuid());
+}
+
 /* the reads kept a process for windows without profd, a second apart */
 #define LIVE_KEEP 16
 #define LIVE_PIDS 8

@@ -14,6 +14,7 @@
  *	profd_hist.c	history frames as reverse deltas
  *	profd_ctl.c	the control socket
  *	profd_peer.c	a connection's peer: its pidfd, its pid namespace
+ *	profd_share.c	fair shares among uids
  */
 #ifndef PROFD_H
 #define PROFD_H
@@ -135,6 +136,8 @@ struct prof_snapshot *hist_snap_clone(const struct prof_snapshot *s);
 __u64 hist_snap_bytes(const struct prof_snapshot *s);
 /* every field, node and bucket equal, wherever the buckets lie */
 bool hist_snap_same(const struct prof_snapshot *a, const struct prof_snapshot *b);
+/* the same named locks and plots, figure for figure */
+bool hist_annot_same(const struct prof_snapshot *a, const struct prof_snapshot *b);
 
 /* profd_tsc.c: may TSC deltas be trusted across CPUs here? */
 struct profd_tsc {
@@ -169,8 +172,8 @@ void ctl_event(int epfd, void *conn, __u32 events);
 void ctl_tick(int epfd);	/* idle connections; a paused listener */
 void ctl_reap(void);		/* after each batch of events */
 bool ctl_is_listener(void *ptr);
-/* fair shares: uids sorted, so that how many of them are one uid's (what
- * it holds) is a search */
+/* profd_share.c: fair shares: uids sorted, so that how many of them are
+ * one uid's (what it holds) is a search */
 void profd_uid_sort(uid_t *u, __u32 n);
 __u32 profd_uid_run(const uid_t *u, __u32 n, uid_t uid);
 void *ctl_listener_tag(void);

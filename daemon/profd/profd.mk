@@ -14,7 +14,8 @@ PROFD_SRCS := daemon/profd/profd.c daemon/profd/profd_conf.c daemon/profd/profd_
 	daemon/profd/profd_bpf.c daemon/profd/profd_seg.c \
 	daemon/profd/profd_discover.c daemon/profd/profd_sample.c daemon/profd/profd_history.c \
 	daemon/profd/profd_query.c \
-	daemon/profd/profd_ctl.c daemon/profd/profd_peer.c daemon/profd/profd_tsc.c
+	daemon/profd/profd_ctl.c daemon/profd/profd_peer.c daemon/profd/profd_tsc.c \
+	daemon/profd/profd_share.c
 # history frames as deltas (profd_history.c keeps them)
 PROFD_SRCS += daemon/profd/profd_hist.c
 # its sampling cursor: a few words a sample of a followed process

@@ -45,19 +45,21 @@ __u64 profd_now_ns(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: profd [-dhv] [--socket PATH] [--interval MS] [--history TIME]\n"
-		"             [--keep SEC] [--slots N] [--uid-slots N] [--uid-conns N]\n"
-		"             [--max-conns N] [--uid-procs N] [--uid-kept MB] [--idle SEC]\n"
+		"usage: profd [-dhv] [--socket PATH] [--interval TIME] [--history TIME]\n"
+		"             [--keep TIME] [--slots N] [--uid-slots N] [--uid-conns N]\n"
+		"             [--max-conns N] [--uid-procs N] [--uid-kept MB] [--idle TIME]\n"
 		"             [--syslog] [--no-bpf] [--no-ns-scan] [--max-memory BYTES]\n"
 		"             [--sample-hz N]\n"
 		"\n"
 		"  -d, --daemon        detach once the socket is up, then log to syslog\n"
 		"  -s, --socket PATH   control socket (default %s)\n"
-		"  -i, --interval MS   sampling interval (default 100, 10..3600000)\n"
+		"  -i, --interval TIME sampling interval (\"100ms\", \"1s\" or bare milliseconds;\n"
+		"                      default 100ms, 10ms..1h)\n"
 		"      --history TIME  how far back \"the last N seconds\" reaches, in whole\n"
 		"                      seconds (\"90s\", \"2m\" or \"90\"; default 60s, 1s..1d)\n"
-		"      --keep SEC      keep exited processes this long (default 600, 0..2592000),\n"
-		"                      at most the 64 that exited last\n"
+		"      --keep TIME     keep exited processes this long (\"10m\", \"1h\" or bare\n"
+		"                      seconds; default 10m, 0..30 days), at most the 64 that\n"
+		"                      exited last\n"
 		"      --max-memory BYTES  history and kept data of all processes together\n"
 		"                      (K, M, G suffixes; default 1G, or a quarter of RAM if\n"
 		"                      less; 1M..1T): past it the oldest frames of the\n"
@@ -73,8 +75,9 @@ static void usage(FILE *f)
 		"                      place to another)\n"
 		"      --uid-procs N   processes of one uid followed at once (default 1024)\n"
 		"      --uid-kept MB   exited processes' data kept per uid (default 256)\n"
-		"      --idle SEC      close a connection that asks nothing this long, unless\n"
-		"                      it registered threads (default 10)\n"
+		"      --idle TIME     close a connection that asks nothing this long (\"30s\",\n"
+		"                      \"1m\" or bare seconds), unless it registered threads\n"
+		"                      (default 10s)\n"
 		"      --syslog        log to syslog instead of stderr, without detaching\n"
 		"      --no-bpf        run without kernel assistance\n"
 		"      --no-ns-scan    do not look into other mount namespaces' /dev/shm (a\n"
@@ -99,17 +102,33 @@ static __u32 arg_u32(const char *opt, const char *s, __u32 lo, __u32 hi)
 	return (__u32)v;
 }
 
-/* a time in whole seconds, as profctl's --last takes it ("90s", "2m"; bare
- * seconds too) */
-static __u32 arg_seconds(const char *opt, const char *s, __u32 lo, __u32 hi)
+/*
+ * every option that takes a time: as profctl's --last takes one ("90s",
+ * "2m", "100ms"), in whole units of unit_ns (seconds, milliseconds), from lo
+ * to hi of them; a bare number counts units, as these options were always
+ * documented (and 0, or past the parser's week, only so)
+ */
+static __u32 arg_time(const char *opt, const char *s, __u64 unit_ns, __u32 lo, __u32 hi)
 {
+	bool ms = unit_ns == 1000000ull, ok;
+	unsigned long long n;
 	__u64 ns;
 
-	if (prof_parse_duration(s, &ns) || ns % 1000000000ull || ns / 1000000000ull < lo ||
-	    ns / 1000000000ull > hi)
-		fatalx("%s: want whole seconds from %u to %u (\"90s\", \"2m\", \"90\"), got \"%s\"",
-		       opt, lo, hi, s);
-	return (__u32)(ns / 1000000000ull);
+	if (*s && !s[strspn(s, "0123456789")]) {
+		errno = 0;
+		n = strtoull(s, NULL, 10);
+		ok = !errno;
+	} else {
+		ok = !prof_parse_duration(s, &ns) && !(ns % unit_ns);
+		n = ok ? ns / unit_ns : 0;
+	}
+	if (!ok || n < lo || n > hi)
+		fatalx("%s: want a time in whole %s from %u to %u (%s), got \"%s\"", opt,
+		       ms ? "milliseconds" : "seconds", lo, hi,
+		       ms ? "\"100ms\", \"1s\" or bare milliseconds"
+			  : "\"90s\", \"2m\" or bare seconds",
+		       s);
+	return (__u32)n;
 }
 
 /* bytes, with a K, M or G suffix (powers of 1024), 1 MiB to 1 TiB */
@@ -178,13 +197,13 @@ void profd_conf_parse(int argc, char **argv)
 			conf.sock_path = optarg;
 			break;
 		case 'i':
-			conf.interval_ms = arg_u32("--interval", optarg, 10, 3600000);
+			conf.interval_ms = arg_time("--interval", optarg, 1000000ull, 10, 3600000);
 			break;
 		case O_HISTORY:
-			conf.history_s = arg_seconds("--history", optarg, 1, 86400);
+			conf.history_s = arg_time("--history", optarg, 1000000000ull, 1, 86400);
 			break;
 		case O_KEEP:
-			conf.keep_s = arg_u32("--keep", optarg, 0, 30 * 86400);
+			conf.keep_s = arg_time("--keep", optarg, 1000000000ull, 0, 30 * 86400);
 			break;
 		case O_SLOTS:
 			conf.nslots = arg_u32("--slots", optarg, 1, PROF_SCHED_MAX_SLOTS_LIMIT);
@@ -205,7 +224,7 @@ void profd_conf_parse(int argc, char **argv)
 			conf.uid_kept_bytes = (__u64)arg_u32("--uid-kept", optarg, 0, 1 << 20) << 20;
 			break;
 		case O_IDLE:
-			conf.idle_s = arg_u32("--idle", optarg, 1, 86400);
+			conf.idle_s = arg_time("--idle", optarg, 1000000000ull, 1, 86400);
 			break;
 		case O_MAX_MEMORY:
 			conf.max_memory = arg_bytes("--max-memory", optarg);

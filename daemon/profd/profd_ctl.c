@@ -422,32 +422,6 @@ static __u32 conns_of(uid_t uid)
 	return n;
 }
 
-static int uid_cmp(const void *a, const void *b)
-{
-	uid_t x = *(const uid_t *)a, y = *(const uid_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-void profd_uid_sort(uid_t *u, __u32 n)
-{
-	qsort(u, n, sizeof(*u), uid_cmp);
-}
-
-__u32 profd_uid_run(const uid_t *u, __u32 n, uid_t uid)
-{
-	const uid_t *p = bsearch(&uid, u, n, sizeof(*u), uid_cmp);
-	const uid_t *lo = p, *hi = p;
-
-	if (!p)
-		return 0;
-	while (lo > u && lo[-1] == uid)
-		lo--;
-	while (hi < u + n && *hi == uid)
-		hi++;
-	return (__u32)(hi - lo);
-}
-
 /*
  * Every place taken, and uid comes: it gets one if another uid holds
  * more than it does, by closing a connection of a uid that holds the

@@ -704,3 +704,43 @@ drop:
 		sg.pending[i] = sg.pending[--sg.npending];
 	}
 }
+
+int seg_inotify_fd(void)
+{
+	return sg.ifd;
+}
+
+/* new names in /dev/shm: each looked at alone; a lost event (the queue
+ * overflowed) lists all of it */
+void seg_inotify_event(void)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	struct prof_seg_ent e;
+	bool all = false, lost = false;
+	ssize_t n;
+	char *p;
+
+	while ((n = read(sg.ifd, buf, sizeof(buf))) > 0)
+		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if (ev->mask & (IN_IGNORED | IN_UNMOUNT))
+				lost = true;
+			else if (ev->mask & IN_Q_OVERFLOW)
+				all = true;
+			else if (!all && ev->len && !prof_seg_ent_here(ev->name, &e))
+				seg_consider(&e);
+		}
+	/* at the next sample, at most one a second: a user who floods the
+	 * queue does not keep profd listing */
+	if (all)
+		sg.overflowed = true;
+	/* the watch went (/dev/shm unmounted): the backstop finds segments */
+	if (lost) {
+		log_warnx("seg: inotify on /dev/shm ended; listing it every %llu s",
+			  SEG_RESCAN_BLIND_NS / 1000000000ull);
+		close(sg.ifd);
+		sg.ifd = -1;
+		sg.overflowed = true;
+	}
+}

@@ -42,12 +42,16 @@ struct hist_delta {
 	struct hist_dthread *threads; /* s.nthreads of them */
 	__u32 *hist;		      /* the changed nodes' buckets */
 	__u64 bytes;
+	bool annot; /* s's locks and plots are the older's own;
+				       * else the same as the newer's */
 };
 
 __u64 hist_snap_bytes(const struct prof_snapshot *snap)
 {
 	__u64 b = sizeof(*snap) + (__u64)snap->nsites * sizeof(*snap->sites) +
-		  (__u64)snap->nthreads * sizeof(*snap->threads) + snap->nhist * sizeof(__u32);
+		  (__u64)snap->nthreads * sizeof(*snap->threads) + snap->nhist * sizeof(__u32) +
+		  (__u64)snap->nlocks * sizeof(*snap->locks) +
+		  (__u64)snap->nplots * sizeof(*snap->plots);
 	__u32 i;
 
 	for (i = 0; i < snap->nthreads; i++)
@@ -73,7 +77,16 @@ void hist_delta__destroy(struct hist_delta *d)
 	free(d->threads);
 	free(d->sites);
 	free(d->hist);
+	free(d->s.locks);
+	free(d->s.plots);
 	free(d);
+}
+
+bool hist_annot_same(const struct prof_snapshot *a, const struct prof_snapshot *b)
+{
+	return a->nlocks == b->nlocks && a->nplots == b->nplots &&
+	       (!a->nlocks || !memcmp(a->locks, b->locks, a->nlocks * sizeof(*a->locks))) &&
+	       (!a->nplots || !memcmp(a->plots, b->plots, a->nplots * sizeof(*a->plots)));
 }
 
 /* a node's buckets, or NULL (none kept, or out of its pool) */
@@ -155,7 +168,18 @@ struct hist_delta *hist_delta__new(const struct prof_snapshot *older,
 	d->s.threads = NULL;
 	d->s.hist = NULL;
 	d->s.lazy = NULL;
+	d->s.locks = NULL;
+	d->s.plots = NULL;
 	d->bytes = sizeof(*d);
+	/* a process's locks and plots are few: a frame keeps them whole,
+	 * unless they are the newer frame's */
+	if (!hist_annot_same(older, newer)) {
+		if (prof_snap_annot_copy(&d->s, older))
+			goto fail;
+		d->annot = true;
+		d->bytes += older->nlocks * sizeof(*older->locks) +
+			    older->nplots * sizeof(*older->plots);
+	}
 	if (older->nsites != newer->nsites ||
 	    memcmp(older->sites, newer->sites, older->nsites * sizeof(*older->sites))) {
 		d->sites = malloc((older->nsites ? older->nsites : 1) * sizeof(*d->sites));
@@ -238,6 +262,10 @@ struct prof_snapshot *hist_snap_clone(const struct prof_snapshot *s)
 	c->threads = NULL;
 	c->hist = NULL;
 	c->nthreads = 0;
+	if (prof_snap_annot_copy(c, s)) {
+		free(c);
+		return NULL;
+	}
 	c->sites = malloc((s->nsites ? s->nsites : 1) * sizeof(*c->sites));
 	c->threads = calloc(s->nthreads ? s->nthreads : 1, sizeof(*c->threads));
 	c->hist = malloc((s->nhist ? s->nhist : 1) * sizeof(*c->hist));
@@ -272,14 +300,20 @@ int hist_delta__apply(struct prof_snapshot *w, const struct hist_delta *d)
 	struct prof_snap_thread *threads = w->threads;
 	__u32 *hist = w->hist, i, k, nt = d->s.nthreads;
 	__u64 nhist = w->nhist;
+	struct prof_snapshot an = { 0 };
 
 	if (w->lazy)
 		return -EINVAL;
+	/* the older locks and plots, if they differ; else w's stay */
+	if (d->annot ? prof_snap_annot_copy(&an, &d->s) : prof_snap_annot_copy(&an, w))
+		return -ENOMEM;
 	/* room first; on a failure w is only fit to be destroyed */
 	if (d->sites) {
 		sites = malloc((d->s.nsites ? d->s.nsites : 1) * sizeof(*sites));
-		if (!sites)
-			return -ENOMEM;
+		if (!sites) {
+			sites = w->sites;
+			goto nomem;
+		}
 		memcpy(sites, d->sites, d->s.nsites * sizeof(*sites));
 	}
 	if (d->s.nhist) {
@@ -340,13 +374,21 @@ int hist_delta__apply(struct prof_snapshot *w, const struct hist_delta *d)
 	sites = w->sites;
 	threads = w->threads;
 	hist = w->hist;
+	free(w->locks);
+	free(w->plots);
 	*w = d->s;
 	w->sites = sites;
 	w->threads = threads;
 	w->hist = hist;
 	w->nhist = nhist;
+	w->locks = an.locks;
+	w->plots = an.plots;
+	w->nlocks = an.nlocks;
+	w->nplots = an.nplots;
 	return 0;
 nomem:
+	free(an.locks);
+	free(an.plots);
 	if (sites != w->sites)
 		free(sites);
 	return -ENOMEM;
@@ -361,7 +403,10 @@ bool hist_snap_same(const struct prof_snapshot *a, const struct prof_snapshot *b
 	x.threads = y.threads = NULL;
 	x.hist = y.hist = NULL;
 	x.nhist = y.nhist = 0;
-	if (memcmp(&x, &y, sizeof(x)) || memcmp(a->sites, b->sites, a->nsites * sizeof(*a->sites)))
+	x.locks = y.locks = NULL;
+	x.plots = y.plots = NULL;
+	if (memcmp(&x, &y, sizeof(x)) ||
+	    memcmp(a->sites, b->sites, a->nsites * sizeof(*a->sites)) || !hist_annot_same(a, b))
 		return false;
 	for (i = 0; i < a->nthreads; i++) {
 		struct prof_snap_thread s = a->threads[i], t = b->threads[i];

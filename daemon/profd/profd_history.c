@@ -85,7 +85,8 @@ static bool snap_same(const struct prof_snapshot *a, const struct prof_snapshot 
 	    a->sites_dropped != b->sites_dropped || a->threads_dropped != b->threads_dropped ||
 	    memcmp(a->comm, b->comm, sizeof(a->comm)) ||
 	    memcmp(a->sites, b->sites, a->nsites * sizeof(*a->sites)) ||
-	    (a->nhist && memcmp(a->hist, b->hist, a->nhist * sizeof(*a->hist))))
+	    (a->nhist && memcmp(a->hist, b->hist, a->nhist * sizeof(*a->hist))) ||
+	    !hist_annot_same(a, b))
 		return false;
 	for (i = 0; i < a->nthreads; i++) {
 		const struct prof_snap_thread *x = &a->threads[i], *y = &b->threads[i];

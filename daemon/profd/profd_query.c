@@ -346,52 +346,6 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 	return 0;
 }
 
-struct look_pid {
-	int (*look)(const void *mem, size_t len, void *arg);
-	void (*undo)(void *arg);
-	void *arg;
-};
-
-static int look_pid(struct seg *s, void *arg)
-{
-	struct look_pid *l = arg;
-
-	return l->look(s->mem, s->len, l->arg);
-}
-
-static void undo_pid(struct seg *s, void *arg)
-{
-	struct look_pid *l = arg;
-
-	(void)s;
-	if (l->undo)
-		l->undo(l->arg);
-}
-
-static struct seg *seg_of_pid(pid_t pid)
-{
-	struct seg *s;
-
-	for (s = sg.list; s; s = s->next)
-		if (s->alive && s->pid == pid && s->mem)
-			return s;
-	return NULL;
-}
-
-int seg_look_pid(pid_t pid, int (*look)(const void *mem, size_t len, void *arg),
-		 void (*undo)(void *arg), void *arg)
-{
-	struct look_pid l = { look, undo, arg };
-	struct seg *s = seg_of_pid(pid);
-
-	return s ? seg_guard(s, look_pid, undo_pid, &l) : -ESRCH;
-}
-
-bool seg_alive_pid(pid_t pid)
-{
-	return seg_of_pid(pid) != NULL;
-}
-
 int seg_access(uid_t uid, pid_t pid)
 {
 	struct seg *s;

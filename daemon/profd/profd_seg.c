@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * daemon/profd/profd_seg.c - the processes profd follows: their state
- * (profd_seg.h), the inotify watch on /dev/shm, and the guarded read of a
- * followed segment.  Discovery is profd_discover.c, sampling
+ * (profd_seg.h), the inotify watch on /dev/shm set up, and the guarded read
+ * of a followed segment.  Discovery (the watch's events too) is
+ * profd_discover.c, sampling
  * profd_sample.c, history and its memory bound profd_history.c, the
  * clients' queries profd_query.c.  Resets are not profd's: a reset is a
  * baseline file of the user who made it, subtracted by profctl.
@@ -60,46 +61,6 @@ int seg_init(void)
 	return 0;
 }
 
-int seg_inotify_fd(void)
-{
-	return sg.ifd;
-}
-
-/* new names in /dev/shm: each looked at alone; a lost event (the queue
- * overflowed) lists all of it */
-void seg_inotify_event(void)
-{
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	const struct inotify_event *ev;
-	struct prof_seg_ent e;
-	bool all = false, lost = false;
-	ssize_t n;
-	char *p;
-
-	while ((n = read(sg.ifd, buf, sizeof(buf))) > 0)
-		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
-			ev = (const struct inotify_event *)p;
-			if (ev->mask & (IN_IGNORED | IN_UNMOUNT))
-				lost = true;
-			else if (ev->mask & IN_Q_OVERFLOW)
-				all = true;
-			else if (!all && ev->len && !prof_seg_ent_here(ev->name, &e))
-				seg_consider(&e);
-		}
-	/* at the next sample, at most one a second: a user who floods the
-	 * queue does not keep profd listing */
-	if (all)
-		sg.overflowed = true;
-	/* the watch went (/dev/shm unmounted): the backstop finds segments */
-	if (lost) {
-		log_warnx("seg: inotify on /dev/shm ended; listing it every %llu s",
-			  SEG_RESCAN_BLIND_NS / 1000000000ull);
-		close(sg.ifd);
-		sg.ifd = -1;
-		sg.overflowed = true;
-	}
-}
-
 void seg_unmap(struct seg *s)
 {
 	if (s->mem)
@@ -112,10 +73,13 @@ void seg_unmap(struct seg *s)
 
 void seg_free(struct seg *s)
 {
+	__u32 i;
+
 	seg_unmap(s);
 	prof_seg_cursor__destroy(s->cursor);
-	while (s->ring_n)
-		ring_drop_oldest(s);
+	/* its history's deltas: a frame that left the ring took its own */
+	for (i = 0; i < SEG_RING; i++)
+		hist_delta__destroy(s->ring[i].back);
 	prof_snapshot__destroy(s->full);
 	free(s);
 }
@@ -256,4 +220,52 @@ int seg_busy(struct seg *s, struct prof_seg_busy *out)
 	if (err)
 		return err;
 	return seg_is(s, out->pid, out->start_token, out->uid) ? 0 : -EPERM;
+}
+
+/* pid's live segment looked at under the guard: profd_stacks.c's samples
+ * and the queries alike */
+struct look_pid {
+	int (*look)(const void *mem, size_t len, void *arg);
+	void (*undo)(void *arg);
+	void *arg;
+};
+
+static int look_pid(struct seg *s, void *arg)
+{
+	struct look_pid *l = arg;
+
+	return l->look(s->mem, s->len, l->arg);
+}
+
+static void undo_pid(struct seg *s, void *arg)
+{
+	struct look_pid *l = arg;
+
+	(void)s;
+	if (l->undo)
+		l->undo(l->arg);
+}
+
+static struct seg *seg_of_pid(pid_t pid)
+{
+	struct seg *s;
+
+	for (s = sg.list; s; s = s->next)
+		if (s->alive && s->pid == pid && s->mem)
+			return s;
+	return NULL;
+}
+
+int seg_look_pid(pid_t pid, int (*look)(const void *mem, size_t len, void *arg),
+		 void (*undo)(void *arg), void *arg)
+{
+	struct look_pid l = { look, undo, arg };
+	struct seg *s = seg_of_pid(pid);
+
+	return s ? seg_guard(s, look_pid, undo_pid, &l) : -ESRCH;
+}
+
+bool seg_alive_pid(pid_t pid)
+{
+	return seg_of_pid(pid) != NULL;
 }

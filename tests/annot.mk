@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: MIT
+# the annotations' windows: a diff, an image, profd's history frames
+# (profd_hist.c alone), profctl's reset and --input, the report at exit;
+# and a name used in two files (annot_b.c) is one lock, one plot
+UNIT_TESTS += $(OUTPUT)/tests/test_annot_window
+# the readers of locks and plots, and the threads that write them, under
+# ASan, UBSan and TSan too
+SAN_TESTS += $(OUTPUT)/tests/test_annot_window $(OUTPUT)/tests/test_annot
+$(OUTPUT)/tests/test_annot_window: tests/test_annot_window.c tests/annot_b.c tests/testutil.h tests/profctl_child.h \
+		daemon/profd/profd_hist.c daemon/profd/profd.h $(PROFCTL_LIB) $(LIBPROF_READ) \
+		$(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< tests/annot_b.c daemon/profd/profd_hist.c -o $@ \
+		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
