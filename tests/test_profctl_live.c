@@ -216,9 +216,7 @@ static void test_reset_then_n(void **state)
 	drive(25);
 	assert_int_equal(run(NULL, reset), 0);
 	/* nothing since the reset */
-	assert_int_equal(run(out, report), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(out, report, NULL);
 	assert_true(csv_calls(text, "live_outer") <= 0);
 	free(text);
 
@@ -525,9 +523,7 @@ static void test_last_span(void **state)
 	(void)state;
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	snprintf(out, sizeof(out), "%s/last.txt", dir);
-	assert_int_equal(run(out, a), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(out, a, NULL);
 	at = strstr(text, ", the last ");
 	if (!at || sscanf(at + 11, "%lf%3[a-z]", &v, unit) != 2)
 		fail_msg("no span in the title:\n%.300s", text);
@@ -549,9 +545,7 @@ static void test_last_window(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	snprintf(out, sizeof(out), "%s/window.csv", dir);
 	drive(10);
-	assert_int_equal(run(out, report), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(out, report, NULL);
 	assert_true(csv_calls(text, "live_outer") <= 0);
 	free(text);
 }
