@@ -403,8 +403,8 @@ static void test_exit_report_says_so(void **state)
 		/* the title says what its figure is: the zones' own instructions */
 		{ "text",
 		  "1",
-		  { "\nprof: compensated: a zone's cost (", "taken out", ", zones' own instructions ~",
-		    "%, calibrated at start, taken out)" },
+		  { "\nprof: compensated: a zone's cost (", "taken out",
+		    ", zones' own instructions ~", "%, calibrated at start, taken out)" },
 		  { NULL } },
 		{ "json", "1", { "\"compensated\":true" }, { NULL } },
 		/* off: nothing said */
@@ -424,12 +424,12 @@ static void test_exit_report_says_so(void **state)
 			print_message("%s", out);
 		for (k = 0; k < 4 && want[i].has[k]; k++)
 			if (!strstr(out, want[i].has[k]))
-				fail_msg("%s, compensate %s: no '%s' in\n%s", want[i].fmt, want[i].comp,
-					 want[i].has[k], out);
+				fail_msg("%s, compensate %s: no '%s' in\n%s", want[i].fmt,
+					 want[i].comp, want[i].has[k], out);
 		for (k = 0; k < 3 && want[i].lacks[k]; k++)
 			if (strstr(out, want[i].lacks[k]))
-				fail_msg("%s, compensate %s: '%s' in\n%s", want[i].fmt, want[i].comp,
-					 want[i].lacks[k], out);
+				fail_msg("%s, compensate %s: '%s' in\n%s", want[i].fmt,
+					 want[i].comp, want[i].lacks[k], out);
 		free(out);
 	}
 }

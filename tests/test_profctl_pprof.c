@@ -26,11 +26,11 @@ static char dir[64], img[128], pb[128], out[128];
 /* profctl report --input img --format pprof [flag] -o to, in-process */
 static int pprof_to(const char *flag, char *to)
 {
-	char *argv[] = { (char *)(uintptr_t) "profctl", (char *)(uintptr_t) "report",
-			 (char *)(uintptr_t) "--input",	img,
-			 (char *)(uintptr_t) "--format",	(char *)(uintptr_t) "pprof",
-			 (char *)(uintptr_t) "-o",		to,
-			 (char *)(uintptr_t) flag,		NULL };
+	char *argv[] = { (char *)(uintptr_t) "profctl",	 (char *)(uintptr_t) "report",
+			 (char *)(uintptr_t) "--input",	 img,
+			 (char *)(uintptr_t) "--format", (char *)(uintptr_t) "pprof",
+			 (char *)(uintptr_t) "-o",	 to,
+			 (char *)(uintptr_t)flag,	 NULL };
 
 	return profctl_main(flag ? 9 : 8, argv);
 }

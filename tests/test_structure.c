@@ -339,9 +339,9 @@ static void test_begin_end_unbalanced(void **state)
 	 * BEGIN, the END after it, the END inside struct_ub_mid */
 	assert_int_equal(t->unbalanced, 5);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		node[i] = test_child_calls(s, t,
-					   want[i].parent < 0 ? PROF_NODE_ROOT : node[want[i].parent],
-					   want[i].name, want[i].calls);
+		node[i] = test_child_calls(
+			s, t, want[i].parent < 0 ? PROF_NODE_ROOT : node[want[i].parent],
+			want[i].name, want[i].calls);
 	/* nothing anywhere else */
 	assert_int_equal(test_count_named(s, t, "struct_ub_after"), 1);
 	assert_int_equal(test_count_named(s, t, "struct_ub_last"), 1);

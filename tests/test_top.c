@@ -221,8 +221,8 @@ static bool zone_running(const char *text, void *arg)
 {
 	char line[512];
 
-	return test_line_with(text, (const char *)arg, line, sizeof(line)) && first_number(line) > 0 &&
-	       has_bar(line);
+	return test_line_with(text, (const char *)arg, line, sizeof(line)) &&
+	       first_number(line) > 0 && has_bar(line);
 }
 
 static bool title_has(const char *text, void *arg)
