@@ -488,6 +488,20 @@ static pid_t killed_child(void)
 	return p;
 }
 
+/* profctl args of the gone child p into out, which must succeed, its
+ * segments removed then: what profctl wrote */
+static char *text_of_gone(pid_t p, const char *out, const char **args)
+{
+	int rc = run(out, args);
+	char *text;
+
+	drop_segments(p);
+	assert_int_equal(rc, 0);
+	text = test_slurp(out, NULL);
+	assert_non_null(text);
+	return text;
+}
+
 /* its segment says its threads are alive; /proc says the process is gone,
  * and the report says exited */
 static void test_killed_is_exited(void **state)
@@ -495,17 +509,12 @@ static void test_killed_is_exited(void **state)
 	char pid[16], out[128], *text;
 	const char *a[] = { "report", "--pid", pid, "--format", "json", "--no-daemon", NULL };
 	pid_t p;
-	int rc;
 
 	(void)state;
 	p = killed_child();
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	snprintf(out, sizeof(out), "%s/killed.json", dir);
-	rc = run(out, a);
-	drop_segments(p);
-	assert_int_equal(rc, 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = text_of_gone(p, out, a);
 	assert_non_null(strstr(text, "\"exited\":true"));
 	assert_non_null(strstr(text, "\"state\":\"exited\""));
 	assert_null(strstr(text, "\"state\":\"alive\""));
@@ -556,17 +565,12 @@ static void test_top_exited(void **state)
 	char pid[16], out[128], want[64], *text;
 	const char *top[] = { "top", "--pid", pid, "-d", "0.05", "-n", "2", "--no-daemon", NULL };
 	pid_t p;
-	int rc;
 
 	(void)state;
 	p = exited_child();
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	snprintf(out, sizeof(out), "%s/top_exited.txt", dir);
-	rc = run(out, top);
-	drop_segments(p);
-	assert_int_equal(rc, 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = text_of_gone(p, out, top);
 	snprintf(want, sizeof(want), "profctl top - pid %d (", (int)p);
 	assert_non_null(strstr(text, want));
 	if (!strstr(text, ", exited) - all 1 thread - "))
