@@ -8,6 +8,14 @@
  * stack and the instant to profd through a ring buffer; any other tick
  * costs one array lookup.  profd attributes each sample to the zone that
  * was open at that instant (from the thread's slab) and symbolizes it.
+ *
+ * A sampled process's new mapping at an address the kernel chose (the
+ * way ld.so places a library: dlopen) bumps its maps generation, which
+ * each sample carries: profd names a frame only from maps it read in the
+ * sample's generation, so code unmapped (dlclose) and something else
+ * mapped where it was is never named as what is there now.  (The kernel
+ * here has neither kprobes nor fentry on remove_vma; a tracepoint is what
+ * a tp_btf program can hold.)
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -31,6 +39,26 @@ struct {
 	__uint(max_entries, PROF_SAMPLE_RING);
 } samples SEC(".maps");
 
+/* tgid -> its maps generation: mappings placed by the kernel since it was
+ * first sampled (only sampled processes have an entry) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROF_SAMPLE_MAPGENS);
+	__type(key, __u32);
+	__type(value, __u32);
+} mapgen SEC(".maps");
+
+SEC("tp_btf/vm_unmapped_area")
+int BPF_PROG(prof_unmap, unsigned long addr, struct vm_unmapped_area_info *info)
+{
+	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32), *g;
+
+	g = bpf_map_lookup_elem(&mapgen, &tgid);
+	if (g)
+		__sync_fetch_and_add(g, 1);
+	return 0;
+}
+
 /* samples the ring had no room for (profd reads it) */
 __u64 dropped = 0;
 
@@ -38,7 +66,7 @@ SEC("perf_event")
 int prof_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), *word;
-	__u32 tid = (__u32)id, w = tid / PROF_SCHED_TIDS_PER_WORD;
+	__u32 tid = (__u32)id, w = tid / PROF_SCHED_TIDS_PER_WORD, *gen;
 	struct prof_sample *s;
 	long n;
 
@@ -53,7 +81,12 @@ int prof_sample(struct bpf_perf_event_data *ctx)
 	s->mono_ns = bpf_ktime_get_ns();
 	s->pid = (__u32)(id >> 32);
 	s->tid = tid;
-	s->__pad = 0;
+	w = (__u32)(id >> 32);
+	gen = bpf_map_lookup_elem(&mapgen, &w);
+	s->map_gen = gen ? *gen : 0;
+	/* counted from its first sample on */
+	if (!gen)
+		bpf_map_update_elem(&mapgen, &w, &s->map_gen, BPF_NOEXIST);
 	n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), BPF_F_USER_STACK);
 	s->nframes = n > 0 ? (__u32)n / sizeof(__u64) : 0;
 	bpf_ringbuf_submit(s, 0);

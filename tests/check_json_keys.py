@@ -4,7 +4,8 @@
 with each of its keys, one at a time, removed or of the wrong type (a
 string for a number, an array or an object; a number for a string): refused
 in one line that names the key, exit 1; only the figures the loader
-derives again (a node's percentiles and on-CPU times) may be anything, and
+derives again (a node's percentiles and on-CPU times) and the sampling
+state (said to the reader, not read back) may be anything, and
 only a node's func and a thread's probe cost may be missing.  Every key of
 tests/golden/tree_json, in its first element of each array.  Prints what
 does otherwise and exits 1 if anything does."""
@@ -21,6 +22,8 @@ NODE = "processes.threads.nodes."
 THREAD = "processes.threads."
 # computed again from the counts and histograms: what the file says is not read
 DERIVED = {NODE + k for k in ("p50_ns", "p90_ns", "p99_ns", "oncpu_ns", "self_oncpu_ns")}
+# what the report says to be read, not read back: may be anything
+DERIVED |= {"processes.samples_state"}
 # a report of an older profctl has none of these
 OPTIONAL = {NODE + "func", THREAD + "probe_cost_ns"}
 # how the refusal of a missing key names it, where not by its name

@@ -43,6 +43,7 @@
 #include "client.h"
 #include "proto.h"
 #include "root_fixture.h"
+#include "shm_private.h"
 
 #define SOCK_DIR "/tmp/profd-test"
 #define SLEEP_CALLS 10
@@ -237,13 +238,14 @@ static inline void xdg_done(void)
  * see them) */
 static inline void private_shm(void)
 {
+	int err;
+
 	if (geteuid() != 0) {
 		printf("skip: not root\n");
 		skip();
 	}
-	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777")) {
-		printf("skip: no private /dev/shm: %s\n", strerror(errno));
+	if ((err = test_shm_private())) {
+		printf("skip: no private /dev/shm: %s\n", strerror(-err));
 		skip();
 	}
 }

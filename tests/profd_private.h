@@ -75,15 +75,26 @@ static inline void test_profd_stop(pid_t pid)
 	}
 }
 
+/* a private directory /tmp/NAME.XXXXXX (mode 0755: other users' clients
+ * reach a socket in it) into dir (64 bytes); 0 or -1.  And its end */
+static inline int test_dir_make(const char *name, char *dir)
+{
+	snprintf(dir, 64, "/tmp/%s.XXXXXX", name);
+	return mkdtemp(dir) && !chmod(dir, 0755) ? 0 : -1;
+}
+
+static inline int test_dir_remove(const char *dir)
+{
+	return test_rm_rf(dir);
+}
+
 /*
- * A test group's private directory /tmp/NAME.XXXXXX (mode 0755: other
- * users' clients reach the socket in it) into dir (64 bytes), profd on
- * its socket (sock, 128 bytes), its pid in *pid; 0 or -1.  And its end.
+ * A test group's private directory (test_dir_make), profd on its socket
+ * (sock, 128 bytes), its pid in *pid; 0 or -1.  And its end.
  */
 static inline int test_profd_group_setup(const char *name, char *dir, char *sock, pid_t *pid)
 {
-	snprintf(dir, 64, "/tmp/%s.XXXXXX", name);
-	if (!mkdtemp(dir) || chmod(dir, 0755))
+	if (test_dir_make(name, dir))
 		return -1;
 	snprintf(sock, 128, "%s/profd.sock", dir);
 	test_profd_start(sock, pid);
@@ -93,7 +104,7 @@ static inline int test_profd_group_setup(const char *name, char *dir, char *sock
 static inline int test_profd_group_teardown(const char *dir, pid_t pid)
 {
 	test_profd_stop(pid);
-	return test_rm_rf(dir);
+	return test_dir_remove(dir);
 }
 
 /* zone's callers in s (free them): its parents sum to its total and

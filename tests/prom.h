@@ -150,6 +150,45 @@ static inline double prom_query(unsigned int port, const char *query)
 	return v;
 }
 
+/*
+ * The samples Prometheus stored of the one series sel names over the last
+ * window (a range query, "15s"): how many (-1 if none), in *span the
+ * seconds from the first to the last, and in *rate the counter's increase
+ * between them over that span.  Not rate(): that divides by the whole
+ * window, however much of it the samples cover (and extrapolates by rules
+ * of its own).
+ */
+static inline int prom_samples(unsigned int port, const char *sel, const char *window,
+			       double *rate, double *span)
+{
+	char path[512], *body, *p;
+	double t, v, t0 = 0, v0 = 0;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/api/v1/query?query=%s%%5B%s%%5D", sel, window);
+	*rate = -1;
+	*span = 0;
+	if (http(port, "GET", path, NULL, &body) != 200) {
+		free(body);
+		return -1;
+	}
+	/* "values":[[1795765964.251,"1086"],[1795765965.251,"1294"],...] */
+	p = strstr(body, "\"values\":[");
+	for (p = p ? p + 10 : NULL; p && sscanf(p, "[%lf,\"%lf\"]", &t, &v) == 2; n++) {
+		if (!n) {
+			t0 = t;
+			v0 = v;
+		} else if (t > t0) {
+			*rate = (v - v0) / (t - t0);
+			*span = t - t0;
+		}
+		p = strchr(p, ']');
+		p = p && p[1] == ',' ? p + 2 : NULL;
+	}
+	free(body);
+	return n ? n : -1;
+}
+
 static inline bool prom_up(unsigned int port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };

@@ -31,3 +31,32 @@ $(OUTPUT)/tests/test_sample: tests/test_sample.c tests/testutil.h tests/profd_pr
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_attrib.c -o $@ \
 		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# every report says whether stacks are sampled or why not (unprivileged, and
+# root with a real profd on and at --sample-hz 0)
+ROOT_TESTS += $(OUTPUT)/tests/test_sample_state
+$(OUTPUT)/tests/test_sample_state: tests/test_sample_state.c tests/testutil.h tests/profd_private.h \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(PROFD) $(OUTPUT)/tests/sprog_gcc | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ \
+		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# code unmapped while it is sampled: two libraries loaded in turn at one
+# address, their functions in opposite order (root)
+ROOT_TESTS += $(OUTPUT)/tests/test_sample_unmap
+UNMAP_LIBS := $(OUTPUT)/tests/unmap_a.so $(OUTPUT)/tests/unmap_b.so
+TEST_EXTRA += $(UNMAP_LIBS) $(OUTPUT)/tests/sample_unmap
+$(OUTPUT)/tests/unmap_%.so: tests/unmap_lib.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -Wall -Werror -fno-omit-frame-pointer -fPIC -shared \
+		-DUNMAP_B=$(if $(filter b,$*),1,0) $< -o $@
+$(OUTPUT)/tests/sample_unmap: tests/sample_unmap.c $(LIBPROF_PUB_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -Wall -Werror -fno-omit-frame-pointer $(INCLUDES) $< -o $@ \
+		$(LIBPROF_PUB_A) -lpthread -ldl
+$(OUTPUT)/tests/test_sample_unmap: tests/test_sample_unmap.c tests/testutil.h \
+		tests/profd_private.h $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(PROFD) \
+		$(UNMAP_LIBS) $(OUTPUT)/tests/sample_unmap | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ \
+		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

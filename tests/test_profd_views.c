@@ -8,6 +8,7 @@
  * Fixtures (profd, the child driver, teardown): profd_fixture.h.
  */
 #include "profd_fixture.h"
+#include "shm_private.h"
 
 static int teardown(void **state)
 {
@@ -475,6 +476,37 @@ static void test_last_seconds(void **state)
 	profd_done(fd);
 }
 
+/*
+ * A window with no frame inside it is refused, not answered with the
+ * whole life: frames 10 s apart (--history 640), the only one taken when
+ * the process was found, asked for the last second more than a second
+ * after.  A longer window is answered from that frame.
+ */
+static void test_last_no_frame(void **state)
+{
+	const char *opts[] = { "--history", "640", NULL };
+	struct prof_snapshot *s = NULL;
+	struct profd_answer a;
+	struct child c;
+	__u64 seen;
+	int fd;
+
+	(void)state;
+	fd = need_profd_opts(opts);
+	c = spawn_followed(fd, work_steady);
+	seen = now_ns();
+	while (now_ns() < seen + 1200000000ull)
+		usleep(50000);
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_LAST, 1, 0, &s, &a), -EAGAIN);
+	assert_null(s);
+	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_LAST, 60, 0, &s, &a), 0);
+	assert_true(a.span_ns >= 1200000000ull && a.span_ns <= 60000000000ull);
+	prof_snapshot__destroy(s);
+	child_end(&c);
+	close(fd);
+	stop_profd();
+}
+
 /* a tree of 10 zones nested 3 deep (1,110 nodes), all run again each time */
 static void bound_rec(int d);
 #define BZ(n)                              \
@@ -756,8 +788,10 @@ static void test_idle_memory(void **state)
 	(void)state;
 	private_shm();
 	profd_history = "1";
-	/* the host's /dev/shm is another mount namespace's now: not its business */
-	fd = need_profd_opts((const char *const[]){ "--no-ns-scan", NULL });
+	/* the host's /dev/shm is another mount namespace's now: not its
+	 * business; and no sampling: a sample of a child while it registers
+	 * has profd read its symbols (libdw's megabytes, not history's) */
+	fd = need_profd_opts((const char *const[]){ "--no-ns-scan", "--sample-hz", "0", NULL });
 	h0 = heap_rss(profd_pid);
 	for (i = 0; i < IDLE_KIDS; i++)
 		c[i] = spawn_registered(NULL);
@@ -798,6 +832,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_reset_per_user, teardown),
 		cmocka_unit_test_teardown(test_profd_forgot, teardown),
 		cmocka_unit_test_teardown(test_last_seconds, teardown),
+		cmocka_unit_test_teardown(test_last_no_frame, teardown),
 		cmocka_unit_test_teardown(test_idle_memory, teardown),
 		cmocka_unit_test_teardown(test_history_bound, teardown),
 	};

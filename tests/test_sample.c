@@ -449,6 +449,39 @@ static pid_t sampled(const char *name, unsigned long long want)
 	return -1;
 }
 
+/*
+ * The sampled frames below a zone take their share of the zone's own line:
+ * the folded stacks of one profile weigh what its zones' self times do,
+ * each once.
+ */
+static void folded_weighs_self(const char *saved)
+{
+	const char *fa[] = { "report", "--input", saved, "--format", "folded", NULL };
+	const char *ja[] = { "report", "--input", saved, "--format", "json", NULL };
+	unsigned long long fsum = 0, jsum = 0;
+	char *folded, *json;
+	const char *p, *e, *sp;
+
+	assert_int_equal(test_profctl_run("/tmp/test_sample.folded", fa), 0);
+	folded = test_slurp("/tmp/test_sample.folded", NULL);
+	assert_int_equal(test_profctl_run("/tmp/test_sample.folded", ja), 0);
+	json = test_slurp("/tmp/test_sample.folded", NULL);
+	unlink("/tmp/test_sample.folded");
+	for (p = folded; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, '\n');
+		for (sp = e; sp > p && sp[-1] != ' ';)
+			sp--;
+		if (sp > p)
+			fsum += strtoull(sp, NULL, 10);
+	}
+	for (p = json; (p = strstr(p, "\"self_ns\":")); p += 10)
+		jsum += strtoull(p + 10, NULL, 10);
+	if (fsum != jsum)
+		fail_msg("folded stacks weigh %llu ns, the zones' self times %llu", fsum, jsum);
+	free(folded);
+	free(json);
+}
+
 static void check_prog(const char *name)
 {
 	struct lines l;
@@ -525,6 +558,7 @@ static void check_prog(const char *name)
 		assert_int_equal(test_profctl_run("/tmp/test_sample.back", args), 0);
 		back = test_slurp("/tmp/test_sample.back", NULL);
 		unlink("/tmp/test_sample.back");
+		folded_weighs_self(saved);
 		unlink(saved);
 		assert_true(csv_row(back, "hot_a", &a) && a.self_pct > 64 && a.self_pct < 76);
 		assert_true(a.line >= l.a0 && a.line <= l.a1);
@@ -628,7 +662,7 @@ static void test_no_profd(void **state)
 	assert_int_equal(rc, 0);
 	t = test_slurp(path, NULL);
 	assert_non_null(t);
-	assert_non_null(strstr(t, "\n  no samples: profd is not running"));
+	assert_non_null(strstr(t, "\n  samples: off: profd is not running"));
 	free(t);
 	unlink(path);
 }

@@ -251,7 +251,10 @@ struct profd_slices_rep {
  * outside every zone; "[zone unknown]": the slab no longer said), the
  * frames innermost first, RS (0x1e) apart, each "func US file US line US
  * module+0xoffset" (func, file empty and line 0 when unknown).  'why'
- * says in one line why there are none when sampling is off.
+ * says in one line why there are none when sampling is off.  A request
+ * for pid 0 asks the state alone: hz, why, and in samples every
+ * process's count; the fd one line, "frames TAB N TAB M": frames named
+ * from ELF and DWARF, and from the cache every process shares.
  */
 struct profd_samples_rep {
 	__u64 size;			/* bytes in the fd */

@@ -657,7 +657,7 @@ int prof_report_json_hook(FILE *f, struct prof_snapshot *const *snaps, size_t ns
 
 	prof_jw_init(&w, f);
 	prof_jw_start_object(&w);
-	prof_jw_u64_field(&w, "version", 3);
+	prof_jw_u64_field(&w, "version", PROF_REPORT_JSON_VERSION);
 	prof_jw_name(&w, "processes");
 	prof_jw_start_array(&w);
 	for (k = 0; k < nsnaps; k++) {
@@ -686,6 +686,8 @@ int prof_report_json_hook(FILE *f, struct prof_snapshot *const *snaps, size_t ns
 			prof_jw_u64_field(&w, "ns_pid", s->ns_pid);
 			prof_jw_string_field(&w, "cgroup", s->cgroup);
 		}
+		if (s->samples_state)
+			prof_jw_string_field(&w, "samples_state", s->samples_state);
 		prof_jw_name(&w, "threads");
 		prof_jw_start_array(&w);
 		struct prof_snap_iter it = PROF_SNAP_ITER(s, 0);

@@ -162,6 +162,10 @@ struct prof_snapshot {
 	 * locks and plots below (prof_snap_annot_sum); NULL otherwise.  Not
 	 * the snapshot's: the caller frees it, after every copy of it */
 	const struct prof_snap_annot *annot;
+	/* profctl's one line on stack sampling for this process (on at what
+	 * rate, or off and why), NULL otherwise: the views print it as it is.
+	 * The caller's, like annot */
+	const char *samples_state;
 	/* the threads' named locks and plots, as read (3.3) and windowed
 	 * like every other figure (figures.h's PROF_LOCK_FIGS and
 	 * PROF_PLOT_FIGS); the snapshot's, freed by destroy */
@@ -556,7 +560,15 @@ __u64 prof_snap_self_oncpu(const struct prof_snap_thread *t, const __u64 *oncpu,
 /* *kids room for a sorted child list of each of t's nodes (grown as
  * needed, free() it); 0 or -ENOMEM */
 int prof_snap_kids_room(const struct prof_snap_thread *t, __u32 **kids, __u32 *nkids);
-/* JSON: {"version":1,"processes":[...]} as documented in docs/reports.md */
+/*
+ * The JSON report's schema version (docs/reports.md, tests/report.schema.json),
+ * one for the tree, --flat and --callers.  4 added the nodes' sampled
+ * "samples" and "inside", the process's "plots", "locks" and
+ * "samples_state"; 3 the on-CPU times; 2 open calls.
+ */
+#define PROF_REPORT_JSON_VERSION 4
+/* JSON: {"version":PROF_REPORT_JSON_VERSION,"processes":[...]} as documented
+ * in docs/reports.md */
 int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t n);
 /* the same, each node's fields followed by what hook->node writes to f
  * (",\"key\":value..."), e.g. profctl's sampled lines; hook may be NULL */

@@ -442,9 +442,10 @@ int profd_samples(int fd, pid_t pid, char **text, size_t *len, struct profd_samp
 	ssize_t got;
 	int err, sfd = -1;
 
-	*text = NULL;
+	if (text)
+		*text = NULL;
 	*len = 0;
-	if (pid <= 0)
+	if (pid < 0)
 		return -EINVAL;
 	err = send_req(fd, PROFD_MSG_SAMPLES_REQ, &req, sizeof(req));
 	if (!err)
@@ -458,6 +459,11 @@ int profd_samples(int fd, pid_t pid, char **text, size_t *len, struct profd_samp
 		if (sfd >= 0)
 			close(sfd);
 		return -EPROTO;
+	}
+	/* the state and count alone */
+	if (!text) {
+		close(sfd);
+		return 0;
 	}
 	t = malloc(rep->size + 1);
 	if (!t) {

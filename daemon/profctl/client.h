@@ -98,7 +98,8 @@ int profd_segment_fd(int fd, pid_t pid, int mode, uint32_t seconds, int *sfd,
  * them in *out (free it); -EOPNOTSUPP without the BPF program */
 int profd_slices(int fd, pid_t pid, struct profd_slices_thread **out, uint32_t *n);
 /* pid's sampled stacks (proto.h: profd_samples_rep) as text, *len bytes in
- * *text (NUL-terminated; free it); -EOPNOTSUPP from a profd without them */
+ * *text (NUL-terminated; free it); text NULL: rep alone; pid 0: profd's
+ * sampling state alone; -EOPNOTSUPP from a profd without them */
 int profd_samples(int fd, pid_t pid, char **text, size_t *len, struct profd_samples_rep *rep);
 
 #endif /* PROF_CLIENT_H */

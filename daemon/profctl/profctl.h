@@ -169,11 +169,21 @@ struct pc_src {
 	char live_cgroup[PROF_CGROUP_MAX];
 	int why;		/* direct: the connect error, 0 if not tried */
 	const char *sock;
+	bool pass;		/* direct: pc_src_pass, keep pc_src_list's listing */
+	struct prof_seg_ent *pass_ents; /* and where each process is found */
+	size_t pass_n;
 };
 
 /* connect to profd unless told not to; never fails: falls back to direct */
 void pc_src_open(struct pc_src *src, bool no_daemon);
 void pc_src_close(struct pc_src *src);
+/*
+ * A pass over the processes of a list (on), or its end: directly, the
+ * next pc_src_list's listing of /dev/shm is where the pass's reads find
+ * each process, instead of a listing each (a scrape of every process).
+ * N.B. a process started after that list is still found, listing again.
+ */
+void pc_src_pass(struct pc_src *src, bool on);
 /* the processes the caller may see; *procs malloc'd */
 int pc_src_list(struct pc_src *src, struct pc_proc **procs, size_t *n);
 /* a snapshot of one process in a pc_opts mode; 0 or -errno, with a message

@@ -70,7 +70,7 @@ struct pp {
 	int64_t *values; /* n_sample_type per sample */
 	uint64_t *stack; /* every sample's locations, one pool */
 	size_t nstack, capstack;
-	int64_t comment;
+	int64_t comment[2];    /* what it is; the first process's stack sampling */
 	struct pp_sample *spl; /* the samples as built, linked at the end */
 	size_t nspl, capspl;
 	const struct pc_frame **fr; /* the sampled frames' locations, from frbase */
@@ -460,7 +460,7 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 	uint8_t *buf = NULL;
 	size_t i, len;
 	int ntypes = 2, err = -ENOMEM;
-	char comment[160];
+	char comment[160], state[PC_SAMPLES_STATE_MAX + 16] = "stack samples: ";
 
 	/* a uInt holds what deflate takes in one go */
 	memset(&p, 0, sizeof(p));
@@ -507,6 +507,9 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 		err = pp_sites(&p, s);
 		while (!err && (t = prof_snap_next(&it)))
 			err = pp_thread(&p, s, t, base, ntypes, sm);
+		/* whether stacks are sampled, or why not (pprof -comments) */
+		if (i == 0 && sm)
+			pc_samples_state(sm, state + strlen(state), sizeof(state) - strlen(state));
 		if (!err)
 			err = it.err;
 		pc_samples_free(sm);
@@ -519,11 +522,12 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 	}
 	snprintf(comment, sizeof(comment), "profd: %zu process%s, first pid %u (%s)", n,
 		 n == 1 ? "" : "es", n ? snaps[0]->pid : 0, n ? snaps[0]->comm : "");
-	p.comment = pp_str(&p, comment);
-	if (p.comment < 0)
+	p.comment[0] = pp_str(&p, comment);
+	p.comment[1] = pp_str(&p, state);
+	if (p.comment[0] < 0 || p.comment[1] < 0)
 		goto cleanup;
-	p.prof.n_comment = 1;
-	p.prof.comment = &p.comment;
+	p.prof.n_comment = state[strlen("stack samples: ")] ? 2 : 1;
+	p.prof.comment = p.comment;
 	p.prof.period_type = &p.types[1];
 	p.prof.period = 1;
 	err = pp_link(&p, ntypes, k_pid, k_tid, k_thread, k_oncpu, v_unknown);

@@ -75,6 +75,7 @@ struct owned {
 	struct prof_snapshot *view;   /* free() */
 	struct prof_snapshot *merged; /* pc_snap_free */
 	struct prof_snap_annot *annot; /* prof_snap_annot_free */
+	char state[PC_SAMPLES_STATE_MAX]; /* its samples_state */
 };
 
 static void owned_free(struct owned *w)
@@ -308,6 +309,22 @@ static int report_view(const struct pc_opts *o, struct owned *w, struct prof_sna
 	return 0;
 }
 
+/* what the tree's views tell beside the counts: the plots and locks of the
+ * snapshot's window, and whether stacks are sampled or why not */
+static void report_told(const struct pc_opts *o, const struct pc_src *src, struct owned *w,
+			struct prof_snapshot *s)
+{
+	if (!o->flat && !o->callers && (o->format == PC_FMT_TEXT || o->format == PC_FMT_JSON)) {
+		w->annot = prof_snap_annot_sum(s);
+		s->annot = w->annot;
+	}
+	/* the ones with a title: text, JSON, html */
+	if (!o->flat && !o->callers &&
+	    (o->format == PC_FMT_TEXT || o->format == PC_FMT_JSON || o->format == PC_FMT_HTML))
+		s->samples_state = pc_samples_state_of(src, (pid_t)s->pid, w->state,
+						       sizeof(w->state));
+}
+
 /* report --inside ZONE: profd's samples of each process, no snapshot */
 static int report_inside(const struct pc_src *src, const struct pc_proc *procs, size_t np,
 			 const struct pc_opts *o)
@@ -337,10 +354,6 @@ static int report_inside(const struct pc_src *src, const struct pc_proc *procs, 
 			err = -ENOMEM;
 			break;
 		}
-		if (o->input && !s->total)
-			snprintf(s->why, sizeof(s->why),
-				 "no samples: the profile was saved without them (without profd, "
-				 "or with its sampling off)");
 		err = pc_render_inside(f, s, o->input ? pid : procs[i].pid, o->inside, o);
 		pc_samples_free(s);
 	}
@@ -401,6 +414,7 @@ int pc_cmd_report(int argc, char **argv)
 	if (o.input) {
 		np = 1;
 		procs = calloc(1, sizeof(*procs));
+		pc_samples_input();
 	} else {
 		snprintf(fallback, sizeof(fallback),
 			 "no history: measuring the next %us of your own processes directly",
@@ -452,14 +466,10 @@ int pc_cmd_report(int argc, char **argv)
 		err = report_view(&o, w, &s);
 		if (err < 0)
 			goto cleanup;
-		/* the tree's plots and locks, of the snapshot's window */
-		if (!err && !o.flat && !o.callers &&
-		    (o.format == PC_FMT_TEXT || o.format == PC_FMT_JSON)) {
-			w->annot = prof_snap_annot_sum(s);
-			s->annot = w->annot;
-		}
-		if (!err)
+		if (!err) {
+			report_told(&o, &src, w, s);
 			snaps[n++] = s;
+		}
 	}
 	if (!n) {
 		report_none_said(&o);

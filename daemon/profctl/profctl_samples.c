@@ -128,10 +128,16 @@ int pc_samples_parse(char *text, struct pc_samples *s)
 
 /* the samples of the profile file read (report --input), as profd sent them */
 static struct {
-	char *text;
+	bool input; /* report --input: samples only from the file */
+	char *text; /* NULL: it has none */
 	size_t len;
 	__u32 hz;
 } file_sm;
+
+void pc_samples_input(void)
+{
+	file_sm.input = true;
+}
 
 int pc_file_add_samples(void **buf, size_t *len, const char *text, size_t tlen, __u32 hz)
 {
@@ -184,16 +190,28 @@ int pc_file_take_samples(const void *buf, size_t len, const struct prof_file_hdr
 	return 0;
 }
 
-struct pc_samples *pc_samples_get(const struct pc_src *src, pid_t pid)
+/*
+ * pid's samples and why there are none: from the profile file report
+ * --input read, else from profd.  Each "why" is the bare reason sampling
+ * is off; pc_samples_state makes every view's one line of it.
+ */
+static struct pc_samples *samples_get(const struct pc_src *src, pid_t pid, bool stacks)
 {
 	struct pc_samples *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
 	/* a saved profile's: the one file report --input reads */
-	if (file_sm.text) {
-		s->text = strdup(file_sm.text);
+	if (file_sm.input || file_sm.text) {
+		s->file = true;
 		s->hz = file_sm.hz;
+		if (!file_sm.text) {
+			snprintf(s->why, sizeof(s->why),
+				 "the profile read has none (saved without profd, or with "
+				 "its sampling off)");
+			return s;
+		}
+		s->text = strdup(file_sm.text);
 		if (!s->text || pc_samples_parse(s->text, s) == -ENOMEM) {
 			pc_samples_free(s);
 			return NULL;
@@ -201,39 +219,83 @@ struct pc_samples *pc_samples_get(const struct pc_src *src, pid_t pid)
 		return s;
 	}
 	if (src->fd < 0) {
-		snprintf(s->why, sizeof(s->why), "no samples: %s (profd samples stacks, as root)",
-			 src->why ? "profd is not running" : "profd was not asked (--no-daemon)");
+		snprintf(s->why, sizeof(s->why), "%s",
+			 src->why ? "profd is not running (profd samples stacks, as root)"
+				  : "profd was not asked (--no-daemon)");
 		return s;
 	}
 #ifdef PROFCTL_NO_CLIENT
-	snprintf(s->why, sizeof(s->why), "no samples: profctl was built without profd's client");
+	snprintf(s->why, sizeof(s->why), "profctl was built without profd's client");
 #else
 	{
 		struct profd_samples_rep rep = { 0 };
+		unsigned long long named, cached;
 		size_t len;
-		int err = profd_samples(src->fd, pid, &s->text, &len, &rep);
+		/* pid 0's text is one line: how frames were named */
+		int err = profd_samples(src->fd, pid, stacks || !pid ? &s->text : NULL, &len, &rep);
 
+		s->all = !pid;
 		if (err == -EINVAL || err == -EOPNOTSUPP) {
-			snprintf(s->why, sizeof(s->why), "no samples: this profd does not sample stacks");
+			snprintf(s->why, sizeof(s->why), "this profd does not sample stacks");
 		} else if (err) {
-			snprintf(s->why, sizeof(s->why), "no samples: profd: %s", strerror(-err));
+			snprintf(s->why, sizeof(s->why), "profd: %s", strerror(-err));
 		} else {
 			s->hz = rep.hz;
 			if (rep.why[0])
 				snprintf(s->why, sizeof(s->why), "%s", rep.why);
-			if (pc_samples_parse(s->text, s) == -ENOMEM) {
+			/* before the parse, which cuts the text */
+			if (s->all && sscanf(s->text, "frames\t%llu\t%llu", &named, &cached) == 2) {
+				s->named = named;
+				s->cached = cached;
+			}
+			if (s->text && pc_samples_parse(s->text, s) == -ENOMEM) {
 				pc_samples_free(s);
 				return NULL;
 			}
-			if (!s->why[0] && !s->total)
-				snprintf(s->why, sizeof(s->why),
-					 "no samples yet: profd samples threads while they run "
-					 "on a CPU (%u Hz)",
-					 s->hz);
+			/* profd's count: every line's (pid 0: every process's) */
+			if (!s->text || s->all)
+				s->total = rep.samples;
 		}
 	}
 #endif
 	return s;
+}
+
+struct pc_samples *pc_samples_get(const struct pc_src *src, pid_t pid)
+{
+	return samples_get(src, pid, true);
+}
+
+const char *pc_samples_state_of(const struct pc_src *src, pid_t pid, char *buf, size_t len)
+{
+	struct pc_samples *s = samples_get(src, pid, false);
+
+	pc_samples_state(s, buf, len);
+	pc_samples_free(s);
+	return buf;
+}
+
+const char *pc_samples_state(const struct pc_samples *s, char *buf, size_t len)
+{
+	if (!s)
+		snprintf(buf, len, "unknown (out of memory)");
+	else if (s->why[0])
+		snprintf(buf, len, "off: %s", s->why);
+	else if (s->file)
+		snprintf(buf, len, "%llu, saved with the profile (profd sampled at %u Hz a CPU)",
+			 (unsigned long long)s->total, s->hz);
+	else if (s->all)
+		snprintf(buf, len, "on at %u Hz a CPU while a thread is registered, %llu kept",
+			 s->hz, (unsigned long long)s->total);
+	else if (!s->total)
+		snprintf(buf, len,
+			 "on at %u Hz a CPU, none of this process yet (its threads are sampled "
+			 "while they run, once registered with profd)",
+			 s->hz);
+	else
+		snprintf(buf, len, "on at %u Hz a CPU, %llu of this process", s->hz,
+			 (unsigned long long)s->total);
+	return buf;
 }
 
 /* ZONE is open in path (US apart); "[outside zones]": path empty */
@@ -353,6 +415,7 @@ static const char *fname(const struct pc_frame *f)
 int pc_render_inside(FILE *out, const struct pc_samples *s, pid_t pid, const char *zone,
 		     const struct pc_opts *o)
 {
+	char state[PC_SAMPLES_STATE_MAX];
 	struct inside v;
 	size_t i;
 	int err = inside_rows(s, zone, o->tid, &v);
@@ -370,6 +433,8 @@ int pc_render_inside(FILE *out, const struct pc_samples *s, pid_t pid, const cha
 			prof_json_fstr(out, s->why);
 		else
 			fputs("null", out);
+		fputs(", \"samples_state\": ", out);
+		prof_json_fstr(out, pc_samples_state(s, state, sizeof(state)));
 		fputs(", \"inside\": [", out);
 		for (i = 0; i < v.n; i++) {
 			const struct pc_frame *f = v.rows[i].f;
@@ -409,8 +474,7 @@ int pc_render_inside(FILE *out, const struct pc_samples *s, pid_t pid, const cha
 			fprintf(out, " (%llu in it, %llu in zones inside it)",
 				(unsigned long long)v.own, (unsigned long long)(v.in - v.own));
 		fprintf(out, ", of %llu (%u Hz a CPU)\n", (unsigned long long)s->total, s->hz);
-		if (s->why[0])
-			fprintf(out, "  %s\n", s->why);
+		fprintf(out, "  samples: %s\n", pc_samples_state(s, state, sizeof(state)));
 		if (v.n)
 			fprintf(out, "  %6s %7s %6s %7s  %s\n", "self", "", "incl", "",
 				"function (file:line)");
@@ -618,8 +682,9 @@ int pc_render_json_tree(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 	size_t k;
 	int err;
 
-	/* only through profd: without it the tree is as it always was */
-	if (src && src->fd >= 0 && n) {
+	/* only through profd (or from a saved file's): without it the tree is
+	 * as it always was */
+	if (src && (src->fd >= 0 || file_sm.text) && n) {
 		js.by = calloc(n, sizeof(*js.by));
 		for (k = 0; js.by && k < n; k++) {
 			js.by[k] = pc_samples_get(src, (pid_t)snaps[k]->pid);

@@ -37,15 +37,31 @@ struct pc_stack {
 
 struct pc_samples {
 	__u32 hz;		/* per CPU, 0: off */
-	__u64 total;		/* samples in every line */
-	char why[192];		/* why there are none, "" if there may be */
+	__u64 total;		/* samples in every line (pid 0: profd's count) */
+	char why[192];		/* why sampling is off, "" if on */
+	bool file;		/* from the profile file report --input read */
+	bool all;		/* pid 0: profd's state, no process's */
+	__u64 named, cached;	/* pid 0: frames profd named from ELF and
+				 * DWARF, and from the cache of every process */
 	size_t n;
 	struct pc_stack *st;
 	char *text;		/* what the strings point into */
 };
 
-/* pid's samples from profd (src->fd), or none and why; NULL: no memory */
+/* pid's samples from profd (src->fd), or none and why (pid 0: none, profd's
+ * state alone); from the file after pc_samples_input; NULL: no memory */
 struct pc_samples *pc_samples_get(const struct pc_src *src, pid_t pid);
+/* report --input: samples come from the file read (none if it has none) */
+void pc_samples_input(void);
+/*
+ * The one line every view says of stack sampling (report's title, JSON's
+ * "samples_state", html, --inside, status): "on at N Hz a CPU, M of this
+ * process", or "off: " and why, into buf; buf
+ */
+#define PC_SAMPLES_STATE_MAX 256
+const char *pc_samples_state(const struct pc_samples *s, char *buf, size_t len);
+/* the same line for pid (0: profd's, as status says it), without its stacks */
+const char *pc_samples_state_of(const struct pc_src *src, pid_t pid, char *buf, size_t len);
 /* profd's text into s (its strings point into text, modified); 0 or -ENOMEM */
 int pc_samples_parse(char *text, struct pc_samples *s);
 void pc_samples_free(struct pc_samples *s);

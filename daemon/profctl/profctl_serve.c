@@ -373,11 +373,15 @@ int pc_metrics(FILE *f, struct pc_src *src, const struct pc_serve_opts *o, bool 
 	size_t np = 0, n = 0, i, unread = 0;
 	int fam, err;
 
+	pc_src_pass(src, true);
 	err = pc_src_list(src, &procs, &np);
-	if (err)
+	if (err) {
+		pc_src_pass(src, false);
 		return err;
+	}
 	pz = calloc(np ? np : 1, sizeof(*pz));
 	if (!pz) {
+		pc_src_pass(src, false);
 		free(procs);
 		return -ENOMEM;
 	}
@@ -464,6 +468,7 @@ cleanup:
 	}
 	free(pz);
 	free(procs);
+	pc_src_pass(src, false);
 	return err;
 }
 

@@ -57,6 +57,9 @@ void pc_src_open(struct pc_src *src, bool no_daemon)
 	src->flat_cache = NULL;
 	src->why = 0;
 	src->sock = NULL;
+	src->pass = false;
+	src->pass_ents = NULL;
+	src->pass_n = 0;
 	if (pc_env_no_daemon())
 		no_daemon = true;
 	/* not asked: why stays 0, so callers can tell it from a failure */
@@ -85,6 +88,15 @@ void pc_src_close(struct pc_src *src)
 	src->live_pid = 0;
 	prof_seg_flat_cache__destroy(src->flat_cache);
 	src->flat_cache = NULL;
+	pc_src_pass(src, false);
+}
+
+void pc_src_pass(struct pc_src *src, bool on)
+{
+	free(src->pass_ents);
+	src->pass_ents = NULL;
+	src->pass_n = 0;
+	src->pass = on;
 }
 
 /* --- direct ---------------------------------------------------------------- */
@@ -129,7 +141,7 @@ static int name_direct(struct prof_snapshot *s, const struct prof_seg_ent *e)
 	return 0;
 }
 
-static int direct_list(struct pc_proc **procs, size_t *n)
+static int direct_list(struct pc_src *src, struct pc_proc **procs, size_t *n)
 {
 	struct prof_seg_ent *ents = NULL;
 	struct pc_proc *p;
@@ -176,33 +188,59 @@ static int direct_list(struct pc_proc **procs, size_t *n)
 		}
 		close(fd);
 	}
-	free(ents);
+	/* a pass finds each process here, not in a listing of its own */
+	if (src->pass) {
+		free(src->pass_ents);
+		src->pass_ents = ents;
+		src->pass_n = ne;
+	} else {
+		free(ents);
+	}
 	*procs = p;
 	*n = ne;
 	return 0;
 }
 
-/* the segment of pid: the live one, else the newest; messages for misses */
-static int direct_find(pid_t pid, struct prof_seg_ent *out)
+/* the segment of pid in ents: the live one, else the newest; ne if none */
+static size_t seg_pick(const struct prof_seg_ent *ents, size_t ne, pid_t pid)
+{
+	size_t i, best = ne;
+
+	for (i = 0; i < ne; i++) {
+		if ((pid_t)ents[i].pid != pid)
+			continue;
+		if (best == ne || (ents[i].alive && !ents[best].alive) ||
+		    (ents[i].alive == ents[best].alive &&
+		     ents[i].start_token > ents[best].start_token))
+			best = i;
+	}
+	return best;
+}
+
+/*
+ * The segment of pid: the live one, else the newest; messages for misses.
+ * Within a pass (src not NULL), in its listing first: a listing for each
+ * process made a scrape of P processes cost P listings of /dev/shm and of
+ * every mount namespace (minutes, with hundreds of processes).
+ */
+static int direct_find(struct pc_src *src, pid_t pid, struct prof_seg_ent *out)
 {
 	struct prof_seg_ent *ents = NULL;
-	size_t ne = 0, i, best = (size_t)-1;
+	size_t ne = 0, i, best;
 	int err;
 
+	if (src && src->pass_ents &&
+	    (best = seg_pick(src->pass_ents, src->pass_n, pid)) < src->pass_n) {
+		*out = src->pass_ents[best];
+		return 0;
+	}
 	err = seg_list_all(getuid(), &ents, &ne);
 	if (err) {
 		pc_warnx("failed to list segments in /dev/shm: %s", strerror(-err));
 		return err;
 	}
-	for (i = 0; i < ne; i++) {
-		if ((pid_t)ents[i].pid != pid)
-			continue;
-		if (best == (size_t)-1 || (ents[i].alive && !ents[best].alive) ||
-		    (ents[i].alive == ents[best].alive &&
-		     ents[i].start_token > ents[best].start_token))
-			best = i;
-	}
-	if (best != (size_t)-1) {
+	best = seg_pick(ents, ne, pid);
+	if (best < ne) {
 		*out = ents[best];
 		free(ents);
 		return 0;
@@ -249,9 +287,9 @@ static void read_error(const char *what, int err)
 }
 
 /* pid's segment, opened read-only (ent says which); fd or -errno, said */
-static int direct_open(pid_t pid, struct prof_seg_ent *ent)
+static int direct_open(struct pc_src *src, pid_t pid, struct prof_seg_ent *ent)
 {
-	int err = direct_find(pid, ent), fd;
+	int err = direct_find(src, pid, ent), fd;
 
 	if (err)
 		return err;
@@ -261,12 +299,13 @@ static int direct_open(pid_t pid, struct prof_seg_ent *ent)
 	return fd;
 }
 
-static int direct_raw(pid_t pid, unsigned int flags, struct prof_snapshot **snap)
+static int direct_raw(struct pc_src *src, pid_t pid, unsigned int flags,
+		      struct prof_snapshot **snap)
 {
 	struct prof_seg_ent ent;
 	int fd, err;
 
-	fd = direct_open(pid, &ent);
+	fd = direct_open(src, pid, &ent);
 	if (fd < 0)
 		return fd;
 	err = prof_snapshot__read_fd_opts(fd, flags, snap);
@@ -421,6 +460,10 @@ static int profd_error(pid_t pid, int err)
 		pc_warnx("pid %d: unknown segment version (profd)", (int)pid);
 	else if (err == -EINVAL)
 		pc_warnx("pid %d: corrupt segment (profd)", (int)pid);
+	else if (err == -EAGAIN)
+		pc_warnx("pid %d: profd has no frame of it inside that window yet (it keeps one "
+			 "every --interval, see profctl status): ask again, or a longer --last",
+			 (int)pid);
 	else if (err == -ENODATA)
 		pc_warnx("pid %d: profd dropped the history that window needs to stay within its "
 			 "--max-memory (see profctl status); a shorter --last may still be served",
@@ -448,7 +491,7 @@ int pc_src_list(struct pc_src *src, struct pc_proc **procs, size_t *n)
 			close(src->fd);
 			src->fd = -1;
 			src->why = err;
-			return direct_list(procs, n);
+			return direct_list(src, procs, n);
 		}
 		p = calloc(np ? np : 1, sizeof(*p));
 		if (!p) {
@@ -477,8 +520,7 @@ int pc_src_list(struct pc_src *src, struct pc_proc **procs, size_t *n)
 		return 0;
 	}
 #endif
-	(void)src;
-	return direct_list(procs, n);
+	return direct_list(src, procs, n);
 }
 
 /*
@@ -534,7 +576,7 @@ static int src_read(struct pc_src *src, pid_t pid, unsigned int flags, struct pr
 	}
 #endif
 	(void)src;
-	return direct_raw(pid, flags, snap);
+	return direct_raw(src, pid, flags, snap);
 }
 
 static int src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
@@ -584,7 +626,7 @@ static int src_map(struct pc_src *src, pid_t pid)
 		if (fd < 0)
 #endif
 		{
-			fd = direct_open(pid, &ent);
+			fd = direct_open(src, pid, &ent);
 			if (fd < 0)
 				return fd;
 			src->live_ns_pid = ent.ns_pid;
@@ -736,7 +778,7 @@ int pc_src_measure(const pid_t *pids, size_t n, unsigned int secs, struct prof_s
 	/* every process at once, in full: a diff needs every node and histogram */
 	for (i = 0; i < n; i++) {
 		t0[i] = pc_now_ns();
-		e = direct_raw(pids[i], 0, &base[i]);
+		e = direct_raw(NULL, pids[i], 0, &base[i]);
 		got += !e;
 		if (e && !err)
 			err = e;
@@ -746,7 +788,7 @@ int pc_src_measure(const pid_t *pids, size_t n, unsigned int secs, struct prof_s
 	for (i = 0; i < n; i++) {
 		if (!base[i])
 			continue;
-		e = direct_raw(pids[i], 0, &out[i]);
+		e = direct_raw(NULL, pids[i], 0, &out[i]);
 		if (!e) {
 			/* the time the difference covers, as measured */
 			out[i]->span_ns = pc_now_ns() - t0[i];

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "profctl.h"
+#include "profctl_samples.h"
 #include "prof.h"
 #ifndef PROFCTL_NO_CLIENT
 #include "client.h"
@@ -18,7 +19,8 @@ static const char usage_status[] =
 	"\n"
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
-	"profd up or not, kernel assistance on or off and why, counts, versions; what\n"
+	"profd up or not, kernel assistance on or off and why, stack sampling on (at\n"
+	"what rate) or off and why, counts, versions; what\n"
 	"profd's history and kept data take against its --max-memory, and what it\n"
 	"dropped to stay within it (frames, exited processes, whole histories, and the\n"
 	"\"last N s\" windows it refused because they needed a dropped frame).\n";
@@ -53,8 +55,23 @@ static void status_memory(const struct profd_status *st)
 		       st->last_drop_pid, (double)st->last_drop_age_ns / 1e9);
 }
 
+/* profd's stack sampling, and how it named the frames */
+static void status_samples(const struct pc_src *src)
+{
+	char state[PC_SAMPLES_STATE_MAX];
+	struct pc_samples *sm = pc_samples_get(src, 0);
+
+	printf("stack samples: %s\n", pc_samples_state(sm, state, sizeof(state)));
+	if (sm && !sm->why[0])
+		printf("stack frames named: %llu from ELF and DWARF, %llu from the cache (one "
+		       "for every process, by build-id)\n",
+		       (unsigned long long)sm->named, (unsigned long long)sm->cached);
+	pc_samples_free(sm);
+}
+
 int pc_cmd_status(int argc, char **argv)
 {
+	char state[PC_SAMPLES_STATE_MAX];
 	struct pc_opts o;
 	struct pc_src src;
 	struct pc_proc *p = NULL;
@@ -93,6 +110,7 @@ int pc_cmd_status(int argc, char **argv)
 			       st.processes, st.threads, st.slots_free);
 			printf("sampling every %ums, %llu samples\n", st.interval_ms,
 			       (unsigned long long)st.samples);
+			status_samples(&src);
 			printf("threads registered late (their first zone stopped waiting, its "
 			       "first calls without kernel facts): %u\n",
 			       st.late);
@@ -118,6 +136,7 @@ int pc_cmd_status(int argc, char **argv)
 			printf("profd: not running (%s: %s)", src.sock, strerror(-src.why));
 		printf("; profctl reads your segments in /dev/shm directly\n");
 		printf("kernel assistance: off (needs profd)\n");
+		printf("stack samples: %s\n", pc_samples_state_of(&src, 0, state, sizeof(state)));
 	}
 	err = pc_src_list(&src, &p, &n);
 	if (!err) {

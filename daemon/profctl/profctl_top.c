@@ -66,6 +66,8 @@ struct top {
 	__u32 order[TOP_THREADS];    /* the snapshot's threads, as views */
 	char (*names)[PC_LABEL_MAX]; /* by site, " (file:line)" after a shared name */
 	char (*hot)[PC_LABEL_MAX];   /* by site: its hottest sampled line, or "" */
+	/* stack sampling on, or off and why */
+	char samples[PC_SAMPLES_STATE_MAX];
 	__u32 nnames;
 	__u64 tick_hz;
 	double interval;
@@ -293,12 +295,14 @@ static int sample(struct top *t)
 			*prof_put_where(t->names[k] + strlen(t->names[k]), &s->sites[k]) = 0;
 	}
 	free(clash);
-	/* each zone's hottest line, from profd's samples (since the start) */
+	/* each zone's hottest line, from profd's samples (since the start),
+	 * and whether there are any, or why not */
 	{
-		struct pc_samples *sm = t->src->fd >= 0 ? pc_samples_get(t->src, t->pid) : NULL;
+		struct pc_samples *sm = pc_samples_get(t->src, t->pid);
 
 		for (k = 0; k < s->nsites; k++)
 			pc_samples_hottest(sm, s->sites[k].name, t->hot[k], PC_LABEL_MAX);
+		pc_samples_state(sm, t->samples, sizeof(t->samples));
 		pc_samples_free(sm);
 	}
 	v = view_of(t, 0, 0);
@@ -721,10 +725,13 @@ static void draw(struct top *t, FILE *f)
 			"keys: s t c m sort  space pause  tab/[ ] thread  a all  "
 			"q quit";
 
+		char bottom[sizeof(help) + PC_SAMPLES_STATE_MAX + 32];
+
+		snprintf(bottom, sizeof(bottom), "%s  |  stack samples: %s", help, t->samples);
 		fputs("\033[J", f);
-		fprintf(f, "\033[%d;1H\033[2m%.*s\033[0m", t->rows, t->cols, help);
+		fprintf(f, "\033[%d;1H\033[2m%.*s\033[0m", t->rows, t->cols, bottom);
 	} else {
-		fputc('\n', f);
+		fprintf(f, "stack samples: %s\n\n", t->samples);
 	}
 	fflush(f);
 	free(order);

@@ -555,7 +555,7 @@ int pc_render_folded(FILE *f, struct prof_snapshot *const *snaps, size_t n, cons
 
 /*
  * json of the flat and callers views, beside prof_report_json's tree:
- * {"version":3,"view":"flat"|"callers","processes":[{"pid","comm",...}]}
+ * {"version":4,"view":"flat"|"callers","processes":[{"pid","comm",...}]}
  */
 /* {"zone":name,"calls":N,"time_ns":N}: a caller or callee of the callers view */
 static void json_edges(struct prof_jw *w, const struct prof_snapshot *s, const char *name,
@@ -644,7 +644,7 @@ int pc_render_json_view(FILE *f, struct prof_snapshot *const *snaps, size_t n,
 
 	prof_jw_init(&w, f);
 	prof_jw_start_object(&w);
-	prof_jw_u64_field(&w, "version", 3);
+	prof_jw_u64_field(&w, "version", PROF_REPORT_JSON_VERSION);
 	prof_jw_string_field(&w, "view", o->callers ? "callers" : "flat");
 	prof_jw_name(&w, "processes");
 	prof_jw_start_array(&w);

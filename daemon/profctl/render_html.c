@@ -118,7 +118,8 @@ static int html_thread(FILE *f, struct prof_out *out, const struct prof_snapshot
 }
 
 /*
- * {"version":1,"sched":b,"cols":[key...],"processes":[{"pid","comm","tsc_synced","threads":
+ * {"version":1,"sched":b,"cols":[key...],"processes":[{"pid","comm","samples_state",
+ * "tsc_synced","threads":
  * [thread...],"merged":thread}]}: "merged" (the threads merged by call
  * path, as --threads does) where a process has more than one thread
  */
@@ -151,6 +152,11 @@ static int html_data(FILE *f, struct prof_snapshot *const *snaps, size_t n, bool
 		if (s->ns_pid) {
 			fprintf(f, "\",\"ns_pid\":%u,\"cgroup\":\"", s->ns_pid);
 			prof_json_fbody(f, s->cgroup);
+		}
+		/* and what it says of stack sampling */
+		if (s->samples_state) {
+			fputs("\",\"samples_state\":\"", f);
+			prof_json_fbody(f, s->samples_state);
 		}
 		fprintf(f, "\",\"tsc_synced\":%s,\"threads\":[",
 			s->flags & PROF_SEG_TSC_SYNCED ? "true" : "false");

@@ -53,6 +53,8 @@ static void process_title(FILE *f, const struct prof_snapshot *s, const struct p
 		fprintf(f, ", %llu not profiled for want of room in /dev/shm",
 			(unsigned long long)s->nospace);
 	fputc('\n', f);
+	if (s->samples_state)
+		fprintf(f, "stack samples: %s\n", s->samples_state);
 	if (s->compensated) {
 		char note[160];
 

@@ -596,10 +596,13 @@ int prof_json_load(const void *buf, size_t len, struct prof_snapshot **snap, cha
 		goto cleanup;
 	}
 	j = json_object_get(doc, "version");
-	/* 3 added on-CPU times, which a read derives again: 2 reads the same */
-	if (!json_is_integer(j) || json_integer_value(j) < 2 || json_integer_value(j) > 3) {
+	/* 3 added on-CPU times, which a read derives again, and 4 samples,
+	 * annotations and the sampling state, which it does not read: 2 to 4
+	 * read the same */
+	if (!json_is_integer(j) || json_integer_value(j) < 2 ||
+	    json_integer_value(j) > PROF_REPORT_JSON_VERSION) {
 		snprintf(why, whylen, "a JSON report of a version this profctl does not read (%s)",
-			 json_is_integer(j) ? "it reads versions 2 and 3" : "no \"version\"");
+			 json_is_integer(j) ? "it reads versions 2 to 4" : "no \"version\"");
 		err = -EPROTO;
 		goto cleanup;
 	}

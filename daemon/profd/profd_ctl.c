@@ -952,9 +952,10 @@ static int do_samples(struct conn *c, const struct profd_pid_req *r)
 	struct profd_samples_rep rep = { 0 };
 	FILE *f = NULL;
 	int err, fd;
-	pid_t pid;
+	pid_t pid = 0;
 
-	err = pid_req_target(c, r, &pid);
+	/* pid 0: the sampler's state and count alone (profctl status) */
+	err = r->pid || r->__pad ? pid_req_target(c, r, &pid) : 0;
 	if (err)
 		return conn_error(c, err);
 	fd = memfd_create("profd-samples", MFD_CLOEXEC | MFD_ALLOW_SEALING);

@@ -46,10 +46,6 @@
 #include "profd.h"
 #include "profd_stacks.h"
 #include "proto.h"
-#define SEG_RING 64		      /* frames at most */
-#define SEG_RING_MIN 8		      /* and at least, however big the process */
-#define SEG_RING_BUDGET (64ull << 20) /* bytes of frames a process may take */
-#define SEG_READ_SHARE 300	      /* a frame's read: at most 1/300 of its spacing */
 #include "profd_seg.h"
 
 /* the newest frame, or NULL */

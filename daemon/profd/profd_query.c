@@ -22,10 +22,6 @@
 #include "busguard.h"
 #include "profd.h"
 #include "proto.h"
-#define SEG_RING 64		      /* frames at most */
-#define SEG_RING_MIN 8		      /* and at least, however big the process */
-#define SEG_RING_BUDGET (64ull << 20) /* bytes of frames a process may take */
-#define SEG_READ_SHARE 300	      /* a frame's read: at most 1/300 of its spacing */
 #include "profd_seg.h"
 
 __u64 seg_rescan_period(void)
@@ -288,6 +284,11 @@ int seg_snapshot(uid_t uid, pid_t pid, int mode, __u32 seconds, struct seg_answe
 		/* younger than N: since its start, not since a frame */
 		if (end - s->born_ns <= want) {
 			frame = SEG_RING;
+		} else if (frame == SEG_RING) {
+			/* no frame inside it (N under the interval between
+			 * frames, or passes late): the whole life would pass for
+			 * the last N seconds; the client says why instead */
+			return -EAGAIN;
 		} else if (s->dropped_ns && s->dropped_ns <= end && end - s->dropped_ns <= want) {
 			/* the frame that answered it was dropped for memory:
 			 * say so rather than answer a shorter window */

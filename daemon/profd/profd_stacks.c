@@ -77,6 +77,7 @@ static struct {
 	struct profsample_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
+	struct bpf_link *unmap; /* prof_unmap: maps generations counted */
 	int *pfd;
 	int ncpus;
 	bool attached;
@@ -97,6 +98,15 @@ const char *sample_why(void)
 __u64 sample_bytes(void)
 {
 	return sm.bytes;
+}
+
+__u32 sample_map_gen(pid_t pid)
+{
+	__u32 k = (__u32)pid, v = 0;
+
+	if (sm.skel && sm.unmap)
+		bpf_map_lookup_elem(bpf_map__fd(sm.skel->maps.mapgen), &k, &v);
+	return v;
 }
 
 int sample_timer_fd(void)
@@ -122,11 +132,11 @@ int sample_open(__u32 hz)
 
 	sm.hz = hz;
 	if (!hz) {
-		snprintf(sm.why, sizeof(sm.why), "sampling is off (profd --sample-hz 0)");
+		snprintf(sm.why, sizeof(sm.why), "profd --sample-hz 0");
 		return 0;
 	}
 	if (fd < 0) {
-		snprintf(sm.why, sizeof(sm.why), "no samples: profd runs without kernel assistance (%s)",
+		snprintf(sm.why, sizeof(sm.why), "profd runs without kernel assistance (%s)",
 			 kbpf_why());
 		return -ENOTSUP;
 	}
@@ -139,8 +149,27 @@ int sample_open(__u32 hz)
 	err = bpf_map__reuse_fd(skel->maps.tidslots, fd);
 	if (!err)
 		err = profsample_bpf__load(skel);
-	if (err)
-		goto fail;
+	if (err) {
+		/* a kernel without the vm_unmapped_area tracepoint: sampled,
+		 * but code unmapped may be named as what is mapped there after */
+		profsample_bpf__destroy(skel);
+		skel = profsample_bpf__open();
+		if (!skel) {
+			err = -errno;
+			goto fail;
+		}
+		bpf_program__set_autoload(skel->progs.prof_unmap, false);
+		err = bpf_map__reuse_fd(skel->maps.tidslots, fd);
+		if (!err)
+			err = profsample_bpf__load(skel);
+		if (err)
+			goto fail;
+	}
+	if (bpf_program__autoload(skel->progs.prof_unmap))
+		sm.unmap = bpf_program__attach(skel->progs.prof_unmap);
+	if (!sm.unmap)
+		log_warnx("sample: no maps generations (vm_unmapped_area not traced): code a "
+			  "process unmaps may be named as what it maps there after");
 	sm.rb = ring_buffer__new(bpf_map__fd(skel->maps.samples), on_sample, NULL, NULL);
 	if (!sm.rb) {
 		err = -errno;
@@ -164,7 +193,7 @@ int sample_open(__u32 hz)
 	log_info("sample: %u Hz per CPU while a thread is registered", hz);
 	return 0;
 fail:
-	snprintf(sm.why, sizeof(sm.why), "no samples: profd failed to load its sampler: %s",
+	snprintf(sm.why, sizeof(sm.why), "profd failed to load its sampler: %s",
 		 strerror(err < 0 ? -err : EINVAL));
 	log_warnx("sample: %s", sm.why);
 	profsample_bpf__destroy(skel);
@@ -240,8 +269,7 @@ static int open_events(void)
 		n++;
 	}
 	if (!n) {
-		snprintf(sm.why, sizeof(sm.why),
-			 "no samples: profd failed to open cpu-clock perf events: %s",
+		snprintf(sm.why, sizeof(sm.why), "profd failed to open cpu-clock perf events: %s",
 			 strerror(err ? -err : ENODEV));
 		log_warnx("sample: %s", sm.why);
 		close_events();
@@ -273,6 +301,8 @@ void sample_close(void)
 
 	if (sm.skel)
 		close_events();
+	bpf_link__destroy(sm.unmap);
+	sm.unmap = NULL;
 	ring_buffer__free(sm.rb);
 	profsample_bpf__destroy(sm.skel);
 	sm.skel = NULL;
@@ -294,6 +324,7 @@ void sample_close(void)
 		free(p);
 	}
 	sm.procs = NULL;
+	sym_cache_free();
 }
 
 static struct sproc *proc_of(pid_t pid, bool make)
@@ -306,7 +337,7 @@ static struct sproc *proc_of(pid_t pid, bool make)
 	if (!make || !(p = calloc(1, sizeof(*p))))
 		return NULL;
 	p->pid = pid;
-	p->sym = sym_proc__new(pid);
+	p->sym = sym_proc__new(pid, sample_map_gen);
 	p->next = sm.procs;
 	sm.procs = p;
 	sm.bytes += sizeof(*p);
@@ -433,7 +464,7 @@ static void stack_key(struct sproc *p, const struct prof_sample *s, const char *
 
 		if (!s->ip[i])
 			break;
-		sym_frame(p->sym, s->ip[i], i > 0, f, sizeof(f));
+		sym_frame(p->sym, s->ip[i], i > 0, s->map_gen, f, sizeof(f));
 		w = snprintf(key + off, size - off, "%s%s", i ? "\x1e" : "", f);
 		if (w < 0 || (size_t)w >= size - off)
 			break;
@@ -612,12 +643,24 @@ int sample_dump(pid_t pid, FILE *out, __u64 *nsamples)
 	struct sstack *s;
 	size_t i;
 
-	for (p = sm.procs; p; p = p->next)
+	*nsamples = 0;
+	for (p = sm.procs; p; p = p->next) {
 		if (p->pid == pid && (!best || (best->gone && !p->gone)))
 			best = p;
-	*nsamples = 0;
+		/* pid 0: how many are kept, no stacks */
+		if (!pid)
+			*nsamples += p->samples;
+	}
+	/* pid 0: how the frames were named, by ELF and DWARF or from the cache */
+	if (!pid) {
+		__u64 lookups, hits;
+
+		sym_counts(&lookups, &hits);
+		fprintf(out, "frames\t%llu\t%llu\n", (unsigned long long)lookups,
+			(unsigned long long)hits);
+	}
 	if (!best)
-		return 0;
+		return ferror(out) ? -EIO : 0;
 	/* tid TAB count TAB zone path TAB frames */
 	for (i = 0; i < SAMPLE_BUCKETS; i++)
 		for (s = best->b[i]; s; s = s->next)

@@ -33,12 +33,17 @@ int prof_seg_node_path(const void *mem, size_t len, __u32 slab, __u32 node, char
 
 /* profd_sym.c: a process's addresses as function, file:line or module+offset */
 struct sym_proc;
-struct sym_proc *sym_proc__new(pid_t pid);
+/* gen_now(pid): the process's maps generation now (sample_map_gen) */
+struct sym_proc *sym_proc__new(pid_t pid, __u32 (*gen_now)(pid_t pid));
 void sym_proc__destroy(struct sym_proc *p);
 /* addr's frame, "func" US "file" US "line" US "module+0xoff" (US = \x1f,
  * empty fields unknown), into buf; a return address (not the first frame)
- * is looked up one byte back, in its call */
-void sym_frame(struct sym_proc *p, __u64 addr, bool ret, char *buf, size_t size);
+ * is looked up one byte back, in its call; gen the sample's maps
+ * generation (a frame of another than the maps read is its address) */
+void sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf, size_t size);
+/* frames named by ELF and DWARF, and from the cache every process shares */
+void sym_counts(__u64 *lookups, __u64 *hits);
+void sym_cache_free(void);
 
 /* profd_stacks.c */
 int sample_open(__u32 hz);	/* after kbpf_open; 0 or -errno (then off, why said) */
@@ -49,6 +54,9 @@ void sample_poll(void);		/* attach while a thread is registered (each tick) */
 __u64 sample_dropped(void);	/* samples the kernel's ring had no room for */
 const char *sample_why(void);	/* why sampling is off, "" when on */
 __u64 sample_bytes(void);	/* what the tables take (in --max-memory) */
-/* pid's sampled stacks as text (profd_samples_rep's fd): 0 or -errno */
+__u32 sample_map_gen(pid_t pid); /* its maps generation now (profsample.h) */
+/* pid's sampled stacks as text (profd_samples_rep's fd), *nsamples how
+ * many (pid 0: every process's count, and one line "frames TAB looked up
+ * TAB from the cache"): 0 or -errno */
 int sample_dump(pid_t pid, FILE *out, __u64 *nsamples);
 #endif /* PROFD_STACKS_H */

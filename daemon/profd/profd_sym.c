@@ -10,8 +10,16 @@
  * an inlined helper is named as itself, with its own line; without DWARF,
  * the ELF symbol.  An address no module holds, or a module without
  * symbols, is shown as module+offset (or the bare address), never a name
- * guessed from a neighbour.  Frames are cached per process by address.
- * A hostile process can at worst give addresses that name nothing: libdwfl
+ * guessed from a neighbour.  Frames are cached for every process at once
+ * by module and offset, a module known by its build-id (else its file's
+ * device, inode and mtime): processes of one binary, and the libraries
+ * they share, name each address once.  Code unmapped (dlclose) is never
+ * named as what is mapped there after: each sample carries its process's
+ * maps generation (profsample.bpf.c counts the mappings the kernel placed
+ * for it, as ld.so's for a library), the maps are read again when it
+ * moves, and a frame of a generation the maps read no longer describe is
+ * its bare address.  A
+ * hostile process can at worst give addresses that name nothing: libdwfl
  * reads its files, never its memory.
  */
 #define _GNU_SOURCE
@@ -24,22 +32,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "profd_stacks.h"
 
-#define SYM_CACHE 4096 /* addresses cached a process, a power of two */
+#define SYM_CACHE 16384 /* frames cached, every process's, a power of two */
 
 struct sym_ent {
-	__u64 addr; /* | 1 when looked up as a return address; 0: empty */
+	__u64 mod; /* module_key's; 0: empty */
+	__u64 off; /* the address less the module's start */
 	char *frame;
 };
+
+/* shared by every process: keyed by what the module is, not where */
+static struct sym_ent cache[SYM_CACHE];
+static __u64 n_lookups, n_hits;
 
 struct sym_proc {
 	pid_t pid;
 	Dwfl *dwfl;
 	bool reread; /* the maps were read again for an unknown address */
-	struct sym_ent cache[SYM_CACHE];
+	__u32 gen;   /* the maps generation dwfl was read in (SYM_GEN_NONE:
+		      * it moved while they were read) */
+	__u32 (*gen_now)(pid_t pid);
 };
+
+#define SYM_GEN_NONE 0xffffffffu
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks proc_cb = {
@@ -61,28 +79,105 @@ static Dwfl *report(pid_t pid)
 	return d;
 }
 
-struct sym_proc *sym_proc__new(pid_t pid)
+/* the maps (read again), and the generation they were read in: one that
+ * moved while they were read is none (no sample's) */
+static void maps_read(struct sym_proc *p)
+{
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		__u32 g = p->gen_now(p->pid);
+
+		if (p->dwfl)
+			dwfl_end(p->dwfl);
+		p->dwfl = report(p->pid);
+		p->gen = g;
+		if (p->gen_now(p->pid) == g)
+			return;
+	}
+	p->gen = SYM_GEN_NONE;
+}
+
+struct sym_proc *sym_proc__new(pid_t pid, __u32 (*gen_now)(pid_t pid))
 {
 	struct sym_proc *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
 	p->pid = pid;
-	p->dwfl = report(pid);
+	p->gen_now = gen_now;
+	maps_read(p);
 	return p;
 }
 
 void sym_proc__destroy(struct sym_proc *p)
 {
-	size_t i;
-
 	if (!p)
 		return;
-	for (i = 0; i < SYM_CACHE; i++)
-		free(p->cache[i].frame);
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
 	free(p);
+}
+
+void sym_cache_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < SYM_CACHE; i++) {
+		free(cache[i].frame);
+		cache[i] = (struct sym_ent){ 0 };
+	}
+}
+
+void sym_counts(__u64 *lookups, __u64 *hits)
+{
+	*lookups = n_lookups;
+	*hits = n_hits;
+}
+
+static __u64 fnv(__u64 h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 1099511628211ull;
+	return h;
+}
+
+/*
+ * What module m is, whoever maps it where: its build-id, else its file's
+ * device, inode and mtime (seen from the process's root); 0 if neither is
+ * known (its frames are then not cached).  Kept in the module's userdata.
+ */
+static __u64 module_key(const struct sym_proc *p, Dwfl_Module *m)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr, bias;
+	__u64 h = 1469598103934665603ull;
+	void **ud;
+	const char *name = dwfl_module_info(m, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	int n;
+
+	if (*ud)
+		return (__u64)(uintptr_t)*ud;
+	dwfl_module_getelf(m, &bias);
+	n = dwfl_module_build_id(m, &bits, &vaddr);
+	if (n > 0) {
+		h = fnv(h, bits, (size_t)n);
+	} else {
+		char path[4352];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)p->pid, name ? name : "");
+		if (!name || name[0] != '/' || stat(path, &st))
+			return 0;
+		h = fnv(h, &st.st_dev, sizeof(st.st_dev));
+		h = fnv(h, &st.st_ino, sizeof(st.st_ino));
+		h = fnv(h, &st.st_mtim, sizeof(st.st_mtim));
+	}
+	h |= 1;
+	*ud = (void *)(uintptr_t)h;
+	return h;
 }
 
 /* no separators, no control bytes in a field */
@@ -136,22 +231,27 @@ static const char *dwarf_func(Dwarf_Die *cu, Dwarf_Addr pc)
 	return name;
 }
 
-static void lookup(struct sym_proc *p, Dwarf_Addr pc, char *buf, size_t size)
+/* the module that holds pc, NULL if none */
+static Dwfl_Module *module_at(struct sym_proc *p, Dwarf_Addr pc)
 {
 	Dwfl_Module *m = p->dwfl ? dwfl_addrmodule(p->dwfl, pc) : NULL;
+
+	if (!m && !p->reread) {
+		/* a library loaded after the maps were read */
+		p->reread = true;
+		maps_read(p);
+		m = p->dwfl ? dwfl_addrmodule(p->dwfl, pc) : NULL;
+	}
+	return m;
+}
+
+static void lookup(Dwfl_Module *m, Dwarf_Addr pc, char *buf, size_t size)
+{
 	const char *mod = NULL, *func = NULL, *file = NULL;
 	Dwarf_Addr start = 0;
 	char fn[256] = "", fl[512] = "", md[256] = "";
 	int line = 0;
 
-	if (!m && !p->reread) {
-		/* a library loaded after the maps were read */
-		p->reread = true;
-		if (p->dwfl)
-			dwfl_end(p->dwfl);
-		p->dwfl = report(p->pid);
-		m = p->dwfl ? dwfl_addrmodule(p->dwfl, pc) : NULL;
-	}
 	if (m) {
 		Dwarf_Die cubuf, *cu;
 		Dwarf_Addr bias = 0;
@@ -188,22 +288,44 @@ static void lookup(struct sym_proc *p, Dwarf_Addr pc, char *buf, size_t size)
 	snprintf(buf, size, "%s\x1f%s\x1f%d\x1f%s", fn, file ? fl : "", file ? line : 0, md);
 }
 
-void sym_frame(struct sym_proc *p, __u64 addr, bool ret, char *buf, size_t size)
+void sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf, size_t size)
 {
 	/* a return address is the instruction after its call: the call is
 	 * the byte before, and may be the last of a function or an inlined
 	 * block whose line is not the next one's */
-	__u64 pc = ret && addr ? addr - 1 : addr;
-	__u64 key = pc | 1ull << 63;
-	__u64 h = (pc * 0x9e3779b97f4a7c15ull) >> 52;
-	struct sym_ent *e = &p->cache[h & (SYM_CACHE - 1)];
+	__u64 pc = ret && addr ? addr - 1 : addr, mod, off, h;
+	Dwfl_Module *m;
+	Dwarf_Addr start = 0;
+	struct sym_ent *e;
 
-	if (e->addr == key && e->frame) {
+	/* the process's maps moved since they were read: read them again */
+	if (gen != p->gen && p->gen_now(p->pid) != p->gen) {
+		maps_read(p);
+		p->reread = false;
+	}
+	m = gen == p->gen ? module_at(p, pc) : NULL;
+	/* a frame of maps no longer read (or read since): its address alone */
+	if (gen != p->gen)
+		m = NULL;
+	mod = m ? module_key(p, m) : 0;
+	if (!mod) {
+		n_lookups++;
+		lookup(m, pc, buf, size);
+		return;
+	}
+	dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	off = pc - start;
+	h = ((mod ^ off) * 0x9e3779b97f4a7c15ull) >> 40;
+	e = &cache[h & (SYM_CACHE - 1)];
+	if (e->mod == mod && e->off == off && e->frame) {
+		n_hits++;
 		snprintf(buf, size, "%s", e->frame);
 		return;
 	}
-	lookup(p, pc, buf, size);
+	n_lookups++;
+	lookup(m, pc, buf, size);
 	free(e->frame);
 	e->frame = strdup(buf);
-	e->addr = e->frame ? key : 0;
+	e->mod = e->frame ? mod : 0;
+	e->off = off;
 }
