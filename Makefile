@@ -88,7 +88,7 @@ LIBPROF_A := $(OUTPUT)/libprof.a
 # what an application links (installed): its only global symbols are the
 # ABI prof.h calls, __prof_*, so that a program may name its own functions
 # as libprof's internals are named.  The .so exports them in version
-# PROF_1 (usdt/libprof.map); the archive is its objects linked into one
+# PROF_2 (usdt/libprof.map); the archive is its objects linked into one
 # (ld -r: they call each other) with every other symbol made local.
 LIBPROF_SO := $(OUTPUT)/libprof.so
 LIBPROF_PUB_A := $(OUTPUT)/pub/libprof.a

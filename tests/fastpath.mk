@@ -3,7 +3,7 @@
 
 FASTPATH_TESTS := test_counts test_timing test_structure test_overflow test_lifecycle \
 	test_disable test_cxx test_probes test_report test_reader test_open test_trace \
-	test_sitecache test_mono
+	test_sitecache test_mono test_exitprobe
 
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS))
 # the runtime's own tests, also built with CROSS= and run under qemu-user
@@ -34,9 +34,11 @@ $(OUTPUT)/tests/test_cxx: tests/test_cxx.cc $(OUTPUT)/tests/zones_cxx.o tests/fa
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
 
 # every macro under -DPROF_DISABLE, and the same source enabled as the control
+# (never with --coverage: its counters are symbols of their own, not the
+# test's business, and the check is that the object names nothing of ours)
 $(OUTPUT)/tests/disable_obj.o: tests/disable_obj.c usdt/prof.h | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -DPROF_DISABLE -c $< -o $@
+	$(Q)$(CC) $(filter-out $(SAN_cov),$(ALL_CFLAGS)) -DPROF_DISABLE -c $< -o $@
 
 $(OUTPUT)/tests/enable_obj.o: tests/disable_obj.c usdt/prof.h | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -59,6 +61,7 @@ $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS)): tests/fastpath.h
 $(OUTPUT)/tests/test_timing $(OUTPUT)/tests/test_report: TEST_LIBS += -lm
 # its zones' slow enters, counted on their way to the runtime's
 $(OUTPUT)/tests/test_sitecache: TEST_LIBS += -Wl,--wrap=__prof_enter_slow
+$(OUTPUT)/tests/test_exitprobe: TEST_LIBS += -Wl,--wrap=__prof_exit_probe
 
 # the compensated view: its busy-waits read the TSC, so not
 # under a sanitizer or qemu-user
@@ -74,5 +77,6 @@ $(OUTPUT)/tests/test_compilers: tests/test_compilers.c tests/matrix.c tests/matr
 		tests/testutil.h usdt/prof.h $(LIBPROF_READ) $(LIBPROF_A) $(LIBPROF_PUB_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -DSRC_DIR='"$(CURDIR)"' \
-		-DLIBPROF_A='"$(abspath $(LIBPROF_PUB_A))"' $< -o $@ $(ALL_LDFLAGS) \
+		-DLIBPROF_A='"$(abspath $(LIBPROF_PUB_A))"' $(if $(filter cov,$(SAN)),-DLIBPROF_LIBS='"-lgcov"') \
+		$< -o $@ $(ALL_LDFLAGS) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)

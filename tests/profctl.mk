@@ -76,3 +76,14 @@ $(OUTPUT)/tests/test_profctl_web $(OUTPUT)/tests/test_profctl_web_profd: $(OUTPU
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) \
 		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# what profctl says when a user's ask cannot be done: -o outputs refused or
+# failing, save without a file, --input too big, status without profd or
+# with one that refuses (paths make coverage showed no test took)
+UNIT_TESTS += $(OUTPUT)/tests/test_cover_profctl
+$(OUTPUT)/tests/test_cover_profctl: tests/test_cover_profctl.c tests/testutil.h tests/profd_private.h \
+		tests/profctl_fixture.h tests/profctl_run.h \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

@@ -50,3 +50,14 @@ $(OUTPUT)/tests/test_profd_conf: tests/test_profd_conf.c tests/testutil.h daemon
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_conf.c \
 		daemon/profd/profd_log.c -o $@ $(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
+
+# profd's options as a user mistypes them (--max-memory's units, ranges,
+# --help, an unknown option) and its log's lines (profd_conf.c,
+# profd_log.c: paths make coverage showed no test took)
+UNIT_TESTS += $(OUTPUT)/tests/test_cover_profd
+$(OUTPUT)/tests/test_cover_profd: tests/test_cover_profd.c tests/testutil.h daemon/profd/profd_conf.c \
+		daemon/profd/profd_log.c daemon/profd/profd.h daemon/profd/profd_conf.h \
+		$(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_conf.c \
+		daemon/profd/profd_log.c -o $@ $(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)

@@ -12,18 +12,21 @@ TEST_EXTRA += $(SAMPLE_PROGS) $(OUTPUT)/tests/sample_garbage
 # -O2 -g as a user builds; the _nofp ones leave frame pointers to the compiler
 # (both omit them at -O2 on x86-64)
 SAMPLE_FP := -fno-omit-frame-pointer
+# a coverage build's libprof calls gcov's runtime: gcc's libgcov, which clang
+# links too (its own --coverage runtime is another)
+SAMPLE_LIBS := $(if $(filter cov,$(SAN)),-lgcov) -lpthread
 $(OUTPUT)/tests/sprog_gcc: SAMPLE_CC := gcc $(SAMPLE_FP)
 $(OUTPUT)/tests/sprog_clang: SAMPLE_CC := clang $(SAMPLE_FP)
 $(OUTPUT)/tests/sprog_gcc_nofp: SAMPLE_CC := gcc
 $(OUTPUT)/tests/sprog_clang_nofp: SAMPLE_CC := clang
 $(SAMPLE_PROGS): tests/sample_prog.c $(LIBPROF_PUB_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(SAMPLE_CC) -O2 -g -Wall -Werror $(INCLUDES) $< -o $@ $(LIBPROF_PUB_A) -lpthread
+	$(Q)$(SAMPLE_CC) -O2 -g -Wall -Werror $(INCLUDES) $< -o $@ $(LIBPROF_PUB_A) $(SAMPLE_LIBS)
 
 # its frame pointer garbage while it runs
 $(OUTPUT)/tests/sample_garbage: tests/sample_garbage.c $(LIBPROF_PUB_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) -O2 -g -Wall -Werror -fno-omit-frame-pointer $(INCLUDES) $< -o $@ $(LIBPROF_PUB_A) -lpthread
+	$(Q)$(CC) -O2 -g -Wall -Werror -fno-omit-frame-pointer $(INCLUDES) $< -o $@ $(LIBPROF_PUB_A) $(SAMPLE_LIBS)
 
 $(OUTPUT)/tests/test_sample: tests/test_sample.c tests/testutil.h tests/profd_private.h \
 		daemon/profd/profd_attrib.c daemon/profd/profd_stacks.h $(PROFCTL_LIB) \
@@ -53,7 +56,7 @@ $(OUTPUT)/tests/unmap_%.so: tests/unmap_lib.c | $(OUTPUT)/tests
 $(OUTPUT)/tests/sample_unmap: tests/sample_unmap.c $(LIBPROF_PUB_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -Wall -Werror -fno-omit-frame-pointer $(INCLUDES) $< -o $@ \
-		$(LIBPROF_PUB_A) -lpthread -ldl
+		$(LIBPROF_PUB_A) $(SAMPLE_LIBS) -ldl
 $(OUTPUT)/tests/test_sample_unmap: tests/test_sample_unmap.c tests/testutil.h \
 		tests/profd_private.h $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(PROFD) \
 		$(UNMAP_LIBS) $(OUTPUT)/tests/sample_unmap | $(OUTPUT)/tests

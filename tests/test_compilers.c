@@ -24,6 +24,11 @@
 #ifndef LIBPROF_A
 #error "LIBPROF_A: the static runtime"
 #endif
+/* what a program linking LIBPROF_A needs besides it: a coverage build's
+ * runtime calls gcov's */
+#ifndef LIBPROF_LIBS
+#define LIBPROF_LIBS ""
+#endif
 
 /* a zone's code at its site, bytes: hot (in its function), cold (out of it) */
 #define SITE_HOT_MAX 160
@@ -125,7 +130,7 @@ static void build_run(const char *cc, const char *std, const char *opt, const ch
 	snprintf(out, sizeof(out), "%s/out", dir);
 	snprintf(cmd, sizeof(cmd),
 		 "%s -std=%s %s %s -I%s/usdt -I%s/bpf %s/tests/%s %s "
-		 "%s -lpthread -o %s >%s 2>&1",
+		 "%s " LIBPROF_LIBS " -lpthread -o %s >%s 2>&1",
 		 cc, std, opt, cxx ? CXX_WARN : C_WARN, SRC_DIR, SRC_DIR, SRC_DIR, src,
 		 strcmp(src, "lto_a.c") ? "" : SRC_DIR "/tests/lto_b.c", LIBPROF_A, bin, out);
 	if (system(cmd)) {

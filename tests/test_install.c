@@ -276,7 +276,7 @@ static void test_names_free(void **state)
 /*
  * Every global symbol the installed libraries define is the ABI's,
  * __prof_ (or at least prof_) named, and each of the .so's is in its
- * version node, PROF_1.
+ * version node, PROF_2.
  */
 static void test_exports_prefixed(void **state)
 {
@@ -288,9 +288,9 @@ static void test_exports_prefixed(void **state)
 			 0);
 	assert_int_equal(sh("n=0; for s in $(nm -D --defined-only --with-symbol-versions "
 			    "%s/lib/libprof.so.0 | awk '{ print $NF }'); do "
-			    "case $s in PROF_1) ;; __prof_*@@PROF_1|prof_*@@PROF_1) n=$((n + 1)) ;; "
+			    "case $s in PROF_2) ;; __prof_*@@PROF_2|prof_*@@PROF_2) n=$((n + 1)) ;; "
 			    "*) echo \"libprof.so exports $s\"; exit 1 ;; esac; done; "
-			    "test $n -ge 14 || { echo \"libprof.so: $n symbols in PROF_1\"; exit 1; }",
+			    "test $n -ge 14 || { echo \"libprof.so: $n symbols in PROF_2\"; exit 1; }",
 			    prefix),
 			 0);
 }

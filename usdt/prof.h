@@ -7,7 +7,7 @@
  *	PROF_USDT(name);	zone from here to the end of the block: at
  *				enter a cache compare, an rdtsc, a few
  *				stores; at exit a call (an rdtsc, a few
- *				compares, plain stores); some 140 bytes of
+ *				compares, plain stores); some 150 bytes of
  *				code at the site
  *	PROF_FUNC();		the same, named after the enclosing function
  *	PROF_DEFINE(name)	file scope: a public zone, shared by sites
@@ -47,8 +47,10 @@
  *	arg3	exit only: the zone's duration in ns
  *
  * Each probe has a semaphore, so a probe nobody attached costs a load and a
- * not-taken branch; the exit probe converts ticks to ns only while a tracer
- * is attached.  PROF_FUNC sites are all the probes prof:func, func__exit:
+ * not-taken branch (a zone's enter reads both of its name's at once); the
+ * exit probe converts ticks to ns only while a tracer is attached.  N.B. a
+ * zone fires its exit probe if that probe was attached at its enter: one
+ * entered before the tracer attached does not.  PROF_FUNC sites are all the probes prof:func, func__exit:
  * their name and file:line arguments tell them apart.  A public zone's exit
  * probe gives PROF_DEFINE's file and line.
  *
@@ -199,6 +201,16 @@ struct __prof_thread {
 					 * (NULL before its first zone) */
 };
 
+/*
+ * In an open zone's node (z->node): its exit probe is to fire, as its
+ * name's exit semaphore was raised at its enter (a zone entered before a
+ * tracer attached fires no exit probe).  The exit's compare of the
+ * current node with z->node then fails, and the exit takes its rare path,
+ * which fires the probe: the common exit never reads a semaphore.  No
+ * node has this bit (at most 2^22 nodes).
+ */
+#define __PROF_EXIT_WANTED 0x80000000U
+
 #define __PROF_UNINIT 0xfffffffeU
 #define __PROF_FORKED 0xfffffffdU	/* a fork child's thread, not moved yet */
 /* a thread whose slab went back (at its exit): no site cache holds it (an
@@ -210,7 +222,8 @@ extern __thread struct __prof_thread __prof_tls __attribute__((tls_model("initia
 extern int __prof_clock_tsc;
 
 /* an enter that missed the site's way: z (its cache set) entered (cold:
- * its call is out of the site's way) */
+ * its call is out of the site's way), its exit probe wanted if the site's
+ * exit semaphore is raised */
 void __prof_enter_miss(struct __prof_zone *z, const struct prof_site *site) __attribute__((cold));
 /* an enter that missed both ways */
 void __prof_enter_slow(struct __prof_zone *z, const struct prof_site *site);
@@ -220,6 +233,7 @@ void __prof_leave_slow(uint32_t node, uint64_t zseq, uint64_t zoffcpu, uint64_t 
 /* a zone's exit that is not the common one (zone_leave.h): d its ticks,
  * seq the kernel word's count at its end */
 void __prof_leave_rare(struct __prof_zone *z, uint64_t d, uint64_t seq);
+/* node with its __PROF_EXIT_WANTED, if set */
 void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d,
 		    uint64_t zseq, uint64_t zoffcpu, uint64_t seq);
 void __prof_unbalanced(uint32_t node, uint32_t prev);
@@ -308,11 +322,11 @@ static inline __attribute__((always_inline)) uint64_t __prof_now(void)
  * the linker's relaxation of that add into a lea leaves the flags stale.
  */
 static inline __attribute__((always_inline)) void
-__prof_enter_mark(struct __prof_zone *z, uint32_t node)
+__prof_enter_mark(struct __prof_zone *z, uint32_t node, uint32_t fl)
 {
 	__prof_tls.cur = node;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	z->node = node;
+	z->node = node + fl;	/* | (no node has fl's bit): one lea */
 #ifndef PROF_NO_KERNEL_WORD
 	z->seq = __prof_tls.krec->seq;
 	z->offcpu = __prof_tls.krec->offcpu_ns;
@@ -330,10 +344,11 @@ __prof_enter_mark(struct __prof_zone *z, uint32_t node)
  * return to), and the site calls __prof_enter_miss (the slow enter),
  * with the site's descriptor, made only there.  The exit is a call too
  * (__prof_leave: all it needs is in the zone).  On the monotonic clock no
- * way ever matches (see __prof_now).
+ * way ever matches (see __prof_now).  FL is 0, or __PROF_EXIT_WANTED when
+ * the exit probe is to fire.
  */
 static inline __attribute__((always_inline)) int __prof_enter_hit(struct __prof_zone *z,
-								 struct __prof_cache *c)
+								 struct __prof_cache *c, uint32_t fl)
 {
 	uint32_t cur = __prof_tls.cur;
 	const struct __prof_way *w;
@@ -346,14 +361,15 @@ static inline __attribute__((always_inline)) int __prof_enter_hit(struct __prof_
 	w = &c->way[cur & (__PROF_WAYS - 1)];
 	if (__builtin_expect(w->parent != cur, 0))
 		return 0;
-	__prof_enter_mark(z, w->node);
+	__prof_enter_mark(z, w->node, fl);
 	return 1;
 }
 
 static inline __attribute__((always_inline)) void
-__prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_cache *c)
+__prof_enter(struct __prof_zone *z, const struct prof_site *site, struct __prof_cache *c,
+	     uint32_t fl)
 {
-	if (!__prof_enter_hit(z, c))
+	if (!__prof_enter_hit(z, c, fl))
 		__prof_enter_miss(z, site);
 }
 
@@ -458,9 +474,10 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 	[__a2] "r"(__PROF_CAST(unsigned long long, line))
 
 /*
- * The enter probe, if a tracer raised the semaphore SEMA (asm text): the
- * compare is in asm, on memory, its result a flag output (C cannot name
- * the semaphore, an asm symbol; volatile: read at every enter); DEFS,
+ * The enter probe, if a tracer raised the semaphore SEMA (asm text), and
+ * FL (a uint32_t lvalue) __PROF_EXIT_WANTED if one raised the exit
+ * semaphore XSEMA, else 0: the compares are in asm, on memory (C cannot
+ * name the semaphores, asm symbols; volatile: read at every enter); DEFS,
  * asm text, comes first.
  */
 #if defined(__x86_64__)
@@ -468,34 +485,46 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
  * On x86-64 the probe itself is out of the function's way: after the
  * function, in a subsection of its own section (so a comdat function's
  * group keeps it), its arguments in the registers its note names, saved
- * around it below the red zone.
+ * around it below the red zone.  A name's two semaphores are adjacent
+ * (__PROF_SEM_ASM): one load of 4 bytes tells that neither is raised (and
+ * is then FL's 0).
  */
-#define __PROF_ENTER_PROBE(probe, sema, name, defs)				\
+#define __PROF_ENTER_PROBE(probe, sema, xsema, name, defs, fl)			\
 	__asm__ __volatile__(defs						\
-			     "cmpw $0, " sema "(%%rip)\n\t"			\
+			     "mov " sema "(%%rip), %k[__fl]\n\t"		\
+			     "test %k[__fl], %k[__fl]\n\t"			\
 			     "jne 995f\n"					\
 			     "996:\n"						\
 			     ".subsection 1\n"					\
-			     "995:\tlea -128(%%rsp), %%rsp\n\t"		\
+			     "995:\txor %k[__fl], %k[__fl]\n\t"		\
+			     "cmpw $0, " sema "(%%rip)\n\t"			\
+			     "je 997f\n\t"					\
+			     "lea -128(%%rsp), %%rsp\n\t"			\
 			     "push %%rdi\n\tpush %%rsi\n\tpush %%rdx\n\t"	\
 			     "lea %c[__pn](%%rip), %%rdi\n\t"			\
 			     "lea %c[__pf](%%rip), %%rsi\n\t"			\
 			     "mov %[__pl], %%edx\n"				\
 			     __PROF_NOTE(#probe, sema, "8@%%rdi 8@%%rsi 8@%%rdx") \
 			     "pop %%rdx\n\tpop %%rsi\n\tpop %%rdi\n\t"	\
-			     "lea 128(%%rsp), %%rsp\n\t"			\
+			     "lea 128(%%rsp), %%rsp\n"			\
+			     "997:\tcmpw $0, " xsema "(%%rip)\n\t"		\
+			     "je 996b\n\t"					\
+			     "orl $0x80000000, %k[__fl]\n\t"			\
 			     "jmp 996b\n"					\
 			     ".subsection 0\n"					\
-			     :: [__pn] __PROF_ADDR(name), [__pf] __PROF_ADDR(__FILE__), \
+			     : [__fl] "=r"(fl)					\
+			     : [__pn] __PROF_ADDR(name), [__pf] __PROF_ADDR(__FILE__), \
 			     [__pl] "n"(__LINE__))
 #else
-#define __PROF_ENTER_PROBE(probe, sema, name, defs)				\
+#define __PROF_ENTER_PROBE(probe, sema, xsema, name, defs, fl)			\
 	do {									\
 		int __prof_fire;						\
 		__PROF_SEM_TEST(sema, defs, __prof_fire);			\
 		if (__builtin_expect(__prof_fire, 0))				\
 			__asm__ __volatile__(__PROF_NOTE(#probe, sema, __PROF_ARGS3) \
 					     :: __PROF_OPS3(name, __FILE__, __LINE__)); \
+		__PROF_SEM_TEST(xsema, "", __prof_fire);			\
+		(fl) = __prof_fire ? __PROF_EXIT_WANTED : 0;			\
 	} while (0)
 #endif
 
@@ -514,17 +543,34 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
  * program or library (hidden, one copy kept by the linker): bpftrace and
  * bcc raise only the first location's semaphore of a name several sites
  * share (each PROF_FUNC is prof:func), so a semaphore a site had to itself
- * left the other sites' probes silent.  .ifndef: one per assembly.
+ * left the other sites' probes silent.  .ifndef: one per assembly.  A
+ * name's enter and exit semaphores are defined together, adjacent (the
+ * enter probe's one compare reads both), in one group; only where the
+ * exit's is already some other name's enter (a zone named NAME__exit) is
+ * it defined alone, and the pair's second half is padding.
  */
 #define __PROF_SEM(probe)	"\"__prof_sem." probe "\""
-#define __PROF_SEM_ASM(probe)							\
-	".ifndef " __PROF_SEM(probe) "\n"					\
-	".pushsection .probes,\"awG\",\"progbits\"," __PROF_SEM(probe) ",comdat\n" \
-	".balign 2\n"								\
+#define __PROF_SEM_DEF(probe)							\
 	".weak " __PROF_SEM(probe) "\n"						\
 	".hidden " __PROF_SEM(probe) "\n"					\
 	__PROF_SEM(probe) ": .2byte 0\n"						\
-	".size " __PROF_SEM(probe) ", 2\n"					\
+	".size " __PROF_SEM(probe) ", 2\n"
+#define __PROF_SEM_ASM(probe)							\
+	".ifndef " __PROF_SEM(probe) "\n"					\
+	".pushsection .probes,\"awG\",\"progbits\"," __PROF_SEM(probe) ",comdat\n" \
+	".balign 4\n"								\
+	__PROF_SEM_DEF(probe)							\
+	".ifndef " __PROF_SEM(probe "__exit") "\n"				\
+	__PROF_SEM_DEF(probe "__exit")						\
+	".else\n"								\
+	".2byte 0\n"								\
+	".endif\n"								\
+	".popsection\n"								\
+	".endif\n"								\
+	".ifndef " __PROF_SEM(probe "__exit") "\n"				\
+	".pushsection .probes,\"awG\",\"progbits\"," __PROF_SEM(probe "__exit") ",comdat\n" \
+	".balign 2\n"								\
+	__PROF_SEM_DEF(probe "__exit")						\
 	".popsection\n"								\
 	".endif\n"
 
@@ -535,7 +581,6 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
  */
 #define __PROF_SITE_ASM(probe, id)						\
 	__PROF_SEM_ASM(probe)							\
-	__PROF_SEM_ASM(probe "__exit")						\
 	".ifndef " __PROF_SYM("s", id) "\n"					\
 	".pushsection .probes,\"aw\",\"progbits\"\n"				\
 	".balign 8\n"								\
@@ -589,15 +634,18 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 #endif
 
 /*
- * A zone: PROBE (its enter probe, a statement) fires, then the enter; the
- * expression SITEP (its descriptor; the asm that defines it, the
- * semaphores and the exit stub) is evaluated on a miss only, out of the
- * site's way.  Declarations only: C's exit is the zone's cleanup, C++'s
- * a guard's destructor.
+ * A zone: PROBE (its enter probe, a statement that sets __prof_fl) fires,
+ * then the enter; the expression SITEP (its descriptor; the asm that
+ * defines it, the semaphores and the exit stub) is evaluated on a miss
+ * only, out of the site's way.  Declarations only: C's exit is the zone's
+ * cleanup, C++'s a guard's destructor.
  */
 #define __PROF_ENTER(z, c, probe, sitep)					\
-	(__extension__({ probe; }),						\
-	 __prof_enter_hit(z, c) ? 0 : (__prof_enter_miss(z, sitep), 0))
+	__extension__({								\
+		uint32_t __prof_fl;						\
+		probe;								\
+		__prof_enter_hit(z, c, __prof_fl) ? 0 : (__prof_enter_miss(z, sitep), 0); \
+	})
 #ifdef __cplusplus
 struct __prof_guard {
 	struct __prof_zone *z;
@@ -621,7 +669,8 @@ struct __prof_guard {
 #endif
 
 #define __PROF_ZONE(name, probe, func, flags, id)				\
-	__PROF_OPEN(__PROF_ENTER_PROBE(probe, __PROF_SEM(#probe), name, ""),	\
+	__PROF_OPEN(__PROF_ENTER_PROBE(probe, __PROF_SEM(#probe), __PROF_SEM(#probe "__exit"), \
+				       name, "", __prof_fl),			\
 		    __PROF_SITE(name, probe, func, flags, id), id)
 #define __PROF_ZONE_(name, probe, func, flags, id)				\
 	__PROF_ZONE(name, probe, func, flags, id)
@@ -645,13 +694,17 @@ struct __prof_guard {
 
 /*
  * Public zones: one zone, many sites (each site still its own enter probe).
- * N.B. PROF_DEFINE in exactly one file of a program or library.
+ * N.B. PROF_DEFINE in exactly one file of a program or library.  The exit
+ * semaphore is its name's (__PROF_SEM_ASM, defined by the stub's asm),
+ * beside the enter one its sites test.
  */
 #define PROF_DEFINE(name)							\
-	static volatile unsigned short __prof_zsem_##name			\
-		__attribute__((section(".probes")));				\
+	extern volatile unsigned short __prof_zsem_##name			\
+		__asm__("__prof_sem." #name "__exit")				\
+		__attribute__((visibility("hidden")));				\
 	static void __prof_zstub_##name(__PROF_STUB_PARAMS)			\
 	{									\
+		__asm__ __volatile__(__PROF_SEM_ASM(#name));			\
 		__PROF_STUB_BODY(name, &__prof_zsem_##name);			\
 	}									\
 	PROF_DECLARE(name);							\
@@ -662,8 +715,8 @@ struct __prof_guard {
 	extern const struct prof_site prof_zone_##name __asm__("prof_zone_" #name)
 
 #define __PROF_SCOPE(name, id)							\
-	__PROF_OPEN(__PROF_ENTER_PROBE(name, __PROF_SEM(#name), #name,		\
-				       __PROF_SEM_ASM(#name)),			\
+	__PROF_OPEN(__PROF_ENTER_PROBE(name, __PROF_SEM(#name), __PROF_SEM(#name "__exit"), \
+				       #name, __PROF_SEM_ASM(#name), __prof_fl), \
 		    &prof_zone_##name, id)
 #define __PROF_SCOPE_(name, id)	__PROF_SCOPE(name, id)
 #define PROF_SCOPE(name)	__PROF_SCOPE_(name, __COUNTER__)
@@ -676,7 +729,11 @@ struct __prof_guard {
 #define __PROF_BEGIN(name, id)							\
 	do {									\
 		__PROF_CACHE(id);						\
-		__PROF_ENTER_PROBE(name, __PROF_SEM(#name), #name, "");	\
+		uint32_t __prof_fl;						\
+		__PROF_ENTER_PROBE(name, __PROF_SEM(#name), __PROF_SEM(#name "__exit"), \
+				   #name, "", __prof_fl);			\
+		/* the runtime reads the exit semaphore itself */		\
+		(void)__prof_fl;						\
 		__prof_begin(__PROF_SITE(#name, name, __func__, PROF_SITE_BEGIN, id), \
 			     &__prof_cache_##id);				\
 	} while (0)

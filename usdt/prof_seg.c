@@ -198,7 +198,7 @@ static void zone_calibrate(__u64 *cost, __u64 *inner)
 		for (i = 0; i < 1024; i++) {
 			struct __prof_zone z;
 
-			__prof_enter(&z, &calib_site, &c);
+			__prof_enter(&z, &calib_site, &c, 0);
 			__prof_leave(&z);
 		}
 		t1 = __prof_now();

@@ -96,11 +96,13 @@ static uint64_t enter_node(const struct prof_site *site, struct __prof_cache *c,
 /*
  * An enter that missed its site's way (or any enter on the monotonic
  * clock): the node for (cur, site) and the node to return to, then the
- * call's marks as the fast enter makes them, the node current first.
+ * call's marks as the fast enter makes them, the node current first, and
+ * its exit probe wanted as the site's enter tells it (prof.h).
  */
 void __prof_enter_slow(struct __prof_zone *z, const struct prof_site *site)
 {
 	struct __prof_cache *c = z->c;
+	uint32_t fl = *site->exit_sema ? __PROF_EXIT_WANTED : 0;
 	uint64_t pn;
 
 	/* the exit's way to its site (always the same: a handler's zone of
@@ -112,13 +114,13 @@ void __prof_enter_slow(struct __prof_zone *z, const struct prof_site *site)
 
 	z->prev = (__u32)(pn >> 32);
 	if (__builtin_expect(__prof_clock_tsc, 1)) {
-		__prof_enter_mark(z, node);
+		__prof_enter_mark(z, node, fl);
 		return;
 	}
 	/* the monotonic clock: its start marked (see __prof_now) */
 	__prof_tls.cur = node;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	z->node = node;
+	z->node = node | fl;
 	z->seq = __prof_tls.krec->seq;
 	z->offcpu = __prof_tls.krec->offcpu_ns;
 	t = __prof_clock_mono();
@@ -265,10 +267,13 @@ static void row_mark(uint32_t node, unsigned int b)
 	__PROF_STORE(w, __PROF_LOAD(w) | 1ull << (b % 64));
 }
 
-/* a delta negative or longer than a day: counted, not added */
+/* a delta negative or longer than a day: counted, not added (no exit
+ * probe: it has no duration) */
 static void call_anomaly(__u32 node)
 {
 	struct __prof_thread *t = &__prof_tls;
+
+	node &= ~__PROF_EXIT_WANTED;
 
 	__PROF_STORE(t->ext_used, 1);
 	__PROF_ADD(&t->ext[node].anomalies, 1);
@@ -290,13 +295,17 @@ static void hist_count(uint32_t node, __u64 d)
 /*
  * What __prof_leave does for a call: with its kernel facts (the switch
  * counts at enter, zseq and zoffcpu, and at exit, seq), or, FACTS false,
- * for one without them
+ * for one without them; node's __PROF_EXIT_WANTED fires the exit probe
  */
 static void call_count(const struct prof_site *site, uint32_t node, __u64 start, __u64 d,
 		       bool facts, __u64 zseq, __u64 zoffcpu, __u64 seq)
 {
+	bool fire = node & __PROF_EXIT_WANTED;
 	struct __prof_thread *t = &__prof_tls;
-	struct prof_node *n = &t->nodes[node];
+	struct prof_node *n;
+
+	node &= ~__PROF_EXIT_WANTED;
+	n = &t->nodes[node];
 
 	__PROF_ADD(&n->calls, 1);
 	__PROF_ADD(&n->ticks, d);
@@ -310,7 +319,7 @@ static void call_count(const struct prof_site *site, uint32_t node, __u64 start,
 	if (facts && seq != zseq)
 		__prof_leave_slow(node, zseq, zoffcpu, seq, d);
 	__PROF_BUMP(t->activity);
-	if (*site->exit_sema)
+	if (fire)
 		__prof_exit_probe(site, d);
 }
 
@@ -365,16 +374,17 @@ static void cover_switch(void)
 void __prof_leave_rare(struct __prof_zone *z, uint64_t d, uint64_t seq)
 {
 	const struct prof_site *site = z->c->sitep;
-	uint32_t node = z->node;
+	uint32_t node = z->node & ~__PROF_EXIT_WANTED;
 
 	if (__prof_tls.cur != node)
 		__prof_unbalanced(node, z->prev);
 	__prof_tls.cur = z->prev;
 	__PROF_STORE(&__prof_tls.open[node], 0);
+	/* z->node: its exit probe's flag goes along */
 	if (d > __prof_tls.limit)
-		__prof_anomaly(site, node, z->start, d, z->seq, z->offcpu, seq);
+		__prof_anomaly(site, z->node, z->start, d, z->seq, z->offcpu, seq);
 	else
-		call_count(site, node, z->start, d, true, z->seq, z->offcpu, seq);
+		call_count(site, z->node, z->start, d, true, z->seq, z->offcpu, seq);
 }
 
 void __prof_anomaly(const struct prof_site *site, uint32_t node, uint64_t start, uint64_t d,
@@ -473,7 +483,8 @@ void __prof_unbalanced(uint32_t node, uint32_t prev)
 	/* prof_tpriv by name, not through a pointer to it: gcc 12's UBSan
 	 * build tested that pointer for null against stale flags */
 	while (prof_tpriv.nbegin &&
-	       !node_is_ancestor(prof_tpriv.begin[prof_tpriv.nbegin - 1].node, prev))
+	       !node_is_ancestor(prof_tpriv.begin[prof_tpriv.nbegin - 1].node & ~__PROF_EXIT_WANTED,
+				 prev))
 		prof_tpriv.nbegin--;
 }
 
@@ -521,11 +532,12 @@ void __prof_begin(const struct prof_site *site, struct __prof_cache *c)
 	struct prof_tpriv *p = &prof_tpriv;
 	struct __prof_zone z;
 
-	__prof_enter(&z, site, c);
+	/* its exit probe wanted, as a site's enter tells (prof.h) */
+	__prof_enter(&z, site, c, *site->exit_sema ? __PROF_EXIT_WANTED : 0);
 	if (p->nbegin >= PROF_BEGIN_DEPTH) {
 		/* too deep to track: undo the enter, count it */
 		__prof_tls.cur = z.prev;
-		__PROF_STORE(&__prof_tls.open[z.node], 0);
+		__PROF_STORE(&__prof_tls.open[z.node & ~__PROF_EXIT_WANTED], 0);
 		if (p->hdr)
 			__PROF_ADD(&p->hdr->unbalanced, 1);
 		return;
@@ -542,7 +554,7 @@ void __prof_end(void)
 
 	/* an END before any zone of the thread is unbalanced too: count it */
 	prof_thread_ready();
-	if (!p->nbegin || p->begin[p->nbegin - 1].node != __prof_tls.cur) {
+	if (!p->nbegin || (p->begin[p->nbegin - 1].node & ~__PROF_EXIT_WANTED) != __prof_tls.cur) {
 		if (p->hdr)
 			__PROF_ADD(&p->hdr->unbalanced, 1);
 		return;
@@ -559,6 +571,8 @@ void __prof_end(void)
 		memset(&p->gone_cache, 0, sizeof(p->gone_cache));
 		p->gone_cache.sitep = &gone_site;
 		z->c = &p->gone_cache;
+		/* its exit stub went with the library */
+		z->node &= ~__PROF_EXIT_WANTED;
 	}
 	__prof_leave(z);
 }

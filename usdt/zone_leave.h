@@ -32,13 +32,13 @@ static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start
 /*
  * A call counted, its histogram counter h found: everything a call
  * changes, in the order a reader relies on (the counters and the call's
- * event, then the activity word).  The exit probe is a tail call.
+ * event, then the activity word).  Its exit probe is not wanted (see
+ * __PROF_EXIT_WANTED).
  */
 static inline __attribute__((always_inline)) void
 __prof_leave_count(struct __prof_zone *z, uint64_t d, uint32_t *h)
 {
 	uint32_t node = z->node;
-	const struct prof_site *site;
 	struct prof_node *n;
 
 	__prof_tls.cur = z->prev;
@@ -52,15 +52,13 @@ __prof_leave_count(struct __prof_zone *z, uint64_t d, uint32_t *h)
 	__PROF_ADDL(h, 1);
 	__prof_ring_put(z->start, d, node);
 	__PROF_BUMP(__prof_tls.activity);
-	site = z->c->sitep;
-	if (__builtin_expect(*site->exit_sema, 0))
-		__prof_exit_probe(site, d);
 }
 
 /*
  * A zone's exit.  Every call that is not the common one (unbalanced, an
  * anomaly or a new kernel word, the kernel word moved, its bucket's first
- * count: a row to mark) is found before anything changes and goes whole
+ * count: a row to mark, its exit probe wanted: z->node is then not the
+ * current node) is found before anything changes and goes whole
  * to __prof_leave_rare, a tail call: this one calls nothing else, so it
  * saves no register.  The bucket is found from the delta without a branch
  * (prof_hist_shift is one bsr): a cached bucket that real programs' deltas

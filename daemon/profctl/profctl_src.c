@@ -254,6 +254,12 @@ static int direct_find(struct pc_src *src, pid_t pid, struct prof_seg_ent *out)
 		for (i = 0; i < ne; i++)
 			if ((pid_t)ents[i].pid == pid)
 				break;
+		/* one's own, made between the two listings: found after all */
+		if (i < ne && ents[i].uid == getuid()) {
+			*out = ents[i];
+			free(ents);
+			return 0;
+		}
 		if (i < ne) {
 			unsigned int owner = (unsigned int)ents[i].uid;
 
