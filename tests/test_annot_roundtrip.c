@@ -458,6 +458,37 @@ static const struct prof_annot_plot_sum *plot_of(const struct prof_snap_annot *a
 	return NULL;
 }
 
+/* the aggregate's rt_exitp (tid 0): the folded workers', those that no
+ * slab holds; its last the newest of them, its min and max theirs */
+static void check_agg_plot(const struct prof_snapshot *s)
+{
+	const struct prof_snap_plot *agg = NULL;
+	bool in_slab[RT_WORKERS] = { false };
+	int k, lo = -1, hi = -1;
+	__u32 i;
+
+	for (i = 0; i < s->nplots; i++) {
+		const struct prof_snap_plot *x = &s->plots[i];
+
+		if (x->site >= s->nsites || strcmp(s->sites[x->site].name, "rt_exitp"))
+			continue;
+		if (!x->tid)
+			agg = x;
+		else if (x->last >= 100 && x->last < 100 + RT_WORKERS)
+			in_slab[(int)x->last - 100] = true;
+	}
+	for (k = 0; k < RT_WORKERS; k++) {
+		if (in_slab[k])
+			continue;
+		lo = lo < 0 ? k : lo;
+		hi = k;
+	}
+	assert_true(hi >= 0);
+	assert_non_null(agg);
+	assert_true(agg->last == 100 + hi);
+	assert_true(agg->min == lo && agg->max == 100 + hi);
+}
+
 /* s's rt_exit and rt_exitp: workers [from, from + n) in full */
 static void check_exited(const struct prof_snapshot *s, int from, int n, bool window)
 {
@@ -493,6 +524,7 @@ static void check_exited(const struct prof_snapshot *s, int from, int n, bool wi
 	if (!window) {
 		assert_true(p->min == from);
 		assert_true(p->max == 100 + from + n - 1);
+		check_agg_plot(s);
 	}
 	prof_snap_annot_free(a);
 }
