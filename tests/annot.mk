@@ -16,6 +16,7 @@ $(OUTPUT)/tests/test_annot_window: tests/test_annot_window.c tests/annot_b.c tes
 # back, a saved file) with hostile names, and exited threads' folded into
 # the aggregate
 UNIT_TESTS += $(OUTPUT)/tests/test_annot_roundtrip
+SAN_TESTS += $(OUTPUT)/tests/test_annot_roundtrip
 $(OUTPUT)/tests/test_annot_roundtrip: tests/test_annot_roundtrip.c tests/testutil.h tests/profctl_child.h \
 		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)

@@ -8,12 +8,14 @@
  * bytes, bytes of no UTF-8, long); a saved file the same.  And the locks
  * and plots of threads that exited and were folded into the aggregate
  * (PROF_MAX_THREADS small: slabs change hands) are in every report, summed
- * as the zones are, and a window takes out what they did before it.
+ * as the zones are, and in top's live look; a window takes out what they
+ * did before it.
  */
 #define _GNU_SOURCE
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <jansson.h>
 #include "testutil.h"
 #include "annot.h"
@@ -574,6 +576,31 @@ static void test_exited_threads(void **state)
 		prof_snap_annot_free(a);
 	}
 	prof_snapshot__destroy(img);
+	/* the live look at the segment (top's) has them too */
+	{
+		struct prof_annot *an;
+		struct prof_annot_lock_sum *ls;
+		struct prof_annot_plot_sum *ps;
+		size_t seglen = 0;
+		void *seg = test_own_segment(&seglen);
+		long nl, np, k, acq = -1, pts = -1;
+
+		assert_int_equal(prof_seg_annot(seg, seglen, &an), 0);
+		nl = prof_annot_lock_sums(an, &ls);
+		np = prof_annot_plot_sums(an, &ps);
+		for (k = 0; k < nl; k++)
+			if (!strcmp(ls[k].name, "rt_exit"))
+				acq = (long)ls[k].acquisitions;
+		for (k = 0; k < np; k++)
+			if (!strcmp(ps[k].name, "rt_exitp"))
+				pts = (long)ps[k].count;
+		assert_int_equal(acq, RT_WORKERS * RT_TAKES);
+		assert_int_equal(pts, RT_WORKERS * 2);
+		free(ls);
+		free(ps);
+		prof_annot__destroy(an);
+		munmap(seg, seglen);
+	}
 	/* a window from b: the six after it, not the three before */
 	assert_int_equal(prof_snapshot__diff(s, b), 0);
 	check_exited(s, 3, RT_WORKERS - 3, true);
