@@ -111,6 +111,11 @@ void prof_thread_exit(void *arg);
 /* prof_fold.c */
 bool prof_threads_fold(void);
 
+/* prof_fold_annot.c: slab h's locks and plots into the aggregate a's,
+ * a lock's zone by map (h's node -> a's, nn of them) */
+void prof_fold_annot(struct prof_slab_hdr *h, struct prof_slab_hdr *a, const __u32 *map,
+		     __u32 nn);
+
 /* prof_exit.c */
 void prof_atexit(void);
 
