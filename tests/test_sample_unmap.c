@@ -71,7 +71,7 @@ static void inside(pid_t pid, const char *zone, const char *own, const char *oth
 			c->own += self;
 		/* the program's own code inside the zone (the zone's macro,
 		 * the call into the library): named, and not a library's */
-		else if (func[0] && strstr(f[5], "sample_unmap") && f[5] < f[6])
+		else if (func[0] && !strncmp(f[5], "sample_unmap+", 13))
 			c->prog += self;
 		else if (!func[0])
 			c->bare += self;
