@@ -87,3 +87,12 @@ $(OUTPUT)/tests/test_cover_profctl: tests/test_cover_profctl.c tests/testutil.h 
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# profctl's client against a profd that answers wrong (client.c: paths make
+# coverage showed no test took)
+UNIT_TESTS += $(OUTPUT)/tests/test_cover_client
+$(OUTPUT)/tests/test_cover_client: tests/test_cover_client.c tests/testutil.h $(PROFD_CLIENT_OBJ) \
+		$(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
