@@ -12,7 +12,8 @@
  *   =ERRNO    the errno it fails with (default: EMFILE for calls that make
  *             an fd, ENOMEM otherwise)
  * NAME is a function below, or sys_perf_event_open / sys_pidfd_open for
- * those system calls made through syscall().  A failing call returns what
+ * those system calls made through syscall(), or bpf_map_create.MAP for
+ * the maps named MAP alone.  A failing call returns what
  * the real one returns on failure (-1, NULL, or -errno for libbpf's
  * functions that return an error) with errno set.
  */
@@ -20,6 +21,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,7 +32,7 @@
 #define MAX_FAULTS 8
 
 struct fault {
-	char name[40];
+	char name[64];
 	unsigned long nth;  /* 0: every call */
 	int from;	    /* the Nth and every call after */
 	int err;
@@ -190,11 +192,44 @@ int bpf_map_create(int type, const char *name, unsigned int key, unsigned int va
 int bpf_map_create(int type, const char *name, unsigned int key, unsigned int val,
 		   unsigned int max, const struct bpf_map_create_opts *opts)
 {
-	int e = fault_now("bpf_map_create", ENOMEM);
+	/* libbpf makes maps of its own as it loads (its probes among them):
+	 * "bpf_map_create.NAME" counts only the maps named NAME */
+	char which[64];
+	int e;
 
+	snprintf(which, sizeof(which), "bpf_map_create.%s", name ? name : "");
+	e = fault_now(which, ENOMEM);
+	if (!e)
+		e = fault_now("bpf_map_create", ENOMEM);
 	if (e) {
 		errno = e;
 		return -e;
 	}
 	return REAL(bpf_map_create)(type, name, key, val, max, opts);
+}
+
+int bpf_map_freeze(int fd);
+int bpf_map_freeze(int fd)
+{
+	int e = fault_now("bpf_map_freeze", EPERM);
+
+	if (e) {
+		errno = e;
+		return -e;
+	}
+	return REAL(bpf_map_freeze)(fd);
+}
+
+struct bpf_program;
+struct bpf_link;
+struct bpf_link *bpf_program__attach(const struct bpf_program *p);
+struct bpf_link *bpf_program__attach(const struct bpf_program *p)
+{
+	int e = fault_now("bpf_program__attach", EPERM);
+
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	return REAL(bpf_program__attach)(p);
 }

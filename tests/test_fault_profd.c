@@ -5,7 +5,8 @@
  * PROF_FAULT): a BPF object that does not open, size, load or make its
  * record array runs without kernel assistance and says why; a sampler that
  * does not load or gets no perf events leaves the scheduler's program on;
- * a memfd refused fails that answer alone; out of fds (accept), a peer
+ * a uid's record array not made or the program not attached at the first
+ * registration fails it alone; a memfd refused fails that answer alone; out of fds (accept), a peer
  * without credentials: that connection is closed, the next served.  And
  * what a client sends wrong (a mode, a pid, a padding, an answer as a
  * request), systemd's notification, a socket path too long.  make coverage
@@ -32,6 +33,17 @@ static const char *shim_path(void)
 	return sibling_bin("tests/libfault.so", path, sizeof(path));
 }
 
+/* what profd's log holds so far (the first len - 1 bytes) */
+static void log_text(char *buf, size_t len)
+{
+	int fd = open(log_path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+}
+
 /* profd with the calls of spec failing (NULL: none), its log to a file */
 static int start_faulty(const char *spec, const char *const *extra)
 {
@@ -56,8 +68,12 @@ static int start_faulty(const char *spec, const char *const *extra)
 	unsetenv("PROF_FAULT");
 	dup2(saved, 2);
 	close(saved);
-	if (fd < 0)
-		fail_msg("profd with PROF_FAULT=%s did not start", spec ? spec : "");
+	if (fd < 0) {
+		char text[4096];
+
+		log_text(text, sizeof(text));
+		fail_msg("profd with PROF_FAULT=%s did not start: %s", spec ? spec : "", text);
+	}
 	return fd;
 }
 
@@ -68,16 +84,9 @@ static bool log_says(const char *what)
 	char buf[16384];
 
 	do {
-		int fd = open(log_path, O_RDONLY | O_CLOEXEC);
-		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-
-		if (fd >= 0)
-			close(fd);
-		if (n >= 0) {
-			buf[n] = 0;
-			if (strstr(buf, what))
-				return true;
-		}
+		log_text(buf, sizeof(buf));
+		if (strstr(buf, what))
+			return true;
 		usleep(10000);
 	} while (now_ns() < end);
 	printf("profd's log:\n%s\n", buf);
@@ -209,6 +218,47 @@ static void test_perf_refused(void **state)
 		skip();
 	assert_non_null(strstr(rep.why, "failed to open cpu-clock perf events: Permission denied"));
 	close(fd);
+}
+
+/*
+ * What a registration needs fails once (spec): profd says why, and the
+ * registration of a process after it is served (nothing of the failed
+ * one is left half made)
+ */
+static void registration_fails_once(const char *spec, const char *why)
+{
+	int fd = start_faulty(spec, NULL);
+	struct profd_status st;
+	struct child a, b;
+
+	assert_int_equal(profd_status(fd, &st), 0);
+	if (!st.bpf_on)
+		skip();
+	a = spawn(stay_zone, 0, 1);
+	assert_true(child_wait(&a) != 0);
+	assert_true(log_says(why));
+	b = spawn(stay_zone, 0, 10);
+	assert_int_equal(child_wait(&b), 'R');
+	child_end(&b);
+	child_end(&a);
+	close(fd);
+}
+
+/* the first uid's record array is not made (profd's template was the 1st) */
+static void test_uid_array_fails(void **state)
+{
+	(void)state;
+	registration_fails_once("bpf_map_create.prof_uid_recs#2",
+				"bpf: failed to make uid 0's record array: Cannot allocate memory");
+}
+
+/* the scheduler's program does not attach at the first registration (the
+ * sampler's unmap tracer was the 1st attach) */
+static void test_attach_fails(void **state)
+{
+	(void)state;
+	registration_fails_once("bpf_program__attach#2",
+				"bpf: failed to attach to sched_switch: Operation not permitted");
 }
 
 /* a sized request and profd's error for it (0: not an error) */
@@ -428,6 +478,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_sampler_retry, teardown),
 		cmocka_unit_test_teardown(test_perf_refused, teardown),
 		cmocka_unit_test_teardown(test_memfd_refused, teardown),
+		cmocka_unit_test_teardown(test_uid_array_fails, teardown),
+		cmocka_unit_test_teardown(test_attach_fails, teardown),
 		cmocka_unit_test_teardown(test_accept_out_of_fds, teardown),
 		cmocka_unit_test_teardown(test_no_peer_creds, teardown),
 		cmocka_unit_test_teardown(test_bad_requests, teardown),
