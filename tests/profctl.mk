@@ -96,3 +96,13 @@ $(OUTPUT)/tests/test_cover_client: tests/test_cover_client.c tests/testutil.h $(
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
+
+# the JSON report read back, made wrong one field at a time (report_load.c:
+# paths make coverage showed no test took)
+UNIT_TESTS += $(OUTPUT)/tests/test_cover_json
+SAN_TESTS += $(OUTPUT)/tests/test_cover_json
+$(OUTPUT)/tests/test_cover_json: tests/test_cover_json.c tests/testutil.h tests/golden/tree_json \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
