@@ -6,11 +6,14 @@
  * record array runs without kernel assistance and says why; a sampler that
  * does not load or gets no perf events leaves the scheduler's program on;
  * a uid's record array not made or the program not attached at the first
- * registration fails it alone; a memfd refused fails that answer alone; out of fds (accept), a peer
- * without credentials: that connection is closed, the next served.  And
+ * registration fails it alone; a memfd refused fails that answer alone;
+ * out of fds (accept), a peer without credentials: that connection is
+ * closed, the next served.  And
  * what a client sends wrong (a mode, a pid, a padding, an answer as a
- * request), systemd's notification, a socket path too long.  make coverage
- * showed none of these paths run.
+ * request), systemd's notification; a socket path too long, in a directory
+ * that cannot be made, already a file, relative (with a soft fd limit
+ * below the hard one: raised).  make coverage showed none of these paths
+ * run.
  */
 #include "profd_fixture.h"
 
@@ -426,23 +429,18 @@ static void test_notify(void **state)
 }
 
 /*
- * A socket path of as many bytes as a unix address holds, no room left for
- * its NUL: profd says so and exits 1 (it neither runs nor writes past it)
+ * profd (no BPF) on the socket path, its log to log_path: its exit status,
+ * or fails if it still runs after a few seconds (it took the path)
  */
-static void test_socket_too_long(void **state)
+static int profd_refuses(const char *path)
 {
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
 	const char *argv[] = { profd_bin(), "--no-bpf", "--socket", path, NULL };
 	__u64 end = now_ns() + 10000000000ull;
 	int st = 0, logfd;
 	pid_t p, got;
 
-	(void)state;
 	if (geteuid() != 0)
 		skip();
-	memset(path, 'x', sizeof(path) - 1);
-	memcpy(path, "/tmp/", 5);
-	path[sizeof(path) - 1] = 0;
 	snprintf(log_path, sizeof(log_path), "/tmp/profd-fault.%d.log", (int)getpid());
 	logfd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	assert_true(logfd >= 0);
@@ -459,12 +457,125 @@ static void test_socket_too_long(void **state)
 		kill(p, SIGKILL);
 		waitpid(p, NULL, 0);
 		unlink(path);
-		fail_msg("profd runs on a socket path of %zu bytes", strlen(path));
+		fail_msg("profd runs on the socket path %s", path);
 	}
 	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 1);
+	return WEXITSTATUS(st);
+}
+
+/*
+ * A socket path of as many bytes as a unix address holds, no room left for
+ * its NUL: profd says so and exits 1 (it neither runs nor writes past it)
+ */
+static void test_socket_too_long(void **state)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+
+	(void)state;
+	memset(path, 'x', sizeof(path) - 1);
+	memcpy(path, "/tmp/", 5);
+	path[sizeof(path) - 1] = 0;
+	assert_int_equal(profd_refuses(path), 1);
 	assert_true(log_says("failed to open the control socket /tmp/xxx"));
 	assert_true(log_says("File name too long"));
+}
+
+/* a socket path whose directory cannot be made, or where a file is: refused */
+static void test_socket_path_taken(void **state)
+{
+	char path[64];
+	int fd;
+
+	(void)state;
+	assert_int_equal(profd_refuses("/proc/no-such-dir/profd.sock"), 1);
+	assert_true(log_says("failed to open the control socket /proc/no-such-dir/profd.sock: "
+			     "No such file or directory"));
+	snprintf(path, sizeof(path), "/tmp/profd-fault.%d.file", (int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(profd_refuses(path), 1);
+	assert_true(log_says("File exists"));
+	/* the file is still there, not replaced by a socket */
+	{
+		struct stat st;
+
+		assert_int_equal(stat(path, &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+	}
+	unlink(path);
+	strcat(path, ".lock");
+	unlink(path);
+}
+
+/*
+ * A relative socket path (from profd's directory), with a soft fd limit
+ * below the hard one: profd serves there, raises its soft limit, and
+ * removes the socket at exit
+ */
+static void test_relative_socket(void **state)
+{
+	char dir[64], cwd[4096], lim[256], sock[128];
+	struct rlimit old, low;
+	struct profd_status st;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(dir, sizeof(dir), SOCK_DIR "/rel.%d", (int)getpid());
+	mkdir(SOCK_DIR, 0755);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 512;
+	if (old.rlim_max <= 512)
+		skip();
+	/* profd inherits both (start_profd_opts runs it from here) */
+	assert_int_equal(chdir(dir), 0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	profd_pid = fork();
+	if (profd_pid == 0) {
+		const char *argv[] = { profd_bin(), "--no-bpf", "--socket", "sub/profd.sock", NULL };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(chdir(cwd), 0);
+	snprintf(sock, sizeof(sock), "%s/sub/profd.sock", dir);
+	{
+		__u64 end = now_ns() + 10000000000ull;
+
+		while ((fd = profd_connect(sock)) < 0 && now_ns() < end)
+			usleep(20000);
+	}
+	assert_true(fd >= 0);
+	assert_int_equal(profd_status(fd, &st), 0);
+	snprintf(lim, sizeof(lim), "/proc/%d/limits", (int)profd_pid);
+	f = fopen(lim, "r");
+	assert_non_null(f);
+	while (fgets(lim, sizeof(lim), f) && strncmp(lim, "Max open files", 14))
+		;
+	fclose(f);
+	{
+		unsigned long soft = 0, hard = 0;
+
+		assert_int_equal(sscanf(lim + 14, "%lu %lu", &soft, &hard), 2);
+		assert_int_equal(soft, hard);
+		assert_true(soft > 512);
+	}
+	close(fd);
+	stop_profd();
+	assert_int_equal(access(sock, F_OK), -1);
+	strcat(sock, ".lock");
+	unlink(sock);
+	snprintf(sock, sizeof(sock), "%s/sub", dir);
+	rmdir(sock);
+	rmdir(dir);
 }
 
 int main(void)
@@ -485,6 +596,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_bad_requests, teardown),
 		cmocka_unit_test_teardown(test_notify, teardown),
 		cmocka_unit_test_teardown(test_socket_too_long, teardown),
+		cmocka_unit_test_teardown(test_socket_path_taken, teardown),
+		cmocka_unit_test_teardown(test_relative_socket, teardown),
 	};
 
 	test_filter_env();
