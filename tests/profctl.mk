@@ -106,3 +106,12 @@ $(OUTPUT)/tests/test_cover_json: tests/test_cover_json.c tests/testutil.h tests/
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# profctl when an allocation fails, each in turn (tests/fault_shim.c)
+UNIT_TESTS += $(OUTPUT)/tests/test_fault_profctl
+$(OUTPUT)/tests/test_fault_profctl: tests/test_fault_profctl.c tests/testutil.h tests/profd_private.h \
+		tests/profctl_fixture.h tests/profctl_run.h $(OUTPUT)/tests/libfault.so $(PROFCTL) \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
