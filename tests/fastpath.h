@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fastpath.h - what the fast-path tests (tests/fastpath.mk) share on top of
- * testutil.h: busy-waits, child processes, files next to the test binary.
+ * testutil.h: child processes, files next to the test binary, a zone's
+ * child in a snapshot.
  */
 #ifndef PROF_FASTPATH_H
 #define PROF_FASTPATH_H
@@ -38,23 +39,6 @@
 #else
 #define TEST_ASAN 0
 #endif
-
-static inline __u64 test_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
-/* burn ns of wall time on this CPU */
-static inline void test_spin(__u64 ns)
-{
-	__u64 end = test_now_ns() + ns;
-
-	while (test_now_ns() < end)
-		;
-}
 
 static inline __u32 test_gettid(void)
 {
@@ -155,6 +139,21 @@ static inline __u32 test_child(const struct prof_snapshot *s, const struct prof_
 		if (!strcmp(prof_snap_node_name(s, &t->nodes[c]), name))
 			return c;
 	return PROF_SNAP_NONE;
+}
+
+/* the child of node parent named name, which must be there with calls calls */
+static inline __u32 test_child_calls(const struct prof_snapshot *s,
+				     const struct prof_snap_thread *t, __u32 parent,
+				     const char *name, __u64 calls)
+{
+	__u32 c = test_child(s, t, parent, name);
+
+	if (c == PROF_SNAP_NONE)
+		fail_msg("no zone %s below node %u", name, parent);
+	if (t->nodes[c].calls != calls)
+		fail_msg("zone %s below node %u: %llu calls, want %llu", name, parent,
+			 (unsigned long long)t->nodes[c].calls, (unsigned long long)calls);
+	return c;
 }
 
 /* number of nodes in t named name */

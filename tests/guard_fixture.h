@@ -33,6 +33,7 @@
 #include "prof.h"
 #include "client.h"
 #include "proto.h"
+#include "root_fixture.h"
 
 #define SOCK_DIR "/tmp/profd-guard"
 #define USER_A "profdtA"
@@ -46,25 +47,15 @@ static uid_t profd_uid; /* run profd as this uid with three capabilities (0: roo
 
 static inline __u64 now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+	return test_now_ns();
 }
 
 static inline const char *sibling(const char *name)
 {
 	static char path[2][4096];
 	static int k;
-	char *p = path[k++ & 1], *slash;
-	ssize_t n = readlink("/proc/self/exe", p, 4000);
 
-	if (n <= 0)
-		return name;
-	p[n] = 0;
-	slash = strrchr(p, '/');
-	snprintf(slash, 64, "/../%s", name);
-	return p;
+	return test_bin(name, path[k++ & 1], sizeof(path[0]));
 }
 
 static inline uid_t user_uid(const char *name)
@@ -122,30 +113,11 @@ static inline void stop_profd(void)
 	profd_pid = -1;
 }
 
-static pid_t kids[16];
-
-static inline void kids_add(pid_t k)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
-		if (kids[i] <= 0) {
-			kids[i] = k;
-			return;
-		}
-}
-
 /* pass or fail: no profd, no profiled process left behind */
 static inline int teardown(void **state)
 {
-	size_t i;
-
 	(void)state;
-	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++) {
-		if (kids[i] > 0 && !kill(kids[i], SIGKILL))
-			waitpid(kids[i], NULL, 0);
-		kids[i] = 0;
-	}
+	kids_end(NULL);
 	stop_profd();
 	unlink(log_path);
 	profd_uid = 0;
@@ -156,7 +128,6 @@ static inline int teardown(void **state)
  * (0: as ours); extra options NULL-terminated.  A connected fd. */
 static inline int start_profd(rlim_t nofile, const char *const *extra)
 {
-	__u64 end;
 	int fd;
 
 	if (geteuid() != 0) {
@@ -209,26 +180,9 @@ static inline int start_profd(rlim_t nofile, const char *const *extra)
 		execv(sibling("profd"), (char *const *)(uintptr_t)argv);
 		_exit(127);
 	}
-	setenv("PROFD_SOCKET", sock_path, 1);
-	setenv("PROF_SOCKET", sock_path, 1);
-	for (end = now_ns() + 5000000000ull; now_ns() < end; usleep(20000)) {
-		struct profd_status st;
-
-		fd = profd_connect(sock_path);
-		if (fd < 0)
-			continue;
-		if (profd_status(fd, &st) || !st.bpf_on) {
-			printf("skip: no kernel assistance: %s\n", st.bpf_why);
-			close(fd);
-			stop_profd();
-			skip();
-		}
-		return fd;
-	}
-	stop_profd();
-	printf("skip: profd did not start\n");
-	skip();
-	return -1;
+	fd = profd_await(sock_path);
+	need_bpf(fd, stop_profd);
+	return fd;
 }
 
 /* one request packet, raw */

@@ -113,13 +113,10 @@ static void program(void)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_oracle.XXXXXX");
-	if (!mkdtemp(dir))
+	if (test_profd_group_setup("test_oracle", dir, sock, &profd_pid))
 		return -1;
-	snprintf(sock, sizeof(sock), "%s/profd.sock", dir);
 	/* baselines of resets: this test's own */
 	setenv("XDG_RUNTIME_DIR", dir, 1);
-	test_profd_start(sock, &profd_pid);
 	if (profd_pid < 0)
 		return 0;
 	child = fork();
@@ -133,8 +130,6 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
 	if (child > 0) {
 		kill(child, SIGKILL);
@@ -144,9 +139,7 @@ static int teardown(void **state)
 		kill(still, SIGKILL);
 		waitpid(still, NULL, 0);
 	}
-	test_profd_stop(profd_pid);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_profd_group_teardown(dir, profd_pid);
 }
 
 static void need_profd(void)

@@ -162,4 +162,18 @@ static inline int fx_image(void **buf, size_t *len)
 	return fx_image_ex(buf, len, false);
 }
 
+/* the fixture read back through the validating reader into *s; 0 or -errno */
+static inline int fx_snapshot(struct prof_snapshot **s)
+{
+	void *img;
+	size_t len;
+	int err = fx_image(&img, &len);
+
+	if (err)
+		return err;
+	err = prof_snapshot__read(img, len, s);
+	free(img);
+	return err;
+}
+
 #endif /* PROFCTL_FIXTURE_H */

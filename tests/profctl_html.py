@@ -101,14 +101,18 @@ class CDP:
         s = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for dom in domains:
             self.send(dom + ".enable", session=s)
-        self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
-                  session=s)
+        self.session = s
+        self.size(width, height)
         self.events.clear()
         self.send("Page.navigate", {"url": url}, session=s)
         self.wait_event("Page.loadEventFired")
-        self.session = s
         return s
+
+    def size(self, width, height):
+        """the page's viewport, in CSS pixels"""
+        self.send("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                  session=self.session)
 
     def js(self, expr):
         """expr's value in the page open()ed, by value"""
@@ -117,6 +121,29 @@ class CDP:
         if "exceptionDetails" in r:
             raise RuntimeError("js: %s" % r["exceptionDetails"])
         return r["result"].get("value")
+
+    def mouse(self, kind, x, y, **more):
+        """one mouse event at (x, y) in the page open()ed"""
+        self.send("Input.dispatchMouseEvent", dict({"type": kind, "x": x, "y": y}, **more),
+                  session=self.session)
+
+    def click(self, x, y, clicks=1):
+        """a real left click (clicks 2: the second of a double click)"""
+        for kind in ("mousePressed", "mouseReleased"):
+            self.mouse(kind, x, y, button="left", clickCount=clicks)
+
+    def hover(self, x, y):
+        """the pointer moved to (x, y): what the timeline's tooltip says then"""
+        self.mouse("mouseMoved", x, y)
+        return self.js("document.querySelector('.tl-tip').textContent")
+
+    def screenshot(self, path):
+        """the page as a PNG into path: its width, height, distinct bytes, size"""
+        png = base64.b64decode(self.send("Page.captureScreenshot", {"format": "png"},
+                                         session=self.session)["data"])
+        with open(path, "wb") as f:
+            f.write(png)
+        return png_nontrivial(png) + (len(png),)
 
     def close(self):
         try:
@@ -128,6 +155,28 @@ class CDP:
         except subprocess.TimeoutExpired:
             self.p.kill()
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def browse(name, url, width, height, check, domains=("Runtime", "Page", "Network")):
+    """url in headless Chromium: check(c, fails) on the page, then each
+    exception it threw is a fail too; each fail printed after name.  The
+    exit status: 0 pass, 1 fail, 77 skip (no chromium)."""
+    if not CHROMIUM:
+        print("skip: no chromium (apt-get install chromium)")
+        return 77
+    fails = []
+    c = CDP()
+    try:
+        c.open(url, width, height, domains)
+        check(c, fails)
+        for e in c.events:
+            if e.get("method") == "Runtime.exceptionThrown":
+                fails.append("exception: %s" % e["params"]["exceptionDetails"].get("text"))
+    finally:
+        c.close()
+    for f in fails:
+        print(name + ": " + f)
+    return 1 if fails else 0
 
 
 def png_nontrivial(data):
@@ -205,27 +254,9 @@ def main():
         print(__doc__)
         return 2
     html, shot, zones = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3:]
-    if not CHROMIUM:
-        print("skip: no chromium (apt-get install chromium)")
-        return 77
-    fails = []
-    c = CDP()
-    try:
-        target = c.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        s = c.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for dom in ("Runtime", "Log", "Page", "Network"):
-            c.send(dom + ".enable", session=s)
-        c.send("Emulation.setDeviceMetricsOverride",
-               {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=s)
-        c.events.clear()
-        c.send("Page.navigate", {"url": "file://" + html}, session=s)
-        c.wait_event("Page.loadEventFired")
 
-        def js(expr):
-            r = c.send("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session=s)
-            if "exceptionDetails" in r:
-                raise RuntimeError("js: %s" % r["exceptionDetails"])
-            return r["result"].get("value")
+    def check(c, fails):
+        js = c.js
 
         shown = js("[...document.querySelectorAll('#rows tr')].map(r => r.dataset.zone)")
         for z in zones:
@@ -251,9 +282,7 @@ def main():
         if not box:
             fails.append("no collapsed row to click")
         else:
-            for kind in ("mousePressed", "mouseReleased"):
-                c.send("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1],
-                       "button": "left", "clickCount": 1}, session=s)
+            c.click(box[0], box[1])
             after = js("document.querySelectorAll('#rows tr').length")
             opened = js("!!document.querySelector('#rows tr.open[data-node=\"%s\"]')" % box[2])
             if after <= before or not opened:
@@ -265,8 +294,7 @@ def main():
             document.querySelector('#rows tr[data-zone] td.zone');
             d.scrollIntoView(); const b = d.getBoundingClientRect();
             return [b.x + 3, b.y + 5, d.dataset.zone || d.parentNode.dataset.zone]; })()""")
-        c.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": hz[0], "y": hz[1]},
-               session=s)
+        c.mouse("mouseMoved", hz[0], hz[1])
         hl = js("[...document.querySelectorAll('.hl')].map(e => e.dataset.zone)")
         n_inst = js("document.querySelectorAll('[data-zone=\"%s\"]').length" % hz[2])
         if not hl or any(z != hz[2] for z in hl) or len(hl) != n_inst:
@@ -402,8 +430,7 @@ def main():
         legend = js("[...document.querySelectorAll('#legend li')].map(l => l.dataset.mark)")
         if not js("document.getElementById('legend').getBoundingClientRect().height > 20"):
             fails.append("the legend is not shown")
-        c.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": hz[0], "y": hz[1]},
-               session=s)
+        c.mouse("mouseMoved", hz[0], hz[1])
         seen |= set(marks())
         for m in sorted(seen):
             if m not in legend:
@@ -429,9 +456,7 @@ def main():
         # the page's full width, at two window sizes, following a resize
         choose("thread", views[0])
         for width, height in ((1600, 900), (900, 700)):
-            c.send("Emulation.setDeviceMetricsOverride",
-                   {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
-                   session=s)
+            c.size(width, height)
             _, t = thread_of(views[0])
             top, root, _ = expect_top(data, t, "wall")
             end, got = time.time() + 10, None
@@ -457,31 +482,23 @@ def main():
             if not root or abs(share - cw / root) > 2 / fw:
                 fails.append("at %dpx the graph did not follow: first cell %.4f of it, "
                              "want %.4f" % (width, share, cw / root if root else 0))
-        c.send("Emulation.setDeviceMetricsOverride",
-               {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=s)
+        c.size(1280, 900)
         end = time.time() + 10
         while js("innerWidth") != 1280 and time.time() < end:
             time.sleep(0.05)
         choose("thread", views[0])
 
         # move away so the tooltip does not cover the table
-        c.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 1270, "y": 890},
-               session=s)
-        png = base64.b64decode(c.send("Page.captureScreenshot", {"format": "png"},
-                                      session=s)["data"])
-        with open(shot, "wb") as f:
-            f.write(png)
-        w, h, distinct = png_nontrivial(png)
-        if w < 800 or h < 600 or distinct < 16 or len(png) < 20000:
+        c.mouse("mouseMoved", 1270, 890)
+        w, h, distinct, size = c.screenshot(shot)
+        if w < 800 or h < 600 or distinct < 16 or size < 20000:
             fails.append("screenshot looks blank: %dx%d, %d distinct, %d bytes" %
-                         (w, h, distinct, len(png)))
+                         (w, h, distinct, size))
 
         # collect what happened on the way
         for e in c.events:
             m, p = e["method"], e.get("params", {})
-            if m == "Runtime.exceptionThrown":
-                fails.append("exception: %s" % p["exceptionDetails"].get("text"))
-            elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
+            if m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
                 fails.append("console.%s: %s" % (p["type"], p.get("args")))
             elif m == "Log.entryAdded" and p["entry"].get("level") == "error":
                 fails.append("log error: %s" % p["entry"].get("text"))
@@ -489,13 +506,12 @@ def main():
                 url = p["request"]["url"]
                 if not url.startswith(("file:", "data:", "about:")):
                     fails.append("network fetch: %s" % url)
-    finally:
-        c.close()
-    for f in fails:
-        print("FAIL: " + f)
-    if not fails:
+
+    rc = browse("profctl_html", "file://" + html, 1280, 900, check,
+                ("Runtime", "Log", "Page", "Network"))
+    if not rc:
         print("ok: %s (%d zones shown, screenshot %s)" % (html, len(zones), shot))
-    return 1 if fails else 0
+    return rc
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@
  * profctl_run.h - what test_profctl.c and test_profctl_cli.c share: the
  * fixed snapshot (profctl_fixture.h) written as a segment image in a
  * private directory (setup, teardown), profctl run in-process with its
- * output and errors caught (run, run_stdout, usage_error); a file's text is
- * profd_private.h's test_slurp.  Include after profd_private.h.
+ * output and errors caught (run, run_text, run_stdout, usage_error); a
+ * file's text is testutil.h's test_slurp.  Include after profd_private.h.
  */
 #ifndef PROF_TEST_PROFCTL_RUN_H
 #define PROF_TEST_PROFCTL_RUN_H
@@ -38,11 +38,8 @@ static inline int setup(void **state)
 
 static inline int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_rm_rf(dir);
 }
 
 /* run profctl with argv (NULL-terminated), stderr into errbuf; exit status */
@@ -52,6 +49,17 @@ static inline int run(const char **args, char *errbuf, size_t errlen)
 
 	return test_profctl_run_io(dir, NULL, args, errbuf ? errbuf : scratch,
 				   errbuf ? errlen : sizeof(scratch));
+}
+
+/* run profctl with argv, which must succeed; the text it wrote to out */
+static inline char *run_text(const char **args, const char *out)
+{
+	char *text;
+
+	assert_int_equal(run(args, NULL, 0), 0);
+	text = test_slurp(out, NULL);
+	assert_non_null(text);
+	return text;
 }
 
 /* profctl with args is a usage error: exit 2, and want (one line) on stderr */
@@ -68,19 +76,11 @@ static inline void usage_error(const char **args, const char *want)
 /* run profctl with argv, stdout into a malloc'd string; exit status */
 static inline int run_stdout(const char **args, char **text)
 {
-	char out[160];
-	int saved, fd, rc;
+	char out[160], scratch[1]; /* stderr is caught even when nobody reads it */
+	int rc;
 
 	snprintf(out, sizeof(out), "%s/stdout", dir);
-	fflush(stdout);
-	saved = dup(1);
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	dup2(fd, 1);
-	close(fd);
-	rc = run(args, NULL, 0);
-	fflush(stdout);
-	dup2(saved, 1);
-	close(saved);
+	rc = test_profctl_run_io(dir, out, args, scratch, sizeof(scratch));
 	*text = test_slurp(out, NULL);
 	assert_non_null(*text);
 	return rc;

@@ -6,7 +6,8 @@
  * a forked child that reports over a pipe and stays alive until the test
  * closes its end, so its data is read live), the workloads several
  * programs run (stay_zone, work_sleep), running profctl and other
- * programs as a user, and the teardown after each test.  This process
+ * programs as a user, and the teardown after each test; what
+ * guard_fixture.h needs too is in root_fixture.h.  This process
  * never enters a zone itself, so each child starts the runtime afresh,
  * agent included.
  */
@@ -41,6 +42,8 @@
 #include "prof.h"
 #include "client.h"
 #include "proto.h"
+#include "root_fixture.h"
+#include "shm_private.h"
 
 #define SOCK_DIR "/tmp/profd-test"
 #define SLEEP_CALLS 10
@@ -55,32 +58,18 @@ static uid_t profd_as;
 
 static inline __u64 now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+	return test_now_ns();
 }
 
 static inline void spin_ns(__u64 ns)
 {
-	__u64 end = now_ns() + ns;
-
-	while (now_ns() < end)
-		;
+	test_spin(ns);
 }
 
 /* a program built beside this test's directory: profd, profctl */
 static inline const char *sibling_bin(const char *name, char *path, size_t len)
 {
-	char *slash;
-	ssize_t n = readlink("/proc/self/exe", path, len - 32);
-
-	if (n <= 0)
-		return name;
-	path[n] = 0;
-	slash = strrchr(path, '/');
-	snprintf(slash, 32, "/../%s", name);
-	return path;
+	return test_bin(name, path, len);
 }
 
 static inline const char *profd_bin(void)
@@ -93,9 +82,6 @@ static inline const char *profd_bin(void)
 /* profd on a private socket, with extra options (NULL-terminated) */
 static inline int start_profd_opts(const char *const *extra)
 {
-	__u64 end;
-	int fd;
-
 	mkdir(SOCK_DIR, 0755);
 	snprintf(sock_path, sizeof(sock_path), SOCK_DIR "/profd.%d.sock", (int)getpid());
 	if (profd_as) {
@@ -135,14 +121,7 @@ static inline int start_profd_opts(const char *const *extra)
 		execvp(argv[0], (char *const *)(uintptr_t)argv);
 		_exit(127);
 	}
-	setenv("PROF_SOCKET", sock_path, 1);
-	setenv("PROFD_SOCKET", sock_path, 1);
-	for (end = now_ns() + 5000000000ull; now_ns() < end; usleep(20000)) {
-		fd = profd_connect(sock_path);
-		if (fd >= 0)
-			return fd;
-	}
-	return -1;
+	return profd_await(sock_path);
 }
 
 static inline void stop_profd(void)
@@ -160,10 +139,18 @@ static inline bool profd_alive(void)
 	return profd_pid > 0 && waitpid(profd_pid, NULL, WNOHANG) == 0;
 }
 
+/* skip unless this machine has two cpus: a test that moves a thread */
+static inline void need_two_cpus(void)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("skip: needs two cpus\n");
+		skip();
+	}
+}
+
 /* skip unless root and the program loads; returns a connected fd */
 static inline int need_profd_opts(const char *const *extra)
 {
-	struct profd_status st;
 	int fd;
 
 	if (geteuid() != 0) {
@@ -171,17 +158,7 @@ static inline int need_profd_opts(const char *const *extra)
 		skip();
 	}
 	fd = start_profd_opts(extra);
-	if (fd < 0) {
-		stop_profd();
-		printf("skip: profd did not start\n");
-		skip();
-	}
-	if (profd_status(fd, &st) || !st.bpf_on) {
-		printf("skip: no kernel assistance: %s\n", st.bpf_why);
-		close(fd);
-		stop_profd();
-		skip();
-	}
+	need_bpf(fd, stop_profd);
 	return fd;
 }
 
@@ -224,8 +201,6 @@ static inline void zone_init(void)
 	PROF_USDT(init_zone);
 }
 
-static pid_t kids[8];
-
 /* in a child: thread cpu time spent inside sleep_zone [0] and spin_zone [1] */
 static __u64 zone_cpu[3]; /* [2]: work_sleep's involuntary switches in sleep_zone */
 
@@ -235,17 +210,6 @@ static inline __u64 cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
-static inline void kids_add(pid_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
-		if (kids[i] <= 0) {
-			kids[i] = pid;
-			return;
-		}
 }
 
 /* profctl's baseline files in a private directory, $XDG_RUNTIME_DIR while
@@ -261,15 +225,38 @@ static inline void xdg_private(void)
 
 static inline void xdg_done(void)
 {
-	char cmd[96];
-
 	if (!xdg_dir[0])
 		return;
 	unsetenv("XDG_RUNTIME_DIR");
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", xdg_dir);
-	if (system(cmd))
+	if (test_rm_rf(xdg_dir))
 		printf("failed to remove %s\n", xdg_dir);
 	xdg_dir[0] = 0;
+}
+
+/* skip unless root; this process alone in a mount namespace with a /dev/shm
+ * of its own, so no one else's processes count (nor does a profd it starts
+ * see them) */
+static inline void private_shm(void)
+{
+	int err;
+
+	if (geteuid() != 0) {
+		printf("skip: not root\n");
+		skip();
+	}
+	if ((err = test_shm_private())) {
+		printf("skip: no private /dev/shm: %s\n", strerror(-err));
+		skip();
+	}
+}
+
+/* the end of a test that started profd: fd closed, profd stopped, the
+ * private $XDG_RUNTIME_DIR removed (teardown does the last two anyway) */
+static inline void profd_done(int fd)
+{
+	close(fd);
+	stop_profd();
+	xdg_done();
 }
 
 /* remove uid's reset baselines of pid in /dev/shm */
@@ -422,16 +409,38 @@ static inline struct prof_snapshot *snap_of(int fd, pid_t pid, int mode)
 	return NULL;
 }
 
+/* a child running fn (NULL: nothing) as uid (0: root), its thread registered */
+static inline struct child spawn_registered_as(workload_fn fn, uid_t uid)
+{
+	struct child c = spawn(fn, uid, 5);
+
+	assert_int_equal(child_wait(&c), 'R');
+	return c;
+}
+
+static inline struct child spawn_registered(workload_fn fn)
+{
+	return spawn_registered_as(fn, 0);
+}
+
+/* a child running fn as uid, registered, into *c; its snapshot through
+ * profd since it started, once profd follows it */
+static inline struct prof_snapshot *spawn_snap(int fd, workload_fn fn, uid_t uid, struct child *c)
+{
+	struct prof_snapshot *s;
+
+	*c = spawn_registered_as(fn, uid);
+	s = snap_of(fd, c->pid, PROFD_SNAP_START);
+	assert_non_null(s);
+	return s;
+}
+
 /* a child running fn, registered, once profd follows it */
 static inline struct child spawn_followed(int fd, workload_fn fn)
 {
-	struct prof_snapshot *s;
-	struct child c = spawn(fn, 0, 5);
+	struct child c;
 
-	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SNAP_START);
-	assert_non_null(s);
-	prof_snapshot__destroy(s);
+	prof_snapshot__destroy(spawn_snap(fd, fn, 0, &c));
 	return c;
 }
 
@@ -448,22 +457,41 @@ static inline const struct prof_snap_node *node_named(const struct prof_snapshot
 	return NULL;
 }
 
+/*
+ * s of a process that ran MIGR_CALLS calls of migrate_zone, each moving
+ * itself to another cpu, and twice as many of stay_zone, pinned: every
+ * call had kernel facts (but a few lost returns), every migrate_zone call
+ * with them migrated, no stay_zone call did
+ */
+static inline void check_migrated(const struct prof_snapshot *s,
+				  const struct prof_snap_node **m_out)
+{
+	const struct prof_snap_node *m = node_named(s, "migrate_zone");
+	const struct prof_snap_node *st = node_named(s, "stay_zone");
+
+	assert_non_null(m);
+	assert_non_null(st);
+	assert_int_equal(m->calls, MIGR_CALLS);
+	assert_facts(m, "migrate_zone", MIGR_CALLS);
+	assert_int_equal(m->migrated, m->kernel_calls);
+	assert_int_equal(st->calls, 2 * MIGR_CALLS);
+	assert_facts(st, "stay_zone", 2 * MIGR_CALLS);
+	assert_int_equal(st->migrated, 0);
+	if (m_out)
+		*m_out = m;
+}
+
 /* after each test, pass or fail: no profd, no child left behind (each
  * program adds what its own tests leave) */
+static inline void kid_baselines_done(pid_t pid)
+{
+	rm_shm_baselines(UID_A, pid);
+}
+
 static inline void fixture_teardown(void)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(kids) / sizeof(kids[0]); i++) {
-		if (kids[i] > 0 && waitpid(kids[i], NULL, WNOHANG) == 0) {
-			kill(kids[i], SIGKILL);
-			waitpid(kids[i], NULL, 0);
-		}
-		/* what a reset as the owner of a child left */
-		if (kids[i] > 0)
-			rm_shm_baselines(UID_A, kids[i]);
-		kids[i] = 0;
-	}
+	/* and what a reset as the owner of a child left */
+	kids_end(kid_baselines_done);
 	stop_profd();
 	profd_history = "60";
 	xdg_done();

@@ -18,23 +18,15 @@
 
 static inline __u64 now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+	return test_now_ns();
 }
 
 /* a program beside this test (.output/tests/../NAME) */
 static inline const char *test_beside(const char *name)
 {
 	static char path[4096];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
 
-	if (n <= 0)
-		return name;
-	path[n] = '\0';
-	snprintf(strrchr(path, '/'), 32, "/../%s", name);
-	return path;
+	return test_bin(name, path, sizeof(path));
 }
 
 /*
@@ -93,10 +85,7 @@ static inline int test_dir_make(const char *name, char *dir)
 
 static inline int test_dir_remove(const char *dir)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_rm_rf(dir);
 }
 
 /*
@@ -118,6 +107,26 @@ static inline int test_profd_group_teardown(const char *dir, pid_t pid)
 	return test_dir_remove(dir);
 }
 
+/* zone's callers in s (free them): its parents sum to its total and
+ * calls, its children to its total minus its self time */
+static inline void test_callers_hold(struct prof_snapshot *s, const char *zone,
+				     struct pc_callers *c)
+{
+	__u64 p = 0, calls = 0, ch = 0;
+	size_t i;
+
+	assert_int_equal(pc_callers(s, zone, c), 0);
+	for (i = 0; i < c->nparents; i++) {
+		p += c->parents[i].ticks;
+		calls += c->parents[i].calls;
+	}
+	for (i = 0; i < c->nchildren; i++)
+		ch += c->children[i].ticks;
+	assert_int_equal(p, c->ticks);
+	assert_int_equal(calls, c->calls);
+	assert_int_equal(ch, c->ticks - c->self);
+}
+
 /* skip the test, saying why, without that profd */
 static inline void test_need_profd(pid_t pid)
 {
@@ -131,74 +140,55 @@ static inline void test_need_profd(pid_t pid)
 	}
 }
 
-
-/* a file's text (free it), its length in *len if not NULL; NULL if none */
-static inline char *test_slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (len)
-		*len = 0;
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf && len)
-		*len = (size_t)n;
-	return buf;
-}
-
 /*
  * profctl args... (NULL-terminated) run in-process: stdout into the file
  * out and stderr into err (its text; the file dir/stderr on the way),
  * each if set; the exit status
  */
+/* this process's fd (1 or 2) into the file path, till test_fd_back; the
+ * fd it was */
+static inline int test_fd_to(int fd, const char *path)
+{
+	int saved, f;
+
+	fflush(fd == 1 ? stdout : stderr);
+	saved = dup(fd);
+	f = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(f, fd);
+	close(f);
+	return saved;
+}
+
+static inline void test_fd_back(int fd, int saved)
+{
+	fflush(fd == 1 ? stdout : stderr);
+	dup2(saved, fd);
+	close(saved);
+}
+
 static inline int test_profctl_run_io(const char *dir, const char *out, const char **args,
 				      char *err, size_t errlen)
 {
 	char *argv[32], errpath[128];
-	int argc = 0, rc, saved = -1, saved2 = -1, fd;
+	int argc = 0, rc, saved = -1, saved2 = -1;
 
 	argv[argc++] = (char *)(uintptr_t) "profctl";
 	while (*args && argc < 31)
 		argv[argc++] = (char *)(uintptr_t)*args++;
 	argv[argc] = NULL;
-	if (out) {
-		fflush(stdout);
-		saved = dup(1);
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 1);
-		close(fd);
-	}
+	if (out)
+		saved = test_fd_to(1, out);
 	if (err) {
 		snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-		fflush(stderr);
-		saved2 = dup(2);
-		fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 2);
-		close(fd);
+		saved2 = test_fd_to(2, errpath);
 	}
 	rc = profctl_main(argc, argv);
-	if (out) {
-		fflush(stdout);
-		dup2(saved, 1);
-		close(saved);
-	}
+	if (out)
+		test_fd_back(1, saved);
 	if (err) {
 		char *e;
 
-		fflush(stderr);
-		dup2(saved2, 2);
-		close(saved2);
+		test_fd_back(2, saved2);
 		e = test_slurp(errpath, NULL);
 		snprintf(err, errlen, "%s", e ? e : "");
 		free(e);
@@ -210,6 +200,18 @@ static inline int test_profctl_run_io(const char *dir, const char *out, const ch
 static inline int test_profctl_run(const char *path, const char **args)
 {
 	return test_profctl_run_io(NULL, path, args, NULL, 0);
+}
+
+/* profctl args... with stdout to path, which must succeed: what it wrote
+ * (free it), its length into *len if len is not NULL */
+static inline char *test_profctl_text(const char *path, const char **args, size_t *len)
+{
+	char *text;
+
+	assert_int_equal(test_profctl_run(path, args), 0);
+	text = test_slurp(path, len);
+	assert_non_null(text);
+	return text;
 }
 
 /*

@@ -360,20 +360,12 @@ static void test_no_page_faults(void **state)
 
 /* --- what says so ---------------------------------------------------------- */
 
+/* a file's text, which must be there */
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long len;
+	char *buf = test_slurp(path, NULL);
 
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)len + 1);
 	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
 	return buf;
 }
 
@@ -404,50 +396,53 @@ static char *exit_report(const char *fmt, const char *comp)
 
 static void test_exit_report_says_so(void **state)
 {
+	/* in each report at exit, what must be there and what must not */
+	static const struct {
+		const char *fmt, *comp, *has[4], *lacks[3];
+	} want[] = {
+		/* the title says what its figure is: the zones' own instructions */
+		{ "text",
+		  "1",
+		  { "\nprof: compensated: a zone's cost (", "taken out",
+		    ", zones' own instructions ~", "%, calibrated at start, taken out)" },
+		  { NULL } },
+		{ "json", "1", { "\"compensated\":true" }, { NULL } },
+		/* off: nothing said */
+		{ "text",
+		  "0",
+		  { ", zones' own instructions ~", "%, calibrated at start)" },
+		  { "compensated", "taken out", "zones cost" } },
+		{ "json", "0", { NULL }, { "compensated" } },
+	};
+	size_t i, k;
 	char *out;
 
 	(void)state;
-	out = exit_report("text", "1");
-	print_message("%s", out);
-	assert_non_null(strstr(out, "\nprof: compensated: a zone's cost ("));
-	assert_non_null(strstr(out, "taken out"));
-	/* the title says what its figure is: the zones' own instructions */
-	assert_non_null(strstr(out, ", zones' own instructions ~"));
-	assert_non_null(strstr(out, "%, calibrated at start, taken out)"));
-	free(out);
-	out = exit_report("json", "1");
-	assert_non_null(strstr(out, "\"compensated\":true"));
-	free(out);
-	/* off: nothing said */
-	out = exit_report("text", "0");
-	assert_null(strstr(out, "compensated"));
-	assert_null(strstr(out, "taken out"));
-	assert_non_null(strstr(out, ", zones' own instructions ~"));
-	assert_non_null(strstr(out, "%, calibrated at start)"));
-	assert_null(strstr(out, "zones cost"));
-	free(out);
-	out = exit_report("json", "0");
-	assert_null(strstr(out, "compensated"));
-	free(out);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		out = exit_report(want[i].fmt, want[i].comp);
+		if (!i)
+			print_message("%s", out);
+		for (k = 0; k < 4 && want[i].has[k]; k++)
+			if (!strstr(out, want[i].has[k]))
+				fail_msg("%s, compensate %s: no '%s' in\n%s", want[i].fmt,
+					 want[i].comp, want[i].has[k], out);
+		for (k = 0; k < 3 && want[i].lacks[k]; k++)
+			if (strstr(out, want[i].lacks[k]))
+				fail_msg("%s, compensate %s: '%s' in\n%s", want[i].fmt,
+					 want[i].comp, want[i].lacks[k], out);
+		free(out);
+	}
 }
 
 /* profctl's output (stdout and stderr) for args; its exit status in *rc */
 static char *profctl(const char *args, int *rc)
 {
 	char exe[PATH_MAX], cmd[PATH_MAX + 512], *buf;
-	size_t len = 0, cap = 1 << 16;
-	FILE *p;
 	int st;
 
 	assert_non_null(test_sibling("../profctl", exe, sizeof(exe)));
 	snprintf(cmd, sizeof(cmd), "PROFCTL_NO_DAEMON=1 %s %s 2>&1", exe, args);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	buf = calloc(1, cap);
-	assert_non_null(buf);
-	len = fread(buf, 1, cap - 1, p);
-	buf[len] = 0;
-	st = pclose(p);
+	buf = test_popen_text(cmd, &st);
 	*rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	return buf;
 }

@@ -30,6 +30,18 @@ static void lc_zones(unsigned n)
 		lc_zone();
 }
 
+/* child pid reaped, after a clean exit that removed its segment */
+static void reaped_clean(pid_t pid)
+{
+	/* read before it is reaped: the zombie keeps it */
+	__u64 token = prof_proc_start_token(pid);
+	char paths[2][96];
+
+	assert_true(token != 0);
+	assert_true(test_exited_ok(test_wait(pid, 30)));
+	assert_int_equal(test_seg_paths(pid, token, paths, 2), 0);
+}
+
 static __u64 lc_calls(const struct prof_snapshot *s, const struct prof_snap_thread *t)
 {
 	const struct prof_snap_node *n = test_node(s, t, "lc_zone");
@@ -66,10 +78,7 @@ static void test_thread_exit(void **state)
 	(void)state;
 	assert_int_equal(pthread_create(&th, NULL, exiting_thread, &tid), 0);
 	assert_int_equal(pthread_join(th, NULL), 0);
-	s = test_snapshot(0);
-	assert_non_null(s);
-	t = test_thread(s, tid);
-	assert_non_null(t);
+	t = test_own_thread(&s, tid);
 	assert_int_equal(t->state, PROF_SLAB_EXITED);
 	assert_true(t->exit_tick >= t->start_tick && t->exit_tick > 0);
 	assert_string_equal(t->name, "lc-exiting");
@@ -140,18 +149,14 @@ static void test_fork(void **state)
 	struct prof_snapshot *s;
 	const struct prof_snap_thread *t;
 	__u32 ptid = test_gettid();
-	__u64 ptoken = prof_proc_start_token(getpid()), ctoken;
+	__u64 ptoken = prof_proc_start_token(getpid());
 	char ppath[1][96];
 	__u64 before;
 	pid_t pid;
-	int st;
 
 	(void)state;
 	lc_zones(100);
-	s = test_snapshot(0);
-	assert_non_null(s);
-	t = test_thread(s, ptid);
-	assert_non_null(t);
+	t = test_own_thread(&s, ptid);
 	before = lc_calls(s, t);
 	assert_true(before >= 100);
 	prof_snapshot__destroy(s);
@@ -184,18 +189,10 @@ static void test_fork(void **state)
 		prof_snapshot__destroy(s);
 		exit(0);
 	}
-	/* read before it is reaped: the zombie keeps it */
-	ctoken = prof_proc_start_token(pid);
-	assert_true(ctoken != 0);
-	st = test_wait(pid, 30);
-	assert_true(test_exited_ok(st));
 	/* the child's clean exit removed its segment, not ours */
-	assert_int_equal(test_seg_paths(pid, ctoken, ppath, 1), 0);
+	reaped_clean(pid);
 	assert_int_equal(test_seg_paths(getpid(), ptoken, ppath, 1), 1);
-	s = test_snapshot(0);
-	assert_non_null(s);
-	t = test_thread(s, ptid);
-	assert_non_null(t);
+	t = test_own_thread(&s, ptid);
 	assert_int_equal(lc_calls(s, t), before);
 	lc_zones(1);
 	prof_snapshot__destroy(s);
@@ -271,15 +268,8 @@ static void test_fork_exec(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0)
 		_exit(0);
-	token = prof_proc_start_token(pid);
-	assert_true(token != 0);
-	st = test_wait(pid, 30);
-	assert_true(test_exited_ok(st));
-	assert_int_equal(test_seg_paths(pid, token, paths, 2), 0);
-	s = test_snapshot(0);
-	assert_non_null(s);
-	t = test_thread(s, ptid);
-	assert_non_null(t);
+	reaped_clean(pid);
+	t = test_own_thread(&s, ptid);
 	assert_int_equal(lc_calls(s, t), before);
 	assert_non_null(test_node(s, t, "lc_spawn"));
 	assert_int_equal(test_node(s, t, "lc_spawn")->calls, 3);
@@ -321,10 +311,7 @@ static void test_fork_in_zone(void **state)
 	}
 	st = test_wait(pid, 30);
 	assert_true(test_exited_ok(st));
-	s = test_snapshot(0);
-	assert_non_null(s);
-	t = test_thread(s, ptid);
-	assert_non_null(t);
+	t = test_own_thread(&s, ptid);
 	assert_non_null(n = test_node(s, t, "lc_forking"));
 	assert_int_equal(n->calls, outer + 1);
 	prof_snapshot__destroy(s);

@@ -63,14 +63,10 @@ static void test_mono_counts(void **state)
 	assert_true(s->zone_cost > 0);
 	t = test_thread(s, test_gettid());
 	assert_non_null(t);
-	on = test_child(s, t, PROF_NODE_ROOT, "mono_outer");
-	assert_int_not_equal(on, PROF_SNAP_NONE);
-	inn = test_child(s, t, on, "mono_inner");
-	assert_int_not_equal(inn, PROF_SNAP_NONE);
+	on = test_child_calls(s, t, PROF_NODE_ROOT, "mono_outer", OUTER);
+	inn = test_child_calls(s, t, on, "mono_inner", OUTER * INNER);
 	o = &t->nodes[on];
 	in = &t->nodes[inn];
-	assert_int_equal(o->calls, OUTER);
-	assert_int_equal(in->calls, OUTER * INNER);
 	assert_int_equal(t->nodes[test_child(s, t, PROF_NODE_ROOT, "mono_inner")].calls, INNER);
 	assert_int_equal(o->anomalies, 0);
 	assert_int_equal(in->anomalies, 0);

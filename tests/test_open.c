@@ -33,26 +33,10 @@ static pid_t child = -1;
 static int ack_r = -1;
 static __u64 loop_start_ns; /* CLOCK_MONOTONIC when the child entered mainloop */
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
-static void spin_ns(__u64 ns)
-{
-	__u64 end = now_ns() + ns;
-
-	while (now_ns() < end)
-		;
-}
-
 static void work(void)
 {
 	PROF_USDT(work);
-	spin_ns(200000);
+	test_spin(200000);
 }
 
 /* the child's thread: tells when mainloop began, then never leaves it */
@@ -64,7 +48,7 @@ static void *loop_thread(void *arg)
 	pthread_setname_np(pthread_self(), "looper");
 	{
 		PROF_USDT(mainloop);
-		t = now_ns();
+		t = test_now_ns();
 		if (write(ack, &t, sizeof(t)) != sizeof(t))
 			_exit(3);
 		for (;;) {
@@ -131,9 +115,9 @@ static void test_open_in_tree(void **state)
 	__u64 before, after, tot;
 
 	(void)state;
-	before = now_ns() - loop_start_ns;
+	before = test_now_ns() - loop_start_ns;
 	s = test_snapshot(child);
-	after = now_ns() - loop_start_ns;
+	after = test_now_ns() - loop_start_ns;
 	assert_non_null(s);
 	t = looper(s);
 	assert_non_null(t);
@@ -227,7 +211,7 @@ static void test_open_in_flat(void **state)
 	assert_true(mem != MAP_FAILED);
 	/* twice through the cache: the second pass reuses cached shares */
 	for (round = 0; round < 2; round++) {
-		__u64 elapsed = now_ns() - loop_start_ns;
+		__u64 elapsed = test_now_ns() - loop_start_ns;
 		bool seen = false;
 
 		assert_int_equal(prof_seg_flat_cached(mem, (size_t)st.st_size, 0, PROF_SORT_TOTAL,

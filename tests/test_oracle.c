@@ -106,9 +106,7 @@ static void test_last(void **state)
 	prof_snapshot__destroy(s);
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	snprintf(out, sizeof(out), "%s/last.txt", dir);
-	assert_int_equal(test_profctl_run(out, a), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(out, a, NULL);
 	p = strstr(text, ", the last ");
 	if (!p)
 		fail_msg("--last 1s does not say what it covers:\n%s", text);
@@ -118,11 +116,20 @@ static void test_last(void **state)
 	free(text);
 }
 
+/* the child's since-start view saved to file */
+static void save_now(const char *file)
+{
+	struct prof_snapshot *s = view(PROFD_SNAP_START, 0);
+
+	assert_int_equal(prof_file_save(file, s), 0);
+	prof_snapshot__destroy(s);
+}
+
 /* two saves, and their difference: base + diff = new, each counter */
 static void test_diff_of_saves(void **state)
 {
 	char a[128], b[128];
-	struct prof_snapshot *s, *base, *newer, *d;
+	struct prof_snapshot *base, *newer, *d;
 	__u32 i, j;
 
 	(void)state;
@@ -130,13 +137,9 @@ static void test_diff_of_saves(void **state)
 	snprintf(a, sizeof(a), "%s/a.prof", dir);
 	snprintf(b, sizeof(b), "%s/b.prof", dir);
 	wait_naps(0, 1);
-	s = view(PROFD_SNAP_START, 0);
-	assert_int_equal(prof_file_save(a, s), 0);
-	prof_snapshot__destroy(s);
+	save_now(a);
 	wait_naps(naps_now(), 2);
-	s = view(PROFD_SNAP_START, 0);
-	assert_int_equal(prof_file_save(b, s), 0);
-	prof_snapshot__destroy(s);
+	save_now(b);
 	assert_int_equal(pc_read_image(a, 0, &base), 0);
 	assert_int_equal(pc_read_image(b, 0, &newer), 0);
 	check_view("saved file", newer);
@@ -265,7 +268,7 @@ static void test_formats(void **state)
 	const char *aj[] = { "report", "--input", file, "--format", "json", NULL };
 	const char *ac[] = { "report", "--input", file, "--format", "csv", NULL };
 	const char *at[] = { "report", "--input", file, "--flat", "--color", "never", NULL };
-	struct prof_snapshot *s, *f, *j;
+	struct prof_snapshot *f, *j;
 	char *text, *line;
 	size_t len = 0;
 	__u32 i, k, rows = 0;
@@ -276,13 +279,9 @@ static void test_formats(void **state)
 	snprintf(js, sizeof(js), "%s/f.json", dir);
 	snprintf(csv, sizeof(csv), "%s/f.csv", dir);
 	wait_naps(0, 1);
-	s = view(PROFD_SNAP_START, 0);
-	assert_int_equal(prof_file_save(file, s), 0);
-	prof_snapshot__destroy(s);
+	save_now(file);
 	assert_int_equal(pc_read_image(file, 0, &f), 0);
-	assert_int_equal(test_profctl_run(js, aj), 0);
-	text = test_slurp(js, &len);
-	assert_non_null(text);
+	text = test_profctl_text(js, aj, &len);
 	assert_int_equal(prof_json_load(text, len, &j, why, sizeof(why)), 0);
 	free(text);
 	assert_int_equal(j->nthreads, f->nthreads);
@@ -319,9 +318,7 @@ static void test_formats(void **state)
 				fail_msg("json: %s total differs", prof_snap_node_name(f, fn));
 		}
 	}
-	assert_int_equal(test_profctl_run(csv, ac), 0);
-	text = test_slurp(csv, &len);
-	assert_non_null(text);
+	text = test_profctl_text(csv, ac, &len);
 	/* pid,comm,tid,thread,node,parent,depth,zone,path,calls,total_ns,... */
 	for (line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
 		unsigned int tid, node;
@@ -356,9 +353,7 @@ static void test_formats(void **state)
 	assert_true(rows > 10);
 	free(text);
 	snprintf(csv, sizeof(csv), "%s/f.txt", dir);
-	assert_int_equal(test_profctl_run(csv, at), 0);
-	text = test_slurp(csv, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(csv, at, NULL);
 	for (i = 0; i < sizeof(zones) / sizeof(zones[0]); i++) {
 		char key[64];
 		unsigned long long calls = 0;
@@ -387,13 +382,9 @@ static void test_formats(void **state)
 /* the child's since-start view saved as dir/name; its path into file */
 static void save_view(const char *name, char *file, size_t size)
 {
-	struct prof_snapshot *s;
-
 	snprintf(file, size, "%s/%s", dir, name);
 	wait_naps(0, 1);
-	s = view(PROFD_SNAP_START, 0);
-	assert_int_equal(prof_file_save(file, s), 0);
-	prof_snapshot__destroy(s);
+	save_now(file);
 }
 
 /* `profctl report --input file --format json` read back */
@@ -406,9 +397,7 @@ static struct prof_snapshot *json_of(const char *file)
 	char *text;
 
 	snprintf(js, sizeof(js), "%s.json", file);
-	assert_int_equal(test_profctl_run(js, a), 0);
-	text = test_slurp(js, &len);
-	assert_non_null(text);
+	text = test_profctl_text(js, a, &len);
 	assert_int_equal(prof_json_load(text, len, &j, why, sizeof(why)), 0);
 	free(text);
 	return j;
@@ -480,9 +469,7 @@ static void folded_sums(const char *file, const char *weight, __u64 *sum)
 	char *text, *line, *nl;
 
 	snprintf(out, sizeof(out), "%s.%s.folded", file, weight);
-	assert_int_equal(test_profctl_run(out, a), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(out, a, NULL);
 	memset(sum, 0, NZONES * sizeof(*sum));
 	for (line = text; *line; line = nl + 1) {
 		char *sp, *leaf;
@@ -596,9 +583,7 @@ static void test_html(void **state)
 	need_profd();
 	save_view("h.prof", file, sizeof(file));
 	snprintf(html, sizeof(html), "%s.html", file);
-	assert_int_equal(test_profctl_run(html, ah), 0);
-	text = test_slurp(html, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(html, ah, NULL);
 	at = strstr(text, "const DATA = ");
 	assert_non_null(at);
 	hdoc = json_loads(at + strlen("const DATA = "), JSON_DISABLE_EOF_CHECK, &err);
@@ -942,9 +927,7 @@ static void test_diff_formats(void **state)
 	prof_snapshot__destroy(jb);
 	/* the text's zone table: calls Δcalls self Δself Δ% total Δtotal ... name */
 	snprintf(out, sizeof(out), "%s/d.txt", dir);
-	assert_int_equal(test_profctl_run(out, at), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(out, at, NULL);
 	for (line = text; *line && (nl = strchr(line, '\n')); line = nl + 1) {
 		char *tok[24], *save = NULL, *t;
 		int n = 0, k;

@@ -322,7 +322,6 @@ static void fixture_named(const char *path, const char *comm, const char *zone)
 	struct prof_site_ent *site;
 	void *buf = NULL;
 	size_t len = 0;
-	FILE *f;
 
 	assert_int_equal(fx_image(&buf, &len), 0);
 	h = buf;
@@ -332,10 +331,7 @@ static void fixture_named(const char *path, const char *comm, const char *zone)
 	snprintf(h->comm, sizeof(h->comm), "%s", comm);
 	snprintf(sh->name, sizeof(sh->name), "%s", comm);
 	snprintf(site->name, sizeof(site->name), "%s", zone);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	fclose(f);
+	test_spill(path, buf, len);
 	free(buf);
 }
 
@@ -408,7 +404,6 @@ static void test_csv_quoting(void **state)
 	void *buf = NULL;
 	size_t len = 0;
 	int rows = 0;
-	FILE *f;
 
 	(void)state;
 	assert_int_equal(fx_image(&buf, &len), 0);
@@ -418,10 +413,7 @@ static void test_csv_quoting(void **state)
 	snprintf(sh->name, sizeof(sh->name), "io,x");
 	snprintf(path, sizeof(path), "%s/quoted.seg", dir);
 	snprintf(out, sizeof(out), "%s/quoted.csv", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	fclose(f);
+	test_spill(path, buf, len);
 	free(buf);
 	args[2] = path;
 	args[8] = out;
@@ -444,7 +436,6 @@ static void fixture_states(const char *path, __u32 main_state, __u32 worker_stat
 	struct prof_seg_hdr *h;
 	void *buf = NULL;
 	size_t len = 0;
-	FILE *f;
 
 	assert_int_equal(fx_image(&buf, &len), 0);
 	h = buf;
@@ -452,10 +443,7 @@ static void fixture_states(const char *path, __u32 main_state, __u32 worker_stat
 	((struct prof_slab_hdr *)((char *)buf + h->slabs_off + h->slab_size))->state = worker_state;
 	if (exited)
 		h->flags |= PROF_SEG_EXITED;
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	fclose(f);
+	test_spill(path, buf, len);
 	free(buf);
 }
 
@@ -464,9 +452,7 @@ static void output_has(const char **args, const char *out, size_t i, const char 
 {
 	char *text;
 
-	assert_int_equal(run(args, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = run_text(args, out);
 	if (!strstr(text, want))
 		fail_msg("case %zu: no '%s' in\n%s", i, want, text);
 	free(text);
@@ -520,23 +506,13 @@ static void test_callers_sums(void **state)
 {
 	struct prof_snapshot *s = fixture();
 	static const char *const zones[] = { "lex", "fib", "render", "main_loop", "parse" };
-	size_t z, i;
+	size_t z;
 
 	(void)state;
 	for (z = 0; z < 5; z++) {
 		struct pc_callers c;
-		__u64 p = 0, ch = 0, calls = 0;
 
-		assert_int_equal(pc_callers(s, zones[z], &c), 0);
-		for (i = 0; i < c.nparents; i++) {
-			p += c.parents[i].ticks;
-			calls += c.parents[i].calls;
-		}
-		for (i = 0; i < c.nchildren; i++)
-			ch += c.children[i].ticks;
-		assert_int_equal(p, c.ticks);
-		assert_int_equal(calls, c.calls);
-		assert_int_equal(ch, c.ticks - c.self);
+		test_callers_hold(s, zones[z], &c);
 		pc_callers_free(&c);
 	}
 	/* lex: 1250 calls, 14ms, called from parse, render (twice) */
@@ -1031,10 +1007,8 @@ static void callers_of_two_sites(char *path, char *out)
 				    "json", "-o", out, NULL };
 	char *text;
 
-	assert_int_equal(run(text_both, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
-	print_message("%s", text ? text : "");
+	text = run_text(text_both, out);
+	print_message("%s", text);
 	assert_non_null(strstr(text, "\nlex names 2 sites, each below: --callers 'NAME (FILE:LINE)'"));
 	/* the outer one, main_loop's child: its child is the other lex */
 	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls, total 20.0ms, "
@@ -1047,25 +1021,19 @@ static void callers_of_two_sites(char *path, char *out)
 	assert_non_null(strstr(text, "      1000    8.00ms   57.1    lex (other.cc:20)\n"));
 	free(text);
 
-	assert_int_equal(run(text_one, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = run_text(text_one, out);
 	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls"));
 	assert_null(strstr(text, "callers of lex (golden.c:30)"));
 	assert_null(strstr(text, "sites, each below"));
 	free(text);
 
-	assert_int_equal(run(csv_one, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = run_text(csv_one, out);
 	assert_non_null(strstr(text, "4242,golden,zone,lex (golden.c:30),1250,14000000\n"));
 	assert_non_null(strstr(text, "4242,golden,parent,lex (other.cc:20),1000,8000000\n"));
 	assert_null(strstr(text, "zone,lex (other.cc:20)"));
 	free(text);
 
-	assert_int_equal(run(json_both, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = run_text(json_both, out);
 	assert_non_null(strstr(text, "\"zone\":\"lex (other.cc:20)\",\"calls\":100,"));
 	assert_non_null(strstr(text, "\"zone\":\"lex (golden.c:30)\",\"calls\":1250,"));
 	free(text);
@@ -1087,7 +1055,6 @@ static void test_names_frames_allocs(void **state)
 	void *buf = NULL;
 	size_t len = 0;
 	char *text;
-	FILE *f;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/names.seg", dir);
@@ -1102,16 +1069,11 @@ static void test_names_frames_allocs(void **state)
 	main_slab->frames = 100;
 	main_slab->frame_ticks = 1600000000;
 	main_slab->frame_max = 20000000;
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	fclose(f);
+	test_spill(path, buf, len);
 	free(buf);
 
-	assert_int_equal(run(tree, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
-	print_message("%s", text ? text : "");
+	text = run_text(tree, out);
+	print_message("%s", text);
 	assert_non_null(strstr(text, "└─ lex (other.cc:20)\n"));
 	assert_non_null(strstr(text, "└─ lex (golden.c:30)\n"));
 	assert_non_null(strstr(text, "  main_loop\n"));
@@ -1120,10 +1082,8 @@ static void test_names_frames_allocs(void **state)
 	assert_non_null(strstr(text, "        20    80.0KiB          0          0  render > alloc_buf\n"));
 	free(text);
 
-	assert_int_equal(run(flat, NULL, 0), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
-	print_message("%s", text ? text : "");
+	text = run_text(flat, out);
+	print_message("%s", text);
 	assert_non_null(strstr(text, "  lex (other.cc:20)\n"));
 	assert_non_null(strstr(text, "  lex (golden.c:30)"));
 	assert_non_null(strstr(text, "        20    80.0KiB  alloc_buf\n"));

@@ -268,22 +268,9 @@ static void test_help(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
 		const char *a[] = { verbs[i], "--help", NULL };
-		char out[160];
-		int saved = dup(1), fd, rc;
 		char *text;
 
-		snprintf(out, sizeof(out), "%s/help", dir);
-		fflush(stdout);
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 1);
-		close(fd);
-		rc = run(a, NULL, 0);
-		fflush(stdout);
-		dup2(saved, 1);
-		close(saved);
-		assert_int_equal(rc, 0);
-		text = test_slurp(out, NULL);
-		assert_non_null(text);
+		assert_int_equal(run_stdout(a, &text), 0);
 		assert_non_null(strstr(text, "usage: profctl"));
 		assert_non_null(strstr(text, verbs[i]));
 		free(text);

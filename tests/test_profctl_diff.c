@@ -41,8 +41,6 @@ static int setup(void **state)
 {
 	struct prof_snapshot *s;
 	struct prof_snap_node *lex, *parse, *loop;
-	void *img;
-	size_t len;
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "/tmp/test_profctl_diff.XXXXXX");
@@ -53,9 +51,8 @@ static int setup(void **state)
 	snprintf(base, sizeof(base), "%s/base.prof", dir);
 	snprintf(newer, sizeof(newer), "%s/new.prof", dir);
 	snprintf(out, sizeof(out), "%s/out", dir);
-	if (fx_image(&img, &len) || prof_snapshot__read(img, len, &s))
+	if (fx_snapshot(&s))
 		return -1;
-	free(img);
 	if (prof_file_save(base, s))
 		return -1;
 	/* main: main_loop (node 2) > parse (3) > lex (4): lex 4 ms slower
@@ -77,11 +74,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_rm_rf(dir);
 }
 
 /* the first line of text that ends with "  name" */
@@ -238,14 +232,10 @@ static void test_percentiles(void **state)
 	struct prof_snapshot *s;
 	struct prof_snap_node *parse;
 	char want[160], *text;
-	void *img;
-	size_t len;
 	int rc;
 
 	(void)state;
-	assert_int_equal(fx_image(&img, &len), 0);
-	assert_int_equal(prof_snapshot__read(img, len, &s), 0);
-	free(img);
+	assert_int_equal(fx_snapshot(&s), 0);
 	parse = fx_find(&s->threads[0], 2, 1);
 	assert_non_null(parse);
 	snprintf(want, sizeof(want),
@@ -280,14 +270,10 @@ static void test_merge_is_sum_of_threads(void **state)
 {
 	struct prof_snapshot *s, *m;
 	struct prof_snap_thread *t3;
-	void *img;
-	size_t len;
 	__u32 j;
 
 	(void)state;
-	assert_int_equal(fx_image(&img, &len), 0);
-	assert_int_equal(prof_snapshot__read(img, len, &s), 0);
-	free(img);
+	assert_int_equal(fx_snapshot(&s), 0);
 	t3 = realloc(s->threads, (s->nthreads + 1) * sizeof(*t3));
 	assert_non_null(t3);
 	s->threads = t3;

@@ -22,7 +22,6 @@ static void test_html_chromium(void **state)
 	const char *shot = ".output/tests/profctl_report.png";
 	void *buf = NULL;
 	size_t len = 0;
-	FILE *f;
 	int rc;
 	char *argv[8];
 
@@ -37,10 +36,7 @@ static void test_html_chromium(void **state)
 	snprintf(html, sizeof(html), "%s/report.html", dir);
 	/* three threads, two alike: the merged view has paths to sum */
 	assert_int_equal(fx_image_ex(&buf, &len, true), 0);
-	f = fopen(img, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	fclose(f);
+	test_spill(img, buf, len);
 	free(buf);
 
 	argv[0] = (char *)(uintptr_t) "profctl";

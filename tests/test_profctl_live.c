@@ -86,24 +86,17 @@ static void drive(unsigned int n)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_profctl_live.XXXXXX");
-	if (!mkdtemp(dir))
+	if (test_no_daemon_dir("test_profctl_live", dir))
 		return -1;
-	setenv("XDG_RUNTIME_DIR", dir, 1);
-	setenv("PROFCTL_NO_DAEMON", "1", 1);
-	setenv("PROF_NO_DAEMON", "1", 1);
 	child = test_live_start(child_main, &cmd_w, &ack_r);
 	return child < 0 ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
 	test_live_stop(child, cmd_w);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_rm_rf(dir);
 }
 
 /* profctl with args; stdout into out, stderr into err (each if set); exit
@@ -178,25 +171,15 @@ static void test_callers_sum(void **state)
 {
 	static const char *const zones[] = { "live_inner", "live_rec", "live_outer" };
 	struct prof_snapshot *s;
-	size_t z, i;
+	size_t z;
 
 	(void)state;
 	drive(10);
 	s = snap(PROFD_SNAP_START);
 	for (z = 0; z < 3; z++) {
 		struct pc_callers c;
-		__u64 p = 0, pc = 0, ch = 0;
 
-		assert_int_equal(pc_callers(s, zones[z], &c), 0);
-		for (i = 0; i < c.nparents; i++) {
-			p += c.parents[i].ticks;
-			pc += c.parents[i].calls;
-		}
-		for (i = 0; i < c.nchildren; i++)
-			ch += c.children[i].ticks;
-		assert_int_equal(p, c.ticks);
-		assert_int_equal(pc, c.calls);
-		assert_int_equal(ch, c.ticks - c.self);
+		test_callers_hold(s, zones[z], &c);
 		if (!strcmp(zones[z], "live_inner"))
 			assert_int_equal(c.nparents, 2);
 		pc_callers_free(&c);
@@ -233,9 +216,7 @@ static void test_reset_then_n(void **state)
 	drive(25);
 	assert_int_equal(run(NULL, reset), 0);
 	/* nothing since the reset */
-	assert_int_equal(run(out, report), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(out, report, NULL);
 	assert_true(csv_calls(text, "live_outer") <= 0);
 	free(text);
 
@@ -507,6 +488,20 @@ static pid_t killed_child(void)
 	return p;
 }
 
+/* profctl args of the gone child p into out, which must succeed, its
+ * segments removed then: what profctl wrote */
+static char *text_of_gone(pid_t p, const char *out, const char **args)
+{
+	int rc = run(out, args);
+	char *text;
+
+	drop_segments(p);
+	assert_int_equal(rc, 0);
+	text = test_slurp(out, NULL);
+	assert_non_null(text);
+	return text;
+}
+
 /* its segment says its threads are alive; /proc says the process is gone,
  * and the report says exited */
 static void test_killed_is_exited(void **state)
@@ -514,17 +509,12 @@ static void test_killed_is_exited(void **state)
 	char pid[16], out[128], *text;
 	const char *a[] = { "report", "--pid", pid, "--format", "json", "--no-daemon", NULL };
 	pid_t p;
-	int rc;
 
 	(void)state;
 	p = killed_child();
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	snprintf(out, sizeof(out), "%s/killed.json", dir);
-	rc = run(out, a);
-	drop_segments(p);
-	assert_int_equal(rc, 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = text_of_gone(p, out, a);
 	assert_non_null(strstr(text, "\"exited\":true"));
 	assert_non_null(strstr(text, "\"state\":\"exited\""));
 	assert_null(strstr(text, "\"state\":\"alive\""));
@@ -542,9 +532,7 @@ static void test_last_span(void **state)
 	(void)state;
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	snprintf(out, sizeof(out), "%s/last.txt", dir);
-	assert_int_equal(run(out, a), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(out, a, NULL);
 	at = strstr(text, ", the last ");
 	if (!at || sscanf(at + 11, "%lf%3[a-z]", &v, unit) != 2)
 		fail_msg("no span in the title:\n%.300s", text);
@@ -566,9 +554,7 @@ static void test_last_window(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	snprintf(out, sizeof(out), "%s/window.csv", dir);
 	drive(10);
-	assert_int_equal(run(out, report), 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = test_profctl_text(out, report, NULL);
 	assert_true(csv_calls(text, "live_outer") <= 0);
 	free(text);
 }
@@ -579,17 +565,12 @@ static void test_top_exited(void **state)
 	char pid[16], out[128], want[64], *text;
 	const char *top[] = { "top", "--pid", pid, "-d", "0.05", "-n", "2", "--no-daemon", NULL };
 	pid_t p;
-	int rc;
 
 	(void)state;
 	p = exited_child();
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	snprintf(out, sizeof(out), "%s/top_exited.txt", dir);
-	rc = run(out, top);
-	drop_segments(p);
-	assert_int_equal(rc, 0);
-	text = test_slurp(out, NULL);
-	assert_non_null(text);
+	text = text_of_gone(p, out, top);
 	snprintf(want, sizeof(want), "profctl top - pid %d (", (int)p);
 	assert_non_null(strstr(text, want));
 	if (!strstr(text, ", exited) - all 1 thread - "))

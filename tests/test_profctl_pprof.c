@@ -23,6 +23,18 @@
 
 static char dir[64], img[128], pb[128], out[128];
 
+/* profctl report --input img --format pprof [flag] -o to, in-process */
+static int pprof_to(const char *flag, char *to)
+{
+	char *argv[] = { (char *)(uintptr_t) "profctl",	 (char *)(uintptr_t) "report",
+			 (char *)(uintptr_t) "--input",	 img,
+			 (char *)(uintptr_t) "--format", (char *)(uintptr_t) "pprof",
+			 (char *)(uintptr_t) "-o",	 to,
+			 (char *)(uintptr_t)flag,	 NULL };
+
+	return profctl_main(flag ? 9 : 8, argv);
+}
+
 static int setup(void **state)
 {
 	void *buf;
@@ -43,30 +55,13 @@ static int setup(void **state)
 	if (!f || fwrite(buf, 1, len, f) != len || fclose(f))
 		return -1;
 	free(buf);
-	{
-		char *argv[] = { (char *)(uintptr_t) "profctl",
-				 (char *)(uintptr_t) "report",
-				 (char *)(uintptr_t) "--input",
-				 img,
-				 (char *)(uintptr_t) "--format",
-				 (char *)(uintptr_t) "pprof",
-				 (char *)(uintptr_t) "-o",
-				 pb,
-				 NULL };
-
-		if (profctl_main(8, argv))
-			return -1;
-	}
-	return 0;
+	return pprof_to(NULL, pb) ? -1 : 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_rm_rf(dir);
 }
 
 /* the file, gunzipped and unpacked */
@@ -279,19 +274,8 @@ static void test_go_tool_pprof(void **state)
 /* pprof is binary: not to a terminal, no flat or callers view */
 static void test_usage(void **state)
 {
-	char *argv[] = { (char *)(uintptr_t) "profctl",
-			 (char *)(uintptr_t) "report",
-			 (char *)(uintptr_t) "--input",
-			 img,
-			 (char *)(uintptr_t) "--format",
-			 (char *)(uintptr_t) "pprof",
-			 (char *)(uintptr_t) "--flat",
-			 (char *)(uintptr_t) "-o",
-			 out,
-			 NULL };
-
 	(void)state;
-	assert_int_equal(profctl_main(9, argv), 2);
+	assert_int_equal(pprof_to("--flat", out), 2);
 }
 
 int main(void)

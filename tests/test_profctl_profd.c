@@ -239,7 +239,7 @@ static void test_trace_via_profd(void **state)
 	const char *tr[] = { "trace", "--pid", pid, "-o", out, NULL };
 	struct kid k;
 	char *text;
-	int saved, fd;
+	int saved;
 	__u64 end;
 
 	(void)state;
@@ -258,15 +258,9 @@ static void test_trace_via_profd(void **state)
 	/* gone: until profd notices, it hands over the segment it holds
 	 * (rings and all); then its copy, and one line says what it keeps */
 	for (end = now_ns() + 5000000000ull;; usleep(50000)) {
-		fflush(stderr);
-		saved = dup(2);
-		fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 2);
-		close(fd);
+		saved = test_fd_to(2, errf);
 		assert_int_equal(test_profctl_run(out, tr), 0);
-		fflush(stderr);
-		dup2(saved, 2);
-		close(saved);
+		test_fd_back(2, saved);
 		text = test_slurp(errf, NULL);
 		assert_non_null(text);
 		if (strstr(text, "exited: profd keeps its profile, not its event rings"))

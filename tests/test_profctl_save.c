@@ -109,12 +109,8 @@ static void saving_child_main(int cmd, int ack)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_profctl_save.XXXXXX");
-	if (!mkdtemp(dir))
+	if (test_no_daemon_dir("test_profctl_save", dir))
 		return -1;
-	setenv("XDG_RUNTIME_DIR", dir, 1);
-	setenv("PROFCTL_NO_DAEMON", "1", 1);
-	setenv("PROF_NO_DAEMON", "1", 1);
 	child = test_live_start(saving_child_main, &cmd_w, &ack_r);
 	if (child < 0)
 		return -1;
@@ -133,7 +129,7 @@ static void child_exit(void)
 
 static int teardown(void **state)
 {
-	char cmd[128], paths[4][96];
+	char paths[4][96];
 	size_t i, n;
 
 	(void)state;
@@ -142,17 +138,7 @@ static int teardown(void **state)
 	n = test_seg_paths(child_pid, child_token, paths, 4);
 	for (i = 0; i < n; i++)
 		unlink(paths[i]);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
-}
-
-static void spill(const char *path, const void *buf, size_t len)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
+	return test_rm_rf(dir);
 }
 
 /* profctl with args (NULL-terminated); stdout into out, stderr into err
@@ -445,7 +431,7 @@ static void test_json_round_trip(void **state)
 		assert_int_equal(strncmp(text, key, strlen(key)), 0);
 		text[strlen(key) - 2] = '3';
 		snprintf(v3, sizeof(v3), "%s/mono.v3.json", dir);
-		spill(v3, text, strlen(text));
+		test_spill(v3, text, strlen(text));
 		free(text);
 		views_equal(pid, v3, "version 3 JSON report");
 	}
@@ -645,7 +631,7 @@ static void test_json_bad_counts(void **state)
 	text = test_slurp(json, &len);
 	assert_non_null(text);
 	/* as written, it reads back */
-	spill(edited, text, len);
+	test_spill(edited, text, len);
 	assert_int_equal(run_io("/dev/null", in, err, sizeof(err)), 0);
 	p = strstr(text, "\"calls\":");
 	assert_non_null(p);
@@ -657,7 +643,7 @@ static void test_json_bad_counts(void **state)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int n = snprintf(buf, len + 16, "%.*s%s%s", (int)(p - text), text, bad[i], q);
 
-		spill(edited, buf, (size_t)n);
+		test_spill(edited, buf, (size_t)n);
 		assert_int_not_equal(run_io("/dev/null", in, err, sizeof(err)), 0);
 		if (!strstr(err, "\"calls\" is not a count"))
 			fail_msg("calls %s: %s", bad[i], err);
@@ -674,7 +660,7 @@ static void test_json_bad_counts(void **state)
 		open += strlen("\"open\":");
 		snprintf(buf, len + 16, "%.*s\\n%.*s7%s", (int)(name + 8 - text), text,
 			 (int)(open - name - 8), name + 8, open + 1);
-		spill(edited, buf, strlen(buf));
+		test_spill(edited, buf, strlen(buf));
 		assert_int_not_equal(run_io("/dev/null", in, err, sizeof(err)), 0);
 		if (!strstr(err, "out of range") || strchr(err, '\n') != err + strlen(err) - 1)
 			fail_msg("not one line: %s", err);
@@ -684,7 +670,7 @@ static void test_json_bad_counts(void **state)
 	{
 		static const char raw[] = "{\"version\":3,\"processes\":[{\"comm\":\"a\\\n b\"}]}";
 
-		spill(edited, raw, sizeof(raw) - 1);
+		test_spill(edited, raw, sizeof(raw) - 1);
 		assert_int_not_equal(run_io("/dev/null", in, err, sizeof(err)), 0);
 		if (!strstr(err, "not a JSON report") || strchr(err, '\n') != err + strlen(err) - 1)
 			fail_msg("not one line: %s", err);
@@ -1046,25 +1032,25 @@ static void test_refused(void **state)
 	assert_non_null(buf);
 	/* every cut in the header and a spread of cuts in the body */
 	for (cut = 0; cut < len; cut += cut < sizeof(h) + 16 ? 1 : 97) {
-		spill(bad, buf, cut);
+		test_spill(bad, buf, cut);
 		expect_refused(bad, cut < PROF_FILE_MAGIC_LEN ? "not a profd profile"
 							      : "truncated profile");
 	}
 	/* a flipped byte in the body */
 	buf[len - 5] ^= 1;
-	spill(bad, buf, len);
+	test_spill(bad, buf, len);
 	expect_refused(bad, "checksum");
 	buf[len - 5] ^= 1;
 	/* a newer version */
 	memcpy(&h, buf, sizeof(h));
 	h.version = PROF_FILE_VERSION_SAMPLES + 1;
 	memcpy(buf, &h, sizeof(h));
-	spill(bad, buf, len);
+	test_spill(bad, buf, len);
 	expect_refused(bad, "a version this profctl does not read");
 	/* trailing bytes */
 	h.version = PROF_FILE_VERSION;
 	memcpy(buf, &h, sizeof(h));
-	spill(bad, buf, len);
+	test_spill(bad, buf, len);
 	{
 		FILE *f = fopen(bad, "a");
 
@@ -1103,7 +1089,7 @@ static void test_refused(void **state)
 	buf = test_slurp(json, &len);
 	assert_non_null(buf);
 	for (cut = 0; cut < len - 2; cut += 53) {
-		spill(bad, buf, cut);
+		test_spill(bad, buf, cut);
 		expect_refused(bad, cut ? "not a JSON report" : "not a profd profile");
 	}
 	free(buf);

@@ -153,22 +153,39 @@ static void stop(pid_t p, int go_w)
 	assert_int_equal(waitpid(p, &st, 0), p);
 }
 
+/*
+ * the known child started (stop it), traced into dir/tname (as tfmt, NULL:
+ * trace's own default) and reported as rfmt into dir/rname; the two paths
+ * into trace and report (96 bytes each)
+ */
+static pid_t known_both(const char *tfmt, const char *tname, const char *rfmt,
+			const char *rname, char *trace, char *report, int *go)
+{
+	char pid[16];
+	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "-o", trace, "--format", tfmt,
+			     NULL };
+	const char *rep[] = { "report", "--pid", pid, "--no-daemon", "--format", rfmt, "-o",
+			      report, NULL };
+	pid_t p = start(known, go);
+
+	if (!tfmt)
+		tr[6] = NULL;
+	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(trace, 96, "%s/%s", dir, tname);
+	snprintf(report, 96, "%s/%s", dir, rname);
+	assert_int_equal(profctl(tr), 0);
+	assert_int_equal(profctl(rep), 0);
+	return p;
+}
+
 static void test_exact(void **state)
 {
-	char pid[16], trace[96], report[96];
-	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "-o", trace, NULL };
-	const char *rep[] = { "report", "--pid", pid, "--no-daemon", "--format", "json", "-o",
-			      report, NULL };
+	char trace[96], report[96];
 	int go;
 	pid_t p;
 
 	(void)state;
-	p = start(known, &go);
-	snprintf(pid, sizeof(pid), "%d", (int)p);
-	snprintf(trace, sizeof(trace), "%s/exact.json", dir);
-	snprintf(report, sizeof(report), "%s/report.json", dir);
-	assert_int_equal(profctl(tr), 0);
-	assert_int_equal(profctl(rep), 0);
+	p = known_both(NULL, "exact.json", "json", "report.json", trace, report, &go);
 	assert_int_equal(check("exact", trace, report), 0);
 	stop(p, go);
 }
@@ -197,21 +214,12 @@ static void test_speedscope(void **state)
  * calls, zoom, hover, in Chromium */
 static void test_html(void **state)
 {
-	char pid[16], page[96], report[96], args[256];
-	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "--format", "html", "-o", page,
-			     NULL };
-	const char *rep[] = { "report", "--pid", pid, "--no-daemon", "--format", "html", "-o",
-			      report, NULL };
+	char page[96], report[96], args[256];
 	int go;
 	pid_t p;
 
 	(void)state;
-	p = start(known, &go);
-	snprintf(pid, sizeof(pid), "%d", (int)p);
-	snprintf(page, sizeof(page), "%s/trace.html", dir);
-	snprintf(report, sizeof(report), "%s/report.html", dir);
-	assert_int_equal(profctl(tr), 0);
-	assert_int_equal(profctl(rep), 0);
+	p = known_both("html", "trace.html", "html", "report.html", page, report, &go);
 	stop(p, go);
 	snprintf(args, sizeof(args),
 		 "%s .output/tests/trace_html.png worker 22 tr_outer tr_inner tr_sleep", page);
@@ -444,11 +452,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[96];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_rm_rf(dir);
 }
 
 int main(void)

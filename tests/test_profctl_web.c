@@ -31,23 +31,11 @@ static char dir[64];
 static pid_t worker = -1, server = -1;
 static unsigned int port;
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_profctl_web.XXXXXX");
-	if (!mkdtemp(dir))
+	if (test_no_daemon_dir("test_profctl_web", dir))
 		return -1;
-	setenv("XDG_RUNTIME_DIR", dir, 1);
-	setenv("PROFCTL_NO_DAEMON", "1", 1);
-	setenv("PROF_NO_DAEMON", "1", 1);
 	worker = worker_start("4");
 	if (worker < 0)
 		return -1;
@@ -88,12 +76,12 @@ static char *profctl_out(char **args, int n)
 static void worker_stop(void)
 {
 	struct prof_snapshot *a = NULL, *b = NULL;
-	__u64 end = mono_ns() + 10000000000ull;
+	__u64 end = test_now_ns() + 10000000000ull;
 	bool still = false;
 
 	assert_int_equal(kill(worker, SIGUSR1), 0);
 	/* still: two reads 50 ms apart with the same calls and no call open */
-	while (!still && mono_ns() < end) {
+	while (!still && test_now_ns() < end) {
 		__u64 ca = 0, cb = 0, open = 0;
 		__u32 i, j;
 

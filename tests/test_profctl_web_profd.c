@@ -25,12 +25,9 @@ static unsigned int port;
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_profctl_web_profd.XXXXXX");
-	if (!mkdtemp(dir))
+	if (test_profd_group_setup("test_profctl_web_profd", dir, sock, &profd_pid))
 		return -1;
-	snprintf(sock, sizeof(sock), "%s/profd.sock", dir);
 	setenv("XDG_RUNTIME_DIR", dir, 1);
-	test_profd_start(sock, &profd_pid);
 	if (profd_pid < 0)
 		return 0;
 	/* the worker and serve both find this profd */

@@ -34,37 +34,21 @@ static void work_migrate(void)
 static void test_migrated(void **state)
 {
 	struct prof_snapshot *s;
-	const struct prof_snap_node *m, *st;
+	const struct prof_snap_node *m;
 	struct child c;
 	int fd;
 
 	(void)state;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("skip: needs two cpus\n");
-		skip();
-	}
+	need_two_cpus();
 	fd = need_profd();
-	c = spawn(work_migrate, 0, 5);
-	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SNAP_START);
-	assert_non_null(s);
-	m = node_named(s, "migrate_zone");
-	st = node_named(s, "stay_zone");
-	assert_non_null(m);
-	assert_non_null(st);
-	assert_int_equal(m->calls, MIGR_CALLS);
+	s = spawn_snap(fd, work_migrate, 0, &c);
 	/* every call moved itself: all migrated; the pinned ones never.  A
 	 * thread that moves itself waits for the stopper: a blocked call */
-	assert_facts(m, "migrate_zone", MIGR_CALLS);
-	assert_int_equal(m->migrated, m->kernel_calls);
+	check_migrated(s, &m);
 	assert_int_equal(m->blocked, m->kernel_calls);
-	assert_int_equal(st->calls, 2 * MIGR_CALLS);
-	assert_facts(st, "stay_zone", 2 * MIGR_CALLS);
-	assert_int_equal(st->migrated, 0);
 	prof_snapshot__destroy(s);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 #define PINNED_CALLS 20
@@ -96,10 +80,7 @@ static void test_pinned_not_migrated(void **state)
 
 	(void)state;
 	fd = need_profd();
-	c = spawn(work_pinned_sleep, 0, 5);
-	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SNAP_START);
-	assert_non_null(s);
+	s = spawn_snap(fd, work_pinned_sleep, 0, &c);
 	n = node_named(s, "pinned_zone");
 	assert_non_null(n);
 	assert_int_equal(n->calls, PINNED_CALLS);
@@ -108,8 +89,7 @@ static void test_pinned_not_migrated(void **state)
 	assert_int_equal(n->migrated, 0);
 	prof_snapshot__destroy(s);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* --- coverage ----------------------------------------------------------- */
@@ -140,10 +120,7 @@ static void test_covered_from_first_zone(void **state)
 	__u64 lacked = 0, late0;
 
 	(void)state;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("skip: needs two cpus\n");
-		skip();
-	}
+	need_two_cpus();
 	fd = need_profd();
 	assert_int_equal(profd_status(fd, &st), 0);
 	late0 = st.late;
@@ -182,8 +159,7 @@ static void test_covered_from_first_zone(void **state)
 	       first, late, unexplained, (unsigned long long)lacked, 20 * MIGR_CALLS);
 	/* lost returns are rare over all runs: 5%, four times what was measured */
 	assert_true(lacked <= 20 * MIGR_CALLS / 20);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* a profd that does not answer in time: the first zone goes on without
@@ -228,8 +204,7 @@ static void test_late_registration(void **state)
 	assert_int_equal(init->kernel_calls, 0);
 	prof_snapshot__destroy(s);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 #define KZ_CALLS 10
@@ -268,8 +243,7 @@ static void test_kernel_calls_after_profd(void **state)
 
 	(void)state;
 	fd = need_profd();
-	c = spawn(work_kz, 0, 5);
-	assert_int_equal(child_wait(&c), 'R');
+	c = spawn_registered(work_kz);
 	close(fd);
 	kill(profd_pid, SIGKILL);
 	waitpid(profd_pid, NULL, 0);
@@ -320,8 +294,7 @@ static void test_preempted(void **state)
 		}
 		kids_add(hog[i]);
 	}
-	c = spawn(work_hogged, 0, 5);
-	assert_int_equal(child_wait(&c), 'R');
+	c = spawn_registered(work_hogged);
 	for (i = 0; i < 2; i++)
 		kill(hog[i], SIGKILL);
 	s = snap_of(fd, c.pid, PROFD_SNAP_START);
@@ -340,8 +313,7 @@ static void test_preempted(void **state)
 	assert_true(h->offcpu_ns <= prof_snap_ns(s, h->ticks));
 	prof_snapshot__destroy(s);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* --- history under churn ------------------------------------------------- */
@@ -418,8 +390,7 @@ static void test_history_soak(void **state)
 	(void)state;
 	fd = need_profd();
 	born = now_ns();
-	c = spawn(work_soak, 0, 5);
-	assert_int_equal(child_wait(&c), 'R');
+	c = spawn_registered(work_soak);
 	churn = churn_start();
 	assert_true(churn > 0);
 	kids_add(churn);
@@ -457,8 +428,7 @@ static void test_history_soak(void **state)
 	kill(churn, SIGKILL);
 	waitpid(churn, &st, 0);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* --- a full /dev/shm ------------------------------------------------------ */
@@ -653,8 +623,7 @@ static void offcpu_case(bool mono)
 	assert_true(fabs(on - cpu) <= 0.5 + 0.05 * wall);
 	prof_snapshot__destroy(s);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 static void test_offcpu(void **state)
@@ -702,8 +671,7 @@ static void test_inzone_rates(void **state)
 
 	(void)state;
 	fd = need_profd();
-	idle = spawn(NULL, 0, 5);
-	assert_int_equal(child_wait(&idle), 'R');
+	idle = spawn_registered(NULL);
 	c = spawn(work_busy, 0, 5);
 	for (end = now_ns() + 10000000000ull; now_ns() < end && best_short < 700; usleep(50000)) {
 		assert_int_equal(profd_list(fd, &pp, &n), 0);
@@ -729,8 +697,7 @@ static void test_inzone_rates(void **state)
 	assert_int_equal(child_wait(&c), 'R');
 	child_end(&c);
 	child_end(&idle);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* --- before and after ------------------------------------------------- */
@@ -761,8 +728,7 @@ static void test_before_after(void **state)
 	assert_int_equal(test_seg_paths(before.pid, TEST_ANY_TOKEN, paths, 1), 1);
 	fd = need_profd();
 	assert_int_equal(child_wait(&before), 'R');
-	after = spawn(NULL, 0, 5);
-	assert_int_equal(child_wait(&after), 'R');
+	after = spawn_registered(NULL);
 	/* profd itself sees both with a kernel slot, the first once its agent
 	 * found the socket */
 	for (end = now_ns() + 10000000000ull; seen < 2 && now_ns() < end; usleep(20000)) {
@@ -778,8 +744,7 @@ static void test_before_after(void **state)
 	assert_int_equal(seen, 2);
 	child_end(&before);
 	child_end(&after);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* --- kernel records per uid --------------------------------------------- */
@@ -953,8 +918,7 @@ static void test_records_per_uid(void **state)
 	assert_true(wait_record_arrays(1, 10));
 	child_end(&b);
 	assert_true(wait_record_arrays(0, 10));
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* --- kernel records reused ------------------------------------------------ */
@@ -1137,8 +1101,7 @@ static void test_records_reused(void **state)
 
 	(void)state;
 	fd = need_profd_opts(two);
-	c = spawn(work_reuse, 0, 5);
-	assert_int_equal(child_wait(&c), 'R');
+	c = spawn_registered(work_reuse);
 	assert_int_equal(child_cpu[0], 0);
 	assert_int_equal(child_cpu[1], 1);
 	s = snap_of(fd, c.pid, PROFD_SNAP_START);
@@ -1158,8 +1121,7 @@ static void test_records_reused(void **state)
 	check_reuse_zone(s, "reuse_c_zone");
 	prof_snapshot__destroy(s);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* the path of pid's live segment (pid's current start token) */

@@ -9,41 +9,12 @@
 
 #include "testutil.h"
 #include "profd.h"
+#include "conf_parse.h"
 
-/* profd_conf_parse of "profd --history VAL" in a child (a bad value exits);
- * the child's exit status, and conf.history_s through a pipe */
+/* profd --history VAL parsed in a child: its exit status, conf.history_s */
 static int parse_history(const char *val, __u32 *secs)
 {
-	int fds[2], status;
-	pid_t pid;
-
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		char a0[] = "profd", a1[] = "--history", a2[32];
-		char *argv[] = { a0, a1, a2, NULL };
-
-		snprintf(a2, sizeof(a2), "%s", val);
-		close(fds[0]);
-		/* quiet: a bad value's message is what is tested, not shown */
-		if (!freopen("/dev/null", "w", stderr))
-			_exit(3);
-		optind = 1;
-		profd_conf_parse(3, argv);
-		if (write(fds[1], &conf.history_s, sizeof(conf.history_s)) !=
-		    (ssize_t)sizeof(conf.history_s))
-			_exit(2);
-		_exit(0);
-	}
-	close(fds[1]);
-	*secs = 0;
-	if (read(fds[0], secs, sizeof(*secs)) != (ssize_t)sizeof(*secs))
-		*secs = 0;
-	close(fds[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
+	return parse_one("--history", val, offsetof(struct profd_conf, history_s), secs);
 }
 
 static void test_history_durations(void **state)

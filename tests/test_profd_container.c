@@ -220,7 +220,7 @@ static bool profd_entry(int fd, pid_t pid, struct profd_proc *out)
  * migrations its migrate_zone counted (one a call with kernel facts) */
 static __u64 check_ctr_snapshot(int fd, const struct ctr *c, uid_t uid)
 {
-	const struct prof_snap_node *m, *st;
+	const struct prof_snap_node *m;
 	struct prof_snapshot *s;
 	__u64 migrated;
 
@@ -231,16 +231,8 @@ static __u64 check_ctr_snapshot(int fd, const struct ctr *c, uid_t uid)
 	assert_int_equal(s->ns_pid, 1);
 	assert_true(s->cgroup[0] != 0);
 	assert_int_equal(s->uid, uid);
-	m = node_named(s, "migrate_zone");
-	st = node_named(s, "stay_zone");
-	assert_non_null(m);
-	assert_non_null(st);
-	assert_int_equal(m->calls, MIGR_CALLS);
 	/* the container's tids translated: every call had kernel facts */
-	assert_facts(m, "migrate_zone", MIGR_CALLS);
-	assert_int_equal(m->migrated, m->kernel_calls);
-	assert_facts(st, "stay_zone", 2 * MIGR_CALLS);
-	assert_int_equal(st->migrated, 0);
+	check_migrated(s, &m);
 	migrated = m->migrated;
 	prof_snapshot__destroy(s);
 	return migrated;
@@ -461,10 +453,7 @@ static void test_container_rootless(void **state)
 	int fd;
 
 	(void)state;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("skip: needs two cpus\n");
-		skip();
-	}
+	need_two_cpus();
 	fd = need_profd_opts((const char *const[]){ "--no-ns-scan", NULL });
 	c = ctr_start(UID_A, true, "5 hide");
 	assert_string_equal(c.said, "R 1\n");
@@ -619,10 +608,7 @@ static void test_container_least_privilege(void **state)
 	int fd;
 
 	(void)state;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("skip: needs two cpus\n");
-		skip();
-	}
+	need_two_cpus();
 	profd_as = UID_B;
 	fd = need_profd();
 	host = spawn_followed(fd, stay_zone);

@@ -39,10 +39,7 @@ static void test_other_user(void **state)
 
 	(void)state;
 	fd = need_profd();
-	c = spawn(stay_zone, UID_A, 5);
-	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SNAP_START); /* root sees it */
-	assert_non_null(s);
+	s = spawn_snap(fd, stay_zone, UID_A, &c); /* root sees it */
 	assert_int_equal(s->uid, UID_A);
 	prof_snapshot__destroy(s);
 	/* the owner may read it; profd keeps no resets, the owner's either
@@ -60,8 +57,7 @@ static void test_other_user(void **state)
 	assert_int_equal(r.slices, -EPERM);
 	assert_false(r.listed);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 static void seg_path_of(pid_t pid, char path[96])
@@ -99,10 +95,7 @@ static void test_planted_segment(void **state)
 
 	(void)state;
 	fd = need_profd();
-	c = spawn(stay_zone, UID_A, 5);
-	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SNAP_START);
-	assert_non_null(s);
+	s = spawn_snap(fd, stay_zone, UID_A, &c);
 	prof_snapshot__destroy(s);
 	/* B's copy of A's segment, with B's uid in its header; renamed into
 	 * place whole, so profd never sees it half written */
@@ -140,8 +133,7 @@ static void test_planted_segment(void **state)
 	assert_false(r.listed);
 	unlink(plant);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /*
@@ -163,10 +155,7 @@ static void test_header_uid_rewritten(void **state)
 
 	(void)state;
 	fd = need_profd();
-	c = spawn(stay_zone, UID_A, 5);
-	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SNAP_START);
-	assert_non_null(s);
+	s = spawn_snap(fd, stay_zone, UID_A, &c);
 	assert_int_equal(s->uid, UID_A);
 	prof_snapshot__destroy(s);
 	seg_path_of(c.pid, path);
@@ -198,8 +187,7 @@ static void test_header_uid_rewritten(void **state)
 		usleep(50000);
 	assert_int_not_equal(listed_alive(fd, c.pid), 1);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* --- hostile segments and clients ------------------------------------- */
@@ -266,10 +254,7 @@ static void test_hostile(void **state)
 	bad = profd_connect(sock_path);
 
 	/* profd goes on: new processes are followed and answered */
-	c = spawn(stay_zone, 0, 5);
-	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SNAP_START);
-	assert_non_null(s);
+	s = spawn_snap(fd, stay_zone, 0, &c);
 	assert_non_null(node_named(s, "stay_zone"));
 	prof_snapshot__destroy(s);
 	/* two more sampling passes over the fakes, and it still answers */
@@ -285,8 +270,7 @@ static void test_hostile(void **state)
 		unlink(path[i]);
 	child_end(&c);
 	close(bad);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* profd_seg.c's SEG_BAD_MAX: the files it remembers as bad */
@@ -404,8 +388,7 @@ static void test_bad_bounded(void **state)
 		usleep(100000);
 	print_message("and %u once they are gone\n", n);
 	assert_true(n <= b0);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 static __u64 rescans(int fd)
@@ -457,8 +440,7 @@ static void test_new_names_alone(void **state)
 	bad_files_remove();
 	assert_backstop_only(r0, r1, t0, t1);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* test_pending_share's SHARE_FILES files, prof.PID.TOKEN.N of A's process:
@@ -510,10 +492,7 @@ static void test_pending_share(void **state)
 	t0 = now_ns();
 	share_files(true);
 	wait_samples(fd, 60);
-	b = spawn(stay_zone, UID_B, 5);
-	assert_int_equal(child_wait(&b), 'R');
-	s = snap_of(fd, b.pid, PROFD_SNAP_START);
-	assert_non_null(s);
+	s = spawn_snap(fd, stay_zone, UID_B, &b);
 	prof_snapshot__destroy(s);
 	r1 = rescans(fd);
 	t1 = now_ns();
@@ -522,8 +501,7 @@ static void test_pending_share(void **state)
 	assert_backstop_only(r0, r1, t0, t1);
 	child_end(&b);
 	child_end(&a);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /*
@@ -542,16 +520,14 @@ static void test_handover_followed(void **state)
 	(void)state;
 	fd = need_profd_opts(opts);
 	for (i = 0; i < 3; i++) {
-		c = spawn(stay_zone, 0, 5);
-		assert_int_equal(child_wait(&c), 'R');
+		c = spawn_registered(stay_zone);
 		s = NULL;
 		assert_int_equal(profd_snapshot(fd, c.pid, PROFD_SNAP_START, 0, &s), 0);
 		assert_non_null(node_named(s, "stay_zone"));
 		prof_snapshot__destroy(s);
 		child_end(&c);
 	}
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /*
@@ -608,8 +584,7 @@ static void test_segment_grace(void **state)
 	prof_snapshot__destroy(s);
 	child_wait(&c);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 int main(void)

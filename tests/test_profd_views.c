@@ -70,8 +70,7 @@ static void test_snapshot_paths(void **state)
 	assert_int_equal(lazy_calls(s, "sleep_zone"), 2 * SLEEP_CALLS);
 	prof_snapshot__destroy(s);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* profd's snapshot of pid has calls of zones A and B (a deadline of 10 s) */
@@ -191,8 +190,7 @@ static void test_top_unknown_facts(void **state)
 	free(text);
 	assert_int_equal(child_wait(&c), 'R');
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /*
@@ -221,8 +219,7 @@ static void test_top_via_profd(void **state)
 	assert_non_null(strstr(text, "blocked/s"));
 	free(text);
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* uid's profctl reset (0: ours), through profd or not, then a round of c's work */
@@ -244,6 +241,18 @@ static void calls_both_ways(uid_t uid, pid_t pid, const char *zone, long n)
 		assert_int_equal(user_calls(uid, pid, zone, way), n);
 }
 
+/* profctl's baseline files in a private directory of ours, and a child
+ * running work_sleep once profd follows it, its pid in p (16 bytes) */
+static struct child sleeper_followed(int fd, char *p)
+{
+	struct child c;
+
+	xdg_private();
+	c = spawn_followed(fd, work_sleep);
+	snprintf(p, 16, "%d", (int)c.pid);
+	return c;
+}
+
 /*
  * A reset is one file of its user's: it counts whichever way it was made
  * (through profd or not) and whichever way the report is read (in both
@@ -259,10 +268,7 @@ static void test_reset_both_ways(void **state)
 
 	(void)state;
 	fd = need_profd();
-	/* profctl's baseline files in a private directory of ours */
-	xdg_private();
-	c = spawn_followed(fd, work_sleep);
-	snprintf(p, sizeof(p), "%d", (int)c.pid);
+	c = sleeper_followed(fd, p);
 	assert_int_equal(profctl_calls(c.pid, "sleep_zone", false), SLEEP_CALLS);
 
 	/* reset without profd, one more round: both ways count that round */
@@ -299,9 +305,7 @@ static void test_reset_both_ways(void **state)
 	calls_both_ways(0, c.pid, "sleep_zone", SLEEP_CALLS);
 
 	child_end(&c);
-	xdg_done();
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /*
@@ -324,10 +328,7 @@ static void test_reset_per_user(void **state)
 	/* root's baselines in a private directory; the owner's, whose it is
 	 * not, in /dev/shm */
 	xdg_private();
-	c = spawn(stay_zone, UID_A, 5);
-	assert_int_equal(child_wait(&c), 'R');
-	s = snap_of(fd, c.pid, PROFD_SNAP_START);
-	assert_non_null(s);
+	s = spawn_snap(fd, stay_zone, UID_A, &c);
 	prof_snapshot__destroy(s);
 	snprintf(p, sizeof(p), "%d", (int)c.pid);
 
@@ -352,9 +353,7 @@ static void test_reset_per_user(void **state)
 
 	rm_shm_baselines(UID_A, c.pid);
 	child_end(&c);
-	xdg_done();
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /*
@@ -404,8 +403,7 @@ static void test_profd_forgot(void **state)
 			free(ents);
 		}
 	}
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* four seconds of 10 ms zones */
@@ -446,8 +444,7 @@ static void test_last_seconds(void **state)
 
 	(void)state;
 	fd = need_profd();
-	c = spawn(work_steady, 0, 5);
-	assert_int_equal(child_wait(&c), 'R');
+	c = spawn_registered(work_steady);
 	c1 = last_calls(fd, c.pid, 1, &span1);
 	c3 = last_calls(fd, c.pid, 3, &span3);
 	printf("last 1 s: %llu calls over %.2f s; last 3 s: %llu calls over %.2f s\n",
@@ -476,8 +473,7 @@ static void test_last_seconds(void **state)
 		free(text);
 	}
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /*
@@ -558,19 +554,11 @@ static void test_history_bound(void **state)
 	int fd, err;
 
 	(void)state;
-	if (geteuid() != 0) {
-		printf("skip: not root\n");
-		skip();
-	}
-	if ((err = test_shm_private())) {
-		printf("skip: no private /dev/shm: %s\n", strerror(-err));
-		skip();
-	}
+	private_shm();
 	profd_history = "10";
 	fd = need_profd_opts(extra);
 	born = now_ns();
-	c = spawn(work_tree, 0, 5);
-	assert_int_equal(child_wait(&c), 'R');
+	c = spawn_registered(work_tree);
 	/* every node changes every 50 ms or so: for 9 s (a process older than
 	 * the window asked below, which the dropped frames' age sets), then on
 	 * until profd has dropped a frame (the frames fill the bound later
@@ -632,8 +620,7 @@ static void test_history_bound(void **state)
 		free(text);
 	}
 	child_end(&c);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* --- reset and post-mortem -------------------------------------------- */
@@ -686,9 +673,7 @@ static void test_reset_total_max(void **state)
 		assert_true(v[4] < LS_LONG_NS / 2);
 		child_end(&c);
 	}
-	xdg_done();
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /*
@@ -710,9 +695,7 @@ static void test_reset_postmortem(void **state)
 
 	(void)state;
 	fd = need_profd();
-	xdg_private();
-	c = spawn_followed(fd, work_sleep);
-	snprintf(p, sizeof(p), "%d", (int)c.pid);
+	c = sleeper_followed(fd, p);
 	t0 = now_ns();
 	reset_then_round(0, reset, false, &c);
 	reset_then_round(0, reset, true, &c);
@@ -732,9 +715,7 @@ static void test_reset_postmortem(void **state)
 	/* the child left with _exit: no exit handler, profd saw it go */
 	assert_int_equal(s->pid, pid);
 	prof_snapshot__destroy(s);
-	xdg_done();
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 /* --- memory ------------------------------------------------------------ */
@@ -802,27 +783,18 @@ static void test_idle_memory(void **state)
 	struct child c[IDLE_KIDS];
 	size_t h0, h1, snap;
 	__u64 end;
-	int fd, i, err;
+	int fd, i;
 
 	(void)state;
-	if (geteuid() != 0) {
-		printf("skip: not root\n");
-		skip();
-	}
-	if ((err = test_shm_private())) {
-		printf("skip: no private /dev/shm: %s\n", strerror(-err));
-		skip();
-	}
+	private_shm();
 	profd_history = "1";
 	/* the host's /dev/shm is another mount namespace's now: not its
 	 * business; and no sampling: a sample of a child while it registers
 	 * has profd read its symbols (libdw's megabytes, not history's) */
 	fd = need_profd_opts((const char *const[]){ "--no-ns-scan", "--sample-hz", "0", NULL });
 	h0 = heap_rss(profd_pid);
-	for (i = 0; i < IDLE_KIDS; i++) {
-		c[i] = spawn(NULL, 0, 5);
-		assert_int_equal(child_wait(&c[i]), 'R');
-	}
+	for (i = 0; i < IDLE_KIDS; i++)
+		c[i] = spawn_registered(NULL);
 	snap = snapshot_bytes(c[0].pid);
 	assert_true(snap > 0);
 	/* the ring: eight frames, 125 ms apart, and some turns of it (two
@@ -845,8 +817,7 @@ static void test_idle_memory(void **state)
 	 * about four.
 	 */
 	assert_true(h1 < h0 + (size_t)IDLE_KIDS * 2 * snap);
-	close(fd);
-	stop_profd();
+	profd_done(fd);
 }
 
 int main(void)

@@ -48,18 +48,10 @@ static size_t seg_len, pagesz;
 static struct prof_node *child_node;
 static __u64 parent_start, faults;
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
 	char *a = si->si_addr;
-	__u64 t = mono_ns();
+	__u64 t = test_now_ns();
 
 	(void)uc;
 	if (a < page || a >= page + pagesz) {
@@ -67,11 +59,11 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	/* an instant past any now the read took before the copy */
-	while (mono_ns() <= t + 1000)
+	while (test_now_ns() <= t + 1000)
 		;
 	mprotect(page, pagesz, PROT_READ | PROT_WRITE);
 	/* the child's call ends here: it began with its parent */
-	child_node->ticks += mono_ns() - parent_start;
+	child_node->ticks += test_now_ns() - parent_start;
 	faults++;
 }
 
@@ -129,7 +121,7 @@ static void live_copy(struct where *w)
 	open = (void *)((char *)sh + h->region[PROF_REGION_OPEN].off);
 	/* the parent open since 1 ms ago, one call of 1000 ns before; the
 	 * child as much, none open */
-	parent_start = mono_ns() - 1000000;
+	parent_start = test_now_ns() - 1000000;
 	sh->start_tick = parent_start - 1000000;
 	for (i = 2; i < sh->nnodes; i++)
 		open[i] = 0;

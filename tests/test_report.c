@@ -67,37 +67,13 @@ static pid_t report_child(const char *path, const char *fmt)
 	return pid;
 }
 
+/* a file's text, which must be there */
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long len;
+	char *buf = test_slurp(path, NULL);
 
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)len + 1);
 	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
 	return buf;
-}
-
-/* the line of text containing needle after from, copied into line */
-static const char *line_with(const char *text, const char *needle, char *line, size_t len)
-{
-	const char *p = strstr(text, needle), *b, *e;
-
-	if (!p)
-		return NULL;
-	for (b = p; b > text && b[-1] != '\n'; b--)
-		;
-	e = strchr(p, '\n');
-	if (!e)
-		e = p + strlen(p);
-	snprintf(line, len, "%.*s", (int)(e - b), b);
-	return e;
 }
 
 static void test_text_report(void **state)
@@ -123,28 +99,28 @@ static void test_text_report(void **state)
 	/* the tree: rep_outer at the top, rep_inner drawn under it */
 	flat = strstr(out, "flat, by self time");
 	assert_non_null(flat);
-	p = line_with(out, "  rep_outer", line, sizeof(line));
+	p = test_line_with(out, "  rep_outer", line, sizeof(line));
 	assert_non_null(p);
 	assert_true(p < flat);
 	assert_int_equal(sscanf(line, "%llu", &calls), 1);
 	assert_int_equal(calls, OUTER_CALLS);
-	p = line_with(p, "rep_inner", line, sizeof(line));
+	p = test_line_with(p, "rep_inner", line, sizeof(line));
 	assert_non_null(p);
 	assert_true(p < flat);
 	assert_non_null(strstr(line, "└─ rep_inner"));
 	assert_int_equal(sscanf(line, "%llu", &calls), 1);
 	assert_int_equal(calls, 2 * OUTER_CALLS);
 	/* the named thread, exited, with its zone */
-	p = line_with(out, "thread rep-thread (tid ", line, sizeof(line));
+	p = test_line_with(out, "thread rep-thread (tid ", line, sizeof(line));
 	assert_non_null(p);
 	assert_non_null(strstr(line, ")  exited, wall "));
-	assert_non_null(line_with(p, "rep_threaded", line, sizeof(line)));
+	assert_non_null(test_line_with(p, "rep_threaded", line, sizeof(line)));
 	/* the flat list holds every zone once */
-	assert_non_null(line_with(flat, "  rep_inner", line, sizeof(line)));
+	assert_non_null(test_line_with(flat, "  rep_inner", line, sizeof(line)));
 	assert_int_equal(sscanf(line, "%llu", &calls), 1);
 	assert_int_equal(calls, 2 * OUTER_CALLS);
-	assert_non_null(line_with(flat, "  rep_outer", line, sizeof(line)));
-	assert_non_null(line_with(flat, "  rep_threaded", line, sizeof(line)));
+	assert_non_null(test_line_with(flat, "  rep_outer", line, sizeof(line)));
+	assert_non_null(test_line_with(flat, "  rep_threaded", line, sizeof(line)));
 	free(out);
 }
 

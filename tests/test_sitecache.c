@@ -124,10 +124,7 @@ static void test_two_parents(void **state)
 	assert_true(before >= 6);
 	assert_int_equal(slow_enters - before, 0);
 
-	s = test_snapshot(0);
-	assert_non_null(s);
-	t = test_thread(s, test_gettid());
-	assert_non_null(t);
+	t = test_own_thread(&s, test_gettid());
 	a = test_child(s, t, PROF_NODE_ROOT, "sc_a");
 	b = test_child(s, t, PROF_NODE_ROOT, "sc_b");
 	r = test_child(s, t, PROF_NODE_ROOT, "sc_rec");

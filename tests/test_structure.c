@@ -102,9 +102,7 @@ static void test_recursion(void **state)
 	/* each depth its own node, a chain */
 	outer = test_child(s, t, PROF_NODE_ROOT, "struct_rec");
 	for (d = 0; d < REC_DEPTH; d++) {
-		n = test_child(s, t, n, "struct_rec");
-		assert_int_not_equal(n, PROF_SNAP_NONE);
-		assert_int_equal(t->nodes[n].calls, REC_CALLS);
+		n = test_child_calls(s, t, n, "struct_rec", REC_CALLS);
 		assert_int_equal(t->nodes[n].depth, d + 1);
 		self += prof_snap_self(&t->nodes[n]);
 		if (d)
@@ -227,9 +225,7 @@ static void test_func_names(void **state)
 	__u32 n;
 
 	(void)state;
-	n = test_child(s, t, PROF_NODE_ROOT, "structure_func_named");
-	assert_int_not_equal(n, PROF_SNAP_NONE);
-	assert_int_equal(t->nodes[n].calls, 2);
+	n = test_child_calls(s, t, PROF_NODE_ROOT, "structure_func_named", 2);
 	assert_true(s->sites[t->nodes[n].site].flags & PROF_SITE_FUNC);
 	assert_string_equal(s->sites[t->nodes[n].site].func, "structure_func_named");
 	prof_snapshot__destroy(s);
@@ -262,18 +258,12 @@ static void test_begin_end_balanced(void **state)
 {
 	const struct prof_snap_thread *t;
 	struct prof_snapshot *s = run_case(balanced_case, &t);
-	__u32 p, b, c;
+	__u32 p, b;
 
 	(void)state;
-	p = test_child(s, t, PROF_NODE_ROOT, "struct_be_parent");
-	assert_int_not_equal(p, PROF_SNAP_NONE);
-	b = test_child(s, t, p, "struct_be");
-	assert_int_not_equal(b, PROF_SNAP_NONE);
-	c = test_child(s, t, b, "struct_be_child");
-	assert_int_not_equal(c, PROF_SNAP_NONE);
-	assert_int_equal(t->nodes[p].calls, 5);
-	assert_int_equal(t->nodes[b].calls, 5);
-	assert_int_equal(t->nodes[c].calls, 5);
+	p = test_child_calls(s, t, PROF_NODE_ROOT, "struct_be_parent", 5);
+	b = test_child_calls(s, t, p, "struct_be", 5);
+	test_child_calls(s, t, b, "struct_be_child", 5);
 	assert_true(s->sites[t->nodes[b].site].flags & PROF_SITE_BEGIN);
 	assert_int_equal(t->unbalanced, 0);
 	prof_snapshot__destroy(s);
@@ -323,41 +313,35 @@ static void test_begin_end_unbalanced(void **state)
 {
 	const struct prof_snap_thread *t;
 	struct prof_snapshot *s = run_case(unbalanced_case, &t);
-	__u32 p, n, o;
+	/* each zone, below the root (-1) or the row given, and its calls */
+	static const struct {
+		int parent;
+		const char *name;
+		__u64 calls;
+	} want[] = {
+		{ -1, "struct_ub_parent", 1 },
+		{ 0, "struct_ub_child", 1 },
+		/* the scope is counted; the BEGIN it swallowed is not */
+		{ -1, "struct_ub_scope", 1 },
+		{ 2, "struct_ub_leaked", 0 },
+		{ 3, "struct_ub_in_leaked", 1 },
+		/* later zones land at the right parent: the root */
+		{ -1, "struct_ub_after", 1 },
+		{ -1, "struct_ub_outer", 1 },
+		{ 6, "struct_ub_mid", 1 },
+		{ -1, "struct_ub_last", 1 },
+	};
+	__u32 node[sizeof(want) / sizeof(want[0])];
+	size_t i;
 
 	(void)state;
 	/* the first END, the END without BEGIN, the scope closed over an open
 	 * BEGIN, the END after it, the END inside struct_ub_mid */
 	assert_int_equal(t->unbalanced, 5);
-	p = test_child(s, t, PROF_NODE_ROOT, "struct_ub_parent");
-	assert_int_not_equal(p, PROF_SNAP_NONE);
-	assert_int_equal(t->nodes[p].calls, 1);
-	n = test_child(s, t, p, "struct_ub_child");
-	assert_int_not_equal(n, PROF_SNAP_NONE);
-	assert_int_equal(t->nodes[n].calls, 1);
-	/* the scope is counted; the BEGIN it swallowed is not */
-	n = test_child(s, t, PROF_NODE_ROOT, "struct_ub_scope");
-	assert_int_not_equal(n, PROF_SNAP_NONE);
-	assert_int_equal(t->nodes[n].calls, 1);
-	n = test_child(s, t, n, "struct_ub_leaked");
-	assert_int_not_equal(n, PROF_SNAP_NONE);
-	assert_int_equal(t->nodes[n].calls, 0);
-	n = test_child(s, t, n, "struct_ub_in_leaked");
-	assert_int_not_equal(n, PROF_SNAP_NONE);
-	assert_int_equal(t->nodes[n].calls, 1);
-	/* later zones land at the right parent: the root */
-	n = test_child(s, t, PROF_NODE_ROOT, "struct_ub_after");
-	assert_int_not_equal(n, PROF_SNAP_NONE);
-	assert_int_equal(t->nodes[n].calls, 1);
-	o = test_child(s, t, PROF_NODE_ROOT, "struct_ub_outer");
-	assert_int_not_equal(o, PROF_SNAP_NONE);
-	assert_int_equal(t->nodes[o].calls, 1);
-	n = test_child(s, t, o, "struct_ub_mid");
-	assert_int_not_equal(n, PROF_SNAP_NONE);
-	assert_int_equal(t->nodes[n].calls, 1);
-	n = test_child(s, t, PROF_NODE_ROOT, "struct_ub_last");
-	assert_int_not_equal(n, PROF_SNAP_NONE);
-	assert_int_equal(t->nodes[n].calls, 1);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		node[i] = test_child_calls(
+			s, t, want[i].parent < 0 ? PROF_NODE_ROOT : node[want[i].parent],
+			want[i].name, want[i].calls);
 	/* nothing anywhere else */
 	assert_int_equal(test_count_named(s, t, "struct_ub_after"), 1);
 	assert_int_equal(test_count_named(s, t, "struct_ub_last"), 1);
@@ -396,10 +380,8 @@ static void test_alloc(void **state)
 	__u32 a, in;
 
 	(void)state;
-	a = test_child(s, t, PROF_NODE_ROOT, "struct_alloc");
-	assert_int_not_equal(a, PROF_SNAP_NONE);
-	in = test_child(s, t, a, "struct_alloc_inner");
-	assert_int_not_equal(in, PROF_SNAP_NONE);
+	a = test_child_calls(s, t, PROF_NODE_ROOT, "struct_alloc", 1);
+	in = test_child_calls(s, t, a, "struct_alloc_inner", 1);
 	n = &t->nodes[a];
 	assert_int_equal(n->allocs, 3);
 	assert_int_equal(n->alloc_bytes, 300);

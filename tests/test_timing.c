@@ -90,18 +90,11 @@ static void test_nested_total_self(void **state)
 
 	(void)state;
 	in_thread(nest_main, &r);
-	s = test_snapshot(0);
-	assert_non_null(s);
-	t = test_thread(s, r.tid);
-	assert_non_null(t);
-	oi = test_child(s, t, PROF_NODE_ROOT, "timing_outer");
-	assert_int_not_equal(oi, PROF_SNAP_NONE);
-	ii = test_child(s, t, oi, "timing_inner");
-	assert_int_not_equal(ii, PROF_SNAP_NONE);
+	t = test_own_thread(&s, r.tid);
+	oi = test_child_calls(s, t, PROF_NODE_ROOT, "timing_outer", NEST_ROUNDS);
+	ii = test_child_calls(s, t, oi, "timing_inner", NEST_ROUNDS);
 	o = &t->nodes[oi];
 	in = &t->nodes[ii];
-	assert_int_equal(o->calls, NEST_ROUNDS);
-	assert_int_equal(in->calls, NEST_ROUNDS);
 	/* the waits really were as long as asked */
 	assert_true(r.inner_ns >= NEST_ROUNDS * 30 * MS);
 	assert_true(r.outer_ns >= NEST_ROUNDS * 60 * MS);
@@ -191,10 +184,7 @@ static void test_percentiles(void **state)
 	(void)state;
 	in_thread(quant_main, &q);
 	qsort(q.d, QN, sizeof(q.d[0]), cmp_u64);
-	s = test_snapshot(0);
-	assert_non_null(s);
-	t = test_thread(s, q.tid);
-	assert_non_null(t);
+	t = test_own_thread(&s, q.tid);
 	n = test_node(s, t, "timing_dist");
 	assert_non_null(n);
 	assert_int_equal(n->calls, QN);
@@ -629,10 +619,7 @@ static void test_over_fast_limit(void **state)
 
 	(void)state;
 	in_thread(long_main, &tid);
-	s = test_snapshot(0);
-	assert_non_null(s);
-	t = test_thread(s, tid);
-	assert_non_null(t);
+	t = test_own_thread(&s, tid);
 	n = test_node(s, t, "timing_long");
 	assert_non_null(n);
 	assert_int_equal(n->calls, LONG_CALLS);

@@ -86,10 +86,7 @@ static void child_main(void)
 
 static __u64 now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000 + (__u64)ts.tv_nsec / 1000000;
+	return test_now_ns() / 1000000;
 }
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -107,19 +104,10 @@ static int sh(const char *fmt, ...)
 /* the pane's text, malloc'd */
 static char *capture(void)
 {
-	char cmd[256], *buf;
-	size_t n = 0, cap = 65536;
-	FILE *p;
+	char cmd[256];
 
 	snprintf(cmd, sizeof(cmd), "tmux -L %s capture-pane -p -t top 2>/dev/null", sock);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	buf = calloc(1, cap);
-	assert_non_null(buf);
-	n = fread(buf, 1, cap - 1, p);
-	buf[n] = 0;
-	pclose(p);
-	return buf;
+	return test_popen_text(cmd, NULL);
 }
 
 /* columns a line takes: UTF-8 code points (the sparkline's are one each) */
@@ -148,22 +136,6 @@ static int widest(const char *text)
 		text += len + (text[len] == '\n');
 	}
 	return w;
-}
-
-/* the line holding needle, copied into buf; NULL if none */
-static const char *line_with(const char *text, const char *needle, char *buf, size_t len)
-{
-	const char *p = strstr(text, needle), *b, *e;
-
-	if (!p)
-		return NULL;
-	for (b = p; b > text && b[-1] != '\n'; b--)
-		;
-	e = strchr(p, '\n');
-	if (!e)
-		e = p + strlen(p);
-	snprintf(buf, len, "%.*s", (int)(e - b), b);
-	return buf;
 }
 
 static bool has_bar(const char *line)
@@ -249,8 +221,8 @@ static bool zone_running(const char *text, void *arg)
 {
 	char line[512];
 
-	return line_with(text, (const char *)arg, line, sizeof(line)) && first_number(line) > 0 &&
-	       has_bar(line);
+	return test_line_with(text, (const char *)arg, line, sizeof(line)) &&
+	       first_number(line) > 0 && has_bar(line);
 }
 
 static bool title_has(const char *text, void *arg)
@@ -281,7 +253,7 @@ static void test_top_tty(void **state)
 	print_message("%s", text ? text : "");
 	/* nothing wraps, and the name is whole on its row */
 	assert_true(widest(text) <= 80);
-	assert_non_null(line_with(text, LONG_ZONE, line, sizeof(line)));
+	assert_non_null(test_line_with(text, LONG_ZONE, line, sizeof(line)));
 	assert_non_null(strstr(line, "  " LONG_ZONE));
 	/* one unit a column, said in the header */
 	assert_non_null(strstr(text, "calls/s"));
@@ -312,7 +284,7 @@ static void test_top_tty(void **state)
 	print_message("%s", text ? text : "");
 	assert_null(strstr(text, "tid 0"));
 	assert_non_null(strstr(text, "(2/2)"));
-	assert_non_null(line_with(text, "top_io_zone", line, sizeof(line)));
+	assert_non_null(test_line_with(text, "top_io_zone", line, sizeof(line)));
 	assert_true(first_number(line) > 0);
 	assert_true(has_bar(line));
 	/* the main thread's zone is not io's */
@@ -330,7 +302,7 @@ static void test_top_tty(void **state)
 	assert_int_equal(sh("tmux -L %s resize-window -t top -x 60 -y 24", sock), 0);
 	text = wait_for(narrow, &sixty, "a 60-column layout");
 	print_message("%s", text ? text : "");
-	assert_non_null(line_with(text, LONG_ZONE, line, sizeof(line)));
+	assert_non_null(test_line_with(text, LONG_ZONE, line, sizeof(line)));
 	assert_non_null(strstr(line, "  " LONG_ZONE));
 	assert_non_null(strstr(text, "self/s"));
 	free(text);

@@ -56,6 +56,25 @@ static __u32 gettid_(void)
 	return (__u32)syscall(SYS_gettid);
 }
 
+/* this process's trace once fn has run to its end on a thread of its
+ * own (its tid into *tid; fn NULL: no thread) */
+static struct prof_trace *trace_after(void *(*fn)(void *), __u32 *tid)
+{
+	struct prof_trace *t;
+	pthread_t th;
+	size_t len;
+	void *mem;
+
+	if (fn) {
+		assert_int_equal(pthread_create(&th, NULL, fn, tid), 0);
+		assert_int_equal(pthread_join(th, NULL), 0);
+	}
+	mem = test_own_segment(&len);
+	assert_int_equal(prof_seg_trace(mem, len, &t), 0);
+	munmap(mem, len);
+	return t;
+}
+
 /* ten outer calls of three inner ones each, on a thread of its own */
 static void *nested(void *arg)
 {
@@ -79,15 +98,9 @@ static void test_exact(void **state)
 	const struct prof_trace_thread *tt;
 	__u32 tid, outer, inner, k;
 	__u64 sum_inner = 0, sum_outer = 0;
-	pthread_t th;
-	size_t len;
-	void *mem;
 
 	(void)state;
-	assert_int_equal(pthread_create(&th, NULL, nested, &tid), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	mem = test_own_segment(&len);
-	assert_int_equal(prof_seg_trace(mem, len, &t), 0);
+	t = trace_after(nested, &tid);
 	s = test_snapshot(0);
 	assert_non_null(s);
 	assert_int_equal(t->ring_events, RING);
@@ -126,7 +139,6 @@ static void test_exact(void **state)
 		}
 	prof_snapshot__destroy(s);
 	prof_trace__destroy(t);
-	munmap(mem, len);
 }
 
 /* 1000 calls of three zones in turn: the ring keeps the newest RING */
@@ -160,15 +172,9 @@ static void test_overwrite(void **state)
 	struct prof_trace *t;
 	const struct prof_trace_thread *tt;
 	__u32 tid, node[3], k;
-	pthread_t th;
-	size_t len;
-	void *mem;
 
 	(void)state;
-	assert_int_equal(pthread_create(&th, NULL, turns, &tid), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	mem = test_own_segment(&len);
-	assert_int_equal(prof_seg_trace(mem, len, &t), 0);
+	t = trace_after(turns, &tid);
 	s = test_snapshot(0);
 	node[0] = node_named(s, tid, "tr_a");
 	node[1] = node_named(s, tid, "tr_b");
@@ -185,7 +191,6 @@ static void test_overwrite(void **state)
 	}
 	prof_snapshot__destroy(s);
 	prof_trace__destroy(t);
-	munmap(mem, len);
 }
 
 static volatile int race_stop;
@@ -306,15 +311,9 @@ static void test_frames(void **state)
 	const struct prof_trace_thread *tt;
 	__u64 sum = 0, k, nf = 0;
 	__u32 tid, i;
-	pthread_t th;
-	size_t len;
-	void *mem;
 
 	(void)state;
-	assert_int_equal(pthread_create(&th, NULL, framed, &tid), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	mem = test_own_segment(&len);
-	assert_int_equal(prof_seg_trace(mem, len, &t), 0);
+	t = trace_after(framed, &tid);
 	s = test_snapshot(0);
 	tt = thread_of(t, tid);
 	assert_non_null(tt);
@@ -336,25 +335,20 @@ static void test_frames(void **state)
 		}
 	prof_snapshot__destroy(s);
 	prof_trace__destroy(t);
-	munmap(mem, len);
 }
 
 /* the ring's size is the one the program asked for (PROF_TRACE_EVENTS) */
 static void test_ring_size(void **state)
 {
 	struct prof_trace *t;
-	size_t len;
-	void *mem;
 
 	(void)state;
 	{
 		PROF_USDT(tr_first);
 	}
-	mem = test_own_segment(&len);
-	assert_int_equal(prof_seg_trace(mem, len, &t), 0);
+	t = trace_after(NULL, NULL);
 	assert_int_equal(t->ring_events, RING);
 	prof_trace__destroy(t);
-	munmap(mem, len);
 }
 
 int main(void)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * testutil.h - what the cmocka tests share: includes, and finding the
- * calling process's own segment through the public reader.
+ * testutil.h - what the cmocka tests share: includes, the clock and a
+ * busy-wait, finding the calling process's own segment through the public
+ * reader, files (read, written, removed), a command's output, the
+ * programs built beside the test.
  */
 #ifndef PROF_TESTUTIL_H
 #define PROF_TESTUTIL_H
@@ -11,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +23,24 @@
 #include <cmocka.h>
 
 #include "snapshot.h"
+
+/* CLOCK_MONOTONIC, in ns */
+static inline __u64 test_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* burn ns of wall time on this CPU */
+static inline void test_spin(__u64 ns)
+{
+	__u64 end = test_now_ns() + ns;
+
+	while (test_now_ns() < end)
+		;
+}
 
 /* a snapshot of process pid's segment (this process if pid == 0), read
  * with PROF_READ_* flags, or NULL; of a live pid, its current process's */
@@ -140,6 +161,128 @@ static inline const struct prof_snap_thread *test_thread(const struct prof_snaps
 		if (s->threads[i].tid == tid)
 			return &s->threads[i];
 	return NULL;
+}
+
+/* a file's text (free it), its length in *len if not NULL; NULL if none */
+static inline char *test_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (len)
+		*len = 0;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = (char *)calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf && len)
+		*len = (size_t)n;
+	return buf;
+}
+
+/* len bytes of buf written to path (made, or emptied first) */
+static inline void test_spill(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* what the shell command cmd writes on stdout, its first 64 KiB (free
+ * it); its wait status into *st if st is not NULL */
+static inline char *test_popen_text(const char *cmd, int *st)
+{
+	size_t n, cap = 1 << 16;
+	char *buf;
+	FILE *p;
+	int rc;
+
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	buf = (char *)calloc(1, cap);
+	assert_non_null(buf);
+	n = fread(buf, 1, cap - 1, p);
+	buf[n] = 0;
+	rc = pclose(p);
+	if (st)
+		*st = rc;
+	return buf;
+}
+
+/* a private directory /tmp/NAME.XXXXXX into dir (64 bytes), profctl's
+ * baselines in it ($XDG_RUNTIME_DIR), no profd for profctl nor for the
+ * runtime; 0 or -1 */
+static inline int test_no_daemon_dir(const char *name, char *dir)
+{
+	snprintf(dir, 64, "/tmp/%s.XXXXXX", name);
+	if (!mkdtemp(dir))
+		return -1;
+	setenv("XDG_RUNTIME_DIR", dir, 1);
+	setenv("PROFCTL_NO_DAEMON", "1", 1);
+	setenv("PROF_NO_DAEMON", "1", 1);
+	return 0;
+}
+
+/* the program name built beside this test's directory (.output/tests/../
+ * name, SAN builds too) into path (len bytes); name itself if not found */
+static inline const char *test_bin(const char *name, char *path, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", path, len - 32);
+
+	if (n <= 0)
+		return name;
+	path[n] = '\0';
+	snprintf(strrchr(path, '/'), 32, "/../%s", name);
+	return path;
+}
+
+/* path and all below it removed (a test's private directory); 0 or -1 */
+static inline int test_rm_rf(const char *path)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	return system(cmd) ? -1 : 0;
+}
+
+/* the line holding needle in text, copied into line; the end of that line
+ * in text (to look on from), NULL if none */
+static inline const char *test_line_with(const char *text, const char *needle, char *line,
+					 size_t len)
+{
+	const char *p = strstr(text, needle), *b, *e;
+
+	if (!p)
+		return NULL;
+	for (b = p; b > text && b[-1] != '\n'; b--)
+		;
+	e = strchr(p, '\n');
+	if (!e)
+		e = p + strlen(p);
+	snprintf(line, len, "%.*s", (int)(e - b), b);
+	return e;
+}
+
+/* this process's snapshot into *s (destroy it) and its thread tid, both there */
+static inline const struct prof_snap_thread *test_own_thread(struct prof_snapshot **s, __u32 tid)
+{
+	const struct prof_snap_thread *t;
+
+	*s = test_snapshot(0);
+	assert_non_null(*s);
+	t = test_thread(*s, tid);
+	assert_non_null(t);
+	return t;
 }
 
 /* TEST_FILTER=GLOB: only the cmocka tests whose names match (tests/mutate

@@ -17,7 +17,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from profctl_html import CDP, CHROMIUM, png_nontrivial  # noqa: E402
+from profctl_html import CHROMIUM, browse  # noqa: E402
 
 
 def speedscope_index():
@@ -30,6 +30,43 @@ def speedscope_index():
         return None
     p = os.path.join(root, "speedscope", "dist", "release", "index.html")
     return p if os.path.exists(p) else None
+
+
+def check(c, shot, zones, fails):
+    js = c.js
+    title = ""
+    for _ in range(100):
+        title = js("document.title")
+        if "trace.json" in title:
+            break
+        time.sleep(0.1)
+    if "trace.json" not in title:
+        fails.append("speedscope did not load the trace (title %r)" % title)
+    time.sleep(0.5)
+    w, h, distinct, size = c.screenshot(shot)
+    if distinct < 16 or size < 8000:
+        fails.append("screenshot looks blank: %dx%d, %d distinct, %d bytes" %
+                     (w, h, distinct, size))
+    # the Sandwich view lists the functions (zones) in a table
+    box = js("""(() => { const e = [...document.querySelectorAll('div,span,button')]
+        .filter(e => e.textContent.endsWith('Sandwich')).pop();
+        if (!e) return null; const b = e.getBoundingClientRect();
+        return [b.x + b.width / 2, b.y + b.height / 2]; })()""")
+    if not box:
+        fails.append("no Sandwich tab in speedscope's toolbar")
+    else:
+        c.click(box[0], box[1])
+    text = ""
+    for _ in range(50):
+        text = js("document.body.innerText")
+        if all(z in text for z in zones):
+            break
+        time.sleep(0.1)
+    if os.environ.get("TRACE_DEBUG"):
+        print(text[:2000])
+    for z in zones:
+        if z not in text:
+            fails.append("zone %s not in speedscope's sandwich view" % z)
 
 
 def main():
@@ -48,63 +85,14 @@ def main():
         b64 = base64.b64encode(f.read()).decode()
     with open(loader, "w") as f:
         f.write('speedscope.loadFileFromBase64("trace.json", "%s")\n' % b64)
-    fails = []
-    c = CDP()
+    url = "file://%s#localProfilePath=%s" % (index, loader)
     try:
-        s = c.open("file://%s#localProfilePath=%s" % (index, loader), 1280, 800,
-                   ("Runtime", "Page"))
-        js = c.js
-
-        title = ""
-        for _ in range(100):
-            title = js("document.title")
-            if "trace.json" in title:
-                break
-            time.sleep(0.1)
-        if "trace.json" not in title:
-            fails.append("speedscope did not load the trace (title %r)" % title)
-        time.sleep(0.5)
-        png = base64.b64decode(c.send("Page.captureScreenshot", {"format": "png"},
-                                      session=s)["data"])
-        with open(shot, "wb") as f:
-            f.write(png)
-        w, h, distinct = png_nontrivial(png)
-        if distinct < 16 or len(png) < 8000:
-            fails.append("screenshot looks blank: %dx%d, %d distinct, %d bytes" %
-                         (w, h, distinct, len(png)))
-        # the Sandwich view lists the functions (zones) in a table
-        box = js("""(() => { const e = [...document.querySelectorAll('div,span,button')]
-            .filter(e => e.textContent.endsWith('Sandwich')).pop();
-            if (!e) return null; const b = e.getBoundingClientRect();
-            return [b.x + b.width / 2, b.y + b.height / 2]; })()""")
-        if not box:
-            fails.append("no Sandwich tab in speedscope's toolbar")
-        else:
-            for kind in ("mousePressed", "mouseReleased"):
-                c.send("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1],
-                       "button": "left", "clickCount": 1}, session=s)
-        text = ""
-        for _ in range(50):
-            text = js("document.body.innerText")
-            if all(z in text for z in zones):
-                break
-            time.sleep(0.1)
-        if os.environ.get("TRACE_DEBUG"):
-            print(text[:2000])
-        for z in zones:
-            if z not in text:
-                fails.append("zone %s not in speedscope's sandwich view" % z)
-        for e in c.events:
-            if e.get("method") == "Runtime.exceptionThrown":
-                fails.append("exception: %s" % e["params"]["exceptionDetails"].get("text"))
+        return browse("trace_speedscope", url, 1280, 800,
+                      lambda c, fails: check(c, shot, zones, fails), ("Runtime", "Page"))
     finally:
-        c.close()
         for n in os.listdir(tmp):
             os.unlink(os.path.join(tmp, n))
         os.rmdir(tmp)
-    for f in fails:
-        print("trace_speedscope: " + f)
-    return 1 if fails else 0
 
 
 if __name__ == "__main__":

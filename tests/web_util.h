@@ -187,7 +187,6 @@ static inline long long num_after(const char *text, const char *from, const char
 /* serve and the worker stopped, dir removed; 0 or -1 */
 static inline int web_end(pid_t server, pid_t worker, const char *dir)
 {
-	char cmd[128];
 	int st;
 
 	if (server > 0) {
@@ -198,8 +197,7 @@ static inline int web_end(pid_t server, pid_t worker, const char *dir)
 		kill(worker, SIGKILL);
 		waitpid(worker, &st, 0);
 	}
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
+	return test_rm_rf(dir);
 }
 
 #endif /* WEB_UTIL_H */

@@ -92,18 +92,30 @@ static bool may_see(uid_t uid, uid_t owner)
 	return uid == 0 || uid == owner || (in_profd_group(uid) && in_profd_group(owner));
 }
 
-/* the newest entry for pid the peer may see; alive ones first */
-static int seg_lookup(uid_t uid, pid_t pid, struct seg **out)
+/* s is the one to take for its pid rather than found (NULL: none yet):
+ * alive ones first, then the newest found */
+static bool seg_better(const struct seg *s, const struct seg *found)
+{
+	return !found || (s->alive && !found->alive) ||
+	       (s->alive == found->alive && s->found_ns > found->found_ns);
+}
+
+/* the entry to take for pid, NULL if none */
+static struct seg *seg_best(pid_t pid)
 {
 	struct seg *s, *found = NULL;
 
-	for (s = sg.list; s; s = s->next) {
-		if (s->pid != pid)
-			continue;
-		if (!found || (s->alive && !found->alive) ||
-		    (s->alive == found->alive && s->found_ns > found->found_ns))
+	for (s = sg.list; s; s = s->next)
+		if (s->pid == pid && seg_better(s, found))
 			found = s;
-	}
+	return found;
+}
+
+/* the entry for pid the peer may see */
+static int seg_lookup(uid_t uid, pid_t pid, struct seg **out)
+{
+	struct seg *found = seg_best(pid);
+
 	if (!found)
 		return -ESRCH;
 	if (!may_see(uid, found->uid))
@@ -143,30 +155,19 @@ pid_t seg_host_pid(__u64 pidns, pid_t pid)
 
 	if (pidns == SEG_PIDNS_OTHER)
 		return -ESRCH;
-	for (s = sg.list; s; s = s->next) {
-		if (s->pidns != pidns || s->hdr_pid != (__u32)pid)
-			continue;
-		if (!found || (s->alive && !found->alive) ||
-		    (s->alive == found->alive && s->found_ns > found->found_ns))
+	for (s = sg.list; s; s = s->next)
+		if (s->pidns == pidns && s->hdr_pid == (__u32)pid && seg_better(s, found))
 			found = s;
-	}
 	return found ? found->pid : -ESRCH;
 }
 
 void seg_where(pid_t pid, __u64 pidns, __u32 *ns_pid, char *cgroup, size_t len, __u32 *uid)
 {
-	struct seg *s, *found = NULL;
+	const struct seg *found = seg_best(pid);
 
 	*ns_pid = 0;
 	*uid = 0;
 	cgroup[0] = 0;
-	for (s = sg.list; s; s = s->next) {
-		if (s->pid != pid)
-			continue;
-		if (!found || (s->alive && !found->alive) ||
-		    (s->alive == found->alive && s->found_ns > found->found_ns))
-			found = s;
-	}
 	if (!found)
 		return;
 	*uid = (__u32)(pidns && pidns != sg.pidns ? found->hdr_uid : found->uid);
