@@ -7,7 +7,8 @@
  * "out of memory") and exits 0, or exits non-zero saying why; it never
  * dies of a signal, and never leaves a part of its -o file.
  * Run over the fixed snapshot's image (profctl_fixture.h) in the formats
- * whose error paths make coverage showed no test took: pprof, JSON, HTML.
+ * whose error paths make coverage showed no test took: pprof, JSON, HTML,
+ * and text, CSV and folded; and diff's text, JSON and HTML.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,12 +30,14 @@
 static char errtext[4096];
 static bool fired;
 
-/* profctl report --input image --format fmt -o out with PROF_FAULT=fault
- * (NULL: none): its wait status */
-static int report_faulty(const char *fmt, const char *out, const char *fault)
+/* profctl report --input image (verb "report"), or diff image image, in
+ * format fmt to out with PROF_FAULT=fault (NULL: none): its wait status */
+static int report_faulty(const char *verb, const char *fmt, const char *out, const char *fault)
 {
 	char bin[4096], shim[4200], errpath[128], logpath[128];
-	const char *argv[] = { NULL, "report", "--input", image, "--format", fmt, "-o", out, NULL };
+	const char *report[] = { NULL, "report", "--input", image, "--format", fmt, "-o", out, NULL };
+	const char *diff[] = { NULL, "diff", "--format", fmt, "-o", out, image, image, NULL };
+	const char **argv = strcmp(verb, "diff") ? report : diff;
 	ssize_t n;
 	pid_t p;
 	int st, fd;
@@ -98,7 +101,7 @@ static char *slurp_plain(const char *path, size_t *len)
 	return buf;
 }
 
-static void sweep(const char *fmt)
+static void sweep_verb(const char *verb, const char *fmt)
 {
 	char ref[128], out[128], fault[32];
 	size_t rlen, olen;
@@ -107,14 +110,14 @@ static void sweep(const char *fmt)
 
 	snprintf(ref, sizeof(ref), "%s/ref.%s", dir, fmt);
 	snprintf(out, sizeof(out), "%s/out.%s", dir, fmt);
-	st = report_faulty(fmt, ref, NULL);
+	st = report_faulty(verb, fmt, ref, NULL);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		fail_msg("profctl report --format %s: %s", fmt, errtext);
 	want = slurp_plain(ref, &rlen);
 	assert_non_null(want);
 	for (n = 1; n < 5000; n++) {
 		snprintf(fault, sizeof(fault), "malloc#%d", n);
-		st = report_faulty(fmt, out, fault);
+		st = report_faulty(verb, fmt, out, fault);
 		if (!WIFEXITED(st))
 			fail_msg("%s, allocation %d failing: killed by signal %d: %s", fmt, n,
 				 WTERMSIG(st), errtext);
@@ -139,9 +142,14 @@ static void sweep(const char *fmt)
 		if (!fired)
 			break;
 	}
-	printf("%s: %d allocations failed in turn, each said\n", fmt, failed);
+	printf("%s %s: %d allocations failed in turn, each said\n", verb, fmt, failed);
 	assert_true(failed > 0);
 	free(want);
+}
+
+static void sweep(const char *fmt)
+{
+	sweep_verb("report", fmt);
 }
 
 static void test_pprof(void **state)
@@ -162,12 +170,43 @@ static void test_html(void **state)
 	sweep("html");
 }
 
+static void test_text(void **state)
+{
+	(void)state;
+	sweep("text");
+}
+
+static void test_csv(void **state)
+{
+	(void)state;
+	sweep("csv");
+}
+
+static void test_folded(void **state)
+{
+	(void)state;
+	sweep("folded");
+}
+
+/* diff of the image with itself, each of its formats */
+static void test_diff(void **state)
+{
+	(void)state;
+	sweep_verb("diff", "text");
+	sweep_verb("diff", "json");
+	sweep_verb("diff", "html");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_html),
+		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_diff),
 	};
 
 	test_filter_env();
