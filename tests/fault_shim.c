@@ -258,15 +258,22 @@ struct bpf_link *bpf_program__attach(const struct bpf_program *p)
 /*
  * The allocator, through glibc's own entry points (dlsym would allocate):
  * "malloc#N" fails the Nth of malloc, calloc and realloc together, counted
- * from the first call after main() starts (PROF_FAULT_MAIN: the loader's
- * and libraries' constructors allocate first, and fail in ways not the
- * program's)
+ * from main() to the program's exit handlers (the loader's and libraries'
+ * constructors allocate first, gcov's runtime at exit last: they fail in
+ * ways not the program's)
  */
 void *__libc_malloc(size_t n);
 void *__libc_calloc(size_t k, size_t n);
 void *__libc_realloc(void *p, size_t n);
 
 static int alloc_armed;
+
+/* exit's: what runs after the program's own exit handlers is the
+ * runtime's (gcov writes its counts then, and crashes without memory) */
+static void alloc_disarm(void)
+{
+	alloc_armed = 0;
+}
 
 static void alloc_arm(void) __attribute__((constructor(65535)));
 static void alloc_arm(void)
@@ -277,7 +284,17 @@ static void alloc_arm(void)
 
 static int alloc_fails(void)
 {
-	return alloc_armed && fault_now("malloc", ENOMEM);
+	static int said_exit;
+
+	if (!alloc_armed)
+		return 0;
+	/* registered now, after libc registered the loader's finalizers
+	 * (gcov's among them): run before them (exit runs in reverse) */
+	if (!said_exit) {
+		said_exit = 1;
+		atexit(alloc_disarm);
+	}
+	return fault_now("malloc", ENOMEM);
 }
 
 void *malloc(size_t n)
