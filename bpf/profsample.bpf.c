@@ -89,6 +89,11 @@ int prof_sample(struct bpf_perf_event_data *ctx)
 		bpf_map_update_elem(&mapgen, &w, &s->map_gen, BPF_NOEXIST);
 	n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), BPF_F_USER_STACK);
 	s->nframes = n > 0 ? (__u32)n / sizeof(__u64) : 0;
-	bpf_ringbuf_submit(s, 0);
+	/* profd drains on its timer; it is woken (an irq_work) only past
+	 * half full, never at the first sample after each drain */
+	bpf_ringbuf_submit(s, bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) * 2 >
+				      bpf_ringbuf_query(&samples, BPF_RB_RING_SIZE) ?
+			      BPF_RB_FORCE_WAKEUP :
+			      BPF_RB_NO_WAKEUP);
 	return 0;
 }

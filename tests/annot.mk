@@ -12,3 +12,13 @@ $(OUTPUT)/tests/test_annot_window: tests/test_annot_window.c tests/annot_b.c tes
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< tests/annot_b.c daemon/profd/profd_hist.c -o $@ \
 		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+# locks and plots through every way a profile travels (a JSON report read
+# back, a saved file) with hostile names, and exited threads' folded into
+# the aggregate
+UNIT_TESTS += $(OUTPUT)/tests/test_annot_roundtrip
+SAN_TESTS += $(OUTPUT)/tests/test_annot_roundtrip
+$(OUTPUT)/tests/test_annot_roundtrip: tests/test_annot_roundtrip.c tests/testutil.h tests/profctl_child.h \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ \
+		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

@@ -7,7 +7,8 @@ in one line that names the key, exit 1; only the figures the loader
 derives again (a node's percentiles and on-CPU times) and the sampling
 state (said to the reader, not read back) may be anything, and
 only a node's func and a thread's probe cost may be missing.  Every key of
-tests/golden/tree_json, in its first element of each array.  Prints what
+tests/golden/tree_json (with a lock and a plot), in its first element of
+each array.  Prints what
 does otherwise and exits 1 if anything does."""
 import copy
 import json
@@ -25,7 +26,7 @@ DERIVED = {NODE + k for k in ("p50_ns", "p90_ns", "p99_ns", "oncpu_ns", "self_on
 # what the report says to be read, not read back: may be anything
 DERIVED |= {"processes.samples_state"}
 # a report of an older profctl has none of these
-OPTIONAL = {NODE + "func", THREAD + "probe_cost_ns"}
+OPTIONAL = {NODE + "func", THREAD + "probe_cost_ns", "processes.plots", "processes.locks"}
 # how the refusal of a missing key names it, where not by its name
 SAID = {"hist": "without histograms"}
 
@@ -33,6 +34,12 @@ SAID = {"hist": "without histograms"}
 def main():
     profctl = sys.argv[1]
     src = json.load(open(os.path.join(root, "tests/golden/tree_json"), encoding="utf-8"))
+    # and a lock and a plot (version 4), which the golden process has not
+    src["processes"][0]["plots"] = [{"name": "queue", "count": 3, "min": 1, "max": 9,
+                                     "last": 4, "mean": 4.5}]
+    src["processes"][0]["locks"] = [{"name": "qlock", "acquisitions": 4, "contended": 2,
+                                     "wait_ns": 900, "wait_max_ns": 600, "hold_ns": 5000,
+                                     "hold_max_ns": 2000, "blocked": 1, "unheld": 0}]
     keys = []
 
     def walk(o, path, where):

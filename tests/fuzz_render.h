@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/fuzz_render.h - what the fuzz targets share: what /proc says
- * stubbed, and a snapshot rendered in the views that walk all of it.
+ * stubbed, and a snapshot rendered in the views that walk all of it (its
+ * locks and plots too).
  */
 #ifndef FUZZ_RENDER_H
 #define FUZZ_RENDER_H
@@ -27,8 +28,14 @@ static inline void fuzz_render(struct prof_snapshot *s)
 	FILE *null = fopen("/dev/null", "w");
 
 	if (null) {
+		/* the locks and plots summed by name, as profctl gives them */
+		struct prof_snap_annot *a = prof_snap_annot_sum(s);
+
 		prof_report_text(null, s, &o);
+		s->annot = a;
 		prof_report_json(null, &s, 1);
+		s->annot = NULL;
+		prof_snap_annot_free(a);
 		fclose(null);
 	}
 	if (!prof_snap_flat(s, 0, PROF_SORT_TOTAL, &rows, &n))

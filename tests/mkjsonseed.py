@@ -4,7 +4,8 @@
 from a golden JSON report (argv[1]) into a directory (argv[2]): hostile names
 (quotes, backslashes, newlines, control bytes, bytes of no UTF-8 as the
 writer escapes them, 4 KiB names) for a zone, a thread and a command, and
-counts that are negative, fractional or out of range."""
+counts that are negative, fractional or out of range; and a report with
+"locks" and "plots", the same."""
 import os
 import sys
 
@@ -26,6 +27,33 @@ seeds = {
     "wall_negative": text.replace('"wall_ns":60000000', '"wall_ns":-60000000', 1),
     "slot_minus_two": text.replace('"kernel_slot":-1', '"kernel_slot":-2', 1),
 }
+# a report with locks and plots (the loader's "locks", "plots"): every
+# figure, nulls where a window could not tell, hostile and long names,
+# and the bad values of each
+LOCK = ('{"name":"%s","acquisitions":4000,"contended":1200,"wait_ns":%s,'
+        '"wait_max_ns":%s,"hold_ns":200000000,"hold_max_ns":%s,"blocked":%s,'
+        '"unheld":%s}')
+PLOT = '{"name":"%s","count":%s,"min":%s,"max":%s,"last":%s,"mean":%s}'
+ANNOT = [
+    ("annot", [LOCK % ("qlock", 900000, 5000, 60000, 3, 0),
+               LOCK % (HOSTILE, "null", "null", "null", "null", 1),
+               LOCK % (BIG, 1, 1, 1, 0, 0)],
+     [PLOT % ("queue", 40, -1.5, 1e300, 7, 0.1),
+      PLOT % (HOSTILE, 3, "null", "null", "null", "null"),
+      PLOT % ("\\u00e9" * 40, 1, 0, 0, 0, 0)]),
+    ("lock_negative", [LOCK % ("l", -5, 1, 1, 0, 0)], []),
+    ("lock_fraction", [LOCK % ("l", 1, 1, 1, 0, 0.5)], []),
+    ("lock_huge", [LOCK % ("l", 1, 1, 18446744073709551615, 0, 0)], []),
+    ("lock_not_object", ["7"], []),
+    ("plot_count_null", [], [PLOT % ("p", "null", 1, 1, 1, 1)]),
+    ("plot_string", [], [PLOT % ("p", 1, '"1"', 1, 1, 1)]),
+]
+tail = "}\n]}"
+for name, locks, plots in ANNOT:
+    if not text.rstrip().endswith(tail):
+        sys.exit("mkjsonseed: %s: the golden report changed, no seed made" % name)
+    body = text.rstrip()[:-len(tail)]
+    seeds[name] = '%s,"locks":[%s],"plots":[%s]%s\n' % (body, ",".join(locks), ",".join(plots), tail)
 os.makedirs(out, exist_ok=True)
 for name, body in seeds.items():
     if body == text:

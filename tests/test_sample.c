@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -193,7 +194,69 @@ static void test_attrib_lost(void **state)
 		PROF_USDT(at_churn);
 	}
 	assert_string_equal(zone_at(mem, len, eb.start, buf, 256), "?");
+	/* how far back the ring reaches (profd's drain period): past that tick */
+	{
+		__u64 oldest;
+
+		assert_int_equal(prof_seg_ring_oldest(mem, len, (__u32)gettid(), &oldest), 0);
+		assert_true(oldest > ev_end(&eb));
+	}
 	prof_trace__destroy(t);
+	munmap(mem, len);
+}
+
+struct exiting_arg {
+	__u32 tid;
+	__u64 tick; /* inside its at_b */
+};
+
+static void *exiting(void *arg)
+{
+	struct exiting_arg *x = arg;
+	const struct prof_trace_thread *tt;
+	struct prof_trace *t;
+	size_t len;
+	void *mem;
+
+	at_a();
+	mem = test_own_segment(&len);
+	tt = my_events(mem, len, &t);
+	x->tid = (__u32)gettid();
+	x->tick = tt->ev[tt->n - 2].start + prof_event_ticks(&tt->ev[tt->n - 2]) / 2;
+	prof_trace__destroy(t);
+	munmap(mem, len);
+	return NULL;
+}
+
+/*
+ * A thread's samples drained after it ended (profd drains every 10 to 100
+ * ms) are attributed from the slab it left, not said unknown; its ring,
+ * never wrapped, reaches back to its start
+ */
+static void test_attrib_exited(void **state)
+{
+	struct exiting_arg x = { 0 };
+	struct prof_attr a = { 0 };
+	pthread_t th;
+	char buf[256];
+	size_t len;
+	void *mem;
+	__u64 oldest = 1;
+	int slab;
+
+	(void)state;
+	assert_int_equal(pthread_create(&th, NULL, exiting, &x), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_true(x.tid && x.tick);
+	mem = test_own_segment(&len);
+	a.tick = x.tick;
+	slab = prof_seg_attribute(mem, len, x.tid, &a, 1);
+	assert_true(slab >= 0);
+	assert_true(a.node != PROF_ATTR_UNKNOWN && a.node != PROF_ATTR_OUTSIDE);
+	assert_int_equal(prof_seg_node_path(mem, len, (__u32)slab, a.node, buf, 256), 0);
+	assert_string_equal(buf, "at_a\x1f" "at_b");
+	assert_int_equal(prof_seg_ring_oldest(mem, len, x.tid, &oldest), 0);
+	assert_int_equal(oldest, 0);
 	munmap(mem, len);
 }
 
@@ -674,6 +737,7 @@ int main(void)
 		cmocka_unit_test(test_attrib_closed),
 		cmocka_unit_test(test_attrib_open),
 		cmocka_unit_test(test_attrib_lost),
+		cmocka_unit_test(test_attrib_exited),
 		cmocka_unit_test(test_no_profd),
 		cmocka_unit_test(test_file_samples),
 		/* root */

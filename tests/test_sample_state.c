@@ -52,6 +52,12 @@ static void test_state_lines(void **state)
 	s.all = true;
 	assert_string_equal(pc_samples_state(&s, b, sizeof(b)),
 			    "on at 997 Hz a CPU while a thread is registered, 12 kept");
+	/* the samples the kernel's ring had no room for, profd's state alone */
+	s.lost = 3;
+	assert_string_equal(pc_samples_state(&s, b, sizeof(b)),
+			    "on at 997 Hz a CPU while a thread is registered, 12 kept, 3 lost (the "
+			    "kernel's ring was full)");
+	s.lost = 0;
 	s.all = false;
 	s.file = true;
 	assert_string_equal(pc_samples_state(&s, b, sizeof(b)),
@@ -326,6 +332,23 @@ static void frames_named(unsigned long long *named, unsigned long long *cached)
 	free(t);
 }
 
+/* status counts the frame cache's bytes, some once frames were named */
+static void cache_counted(void)
+{
+	unsigned long long tables, cache;
+	char *t = profctl("status", NULL);
+	const char *l = strstr(t, "\nstack samples' memory: ");
+
+	if (!l || sscanf(l, "\nstack samples' memory: %llu KiB of stacks, %llu", &tables,
+			 &cache) != 2)
+		fail_msg("status says nothing of the samples' memory:\n%s", t);
+	fprintf(stderr, "samples' memory: %llu KiB of stacks, %llu KiB of frames\n", tables,
+		cache);
+	assert_true(tables > 0);
+	assert_true(cache > 0);
+	free(t);
+}
+
 /* pid's samples once it has at least want (60 s at most) */
 static unsigned long long samples_of(pid_t pid, unsigned long long want)
 {
@@ -373,6 +396,37 @@ static void test_frames_shared(void **state)
 	assert_true(n1 - n0 >= 8);
 	assert_true((n2 - n1) * 2 < n1 - n0);
 	assert_true(c2 - c1 >= 800);
+	cache_counted();
+	test_profd_stop(d);
+}
+
+/*
+ * Samples the kernel's ring had no room for are said: a profd whose ring
+ * holds 7 samples (PROFD_TEST_SAMPLE_RING), a busy thread giving some 10
+ * between two drains
+ */
+static void test_lost(void **state)
+{
+	__u64 end = now_ns() + 60000000000ull;
+	pid_t d, pid;
+	char *t = NULL;
+
+	(void)state;
+	setenv("PROFD_TEST_SAMPLE_RING", "4096", 1);
+	d = profd_with("lost", NULL, NULL);
+	unsetenv("PROFD_TEST_SAMPLE_RING");
+	pid = run_prog(false);
+	for (;; usleep(100000)) {
+		free(t);
+		t = profctl("status", NULL);
+		if (strstr(t, " lost (the kernel's ring was full)\n") || now_ns() > end)
+			break;
+	}
+	says(t, "status", "\nstack samples: ", "on at 997 Hz a CPU while a thread is registered, ");
+	if (!strstr(t, " lost (the kernel's ring was full)\n"))
+		fail_msg("status says no sample lost from a ring of 7 in 60 s:\n%s", t);
+	free(t);
+	stop_prog(pid);
 	test_profd_stop(d);
 }
 
@@ -397,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_on),
 		cmocka_unit_test(test_hz_zero),
 		cmocka_unit_test(test_frames_shared),
+		cmocka_unit_test(test_lost),
 	};
 
 	test_filter_env();

@@ -73,7 +73,8 @@ struct prof_annot {
 };
 
 /* 0 (an image or an older minor: no threads), or -errno as
- * prof_snapshot__read */
+ * prof_snapshot__read; the exited threads' aggregate is a thread of tid
+ * 0 with its tables alone (its folded threads' locks and plots) */
 int prof_seg_annot(const void *mem, size_t len, struct prof_annot **out);
 void prof_annot__destroy(struct prof_annot *a);
 

@@ -61,7 +61,7 @@ __thread struct __prof_thread __prof_tls __attribute__((tls_model("initial-exec"
 	.rowmap = prof_last_resort.rowmap,
 	.hist = prof_last_resort.hist,
 	.ring = prof_last_resort.ring,
-	.ring_head = &prof_last_resort.ring_head,
+	.ring_head = &prof_last_resort.ring_hdr.head,
 };
 int __prof_clock_tsc = 1;
 

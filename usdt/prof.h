@@ -195,7 +195,8 @@ struct __prof_thread {
 	__u64 *open;			/* per node: its open call's start, 0 if none */
 	struct prof_event *ring;	/* the slab's event ring (a private slot
 					 * when the ring is off) */
-	__u64 *ring_head;		/* its head: events written */
+	__u64 *ring_head;		/* its head: events written; the events
+					 * start PROF_RING_HDR_SIZE after it */
 	uint64_t ring_mask;		/* events in the ring - 1 */
 	void *priv;			/* the runtime's own state of the thread
 					 * (NULL before its first zone) */
@@ -482,12 +483,16 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
  */
 #if defined(__x86_64__)
 /*
- * On x86-64 the probe itself is out of the function's way: after the
- * function, in a subsection of its own section (so a comdat function's
- * group keeps it), its arguments in the registers its note names, saved
- * around it below the red zone.  A name's two semaphores are adjacent
- * (__PROF_SEM_ASM): one load of 4 bytes tells that neither is raised (and
- * is then FL's 0).
+ * On x86-64 the probe itself is out of the function's way, in a cold
+ * section of its own (.text.unlikely.prof<n>, one per copy of the site,
+ * so that --gc-sections drops it with its function; "?": in a comdat
+ * function's group), its arguments in the registers its note names,
+ * saved around it below the red zone.  A name's two semaphores are
+ * adjacent (__PROF_SEM_ASM): one load of 4 bytes tells that neither is
+ * raised (and is then FL's 0); out of line its low half is the enter
+ * count, its high half the exit one, turned into FL without a branch.
+ * N.B. it was once a subsection of the function's section: one object's
+ * stubs then sat at the end of its .text, counted as the sites' hot code.
  */
 #define __PROF_ENTER_PROBE(probe, sema, xsema, name, defs, fl)			\
 	__asm__ __volatile__(defs						\
@@ -495,23 +500,26 @@ static inline __attribute__((always_inline)) void __prof_mem(int is_free, uint64
 			     "test %k[__fl], %k[__fl]\n\t"			\
 			     "jne 995f\n"					\
 			     "996:\n"						\
-			     ".subsection 1\n"					\
-			     "995:\txor %k[__fl], %k[__fl]\n\t"		\
-			     "cmpw $0, " sema "(%%rip)\n\t"			\
+			     ".pushsection .text.unlikely.prof%=,\"ax?\",\"progbits\"\n" \
+			     "995:\ttestw %w[__fl], %w[__fl]\n\t"		\
 			     "je 997f\n\t"					\
-			     "lea -128(%%rsp), %%rsp\n\t"			\
+			     "add $-128, %%rsp\n\t"				\
 			     "push %%rdi\n\tpush %%rsi\n\tpush %%rdx\n\t"	\
 			     "lea %c[__pn](%%rip), %%rdi\n\t"			\
 			     "lea %c[__pf](%%rip), %%rsi\n\t"			\
 			     "mov %[__pl], %%edx\n"				\
 			     __PROF_NOTE(#probe, sema, "8@%%rdi 8@%%rsi 8@%%rdx") \
 			     "pop %%rdx\n\tpop %%rsi\n\tpop %%rdi\n\t"	\
-			     "lea 128(%%rsp), %%rsp\n"			\
-			     "997:\tcmpw $0, " xsema "(%%rip)\n\t"		\
-			     "je 996b\n\t"					\
-			     "orl $0x80000000, %k[__fl]\n\t"			\
+			     "sub $-128, %%rsp\n"				\
+			     /* fl: the exit count's half, 0 or not, to		\
+			      * __PROF_EXIT_WANTED or 0 (pushed and popped	\
+			      * with the probe's registers if it is one) */	\
+			     "997:\tshr $16, %k[__fl]\n\t"			\
+			     "neg %k[__fl]\n\t"				\
+			     "sbb %k[__fl], %k[__fl]\n\t"			\
+			     "shl $31, %k[__fl]\n\t"				\
 			     "jmp 996b\n"					\
-			     ".subsection 0\n"					\
+			     ".popsection\n"					\
 			     : [__fl] "=r"(fl)					\
 			     : [__pn] __PROF_ADDR(name), [__pf] __PROF_ADDR(__FILE__), \
 			     [__pl] "n"(__LINE__))

@@ -285,6 +285,7 @@ static void thread_fold(struct prof_tentry *te, __u64 k)
 		fold_node(h, j, a, m);
 	}
 	fold_hdr(h, a);
+	prof_fold_annot(h, a, map, nn);
 	__PROF_BUMP(&a->activity);
 	/* the slab holds no thread: readers skip it from here */
 	__atomic_store_n(&h->gen, gen + 1, __ATOMIC_RELEASE);

@@ -29,9 +29,14 @@ struct prof_sink {
 	__u64 open[2];
 	__u64 rowmap[PROF_ROWMAP_WORDS];
 	__u32 hist[PROF_HIST_BLOCK * PROF_HIST_BUCKETS];
+	/* as a slab's ring: the events right after the head's line (the
+	 * fast exit finds them from the head) */
+	struct prof_ring ring_hdr;
 	struct prof_event ring[1];
-	__u64 ring_head;
 };
+_Static_assert(__builtin_offsetof(struct prof_sink, ring) ==
+		       __builtin_offsetof(struct prof_sink, ring_hdr) + PROF_RING_HDR_SIZE,
+	       "a sink's events follow its ring head as a slab's do");
 
 /* per-thread slow-path state */
 struct prof_tpriv {
@@ -105,6 +110,11 @@ void prof_thread_exit(void *arg);
 
 /* prof_fold.c */
 bool prof_threads_fold(void);
+
+/* prof_fold_annot.c: slab h's locks and plots into the aggregate a's,
+ * a lock's zone by map (h's node -> a's, nn of them) */
+void prof_fold_annot(struct prof_slab_hdr *h, struct prof_slab_hdr *a, const __u32 *map,
+		     __u32 nn);
 
 /* prof_exit.c */
 void prof_atexit(void);

@@ -39,7 +39,7 @@ void prof_thread_bind_sink(struct __prof_thread *t, struct prof_sink *k)
 	t->rowmap = k->rowmap;
 	t->hist = k->hist;
 	t->ring = k->ring;
-	t->ring_head = &k->ring_head;
+	t->ring_head = &k->ring_hdr.head;
 	t->ring_mask = 0;
 	t->activity = &prof_sink_activity;
 	t->ext_used = &prof_sink_ext_used;
@@ -67,7 +67,7 @@ void prof_thread_bind_slab(struct __prof_thread *t, struct prof_slab_hdr *hdr)
 	} else {
 		/* off: every exit writes one slot nobody reads */
 		t->ring = prof_last_resort.ring;
-		t->ring_head = &prof_last_resort.ring_head;
+		t->ring_head = &prof_last_resort.ring_hdr.head;
 		t->ring_mask = 0;
 	}
 	t->activity = &hdr->activity;

@@ -253,8 +253,10 @@ struct profd_slices_rep {
  * module+0xoffset" (func, file empty and line 0 when unknown).  'why'
  * says in one line why there are none when sampling is off.  A request
  * for pid 0 asks the state alone: hz, why, and in samples every
- * process's count; the fd one line, "frames TAB N TAB M": frames named
- * from ELF and DWARF, and from the cache every process shares.
+ * process's count; the fd one line, "frames TAB N TAB M TAB L TAB S TAB
+ * C": frames named from ELF and DWARF, and from the cache every process
+ * shares; samples lost (the kernel's ring had no room); the bytes the
+ * stacks and the frame cache take (counted in --max-memory).
  */
 struct profd_samples_rep {
 	__u64 size;			/* bytes in the fd */

@@ -619,6 +619,10 @@ static int read_agg(struct prof_snapshot *s, const void *mem, struct seg_geom *g
 			s->nsites = nsites;
 		}
 		err = read_thread(slab, g, s->nsites, g->agg_slab, &pub, t, pool, flags, fa, sched);
+		/* its folded locks and plots (tid 0, as it is named) */
+		t->tid = 0;
+		if (!err && !fa)
+			err = reader_annot_thread(mem, g, s->nsites, slab, t, s);
 		nf = 0;
 		/* a node of a site newer than the pass's: the next pass */
 		if (fa && err == -EINVAL)
@@ -642,12 +646,14 @@ static int read_agg(struct prof_snapshot *s, const void *mem, struct seg_geom *g
 		if (!live || LD(&h->agg_seq) == seq)
 			break;
 		/* a fold ran meanwhile: again */
+		reader_annot_drop(s, 0, t->start_tick);
 		free(t->nodes);
 		memset(t, 0, sizeof(*t));
 		pool->n = pool_n;
 		err = -EBUSY;
 	}
 	if (err) {
+		reader_annot_drop(s, 0, t->start_tick);
 		free(t->nodes);
 		memset(t, 0, sizeof(*t));
 		return err;

@@ -5,7 +5,9 @@
  * within their parts, names that are the sites they say, indices within
  * their tables, texts terminated, numbers finite.  A ring is read as the
  * event ring is (reader_trace.c): what its thread overwrote during the copy
- * is left out, never shown torn.
+ * is left out, never shown torn.  The exited threads' aggregate has its
+ * tables alone (the folded threads' locks and plots), copied inside its
+ * seqlock as a reader of the aggregate's nodes copies them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "annot.h"
 #include "reader_int.h"
@@ -193,12 +196,85 @@ static void thread_free(struct prof_annot_thread *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* t out of a's threads */
+static void thread_drop(struct prof_annot *a, struct prof_annot_thread *t)
+{
+	thread_free(t);
+	memmove(t, t + 1, (size_t)(&a->threads[a->nthreads] - (t + 1)) * sizeof(*t));
+	a->nthreads--;
+}
+
+/*
+ * The aggregate's tables (the folded threads' locks and plots, slab.h
+ * 3.2), copied inside agg_seq, as a thread of tid 0 without rings (it has
+ * none); then the threads read before it that a fold since n0 put in it
+ * are dropped, so that each counts once.  A fold that keeps running, or
+ * more of them than the ring holds: left out.  0 or -errno
+ */
+static int read_agg_tables(const char *mem, const struct seg_geom *g, __u32 nsites, __u64 n0,
+			   struct prof_annot *a)
+{
+	const struct prof_seg_hdr *h = (const void *)mem;
+	const char *slab = mem + g->slabs_off + (__u64)g->agg_slab * g->slab_size;
+	const struct prof_slab_hdr *sh = (const void *)slab;
+	struct prof_annot_thread *t = &a->threads[a->nthreads];
+	bool live = !g->snap_tick;
+	__u64 n1 = 0, k;
+	__u32 i;
+	int tries, err;
+
+	for (tries = 0; tries < 64; tries++) {
+		__u32 seq = live ? LDA(&h->agg_seq) : 0;
+
+		if (seq & 1) {
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (LDA(&sh->magic) != PROF_SLAB_MAGIC || !LDA(&sh->annot))
+			return 0;
+		n1 = LD(&h->folds);
+		err = read_tables(mem, g, nsites, slab + g->region[PROF_REGION_ANNOT].off, sh, t);
+		prof_seq_fence_acq();
+		if (!err && live && LD(&h->agg_seq) != seq) {
+			thread_free(t);
+			continue;
+		}
+		if (err) {
+			thread_free(t);
+			return err;
+		}
+		break;
+	}
+	if (tries == 64 || (live && n1 > n0 + PROF_FOLD_RING)) {
+		thread_free(t);
+		return 0;
+	}
+	t->slab = g->agg_slab;
+	t->gen = LD(&sh->gen);
+	a->nthreads++;
+	for (k = n0 + 1; live && k <= n1; k++) {
+		const struct prof_fold *f = &h->fold_ring[(k - 1) % PROF_FOLD_RING];
+		__u32 fs = LD(&f->slab);
+		__u64 fg = LD(&f->gen);
+
+		for (i = 0; i + 1 < a->nthreads; i++)
+			if (a->threads[i].slab == fs && a->threads[i].gen == fg) {
+				thread_drop(a, &a->threads[i]);
+				break;
+			}
+	}
+	return 0;
+}
+
 int prof_seg_annot(const void *mem, size_t len, struct prof_annot **out)
 {
 	const struct prof_seg_hdr *h = mem;
 	struct prof_annot *a;
 	struct seg_geom g;
 	__u32 nslabs, nsites, i;
+	__u64 n0;
 	int err;
 
 	*out = NULL;
@@ -209,8 +285,11 @@ int prof_seg_annot(const void *mem, size_t len, struct prof_annot **out)
 	nsites = LDA(&h->nsites);
 	if (nslabs > g.max_threads || nsites > g.max_sites)
 		return -EINVAL;
+	/* the folds before any slab (slab.h, 3.2) */
+	n0 = g.folds ? LDA(&h->folds) : 0;
 	a = calloc(1, sizeof(*a));
-	if (!a || !(a->threads = calloc(nslabs ? nslabs : 1, sizeof(*a->threads)))) {
+	/* and one for the aggregate */
+	if (!a || !(a->threads = calloc((size_t)nslabs + 1, sizeof(*a->threads)))) {
 		free(a);
 		return -ENOMEM;
 	}
@@ -249,6 +328,13 @@ int prof_seg_annot(const void *mem, size_t len, struct prof_annot **out)
 			return err;
 		}
 		a->nthreads++;
+	}
+	err = g.folds && g.agg_slab != PROF_NO_SLOT && g.region[PROF_REGION_ANNOT].size
+		      ? read_agg_tables(mem, &g, nsites, n0, a)
+		      : 0;
+	if (err) {
+		prof_annot__destroy(a);
+		return err;
 	}
 	*out = a;
 	return 0;

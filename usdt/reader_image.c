@@ -101,6 +101,10 @@ static __u32 child_of(const struct prof_snap_thread *t, __u32 p, __u32 site)
 	return PROF_SNAP_NONE;
 }
 
+static void agg_sub_annot(struct prof_snapshot *s, const struct prof_snap_thread *agg,
+			  const struct prof_snapshot *b, const struct prof_snap_thread *bt,
+			  const __u32 *map);
+
 /*
  * A baseline's thread that s no longer has exited since: s counts it in
  * its aggregate, so the aggregate loses the baseline's part of it, node by
@@ -131,6 +135,7 @@ static int agg_sub_thread(struct prof_snapshot *s, struct prof_snap_thread *agg,
 		node_sub(s, &agg->nodes[m], b, &bt->nodes[j]);
 	}
 	thread_sub(agg, bt);
+	agg_sub_annot(s, agg, b, bt, map);
 	free(map);
 	return 0;
 }
@@ -214,6 +219,66 @@ static void annot_sub(struct prof_snapshot *s, const struct prof_snapshot *b)
 
 			if (x->tid == d->tid && x->start_tick == d->start_tick &&
 			    x->site == d->site) {
+				plot_sub(d, x);
+				break;
+			}
+		}
+	}
+}
+
+/* the aggregate's entry of (site, node) among s's, else its first of
+ * site (the fold's, when the aggregate's table was full); NULL if none */
+static struct prof_snap_lock *agg_lock_of(struct prof_snapshot *s,
+					  const struct prof_snap_thread *agg, __u32 site,
+					  __u32 node)
+{
+	struct prof_snap_lock *any = NULL;
+	__u32 i;
+
+	for (i = 0; i < s->nlocks; i++) {
+		struct prof_snap_lock *d = &s->locks[i];
+
+		if (d->tid != agg->tid || d->start_tick != agg->start_tick || d->site != site)
+			continue;
+		if (d->node == node)
+			return d;
+		any = any ? any : d;
+	}
+	return any;
+}
+
+/*
+ * A baseline's thread folded since (agg_sub_thread): its locks and plots
+ * out of the aggregate's, as the fold put them in (prof_fold_annot.c: a
+ * lock by the aggregate's node of its zone, map), so that the window
+ * keeps what the thread did inside it
+ */
+static void agg_sub_annot(struct prof_snapshot *s, const struct prof_snap_thread *agg,
+			  const struct prof_snapshot *b, const struct prof_snap_thread *bt,
+			  const __u32 *map)
+{
+	__u32 k, i;
+
+	for (k = 0; k < b->nlocks; k++) {
+		const struct prof_snap_lock *x = &b->locks[k];
+		struct prof_snap_lock *d;
+
+		if (x->tid != bt->tid || x->start_tick != bt->start_tick)
+			continue;
+		d = agg_lock_of(s, agg, x->site, x->node < bt->nnodes ? map[x->node] : 1);
+		if (d)
+			lock_sub(d, x);
+	}
+	for (k = 0; k < b->nplots; k++) {
+		const struct prof_snap_plot *x = &b->plots[k];
+
+		if (x->tid != bt->tid || x->start_tick != bt->start_tick)
+			continue;
+		for (i = 0; i < s->nplots; i++) {
+			struct prof_snap_plot *d = &s->plots[i];
+
+			if (d->tid == agg->tid && d->start_tick == agg->start_tick &&
+			    d->site == x->site) {
 				plot_sub(d, x);
 				break;
 			}
@@ -312,8 +377,9 @@ struct image_geom {
 	struct prof_region part[PROF_PARTS];
 };
 
-/* entries of thread t among a snapshot's locks or plots */
-#define ANNOT_OF(v, t) ((v).tid == (t)->tid && (v).start_tick == (t)->start_tick && !(t)->folds)
+/* entries of thread t among a snapshot's locks or plots (the
+ * aggregate's too: tid 0, its folded threads') */
+#define ANNOT_OF(v, t) ((v).tid == (t)->tid && (v).start_tick == (t)->start_tick)
 
 /* the annotation region an image needs (0: none) and its parts */
 static __u64 image_annot(const struct prof_snapshot *s, struct prof_region *part)

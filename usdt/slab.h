@@ -60,7 +60,10 @@
  * "[exited threads]", no open call ever (an exited thread's open call
  * never ended: it is not folded), its root's ticks the sum of their wall
  * times, its CPU time oncpu_exit_ns - oncpu_start_ns, and 'folds' threads
- * in it.  The app folds under its lock, in the new thread's first zone
+ * in it; and (annot set, a 3.3 segment's runtime from now on) their
+ * locks and plots in its annotation region's tables, a lock by (name,
+ * the aggregate's node), its rings unused and unreserved: a reader reads
+ * its tables alone.  The app folds under its lock, in the new thread's first zone
  * (a slow path, never a zone's fast path); readers only read.  A fold, in
  * this order:
  *

@@ -19,10 +19,27 @@ static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start
 #ifndef PROF_NO_RING
 	__u64 *hp = __prof_tls.ring_head; /* once: the stores below may alias */
 	uint64_t h = __PROF_LOAD(hp);
-	struct prof_event *e = &__prof_tls.ring[h & __prof_tls.ring_mask];
+	/* the event from the head (struct prof_ring: the events
+	 * PROF_RING_HDR_SIZE after it), not from __prof_tls.ring: one load
+	 * less; on x86-64 both stores address it as the head plus the
+	 * event's offset (gcc would spend an lea on it) */
+	uint64_t o = (h & __prof_tls.ring_mask) * sizeof(struct prof_event);
+	uint64_t dn = d << PROF_EV_DUR_SHIFT | node;
+#if defined(__x86_64__) && !defined(__PROF_TSAN)
+	__asm__ __volatile__("movq %[s], %c[e0](%[hp],%[o])\n\t"
+			     "movq %[dn], %c[e1](%[hp],%[o])"
+			     :
+			     : [hp] "r"(hp), [o] "r"(o), [s] "r"(start), [dn] "r"(dn),
+			       [e0] "i"(PROF_RING_HDR_SIZE),
+			       [e1] "i"(PROF_RING_HDR_SIZE + sizeof(__u64))
+			     : "memory");
+#else
+	struct prof_event *e =
+		__PROF_PTR(struct prof_event *, __PROF_PTR(uintptr_t, hp) + PROF_RING_HDR_SIZE + o);
 
 	__PROF_STORE(&e->start, start);
-	__PROF_STORE(&e->dur_node, d << PROF_EV_DUR_SHIFT | node);
+	__PROF_STORE(&e->dur_node, dn);
+#endif
 	__atomic_store_n(hp, h + 1, __ATOMIC_RELEASE);
 #else
 	(void)start, (void)d, (void)node; /* bench/overhead only: the ring's cost */

@@ -229,7 +229,7 @@ static struct pc_samples *samples_get(const struct pc_src *src, pid_t pid, bool 
 #else
 	{
 		struct profd_samples_rep rep = { 0 };
-		unsigned long long named, cached;
+		unsigned long long named, cached, lost = 0, tables = 0, cache = 0;
 		size_t len;
 		/* pid 0's text is one line: how frames were named */
 		int err = profd_samples(src->fd, pid, stacks || !pid ? &s->text : NULL, &len, &rep);
@@ -244,9 +244,14 @@ static struct pc_samples *samples_get(const struct pc_src *src, pid_t pid, bool 
 			if (rep.why[0])
 				snprintf(s->why, sizeof(s->why), "%s", rep.why);
 			/* before the parse, which cuts the text */
-			if (s->all && sscanf(s->text, "frames\t%llu\t%llu", &named, &cached) == 2) {
+			/* a profd before the lost samples and memory were said: 2 */
+			if (s->all && sscanf(s->text, "frames\t%llu\t%llu\t%llu\t%llu\t%llu", &named,
+					     &cached, &lost, &tables, &cache) >= 2) {
 				s->named = named;
 				s->cached = cached;
+				s->lost = lost;
+				s->table_bytes = tables;
+				s->cache_bytes = cache;
 			}
 			if (s->text && pc_samples_parse(s->text, s) == -ENOMEM) {
 				pc_samples_free(s);
@@ -284,6 +289,11 @@ const char *pc_samples_state(const struct pc_samples *s, char *buf, size_t len)
 	else if (s->file)
 		snprintf(buf, len, "%llu, saved with the profile (profd sampled at %u Hz a CPU)",
 			 (unsigned long long)s->total, s->hz);
+	else if (s->all && s->lost)
+		snprintf(buf, len,
+			 "on at %u Hz a CPU while a thread is registered, %llu kept, %llu lost (the "
+			 "kernel's ring was full)",
+			 s->hz, (unsigned long long)s->total, (unsigned long long)s->lost);
 	else if (s->all)
 		snprintf(buf, len, "on at %u Hz a CPU while a thread is registered, %llu kept",
 			 s->hz, (unsigned long long)s->total);

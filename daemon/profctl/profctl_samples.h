@@ -43,6 +43,9 @@ struct pc_samples {
 	bool all;		/* pid 0: profd's state, no process's */
 	__u64 named, cached;	/* pid 0: frames profd named from ELF and
 				 * DWARF, and from the cache of every process */
+	__u64 lost;		/* pid 0: samples the kernel's ring had no room for */
+	__u64 table_bytes, cache_bytes; /* pid 0: what the stacks and the frame
+					 * cache take of profd's --max-memory */
 	size_t n;
 	struct pc_stack *st;
 	char *text;		/* what the strings point into */

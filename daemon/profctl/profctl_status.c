@@ -20,7 +20,8 @@ static const char usage_status[] =
 	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 	"\n"
 	"profd up or not, kernel assistance on or off and why, stack sampling on (at\n"
-	"what rate) or off and why, counts, versions; what\n"
+	"what rate, samples lost) or off and why, what its stacks and frame cache take,\n"
+	"counts, versions; what\n"
 	"profd's history and kept data take against its --max-memory, and what it\n"
 	"dropped to stay within it (frames, exited processes, whole histories, and the\n"
 	"\"last N s\" windows it refused because they needed a dropped frame).\n";
@@ -66,6 +67,11 @@ static void status_samples(const struct pc_src *src)
 		printf("stack frames named: %llu from ELF and DWARF, %llu from the cache (one "
 		       "for every process, by build-id)\n",
 		       (unsigned long long)sm->named, (unsigned long long)sm->cached);
+	if (sm && !sm->why[0])
+		printf("stack samples' memory: %llu KiB of stacks, %llu KiB of cached frames (in "
+		       "--max-memory)\n",
+		       (unsigned long long)(sm->table_bytes + 1023) / 1024,
+		       (unsigned long long)(sm->cache_bytes + 1023) / 1024);
 	pc_samples_free(sm);
 }
 

@@ -4,6 +4,7 @@
  * See report_load.h.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -168,6 +169,24 @@ static int site_rehash(struct ld *L, __u32 cap)
 	return 0;
 }
 
+/* room in the sites array for one more; 0 or -ENOMEM */
+static int site_room(struct ld *L)
+{
+	struct prof_snapshot *s = L->s;
+	struct prof_snap_site *v;
+	__u32 max;
+
+	if (s->nsites < L->site_max)
+		return 0;
+	max = L->site_max ? L->site_max * 2 : 64;
+	v = realloc(s->sites, (size_t)max * sizeof(*v));
+	if (!v)
+		return nomem(L);
+	s->sites = v;
+	L->site_max = max;
+	return 0;
+}
+
 /* the index of the site x names, added if new */
 static int site_of(struct ld *L, const struct prof_snap_site *x, __u32 *idx)
 {
@@ -189,15 +208,8 @@ static int site_of(struct ld *L, const struct prof_snap_site *x, __u32 *idx)
 			return 0;
 		}
 	}
-	if (s->nsites == L->site_max) {
-		__u32 max = L->site_max ? L->site_max * 2 : 64;
-		struct prof_snap_site *v = realloc(s->sites, (size_t)max * sizeof(*v));
-
-		if (!v)
-			return nomem(L);
-		s->sites = v;
-		L->site_max = max;
-	}
+	if (site_room(L))
+		return -ENOMEM;
 	s->sites[s->nsites] = *x;
 	L->site_tab[h] = s->nsites + 1;
 	*idx = s->nsites++;
@@ -500,6 +512,217 @@ static int load_zone_cost(struct ld *L, const json_t *threads)
 	return 0;
 }
 
+/*
+ * A name of a lock or plot: a string without a NUL; one that does not fit
+ * (a name the runtime cut at PROF_NAME_MAX - 1 bytes whose bytes of no
+ * UTF-8 JSON brought back as characters of two bytes) is cut again, at a
+ * character's start, never refused
+ */
+static int get_name(struct ld *L, const json_t *o, char *out)
+{
+	const json_t *j = json_object_get(o, "name");
+	size_t n;
+
+	if (!json_is_string(j))
+		return bad(L, "\"name\" %s", j ? "is not a string" : "is missing");
+	n = json_string_length(j);
+	if (memchr(json_string_value(j), '\0', n))
+		return bad(L, "a name holds a NUL");
+	if (n > PROF_NAME_MAX - 1)
+		for (n = PROF_NAME_MAX - 1; n && (json_string_value(j)[n] & 0xc0) == 0x80; n--)
+			;
+	memcpy(out, json_string_value(j), n);
+	out[n] = '\0';
+	return 0;
+}
+
+/*
+ * A lock's or plot's figure by its key (figures.h): a count, ns (back to
+ * ticks), a plot's value; null, where the writer writes it, what a window
+ * could not tell (PROF_SNAP_UNKNOWN, NAN)
+ */
+static int fig_u64(struct ld *L, const json_t *o, const char *key, bool ns, bool nullable,
+		   __u64 *v)
+{
+	int err;
+
+	if (nullable && json_is_null(json_object_get(o, key))) {
+		*v = PROF_SNAP_UNKNOWN;
+		return 0;
+	}
+	err = get_u64(L, o, key, v);
+	if (err)
+		return err;
+	if (ns)
+		*v = ticks_of(L->s, *v);
+	/* a count that says unknown is not one */
+	if (*v == PROF_SNAP_UNKNOWN)
+		return bad(L, "\"%s\" is too big", key);
+	return 0;
+}
+
+static int fig_double(struct ld *L, const json_t *o, const char *key, double *v)
+{
+	const json_t *j = json_object_get(o, key);
+
+	if (json_is_null(j))
+		*v = NAN;
+	else if (json_is_number(j))
+		*v = json_number_value(j);
+	else
+		return bad(L, "\"%s\" %s", key, j ? "is not a number or null" : "is missing");
+	return 0;
+}
+
+/*
+ * What a lock's or plot's entry (what) starts with: the thread it is put
+ * on, the report's first (the report has them by name alone, as every
+ * view shows them), and its name
+ */
+static int annot_head(struct ld *L, const json_t *j, const char *what, __u32 *tid, __u64 *start,
+		      char *name)
+{
+	const struct prof_snapshot *s = L->s;
+
+	*tid = s->nthreads ? s->threads[0].tid : 0;
+	*start = s->nthreads ? s->threads[0].start_tick : 0;
+	if (!json_is_object(j))
+		return bad(L, "a %s is not an object", what);
+	return get_name(L, j, name);
+}
+
+/* each entry of a list by one(L, entry, its index), counted in *n */
+static int load_each(struct ld *L, const json_t *list,
+		     int (*one)(struct ld *, const json_t *, __u32), __u32 *n)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < json_array_size(list); i++) {
+		err = one(L, json_array_get(list, i), *n);
+		if (err)
+			return err;
+		(*n)++;
+	}
+	return 0;
+}
+
+/* an annotation's name as a site of its kind (PROF_SITE_LOCK, _PLOT) */
+static int annot_site(struct ld *L, const char *name, __u32 flags, __u32 *idx)
+{
+	struct prof_snapshot *s = L->s;
+
+	if (site_room(L))
+		return -ENOMEM;
+	memset(&s->sites[s->nsites], 0, sizeof(s->sites[s->nsites]));
+	memcpy(s->sites[s->nsites].name, name, PROF_NAME_MAX);
+	s->sites[s->nsites].flags = flags;
+	*idx = s->nsites++;
+	return 0;
+}
+
+/*
+ * A lock of "locks" (summed by name over threads and zones): each figure
+ * figures.h gives a key.  "blocked" is null where no wait had profd's
+ * word (kernel_waits 0); what is not written (kernel_waits, the wait
+ * histogram) is made so that the report says again what it said
+ */
+static int load_lock(struct ld *L, const json_t *jl, __u32 k)
+{
+	struct prof_snap_lock *l = &L->s->locks[k];
+	char name[PROF_NAME_MAX];
+	int err;
+
+	err = annot_head(L, jl, "lock", &l->tid, &l->start_tick, name);
+#define LOCK_LOAD(f, unit, across, window, key)                                              \
+	if (!err && key[0])                                                                  \
+		err = fig_u64(L, jl, key, !strcmp(#unit, "ticks"),                           \
+			      !strcmp(#unit, "ticks") || !strcmp(key, "blocked"), &l->f);
+	PROF_LOCK_FIGS(LOCK_LOAD)
+#undef LOCK_LOAD
+	if (err)
+		return err;
+	if (l->blocked == PROF_SNAP_UNKNOWN)
+		l->blocked = 0;
+	else
+		l->kernel_waits = l->blocked ? l->blocked : 1;
+	/* the longest wait's bucket, so that a window of it finds it */
+	if (l->contended && l->wait_max != PROF_SNAP_UNKNOWN) {
+		int b = l->wait_max ? 63 - __builtin_clzll(l->wait_max) : 0;
+
+		l->wait_hist[b < PROF_LOCK_HIST ? b : PROF_LOCK_HIST - 1] =
+			l->contended > 0xffffffffu ? 0xffffffffu : (__u32)l->contended;
+	}
+	return annot_site(L, name, PROF_SITE_LOCK, &l->site);
+}
+
+/* the double next to x, up or down (nextafter, without libm) */
+static double ulp_step(double x, bool up)
+{
+	__u64 b;
+
+	if (x == 0)
+		return up ? 5e-324 : -5e-324;
+	memcpy(&b, &x, sizeof(b));
+	b += (x > 0) == up ? 1 : (__u64)-1;
+	memcpy(&x, &b, sizeof(x));
+	return x;
+}
+
+/* a plot of "plots": its figures by key, "mean" back to their sum */
+static int load_plot(struct ld *L, const json_t *jp, __u32 k)
+{
+	struct prof_snap_plot *p = &L->s->plots[k];
+	char name[PROF_NAME_MAX];
+	double mean = 0;
+	int err;
+
+	err = annot_head(L, jp, "plot", &p->tid, &p->start_tick, name);
+#define PLOT_LOAD(f, unit, across, window, key)                                              \
+	if (!err && key[0])                                                                  \
+		err = _Generic(p->f, double                                                  \
+			       : fig_double(L, jp, key, (double *)&p->f), default            \
+			       : fig_u64(L, jp, key, false, false, (__u64 *)&p->f));
+	PROF_PLOT_FIGS(PLOT_LOAD)
+#undef PLOT_LOAD
+	if (!err)
+		err = fig_double(L, jp, "mean", &mean);
+	if (err)
+		return err;
+	/* the sum whose mean is the report's (the product can round a
+	 * last bit away) */
+	p->sum = mean * (double)p->count;
+	for (int u = 0; u < 4 && p->count && p->sum / (double)p->count != mean; u++)
+		p->sum = ulp_step(p->sum, p->sum / (double)p->count < mean);
+	return annot_site(L, name, PROF_SITE_PLOT, &p->site);
+}
+
+/* a report reads at most what a process could have had: a name each */
+#define LOAD_ANNOT_MAX 16384
+
+/*
+ * The process's "locks" and "plots" (report version 4; none before), as
+ * one thread's entries: the report has them by name only, which is how
+ * every view shows them (prof_snap_annot_sum)
+ */
+static int load_annot(struct ld *L, const json_t *jp)
+{
+	struct prof_snapshot *s = L->s;
+	const json_t *jl = json_object_get(jp, "locks"), *jpl = json_object_get(jp, "plots");
+	int err;
+
+	if ((jl && !json_is_array(jl)) || (jpl && !json_is_array(jpl)))
+		return bad(L, "\"locks\" or \"plots\" is not a list");
+	if (json_array_size(jl) > LOAD_ANNOT_MAX || json_array_size(jpl) > LOAD_ANNOT_MAX)
+		return bad(L, "more than %u locks or plots", LOAD_ANNOT_MAX);
+	s->locks = calloc(json_array_size(jl) + 1, sizeof(*s->locks));
+	s->plots = calloc(json_array_size(jpl) + 1, sizeof(*s->plots));
+	if (!s->locks || !s->plots)
+		return nomem(L);
+	err = load_each(L, jl, load_lock, &s->nlocks);
+	return err ? err : load_each(L, jpl, load_plot, &s->nplots);
+}
+
 static int load_process(struct ld *L, const json_t *jp)
 {
 	struct prof_snapshot *s = L->s;
@@ -551,6 +774,10 @@ static int load_process(struct ld *L, const json_t *jp)
 	for (i = 0; i < s->nthreads; i++)
 		if (prof_snap_mark_recursion(&s->threads[i], s->nsites))
 			return nomem(L);
+	/* after the zones: their sites are looked up, these only added */
+	err = load_annot(L, jp);
+	if (err)
+		return err;
 	return load_zone_cost(L, threads);
 }
 
@@ -596,9 +823,9 @@ int prof_json_load(const void *buf, size_t len, struct prof_snapshot **snap, cha
 		goto cleanup;
 	}
 	j = json_object_get(doc, "version");
-	/* 3 added on-CPU times, which a read derives again, and 4 samples,
-	 * annotations and the sampling state, which it does not read: 2 to 4
-	 * read the same */
+	/* 3 added on-CPU times, which a read derives again, and 4 samples
+	 * and the sampling state, which it does not read, and the locks and
+	 * plots, which it does (load_annot): 2 to 4 read the same */
 	if (!json_is_integer(j) || json_integer_value(j) < 2 ||
 	    json_integer_value(j) > PROF_REPORT_JSON_VERSION) {
 		snprintf(why, whylen, "a JSON report of a version this profctl does not read (%s)",

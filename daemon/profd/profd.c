@@ -164,6 +164,14 @@ int main(int argc, char **argv)
 	ifd = seg_inotify_fd();
 	if (sample_timer_fd() >= 0 && epoll_add(epfd, sample_timer_fd(), &tag_sample))
 		fatal("failed to watch the sample timer");
+	/* edge-triggered: the kernel wakes it only when the ring passes half
+	 * full (profsample.bpf.c), never at each sample */
+	if (sample_ring_fd() >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.ptr = &tag_sample };
+
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, sample_ring_fd(), &ev))
+			fatal("failed to watch the sample ring");
+	}
 	if (ifd >= 0 && epoll_add(epfd, ifd, &tag_inotify))
 		fatal("failed to watch inotify fd=%d", ifd);
 

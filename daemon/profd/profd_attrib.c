@@ -35,11 +35,14 @@ struct cover {
 	__u32 node; /* PROF_NODE_ROOT: a frame's event, no zone's */
 };
 
-/* the slab of tid, live and whole: its index, or -ESRCH */
+/* the slab of tid, live and whole, else the one it left exiting (until
+ * reused, it still says which zones were open: samples drained after
+ * their thread ended are attributed); its index, or -ESRCH */
 static int find_slab(const void *mem, const struct seg_geom *g, __u32 tid)
 {
 	const struct prof_seg_hdr *h = mem;
 	__u32 nslabs = LDA(&h->nslabs), i;
+	int exited = -ESRCH;
 
 	if (nslabs > g->max_threads)
 		return -EINVAL;
@@ -48,12 +51,27 @@ static int find_slab(const void *mem, const struct seg_geom *g, __u32 tid)
 			(const void *)((const char *)mem + g->slabs_off + (__u64)i * g->slab_size);
 		__u64 gen = g->folds ? LDA(&sh->gen) : 0;
 
-		if (LDA(&sh->magic) != PROF_SLAB_MAGIC || (gen & 1))
+		if (LDA(&sh->magic) != PROF_SLAB_MAGIC || (gen & 1) || LD(&sh->tid) != tid)
 			continue;
-		if (LD(&sh->state) == PROF_SLAB_ALIVE && LD(&sh->tid) == tid)
+		if (LD(&sh->state) == PROF_SLAB_ALIVE)
 			return (int)i;
+		if (LD(&sh->state) == PROF_SLAB_EXITED && exited < 0)
+			exited = (int)i;
 	}
-	return -ESRCH;
+	return exited;
+}
+
+/* tid's slab (find_slab) in a segment that checks: its index and *slab, or -errno */
+static int slab_of(const void *mem, size_t len, __u32 tid, struct seg_geom *g, const char **slab)
+{
+	int idx, err = seg_check(mem, len, g);
+
+	if (err)
+		return err;
+	idx = find_slab(mem, g, tid);
+	if (idx >= 0)
+		*slab = (const char *)mem + g->slabs_off + (__u64)idx * g->slab_size;
+	return idx;
 }
 
 /* the innermost of the calls that covered t: latest start, then the deeper
@@ -86,11 +104,11 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 	const __u64 *open;
 	struct cover *c = NULL;
 	struct seg_geom g;
-	const char *slab;
+	const char *slab = NULL;
 	__u64 gen, nev, h1, h2, k, lo, safe, tmin = ~0ull, complete_from = 0;
 	bool stopped = false;
 	__u32 nn, i, m, nc = 0, cap;
-	int idx, err;
+	int idx;
 
 	for (i = 0; i < n; i++) {
 		s[i].node = PROF_ATTR_UNKNOWN;
@@ -99,13 +117,9 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 	}
 	if (!n)
 		return 0;
-	err = seg_check(mem, len, &g);
-	if (err)
-		return err;
-	idx = find_slab(mem, &g, tid);
+	idx = slab_of(mem, len, tid, &g, &slab);
 	if (idx < 0)
 		return idx;
-	slab = (const char *)mem + g.slabs_off + (__u64)idx * g.slab_size;
 	sh = (const void *)slab;
 	gen = LDA(&sh->gen);
 	ro = &g.region[PROF_REGION_OPEN];
@@ -190,6 +204,37 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 	}
 	free(c);
 	return idx;
+}
+
+int prof_seg_ring_oldest(const void *mem, size_t len, __u32 tid, __u64 *oldest)
+{
+	const struct prof_region *rr;
+	const struct prof_ring *ring;
+	const struct prof_event *ev;
+	struct seg_geom g;
+	const char *slab = NULL;
+	__u64 nev, h;
+	int idx;
+
+	*oldest = 0;
+	idx = slab_of(mem, len, tid, &g, &slab);
+	if (idx < 0)
+		return idx;
+	rr = &g.region[PROF_REGION_RING];
+	nev = rr->size > PROF_RING_HDR_SIZE ?
+		      (rr->size - PROF_RING_HDR_SIZE) / sizeof(struct prof_event) :
+		      0;
+	ring = (const void *)(slab + rr->off);
+	ev = prof_ring_events(ring);
+	h = nev ? LDA(&ring->head) : 0;
+	/* a ring never wrapped holds every call: 0 */
+	if (h >= nev && nev) {
+		struct prof_event e = { LDA(&ev[(h + 1) & (nev - 1)].start),
+					LDA(&ev[(h + 1) & (nev - 1)].dur_node) };
+
+		*oldest = e.start + prof_event_ticks(&e);
+	}
+	return 0;
 }
 
 int prof_seg_node_path(const void *mem, size_t len, __u32 slab_idx, __u32 node, char *buf,

@@ -7,14 +7,14 @@
  * from the start, enabled only while some thread is registered: an idle
  * profd samples nothing, and its fds do not come and go) and
  * sends a registered thread's stack and the instant through a ring
- * buffer.  Every SAMPLE_DRAIN_NS profd drains it: the instant becomes the
+ * buffer.  Every 10 to 100 ms (drain_period) profd drains it: the instant becomes the
  * process's tick, profd_attrib.c reads from the thread's slab which zone
  * was open then, profd_sym.c names the frames, and the stack is counted
  * in the process's table under (thread, zone path).  A cpu-clock event
  * fires only while a thread runs: a zone asleep gets no samples.
  *
- * Drained often because attribution reads the thread's event ring, which
- * a busy thread overwrites: a sample older than what the ring holds is
+ * Drained often enough because attribution reads the thread's event ring,
+ * which a busy thread overwrites: a sample older than what the ring holds is
  * counted as "[zone unknown]", never guessed.  The tables are bounded
  * (SAMPLE_MAX_BYTES, and a quarter of --max-memory; profd_seg.c counts
  * them in --max-memory): a stack that does not fit is counted under its
@@ -47,6 +47,8 @@
 #pragma GCC diagnostic pop
 
 #define SAMPLE_DRAIN_NS 10000000ull /* 10 ms: the ring of a busy thread lasts longer */
+#define SAMPLE_DRAIN_MAX_NS 100000000ull /* 100 ms: threads whose rings last */
+#define SAMPLE_MAPPING_NS 2000000000ull /* 10 ms drains this long after maps moved */
 #define SAMPLE_MAX_BYTES (64ull << 20)
 #define SAMPLE_BATCH 65536	/* samples a drain takes at most */
 #define SAMPLE_BUCKETS 1024	/* a process's hash chains */
@@ -70,6 +72,7 @@ struct sproc {
 	__u64 last_ns; /* a sample last counted, or the process seen gone */
 	__u32 tids[SAMPLE_TIDS][2]; /* host tid, its own (inner_tid) */
 	__u32 ntids;
+	__u32 map_gen; /* the newest sample's maps generation */
 	bool gone;
 };
 
@@ -85,6 +88,11 @@ static struct {
 	__u32 hz;
 	struct prof_sample *batch;
 	__u32 nbatch;
+	__u64 period;	/* the drain's, SAMPLE_DRAIN_NS to SAMPLE_DRAIN_MAX_NS */
+	__u64 span_min; /* this drain: the shortest time a thread's ring held */
+	__u64 mapping_ns; /* a sampled process's maps moved last (CLOCK_MONOTONIC) */
+	__u64 tick_now, mono_now;   /* the counter and CLOCK_MONOTONIC, this drain's */
+	__u64 tick_last, mono_last; /* the last drain's */
 	struct sproc *procs;
 	__u64 bytes;
 	char why[160];
@@ -97,7 +105,15 @@ const char *sample_why(void)
 
 __u64 sample_bytes(void)
 {
-	return sm.bytes;
+	return sm.bytes + sym_cache_bytes();
+}
+__u64 sample_dropped(void)
+{
+	__u64 d = 0;
+
+	if (sm.skel)
+		d = sm.skel->bss->dropped;
+	return d;
 }
 
 __u32 sample_map_gen(pid_t pid)
@@ -114,6 +130,11 @@ int sample_timer_fd(void)
 	return sm.skel ? sm.tfd : -1;
 }
 
+int sample_ring_fd(void)
+{
+	return sm.skel ? bpf_map__fd(sm.skel->maps.samples) : -1;
+}
+
 static int on_sample(void *ctx, void *data, size_t len)
 {
 	(void)ctx;
@@ -124,6 +145,26 @@ static int on_sample(void *ctx, void *data, size_t len)
 }
 
 static int open_events(void);
+
+/*
+ * The kernel's ring: PROF_SAMPLE_RING bytes, or PROFD_TEST_SAMPLE_RING's
+ * (a power of two of pages) where a test needs it to fill: the samples it
+ * has no room for are counted (sample_dropped) and status says so
+ */
+static int ring_size(struct profsample_bpf *skel)
+{
+	const char *env = getenv("PROFD_TEST_SAMPLE_RING");
+	unsigned long v;
+	char *end;
+
+	if (!env || !*env)
+		return 0;
+	errno = 0;
+	v = strtoul(env, &end, 10);
+	if (errno || *end || v < 4096 || v > PROF_SAMPLE_RING || (v & (v - 1)))
+		return -EINVAL;
+	return bpf_map__set_max_entries(skel->maps.samples, (__u32)v);
+}
 
 int sample_open(__u32 hz)
 {
@@ -140,13 +181,17 @@ int sample_open(__u32 hz)
 			 kbpf_why());
 		return -ENOTSUP;
 	}
+	/* the frame cache within --max-memory: an eighth of it, 4 MiB at most */
+	sym_cache_bound(conf.max_memory / 8 < (4ull << 20) ? conf.max_memory / 8 : 4ull << 20);
 	sm.batch = calloc(SAMPLE_BATCH, sizeof(*sm.batch));
 	skel = profsample_bpf__open();
 	if (!skel || !sm.batch) {
 		err = -errno ? -errno : -ENOMEM;
 		goto fail;
 	}
-	err = bpf_map__reuse_fd(skel->maps.tidslots, fd);
+	err = ring_size(skel);
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.tidslots, fd);
 	if (!err)
 		err = profsample_bpf__load(skel);
 	if (err) {
@@ -159,7 +204,9 @@ int sample_open(__u32 hz)
 			goto fail;
 		}
 		bpf_program__set_autoload(skel->progs.prof_unmap, false);
-		err = bpf_map__reuse_fd(skel->maps.tidslots, fd);
+		err = ring_size(skel);
+		if (!err)
+			err = bpf_map__reuse_fd(skel->maps.tidslots, fd);
 		if (!err)
 			err = profsample_bpf__load(skel);
 		if (err)
@@ -229,12 +276,47 @@ static void events_on(bool on)
 	for (int c = 0; c < sm.ncpus; c++)
 		if (sm.pfd[c] >= 0)
 			ioctl(sm.pfd[c], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	sm.period = SAMPLE_DRAIN_NS;
 	if (on) {
-		its.it_interval.tv_nsec = (long)SAMPLE_DRAIN_NS;
+		its.it_interval.tv_nsec = (long)sm.period;
 		its.it_value = its.it_interval;
 	}
 	timerfd_settime(sm.tfd, 0, &its, NULL);
 	sm.attached = on;
+}
+
+/*
+ * The drain's period: a sample is attributed from its thread's event ring,
+ * which must still hold every call since the sample was taken.  Each drain
+ * measures how far back each sampled thread's ring reaches; the next comes
+ * within a quarter of the shortest (10 ms at least, 100 ms at most, at
+ * most twice the last: a ring that has not wrapped yet says nothing of how
+ * soon it will), and 10 ms for 2 s after a sampled process mapped code (its
+ * frames are named only from maps of their sample's generation).  A ring of
+ * samples past half full wakes profd at once (profsample.bpf.c).  Threads
+ * whose rings reach back 400 ms or more, or asleep, so cost profd 10
+ * wakeups a second rather than 100.
+ */
+static void drain_period(void)
+{
+	__u64 next = sm.nbatch ? sm.span_min / 4 : SAMPLE_DRAIN_MAX_NS;
+	struct itimerspec its = { 0 };
+
+	if (next > sm.period * 2)
+		next = sm.period * 2;
+	if (sm.mapping_ns && profd_now_ns() - sm.mapping_ns < SAMPLE_MAPPING_NS)
+		next = SAMPLE_DRAIN_NS;
+	if (next < SAMPLE_DRAIN_NS)
+		next = SAMPLE_DRAIN_NS;
+	if (next > SAMPLE_DRAIN_MAX_NS)
+		next = SAMPLE_DRAIN_MAX_NS;
+	if (next == sm.period || !sm.attached)
+		return;
+	sm.period = next;
+	its.it_interval.tv_sec = (time_t)(next / 1000000000ull);
+	its.it_interval.tv_nsec = (long)(next % 1000000000ull);
+	its.it_value = its.it_interval;
+	timerfd_settime(sm.tfd, 0, &its, NULL);
 }
 
 /* a cpu-clock event on every CPU, the program on each, off until a thread
@@ -397,35 +479,59 @@ static void count(struct sproc *p, __u32 tid, const char *key, const char *path,
 	p->samples++;
 }
 
-/* CLOCK_MONOTONIC ns as the segment's ticks: its clock, or its counter's
- * rate back from a tick and ns taken together now */
+/* CLOCK_MONOTONIC ns as the segment's ticks: its clock, or back from a
+ * tick and ns taken together at this drain, at the rate the counter kept
+ * against CLOCK_MONOTONIC since the last drain (the segment's own rate,
+ * measured over 2 ms against CLOCK_MONOTONIC_RAW, when there is none):
+ * a sample up to 100 ms old is converted within a microsecond */
 struct tick_map {
 	bool mono;
 	__u64 hz, tick_now, mono_now;
+	double per_ns; /* ticks a ns */
 };
 
-static bool tick_map_of(const void *mem, size_t len, struct tick_map *m)
+/* this drain's counter and CLOCK_MONOTONIC, taken together */
+static void tick_anchor(void)
 {
-	const struct prof_seg_hdr *h = mem;
 	__u64 best = ~0ull;
 	int i;
 
-	if (len < sizeof(*h))
-		return false;
-	m->mono = LD(&h->clock) == PROF_CLOCK_MONO;
-	m->hz = LD(&h->tick_hz);
-	if (m->mono)
-		return true;
-	if (!m->hz)
-		return false;
+	sm.tick_last = sm.tick_now;
+	sm.mono_last = sm.mono_now;
 	for (i = 0; i < 3; i++) {
 		__u64 a = __prof_counter(), mn = profd_now_ns(), b = __prof_counter();
 
 		if (b - a < best) {
 			best = b - a;
-			m->tick_now = a + (b - a) / 2;
-			m->mono_now = mn;
+			sm.tick_now = a + (b - a) / 2;
+			sm.mono_now = mn;
 		}
+	}
+}
+
+static bool tick_map_of(const void *mem, size_t len, struct tick_map *m)
+{
+	const struct prof_seg_hdr *h = mem;
+
+	if (len < sizeof(*h))
+		return false;
+	m->mono = LD(&h->clock) == PROF_CLOCK_MONO;
+	m->hz = LD(&h->tick_hz);
+	m->per_ns = 1.0;
+	if (m->mono)
+		return true;
+	if (!m->hz)
+		return false;
+	m->tick_now = sm.tick_now;
+	m->mono_now = sm.mono_now;
+	m->per_ns = (double)m->hz / 1e9;
+	/* a rate measured over 5 ms or more, within a tenth of the segment's */
+	if (sm.mono_last && sm.mono_now - sm.mono_last >= 5000000 && sm.tick_now > sm.tick_last) {
+		double r = (double)(sm.tick_now - sm.tick_last) /
+			   (double)(sm.mono_now - sm.mono_last);
+
+		if (r > m->per_ns * 0.9 && r < m->per_ns * 1.1)
+			m->per_ns = r;
 	}
 	return true;
 }
@@ -436,7 +542,7 @@ static __u64 tick_of(const struct tick_map *m, __u64 ns)
 		return ns;
 	if (ns >= m->mono_now)
 		return m->tick_now;
-	return m->tick_now - (__u64)((double)(m->mono_now - ns) * (double)m->hz / 1e9);
+	return m->tick_now - (__u64)((double)(m->mono_now - ns) * m->per_ns);
 }
 
 static int cmp_sample(const void *a, const void *b)
@@ -497,6 +603,7 @@ struct look_attr {
 	__u32 tid;	      /* the thread's, as the process names it */
 	struct prof_attr *at; /* each sample's node */
 	char **path;	      /* each sample's zone path (shared by a run of one node) */
+	__u64 span_ns;	      /* how far back the thread's ring reaches (~0: all) */
 };
 
 static void undo_attr(void *arg)
@@ -509,6 +616,21 @@ static void undo_attr(void *arg)
 			free(la->path[i]);
 		la->path[i] = NULL;
 	}
+}
+
+/* how far back tid's event ring reaches now, in ns (~0: to its start) */
+static __u64 ring_span(const void *mem, size_t len, __u32 tid, const struct tick_map *tm)
+{
+	__u64 oldest, now;
+
+	if (prof_seg_ring_oldest(mem, len, tid, &oldest) || !oldest)
+		return ~0ull;
+	now = tick_of(tm, profd_now_ns());
+	if (now <= oldest)
+		return 0;
+	if (tm->mono)
+		return now - oldest;
+	return (__u64)((double)(now - oldest) / tm->per_ns);
 }
 
 /* the zone each sample fell in, and its path, read from the live segment */
@@ -527,6 +649,7 @@ static int look_attr(const void *mem, size_t len, void *arg)
 	slab = prof_seg_attribute(mem, len, la->tid, la->at, la->n);
 	if (slab < 0)
 		return slab;
+	la->span_ns = ring_span(mem, len, la->tid, &tm);
 	for (i = 0; i < la->n; i++) {
 		__u32 node = la->at[i].node;
 
@@ -548,7 +671,7 @@ static int look_attr(const void *mem, size_t len, void *arg)
 /* one thread's n samples of the batch, sorted by time */
 static void take_thread(struct sproc *p, struct prof_sample *a, __u32 n)
 {
-	struct look_attr la = { .a = a, .n = n };
+	struct look_attr la = { .a = a, .n = n, .span_ns = ~0ull };
 	char *key = malloc(SAMPLE_KEY_MAX);
 	__u32 i, tid = a[0].tid;
 
@@ -562,6 +685,15 @@ static void take_thread(struct sproc *p, struct prof_sample *a, __u32 n)
 	if (seg_look_pid(p->pid, look_attr, undo_attr, &la))
 		for (i = 0; i < n; i++)
 			la.at[i].node = PROF_ATTR_UNKNOWN;
+	if (la.span_ns < sm.span_min)
+		sm.span_min = la.span_ns;
+	/* a process mapping code: a frame is named only from the maps of its
+	 * sample's generation, so drain at once, before they move again */
+	for (i = 0; i < n; i++)
+		if (a[i].map_gen != p->map_gen) {
+			p->map_gen = a[i].map_gen;
+			sm.mapping_ns = profd_now_ns();
+		}
 	for (i = 0; i < n; i++) {
 		__u32 node = la.at[i].node;
 		const char *path = la.path[i] ? la.path[i] : "";
@@ -621,7 +753,10 @@ void sample_drain(void)
 	if (sm.tfd >= 0 && read(sm.tfd, &t, sizeof(t)) < 0 && errno != EAGAIN)
 		return;
 	sm.nbatch = 0;
+	sm.span_min = ~0ull;
 	ring_buffer__consume(sm.rb);
+	/* after: every sample taken is before it */
+	tick_anchor();
 	qsort(sm.batch, sm.nbatch, sizeof(*sm.batch), cmp_sample);
 	for (i = 0; i < sm.nbatch; i = j) {
 		struct sproc *p;
@@ -634,6 +769,7 @@ void sample_drain(void)
 		if (p)
 			take_thread(p, &sm.batch[i], j - i);
 	}
+	drain_period();
 	forget_gone();
 }
 
@@ -651,13 +787,16 @@ int sample_dump(pid_t pid, FILE *out, __u64 *nsamples)
 		if (!pid)
 			*nsamples += p->samples;
 	}
-	/* pid 0: how the frames were named, by ELF and DWARF or from the cache */
+	/* pid 0: how the frames were named, by ELF and DWARF or from the cache;
+	 * the samples the kernel's ring had no room for; what the tables and
+	 * the frame cache take */
 	if (!pid) {
 		__u64 lookups, hits;
 
 		sym_counts(&lookups, &hits);
-		fprintf(out, "frames\t%llu\t%llu\n", (unsigned long long)lookups,
-			(unsigned long long)hits);
+		fprintf(out, "frames\t%llu\t%llu\t%llu\t%llu\t%llu\n", (unsigned long long)lookups,
+			(unsigned long long)hits, (unsigned long long)sample_dropped(),
+			(unsigned long long)sm.bytes, (unsigned long long)sym_cache_bytes());
 	}
 	if (!best)
 		return ferror(out) ? -EIO : 0;
@@ -669,11 +808,3 @@ int sample_dump(pid_t pid, FILE *out, __u64 *nsamples)
 	return ferror(out) ? -EIO : 0;
 }
 
-__u64 sample_dropped(void)
-{
-	__u64 d = 0;
-
-	if (sm.skel)
-		d = sm.skel->bss->dropped;
-	return d;
-}

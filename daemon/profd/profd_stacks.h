@@ -27,6 +27,9 @@ struct prof_attr {
  * profd_attrib.c); the slab's index, or -errno (-ESRCH: no live slab of
  * tid, -ESTALE: it changed hands during the read) */
 int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr *s, __u32 n);
+/* the end tick of the oldest call tid's event ring still holds into
+ * *oldest (0: the ring never wrapped, it holds every call); 0 or -errno */
+int prof_seg_ring_oldest(const void *mem, size_t len, __u32 tid, __u64 *oldest);
 /* node's zone path, outermost first, names joined by PROF_ATTR_SEP; 0 or -errno */
 int prof_seg_node_path(const void *mem, size_t len, __u32 slab, __u32 node, char *buf,
 		       size_t size);
@@ -44,16 +47,20 @@ void sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf, s
 /* frames named by ELF and DWARF, and from the cache every process shares */
 void sym_counts(__u64 *lookups, __u64 *hits);
 void sym_cache_free(void);
+/* the frame cache's strings take at most bytes (in --max-memory); what they take */
+void sym_cache_bound(__u64 bytes);
+__u64 sym_cache_bytes(void);
 
 /* profd_stacks.c */
 int sample_open(__u32 hz);	/* after kbpf_open; 0 or -errno (then off, why said) */
 void sample_close(void);
 int sample_timer_fd(void);	/* drain when it fires; -1 when off */
+int sample_ring_fd(void);	/* drain when it wakes (past half full); -1 when off */
 void sample_drain(void);
 void sample_poll(void);		/* attach while a thread is registered (each tick) */
 __u64 sample_dropped(void);	/* samples the kernel's ring had no room for */
 const char *sample_why(void);	/* why sampling is off, "" when on */
-__u64 sample_bytes(void);	/* what the tables take (in --max-memory) */
+__u64 sample_bytes(void);	/* what the tables and the frame cache take (in --max-memory) */
 __u32 sample_map_gen(pid_t pid); /* its maps generation now (profsample.h) */
 /* pid's sampled stacks as text (profd_samples_rep's fd), *nsamples how
  * many (pid 0: every process's count, and one line "frames TAB looked up

@@ -47,6 +47,9 @@ struct sym_ent {
 /* shared by every process: keyed by what the module is, not where */
 static struct sym_ent cache[SYM_CACHE];
 static __u64 n_lookups, n_hits;
+/* the cached frames' strings (the table itself is fixed) and their bound:
+ * a frame past it is named again at each sample, never cached */
+static __u64 cache_bytes, cache_max = 4ull << 20;
 
 struct sym_proc {
 	pid_t pid;
@@ -127,6 +130,17 @@ void sym_cache_free(void)
 		free(cache[i].frame);
 		cache[i] = (struct sym_ent){ 0 };
 	}
+	cache_bytes = 0;
+}
+
+void sym_cache_bound(__u64 bytes)
+{
+	cache_max = bytes;
+}
+
+__u64 sym_cache_bytes(void)
+{
+	return cache_bytes;
 }
 
 void sym_counts(__u64 *lookups, __u64 *hits)
@@ -294,6 +308,7 @@ void sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf, s
 	 * the byte before, and may be the last of a function or an inlined
 	 * block whose line is not the next one's */
 	__u64 pc = ret && addr ? addr - 1 : addr, mod, off, h;
+	size_t old, len;
 	Dwfl_Module *m;
 	Dwarf_Addr start = 0;
 	struct sym_ent *e;
@@ -324,8 +339,15 @@ void sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf, s
 	}
 	n_lookups++;
 	lookup(m, pc, buf, size);
+	old = e->frame ? strlen(e->frame) + 1 : 0;
+	len = strlen(buf) + 1;
+	if (cache_bytes - old + len > cache_max)
+		return;
 	free(e->frame);
+	cache_bytes -= old;
 	e->frame = strdup(buf);
 	e->mod = e->frame ? mod : 0;
 	e->off = off;
+	if (e->frame)
+		cache_bytes += len;
 }
