@@ -35,8 +35,8 @@
 
 struct fault {
 	char name[64];
-	unsigned long nth;  /* 0: every call */
-	int from;	    /* the Nth and every call after */
+	unsigned long nth; /* 0: every call */
+	int from;	   /* the Nth and every call after */
 	int err;
 	unsigned long seen; /* calls so far */
 };
@@ -120,13 +120,13 @@ static int fault_now(const char *name, int dflt)
 #define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
 
 /* fd-returning calls: -1 and errno */
-#define FAIL_FD(name, dflt)                  \
-	do {                                 \
+#define FAIL_FD(name, dflt)                     \
+	do {                                    \
 		int e_ = fault_now(name, dflt); \
-		if (e_) {                    \
-			errno = e_;          \
-			return -1;           \
-		}                            \
+		if (e_) {                       \
+			errno = e_;             \
+			return -1;              \
+		}                               \
 	} while (0)
 
 int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
@@ -208,10 +208,10 @@ int bpf_map__set_max_entries(struct bpf_map *m, unsigned int n)
 	return REAL(bpf_map__set_max_entries)(m, n);
 }
 
-int bpf_map_create(int type, const char *name, unsigned int key, unsigned int val,
-		   unsigned int max, const struct bpf_map_create_opts *opts);
-int bpf_map_create(int type, const char *name, unsigned int key, unsigned int val,
-		   unsigned int max, const struct bpf_map_create_opts *opts)
+int bpf_map_create(int type, const char *name, unsigned int key, unsigned int val, unsigned int max,
+		   const struct bpf_map_create_opts *opts);
+int bpf_map_create(int type, const char *name, unsigned int key, unsigned int val, unsigned int max,
+		   const struct bpf_map_create_opts *opts)
 {
 	/* libbpf makes maps of its own as it loads (its probes among them):
 	 * "bpf_map_create.NAME" counts only the maps named NAME */

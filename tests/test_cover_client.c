@@ -59,7 +59,7 @@ static int memfd_of(const void *buf, size_t len)
 }
 
 struct pair {
-	int me;	 /* the client's end */
+	int me;	  /* the client's end */
 	int fake; /* profd's */
 };
 
@@ -130,7 +130,10 @@ static void test_error_codes(void **state)
 {
 	static const struct {
 		int sent, got;
-	} cases[] = { { -ESRCH, -ESRCH }, { -4095, -4095 }, { 5, -EPROTO }, { 0, -EPROTO },
+	} cases[] = { { -ESRCH, -ESRCH },
+		      { -4095, -4095 },
+		      { 5, -EPROTO },
+		      { 0, -EPROTO },
 		      { -4096, -EPROTO } };
 	size_t i;
 

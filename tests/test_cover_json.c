@@ -72,9 +72,8 @@ static void test_golden_loads(void **state)
 	char why[256];
 
 	(void)state;
-	assert_int_equal(load_with("\"pid\":4242,", "\"pid\":4242,\"span_ns\":5,", why,
-				   sizeof(why), &s),
-			 0);
+	assert_int_equal(
+		load_with("\"pid\":4242,", "\"pid\":4242,\"span_ns\":5,", why, sizeof(why), &s), 0);
 	assert_int_equal(s->pid, 4242);
 	assert_int_equal(s->span_ns, 5);
 	assert_int_equal(s->nthreads, 2);
@@ -95,8 +94,8 @@ static void test_fields_refused(void **state)
 		  "\"comm\" is longer than" },
 		{ "\"threads\":[", "\"threads\":[7,", "a thread is not an object" },
 		{ "\"processes\":[", "\"processes\":[7],\"x\":[", "a process is not an object" },
-		{ "\"children\":[\n        {\"name\":\"parse\"", "\"children\":[7,{\"name\":\"parse\"",
-		  "a node is not an object" },
+		{ "\"children\":[\n        {\"name\":\"parse\"",
+		  "\"children\":[7,{\"name\":\"parse\"", "a node is not an object" },
 	};
 	size_t i;
 

@@ -35,7 +35,9 @@ static bool fired;
 static int report_faulty(const char *verb, const char *fmt, const char *out, const char *fault)
 {
 	char bin[4096], shim[4200], errpath[128], logpath[128];
-	const char *report[] = { NULL, "report", "--input", image, "--format", fmt, "-o", out, NULL };
+	const char *report[] = {
+		NULL, "report", "--input", image, "--format", fmt, "-o", out, NULL
+	};
 	const char *diff[] = { NULL, "diff", "--format", fmt, "-o", out, image, image, NULL };
 	const char **argv = strcmp(verb, "diff") ? report : diff;
 	ssize_t n;
@@ -135,8 +137,10 @@ static void sweep_verb(const char *verb, const char *fmt)
 		assert_non_null(got);
 		/* what could not be had is said where it would be (a samples
 		 * state "unknown (out of memory)"), else all is as unfaulted */
-		if ((olen != rlen || memcmp(got, want, rlen)) && !memmem(got, olen, "out of memory", 13))
-			fail_msg("%s, allocation %d failing: exit 0, but not what it writes", fmt, n);
+		if ((olen != rlen || memcmp(got, want, rlen)) &&
+		    !memmem(got, olen, "out of memory", 13))
+			fail_msg("%s, allocation %d failing: exit 0, but not what it writes", fmt,
+				 n);
 		free(got);
 		/* past the last allocation: done */
 		if (!fired)
@@ -200,12 +204,9 @@ static void test_diff(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pprof),
-		cmocka_unit_test(test_json),
-		cmocka_unit_test(test_html),
-		cmocka_unit_test(test_text),
-		cmocka_unit_test(test_csv),
-		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_pprof), cmocka_unit_test(test_json),
+		cmocka_unit_test(test_html),  cmocka_unit_test(test_text),
+		cmocka_unit_test(test_csv),   cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_diff),
 	};
 

@@ -393,7 +393,8 @@ static void test_bad_requests(void **state)
 static void test_notify(void **state)
 {
 	static const char *const no_bpf[] = { "--no-bpf", NULL };
-	static const char *const names[] = { "/tmp/profd-fault-notify.%d", "@profd-fault-notify.%d" };
+	static const char *const names[] = { "/tmp/profd-fault-notify.%d",
+					     "@profd-fault-notify.%d" };
 	size_t i;
 
 	(void)state;
@@ -538,7 +539,8 @@ static void test_relative_socket(void **state)
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
 	profd_pid = fork();
 	if (profd_pid == 0) {
-		const char *argv[] = { profd_bin(), "--no-bpf", "--socket", "sub/profd.sock", NULL };
+		const char *argv[] = { profd_bin(), "--no-bpf", "--socket", "sub/profd.sock",
+				       NULL };
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execv(argv[0], (char *const *)(uintptr_t)argv);
