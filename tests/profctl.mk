@@ -87,3 +87,31 @@ $(OUTPUT)/tests/test_cover_profctl: tests/test_cover_profctl.c tests/testutil.h 
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
 		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# profctl's client against a profd that answers wrong (client.c: paths make
+# coverage showed no test took)
+UNIT_TESTS += $(OUTPUT)/tests/test_cover_client
+$(OUTPUT)/tests/test_cover_client: tests/test_cover_client.c tests/testutil.h $(PROFD_CLIENT_OBJ) \
+		$(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
+
+# the JSON report read back, made wrong one field at a time (report_load.c:
+# paths make coverage showed no test took)
+UNIT_TESTS += $(OUTPUT)/tests/test_cover_json
+SAN_TESTS += $(OUTPUT)/tests/test_cover_json
+$(OUTPUT)/tests/test_cover_json: tests/test_cover_json.c tests/testutil.h tests/golden/tree_json \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# profctl when an allocation fails, each in turn (tests/fault_shim.c)
+UNIT_TESTS += $(OUTPUT)/tests/test_fault_profctl
+$(OUTPUT)/tests/test_fault_profctl: tests/test_fault_profctl.c tests/testutil.h tests/profd_private.h \
+		tests/profctl_fixture.h tests/profctl_run.h $(OUTPUT)/tests/libfault.so $(PROFCTL) \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFCTL_LIB) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

@@ -61,3 +61,18 @@ $(OUTPUT)/tests/test_cover_profd: tests/test_cover_profd.c tests/testutil.h daem
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_conf.c \
 		daemon/profd/profd_log.c -o $@ $(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
+
+# profd when what it asks of the kernel fails: tests/fault_shim.c, preloaded
+# into it, fails the calls a test names (never built with a sanitizer's or
+# gcov's flags: it is not what is measured)
+ROOT_TESTS += $(OUTPUT)/tests/test_fault_profd
+TEST_EXTRA += $(OUTPUT)/tests/libfault.so
+$(OUTPUT)/tests/libfault.so: tests/fault_shim.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(filter-out $(SAN_$(SAN)),$(ALL_CFLAGS)) -fPIC -shared $< -o $@ -ldl
+$(OUTPUT)/tests/test_fault_profd: tests/test_fault_profd.c tests/testutil.h tests/profd_fixture.h \
+		$(PROFD_CLIENT_OBJ) $(LIBPROF_READ) $(LIBPROF_A) $(PROFD) $(PROFCTL) \
+		$(OUTPUT)/tests/libfault.so | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ $(ALL_LDFLAGS) $(PROFD_CLIENT_OBJ) \
+		$(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) -lm

@@ -120,6 +120,9 @@ extern const size_t pc_report_nconflicts;
 /* -o FILE or stdout, said if it fails; and its close, said */
 FILE *pc_open_out(const struct pc_opts *o);
 int pc_close_out(FILE *f, const struct pc_opts *o);
+/* pc_close_out, or, after err (a render that failed part way), closed
+ * without putting the part written in place: err, or pc_close_out's */
+int pc_end_out(FILE *f, const struct pc_opts *o, int err);
 
 /* clean: remove the segments of exited processes (pid's only, if not 0),
  * or with dry_run say which; lines on out; exit status */
@@ -238,6 +241,9 @@ int pc_tmp_beside(const char *path, const char *tag, char *tmp, size_t len);
 FILE *pc_out_open(const char *path);
 /* closed and in place; 0 or -errno, said */
 int pc_out_close(FILE *f, const char *path);
+/* closed and dropped (what was written to a file beside it goes: what was
+ * at the name stays) */
+void pc_out_discard(FILE *f);
 /* a reset kept under another name (its name held by another user): the
  * newest of ours, in alt; -ENOENT if none */
 int pc_baseline_alt(const char *path, char *alt, size_t len);

@@ -632,8 +632,12 @@ static int html_doc(FILE *f, const struct dside *A, const struct dside *B, const
 	if (!m)
 		return -ENOMEM;
 	json_doc(m, A, B, ez, nz, ep, np, &all, per_frame);
-	if (fclose(m))
+	/* glibc's fclose shrinks the buffer: if that fails, it frees it and
+	 * returns 0 with json NULL (len as before) */
+	if (fclose(m) || !json) {
+		free(json);
 		return -ENOMEM;
+	}
 	at = memmem(tpl, diff_html_len, mark, sizeof(mark) - 1);
 	if (!at) {
 		free(json);
@@ -784,7 +788,7 @@ int pc_cmd_diff(int argc, char **argv)
 		fputc('\n', f);
 		text_table(f, "call paths", "path", ep, np, &o, per_frame);
 	}
-	if (pc_close_out(f, &o) == 0 && !err)
+	if (pc_end_out(f, &o, err) == 0)
 		ret = 0;
 cleanup:
 	free(ez);

@@ -216,6 +216,19 @@ int pc_out_close(FILE *f, const char *path)
 	return err;
 }
 
+void pc_out_discard(FILE *f)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(outs) / sizeof(outs[0]); k++)
+		if (outs[k].f == f) {
+			if (outs[k].tmp[0])
+				unlink(outs[k].tmp);
+			outs[k].f = NULL;
+		}
+	fclose(f);
+}
+
 /* --- reset baselines ------------------------------------------------------- */
 
 /*

@@ -442,6 +442,17 @@ int pc_close_out(FILE *f, const struct pc_opts *o)
 	return pc_out_close(f, o->out);
 }
 
+int pc_end_out(FILE *f, const struct pc_opts *o, int err)
+{
+	if (!err)
+		return pc_close_out(f, o);
+	if (f == stdout)
+		fflush(f);
+	else
+		pc_out_discard(f);
+	return err;
+}
+
 /*
  * profd, else the caller's own segments: the fallback said once, on
  * stderr, unless the user asked for it (--no-daemon, PROFCTL_NO_DAEMON)

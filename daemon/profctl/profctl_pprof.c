@@ -481,6 +481,9 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 			p.types[k].type = pp_str(&p, names[k][0]);
 			p.types[k].unit = pp_str(&p, names[k][1]);
 			p.type_ptrs[k] = &p.types[k];
+			/* a string not kept: index -1, a profile pprof cannot read */
+			if (p.types[k].type < 0 || p.types[k].unit < 0)
+				goto cleanup;
 		}
 		p.prof.n_sample_type = (size_t)ntypes;
 		p.prof.sample_type = p.type_ptrs;
@@ -508,7 +511,8 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 		while (!err && (t = prof_snap_next(&it)))
 			err = pp_thread(&p, s, t, base, ntypes, sm);
 		/* whether stacks are sampled, or why not (pprof -comments) */
-		if (i == 0 && sm)
+		if (i == 0 && o->samples_src)
+			/* sm NULL (out of memory) says so, as JSON's state does */
 			pc_samples_state(sm, state + strlen(state), sizeof(state) - strlen(state));
 		if (!err)
 			err = it.err;
@@ -524,8 +528,11 @@ int pc_render_pprof(FILE *f, struct prof_snapshot *const *snaps, size_t n, const
 		 n == 1 ? "" : "es", n ? snaps[0]->pid : 0, n ? snaps[0]->comm : "");
 	p.comment[0] = pp_str(&p, comment);
 	p.comment[1] = pp_str(&p, state);
-	if (p.comment[0] < 0 || p.comment[1] < 0)
+	if (p.comment[0] < 0 || p.comment[1] < 0) {
+		/* err is the threads' (0) by now */
+		err = -ENOMEM;
 		goto cleanup;
+	}
 	p.prof.n_comment = state[strlen("stack samples: ")] ? 2 : 1;
 	p.prof.comment = p.comment;
 	p.prof.period_type = &p.types[1];

@@ -359,7 +359,7 @@ static int report_inside(const struct pc_src *src, const struct pc_proc *procs, 
 	}
 	if (err)
 		pc_warnx("failed to render the report: %s", strerror(-err));
-	if (pc_close_out(f, o) == 0 && !err)
+	if (pc_end_out(f, o, err) == 0)
 		ret = 0;
 	return ret;
 }
@@ -489,7 +489,7 @@ int pc_cmd_report(int argc, char **argv)
 		pc_warnx("zone '%s' not found", o.callers);
 	else if (err)
 		pc_warnx("failed to render the report: %s", strerror(-err));
-	if (pc_close_out(f, &o) == 0 && !err)
+	if (pc_end_out(f, &o, err) == 0)
 		ret = 0;
 cleanup:
 	free(trace_json);
