@@ -383,8 +383,10 @@ static void test_frames_shared(void **state)
 
 	(void)state;
 	frames_named(&n0, &c0);
+	/* the first runs longest: the instructions its samples land on are
+	 * then most of those the second's can (each is named once) */
 	pid = run_prog(false);
-	samples_of(pid, 800);
+	samples_of(pid, 3000);
 	stop_prog(pid);
 	frames_named(&n1, &c1);
 	pid = run_prog(false);
