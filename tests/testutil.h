@@ -176,6 +176,10 @@ static inline char *test_slurp(const char *path, size_t *len)
 		return NULL;
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
+	if (n < 0) {
+		fclose(f);
+		return NULL;
+	}
 	fseek(f, 0, SEEK_SET);
 	buf = (char *)calloc(1, (size_t)n + 1);
 	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
