@@ -8,6 +8,16 @@
 
 void plug_zones(int n);
 void plug_begin(void);
+void plug_trace_open(int on);
+
+/* plug_open's exit semaphore, as a tracer attached to its exit raises it */
+#if PLUG_B
+extern volatile unsigned short plug_open_exit_sem __asm__("__prof_sem.plug_open_b__exit")
+	__attribute__((visibility("hidden")));
+#else
+extern volatile unsigned short plug_open_exit_sem __asm__("__prof_sem.plug_open_a__exit")
+	__attribute__((visibility("hidden")));
+#endif
 
 void plug_zones(int n)
 {
@@ -31,4 +41,11 @@ void plug_begin(void)
 #else
 	PROF_BEGIN(plug_open_a);
 #endif
+}
+
+/* a tracer on plug_open's exit, or none: the zone's exit is then wanted
+ * (its END goes the rare way, through this library's site and stub) */
+void plug_trace_open(int on)
+{
+	plug_open_exit_sem = (unsigned short)(on ? 1 : 0);
 }
