@@ -44,6 +44,7 @@
 #include "proto.h"
 #include "root_fixture.h"
 #include "shm_private.h"
+#include "child.h"
 
 #define SOCK_DIR "/tmp/profd-test"
 #define SLEEP_CALLS 10
@@ -188,12 +189,6 @@ static inline bool wait_registered(double seconds)
 	}
 }
 
-struct child {
-	pid_t pid;
-	int rd;	 /* the child's report */
-	int ctl; /* closing it lets the child exit */
-};
-
 typedef void (*workload_fn)(void);
 
 static inline void zone_init(void)
@@ -277,22 +272,18 @@ static inline void rm_shm_baselines(uid_t uid, pid_t pid)
 #define UID_A 65534 /* nobody: owns the profiled process (another user below) */
 #define UID_B 65533 /* a second unprivileged uid */
 
+/* the child's report: rd; closing wr lets the child exit */
 static inline struct child spawn(workload_fn fn, uid_t uid, double reg_wait)
 {
-	struct child c = { -1, -1, -1 };
-	int rep[2], ctl[2];
+	struct child c;
 	char ok;
 
-	if (pipe2(rep, O_CLOEXEC) || pipe2(ctl, O_CLOEXEC))
-		return c;
-	c.pid = fork();
-	if (c.pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		/* only our own pipe ends: another child's ctl must reach EOF */
-		if (dup2(rep[1], 100) < 0 || dup2(ctl[0], 101) < 0)
+	if (child_start(&c) == 0) {
+		/* only our own pipe ends: another child's wr must reach EOF */
+		if (dup2(c.wr, 100) < 0 || dup2(c.rd, 101) < 0)
 			_exit(5);
-		rep[1] = 100;
-		ctl[0] = 101;
+		c.wr = 100;
+		c.rd = 101;
 		close_range(3, 99, 0);
 		close_range(102, ~0u, 0);
 		if (uid && (setgid(uid) || setuid(uid)))
@@ -301,24 +292,19 @@ static inline struct child spawn(workload_fn fn, uid_t uid, double reg_wait)
 		ok = wait_registered(reg_wait) ? 'R' : 'U';
 		if (fn)
 			fn();
-		if (write(rep[1], &ok, 1) != 1 || write(rep[1], zone_cpu, sizeof(zone_cpu)) < 0)
+		if (write(c.wr, &ok, 1) != 1 || write(c.wr, zone_cpu, sizeof(zone_cpu)) < 0)
 			_exit(3);
 		/* stay alive until told; 'W': the workload once more */
-		while (read(ctl[0], &ok, 1) == 1) {
+		while ((ok = child_hear(&c))) {
 			if (ok != 'W')
 				continue;
 			if (fn)
 				fn();
-			if (write(rep[1], &ok, 1) != 1)
-				_exit(4);
+			child_say(&c, ok);
 		}
 		_exit(0);
 	}
 	kids_add(c.pid);
-	close(rep[1]);
-	close(ctl[0]);
-	c.rd = rep[0];
-	c.ctl = ctl[1];
 	return c;
 }
 
@@ -338,17 +324,7 @@ static inline bool child_again(struct child *c)
 {
 	char r = 'W';
 
-	return write(c->ctl, &r, 1) == 1 && read(c->rd, &r, 1) == 1 && r == 'W';
-}
-
-static inline void child_end(struct child *c)
-{
-	if (c->pid <= 0)
-		return;
-	close(c->ctl);
-	close(c->rd);
-	waitpid(c->pid, NULL, 0);
-	c->pid = -1;
+	return write(c->wr, &r, 1) == 1 && read(c->rd, &r, 1) == 1 && r == 'W';
 }
 
 /*

@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
+#include "child.h"
 
 static inline __u64 now_ns(void)
 {
@@ -215,52 +216,46 @@ static inline char *test_profctl_text(const char *path, const char **args, size_
 }
 
 /*
- * A live program driven over two pipes: child_main(cmd, ack) in a forked
- * child reads a count, runs that many rounds of its zones and writes the
- * count back; 0 makes it exit.  Its pid (-1 if it could not start), the
- * pipes' ends in *cmd_w and *ack_r
+ * A live program driven over child.h's pipes: a forked child runs
+ * before() if set, then for each count n the test sends it runs round(n)
+ * and says n back; 0, or the test's end, makes it exit (exit(): its
+ * atexit work done)
  */
-static inline pid_t test_live_start(void (*child_main)(int cmd, int ack), int *cmd_w, int *ack_r)
+static inline void test_live_start(struct child *c, void (*before)(void),
+				   void (*round)(unsigned int n))
 {
-	int cmd[2], ack[2];
-	pid_t pid;
+	unsigned int n;
 
-	if (pipe(cmd) || pipe(ack))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		close(cmd[1]);
-		close(ack[0]);
-		child_main(cmd[0], ack[1]);
-		_exit(0);
+	if (child_start(c) == 0) {
+		if (before)
+			before();
+		while (read(c->rd, &n, sizeof(n)) == sizeof(n) && n) {
+			round(n);
+			if (write(c->wr, &n, sizeof(n)) != sizeof(n))
+				break;
+		}
+		exit(0);
 	}
-	close(cmd[0]);
-	close(ack[1]);
-	*cmd_w = cmd[1];
-	*ack_r = ack[0];
-	return pid;
 }
 
 /* n rounds of the live program, done when it says so */
-static inline void test_live_drive(int cmd_w, int ack_r, unsigned int n)
+static inline void test_live_drive(const struct child *c, unsigned int n)
 {
 	unsigned int a;
 
-	assert_int_equal(write(cmd_w, &n, sizeof(n)), sizeof(n));
-	assert_int_equal(read(ack_r, &a, sizeof(a)), sizeof(a));
+	assert_int_equal(write(c->wr, &n, sizeof(n)), sizeof(n));
+	assert_int_equal(read(c->rd, &a, sizeof(a)), sizeof(a));
 	assert_int_equal(a, n);
 }
 
 /* the live program told to exit (killed if it cannot hear), and reaped */
-static inline void test_live_stop(pid_t pid, int cmd_w)
+static inline void test_live_stop(struct child *c)
 {
 	unsigned int zero = 0;
 
-	if (write(cmd_w, &zero, sizeof(zero)) != sizeof(zero))
-		kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	if (c->pid > 0 && write(c->wr, &zero, sizeof(zero)) != sizeof(zero))
+		child_kill(c);
+	child_end(c);
 }
 
 #endif /* PROF_TEST_PROFD_PRIVATE_H */

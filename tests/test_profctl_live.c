@@ -26,8 +26,8 @@
 #include "profd_private.h"
 
 static char dir[64];
-static pid_t child = -1;
-static int cmd_w = -1, ack_r = -1;
+static struct child prog;
+static pid_t child = -1; /* its pid */
 
 static volatile unsigned long sink;
 
@@ -59,28 +59,19 @@ static void live_other(void)
 	live_inner();
 }
 
-/* the child: "N" runs N outer calls (and N/2 other calls), then acks */
-static void child_main(int cmd, int ack)
+/* the child's round: n outer calls (and n/2 other calls) */
+static void live_round(unsigned int n)
 {
-	unsigned int n;
-
-	while (read(cmd, &n, sizeof(n)) == sizeof(n)) {
-		if (n == 0)
-			break;
-		for (unsigned int i = 0; i < n; i++) {
-			live_outer();
-			if (i % 2)
-				live_other();
-		}
-		if (write(ack, &n, sizeof(n)) != sizeof(n))
-			break;
+	for (unsigned int i = 0; i < n; i++) {
+		live_outer();
+		if (i % 2)
+			live_other();
 	}
-	exit(0);
 }
 
 static void drive(unsigned int n)
 {
-	test_live_drive(cmd_w, ack_r, n);
+	test_live_drive(&prog, n);
 }
 
 static int setup(void **state)
@@ -88,14 +79,15 @@ static int setup(void **state)
 	(void)state;
 	if (test_no_daemon_dir("test_profctl_live", dir))
 		return -1;
-	child = test_live_start(child_main, &cmd_w, &ack_r);
-	return child < 0 ? -1 : 0;
+	test_live_start(&prog, NULL, live_round);
+	child = prog.pid;
+	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	test_live_stop(child, cmd_w);
+	test_live_stop(&prog);
 	return test_rm_rf(dir);
 }
 
@@ -454,27 +446,17 @@ static void test_last_exited(void **state)
 /* a process that ran one zone and waits, alive, for its SIGKILL */
 static pid_t paused_child(void)
 {
-	int ready[2];
-	char c;
-	pid_t p;
+	struct child c;
 
-	assert_int_equal(pipe(ready), 0);
-	p = fork();
-	assert_true(p >= 0);
-	if (p == 0) {
-		/* not left behind by a test that fails */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (child_start(&c) == 0) {
 		live_outer();
-		if (write(ready[1], "r", 1) != 1)
-			_exit(1);
+		child_say(&c, 'r');
 		pause();
 		_exit(0);
 	}
-	close(ready[1]);
-	assert_int_equal(read(ready[0], &c, 1), 1);
-	close(ready[0]);
-	forked_add(p);
-	return p;
+	child_ready(&c);
+	forked_add(child_leave(&c));
+	return c.pid;
 }
 
 static pid_t killed_child(void)

@@ -27,7 +27,7 @@
 static char dir[64];
 static pid_t child = -1, child_pid = -1;
 static __u64 child_token; /* read while it runs: its segments outlive it */
-static int cmd_w = -1, ack_r = -1;
+static struct child prog;
 static volatile unsigned long sink;
 
 static void sv_leaf(void)
@@ -68,42 +68,31 @@ static void *sv_worker(void *arg)
 	return NULL;
 }
 
-/* the child: "N" runs N outer calls and a thread of N leaf calls, then
- * acks; 0 exits */
-static void child_main(int cmd, int ack)
+/* the child's round: n outer calls and a thread of n leaf calls */
+static void saving_round(unsigned int n)
 {
-	unsigned int n;
+	pthread_t t;
 
-	while (read(cmd, &n, sizeof(n)) == sizeof(n)) {
-		pthread_t t;
-
-		if (n == 0)
-			break;
-		for (unsigned int i = 0; i < n; i++)
-			sv_outer();
-		if (!pthread_create(&t, NULL, sv_worker, &n))
-			pthread_join(t, NULL);
-		if (write(ack, &n, sizeof(n)) != sizeof(n))
-			break;
-	}
-	exit(0);
+	for (unsigned int i = 0; i < n; i++)
+		sv_outer();
+	if (!pthread_create(&t, NULL, sv_worker, &n))
+		pthread_join(t, NULL);
 }
 
 static void drive(unsigned int n)
 {
-	test_live_drive(cmd_w, ack_r, n);
+	test_live_drive(&prog, n);
 }
 
 /* the child saves itself at exit (test_prof_save reads it) and keeps its
  * segment (for test_round_trip's post-mortem report) */
-static void saving_child_main(int cmd, int ack)
+static void saving_before(void)
 {
 	char path[128];
 
 	snprintf(path, sizeof(path), "%s/atexit.%%p.prof", dir);
 	setenv("PROF_SAVE", path, 1);
 	setenv("PROF_KEEP", "1", 1);
-	child_main(cmd, ack);
 }
 
 static int setup(void **state)
@@ -111,10 +100,8 @@ static int setup(void **state)
 	(void)state;
 	if (test_no_daemon_dir("test_profctl_save", dir))
 		return -1;
-	child = test_live_start(saving_child_main, &cmd_w, &ack_r);
-	if (child < 0)
-		return -1;
-	child_pid = child;
+	test_live_start(&prog, saving_before, saving_round);
+	child = child_pid = prog.pid;
 	child_token = prof_proc_start_token(child);
 	return 0;
 }
@@ -123,7 +110,7 @@ static void child_exit(void)
 {
 	if (child <= 0)
 		return;
-	test_live_stop(child, cmd_w);
+	test_live_stop(&prog);
 	child = -1;
 }
 

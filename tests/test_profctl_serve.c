@@ -18,7 +18,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -35,7 +34,7 @@
 
 static char dir[64];
 static pid_t driven = -1, ticker = -1;
-static int cmd_w = -1, ack_r = -1;
+static struct child prog, tick;
 static volatile unsigned long sink;
 
 static void sv_inner(void)
@@ -58,19 +57,12 @@ static void sv_other(void)
 	sink++;
 }
 
-/* "N": N outer calls (2N inner) and one other, then an ack */
-static void driven_main(int cmd, int ack)
+/* the driven child's round: n outer calls (2n inner) and one other */
+static void driven_round(unsigned int n)
 {
-	unsigned int n;
-
-	while (read(cmd, &n, sizeof(n)) == sizeof(n) && n) {
-		for (unsigned int i = 0; i < n; i++)
-			sv_outer();
-		sv_other();
-		if (write(ack, &n, sizeof(n)) != sizeof(n))
-			break;
-	}
-	exit(0);
+	for (unsigned int i = 0; i < n; i++)
+		sv_outer();
+	sv_other();
 }
 
 /* a zone RATE_HZ times a second, on absolute deadlines: the rate holds
@@ -96,7 +88,7 @@ static void ticker_main(void)
 
 static void drive(unsigned int n)
 {
-	test_live_drive(cmd_w, ack_r, n);
+	test_live_drive(&prog, n);
 }
 
 static int setup(void **state)
@@ -108,28 +100,21 @@ static int setup(void **state)
 	setenv("XDG_RUNTIME_DIR", dir, 1);
 	setenv("PROFCTL_NO_DAEMON", "1", 1);
 	setenv("PROF_NO_DAEMON", "1", 1);
-	driven = test_live_start(driven_main, &cmd_w, &ack_r);
-	if (driven < 0)
-		return -1;
-	ticker = fork();
-	if (ticker < 0)
-		return -1;
-	if (ticker == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	test_live_start(&prog, NULL, driven_round);
+	driven = prog.pid;
+	if (child_start(&tick) == 0)
 		ticker_main();
-	}
+	ticker = tick.pid;
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	char cmd[128];
-	int st;
 
 	(void)state;
-	test_live_stop(driven, cmd_w);
-	kill(ticker, SIGKILL);
-	waitpid(ticker, &st, 0);
+	test_live_stop(&prog);
+	child_kill(&tick);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) ? -1 : 0;
 }
@@ -563,25 +548,20 @@ static void test_slow_client(void **state)
 static void test_slow_clients_full(void **state)
 {
 	unsigned int port;
-	int ready[2], st, code;
-	char *body, c;
-	pid_t pid, slow;
+	struct child slow;
+	char *body;
+	pid_t pid;
+	int code;
 
 	(void)state;
 	pid = serve_start_how(&port, false, "600");
-	assert_int_equal(pipe(ready), 0);
-	slow = fork();
-	assert_true(slow >= 0);
-	if (slow == 0) {
+	if (child_start(&slow) == 0) {
 		int fds[130], n = 0, k;
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(ready[0]);
 		for (k = 0; k < 130; k++)
 			if ((fds[n] = slow_conn(port)) >= 0)
 				n++;
-		if (write(ready[1], "r", 1) != 1)
-			_exit(2);
+		child_say(&slow, 'r');
 		/* a line each on every one, until killed */
 		for (;;) {
 			for (k = 0; k < n; k++)
@@ -589,16 +569,13 @@ static void test_slow_clients_full(void **state)
 			poll(NULL, 0, 200);
 		}
 	}
-	close(ready[1]);
-	assert_int_equal(read(ready[0], &c, 1), 1);
-	close(ready[0]);
+	child_ready(&slow);
 	/* far sooner than the deadline frees a place */
 	http_wait_s = 60;
 	code = http(port, "GET", "/metrics", NULL, &body);
 	http_wait_s = 0;
 	free(body);
-	kill(slow, SIGKILL);
-	waitpid(slow, &st, 0);
+	child_kill(&slow);
 	serve_stop(pid);
 	assert_int_equal(code, 200);
 }
@@ -673,36 +650,24 @@ static void test_one_listing(void **state)
 static void test_no_finished_call(void **state)
 {
 	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32 };
-	int go[2], in[2];
-	char *text, key[64], c;
-	pid_t k;
+	struct child k;
+	char *text, key[64];
 
 	(void)state;
-	assert_int_equal(pipe(go), 0);
-	assert_int_equal(pipe(in), 0);
-	k = fork();
-	assert_true(k >= 0);
-	if (k == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(go[1]);
-		close(in[0]);
+	if (child_start(&k) == 0) {
 		{
 			PROF_USDT(srv_open_only);
-			if (write(in[1], "r", 1) != 1 || read(go[0], &c, 1) < 0)
-				_exit(2);
+			child_say(&k, 'r');
+			child_hear(&k);
 		}
 		_exit(0);
 	}
-	close(go[0]);
-	close(in[1]);
-	assert_int_equal(read(in[0], &c, 1), 1);
+	child_ready(&k);
 	text = scrape(&so, true);
-	snprintf(key, sizeof(key), "profd_process_info{pid=\"%d\"", (int)k);
+	snprintf(key, sizeof(key), "profd_process_info{pid=\"%d\"", (int)k.pid);
 	assert_non_null(strstr(text, key));
 	free(text);
-	close(go[1]);
-	close(in[0]);
-	waitpid(k, NULL, 0);
+	child_end(&k);
 }
 
 int main(void)

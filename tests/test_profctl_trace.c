@@ -13,11 +13,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include "testutil.h"
 #include "profctl_child.h"
+#include "child.h"
 #include "prof.h"
 
 static char dir[64];
@@ -97,60 +97,29 @@ static __u32 worker_tid(pid_t p)
 	return tid;
 }
 
-/* fork a child running fn, once it says it is ready; its ready pipe
- * stays open for more in *ready_r if asked */
-static pid_t start_r(void (*fn)(int ready, int go), int *go_w, int *ready_r)
+/* a child running fn, once it says it is ready */
+static void start(struct child *c, void (*fn)(const struct child *c))
 {
-	int ready[2], go[2];
-	char c;
-	pid_t p;
-
-	assert_int_equal(pipe(ready), 0);
-	assert_int_equal(pipe(go), 0);
-	p = fork();
-	assert_true(p >= 0);
-	if (p == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(ready[0]);
-		close(go[1]);
-		fn(ready[1], go[0]);
+	if (child_start(c) == 0) {
+		fn(c);
 		_exit(0);
 	}
-	close(ready[1]);
-	close(go[0]);
-	assert_int_equal(read(ready[0], &c, 1), 1);
-	if (ready_r)
-		*ready_r = ready[0];
-	else
-		close(ready[0]);
-	*go_w = go[1];
-	return p;
+	child_ready(c);
 }
 
-static pid_t start(void (*fn)(int ready, int go), int *go_w)
-{
-	return start_r(fn, go_w, NULL);
-}
-
-static void known(int ready, int go)
+static void known(const struct child *c)
 {
 	pthread_t th;
-	char c;
 
 	if (pthread_create(&th, NULL, worker, NULL) || pthread_join(th, NULL))
 		_exit(3);
-	if (write(ready, "r", 1) != 1)
-		_exit(3);
-	if (read(go, &c, 1) < 0)
-		_exit(3);
+	child_say(c, 'r');
+	child_hear(c);
 }
 
-static void stop(pid_t p, int go_w)
+static void stop(struct child *c)
 {
-	int st;
-
-	close(go_w);
-	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_int_not_equal(child_end(c), -1);
 }
 
 /*
@@ -158,36 +127,34 @@ static void stop(pid_t p, int go_w)
  * trace's own default) and reported as rfmt into dir/rname; the two paths
  * into trace and report (96 bytes each)
  */
-static pid_t known_both(const char *tfmt, const char *tname, const char *rfmt,
-			const char *rname, char *trace, char *report, int *go)
+static void known_both(const char *tfmt, const char *tname, const char *rfmt, const char *rname,
+		       char *trace, char *report, struct child *c)
 {
 	char pid[16];
 	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "-o", trace, "--format", tfmt,
 			     NULL };
 	const char *rep[] = { "report", "--pid", pid, "--no-daemon", "--format", rfmt, "-o",
 			      report, NULL };
-	pid_t p = start(known, go);
 
+	start(c, known);
 	if (!tfmt)
 		tr[6] = NULL;
-	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(pid, sizeof(pid), "%d", (int)c->pid);
 	snprintf(trace, 96, "%s/%s", dir, tname);
 	snprintf(report, 96, "%s/%s", dir, rname);
 	assert_int_equal(profctl(tr), 0);
 	assert_int_equal(profctl(rep), 0);
-	return p;
 }
 
 static void test_exact(void **state)
 {
 	char trace[96], report[96];
-	int go;
-	pid_t p;
+	struct child c;
 
 	(void)state;
-	p = known_both(NULL, "exact.json", "json", "report.json", trace, report, &go);
+	known_both(NULL, "exact.json", "json", "report.json", trace, report, &c);
 	assert_int_equal(check("exact", trace, report), 0);
-	stop(p, go);
+	stop(&c);
 }
 
 /* the same timeline opens in a real viewer: speedscope, in Chromium */
@@ -195,16 +162,15 @@ static void test_speedscope(void **state)
 {
 	char pid[16], tid[16], trace[96], args[256];
 	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "--tid", tid, "-o", trace, NULL };
-	int go;
-	pid_t p;
+	struct child c;
 
 	(void)state;
-	p = start(known, &go);
-	snprintf(pid, sizeof(pid), "%d", (int)p);
-	snprintf(tid, sizeof(tid), "%d", (int)worker_tid(p));
+	start(&c, known);
+	snprintf(pid, sizeof(pid), "%d", (int)c.pid);
+	snprintf(tid, sizeof(tid), "%d", (int)worker_tid(c.pid));
 	snprintf(trace, sizeof(trace), "%s/speedscope.json", dir);
 	assert_int_equal(profctl(tr), 0);
-	stop(p, go);
+	stop(&c);
 	snprintf(args, sizeof(args),
 		 "%s .output/tests/trace_speedscope.png tr_outer tr_inner tr_sleep", trace);
 	assert_int_equal(chromium_check("trace_speedscope.py", args), 0);
@@ -215,12 +181,11 @@ static void test_speedscope(void **state)
 static void test_html(void **state)
 {
 	char page[96], report[96], args[256];
-	int go;
-	pid_t p;
+	struct child c;
 
 	(void)state;
-	p = known_both("html", "trace.html", "html", "report.html", page, report, &go);
-	stop(p, go);
+	known_both("html", "trace.html", "html", "report.html", page, report, &c);
+	stop(&c);
 	snprintf(args, sizeof(args),
 		 "%s .output/tests/trace_html.png worker 22 tr_outer tr_inner tr_sleep", page);
 	assert_int_equal(chromium_check("trace_html.py", args), 0);
@@ -234,14 +199,13 @@ static void test_html(void **state)
  * 50,000 more (a 1 us tick preempted on a loaded machine can last tens of
  * ms, up to a hundred with dozens of jobs on two CPUs: the slow one is far
  * longer) */
-static void ticking(int ready, int go)
+static void ticking(const struct child *c)
 {
-	char c;
-
 	{
 		PROF_USDT(tick_start); /* its segment, for trace to find */
 	}
-	if (write(ready, "r", 1) != 1 || read(go, &c, 1) != 1)
+	child_say(c, 'r');
+	if (!child_hear(c))
 		_exit(3);
 	for (int i = 0; i < 100000; i++) {
 		PROF_USDT(tick);
@@ -254,8 +218,7 @@ static void ticking(int ready, int go)
 			spin_ns(1000);
 		}
 	}
-	if (read(go, &c, 1) < 0)
-		_exit(3);
+	child_hear(c);
 }
 
 static void test_slow(void **state)
@@ -263,14 +226,15 @@ static void test_slow(void **state)
 	char pid[16], out[96], err[256] = "";
 	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "--slow", "tick:250ms",
 			     "-o", out, NULL };
-	int go, e[2], st;
-	pid_t p, w;
+	struct child c;
+	int e[2], st;
+	pid_t w;
 	ssize_t k;
 	size_t got = 0;
 
 	(void)state;
-	p = start(ticking, &go);
-	snprintf(pid, sizeof(pid), "%d", (int)p);
+	start(&c, ticking);
+	snprintf(pid, sizeof(pid), "%d", (int)c.pid);
 	snprintf(out, sizeof(out), "%s/slow.json", dir);
 	assert_int_equal(pipe(e), 0);
 	w = fork();
@@ -285,13 +249,13 @@ static void test_slow(void **state)
 	while (!strstr(err, "waiting") && (k = read(e[0], err + got, sizeof(err) - 1 - got)) > 0)
 		got += (size_t)k;
 	assert_non_null(strstr(err, "waiting for a call of tick"));
-	assert_int_equal(write(go, "g", 1), 1);
+	child_go(&c);
 	assert_int_equal(waitpid(w, &st, 0), w);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	close(e[0]);
 	assert_int_equal(check("slow", out, NULL), 0);
-	stop(p, go);
+	stop(&c);
 }
 
 /*
@@ -300,16 +264,17 @@ static void test_slow(void **state)
  * rate by 1% (a start-up calibration gone wrong, 10,000 ppm): 3 ms off by
  * then, which trace must not show.
  */
-static void late_mark(int ready, int go)
+static void late_mark(const struct child *c)
 {
 	struct timespec ts;
-	char c, line[64];
+	char line[64];
 	int n;
 
 	{
 		PROF_USDT(rt_first); /* the segment: tick_base is now */
 	}
-	if (write(ready, "r", 1) != 1 || read(go, &c, 1) != 1)
+	child_say(c, 'r');
+	if (!child_hear(c))
 		_exit(3);
 	usleep(300000);
 	{
@@ -319,23 +284,24 @@ static void late_mark(int ready, int go)
 	}
 	n = snprintf(line, sizeof(line), "%.3f\n",
 		     (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3);
-	if (write(ready, line, (size_t)n) != n || read(go, &c, 1) < 0)
+	if (write(c->wr, line, (size_t)n) != n)
 		_exit(3);
+	child_hear(c);
 }
 
 static void test_rate(void **state)
 {
 	char pid[16], out[96], path[1][96], at[64] = "", cmd[512];
 	const char *tr[] = { "trace", "--pid", pid, "--no-daemon", "-o", out, NULL };
-	int ready, go, fd;
+	struct child c;
+	int fd;
 	__u64 hz;
 	ssize_t k;
 	size_t got = 0;
-	pid_t p;
 
 	(void)state;
-	p = start_r(late_mark, &go, &ready);
-	assert_int_equal(test_seg_paths(p, prof_proc_start_token(p), path, 1), 1);
+	start(&c, late_mark);
+	assert_int_equal(test_seg_paths(c.pid, prof_proc_start_token(c.pid), path, 1), 1);
 	fd = open(path[0], O_RDWR | O_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(pread(fd, &hz, sizeof(hz), offsetof(struct prof_seg_hdr, tick_hz)),
@@ -344,17 +310,15 @@ static void test_rate(void **state)
 	assert_int_equal(pwrite(fd, &hz, sizeof(hz), offsetof(struct prof_seg_hdr, tick_hz)),
 			 sizeof(hz));
 	close(fd);
-	assert_int_equal(write(go, "g", 1), 1);
-	while (!strchr(at, '\n') && (k = read(ready, at + got, sizeof(at) - 1 - got)) > 0)
+	child_go(&c);
+	while (!strchr(at, '\n') && (k = read(c.rd, at + got, sizeof(at) - 1 - got)) > 0)
 		got += (size_t)k;
 	assert_non_null(strchr(at, '\n'));
 	*strchr(at, '\n') = 0;
-	snprintf(pid, sizeof(pid), "%d", (int)p);
+	snprintf(pid, sizeof(pid), "%d", (int)c.pid);
 	snprintf(out, sizeof(out), "%s/rate.json", dir);
 	assert_int_equal(profctl(tr), 0);
-	close(go);
-	close(ready);
-	assert_int_equal(waitpid(p, NULL, 0), p);
+	stop(&c);
 	/* within 100 us of the clock's own word, not 3 ms */
 	snprintf(cmd, sizeof(cmd), "python3 tests/check_trace.py at %s rt_mark %s 100 >&2", out,
 		 at);
@@ -370,10 +334,9 @@ static void *page_worker(void *arg)
 	return arg;
 }
 
-static void four_full(int ready, int go)
+static void four_full(const struct child *c)
 {
 	pthread_t th[4];
-	char c;
 
 	for (int i = 0; i < 4; i++)
 		if (pthread_create(&th[i], NULL, page_worker, NULL))
@@ -384,8 +347,8 @@ static void four_full(int ready, int go)
 	{
 		PROF_USDT(pg_main);
 	}
-	if (write(ready, "r", 1) != 1 || read(go, &c, 1) < 0)
-		_exit(3);
+	child_say(c, 'r');
+	child_hear(c);
 }
 
 /* the report page's timeline is a page, not a recording: the newest
@@ -397,17 +360,16 @@ static void test_page_cap(void **state)
 	const char *rep[] = { "report", "--pid", pid, "--no-daemon", "--format", "html", "-o", out,
 			      NULL };
 	size_t zones = 0;
-	int go;
-	pid_t p;
+	struct child c;
 	FILE *f;
 	long len;
 
 	(void)state;
-	p = start(four_full, &go);
-	snprintf(pid, sizeof(pid), "%d", (int)p);
+	start(&c, four_full);
+	snprintf(pid, sizeof(pid), "%d", (int)c.pid);
 	snprintf(out, sizeof(out), "%s/page.html", dir);
 	assert_int_equal(profctl(rep), 0);
-	stop(p, go);
+	stop(&c);
 	f = fopen(out, "r");
 	assert_non_null(f);
 	fseek(f, 0, SEEK_END);
