@@ -151,45 +151,10 @@ static void sweep_verb(const char *verb, const char *fmt)
 	free(want);
 }
 
-static void sweep(const char *fmt)
+/* report in the format the test's row names */
+static void test_report(void **state)
 {
-	sweep_verb("report", fmt);
-}
-
-static void test_pprof(void **state)
-{
-	(void)state;
-	sweep("pprof");
-}
-
-static void test_json(void **state)
-{
-	(void)state;
-	sweep("json");
-}
-
-static void test_html(void **state)
-{
-	(void)state;
-	sweep("html");
-}
-
-static void test_text(void **state)
-{
-	(void)state;
-	sweep("text");
-}
-
-static void test_csv(void **state)
-{
-	(void)state;
-	sweep("csv");
-}
-
-static void test_folded(void **state)
-{
-	(void)state;
-	sweep("folded");
+	sweep_verb("report", *state);
 }
 
 /* diff of the image with itself, each of its formats */
@@ -204,9 +169,12 @@ static void test_diff(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pprof), cmocka_unit_test(test_json),
-		cmocka_unit_test(test_html),  cmocka_unit_test(test_text),
-		cmocka_unit_test(test_csv),   cmocka_unit_test(test_folded),
+		test_row("test_pprof", test_report, "pprof", NULL),
+		test_row("test_json", test_report, "json", NULL),
+		test_row("test_html", test_report, "html", NULL),
+		test_row("test_text", test_report, "text", NULL),
+		test_row("test_csv", test_report, "csv", NULL),
+		test_row("test_folded", test_report, "folded", NULL),
 		cmocka_unit_test(test_diff),
 	};
 

@@ -125,66 +125,58 @@ static void check_no_bpf(int fd, const char *why)
 	assert_non_null(strstr(rep.why, why));
 }
 
-static void test_bpf_open_fails(void **state)
-{
-	int fd = start_faulty("bpf_object__open_skeleton#1", NULL);
+/* a fault (spec of start_faulty) and what profd says of it */
+struct fault {
+	const char *spec, *says;
+};
 
-	(void)state;
-	check_no_bpf(fd, "failed to open the BPF object: Cannot allocate memory");
+static const struct fault bpf_open = {
+	"bpf_object__open_skeleton#1", "failed to open the BPF object: Cannot allocate memory"
+};
+static const struct fault bpf_record_array = {
+	"bpf_map_create#1", "failed to make a record array: Cannot allocate memory"
+};
+static const struct fault bpf_size = {
+	"bpf_map__set_max_entries#2", "failed to size the maps: Device or resource busy"
+};
+static const struct fault bpf_load = {
+	"bpf_object__load_skeleton#1", "failed to load the BPF program: Operation not permitted"
+};
+
+/* kernel assistance fails to start as the row says: profd runs without */
+static void test_bpf_fails(void **state)
+{
+	const struct fault *f = *state;
+	int fd = start_faulty(f->spec, NULL);
+
+	check_no_bpf(fd, f->says);
 	close(fd);
 }
 
-static void test_bpf_record_array_fails(void **state)
+/* profd started with the sampler's fault spec, its state as profctl
+ * status asks it into *rep; the test skipped without kernel assistance */
+static int sampler_faulty(const char *spec, struct profd_samples_rep *rep)
 {
-	int fd = start_faulty("bpf_map_create#1", NULL);
-
-	(void)state;
-	check_no_bpf(fd, "failed to make a record array: Cannot allocate memory");
-	close(fd);
-}
-
-static void test_bpf_size_fails(void **state)
-{
-	int fd = start_faulty("bpf_map__set_max_entries#2", NULL);
-
-	(void)state;
-	check_no_bpf(fd, "failed to size the maps: Device or resource busy");
-	close(fd);
-}
-
-static void test_bpf_load_fails(void **state)
-{
-	int fd = start_faulty("bpf_object__load_skeleton#1", NULL);
-
-	(void)state;
-	check_no_bpf(fd, "failed to load the BPF program: Operation not permitted");
-	close(fd);
-}
-
-/* the sampler's state, as profctl status asks it */
-static void sampler_why(int fd, bool *bpf_on, struct profd_samples_rep *rep)
-{
+	int fd = start_faulty(spec, NULL);
 	struct profd_status st;
 	size_t len;
 	char *text;
 
 	assert_int_equal(profd_status(fd, &st), 0);
-	*bpf_on = st.bpf_on;
 	assert_int_equal(profd_samples(fd, 0, &text, &len, rep), 0);
 	free(text);
+	if (!st.bpf_on)
+		skip();
+	return fd;
 }
 
 /* the sampler's object does not open: the scheduler's program stays */
 static void test_sampler_open_fails(void **state)
 {
-	int fd = start_faulty("bpf_object__open_skeleton#2", NULL);
 	struct profd_samples_rep rep;
-	bool on;
+	int fd = sampler_faulty("bpf_object__open_skeleton#2", &rep);
 
 	(void)state;
-	sampler_why(fd, &on, &rep);
-	if (!on)
-		skip();
 	assert_int_equal(rep.hz, 0);
 	assert_non_null(strstr(rep.why, "profd failed to load its sampler"));
 	assert_true(log_says("sample: profd failed to load its sampler"));
@@ -194,14 +186,10 @@ static void test_sampler_open_fails(void **state)
 /* the sampler with its unmap tracer does not load: without it, it does */
 static void test_sampler_retry(void **state)
 {
-	int fd = start_faulty("bpf_object__load_skeleton#2", NULL);
 	struct profd_samples_rep rep;
-	bool on;
+	int fd = sampler_faulty("bpf_object__load_skeleton#2", &rep);
 
 	(void)state;
-	sampler_why(fd, &on, &rep);
-	if (!on)
-		skip();
 	assert_string_equal(rep.why, "");
 	assert_true(rep.hz > 0);
 	assert_true(log_says("sample: no maps generations"));
@@ -211,14 +199,10 @@ static void test_sampler_retry(void **state)
 /* no perf event on any CPU: sampling is off, saying why */
 static void test_perf_refused(void **state)
 {
-	int fd = start_faulty("sys_perf_event_open", NULL);
 	struct profd_samples_rep rep;
-	bool on;
+	int fd = sampler_faulty("sys_perf_event_open", &rep);
 
 	(void)state;
-	sampler_why(fd, &on, &rep);
-	if (!on)
-		skip();
 	assert_non_null(strstr(rep.why, "failed to open cpu-clock perf events: Permission denied"));
 	close(fd);
 }
@@ -325,33 +309,26 @@ static void test_memfd_refused(void **state)
 }
 
 /*
- * Out of fds at accept: the pending connection is shed, the next served
- * (start_faulty's first connection is the one shed: it connects again)
+ * A connection profd fails to take as the row says: shed, the next
+ * served.  Out of fds at accept (start_faulty's first connection is the
+ * one shed: it connects again); a peer whose credentials profd cannot get.
  */
-static void test_accept_out_of_fds(void **state)
+static const struct fault accept_no_fds = {
+	"accept4#1", "ctl: out of fds (Too many open files) with 0 connections"
+};
+static const struct fault no_peer_creds = {
+	"getsockopt#1", "ctl: failed to get the peer's credentials"
+};
+
+static void test_conn_fails(void **state)
 {
 	static const char *const no_bpf[] = { "--no-bpf", NULL };
-	int fd = start_faulty("accept4#1", no_bpf), fd2;
+	const struct fault *f = *state;
+	int fd = start_faulty(f->spec, no_bpf), fd2;
 	struct profd_status st;
 
-	(void)state;
 	assert_int_equal(profd_status(fd, &st), 0);
-	assert_true(log_says("ctl: out of fds (Too many open files) with 0 connections"));
-	fd2 = status_fd(&st);
-	close(fd2);
-	close(fd);
-}
-
-/* a peer whose credentials profd cannot get is closed, the next served */
-static void test_no_peer_creds(void **state)
-{
-	static const char *const no_bpf[] = { "--no-bpf", NULL };
-	int fd = start_faulty("getsockopt#1", no_bpf), fd2;
-	struct profd_status st;
-
-	(void)state;
-	assert_int_equal(profd_status(fd, &st), 0);
-	assert_true(log_says("ctl: failed to get the peer's credentials"));
+	assert_true(log_says(f->says));
 	fd2 = status_fd(&st);
 	close(fd2);
 	close(fd);
@@ -583,18 +560,18 @@ static void test_relative_socket(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_bpf_open_fails, teardown),
-		cmocka_unit_test_teardown(test_bpf_record_array_fails, teardown),
-		cmocka_unit_test_teardown(test_bpf_size_fails, teardown),
-		cmocka_unit_test_teardown(test_bpf_load_fails, teardown),
+		test_row("test_bpf_open_fails", test_bpf_fails, &bpf_open, teardown),
+		test_row("test_bpf_record_array_fails", test_bpf_fails, &bpf_record_array, teardown),
+		test_row("test_bpf_size_fails", test_bpf_fails, &bpf_size, teardown),
+		test_row("test_bpf_load_fails", test_bpf_fails, &bpf_load, teardown),
 		cmocka_unit_test_teardown(test_sampler_open_fails, teardown),
 		cmocka_unit_test_teardown(test_sampler_retry, teardown),
 		cmocka_unit_test_teardown(test_perf_refused, teardown),
 		cmocka_unit_test_teardown(test_memfd_refused, teardown),
 		cmocka_unit_test_teardown(test_uid_array_fails, teardown),
 		cmocka_unit_test_teardown(test_attach_fails, teardown),
-		cmocka_unit_test_teardown(test_accept_out_of_fds, teardown),
-		cmocka_unit_test_teardown(test_no_peer_creds, teardown),
+		test_row("test_accept_out_of_fds", test_conn_fails, &accept_no_fds, teardown),
+		test_row("test_no_peer_creds", test_conn_fails, &no_peer_creds, teardown),
 		cmocka_unit_test_teardown(test_bad_requests, teardown),
 		cmocka_unit_test_teardown(test_notify, teardown),
 		cmocka_unit_test_teardown(test_socket_too_long, teardown),

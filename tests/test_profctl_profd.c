@@ -17,7 +17,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -80,26 +79,12 @@ static bool warm_covered(void)
 	return yes;
 }
 
-/* a child as UID_A: n zones, then "R" on the pipe, then waits for ctl to close */
-struct kid {
-	pid_t pid;
-	int ctl;
-};
-
-static struct kid spawn_as_a(int n)
+/* a child as UID_A: n zones, then "R", then waits for the test's end */
+static struct child spawn_as_a(int n)
 {
-	int rd[2], ctl[2];
-	struct kid k = { -1, -1 };
-	char c;
+	struct child k;
 
-	assert_int_equal(pipe(rd), 0);
-	assert_int_equal(pipe(ctl), 0);
-	k.pid = fork();
-	assert_true(k.pid >= 0);
-	if (k.pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(rd[0]);
-		close(ctl[1]);
+	if (child_start(&k) == 0) {
 		if (setgid(UID_A) || setuid(UID_A))
 			_exit(2);
 		/* kernel facts from the first of the n (a loaded machine can
@@ -108,19 +93,13 @@ static struct kid spawn_as_a(int n)
 			usleep(10000);
 		for (int i = 0; i < n; i++)
 			pd_zone();
-		if (write(rd[1], "R", 1) != 1)
-			_exit(3);
+		child_say(&k, 'R');
 		/* until the test is done with us */
-		while (read(ctl[0], &c, 1) > 0)
+		while (child_hear(&k))
 			;
 		_exit(0);
 	}
-	close(rd[1]);
-	close(ctl[0]);
-	assert_int_equal(read(rd[0], &c, 1), 1);
-	assert_int_equal(c, 'R');
-	close(rd[0]);
-	k.ctl = ctl[1];
+	assert_int_equal(child_ready(&k), 'R');
 	return k;
 }
 
@@ -157,12 +136,6 @@ static void wait_followed(pid_t pid)
 	wait_listed(pid, false);
 }
 
-static void kid_end(struct kid *k)
-{
-	close(k->ctl);
-	waitpid(k->pid, NULL, 0);
-}
-
 /* save through profd: kernel columns kept; read back as profd reports it
  * (after the exit, so both are profd's kept copy) */
 static void test_save_via_profd(void **state)
@@ -170,7 +143,7 @@ static void test_save_via_profd(void **state)
 	char pid[16], file[128], live[128], saved[128];
 	struct prof_snapshot *s = NULL;
 	const struct prof_snap_node *n;
-	struct kid k;
+	struct child k;
 	char *a, *b;
 
 	(void)state;
@@ -181,7 +154,7 @@ static void test_save_via_profd(void **state)
 	snprintf(live, sizeof(live), "%s/live.csv", dir);
 	snprintf(saved, sizeof(saved), "%s/saved.csv", dir);
 	wait_followed(k.pid);
-	kid_end(&k);
+	child_end(&k);
 	/* profd keeps an exited process's data for a while */
 	{
 		const char *sv[] = { "save", "--pid", pid, "--since-start", "-o", file, NULL };
@@ -237,7 +210,7 @@ static void test_trace_via_profd(void **state)
 {
 	char pid[16], out[128], errf[128];
 	const char *tr[] = { "trace", "--pid", pid, "-o", out, NULL };
-	struct kid k;
+	struct child k;
 	char *text;
 	int saved;
 	__u64 end;
@@ -254,7 +227,7 @@ static void test_trace_via_profd(void **state)
 	assert_non_null(text);
 	assert_int_equal(count_of(text, "\"name\":\"pd_zone\""), 50);
 	free(text);
-	kid_end(&k);
+	child_end(&k);
 	/* gone: until profd notices, it hands over the segment it holds
 	 * (rings and all); then its copy, and one line says what it keeps */
 	for (end = now_ns() + 5000000000ull;; usleep(50000)) {
@@ -286,34 +259,32 @@ static void on_cpu(int cpu)
 
 /* once told to go: a zone that moves itself to the other cpu, one that
  * sleeps, five times; then "R" */
-static void facts_kid(int rd, int ctl)
+static void facts_kid(const struct child *k)
 {
-	char c;
-
-	if (write(rd, "A", 1) != 1 || read(ctl, &c, 1) != 1)
+	child_say(k, 'A');
+	if (!child_hear(k))
 		_exit(3);
 	/* until a call has kernel facts: the thread took its record (the
 	 * call that straddles the handover has none) */
-	for (int k = 0; k < 500 && !warm_covered(); k++)
+	for (int w = 0; w < 500 && !warm_covered(); w++)
 		usleep(10000);
 	for (int i = 0; i < 5; i++) {
 		{
 			PROF_USDT(tr_hop);
 			on_cpu(0);
-			for (int k = 0; k < 100000; k++)
-				sink += (unsigned long)k;
+			for (int j = 0; j < 100000; j++)
+				sink += (unsigned long)j;
 			on_cpu(1);
-			for (int k = 0; k < 100000; k++)
-				sink += (unsigned long)k;
+			for (int j = 0; j < 100000; j++)
+				sink += (unsigned long)j;
 		}
 		{
 			PROF_USDT(tr_nap);
 			usleep(2000);
 		}
 	}
-	if (write(rd, "R", 1) != 1)
-		_exit(3);
-	while (read(ctl, &c, 1) > 0)
+	child_say(k, 'R');
+	while (child_hear(k))
 		;
 }
 
@@ -323,38 +294,25 @@ static void facts_trace(const char *how, const char *args)
 {
 	char pid[16], out[128], errf[128], cmd[512];
 	const char *tr[] = { "trace", "--pid", pid, "-o", out, NULL };
-	int rd[2], ctl[2];
-	pid_t p;
-	char c;
+	struct child k;
 
-	assert_int_equal(pipe(rd), 0);
-	assert_int_equal(pipe(ctl), 0);
-	p = fork();
-	assert_true(p >= 0);
-	if (p == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(rd[0]);
-		close(ctl[1]);
+	if (child_start(&k) == 0) {
 		{
 			PROF_USDT(tr_first); /* registers with profd, then waits for it */
 		}
-		facts_kid(rd[1], ctl[0]);
+		facts_kid(&k);
 		_exit(0);
 	}
-	close(rd[1]);
-	close(ctl[0]);
-	assert_int_equal(read(rd[0], &c, 1), 1);
+	child_ready(&k);
 	/* the thread has its kernel record before its zones run */
-	wait_listed(p, true);
-	assert_int_equal(write(ctl[1], "g", 1), 1);
-	assert_int_equal(read(rd[0], &c, 1), 1);
-	snprintf(pid, sizeof(pid), "%d", (int)p);
+	wait_listed(k.pid, true);
+	child_go(&k);
+	child_ready(&k);
+	snprintf(pid, sizeof(pid), "%d", (int)k.pid);
 	snprintf(out, sizeof(out), "%s/facts.json", dir);
 	snprintf(errf, sizeof(errf), "%s/facts.err", dir);
 	assert_int_equal(test_profctl_run(errf, tr), 0);
-	close(ctl[1]);
-	waitpid(p, NULL, 0);
-	close(rd[0]);
+	child_end(&k);
 	snprintf(cmd, sizeof(cmd), "python3 tests/check_trace.py %s %s %s >&2", how, out,
 		 args);
 	assert_int_equal(system(cmd), 0);
@@ -477,7 +435,7 @@ static int scrape_has(uid_t uid, pid_t pid, bool all_users)
  * every user's (--all-users) */
 static void test_serve_other_user(void **state)
 {
-	struct kid k;
+	struct child k;
 	__u64 end;
 	int has = 0;
 
@@ -495,7 +453,7 @@ static void test_serve_other_user(void **state)
 	/* root's exporter, reachable by every local user, shows root's own */
 	assert_int_equal(scrape_has(0, k.pid, false), 0);
 	assert_int_equal(scrape_has(0, k.pid, true), 1);
-	kid_end(&k);
+	child_end(&k);
 }
 
 /* the value of the OpenMetrics sample "family{pid="P"...}" of pid, -1 if none */
@@ -519,7 +477,7 @@ static double sample_of(const char *text, const char *family, pid_t pid)
 static void test_oncpu_everywhere(void **state)
 {
 	char pid[16], out[128], file[128], cmd[1024];
-	struct kid k;
+	struct child k;
 	char *t;
 	long long total, oncpu, self_cpu;
 	double wall_s, cpu_s, self_s;
@@ -660,7 +618,7 @@ static void test_oncpu_everywhere(void **state)
 	} else {
 		fprintf(stderr, "go not installed: the pprof file not read by go tool pprof\n");
 	}
-	kid_end(&k);
+	child_end(&k);
 }
 
 int main(void)

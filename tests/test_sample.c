@@ -640,33 +640,15 @@ static void check_prog(const char *name)
 	free(folded);
 }
 
-static void test_gcc(void **state)
-{
-	(void)state;
-	check_prog("tests/sprog_gcc");
-}
-
-static void test_clang(void **state)
-{
-	(void)state;
-	check_prog("tests/sprog_clang");
-}
-
 /*
- * Without frame pointers the interrupted instruction (the innermost frame)
- * is still exact, so self shares and lines hold; the callers above it are
- * whatever the stack words say (often cut short).
+ * The program the test's row names, built by gcc and clang, with frame
+ * pointers and without: without, the interrupted instruction (the
+ * innermost frame) is still exact, so self shares and lines hold; the
+ * callers above it are whatever the stack words say (often cut short).
  */
-static void test_gcc_nofp(void **state)
+static void test_prog(void **state)
 {
-	(void)state;
-	check_prog("tests/sprog_gcc_nofp");
-}
-
-static void test_clang_nofp(void **state)
-{
-	(void)state;
-	check_prog("tests/sprog_clang_nofp");
+	check_prog(*state);
 }
 
 /* a stack that is garbage (its frame pointer points nowhere): profd takes
@@ -741,10 +723,10 @@ int main(void)
 		cmocka_unit_test(test_no_profd),
 		cmocka_unit_test(test_file_samples),
 		/* root */
-		cmocka_unit_test(test_gcc),
-		cmocka_unit_test(test_clang),
-		cmocka_unit_test(test_gcc_nofp),
-		cmocka_unit_test(test_clang_nofp),
+		test_row("test_gcc", test_prog, "tests/sprog_gcc", NULL),
+		test_row("test_clang", test_prog, "tests/sprog_clang", NULL),
+		test_row("test_gcc_nofp", test_prog, "tests/sprog_gcc_nofp", NULL),
+		test_row("test_clang_nofp", test_prog, "tests/sprog_clang_nofp", NULL),
 		cmocka_unit_test(test_garbage_stack),
 	};
 

@@ -299,6 +299,13 @@ static inline void test_filter_env(void)
 		cmocka_set_test_filter(f);
 }
 
+/* a test of a table: named name, fn runs with *state the table's row
+ * (then teardown, if not NULL), as cmocka_unit_test_prestate would but
+ * under a name of its own (TEST_FILTER and tests/mutate pick it) */
+#define test_row(name_, fn, row, teardown)                                                   \
+	{ .name = (name_), .test_func = (fn), .teardown_func = (teardown),                    \
+	  .initial_state = (void *)(uintptr_t)(row) }
+
 /* test_seg_paths: every start token (a pid of another pid namespace) */
 #define TEST_ANY_TOKEN (~0ull)
 
