@@ -108,6 +108,23 @@ static inline int test_profd_group_teardown(const char *dir, pid_t pid)
 	return test_dir_remove(dir);
 }
 
+/*
+ * setup() and teardown() of a test group that runs under
+ * test_profd_group_setup, named after the test, with the file's own dir,
+ * sock and profd_pid
+ */
+#define TEST_PROFD_GROUP(name)                                                                    \
+	static int setup(void **state)                                                            \
+	{                                                                                         \
+		(void)state;                                                                      \
+		return test_profd_group_setup(name, dir, sock, &profd_pid);                       \
+	}                                                                                         \
+	static int teardown(void **state)                                                         \
+	{                                                                                         \
+		(void)state;                                                                      \
+		return test_profd_group_teardown(dir, profd_pid);                                 \
+	}
+
 /* zone's callers in s (free them): its parents sum to its total and
  * calls, its children to its total minus its self time */
 static inline void test_callers_hold(struct prof_snapshot *s, const char *zone,

@@ -220,17 +220,7 @@ static void test_last_window(void **state)
 	assert_true(unknown);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return test_profd_group_setup("test_annot_profd", dir, sock, &profd_pid);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return test_profd_group_teardown(dir, profd_pid);
-}
+TEST_PROFD_GROUP("test_annot_profd")
 
 int main(void)
 {

@@ -43,17 +43,7 @@ static void pd_zone(void)
 	usleep(200);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return test_profd_group_setup("test_profctl_profd", dir, sock, &profd_pid);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return test_profd_group_teardown(dir, profd_pid);
-}
+TEST_PROFD_GROUP("test_profctl_profd")
 
 static void need_profd(void)
 {

@@ -46,10 +46,9 @@ static const char ctr_script[] =
 static bool ctr_hide_ns;
 
 struct ctr {
-	pid_t unshare; /* the runtime */
-	pid_t pid;     /* the payload, on the host */
-	int in, out;
-	char said[16]; /* its line */
+	struct child unshare; /* the runtime: its stdin, and its stdout and stderr */
+	pid_t pid;	      /* the payload, on the host */
+	char said[16];	      /* its line */
 };
 
 /* the container's payload pid on the host: unshare's child */
@@ -105,24 +104,20 @@ static struct ctr ctr_start(uid_t uid, bool with_sock, const char *wait)
 {
 	static char copy[128];
 	const char *payload = bin_for(uid, "tests/ctr_payload", copy);
-	struct ctr c = { -1, -1, -1, -1, "" };
+	struct ctr c = { .pid = -1 };
 	struct pollfd pf;
-	int in[2], out[2];
 	ssize_t n = 0;
 
 	if (access("/usr/bin/unshare", X_OK) && access("/bin/unshare", X_OK)) {
 		printf("skip: no unshare(1)\n");
 		skip();
 	}
-	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-	c.unshare = fork();
-	if (c.unshare == 0) {
+	if (child_start(&c.unshare) == 0) {
 		const char *argv[16] = { "unshare" };
 		int k = 1;
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(out[1], 2) < 0)
+		if (dup2(c.unshare.rd, 0) < 0 || dup2(c.unshare.wr, 1) < 0 ||
+		    dup2(c.unshare.wr, 2) < 0)
 			_exit(126);
 		if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
 			_exit(125);
@@ -146,16 +141,12 @@ static struct ctr ctr_start(uid_t uid, bool with_sock, const char *wait)
 		execvp("unshare", (char *const *)(uintptr_t)argv);
 		_exit(127);
 	}
-	kids_add(c.unshare);
-	close(in[0]);
-	close(out[1]);
-	c.in = in[1];
-	c.out = out[0];
-	pf.fd = c.out;
+	kids_add(c.unshare.pid);
+	pf.fd = c.unshare.rd;
 	pf.events = POLLIN;
 	/* the payload waits 5 s for profd at most */
 	if (poll(&pf, 1, 20000) == 1)
-		n = read(c.out, c.said, sizeof(c.said) - 1);
+		n = read(c.unshare.rd, c.said, sizeof(c.said) - 1);
 	if (n > 0)
 		c.said[n] = 0;
 	if (n < 2 || (c.said[0] != 'R' && c.said[0] != 'U')) {
@@ -163,7 +154,7 @@ static struct ctr ctr_start(uid_t uid, bool with_sock, const char *wait)
 		       n > 0 ? c.said : "no output");
 		skip();
 	}
-	c.pid = ctr_payload_pid(c.unshare);
+	c.pid = ctr_payload_pid(c.unshare.pid);
 	assert_true(c.pid > 0);
 	return c;
 }
@@ -186,12 +177,7 @@ static void ctr_files_remove(void)
 static void ctr_end(struct ctr *c)
 {
 	ctr_files_remove();
-	if (c->unshare <= 0)
-		return;
-	close(c->in);
-	close(c->out);
-	waitpid(c->unshare, NULL, 0);
-	c->unshare = -1;
+	child_end(&c->unshare);
 }
 
 /* profd's entry for pid, once it follows it (bounded) */

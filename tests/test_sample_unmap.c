@@ -126,17 +126,7 @@ static void test_unmapped(void **state)
 	assert_int_equal(waitpid(profd_pid, NULL, WNOHANG), 0);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return test_profd_group_setup("test_sample_unmap", dir, sock, &profd_pid);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return test_profd_group_teardown(dir, profd_pid);
-}
+TEST_PROFD_GROUP("test_sample_unmap")
 
 int main(void)
 {
