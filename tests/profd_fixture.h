@@ -269,6 +269,12 @@ static inline void rm_shm_baselines(uid_t uid, pid_t pid)
 	globfree(&g);
 }
 
+/* the program's tests run: the children quiet at exit and reaching
+ * profd, only TEST_FILTER's tests if it is set */
+#define profd_run_tests(tests)                                                              \
+	(setenv("PROF_QUIET", "1", 1), unsetenv("PROF_NO_DAEMON"), test_filter_env(),       \
+	 cmocka_run_group_tests(tests, NULL, NULL))
+
 #define UID_A 65534 /* nobody: owns the profiled process (another user below) */
 #define UID_B 65533 /* a second unprivileged uid */
 

@@ -601,8 +601,5 @@ int main(void)
 		cmocka_unit_test_teardown(test_segment_grace, teardown),
 	};
 
-	setenv("PROF_QUIET", "1", 1);
-	unsetenv("PROF_NO_DAEMON");
-	test_filter_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return profd_run_tests(tests);
 }
