@@ -34,6 +34,7 @@
 #include "client.h"
 #include "proto.h"
 #include "root_fixture.h"
+#include "child.h"
 
 #define SOCK_DIR "/tmp/profd-guard"
 #define USER_A "profdtA"
@@ -262,25 +263,19 @@ static inline void become(uid_t uid)
 /* fork a child that becomes uid and runs fn(arg), its result over a pipe */
 static inline int as_uid(uid_t uid, int (*fn)(void *), void *arg)
 {
-	int p[2], r = -EIO, st;
-	pid_t k;
+	struct child c;
+	int r = -EIO;
 
-	if (pipe(p))
-		return -errno;
-	k = fork();
-	if (k == 0) {
-		close(p[0]);
+	if (child_start(&c) == 0) {
 		become(uid);
 		r = fn(arg);
-		if (write(p[1], &r, sizeof(r)) != sizeof(r))
+		if (write(c.wr, &r, sizeof(r)) != sizeof(r))
 			_exit(3);
 		_exit(0);
 	}
-	close(p[1]);
-	if (read(p[0], &r, sizeof(r)) != sizeof(r))
+	if (read(c.rd, &r, sizeof(r)) != sizeof(r))
 		r = -EIO;
-	close(p[0]);
-	waitpid(k, &st, 0);
+	child_end(&c);
 	return r;
 }
 
@@ -292,25 +287,18 @@ static inline int as_uid(uid_t uid, int (*fn)(void *), void *arg)
 static inline pid_t as_uid_bg(uid_t uid, int (*fn)(int, void *), void *arg, int *said)
 {
 	struct pollfd p;
-	int pr[2];
-	pid_t k;
+	struct child c;
 
 	*said = -ETIMEDOUT;
-	if (pipe(pr))
-		return -1;
-	k = fork();
-	if (k == 0) {
-		close(pr[0]);
+	if (child_start(&c) == 0) {
 		become(uid);
-		_exit(fn(pr[1], arg) ? 1 : 0);
+		_exit(fn(c.wr, arg) ? 1 : 0);
 	}
-	close(pr[1]);
-	kids_add(k);
-	p = (struct pollfd){ .fd = pr[0], .events = POLLIN };
-	if (poll(&p, 1, 60000) != 1 || read(pr[0], said, sizeof(*said)) != sizeof(*said))
+	kids_add(c.pid);
+	p = (struct pollfd){ .fd = c.rd, .events = POLLIN };
+	if (poll(&p, 1, 60000) != 1 || read(c.rd, said, sizeof(*said)) != sizeof(*said))
 		*said = -ETIMEDOUT;
-	close(pr[0]);
-	return k;
+	return child_leave(&c);
 }
 
 struct timed {

@@ -17,26 +17,6 @@
 #include "prof.h"
 #include "busguard.h"
 
-/* this process's segment, open read-only (its size in *len) */
-static int own_seg_fd(size_t *len)
-{
-	struct prof_seg_ent *ents;
-	__u64 token = prof_proc_start_token(getpid());
-	struct stat st;
-	size_t n, i;
-	int fd = -1;
-
-	assert_int_equal(prof_seg_list(geteuid(), &ents, &n), 0);
-	for (i = 0; i < n && fd < 0; i++)
-		if (ents[i].pid == (__u32)getpid() && ents[i].start_token == token)
-			fd = prof_seg_open(&ents[i]);
-	free(ents);
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	*len = (size_t)st.st_size;
-	return fd;
-}
-
 /* what from holds from off on, into to, holes left holes (a segment is
  * mostly holes); the number of pages with data */
 static size_t copy_from(int from, int to, size_t off, size_t len)
@@ -85,7 +65,7 @@ static void test_truncated_read(void **state)
 
 	(void)state;
 	PROF_USDT(busguard_zone);
-	own = own_seg_fd(&len);
+	own = test_own_seg_fd(&len);
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	unlink(path);

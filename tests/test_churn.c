@@ -96,30 +96,6 @@ static __u64 snap_allocs(const struct prof_snapshot *s, const char *name)
 	return n;
 }
 
-/* this process's segment, mapped read-only as a reader maps it */
-static void *map_self(size_t *len)
-{
-	struct prof_seg_ent *ents;
-	size_t n = 0, i;
-	__u64 tok = prof_proc_start_token(getpid());
-	struct stat st;
-	void *mem;
-	int fd = -1;
-
-	assert_int_equal(prof_seg_list(geteuid(), &ents, &n), 0);
-	for (i = 0; i < n && fd < 0; i++)
-		if (ents[i].pid == (__u32)getpid() && ents[i].start_token == tok)
-			fd = prof_seg_open(&ents[i]);
-	free(ents);
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	assert_true(mem != MAP_FAILED);
-	*len = (size_t)st.st_size;
-	return mem;
-}
-
 /* the calls of zone name in the flat view of this process's mapping */
 static __u64 flat_calls(const char *name)
 {
@@ -128,7 +104,7 @@ static __u64 flat_calls(const char *name)
 	struct prof_seg_flat_cache *c = prof_seg_flat_cache__new();
 	size_t i, nrows = 0, len;
 	__u64 calls = 0;
-	void *mem = map_self(&len);
+	void *mem = test_own_segment(&len);
 	int round;
 
 	/* twice: the second from the cache */
@@ -241,7 +217,7 @@ static void test_churn_live(void **state)
 	run_threads(0, 1);
 	res[2].trace = 1;
 	for (i = 0; i < 3; i++) {
-		res[i].mem = map_self(&res[i].len);
+		res[i].mem = test_own_segment(&res[i].len);
 		assert_int_equal(pthread_create(&rd[i], NULL, reader, &res[i]), 0);
 	}
 	run_threads(1, CHURN_THREADS);

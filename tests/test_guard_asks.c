@@ -313,37 +313,25 @@ static int status_threads(void)
 
 /*
  * The victim: a process of uid B that registers its own thread over its
- * own connection, says 'r' on out (or 'x'), then waits for its pipe to close.
+ * own connection, says 'r' (or 'x'), then waits for the test's end.
  */
-static pid_t victim(uid_t uid, int *out, int *hold)
+static struct child victim(uid_t uid)
 {
-	int rp[2], hp[2];
-	char c;
-	pid_t k;
+	struct child k;
 
-	if (pipe(rp) || pipe(hp))
-		return -1;
-	k = fork();
-	if (k == 0) {
+	if (child_start(&k) == 0) {
 		int fd;
 
-		close(rp[0]);
-		close(hp[1]);
 		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
 			_exit(2);
+		/* a change of credentials cleared it */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		fd = profd_connect(sock_path);
-		c = fd >= 0 && do_register(fd, getpid()) == PROFD_MSG_REGISTERED ? 'r' : 'x';
-		if (write(rp[1], &c, 1) != 1)
-			_exit(3);
-		if (read(hp[0], &c, 1) < 0)
-			_exit(4);
+		child_say(&k, fd >= 0 && do_register(fd, getpid()) == PROFD_MSG_REGISTERED ? 'r'
+											     : 'x');
+		child_hear(&k);
 		_exit(0);
 	}
-	close(rp[1]);
-	close(hp[0]);
-	*out = rp[0];
-	*hold = hp[1];
 	return k;
 }
 
@@ -357,9 +345,9 @@ static pid_t victim(uid_t uid, int *out, int *hold)
  */
 static void test_pid_reuse(void **state)
 {
-	int fd, attempt, r = 0, vout = -1, vhold = -1, cp[2], go[2], res[2];
+	int fd, attempt, r = 0, cp[2], go[2], res[2];
 	pid_t p, v = -1, c = -1;
-	char ch;
+	struct child vk = { .pid = -1 };
 
 	(void)state;
 	fd = start_profd(0, NULL);
@@ -409,12 +397,11 @@ static void test_pid_reuse(void **state)
 			break;
 		fprintf(f, "%d", (int)p - 1);
 		fclose(f);
-		v = victim(uid_b, &vout, &vhold);
+		vk = victim(uid_b);
+		v = vk.pid;
 		if (v == p)
 			break;
-		close(vhold);
-		close(vout);
-		waitpid(v, NULL, 0);
+		child_end(&vk);
 		close(go[1]);
 		close(res[0]);
 		waitpid(c, NULL, 0);
@@ -425,8 +412,7 @@ static void test_pid_reuse(void **state)
 		skip();
 	}
 	kids_add(v);
-	assert_int_equal(read(vout, &ch, 1), 1);
-	assert_int_equal(ch, 'r');
+	assert_int_equal(child_ready(&vk), 'r');
 	assert_int_equal(status_threads(), 1);
 	/* the old connection asks for B's thread, then closes */
 	assert_int_equal(write(go[1], &v, sizeof(v)), sizeof(v));
@@ -438,11 +424,9 @@ static void test_pid_reuse(void **state)
 		assert_int_equal(status_threads(), 1);
 		usleep(30000);
 	}
-	close(vhold);
-	close(vout);
+	child_end(&vk);
 	close(go[1]);
 	close(res[0]);
-	waitpid(v, NULL, 0);
 	alarm(0);
 	close(fd);
 }
@@ -489,17 +473,12 @@ static bool wait_attached(bool want, double seconds)
 /* a victim of uid registers, its thread's kernel record is attached, then it ends */
 static void victim_attached(uid_t uid)
 {
-	int vout, vhold;
-	char ch;
-	pid_t v = victim(uid, &vout, &vhold);
+	struct child v = victim(uid);
 
-	kids_add(v);
-	assert_int_equal(read(vout, &ch, 1), 1);
-	assert_int_equal(ch, 'r');
+	kids_add(v.pid);
+	assert_int_equal(child_ready(&v), 'r');
 	assert_true(wait_attached(true, 1.0));
-	close(vhold);
-	close(vout);
-	waitpid(v, NULL, 0);
+	child_end(&v);
 }
 
 /*
@@ -629,6 +608,22 @@ static int group_teardown(void **state)
 	return teardown(state);
 }
 
+/* the baselines of pid the test's users and root left */
+static void baselines_gone(pid_t pid)
+{
+	char pat[64];
+	glob_t g;
+	size_t i;
+
+	snprintf(pat, sizeof(pat), "/dev/shm/profctl.*.%d.*", (int)pid);
+	if (!glob(pat, 0, NULL, &g)) {
+		for (i = 0; i < g.gl_pathc; i++)
+			if (unlink(g.gl_pathv[i]))
+				rmdir(g.gl_pathv[i]);
+		globfree(&g);
+	}
+}
+
 static void test_profd_group(void **state)
 {
 	int fd, n;
@@ -667,19 +662,8 @@ static void test_profd_group(void **state)
 	assert_int_equal(as_uid(uid_a, reset_it, NULL), 0);
 	n = as_uid(uid_a, calls_it, NULL);
 	assert_true(n == 0 || n == -1);
-	{
-		char pat[64];
-		glob_t g;
-		size_t i;
-
-		/* the baselines they left (their $XDG_RUNTIME_DIR is not theirs) */
-		snprintf(pat, sizeof(pat), "/dev/shm/profctl.*.%d.*", (int)a);
-		if (!glob(pat, 0, NULL, &g)) {
-			for (i = 0; i < g.gl_pathc; i++)
-				unlink(g.gl_pathv[i]);
-			globfree(&g);
-		}
-	}
+	/* the baselines they left (their $XDG_RUNTIME_DIR is not theirs) */
+	baselines_gone(a);
 	assert_int_equal(system("gpasswd -d " USER_A " profd >/dev/null && "
 				"gpasswd -d " USER_B " profd >/dev/null"),
 			 0);
@@ -730,22 +714,6 @@ static void baseline_name(struct plant *p, uid_t uid, pid_t pid, char kind)
 	snprintf(p->path, sizeof(p->path), "/dev/shm/profctl.%u.%d.%llu", (unsigned int)uid,
 		 (int)pid, (unsigned long long)prof_proc_start_token(pid));
 	p->kind = kind;
-}
-
-/* the baselines of pid the test's users and root left */
-static void baselines_gone(pid_t pid)
-{
-	char pat[64];
-	glob_t g;
-	size_t i;
-
-	snprintf(pat, sizeof(pat), "/dev/shm/profctl.*.%d.*", (int)pid);
-	if (!glob(pat, 0, NULL, &g)) {
-		for (i = 0; i < g.gl_pathc; i++)
-			if (unlink(g.gl_pathv[i]))
-				rmdir(g.gl_pathv[i]);
-		globfree(&g);
-	}
 }
 
 /* A's process, followed by profd (its fd in *fd), and first B's things

@@ -292,15 +292,10 @@ static void test_list_and_top(void **state)
 	snprintf(out, sizeof(out), "%s/top.txt", dir);
 	assert_int_equal(run(out, top), 0);
 	text = test_slurp(out, NULL);
-	assert_non_null(strstr(text, "profctl top - pid"));
-	assert_non_null(strstr(text, "live_outer"));
 	/* max is the interval's, not since the start; a live process is not
-	 * exited */
-	assert_non_null(strstr(text, " max "));
-	assert_null(strstr(text, "max(all)"));
-	assert_null(strstr(text, "exited"));
-	/* plain frames without a terminal: no escapes */
-	assert_null(strchr(text, '\033'));
+	 * exited; plain frames without a terminal: no escapes */
+	assert_all_in(text, "profctl top - pid", "live_outer", " max ");
+	assert_none_in(text, "max(all)", "exited", "\033");
 	free(text);
 }
 
@@ -497,10 +492,8 @@ static void test_killed_is_exited(void **state)
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	snprintf(out, sizeof(out), "%s/killed.json", dir);
 	text = text_of_gone(p, out, a);
-	assert_non_null(strstr(text, "\"exited\":true"));
-	assert_non_null(strstr(text, "\"state\":\"exited\""));
-	assert_null(strstr(text, "\"state\":\"alive\""));
-	assert_non_null(strstr(text, "live_outer"));
+	assert_all_in(text, "\"exited\":true", "\"state\":\"exited\"", "live_outer");
+	assert_none_in(text, "\"state\":\"alive\"");
 	free(text);
 }
 

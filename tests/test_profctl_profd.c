@@ -69,11 +69,13 @@ static bool warm_covered(void)
 	return yes;
 }
 
-/* a child as UID_A: n zones, then "R", then waits for the test's end */
-static struct child spawn_as_a(int n)
+/* with profd (the test skipped without), a child as UID_A: n zones, then
+ * "R", then waits for the test's end; its pid into pid (16 bytes) if set */
+static struct child spawn_as_a(int n, char *pid)
 {
 	struct child k;
 
+	need_profd();
 	if (child_start(&k) == 0) {
 		if (setgid(UID_A) || setuid(UID_A))
 			_exit(2);
@@ -90,6 +92,8 @@ static struct child spawn_as_a(int n)
 		_exit(0);
 	}
 	assert_int_equal(child_ready(&k), 'R');
+	if (pid)
+		snprintf(pid, 16, "%d", (int)k.pid);
 	return k;
 }
 
@@ -137,9 +141,7 @@ static void test_save_via_profd(void **state)
 	char *a, *b;
 
 	(void)state;
-	need_profd();
-	k = spawn_as_a(50);
-	snprintf(pid, sizeof(pid), "%d", (int)k.pid);
+	k = spawn_as_a(50, pid);
 	snprintf(file, sizeof(file), "%s/k.prof", dir);
 	snprintf(live, sizeof(live), "%s/live.csv", dir);
 	snprintf(saved, sizeof(saved), "%s/saved.csv", dir);
@@ -206,9 +208,7 @@ static void test_trace_via_profd(void **state)
 	__u64 end;
 
 	(void)state;
-	need_profd();
-	k = spawn_as_a(50);
-	snprintf(pid, sizeof(pid), "%d", (int)k.pid);
+	k = spawn_as_a(50, pid);
 	snprintf(out, sizeof(out), "%s/trace.json", dir);
 	snprintf(errf, sizeof(errf), "%s/trace.err", dir);
 	wait_followed(k.pid);
@@ -430,8 +430,7 @@ static void test_serve_other_user(void **state)
 	int has = 0;
 
 	(void)state;
-	need_profd();
-	k = spawn_as_a(5);
+	k = spawn_as_a(5, NULL);
 	/* profd follows a new segment at its next look (bounded) */
 	for (end = now_ns() + 5000000000ull; now_ns() < end; usleep(50000))
 		if ((has = scrape_has(UID_A, k.pid, false)) != 0)
@@ -473,9 +472,7 @@ static void test_oncpu_everywhere(void **state)
 	double wall_s, cpu_s, self_s;
 
 	(void)state;
-	need_profd();
-	k = spawn_as_a(50);
-	snprintf(pid, sizeof(pid), "%d", (int)k.pid);
+	k = spawn_as_a(50, pid);
 	snprintf(out, sizeof(out), "%s/oncpu.out", dir);
 	snprintf(file, sizeof(file), "%s/oncpu.prof", dir);
 	wait_listed(k.pid, true);

@@ -149,15 +149,14 @@ static void test_exposition(void **state)
 	snprintf(lbl, sizeof(lbl), "{pid=\"%d\",comm=\"", (int)driven);
 	p = strstr(text, lbl);
 	assert_non_null(p);
-	/* the families, OpenMetrics style */
-	assert_non_null(strstr(text, "# TYPE profd_zone_calls counter\n"));
-	assert_non_null(strstr(text, "# TYPE profd_zone_duration_seconds histogram\n"));
-	assert_non_null(strstr(text, "# UNIT profd_zone_self_seconds seconds\n"));
-	assert_non_null(strstr(text, "# TYPE profd_process info\n"));
-	/* on-CPU time beside wall time; without profd nobody knows it: the
-	 * family is there, with no sample (never 0) */
-	assert_non_null(strstr(text, "# TYPE profd_zone_oncpu_seconds counter\n"));
-	assert_non_null(strstr(text, "# TYPE profd_zone_self_oncpu_seconds counter\n"));
+	/* the families, OpenMetrics style; on-CPU time beside wall time
+	 * (without profd nobody knows it: the family is there, with no
+	 * sample, never 0) */
+	assert_all_in(text, "# TYPE profd_zone_calls counter\n",
+		      "# TYPE profd_zone_duration_seconds histogram\n",
+		      "# UNIT profd_zone_self_seconds seconds\n", "# TYPE profd_process info\n",
+		      "# TYPE profd_zone_oncpu_seconds counter\n",
+		      "# TYPE profd_zone_self_oncpu_seconds counter\n");
 	snprintf(key, sizeof(key), "profd_zone_oncpu_seconds_total{pid=\"%d\"", (int)driven);
 	assert_null(strstr(text, key));
 	snprintf(key, sizeof(key), "profd_zone_self_oncpu_seconds_total{pid=\"%d\"", (int)driven);

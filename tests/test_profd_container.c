@@ -225,6 +225,30 @@ static __u64 check_ctr_snapshot(int fd, const struct ctr *c, uid_t uid)
 }
 
 /*
+ * profctl inside the container (args: nsenter ... profctl list --format
+ * json): through profd, its pid 1 listed by that pid, with none of the
+ * host's pids (host's, nor the container's own as the host sees it); then
+ * args made report --pid 1: its text (free it)
+ */
+static char *ctr_inside(const char **args, pid_t host, pid_t ctr)
+{
+	char hk[32], ck[32], *text;
+
+	assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
+	snprintf(hk, sizeof(hk), "\"pid\":%d,", (int)host);
+	snprintf(ck, sizeof(ck), "\"pid\":%d,", (int)ctr);
+	assert_all_in(text, "\"source\":\"profd\"", "\"pid\":1,");
+	assert_none_in(text, "\"ns_pid\"", hk, ck);
+	free(text);
+	args[12] = "report";
+	args[13] = "--pid";
+	args[14] = "1";
+	assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
+	assert_non_null(strstr(text, "process 1 (ctr_payload)"));
+	return text;
+}
+
+/*
  * A container with profd's socket bind-mounted: its runtime registers as
  * usual, through the default path, and hands its segment over.  The host
  * lists and reports it by host pid with its own pid and cgroup, and with
@@ -233,7 +257,7 @@ static __u64 check_ctr_snapshot(int fd, const struct ctr *c, uid_t uid)
  */
 static void test_container(void **state)
 {
-	char hp[16], cp[16], pidkey[32], migr[32], *text = NULL;
+	char hp[16], pidkey[32], migr[32], *text = NULL;
 	const char *list_json[] = { "list", "--format", "json", NULL };
 	struct profd_proc e;
 	struct child host;
@@ -347,19 +371,7 @@ static void test_container(void **state)
 				       "--flat",       "--format", "csv",    NULL };
 		char *row;
 
-		assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
-		assert_non_null(strstr(text, "\"source\":\"profd\""));
-		assert_non_null(strstr(text, "\"pid\":1,"));
-		assert_null(strstr(text, "\"ns_pid\""));
-		snprintf(cp, sizeof(cp), "\"pid\":%d,", (int)host.pid);
-		assert_null(strstr(text, cp));
-		assert_null(strstr(text, pidkey));
-		free(text);
-		args[12] = "report";
-		args[13] = "--pid";
-		args[14] = "1";
-		assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
-		assert_non_null(strstr(text, "process 1 (ctr_payload)"));
+		text = ctr_inside(args, host.pid, c.pid);
 		assert_null(strstr(text, "container pid"));
 		free(text);
 		/* a reset by its own pid: its reports inside count from
@@ -587,7 +599,7 @@ static void test_container_least_privilege(void **state)
 			       "PROF_SOCKET", "-u", "PROFD_SOCKET",
 			       sibling_bin("profctl", bin, sizeof(bin)), "list", "--format",
 			       "json", NULL };
-	char hp[16], key[32], *text = NULL;
+	char hp[16], *text = NULL;
 	struct profd_proc e;
 	struct child host;
 	struct ctr c, c2;
@@ -613,20 +625,7 @@ static void test_container_least_privilege(void **state)
 	assert_int_equal(e.ns_pid, 1);
 	snprintf(hp, sizeof(hp), "%d", (int)c.pid);
 	args[2] = hp;
-	assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
-	assert_non_null(strstr(text, "\"source\":\"profd\""));
-	assert_non_null(strstr(text, "\"pid\":1,"));
-	assert_null(strstr(text, "\"ns_pid\""));
-	snprintf(key, sizeof(key), "\"pid\":%d,", (int)host.pid);
-	assert_null(strstr(text, key));
-	snprintf(key, sizeof(key), "\"pid\":%d,", (int)c.pid);
-	assert_null(strstr(text, key));
-	free(text);
-	args[12] = "report";
-	args[13] = "--pid";
-	args[14] = "1";
-	assert_int_equal(cmd_run(0, "nsenter", args, false, &text), 0);
-	assert_non_null(strstr(text, "process 1 (ctr_payload)"));
+	text = ctr_inside(args, host.pid, c.pid);
 	assert_non_null(strstr(text, "migrate_zone"));
 	free(text);
 	assert_int_equal(ns_claims(c.pid), 0);

@@ -74,31 +74,34 @@ static inline struct prof_snapshot *test_snapshot_opts(pid_t pid, unsigned int f
 	return s;
 }
 
-/* this process's own segment, mapped read-only (its size in *len) */
-static inline void *test_own_segment(size_t *len)
+/* this process's segment, open read-only (its size in *len) */
+static inline int test_own_seg_fd(size_t *len)
 {
 	struct prof_seg_ent *ents;
 	__u64 token = prof_proc_start_token(getpid());
 	struct stat st;
-	void *mem = NULL;
 	size_t n, i;
+	int fd = -1;
 
 	assert_int_equal(prof_seg_list(geteuid(), &ents, &n), 0);
-	for (i = 0; i < n && !mem; i++) {
-		int fd;
-
-		if (ents[i].pid != (__u32)getpid() || ents[i].start_token != token)
-			continue;
-		fd = prof_seg_open(&ents[i]);
-		assert_true(fd >= 0);
-		assert_int_equal(fstat(fd, &st), 0);
-		mem = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-		assert_true(mem != MAP_FAILED);
-		*len = (size_t)st.st_size;
-		close(fd);
-	}
+	for (i = 0; i < n && fd < 0; i++)
+		if (ents[i].pid == (__u32)getpid() && ents[i].start_token == token)
+			fd = prof_seg_open(&ents[i]);
 	free(ents);
-	assert_non_null(mem);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	*len = (size_t)st.st_size;
+	return fd;
+}
+
+/* this process's own segment, mapped read-only (its size in *len) */
+static inline void *test_own_segment(size_t *len)
+{
+	int fd = test_own_seg_fd(len);
+	void *mem = mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0);
+
+	close(fd);
+	assert_true(mem != MAP_FAILED);
 	return mem;
 }
 
@@ -298,6 +301,19 @@ static inline void test_filter_env(void)
 	if (f && *f)
 		cmocka_set_test_filter(f);
 }
+
+/* each string of a NULL-terminated list is in text (found: true) or none
+ * is (false); a failure names the string */
+static inline void test_strs_in(const char *text, const char *const *strs, bool found)
+{
+	for (; *strs; strs++)
+		if (!strstr(text, *strs) == found)
+			fail_msg("'%s' %s:\n%s", *strs, found ? "missing" : "found", text);
+}
+
+#define assert_all_in(text, ...) test_strs_in((text), (const char *const[]){ __VA_ARGS__, NULL }, true)
+#define assert_none_in(text, ...)                                                                \
+	test_strs_in((text), (const char *const[]){ __VA_ARGS__, NULL }, false)
 
 /* a test of a table: named name, fn runs with *state the table's row
  * (then teardown, if not NULL), as cmocka_unit_test_prestate would but
