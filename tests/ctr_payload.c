@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "prof.h"
+#include "migrate_zones.h"
 
-#define CTR_CALLS 20 /* profd_fixture.h's MIGR_CALLS */
 
 static unsigned long long now_ns(void)
 {
@@ -30,23 +30,6 @@ static unsigned long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
-
-static void spin_ns(unsigned long long ns)
-{
-	unsigned long long end = now_ns() + ns;
-
-	while (now_ns() < end)
-		;
-}
-
-static void set_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
 }
 
 static void ctr_wait_zone(void)
@@ -67,19 +50,6 @@ static int registered(double seconds)
 		ctr_wait_zone();
 		usleep(10000);
 	}
-}
-
-static void migrate_zone(int to)
-{
-	PROF_USDT(migrate_zone);
-	set_cpu(to);
-	spin_ns(200000);
-}
-
-static void stay_zone(void)
-{
-	PROF_USDT(stay_zone);
-	spin_ns(200000);
 }
 
 /* our segments' names in /dev/shm, gone (the mapping stays) */
@@ -103,20 +73,14 @@ static void hide(void)
 int main(int argc, char **argv)
 {
 	double wait = argc > 1 ? atof(argv[1]) : 5;
-	int i, cpu = 0, reg;
+	int reg;
 	char c;
 
 	ctr_wait_zone();
 	reg = wait > 0 && registered(wait);
 	if (argc > 2 && !strcmp(argv[2], "hide"))
 		hide();
-	set_cpu(cpu);
-	for (i = 0; i < CTR_CALLS; i++) {
-		stay_zone();
-		cpu ^= 1;
-		migrate_zone(cpu);
-		stay_zone();
-	}
+	migrate_calls();
 	printf("%c %d\n", reg ? 'R' : 'U', (int)getpid());
 	fflush(stdout);
 	while (read(0, &c, 1) > 0)

@@ -12,6 +12,7 @@
 
 static char dir[64], sock[128];
 static pid_t profd_pid = -1, child = -1, still = -1;
+static struct child prog, still_prog; /* child's and still's */
 static volatile unsigned long sink;
 
 /* --- the program ---------------------------------------------------- */
@@ -115,30 +116,23 @@ static int setup(void **state)
 	(void)state;
 	if (test_profd_group_setup("test_oracle", dir, sock, &profd_pid))
 		return -1;
-	/* baselines of resets: this test's own */
-	setenv("XDG_RUNTIME_DIR", dir, 1);
 	if (profd_pid < 0)
 		return 0;
-	child = fork();
-	if (child == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (child_start(&prog) == 0) {
 		program();
 		_exit(0);
 	}
-	return child > 0 ? 0 : -1;
+	child = prog.pid;
+	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	if (child > 0) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-	}
-	if (still > 0) {
-		kill(still, SIGKILL);
-		waitpid(still, NULL, 0);
-	}
+	if (child > 0)
+		child_kill(&prog);
+	if (still > 0)
+		child_kill(&still_prog);
 	return test_profd_group_teardown(dir, profd_pid);
 }
 

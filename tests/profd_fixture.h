@@ -45,10 +45,10 @@
 #include "root_fixture.h"
 #include "shm_private.h"
 #include "child.h"
+#include "migrate_zones.h"
 
 #define SOCK_DIR "/tmp/profd-test"
 #define SLEEP_CALLS 10
-#define MIGR_CALLS 20
 
 static char sock_path[128];
 static pid_t profd_pid = -1;
@@ -272,8 +272,7 @@ static inline void rm_shm_baselines(uid_t uid, pid_t pid)
 /* the program's tests run: the children quiet at exit and reaching
  * profd, only TEST_FILTER's tests if it is set */
 #define profd_run_tests(tests)                                                              \
-	(setenv("PROF_QUIET", "1", 1), unsetenv("PROF_NO_DAEMON"), test_filter_env(),       \
-	 cmocka_run_group_tests(tests, NULL, NULL))
+	(setenv("PROF_QUIET", "1", 1), unsetenv("PROF_NO_DAEMON"), test_run_group(tests, NULL, NULL))
 
 #define UID_A 65534 /* nobody: owns the profiled process (another user below) */
 #define UID_B 65533 /* a second unprivileged uid */
@@ -501,28 +500,6 @@ static inline void fixture_teardown(void)
 		rmdir(dir);
 	}
 	profd_as = 0;
-}
-
-static inline void set_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
-static inline void migrate_zone(int to)
-{
-	PROF_USDT(migrate_zone);
-	set_cpu(to);
-	spin_ns(200000);
-}
-
-static inline void stay_zone(void)
-{
-	PROF_USDT(stay_zone);
-	spin_ns(200000);
 }
 
 static inline void sleep_zone(void)

@@ -91,12 +91,15 @@ static inline int test_dir_remove(const char *dir)
 
 /*
  * A test group's private directory (test_dir_make), profd on its socket
- * (sock, 128 bytes), its pid in *pid; 0 or -1.  And its end.
+ * (sock, 128 bytes), its pid in *pid; 0 or -1.  And its end.  The
+ * directory is $XDG_RUNTIME_DIR too: the baselines of the group's resets
+ * are its own.
  */
 static inline int test_profd_group_setup(const char *name, char *dir, char *sock, pid_t *pid)
 {
 	if (test_dir_make(name, dir))
 		return -1;
+	setenv("XDG_RUNTIME_DIR", dir, 1);
 	snprintf(sock, 128, "%s/profd.sock", dir);
 	test_profd_start(sock, pid);
 	return 0;

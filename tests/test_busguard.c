@@ -125,6 +125,5 @@ int main(void)
 		cmocka_unit_test(test_truncated_read),
 	};
 
-	test_filter_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return test_run_group(tests, NULL, NULL);
 }

@@ -22,30 +22,13 @@
 /* a packet of type with payload, and nfds copies of fd (0..2) along */
 static void queue(int sock, __u32 type, const void *p, size_t len, int fd, int nfds)
 {
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} u;
 	char pkt[PROFD_MSG_MAX];
 	struct profd_hdr h = { type, (__u32)(sizeof(h) + len) };
-	struct iovec iov = { pkt, sizeof(h) + len };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	int fds[2] = { fd, fd };
 
 	memcpy(pkt, &h, sizeof(h));
 	memcpy(pkt + sizeof(h), p, len);
-	if (nfds) {
-		struct cmsghdr *c;
-
-		m.msg_control = u.buf;
-		m.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-		memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
-	}
-	assert_int_equal(sendmsg(sock, &m, MSG_NOSIGNAL), (ssize_t)iov.iov_len);
+	assert_int_equal(test_send_fds(sock, pkt, sizeof(h) + len, fd, nfds),
+			 (ssize_t)(sizeof(h) + len));
 }
 
 /* a memfd holding len bytes of buf */

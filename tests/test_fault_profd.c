@@ -579,6 +579,5 @@ int main(void)
 		cmocka_unit_test_teardown(test_relative_socket, teardown),
 	};
 
-	test_filter_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return test_run_group(tests, NULL, NULL);
 }

@@ -568,6 +568,5 @@ int main(void)
 		cmocka_unit_test_teardown(test_conn_fair, teardown),
 	};
 
-	test_filter_env();
-	return cmocka_run_group_tests(tests, setup, teardown_all);
+	return test_run_group(tests, setup, teardown_all);
 }

@@ -20,25 +20,11 @@ static int send_fds(int fd, int nsfd, int nfds, bool status)
 		struct profd_hdr h;
 		struct profd_pidns p;
 	} req = { { PROFD_MSG_PIDNS, sizeof(req) }, { 0, 0 } };
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} cb;
-	int fds[2] = { nsfd, nsfd };
-	struct iovec iov = { &req, status ? sizeof(req.h) : sizeof(req) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.buf };
-	struct cmsghdr *c;
+	size_t len = status ? sizeof(req.h) : sizeof(req);
 
 	if (status)
 		req.h = (struct profd_hdr){ PROFD_MSG_STATUS_REQ, sizeof(req.h) };
-	memset(&cb, 0, sizeof(cb));
-	msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-	memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
-	return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -errno;
+	return test_send_fds(fd, &req, len, nsfd, nfds) == (ssize_t)len ? 0 : -errno;
 }
 
 /* nsfd handed over as our pid namespace: refused (EPERM), and the
@@ -901,6 +887,5 @@ int main(void)
 		cmocka_unit_test_teardown(test_planted_output, teardown),
 	};
 
-	test_filter_env();
-	return cmocka_run_group_tests(tests, setup, teardown_all);
+	return test_run_group(tests, setup, teardown_all);
 }

@@ -26,18 +26,6 @@ static int exists(const char *rel)
 	return !stat(path, &st) && S_ISREG(st.st_mode);
 }
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 static int setup(void **state)
 {
 	(void)state;
@@ -45,8 +33,9 @@ static int setup(void **state)
 	if (!mkdtemp(prefix))
 		return -1;
 	/* the build is there already (tests/run builds first): this installs */
-	return sh("make -s install PREFIX=%s >%s/make.log 2>&1 || { cat %s/make.log; exit 1; }",
-		  prefix, prefix, prefix)
+	return test_sh("make -s install PREFIX=%s >%s/make.log 2>&1 || { cat %s/make.log; exit 1; "
+		       "}",
+		       prefix, prefix, prefix)
 		       ? -1
 		       : 0;
 }
@@ -54,7 +43,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	sh("rm -rf %s", prefix);
+	test_sh("rm -rf %s", prefix);
 	return 0;
 }
 
@@ -67,33 +56,35 @@ static void test_files(void **state)
 	assert_true(exists("include/prof/profsched.h"));
 	assert_false(exists("include/prof/snapshot.h"));
 	assert_false(exists("include/prof/runtime.h"));
-	assert_int_equal(sh("test $(ls %s/include/prof | wc -l) = 3", prefix), 0);
+	assert_int_equal(test_sh("test $(ls %s/include/prof | wc -l) = 3", prefix), 0);
 	assert_true(exists("share/man/man3/prof.3"));
 	assert_true(exists("share/man/man1/profctl.1"));
 	assert_true(exists("share/man/man8/profd.8"));
 	assert_true(exists("share/prof/report.schema.json"));
 	assert_int_equal(
-		sh("cmp -s tests/report.schema.json %s/share/prof/report.schema.json", prefix), 0);
+		test_sh("cmp -s tests/report.schema.json %s/share/prof/report.schema.json", prefix),
+		0);
 	/* prof.h writes its USDT notes itself: no sys/sdt.h to install */
-	assert_int_equal(sh("! grep -q '#include <sys/sdt.h>' %s/include/prof/prof.h", prefix), 0);
-	assert_int_equal(sh("PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --list-all | "
-			    "grep '^prof ' | grep -q sdt && exit 1; exit 0",
-			    prefix),
+	assert_int_equal(test_sh("! grep -q '#include <sys/sdt.h>' %s/include/prof/prof.h", prefix),
+			 0);
+	assert_int_equal(test_sh("PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --list-all | "
+				 "grep '^prof ' | grep -q sdt && exit 1; exit 0",
+				 prefix),
 			 0);
 	/* prof(3) renders and lists every macro and variable */
 	assert_int_equal(
-		sh("MANWIDTH=80 man -l %s/share/man/man3/prof.3 2>&1 >/dev/null | "
-		   "grep -q . && exit 1; "
-		   "t=$(MANWIDTH=80 man -l %s/share/man/man3/prof.3 2>/dev/null); "
-		   "for w in PROF_USDT PROF_FUNC PROF_DEFINE PROF_DECLARE PROF_SCOPE "
-		   "PROF_BEGIN PROF_END PROF_FRAME PROF_ALLOC PROF_FREE PROF_THREAD_NAME "
-		   "PROF_REPORT PROF_REPORT_FORMAT PROF_REPORT_COMPENSATE PROF_LOG_INTERVAL "
-		   "PROF_MAX_THREADS "
-		   "PROF_MAX_NODES PROF_MAX_SITES PROF_CLOCK PROF_KEEP PROF_SOCKET "
-		   "PROFD_SOCKET PROF_NO_DAEMON PROF_QUIET; do "
-		   "echo \"$t\" | grep -q \"$w\" || { echo \"prof(3) lacks $w\"; exit 1; }; "
-		   "done",
-		   prefix, prefix),
+		test_sh("MANWIDTH=80 man -l %s/share/man/man3/prof.3 2>&1 >/dev/null | "
+			"grep -q . && exit 1; "
+			"t=$(MANWIDTH=80 man -l %s/share/man/man3/prof.3 2>/dev/null); "
+			"for w in PROF_USDT PROF_FUNC PROF_DEFINE PROF_DECLARE PROF_SCOPE "
+			"PROF_BEGIN PROF_END PROF_FRAME PROF_ALLOC PROF_FREE PROF_THREAD_NAME "
+			"PROF_REPORT PROF_REPORT_FORMAT PROF_REPORT_COMPENSATE PROF_LOG_INTERVAL "
+			"PROF_MAX_THREADS "
+			"PROF_MAX_NODES PROF_MAX_SITES PROF_CLOCK PROF_KEEP PROF_SOCKET "
+			"PROFD_SOCKET PROF_NO_DAEMON PROF_QUIET; do "
+			"echo \"$t\" | grep -q \"$w\" || { echo \"prof(3) lacks $w\"; exit 1; }; "
+			"done",
+			prefix, prefix),
 		0);
 }
 
@@ -104,15 +95,16 @@ static void test_files(void **state)
 static void test_build_against_install(void **state)
 {
 	(void)state;
-	assert_int_equal(sh("cd %s && printf '%%s\\n' '#include <prof.h>' "
-			    "'int main(void) { PROF_USDT(installed_zone); return 0; }' > app.c && "
-			    "cc -Wall -Werror app.c "
-			    "$(PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --cflags --libs prof) "
-			    "-o app && readelf -d app | grep -q 'NEEDED.*libprof.so.0' && "
-			    "env -u LD_LIBRARY_PATH PROF_NO_DAEMON=1 PROF_REPORT=stderr "
-			    "./app 2>report.txt && grep -q installed_zone report.txt",
-			    prefix, prefix),
-			 0);
+	assert_int_equal(
+		test_sh("cd %s && printf '%%s\\n' '#include <prof.h>' "
+			"'int main(void) { PROF_USDT(installed_zone); return 0; }' > app.c && "
+			"cc -Wall -Werror app.c "
+			"$(PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --cflags --libs prof) "
+			"-o app && readelf -d app | grep -q 'NEEDED.*libprof.so.0' && "
+			"env -u LD_LIBRARY_PATH PROF_NO_DAEMON=1 PROF_REPORT=stderr "
+			"./app 2>report.txt && grep -q installed_zone report.txt",
+			prefix, prefix),
+		0);
 }
 
 /*
@@ -124,37 +116,39 @@ static void test_build_against_install(void **state)
 static void test_destdir_install(void **state)
 {
 	(void)state;
-	assert_int_equal(sh("make -s install DESTDIR=%s/stage PREFIX=/opt/prof-test "
-			    ">%s/stage.log 2>&1 || { cat %s/stage.log; exit 1; }",
-			    prefix, prefix, prefix),
+	assert_int_equal(test_sh("make -s install DESTDIR=%s/stage PREFIX=/opt/prof-test "
+				 ">%s/stage.log 2>&1 || { cat %s/stage.log; exit 1; }",
+				 prefix, prefix, prefix),
 			 0);
-	assert_int_equal(sh("f=%s/stage/opt/prof-test/lib/pkgconfig/prof.pc && "
-			    "grep -qx 'prefix=/opt/prof-test' $f && "
-			    "grep -q '^Libs: -L${libdir} -Wl,-rpath,${libdir} -lprof -lpthread$' $f",
-			    prefix),
+	assert_int_equal(
+		test_sh("f=%s/stage/opt/prof-test/lib/pkgconfig/prof.pc && "
+			"grep -qx 'prefix=/opt/prof-test' $f && "
+			"grep -q '^Libs: -L${libdir} -Wl,-rpath,${libdir} -lprof -lpthread$' $f",
+			prefix),
+		0);
+	assert_int_equal(test_sh("cd %s && d=%s/stage/opt/prof-test/lib && "
+				 "cc -Wall -Werror app.c $(PKG_CONFIG_SYSROOT_DIR=%s/stage "
+				 "PKG_CONFIG_PATH=$d/pkgconfig pkg-config --cflags --libs prof) "
+				 "-o staged && "
+				 "LD_LIBRARY_PATH=$d PROF_NO_DAEMON=1 PROF_REPORT=stderr "
+				 "./staged 2>staged.txt && grep -q installed_zone staged.txt",
+				 prefix, prefix, prefix),
 			 0);
-	assert_int_equal(sh("cd %s && d=%s/stage/opt/prof-test/lib && "
-			    "cc -Wall -Werror app.c $(PKG_CONFIG_SYSROOT_DIR=%s/stage "
-			    "PKG_CONFIG_PATH=$d/pkgconfig pkg-config --cflags --libs prof) "
-			    "-o staged && "
-			    "LD_LIBRARY_PATH=$d PROF_NO_DAEMON=1 PROF_REPORT=stderr "
-			    "./staged 2>staged.txt && grep -q installed_zone staged.txt",
-			    prefix, prefix, prefix),
-			 0);
-	assert_int_equal(sh("make -s install DESTDIR=%s/sys PREFIX=/usr/local >%s/sys.log 2>&1 && "
-			    "grep -q '^Libs: -L${libdir} -lprof -lpthread$' "
-			    "%s/sys/usr/local/lib/pkgconfig/prof.pc",
-			    prefix, prefix, prefix),
-			 0);
+	assert_int_equal(
+		test_sh("make -s install DESTDIR=%s/sys PREFIX=/usr/local >%s/sys.log 2>&1 && "
+			"grep -q '^Libs: -L${libdir} -lprof -lpthread$' "
+			"%s/sys/usr/local/lib/pkgconfig/prof.pc",
+			prefix, prefix, prefix),
+		0);
 }
 
 /* README's first command, make setup, installs (here: what it would run) */
 static void test_setup_installs(void **state)
 {
 	(void)state;
-	assert_int_equal(sh("make -n setup PREFIX=%s/setup 2>&1 | "
-			    "grep -q 'install -m 0644 usdt/prof.h'",
-			    prefix),
+	assert_int_equal(test_sh("make -n setup PREFIX=%s/setup 2>&1 | "
+				 "grep -q 'install -m 0644 usdt/prof.h'",
+				 prefix),
 			 0);
 }
 
@@ -189,37 +183,37 @@ static void test_library_symbols(void **state)
 		strcat(names, reader_only[i]);
 	}
 	/* prof.h's declarations of __prof_ functions and variables: the ABI */
-	assert_int_equal(sh("abi=$(sed -En "
-			    "-e 's/^[a-z0-9_]+ \\*?(__prof_[a-z_]+)\\(.*/\\1/p' "
-			    "-e 's/^extern .*[ *](__prof_[a-z_]+)( __attribute__.*)?;$/\\1/p' "
-			    "usdt/prof.h); "
-			    "test $(echo $abi | wc -w) -ge 14 || "
-			    "{ echo \"prof.h: ABI not found: $abi\"; exit 1; }; "
-			    "so=$(nm -D --defined-only %s/lib/libprof.so.0 | "
-			    "awk '{ sub(/@.*/, \"\", $NF); print $NF }'); "
-			    "for s in $abi; do echo \"$so\" | grep -qx $s || "
-			    "{ echo \"libprof.so lacks $s\"; exit 1; }; done",
-			    prefix),
+	assert_int_equal(test_sh("abi=$(sed -En "
+				 "-e 's/^[a-z0-9_]+ \\*?(__prof_[a-z_]+)\\(.*/\\1/p' "
+				 "-e 's/^extern .*[ *](__prof_[a-z_]+)( __attribute__.*)?;$/\\1/p' "
+				 "usdt/prof.h); "
+				 "test $(echo $abi | wc -w) -ge 14 || "
+				 "{ echo \"prof.h: ABI not found: $abi\"; exit 1; }; "
+				 "so=$(nm -D --defined-only %s/lib/libprof.so.0 | "
+				 "awk '{ sub(/@.*/, \"\", $NF); print $NF }'); "
+				 "for s in $abi; do echo \"$so\" | grep -qx $s || "
+				 "{ echo \"libprof.so lacks $s\"; exit 1; }; done",
+				 prefix),
 			 0);
 	/* nothing libprofread.a defines, nor the names above: exported or
 	 * not (the installed libraries keep their local symbols' names) */
-	assert_int_equal(sh("r=$(nm -g --defined-only .output/libprofread.a | "
-			    "awk 'NF == 3 { print $3 }'); "
-			    "test $(echo $r | wc -w) -ge 10 || "
-			    "{ echo \"libprofread.a: $r\"; exit 1; }; "
-			    "so=$(nm --defined-only %s/lib/libprof.so.0 | "
-			    "awk '{ sub(/@.*/, \"\", $NF); print $NF }'); "
-			    "a=$(nm --defined-only %s/lib/libprof.a | "
-			    "awk 'NF == 3 { print $3 }'); "
-			    "echo \"$a\" | grep -qx seg_check || "
-			    "{ echo \"libprof.a: no local symbols to look at\"; exit 1; }; "
-			    "for s in%s $r; do "
-			    "echo \"$so\" | grep -qx $s && "
-			    "{ echo \"libprof.so defines $s\"; exit 1; }; "
-			    "echo \"$a\" | grep -qx $s && "
-			    "{ echo \"libprof.a defines $s\"; exit 1; }; "
-			    "done; exit 0",
-			    prefix, prefix, names),
+	assert_int_equal(test_sh("r=$(nm -g --defined-only .output/libprofread.a | "
+				 "awk 'NF == 3 { print $3 }'); "
+				 "test $(echo $r | wc -w) -ge 10 || "
+				 "{ echo \"libprofread.a: $r\"; exit 1; }; "
+				 "so=$(nm --defined-only %s/lib/libprof.so.0 | "
+				 "awk '{ sub(/@.*/, \"\", $NF); print $NF }'); "
+				 "a=$(nm --defined-only %s/lib/libprof.a | "
+				 "awk 'NF == 3 { print $3 }'); "
+				 "echo \"$a\" | grep -qx seg_check || "
+				 "{ echo \"libprof.a: no local symbols to look at\"; exit 1; }; "
+				 "for s in%s $r; do "
+				 "echo \"$so\" | grep -qx $s && "
+				 "{ echo \"libprof.so defines $s\"; exit 1; }; "
+				 "echo \"$a\" | grep -qx $s && "
+				 "{ echo \"libprof.a defines $s\"; exit 1; }; "
+				 "done; exit 0",
+				 prefix, prefix, names),
 			 0);
 }
 
@@ -247,7 +241,8 @@ static void test_names_free(void **state)
 		"int main(void) {",
 		"	PROF_USDT(own_names_zone);",
 		"	return read_seg() + seg_check() + slab_view() + pool_add() + flat_size() +",
-		"	       open_ticks() + thread_derive() + prof_report_text() + prof_env != 36;",
+		"	       open_ticks() + thread_derive() + prof_report_text() + prof_env != "
+		"36;",
 		"}",
 	};
 	size_t i;
@@ -261,16 +256,17 @@ static void test_names_free(void **state)
 	for (i = 0; i < sizeof(src) / sizeof(src[0]); i++)
 		fprintf(f, "%s\n", src[i]);
 	assert_int_equal(fclose(f), 0);
-	assert_int_equal(sh("cd %s && cc -Wall -Werror -Iinclude/prof names.c lib/libprof.a "
-			    "-lpthread -o names-a && PROF_NO_DAEMON=1 PROF_REPORT=stderr "
-			    "./names-a 2>a.txt && grep -q own_names_zone a.txt",
-			    prefix),
+	assert_int_equal(test_sh("cd %s && cc -Wall -Werror -Iinclude/prof names.c lib/libprof.a "
+				 "-lpthread -o names-a && PROF_NO_DAEMON=1 PROF_REPORT=stderr "
+				 "./names-a 2>a.txt && grep -q own_names_zone a.txt",
+				 prefix),
 			 0);
-	assert_int_equal(sh("cd %s && cc -Wall -Werror -Iinclude/prof names.c -Llib -lprof "
-			    "-lpthread -o names-so && LD_LIBRARY_PATH=lib PROF_NO_DAEMON=1 "
-			    "PROF_REPORT=stderr ./names-so 2>so.txt && grep -q own_names_zone so.txt",
-			    prefix),
-			 0);
+	assert_int_equal(
+		test_sh("cd %s && cc -Wall -Werror -Iinclude/prof names.c -Llib -lprof "
+			"-lpthread -o names-so && LD_LIBRARY_PATH=lib PROF_NO_DAEMON=1 "
+			"PROF_REPORT=stderr ./names-so 2>so.txt && grep -q own_names_zone so.txt",
+			prefix),
+		0);
 }
 
 /*
@@ -281,18 +277,19 @@ static void test_names_free(void **state)
 static void test_exports_prefixed(void **state)
 {
 	(void)state;
-	assert_int_equal(sh("bad=$(nm -g --defined-only %s/lib/libprof.a | "
-			    "awk 'NF == 3 && $3 !~ /^_?_?prof_/ { print $3 }'); "
-			    "test -z \"$bad\" || { echo \"libprof.a exports $bad\"; exit 1; }",
-			    prefix),
+	assert_int_equal(test_sh("bad=$(nm -g --defined-only %s/lib/libprof.a | "
+				 "awk 'NF == 3 && $3 !~ /^_?_?prof_/ { print $3 }'); "
+				 "test -z \"$bad\" || { echo \"libprof.a exports $bad\"; exit 1; }",
+				 prefix),
 			 0);
-	assert_int_equal(sh("n=0; for s in $(nm -D --defined-only --with-symbol-versions "
-			    "%s/lib/libprof.so.0 | awk '{ print $NF }'); do "
-			    "case $s in PROF_2) ;; __prof_*@@PROF_2|prof_*@@PROF_2) n=$((n + 1)) ;; "
-			    "*) echo \"libprof.so exports $s\"; exit 1 ;; esac; done; "
-			    "test $n -ge 14 || { echo \"libprof.so: $n symbols in PROF_2\"; exit 1; }",
-			    prefix),
-			 0);
+	assert_int_equal(
+		test_sh("n=0; for s in $(nm -D --defined-only --with-symbol-versions "
+			"%s/lib/libprof.so.0 | awk '{ print $NF }'); do "
+			"case $s in PROF_2) ;; __prof_*@@PROF_2|prof_*@@PROF_2) n=$((n + 1)) ;; "
+			"*) echo \"libprof.so exports $s\"; exit 1 ;; esac; done; "
+			"test $n -ge 14 || { echo \"libprof.so: $n symbols in PROF_2\"; exit 1; }",
+			prefix),
+		0);
 }
 
 int main(void)

@@ -35,7 +35,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -966,22 +965,20 @@ static void *still_worker(void *arg)
 
 /* a program whose profile stops changing: at a byte on go, threads run
  * batches and end; a byte on done, and it waits, in no zone, to be killed */
-static void still_program(int go, int done)
+static void still_program(const struct child *c)
 {
 	pthread_t th[3];
-	char c;
 	int i;
 
 	o_nap(); /* its segment, for profd to find */
-	if (read(go, &c, 1) != 1)
+	if (!child_hear(c))
 		_exit(2);
 	for (i = 0; i < 3; i++)
 		if (pthread_create(&th[i], NULL, still_worker, NULL))
 			_exit(2);
 	for (i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
-	if (write(done, "d", 1) != 1)
-		_exit(2);
+	child_say(c, 'd');
 	for (;;)
 		pause();
 }
@@ -1103,30 +1100,20 @@ static void test_serve(void **state)
 {
 	struct pc_serve_opts so = { .max_zones = 200, .max_threads = 32, .all_users = true };
 	char file[128];
-	int go[2], done[2];
 	__u64 end;
-	char c;
 
 	(void)state;
 	need_profd();
-	assert_int_equal(pipe(go), 0);
-	assert_int_equal(pipe(done), 0);
-	still = fork();
-	if (still == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		still_program(go[0], done[1]);
+	if (child_start(&still_prog) == 0) {
+		still_program(&still_prog);
 		_exit(0);
 	}
-	assert_true(still > 0);
-	close(go[0]);
-	close(done[1]);
+	still = still_prog.pid;
 	for (end = now_ns() + 20000000000ull; !followed(still); usleep(50000))
 		if (now_ns() > end)
 			fail_msg("profd does not follow the still program");
-	assert_int_equal(write(go[1], "g", 1), 1);
-	assert_int_equal(read(done[0], &c, 1), 1);
-	close(go[1]);
-	close(done[0]);
+	child_go(&still_prog);
+	child_ready(&still_prog);
 	snprintf(file, sizeof(file), "%s/still.prof", dir);
 	for (end = now_ns() + 20000000000ull;;) {
 		static const char *const fam[] = { "profd_zone_calls_total",
@@ -1218,6 +1205,5 @@ int main(void)
 		cmocka_unit_test(test_html),
 	};
 
-	test_filter_env();
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return test_run_group(tests, setup, teardown);
 }

@@ -465,12 +465,17 @@ static pid_t killed_child(void)
 	return p;
 }
 
-/* profctl args of the gone child p into out, which must succeed, its
- * segments removed then: what profctl wrote */
-static char *text_of_gone(pid_t p, const char *out, const char **args)
+/* profctl args (their pid, 16 bytes, made p's) of the gone child p into
+ * dir/name, which must succeed, its segments removed then: what profctl
+ * wrote */
+static char *text_of_gone(pid_t p, char *pid, const char *name, const char **args)
 {
-	int rc = run(out, args);
-	char *text;
+	char out[128], *text;
+	int rc;
+
+	snprintf(pid, 16, "%d", (int)p);
+	snprintf(out, sizeof(out), "%s/%s", dir, name);
+	rc = run(out, args);
 
 	drop_segments(p);
 	assert_int_equal(rc, 0);
@@ -483,15 +488,11 @@ static char *text_of_gone(pid_t p, const char *out, const char **args)
  * and the report says exited */
 static void test_killed_is_exited(void **state)
 {
-	char pid[16], out[128], *text;
+	char pid[16], *text;
 	const char *a[] = { "report", "--pid", pid, "--format", "json", "--no-daemon", NULL };
-	pid_t p;
 
 	(void)state;
-	p = killed_child();
-	snprintf(pid, sizeof(pid), "%d", (int)p);
-	snprintf(out, sizeof(out), "%s/killed.json", dir);
-	text = text_of_gone(p, out, a);
+	text = text_of_gone(killed_child(), pid, "killed.json", a);
 	assert_all_in(text, "\"exited\":true", "\"state\":\"exited\"", "live_outer");
 	assert_none_in(text, "\"state\":\"alive\"");
 	free(text);
@@ -537,15 +538,13 @@ static void test_last_window(void **state)
 /* top of a process that has gone says so in its header */
 static void test_top_exited(void **state)
 {
-	char pid[16], out[128], want[64], *text;
+	char pid[16], want[64], *text;
 	const char *top[] = { "top", "--pid", pid, "-d", "0.05", "-n", "2", "--no-daemon", NULL };
 	pid_t p;
 
 	(void)state;
 	p = exited_child();
-	snprintf(pid, sizeof(pid), "%d", (int)p);
-	snprintf(out, sizeof(out), "%s/top_exited.txt", dir);
-	text = text_of_gone(p, out, top);
+	text = text_of_gone(p, pid, "top_exited.txt", top);
 	snprintf(want, sizeof(want), "profctl top - pid %d (", (int)p);
 	assert_non_null(strstr(text, want));
 	if (!strstr(text, ", exited) - all 1 thread - "))
@@ -675,23 +674,19 @@ static void test_top_truncated(void **state)
 {
 	char pid[16], seg[2][96], err[512] = "", buf[4096];
 	const char *top[] = { "top", "--pid", pid, "-d", "0.05", "-n", "400", "--no-daemon", NULL };
-	int out[2], st;
+	struct child r;
 	size_t got = 0;
-	pid_t p, r;
 	ssize_t k;
+	pid_t p;
+	int st;
 
 	(void)state;
 	p = paused_child();
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	assert_int_equal(test_seg_paths(p, token_of(p), seg, 2), 1);
 
-	assert_int_equal(pipe(out), 0);
-	r = fork();
-	assert_true(r >= 0);
-	if (r == 0) {
-		close(out[0]);
-		dup2(out[1], 1);
-		close(out[1]);
+	if (child_start(&r) == 0) {
+		dup2(r.wr, 1);
 		/* a frame, then the next read of the segment faults */
 		st = run_io(NULL, top, err, sizeof(err));
 		/* one line: its newline is the last character */
@@ -701,17 +696,15 @@ static void test_top_truncated(void **state)
 		fprintf(stderr, "exit %d, stderr:\n%s", st, err);
 		_exit(1);
 	}
-	close(out[1]);
 	/* the first frame names the zone: then cut the segment to its header page */
 	while (!memmem(buf, got, "live_outer", 10) && got < sizeof(buf) &&
-	       (k = read(out[0], buf + got, sizeof(buf) - got)) > 0)
+	       (k = read(r.rd, buf + got, sizeof(buf) - got)) > 0)
 		got += (size_t)k;
 	assert_non_null(memmem(buf, got, "live_outer", 10));
 	assert_int_equal(truncate(seg[0], 4096), 0);
-	while (read(out[0], buf, sizeof(buf)) > 0)
+	while (read(r.rd, buf, sizeof(buf)) > 0)
 		;
-	close(out[0]);
-	assert_int_equal(waitpid(r, &st, 0), r);
+	st = child_end(&r);
 	kill(p, SIGKILL);
 	waitpid(p, NULL, 0);
 	drop_segments(p);
@@ -1030,30 +1023,24 @@ static void test_not_yours(void **state)
 {
 	char pid[16], line[512] = "";
 	const char *a[] = { "report", "--pid", pid, "--no-daemon", NULL };
-	int fds[2], st;
 	ssize_t n, got = 0;
-	pid_t u;
+	struct child u;
+	int st;
 
 	(void)state;
 	if (getuid() != 0)
 		skip();
 	drive(1);
 	snprintf(pid, sizeof(pid), "%d", (int)child);
-	assert_int_equal(pipe(fds), 0);
-	u = fork();
-	assert_true(u >= 0);
-	if (u == 0) {
-		close(fds[0]);
-		dup2(fds[1], 2);
+	if (child_start(&u) == 0) {
+		dup2(u.wr, 2);
 		if (setgid(65534) || setuid(65534))
 			_exit(3);
 		_exit(run(NULL, a));
 	}
-	close(fds[1]);
-	while ((n = read(fds[0], line + got, sizeof(line) - 1 - (size_t)got)) > 0)
+	while ((n = read(u.rd, line + got, sizeof(line) - 1 - (size_t)got)) > 0)
 		got += n;
-	close(fds[0]);
-	assert_int_equal(waitpid(u, &st, 0), u);
+	st = child_end(&u);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 1);
 	assert_non_null(strstr(line, "not yours (segment owned by uid 0)"));

@@ -94,12 +94,8 @@ static void drive(unsigned int n)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_profctl_serve.XXXXXX");
-	if (!mkdtemp(dir))
+	if (test_no_daemon_dir("test_profctl_serve", dir))
 		return -1;
-	setenv("XDG_RUNTIME_DIR", dir, 1);
-	setenv("PROFCTL_NO_DAEMON", "1", 1);
-	setenv("PROF_NO_DAEMON", "1", 1);
 	test_live_start(&prog, NULL, driven_round);
 	driven = prog.pid;
 	if (child_start(&tick) == 0)
@@ -680,7 +676,5 @@ int main(void)
 		cmocka_unit_test(test_no_finished_call), cmocka_unit_test(test_one_listing),
 	};
 
-	test_filter_env();
-
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return test_run_group(tests, setup, teardown);
 }

@@ -408,8 +408,7 @@ static void test_usage(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/prof-trace.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return test_tmpdir("prof-trace", dir);
 }
 
 static int teardown(void **state)

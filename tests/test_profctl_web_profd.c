@@ -27,7 +27,6 @@ static int setup(void **state)
 	(void)state;
 	if (test_profd_group_setup("test_profctl_web_profd", dir, sock, &profd_pid))
 		return -1;
-	setenv("XDG_RUNTIME_DIR", dir, 1);
 	if (profd_pid < 0)
 		return 0;
 	/* the worker and serve both find this profd */
@@ -126,6 +125,5 @@ int main(void)
 		cmocka_unit_test(test_through_profd),
 	};
 
-	test_filter_env();
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return test_run_group(tests, setup, teardown);
 }

@@ -18,19 +18,6 @@ static int teardown(void **state)
 
 /* --- migration -------------------------------------------------------- */
 
-static void work_migrate(void)
-{
-	int i, cpu = 0;
-
-	set_cpu(cpu);
-	for (i = 0; i < MIGR_CALLS; i++) {
-		stay_zone();
-		cpu ^= 1;
-		migrate_zone(cpu);
-		stay_zone();
-	}
-}
-
 static void test_migrated(void **state)
 {
 	struct prof_snapshot *s;
@@ -41,7 +28,7 @@ static void test_migrated(void **state)
 	(void)state;
 	need_two_cpus();
 	fd = need_profd();
-	s = spawn_snap(fd, work_migrate, 0, &c);
+	s = spawn_snap(fd, migrate_calls, 0, &c);
 	/* every call moved itself: all migrated; the pinned ones never.  A
 	 * thread that moves itself waits for the stopper: a blocked call */
 	check_migrated(s, &m);
@@ -126,7 +113,7 @@ static void test_covered_from_first_zone(void **state)
 	late0 = st.late;
 	for (run = 0; run < 20; run++) {
 		/* one at a time, as a user starts them */
-		c = spawn(work_migrate, 0, 5);
+		c = spawn(migrate_calls, 0, 5);
 		/* registered ('R'): a late registration is counted by now */
 		assert_int_equal(child_wait(&c), 'R');
 		s = snap_of(fd, c.pid, PROFD_SNAP_START);

@@ -224,6 +224,18 @@ static __u64 check_ctr_snapshot(int fd, const struct ctr *c, uid_t uid)
 	return migrated;
 }
 
+/* a container with profd's socket (ctr_start), its payload registered and
+ * followed by profd (fd) as pid 1 of its namespace: profd's entry into *e */
+static struct ctr ctr_registered(int fd, struct profd_proc *e)
+{
+	struct ctr c = ctr_start(0, true, "5");
+
+	assert_string_equal(c.said, "R 1\n");
+	assert_true(profd_entry(fd, c.pid, e));
+	assert_int_equal(e->ns_pid, 1);
+	return c;
+}
+
 /*
  * profctl inside the container (args: nsenter ... profctl list --format
  * json): through profd, its pid 1 listed by that pid, with none of the
@@ -265,16 +277,10 @@ static void test_container(void **state)
 	int fd;
 
 	(void)state;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("skip: needs two cpus\n");
-		skip();
-	}
+	need_two_cpus();
 	fd = need_profd();
 	host = spawn_followed(fd, stay_zone);
-	c = ctr_start(0, true, "5");
-	assert_string_equal(c.said, "R 1\n");
-	assert_true(profd_entry(fd, c.pid, &e));
-	assert_int_equal(e.ns_pid, 1);
+	c = ctr_registered(fd, &e);
 	assert_true(e.alive);
 	assert_int_equal(e.kernel, 1);
 	assert_true(e.cgroup[0] != 0);
@@ -610,19 +616,13 @@ static void test_container_least_privilege(void **state)
 	profd_as = UID_B;
 	fd = need_profd();
 	host = spawn_followed(fd, stay_zone);
-	c = ctr_start(0, true, "5");
-	assert_string_equal(c.said, "R 1\n");
-	assert_true(profd_entry(fd, c.pid, &e));
-	assert_int_equal(e.ns_pid, 1);
+	c = ctr_registered(fd, &e);
 	assert_int_equal(e.kernel, 1);
 	check_ctr_snapshot(fd, &c, 0);
 	/* a second container whose runtime cannot prove its namespace */
 	ctr_hide_ns = true;
-	c2 = ctr_start(0, true, "5");
+	c2 = ctr_registered(fd, &e);
 	ctr_hide_ns = false;
-	assert_string_equal(c2.said, "R 1\n");
-	assert_true(profd_entry(fd, c2.pid, &e));
-	assert_int_equal(e.ns_pid, 1);
 	snprintf(hp, sizeof(hp), "%d", (int)c.pid);
 	args[2] = hp;
 	text = ctr_inside(args, host.pid, c.pid);

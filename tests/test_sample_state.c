@@ -456,6 +456,5 @@ int main(void)
 		cmocka_unit_test(test_lost),
 	};
 
-	test_filter_env();
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return test_run_group(tests, setup, teardown);
 }

@@ -89,18 +89,6 @@ static __u64 now_ms(void)
 	return test_now_ns() / 1000000;
 }
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 /* the pane's text, malloc'd */
 static char *capture(void)
 {
@@ -161,7 +149,7 @@ static int setup(void **state)
 	ssize_t n;
 
 	(void)state;
-	if (sh("command -v tmux >/dev/null 2>&1")) {
+	if (test_sh("command -v tmux >/dev/null 2>&1")) {
 		print_message("SKIP: tmux is not installed (.ci/deps installs it)\n");
 		return 0;
 	}
@@ -190,13 +178,13 @@ static int teardown(void **state)
 {
 	(void)state;
 	if (sock[0])
-		sh("tmux -L %s kill-server >/dev/null 2>&1", sock);
+		test_sh("tmux -L %s kill-server >/dev/null 2>&1", sock);
 	if (child > 0) {
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 	}
 	if (dir[0])
-		sh("rm -rf %s", dir);
+		test_sh("rm -rf %s", dir);
 	return 0;
 }
 
@@ -244,10 +232,10 @@ static void test_top_tty(void **state)
 	if (child < 0)
 		skip();
 	/* a pane of 80 x 24 running top every 0.2 s */
-	assert_int_equal(sh("tmux -L %s -f /dev/null new-session -d -s top -x 80 -y 24 "
-			    "'env LANG=C.UTF-8 PROFCTL_NO_DAEMON=1 %s top --pid %d -d 0.2; "
-			    "sleep 60'",
-			    sock, profctl, (int)child),
+	assert_int_equal(test_sh("tmux -L %s -f /dev/null new-session -d -s top -x 80 -y 24 "
+				 "'env LANG=C.UTF-8 PROFCTL_NO_DAEMON=1 %s top --pid %d -d 0.2; "
+				 "sleep 60'",
+				 sock, profctl, (int)child),
 			 0);
 	text = wait_for(zone_running, LONG_ZONE, "the main zone running");
 	print_message("%s", text ? text : "");
@@ -272,14 +260,14 @@ static void test_top_tty(void **state)
 	free(text);
 
 	/* the first thread: the main one, named by its comm */
-	assert_int_equal(sh("tmux -L %s send-keys -t top ']'", sock), 0);
+	assert_int_equal(test_sh("tmux -L %s send-keys -t top ']'", sock), 0);
 	snprintf(want, sizeof(want), "test_top tid %d (1/2)", (int)child);
 	text = wait_for(title_has, want, want);
 	assert_null(strstr(text, "tid 0"));
 	free(text);
 
 	/* the second: io, its rates and history there on the first frame */
-	assert_int_equal(sh("tmux -L %s send-keys -t top ']'", sock), 0);
+	assert_int_equal(test_sh("tmux -L %s send-keys -t top ']'", sock), 0);
 	text = wait_for(title_has, " io tid ", "thread io");
 	print_message("%s", text ? text : "");
 	assert_null(strstr(text, "tid 0"));
@@ -292,14 +280,14 @@ static void test_top_tty(void **state)
 	free(text);
 
 	/* back to all threads, then a narrower terminal */
-	assert_int_equal(sh("tmux -L %s send-keys -t top a", sock), 0);
+	assert_int_equal(test_sh("tmux -L %s send-keys -t top a", sock), 0);
 	text = wait_for(title_has, "all 2 threads", "all threads again");
 	free(text);
 	/* o sorts by on-CPU time, as --sort oncpu does */
-	assert_int_equal(sh("tmux -L %s send-keys -t top o", sock), 0);
+	assert_int_equal(test_sh("tmux -L %s send-keys -t top o", sock), 0);
 	text = wait_for(title_has, "sort oncpu", "the on-CPU sort");
 	free(text);
-	assert_int_equal(sh("tmux -L %s resize-window -t top -x 60 -y 24", sock), 0);
+	assert_int_equal(test_sh("tmux -L %s resize-window -t top -x 60 -y 24", sock), 0);
 	text = wait_for(narrow, &sixty, "a 60-column layout");
 	print_message("%s", text ? text : "");
 	assert_non_null(test_line_with(text, LONG_ZONE, line, sizeof(line)));

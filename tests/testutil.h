@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <cmocka.h>
@@ -226,13 +227,32 @@ static inline char *test_popen_text(const char *cmd, int *st)
 	return buf;
 }
 
+/* a directory of the test's own, /tmp/NAME.XXXXXX, into dir (64 bytes); 0 or -1 */
+static inline int test_tmpdir(const char *name, char *dir)
+{
+	snprintf(dir, 64, "/tmp/%s.XXXXXX", name);
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+/* the shell's exit status of the command printf makes of fmt (4 KiB at most) */
+static inline int test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int test_sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
 /* a private directory /tmp/NAME.XXXXXX into dir (64 bytes), profctl's
  * baselines in it ($XDG_RUNTIME_DIR), no profd for profctl nor for the
  * runtime; 0 or -1 */
 static inline int test_no_daemon_dir(const char *name, char *dir)
 {
-	snprintf(dir, 64, "/tmp/%s.XXXXXX", name);
-	if (!mkdtemp(dir))
+	if (test_tmpdir(name, dir))
 		return -1;
 	setenv("XDG_RUNTIME_DIR", dir, 1);
 	setenv("PROFCTL_NO_DAEMON", "1", 1);
@@ -321,6 +341,39 @@ static inline void test_strs_in(const char *text, const char *const *strs, bool 
 #define test_row(name_, fn, row, teardown)                                                   \
 	{ .name = (name_), .test_func = (fn), .teardown_func = (teardown),                    \
 	  .initial_state = (void *)(uintptr_t)(row) }
+
+/* one packet, buf's len bytes, sent on sock with nfds (0 to 2) copies of
+ * fd along (SCM_RIGHTS): sendmsg's result */
+static inline ssize_t test_send_fds(int sock, const void *buf, size_t len, int fd, int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	int fds[2] = { fd, fd };
+	struct iovec iov = { (void *)(uintptr_t)buf, len };
+	struct msghdr m;
+	struct cmsghdr *c;
+
+	memset(&u, 0, sizeof(u));
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	if (nfds) {
+		m.msg_control = u.buf;
+		m.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
+	}
+	return sendmsg(sock, &m, MSG_NOSIGNAL);
+}
+
+/* the program's tests run, only TEST_FILTER's if it is set */
+#define test_run_group(tests, setup, teardown)                                                   \
+	(test_filter_env(), cmocka_run_group_tests(tests, setup, teardown))
 
 /* test_seg_paths: every start token (a pid of another pid namespace) */
 #define TEST_ANY_TOKEN (~0ull)
