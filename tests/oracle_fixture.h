@@ -154,10 +154,16 @@ static struct prof_snapshot *try_view(int mode, unsigned int secs)
 	return s;
 }
 
+/* ... which must come: a window profd has no frame in yet (it has just
+ * started, or a loaded machine delayed its frames) is asked again, for
+ * 10 s at most */
 static struct prof_snapshot *view(int mode, unsigned int secs)
 {
-	struct prof_snapshot *s = try_view(mode, secs);
+	__u64 end = now_ns() + 10000000000ull;
+	struct prof_snapshot *s;
 
+	while (!(s = try_view(mode, secs)) && now_ns() < end)
+		usleep(50000);
 	assert_non_null(s);
 	return s;
 }

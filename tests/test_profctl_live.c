@@ -238,12 +238,11 @@ static void test_reset_then_n(void **state)
 
 static void test_json_schema(void **state)
 {
-	char pid[16], t[128], f[128], c[128], cmd[600];
+	char pid[16], t[128], f[128], c[128];
 	const char *a1[] = { "report", "--pid", pid, "--format", "json", "--since-start", NULL };
 	const char *a2[] = { "report", "--pid", pid, "--format", "json", "--flat", NULL };
 	const char *a3[] = { "report", "--pid",	    pid,	  "--format",
 			     "json",   "--callers", "live_inner", NULL };
-	int rc;
 
 	(void)state;
 	if (system("python3 -c 'import json' 2>/dev/null")) {
@@ -258,18 +257,16 @@ static void test_json_schema(void **state)
 	assert_int_equal(run(t, a1), 0);
 	assert_int_equal(run(f, a2), 0);
 	assert_int_equal(run(c, a3), 0);
-	snprintf(cmd, sizeof(cmd),
-		 "python3 tests/check_schema.py tests/report.schema.json %s %s %s", t, f, c);
-	rc = system(cmd);
-	assert_int_equal(rc, 0);
+	assert_int_equal(
+		test_sh("python3 tests/check_schema.py tests/report.schema.json %s %s %s", t, f, c),
+		0);
 	/* a document that breaks the schema is caught */
-	snprintf(
-		cmd, sizeof(cmd),
-		"echo '{\"version\":1,\"view\":\"flat\",\"processes\":[{\"pid\":-1}]}' > "
-		"%s/bad.json"
-		" && python3 tests/check_schema.py tests/report.schema.json %s/bad.json >/dev/null",
-		dir, dir);
-	assert_int_not_equal(system(cmd), 0);
+	assert_int_not_equal(
+		test_sh("echo '{\"version\":1,\"view\":\"flat\",\"processes\":[{\"pid\":-1}]}' > "
+			"%s/bad.json && python3 tests/check_schema.py tests/report.schema.json "
+			"%s/bad.json >/dev/null",
+			dir, dir),
+		0);
 }
 
 static void test_list_and_top(void **state)

@@ -27,12 +27,10 @@ static int setup(void **state)
 	(void)state;
 	if (test_profd_group_setup("test_profctl_web_profd", dir, sock, &profd_pid))
 		return -1;
-	if (profd_pid < 0)
-		return 0;
-	/* the worker and serve both find this profd */
-	setenv("PROF_SOCKET", sock, 1);
-	worker = worker_start("2");
-	return worker < 0 ? -1 : 0;
+	/* with profd, a worker (it and serve find profd by $PROF_SOCKET) */
+	if (profd_pid > 0 && (worker = worker_start("2")) < 0)
+		return -1;
+	return 0;
 }
 
 static int teardown(void **state)
