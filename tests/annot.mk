@@ -22,3 +22,7 @@ $(OUTPUT)/tests/test_annot_roundtrip: tests/test_annot_roundtrip.c tests/testuti
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ \
 		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+# the counted mutex's common paths (the sites' caches warm): nesting, one
+# site from two zones, a release after the thread's exit, the monotonic clock
+UNIT_TESTS += $(OUTPUT)/tests/test_annot_mutex
+SAN_TESTS += $(OUTPUT)/tests/test_annot_mutex
