@@ -26,3 +26,10 @@ $(OUTPUT)/tests/test_annot_roundtrip: tests/test_annot_roundtrip.c tests/testuti
 # site from two zones, a release after the thread's exit, the monotonic clock
 UNIT_TESTS += $(OUTPUT)/tests/test_annot_mutex
 SAN_TESTS += $(OUTPUT)/tests/test_annot_mutex
+# top's named locks: two frames' figures, one that went back between them
+UNIT_TESTS += $(OUTPUT)/tests/test_top_locks
+$(OUTPUT)/tests/test_top_locks: tests/test_top_locks.c tests/testutil.h \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ \
+		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
