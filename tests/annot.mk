@@ -33,3 +33,10 @@ $(OUTPUT)/tests/test_top_locks: tests/test_top_locks.c tests/testutil.h \
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ \
 		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+# diff's named locks: two saved profiles of one process, text and JSON
+UNIT_TESTS += $(OUTPUT)/tests/test_diff_locks
+$(OUTPUT)/tests/test_diff_locks: tests/test_diff_locks.c tests/testutil.h tests/profctl_child.h \
+		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ \
+		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)

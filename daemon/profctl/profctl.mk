@@ -18,6 +18,8 @@ PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_opts.c \
 PROFCTL_SRCS += daemon/profctl/profctl_samples.c
 # top's named locks
 PROFCTL_SRCS += daemon/profctl/profctl_top_locks.c
+# diff's named locks
+PROFCTL_SRCS += daemon/profctl/profctl_diff_locks.c
 PROFCTL_OBJS := $(patsubst daemon/profctl/%.c,$(OUTPUT)/daemon/profctl/%.o,$(PROFCTL_SRCS))
 # everything but main(), for the tests
 PROFCTL_LIB := $(OUTPUT)/daemon/profctl/libprofctl.a
