@@ -64,18 +64,34 @@ __attribute__((noinline)) static void at_a(void)
 	spin(20000);
 }
 
-/* this thread's events, oldest first (free *t) */
-static const struct prof_trace_thread *my_events(const void *mem, size_t len,
-						 struct prof_trace **t)
+/* this process's segment as a reader maps it, and this thread's events in
+ * it, oldest first (own_end frees them) */
+struct own {
+	void *mem;
+	size_t len;
+	struct prof_trace *t;
+	const struct prof_trace_thread *tt;
+	char buf[256]; /* zone_at's path */
+};
+
+static void own_read(struct own *o)
 {
 	__u32 tid = (__u32)gettid(), i;
 
-	assert_int_equal(prof_seg_trace(mem, len, t), 0);
-	for (i = 0; i < (*t)->nthreads; i++)
-		if ((*t)->threads[i].tid == tid)
-			return &(*t)->threads[i];
+	o->mem = test_own_segment(&o->len);
+	assert_int_equal(prof_seg_trace(o->mem, o->len, &o->t), 0);
+	for (i = 0; i < o->t->nthreads; i++)
+		if (o->t->threads[i].tid == tid) {
+			o->tt = &o->t->threads[i];
+			return;
+		}
 	fail_msg("no ring for this thread");
-	return NULL;
+}
+
+static void own_end(struct own *o)
+{
+	prof_trace__destroy(o->t);
+	munmap(o->mem, o->len);
 }
 
 static __u64 ev_end(const struct prof_event *e)
@@ -84,33 +100,30 @@ static __u64 ev_end(const struct prof_event *e)
 }
 
 /* the path attribution gives a tick of this thread, "" outside, "?" unknown */
-static const char *zone_at(const void *mem, size_t len, __u64 tick, char *buf, size_t size)
+static const char *zone_at(struct own *o, __u64 tick)
 {
 	struct prof_attr a = { .tick = tick };
-	int slab = prof_seg_attribute(mem, len, (__u32)gettid(), &a, 1);
+	int slab = prof_seg_attribute(o->mem, o->len, (__u32)gettid(), &a, 1);
 
 	assert_true(slab >= 0);
 	if (a.node == PROF_ATTR_OUTSIDE)
 		return "";
 	if (a.node == PROF_ATTR_UNKNOWN)
 		return "?";
-	assert_int_equal(prof_seg_node_path(mem, len, (__u32)slab, a.node, buf, size), 0);
-	for (char *p = buf; *p; p++)
+	assert_int_equal(
+		prof_seg_node_path(o->mem, o->len, (__u32)slab, a.node, o->buf, sizeof(o->buf)), 0);
+	for (char *p = o->buf; *p; p++)
 		if (*p == '\x1f')
 			*p = '/';
-	return buf;
+	return o->buf;
 }
 
 /* inside a closed nested call, between it and its parent's start, after
  * the parent ended while the outer zone is open, and outside every zone */
 static void test_attrib_closed(void **state)
 {
-	const struct prof_trace_thread *tt;
 	struct prof_event ea, eb, eo;
-	struct prof_trace *t;
-	char buf[256];
-	size_t len;
-	void *mem;
+	struct own o;
 
 	(void)state;
 	{
@@ -118,91 +131,81 @@ static void test_attrib_closed(void **state)
 		at_a();
 	}
 	spin(20000);
-	mem = test_own_segment(&len);
-	tt = my_events(mem, len, &t);
-	assert_true(tt->n >= 3);
+	own_read(&o);
+	assert_true(o.tt->n >= 3);
 	/* in the order they ended: b, a, outer */
-	eb = tt->ev[tt->n - 3];
-	ea = tt->ev[tt->n - 2];
-	eo = tt->ev[tt->n - 1];
+	eb = o.tt->ev[o.tt->n - 3];
+	ea = o.tt->ev[o.tt->n - 2];
+	eo = o.tt->ev[o.tt->n - 1];
 	assert_true(ea.start < eb.start && ev_end(&eb) < ev_end(&ea));
-	assert_string_equal(zone_at(mem, len, ea.start + (eb.start - ea.start) / 2, buf, 256),
-			    "at_outer/at_a");
-	assert_string_equal(zone_at(mem, len, eb.start + prof_event_ticks(&eb) / 2, buf, 256),
+	assert_string_equal(zone_at(&o, ea.start + (eb.start - ea.start) / 2), "at_outer/at_a");
+	assert_string_equal(zone_at(&o, eb.start + prof_event_ticks(&eb) / 2),
 			    "at_outer/at_a/at_b");
-	assert_string_equal(zone_at(mem, len, ev_end(&eb), buf, 256), "at_outer/at_a");
-	assert_string_equal(zone_at(mem, len, eo.start, buf, 256), "at_outer");
+	assert_string_equal(zone_at(&o, ev_end(&eb)), "at_outer/at_a");
+	assert_string_equal(zone_at(&o, eo.start), "at_outer");
 	/* a call's end is outside it: the outer one's is outside every zone */
-	assert_string_equal(zone_at(mem, len, ev_end(&eo), buf, 256), "");
-	assert_string_equal(zone_at(mem, len, ev_end(&eo) + 1000, buf, 256), "");
+	assert_string_equal(zone_at(&o, ev_end(&eo)), "");
+	assert_string_equal(zone_at(&o, ev_end(&eo) + 1000), "");
 	/* the same as one batch (as profd asks): a call does not cover the
 	 * later ticks of the batch */
 	{
 		struct prof_attr at[] = { { .tick = eb.start }, { .tick = ev_end(&eo) } };
-		int slab = prof_seg_attribute(mem, len, (__u32)gettid(), at, 2);
+		int slab = prof_seg_attribute(o.mem, o.len, (__u32)gettid(), at, 2);
 
 		assert_true(slab >= 0);
-		assert_int_equal(prof_seg_node_path(mem, len, (__u32)slab, at[0].node, buf, 256), 0);
-		assert_string_equal(buf, "at_outer\x1f" "at_a\x1f" "at_b");
+		assert_int_equal(prof_seg_node_path(o.mem, o.len, (__u32)slab, at[0].node, o.buf,
+						    sizeof(o.buf)),
+				 0);
+		assert_string_equal(o.buf, "at_outer\x1f"
+					   "at_a\x1f"
+					   "at_b");
 		assert_int_equal(at[1].node, PROF_ATTR_OUTSIDE);
 	}
-	prof_trace__destroy(t);
-	munmap(mem, len);
+	own_end(&o);
 }
 
 /* a zone still open is read from its open word: the ring has no event of it */
 static void test_attrib_open(void **state)
 {
-	const struct prof_trace_thread *tt;
-	struct prof_trace *t;
 	struct prof_event eb;
-	char buf[256];
-	size_t len;
-	void *mem;
+	struct own o;
 
 	(void)state;
 	PROF_USDT(at_open);
 	at_b();
 	spin(20000);
-	mem = test_own_segment(&len);
-	tt = my_events(mem, len, &t);
-	eb = tt->ev[tt->n - 1];
-	assert_string_equal(zone_at(mem, len, ev_end(&eb), buf, 256), "at_open");
-	assert_string_equal(zone_at(mem, len, eb.start, buf, 256), "at_open/at_b");
-	prof_trace__destroy(t);
-	munmap(mem, len);
+	own_read(&o);
+	eb = o.tt->ev[o.tt->n - 1];
+	assert_string_equal(zone_at(&o, ev_end(&eb)), "at_open");
+	assert_string_equal(zone_at(&o, eb.start), "at_open/at_b");
+	own_end(&o);
 }
 
 /* a tick older than what the ring still holds is unknown, not guessed */
 static void test_attrib_lost(void **state)
 {
-	const struct prof_trace_thread *tt;
-	struct prof_trace *t;
 	struct prof_event eb;
-	char buf[256];
-	size_t len, i;
-	void *mem;
+	struct own o;
+	size_t i;
 
 	(void)state;
 	at_a();
-	mem = test_own_segment(&len);
-	tt = my_events(mem, len, &t);
-	eb = tt->ev[tt->n - 2];
-	assert_string_equal(zone_at(mem, len, eb.start, buf, 256), "at_a/at_b");
+	own_read(&o);
+	eb = o.tt->ev[o.tt->n - 2];
+	assert_string_equal(zone_at(&o, eb.start), "at_a/at_b");
 	/* twice the ring's events since */
-	for (i = 0; i < 2 * t->ring_events; i++) {
+	for (i = 0; i < 2 * o.t->ring_events; i++) {
 		PROF_USDT(at_churn);
 	}
-	assert_string_equal(zone_at(mem, len, eb.start, buf, 256), "?");
+	assert_string_equal(zone_at(&o, eb.start), "?");
 	/* how far back the ring reaches (profd's drain period): past that tick */
 	{
 		__u64 oldest;
 
-		assert_int_equal(prof_seg_ring_oldest(mem, len, (__u32)gettid(), &oldest), 0);
+		assert_int_equal(prof_seg_ring_oldest(o.mem, o.len, (__u32)gettid(), &oldest), 0);
 		assert_true(oldest > ev_end(&eb));
 	}
-	prof_trace__destroy(t);
-	munmap(mem, len);
+	own_end(&o);
 }
 
 struct exiting_arg {
@@ -213,18 +216,13 @@ struct exiting_arg {
 static void *exiting(void *arg)
 {
 	struct exiting_arg *x = arg;
-	const struct prof_trace_thread *tt;
-	struct prof_trace *t;
-	size_t len;
-	void *mem;
+	struct own o;
 
 	at_a();
-	mem = test_own_segment(&len);
-	tt = my_events(mem, len, &t);
+	own_read(&o);
 	x->tid = (__u32)gettid();
-	x->tick = tt->ev[tt->n - 2].start + prof_event_ticks(&tt->ev[tt->n - 2]) / 2;
-	prof_trace__destroy(t);
-	munmap(mem, len);
+	x->tick = o.tt->ev[o.tt->n - 2].start + prof_event_ticks(&o.tt->ev[o.tt->n - 2]) / 2;
+	own_end(&o);
 	return NULL;
 }
 
@@ -254,7 +252,8 @@ static void test_attrib_exited(void **state)
 	assert_true(slab >= 0);
 	assert_true(a.node != PROF_ATTR_UNKNOWN && a.node != PROF_ATTR_OUTSIDE);
 	assert_int_equal(prof_seg_node_path(mem, len, (__u32)slab, a.node, buf, 256), 0);
-	assert_string_equal(buf, "at_a\x1f" "at_b");
+	assert_string_equal(buf, "at_a\x1f"
+				 "at_b");
 	assert_int_equal(prof_seg_ring_oldest(mem, len, x.tid, &oldest), 0);
 	assert_int_equal(oldest, 0);
 	munmap(mem, len);
