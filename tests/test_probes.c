@@ -297,6 +297,16 @@ static int tracing_ok(const char *tool)
 	return 1;
 }
 
+/* the test skipped unless tool can trace here; the helper's path into bin
+ * (PATH_MAX bytes), its semaphores' arguments into args (96) */
+static void need_tracing(const char *tool, char *bin, char *args)
+{
+	if (!tracing_ok(tool))
+		skip();
+	sema_args(args, 96);
+	helper(bin, PATH_MAX);
+}
+
 static void test_bpftrace_counts(void **state)
 {
 	char bin[PATH_MAX], dir[] = "/tmp/prof-probes.XXXXXX", go[64], hout[64], bout[64];
@@ -306,10 +316,7 @@ static void test_bpftrace_counts(void **state)
 	int st;
 
 	(void)state;
-	if (!tracing_ok("bpftrace"))
-		skip();
-	sema_args(args, sizeof(args));
-	helper(bin, sizeof(bin));
+	need_tracing("bpftrace", bin, args);
 	assert_non_null(mkdtemp(dir));
 	snprintf(go, sizeof(go), "%s/go", dir);
 	snprintf(hout, sizeof(hout), "%s/helper.out", dir);
@@ -390,10 +397,7 @@ static void test_perf_probe(void **state)
 	int st;
 
 	(void)state;
-	if (!tracing_ok("perf"))
-		skip();
-	sema_args(args, sizeof(args));
-	helper(bin, sizeof(bin));
+	need_tracing("perf", bin, args);
 	snprintf(cmd, sizeof(cmd), "perf probe -f -x '%s' -a sdt_prof:probe_zone__exit 2>&1", bin);
 	out = run_cmd(cmd);
 	p = strstr(out, "sdt_prof:probe_zone__exit");
