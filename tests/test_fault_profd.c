@@ -153,58 +153,54 @@ static void test_bpf_fails(void **state)
 	close(fd);
 }
 
-/* profd started with the sampler's fault spec, its state as profctl
- * status asks it into *rep; the test skipped without kernel assistance */
-static int sampler_faulty(const char *spec, struct profd_samples_rep *rep)
+/* profd started with the sampler's fault spec: its sampler's state, as
+ * profctl status asks it; the test skipped without kernel assistance */
+static struct profd_samples_rep sampler_faulty(const char *spec)
 {
 	int fd = start_faulty(spec, NULL);
+	struct profd_samples_rep rep;
 	struct profd_status st;
 	size_t len;
 	char *text;
 
 	assert_int_equal(profd_status(fd, &st), 0);
-	assert_int_equal(profd_samples(fd, 0, &text, &len, rep), 0);
+	assert_int_equal(profd_samples(fd, 0, &text, &len, &rep), 0);
 	free(text);
+	close(fd);
 	if (!st.bpf_on)
 		skip();
-	return fd;
+	return rep;
 }
 
 /* the sampler's object does not open: the scheduler's program stays */
 static void test_sampler_open_fails(void **state)
 {
-	struct profd_samples_rep rep;
-	int fd = sampler_faulty("bpf_object__open_skeleton#2", &rep);
+	struct profd_samples_rep rep = sampler_faulty("bpf_object__open_skeleton#2");
 
 	(void)state;
 	assert_int_equal(rep.hz, 0);
 	assert_non_null(strstr(rep.why, "profd failed to load its sampler"));
 	assert_true(log_says("sample: profd failed to load its sampler"));
-	close(fd);
 }
 
 /* the sampler with its unmap tracer does not load: without it, it does */
 static void test_sampler_retry(void **state)
 {
-	struct profd_samples_rep rep;
-	int fd = sampler_faulty("bpf_object__load_skeleton#2", &rep);
+	struct profd_samples_rep rep = sampler_faulty("bpf_object__load_skeleton#2");
 
 	(void)state;
 	assert_string_equal(rep.why, "");
 	assert_true(rep.hz > 0);
 	assert_true(log_says("sample: no maps generations"));
-	close(fd);
 }
 
 /* no perf event on any CPU: sampling is off, saying why */
 static void test_perf_refused(void **state)
 {
-	struct profd_samples_rep rep;
-	int fd = sampler_faulty("sys_perf_event_open", &rep);
+	struct profd_samples_rep rep = sampler_faulty("sys_perf_event_open");
 
 	(void)state;
 	assert_non_null(strstr(rep.why, "failed to open cpu-clock perf events: Permission denied"));
-	close(fd);
 }
 
 /*
@@ -564,14 +560,14 @@ int main(void)
 		test_row("test_bpf_record_array_fails", test_bpf_fails, &bpf_record_array, teardown),
 		test_row("test_bpf_size_fails", test_bpf_fails, &bpf_size, teardown),
 		test_row("test_bpf_load_fails", test_bpf_fails, &bpf_load, teardown),
+		test_row("test_accept_out_of_fds", test_conn_fails, &accept_no_fds, teardown),
+		test_row("test_no_peer_creds", test_conn_fails, &no_peer_creds, teardown),
 		cmocka_unit_test_teardown(test_sampler_open_fails, teardown),
 		cmocka_unit_test_teardown(test_sampler_retry, teardown),
 		cmocka_unit_test_teardown(test_perf_refused, teardown),
 		cmocka_unit_test_teardown(test_memfd_refused, teardown),
 		cmocka_unit_test_teardown(test_uid_array_fails, teardown),
 		cmocka_unit_test_teardown(test_attach_fails, teardown),
-		test_row("test_accept_out_of_fds", test_conn_fails, &accept_no_fds, teardown),
-		test_row("test_no_peer_creds", test_conn_fails, &no_peer_creds, teardown),
 		cmocka_unit_test_teardown(test_bad_requests, teardown),
 		cmocka_unit_test_teardown(test_notify, teardown),
 		cmocka_unit_test_teardown(test_socket_too_long, teardown),
