@@ -258,6 +258,17 @@ static inline void test_live_start(struct child *c, void (*before)(void),
 	}
 }
 
+/* a test group's no-daemon directory (test_no_daemon_dir) and its live
+ * program (test_live_start); 0, or -1 if there is no directory */
+static inline int test_live_setup(const char *name, char *dir, struct child *c,
+				  void (*before)(void), void (*round)(unsigned int n))
+{
+	if (test_no_daemon_dir(name, dir))
+		return -1;
+	test_live_start(c, before, round);
+	return 0;
+}
+
 /* n rounds of the live program, done when it says so */
 static inline void test_live_drive(const struct child *c, unsigned int n)
 {

@@ -27,7 +27,6 @@
 
 static char dir[64];
 static struct child prog;
-static pid_t child = -1; /* its pid */
 
 static volatile unsigned long sink;
 
@@ -77,11 +76,7 @@ static void drive(unsigned int n)
 static int setup(void **state)
 {
 	(void)state;
-	if (test_no_daemon_dir("test_profctl_live", dir))
-		return -1;
-	test_live_start(&prog, NULL, live_round);
-	child = prog.pid;
-	return 0;
+	return test_live_setup("test_profctl_live", dir, &prog, NULL, live_round);
 }
 
 static int teardown(void **state)
@@ -109,7 +104,7 @@ static struct prof_snapshot *snap(int mode)
 	struct prof_snapshot *s = NULL;
 
 	pc_src_open(&src, true);
-	assert_int_equal(pc_src_snapshot(&src, child, mode, 0, &s), 0);
+	assert_int_equal(pc_src_snapshot(&src, prog.pid, mode, 0, &s), 0);
 	pc_src_close(&src);
 	return s;
 }
@@ -203,7 +198,7 @@ static void test_reset_then_n(void **state)
 	char *text;
 
 	(void)state;
-	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(pid, sizeof(pid), "%d", (int)prog.pid);
 	snprintf(out, sizeof(out), "%s/reset.csv", dir);
 	drive(25);
 	assert_int_equal(run(NULL, reset), 0);
@@ -249,7 +244,7 @@ static void test_json_schema(void **state)
 		fprintf(stderr, "python3 not available: cannot validate the schema\n");
 		skip();
 	}
-	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(pid, sizeof(pid), "%d", (int)prog.pid);
 	snprintf(t, sizeof(t), "%s/tree.json", dir);
 	snprintf(f, sizeof(f), "%s/flat.json", dir);
 	snprintf(c, sizeof(c), "%s/callers.json", dir);
@@ -277,11 +272,11 @@ static void test_list_and_top(void **state)
 	char *text;
 
 	(void)state;
-	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(pid, sizeof(pid), "%d", (int)prog.pid);
 	snprintf(out, sizeof(out), "%s/list.json", dir);
 	assert_int_equal(run(out, list), 0);
 	text = test_slurp(out, NULL);
-	snprintf(want, sizeof(want), "{\"pid\":%d,", (int)child);
+	snprintf(want, sizeof(want), "{\"pid\":%d,", (int)prog.pid);
 	assert_non_null(strstr(text, want));
 	free(text);
 
@@ -377,7 +372,7 @@ static void test_profd_missing_said_once(void **state)
 	size_t i;
 
 	(void)state;
-	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(pid, sizeof(pid), "%d", (int)prog.pid);
 	snprintf(out, sizeof(out), "%s/missing.out", dir);
 	snprintf(sock, sizeof(sock), "%s/nope.sock", dir);
 	drive(2);
@@ -503,7 +498,7 @@ static void test_last_span(void **state)
 	double v = 0;
 
 	(void)state;
-	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(pid, sizeof(pid), "%d", (int)prog.pid);
 	snprintf(out, sizeof(out), "%s/last.txt", dir);
 	text = test_profctl_text(out, a, NULL);
 	at = strstr(text, ", the last ");
@@ -524,7 +519,7 @@ static void test_last_window(void **state)
 				 "--flat", "--format", "csv", NULL };
 
 	(void)state;
-	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(pid, sizeof(pid), "%d", (int)prog.pid);
 	snprintf(out, sizeof(out), "%s/window.csv", dir);
 	drive(10);
 	text = test_profctl_text(out, report, NULL);
@@ -729,10 +724,10 @@ static void test_clean(void **state)
 
 	/* a live process: its segment stays, and the runtime holds it (the
 	 * lock clean goes by across pid namespaces) */
-	snprintf(pid, sizeof(pid), "%d", (int)child);
-	drop_stale(child);
+	snprintf(pid, sizeof(pid), "%d", (int)prog.pid);
+	drop_stale(prog.pid);
 	assert_int_equal(run(out, one), 1);
-	fd = seg_open(child);
+	fd = seg_open(prog.pid);
 	assert_true(fd >= 0);
 	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), -1);
 	assert_int_equal(errno, EWOULDBLOCK);
@@ -1028,7 +1023,7 @@ static void test_not_yours(void **state)
 	if (getuid() != 0)
 		skip();
 	drive(1);
-	snprintf(pid, sizeof(pid), "%d", (int)child);
+	snprintf(pid, sizeof(pid), "%d", (int)prog.pid);
 	if (child_start(&u) == 0) {
 		dup2(u.wr, 2);
 		if (setgid(65534) || setuid(65534))

@@ -98,9 +98,8 @@ static void saving_before(void)
 static int setup(void **state)
 {
 	(void)state;
-	if (test_no_daemon_dir("test_profctl_save", dir))
+	if (test_live_setup("test_profctl_save", dir, &prog, saving_before, saving_round))
 		return -1;
-	test_live_start(&prog, saving_before, saving_round);
 	child = child_pid = prog.pid;
 	child_token = prof_proc_start_token(child);
 	return 0;

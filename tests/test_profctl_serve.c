@@ -33,7 +33,7 @@
 #define RATE_HZ 200
 
 static char dir[64];
-static pid_t driven = -1, ticker = -1;
+static pid_t ticker = -1;
 static struct child prog, tick;
 static volatile unsigned long sink;
 
@@ -94,10 +94,8 @@ static void drive(unsigned int n)
 static int setup(void **state)
 {
 	(void)state;
-	if (test_no_daemon_dir("test_profctl_serve", dir))
+	if (test_live_setup("test_profctl_serve", dir, &prog, NULL, driven_round))
 		return -1;
-	test_live_start(&prog, NULL, driven_round);
-	driven = prog.pid;
 	if (child_start(&tick) == 0)
 		ticker_main();
 	ticker = tick.pid;
@@ -142,7 +140,7 @@ static void test_exposition(void **state)
 	(void)state;
 	drive(100);
 	text = scrape(&so, true);
-	snprintf(lbl, sizeof(lbl), "{pid=\"%d\",comm=\"", (int)driven);
+	snprintf(lbl, sizeof(lbl), "{pid=\"%d\",comm=\"", (int)prog.pid);
 	p = strstr(text, lbl);
 	assert_non_null(p);
 	/* the families, OpenMetrics style; on-CPU time beside wall time
@@ -153,9 +151,9 @@ static void test_exposition(void **state)
 		      "# UNIT profd_zone_self_seconds seconds\n", "# TYPE profd_process info\n",
 		      "# TYPE profd_zone_oncpu_seconds counter\n",
 		      "# TYPE profd_zone_self_oncpu_seconds counter\n");
-	snprintf(key, sizeof(key), "profd_zone_oncpu_seconds_total{pid=\"%d\"", (int)driven);
+	snprintf(key, sizeof(key), "profd_zone_oncpu_seconds_total{pid=\"%d\"", (int)prog.pid);
 	assert_null(strstr(text, key));
-	snprintf(key, sizeof(key), "profd_zone_self_oncpu_seconds_total{pid=\"%d\"", (int)driven);
+	snprintf(key, sizeof(key), "profd_zone_self_oncpu_seconds_total{pid=\"%d\"", (int)prog.pid);
 	assert_null(strstr(text, key));
 	assert_int_equal(strcmp(text + strlen(text) - 6, "# EOF\n"), 0);
 	/* what could not be read is counted, not hidden */
@@ -163,14 +161,14 @@ static void test_exposition(void **state)
 	/* exact calls: zone labels follow pid and comm */
 	p = strstr(text, "profd_zone_calls_total{pid=\"");
 	assert_non_null(p);
-	snprintf(key, sizeof(key), "profd_zone_calls_total{pid=\"%d\"", (int)driven);
+	snprintf(key, sizeof(key), "profd_zone_calls_total{pid=\"%d\"", (int)prog.pid);
 	assert_true(strstr(text, key) != NULL);
 	{
 		char comm[64];
 		const char *c = strstr(text, key) + strlen(key);
 
 		assert_int_equal(sscanf(c, ",comm=\"%63[^\"]\"", comm), 1);
-		snprintf(lbl, sizeof(lbl), "{pid=\"%d\",comm=\"%s\",zone=", (int)driven, comm);
+		snprintf(lbl, sizeof(lbl), "{pid=\"%d\",comm=\"%s\",zone=", (int)prog.pid, comm);
 	}
 	snprintf(key, sizeof(key), "profd_zone_calls_total%s\"srv_inner\"}", lbl);
 	assert_true(series(text, key) == 200);
@@ -229,7 +227,7 @@ static void test_bounded(void **state)
 	drive(3);
 	text = scrape(&so, false);
 	/* one zone and [other] for our driven child */
-	snprintf(key, sizeof(key), "profd_zone_calls_total{pid=\"%d\"", (int)driven);
+	snprintf(key, sizeof(key), "profd_zone_calls_total{pid=\"%d\"", (int)prog.pid);
 	for (p = strstr(text, key); p; p = strstr(p + 1, key))
 		n++;
 	assert_int_equal(n, 2);
@@ -243,7 +241,7 @@ static void test_bounded(void **state)
 	so.max_zones = 200;
 	so.threads = true;
 	text = scrape(&so, false);
-	snprintf(key, sizeof(key), ",tid=\"%d\",thread=\"", (int)driven);
+	snprintf(key, sizeof(key), ",tid=\"%d\",thread=\"", (int)prog.pid);
 	assert_non_null(strstr(text, key));
 	free(text);
 }
@@ -469,7 +467,7 @@ static void test_other_user(void **state)
 		snprintf(key, sizeof(key), "pid=\"%d\"", (int)ticker);
 		if (strstr(buf, key))
 			_exit(4);
-		snprintf(key, sizeof(key), "pid=\"%d\"", (int)driven);
+		snprintf(key, sizeof(key), "pid=\"%d\"", (int)prog.pid);
 		if (strstr(buf, key))
 			_exit(5);
 		_exit(0);
@@ -635,7 +633,7 @@ static void test_one_listing(void **state)
 	 * unreadable, but listed) at least */
 	text = scrape(&so, true);
 	n = __atomic_load_n(&shm_listings, __ATOMIC_RELAXED);
-	snprintf(key, sizeof(key), "pid=\"%d\"", (int)driven);
+	snprintf(key, sizeof(key), "pid=\"%d\"", (int)prog.pid);
 	assert_non_null(strstr(text, key));
 	free(text);
 	assert_int_equal(n, 1);
