@@ -329,7 +329,8 @@ static void test_bpftrace_counts(void **state)
 	int st;
 
 	(void)state;
-	if (!tracing_ok("bpftrace"))
+	/* bpftool: to see its programs attached */
+	if (!tracing_ok("bpftrace") || !tracing_ok("bpftool"))
 		skip();
 	sema_args(args, sizeof(args));
 	helper(bin, sizeof(bin));
