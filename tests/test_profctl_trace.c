@@ -405,17 +405,7 @@ static void test_usage(void **state)
 	assert_int_equal(profctl(d), 2);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return test_tmpdir("prof-trace", dir);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return test_rm_rf(dir);
-}
+TEST_TMPDIR_GROUP("prof-trace")
 
 int main(void)
 {

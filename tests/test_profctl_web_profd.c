@@ -111,9 +111,7 @@ static void test_through_profd(void **state)
 	/* the timeline: a scheduler lane a thread beside its calls */
 	snprintf(path, sizeof(path), "/api/p/%d/trace?last=1s&max=200", (int)worker);
 	assert_int_equal(get(port, path, &body, &len, NULL), 200);
-	assert_non_null(strstr(body, "\"name\":\"scheduler: tid "));
-	assert_non_null(strstr(body, "\"cat\":\"sched\""));
-	assert_non_null(strstr(body, "\"cat\":\"zone\""));
+	assert_all_in(body, "\"name\":\"scheduler: tid ", "\"cat\":\"sched\"", "\"cat\":\"zone\"");
 	free(body);
 }
 

@@ -234,6 +234,20 @@ static inline int test_tmpdir(const char *name, char *dir)
 	return mkdtemp(dir) ? 0 : -1;
 }
 
+/* setup() and teardown() of a test group with a directory of its own
+ * (test_tmpdir name, into the file's dir), removed at its end */
+#define TEST_TMPDIR_GROUP(name)                                                                   \
+	static int setup(void **state)                                                            \
+	{                                                                                         \
+		(void)state;                                                                      \
+		return test_tmpdir(name, dir);                                                    \
+	}                                                                                         \
+	static int teardown(void **state)                                                         \
+	{                                                                                         \
+		(void)state;                                                                      \
+		return test_rm_rf(dir);                                                           \
+	}
+
 /* the shell's exit status of the command printf makes of fmt (4 KiB at most) */
 static inline int test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline int test_sh(const char *fmt, ...)
