@@ -14,6 +14,7 @@
 
 #include "prof.h"
 #include "fastpath.h"
+#include "child.h"
 
 /* TSan makes each zone and thread far slower: fewer threads there */
 #define CHURN_THREADS (TEST_TSAN ? 1500 : 10000)
@@ -415,34 +416,29 @@ static void test_churn_open_not_folded(void **state)
 static void test_churn_exit_report(void **state)
 {
 	char path[] = "/tmp/test_churn_XXXXXX", line[256], want[64], seg[4][96];
-	int fd = mkstemp(path), st, found = 0, go[2];
+	int fd = mkstemp(path), st, found = 0;
 	struct prof_snapshot *s = NULL;
 	__u64 token, folds;
+	struct child k;
 	pid_t pid;
 	FILE *f;
 
 	(void)state;
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(pipe(go), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		char c;
-
+	if (child_start(&k) == 0) {
 		/* its segment kept, to count what the report counted */
 		setenv("PROF_KEEP", "1", 1);
 		setenv("PROF_REPORT", path, 1);
-		if (read(go[0], &c, 1) != 1)
+		if (!child_hear(&k))
 			_exit(2);
 		run_threads(1000, 1300);
 		exit(0);
 	}
+	pid = k.pid;
 	token = prof_proc_start_token(pid);
-	assert_int_equal(write(go[1], "x", 1), 1);
-	close(go[0]);
-	close(go[1]);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	child_go(&k);
+	st = child_end(&k);
 	assert_true(WIFEXITED(st) && !WEXITSTATUS(st));
 	assert_int_equal(test_seg_paths(pid, token, seg, 4), 1);
 	fd = open(seg[0], O_RDONLY);

@@ -109,20 +109,17 @@ static void test_conn_quota(void **state)
 {
 	const char *opts[] = { "--uid-conns", "8", "--idle", "1", NULL };
 	const char *list[] = { "list", NULL };
-	int fd, n = 40, st, pr[2], r = -1;
+	int fd, n = 40, r = -1;
+	struct child k;
 	struct timed t;
 	__u64 end;
-	pid_t k;
 
 	(void)state;
 	fd = start_profd(0, opts);
-	assert_int_equal(pipe(pr), 0);
-	k = fork();
-	if (k == 0) {
+	if (child_start(&k) == 0) {
 		r = as_uid(uid_a, flood_conns, &n);
-		_exit(write(pr[1], &r, sizeof(r)) == sizeof(r) ? 0 : 1);
+		_exit(write(k.wr, &r, sizeof(r)) == sizeof(r) ? 0 : 1);
 	}
-	close(pr[1]);
 	/* while A's are open (its share, and one more refused): B, and
 	 * root's profctl list, answered */
 	for (end = now_ns() + 10000000000ull;
@@ -143,9 +140,8 @@ static void test_conn_quota(void **state)
 		free(pp);
 		close(rfd);
 	}
-	assert_int_equal(read(pr[0], &r, sizeof(r)), sizeof(r));
-	close(pr[0]);
-	waitpid(k, &st, 0);
+	assert_int_equal(read(k.rd, &r, sizeof(r)), sizeof(r));
+	child_end(&k);
 	assert_int_equal(r, 8);
 	close(fd);
 }

@@ -322,16 +322,13 @@ static void test_round_trip(void **state)
 static pid_t mono_child(const char *comm, void *(*worker)(void *), const char *report_json,
 			__u64 *token)
 {
-	int go[2], st;
-	pid_t c;
+	struct child c;
+	pid_t pid;
+	int st;
 
-	assert_int_equal(pipe(go), 0);
-	c = fork();
-	assert_true(c >= 0);
-	if (c == 0) {
+	if (child_start(&c) == 0) {
 		unsigned int k = 20;
 		pthread_t t;
-		char b;
 
 		setenv("PROF_CLOCK", "mono", 1);
 		setenv("PROF_KEEP", "1", 1);
@@ -341,22 +338,19 @@ static pid_t mono_child(const char *comm, void *(*worker)(void *), const char *r
 		}
 		unsetenv("PROF_SAVE");
 		prctl(PR_SET_NAME, comm);
-		close(go[1]);
 		for (unsigned int i = 0; i < k; i++)
 			sv_outer();
 		if (!pthread_create(&t, NULL, worker, &k))
 			pthread_join(t, NULL);
 		/* the parent reads its start token while it lives */
-		if (read(go[0], &b, 1) < 0)
-			_exit(1);
+		child_hear(&c);
 		exit(0);
 	}
-	close(go[0]);
-	*token = prof_proc_start_token(c);
-	close(go[1]);
-	assert_int_equal(waitpid(c, &st, 0), c);
+	pid = c.pid;
+	*token = prof_proc_start_token(pid);
+	st = child_end(&c);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	return c;
+	return pid;
 }
 
 /*
