@@ -173,6 +173,12 @@ struct __prof_zone {
 	uint32_t prev;		/* node to return to */
 	uint32_t node;
 };
+/* the enter copies the record's first two words into seq and offcpu at once */
+__PROF_STATIC_ASSERT(__builtin_offsetof(struct __prof_zone, offcpu) ==
+		     __builtin_offsetof(struct __prof_zone, seq) + 8 &&
+		     __builtin_offsetof(struct prof_sched_rec, seq) == 0 &&
+		     __builtin_offsetof(struct prof_sched_rec, offcpu_ns) == 8,
+		     "the kernel word's copy at enter");
 
 /* the calling thread's fast-path state */
 struct __prof_thread {
@@ -329,8 +335,14 @@ __prof_enter_mark(struct __prof_zone *z, uint32_t node, uint32_t fl)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	z->node = node + fl;	/* | (no node has fl's bit): one lea */
 #ifndef PROF_NO_KERNEL_WORD
-	z->seq = __prof_tls.krec->seq;
-	z->offcpu = __prof_tls.krec->offcpu_ns;
+	/* the record's seq and off-CPU time, adjacent in both: one 16-byte
+	 * load and store (the runtime's record is not volatile to this read:
+	 * the fence above orders it, the barrier below keeps it before the
+	 * clock; a switch between the two copies nothing torn, as its thread
+	 * sees the kernel's writes between its own instructions) */
+	__builtin_memcpy(&z->seq, __PROF_PTR(const void *, __PROF_PTR(uintptr_t, __prof_tls.krec)),
+			 2 * sizeof(uint64_t));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 #else
 	z->seq = z->offcpu = 0;	/* bench/overhead only: the word's cost */
 #endif
