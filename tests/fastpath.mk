@@ -3,7 +3,7 @@
 
 FASTPATH_TESTS := test_counts test_timing test_structure test_overflow test_lifecycle \
 	test_disable test_cxx test_probes test_report test_reader test_open test_trace \
-	test_sitecache test_mono test_exitprobe
+	test_sitecache test_mono test_exitprobe test_zone_exact
 
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS))
 # the runtime's own tests, also built with CROSS= and run under qemu-user

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_zone_exact.c - what the fast path writes, figure by figure, where a
+ * call's own numbers say what it must be: one call's histogram count is
+ * in the bucket of its own duration (the node's max), many calls' counts
+ * are the buckets of their events' durations, and the off-CPU time
+ * of a call is what the kernel record gained during it, not its total
+ * since the thread began (the enter copies the record's seq and off-CPU
+ * time together).  Each case runs in a thread of its own: its nodes hang
+ * from a fresh root.
+ */
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include "fastpath.h"
+#include "prof.h"
+
+typedef void (*case_fn)(void);
+
+struct case_arg {
+	case_fn fn;
+	__u32 tid;
+};
+
+static void *case_main(void *arg)
+{
+	struct case_arg *a = arg;
+
+	a->tid = test_gettid();
+	a->fn();
+	return NULL;
+}
+
+/* run fn in a new thread; a snapshot taken after it exited, and its thread */
+static struct prof_snapshot *run_case(case_fn fn, const struct prof_snap_thread **t)
+{
+	struct case_arg a = { fn, 0 };
+	struct prof_snapshot *s;
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, case_main, &a), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	*t = test_thread(s, a.tid);
+	assert_non_null(*t);
+	return s;
+}
+
+/* --- one call, one count, in its own bucket ------------------------------ */
+
+#define EXACT_DEPTH 12
+
+/* a node per depth, each one call; deeper calls spin longer (and the
+ * outer ones hold them): durations over several octaves */
+static void exact_rec(int n)
+{
+	PROF_USDT(exact_rec);
+
+	test_spin(50u << (EXACT_DEPTH - n));
+	if (n > 1)
+		exact_rec(n - 1);
+}
+
+static void exact_case(void)
+{
+	exact_rec(EXACT_DEPTH);
+}
+
+static void test_one_call_bucket(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s = run_case(exact_case, &t);
+	__u32 i, seen = 0;
+
+	(void)state;
+	for (i = 2; i < t->nnodes; i++) {
+		const struct prof_snap_node *n = &t->nodes[i];
+		const __u32 *h;
+		__u32 b, k, sum = 0;
+
+		if (strcmp(prof_snap_node_name(s, n), "exact_rec"))
+			continue;
+		seen++;
+		assert_int_equal(n->calls, 1);
+		/* one call: its max is its duration */
+		assert_int_equal(n->max, n->ticks);
+		h = prof_snap_hist(s, n);
+		assert_non_null(h);
+		b = prof_hist_bucket(n->max);
+		assert_true(b >= n->hist_lo && b < n->hist_lo + n->hist_n);
+		for (k = 0; k < n->hist_n; k++)
+			sum += h[k];
+		assert_int_equal(sum, 1);
+		assert_int_equal(h[b - n->hist_lo], 1);
+	}
+	assert_int_equal(seen, EXACT_DEPTH);
+	prof_snapshot__destroy(s);
+}
+
+/* --- many calls of one node: its histogram is its events' ------------- */
+
+#define EXACT_CALLS 400
+
+/* durations over a few octaves, in an order that puts calls in a bucket
+ * after its neighbours have counts (a count put a bucket off is then not
+ * a first count, which the rare path would redo right) */
+static void many_case(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < EXACT_CALLS; i++) {
+		PROF_USDT(exact_many);
+		test_spin(200 + (i * 7919u) % 4000);
+	}
+}
+
+static void test_hist_is_events(void **state)
+{
+	__u32 want[PROF_HIST_BUCKETS] = { 0 }, node = ~0u, i, k, tid = 0;
+	const struct prof_trace_thread *tt = NULL;
+	const struct prof_snap_thread *t;
+	const struct prof_snap_node *n;
+	struct prof_snapshot *s;
+	struct prof_trace *tr;
+	const __u32 *h;
+	size_t len = 0;
+	void *mem;
+
+	(void)state;
+	s = run_case(many_case, &t);
+	n = test_node(s, t, "exact_many");
+	assert_non_null(n);
+	assert_int_equal(n->calls, EXACT_CALLS);
+	for (i = 0; i < t->nnodes; i++)
+		if (&t->nodes[i] == n)
+			node = i;
+	tid = t->tid;
+	mem = test_own_segment(&len);
+	assert_int_equal(prof_seg_trace(mem, len, &tr), 0);
+	munmap(mem, len);
+	for (i = 0; i < tr->nthreads; i++)
+		if (tr->threads[i].tid == tid)
+			tt = &tr->threads[i];
+	assert_non_null(tt);
+	for (k = 0, i = 0; i < tt->n; i++) {
+		__u64 dn = tt->ev[i].dur_node;
+
+		if ((dn & ((1u << PROF_EV_NODE_BITS) - 1)) != node)
+			continue;
+		want[prof_hist_bucket(dn >> PROF_EV_DUR_SHIFT)]++;
+		k++;
+	}
+	assert_int_equal(k, EXACT_CALLS);
+	h = prof_snap_hist(s, n);
+	assert_non_null(h);
+	for (i = 0; i < PROF_HIST_BUCKETS; i++) {
+		__u32 got = i >= n->hist_lo && i < n->hist_lo + n->hist_n ? h[i - n->hist_lo] : 0;
+
+		assert_int_equal(got, want[i]);
+	}
+	prof_trace__destroy(tr);
+	prof_snapshot__destroy(s);
+}
+
+/* --- off-CPU time: what the record gained inside the call ---------------- */
+
+/* a kernel record of our own, back on the CPU (mark_ns odd), that has
+ * counted seconds off the CPU before the call */
+static struct prof_sched_rec exact_rec_k;
+
+#define EXACT_PRIOR_NS	7000000000ull	/* before the call */
+#define EXACT_OFF_NS	1000ull		/* inside it */
+
+static void offcpu_case(void)
+{
+	const volatile struct prof_sched_rec *krec;
+
+	/* the thread's first zone sets its kernel word up */
+	{
+		PROF_USDT(exact_first);
+	}
+	krec = __prof_tls.krec;
+	__prof_tls.krec = &exact_rec_k;
+	{
+		PROF_USDT(exact_offcpu);
+		test_spin(100000);
+		/* a switch out and back: a microsecond away */
+		__atomic_store_n(&exact_rec_k.offcpu_ns, EXACT_PRIOR_NS + EXACT_OFF_NS,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&exact_rec_k.preempt_seq, 2, __ATOMIC_RELAXED);
+		__atomic_store_n(&exact_rec_k.seq, 2, __ATOMIC_RELAXED);
+	}
+	__prof_tls.krec = krec;
+}
+
+static void test_offcpu_from_prior_total(void **state)
+{
+	const struct prof_snap_thread *t;
+	struct prof_snapshot *s;
+	const struct prof_snap_node *n;
+
+	(void)state;
+	exact_rec_k = (struct prof_sched_rec){ .seq = 1, .mark_ns = 1, .offcpu_ns = EXACT_PRIOR_NS };
+	s = run_case(offcpu_case, &t);
+	n = test_node(s, t, "exact_offcpu");
+	assert_non_null(n);
+	assert_int_equal(n->calls, 1);
+	assert_int_equal(n->preempted, 1);
+	assert_int_equal(n->offcpu_ns, EXACT_OFF_NS);
+	prof_snapshot__destroy(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_call_bucket),
+		cmocka_unit_test(test_hist_is_events),
+		cmocka_unit_test(test_offcpu_from_prior_total),
+	};
+
+	setenv("PROF_NO_DAEMON", "1", 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
