@@ -15,38 +15,6 @@
 #include "fastpath.h"
 #include "prof.h"
 
-typedef void (*case_fn)(void);
-
-struct case_arg {
-	case_fn fn;
-	__u32 tid;
-};
-
-static void *case_main(void *arg)
-{
-	struct case_arg *a = arg;
-
-	a->tid = test_gettid();
-	a->fn();
-	return NULL;
-}
-
-/* run fn in a new thread; a snapshot taken after it exited, and its thread */
-static struct prof_snapshot *run_case(case_fn fn, const struct prof_snap_thread **t)
-{
-	struct case_arg a = { fn, 0 };
-	struct prof_snapshot *s;
-	pthread_t th;
-
-	assert_int_equal(pthread_create(&th, NULL, case_main, &a), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	s = test_snapshot(0);
-	assert_non_null(s);
-	*t = test_thread(s, a.tid);
-	assert_non_null(*t);
-	return s;
-}
-
 /* --- one call, one count, in its own bucket ------------------------------ */
 
 #define EXACT_DEPTH 12
@@ -70,7 +38,7 @@ static void exact_case(void)
 static void test_one_call_bucket(void **state)
 {
 	const struct prof_snap_thread *t;
-	struct prof_snapshot *s = run_case(exact_case, &t);
+	struct prof_snapshot *s = test_run_case(exact_case, &t);
 	__u32 i, seen = 0;
 
 	(void)state;
@@ -128,7 +96,7 @@ static void test_hist_is_events(void **state)
 	void *mem;
 
 	(void)state;
-	s = run_case(many_case, &t);
+	s = test_run_case(many_case, &t);
 	n = test_node(s, t, "exact_many");
 	assert_non_null(n);
 	assert_int_equal(n->calls, EXACT_CALLS);
@@ -202,7 +170,7 @@ static void test_offcpu_from_prior_total(void **state)
 
 	(void)state;
 	exact_rec_k = (struct prof_sched_rec){ .seq = 1, .mark_ns = 1, .offcpu_ns = EXACT_PRIOR_NS };
-	s = run_case(offcpu_case, &t);
+	s = test_run_case(offcpu_case, &t);
 	n = test_node(s, t, "exact_offcpu");
 	assert_non_null(n);
 	assert_int_equal(n->calls, 1);
