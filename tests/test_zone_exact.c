@@ -188,5 +188,6 @@ int main(void)
 	};
 
 	setenv("PROF_NO_DAEMON", "1", 1);
+	test_filter_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
