@@ -218,6 +218,14 @@ static void test_segflat_cache(void **state)
 	assert_int_equal(cached, 21);
 	assert_int_equal(fresh, 21);
 
+	/* an exit: its ring head moved, not the word (an image has no ring:
+	 * the header's head for a ring that is off) */
+	nodes[0][2].calls = 12;
+	sh[0]->ring_off_head++;
+	flat_both(img, len, 0, c, 0, &cached, &fresh);
+	assert_int_equal(cached, 22);
+	assert_int_equal(fresh, 22);
+
 	/* thread 1 publishes its fifth node, word unchanged */
 	sh[1]->nnodes = 5;
 	flat_both(img, len, 0, c, 1, &cached, &fresh);

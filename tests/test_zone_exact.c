@@ -6,10 +6,11 @@
  * are the buckets of their events' durations, and the off-CPU time
  * of a call is what the kernel record gained during it, not its total
  * since the thread began (the enter copies the record's seq and off-CPU
- * time together).  Each case runs in a thread of its own: its nodes hang
- * from a fresh root.
+ * time together), and a reader's cache sees a live thread's exits.  Each
+ * case runs in a thread of its own: its nodes hang from a fresh root.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <sys/mman.h>
 
 #include "fastpath.h"
@@ -131,6 +132,95 @@ static void test_hist_is_events(void **state)
 	prof_snapshot__destroy(s);
 }
 
+/* --- a live thread's exits seen through a reader's cache ------------------ */
+
+/* an empty zone: its deltas few and alike, so after a warm-up every
+ * bucket its calls reach has counts, and its exits take the common path
+ * (a bucket's first count would take the rare one, which bumps the slab's
+ * word too) */
+static void live_zone(void)
+{
+	PROF_USDT(exact_live);
+}
+
+/* the calls of exact_live on this thread in a cached flat pass, or ~0 */
+static __u64 live_calls(const void *mem, size_t len, struct prof_seg_flat_cache *c)
+{
+	struct prof_snapshot *s;
+	struct prof_flat_row *rows;
+	__u64 calls = 0;
+	size_t n, i;
+
+	if (prof_seg_flat_cached(mem, len, test_gettid(), PROF_SORT_SELF, c, &s, &rows, &n))
+		return ~0ull;
+	for (i = 0; i < n; i++)
+		if (rows[i].site < s->nsites && !strcmp(s->sites[rows[i].site].name, "exact_live"))
+			calls += rows[i].calls;
+	free(rows);
+	prof_snapshot__destroy(s);
+	return calls;
+}
+
+/* a reader that caches a slab's share while its activity stays sees the
+ * exits of a live thread: they bump no word of their own, only the ring
+ * head the reader adds to it (slab.h); RING_OFF: the program's ring is
+ * off (that head is the slab header's).  0, or the check that failed */
+static int exits_seen(bool ring_off)
+{
+	struct prof_seg_flat_cache *c = prof_seg_flat_cache__new();
+	struct prof_trace *tr = NULL;
+	size_t len = 0;
+	int i, tries, bad = 0;
+	void *mem;
+	__u64 k0;
+
+	if (!c)
+		return 1;
+	for (i = 0; i < 20000; i++)
+		live_zone();
+	mem = test_own_segment(&len);
+	if (!mem)
+		return 2;
+	if (prof_seg_trace(mem, len, &tr) || (tr->ring_events == 0) != ring_off)
+		bad = 3;
+	prof_trace__destroy(tr);
+	k0 = live_calls(mem, len, c);
+	if (!bad && (k0 == ~0ull || k0 < 1 || live_calls(mem, len, c) != k0))
+		bad = 4;
+	/* five exits that all took the common path (the word did not move:
+	 * else again; a rare exit, a new bucket or a new kernel word, bumps
+	 * it) are seen all the same */
+	for (tries = 0; !bad; tries++) {
+		__u64 w0 = __atomic_load_n(__prof_tls.activity, __ATOMIC_ACQUIRE);
+
+		if (tries == 100) {
+			bad = 6;
+			break;
+		}
+		k0 = live_calls(mem, len, c);
+		for (i = 0; i < 5; i++)
+			live_zone();
+		if (__atomic_load_n(__prof_tls.activity, __ATOMIC_ACQUIRE) != w0)
+			continue;
+		if (live_calls(mem, len, c) != k0 + 5)
+			bad = 5;
+		break;
+	}
+	munmap(mem, len);
+	prof_seg_flat_cache__destroy(c);
+	return bad;
+}
+
+static void test_exits_seen_by_cache(void **state)
+{
+	static const char *const env[] = { "PROF_TRACE_EVENTS=0", NULL };
+
+	(void)state;
+	assert_int_equal(exits_seen(false), 0);
+	/* the ring off, in a process of its own */
+	assert_true(test_exited_ok(test_reexec("--ring-off", env, 60, NULL)));
+}
+
 /* --- off-CPU time: what the record gained inside the call ---------------- */
 
 /* a kernel record of our own, back on the CPU (mark_ns odd), that has
@@ -179,15 +269,18 @@ static void test_offcpu_from_prior_total(void **state)
 	prof_snapshot__destroy(s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_call_bucket),
 		cmocka_unit_test(test_hist_is_events),
+		cmocka_unit_test(test_exits_seen_by_cache),
 		cmocka_unit_test(test_offcpu_from_prior_total),
 	};
 
 	setenv("PROF_NO_DAEMON", "1", 1);
+	if (argc == 2 && !strcmp(argv[1], "--ring-off"))
+		return exits_seen(true);
 	test_filter_env();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,6 +47,20 @@ PROF_HIDDEN void node_kernel(const struct slab_view *v, const struct prof_node_e
 		n->kernel_calls = adj < n->calls ? adj : n->calls;
 }
 
+/* a slab's activity (slab.h, 4.0): its word plus the ring head its exits
+ * bump, the event ring's or, the ring off, the header's ring_off_head;
+ * both only grow, so the sum is unchanged exactly while both are */
+static __u64 slab_activity(const char *slab, const struct seg_geom *g)
+{
+	const struct prof_slab_hdr *sh = (const void *)slab;
+	const __u64 *head = g->region[PROF_REGION_RING].size
+				    ? (const void *)(slab + g->region[PROF_REGION_RING].off)
+				    : &sh->ring_off_head;
+	__u64 a = LDA(&sh->activity);
+
+	return a + LDA(head);
+}
+
 PROF_HIDDEN void slab_view(const char *slab, const struct seg_geom *g, struct slab_view *v)
 {
 	v->hdr = (const void *)slab;
@@ -598,7 +612,7 @@ static int read_agg(struct prof_snapshot *s, const void *mem, struct seg_geom *g
 		if (!n1 || LDA(&sh->magic) != PROF_SLAB_MAGIC)
 			return 0;
 		pub.gen = LD(&sh->gen);
-		pub.activity = LDA(&sh->activity);
+		pub.activity = slab_activity(slab, g);
 		pub.nnodes = LDA(&sh->nnodes);
 		/* after nnodes: every node names a site under it (struct slab_pub) */
 		nsites = LDA(&h->nsites);
@@ -784,7 +798,7 @@ static struct slab_pub *read_pub(const char *base, const struct seg_geom *g, __u
 			(const void *)(base + g->slabs_off + (__u64)i * g->slab_size);
 
 		pub[i].gen = live ? LDA(&sh->gen) : 0;
-		pub[i].activity = LDA(&sh->activity);
+		pub[i].activity = slab_activity((const char *)sh, g);
 		pub[i].nnodes = LDA(&sh->nnodes);
 	}
 	return pub;

@@ -45,6 +45,7 @@ static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start
 	__PROF_BUMP(hp);
 #else
 	(void)start, (void)d, (void)node; /* bench/overhead only: the ring's cost */
+	__PROF_BUMP(__prof_tls.activity); /* ... but what readers see of the exit kept */
 #endif
 }
 
@@ -64,8 +65,9 @@ static inline __attribute__((always_inline)) int __prof_zero32(const uint32_t *p
 
 /*
  * A call counted, its histogram counter h found: everything a call
- * changes, in the order a reader relies on (the counters and the call's
- * event, then the activity word).  Its exit probe is not wanted (see
+ * changes, in the order a reader relies on: the counters, then the call's
+ * event and the ring head, which readers add to the activity word (slab.h:
+ * the exit bumps no word of its own).  Its exit probe is not wanted (see
  * __PROF_EXIT_WANTED).
  */
 static inline __attribute__((always_inline)) void
@@ -84,7 +86,6 @@ __prof_leave_count(struct __prof_zone *z, uint64_t d, uint32_t *h)
 		__PROF_STORE(&n->max, d);
 	__PROF_ADDL(h, 1);
 	__prof_ring_put(z->start, d, node);
-	__PROF_BUMP(__prof_tls.activity);
 }
 
 /*
