@@ -67,22 +67,6 @@ static int have(const char *cc)
 	return !system(cmd);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
-
-	if (!f)
-		return NULL;
-	if (getdelim(&buf, &len, 0, f) < 0) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* calls of zone in the flat section of a text report, -1 if absent: the
  * row's first number, on the line whose name column (after two spaces,
  * up to the end or a note) is zone */
@@ -134,20 +118,20 @@ static void build_run(const char *cc, const char *std, const char *opt, const ch
 		 cc, std, opt, cxx ? CXX_WARN : C_WARN, SRC_DIR, SRC_DIR, SRC_DIR, src,
 		 strcmp(src, "lto_a.c") ? "" : SRC_DIR "/tests/lto_b.c", LIBPROF_A, bin, out);
 	if (system(cmd)) {
-		o = slurp(out);
+		o = test_slurp(out, NULL);
 		fail_msg("%s -std=%s %s %s does not build:\n%s", cc, std, opt, src, o ? o : "");
 	}
 	snprintf(cmd, sizeof(cmd),
 		 "PROF_QUIET=1 PROF_NO_DAEMON=1 PROF_REPORT=%s %s >%s 2>&1", rep, bin, out);
 	if (system(cmd)) {
-		o = slurp(out);
+		o = test_slurp(out, NULL);
 		fail_msg("%s -std=%s %s: the program failed:\n%s", cc, std, opt, o ? o : "");
 	}
-	o = slurp(out);
+	o = test_slurp(out, NULL);
 	assert_non_null(o);
 	assert_non_null(strstr(o, "matrix ok"));
 	free(o);
-	r = slurp(rep);
+	r = test_slurp(rep, NULL);
 	assert_non_null(r);
 	for (i = 0; want[i].zone; i++)
 		if (flat_calls(r, want[i].zone) != want[i].calls)
@@ -158,7 +142,7 @@ static void build_run(const char *cc, const char *std, const char *opt, const ch
 		/* every zone's probes, in templates and namespaces alike */
 		snprintf(cmd, sizeof(cmd), "readelf -n %s >%s 2>&1", bin, out);
 		assert_int_equal(system(cmd), 0);
-		o = slurp(out);
+		o = test_slurp(out, NULL);
 		for (i = 0; want[i].zone; i++) {
 			/* PROF_FUNC zones are the probes prof:func */
 			const char *pn = strcmp(want[i].zone, "geo::box<int>::twice") ? want[i].zone : "func";
@@ -209,28 +193,24 @@ static void test_lto(void **state)
 static const char *const c_stds[] = { "gnu11", "c99", "c11", "c17", NULL };
 static const char *const cxx_stds[] = { "c++17", "c++11", "c++20", NULL };
 
-static void test_gcc(void **state)
-{
-	(void)state;
-	matrix("gcc", c_stds, "matrix.c", want_c, 0);
-}
+/* a compiler's matrix: the program it builds at its standards, what that reports */
+struct compiler {
+	const char *cc, *src;
+	const char *const *stds;
+	const struct want *want;
+	int cxx;
+};
 
-static void test_clang(void **state)
-{
-	(void)state;
-	matrix("clang", c_stds, "matrix.c", want_c, 0);
-}
+static struct compiler gcc = { "gcc", "matrix.c", c_stds, want_c, 0 };
+static struct compiler clang = { "clang", "matrix.c", c_stds, want_c, 0 };
+static struct compiler gxx = { "g++", "matrix.cc", cxx_stds, want_cxx, 1 };
+static struct compiler clangxx = { "clang++", "matrix.cc", cxx_stds, want_cxx, 1 };
 
-static void test_gxx(void **state)
+static void test_matrix(void **state)
 {
-	(void)state;
-	matrix("g++", cxx_stds, "matrix.cc", want_cxx, 1);
-}
+	const struct compiler *c = *state;
 
-static void test_clangxx(void **state)
-{
-	(void)state;
-	matrix("clang++", cxx_stds, "matrix.cc", want_cxx, 1);
+	matrix(c->cc, c->stds, c->src, c->want, c->cxx);
 }
 
 /* the size of symbol sym in object obj (nm -S), -1 if absent */
@@ -295,7 +275,7 @@ static void site_size(const char *cc)
 	snprintf(cmd, sizeof(cmd), "%s -std=gnu11 -O2 %s -I%s/usdt -I%s/bpf -c %s/tests/sitesize.c -o %s >%s 2>&1",
 		 cc, C_WARN, SRC_DIR, SRC_DIR, SRC_DIR, obj, out);
 	if (system(cmd)) {
-		o = slurp(out);
+		o = test_slurp(out, NULL);
 		fail_msg("%s: sitesize.c does not build:\n%s", cc, o ? o : "");
 	}
 	bare = sym_size(obj, "sz_bare");
@@ -334,10 +314,11 @@ static void test_site_size(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_gcc),
-		cmocka_unit_test(test_clang),
-		cmocka_unit_test(test_gxx),
-		cmocka_unit_test(test_clangxx),
+		/* one test a compiler, named for it (TEST_FILTER=test_gcc) */
+		{ "test_gcc", test_matrix, NULL, NULL, &gcc },
+		{ "test_clang", test_matrix, NULL, NULL, &clang },
+		{ "test_gxx", test_matrix, NULL, NULL, &gxx },
+		{ "test_clangxx", test_matrix, NULL, NULL, &clangxx },
 		cmocka_unit_test(test_lto),
 		cmocka_unit_test(test_site_size),
 	};
