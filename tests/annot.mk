@@ -6,7 +6,7 @@ UNIT_TESTS += $(OUTPUT)/tests/test_annot_window
 # the readers of locks and plots, and the threads that write them, under
 # ASan, UBSan and TSan too
 SAN_TESTS += $(OUTPUT)/tests/test_annot_window $(OUTPUT)/tests/test_annot
-$(OUTPUT)/tests/test_annot_window: tests/test_annot_window.c tests/annot_b.c tests/testutil.h tests/profctl_child.h \
+$(OUTPUT)/tests/test_annot_window: tests/test_annot_window.c tests/annot_b.c tests/testutil.h tests/profctl_child.h tests/annot_fixture.h \
 		daemon/profd/profd_hist.c daemon/profd/profd.h $(PROFCTL_LIB) $(LIBPROF_READ) \
 		$(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -17,7 +17,7 @@ $(OUTPUT)/tests/test_annot_window: tests/test_annot_window.c tests/annot_b.c tes
 # the aggregate
 UNIT_TESTS += $(OUTPUT)/tests/test_annot_roundtrip
 SAN_TESTS += $(OUTPUT)/tests/test_annot_roundtrip
-$(OUTPUT)/tests/test_annot_roundtrip: tests/test_annot_roundtrip.c tests/testutil.h tests/profctl_child.h \
+$(OUTPUT)/tests/test_annot_roundtrip: tests/test_annot_roundtrip.c tests/testutil.h tests/profctl_child.h tests/annot_fixture.h \
 		$(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ \

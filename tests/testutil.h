@@ -259,6 +259,30 @@ static inline int test_rm_rf(const char *path)
 	return system(cmd) ? -1 : 0;
 }
 
+/* the private directory of a test program's group: test_dir_setup makes
+ * it (/tmp/PROGRAM.XXXXXX), test_dir_teardown removes it and all in it
+ * (cmocka's group setup and teardown) */
+static __attribute__((unused)) char test_dir[64];
+
+static inline int test_dir_setup(void **state)
+{
+	char exe[256];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *name;
+
+	(void)state;
+	exe[n > 0 ? n : 0] = '\0';
+	name = strrchr(exe, '/');
+	snprintf(test_dir, sizeof(test_dir), "/tmp/%.40s.XXXXXX", name ? name + 1 : "prof-test");
+	return mkdtemp(test_dir) ? 0 : -1;
+}
+
+static inline int test_dir_teardown(void **state)
+{
+	(void)state;
+	return test_rm_rf(test_dir);
+}
+
 /* the line holding needle in text, copied into line; the end of that line
  * in text (to look on from), NULL if none */
 static inline const char *test_line_with(const char *text, const char *needle, char *line,
