@@ -990,6 +990,20 @@ static void test_socket_names(void **state)
 	unsetenv("PROF_SOCKET");
 }
 
+/* profctl args succeeds and writes out, printed; each of want (NULL-ended)
+ * is in it; its text (free it) */
+static char *output_holds(const char **args, const char *out, const char *const *want)
+{
+	char *text = run_text(args, out);
+	size_t i;
+
+	print_message("%s", text);
+	for (i = 0; want[i]; i++)
+		if (!strstr(text, want[i]))
+			fail_msg("no '%s' in\n%s", want[i], text);
+	return text;
+}
+
 /*
  * --callers of a name two sites share: a section each, told apart by
  * file:line as the tree does, never one merged; "NAME (FILE:LINE)" as the
@@ -1007,36 +1021,32 @@ static void callers_of_two_sites(char *path, char *out)
 				    "json", "-o", out, NULL };
 	char *text;
 
-	text = run_text(text_both, out);
-	print_message("%s", text);
-	assert_non_null(strstr(text, "\nlex names 2 sites, each below: --callers 'NAME (FILE:LINE)'"));
-	/* the outer one, main_loop's child: its child is the other lex */
-	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls, total 20.0ms, "
-				     "self 12.0ms, max 400us\n"));
-	assert_non_null(strstr(text, "       100    20.0ms  100.0    main_loop\n"));
-	assert_non_null(strstr(text, "      1000    8.00ms   40.0    lex (golden.c:30)\n"));
-	/* the inner one: called by the outer lex and by render */
-	assert_non_null(strstr(text, "callers of lex (golden.c:30): 1250 calls, total 14.0ms, "
-				     "self 14.0ms, max 60.0us\n"));
-	assert_non_null(strstr(text, "      1000    8.00ms   57.1    lex (other.cc:20)\n"));
+	text = output_holds(text_both, out, (const char *const[]){
+		"\nlex names 2 sites, each below: --callers 'NAME (FILE:LINE)'",
+		/* the outer one, main_loop's child: its child is the other lex */
+		"callers of lex (other.cc:20): 100 calls, total 20.0ms, self 12.0ms, max 400us\n",
+		"       100    20.0ms  100.0    main_loop\n",
+		"      1000    8.00ms   40.0    lex (golden.c:30)\n",
+		/* the inner one: called by the outer lex and by render */
+		"callers of lex (golden.c:30): 1250 calls, total 14.0ms, self 14.0ms, max 60.0us\n",
+		"      1000    8.00ms   57.1    lex (other.cc:20)\n", NULL });
 	free(text);
 
-	text = run_text(text_one, out);
-	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls"));
+	text = output_holds(text_one, out,
+			    (const char *const[]){ "callers of lex (other.cc:20): 100 calls", NULL });
 	assert_null(strstr(text, "callers of lex (golden.c:30)"));
 	assert_null(strstr(text, "sites, each below"));
 	free(text);
 
-	text = run_text(csv_one, out);
-	assert_non_null(strstr(text, "4242,golden,zone,lex (golden.c:30),1250,14000000\n"));
-	assert_non_null(strstr(text, "4242,golden,parent,lex (other.cc:20),1000,8000000\n"));
+	text = output_holds(csv_one, out, (const char *const[]){
+		"4242,golden,zone,lex (golden.c:30),1250,14000000\n",
+		"4242,golden,parent,lex (other.cc:20),1000,8000000\n", NULL });
 	assert_null(strstr(text, "zone,lex (other.cc:20)"));
 	free(text);
 
-	text = run_text(json_both, out);
-	assert_non_null(strstr(text, "\"zone\":\"lex (other.cc:20)\",\"calls\":100,"));
-	assert_non_null(strstr(text, "\"zone\":\"lex (golden.c:30)\",\"calls\":1250,"));
-	free(text);
+	free(output_holds(json_both, out, (const char *const[]){
+		"\"zone\":\"lex (other.cc:20)\",\"calls\":100,",
+		"\"zone\":\"lex (golden.c:30)\",\"calls\":1250,", NULL }));
 }
 
 /*
@@ -1072,22 +1082,16 @@ static void test_names_frames_allocs(void **state)
 	test_spill(path, buf, len);
 	free(buf);
 
-	text = run_text(tree, out);
-	print_message("%s", text);
-	assert_non_null(strstr(text, "└─ lex (other.cc:20)\n"));
-	assert_non_null(strstr(text, "└─ lex (golden.c:30)\n"));
-	assert_non_null(strstr(text, "  main_loop\n"));
+	text = output_holds(tree, out, (const char *const[]){
+		"└─ lex (other.cc:20)\n", "└─ lex (golden.c:30)\n", "  main_loop\n",
+		", 100 frames avg 16.0ms max 20.0ms\n",
+		"        20    80.0KiB          0          0  render > alloc_buf\n", NULL });
 	assert_null(strstr(text, "main_loop ("));
-	assert_non_null(strstr(text, ", 100 frames avg 16.0ms max 20.0ms\n"));
-	assert_non_null(strstr(text, "        20    80.0KiB          0          0  render > alloc_buf\n"));
 	free(text);
 
-	text = run_text(flat, out);
-	print_message("%s", text);
-	assert_non_null(strstr(text, "  lex (other.cc:20)\n"));
-	assert_non_null(strstr(text, "  lex (golden.c:30)"));
-	assert_non_null(strstr(text, "        20    80.0KiB  alloc_buf\n"));
-	free(text);
+	free(output_holds(flat, out, (const char *const[]){
+		"  lex (other.cc:20)\n", "  lex (golden.c:30)", "        20    80.0KiB  alloc_buf\n",
+		NULL }));
 	callers_of_two_sites(path, out);
 }
 
