@@ -442,17 +442,7 @@ static void test_usage(void **state)
 	assert_int_equal(profctl(d), 2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_usage),
-		cmocka_unit_test(test_exact),
-		cmocka_unit_test(test_speedscope),
-		cmocka_unit_test(test_html),
-		cmocka_unit_test(test_slow),
-		cmocka_unit_test(test_rate),
-		cmocka_unit_test(test_page_cap),
-	};
-
-	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
-}
+TEST_MAIN(test_dir_setup, test_dir_teardown, cmocka_unit_test(test_usage),
+	  cmocka_unit_test(test_exact), cmocka_unit_test(test_speedscope),
+	  cmocka_unit_test(test_html), cmocka_unit_test(test_slow), cmocka_unit_test(test_rate),
+	  cmocka_unit_test(test_page_cap))

@@ -244,13 +244,5 @@ static void test_flat(void **state)
 	prof_snapshot__destroy(s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_full_read),
-		cmocka_unit_test(test_lazy_read),
-		cmocka_unit_test(test_flat),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(NULL, NULL, cmocka_unit_test(test_full_read), cmocka_unit_test(test_lazy_read),
+	  cmocka_unit_test(test_flat))

@@ -299,17 +299,6 @@ static void test_flat_window(void **state)
 	assert_int_equal(w.calls, 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_window_oncpu_nests),
-		cmocka_unit_test(test_window_nap),
-		cmocka_unit_test(test_open_parent_nests),
-		cmocka_unit_test(test_open_busy_call),
-		cmocka_unit_test(test_window_tree_text),
-		cmocka_unit_test(test_flat_window),
-	};
-
-	test_filter_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(NULL, NULL, cmocka_unit_test(test_window_oncpu_nests), cmocka_unit_test(test_window_nap),
+	  cmocka_unit_test(test_open_parent_nests), cmocka_unit_test(test_open_busy_call),
+	  cmocka_unit_test(test_window_tree_text), cmocka_unit_test(test_flat_window))

@@ -323,6 +323,21 @@ static inline void test_filter_env(void)
 		cmocka_set_test_filter(f);
 }
 
+/*
+ * A test program's whole main: the cmocka tests given (cmocka_unit_test(f),
+ * ...) run as one group with setup and teardown (NULL: none), only those
+ * TEST_FILTER names (test_filter_env).  A main that does more (children it
+ * re-executes, its environment) is written out.
+ */
+#define TEST_MAIN(setup, teardown, ...)                                                           \
+	int main(void)                                                                             \
+	{                                                                                          \
+		const struct CMUnitTest tests[] = { __VA_ARGS__ };                                 \
+                                                                                                   \
+		test_filter_env();                                                                 \
+		return cmocka_run_group_tests(tests, setup, teardown);                             \
+	}
+
 /* test_seg_paths: every start token (a pid of another pid namespace) */
 #define TEST_ANY_TOKEN (~0ull)
 
