@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "testutil.h"
+#include "snap_same.h"
 #include "client.h"
 #include "profctl.h"
 #include "profctl_fixture.h"
@@ -908,9 +909,8 @@ static void test_ns_like_long_double(void **state)
 static void test_lazy_read(void **state)
 {
 	struct prof_snapshot *full = NULL, *lazy = NULL;
-	static const double qs[] = { 0.5, 0.9, 0.99 };
 	struct prof_snap_iter it;
-	__u32 i, j, k;
+	__u32 i;
 
 	(void)state;
 	assert_int_equal(pc_read_image(image, 0, &full), 0);
@@ -924,23 +924,7 @@ static void test_lazy_read(void **state)
 
 		assert_int_equal(b->nnodes, 0);
 		assert_ptr_equal(prof_snap_next(&it), b);
-		assert_int_equal(b->nnodes, a->nnodes);
-		for (j = 0; j < a->nnodes; j++) {
-			const struct prof_snap_node *x = &a->nodes[j], *y = &b->nodes[j];
-
-			assert_int_equal(x->parent, y->parent);
-			assert_int_equal(x->first_child, y->first_child);
-			assert_int_equal(x->next_sibling, y->next_sibling);
-			assert_int_equal(x->ticks, y->ticks);
-			assert_int_equal(x->child_ticks, y->child_ticks);
-			assert_int_equal(x->calls, y->calls);
-			assert_int_equal(x->max, y->max);
-			assert_int_equal(prof_snap_is_recursive(a, j),
-					 prof_snap_is_recursive(b, j));
-			for (k = 0; k < 3; k++)
-				assert_int_equal(prof_snap_quantile(full, x, qs[k]),
-						 prof_snap_quantile(lazy, y, qs[k]));
-		}
+		snap_same_thread(lazy, b, full, a, false);
 		if (i)
 			/* loading one thread unloads the one before */
 			assert_int_equal(lazy->threads[i - 1].nnodes, 0);
@@ -956,17 +940,8 @@ static void test_lazy_read(void **state)
 		assert_non_null(mb);
 		a = &ma->threads[0];
 		b = &mb->threads[0];
-		assert_int_equal(a->nnodes, b->nnodes);
 		assert_int_equal(a->overflow, b->overflow);
-		for (j = 0; j < a->nnodes; j++) {
-			assert_int_equal(a->nodes[j].parent, b->nodes[j].parent);
-			assert_int_equal(a->nodes[j].site, b->nodes[j].site);
-			assert_int_equal(a->nodes[j].ticks, b->nodes[j].ticks);
-			assert_int_equal(a->nodes[j].calls, b->nodes[j].calls);
-			for (k = 0; k < 3; k++)
-				assert_int_equal(prof_snap_quantile(ma, &a->nodes[j], qs[k]),
-						 prof_snap_quantile(mb, &b->nodes[j], qs[k]));
-		}
+		snap_same_thread(mb, b, ma, a, false);
 		pc_snap_free(ma);
 		pc_snap_free(mb);
 	}
