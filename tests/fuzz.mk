@@ -64,7 +64,7 @@ $(FUZZ_DIR)/json_seeds/tree_json: tests/golden/tree_json tests/golden/threads_js
 
 # the reader's own unit tests, beside its fuzz target; profd's sampling
 # cursor is profd's, not libprof's
-$(OUTPUT)/tests/test_segflat: tests/test_segflat.c daemon/profd/profd_cursor.c usdt/reader_int.h tests/snap_same.h \
+$(OUTPUT)/tests/test_segflat: tests/test_segflat.c daemon/profd/profd_cursor.c usdt/reader_int.h tests/snap_fixture.h \
 		tests/testutil.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests tests/test_segflat.c daemon/profd/profd_cursor.c \

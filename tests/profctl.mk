@@ -26,7 +26,7 @@ $(patsubst %,$(OUTPUT)/tests/%,$(PROFCTL_TESTS)): $(OUTPUT)/tests/%: tests/%.c \
 $(OUTPUT)/tests/test_profctl_serve: tests/web_util.h
 
 # C++ PROF_FUNC sites for `profctl zones` (tests/fastpath.mk)
-$(OUTPUT)/tests/test_profctl: $(OUTPUT)/tests/zones_cxx.o tests/snap_same.h
+$(OUTPUT)/tests/test_profctl: $(OUTPUT)/tests/zones_cxx.o tests/snap_fixture.h
 
 # through a real profd (root, BPF): save keeps the kernel columns, serve
 # shows a process to its owner and not to another user

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "testutil.h"
-#include "snap_same.h"
+#include "snap_fixture.h"
 #include "client.h"
 #include "profctl.h"
 #include "profctl_fixture.h"

@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #include "fastpath.h"
-#include "snap_same.h"
+#include "snap_fixture.h"
 #include "prof.h"
 
 static void rd_inner(int i)

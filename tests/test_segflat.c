@@ -18,7 +18,7 @@
 
 #include "prof.h"
 #include "testutil.h"
-#include "snap_same.h"
+#include "snap_fixture.h"
 
 static int rec(int n)
 {
@@ -709,14 +709,7 @@ static void one_thread(struct prof_snapshot *in, struct prof_snap_thread *th,
 	in->tick_hz = 1000000000ull;
 	in->nsites = nsites;
 	in->sites = sites;
-	in->nthreads = 1;
-	in->threads = th;
-	th->tid = 1;
-	th->state = PROF_SLAB_ALIVE;
-	th->nnodes = n;
-	th->nodes = calloc(n, sizeof(*th->nodes));
-	assert_non_null(th->nodes);
-	th->nodes[0].site = th->nodes[1].site = PROF_SITE_NONE;
+	snap_one_thread(in, th, 1, n);
 }
 
 /*

@@ -1,14 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * snap_same.h - two reads of one thread compared node by node (a lazy read
- * against a full one, a newer minor's image against this one's): the
- * tree, every figure of usdt/figures.h's node tables (so a new figure is
- * compared too), recursion, quantiles and any copied histogram.
+ * snap_fixture.h - snapshots in the tests: one built by hand, and two reads
+ * of one thread compared node by node (a lazy read against a full one, a
+ * newer minor's image against this one's): the tree, every figure of
+ * usdt/figures.h's node tables (so a new figure is compared too),
+ * recursion, quantiles and any copied histogram.
  */
-#ifndef PROF_SNAP_SAME_H
-#define PROF_SNAP_SAME_H
+#ifndef PROF_SNAP_FIXTURE_H
+#define PROF_SNAP_FIXTURE_H
 
 #include "testutil.h"
+
+/* thread t (tid) of n nodes, s's only one, alive: its nodes zeroed but
+ * the root's and the overflow node's sites (PROF_SITE_NONE), to fill by
+ * hand */
+static inline void snap_one_thread(struct prof_snapshot *s, struct prof_snap_thread *t, __u32 tid,
+				   __u32 n)
+{
+	s->nthreads = 1;
+	s->threads = t;
+	t->tid = tid;
+	t->state = PROF_SLAB_ALIVE;
+	t->nnodes = n;
+	t->nodes = calloc(n, sizeof(*t->nodes));
+	assert_non_null(t->nodes);
+	t->nodes[0].site = t->nodes[1].site = PROF_SITE_NONE;
+}
 
 #define SNAP_SAME(what, x, y)                                                                  \
 	do {                                                                                   \
@@ -65,4 +82,4 @@ static inline void snap_same_thread(const struct prof_snapshot *z, const struct 
 }
 #undef SNAP_SAME
 
-#endif /* PROF_SNAP_SAME_H */
+#endif /* PROF_SNAP_FIXTURE_H */
