@@ -64,7 +64,7 @@ $(FUZZ_DIR)/json_seeds/tree_json: tests/golden/tree_json tests/golden/threads_js
 
 # the reader's own unit tests, beside its fuzz target; profd's sampling
 # cursor is profd's, not libprof's
-$(OUTPUT)/tests/test_segflat: tests/test_segflat.c daemon/profd/profd_cursor.c usdt/reader_int.h tests/snap_fixture.h \
+$(OUTPUT)/tests/test_segflat: tests/test_segflat.c daemon/profd/profd_cursor.c usdt/reader_int.h tests/snap_fixture.h tests/nest_work.h \
 		tests/testutil.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests tests/test_segflat.c daemon/profd/profd_cursor.c \
@@ -74,7 +74,7 @@ RUNTIME_TESTS += $(OUTPUT)/tests/test_segflat
 SAN_TESTS += $(OUTPUT)/tests/test_segflat
 
 # profd's sampling cursor, on its own
-$(OUTPUT)/tests/test_cursor: tests/test_cursor.c daemon/profd/profd_cursor.c usdt/reader_int.h \
+$(OUTPUT)/tests/test_cursor: tests/test_cursor.c daemon/profd/profd_cursor.c usdt/reader_int.h tests/nest_work.h \
 		tests/testutil.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests tests/test_cursor.c daemon/profd/profd_cursor.c \

@@ -18,26 +18,8 @@
 
 #include "prof.h"
 #include "testutil.h"
+#include "nest_work.h"
 #include "snap_fixture.h"
-
-static int rec(int n)
-{
-	PROF_USDT(seg_rec);
-	return n ? rec(n - 1) + 1 : 0;
-}
-
-static void *work(void *arg)
-{
-	for (int i = 0; i < 1000; i++) {
-		PROF_USDT(seg_outer);
-		{
-			PROF_USDT(seg_inner);
-			rec(i % 4);
-		}
-		rec(2);
-	}
-	return arg;
-}
 
 /* map this process's segment */
 static void rows_equal(const struct prof_flat_row *a, const struct prof_flat_row *b, size_t n)
@@ -97,8 +79,8 @@ static void test_segflat_equals_snapshot(void **state)
 	__u32 i;
 
 	(void)state;
-	work(NULL);
-	assert_int_equal(pthread_create(&th, NULL, work, NULL), 0);
+	nest_work(NULL);
+	assert_int_equal(pthread_create(&th, NULL, nest_work, NULL), 0);
 	pthread_join(th, NULL);
 	mem = test_own_segment(&len);
 	s = test_snapshot(0);
@@ -324,7 +306,7 @@ static void test_sites_race(void **state)
 
 	(void)state;
 	assert_non_null(c);
-	work(NULL);
+	nest_work(NULL);
 	mem = test_own_segment(&len);
 	assert_int_equal(pthread_create(&th, NULL, new_sites, NULL), 0);
 	do {
@@ -378,7 +360,7 @@ static void test_iter(void **state)
 
 	(void)state;
 	for (k = 0; k < 8; k++)
-		assert_int_equal(pthread_create(&th[k], NULL, work, NULL), 0);
+		assert_int_equal(pthread_create(&th[k], NULL, nest_work, NULL), 0);
 	for (k = 0; k < 8; k++)
 		pthread_join(th[k], NULL);
 	mem = test_own_segment(&len);
@@ -441,8 +423,8 @@ static void test_iter_error(void **state)
 	void *mem, *copy;
 
 	(void)state;
-	work(NULL);
-	assert_int_equal(pthread_create(&th, NULL, work, NULL), 0);
+	nest_work(NULL);
+	assert_int_equal(pthread_create(&th, NULL, nest_work, NULL), 0);
 	pthread_join(th, NULL);
 	mem = test_own_segment(&len);
 	copy = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
