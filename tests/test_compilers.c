@@ -282,7 +282,7 @@ static void site_obj(const char *cc, const char *dir, const char *name, char *ob
 
 static void site_size(const char *cc)
 {
-	char dir[] = "/tmp/prof-sz.XXXXXX", cmd[PATH_MAX], obj[64];
+	char dir[] = "/tmp/prof-sz.XXXXXX", obj[64];
 	long bare, one, hot, cold, stray;
 
 	assert_non_null(mkdtemp(dir));
@@ -305,19 +305,24 @@ static void site_size(const char *cc)
 		fail_msg("%s: .text holds %ld bytes besides the two functions: code of the zone "
 			 "out of line but not out of .text",
 			 cc, stray);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(test_rm_rf(dir), 0);
+}
+
+/* check(cc) with gcc and with clang, on x86-64 (the sizes are its) */
+static void x86_sizes(void (*check)(const char *cc))
+{
+#if !defined(__x86_64__)
+	print_message("skip: the site's sizes are x86-64's\n");
+	skip();
+#endif
+	check("gcc");
+	check("clang");
 }
 
 static void test_site_size(void **state)
 {
 	(void)state;
-#if !defined(__x86_64__)
-	print_message("skip: the site's sizes are x86-64's\n");
-	skip();
-#endif
-	site_size("gcc");
-	site_size("clang");
+	x86_sizes(site_size);
 }
 
 /* a counted mutex's lock and unlock at their site, bytes in and out of
@@ -326,7 +331,7 @@ static void test_site_size(void **state)
 
 static void lock_site_size(const char *cc)
 {
-	char dir[] = "/tmp/prof-szl.XXXXXX", cmd[PATH_MAX], obj[64];
+	char dir[] = "/tmp/prof-szl.XXXXXX", obj[64];
 	long bare, counted, bytes;
 
 	assert_non_null(mkdtemp(dir));
@@ -340,19 +345,13 @@ static void lock_site_size(const char *cc)
 	if (bytes > LOCK_SITE_MAX)
 		fail_msg("%s: a counted mutex's pair is %ld bytes at its site: more than %d", cc,
 			 bytes, LOCK_SITE_MAX);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(test_rm_rf(dir), 0);
 }
 
 static void test_lock_site_size(void **state)
 {
 	(void)state;
-#if !defined(__x86_64__)
-	print_message("skip: the site's sizes are x86-64's\n");
-	skip();
-#endif
-	lock_site_size("gcc");
-	lock_site_size("clang");
+	x86_sizes(lock_site_size);
 }
 
 int main(void)
