@@ -74,25 +74,83 @@ static int slab_of(const void *mem, size_t len, __u32 tid, struct seg_geom *g, c
 	return idx;
 }
 
-/* the innermost of the calls that covered t: latest start, then the deeper
- * node (a child's index is above its parent's) */
-static __u32 innermost(const struct cover *c, __u32 n, __u64 t, bool *found)
-{
-	__u64 best_start = 0;
-	__u32 i, best = PROF_NODE_ROOT;
+/* a sample among the thread's, sorted by time, and the innermost call
+ * found so far to cover it */
+struct stab {
+	__u64 tick, best_start;
+	__u32 i, best;
+	bool found;
+};
 
-	*found = false;
-	for (i = 0; i < n; i++) {
-		if (c[i].start > t || t >= c[i].end || c[i].node == PROF_NODE_ROOT)
+static int cmp_stab(const void *a, const void *b)
+{
+	const struct stab *x = a, *y = b;
+
+	if (x->tick != y->tick)
+		return x->tick < y->tick ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* the first of the n samples (sorted by time) at or after t */
+static __u32 first_at(const struct stab *st, __u32 n, __u64 t)
+{
+	__u32 lo = 0, hi = n;
+
+	while (lo < hi) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (st[mid].tick < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Each sample's innermost call: the latest start among the calls that
+ * covered it, then the deeper node (a child's index is above its parent's).
+ * Each call is laid on the samples within its [start, end), found by a
+ * binary search among them sorted by time: the cost is the calls and, for
+ * each sample, the calls over it (its depth), not calls times samples (a
+ * busy thread ends thousands of calls between two drains).
+ */
+static void innermost(const struct cover *c, __u32 nc, struct stab *st, __u32 n)
+{
+	__u32 i, k;
+
+	for (i = 0; i < nc; i++) {
+		if (c[i].node == PROF_NODE_ROOT)
 			continue;
-		if (!*found || c[i].start > best_start ||
-		    (c[i].start == best_start && c[i].node > best)) {
-			best = c[i].node;
-			best_start = c[i].start;
-			*found = true;
+		for (k = first_at(st, n, c[i].start); k < n && st[k].tick < c[i].end; k++) {
+			struct stab *b = &st[k];
+
+			if (!b->found || c[i].start > b->best_start ||
+			    (c[i].start == b->best_start && c[i].node > b->best)) {
+				b->best = c[i].node;
+				b->best_start = c[i].start;
+				b->found = true;
+			}
 		}
 	}
-	return best;
+}
+
+/* buf (of *room elements of size each) with room for its n + 1st: as it
+ * was, or doubled up to cap elements; NULL if not (buf still holds) */
+static void *room_for(void *buf, size_t size, __u32 n, __u32 *room, __u32 cap)
+{
+	void *nb;
+	__u32 want;
+
+	if (n < *room)
+		return buf;
+	if (*room >= cap)
+		return NULL;
+	want = *room > cap / 2 ? cap : *room * 2;
+	nb = realloc(buf, (size_t)want * size);
+	if (nb)
+		*room = want;
+	return nb;
 }
 
 int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr *s, __u32 n)
@@ -105,9 +163,11 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 	struct cover *c = NULL;
 	struct seg_geom g;
 	const char *slab = NULL;
-	__u64 gen, nev, h1, h2, k, lo, safe, tmin = ~0ull, complete_from = 0;
+	__u64 gen, nev, h1, h2, k, lo, safe, tmin = ~0ull, complete_from = 0, *ends = NULL;
 	bool stopped = false;
-	__u32 nn, i, m, nc = 0, cap;
+	struct stab *ord = NULL;
+	void *more;
+	__u32 nn, i, p, nc = 0, ne = 0, cap, room, eroom;
 	int idx;
 
 	for (i = 0; i < n; i++) {
@@ -131,9 +191,18 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 	if (nn > g.max_nodes)
 		return -EINVAL;
 	cap = nn + (__u32)(nev < 1u << 24 ? nev : 1u << 24) + 1;
-	c = malloc((size_t)cap * sizeof(*c));
-	if (!c)
-		return -ENOMEM;
+	/* the open calls and the few ended calls that covered a sample */
+	room = nn + 256 < cap ? nn + 256 : cap;
+	eroom = 4096;
+	c = malloc((size_t)room * sizeof(*c));
+	ord = malloc((size_t)n * sizeof(*ord));
+	ends = malloc((size_t)eroom * sizeof(*ends));
+	if (!c || !ord || !ends)
+		goto nomem;
+	/* the samples by time: a call is kept only if it covered one */
+	for (i = 0; i < n; i++)
+		ord[i] = (struct stab){ .tick = s[i].tick, .i = i };
+	qsort(ord, n, sizeof(*ord), cmp_stab);
 
 	/* the calls open now, first (see the top of this file) */
 	open = (const void *)(slab + ro->off);
@@ -144,12 +213,19 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 			c[nc++] = (struct cover){ st, ~0ull, ~0ull, i };
 	}
 
-	/* then the calls that ended since the oldest sample, newest first */
+	/*
+	 * Then the calls that ended since the oldest sample, newest first:
+	 * thousands for a busy thread, of which only those that covered a
+	 * sample are kept (ord[0..p) are the samples before an event's end:
+	 * ends come newest first, so p only moves down), and each one's end
+	 * (ends[j], event h1 - 1 - j) for what the ring no longer holds.
+	 */
 	ring = (const void *)(slab + rr->off);
 	ev = prof_ring_events(ring);
 	h1 = nev ? LDA(&ring->head) : 0;
 	/* not the slot a writer at h1 may be overwriting */
 	lo = h1 >= nev ? h1 - nev + 1 : 0;
+	p = n;
 	for (k = h1; k > lo; k--) {
 		__u64 st = LDA(&ev[(k - 1) & (nev - 1)].start);
 		__u64 dn = LDA(&ev[(k - 1) & (nev - 1)].dur_node);
@@ -163,13 +239,32 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 			stopped = true;
 			break;
 		}
-		if (node < nn && nc < cap)
-			c[nc++] = (struct cover){ st, ticks >= PROF_EV_DUR_MAX ? ~0ull : end, k - 1,
-						  node };
+		if (!(more = room_for(ends, sizeof(*ends), ne, &eroom, cap)))
+			goto nomem;
+		ends = more;
+		if (node >= nn) {
+			ends[ne++] = ~0ull;
+			continue;
+		}
+		if (ticks >= PROF_EV_DUR_MAX)
+			end = ~0ull;
+		ends[ne++] = end;
+		while (p > 0 && ord[p - 1].tick >= end)
+			p--;
+		while (p < n && ord[p].tick < end)
+			p++;
+		if (!p || ord[p - 1].tick < st)
+			continue;
+		if (!(more = room_for(c, sizeof(*c), nc, &room, cap)))
+			goto nomem;
+		c = more;
+		c[nc++] = (struct cover){ st, end, k - 1, node };
 	}
 	h2 = nev ? LD(&ring->head) : 0;
 	if (h2 < h1 || LD(&sh->gen) != gen) {
 		free(c);
+		free(ord);
+		free(ends);
 		return -ESTALE;
 	}
 	/* what the writer may have overwritten while it was read (from
@@ -177,10 +272,10 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 	safe = h2 + 1 > nev ? h2 + 1 - nev : 0;
 	if (stopped && k - 1 < safe)
 		stopped = false;
-	for (i = 0, m = 0; i < nc; i++)
+	for (i = 0, p = 0; i < nc; i++)
 		if (c[i].idx == ~0ull || c[i].idx >= safe)
-			c[m++] = c[i];
-	nc = m;
+			c[p++] = c[i];
+	nc = p;
 	/*
 	 * What the ring no longer holds: unless the walk stopped at an event
 	 * that ended before every sample, the calls that ended before the
@@ -189,21 +284,28 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 	 */
 	if (!stopped && (lo > 0 || safe > 0)) {
 		complete_from = ~0ull;
-		for (i = 0; i < nc; i++)
-			if (c[i].idx != ~0ull && c[i].end < complete_from)
-				complete_from = c[i].end;
+		for (i = 0; i < ne && h1 - 1 - i >= safe; i++)
+			if (ends[i] < complete_from)
+				complete_from = ends[i];
 	}
+	innermost(c, nc, ord, n);
 	for (i = 0; i < n; i++) {
-		bool found;
-		__u32 node = innermost(c, nc, s[i].tick, &found);
+		struct prof_attr *a = &s[ord[i].i];
 
-		if (s[i].tick < complete_from)
-			s[i].node = PROF_ATTR_UNKNOWN;
+		if (a->tick < complete_from)
+			a->node = PROF_ATTR_UNKNOWN;
 		else
-			s[i].node = found ? node : PROF_ATTR_OUTSIDE;
+			a->node = ord[i].found ? ord[i].best : PROF_ATTR_OUTSIDE;
 	}
 	free(c);
+	free(ord);
+	free(ends);
 	return idx;
+nomem:
+	free(c);
+	free(ord);
+	free(ends);
+	return -ENOMEM;
 }
 
 int prof_seg_ring_oldest(const void *mem, size_t len, __u32 tid, __u64 *oldest)
