@@ -61,14 +61,11 @@ static int find_slab(const void *mem, const struct seg_geom *g, __u32 tid)
 	return exited;
 }
 
-/* tid's slab (find_slab) in a segment that checks: its index and *slab, or -errno */
-static int slab_of(const void *mem, size_t len, __u32 tid, struct seg_geom *g, const char **slab)
+/* tid's slab (find_slab) in a segment checked (g): its index and *slab, or -errno */
+static int slab_of(const void *mem, const struct seg_geom *g, __u32 tid, const char **slab)
 {
-	int idx, err = seg_check(mem, len, g);
+	int idx = find_slab(mem, g, tid);
 
-	if (err)
-		return err;
-	idx = find_slab(mem, g, tid);
 	if (idx >= 0)
 		*slab = (const char *)mem + g->slabs_off + (__u64)idx * g->slab_size;
 	return idx;
@@ -155,13 +152,28 @@ static void *room_for(void *buf, size_t size, __u32 n, __u32 *room, __u32 cap)
 
 int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr *s, __u32 n)
 {
+	struct seg_geom g;
+	__u32 i;
+	int err;
+
+	for (i = 0; i < n; i++)
+		s[i].node = PROF_ATTR_UNKNOWN;
+	if (!n)
+		return 0;
+	err = seg_check(mem, len, &g);
+	return err ? err : prof_seg_attribute_g(mem, &g, tid, s, n);
+}
+
+int prof_seg_attribute_g(const void *mem, const struct seg_geom *gp, __u32 tid,
+			 struct prof_attr *s, __u32 n)
+{
 	const struct prof_region *ro, *rr;
 	const struct prof_slab_hdr *sh;
 	const struct prof_ring *ring;
 	const struct prof_event *ev;
 	const __u64 *open;
+	const struct seg_geom g = *gp;
 	struct cover *c = NULL;
-	struct seg_geom g;
 	const char *slab = NULL;
 	__u64 gen, nev, h1, h2, k, lo, safe, tmin = ~0ull, complete_from = 0, *ends = NULL;
 	bool stopped = false;
@@ -177,7 +189,7 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 	}
 	if (!n)
 		return 0;
-	idx = slab_of(mem, len, tid, &g, &slab);
+	idx = slab_of(mem, &g, tid, &slab);
 	if (idx < 0)
 		return idx;
 	sh = (const void *)slab;
@@ -310,19 +322,28 @@ nomem:
 
 int prof_seg_ring_oldest(const void *mem, size_t len, __u32 tid, __u64 *oldest)
 {
+	struct seg_geom g;
+	int err;
+
+	*oldest = 0;
+	err = seg_check(mem, len, &g);
+	return err ? err : prof_seg_ring_oldest_g(mem, &g, tid, oldest);
+}
+
+int prof_seg_ring_oldest_g(const void *mem, const struct seg_geom *g, __u32 tid, __u64 *oldest)
+{
 	const struct prof_region *rr;
 	const struct prof_ring *ring;
 	const struct prof_event *ev;
-	struct seg_geom g;
 	const char *slab = NULL;
 	__u64 nev, h;
 	int idx;
 
 	*oldest = 0;
-	idx = slab_of(mem, len, tid, &g, &slab);
+	idx = slab_of(mem, g, tid, &slab);
 	if (idx < 0)
 		return idx;
-	rr = &g.region[PROF_REGION_RING];
+	rr = &g->region[PROF_REGION_RING];
 	nev = rr->size > PROF_RING_HDR_SIZE ?
 		      (rr->size - PROF_RING_HDR_SIZE) / sizeof(struct prof_event) :
 		      0;
@@ -342,20 +363,29 @@ int prof_seg_ring_oldest(const void *mem, size_t len, __u32 tid, __u64 *oldest)
 int prof_seg_node_path(const void *mem, size_t len, __u32 slab_idx, __u32 node, char *buf,
 		       size_t size)
 {
-	const struct prof_seg_hdr *h = mem;
-	const struct prof_slab_hdr *sh;
-	__u32 chain[PROF_ATTR_DEPTH], depth = 0, nn, nsites, i;
 	struct seg_geom g;
-	const char *slab, *nodes;
-	size_t off = 0;
 	int err;
 
 	if (!size)
 		return -EINVAL;
 	buf[0] = 0;
 	err = seg_check(mem, len, &g);
-	if (err)
-		return err;
+	return err ? err : prof_seg_node_path_g(mem, &g, slab_idx, node, buf, size);
+}
+
+int prof_seg_node_path_g(const void *mem, const struct seg_geom *gp, __u32 slab_idx, __u32 node,
+			 char *buf, size_t size)
+{
+	const struct prof_seg_hdr *h = mem;
+	const struct prof_slab_hdr *sh;
+	const struct seg_geom g = *gp;
+	__u32 chain[PROF_ATTR_DEPTH], depth = 0, nn, nsites, i;
+	const char *slab, *nodes;
+	size_t off = 0;
+
+	if (!size)
+		return -EINVAL;
+	buf[0] = 0;
 	if (slab_idx >= g.max_threads)
 		return -EINVAL;
 	slab = (const char *)mem + g.slabs_off + (__u64)slab_idx * g.slab_size;
