@@ -150,6 +150,119 @@ static void *room_for(void *buf, size_t size, __u32 n, __u32 *room, __u32 cap)
 	return nb;
 }
 
+#define FAST_PER_SAMPLE 32 /* calls ended since a sample, a sample, for the search to pay */
+#define FAST_SCAN 64	    /* calls looked at past a sample's place at most */
+
+bool prof_attr_walk_only;
+__u64 prof_attr_fast_used;
+
+/* event idx of the ring: its start, ticks and node */
+static void ev_get(const struct prof_event *ev, __u64 nev, __u64 idx, __u64 *st, __u64 *ticks,
+		   __u32 *node)
+{
+	struct prof_event e = { LDA(&ev[idx & (nev - 1)].start),
+				LDA(&ev[idx & (nev - 1)].dur_node) };
+
+	*st = e.start;
+	*ticks = prof_event_ticks(&e);
+	*node = prof_event_node(&e);
+}
+
+/* node's parent in the slab's node table (node below nnodes) */
+static __u32 parent_of(const char *nodes, const struct seg_geom *g, __u32 node)
+{
+	const struct prof_node *p = (const void *)(nodes + (size_t)node * g->node_size);
+
+	return LD(&p->parent);
+}
+
+/*
+ * Each sample's innermost closed call without reading every call ended
+ * since (a busy thread ends thousands between two drains, a few cache lines
+ * a sample each): the ring is in the order calls ended, so a binary search
+ * finds the last call that ended at or before a sample's tick t (its place),
+ * and the calls nest, so the first call after that place that covered t is
+ * the innermost (a call that covered t and ended later encloses it); a
+ * top-level call begun after t says no later call covered it.  Into
+ * ord[].found/best/best_start (the open calls are the caller's); true if
+ * done, false to walk instead: where the search would not pay, where a
+ * place's call saturated its duration (its end is later than it says), where
+ * a sample is older than what the ring holds, where a sample's call lies
+ * more than FAST_SCAN past its place, or where the writer overwrote a place
+ * while it was read.
+ */
+static bool attribute_fast(const struct seg_geom *g, const char *slab, const struct prof_ring *ring,
+			   const struct prof_event *ev, __u64 nev, __u32 nn, struct stab *ord,
+			   __u32 n)
+{
+	const char *nodes = slab + g->region[PROF_REGION_NODES].off;
+	__u64 h1, h2, lo, a, b, mid, i, st, ticks, first = 0;
+	__u32 j, k, node;
+
+	if (prof_attr_walk_only || !nev)
+		return false;
+	h1 = LDA(&ring->head);
+	lo = h1 >= nev ? h1 - nev + 1 : 0;
+	if (h1 - lo < (__u64)n * FAST_PER_SAMPLE)
+		return false;
+	/* in k = idx + 1: a holds an event ended at or before t (lo: none
+	 * read, before the ring), b one ended after it */
+	a = lo;
+	for (j = 0; j < n; j++) {
+		__u64 t = ord[j].tick;
+
+		b = h1;
+		ev_get(ev, nev, b - 1, &st, &ticks, &node);
+		if (st + ticks <= t) {
+			a = b;
+		} else {
+			while (b - a > 1) {
+				mid = a + (b - a) / 2;
+				ev_get(ev, nev, mid - 1, &st, &ticks, &node);
+				if (st + ticks <= t)
+					a = mid;
+				else
+					b = mid;
+			}
+		}
+		/* older than the ring reaches: the walk says what is unknown */
+		if (a == lo)
+			return false;
+		ev_get(ev, nev, a - 1, &st, &ticks, &node);
+		if (ticks >= PROF_EV_DUR_MAX)
+			return false;
+		if (!j) {
+			first = a - 1;
+			if (h1 - a < (__u64)n * FAST_PER_SAMPLE)
+				return false;
+		}
+		for (i = a, k = 0; i < h1; i++, k++) {
+			if (k == FAST_SCAN)
+				return false;
+			ev_get(ev, nev, i, &st, &ticks, &node);
+			if (node == PROF_NODE_ROOT || node >= nn)
+				continue;
+			if (st <= t && (ticks >= PROF_EV_DUR_MAX || t < st + ticks)) {
+				ord[j].found = true;
+				ord[j].best = node;
+				ord[j].best_start = st;
+				break;
+			}
+			/* a top-level call begun after t: none that ended later
+			 * covered t (it would enclose this one) */
+			if (st > t && parent_of(nodes, g, node) == PROF_NODE_ROOT)
+				break;
+		}
+	}
+	/* the places read were not being overwritten (the oldest is the
+	 * first sample's): else the walk, from a new head */
+	h2 = LD(&ring->head);
+	if (h2 < h1 || (h2 + 1 > nev && h2 + 1 - nev > first))
+		return false;
+	prof_attr_fast_used++;
+	return true;
+}
+
 int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr *s, __u32 n)
 {
 	struct seg_geom g;
@@ -224,6 +337,20 @@ int prof_seg_attribute_g(const void *mem, const struct seg_geom *gp, __u32 tid,
 		if (st)
 			c[nc++] = (struct cover){ st, ~0ull, ~0ull, i };
 	}
+	ring = (const void *)(slab + rr->off);
+	ev = prof_ring_events(ring);
+	if (attribute_fast(&g, slab, ring, ev, nev, nn, ord, n)) {
+		if (LD(&sh->gen) != gen) {
+			free(c);
+			free(ord);
+			free(ends);
+			return -ESTALE;
+		}
+		goto attribute;
+	}
+	/* what the search found before it gave up is found again */
+	for (i = 0; i < n; i++)
+		ord[i].found = false;
 
 	/*
 	 * Then the calls that ended since the oldest sample, newest first:
@@ -232,8 +359,6 @@ int prof_seg_attribute_g(const void *mem, const struct seg_geom *gp, __u32 tid,
 	 * ends come newest first, so p only moves down), and each one's end
 	 * (ends[j], event h1 - 1 - j) for what the ring no longer holds.
 	 */
-	ring = (const void *)(slab + rr->off);
-	ev = prof_ring_events(ring);
 	h1 = nev ? LDA(&ring->head) : 0;
 	/* not the slot a writer at h1 may be overwriting */
 	lo = h1 >= nev ? h1 - nev + 1 : 0;
@@ -300,6 +425,7 @@ int prof_seg_attribute_g(const void *mem, const struct seg_geom *gp, __u32 tid,
 			if (ends[i] < complete_from)
 				complete_from = ends[i];
 	}
+attribute:
 	innermost(c, nc, ord, n);
 	for (i = 0; i < n; i++) {
 		struct prof_attr *a = &s[ord[i].i];

@@ -41,6 +41,10 @@ int prof_seg_attribute_g(const void *mem, const struct seg_geom *g, __u32 tid,
 int prof_seg_ring_oldest_g(const void *mem, const struct seg_geom *g, __u32 tid, __u64 *oldest);
 int prof_seg_node_path_g(const void *mem, const struct seg_geom *g, __u32 slab, __u32 node,
 			 char *buf, size_t size);
+/* tests: every attribution by the walk of the ring (the search not tried),
+ * and how many were done by the search */
+extern bool prof_attr_walk_only;
+extern __u64 prof_attr_fast_used;
 
 /* profd_sym.c: a process's addresses as function, file:line or module+offset */
 struct sym_proc;
