@@ -277,89 +277,43 @@ int prof_seg_attribute(const void *mem, size_t len, __u32 tid, struct prof_attr 
 	return err ? err : prof_seg_attribute_g(mem, &g, tid, s, n);
 }
 
-int prof_seg_attribute_g(const void *mem, const struct seg_geom *gp, __u32 tid,
-			 struct prof_attr *s, __u32 n)
-{
-	const struct prof_region *ro, *rr;
+/* a thread's samples being attributed: its calls that covered one (the
+ * open ones first), and the samples by time */
+struct attr_ctx {
 	const struct prof_slab_hdr *sh;
 	const struct prof_ring *ring;
 	const struct prof_event *ev;
-	const __u64 *open;
-	const struct seg_geom g = *gp;
-	struct cover *c = NULL;
-	const char *slab = NULL;
-	__u64 gen, nev, h1, h2, k, lo, safe, tmin = ~0ull, complete_from = 0, *ends = NULL;
+	__u64 nev, gen, tmin;
+	__u32 nn, cap; /* cap: covers at most */
+	struct cover *c;
+	__u32 nc, room;
+	struct stab *ord;
+	__u32 n;
+};
+
+/*
+ * The calls that ended since the oldest sample, newest first, into x->c:
+ * thousands for a busy thread, of which only those that covered a sample
+ * are kept (ord[0..p) are the samples before an event's end: ends come
+ * newest first, so p only moves down), and each one's end (ends[j], event
+ * h1 - 1 - j) for what the ring no longer holds: the tick before which a
+ * sample is unknown into *from.  0, -ESTALE or -ENOMEM.
+ */
+static int attribute_walk(struct attr_ctx *x, __u64 *from)
+{
+	const struct prof_event *ev = x->ev;
+	struct cover *c = x->c;
+	struct stab *ord = x->ord;
+	__u64 nev = x->nev, tmin = x->tmin, h1, h2, k, lo, safe, complete_from = 0;
+	__u64 *ends = malloc(4096 * sizeof(*ends));
+	__u32 i, p, nc = x->nc, ne = 0, eroom = 4096, n = x->n;
 	bool stopped = false;
-	struct stab *ord = NULL;
 	void *more;
-	__u32 nn, i, p, nc = 0, ne = 0, cap, room, eroom;
-	int idx;
+	int err = 0;
 
-	for (i = 0; i < n; i++) {
-		s[i].node = PROF_ATTR_UNKNOWN;
-		if (s[i].tick < tmin)
-			tmin = s[i].tick;
-	}
-	if (!n)
-		return 0;
-	idx = slab_of(mem, &g, tid, &slab);
-	if (idx < 0)
-		return idx;
-	sh = (const void *)slab;
-	gen = LDA(&sh->gen);
-	ro = &g.region[PROF_REGION_OPEN];
-	rr = &g.region[PROF_REGION_RING];
-	nev = rr->size > PROF_RING_HDR_SIZE ?
-		      (rr->size - PROF_RING_HDR_SIZE) / sizeof(struct prof_event) :
-		      0;
-	nn = LDA(&sh->nnodes);
-	if (nn > g.max_nodes)
-		return -EINVAL;
-	cap = nn + (__u32)(nev < 1u << 24 ? nev : 1u << 24) + 1;
-	/* the open calls and the few ended calls that covered a sample */
-	room = nn + 256 < cap ? nn + 256 : cap;
-	eroom = 4096;
-	c = malloc((size_t)room * sizeof(*c));
-	ord = malloc((size_t)n * sizeof(*ord));
-	ends = malloc((size_t)eroom * sizeof(*ends));
-	if (!c || !ord || !ends)
-		goto nomem;
-	/* the samples by time: a call is kept only if it covered one */
-	for (i = 0; i < n; i++)
-		ord[i] = (struct stab){ .tick = s[i].tick, .i = i };
-	qsort(ord, n, sizeof(*ord), cmp_stab);
-
-	/* the calls open now, first (see the top of this file) */
-	open = (const void *)(slab + ro->off);
-	for (i = 1; i < nn; i++) {
-		__u64 st = LD(&open[i]);
-
-		if (st)
-			c[nc++] = (struct cover){ st, ~0ull, ~0ull, i };
-	}
-	ring = (const void *)(slab + rr->off);
-	ev = prof_ring_events(ring);
-	if (attribute_fast(&g, slab, ring, ev, nev, nn, ord, n)) {
-		if (LD(&sh->gen) != gen) {
-			free(c);
-			free(ord);
-			free(ends);
-			return -ESTALE;
-		}
-		goto attribute;
-	}
-	/* what the search found before it gave up is found again */
-	for (i = 0; i < n; i++)
-		ord[i].found = false;
-
-	/*
-	 * Then the calls that ended since the oldest sample, newest first:
-	 * thousands for a busy thread, of which only those that covered a
-	 * sample are kept (ord[0..p) are the samples before an event's end:
-	 * ends come newest first, so p only moves down), and each one's end
-	 * (ends[j], event h1 - 1 - j) for what the ring no longer holds.
-	 */
-	h1 = nev ? LDA(&ring->head) : 0;
+	if (!ends)
+		return -ENOMEM;
+	h1 = nev ? LDA(&x->ring->head) : 0;
 	/* not the slot a writer at h1 may be overwriting */
 	lo = h1 >= nev ? h1 - nev + 1 : 0;
 	p = n;
@@ -376,10 +330,12 @@ int prof_seg_attribute_g(const void *mem, const struct seg_geom *gp, __u32 tid,
 			stopped = true;
 			break;
 		}
-		if (!(more = room_for(ends, sizeof(*ends), ne, &eroom, cap)))
-			goto nomem;
+		if (!(more = room_for(ends, sizeof(*ends), ne, &eroom, x->cap))) {
+			err = -ENOMEM;
+			goto out;
+		}
 		ends = more;
-		if (node >= nn) {
+		if (node >= x->nn) {
 			ends[ne++] = ~0ull;
 			continue;
 		}
@@ -392,17 +348,17 @@ int prof_seg_attribute_g(const void *mem, const struct seg_geom *gp, __u32 tid,
 			p++;
 		if (!p || ord[p - 1].tick < st)
 			continue;
-		if (!(more = room_for(c, sizeof(*c), nc, &room, cap)))
-			goto nomem;
+		if (!(more = room_for(c, sizeof(*c), nc, &x->room, x->cap))) {
+			err = -ENOMEM;
+			goto out;
+		}
 		c = more;
 		c[nc++] = (struct cover){ st, end, k - 1, node };
 	}
-	h2 = nev ? LD(&ring->head) : 0;
-	if (h2 < h1 || LD(&sh->gen) != gen) {
-		free(c);
-		free(ord);
-		free(ends);
-		return -ESTALE;
+	h2 = nev ? LD(&x->ring->head) : 0;
+	if (h2 < h1 || LD(&x->sh->gen) != x->gen) {
+		err = -ESTALE;
+		goto out;
 	}
 	/* what the writer may have overwritten while it was read (from
 	 * h2 + 1 - nev down) is dropped, the event the walk stopped at too */
@@ -425,25 +381,91 @@ int prof_seg_attribute_g(const void *mem, const struct seg_geom *gp, __u32 tid,
 			if (ends[i] < complete_from)
 				complete_from = ends[i];
 	}
-attribute:
-	innermost(c, nc, ord, n);
+	*from = complete_from;
+out:
+	x->c = c;
+	x->nc = nc;
+	free(ends);
+	return err;
+}
+
+int prof_seg_attribute_g(const void *mem, const struct seg_geom *g, __u32 tid,
+			 struct prof_attr *s, __u32 n)
+{
+	const struct prof_region *rr;
+	const __u64 *open;
+	struct attr_ctx x = { .n = n, .tmin = ~0ull };
+	const char *slab = NULL;
+	__u64 complete_from = 0;
+	__u32 i;
+	int idx, err;
+
 	for (i = 0; i < n; i++) {
-		struct prof_attr *a = &s[ord[i].i];
+		s[i].node = PROF_ATTR_UNKNOWN;
+		if (s[i].tick < x.tmin)
+			x.tmin = s[i].tick;
+	}
+	if (!n)
+		return 0;
+	idx = slab_of(mem, g, tid, &slab);
+	if (idx < 0)
+		return idx;
+	x.sh = (const void *)slab;
+	x.gen = LDA(&x.sh->gen);
+	rr = &g->region[PROF_REGION_RING];
+	x.nev = rr->size > PROF_RING_HDR_SIZE ?
+			(rr->size - PROF_RING_HDR_SIZE) / sizeof(struct prof_event) :
+			0;
+	x.nn = LDA(&x.sh->nnodes);
+	if (x.nn > g->max_nodes)
+		return -EINVAL;
+	x.cap = x.nn + (__u32)(x.nev < 1u << 24 ? x.nev : 1u << 24) + 1;
+	/* the open calls and the few ended calls that covered a sample */
+	x.room = x.nn + 256 < x.cap ? x.nn + 256 : x.cap;
+	x.c = malloc((size_t)x.room * sizeof(*x.c));
+	x.ord = malloc((size_t)n * sizeof(*x.ord));
+	err = -ENOMEM;
+	if (!x.c || !x.ord)
+		goto out;
+	/* the samples by time: a call is kept only if it covered one */
+	for (i = 0; i < n; i++)
+		x.ord[i] = (struct stab){ .tick = s[i].tick, .i = i };
+	qsort(x.ord, n, sizeof(*x.ord), cmp_stab);
+
+	/* the calls open now, first (see the top of this file) */
+	open = (const void *)(slab + g->region[PROF_REGION_OPEN].off);
+	for (i = 1; i < x.nn; i++) {
+		__u64 st = LD(&open[i]);
+
+		if (st)
+			x.c[x.nc++] = (struct cover){ st, ~0ull, ~0ull, i };
+	}
+	x.ring = (const void *)(slab + rr->off);
+	x.ev = prof_ring_events(x.ring);
+	if (attribute_fast(g, slab, x.ring, x.ev, x.nev, x.nn, x.ord, n)) {
+		err = LD(&x.sh->gen) != x.gen ? -ESTALE : 0;
+	} else {
+		/* what the search found before it gave up is found again */
+		for (i = 0; i < n; i++)
+			x.ord[i].found = false;
+		err = attribute_walk(&x, &complete_from);
+	}
+	if (err)
+		goto out;
+	innermost(x.c, x.nc, x.ord, n);
+	for (i = 0; i < n; i++) {
+		struct prof_attr *a = &s[x.ord[i].i];
 
 		if (a->tick < complete_from)
 			a->node = PROF_ATTR_UNKNOWN;
 		else
-			a->node = ord[i].found ? ord[i].best : PROF_ATTR_OUTSIDE;
+			a->node = x.ord[i].found ? x.ord[i].best : PROF_ATTR_OUTSIDE;
 	}
-	free(c);
-	free(ord);
-	free(ends);
-	return idx;
-nomem:
-	free(c);
-	free(ord);
-	free(ends);
-	return -ENOMEM;
+	err = idx;
+out:
+	free(x.c);
+	free(x.ord);
+	return err;
 }
 
 int prof_seg_ring_oldest(const void *mem, size_t len, __u32 tid, __u64 *oldest)
