@@ -143,29 +143,15 @@ int profd_pidns(int fd, int nsfd)
 		struct profd_hdr h;
 		struct profd_pidns p;
 	} req = { { PROFD_MSG_PIDNS, sizeof(req) }, { 0, 0 } };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { &req, sizeof(req) };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = ctl.buf,
-			      .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c;
+	ssize_t n;
 	int err;
 
-	memset(&ctl, 0, sizeof(ctl));
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &nsfd, sizeof(int));
-	if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
+	n = profd_send(fd, &req, sizeof(req), MSG_NOSIGNAL, nsfd);
+	if (n != (ssize_t)sizeof(req)) {
 		__u32 got = 0;
 		int why;
 
-		err = -errno ?: -EIO;
+		err = n < 0 ? (int)n : -EIO;
 		/* refused as it connected (a uid's share, every place taken):
 		 * why waits to be read */
 		why = err == -EPIPE ? recv_rep(fd, PROFD_MSG_OK, &req.p, 0, NULL, &got) : 0;

@@ -624,33 +624,17 @@ static int conn_send(struct conn *c, __u32 type, const void *payload, size_t ple
 		char buf[PROFD_MSG_MAX];
 		struct profd_hdr h;
 	} m;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctlbuf;
-	struct iovec iov = { m.buf, sizeof(m.h) + plen };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
+	size_t len = sizeof(m.h) + plen;
 	ssize_t n;
 
 	m.h.type = type;
-	m.h.len = (__u32)(sizeof(m.h) + plen);
+	m.h.len = (__u32)len;
 	if (plen)
 		memcpy(m.buf + sizeof(m.h), payload, plen);
-	if (fd >= 0) {
-		memset(&ctlbuf, 0, sizeof(ctlbuf));
-		msg.msg_control = ctlbuf.buf;
-		msg.msg_controllen = sizeof(ctlbuf.buf);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	n = profd_send(c->fd, m.buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, fd);
 	if (n < 0)
-		return -errno;
-	return n == (ssize_t)iov.iov_len ? 0 : -EIO;
+		return (int)n;
+	return n == (ssize_t)len ? 0 : -EIO;
 }
 
 static int conn_error(struct conn *c, int err)
