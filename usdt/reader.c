@@ -124,8 +124,7 @@ static int read_slab_hdr(const char *slab, __u32 max_nodes, __u32 index, struct 
 	if (t->state != PROF_SLAB_ALIVE && t->state != PROF_SLAB_EXITED)
 		return -EINVAL;
 	t->ksched_slot = LD(&h->ksched_slot);
-	copy_bytes(t->name, h->name, sizeof(t->name));
-	t->name[sizeof(t->name) - 1] = 0;
+	copy_name(t->name, h->name, sizeof(t->name));
 	t->start_tick = LD(&h->start_tick);
 	t->exit_tick = LD(&h->exit_tick);
 	t->overflow = LD(&h->overflow);
@@ -754,8 +753,7 @@ static void read_hdr(struct prof_snapshot *s, const struct prof_seg_hdr *h)
 	s->uid = LD(&h->uid);
 	s->start_token = LD(&h->start_token);
 	s->created_ns = LD(&h->created_ns);
-	copy_bytes(s->comm, h->comm, sizeof(s->comm));
-	s->comm[sizeof(s->comm) - 1] = 0;
+	copy_name(s->comm, h->comm, sizeof(s->comm));
 	s->clock = LD(&h->clock);
 	s->flags = LD(&h->flags);
 	s->tick_hz = LD(&h->tick_hz);

@@ -25,7 +25,7 @@ struct ld {
 	__u32 *site_tab; /* open addressing, site index + 1, 0 empty */
 	__u32 site_cap;	 /* a power of 2 */
 	__u32 site_max;	 /* the sites array's room */
-	__u64 hist_cap;
+	size_t hist_cap;
 	__u32 tid; /* the thread being read, for messages */
 };
 
@@ -222,6 +222,7 @@ static int load_hist(struct ld *L, const json_t *jn, struct prof_snap_node *n)
 	struct prof_snapshot *s = L->s;
 	const json_t *jh = json_object_get(jn, "hist");
 	size_t i, nb;
+	__u32 *v;
 	__u32 lo = 0;
 	int err;
 
@@ -242,18 +243,10 @@ static int load_hist(struct ld *L, const json_t *jn, struct prof_snap_node *n)
 	nb = json_array_size(jh);
 	if (lo > PROF_HIST_BUCKETS || nb > PROF_HIST_BUCKETS - lo)
 		return bad(L, "\"hist\" goes past bucket %u", PROF_HIST_BUCKETS - 1);
-	if (s->nhist + nb > L->hist_cap) {
-		__u64 cap = L->hist_cap ? L->hist_cap * 2 : 4096;
-		__u32 *v;
-
-		while (cap < s->nhist + nb)
-			cap *= 2;
-		v = realloc(s->hist, cap * sizeof(*v));
-		if (!v)
-			return nomem(L);
-		s->hist = v;
-		L->hist_cap = cap;
-	}
+	v = prof_grow_to(s->hist, s->nhist + nb, &L->hist_cap, sizeof(*v), 4096);
+	if (!v)
+		return nomem(L);
+	s->hist = v;
 	for (i = 0; i < nb; i++) {
 		const json_t *c = json_array_get(jh, i);
 

@@ -166,6 +166,28 @@ static int ring_size(struct profsample_bpf *skel)
 	return bpf_map__set_max_entries(skel->maps.samples, (__u32)v);
 }
 
+/*
+ * The sampler's BPF side undone, as far as it got: the unmap tracer, the
+ * ring, the skeleton (skel: sm.skel once it opened), the per-CPU events'
+ * arrays and the timer.  Its events are closed first (close_events).
+ */
+static void sampler_free(struct profsample_bpf *skel)
+{
+	bpf_link__destroy(sm.unmap);
+	sm.unmap = NULL;
+	ring_buffer__free(sm.rb);
+	sm.rb = NULL;
+	profsample_bpf__destroy(skel);
+	sm.skel = NULL;
+	free(sm.links);
+	free(sm.pfd);
+	sm.links = NULL;
+	sm.pfd = NULL;
+	if (sm.tfd >= 0)
+		close(sm.tfd);
+	sm.tfd = -1;
+}
+
 int sample_open(__u32 hz)
 {
 	struct profsample_bpf *skel;
@@ -243,16 +265,7 @@ fail:
 	snprintf(sm.why, sizeof(sm.why), "profd failed to load its sampler: %s",
 		 strerror(err < 0 ? -err : EINVAL));
 	log_warnx("sample: %s", sm.why);
-	profsample_bpf__destroy(skel);
-	ring_buffer__free(sm.rb);
-	sm.rb = NULL;
-	free(sm.links);
-	free(sm.pfd);
-	sm.links = NULL;
-	sm.pfd = NULL;
-	if (sm.tfd >= 0)
-		close(sm.tfd);
-	sm.tfd = -1;
+	sampler_free(skel);
 	return err;
 }
 
@@ -383,18 +396,9 @@ void sample_close(void)
 
 	if (sm.skel)
 		close_events();
-	bpf_link__destroy(sm.unmap);
-	sm.unmap = NULL;
-	ring_buffer__free(sm.rb);
-	profsample_bpf__destroy(sm.skel);
-	sm.skel = NULL;
-	sm.rb = NULL;
-	free(sm.links);
-	free(sm.pfd);
+	sampler_free(sm.skel);
 	free(sm.batch);
-	if (sm.tfd >= 0)
-		close(sm.tfd);
-	sm.tfd = -1;
+	sm.batch = NULL;
 	for (p = sm.procs; p; p = pn) {
 		pn = p->next;
 		for (i = 0; i < SAMPLE_BUCKETS; i++)
