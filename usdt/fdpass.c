@@ -83,3 +83,24 @@ ssize_t profd_send(int sock, const void *buf, size_t len, int flags, int fd)
 	n = sendmsg(sock, &msg, flags);
 	return n < 0 ? -errno : n;
 }
+
+int profd_send_msg(int sock, __u32 type, const void *payload, size_t plen, int flags, int fd)
+{
+	union {
+		char buf[PROFD_MSG_MAX];
+		struct profd_hdr h;
+	} m;
+	size_t len = sizeof(m.h) + plen;
+	ssize_t n;
+
+	if (plen > sizeof(m.buf) - sizeof(m.h))
+		return -EMSGSIZE;
+	m.h.type = type;
+	m.h.len = (__u32)len;
+	if (plen)
+		memcpy(m.buf + sizeof(m.h), payload, plen);
+	n = profd_send(sock, m.buf, len, flags, fd);
+	if (n < 0)
+		return (int)n;
+	return n == (ssize_t)len ? 0 : -EIO;
+}

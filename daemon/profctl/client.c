@@ -67,21 +67,7 @@ fail:
 
 static int send_req(int fd, __u32 type, const void *payload, size_t plen)
 {
-	union {
-		char buf[PROFD_MSG_MAX];
-		struct profd_hdr h;
-	} m;
-	size_t len = sizeof(m.h) + plen;
-	ssize_t n;
-
-	m.h.type = type;
-	m.h.len = (__u32)len;
-	if (plen)
-		memcpy(m.buf + sizeof(m.h), payload, plen);
-	n = send(fd, m.buf, len, MSG_NOSIGNAL);
-	if (n < 0)
-		return -errno;
-	return n == (ssize_t)len ? 0 : -EIO;
+	return profd_send_msg(fd, type, payload, plen, MSG_NOSIGNAL, -1);
 }
 
 /*

@@ -76,6 +76,23 @@ static int get_u32(struct ld *L, const json_t *o, const char *key, __u32 *v)
 	return 0;
 }
 
+/* several counts of o, each key into its place; the first missing or bad
+ * one refused */
+struct u64_key {
+	const char *key;
+	__u64 *v;
+};
+
+static int get_u64s(struct ld *L, const json_t *o, const struct u64_key *keys, size_t n)
+{
+	size_t k;
+	int err = 0;
+
+	for (k = 0; !err && k < n; k++)
+		err = get_u64(L, o, keys[k].key, keys[k].v);
+	return err;
+}
+
 /* a string that fits in len bytes with its NUL, without a NUL in it */
 static int get_str(struct ld *L, const json_t *o, const char *key, char *out, size_t len)
 {
@@ -336,6 +353,10 @@ static int load_node(struct ld *L, struct prof_snap_thread *t, const json_t *jn,
 	__u64 *counts[] = { PROF_NODE_COUNTS(COUNT_FIELD) };
 #undef COUNT_FIELD
 	__u64 open = 0, total = 0, self = 0, open_ns = 0, max = 0;
+	const struct u64_key times[] = {
+		{ "open", &open },	{ "open_ns", &open_ns }, { "total_ns", &total },
+		{ "self_ns", &self }, { "max_ns", &max },
+	};
 	size_t k;
 	int err;
 
@@ -352,15 +373,7 @@ static int load_node(struct ld *L, struct prof_snap_thread *t, const json_t *jn,
 	for (k = 0; !err && k < sizeof(counts) / sizeof(counts[0]); k++)
 		err = get_u64(L, jn, node_counts[k], counts[k]);
 	if (!err)
-		err = get_u64(L, jn, "open", &open);
-	if (!err)
-		err = get_u64(L, jn, "open_ns", &open_ns);
-	if (!err)
-		err = get_u64(L, jn, "total_ns", &total);
-	if (!err)
-		err = get_u64(L, jn, "self_ns", &self);
-	if (!err)
-		err = get_u64(L, jn, "max_ns", &max);
+		err = get_u64s(L, jn, times, sizeof(times) / sizeof(times[0]));
 	if (err)
 		return err;
 	if (open > 1 || self > total || open_ns > total)
@@ -394,6 +407,11 @@ static int load_thread(struct ld *L, const json_t *jt, __u32 slab, struct prof_s
 	struct prof_snapshot *s = L->s;
 	const json_t *j, *nodes = json_object_get(jt, "nodes");
 	__u64 wall = 0, outside = 0, ft = 0, fm = 0, nn = 0;
+	const struct u64_key counts[] = {
+		{ "wall_ns", &wall },		  { "outside_ns", &outside }, { "overflow", &t->overflow },
+		{ "unbalanced", &t->unbalanced }, { "frames", &t->frames },	  { "frame_total_ns", &ft },
+		{ "frame_max_ns", &fm },
+	};
 	__u32 next = 2;
 	int err;
 
@@ -405,19 +423,7 @@ static int load_thread(struct ld *L, const json_t *jt, __u32 slab, struct prof_s
 	L->tid = t->tid;
 	err = get_str(L, jt, "name", t->name, sizeof(t->name));
 	if (!err)
-		err = get_u64(L, jt, "wall_ns", &wall);
-	if (!err)
-		err = get_u64(L, jt, "outside_ns", &outside);
-	if (!err)
-		err = get_u64(L, jt, "overflow", &t->overflow);
-	if (!err)
-		err = get_u64(L, jt, "unbalanced", &t->unbalanced);
-	if (!err)
-		err = get_u64(L, jt, "frames", &t->frames);
-	if (!err)
-		err = get_u64(L, jt, "frame_total_ns", &ft);
-	if (!err)
-		err = get_u64(L, jt, "frame_max_ns", &fm);
+		err = get_u64s(L, jt, counts, sizeof(counts) / sizeof(counts[0]));
 	if (err)
 		return err;
 	if (outside > wall)

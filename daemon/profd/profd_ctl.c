@@ -620,21 +620,7 @@ void ctl_tick(int epfd)
 /* one packet, maybe with an fd; never blocks */
 static int conn_send(struct conn *c, __u32 type, const void *payload, size_t plen, int fd)
 {
-	union {
-		char buf[PROFD_MSG_MAX];
-		struct profd_hdr h;
-	} m;
-	size_t len = sizeof(m.h) + plen;
-	ssize_t n;
-
-	m.h.type = type;
-	m.h.len = (__u32)len;
-	if (plen)
-		memcpy(m.buf + sizeof(m.h), payload, plen);
-	n = profd_send(c->fd, m.buf, len, MSG_DONTWAIT | MSG_NOSIGNAL, fd);
-	if (n < 0)
-		return (int)n;
-	return n == (ssize_t)len ? 0 : -EIO;
+	return profd_send_msg(c->fd, type, payload, plen, MSG_DONTWAIT | MSG_NOSIGNAL, fd);
 }
 
 static int conn_error(struct conn *c, int err)
