@@ -354,7 +354,7 @@ static int load_node(struct ld *L, struct prof_snap_thread *t, const json_t *jn,
 #undef COUNT_FIELD
 	__u64 open = 0, total = 0, self = 0, open_ns = 0, max = 0;
 	const struct u64_key times[] = {
-		{ "open", &open },	{ "open_ns", &open_ns }, { "total_ns", &total },
+		{ "open", &open },    { "open_ns", &open_ns }, { "total_ns", &total },
 		{ "self_ns", &self }, { "max_ns", &max },
 	};
 	size_t k;
@@ -408,8 +408,9 @@ static int load_thread(struct ld *L, const json_t *jt, __u32 slab, struct prof_s
 	const json_t *j, *nodes = json_object_get(jt, "nodes");
 	__u64 wall = 0, outside = 0, ft = 0, fm = 0, nn = 0;
 	const struct u64_key counts[] = {
-		{ "wall_ns", &wall },		  { "outside_ns", &outside }, { "overflow", &t->overflow },
-		{ "unbalanced", &t->unbalanced }, { "frames", &t->frames },	  { "frame_total_ns", &ft },
+		{ "wall_ns", &wall },	      { "outside_ns", &outside },
+		{ "overflow", &t->overflow }, { "unbalanced", &t->unbalanced },
+		{ "frames", &t->frames },     { "frame_total_ns", &ft },
 		{ "frame_max_ns", &fm },
 	};
 	__u32 next = 2;
