@@ -623,6 +623,18 @@ static int conn_send(struct conn *c, __u32 type, const void *payload, size_t ple
 	return profd_send_msg(c->fd, type, payload, plen, MSG_DONTWAIT | MSG_NOSIGNAL, fd);
 }
 
+/* an answer with a memfd the peer maps: sealed first (it stays what we
+ * wrote, whatever the peer does), closed after */
+static int send_sealed(struct conn *c, __u32 type, const void *payload, size_t plen, int fd)
+{
+	int err;
+
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+	err = conn_send(c, type, payload, plen, fd);
+	close(fd);
+	return err;
+}
+
 static int conn_error(struct conn *c, int err)
 {
 	struct profd_error e = { .err = err };
@@ -856,7 +868,10 @@ static int do_snapshot(struct conn *c, const struct profd_snapshot_req *r)
 	if (fd >= 0) {
 		/* the live segment: the client reads it as it reads its own */
 		rep.size = fstat(fd, &st) ? 0 : (__u64)st.st_size;
-		goto send;
+		prof_snapshot__destroy(snap);
+		err = conn_send(c, PROFD_MSG_SNAPSHOT, &rep, sizeof(rep), fd);
+		close(fd);
+		return err;
 	}
 	/*
 	 * A sealed memfd, the image written straight into it: only what is
@@ -882,13 +897,9 @@ static int do_snapshot(struct conn *c, const struct profd_snapshot_req *r)
 	munmap(mem, len);
 	if (err)
 		goto cleanup;
-	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
 	rep.size = len;
-send:
 	prof_snapshot__destroy(snap);
-	err = conn_send(c, PROFD_MSG_SNAPSHOT, &rep, sizeof(rep), fd);
-	close(fd);
-	return err;
+	return send_sealed(c, PROFD_MSG_SNAPSHOT, &rep, sizeof(rep), fd);
 cleanup:
 	prof_snapshot__destroy(snap);
 	if (fd >= 0)
@@ -942,10 +953,7 @@ static int do_samples(struct conn *c, const struct profd_pid_req *r)
 		return conn_error(c, err);
 	}
 	rep.size = (__u64)lseek(fd, 0, SEEK_END);
-	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
-	err = conn_send(c, PROFD_MSG_SAMPLES, &rep, sizeof(rep), fd);
-	close(fd);
-	return err;
+	return send_sealed(c, PROFD_MSG_SAMPLES, &rep, sizeof(rep), fd);
 }
 
 static int do_slices(struct conn *c, const struct profd_pid_req *r)
@@ -987,11 +995,8 @@ static int do_slices(struct conn *c, const struct profd_pid_req *r)
 		err = -EIO;
 		goto out;
 	}
-	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
 	free(t);
-	err = conn_send(c, PROFD_MSG_SLICES, &rep, sizeof(rep), fd);
-	close(fd);
-	return err;
+	return send_sealed(c, PROFD_MSG_SLICES, &rep, sizeof(rep), fd);
 out:
 	free(t);
 	if (fd >= 0)
