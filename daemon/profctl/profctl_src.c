@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "busguard.h"
+#include "json_writer.h"
 #include "profctl.h"
 #ifndef PROFCTL_NO_CLIENT
 #include "client.h"
@@ -929,4 +930,15 @@ int pc_pick_pid(struct pc_src *src, pid_t *pid)
 			 alive, (int)*pid);
 	free(p);
 	return 0;
+}
+
+void pc_proc_json(struct prof_jw *w, const struct pc_proc *p)
+{
+	prof_jw_u64_field(w, "pid", (__u64)p->pid);
+	prof_jw_u64_field(w, "uid", p->uid);
+	prof_jw_string_field(w, "comm", p->comm);
+	prof_jw_u64_field(w, "threads", p->threads);
+	prof_jw_name(w, "kernel");
+	prof_jw_int(w, p->kernel);
+	prof_jw_u64_field(w, "created_ns", p->created_ns);
 }
