@@ -661,7 +661,7 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 int prof_report_json_hook(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps,
 			  const struct prof_json_hook *hook)
 {
-	struct jbuf *j = malloc(sizeof(*j));
+	struct jbuf *j = calloc(1, sizeof(*j)); /* no sites, no on-CPU times yet */
 	struct prof_jw w;
 	size_t k;
 
@@ -670,11 +670,6 @@ int prof_report_json_hook(FILE *f, struct prof_snapshot *const *snaps, size_t ns
 	j->f = f;
 	j->p = j->buf;
 	j->end = j->buf + sizeof(j->buf);
-	j->site_txt = NULL;
-	j->site_len = NULL;
-	j->nsites = 0;
-	j->oncpu = NULL;
-	j->noncpu = 0;
 	j->hook = hook;
 
 	prof_jw_init(&w, f);

@@ -50,17 +50,7 @@ bool pc_env_no_daemon(void)
 
 void pc_src_open(struct pc_src *src, bool no_daemon)
 {
-	src->fd = -1;
-	src->read_flags = 0;
-	src->live_pid = 0;
-	src->live_mem = NULL;
-	src->live_len = 0;
-	src->flat_cache = NULL;
-	src->why = 0;
-	src->sock = NULL;
-	src->pass = false;
-	src->pass_ents = NULL;
-	src->pass_n = 0;
+	*src = (struct pc_src){ .fd = -1 };
 	if (pc_env_no_daemon())
 		no_daemon = true;
 	/* not asked: why stays 0, so callers can tell it from a failure */
