@@ -93,6 +93,19 @@ static int get_u64s(struct ld *L, const json_t *o, const struct u64_key *keys, s
 	return err;
 }
 
+/* a string that is one of two words, a or b: *is_b says which */
+static int get_either(struct ld *L, const json_t *o, const char *key, const char *a, const char *b,
+		      bool *is_b)
+{
+	const json_t *j = json_object_get(o, key);
+
+	if (!json_is_string(j) ||
+	    (strcmp(json_string_value(j), a) && strcmp(json_string_value(j), b)))
+		return bad(L, "\"%s\" is not \"%s\" or \"%s\"", key, a, b);
+	*is_b = !strcmp(json_string_value(j), b);
+	return 0;
+}
+
 /* a string that fits in len bytes with its NUL, without a NUL in it */
 static int get_str(struct ld *L, const json_t *o, const char *key, char *out, size_t len)
 {
@@ -414,6 +427,7 @@ static int load_thread(struct ld *L, const json_t *jt, __u32 slab, struct prof_s
 		{ "frame_max_ns", &fm },
 	};
 	__u32 next = 2;
+	bool exited;
 	int err;
 
 	if (!json_is_object(jt))
@@ -429,11 +443,10 @@ static int load_thread(struct ld *L, const json_t *jt, __u32 slab, struct prof_s
 		return err;
 	if (outside > wall)
 		return bad(L, "outside_ns above wall_ns");
-	j = json_object_get(jt, "state");
-	if (!json_is_string(j) ||
-	    (strcmp(json_string_value(j), "alive") && strcmp(json_string_value(j), "exited")))
-		return bad(L, "\"state\" is not \"alive\" or \"exited\"");
-	t->state = strcmp(json_string_value(j), "exited") ? PROF_SLAB_ALIVE : PROF_SLAB_EXITED;
+	err = get_either(L, jt, "state", "alive", "exited", &exited);
+	if (err)
+		return err;
+	t->state = exited ? PROF_SLAB_EXITED : PROF_SLAB_ALIVE;
 	j = json_object_get(jt, "oncpu_ns");
 	if (json_is_null(j))
 		t->oncpu_ns = PROF_SNAP_UNKNOWN;
@@ -726,8 +739,8 @@ static int load_annot(struct ld *L, const json_t *jp)
 static int load_process(struct ld *L, const json_t *jp)
 {
 	struct prof_snapshot *s = L->s;
-	const json_t *j, *threads;
-	bool exited = false, synced = false;
+	const json_t *threads;
+	bool exited = false, synced = false, mono;
 	__u32 i;
 	int err;
 
@@ -751,11 +764,10 @@ static int load_process(struct ld *L, const json_t *jp)
 	/* what a clock can tick at: 1 kHz to 1 THz */
 	if (s->tick_hz < 1000 || s->tick_hz > 1000000000000ull)
 		return bad(L, "\"tick_hz\" out of range");
-	j = json_object_get(jp, "clock");
-	if (!json_is_string(j) ||
-	    (strcmp(json_string_value(j), "tsc") && strcmp(json_string_value(j), "monotonic")))
-		return bad(L, "\"clock\" is not \"tsc\" or \"monotonic\"");
-	s->clock = strcmp(json_string_value(j), "tsc") ? PROF_CLOCK_MONO : PROF_CLOCK_TSC;
+	err = get_either(L, jp, "clock", "tsc", "monotonic", &mono);
+	if (err)
+		return err;
+	s->clock = mono ? PROF_CLOCK_MONO : PROF_CLOCK_TSC;
 	s->flags = (exited ? PROF_SEG_EXITED : 0) | (synced ? PROF_SEG_TSC_SYNCED : 0);
 	threads = json_object_get(jp, "threads");
 	if (!json_is_array(threads))

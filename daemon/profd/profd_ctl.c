@@ -1004,39 +1004,11 @@ out:
 	return conn_error(c, err);
 }
 
-/* one request; 1: nothing to read, -errno drops the connection */
-static int conn_request(struct conn *c)
+/* a well-formed request of type, its payload at pl; fd (or -1) stays the
+ * caller's, which closes it after (what a request keeps of it is a dup) */
+static int conn_dispatch(struct conn *c, __u32 type, const void *pl, int fd)
 {
-	union {
-		char buf[PROFD_MSG_MAX + 1];
-		struct profd_hdr h;
-	} m;
-	const void *pl = m.buf + sizeof(struct profd_hdr);
-	struct profd_recv got;
-	ssize_t n;
-	int err, fd;
-
-	/* room for one fd (a segment's): more than one is malformed */
-	n = profd_recv(c->fd, m.buf, sizeof(m.buf), MSG_DONTWAIT, &got);
-	if (n == -EAGAIN || n == -EINTR)
-		return 1;
-	if (n <= 0)
-		return n ? (int)n : -ECONNRESET;
-	fd = got.fd;
-	c->last_ns = profd_now_ns();
-	err = got.cut || got.nfds > 1 ? -EBADMSG : profd_msg_check(m.buf, (size_t)n);
-	/* an fd rides only with a segment or a pid namespace */
-	if (!err && fd >= 0 && m.h.type != PROFD_MSG_SEGMENT && m.h.type != PROFD_MSG_PIDNS)
-		err = -EBADMSG;
-	if (err) {
-		if (fd >= 0)
-			close(fd);
-		ctl_warn_uid(c->cred.uid, "ctl: malformed packet (%zd bytes) from pid %d uid %u; dropping it",
-			     n, (int)c->cred.pid, (unsigned)c->cred.uid);
-		conn_error(c, err);
-		return err;
-	}
-	switch (m.h.type) {
+	switch (type) {
 	case PROFD_MSG_REGISTER: {
 		struct profd_register r;
 
@@ -1072,25 +1044,57 @@ static int conn_request(struct conn *c)
 		struct profd_segment r;
 
 		memcpy(&r, pl, sizeof(r));
-		err = do_segment(c, &r, fd);
-		if (fd >= 0)
-			close(fd);
-		return err;
+		return do_segment(c, &r, fd);
 	}
 	case PROFD_MSG_PIDNS: {
 		struct profd_pidns r;
 
 		memcpy(&r, pl, sizeof(r));
-		err = do_pidns(c, &r, fd);
-		if (fd >= 0)
-			close(fd);
-		return err;
+		return do_pidns(c, &r, fd);
 	}
 	default:
 		/* well formed, but an answer type: not a request */
 		conn_error(c, -EBADMSG);
 		return -EBADMSG;
 	}
+}
+
+/* one request; 1: nothing to read, -errno drops the connection */
+static int conn_request(struct conn *c)
+{
+	union {
+		char buf[PROFD_MSG_MAX + 1];
+		struct profd_hdr h;
+	} m;
+	const void *pl = m.buf + sizeof(struct profd_hdr);
+	struct profd_recv got;
+	ssize_t n;
+	int err, fd;
+
+	/* room for one fd (a segment's): more than one is malformed */
+	n = profd_recv(c->fd, m.buf, sizeof(m.buf), MSG_DONTWAIT, &got);
+	if (n == -EAGAIN || n == -EINTR)
+		return 1;
+	if (n <= 0)
+		return n ? (int)n : -ECONNRESET;
+	fd = got.fd;
+	c->last_ns = profd_now_ns();
+	err = got.cut || got.nfds > 1 ? -EBADMSG : profd_msg_check(m.buf, (size_t)n);
+	/* an fd rides only with a segment or a pid namespace */
+	if (!err && fd >= 0 && m.h.type != PROFD_MSG_SEGMENT && m.h.type != PROFD_MSG_PIDNS)
+		err = -EBADMSG;
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		ctl_warn_uid(c->cred.uid, "ctl: malformed packet (%zd bytes) from pid %d uid %u; dropping it",
+			     n, (int)c->cred.pid, (unsigned)c->cred.uid);
+		conn_error(c, err);
+		return err;
+	}
+	err = conn_dispatch(c, m.h.type, pl, fd);
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 void ctl_event(int epfd, void *ptr, __u32 events)
