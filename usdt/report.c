@@ -551,6 +551,14 @@ static void json_fig_value(struct prof_jw *w, const struct prof_snapshot *s, con
 		json_value(w, key, known ? v : NAN);
 }
 
+/* a plot's or lock's object, on a line of its own, opened with its name */
+static void json_named_object(struct prof_jw *w, const char *name)
+{
+	prof_jw_ws(w, "\n  ");
+	prof_jw_start_object(w);
+	prof_jw_string_field(w, "name", name);
+}
+
 /*
  * A process's plots and locks (prof_snap_annot_sum) in the snapshot's
  * window, as its zones, their figures in figures.h's order: each plot's
@@ -569,9 +577,7 @@ static void json_annot(struct prof_jw *w, const struct prof_snapshot *s)
 	for (i = 0; i < a->nplots; i++) {
 		const struct prof_annot_plot_sum *p = &a->plots[i];
 
-		prof_jw_ws(w, "\n  ");
-		prof_jw_start_object(w);
-		prof_jw_string_field(w, "name", p->name);
+		json_named_object(w, p->name);
 #define PLOT_FIG(f, unit, across, window, key) json_fig_##unit(w, s, key, p->f, true);
 		PROF_PLOT_FIGS(PLOT_FIG)
 #undef PLOT_FIG
@@ -584,9 +590,7 @@ static void json_annot(struct prof_jw *w, const struct prof_snapshot *s)
 	for (i = 0; i < a->nlocks; i++) {
 		const struct prof_annot_lock_sum *l = &a->locks[i];
 
-		prof_jw_ws(w, "\n  ");
-		prof_jw_start_object(w);
-		prof_jw_string_field(w, "name", l->name);
+		json_named_object(w, l->name);
 #define LOCK_FIG(f, unit, across, window, key) \
 	json_fig_##unit(w, s, key, l->f, l->kernel_waits || strcmp(key, "blocked"));
 		PROF_LOCK_FIGS(LOCK_FIG)
