@@ -183,6 +183,14 @@ static void quick(int fd, bool on)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
+/* what profd_status copies from the wire as it came (the texts are ended
+ * apart) */
+#define STATUS_NUMBERS(X)                                                             \
+	X(version) X(bpf_on) X(processes) X(threads) X(slots_free) X(interval_ms)     \
+	X(samples) X(tsc_synced) X(late) X(uptime_ns) X(max_memory) X(mem_history)    \
+	X(mem_kept) X(frames) X(frames_dropped) X(kept_dropped) X(histories_dropped) \
+	X(windows_refused) X(last_drop_age_ns) X(last_drop_pid) X(bad_segments) X(rescans)
+
 int profd_status(int fd, struct profd_status *st)
 {
 	struct profd_wire_status w;
@@ -196,32 +204,13 @@ int profd_status(int fd, struct profd_status *st)
 	if (err)
 		return err;
 	memset(st, 0, sizeof(*st));
-	st->version = w.version;
-	st->bpf_on = w.bpf_on;
+#define COPY(f) st->f = w.f;
+	STATUS_NUMBERS(COPY)
+#undef COPY
 	memcpy(st->bpf_why, w.bpf_why, sizeof(st->bpf_why));
 	st->bpf_why[sizeof(st->bpf_why) - 1] = 0;
-	st->processes = w.processes;
-	st->threads = w.threads;
-	st->slots_free = w.slots_free;
-	st->interval_ms = w.interval_ms;
-	st->samples = w.samples;
-	st->tsc_synced = w.tsc_synced;
-	st->late = w.late;
 	memcpy(st->tsc_why, w.tsc_why, sizeof(st->tsc_why));
 	st->tsc_why[sizeof(st->tsc_why) - 1] = 0;
-	st->uptime_ns = w.uptime_ns;
-	st->max_memory = w.max_memory;
-	st->mem_history = w.mem_history;
-	st->mem_kept = w.mem_kept;
-	st->frames = w.frames;
-	st->frames_dropped = w.frames_dropped;
-	st->kept_dropped = w.kept_dropped;
-	st->histories_dropped = w.histories_dropped;
-	st->windows_refused = w.windows_refused;
-	st->last_drop_age_ns = w.last_drop_age_ns;
-	st->last_drop_pid = w.last_drop_pid;
-	st->bad_segments = w.bad_segments;
-	st->rescans = w.rescans;
 	return 0;
 }
 
