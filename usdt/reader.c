@@ -525,6 +525,11 @@ PROF_HIDDEN __u64 reader_now(__u32 clock)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
+__u64 prof_clock_now(__u32 clock)
+{
+	return reader_now(clock);
+}
+
 /* sites [from, to) into s->sites (room for max_sites), checked */
 static int read_sites(struct prof_snapshot *s, const char *base, const struct seg_geom *g,
 		      __u32 from, __u32 to)

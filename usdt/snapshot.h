@@ -199,6 +199,9 @@ struct prof_snap_plot {
 	__u64 last_tick;
 };
 
+/* a segment's clock (PROF_CLOCK_*) now, as its writer reads it; 0 where
+ * this machine cannot (no CPU counter a reader may read) */
+__u64 prof_clock_now(__u32 clock);
 /* dst's locks and plots a copy of src's (dst's own are not freed: a
  * struct copy's); 0 or -ENOMEM, leaving none */
 int prof_snap_annot_copy(struct prof_snapshot *dst, const struct prof_snapshot *src);

@@ -395,21 +395,6 @@ int pc_trace_write(FILE *f, const struct prof_trace *t, const struct prof_snapsh
 	return ferror(f) ? -EIO : 0;
 }
 
-/* the CPU's counter, as the program reads it (prof.h), or 0 */
-static __u64 cpu_ticks(void)
-{
-#if defined(__x86_64__)
-	return __builtin_ia32_rdtsc();
-#elif defined(__aarch64__)
-	__u64 v;
-
-	__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v));
-	return v;
-#else
-	return 0;
-#endif
-}
-
 /*
  * The program's tick rate, measured once at its start over a few ms, is
  * off by some ppm: 20 ppm is 40 us two seconds later, enough to put a
@@ -423,10 +408,11 @@ static void refine_rate(struct prof_trace *t)
 	__u64 best = ~0ull, tick = 0, mono = 0;
 	int i;
 
-	if (t->image || t->clock != PROF_CLOCK_TSC || !cpu_ticks())
+	if (t->image || t->clock != PROF_CLOCK_TSC || !prof_clock_now(PROF_CLOCK_TSC))
 		return;
 	for (i = 0; i < 5; i++) {
-		__u64 a = cpu_ticks(), m = mono_now_ns(), b = cpu_ticks();
+		__u64 a = prof_clock_now(PROF_CLOCK_TSC), m = mono_now_ns();
+		__u64 b = prof_clock_now(PROF_CLOCK_TSC);
 
 		if (b - a < best) {
 			best = b - a;
