@@ -68,6 +68,9 @@ void *prof_grow_to(void *v, size_t need, size_t *cap, size_t size, size_t first)
  * *n untouched, if out of memory */
 void *prof_grow_zero(void *v, __u32 *n, __u32 want, size_t size);
 
+/* two numbers' order for qsort: -1, 0 or 1 (a ?: chain orders by several) */
+#define PROF_CMP(a, b) (((a) > (b)) - ((a) < (b)))
+
 /* an output buffer over a FILE: rows are built in it, written in big chunks */
 #define PROF_OUT_ROW	2048	/* a row built at p may take this much */
 struct prof_out {

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "annot.h"
+#include "fmt.h"
 #include "reader_int.h"
 
 /* a ring part of a slab: its newest entries whole, oldest first, as raw
@@ -64,11 +65,8 @@ static int cmp_value(const void *a, const void *b)
 {
 	const struct prof_annot_value *x = a, *y = b;
 
-	if (x->node != y->node)
-		return x->node < y->node ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return PROF_CMP(x->node, y->node) ?: PROF_CMP(x->start, y->start) ?:
+	       PROF_CMP(x->seq, y->seq);
 }
 
 /* the tables (plots, locks) of a slab's region, checked, by name */

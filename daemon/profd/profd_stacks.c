@@ -39,6 +39,7 @@
 #include "profsched.h"
 #include "profsample.h"
 #include "slab.h"
+#include "fmt.h"
 #include "reader_int.h"
 /* generated code casts const away */
 #pragma GCC diagnostic push
@@ -553,11 +554,8 @@ static int cmp_sample(const void *a, const void *b)
 {
 	const struct prof_sample *x = a, *y = b;
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->mono_ns < y->mono_ns ? -1 : x->mono_ns > y->mono_ns;
+	return PROF_CMP(x->pid, y->pid) ?: PROF_CMP(x->tid, y->tid) ?:
+	       PROF_CMP(x->mono_ns, y->mono_ns);
 }
 
 /* a sample's frames, innermost first, RS apart, after "path TAB" */
