@@ -231,6 +231,16 @@ static const struct prof_annot_thread *annot_thread(const struct prof_trace *t,
 	return NULL;
 }
 
+/* an event up to its time: {"name":"NAME",WHAT,"pid":P,"tid":T,"ts":US
+ * (WHAT its "cat" and "ph"), after a comma */
+static void event_start(FILE *f, const char *name, const char *what, __u32 pid, __u32 tid, __u64 ts)
+{
+	fputs(",{\"name\":\"", f);
+	prof_json_fbody(f, name);
+	fprintf(f, "\",%s,\"pid\":%u,\"tid\":%u,\"ts\":", what, pid, tid);
+	put_us(f, ts);
+}
+
 /*
  * A thread's annotations in [from, to] ns: each plot a counter track
  * ("ph":"C", one per plot name in the process), each message an instant
@@ -250,11 +260,8 @@ static void write_annot(FILE *f, const struct prof_trace *t, const struct prof_s
 		ts = pc_trace_tick_ns(t, p->tick);
 		if (ts < from || ts > to)
 			continue;
-		fputs(",{\"name\":\"", f);
-		prof_json_fbody(f, at->plots[p->plot].name);
-		fprintf(f, "\",\"cat\":\"plot\",\"ph\":\"C\",\"pid\":%u,\"tid\":%u,\"ts\":",
-			t->pid, tid);
-		put_us(f, ts);
+		event_start(f, at->plots[p->plot].name, "\"cat\":\"plot\",\"ph\":\"C\"", t->pid,
+			    tid, ts);
 		fputs(",\"args\":{\"value\":", f);
 		fprintf(f, "%.17g}}", p->value);
 	}
@@ -264,12 +271,8 @@ static void write_annot(FILE *f, const struct prof_trace *t, const struct prof_s
 		ts = pc_trace_tick_ns(t, m->tick);
 		if (ts < from || ts > to)
 			continue;
-		fputs(",{\"name\":\"", f);
-		prof_json_fbody(f, m->text);
-		fprintf(f, "\",\"cat\":\"message\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,"
-			   "\"tid\":%u,\"ts\":",
-			t->pid, tid);
-		put_us(f, ts);
+		event_start(f, m->text, "\"cat\":\"message\",\"ph\":\"i\",\"s\":\"t\"", t->pid, tid,
+			    ts);
 		zone = m->node == PROF_NODE_ROOT ? NULL : pc_trace_node_name(s, st, m->node);
 		if (zone) {
 			fputs(",\"args\":{\"zone\":\"", f);
