@@ -96,6 +96,27 @@ static int read_tables(const char *mem, const struct seg_geom *g, __u32 nsites, 
 	return err;
 }
 
+/*
+ * A part's ring of entries of esize bytes: *raw a copy of them (*n), for
+ * the caller to free, and the array returned room for as many of osize;
+ * NULL (nothing to free) and *err if the ring cannot be read or no memory
+ */
+static void *ring_take(const char *ar, const struct prof_region *part, size_t esize, bool alive,
+		       __u64 **raw, __u64 *n, size_t osize, int *err)
+{
+	void *out;
+
+	*err = ring_read(ar + part->off, part->size, esize, alive, raw, n);
+	if (*err)
+		return NULL;
+	out = calloc(*n ? *n : 1, osize);
+	if (!out) {
+		free(*raw);
+		*err = -ENOMEM;
+	}
+	return out;
+}
+
 /* the rings of a slab's region; entries that name nothing are left out */
 static int read_rings(const char *ar, const struct seg_geom *g, bool alive,
 		      struct prof_annot_thread *t)
@@ -104,12 +125,11 @@ static int read_rings(const char *ar, const struct seg_geom *g, bool alive,
 	__u64 *raw, n, k, m;
 	int err;
 
-	err = ring_read(ar + p[PROF_PART_POINTS].off, p[PROF_PART_POINTS].size,
-			sizeof(struct prof_plot_point), alive, &raw, &n);
-	if (err)
+	t->points = ring_take(ar, &p[PROF_PART_POINTS], sizeof(struct prof_plot_point), alive, &raw,
+			      &n, sizeof(*t->points), &err);
+	if (!t->points)
 		return err;
-	t->points = calloc(n ? n : 1, sizeof(*t->points));
-	for (k = m = 0; t->points && k < n; k++) {
+	for (k = m = 0; k < n; k++) {
 		const struct prof_plot_point *e = (const void *)&raw[k * 3];
 
 		if (e->plot < t->nplots && isfinite(e->value))
@@ -117,15 +137,12 @@ static int read_rings(const char *ar, const struct seg_geom *g, bool alive,
 	}
 	t->npoints = m;
 	free(raw);
-	if (!t->points)
-		return -ENOMEM;
 
-	err = ring_read(ar + p[PROF_PART_MSGS].off, p[PROF_PART_MSGS].size, sizeof(struct prof_msg),
-			alive, &raw, &n);
-	if (err)
+	t->msgs = ring_take(ar, &p[PROF_PART_MSGS], sizeof(struct prof_msg), alive, &raw, &n,
+			    sizeof(*t->msgs), &err);
+	if (!t->msgs)
 		return err;
-	t->msgs = calloc(n ? n : 1, sizeof(*t->msgs));
-	for (k = 0; t->msgs && k < n; k++) {
+	for (k = 0; k < n; k++) {
 		const struct prof_msg *e = (const void *)&raw[k * (sizeof(*e) / 8)];
 
 		t->msgs[k].tick = e->tick;
@@ -135,15 +152,12 @@ static int read_rings(const char *ar, const struct seg_geom *g, bool alive,
 	}
 	t->nmsgs = n;
 	free(raw);
-	if (!t->msgs)
-		return -ENOMEM;
 
-	err = ring_read(ar + p[PROF_PART_VALUES].off, p[PROF_PART_VALUES].size,
-			sizeof(struct prof_value), alive, &raw, &n);
-	if (err)
+	t->values = ring_take(ar, &p[PROF_PART_VALUES], sizeof(struct prof_value), alive, &raw, &n,
+			      sizeof(*t->values), &err);
+	if (!t->values)
 		return err;
-	t->values = calloc(n ? n : 1, sizeof(*t->values));
-	for (k = m = 0; t->values && k < n; k++) {
+	for (k = m = 0; k < n; k++) {
 		const struct prof_value *e = (const void *)&raw[k * (sizeof(*e) / 8)];
 		struct prof_annot_value *o = &t->values[m];
 
@@ -163,16 +177,13 @@ static int read_rings(const char *ar, const struct seg_geom *g, bool alive,
 	}
 	t->nvalues = m;
 	free(raw);
-	if (!t->values)
-		return -ENOMEM;
 	qsort(t->values, m, sizeof(*t->values), cmp_value);
 
-	err = ring_read(ar + p[PROF_PART_SPANS].off, p[PROF_PART_SPANS].size,
-			sizeof(struct prof_lock_span), alive, &raw, &n);
-	if (err)
+	t->spans = ring_take(ar, &p[PROF_PART_SPANS], sizeof(struct prof_lock_span), alive, &raw, &n,
+			     sizeof(*t->spans), &err);
+	if (!t->spans)
 		return err;
-	t->spans = calloc(n ? n : 1, sizeof(*t->spans));
-	for (k = m = 0; t->spans && k < n; k++) {
+	for (k = m = 0; k < n; k++) {
 		const struct prof_lock_span *e = (const void *)&raw[k * 3];
 
 		if (e->lock < t->nlocks && !(e->flags & ~7u))
@@ -180,7 +191,7 @@ static int read_rings(const char *ar, const struct seg_geom *g, bool alive,
 	}
 	t->nspans = m;
 	free(raw);
-	return t->spans ? 0 : -ENOMEM;
+	return 0;
 }
 
 static void thread_free(struct prof_annot_thread *t)
