@@ -147,8 +147,7 @@ static int read_rings(const char *ar, const struct seg_geom *g, bool alive,
 
 		t->msgs[k].tick = e->tick;
 		t->msgs[k].node = e->node;
-		memcpy(t->msgs[k].text, e->text, sizeof(e->text));
-		t->msgs[k].text[sizeof(e->text) - 1] = 0;
+		copy_name(t->msgs[k].text, e->text, sizeof(e->text));
 	}
 	t->nmsgs = n;
 	free(raw);
@@ -169,10 +168,8 @@ static int read_rings(const char *ar, const struct seg_geom *g, bool alive,
 		o->kind = e->kind;
 		o->seq = k;
 		o->value = e->kind == PROF_VALUE_NUM ? e->value : 0;
-		if (e->kind == PROF_VALUE_TEXT_KIND) {
-			memcpy(o->text, e->text, sizeof(e->text));
-			o->text[sizeof(e->text) - 1] = 0;
-		}
+		if (e->kind == PROF_VALUE_TEXT_KIND)
+			copy_name(o->text, e->text, sizeof(e->text));
 		m++;
 	}
 	t->nvalues = m;

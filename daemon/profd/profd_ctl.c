@@ -956,11 +956,25 @@ static int do_samples(struct conn *c, const struct profd_pid_req *r)
 	return send_sealed(c, PROFD_MSG_SAMPLES, &rep, sizeof(rep), fd);
 }
 
+/* a memfd (name) that holds len bytes of buf, or -errno */
+static int memfd_of(const char *name, const void *buf, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -errno;
+	if (len && write(fd, buf, len) != (ssize_t)len) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
 static int do_slices(struct conn *c, const struct profd_pid_req *r)
 {
 	struct profd_slices_rep rep = { 0 };
 	struct profd_slices_thread *t = NULL;
-	int err, fd = -1, n, i;
+	int err, fd, n, i;
 	pid_t pid;
 
 	err = pid_req_target(c, r, &pid);
@@ -974,8 +988,8 @@ static int do_slices(struct conn *c, const struct profd_pid_req *r)
 		return conn_error(c, -ENOMEM);
 	n = kbpf_slices(pid, t, (__u32)n);
 	if (n < 0) {
-		err = n;
-		goto out;
+		free(t);
+		return conn_error(c, n);
 	}
 	/* the tids the process itself uses (its pid namespace's), as its rings do */
 	for (i = 0; i < n; i++) {
@@ -986,22 +1000,11 @@ static int do_slices(struct conn *c, const struct profd_pid_req *r)
 	}
 	rep.threads = (__u32)n;
 	rep.size = (__u64)n * sizeof(*t);
-	fd = memfd_create("profd-slices", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	if (rep.size && write(fd, t, rep.size) != (ssize_t)rep.size) {
-		err = -EIO;
-		goto out;
-	}
+	fd = memfd_of("profd-slices", t, rep.size);
 	free(t);
+	if (fd < 0)
+		return conn_error(c, fd);
 	return send_sealed(c, PROFD_MSG_SLICES, &rep, sizeof(rep), fd);
-out:
-	free(t);
-	if (fd >= 0)
-		close(fd);
-	return conn_error(c, err);
 }
 
 /* a well-formed request of type, its payload at pl; fd (or -1) stays the
