@@ -73,7 +73,7 @@ $(OUTPUT)/tests/test_compensate: tests/fastpath.h
 # application links)
 UNIT_TESTS += $(OUTPUT)/tests/test_compilers
 $(OUTPUT)/tests/test_compilers: tests/test_compilers.c tests/matrix.c tests/matrix.cc \
-		tests/lto_a.c tests/lto_b.c tests/sitesize.c usdt/zone_leave.h \
+		tests/lto_a.c tests/lto_b.c tests/sitesize.c tests/sitesize_lock.c usdt/zone_leave.h \
 		tests/testutil.h usdt/prof.h $(LIBPROF_READ) $(LIBPROF_A) $(LIBPROF_PUB_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -DSRC_DIR='"$(CURDIR)"' \

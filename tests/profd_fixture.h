@@ -410,9 +410,26 @@ static inline struct prof_snapshot *snap_of(int fd, pid_t pid, int mode)
 }
 
 /* a child running fn (NULL: nothing) as uid (0: root), its thread registered */
+/* the last secs seconds through profd: it says -EAGAIN while no frame lies
+ * inside the window, and on a busy machine its frames come late, so a test
+ * asks again (within a deadline) as a user would */
+static inline int window_of(int fd, pid_t pid, __u32 secs, struct prof_snapshot **s,
+			    struct profd_answer *a)
+{
+	__u64 end = now_ns() + 10000000000ull;
+	int err;
+
+	while ((err = profd_snapshot_opts(fd, pid, PROFD_SNAP_LAST, secs, 0, s, a)) == -EAGAIN &&
+	       now_ns() < end)
+		usleep(50000);
+	return err;
+}
+
 static inline struct child spawn_registered_as(workload_fn fn, uid_t uid)
 {
-	struct child c = spawn(fn, uid, 5);
+	/* profd registers a new thread within a tick or two; the deadline
+	 * is for a busy machine, where its ticks come late */
+	struct child c = spawn(fn, uid, 20);
 
 	assert_int_equal(child_wait(&c), 'R');
 	return c;

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "testutil.h"
-#include "annot.h"
+#include "annot_util.h"
 #include "profctl_child.h"
 #include "prof.h"
 
@@ -54,29 +54,6 @@ static void *contender(void *arg)
 		test_spin_ns(HOLD_NS);
 		assert_int_equal(PROF_MUTEX_UNLOCK(an_qlock, &qlock), 0);
 	}
-	return NULL;
-}
-
-/* this process's annotations, read as profctl reads them */
-static struct prof_annot *own_annot(void)
-{
-	struct prof_annot *a;
-	size_t len = 0;
-	void *seg = test_own_segment(&len);
-
-	assert_int_equal(prof_seg_annot(seg, len, &a), 0);
-	munmap(seg, len);
-	return a;
-}
-
-static const struct prof_annot_thread *annot_of(const struct prof_annot *a, __u32 tid)
-{
-	__u32 i;
-
-	for (i = 0; i < a->nthreads; i++)
-		if (a->threads[i].tid == tid)
-			return &a->threads[i];
-	fail_msg("no annotations of tid %u", tid);
 	return NULL;
 }
 

@@ -8,7 +8,8 @@
  * count; the C++ one must carry an enter and an exit probe for each zone,
  * template instances included.  lto_a.c and lto_b.c, linked with -flto,
  * keep their zones apart.  sitesize.c's zone must stay small at its site
- * (SITE_HOT_MAX, SITE_COLD_MAX) with gcc and clang at -O2 on x86-64.
+ * (SITE_HOT_MAX, SITE_COLD_MAX) with gcc and clang at -O2 on x86-64, and
+ * sitesize_lock.c's counted mutex (LOCK_SITE_MAX).
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -279,25 +280,33 @@ static long exec_bytes(const char *obj, const char *sect)
 	return total;
 }
 
-static void site_size(const char *cc)
+/* tests/name.c built by cc at -O2 into dir/name.o (obj) */
+static void site_obj(const char *cc, const char *dir, const char *name, char *obj, size_t len)
 {
-	char dir[] = "/tmp/prof-sz.XXXXXX", cmd[2 * PATH_MAX + 256], obj[64], out[64];
-	long bare, one, hot, cold, stray;
+	char cmd[2 * PATH_MAX + 256], out[64];
 	char *o;
 
 	if (!have(cc)) {
 		print_message("skip: %s is not installed\n", cc);
 		skip();
 	}
-	assert_non_null(mkdtemp(dir));
-	snprintf(obj, sizeof(obj), "%s/sitesize.o", dir);
+	snprintf(obj, len, "%s/%s.o", dir, name);
 	snprintf(out, sizeof(out), "%s/out", dir);
-	snprintf(cmd, sizeof(cmd), "%s -std=gnu11 -O2 %s -I%s/usdt -I%s/bpf -c %s/tests/sitesize.c -o %s >%s 2>&1",
-		 cc, C_WARN, SRC_DIR, SRC_DIR, SRC_DIR, obj, out);
+	snprintf(cmd, sizeof(cmd), "%s -std=gnu11 -O2 %s -I%s/usdt -I%s/bpf -c %s/tests/%s.c -o %s >%s 2>&1",
+		 cc, C_WARN, SRC_DIR, SRC_DIR, SRC_DIR, name, obj, out);
 	if (system(cmd)) {
 		o = slurp(out);
-		fail_msg("%s: sitesize.c does not build:\n%s", cc, o ? o : "");
+		fail_msg("%s: %s.c does not build:\n%s", cc, name, o ? o : "");
 	}
+}
+
+static void site_size(const char *cc)
+{
+	char dir[] = "/tmp/prof-sz.XXXXXX", cmd[PATH_MAX], obj[64];
+	long bare, one, hot, cold, stray;
+
+	assert_non_null(mkdtemp(dir));
+	site_obj(cc, dir, "sitesize", obj, sizeof(obj));
 	bare = sym_size(obj, "sz_bare");
 	one = sym_size(obj, "sz_one");
 	assert_true(bare > 0 && one > 0);
@@ -331,6 +340,41 @@ static void test_site_size(void **state)
 	site_size("clang");
 }
 
+/* a counted mutex's lock and unlock at their site, bytes in and out of
+ * its function: the trylock is at the site, the rest in the runtime */
+#define LOCK_SITE_MAX 128
+
+static void lock_site_size(const char *cc)
+{
+	char dir[] = "/tmp/prof-szl.XXXXXX", cmd[PATH_MAX], obj[64];
+	long bare, counted, bytes;
+
+	assert_non_null(mkdtemp(dir));
+	site_obj(cc, dir, "sitesize_lock", obj, sizeof(obj));
+	bare = sym_size(obj, "sz_lock_bare");
+	counted = sym_size(obj, "sz_lock");
+	assert_true(bare > 0 && counted > 0);
+	bytes = exec_bytes(obj, NULL) - 2 * bare;
+	print_message("%s -O2: a counted mutex's pair is %ld bytes at its site (at most %d)\n", cc,
+		      bytes, LOCK_SITE_MAX);
+	if (bytes > LOCK_SITE_MAX)
+		fail_msg("%s: a counted mutex's pair is %ld bytes at its site: more than %d", cc,
+			 bytes, LOCK_SITE_MAX);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_lock_site_size(void **state)
+{
+	(void)state;
+#if !defined(__x86_64__)
+	print_message("skip: the site's sizes are x86-64's\n");
+	skip();
+#endif
+	lock_site_size("gcc");
+	lock_site_size("clang");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_clangxx),
 		cmocka_unit_test(test_lto),
 		cmocka_unit_test(test_site_size),
+		cmocka_unit_test(test_lock_site_size),
 	};
 
 	test_filter_env();

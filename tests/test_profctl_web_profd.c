@@ -84,10 +84,13 @@ static void test_through_profd(void **state)
 		free(body);
 		assert_int_equal(get(port, path, &body, &len, NULL), 200);
 		span = num_after(body, "{", "span_ns");
-		/* the first answer already a second long: profd's history (this
-		 * server's own reads have nothing before its first) */
+		/* the first answer already reaches far back: profd's history
+		 * (this server's own reads have nothing before its first).  Not
+		 * the whole second: a window never covers more than asked, so
+		 * it starts at the first frame inside it, and on a busy machine
+		 * profd's frames come late */
 		if (first)
-			assert_true(span >= 900000000);
+			assert_true(span >= 500000000);
 		first = false;
 		kcalls = num_after(body, "\"zone\":\"lw_wait\"", "kernel_calls");
 		if (span >= 900000000 && kcalls > 0 && strstr(body, "\"sched\":true"))

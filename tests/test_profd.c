@@ -398,8 +398,7 @@ static void test_history_soak(void **state)
 		assert_true(child_again(&c));
 		for (secs = 1; secs <= 3; secs++) {
 			s = NULL;
-			assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_LAST, secs, 0, &s, &a),
-					 0);
+			assert_int_equal(window_of(fd, c.pid, secs, &s, &a), 0);
 			if (a.span_ns > (__u64)secs * 1000000000ull || a.span_ns > now_ns() - born)
 				fail_msg("round %d: --last %u covers %.3f s, the process is %.3f s old",
 					 rounds, secs, a.span_ns / 1e9, (now_ns() - born) / 1e9);

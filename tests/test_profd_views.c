@@ -424,7 +424,7 @@ static __u64 last_calls(int fd, pid_t pid, __u32 secs, __u64 *span_ns)
 	struct profd_answer a;
 	__u64 calls;
 
-	assert_int_equal(profd_snapshot_opts(fd, pid, PROFD_SNAP_LAST, secs, 0, &s, &a), 0);
+	assert_int_equal(window_of(fd, pid, secs, &s, &a), 0);
 	calls = node_named(s, "steady_zone") ? node_named(s, "steady_zone")->calls : 0;
 	*span_ns = a.span_ns;
 	prof_snapshot__destroy(s);
@@ -593,7 +593,7 @@ static void test_history_bound(void **state)
 	assert_true(st.windows_refused >= 1);
 	/* a window the kept frames reach: answered, as long as asked at most */
 	if (st.last_drop_age_ns > 1000000000ull) {
-		assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_LAST, 1, 0, &s, &a), 0);
+		assert_int_equal(window_of(fd, c.pid, 1, &s, &a), 0);
 		assert_true(a.span_ns > 0 && a.span_ns <= 1000000000ull);
 		assert_non_null(node_named(s, "bz0"));
 		prof_snapshot__destroy(s);

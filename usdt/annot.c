@@ -26,9 +26,14 @@
 /* a lock name's state on this thread */
 struct annot_lockst {
 	__u32 site;	/* the name */
-	__u32 depth;	/* acquires not released yet */
 	__u32 aslot;	/* the (lock, zone) entry of the first acquire */
-	__u32 waiting;	/* a WAIT not followed by its ACQUIRED yet */
+	union {
+		struct {
+			__u32 depth;	/* acquires not released yet */
+			__u32 waiting;	/* a WAIT not followed by its ACQUIRED yet */
+		};
+		__u64 used;	/* 0: neither held nor waited for (one test) */
+	};
 	__u64 acq;	/* tick of the first acquire */
 	__u64 wait;	/* tick of the WAIT */
 	__u64 wseq;	/* the kernel word's seq then */
@@ -45,7 +50,20 @@ struct annot_thread {
 	struct prof_slab_hdr *hdr;	/* the slab its pointers are in */
 	__u32 epoch;			/* ~0 while unbound: no cache matches */
 	__u32 nlnames;
-	volatile sig_atomic_t busy;	/* writing: a handler's annotation waits not */
+	/*
+	 * The lock fast paths' whole test is one compare of key against a
+	 * cache's epoch: lkey is the epoch when the clock is the TSC, else ~0
+	 * as while unbound (no cache holds ~0, and the clock is chosen before
+	 * a thread binds: at the runtime's start, or a fork child's before
+	 * its thread binds again), and busy beside it is 0.
+	 */
+	union {
+		struct {
+			__u32 lkey;
+			volatile sig_atomic_t busy; /* writing: a handler's annotation waits not */
+		};
+		__u64 key;	/* not volatile: read once, at a call's start */
+	};
 	struct prof_plot *plots;
 	struct prof_lock *locks;
 	struct annot_ring points, msgs, values, spans;
@@ -64,8 +82,15 @@ struct annot_thread {
  * where the default model of a -fPIC object is a call to __tls_get_addr
  * that every annotation paid (and its stack frame with it) */
 static __thread struct annot_thread annot_tls
-	__attribute__((tls_model("initial-exec"))) = { .epoch = ~0u };
+	__attribute__((tls_model("initial-exec"))) = { .epoch = ~0u, .lkey = ~0u };
 static __u32 annot_epochs;
+
+/* a's binding epoch e (~0: unbound), and the lock key that goes with it */
+static void annot_set_epoch(struct annot_thread *a, __u32 e)
+{
+	a->epoch = e;
+	a->lkey = __prof_clock_tsc ? e : ~0u;
+}
 
 /* the process's names: name -> site, registered once each */
 struct annot_name {
@@ -97,7 +122,7 @@ static void annot_fork_child(void)
 {
 	pthread_mutex_unlock(&annot_lock);
 	annot_tls.hdr = NULL;
-	annot_tls.epoch = ~0u;
+	annot_set_epoch(&annot_tls, ~0u);
 }
 
 static void annot_init(void)
@@ -148,9 +173,10 @@ static bool annot_bind(struct annot_thread *a, struct prof_slab_hdr *h)
 {
 	const struct prof_region *p = prof_rt.part;
 	char *base = prof_rt_region(h, PROF_REGION_ANNOT);
+	__u32 e;
 
 	a->hdr = NULL;
-	a->epoch = ~0u;
+	annot_set_epoch(a, ~0u);
 	if (!prof_rt.region[PROF_REGION_ANNOT].size || region_reserve(h))
 		return false;
 	a->plots = (struct prof_plot *)(base + p[PROF_PART_PLOTS].off);
@@ -167,8 +193,9 @@ static bool annot_bind(struct annot_thread *a, struct prof_slab_hdr *h)
 	a->hdr = h;
 	/* never ~0, and never 0 (an unused cache's) */
 	do
-		a->epoch = __atomic_add_fetch(&annot_epochs, 1, __ATOMIC_RELAXED);
-	while (a->epoch == ~0u || !a->epoch);
+		e = __atomic_add_fetch(&annot_epochs, 1, __ATOMIC_RELAXED);
+	while (e == ~0u || !e);
+	annot_set_epoch(a, e);
 	return true;
 }
 
@@ -194,7 +221,7 @@ static struct annot_thread *annot_ready(void)
 	pthread_once(&annot_once, annot_init);
 	if (h != a->hdr && (!h || !annot_bind(a, h))) {
 		a->hdr = NULL;
-		a->epoch = ~0u;
+		annot_set_epoch(a, ~0u);
 	}
 	a->busy = 0;
 	return a->hdr ? a : NULL;
@@ -565,14 +592,15 @@ static inline __attribute__((always_inline)) bool lock_slots(struct annot_thread
 
 static inline __attribute__((always_inline)) void span_put(struct annot_thread *a, __u64 start, __u64 dur, __u32 lock, __u32 flags)
 {
-	__u64 h = __PROF_LOAD(a->spans.head);
+	/* the head's address read once: the entry's stores might be to it */
+	__u64 *head = a->spans.head, h = __PROF_LOAD(head);
 	struct prof_lock_span *e = &((struct prof_lock_span *)a->spans.ent)[h & a->spans.mask];
 
 	__PROF_STORE(&e->start, start);
 	__PROF_STORE(&e->dur, dur);
 	__PROF_STORE(&e->lock, lock);
 	__PROF_STORE(&e->flags, flags);
-	__atomic_store_n(a->spans.head, h + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(head, h + 1, __ATOMIC_RELEASE);
 }
 
 /* the common start of every lock call: the thread's annotations, its
@@ -678,25 +706,33 @@ void __prof_lock_acquired(const struct __prof_aname *n, struct __prof_acache *c)
 	a->busy = 0;
 }
 
+/* the end of st's hold (its last release) at now: its time and span,
+ * in the (lock, zone) entry of its first acquire */
+static inline __attribute__((always_inline)) void hold_end(struct annot_thread *a,
+							   struct annot_lockst *st, __u64 now)
+{
+	/* read before the entry's stores, which might be to st */
+	__u32 slot = st->aslot;
+	__u64 acq = st->acq, d = now > acq ? now - acq : 0;
+	struct prof_lock *l = &a->locks[slot];
+
+	__PROF_ADDQ(&l->hold_ticks, d);
+	if (d > l->hold_max)
+		__PROF_STORE(&l->hold_max, d);
+	span_put(a, acq, d, slot, PROF_SPAN_HOLD);
+}
+
 static inline __attribute__((always_inline)) void released(struct annot_thread *a,
 							   struct __prof_acache *c, __u64 now)
 {
 	struct annot_lockst *st = &a->lname[c->slot];
-	struct prof_lock *l;
-	__u64 d;
 
 	if (!st->depth) {
 		__PROF_ADD(&a->locks[c->lslot].unheld, 1);
 		return;
 	}
-	if (--st->depth)
-		return;
-	l = &a->locks[st->aslot];
-	d = now > st->acq ? now - st->acq : 0;
-	__PROF_ADD(&l->hold_ticks, d);
-	if (d > l->hold_max)
-		__PROF_STORE(&l->hold_max, d);
-	span_put(a, st->acq, d, st->aslot, PROF_SPAN_HOLD);
+	if (!--st->depth)
+		hold_end(a, st, now);
 }
 
 void __prof_lock_released(const struct __prof_aname *n, struct __prof_acache *c)
@@ -710,37 +746,67 @@ void __prof_lock_released(const struct __prof_aname *n, struct __prof_acache *c)
 }
 
 /*
- * The common case of a lock call, checked without a call (so that the
- * counted mutex's fast path needs no stack frame of its own): the thread
- * bound to its slab and not inside an annotation, the lock's slots cached
- * for the current zone, the TSC.  Anything else takes the general path,
- * which checks the same again.
+ * The counted mutex.  Its common cases are leaves without a stack frame,
+ * each one test of the thread's key before the work (see annot_thread)
+ * and one read of the clock: an acquisition the trylock at the site
+ * made, of a name neither held nor waited for on this thread, in the zone
+ * its site's cache holds; a release of a name held once.  The rest (a
+ * wait, nesting, a name or zone not cached yet, a handler's call, the
+ * monotonic clock) takes the general path, which checks everything again.
  */
-static inline __attribute__((always_inline)) bool lock_fast(const struct annot_thread *a,
-							    const struct __prof_acache *c)
+static inline __attribute__((always_inline)) bool lock_key(const struct annot_thread *a,
+							   const struct __prof_acache *c)
 {
-	__u32 cur = __prof_tls.cur;
-
-	return a->hdr && !a->busy && cur < __PROF_GONE && c->epoch == a->epoch && c->node == cur &&
-	       __prof_clock_tsc;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return a->key == c->epoch;
+#else
+	return a->key == (__u64)c->epoch << 32;
+#endif
 }
 
-/* the rest of a counted lock, after its trylock said err */
-static __attribute__((noinline)) int
-mutex_lock_rest(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m, int err)
+static __attribute__((noinline)) void took_slow(const struct __prof_aname *n,
+						struct __prof_acache *c)
+{
+	struct annot_thread *a = lock_begin(n, c);
+
+	if (a) {
+		acquired(a, c, 0, __prof_now());
+		a->busy = 0;
+	}
+}
+
+void __prof_mutex_took(const struct __prof_aname *n, struct __prof_acache *c)
+{
+	struct annot_thread *a = &annot_tls;
+
+	if (__builtin_expect(lock_key(a, c) && c->node == __prof_tls.cur, 1)) {
+		struct annot_lockst *st = &a->lname[c->slot];
+
+		a->busy = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (__builtin_expect(!st->used, 1)) {
+			st->acq = __prof_counter();
+			st->depth = 1;
+			st->aslot = c->lslot;
+			__PROF_ADDQ(&a->locks[c->lslot].acquisitions, 1);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			a->busy = 0;
+			return;
+		}
+		a->busy = 0;
+	}
+	took_slow(n, c);
+}
+
+/* the trylock at the site said err: a wait (EBUSY), or an error */
+int __prof_mutex_wait(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m,
+		      int err)
 {
 	struct annot_thread *a;
 
-	if (err && err != EBUSY)
+	if (err != EBUSY)
 		return err;
 	a = lock_begin(n, c);
-	if (!err) {
-		if (a) {
-			acquired(a, c, 0, __prof_now());
-			a->busy = 0;
-		}
-		return 0;
-	}
 	if (a) {
 		wait_begin(&a->lname[c->slot]);
 		a->busy = 0;
@@ -759,20 +825,6 @@ mutex_lock_rest(const struct __prof_aname *n, struct __prof_acache *c, pthread_m
 	return err;
 }
 
-int __prof_mutex_lock(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m)
-{
-	struct annot_thread *a = &annot_tls;
-	int err = pthread_mutex_trylock(m);
-
-	if (__builtin_expect(!err && lock_fast(a, c), 1)) {
-		a->busy = 1;
-		acquired(a, c, 0, __prof_counter());
-		a->busy = 0;
-		return 0;
-	}
-	return mutex_lock_rest(n, c, m, err);
-}
-
 static __attribute__((noinline)) int mutex_unlock_slow(const struct __prof_aname *n,
 						       struct __prof_acache *c, pthread_mutex_t *m)
 {
@@ -789,11 +841,20 @@ int __prof_mutex_unlock(const struct __prof_aname *n, struct __prof_acache *c, p
 {
 	struct annot_thread *a = &annot_tls;
 
-	if (__builtin_expect(lock_fast(a, c), 1)) {
+	/* the zone does not matter: the hold is its first acquire's */
+	if (__builtin_expect(lock_key(a, c) && __prof_tls.cur < __PROF_GONE, 1)) {
+		struct annot_lockst *st = &a->lname[c->slot];
+
 		a->busy = 1;
-		released(a, c, __prof_counter());
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (__builtin_expect(st->depth == 1, 1)) {
+			st->depth = 0;
+			hold_end(a, st, __prof_counter());
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			a->busy = 0;
+			return pthread_mutex_unlock(m);
+		}
 		a->busy = 0;
-		return pthread_mutex_unlock(m);
 	}
 	return mutex_unlock_slow(n, c, m);
 }

@@ -803,7 +803,10 @@ void __prof_zone_text(const char *s);
 void __prof_lock_wait(const struct __prof_aname *n, struct __prof_acache *c);
 void __prof_lock_acquired(const struct __prof_aname *n, struct __prof_acache *c);
 void __prof_lock_released(const struct __prof_aname *n, struct __prof_acache *c);
-int __prof_mutex_lock(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m);
+/* a counted mutex: its site's trylock took it, or said err (cold: a wait) */
+void __prof_mutex_took(const struct __prof_aname *n, struct __prof_acache *c);
+int __prof_mutex_wait(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m,
+		      int err) __attribute__((cold));
 int __prof_mutex_unlock(const struct __prof_aname *n, struct __prof_acache *c, pthread_mutex_t *m);
 #ifdef __cplusplus
 }
@@ -823,6 +826,20 @@ int __prof_mutex_unlock(const struct __prof_aname *n, struct __prof_acache *c, p
 		__PROF_ANAME(name, PROF_SITE_PLOT, id);				\
 		__prof_plot(&__prof_an_##id, &__prof_ac_##id, __PROF_CAST(double, v)); \
 	} while (0)
+/* the trylock at the site: the runtime's common acquisition is then a
+ * leaf, with no frame to keep the mutex across the trylock's call */
+#define __PROF_MUTEX_LOCK(name, m, id)						\
+	__extension__({								\
+		__PROF_ANAME(name, PROF_SITE_LOCK, id);				\
+		pthread_mutex_t *__prof_m_##id = (m);				\
+		int __prof_e_##id = pthread_mutex_trylock(__prof_m_##id);	\
+		if (__builtin_expect(!__prof_e_##id, 1))			\
+			__prof_mutex_took(&__prof_an_##id, &__prof_ac_##id);	\
+		else								\
+			__prof_e_##id = __prof_mutex_wait(&__prof_an_##id, &__prof_ac_##id, \
+							  __prof_m_##id, __prof_e_##id); \
+		__prof_e_##id;							\
+	})
 #define __PROF_MUTEX(name, m, fn, id)						\
 	__extension__({								\
 		__PROF_ANAME(name, PROF_SITE_LOCK, id);				\
@@ -831,13 +848,14 @@ int __prof_mutex_unlock(const struct __prof_aname *n, struct __prof_acache *c, p
 #define __PROF_PLOT_(name, v, id)	__PROF_PLOT(name, v, id)
 #define __PROF_ACALL_(name, fl, fn, id)	__PROF_ACALL(name, fl, fn, id)
 #define __PROF_MUTEX_(name, m, fn, id)	__PROF_MUTEX(name, m, fn, id)
+#define __PROF_MUTEX_LOCK_(name, m, id)	__PROF_MUTEX_LOCK(name, m, id)
 
 #define PROF_PLOT(name, v)	__PROF_PLOT_(name, v, __COUNTER__)
 #define PROF_MESSAGE(...)	__prof_message(__VA_ARGS__)
 #define PROF_ZONE_VALUE(v)	__prof_zone_value(__PROF_CAST(double, v))
 #define PROF_ZONE_TEXT(s)	__prof_zone_text(s)
 #define PROF_MUTEX_LOCK(name, m)						\
-	__PROF_MUTEX_(name, m, __prof_mutex_lock, __COUNTER__)
+	__PROF_MUTEX_LOCK_(name, m, __COUNTER__)
 #define PROF_MUTEX_UNLOCK(name, m)						\
 	__PROF_MUTEX_(name, m, __prof_mutex_unlock, __COUNTER__)
 #define PROF_LOCK_WAIT(name)							\

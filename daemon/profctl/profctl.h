@@ -398,5 +398,16 @@ int pc_pick_pid(struct pc_src *src, pid_t *pid);
 /* top's row layout for a terminal cols wide: the width of a row, the
  * columns shown ("calls/s,%self,...") in heads, the zone name's width */
 int pc_top_layout(int cols, bool sched, int name_len, char *heads, size_t len, int *name);
+/* profctl_top_locks.c: top's rows of the named locks, a the frame's and b
+ * the one dt seconds before (by name), at most left lines; lines written */
+int pc_top_locks(FILE *f, const struct prof_snap_annot *a, const struct prof_snap_annot *b,
+		 double dt, __u64 tick_hz, int left, const char *el);
+/* profctl_diff_locks.c: diff's named locks of BASE sa and NEW sb, as text
+ * (at most rows of them, 0: all; nothing if neither has any) and as the
+ * JSON document's "locks" (none if neither has any) */
+void pc_diff_locks_text(FILE *f, const struct prof_snapshot *sa, const struct prof_snapshot *sb,
+			int rows);
+void pc_diff_locks_json(struct prof_jw *w, const struct prof_snapshot *sa,
+			const struct prof_snapshot *sb);
 
 #endif /* PROFCTL_H */

@@ -16,6 +16,10 @@ PROFCTL_SRCS := daemon/profctl/profctl_cli.c daemon/profctl/profctl_opts.c \
 	daemon/profctl/report_load.c daemon/profctl/serve_live.c daemon/profctl/profctl_annot.c
 # profd's sampled stacks: report --inside
 PROFCTL_SRCS += daemon/profctl/profctl_samples.c
+# top's named locks
+PROFCTL_SRCS += daemon/profctl/profctl_top_locks.c
+# diff's named locks
+PROFCTL_SRCS += daemon/profctl/profctl_diff_locks.c
 PROFCTL_OBJS := $(patsubst daemon/profctl/%.c,$(OUTPUT)/daemon/profctl/%.o,$(PROFCTL_SRCS))
 # everything but main(), for the tests
 PROFCTL_LIB := $(OUTPUT)/daemon/profctl/libprofctl.a

@@ -50,7 +50,8 @@ static const char usage_diff[] =
 	"merged): calls, self, total, p50 and p99 of NEW with their change from BASE,\n"
 	"all wall time; with kernel facts (profd) on either side, on-CPU and self\n"
 	"on-CPU time too (CPU time; \"-\" where a side had no kernel facts).\n"
-	"Every change is NEW - BASE: + is more or slower (red), - less or faster (blue).\n";
+	"Every change is NEW - BASE: + is more or slower (red), - less or faster (blue).\n"
+	"Then the named locks either side has: NEW's figures and their change.\n";
 
 static const struct option diff_options[] = {
 	PC_OPT_SORT,	PC_OPT_PER_CALL,   PC_OPT_PER_FRAME,   PC_OPT_ROWS,
@@ -607,6 +608,7 @@ static void json_doc(FILE *f, const struct dside *A, const struct dside *B, cons
 	json_side(&w, "new", B);
 	json_table(&w, "zones", ez, nz, o, false);
 	json_table(&w, "paths", ep, np, o, true);
+	pc_diff_locks_json(&w, A->raw, B->raw);
 	prof_jw_end_object(&w);
 	prof_jw_raw(&w, "\n");
 }
@@ -787,6 +789,7 @@ int pc_cmd_diff(int argc, char **argv)
 		text_table(f, "zones", "zone", ez, nz, &o, per_frame);
 		fputc('\n', f);
 		text_table(f, "call paths", "path", ep, np, &o, per_frame);
+		pc_diff_locks_text(f, A.raw, B.raw, o.rows);
 	}
 	if (pc_end_out(f, &o, err) == 0)
 		ret = 0;

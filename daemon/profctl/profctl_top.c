@@ -628,30 +628,7 @@ static void draw_row(struct top *t, FILE *f, const struct zone_stat *z, __u64 su
  */
 static int draw_locks(struct top *t, FILE *f, int left, const char *el)
 {
-	const struct prof_snap_annot *a = t->annot, *b = t->annot_prev;
-	size_t i, j;
-	int used = 0;
-
-	/* rates need two samples */
-	if (!a || !b || !a->nlocks || left < 2 || t->dt <= 0)
-		return 0;
-	fprintf(f, "%-28s %12s %12s %8s %8s%s\n", "lock", "acquired/s", "contended/s", "wait%",
-		"hold%", el);
-	used++;
-	for (i = 0; i < a->nlocks && used < left; i++, used++) {
-		const struct prof_annot_lock_sum *l = &a->locks[i], *p = NULL;
-		double dt = t->dt * (double)t->tick_hz;
-
-		for (j = 0; b && j < b->nlocks && !p; j++)
-			if (!strcmp(b->locks[j].name, l->name))
-				p = &b->locks[j];
-		fprintf(f, "%-28.28s %12.1f %12.1f %7.1f%% %7.1f%%%s\n", l->name,
-			(double)(l->acquisitions - (p ? p->acquisitions : 0)) / t->dt,
-			(double)(l->contended - (p ? p->contended : 0)) / t->dt,
-			100.0 * (double)(l->wait_ticks - (p ? p->wait_ticks : 0)) / dt,
-			100.0 * (double)(l->hold_ticks - (p ? p->hold_ticks : 0)) / dt, el);
-	}
-	return used;
+	return pc_top_locks(f, t->annot, t->annot_prev, t->dt, t->tick_hz, left, el);
 }
 
 static void draw(struct top *t, FILE *f)
