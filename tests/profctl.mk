@@ -3,8 +3,8 @@
 # and the html report in headless Chromium.
 include daemon/profctl/profctl.mk
 
-# how every test below links: its source and any objects it names, with
-# profctl's library
+# how a profctl test links (these below, and tests/annot.mk's): its source
+# and any objects it names, with profctl's library
 define link_profctl_test
 $(call msg,CC,$@)
 $(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< $(filter %.o,$^) -o $@ $(ALL_LDFLAGS) \
