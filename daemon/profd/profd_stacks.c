@@ -40,6 +40,7 @@
 #include "profsched.h"
 #include "profsample.h"
 #include "slab.h"
+#include "fmt.h"
 #include "reader_int.h"
 /* generated code casts const away */
 #pragma GCC diagnostic push
@@ -169,6 +170,28 @@ static int ring_size(struct profsample_bpf *skel)
 	return bpf_map__set_max_entries(skel->maps.samples, (__u32)v);
 }
 
+/*
+ * The sampler's BPF side undone, as far as it got: the unmap tracer, the
+ * ring, the skeleton (skel: sm.skel once it opened), the per-CPU events'
+ * arrays and the timer.  Its events are closed first (close_events).
+ */
+static void sampler_free(struct profsample_bpf *skel)
+{
+	bpf_link__destroy(sm.unmap);
+	sm.unmap = NULL;
+	ring_buffer__free(sm.rb);
+	sm.rb = NULL;
+	profsample_bpf__destroy(skel);
+	sm.skel = NULL;
+	free(sm.links);
+	free(sm.pfd);
+	sm.links = NULL;
+	sm.pfd = NULL;
+	if (sm.tfd >= 0)
+		close(sm.tfd);
+	sm.tfd = -1;
+}
+
 int sample_open(__u32 hz)
 {
 	struct profsample_bpf *skel;
@@ -246,16 +269,7 @@ fail:
 	snprintf(sm.why, sizeof(sm.why), "profd failed to load its sampler: %s",
 		 strerror(err < 0 ? -err : EINVAL));
 	log_warnx("sample: %s", sm.why);
-	profsample_bpf__destroy(skel);
-	ring_buffer__free(sm.rb);
-	sm.rb = NULL;
-	free(sm.links);
-	free(sm.pfd);
-	sm.links = NULL;
-	sm.pfd = NULL;
-	if (sm.tfd >= 0)
-		close(sm.tfd);
-	sm.tfd = -1;
+	sampler_free(skel);
 	return err;
 }
 
@@ -393,18 +407,9 @@ void sample_close(void)
 			 (unsigned long long)sm.named_none);
 	if (sm.skel)
 		close_events();
-	bpf_link__destroy(sm.unmap);
-	sm.unmap = NULL;
-	ring_buffer__free(sm.rb);
-	profsample_bpf__destroy(sm.skel);
-	sm.skel = NULL;
-	sm.rb = NULL;
-	free(sm.links);
-	free(sm.pfd);
+	sampler_free(sm.skel);
 	free(sm.batch);
-	if (sm.tfd >= 0)
-		close(sm.tfd);
-	sm.tfd = -1;
+	sm.batch = NULL;
 	for (p = sm.procs; p; p = pn) {
 		pn = p->next;
 		for (i = 0; i < SAMPLE_BUCKETS; i++)
@@ -559,11 +564,8 @@ static int cmp_sample(const void *a, const void *b)
 {
 	const struct prof_sample *x = a, *y = b;
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->mono_ns < y->mono_ns ? -1 : x->mono_ns > y->mono_ns;
+	return PROF_CMP(x->pid, y->pid) ?: PROF_CMP(x->tid, y->tid) ?:
+	       PROF_CMP(x->mono_ns, y->mono_ns);
 }
 
 /* a sample's frames, innermost first, RS apart, after "path TAB"; a frame
