@@ -14,6 +14,9 @@ SAN_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(filter-out test_probes,$(FASTPATH_
 TEST_EXTRA += $(OUTPUT)/tests/probe_helper $(OUTPUT)/tests/disable_obj.o \
 	$(OUTPUT)/tests/enable_obj.o
 
+# two reads of a thread compared node by node
+$(OUTPUT)/tests/test_reader: tests/snap_fixture.h
+
 # public zones from two files
 $(OUTPUT)/tests/test_structure: tests/test_structure.c tests/structure_b.c tests/fastpath.h \
 		tests/testutil.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests

@@ -7,7 +7,8 @@
  *	probe_helper sema ENTER EXIT	print probe_zone's two semaphores
  *	probe_helper run N GOFILE SEMA...
  *					print "ready", wait (at most 30 s) for
- *					GOFILE and for a tracer on every SEMA,
+ *					GOFILE (written once the tracer is
+ *					attached) and for every SEMA raised,
  *					print the first two, make exactly N
  *					probe_zone calls (each spinning
  *					SPIN_NS), N probe_fn and N probe_fn2
@@ -121,7 +122,11 @@ int main(int argc, char **argv)
 		}
 		usleep(10000);
 	}
-	/* the kernel raises a semaphore as it registers the probe */
+	/*
+	 * the kernel raises a semaphore as it registers the probe (perf's
+	 * event is on by the exec; bpftrace's programs are attached before
+	 * the test writes GOFILE)
+	 */
 	for (waited = 0; !all_raised(); waited++) {
 		if (waited > 1000) {
 			printf("sema timeout\n");
@@ -129,8 +134,6 @@ int main(int argc, char **argv)
 		}
 		usleep(10000);
 	}
-	/* and the last one's program is attached just after */
-	usleep(300000);
 	print_sema();
 	for (i = 0; i < n; i++) {
 		t = now_ns();

@@ -124,7 +124,7 @@ static void test_conn_quota(void **state)
 	}
 	close(pr[1]);
 	/* while A's are open (its share, and one more refused): B, and
-	 * root's profctl list, within a second */
+	 * root's profctl list, answered */
 	for (end = now_ns() + 10000000000ull;
 	     log_lines("connections; refusing another") < 1 && now_ns() < end; usleep(20000))
 		;
@@ -132,7 +132,17 @@ static void test_conn_quota(void **state)
 	assert_int_equal(as_uid(uid_b, status_once, NULL), 0);
 	t = profctl_timed(list);
 	assert_int_equal(t.rc, 0);
-	assert_true(t.ns < 1000000000ull);
+	/* and answered by profd, not read directly after the client's wait */
+	{
+		struct profd_proc *pp = NULL;
+		size_t np = 0;
+		int rfd = profd_connect(sock_path);
+
+		assert_true(rfd >= 0);
+		assert_int_equal(profd_list(rfd, &pp, &np), 0);
+		free(pp);
+		close(rfd);
+	}
 	assert_int_equal(read(pr[0], &r, sizeof(r)), sizeof(r));
 	close(pr[0]);
 	waitpid(k, &st, 0);
@@ -153,30 +163,39 @@ static void test_list_hung_profd(void **state)
 	t = profctl_timed(list);
 	kill(profd_pid, SIGCONT);
 	assert_int_equal(t.rc, 0);
-	assert_true(t.ns < 3000000000ull);
+	printf("profctl list took %.2f s beside a stopped profd\n", t.ns / 1e9);
+	/* after the client's quick wait (a second), not its long one (ten): 5 s
+	 * parts them with seconds to spare on a loaded machine */
+	assert_true(t.ns < 5000000000ull);
 	close(fd);
 }
 
-static __u64 cpu_ticks(pid_t pid)
+/* the CPU time of process pid so far, ns */
+static __u64 proc_cpu_ns(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long ut = 0, stt = 0;
-	int i;
+	struct timespec ts;
+	clockid_t clk;
+
+	if (clock_getcpuclockid(pid, &clk) || clock_gettime(clk, &ts))
+		return 0;
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* how many times process pid's main thread went to sleep (blocked) so far */
+static __u64 sleeps(pid_t pid)
+{
+	unsigned long long n = 0;
+	char path[64], line[128];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	p = strrchr(buf, ')');
-	for (i = 2; p && i < 14; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		sscanf(p + 1, "%llu %llu", &ut, &stt);
-	return ut + stt;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %llu", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
 }
 
 /*
@@ -187,8 +206,7 @@ static __u64 cpu_ticks(pid_t pid)
 static void test_emfile(void **state)
 {
 	int fd, fds[60], i;
-	__u64 c0, c1, t0;
-	long hz = sysconf(_SC_CLK_TCK);
+	__u64 c0, c1, n0, n1, t0, t1;
 
 	(void)state;
 	fd = start_profd(48, NULL);
@@ -199,20 +217,27 @@ static void test_emfile(void **state)
 	     usleep(20000))
 		;
 	assert_true(log_lines("refusing") >= 1);
-	c0 = cpu_ticks(profd_pid);
-	t0 = now_ns();
-	/* the second its CPU time is measured over */
-	usleep(1000000);
-	c1 = cpu_ticks(profd_pid);
-	/* busy less than a fifth of the second */
-	assert_true((double)(c1 - c0) / (double)hz < 0.2 * (double)(now_ns() - t0) / 1e9);
+	/*
+	 * profd does not spin: over a second it goes to sleep between bits
+	 * of work of under 10 ms of CPU each on average (a pass is under 1 ms
+	 * here), where a busy loop never sleeps.  Neither figure depends on
+	 * how busy the CPUs are, unlike its share of them.
+	 */
+	c0 = proc_cpu_ns(profd_pid);
+	n0 = sleeps(profd_pid);
+	for (t0 = t1 = now_ns(); t1 - t0 < 1000000000ull; t1 = now_ns())
+		usleep(20000);
+	c1 = proc_cpu_ns(profd_pid);
+	n1 = sleeps(profd_pid);
+	printf("profd %.3f s of CPU in %.3f s, asleep %llu times\n", (c1 - c0) / 1e9,
+	       (now_ns() - t0) / 1e9, (unsigned long long)(n1 - n0));
+	assert_true(c1 - c0 < (n1 - n0 + 1) * 10000000ull);
 	for (i = 0; i < 60; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	close(fd);
-	t0 = now_ns();
+	/* answered within the client's own wait for a status (a second) */
 	assert_int_equal(status_once(NULL), 0);
-	assert_true(now_ns() - t0 < 1000000000ull);
 }
 
 /* --- segments -------------------------------------------------------- */

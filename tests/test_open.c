@@ -63,6 +63,7 @@ static int setup(void **state)
 {
 	int ack[2];
 	pthread_t th;
+	__u64 end, calls = 0;
 
 	(void)state;
 	if (pipe(ack))
@@ -80,9 +81,21 @@ static int setup(void **state)
 	ack_r = ack[0];
 	if (child < 0 || read(ack_r, &loop_start_ns, sizeof(loop_start_ns)) != sizeof(loop_start_ns))
 		return -1;
-	/* some closed work() calls inside the open mainloop */
-	usleep(100000);
-	return 0;
+	/* some closed work() calls inside the open mainloop (however long a
+	 * loaded machine takes to run them) */
+	for (end = test_now_ns() + 10000000000ull; test_now_ns() < end; usleep(10000)) {
+		struct prof_snapshot *s = test_snapshot(child);
+		const struct prof_snap_node *w = NULL;
+
+		for (__u32 i = 0; s && !w && i < s->nthreads; i++)
+			w = test_node(s, &s->threads[i], "work");
+		calls = w ? w->calls : 0;
+		prof_snapshot__destroy(s);
+		if (calls >= 3)
+			return 0;
+	}
+	printf("the child made %llu work() calls in 10 s\n", (unsigned long long)calls);
+	return -1;
 }
 
 static int teardown(void **state)
@@ -272,14 +285,5 @@ static void test_probe_cost(void **state)
 	prof_snapshot__destroy(s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_probe_cost),
-		cmocka_unit_test(test_open_in_tree),
-		cmocka_unit_test(test_open_in_window),
-		cmocka_unit_test(test_open_in_flat),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TEST_MAIN(setup, teardown, cmocka_unit_test(test_probe_cost), cmocka_unit_test(test_open_in_tree),
+	  cmocka_unit_test(test_open_in_window), cmocka_unit_test(test_open_in_flat))

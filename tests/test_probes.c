@@ -220,6 +220,29 @@ static int wait_for(const char *path, const char *needle, int secs)
 	return 0;
 }
 
+/* wait up to secs for pid's BPF programs on want uprobes in bin (bpftool perf) */
+static int wait_uprobes(pid_t pid, const char *bin, int want, int secs)
+{
+	char head[32];
+	int i, n = 0;
+
+	snprintf(head, sizeof(head), "pid %d ", (int)pid);
+	for (i = 0; i < secs * 20; i++) {
+		char *out = run_cmd("bpftool perf show 2>/dev/null"), *line, *save = NULL;
+
+		for (n = 0, line = strtok_r(out, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			n += !strncmp(line, head, strlen(head)) && strstr(line, " uprobe ") &&
+			     strstr(line, bin);
+		free(out);
+		if (n >= want)
+			return 1;
+		usleep(50000);
+	}
+	print_message("bpftrace's programs on %d of %d uprobes after %d s\n", n, want, secs);
+	return 0;
+}
+
 static pid_t spawn_sh(const char *cmd, const char *out)
 {
 	pid_t pid = fork();
@@ -306,7 +329,8 @@ static void test_bpftrace_counts(void **state)
 	int st;
 
 	(void)state;
-	if (!tracing_ok("bpftrace"))
+	/* bpftool: to see its programs attached */
+	if (!tracing_ok("bpftrace") || !tracing_ok("bpftool"))
 		skip();
 	sema_args(args, sizeof(args));
 	helper(bin, sizeof(bin));
@@ -339,6 +363,16 @@ static void test_bpftrace_counts(void **state)
 		test_wait(hp, 5);
 		test_wait(bp, 5);
 		fail_msg("bpftrace did not attach in 60 s: %s", b);
+	}
+	/* and its programs are on the six locations: the kernel raises a
+	 * semaphore as it registers a probe, before bpftrace attaches the
+	 * program (calls in between would go uncounted) */
+	if (!wait_uprobes(bp, bin, 6, 60)) {
+		kill(hp, SIGKILL);
+		kill(bp, SIGKILL);
+		test_wait(hp, 5);
+		test_wait(bp, 5);
+		fail_msg("bpftrace's programs were not attached in 60 s");
 	}
 	/* go: the helper also waits for the probes' semaphores */
 	fclose(fopen(go, "w"));
@@ -440,15 +474,5 @@ static void test_perf_probe(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_readelf_notes),
-		cmocka_unit_test(test_semaphore_idle),
-		cmocka_unit_test(test_bpftrace_counts),
-		cmocka_unit_test(test_perf_probe),
-	};
-
-	test_filter_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(NULL, NULL, cmocka_unit_test(test_readelf_notes), cmocka_unit_test(test_semaphore_idle),
+	  cmocka_unit_test(test_bpftrace_counts), cmocka_unit_test(test_perf_probe))

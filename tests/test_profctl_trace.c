@@ -20,7 +20,6 @@
 #include "profctl_child.h"
 #include "prof.h"
 
-static char dir[64];
 static volatile unsigned long sink;
 
 static void spin_ns(__u64 ns)
@@ -154,8 +153,8 @@ static void stop(pid_t p, int go_w)
 }
 
 /*
- * the known child started (stop it), traced into dir/tname (as tfmt, NULL:
- * trace's own default) and reported as rfmt into dir/rname; the two paths
+ * the known child started (stop it), traced into test_dir/tname (as tfmt, NULL:
+ * trace's own default) and reported as rfmt into test_dir/rname; the two paths
  * into trace and report (96 bytes each)
  */
 static pid_t known_both(const char *tfmt, const char *tname, const char *rfmt,
@@ -171,8 +170,8 @@ static pid_t known_both(const char *tfmt, const char *tname, const char *rfmt,
 	if (!tfmt)
 		tr[6] = NULL;
 	snprintf(pid, sizeof(pid), "%d", (int)p);
-	snprintf(trace, 96, "%s/%s", dir, tname);
-	snprintf(report, 96, "%s/%s", dir, rname);
+	snprintf(trace, 96, "%s/%s", test_dir, tname);
+	snprintf(report, 96, "%s/%s", test_dir, rname);
 	assert_int_equal(profctl(tr), 0);
 	assert_int_equal(profctl(rep), 0);
 	return p;
@@ -202,7 +201,7 @@ static void test_speedscope(void **state)
 	p = start(known, &go);
 	snprintf(pid, sizeof(pid), "%d", (int)p);
 	snprintf(tid, sizeof(tid), "%d", (int)worker_tid(p));
-	snprintf(trace, sizeof(trace), "%s/speedscope.json", dir);
+	snprintf(trace, sizeof(trace), "%s/speedscope.json", test_dir);
 	assert_int_equal(profctl(tr), 0);
 	stop(p, go);
 	snprintf(args, sizeof(args),
@@ -271,7 +270,7 @@ static void test_slow(void **state)
 	(void)state;
 	p = start(ticking, &go);
 	snprintf(pid, sizeof(pid), "%d", (int)p);
-	snprintf(out, sizeof(out), "%s/slow.json", dir);
+	snprintf(out, sizeof(out), "%s/slow.json", test_dir);
 	assert_int_equal(pipe(e), 0);
 	w = fork();
 	assert_true(w >= 0);
@@ -350,7 +349,7 @@ static void test_rate(void **state)
 	assert_non_null(strchr(at, '\n'));
 	*strchr(at, '\n') = 0;
 	snprintf(pid, sizeof(pid), "%d", (int)p);
-	snprintf(out, sizeof(out), "%s/rate.json", dir);
+	snprintf(out, sizeof(out), "%s/rate.json", test_dir);
 	assert_int_equal(profctl(tr), 0);
 	close(go);
 	close(ready);
@@ -405,7 +404,7 @@ static void test_page_cap(void **state)
 	(void)state;
 	p = start(four_full, &go);
 	snprintf(pid, sizeof(pid), "%d", (int)p);
-	snprintf(out, sizeof(out), "%s/page.html", dir);
+	snprintf(out, sizeof(out), "%s/page.html", test_dir);
 	assert_int_equal(profctl(rep), 0);
 	stop(p, go);
 	f = fopen(out, "r");
@@ -443,30 +442,7 @@ static void test_usage(void **state)
 	assert_int_equal(profctl(d), 2);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/prof-trace.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return test_rm_rf(dir);
-}
-
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_usage),
-		cmocka_unit_test(test_exact),
-		cmocka_unit_test(test_speedscope),
-		cmocka_unit_test(test_html),
-		cmocka_unit_test(test_slow),
-		cmocka_unit_test(test_rate),
-		cmocka_unit_test(test_page_cap),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TEST_MAIN(test_dir_setup, test_dir_teardown, cmocka_unit_test(test_usage),
+	  cmocka_unit_test(test_exact), cmocka_unit_test(test_speedscope),
+	  cmocka_unit_test(test_html), cmocka_unit_test(test_slow), cmocka_unit_test(test_rate),
+	  cmocka_unit_test(test_page_cap))

@@ -450,11 +450,11 @@ static void test_last_seconds(void **state)
 	printf("last 1 s: %llu calls over %.2f s; last 3 s: %llu calls over %.2f s\n",
 	       (unsigned long long)c1, span1 / 1e9, (unsigned long long)c3, span3 / 1e9);
 	/* never longer than asked: the oldest frame inside it (frames are
-	 * about a second apart, a little more when profd's passes run late:
-	 * at least the last 1.5 of 3 s, where the newest frame would give
-	 * under 1) */
+	 * about a second apart, more when profd's passes run late on a loaded
+	 * machine, 1.2 s seen: over 1 of 3 s while they are under 2 s apart,
+	 * where the newest frame would give under one frame's gap) */
 	assert_true(span1 > 0 && span1 <= 1000000000ull);
-	assert_true(span3 >= 1500000000ull && span3 <= 3000000000ull);
+	assert_true(span3 > 1000000000ull && span3 <= 3000000000ull);
 	assert_true(c1 <= c3);
 	/* and profctl's report says what it covers */
 	{
@@ -479,8 +479,8 @@ static void test_last_seconds(void **state)
 /*
  * A window with no frame inside it is refused, not answered with the
  * whole life: frames 10 s apart (--history 640), the only one taken when
- * the process was found, asked for the last second more than a second
- * after.  A longer window is answered from that frame.
+ * the process was found, asked for the last second once that frame is
+ * more than a second old.  A longer window is answered from that frame.
  */
 static void test_last_no_frame(void **state)
 {
@@ -489,18 +489,27 @@ static void test_last_no_frame(void **state)
 	struct profd_answer a;
 	struct child c;
 	__u64 seen;
-	int fd;
+	int fd, err;
 
 	(void)state;
 	fd = need_profd_opts(opts);
 	c = spawn_followed(fd, work_steady);
 	seen = now_ns();
-	while (now_ns() < seen + 1200000000ull)
-		usleep(50000);
-	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_LAST, 1, 0, &s, &a), -EAGAIN);
+	/* the first frame's time is profd's (its tick after the follow, late
+	 * on a busy machine): asked until that frame has left the last
+	 * second, and before the next is due */
+	for (;;) {
+		err = profd_snapshot_opts(fd, c.pid, PROFD_SNAP_LAST, 1, 0, &s, &a);
+		if (err == -EAGAIN || now_ns() > seen + 8000000000ull)
+			break;
+		prof_snapshot__destroy(s);
+		s = NULL;
+		usleep(100000);
+	}
+	assert_int_equal(err, -EAGAIN);
 	assert_null(s);
 	assert_int_equal(profd_snapshot_opts(fd, c.pid, PROFD_SNAP_LAST, 60, 0, &s, &a), 0);
-	assert_true(a.span_ns >= 1200000000ull && a.span_ns <= 60000000000ull);
+	assert_true(a.span_ns >= 1000000000ull && a.span_ns <= 60000000000ull);
 	prof_snapshot__destroy(s);
 	child_end(&c);
 	close(fd);

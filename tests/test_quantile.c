@@ -209,14 +209,5 @@ static void test_random(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bucket_bounds),
-		cmocka_unit_test(test_tight),
-		cmocka_unit_test(test_skewed),
-		cmocka_unit_test(test_random),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(NULL, NULL, cmocka_unit_test(test_bucket_bounds), cmocka_unit_test(test_tight),
+	  cmocka_unit_test(test_skewed), cmocka_unit_test(test_random))

@@ -259,6 +259,30 @@ static inline int test_rm_rf(const char *path)
 	return system(cmd) ? -1 : 0;
 }
 
+/* the private directory of a test program's group: test_dir_setup makes
+ * it (/tmp/PROGRAM.XXXXXX), test_dir_teardown removes it and all in it
+ * (cmocka's group setup and teardown) */
+static __attribute__((unused)) char test_dir[64];
+
+static inline int test_dir_setup(void **state)
+{
+	char exe[256];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *name;
+
+	(void)state;
+	exe[n > 0 ? n : 0] = '\0';
+	name = strrchr(exe, '/');
+	snprintf(test_dir, sizeof(test_dir), "/tmp/%.40s.XXXXXX", name ? name + 1 : "prof-test");
+	return mkdtemp(test_dir) ? 0 : -1;
+}
+
+static inline int test_dir_teardown(void **state)
+{
+	(void)state;
+	return test_rm_rf(test_dir);
+}
+
 /* the line holding needle in text, copied into line; the end of that line
  * in text (to look on from), NULL if none */
 static inline const char *test_line_with(const char *text, const char *needle, char *line,
@@ -298,6 +322,21 @@ static inline void test_filter_env(void)
 	if (f && *f)
 		cmocka_set_test_filter(f);
 }
+
+/*
+ * A test program's whole main: the cmocka tests given (cmocka_unit_test(f),
+ * ...) run as one group with setup and teardown (NULL: none), only those
+ * TEST_FILTER names (test_filter_env).  A main that does more (children it
+ * re-executes, its environment) is written out.
+ */
+#define TEST_MAIN(setup, teardown, ...)                                                           \
+	int main(void)                                                                             \
+	{                                                                                          \
+		const struct CMUnitTest tests[] = { __VA_ARGS__ };                                 \
+                                                                                                   \
+		test_filter_env();                                                                 \
+		return cmocka_run_group_tests(tests, setup, teardown);                             \
+	}
 
 /* test_seg_paths: every start token (a pid of another pid namespace) */
 #define TEST_ANY_TOKEN (~0ull)

@@ -71,6 +71,21 @@ struct annot_thread {
 	struct annot_lockst lname[PROF_LOCKS_MAX];
 };
 
+/* the thread's writing flag, ordered (for the compiler: a signal handler
+ * runs on this thread) with the writes it guards: a handler that finds it
+ * 0 finds nothing half written; a volatile store alone may be moved past
+ * the ring's plain and relaxed stores */
+#define BUSY_SET(a)								\
+	do {									\
+		(a)->busy = 1;							\
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);			\
+	} while (0)
+#define BUSY_CLEAR(a)								\
+	do {									\
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);			\
+		(a)->busy = 0;							\
+	} while (0)
+
 /* a double's relaxed store (__atomic_store_n takes integers only) */
 #define STORE_D(p, v)								\
 	do {									\
@@ -211,7 +226,7 @@ static struct annot_thread *annot_ready(void)
 
 	if (a->busy)
 		return NULL;
-	a->busy = 1;
+	BUSY_SET(a);
 	h = thread_slab();
 	/*
 	 * After the runtime's start, so that its fork handlers (prof.c's,
@@ -223,7 +238,7 @@ static struct annot_thread *annot_ready(void)
 		a->hdr = NULL;
 		annot_set_epoch(a, ~0u);
 	}
-	a->busy = 0;
+	BUSY_CLEAR(a);
 	return a->hdr ? a : NULL;
 }
 
@@ -287,9 +302,9 @@ static __u32 cache_site(struct annot_thread *a, const struct __prof_aname *n)
 {
 	__u32 site;
 
-	a->busy = 1;
+	BUSY_SET(a);
 	site = name_site(n);
-	a->busy = 0;
+	BUSY_CLEAR(a);
 	return site;
 }
 
@@ -367,9 +382,9 @@ static __attribute__((noinline)) void plot_slow(const struct __prof_aname *n,
 		annot_dropped(a);
 		return;
 	}
-	a->busy = 1;
+	BUSY_SET(a);
 	plot_put(a, c->slot, v, now);
-	a->busy = 0;
+	BUSY_CLEAR(a);
 }
 
 /* the common point, checked without a call (no stack frame): bound, the
@@ -381,9 +396,9 @@ void __prof_plot(const struct __prof_aname *n, struct __prof_acache *c, double v
 	if (__builtin_expect(a->hdr && !a->busy && __prof_tls.cur < __PROF_GONE &&
 				     c->epoch == a->epoch && finite_value(v) && __prof_clock_tsc,
 			     1)) {
-		a->busy = 1;
+		BUSY_SET(a);
 		plot_put(a, c->slot, v, __prof_counter());
-		a->busy = 0;
+		BUSY_CLEAR(a);
 		return;
 	}
 	plot_slow(n, c, v);
@@ -419,7 +434,7 @@ void __prof_message(const char *fmt, ...)
 
 	if (!a)
 		return;
-	a->busy = 1;
+	BUSY_SET(a);
 	if (fmt) {
 		va_start(ap, fmt);
 		/* one byte over the entry's: a longer text is seen cut */
@@ -440,7 +455,7 @@ void __prof_message(const char *fmt, ...)
 	__PROF_STORE(&e->node, __prof_tls.cur);
 	__PROF_STORE(&e->len, text_put(e->text, sizeof(e->text), buf, len, a));
 	__atomic_store_n(a->msgs.head, h + 1, __ATOMIC_RELEASE);
-	a->busy = 0;
+	BUSY_CLEAR(a);
 }
 
 /* the next entry of the value ring, for a call of node (kind), its
@@ -492,9 +507,9 @@ static __attribute__((noinline)) void zone_value_slow(double v)
 		annot_dropped(a);
 		return;
 	}
-	a->busy = 1;
+	BUSY_SET(a);
 	value_put(a, __prof_tls.cur, v);
-	a->busy = 0;
+	BUSY_CLEAR(a);
 }
 
 /* the common value, checked without a call (no stack frame) */
@@ -506,9 +521,9 @@ void __prof_zone_value(double v)
 	if (__builtin_expect(a->hdr && !a->busy && cur < __PROF_GONE && cur != PROF_NODE_ROOT &&
 				     finite_value(v),
 			     1)) {
-		a->busy = 1;
+		BUSY_SET(a);
 		value_put(a, cur, v);
-		a->busy = 0;
+		BUSY_CLEAR(a);
 		return;
 	}
 	zone_value_slow(v);
@@ -521,7 +536,7 @@ void __prof_zone_text(const char *s)
 
 	if (!a)
 		return;
-	a->busy = 1;
+	BUSY_SET(a);
 	e = value_slot(a, PROF_VALUE_TEXT_KIND);
 	if (e) {
 		const char *t = s ? s : "";
@@ -531,7 +546,7 @@ void __prof_zone_text(const char *s)
 						      strnlen(t, PROF_VALUE_TEXT), a));
 		__atomic_store_n(a->values.head, __PROF_LOAD(a->values.head) + 1, __ATOMIC_RELEASE);
 	}
-	a->busy = 0;
+	BUSY_CLEAR(a);
 }
 
 /* --- locks ---------------------------------------------------------------- */
@@ -615,7 +630,7 @@ static inline __attribute__((always_inline)) struct annot_thread *lock_begin(con
 		annot_dropped(a);
 		return NULL;
 	}
-	a->busy = 1;
+	BUSY_SET(a);
 	return a;
 }
 
@@ -633,7 +648,7 @@ void __prof_lock_wait(const struct __prof_aname *n, struct __prof_acache *c)
 	if (!a)
 		return;
 	wait_begin(&a->lname[c->slot]);
-	a->busy = 0;
+	BUSY_CLEAR(a);
 }
 
 /* a wait that took longer than this is a contended acquisition (a generic
@@ -703,7 +718,7 @@ void __prof_lock_acquired(const struct __prof_aname *n, struct __prof_acache *c)
 	if (!a)
 		return;
 	acquired(a, c, -1, __prof_now());
-	a->busy = 0;
+	BUSY_CLEAR(a);
 }
 
 /* the end of st's hold (its last release) at now: its time and span,
@@ -742,7 +757,7 @@ void __prof_lock_released(const struct __prof_aname *n, struct __prof_acache *c)
 	if (!a)
 		return;
 	released(a, c, __prof_now());
-	a->busy = 0;
+	BUSY_CLEAR(a);
 }
 
 /*
@@ -771,7 +786,7 @@ static __attribute__((noinline)) void took_slow(const struct __prof_aname *n,
 
 	if (a) {
 		acquired(a, c, 0, __prof_now());
-		a->busy = 0;
+		BUSY_CLEAR(a);
 	}
 }
 
@@ -782,18 +797,16 @@ void __prof_mutex_took(const struct __prof_aname *n, struct __prof_acache *c)
 	if (__builtin_expect(lock_key(a, c) && c->node == __prof_tls.cur, 1)) {
 		struct annot_lockst *st = &a->lname[c->slot];
 
-		a->busy = 1;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		BUSY_SET(a);
 		if (__builtin_expect(!st->used, 1)) {
 			st->acq = __prof_counter();
 			st->depth = 1;
 			st->aslot = c->lslot;
 			__PROF_ADDQ(&a->locks[c->lslot].acquisitions, 1);
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			a->busy = 0;
+			BUSY_CLEAR(a);
 			return;
 		}
-		a->busy = 0;
+		BUSY_CLEAR(a);
 	}
 	took_slow(n, c);
 }
@@ -809,18 +822,18 @@ int __prof_mutex_wait(const struct __prof_aname *n, struct __prof_acache *c, pth
 	a = lock_begin(n, c);
 	if (a) {
 		wait_begin(&a->lname[c->slot]);
-		a->busy = 0;
+		BUSY_CLEAR(a);
 	}
 	err = pthread_mutex_lock(m);
 	/* the thread's binding is the same: nothing but a fork changes it,
 	 * and this thread did not fork while it waited */
 	if (a && !a->busy && c->epoch == a->epoch) {
-		a->busy = 1;
+		BUSY_SET(a);
 		if (err)
 			a->lname[c->slot].waiting = 0;
 		else
 			acquired(a, c, 1, __prof_now());
-		a->busy = 0;
+		BUSY_CLEAR(a);
 	}
 	return err;
 }
@@ -832,7 +845,7 @@ static __attribute__((noinline)) int mutex_unlock_slow(const struct __prof_aname
 
 	if (a) {
 		released(a, c, __prof_now());
-		a->busy = 0;
+		BUSY_CLEAR(a);
 	}
 	return pthread_mutex_unlock(m);
 }
@@ -845,16 +858,14 @@ int __prof_mutex_unlock(const struct __prof_aname *n, struct __prof_acache *c, p
 	if (__builtin_expect(lock_key(a, c) && __prof_tls.cur < __PROF_GONE, 1)) {
 		struct annot_lockst *st = &a->lname[c->slot];
 
-		a->busy = 1;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		BUSY_SET(a);
 		if (__builtin_expect(st->depth == 1, 1)) {
 			st->depth = 0;
 			hold_end(a, st, __prof_counter());
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			a->busy = 0;
+			BUSY_CLEAR(a);
 			return pthread_mutex_unlock(m);
 		}
-		a->busy = 0;
+		BUSY_CLEAR(a);
 	}
 	return mutex_unlock_slow(n, c, m);
 }
