@@ -79,37 +79,17 @@ static uint64_t run_floor(void)
 
 static uint64_t run_prof(void)
 {
-	uint64_t x = 1;
-
-	for (unsigned long i = 0; i < calls; i++) {
-		PROF_USDT(bench_zone);
-		x = bench_work(x);
-	}
-	return x;
+	BENCH_ZONE_LOOP(bench_zone, calls, (void)i);
 }
 
 static uint64_t run_plot(void)
 {
-	uint64_t x = 1;
-
-	for (unsigned long i = 0; i < calls; i++) {
-		PROF_USDT(bench_zone);
-		x = bench_work(x);
-		PROF_PLOT(bench_plot, i);
-	}
-	return x;
+	BENCH_ZONE_LOOP(bench_zone, calls, PROF_PLOT(bench_plot, i));
 }
 
 static uint64_t run_value(void)
 {
-	uint64_t x = 1;
-
-	for (unsigned long i = 0; i < calls; i++) {
-		PROF_USDT(bench_zone);
-		x = bench_work(x);
-		PROF_ZONE_VALUE(i);
-	}
-	return x;
+	BENCH_ZONE_LOOP(bench_zone, calls, PROF_ZONE_VALUE(i));
 }
 
 static pthread_mutex_t bench_mutex = PTHREAD_MUTEX_INITIALIZER;

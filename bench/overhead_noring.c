@@ -16,11 +16,5 @@ extern unsigned long bench_calls;
 
 uint64_t bench_run_noring(void)
 {
-	uint64_t x = 1;
-
-	for (unsigned long i = 0; i < bench_calls; i++) {
-		PROF_USDT(bench_zone_noring);
-		x = bench_work(x);
-	}
-	return x;
+	BENCH_ZONE_LOOP(bench_zone_noring, bench_calls, (void)i);
 }

@@ -40,7 +40,8 @@ bench-profd-mem: $(PROFD) $(PROFCTL) $(OUTPUT)/bench/profctl_gen $(OUTPUT)/bench
 $(OUTPUT)/bench/sample_busy: bench/sample_busy.c $(LIBPROF_PUB_A) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -fno-omit-frame-pointer $< -o $@ $(ALL_LDFLAGS) $(LIBPROF_PUB_A) -lpthread
+# SAMPLE_BASE=PATH: another build's profd measured beside this one
 .PHONY: bench-sample
 bench-sample: $(PROFD) $(OUTPUT)/bench/sample_busy
-	@echo "== stack sampling at 997 Hz, busy 4-thread program"; bench/sample_cost.sh $(PROFD) $(OUTPUT)/bench/sample_busy
+	@echo "== stack sampling at 997 Hz, busy 4-thread program"; bench/sample_cost.sh $(PROFD) $(OUTPUT)/bench/sample_busy $(SAMPLE_BASE)
 BENCH_RUN += bench-sample

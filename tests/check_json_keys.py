@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from checkutil import finish
+
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 NODE = "processes.threads.nodes."
 THREAD = "processes.threads."
@@ -85,11 +87,8 @@ def main():
                     bad.append("%s %s: exit %d, said %r" % (name, how, r.returncode, err[:160]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    for b in bad:
-        print(b)
-    print("check_json_keys: %d keys removed or retyped, %d not as they should be" %
-          (tried, len(bad)))
-    sys.exit(1 if bad else 0)
+    finish(bad, "check_json_keys: %d keys removed or retyped, %d not as they should be" %
+           (tried, len(bad)))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 from check_options import option_lists, root
+from checkutil import finish
 
 # values no option with a value takes: empty, no number, a number with a
 # tail, below zero, past 64 bits
@@ -43,11 +44,8 @@ def main():
                     bad.append("profctl %s --%s='%s': exit %d, said %r%s" % (
                         verb, opt, v, r.returncode, err[:200],
                         ", wrote to stdout" if r.stdout else ""))
-    for b in bad:
-        print(b)
-    print("check_option_values: %d bad values tried, %d not refused as they should be" %
-          (tried, len(bad)))
-    sys.exit(1 if bad else 0)
+    finish(bad, "check_option_values: %d bad values tried, %d not refused as they should be" %
+           (tried, len(bad)))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #define PROF_FASTPATH_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <libgen.h>
@@ -166,6 +167,42 @@ static inline unsigned test_count_named(const struct prof_snapshot *s,
 	for (i = 2; i < t->nnodes; i++)
 		k += !strcmp(prof_snap_node_name(s, &t->nodes[i]), name);
 	return k;
+}
+
+/* a case of the fast-path tests: fn on a thread of its own (its nodes from
+ * a fresh root, its counters from zero) */
+typedef void (*test_case_fn)(void);
+
+struct test_case_arg {
+	test_case_fn fn;
+	__u32 tid;
+};
+
+static inline void *test_case_main(void *arg)
+{
+	struct test_case_arg *a = (struct test_case_arg *)arg;
+
+	a->tid = test_gettid();
+	a->fn();
+	return NULL;
+}
+
+/* run fn in a new thread; a snapshot taken after it exited, and its thread */
+static inline struct prof_snapshot *test_run_case(test_case_fn fn,
+						   const struct prof_snap_thread **t)
+{
+	struct test_case_arg a = { fn, 0 };
+	struct prof_snapshot *s;
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, test_case_main, &a), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	s = test_snapshot(0);
+	assert_non_null(s);
+	*t = test_thread(s, a.tid);
+	assert_non_null(*t);
+	assert_int_equal((*t)->state, PROF_SLAB_EXITED);
+	return s;
 }
 
 /* the child of a sub-process check: a message, then a non-zero exit */

@@ -3,7 +3,7 @@
 
 FASTPATH_TESTS := test_counts test_timing test_structure test_overflow test_lifecycle \
 	test_disable test_cxx test_probes test_report test_reader test_open test_trace \
-	test_sitecache test_mono test_exitprobe
+	test_sitecache test_mono test_exitprobe test_zone_exact
 
 UNIT_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS))
 # the runtime's own tests, also built with CROSS= and run under qemu-user
@@ -13,6 +13,9 @@ RUNTIME_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(FASTPATH_TESTS))
 SAN_TESTS += $(patsubst %,$(OUTPUT)/tests/%,$(filter-out test_probes,$(FASTPATH_TESTS)))
 TEST_EXTRA += $(OUTPUT)/tests/probe_helper $(OUTPUT)/tests/disable_obj.o \
 	$(OUTPUT)/tests/enable_obj.o
+
+# two reads of a thread compared node by node
+$(OUTPUT)/tests/test_reader: tests/snap_fixture.h
 
 # public zones from two files
 $(OUTPUT)/tests/test_structure: tests/test_structure.c tests/structure_b.c tests/fastpath.h \

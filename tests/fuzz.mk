@@ -62,22 +62,15 @@ $(FUZZ_DIR)/json_seeds/tree_json: tests/golden/tree_json tests/golden/threads_js
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests $< -o $@ .output/libprofread.a .output/libprof.a -lpthread
 
-# the reader's own unit tests, beside its fuzz target; profd's sampling
-# cursor is profd's, not libprof's
-$(OUTPUT)/tests/test_segflat: tests/test_segflat.c daemon/profd/profd_cursor.c usdt/reader_int.h \
-		tests/testutil.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
+# the reader's own unit tests, beside its fuzz target (test_segflat), and
+# profd's sampling cursor on its own (test_cursor); the cursor is profd's,
+# not libprof's
+$(OUTPUT)/tests/test_segflat $(OUTPUT)/tests/test_cursor: $(OUTPUT)/tests/%: tests/%.c \
+		daemon/profd/profd_cursor.c usdt/reader_int.h tests/testutil.h tests/snap_fixture.h \
+		tests/nest_work.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests tests/test_segflat.c daemon/profd/profd_cursor.c \
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_cursor.c \
 		-o $@ $(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
-UNIT_TESTS += $(OUTPUT)/tests/test_segflat
+UNIT_TESTS += $(OUTPUT)/tests/test_segflat $(OUTPUT)/tests/test_cursor
 RUNTIME_TESTS += $(OUTPUT)/tests/test_segflat
-SAN_TESTS += $(OUTPUT)/tests/test_segflat
-
-# profd's sampling cursor, on its own
-$(OUTPUT)/tests/test_cursor: tests/test_cursor.c daemon/profd/profd_cursor.c usdt/reader_int.h \
-		tests/testutil.h $(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests tests/test_cursor.c daemon/profd/profd_cursor.c \
-		-o $@ $(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
-UNIT_TESTS += $(OUTPUT)/tests/test_cursor
-SAN_TESTS += $(OUTPUT)/tests/test_cursor
+SAN_TESTS += $(OUTPUT)/tests/test_segflat $(OUTPUT)/tests/test_cursor

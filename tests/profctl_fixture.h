@@ -25,40 +25,40 @@
 #include <string.h>
 #include "snapshot.h"
 
-struct fx_node {
-	__u32 site, parent;
-	__u64 calls, ticks, max, preempted, migrated, offcpu, allocs, alloc_bytes;
-	__u64 kcalls, blocked, open_ticks;
-};
-
 #define FX_NONE PROF_SITE_NONE
 
 static const char *const fx_sites[] = { "main_loop", "parse", "lex", "render", "alloc_buf",
 					"fib" };
 
-static const struct fx_node fx_main[] = {
-	{ FX_NONE, 0, 0, 60000000, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-	{ FX_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-	{ 0, 0, 10, 50000000, 6000000, 0, 0, 0, 0, 0, 0, 0, 5000000 },
-	{ 1, 2, 100, 20000000, 400000, 0, 0, 0, 0, 0, 0, 0, 0 },
-	{ 2, 3, 1000, 8000000, 20000, 0, 0, 0, 0, 0, 0, 0, 0 },
-	{ 3, 2, 10, 15000000, 2000000, 0, 0, 0, 0, 0, 0, 0, 0 },
-	{ 2, 5, 50, 1000000, 30000, 0, 0, 0, 0, 0, 0, 0, 0 },
-	{ 5, 0, 1, 3000000, 3000000, 0, 0, 0, 0, 0, 0, 0, 0 },
-	{ 5, 7, 2, 2500000, 1300000, 0, 0, 0, 0, 0, 0, 0, 0 },
-	{ 5, 8, 4, 1500000, 400000, 0, 0, 0, 0, 0, 0, 0, 0 },
+/* each thread's nodes: 0 the root (the thread's wall time), 1 the
+ * overflow node, then the zones, parent by index; a figure not named is 0 */
+static const struct prof_snap_node fx_main[] = {
+	{ .site = FX_NONE, .ticks = 60000000 },
+	{ .site = FX_NONE },
+	{ .site = 0, .parent = 0, .calls = 10, .ticks = 50000000, .max = 6000000,
+	  .open_ticks = 5000000 },
+	{ .site = 1, .parent = 2, .calls = 100, .ticks = 20000000, .max = 400000 },
+	{ .site = 2, .parent = 3, .calls = 1000, .ticks = 8000000, .max = 20000 },
+	{ .site = 3, .parent = 2, .calls = 10, .ticks = 15000000, .max = 2000000 },
+	{ .site = 2, .parent = 5, .calls = 50, .ticks = 1000000, .max = 30000 },
+	{ .site = 5, .parent = 0, .calls = 1, .ticks = 3000000, .max = 3000000 },
+	{ .site = 5, .parent = 7, .calls = 2, .ticks = 2500000, .max = 1300000 },
+	{ .site = 5, .parent = 8, .calls = 4, .ticks = 1500000, .max = 400000 },
 };
 
-static const struct fx_node fx_worker[] = {
-	{ FX_NONE, 0, 0, 32000000, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-	{ FX_NONE, 0, 5, 100000, 30000, 0, 0, 0, 0, 0, 5, 0, 0 },
-	{ 3, 0, 20, 30000000, 3000000, 2, 1, 4000000, 0, 0, 20, 3, 0 },
-	{ 2, 2, 200, 5000000, 60000, 0, 0, 0, 0, 0, 200, 0, 0 },
-	{ 4, 2, 20, 1000000, 90000, 0, 0, 0, 20, 81920, 10, 0, 0 },
+static const struct prof_snap_node fx_worker[] = {
+	{ .site = FX_NONE, .ticks = 32000000 },
+	{ .site = FX_NONE, .calls = 5, .ticks = 100000, .max = 30000, .kernel_calls = 5 },
+	{ .site = 3, .parent = 0, .calls = 20, .ticks = 30000000, .max = 3000000, .preempted = 2,
+	  .migrated = 1, .offcpu_ns = 4000000, .kernel_calls = 20, .blocked = 3 },
+	{ .site = 2, .parent = 2, .calls = 200, .ticks = 5000000, .max = 60000,
+	  .kernel_calls = 200 },
+	{ .site = 4, .parent = 2, .calls = 20, .ticks = 1000000, .max = 90000, .allocs = 20,
+	  .alloc_bytes = 81920, .kernel_calls = 10 },
 };
 
 static inline void fx_thread(struct prof_snapshot *s, struct prof_snap_thread *t, __u32 tid,
-			     const char *name, const struct fx_node *src, __u32 n, __u32 *hist,
+			     const char *name, const struct prof_snap_node *src, __u32 n, __u32 *hist,
 			     __u64 *hoff)
 {
 	__u32 i;
@@ -76,20 +76,8 @@ static inline void fx_thread(struct prof_snapshot *s, struct prof_snap_thread *t
 		__u32 bmax = prof_hist_bucket(src[i].max);
 		__u64 avg = src[i].calls ? src[i].ticks / src[i].calls : 0;
 
-		d->site = src[i].site;
-		d->parent = src[i].parent;
-		d->calls = src[i].calls;
-		d->ticks = src[i].ticks;
-		d->max = src[i].max;
-		d->preempted = src[i].preempted;
-		d->migrated = src[i].migrated;
-		d->offcpu_ns = src[i].offcpu;
-		d->allocs = src[i].allocs;
-		d->alloc_bytes = src[i].alloc_bytes;
-		d->kernel_calls = src[i].kcalls;
-		d->blocked = src[i].blocked;
+		*d = src[i];
 		d->open = src[i].open_ticks != 0;
-		d->open_ticks = src[i].open_ticks;
 		d->hist_lo = 0;
 		d->hist_n = d->calls ? bmax + 1 : 0;
 		d->hist_off = *hoff;

@@ -42,20 +42,15 @@ $(OUTPUT)/tests/test_profd_hist: tests/test_profd_hist.c tests/testutil.h daemon
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_hist.c -o $@ \
 		$(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
 
-# profd's options: --history's time as profctl's --last spells one (profd_conf.c)
-UNIT_TESTS += $(OUTPUT)/tests/test_profd_conf
-$(OUTPUT)/tests/test_profd_conf: tests/test_profd_conf.c tests/testutil.h daemon/profd/profd_conf.c \
-		daemon/profd/profd_log.c daemon/profd/profd.h daemon/profd/profd_conf.h \
-		$(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_conf.c \
-		daemon/profd/profd_log.c -o $@ $(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)
-
-# profd's options as a user mistypes them (--max-memory's units, ranges,
-# --help, an unknown option) and its log's lines (profd_conf.c,
-# profd_log.c: paths make coverage showed no test took)
-UNIT_TESTS += $(OUTPUT)/tests/test_cover_profd
-$(OUTPUT)/tests/test_cover_profd: tests/test_cover_profd.c tests/testutil.h daemon/profd/profd_conf.c \
+# profd's options and log, linked with profd_conf.c and profd_log.c alone:
+# --history's time as profctl's --last spells one (test_profd_conf), every
+# option that takes a time through one reader (test_conf_times), and the
+# options as a user mistypes them (--max-memory's units, ranges, --help, an
+# unknown option) and the log's lines, paths make coverage showed no test
+# took (test_cover_profd)
+PROFD_CONF_TESTS := $(patsubst %,$(OUTPUT)/tests/%,test_profd_conf test_conf_times test_cover_profd)
+UNIT_TESTS += $(PROFD_CONF_TESTS)
+$(PROFD_CONF_TESTS): $(OUTPUT)/tests/%: tests/%.c tests/testutil.h daemon/profd/profd_conf.c \
 		daemon/profd/profd_log.c daemon/profd/profd.h daemon/profd/profd_conf.h \
 		$(LIBPROF_READ) $(LIBPROF_A) | $(OUTPUT)/tests
 	$(call msg,CC,$@)

@@ -63,3 +63,13 @@ $(OUTPUT)/tests/test_sample_unmap: tests/test_sample_unmap.c tests/testutil.h \
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< -o $@ \
 		$(ALL_LDFLAGS) $(PROFCTL_LIB) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS) $(PROFCTL_LIBS)
+
+# a tick's zone found by the search of the event ring, as the walk finds it
+# (unprivileged)
+UNIT_TESTS += $(OUTPUT)/tests/test_sample_search
+$(OUTPUT)/tests/test_sample_search: tests/test_sample_search.c tests/testutil.h \
+		daemon/profd/profd_attrib.c daemon/profd/profd_stacks.h $(LIBPROF_READ) $(LIBPROF_A) \
+		| $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(DAEMON_INCLUDES) -Itests $< daemon/profd/profd_attrib.c -o $@ \
+		$(ALL_LDFLAGS) $(LIBPROF_READ) $(LIBPROF_A) $(TEST_LIBS)

@@ -11,3 +11,4 @@ SAN_TESTS += $(OUTPUT)/tests/test_overload
 # what a window does to each figure, on snapshots built by hand
 UNIT_TESTS += $(OUTPUT)/tests/test_window
 SAN_TESTS += $(OUTPUT)/tests/test_window
+$(OUTPUT)/tests/test_window: tests/snap_fixture.h

@@ -26,7 +26,6 @@
 #define ITERS 2000
 #define HOLD_NS 50000ull
 
-static char dir[64];
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 
 static pthread_barrier_t both;
@@ -124,7 +123,7 @@ static void serve_check(pid_t pid, const struct prof_annot_lock_sum *q, __u64 po
 			char path[128], cmd[256];
 			FILE *f;
 
-			snprintf(path, sizeof(path), "%s/metrics.txt", dir);
+			snprintf(path, sizeof(path), "%s/metrics.txt", test_dir);
 			f = fopen(path, "w");
 			assert_non_null(f);
 			fputs(m, f);
@@ -192,7 +191,7 @@ static void test_contended(void **state)
 	assert_true(nmsg >= 2 && npts >= 2);
 
 	/* the same in profctl trace */
-	snprintf(path, sizeof(path), "%s/annot.json", dir);
+	snprintf(path, sizeof(path), "%s/annot.json", test_dir);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	assert_int_equal(profctl((const char *[]){ "trace", "--pid", pid, "--no-daemon", "-o", path,
 						   NULL }),
@@ -204,7 +203,7 @@ static void test_contended(void **state)
 	assert_int_equal(system(cmd), 0);
 
 	/* and in the report: JSON (its schema too), and the text's locks */
-	snprintf(path, sizeof(path), "%s/report.json", dir);
+	snprintf(path, sizeof(path), "%s/report.json", test_dir);
 	assert_int_equal(profctl((const char *[]){ "report", "--pid", pid, "--no-daemon", "--format",
 						   "json", "-o", path, NULL }),
 			 0);
@@ -214,7 +213,7 @@ static void test_contended(void **state)
 		 path, acq, cont,
 		 (unsigned long long)(__u64)((double)q->hold_ticks * 1e9 / (double)a->tick_hz), path);
 	assert_int_equal(system(cmd), 0);
-	snprintf(path, sizeof(path), "%s/report.txt", dir);
+	snprintf(path, sizeof(path), "%s/report.txt", test_dir);
 	assert_int_equal(profctl((const char *[]){ "report", "--pid", pid, "--no-daemon", "-o", path,
 						   NULL }),
 			 0);
@@ -223,7 +222,7 @@ static void test_contended(void **state)
 	serve_check(getpid(), q, plots[i].count, plots[i].last);
 
 	/* top: the lock's row, at rates of 0 now that the threads are done */
-	snprintf(path, sizeof(path), "%s/top.txt", dir);
+	snprintf(path, sizeof(path), "%s/top.txt", test_dir);
 	snprintf(cmd, sizeof(cmd),
 		 "PROFCTL_NO_DAEMON=1 .output/profctl top --pid %s -n 2 -d 0.05 > %s && "
 		 "grep -q '^an_qlock  *0.0  *0.0 ' %s && grep -q '^lock  *acquired/s' %s",
@@ -231,7 +230,7 @@ static void test_contended(void **state)
 	assert_int_equal(system(cmd), 0);
 
 	/* the HTML timeline: the plot a line, the messages marks, the values */
-	snprintf(path, sizeof(path), "%s/annot.html", dir);
+	snprintf(path, sizeof(path), "%s/annot.html", test_dir);
 	assert_int_equal(profctl((const char *[]){ "trace", "--pid", pid, "--no-daemon", "--format",
 						   "html", "-o", path, NULL }),
 			 0);
@@ -250,6 +249,20 @@ static void test_contended(void **state)
 static __u32 my_tid(void)
 {
 	return (__u32)gettid();
+}
+
+/* fn run to its end in a thread of its own (it returns my_tid()); this
+ * process's annotations then into *a (destroy them), that thread's
+ * returned */
+static const struct prof_annot_thread *thread_annot(void *(*fn)(void *), struct prof_annot **a)
+{
+	pthread_t th;
+	void *ret;
+
+	assert_int_equal(pthread_create(&th, NULL, fn, NULL), 0);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	*a = own_annot();
+	return annot_of(*a, (__u32)(uintptr_t)ret);
 }
 
 static void *bad_input(void *arg)
@@ -295,19 +308,13 @@ static void test_bad_input(void **state)
 {
 	const struct prof_annot_thread *t;
 	struct prof_annot *a;
-	pthread_t th;
-	void *ret;
-	__u32 i, tid;
+	__u32 i;
 	__u64 k;
 	bool text_null = false, text_cut = false, seven = false;
 	__u64 spin_waits = 0;
 
 	(void)state;
-	assert_int_equal(pthread_create(&th, NULL, bad_input, NULL), 0);
-	assert_int_equal(pthread_join(th, &ret), 0);
-	tid = (__u32)(uintptr_t)ret;
-	a = own_annot();
-	t = annot_of(a, tid);
+	t = thread_annot(bad_input, &a);
 	/* the values outside a zone, the NaN value, the infinite and the
 	 * NaN point */
 	assert_int_equal(t->dropped, 5);
@@ -376,16 +383,10 @@ static void *many_names(void *arg)
 
 static void test_full_tables(void **state)
 {
-	const struct prof_annot_thread *t;
 	struct prof_annot *a;
-	pthread_t th;
-	void *ret;
+	const struct prof_annot_thread *t = thread_annot(many_names, &a);
 
 	(void)state;
-	assert_int_equal(pthread_create(&th, NULL, many_names, NULL), 0);
-	assert_int_equal(pthread_join(th, &ret), 0);
-	a = own_annot();
-	t = annot_of(a, (__u32)(uintptr_t)ret);
 	assert_int_equal(t->nplots, PROF_PLOTS_MAX);
 	assert_int_equal(t->dropped, 6);
 	assert_int_equal(t->npoints, PROF_PLOTS_MAX);
@@ -525,18 +526,13 @@ static void test_after_exit(void **state)
 {
 	const struct prof_annot_thread *t;
 	struct prof_annot *a;
-	pthread_t th;
-	void *ret;
 
 	(void)state;
 	/* after the runtime's own key: its destructor runs after the
 	 * runtime's has released the slab */
 	PROF_PLOT(an_exit, 0);
 	assert_int_equal(pthread_key_create(&late_key, late_plot), 0);
-	assert_int_equal(pthread_create(&th, NULL, exiting, NULL), 0);
-	assert_int_equal(pthread_join(th, &ret), 0);
-	a = own_annot();
-	t = annot_of(a, (__u32)(uintptr_t)ret);
+	t = thread_annot(exiting, &a);
 	assert_int_equal(t->nplots, 1);
 	assert_int_equal(t->plots[0].count, 1);
 	assert_true(t->plots[0].last == 1);
@@ -584,7 +580,7 @@ static void test_slow_capture(void **state)
 		if (cs)
 			break;
 	}
-	snprintf(path, sizeof(path), "%s/slow.json", dir);
+	snprintf(path, sizeof(path), "%s/slow.json", test_dir);
 	snprintf(pid, sizeof(pid), "%d", (int)c);
 	st = profctl((const char *[]){ "trace", "--pid", pid, "--no-daemon", "--slow",
 				       "an_slowz:50ms", "-o", path, NULL });
@@ -603,22 +599,6 @@ static void test_slow_capture(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_annot.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -633,5 +613,5 @@ int main(void)
 
 	setenv("PROF_NO_DAEMON", "1", 1);
 	test_filter_env();
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

@@ -19,14 +19,12 @@
 #include <jansson.h>
 #include "testutil.h"
 #include "annot.h"
-#include "profctl_child.h"
+#include "annot_fixture.h"
 #include "report_load.h"
 #include "prof.h"
 
 /* few slabs: threads that exit are folded soon */
 #define RT_SLABS "3"
-
-static char dir[64];
 
 /* names as a hostile or careless program gives them (the internal ABI
  * takes any string, where the macros take identifiers) */
@@ -287,7 +285,6 @@ static void test_refused_and_cut(void **state)
 
 /* the locks and plots of this process: hostile names, long ones, and a
  * window's unknown figures */
-static struct prof_snapshot *base;
 
 static void hostile_annot(void)
 {
@@ -310,7 +307,7 @@ static void hostile_annot(void)
  * the plots' min and max, unknown): each read back as written */
 static void test_live_round_trip(void **state)
 {
-	struct prof_snapshot *s;
+	struct prof_snapshot *s, *base;
 	char *text;
 	size_t i;
 
@@ -337,23 +334,7 @@ static void test_live_round_trip(void **state)
 	for (i = 0; i < s->nplots; i++)
 		assert_true(s->plots[i].count <= 2);
 	prof_snapshot__destroy(s);
-}
-
-/* a file's text, malloc'd */
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t n = 0;
-
-	if (!f)
-		return NULL;
-	if (getdelim(&buf, &n, '\0', f) < 0) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
+	prof_snapshot__destroy(base);
 }
 
 /* through profctl: report --format json, then --input it; save, then
@@ -365,9 +346,9 @@ static void test_profctl(void **state)
 
 	(void)state;
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	snprintf(live, sizeof(live), "%s/live.json", dir);
-	snprintf(back, sizeof(back), "%s/back.json", dir);
-	snprintf(file, sizeof(file), "%s/saved.prof", dir);
+	snprintf(live, sizeof(live), "%s/live.json", test_dir);
+	snprintf(back, sizeof(back), "%s/back.json", test_dir);
+	snprintf(file, sizeof(file), "%s/saved.prof", test_dir);
 	assert_int_equal(profctl((const char *[]){ "report", "--pid", pid, "--no-daemon",
 						   "--since-start", "--format", "json", "-o", live,
 						   NULL }),
@@ -375,27 +356,22 @@ static void test_profctl(void **state)
 	assert_int_equal(profctl((const char *[]){ "report", "--input", live, "--format", "json",
 						   "-o", back, NULL }),
 			 0);
-	a = slurp(live);
-	b = slurp(back);
+	a = test_slurp(live, NULL);
+	b = test_slurp(back, NULL);
 	assert_non_null(a);
 	assert_non_null(b);
 	assert_non_null(strstr(a, "\"q\\\"uote\""));
 	same_annot(a, b);
 	free(b);
-	assert_int_equal(profctl((const char *[]){ "save", "--pid", pid, "--no-daemon",
-						   "--since-start", "-o", file, NULL }),
-			 0);
-	assert_int_equal(profctl((const char *[]){ "report", "--input", file, "--format", "json",
-						   "-o", back, NULL }),
-			 0);
-	b = slurp(back);
+	saved_json(pid, file, back);
+	b = test_slurp(back, NULL);
 	assert_non_null(b);
 	same_annot(a, b);
 	free(b);
 	/* the text view of the JSON read back has its locks section */
 	assert_int_equal(profctl((const char *[]){ "report", "--input", live, "-o", back, NULL }),
 			 0);
-	b = slurp(back);
+	b = test_slurp(back, NULL);
 	assert_non_null(b);
 	assert_non_null(strstr(b, "\nlocks of pid "));
 	assert_non_null(strstr(b, "rt_fig"));
@@ -440,26 +416,6 @@ static void run_workers(int from, int n)
 	}
 }
 
-static const struct prof_annot_lock_sum *lock_of(const struct prof_snap_annot *a, const char *n)
-{
-	size_t i;
-
-	for (i = 0; a && i < a->nlocks; i++)
-		if (!strcmp(a->locks[i].name, n))
-			return &a->locks[i];
-	return NULL;
-}
-
-static const struct prof_annot_plot_sum *plot_of(const struct prof_snap_annot *a, const char *n)
-{
-	size_t i;
-
-	for (i = 0; a && i < a->nplots; i++)
-		if (!strcmp(a->plots[i].name, n))
-			return &a->plots[i];
-	return NULL;
-}
-
 /* the aggregate's rt_exitp (tid 0): the folded workers', those that no
  * slab holds; its last the newest of them, its min and max theirs */
 static void check_agg_plot(const struct prof_snapshot *s)
@@ -495,8 +451,8 @@ static void check_agg_plot(const struct prof_snapshot *s)
 static void check_exited(const struct prof_snapshot *s, int from, int n, bool window)
 {
 	struct prof_snap_annot *a = prof_snap_annot_sum(s);
-	const struct prof_annot_lock_sum *l = lock_of(a, "rt_exit");
-	const struct prof_annot_plot_sum *p = plot_of(a, "rt_exitp");
+	const struct prof_annot_lock_sum *l = lock_named(a, "rt_exit");
+	const struct prof_annot_plot_sum *p = plot_named(a, "rt_exitp");
 	__u64 hist = 0, lo = (__u64)(20000 + 1000 * (from + n - 1)) * s->tick_hz / 1000000000ull;
 	__u32 i, b;
 
@@ -571,8 +527,8 @@ static void test_exited_threads(void **state)
 	{
 		struct prof_snap_annot *a = prof_snap_annot_sum(img);
 
-		assert_int_equal(lock_of(a, "rt_exit")->acquisitions, RT_WORKERS * RT_TAKES);
-		assert_int_equal(plot_of(a, "rt_exitp")->count, RT_WORKERS * 2);
+		assert_int_equal(lock_named(a, "rt_exit")->acquisitions, RT_WORKERS * RT_TAKES);
+		assert_int_equal(plot_named(a, "rt_exitp")->count, RT_WORKERS * 2);
 		prof_snap_annot_free(a);
 	}
 	prof_snapshot__destroy(img);
@@ -608,23 +564,6 @@ static void test_exited_threads(void **state)
 	prof_snapshot__destroy(b);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_annot_rt.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	prof_snapshot__destroy(base);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? -1 : 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -636,5 +575,5 @@ int main(void)
 	setenv("PROF_NO_DAEMON", "1", 1);
 	setenv("PROF_MAX_THREADS", RT_SLABS, 1);
 	test_filter_env();
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

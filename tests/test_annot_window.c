@@ -16,7 +16,7 @@
 #include <time.h>
 #include "testutil.h"
 #include "annot.h"
-#include "profctl_child.h"
+#include "annot_fixture.h"
 #include "profd.h"
 #include "prof.h"
 
@@ -37,28 +37,6 @@ static void take(int n, __u64 wait_ns, __u64 hold_ns)
 		test_spin_ns(hold_ns);
 		PROF_LOCK_RELEASED(aw_lock);
 	}
-}
-
-static const struct prof_annot_lock_sum *lock_named(const struct prof_snap_annot *a,
-						    const char *name)
-{
-	size_t i;
-
-	for (i = 0; a && i < a->nlocks; i++)
-		if (!strcmp(a->locks[i].name, name))
-			return &a->locks[i];
-	return NULL;
-}
-
-static const struct prof_annot_plot_sum *plot_named(const struct prof_snap_annot *a,
-						    const char *name)
-{
-	size_t i;
-
-	for (i = 0; a && i < a->nplots; i++)
-		if (!strcmp(a->plots[i].name, name))
-			return &a->plots[i];
-	return NULL;
 }
 
 static struct prof_snapshot *base, *now;
@@ -279,12 +257,7 @@ static void test_profctl(void **state)
 						   "-o", path, NULL }),
 			 0);
 	json_lock(path, "l[\"acquisitions\"]==3 and l[\"hold_max_ns\"] is None");
-	assert_int_equal(profctl((const char *[]){ "save", "--pid", pid, "--no-daemon",
-						   "--since-start", "-o", file, NULL }),
-			 0);
-	assert_int_equal(profctl((const char *[]){ "report", "--input", file, "--format", "json",
-						   "-o", path, NULL }),
-			 0);
+	saved_json(pid, file, path);
 	json_lock(path, "l[\"acquisitions\"]==7 and l[\"hold_ns\"] >= 800000 and "
 			"l[\"hold_max_ns\"] >= 200000");
 }

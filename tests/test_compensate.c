@@ -185,26 +185,28 @@ __attribute__((noinline)) static void leaf_plain(void)
 	__asm__ __volatile__("" ::: "memory");
 }
 
-__attribute__((noinline)) static void parent_zoned_kids(void)
+/* a parent's body, the same in both but for the leaf it calls (inlined:
+ * each parent calls its leaf directly) */
+static inline __attribute__((always_inline)) void spin_and_call(void (*leaf)(void))
 {
-	PROF_USDT(comp_zoned_kids);
 	int k;
 
 	for (k = 0; k < KIDS; k++) {
 		spin_ticks(SPIN);
-		leaf_zoned();
+		leaf();
 	}
+}
+
+__attribute__((noinline)) static void parent_zoned_kids(void)
+{
+	PROF_USDT(comp_zoned_kids);
+	spin_and_call(leaf_zoned);
 }
 
 __attribute__((noinline)) static void parent_plain_kids(void)
 {
 	PROF_USDT(comp_plain_kids);
-	int k;
-
-	for (k = 0; k < KIDS; k++) {
-		spin_ticks(SPIN);
-		leaf_plain();
-	}
+	spin_and_call(leaf_plain);
 }
 
 struct trial {
@@ -369,26 +371,35 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-/* a child's report at exit, with PROF_REPORT_COMPENSATE=comp */
-static char *exit_report(const char *fmt, const char *comp)
+/* path (a mkstemp template) made a file; then a child with the
+ * environment env (NAME, VALUE, ..., NULL) runs parent_zoned_kids once
+ * and exits, for what it writes there */
+static void zoned_child(char *path, const char *const *env)
 {
-	char path[] = "/tmp/prof-comp.XXXXXX";
-	char *out;
-	pid_t pid;
 	int fd = mkstemp(path);
+	pid_t pid;
 
 	assert_true(fd >= 0);
 	close(fd);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		setenv("PROF_REPORT", path, 1);
-		setenv("PROF_REPORT_FORMAT", fmt, 1);
-		setenv("PROF_REPORT_COMPENSATE", comp, 1);
+		for (; env[0]; env += 2)
+			setenv(env[0], env[1], 1);
 		parent_zoned_kids();
 		exit(0);
 	}
 	assert_true(test_exited_ok(test_wait(pid, 30)));
+}
+
+/* a child's report at exit, with PROF_REPORT_COMPENSATE=comp */
+static char *exit_report(const char *fmt, const char *comp)
+{
+	char path[] = "/tmp/prof-comp.XXXXXX";
+	char *out;
+
+	zoned_child(path, (const char *const[]){ "PROF_REPORT", path, "PROF_REPORT_FORMAT", fmt,
+						 "PROF_REPORT_COMPENSATE", comp, NULL });
 	out = slurp(path);
 	unlink(path);
 	return out;
@@ -460,20 +471,10 @@ static void test_profctl_says_so(void **state)
 {
 	char path[] = "/tmp/prof-comp-img.XXXXXX", args[256];
 	char *raw, *comp;
-	pid_t pid;
-	int fd = mkstemp(path), rc;
+	int rc;
 
 	(void)state;
-	assert_true(fd >= 0);
-	close(fd);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		setenv("PROF_SAVE", path, 1);
-		parent_zoned_kids();
-		exit(0);
-	}
-	assert_true(test_exited_ok(test_wait(pid, 30)));
+	zoned_child(path, (const char *const[]){ "PROF_SAVE", path, NULL });
 
 	snprintf(args, sizeof(args), "report --input %s", path);
 	raw = profctl(args, &rc);

@@ -68,22 +68,6 @@ static int have(const char *cc)
 	return !system(cmd);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t len = 0;
-
-	if (!f)
-		return NULL;
-	if (getdelim(&buf, &len, 0, f) < 0) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* calls of zone in the flat section of a text report, -1 if absent: the
  * row's first number, on the line whose name column (after two spaces,
  * up to the end or a note) is zone */
@@ -135,20 +119,20 @@ static void build_run(const char *cc, const char *std, const char *opt, const ch
 		 cc, std, opt, cxx ? CXX_WARN : C_WARN, SRC_DIR, SRC_DIR, SRC_DIR, src,
 		 strcmp(src, "lto_a.c") ? "" : SRC_DIR "/tests/lto_b.c", LIBPROF_A, bin, out);
 	if (system(cmd)) {
-		o = slurp(out);
+		o = test_slurp(out, NULL);
 		fail_msg("%s -std=%s %s %s does not build:\n%s", cc, std, opt, src, o ? o : "");
 	}
 	snprintf(cmd, sizeof(cmd),
 		 "PROF_QUIET=1 PROF_NO_DAEMON=1 PROF_REPORT=%s %s >%s 2>&1", rep, bin, out);
 	if (system(cmd)) {
-		o = slurp(out);
+		o = test_slurp(out, NULL);
 		fail_msg("%s -std=%s %s: the program failed:\n%s", cc, std, opt, o ? o : "");
 	}
-	o = slurp(out);
+	o = test_slurp(out, NULL);
 	assert_non_null(o);
 	assert_non_null(strstr(o, "matrix ok"));
 	free(o);
-	r = slurp(rep);
+	r = test_slurp(rep, NULL);
 	assert_non_null(r);
 	for (i = 0; want[i].zone; i++)
 		if (flat_calls(r, want[i].zone) != want[i].calls)
@@ -159,7 +143,7 @@ static void build_run(const char *cc, const char *std, const char *opt, const ch
 		/* every zone's probes, in templates and namespaces alike */
 		snprintf(cmd, sizeof(cmd), "readelf -n %s >%s 2>&1", bin, out);
 		assert_int_equal(system(cmd), 0);
-		o = slurp(out);
+		o = test_slurp(out, NULL);
 		for (i = 0; want[i].zone; i++) {
 			/* PROF_FUNC zones are the probes prof:func */
 			const char *pn = strcmp(want[i].zone, "geo::box<int>::twice") ? want[i].zone : "func";
@@ -210,28 +194,24 @@ static void test_lto(void **state)
 static const char *const c_stds[] = { "gnu11", "c99", "c11", "c17", NULL };
 static const char *const cxx_stds[] = { "c++17", "c++11", "c++20", NULL };
 
-static void test_gcc(void **state)
-{
-	(void)state;
-	matrix("gcc", c_stds, "matrix.c", want_c, 0);
-}
+/* a compiler's matrix: the program it builds at its standards, what that reports */
+struct compiler {
+	const char *cc, *src;
+	const char *const *stds;
+	const struct want *want;
+	int cxx;
+};
 
-static void test_clang(void **state)
-{
-	(void)state;
-	matrix("clang", c_stds, "matrix.c", want_c, 0);
-}
+static struct compiler gcc = { "gcc", "matrix.c", c_stds, want_c, 0 };
+static struct compiler clang = { "clang", "matrix.c", c_stds, want_c, 0 };
+static struct compiler gxx = { "g++", "matrix.cc", cxx_stds, want_cxx, 1 };
+static struct compiler clangxx = { "clang++", "matrix.cc", cxx_stds, want_cxx, 1 };
 
-static void test_gxx(void **state)
+static void test_matrix(void **state)
 {
-	(void)state;
-	matrix("g++", cxx_stds, "matrix.cc", want_cxx, 1);
-}
+	const struct compiler *c = *state;
 
-static void test_clangxx(void **state)
-{
-	(void)state;
-	matrix("clang++", cxx_stds, "matrix.cc", want_cxx, 1);
+	matrix(c->cc, c->stds, c->src, c->want, c->cxx);
 }
 
 /* the size of symbol sym in object obj (nm -S), -1 if absent */
@@ -295,14 +275,14 @@ static void site_obj(const char *cc, const char *dir, const char *name, char *ob
 	snprintf(cmd, sizeof(cmd), "%s -std=gnu11 -O2 %s -I%s/usdt -I%s/bpf -c %s/tests/%s.c -o %s >%s 2>&1",
 		 cc, C_WARN, SRC_DIR, SRC_DIR, SRC_DIR, name, obj, out);
 	if (system(cmd)) {
-		o = slurp(out);
+		o = test_slurp(out, NULL);
 		fail_msg("%s: %s.c does not build:\n%s", cc, name, o ? o : "");
 	}
 }
 
 static void site_size(const char *cc)
 {
-	char dir[] = "/tmp/prof-sz.XXXXXX", cmd[PATH_MAX], obj[64];
+	char dir[] = "/tmp/prof-sz.XXXXXX", obj[64];
 	long bare, one, hot, cold, stray;
 
 	assert_non_null(mkdtemp(dir));
@@ -325,19 +305,24 @@ static void site_size(const char *cc)
 		fail_msg("%s: .text holds %ld bytes besides the two functions: code of the zone "
 			 "out of line but not out of .text",
 			 cc, stray);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(test_rm_rf(dir), 0);
+}
+
+/* check(cc) with gcc and with clang, on x86-64 (the sizes are its) */
+static void x86_sizes(void (*check)(const char *cc))
+{
+#if !defined(__x86_64__)
+	print_message("skip: the site's sizes are x86-64's\n");
+	skip();
+#endif
+	check("gcc");
+	check("clang");
 }
 
 static void test_site_size(void **state)
 {
 	(void)state;
-#if !defined(__x86_64__)
-	print_message("skip: the site's sizes are x86-64's\n");
-	skip();
-#endif
-	site_size("gcc");
-	site_size("clang");
+	x86_sizes(site_size);
 }
 
 /* a counted mutex's lock and unlock at their site, bytes in and out of
@@ -346,7 +331,7 @@ static void test_site_size(void **state)
 
 static void lock_site_size(const char *cc)
 {
-	char dir[] = "/tmp/prof-szl.XXXXXX", cmd[PATH_MAX], obj[64];
+	char dir[] = "/tmp/prof-szl.XXXXXX", obj[64];
 	long bare, counted, bytes;
 
 	assert_non_null(mkdtemp(dir));
@@ -360,28 +345,23 @@ static void lock_site_size(const char *cc)
 	if (bytes > LOCK_SITE_MAX)
 		fail_msg("%s: a counted mutex's pair is %ld bytes at its site: more than %d", cc,
 			 bytes, LOCK_SITE_MAX);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(test_rm_rf(dir), 0);
 }
 
 static void test_lock_site_size(void **state)
 {
 	(void)state;
-#if !defined(__x86_64__)
-	print_message("skip: the site's sizes are x86-64's\n");
-	skip();
-#endif
-	lock_site_size("gcc");
-	lock_site_size("clang");
+	x86_sizes(lock_site_size);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_gcc),
-		cmocka_unit_test(test_clang),
-		cmocka_unit_test(test_gxx),
-		cmocka_unit_test(test_clangxx),
+		/* one test a compiler, named for it (TEST_FILTER=test_gcc) */
+		{ "test_gcc", test_matrix, NULL, NULL, &gcc },
+		{ "test_clang", test_matrix, NULL, NULL, &clang },
+		{ "test_gxx", test_matrix, NULL, NULL, &gxx },
+		{ "test_clangxx", test_matrix, NULL, NULL, &clangxx },
 		cmocka_unit_test(test_lto),
 		cmocka_unit_test(test_site_size),
 		cmocka_unit_test(test_lock_site_size),

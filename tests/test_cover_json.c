@@ -110,13 +110,5 @@ static void test_fields_refused(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_golden_loads),
-		cmocka_unit_test(test_fields_refused),
-	};
-
-	test_filter_env();
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TEST_MAIN(setup, teardown, cmocka_unit_test(test_golden_loads),
+	  cmocka_unit_test(test_fields_refused))

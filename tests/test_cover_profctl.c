@@ -188,22 +188,27 @@ static void test_out_fifo_of_another(void **state)
 	unlink(path);
 }
 
+/* profctl args fails: exit code (0: any failure), its errors saying says */
+static void fails_saying(const char **args, int code, const char *says)
+{
+	char err[1024] = "";
+	int rc = run(args, err, sizeof(err));
+
+	if (code ? rc != code : !rc)
+		fail_msg("profctl %s ...: exit %d, want %d (0: any failure)", args[0], rc, code);
+	if (!strstr(err, says))
+		fail_msg("profctl %s ...: says '%s', want '%s'", args[0], err, says);
+}
+
 /* --- save and --input ------------------------------------------------------ */
 
 static void test_save_needs_file(void **state)
 {
-	char err[512];
-
 	(void)state;
-	assert_int_equal(run((const char *[]){ "save", "--pid", "1", NULL }, err,
-			     sizeof(err)),
-			 2);
-	assert_non_null(strstr(err, "save: -o FILE says where (a profile is binary: not to stdout)"));
-	err[0] = 0;
-	assert_int_equal(run((const char *[]){ "save", "--pid", "1", "-o", "-", NULL }, err,
-			     sizeof(err)),
-			 2);
-	assert_non_null(strstr(err, "-o FILE says where"));
+	fails_saying((const char *[]){ "save", "--pid", "1", NULL }, 2,
+		     "save: -o FILE says where (a profile is binary: not to stdout)");
+	fails_saying((const char *[]){ "save", "--pid", "1", "-o", "-", NULL }, 2,
+		     "-o FILE says where");
 }
 
 /* a file of `size` bytes (sparse: it costs no disk) starting with head */
@@ -221,25 +226,20 @@ static void sparse(const char *path, const void *head, size_t hlen, off_t size)
  * refused before any of it is read into memory */
 static void test_input_too_big(void **state)
 {
-	char path[128], err[512];
+	char path[128];
 	char head[PROF_FILE_MAGIC_LEN] = PROF_FILE_MAGIC;
 	const off_t big = (off_t)(PROF_FILE_IMAGE_MAX + (PROF_FILE_IMAGE_MAX >> 2)) + 4096;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/big.json", dir);
 	sparse(path, "{\"version\": 3", 13, big);
-	assert_int_not_equal(run((const char *[]){ "report", "--input", path, NULL }, err,
-				 sizeof(err)),
-			     0);
-	assert_non_null(strstr(err, "big.json: profile too big to read"));
+	fails_saying((const char *[]){ "report", "--input", path, NULL }, 0,
+		     "big.json: profile too big to read");
 	unlink(path);
-	err[0] = 0;
 	snprintf(path, sizeof(path), "%s/big.prof", dir);
 	sparse(path, head, sizeof(head), big);
-	assert_int_not_equal(run((const char *[]){ "report", "--input", path, NULL }, err,
-				 sizeof(err)),
-			     0);
-	assert_non_null(strstr(err, "big.prof: profile too big to read"));
+	fails_saying((const char *[]){ "report", "--input", path, NULL }, 0,
+		     "big.prof: profile too big to read");
 	unlink(path);
 }
 
@@ -338,37 +338,23 @@ static void test_report_no_such_thread(void **state)
  * against itself (and list's format it has not) */
 static void test_diff_refusals(void **state)
 {
-	char pid[32], err[1024];
+	char pid[32];
 	pid_t p;
 	int go, st;
 
 	(void)state;
-	err[0] = 0;
-	assert_int_equal(run((const char *[]){ "diff", "--format", "csv", "a", "b", NULL }, err,
-			     sizeof(err)),
-			 2);
-	assert_non_null(strstr(err, "diff: --format text, json or html\n"));
-	err[0] = 0;
-	assert_int_equal(run((const char *[]){ "list", "--format", "csv", NULL }, err, sizeof(err)),
-			 2);
-	assert_non_null(strstr(err, "list: --format text or json\n"));
-	err[0] = 0;
-	assert_int_equal(run((const char *[]){ "diff", "--sort", "max", "a", "b", NULL }, err,
-			     sizeof(err)),
-			 2);
-	assert_non_null(strstr(err, "diff: --sort self, total, calls, p99, oncpu or self-oncpu\n"));
-	err[0] = 0;
-	assert_int_not_equal(run((const char *[]){ "diff", "pid:abc", "pid:1", NULL }, err,
-				 sizeof(err)),
-			     0);
-	assert_non_null(strstr(err, "diff: bad pid in 'pid:abc'\n"));
+	fails_saying((const char *[]){ "diff", "--format", "csv", "a", "b", NULL }, 2,
+		     "diff: --format text, json or html\n");
+	fails_saying((const char *[]){ "list", "--format", "csv", NULL }, 2,
+		     "list: --format text or json\n");
+	fails_saying((const char *[]){ "diff", "--sort", "max", "a", "b", NULL }, 2,
+		     "diff: --sort self, total, calls, p99, oncpu or self-oncpu\n");
+	fails_saying((const char *[]){ "diff", "pid:abc", "pid:1", NULL }, 0,
+		     "diff: bad pid in 'pid:abc'\n");
 	p = live_child(every_zone, until_told, &go);
 	snprintf(pid, sizeof(pid), "pid:%d", (int)p);
-	err[0] = 0;
-	assert_int_not_equal(run((const char *[]){ "diff", "--per-frame", pid, pid, NULL }, err,
-				 sizeof(err)),
-			     0);
-	assert_non_null(strstr(err, "has no PROF_FRAME frames\n"));
+	fails_saying((const char *[]){ "diff", "--per-frame", pid, pid, NULL }, 0,
+		     "has no PROF_FRAME frames\n");
 	assert_int_equal(run((const char *[]){ "diff", "--sort", "calls", pid, pid, NULL }, NULL, 0),
 			 0);
 	close(go);

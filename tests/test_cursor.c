@@ -10,25 +10,7 @@
 
 #include "prof.h"
 #include "testutil.h"
-
-static int rec(int n)
-{
-	PROF_USDT(cur_rec);
-	return n ? rec(n - 1) + 1 : 0;
-}
-
-static void *work(void *arg)
-{
-	for (int i = 0; i < 1000; i++) {
-		PROF_USDT(cur_outer);
-		{
-			PROF_USDT(cur_inner);
-			rec(i % 4);
-		}
-		rec(2);
-	}
-	return arg;
-}
+#include "nest_work.h"
 
 /* sum of the top-level nodes' totals, from a snapshot */
 static __u64 top_ticks(const struct prof_snapshot *s)
@@ -47,7 +29,7 @@ static void *more_work(void *arg)
 {
 	for (int i = 0; i < 100; i++) {
 		PROF_USDT(cur_later);
-		rec(1);
+		nest_rec(1);
 	}
 	return arg;
 }
@@ -68,7 +50,7 @@ static void test_cursor(void **state)
 
 	(void)state;
 	assert_non_null(c);
-	work(NULL);
+	nest_work(NULL);
 	mem = test_own_segment(&len);
 	assert_int_equal(prof_seg_cursor__sample(c, mem, len, &b), 0);
 	s = test_snapshot(0);

@@ -197,13 +197,5 @@ static void test_flat_row_add(void **state)
 	assert_int_equal(d.max, 120);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_flat_oncpu_equals_report),
-		cmocka_unit_test(test_flat_window_derived),
-		cmocka_unit_test(test_flat_row_add),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(NULL, NULL, cmocka_unit_test(test_flat_oncpu_equals_report),
+	  cmocka_unit_test(test_flat_window_derived), cmocka_unit_test(test_flat_row_add))

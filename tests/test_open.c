@@ -285,14 +285,5 @@ static void test_probe_cost(void **state)
 	prof_snapshot__destroy(s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_probe_cost),
-		cmocka_unit_test(test_open_in_tree),
-		cmocka_unit_test(test_open_in_window),
-		cmocka_unit_test(test_open_in_flat),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TEST_MAIN(setup, teardown, cmocka_unit_test(test_probe_cost), cmocka_unit_test(test_open_in_tree),
+	  cmocka_unit_test(test_open_in_window), cmocka_unit_test(test_open_in_flat))

@@ -135,13 +135,20 @@ static int nodes_child(void)
 	exit(0);
 }
 
+/* this program again as its child mode (--nodes, --threads) under the
+ * runtime's limit (PROF_MAX_...=N), quiet, with no profd: it exits 0 */
+static void child_passes(const char *mode, const char *limit)
+{
+	const char *const env[] = { limit, "PROF_QUIET=1", "PROF_NO_DAEMON=1",
+				    "PROF_REPORT=/dev/null", NULL };
+
+	assert_true(test_exited_ok(test_reexec(mode, env, 60, NULL)));
+}
+
 static void test_node_overflow(void **state)
 {
-	static const char *const env[] = { "PROF_MAX_NODES=16", "PROF_QUIET=1", "PROF_NO_DAEMON=1",
-					   "PROF_REPORT=/dev/null", NULL };
-
 	(void)state;
-	assert_true(test_exited_ok(test_reexec("--nodes", env, 60, NULL)));
+	child_passes("--nodes", "PROF_MAX_NODES=16");
 }
 
 #define THREADS 4
@@ -206,11 +213,8 @@ static int threads_child(void)
 
 static void test_thread_overflow(void **state)
 {
-	static const char *const env[] = { "PROF_MAX_THREADS=2", "PROF_QUIET=1", "PROF_NO_DAEMON=1",
-					   "PROF_REPORT=/dev/null", NULL };
-
 	(void)state;
-	assert_true(test_exited_ok(test_reexec("--threads", env, 60, NULL)));
+	child_passes("--threads", "PROF_MAX_THREADS=2");
 }
 
 /* the thread-overflow warning under PROF_QUIET=quiet (NULL: unset): said? */

@@ -480,15 +480,5 @@ static void test_perf_probe(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_readelf_notes),
-		cmocka_unit_test(test_semaphore_idle),
-		cmocka_unit_test(test_bpftrace_counts),
-		cmocka_unit_test(test_perf_probe),
-	};
-
-	test_filter_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(NULL, NULL, cmocka_unit_test(test_readelf_notes), cmocka_unit_test(test_semaphore_idle),
+	  cmocka_unit_test(test_bpftrace_counts), cmocka_unit_test(test_perf_probe))

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "testutil.h"
+#include "snap_fixture.h"
 #include "client.h"
 #include "profctl.h"
 #include "profctl_fixture.h"
@@ -908,9 +909,8 @@ static void test_ns_like_long_double(void **state)
 static void test_lazy_read(void **state)
 {
 	struct prof_snapshot *full = NULL, *lazy = NULL;
-	static const double qs[] = { 0.5, 0.9, 0.99 };
 	struct prof_snap_iter it;
-	__u32 i, j, k;
+	__u32 i;
 
 	(void)state;
 	assert_int_equal(pc_read_image(image, 0, &full), 0);
@@ -924,23 +924,7 @@ static void test_lazy_read(void **state)
 
 		assert_int_equal(b->nnodes, 0);
 		assert_ptr_equal(prof_snap_next(&it), b);
-		assert_int_equal(b->nnodes, a->nnodes);
-		for (j = 0; j < a->nnodes; j++) {
-			const struct prof_snap_node *x = &a->nodes[j], *y = &b->nodes[j];
-
-			assert_int_equal(x->parent, y->parent);
-			assert_int_equal(x->first_child, y->first_child);
-			assert_int_equal(x->next_sibling, y->next_sibling);
-			assert_int_equal(x->ticks, y->ticks);
-			assert_int_equal(x->child_ticks, y->child_ticks);
-			assert_int_equal(x->calls, y->calls);
-			assert_int_equal(x->max, y->max);
-			assert_int_equal(prof_snap_is_recursive(a, j),
-					 prof_snap_is_recursive(b, j));
-			for (k = 0; k < 3; k++)
-				assert_int_equal(prof_snap_quantile(full, x, qs[k]),
-						 prof_snap_quantile(lazy, y, qs[k]));
-		}
+		snap_same_thread(lazy, b, full, a, false);
 		if (i)
 			/* loading one thread unloads the one before */
 			assert_int_equal(lazy->threads[i - 1].nnodes, 0);
@@ -956,17 +940,8 @@ static void test_lazy_read(void **state)
 		assert_non_null(mb);
 		a = &ma->threads[0];
 		b = &mb->threads[0];
-		assert_int_equal(a->nnodes, b->nnodes);
 		assert_int_equal(a->overflow, b->overflow);
-		for (j = 0; j < a->nnodes; j++) {
-			assert_int_equal(a->nodes[j].parent, b->nodes[j].parent);
-			assert_int_equal(a->nodes[j].site, b->nodes[j].site);
-			assert_int_equal(a->nodes[j].ticks, b->nodes[j].ticks);
-			assert_int_equal(a->nodes[j].calls, b->nodes[j].calls);
-			for (k = 0; k < 3; k++)
-				assert_int_equal(prof_snap_quantile(ma, &a->nodes[j], qs[k]),
-						 prof_snap_quantile(mb, &b->nodes[j], qs[k]));
-		}
+		snap_same_thread(mb, b, ma, a, false);
 		pc_snap_free(ma);
 		pc_snap_free(mb);
 	}
@@ -990,6 +965,20 @@ static void test_socket_names(void **state)
 	unsetenv("PROF_SOCKET");
 }
 
+/* profctl args succeeds and writes out, printed; each of want (NULL-ended)
+ * is in it; its text (free it) */
+static char *output_holds(const char **args, const char *out, const char *const *want)
+{
+	char *text = run_text(args, out);
+	size_t i;
+
+	print_message("%s", text);
+	for (i = 0; want[i]; i++)
+		if (!strstr(text, want[i]))
+			fail_msg("no '%s' in\n%s", want[i], text);
+	return text;
+}
+
 /*
  * --callers of a name two sites share: a section each, told apart by
  * file:line as the tree does, never one merged; "NAME (FILE:LINE)" as the
@@ -1007,36 +996,32 @@ static void callers_of_two_sites(char *path, char *out)
 				    "json", "-o", out, NULL };
 	char *text;
 
-	text = run_text(text_both, out);
-	print_message("%s", text);
-	assert_non_null(strstr(text, "\nlex names 2 sites, each below: --callers 'NAME (FILE:LINE)'"));
-	/* the outer one, main_loop's child: its child is the other lex */
-	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls, total 20.0ms, "
-				     "self 12.0ms, max 400us\n"));
-	assert_non_null(strstr(text, "       100    20.0ms  100.0    main_loop\n"));
-	assert_non_null(strstr(text, "      1000    8.00ms   40.0    lex (golden.c:30)\n"));
-	/* the inner one: called by the outer lex and by render */
-	assert_non_null(strstr(text, "callers of lex (golden.c:30): 1250 calls, total 14.0ms, "
-				     "self 14.0ms, max 60.0us\n"));
-	assert_non_null(strstr(text, "      1000    8.00ms   57.1    lex (other.cc:20)\n"));
+	text = output_holds(text_both, out, (const char *const[]){
+		"\nlex names 2 sites, each below: --callers 'NAME (FILE:LINE)'",
+		/* the outer one, main_loop's child: its child is the other lex */
+		"callers of lex (other.cc:20): 100 calls, total 20.0ms, self 12.0ms, max 400us\n",
+		"       100    20.0ms  100.0    main_loop\n",
+		"      1000    8.00ms   40.0    lex (golden.c:30)\n",
+		/* the inner one: called by the outer lex and by render */
+		"callers of lex (golden.c:30): 1250 calls, total 14.0ms, self 14.0ms, max 60.0us\n",
+		"      1000    8.00ms   57.1    lex (other.cc:20)\n", NULL });
 	free(text);
 
-	text = run_text(text_one, out);
-	assert_non_null(strstr(text, "callers of lex (other.cc:20): 100 calls"));
+	text = output_holds(text_one, out,
+			    (const char *const[]){ "callers of lex (other.cc:20): 100 calls", NULL });
 	assert_null(strstr(text, "callers of lex (golden.c:30)"));
 	assert_null(strstr(text, "sites, each below"));
 	free(text);
 
-	text = run_text(csv_one, out);
-	assert_non_null(strstr(text, "4242,golden,zone,lex (golden.c:30),1250,14000000\n"));
-	assert_non_null(strstr(text, "4242,golden,parent,lex (other.cc:20),1000,8000000\n"));
+	text = output_holds(csv_one, out, (const char *const[]){
+		"4242,golden,zone,lex (golden.c:30),1250,14000000\n",
+		"4242,golden,parent,lex (other.cc:20),1000,8000000\n", NULL });
 	assert_null(strstr(text, "zone,lex (other.cc:20)"));
 	free(text);
 
-	text = run_text(json_both, out);
-	assert_non_null(strstr(text, "\"zone\":\"lex (other.cc:20)\",\"calls\":100,"));
-	assert_non_null(strstr(text, "\"zone\":\"lex (golden.c:30)\",\"calls\":1250,"));
-	free(text);
+	free(output_holds(json_both, out, (const char *const[]){
+		"\"zone\":\"lex (other.cc:20)\",\"calls\":100,",
+		"\"zone\":\"lex (golden.c:30)\",\"calls\":1250,", NULL }));
 }
 
 /*
@@ -1072,22 +1057,16 @@ static void test_names_frames_allocs(void **state)
 	test_spill(path, buf, len);
 	free(buf);
 
-	text = run_text(tree, out);
-	print_message("%s", text);
-	assert_non_null(strstr(text, "└─ lex (other.cc:20)\n"));
-	assert_non_null(strstr(text, "└─ lex (golden.c:30)\n"));
-	assert_non_null(strstr(text, "  main_loop\n"));
+	text = output_holds(tree, out, (const char *const[]){
+		"└─ lex (other.cc:20)\n", "└─ lex (golden.c:30)\n", "  main_loop\n",
+		", 100 frames avg 16.0ms max 20.0ms\n",
+		"        20    80.0KiB          0          0  render > alloc_buf\n", NULL });
 	assert_null(strstr(text, "main_loop ("));
-	assert_non_null(strstr(text, ", 100 frames avg 16.0ms max 20.0ms\n"));
-	assert_non_null(strstr(text, "        20    80.0KiB          0          0  render > alloc_buf\n"));
 	free(text);
 
-	text = run_text(flat, out);
-	print_message("%s", text);
-	assert_non_null(strstr(text, "  lex (other.cc:20)\n"));
-	assert_non_null(strstr(text, "  lex (golden.c:30)"));
-	assert_non_null(strstr(text, "        20    80.0KiB  alloc_buf\n"));
-	free(text);
+	free(output_holds(flat, out, (const char *const[]){
+		"  lex (other.cc:20)\n", "  lex (golden.c:30)", "        20    80.0KiB  alloc_buf\n",
+		NULL }));
 	callers_of_two_sites(path, out);
 }
 

@@ -24,20 +24,31 @@
  * being completed), sorted and space separated, into buf */
 static void complete(const char *words, char *buf, size_t len)
 {
-	char cmd[512];
-	size_t n;
-	FILE *p;
+	char cmd[512], *out;
+	int st;
 
 	snprintf(cmd, sizeof(cmd),
 		 "bash -c 'source daemon/profctl/profctl.bash; COMP_WORDS=(profctl %s); "
 		 "COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _profctl; "
 		 "printf \"%%s\\n\" \"${COMPREPLY[@]}\" | LC_ALL=C sort | tr \"\\n\" \" \"'",
 		 words);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	n = fread(buf, 1, len - 1, p);
-	buf[n] = 0;
-	assert_int_equal(pclose(p), 0);
+	out = test_popen_text(cmd, &st);
+	assert_int_equal(st, 0);
+	snprintf(buf, len, "%s", out);
+	free(out);
+}
+
+/* len bytes of buf written as dir/name, then reported with --input: refused
+ * (1), saying says */
+static void input_refused(const void *buf, size_t len, const char *name, const char *says)
+{
+	char err[512], path[160];
+	const char *a[] = { "report", "--input", path, NULL };
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	test_spill(path, buf, len);
+	assert_int_equal(run(a, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, says));
 }
 
 /* render the fixture with extra args into a file and compare with golden */
@@ -49,10 +60,9 @@ static void test_errors(void **state)
 	const char *a4[] = { "frobnicate", NULL };
 	const char *a5[] = { "report", "--input", image, "--format", "folded", "--flat", NULL };
 	const char *a6[] = { "report", "--pid", "2147483646", NULL };
-	char err[512], path[160];
+	char err[512];
 	void *buf;
 	size_t len;
-	FILE *f;
 
 	(void)state;
 	assert_int_equal(run(a1, err, sizeof(err)), 1);
@@ -70,28 +80,10 @@ static void test_errors(void **state)
 	/* an unknown version and a corrupt image */
 	assert_int_equal(fx_image(&buf, &len), 0);
 	((struct prof_seg_hdr *)buf)->version = PROF_SEG_VERSION + 1;
-	snprintf(path, sizeof(path), "%s/v2.seg", dir);
-	f = fopen(path, "w");
-	fwrite(buf, 1, len, f);
-	fclose(f);
-	{
-		const char *a[] = { "report", "--input", path, NULL };
-
-		assert_int_equal(run(a, err, sizeof(err)), 1);
-		assert_non_null(strstr(err, "unknown segment version"));
-	}
+	input_refused(buf, len, "v2.seg", "unknown segment version");
 	((struct prof_seg_hdr *)buf)->version = PROF_SEG_VERSION;
 	((struct prof_seg_hdr *)buf)->node_size = 64;
-	snprintf(path, sizeof(path), "%s/bad.seg", dir);
-	f = fopen(path, "w");
-	fwrite(buf, 1, len, f);
-	fclose(f);
-	{
-		const char *a[] = { "report", "--input", path, NULL };
-
-		assert_int_equal(run(a, err, sizeof(err)), 1);
-		assert_non_null(strstr(err, "corrupt segment"));
-	}
+	input_refused(buf, len, "bad.seg", "corrupt segment");
 	free(buf);
 }
 

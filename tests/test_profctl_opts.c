@@ -99,13 +99,4 @@ static void test_refused(void **state)
 	usage_error(a10, "profctl: bad --listen '9464' (HOST:PORT, :PORT, [::1]:PORT)\n");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_serve_options),
-		cmocka_unit_test(test_refused),
-	};
-
-	test_filter_env();
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TEST_MAIN(setup, teardown, cmocka_unit_test(test_serve_options), cmocka_unit_test(test_refused))

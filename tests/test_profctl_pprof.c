@@ -278,13 +278,5 @@ static void test_usage(void **state)
 	assert_int_equal(pprof_to("--flat", out), 2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_decoded),
-		cmocka_unit_test(test_go_tool_pprof),
-		cmocka_unit_test(test_usage),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TEST_MAIN(setup, teardown, cmocka_unit_test(test_decoded), cmocka_unit_test(test_go_tool_pprof),
+	  cmocka_unit_test(test_usage))

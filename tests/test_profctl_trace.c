@@ -20,7 +20,6 @@
 #include "child.h"
 #include "prof.h"
 
-static char dir[64];
 static volatile unsigned long sink;
 
 static void spin_ns(__u64 ns)
@@ -123,8 +122,8 @@ static void stop(struct child *c)
 }
 
 /*
- * the known child started (stop it), traced into dir/tname (as tfmt, NULL:
- * trace's own default) and reported as rfmt into dir/rname; the two paths
+ * the known child started (stop it), traced into test_dir/tname (as tfmt, NULL:
+ * trace's own default) and reported as rfmt into test_dir/rname; the two paths
  * into trace and report (96 bytes each)
  */
 static void known_both(const char *tfmt, const char *tname, const char *rfmt, const char *rname,
@@ -140,8 +139,8 @@ static void known_both(const char *tfmt, const char *tname, const char *rfmt, co
 	if (!tfmt)
 		tr[6] = NULL;
 	snprintf(pid, sizeof(pid), "%d", (int)c->pid);
-	snprintf(trace, 96, "%s/%s", dir, tname);
-	snprintf(report, 96, "%s/%s", dir, rname);
+	snprintf(trace, 96, "%s/%s", test_dir, tname);
+	snprintf(report, 96, "%s/%s", test_dir, rname);
 	assert_int_equal(profctl(tr), 0);
 	assert_int_equal(profctl(rep), 0);
 }
@@ -168,7 +167,7 @@ static void test_speedscope(void **state)
 	start(&c, known);
 	snprintf(pid, sizeof(pid), "%d", (int)c.pid);
 	snprintf(tid, sizeof(tid), "%d", (int)worker_tid(c.pid));
-	snprintf(trace, sizeof(trace), "%s/speedscope.json", dir);
+	snprintf(trace, sizeof(trace), "%s/speedscope.json", test_dir);
 	assert_int_equal(profctl(tr), 0);
 	stop(&c);
 	snprintf(args, sizeof(args),
@@ -235,7 +234,7 @@ static void test_slow(void **state)
 	(void)state;
 	start(&c, ticking);
 	snprintf(pid, sizeof(pid), "%d", (int)c.pid);
-	snprintf(out, sizeof(out), "%s/slow.json", dir);
+	snprintf(out, sizeof(out), "%s/slow.json", test_dir);
 	assert_int_equal(pipe(e), 0);
 	w = fork();
 	assert_true(w >= 0);
@@ -316,7 +315,7 @@ static void test_rate(void **state)
 	assert_non_null(strchr(at, '\n'));
 	*strchr(at, '\n') = 0;
 	snprintf(pid, sizeof(pid), "%d", (int)c.pid);
-	snprintf(out, sizeof(out), "%s/rate.json", dir);
+	snprintf(out, sizeof(out), "%s/rate.json", test_dir);
 	assert_int_equal(profctl(tr), 0);
 	stop(&c);
 	/* within 100 us of the clock's own word, not 3 ms */
@@ -367,7 +366,7 @@ static void test_page_cap(void **state)
 	(void)state;
 	start(&c, four_full);
 	snprintf(pid, sizeof(pid), "%d", (int)c.pid);
-	snprintf(out, sizeof(out), "%s/page.html", dir);
+	snprintf(out, sizeof(out), "%s/page.html", test_dir);
 	assert_int_equal(profctl(rep), 0);
 	stop(&c);
 	f = fopen(out, "r");
@@ -405,19 +404,7 @@ static void test_usage(void **state)
 	assert_int_equal(profctl(d), 2);
 }
 
-TEST_TMPDIR_GROUP("prof-trace")
-
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_usage),
-		cmocka_unit_test(test_exact),
-		cmocka_unit_test(test_speedscope),
-		cmocka_unit_test(test_html),
-		cmocka_unit_test(test_slow),
-		cmocka_unit_test(test_rate),
-		cmocka_unit_test(test_page_cap),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TEST_MAIN(test_dir_setup, test_dir_teardown, cmocka_unit_test(test_usage),
+	  cmocka_unit_test(test_exact), cmocka_unit_test(test_speedscope),
+	  cmocka_unit_test(test_html), cmocka_unit_test(test_slow), cmocka_unit_test(test_rate),
+	  cmocka_unit_test(test_page_cap))

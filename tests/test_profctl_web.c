@@ -103,6 +103,15 @@ static void worker_stop(void)
 	assert_true(still);
 }
 
+/* the status of GET prefix PID rest, PID the worker's (/p/PID, /api/p/PID/...) */
+static int worker_code(unsigned int p, const char *prefix, const char *rest)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s%d%s", prefix, (int)worker, rest);
+	return get_code(p, path);
+}
+
 static void test_routes(void **state)
 {
 	char path[128], *body, *head;
@@ -117,8 +126,7 @@ static void test_routes(void **state)
 	assert_null(strstr(body, "href=\"http"));
 	free(body);
 	free(head);
-	snprintf(path, sizeof(path), "/p/%d", (int)worker);
-	assert_int_equal(get_code(port, path), 200);
+	assert_int_equal(worker_code(port, "/p/", ""), 200);
 	assert_int_equal(get(port, "/api/processes", &body, &len, NULL), 200);
 	snprintf(path, sizeof(path), "{\"pid\":%d,", (int)worker);
 	assert_non_null(strstr(body, path));
@@ -126,16 +134,11 @@ static void test_routes(void **state)
 	/* what is not a route, a bad window, a window without history */
 	assert_int_equal(get_code(port, "/p/x"), 404);
 	assert_int_equal(get_code(port, "/api/nope"), 404);
-	snprintf(path, sizeof(path), "/api/p/%d/nope", (int)worker);
-	assert_int_equal(get_code(port, path), 404);
-	snprintf(path, sizeof(path), "/api/p/%d/top?window=bogus", (int)worker);
-	assert_int_equal(get_code(port, path), 400);
-	snprintf(path, sizeof(path), "/api/p/%d/top?window=1.5s", (int)worker);
-	assert_int_equal(get_code(port, path), 400);
-	snprintf(path, sizeof(path), "/api/p/%d/top?window=60s", (int)worker);
-	assert_int_equal(get_code(port, path), 400);
-	snprintf(path, sizeof(path), "/api/p/%d/trace?max=x", (int)worker);
-	assert_int_equal(get_code(port, path), 400);
+	assert_int_equal(worker_code(port, "/api/p/", "/nope"), 404);
+	assert_int_equal(worker_code(port, "/api/p/", "/top?window=bogus"), 400);
+	assert_int_equal(worker_code(port, "/api/p/", "/top?window=1.5s"), 400);
+	assert_int_equal(worker_code(port, "/api/p/", "/top?window=60s"), 400);
+	assert_int_equal(worker_code(port, "/api/p/", "/trace?max=x"), 400);
 	/* a process that is not there: 404 on every route of it */
 	assert_int_equal(get_code(port, "/api/p/999999999/top"), 404);
 	assert_int_equal(get_code(port, "/p/999999999"), 404);
@@ -324,14 +327,10 @@ static void test_other_user(void **state)
 	snprintf(path, sizeof(path), "\"pid\":%d,", (int)worker);
 	assert_null(strstr(body, path));
 	free(body);
-	snprintf(path, sizeof(path), "/p/%d", (int)worker);
-	assert_int_equal(get_code(p2, path), 404);
-	snprintf(path, sizeof(path), "/api/p/%d/top?window=start", (int)worker);
-	assert_int_equal(get_code(p2, path), 404);
-	snprintf(path, sizeof(path), "/api/p/%d/trace", (int)worker);
-	assert_int_equal(get_code(p2, path), 404);
-	snprintf(path, sizeof(path), "/api/p/%d/save", (int)worker);
-	assert_int_equal(get_code(p2, path), 404);
+	assert_int_equal(worker_code(p2, "/p/", ""), 404);
+	assert_int_equal(worker_code(p2, "/api/p/", "/top?window=start"), 404);
+	assert_int_equal(worker_code(p2, "/api/p/", "/trace"), 404);
+	assert_int_equal(worker_code(p2, "/api/p/", "/save"), 404);
 	kill(nobody, SIGTERM);
 	assert_int_equal(waitpid(nobody, &st, 0), nobody);
 	for (i = 0; i < n; i++)

@@ -62,13 +62,5 @@ static void test_fixed_layout(void **state)
 	assert_int_equal(sizeof(struct profd_wire_status), 392);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exact_lengths),
-		cmocka_unit_test(test_unknown_types),
-		cmocka_unit_test(test_fixed_layout),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(NULL, NULL, cmocka_unit_test(test_exact_lengths), cmocka_unit_test(test_unknown_types),
+	  cmocka_unit_test(test_fixed_layout))

@@ -61,7 +61,8 @@ static __u64 exact(const __u64 *sorted, size_t n, double q)
 	return sorted[r - 1];
 }
 
-/* the fast path's bucket (prof_hist_bucket_at, no clamp) is the readers'
+/* the fast path's bucket (prof_hist_bucket_at, no clamp; the exit's
+ * prof_hist_bucket8 less 8) is the readers'
  * below PROF_HIST_TOP: every bucket's first and last delta are in it, its
  * neighbours' are not, and it spans what the fast path caches
  * ([(v >> s) << s, + 2^s)); the top bucket ends at PROF_HIST_TOP */
@@ -71,6 +72,8 @@ static unsigned int bucket_fast(__u64 v, __u64 *lo, __u64 *span)
 
 	*lo = prof_hist_lo_at(v, s);
 	*span = prof_hist_span_at(s);
+	/* the exit's own form, 8 above */
+	assert_int_equal(prof_hist_bucket8(v), prof_hist_bucket_at(v, s) + 8);
 	return prof_hist_bucket_at(v, s);
 }
 
@@ -206,14 +209,5 @@ static void test_random(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bucket_bounds),
-		cmocka_unit_test(test_tight),
-		cmocka_unit_test(test_skewed),
-		cmocka_unit_test(test_random),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(NULL, NULL, cmocka_unit_test(test_bucket_bounds), cmocka_unit_test(test_tight),
+	  cmocka_unit_test(test_skewed), cmocka_unit_test(test_random))

@@ -68,7 +68,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 }
 
 struct where {
-	__u32 slab, parent, child;
+	__u32 tid, slab, parent, child;
 };
 
 /* the image, made live in a page-aligned mapping; which nodes are ours */
@@ -92,6 +92,7 @@ static void live_copy(struct where *w)
 			if (!strcmp(prof_snap_node_name(s, &t->nodes[j]), "rn_child") &&
 			    !strcmp(prof_snap_node_name(s, &t->nodes[t->nodes[j].parent]),
 				    "rn_parent")) {
+				w->tid = t->tid;
 				w->slab = t->slab;
 				w->child = j;
 				w->parent = t->nodes[j].parent;
@@ -159,19 +160,9 @@ static void check_nodes(const struct prof_snap_thread *t, const struct where *w)
 	assert_true(p->ticks >= p->child_ticks);
 }
 
-static const struct prof_snap_thread *thread_of(const struct prof_snapshot *s, __u32 slab)
-{
-	__u32 i;
-
-	for (i = 0; i < s->nthreads; i++)
-		if (s->threads[i].slab == slab)
-			return &s->threads[i];
-	fail_msg("no thread of slab %u", slab);
-	return NULL;
-}
-
 static void test_full_read(void **state)
 {
+	const struct prof_snap_thread *t;
 	struct prof_snapshot *s;
 	struct where w;
 
@@ -181,7 +172,9 @@ static void test_full_read(void **state)
 	live_copy(&w);
 	arm();
 	assert_int_equal(prof_snapshot__read(seg, seg_len, &s), 0);
-	check_nodes(thread_of(s, w.slab), &w);
+	t = test_thread(s, w.tid);
+	assert_non_null(t);
+	check_nodes(t, &w);
 	prof_snapshot__destroy(s);
 }
 
@@ -244,13 +237,5 @@ static void test_flat(void **state)
 	prof_snapshot__destroy(s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_full_read),
-		cmocka_unit_test(test_lazy_read),
-		cmocka_unit_test(test_flat),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(NULL, NULL, cmocka_unit_test(test_full_read), cmocka_unit_test(test_lazy_read),
+	  cmocka_unit_test(test_flat))

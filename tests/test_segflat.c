@@ -18,25 +18,8 @@
 
 #include "prof.h"
 #include "testutil.h"
-
-static int rec(int n)
-{
-	PROF_USDT(seg_rec);
-	return n ? rec(n - 1) + 1 : 0;
-}
-
-static void *work(void *arg)
-{
-	for (int i = 0; i < 1000; i++) {
-		PROF_USDT(seg_outer);
-		{
-			PROF_USDT(seg_inner);
-			rec(i % 4);
-		}
-		rec(2);
-	}
-	return arg;
-}
+#include "nest_work.h"
+#include "snap_fixture.h"
 
 /* map this process's segment */
 static void rows_equal(const struct prof_flat_row *a, const struct prof_flat_row *b, size_t n)
@@ -96,8 +79,8 @@ static void test_segflat_equals_snapshot(void **state)
 	__u32 i;
 
 	(void)state;
-	work(NULL);
-	assert_int_equal(pthread_create(&th, NULL, work, NULL), 0);
+	nest_work(NULL);
+	assert_int_equal(pthread_create(&th, NULL, nest_work, NULL), 0);
 	pthread_join(th, NULL);
 	mem = test_own_segment(&len);
 	s = test_snapshot(0);
@@ -218,6 +201,14 @@ static void test_segflat_cache(void **state)
 	assert_int_equal(cached, 21);
 	assert_int_equal(fresh, 21);
 
+	/* an exit: its ring head moved, not the word (an image has no ring:
+	 * the header's head for a ring that is off) */
+	nodes[0][2].calls = 12;
+	sh[0]->ring_off_head++;
+	flat_both(img, len, 0, c, 0, &cached, &fresh);
+	assert_int_equal(cached, 22);
+	assert_int_equal(fresh, 22);
+
 	/* thread 1 publishes its fifth node, word unchanged */
 	sh[1]->nnodes = 5;
 	flat_both(img, len, 0, c, 1, &cached, &fresh);
@@ -323,7 +314,7 @@ static void test_sites_race(void **state)
 
 	(void)state;
 	assert_non_null(c);
-	work(NULL);
+	nest_work(NULL);
 	mem = test_own_segment(&len);
 	assert_int_equal(pthread_create(&th, NULL, new_sites, NULL), 0);
 	do {
@@ -359,57 +350,6 @@ static void test_sites_race(void **state)
 }
 
 /*
- * 0 if thread a of a lazy snapshot, as loaded, equals thread b of a full
- * one, else the line of the check that differs (the failure prints it)
- */
-#define DIFF(x, y)                       \
-	do {                             \
-		if ((x) != (y))          \
-			return __LINE__; \
-	} while (0)
-static int thread_diff(const struct prof_snapshot *z, const struct prof_snap_thread *a,
-		       const struct prof_snapshot *f, const struct prof_snap_thread *b)
-{
-	static const double qs[] = { 0.5, 0.9, 0.99 };
-	__u32 j, k;
-
-	DIFF(a->tid, b->tid);
-	DIFF(a->nnodes, b->nnodes);
-	for (j = 0; j < a->nnodes; j++) {
-		const struct prof_snap_node *x = &a->nodes[j], *y = &b->nodes[j];
-
-		DIFF(x->site, y->site);
-		DIFF(x->parent, y->parent);
-		DIFF(x->first_child, y->first_child);
-		DIFF(x->next_sibling, y->next_sibling);
-		DIFF(x->calls, y->calls);
-		/* a live thread's root is its wall time, which each read measures */
-		if (j || a->state == PROF_SLAB_EXITED)
-			DIFF(x->ticks, y->ticks);
-		DIFF(x->child_ticks, y->child_ticks);
-		DIFF(x->max, y->max);
-		DIFF(prof_snap_is_recursive(a, j), prof_snap_is_recursive(b, j));
-		for (k = 0; k < 3; k++)
-			DIFF(prof_snap_quantile(z, x, qs[k]), prof_snap_quantile(f, y, qs[k]));
-		if (prof_snap_hist(z, x)) {
-			DIFF(x->hist_lo, y->hist_lo);
-			DIFF(x->hist_n, y->hist_n);
-			DIFF(memcmp(prof_snap_hist(z, x), prof_snap_hist(f, y),
-				    x->hist_n * sizeof(__u32)),
-			     0);
-		}
-	}
-	return 0;
-}
-#undef DIFF
-
-static void same_thread(const struct prof_snapshot *z, const struct prof_snap_thread *a,
-			const struct prof_snapshot *f, const struct prof_snap_thread *b)
-{
-	assert_int_equal(thread_diff(z, a, f, b), 0);
-}
-
-/*
  * prof_snap_next walks every thread of a snapshot, lazy or not, each with
  * the nodes a full read gives it (quantiles and copied histograms too);
  * reaching a lazy thread unloads the one before; a tid walks that thread
@@ -428,7 +368,7 @@ static void test_iter(void **state)
 
 	(void)state;
 	for (k = 0; k < 8; k++)
-		assert_int_equal(pthread_create(&th[k], NULL, work, NULL), 0);
+		assert_int_equal(pthread_create(&th[k], NULL, nest_work, NULL), 0);
 	for (k = 0; k < 8; k++)
 		pthread_join(th[k], NULL);
 	mem = test_own_segment(&len);
@@ -444,7 +384,7 @@ static void test_iter(void **state)
 		prev = NULL;
 		for (seen = 0; (t = prof_snap_next(&it)); seen++) {
 			assert_ptr_equal(t, &z->threads[seen]);
-			same_thread(z, t, full, &full->threads[seen]);
+			snap_same_thread(z, t, full, &full->threads[seen], true);
 			if (flags[k] && prev) {
 				/* one table, the thread before unloaded */
 				assert_int_equal(prev->nnodes, 0);
@@ -461,7 +401,7 @@ static void test_iter(void **state)
 		t = prof_snap_next(&it);
 		assert_non_null(t);
 		assert_int_equal(t->tid, full->threads[n / 2].tid);
-		same_thread(z, t, full, &full->threads[n / 2]);
+		snap_same_thread(z, t, full, &full->threads[n / 2], true);
 		assert_null(prof_snap_next(&it));
 		assert_int_equal(it.err, 0);
 		/* a lazy snapshot is not written out: its nodes are not all in memory */
@@ -491,8 +431,8 @@ static void test_iter_error(void **state)
 	void *mem, *copy;
 
 	(void)state;
-	work(NULL);
-	assert_int_equal(pthread_create(&th, NULL, work, NULL), 0);
+	nest_work(NULL);
+	assert_int_equal(pthread_create(&th, NULL, nest_work, NULL), 0);
 	pthread_join(th, NULL);
 	mem = test_own_segment(&len);
 	copy = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
@@ -759,14 +699,7 @@ static void one_thread(struct prof_snapshot *in, struct prof_snap_thread *th,
 	in->tick_hz = 1000000000ull;
 	in->nsites = nsites;
 	in->sites = sites;
-	in->nthreads = 1;
-	in->threads = th;
-	th->tid = 1;
-	th->state = PROF_SLAB_ALIVE;
-	th->nnodes = n;
-	th->nodes = calloc(n, sizeof(*th->nodes));
-	assert_non_null(th->nodes);
-	th->nodes[0].site = th->nodes[1].site = PROF_SITE_NONE;
+	snap_one_thread(in, th, 1, n);
 }
 
 /*

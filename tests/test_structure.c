@@ -20,39 +20,6 @@ void structure_b_private(void);
 
 PROF_DEFINE(struct_public);
 
-typedef void (*case_fn)(void);
-
-struct case_arg {
-	case_fn fn;
-	__u32 tid;
-};
-
-static void *case_main(void *arg)
-{
-	struct case_arg *a = arg;
-
-	a->tid = test_gettid();
-	a->fn();
-	return NULL;
-}
-
-/* run fn in a new thread; a snapshot taken after it exited, and its thread */
-static struct prof_snapshot *run_case(case_fn fn, const struct prof_snap_thread **t)
-{
-	struct case_arg a = { fn, 0 };
-	struct prof_snapshot *s;
-	pthread_t th;
-
-	assert_int_equal(pthread_create(&th, NULL, case_main, &a), 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	s = test_snapshot(0);
-	assert_non_null(s);
-	*t = test_thread(s, a.tid);
-	assert_non_null(*t);
-	assert_int_equal((*t)->state, PROF_SLAB_EXITED);
-	return s;
-}
-
 static const struct prof_flat_row *flat_row(const struct prof_snapshot *s,
 					    const struct prof_flat_row *rows, size_t n,
 					    const char *name)
@@ -90,7 +57,7 @@ static void rec_case(void)
 static void test_recursion(void **state)
 {
 	const struct prof_snap_thread *t;
-	struct prof_snapshot *s = run_case(rec_case, &t);
+	struct prof_snapshot *s = test_run_case(rec_case, &t);
 	struct prof_flat_row *rows;
 	const struct prof_flat_row *r;
 	__u64 self = 0;
@@ -158,7 +125,7 @@ static void public_case(void)
 static void test_public_private(void **state)
 {
 	const struct prof_snap_thread *t;
-	struct prof_snapshot *s = run_case(public_case, &t);
+	struct prof_snapshot *s = test_run_case(public_case, &t);
 	__u32 p, c, i, npub = 0, npriv = 0, priv[2];
 	__u64 a_calls = 0, b_calls = 0;
 
@@ -221,7 +188,7 @@ static void func_case(void)
 static void test_func_names(void **state)
 {
 	const struct prof_snap_thread *t;
-	struct prof_snapshot *s = run_case(func_case, &t);
+	struct prof_snapshot *s = test_run_case(func_case, &t);
 	__u32 n;
 
 	(void)state;
@@ -257,7 +224,7 @@ static void balanced_case(void)
 static void test_begin_end_balanced(void **state)
 {
 	const struct prof_snap_thread *t;
-	struct prof_snapshot *s = run_case(balanced_case, &t);
+	struct prof_snapshot *s = test_run_case(balanced_case, &t);
 	__u32 p, b;
 
 	(void)state;
@@ -312,7 +279,7 @@ static void unbalanced_case(void)
 static void test_begin_end_unbalanced(void **state)
 {
 	const struct prof_snap_thread *t;
-	struct prof_snapshot *s = run_case(unbalanced_case, &t);
+	struct prof_snapshot *s = test_run_case(unbalanced_case, &t);
 	/* each zone, below the root (-1) or the row given, and its calls */
 	static const struct {
 		int parent;
@@ -375,7 +342,7 @@ static void alloc_case(void)
 static void test_alloc(void **state)
 {
 	const struct prof_snap_thread *t;
-	struct prof_snapshot *s = run_case(alloc_case, &t);
+	struct prof_snapshot *s = test_run_case(alloc_case, &t);
 	const struct prof_snap_node *n;
 	__u32 a, in;
 
@@ -404,6 +371,14 @@ static void test_alloc(void **state)
 static __u64 act[4];
 static bool act_in_slab;
 
+/* what a reader takes as the slab's activity (slab.h, 4.0): its word plus
+ * the ring head the exits bump */
+static __u64 act_now(void)
+{
+	return __atomic_load_n(__prof_tls.activity, __ATOMIC_ACQUIRE) +
+	       __atomic_load_n(__prof_tls.ring_head, __ATOMIC_ACQUIRE);
+}
+
 static void activity_case(void)
 {
 	const char *hdr;
@@ -412,28 +387,30 @@ static void activity_case(void)
 	hdr = (const char *)__prof_tls.nodes - PROF_SLAB_HDR_SIZE;
 	act_in_slab =
 		(const char *)__prof_tls.activity == hdr + offsetof(struct prof_slab_hdr, activity);
-	act[0] = __atomic_load_n(__prof_tls.activity, __ATOMIC_ACQUIRE);
+	act[0] = act_now();
 	{
 		PROF_USDT(struct_activity);
 
 		/* inside a zone, before it exits: nothing changed yet */
-		act[1] = __atomic_load_n(__prof_tls.activity, __ATOMIC_ACQUIRE);
+		act[1] = act_now();
 	}
-	act[2] = __atomic_load_n(__prof_tls.activity, __ATOMIC_ACQUIRE);
+	act[2] = act_now();
 	PROF_FREE(1);
-	act[3] = __atomic_load_n(__prof_tls.activity, __ATOMIC_ACQUIRE);
+	act[3] = act_now();
 }
 
 static void test_activity(void **state)
 {
 	const struct prof_snap_thread *t;
-	struct prof_snapshot *s = run_case(activity_case, &t);
+	struct prof_snapshot *s = test_run_case(activity_case, &t);
 
 	(void)state;
 	assert_true(act_in_slab);
 	assert_int_equal(act[0], 1);
 	assert_int_equal(act[1], act[0]);
-	assert_int_equal(act[2], act[0] + 1);
+	/* the exit: its ring head (and the word too on its rare path, as a
+	 * first count in its bucket is) */
+	assert_true(act[2] > act[0]);
 	assert_int_equal(act[3], act[2] + 1);
 	prof_snapshot__destroy(s);
 }
@@ -462,7 +439,7 @@ static void frame_case(void)
 static void test_frames_and_name(void **state)
 {
 	const struct prof_snap_thread *t;
-	struct prof_snapshot *s = run_case(frame_case, &t);
+	struct prof_snapshot *s = test_run_case(frame_case, &t);
 	__u64 hist = 0, ns;
 	unsigned i;
 
@@ -487,7 +464,7 @@ static void long_name_case(void)
 static void test_long_thread_name(void **state)
 {
 	const struct prof_snap_thread *t;
-	struct prof_snapshot *s = run_case(long_name_case, &t);
+	struct prof_snapshot *s = test_run_case(long_name_case, &t);
 
 	(void)state;
 	assert_int_equal(strlen(t->name), PROF_THREAD_NAME_MAX - 1);
@@ -564,7 +541,7 @@ static const struct prof_snap_node *case_node(const struct prof_snapshot *s,
 static void test_anomalies(void **state)
 {
 	const struct prof_snap_thread *t;
-	struct prof_snapshot *s = run_case(anomaly_case, &t);
+	struct prof_snapshot *s = test_run_case(anomaly_case, &t);
 	const char *const names[] = { "struct_anom_scoped", "struct_anom_end" };
 	const __u64 calls[] = { 2 * ANOM_CALLS, ANOM_CALLS };
 	unsigned i;
@@ -635,7 +612,7 @@ static const struct prof_snap_node *fake_run(void (*fn)(void), struct prof_snaps
 
 	fake_rec = (struct prof_sched_rec){ .seq = 1, .mark_ns = 1 };
 	fake_switch = fn;
-	*s = run_case(fake_case, &t);
+	*s = test_run_case(fake_case, &t);
 	return case_node(*s, t, "struct_fake");
 }
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include "testutil.h"
 #include "snapshot.h"
+#include "snap_fixture.h"
 
 #define S 1000000000ull /* a second, in ticks (tick_hz 1e9) */
 
@@ -38,20 +39,14 @@ static struct prof_snapshot *build(__u64 wall, const struct fig *f)
 	s->now_tick = wall;
 	s->nsites = 3;
 	s->sites = calloc(3, sizeof(*s->sites));
-	s->nthreads = 1;
-	s->threads = t = calloc(1, sizeof(*t));
+	t = calloc(1, sizeof(*t));
 	assert_non_null(s->sites);
 	assert_non_null(t);
 	for (i = 0; i < 3; i++)
 		snprintf(s->sites[i].name, sizeof(s->sites[i].name), "%s", names[i]);
-	t->tid = 78;
-	t->state = PROF_SLAB_ALIVE;
+	snap_one_thread(s, t, 78, NNODES);
 	t->start_tick = 1;
 	t->oncpu_ns = PROF_SNAP_UNKNOWN;
-	t->nnodes = NNODES;
-	t->nodes = calloc(NNODES, sizeof(*t->nodes));
-	assert_non_null(t->nodes);
-	t->nodes[ROOT].site = t->nodes[OVF].site = PROF_SITE_NONE;
 	t->nodes[ROOT].ticks = wall;
 	t->nodes[BATCH].site = 0;
 	t->nodes[BATCH].parent = ROOT;
@@ -299,17 +294,6 @@ static void test_flat_window(void **state)
 	assert_int_equal(w.calls, 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_window_oncpu_nests),
-		cmocka_unit_test(test_window_nap),
-		cmocka_unit_test(test_open_parent_nests),
-		cmocka_unit_test(test_open_busy_call),
-		cmocka_unit_test(test_window_tree_text),
-		cmocka_unit_test(test_flat_window),
-	};
-
-	test_filter_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(NULL, NULL, cmocka_unit_test(test_window_oncpu_nests), cmocka_unit_test(test_window_nap),
+	  cmocka_unit_test(test_open_parent_nests), cmocka_unit_test(test_open_busy_call),
+	  cmocka_unit_test(test_window_tree_text), cmocka_unit_test(test_flat_window))

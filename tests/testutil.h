@@ -234,20 +234,6 @@ static inline int test_tmpdir(const char *name, char *dir)
 	return mkdtemp(dir) ? 0 : -1;
 }
 
-/* setup() and teardown() of a test group with a directory of its own
- * (test_tmpdir name, into the file's dir), removed at its end */
-#define TEST_TMPDIR_GROUP(name)                                                                   \
-	static int setup(void **state)                                                            \
-	{                                                                                         \
-		(void)state;                                                                      \
-		return test_tmpdir(name, dir);                                                    \
-	}                                                                                         \
-	static int teardown(void **state)                                                         \
-	{                                                                                         \
-		(void)state;                                                                      \
-		return test_rm_rf(dir);                                                           \
-	}
-
 /* the shell's exit status of the command printf makes of fmt (4 KiB at most) */
 static inline int test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline int test_sh(const char *fmt, ...)
@@ -294,6 +280,30 @@ static inline int test_rm_rf(const char *path)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
 	return system(cmd) ? -1 : 0;
+}
+
+/* the private directory of a test program's group: test_dir_setup makes
+ * it (/tmp/PROGRAM.XXXXXX), test_dir_teardown removes it and all in it
+ * (cmocka's group setup and teardown) */
+static __attribute__((unused)) char test_dir[64];
+
+static inline int test_dir_setup(void **state)
+{
+	char exe[256];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *name;
+
+	(void)state;
+	exe[n > 0 ? n : 0] = '\0';
+	name = strrchr(exe, '/');
+	snprintf(test_dir, sizeof(test_dir), "/tmp/%.40s.XXXXXX", name ? name + 1 : "prof-test");
+	return mkdtemp(test_dir) ? 0 : -1;
+}
+
+static inline int test_dir_teardown(void **state)
+{
+	(void)state;
+	return test_rm_rf(test_dir);
 }
 
 /* the line holding needle in text, copied into line; the end of that line
@@ -388,6 +398,21 @@ static inline ssize_t test_send_fds(int sock, const void *buf, size_t len, int f
 /* the program's tests run, only TEST_FILTER's if it is set */
 #define test_run_group(tests, setup, teardown)                                                   \
 	(test_filter_env(), cmocka_run_group_tests(tests, setup, teardown))
+
+/*
+ * A test program's whole main: the cmocka tests given (cmocka_unit_test(f),
+ * ...) run as one group with setup and teardown (NULL: none), only those
+ * TEST_FILTER names (test_filter_env).  A main that does more (children it
+ * re-executes, its environment) is written out.
+ */
+#define TEST_MAIN(setup, teardown, ...)                                                           \
+	int main(void)                                                                             \
+	{                                                                                          \
+		const struct CMUnitTest tests[] = { __VA_ARGS__ };                                 \
+                                                                                                   \
+		test_filter_env();                                                                 \
+		return cmocka_run_group_tests(tests, setup, teardown);                             \
+	}
 
 /* test_seg_paths: every start token (a pid of another pid namespace) */
 #define TEST_ANY_TOKEN (~0ull)

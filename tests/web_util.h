@@ -32,25 +32,45 @@ static inline void first_line(int fd, char *line, size_t len)
 	line[got > 0 ? got : 0] = '\0';
 }
 
+/*
+ * fork with the child's fd (1 or 2) a pipe to us, the child killed with
+ * us: 0 in the child; in the parent the child's pid once the first line
+ * it writes there is in line (len bytes), -1 if there is no child
+ */
+static inline pid_t fork_first_line(int fd, char *line, size_t len)
+{
+	int p[2];
+	pid_t pid;
+
+	line[0] = '\0';
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(p[1], fd);
+		close(p[0]);
+		return 0;
+	}
+	close(p[1]);
+	if (pid > 0)
+		first_line(p[0], line, len);
+	close(p[0]);
+	return pid;
+}
+
 /* profctl serve as uid (0: as we are) on 127.0.0.1:0, asking profd or
  * not; its port */
 static inline pid_t serve_as(uid_t uid, bool profd, unsigned int *p)
 {
-	int errp[2];
 	char line[256];
-	pid_t pid;
+	pid_t pid = fork_first_line(2, line, sizeof(line));
 
-	if (pipe(errp))
-		return -1;
-	pid = fork();
 	if (pid == 0) {
 		char *argv[] = { (char *)(uintptr_t) "profctl", (char *)(uintptr_t) "serve",
 				 (char *)(uintptr_t) "--listen", (char *)(uintptr_t) "127.0.0.1:0",
 				 profd ? NULL : (char *)(uintptr_t) "--no-daemon", NULL };
 
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(errp[1], 2);
-		close(errp[0]);
 		if (uid && (setgid(uid) || setuid(uid)))
 			_exit(3);
 		/* a change of credentials cleared it: a failed assertion must
@@ -60,9 +80,6 @@ static inline pid_t serve_as(uid_t uid, bool profd, unsigned int *p)
 			setenv("XDG_RUNTIME_DIR", "/nonexistent", 1);
 		exit(profctl_main(profd ? 4 : 5, argv));
 	}
-	close(errp[1]);
-	first_line(errp[0], line, sizeof(line));
-	close(errp[0]);
 	if (pid < 0 || sscanf(line, "profctl: serving http://127.0.0.1:%u/metrics", p) != 1) {
 		fprintf(stderr, "serve said: '%s'\n", line);
 		return -1;
@@ -73,23 +90,13 @@ static inline pid_t serve_as(uid_t uid, bool profd, unsigned int *p)
 /* .output/tests/live_worker with n threads, once it says "ready"; -1 if not */
 static inline pid_t worker_start(const char *n)
 {
-	int out[2];
 	char line[64];
-	pid_t pid;
+	pid_t pid = fork_first_line(1, line, sizeof(line));
 
-	if (pipe(out))
-		return -1;
-	pid = fork();
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(out[1], 1);
-		close(out[0]);
 		execl(".output/tests/live_worker", "live_worker", n, (char *)NULL);
 		_exit(127);
 	}
-	close(out[1]);
-	first_line(out[0], line, sizeof(line));
-	close(out[0]);
 	if (pid < 0 || strcmp(line, "ready\n")) {
 		fprintf(stderr, "live_worker said: '%s'\n", line);
 		return -1;

@@ -244,30 +244,14 @@ static int agent_send_fd(__u32 type, int fd, bool *broken)
 		struct profd_segment s; /* the layout of profd_pidns too */
 	} req = { { type, sizeof(req) }, { 0, 0 } };
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	union {
 		char buf[PROFD_MSG_MAX];
 		struct profd_hdr h;
 	} rep;
-	struct iovec iov = { &req, sizeof(req) };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = ctl.buf,
-			      .msg_controllen = sizeof(ctl.buf) };
 	struct profd_error e;
-	struct cmsghdr *c;
 	ssize_t n;
 
 	*broken = true;
-	memset(&ctl, 0, sizeof(ctl));
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	n = sendmsg(agent.sock, &msg, MSG_NOSIGNAL);
+	n = profd_send(agent.sock, &req, sizeof(req), MSG_NOSIGNAL, fd);
 	close(fd);
 	if (n != (ssize_t)sizeof(req))
 		return -EIO;

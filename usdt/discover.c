@@ -368,9 +368,7 @@ static int cmp_mnt(const void *a, const void *b)
 {
 	const struct mnt_proc *x = a, *y = b;
 
-	if (x->mnt != y->mnt)
-		return x->mnt < y->mnt ? -1 : 1;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
+	return PROF_CMP(x->mnt, y->mnt) ?: PROF_CMP(x->pid, y->pid);
 }
 
 int prof_seg_list_ns(uid_t uid, struct prof_seg_ent **ents, size_t *n)

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * usdt/fdpass.c - one packet of the control socket with at most one fd
- * passed along (SCM_RIGHTS): profd's receive, its client's and the
- * runtime's agent's.
+ * passed along (SCM_RIGHTS), sent or received: profd's, its client's and
+ * the runtime's agent's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -55,4 +56,51 @@ ssize_t profd_recv(int sock, void *buf, size_t len, int flags, struct profd_recv
 	}
 	r->cut = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0;
 	return n;
+}
+
+ssize_t profd_send(int sock, const void *buf, size_t len, int flags, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	/* sendmsg only reads it (iovec has no const) */
+	struct iovec iov = { (void *)(uintptr_t)buf, len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	if (fd >= 0) {
+		memset(&ctl, 0, sizeof(ctl));
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	n = sendmsg(sock, &msg, flags);
+	return n < 0 ? -errno : n;
+}
+
+int profd_send_msg(int sock, __u32 type, const void *payload, size_t plen, int flags, int fd)
+{
+	union {
+		char buf[PROFD_MSG_MAX];
+		struct profd_hdr h;
+	} m;
+	size_t len = sizeof(m.h) + plen;
+	ssize_t n;
+
+	if (plen > sizeof(m.buf) - sizeof(m.h))
+		return -EMSGSIZE;
+	m.h.type = type;
+	m.h.len = (__u32)len;
+	if (plen)
+		memcpy(m.buf + sizeof(m.h), payload, plen);
+	n = profd_send(sock, m.buf, len, flags, fd);
+	if (n < 0)
+		return (int)n;
+	return n == (ssize_t)len ? 0 : -EIO;
 }

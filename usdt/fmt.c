@@ -355,18 +355,42 @@ int prof_parse_duration(const char *s, __u64 *ns)
 	return 0;
 }
 
-void *prof_grow(void *v, size_t n, size_t *cap, size_t size, size_t first)
+void *prof_grow_to(void *v, size_t need, size_t *cap, size_t size, size_t first)
 {
-	size_t c = *cap ? *cap * 2 : first;
+	size_t c = *cap ? *cap : first ? first : 1;
 	void *nv;
 
-	if (n < *cap)
+	if (need <= *cap)
 		return v;
-	if (c < *cap || c > (size_t)-1 / size)
+	while (c < need) {
+		if (c > (size_t)-1 / 2)
+			return NULL;
+		c *= 2;
+	}
+	if (c > (size_t)-1 / size)
 		return NULL;
 	nv = realloc(v, c * size);
 	if (nv)
 		*cap = c;
+	return nv;
+}
+
+void *prof_grow(void *v, size_t n, size_t *cap, size_t size, size_t first)
+{
+	return prof_grow_to(v, n + 1, cap, size, first);
+}
+
+void *prof_grow_zero(void *v, __u32 *n, __u32 want, size_t size)
+{
+	char *nv;
+
+	if (want <= *n)
+		return v;
+	nv = realloc(v, (size_t)want * size);
+	if (!nv)
+		return NULL;
+	memset(nv + (size_t)*n * size, 0, (size_t)(want - *n) * size);
+	*n = want;
 	return nv;
 }
 

@@ -60,6 +60,16 @@ int prof_env_parse_flag(const char *s, bool *out);
  * at the start).  NULL, with v and *cap untouched, if out of memory.
  */
 void *prof_grow(void *v, size_t n, size_t *cap, size_t size, size_t first);
+/* the same for room for need elements: the room doubled (from first) until
+ * it holds them */
+void *prof_grow_to(void *v, size_t need, size_t *cap, size_t size, size_t first);
+/* v (*n elements, each size bytes) at least want long, the new ones zero
+ * and *n their count: v itself if it was, else v moved; NULL, with v and
+ * *n untouched, if out of memory */
+void *prof_grow_zero(void *v, __u32 *n, __u32 want, size_t size);
+
+/* two numbers' order for qsort: -1, 0 or 1 (a ?: chain orders by several) */
+#define PROF_CMP(a, b) (((a) > (b)) - ((a) < (b)))
 
 /* an output buffer over a FILE: rows are built in it, written in big chunks */
 #define PROF_OUT_ROW	2048	/* a row built at p may take this much */

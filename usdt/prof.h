@@ -7,7 +7,7 @@
  *	PROF_USDT(name);	zone from here to the end of the block: at
  *				enter a cache compare, an rdtsc, a few
  *				stores; at exit a call (an rdtsc, a few
- *				compares, plain stores); some 150 bytes of
+ *				compares, plain stores); some 140 bytes of
  *				code at the site
  *	PROF_FUNC();		the same, named after the enclosing function
  *	PROF_DEFINE(name)	file scope: a public zone, shared by sites
@@ -173,6 +173,12 @@ struct __prof_zone {
 	uint32_t prev;		/* node to return to */
 	uint32_t node;
 };
+/* the enter copies the record's first two words into seq and offcpu at once */
+__PROF_STATIC_ASSERT(__builtin_offsetof(struct __prof_zone, offcpu) ==
+		     __builtin_offsetof(struct __prof_zone, seq) + 8 &&
+		     __builtin_offsetof(struct prof_sched_rec, seq) == 0 &&
+		     __builtin_offsetof(struct prof_sched_rec, offcpu_ns) == 8,
+		     "the kernel word's copy at enter");
 
 /* the calling thread's fast-path state */
 struct __prof_thread {
@@ -329,8 +335,15 @@ __prof_enter_mark(struct __prof_zone *z, uint32_t node, uint32_t fl)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	z->node = node + fl;	/* | (no node has fl's bit): one lea */
 #ifndef PROF_NO_KERNEL_WORD
-	z->seq = __prof_tls.krec->seq;
-	z->offcpu = __prof_tls.krec->offcpu_ns;
+	/* the record's seq and off-CPU time, adjacent in both: one 16-byte
+	 * load and store (not a volatile read: the fence above orders it, the
+	 * one below keeps it before the clock).  The kernel writes the record
+	 * at this thread's switches, between its instructions: on x86-64 the
+	 * one load sees both words as of one switch (two loads could see a
+	 * switch between them) */
+	__builtin_memcpy(&z->seq, __PROF_PTR(const void *, __PROF_PTR(uintptr_t, __prof_tls.krec)),
+			 2 * sizeof(uint64_t));
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 #else
 	z->seq = z->offcpu = 0;	/* bench/overhead only: the word's cost */
 #endif

@@ -65,9 +65,10 @@ void prof_thread_bind_slab(struct __prof_thread *t, struct prof_slab_hdr *hdr)
 		t->ring_head = &r->head;
 		t->ring_mask = prof_rt.ring_events - 1;
 	} else {
-		/* off: every exit writes one slot nobody reads */
-		t->ring = prof_last_resort.ring;
-		t->ring_head = &prof_last_resort.ring_hdr.head;
+		/* off: every exit writes one slot nobody reads, after a head
+		 * that readers add to the activity word (slab.h) */
+		t->ring = (struct prof_event *)(void *)hdr->ring_off_ev;
+		t->ring_head = &hdr->ring_off_head;
 		t->ring_mask = 0;
 	}
 	t->activity = &hdr->activity;

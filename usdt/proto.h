@@ -304,6 +304,12 @@ struct profd_recv {
 /* one packet of sock into buf (len), recvmsg flags (MSG_CMSG_CLOEXEC
  * always): its length, 0 at the end, or -errno */
 ssize_t profd_recv(int sock, void *buf, size_t len, int flags, struct profd_recv *r);
+/* buf (len) as one packet on sock, with fd passed along unless it is -1
+ * (the caller keeps it), sendmsg flags: the bytes sent, or -errno */
+ssize_t profd_send(int sock, const void *buf, size_t len, int flags, int fd);
+/* a packet of type with payload (plen bytes) the same way: 0, -EIO if it
+ * went short, or -errno */
+int profd_send_msg(int sock, __u32 type, const void *payload, size_t plen, int flags, int fd);
 
 /* 0 if buf[0, n) is a well-formed packet, else -EBADMSG */
 static inline int profd_msg_check(const void *buf, size_t n)

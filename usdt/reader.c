@@ -47,6 +47,20 @@ PROF_HIDDEN void node_kernel(const struct slab_view *v, const struct prof_node_e
 		n->kernel_calls = adj < n->calls ? adj : n->calls;
 }
 
+/* a slab's activity (slab.h, 4.0): its word plus the ring head its exits
+ * bump, the event ring's or, the ring off, the header's ring_off_head;
+ * both only grow, so the sum is unchanged exactly while both are */
+static __u64 slab_activity(const char *slab, const struct seg_geom *g)
+{
+	const struct prof_slab_hdr *sh = (const void *)slab;
+	const __u64 *head = g->region[PROF_REGION_RING].size
+				    ? (const void *)(slab + g->region[PROF_REGION_RING].off)
+				    : &sh->ring_off_head;
+	__u64 a = LDA(&sh->activity);
+
+	return a + LDA(head);
+}
+
 PROF_HIDDEN void slab_view(const char *slab, const struct seg_geom *g, struct slab_view *v)
 {
 	v->hdr = (const void *)slab;
@@ -106,6 +120,12 @@ PROF_HIDDEN int thread_derive(struct prof_snap_thread *t, __u32 nsites)
 
 /* prof_seg_flat: flat rows accumulated straight from the segment */
 
+/* a slab header's fields a thread takes as they are (tid and state are
+ * checked, the name ended apart) */
+#define SLAB_AS_IS(X)                                                              \
+	X(ksched_slot) X(start_tick) X(exit_tick) X(overflow) X(unbalanced) X(frames) \
+	X(frame_ticks) X(frame_max)
+
 /* a slab's header into t, checked; nn: its node count as published
  * before the read loaded nsites (see struct slab_pub) */
 static int read_slab_hdr(const char *slab, __u32 max_nodes, __u32 index, struct prof_snap_thread *t,
@@ -123,16 +143,10 @@ static int read_slab_hdr(const char *slab, __u32 max_nodes, __u32 index, struct 
 	t->state = LD(&h->state);
 	if (t->state != PROF_SLAB_ALIVE && t->state != PROF_SLAB_EXITED)
 		return -EINVAL;
-	t->ksched_slot = LD(&h->ksched_slot);
-	copy_bytes(t->name, h->name, sizeof(t->name));
-	t->name[sizeof(t->name) - 1] = 0;
-	t->start_tick = LD(&h->start_tick);
-	t->exit_tick = LD(&h->exit_tick);
-	t->overflow = LD(&h->overflow);
-	t->unbalanced = LD(&h->unbalanced);
-	t->frames = LD(&h->frames);
-	t->frame_ticks = LD(&h->frame_ticks);
-	t->frame_max = LD(&h->frame_max);
+	copy_name(t->name, h->name, sizeof(t->name));
+#define AS_IS(f) t->f = LD(&h->f);
+	SLAB_AS_IS(AS_IS)
+#undef AS_IS
 	for (i = 0; i < PROF_HIST_BUCKETS; i++)
 		t->frame_hist[i] = LD(&h->frame_hist[i]);
 	t->gen = LD(&h->gen);
@@ -526,6 +540,11 @@ PROF_HIDDEN __u64 reader_now(__u32 clock)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
+__u64 prof_clock_now(__u32 clock)
+{
+	return reader_now(clock);
+}
+
 /* sites [from, to) into s->sites (room for max_sites), checked */
 static int read_sites(struct prof_snapshot *s, const char *base, const struct seg_geom *g,
 		      __u32 from, __u32 to)
@@ -598,7 +617,7 @@ static int read_agg(struct prof_snapshot *s, const void *mem, struct seg_geom *g
 		if (!n1 || LDA(&sh->magic) != PROF_SLAB_MAGIC)
 			return 0;
 		pub.gen = LD(&sh->gen);
-		pub.activity = LDA(&sh->activity);
+		pub.activity = slab_activity(slab, g);
 		pub.nnodes = LDA(&sh->nnodes);
 		/* after nnodes: every node names a site under it (struct slab_pub) */
 		nsites = LDA(&h->nsites);
@@ -747,26 +766,20 @@ PROF_HIDDEN int read_seg(const void *mem, size_t len, unsigned int flags, struct
 	return err;
 }
 
+/* the segment header's fields a snapshot takes as they are (its comm is
+ * ended apart) */
+#define HDR_AS_IS(X)                                                                   \
+	X(pid) X(uid) X(start_token) X(created_ns) X(clock) X(flags) X(tick_hz)       \
+	X(tick_base) X(mono_base_ns) X(exit_tick) X(sites_dropped) X(threads_dropped) \
+	X(nospace) X(zone_cost) X(zone_inner)
+
 /* the header's fields into s, as they are (checked by the caller) */
 static void read_hdr(struct prof_snapshot *s, const struct prof_seg_hdr *h)
 {
-	s->pid = LD(&h->pid);
-	s->uid = LD(&h->uid);
-	s->start_token = LD(&h->start_token);
-	s->created_ns = LD(&h->created_ns);
-	copy_bytes(s->comm, h->comm, sizeof(s->comm));
-	s->comm[sizeof(s->comm) - 1] = 0;
-	s->clock = LD(&h->clock);
-	s->flags = LD(&h->flags);
-	s->tick_hz = LD(&h->tick_hz);
-	s->tick_base = LD(&h->tick_base);
-	s->mono_base_ns = LD(&h->mono_base_ns);
-	s->exit_tick = LD(&h->exit_tick);
-	s->sites_dropped = LD(&h->sites_dropped);
-	s->threads_dropped = LD(&h->threads_dropped);
-	s->nospace = LD(&h->nospace);
-	s->zone_cost = LD(&h->zone_cost);
-	s->zone_inner = LD(&h->zone_inner);
+	copy_name(s->comm, h->comm, sizeof(s->comm));
+#define AS_IS(f) s->f = LD(&h->f);
+	HDR_AS_IS(AS_IS)
+#undef AS_IS
 }
 
 /* each slab's words that say whether it changed during the read (live)
@@ -784,7 +797,7 @@ static struct slab_pub *read_pub(const char *base, const struct seg_geom *g, __u
 			(const void *)(base + g->slabs_off + (__u64)i * g->slab_size);
 
 		pub[i].gen = live ? LDA(&sh->gen) : 0;
-		pub[i].activity = LDA(&sh->activity);
+		pub[i].activity = slab_activity((const char *)sh, g);
 		pub[i].nnodes = LDA(&sh->nnodes);
 	}
 	return pub;

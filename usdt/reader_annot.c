@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "annot.h"
+#include "fmt.h"
 #include "reader_int.h"
 
 /* a ring part of a slab: its newest entries whole, oldest first, as raw
@@ -64,11 +65,8 @@ static int cmp_value(const void *a, const void *b)
 {
 	const struct prof_annot_value *x = a, *y = b;
 
-	if (x->node != y->node)
-		return x->node < y->node ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return PROF_CMP(x->node, y->node) ?: PROF_CMP(x->start, y->start) ?:
+	       PROF_CMP(x->seq, y->seq);
 }
 
 /* the tables (plots, locks) of a slab's region, checked, by name */
@@ -98,6 +96,27 @@ static int read_tables(const char *mem, const struct seg_geom *g, __u32 nsites, 
 	return err;
 }
 
+/*
+ * A part's ring of entries of esize bytes: *raw a copy of them (*n), for
+ * the caller to free, and the array returned room for as many of osize;
+ * NULL (nothing to free) and *err if the ring cannot be read or no memory
+ */
+static void *ring_take(const char *ar, const struct prof_region *part, size_t esize, bool alive,
+		       __u64 **raw, __u64 *n, size_t osize, int *err)
+{
+	void *out;
+
+	*err = ring_read(ar + part->off, part->size, esize, alive, raw, n);
+	if (*err)
+		return NULL;
+	out = calloc(*n ? *n : 1, osize);
+	if (!out) {
+		free(*raw);
+		*err = -ENOMEM;
+	}
+	return out;
+}
+
 /* the rings of a slab's region; entries that name nothing are left out */
 static int read_rings(const char *ar, const struct seg_geom *g, bool alive,
 		      struct prof_annot_thread *t)
@@ -106,12 +125,11 @@ static int read_rings(const char *ar, const struct seg_geom *g, bool alive,
 	__u64 *raw, n, k, m;
 	int err;
 
-	err = ring_read(ar + p[PROF_PART_POINTS].off, p[PROF_PART_POINTS].size,
-			sizeof(struct prof_plot_point), alive, &raw, &n);
-	if (err)
+	t->points = ring_take(ar, &p[PROF_PART_POINTS], sizeof(struct prof_plot_point), alive, &raw,
+			      &n, sizeof(*t->points), &err);
+	if (!t->points)
 		return err;
-	t->points = calloc(n ? n : 1, sizeof(*t->points));
-	for (k = m = 0; t->points && k < n; k++) {
+	for (k = m = 0; k < n; k++) {
 		const struct prof_plot_point *e = (const void *)&raw[k * 3];
 
 		if (e->plot < t->nplots && isfinite(e->value))
@@ -119,33 +137,26 @@ static int read_rings(const char *ar, const struct seg_geom *g, bool alive,
 	}
 	t->npoints = m;
 	free(raw);
-	if (!t->points)
-		return -ENOMEM;
 
-	err = ring_read(ar + p[PROF_PART_MSGS].off, p[PROF_PART_MSGS].size, sizeof(struct prof_msg),
-			alive, &raw, &n);
-	if (err)
+	t->msgs = ring_take(ar, &p[PROF_PART_MSGS], sizeof(struct prof_msg), alive, &raw, &n,
+			    sizeof(*t->msgs), &err);
+	if (!t->msgs)
 		return err;
-	t->msgs = calloc(n ? n : 1, sizeof(*t->msgs));
-	for (k = 0; t->msgs && k < n; k++) {
+	for (k = 0; k < n; k++) {
 		const struct prof_msg *e = (const void *)&raw[k * (sizeof(*e) / 8)];
 
 		t->msgs[k].tick = e->tick;
 		t->msgs[k].node = e->node;
-		memcpy(t->msgs[k].text, e->text, sizeof(e->text));
-		t->msgs[k].text[sizeof(e->text) - 1] = 0;
+		copy_name(t->msgs[k].text, e->text, sizeof(e->text));
 	}
 	t->nmsgs = n;
 	free(raw);
-	if (!t->msgs)
-		return -ENOMEM;
 
-	err = ring_read(ar + p[PROF_PART_VALUES].off, p[PROF_PART_VALUES].size,
-			sizeof(struct prof_value), alive, &raw, &n);
-	if (err)
+	t->values = ring_take(ar, &p[PROF_PART_VALUES], sizeof(struct prof_value), alive, &raw, &n,
+			      sizeof(*t->values), &err);
+	if (!t->values)
 		return err;
-	t->values = calloc(n ? n : 1, sizeof(*t->values));
-	for (k = m = 0; t->values && k < n; k++) {
+	for (k = m = 0; k < n; k++) {
 		const struct prof_value *e = (const void *)&raw[k * (sizeof(*e) / 8)];
 		struct prof_annot_value *o = &t->values[m];
 
@@ -157,24 +168,19 @@ static int read_rings(const char *ar, const struct seg_geom *g, bool alive,
 		o->kind = e->kind;
 		o->seq = k;
 		o->value = e->kind == PROF_VALUE_NUM ? e->value : 0;
-		if (e->kind == PROF_VALUE_TEXT_KIND) {
-			memcpy(o->text, e->text, sizeof(e->text));
-			o->text[sizeof(e->text) - 1] = 0;
-		}
+		if (e->kind == PROF_VALUE_TEXT_KIND)
+			copy_name(o->text, e->text, sizeof(e->text));
 		m++;
 	}
 	t->nvalues = m;
 	free(raw);
-	if (!t->values)
-		return -ENOMEM;
 	qsort(t->values, m, sizeof(*t->values), cmp_value);
 
-	err = ring_read(ar + p[PROF_PART_SPANS].off, p[PROF_PART_SPANS].size,
-			sizeof(struct prof_lock_span), alive, &raw, &n);
-	if (err)
+	t->spans = ring_take(ar, &p[PROF_PART_SPANS], sizeof(struct prof_lock_span), alive, &raw, &n,
+			     sizeof(*t->spans), &err);
+	if (!t->spans)
 		return err;
-	t->spans = calloc(n ? n : 1, sizeof(*t->spans));
-	for (k = m = 0; t->spans && k < n; k++) {
+	for (k = m = 0; k < n; k++) {
 		const struct prof_lock_span *e = (const void *)&raw[k * 3];
 
 		if (e->lock < t->nlocks && !(e->flags & ~7u))
@@ -182,7 +188,7 @@ static int read_rings(const char *ar, const struct seg_geom *g, bool alive,
 	}
 	t->nspans = m;
 	free(raw);
-	return t->spans ? 0 : -ENOMEM;
+	return 0;
 }
 
 static void thread_free(struct prof_annot_thread *t)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "reader_int.h"
 
 static void flat_tree_free(struct flat_tree *t)
@@ -542,6 +543,7 @@ PROF_HIDDEN int flat_size(struct flat_acc *fa, const void *mem, size_t len, cons
 {
 	struct prof_seg_flat_cache *c = fa->cache;
 	size_t nrows = (size_t)nsites + 1;
+	struct flat_slab_cache *v;
 	__u32 i;
 
 	fa->nsites = nsites;
@@ -567,15 +569,10 @@ PROF_HIDDEN int flat_size(struct flat_acc *fa, const void *mem, size_t len, cons
 		c->nsites = nsites;
 		c->max_nodes = g->max_nodes;
 	}
-	if (nslabs > c->nslabs) {
-		struct flat_slab_cache *v = realloc(c->slabs, nslabs * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		memset(v + c->nslabs, 0, (nslabs - c->nslabs) * sizeof(*v));
-		c->slabs = v;
-		c->nslabs = nslabs;
-	}
+	v = prof_grow_zero(c->slabs, &c->nslabs, nslabs, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	c->slabs = v;
 	/* none taken in this pass yet (flat_slab) */
 	for (i = 0; i < c->nslabs; i++)
 		c->slabs[i].taken = false;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "reader_int.h"
 
 /* the highest row at or below b that a block's row map marks, or -1 */
@@ -35,6 +36,7 @@ PROF_HIDDEN int pool_add(struct hist_pool *p, const __u32 *hist, const __u64 *ma
 		    __u32 node, __u32 hi, __u32 *lo, __u32 *nb, __u64 *off)
 {
 	__u32 row[PROF_HIST_BUCKETS], cnt[PROF_HIST_BUCKETS], low = hi, i, n, k, nv = 0;
+	__u32 *v;
 	int b;
 
 	/*
@@ -53,18 +55,10 @@ PROF_HIDDEN int pool_add(struct hist_pool *p, const __u32 *hist, const __u64 *ma
 		low = (__u32)b;
 	}
 	n = hi - low + 1;
-	if (p->n + n > p->cap) {
-		__u64 cap = p->cap ? p->cap * 2 : 4096;
-		__u32 *v;
-
-		while (cap < p->n + n)
-			cap *= 2;
-		v = realloc(p->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		p->v = v;
-		p->cap = cap;
-	}
+	v = prof_grow_to(p->v, p->n + n, &p->cap, sizeof(*v), 4096);
+	if (!v)
+		return -ENOMEM;
+	p->v = v;
 	*off = p->n;
 	*lo = low;
 	*nb = n;

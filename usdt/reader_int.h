@@ -29,6 +29,13 @@ static inline void copy_bytes(char *dst, const char *src, size_t n)
 		dst[i] = LD(&src[i]);
 }
 
+/* a name the writer may not have ended: copied, and ended at n - 1 */
+static inline void copy_name(char *dst, const char *src, size_t n)
+{
+	copy_bytes(dst, src, n);
+	dst[n - 1] = 0;
+}
+
 /* a fixed-size string must hold its NUL */
 static inline bool str_ok(const char *s, size_t n)
 {
@@ -53,7 +60,8 @@ struct seg_geom {
 
 struct hist_pool {
 	__u32 *v;
-	__u64 n, cap;
+	__u64 n;
+	size_t cap;
 };
 
 /* a slab's regions; ext records are read only if the writer used them */

@@ -203,6 +203,26 @@ int prof_snap_annot_copy(struct prof_snapshot *d, const struct prof_snapshot *s)
 	return 0;
 }
 
+struct prof_snapshot *prof_snap_shell(const struct prof_snapshot *s)
+{
+	struct prof_snapshot *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	*d = *s;
+	d->sites = NULL;
+	d->threads = NULL;
+	d->hist = NULL;
+	d->lazy = NULL;
+	d->nthreads = 0;
+	if (prof_snap_annot_copy(d, s)) {
+		free(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return d;
+}
+
 /* the entry of *v (n of them, esize bytes each, each starting with its
  * name) named name, appended zeroed if there is none (*fresh says so);
  * NULL without memory */

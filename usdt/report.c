@@ -521,12 +521,51 @@ static void json_ns(struct prof_jw *w, const struct prof_snapshot *s, const char
 		prof_jw_u64(w, prof_snap_ns(s, ticks));
 }
 
+/* a lock's or plot's figure under its JSON key (figures.h), as its unit
+ * is written; none where it has no key, null where it is not known */
+static void json_fig_count(struct prof_jw *w, const struct prof_snapshot *s, const char *key,
+			   __u64 v, bool known)
+{
+	(void)s;
+	if (!*key)
+		return;
+	prof_jw_name(w, key);
+	if (known)
+		prof_jw_u64(w, v);
+	else
+		prof_jw_null(w);
+}
+
+static void json_fig_ticks(struct prof_jw *w, const struct prof_snapshot *s, const char *key,
+			   __u64 v, bool known)
+{
+	if (*key)
+		json_ns(w, s, key, known ? v : PROF_SNAP_UNKNOWN);
+}
+
+static void json_fig_value(struct prof_jw *w, const struct prof_snapshot *s, const char *key,
+			   double v, bool known)
+{
+	(void)s;
+	if (*key)
+		json_value(w, key, known ? v : NAN);
+}
+
+/* a plot's or lock's object, on a line of its own, opened with its name */
+static void json_named_object(struct prof_jw *w, const char *name)
+{
+	prof_jw_ws(w, "\n  ");
+	prof_jw_start_object(w);
+	prof_jw_string_field(w, "name", name);
+}
+
 /*
  * A process's plots and locks (prof_snap_annot_sum) in the snapshot's
- * window, as its zones: each plot's points, min, max, last and mean; each
- * lock's acquisitions, contended ones, time waited and held (ns), the
- * waits the thread slept in (null without profd's word) and the releases
- * of a lock not held
+ * window, as its zones, their figures in figures.h's order: each plot's
+ * points, min, max, last, then its mean; each lock's acquisitions,
+ * contended ones, time waited and held (ns), the waits the thread slept
+ * in (null without profd's word: no kernel_waits) and the releases of a
+ * lock not held
  */
 static void json_annot(struct prof_jw *w, const struct prof_snapshot *s)
 {
@@ -538,13 +577,10 @@ static void json_annot(struct prof_jw *w, const struct prof_snapshot *s)
 	for (i = 0; i < a->nplots; i++) {
 		const struct prof_annot_plot_sum *p = &a->plots[i];
 
-		prof_jw_ws(w, "\n  ");
-		prof_jw_start_object(w);
-		prof_jw_string_field(w, "name", p->name);
-		prof_jw_u64_field(w, "count", p->count);
-		json_value(w, "min", p->min);
-		json_value(w, "max", p->max);
-		json_value(w, "last", p->last);
+		json_named_object(w, p->name);
+#define PLOT_FIG(f, unit, across, window, key) json_fig_##unit(w, s, key, p->f, true);
+		PROF_PLOT_FIGS(PLOT_FIG)
+#undef PLOT_FIG
 		json_value(w, "mean", p->count ? p->sum / (double)p->count : 0);
 		prof_jw_end_object(w);
 	}
@@ -554,21 +590,11 @@ static void json_annot(struct prof_jw *w, const struct prof_snapshot *s)
 	for (i = 0; i < a->nlocks; i++) {
 		const struct prof_annot_lock_sum *l = &a->locks[i];
 
-		prof_jw_ws(w, "\n  ");
-		prof_jw_start_object(w);
-		prof_jw_string_field(w, "name", l->name);
-		prof_jw_u64_field(w, "acquisitions", l->acquisitions);
-		prof_jw_u64_field(w, "contended", l->contended);
-		json_ns(w, s, "wait_ns", l->wait_ticks);
-		json_ns(w, s, "wait_max_ns", l->wait_max);
-		json_ns(w, s, "hold_ns", l->hold_ticks);
-		json_ns(w, s, "hold_max_ns", l->hold_max);
-		prof_jw_name(w, "blocked");
-		if (l->kernel_waits)
-			prof_jw_u64(w, l->blocked);
-		else
-			prof_jw_null(w);
-		prof_jw_u64_field(w, "unheld", l->unheld);
+		json_named_object(w, l->name);
+#define LOCK_FIG(f, unit, across, window, key) \
+	json_fig_##unit(w, s, key, l->f, l->kernel_waits || strcmp(key, "blocked"));
+		PROF_LOCK_FIGS(LOCK_FIG)
+#undef LOCK_FIG
 		prof_jw_end_object(w);
 	}
 	prof_jw_end_array(w);
@@ -639,7 +665,7 @@ int prof_report_json(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps)
 int prof_report_json_hook(FILE *f, struct prof_snapshot *const *snaps, size_t nsnaps,
 			  const struct prof_json_hook *hook)
 {
-	struct jbuf *j = malloc(sizeof(*j));
+	struct jbuf *j = calloc(1, sizeof(*j)); /* no sites, no on-CPU times yet */
 	struct prof_jw w;
 	size_t k;
 
@@ -648,11 +674,6 @@ int prof_report_json_hook(FILE *f, struct prof_snapshot *const *snaps, size_t ns
 	j->f = f;
 	j->p = j->buf;
 	j->end = j->buf + sizeof(j->buf);
-	j->site_txt = NULL;
-	j->site_len = NULL;
-	j->nsites = 0;
-	j->oncpu = NULL;
-	j->noncpu = 0;
 	j->hook = hook;
 
 	prof_jw_init(&w, f);

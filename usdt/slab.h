@@ -32,7 +32,10 @@
  * grows with it) or regions at the end of the region table: a reader
  * takes any minor, reads what it knows of each struct at the size the
  * header gives, and ignores the rest.  So old readers read new programs
- * and new readers old ones, within a major.
+ * and new readers old ones, within a major.  4.0 is 3.3's layout, but the
+ * slab's activity word is no longer bumped by a zone's exit: a reader's
+ * activity is that word plus the ring head the exit bumps anyway (see
+ * prof_slab_hdr.activity), which a 3.x reader would not add.
  *
  * The hot part of a node (what every zone exit writes, and all a live view
  * reads) is 32 bytes; what only rare paths write is apart, in the node's
@@ -106,8 +109,8 @@
 #include <linux/types.h>
 
 #define PROF_SEG_MAGIC		0x31474553464f5250ULL	/* "PROFSEG1" */
-#define PROF_SEG_VERSION	3	/* the major: readers take only their own */
-#define PROF_SEG_MINOR		3	/* what this header describes; see above */
+#define PROF_SEG_VERSION	4	/* the major: readers take only their own */
+#define PROF_SEG_MINOR		0	/* what this header describes; see above */
 #define PROF_SLAB_MAGIC		0x42414c53U		/* "SLAB" */
 #define PROF_SHM_PREFIX		"prof."			/* in /dev/shm */
 
@@ -282,7 +285,11 @@ struct prof_slab_hdr {
 	__u32 __pad;
 	__u32 frame_hist[PROF_HIST_BUCKETS]; /* app: frame-time histogram */
 	__u64 activity;		/* app, release: bumped after every change to the
-				 * nodes; unchanged means no node changed */
+				 * nodes that is not a zone's exit.  A reader's
+				 * activity is this plus the ring head the thread
+				 * bumps after each exit's counters (4.0): the
+				 * event ring's, or ring_off_head while the ring
+				 * is off; unchanged means no node changed */
 	__u32 ext_used;		/* app: set before the first write to any ext
 				 * record; 0 means every one is zero */
 	__u32 __pad2;
@@ -314,6 +321,14 @@ struct prof_slab_hdr {
 				 * signal handler inside another's write, a
 				 * value outside any zone */
 	__u64 annot_cut;	/* app: texts cut to their entry's length */
+
+	/* 4.0: while the event ring is off (its region's size 0), the head the
+	 * exits bump (release, after each exit's counters: see activity) and,
+	 * PROF_RING_HDR_SIZE after it, the one event slot they write, which
+	 * nobody reads */
+	__u64 ring_off_head;
+	__u64 __pad4[7];
+	__u64 ring_off_ev[2];
 };
 
 /*
@@ -538,6 +553,11 @@ __PROF_STATIC_ASSERT(sizeof(struct prof_plot) == 64 && sizeof(struct prof_plot_p
 		     "the annotations' entries");
 __PROF_STATIC_ASSERT(sizeof(struct prof_slab_hdr) <= PROF_SLAB_HDR_SIZE,
 		     "the slab header region");
+/* an exit writes its event PROF_RING_HDR_SIZE after the head it bumps */
+__PROF_STATIC_ASSERT(__builtin_offsetof(struct prof_slab_hdr, ring_off_ev) ==
+			     __builtin_offsetof(struct prof_slab_hdr, ring_off_head) + PROF_RING_HDR_SIZE &&
+		     2 * sizeof(__u64) == sizeof(struct prof_event),
+		     "a ring that is off");
 __PROF_STATIC_ASSERT(__builtin_offsetof(struct prof_node, calls) == 8 &&
 		       __builtin_offsetof(struct prof_node, ticks) == 16 &&
 		       __builtin_offsetof(struct prof_node, max) == 24,
@@ -560,6 +580,19 @@ static inline unsigned int prof_hist_shift(__u64 v)
 static inline unsigned int prof_hist_bucket_at(__u64 v, unsigned int s)
 {
 	return 4 * s + __PROF_CAST(unsigned int, v >> s);
+}
+
+/*
+ * The fast exit's bucket, 8 above v's (v below 2^62): 4 b + (4 v >> b),
+ * b v's top bit (one bsr, where prof_hist_shift's octave less 2 is one
+ * more instruction, and v >> s one more move): the caller takes the 8
+ * off with its row's constant offset.
+ */
+static inline unsigned int prof_hist_bucket8(__u64 v)
+{
+	unsigned int b = 63 - __PROF_CAST(unsigned int, __builtin_clzll(v | 4));
+
+	return 4 * b + __PROF_CAST(unsigned int, (v << 2) >> b);
 }
 
 /* the lowest delta and the width of v's bucket (s is prof_hist_shift(v)) */

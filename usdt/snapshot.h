@@ -199,9 +199,17 @@ struct prof_snap_plot {
 	__u64 last_tick;
 };
 
+/* a segment's clock (PROF_CLOCK_*) now, as its writer reads it; 0 where
+ * this machine cannot (no CPU counter a reader may read) */
+__u64 prof_clock_now(__u32 clock);
 /* dst's locks and plots a copy of src's (dst's own are not freed: a
  * struct copy's); 0 or -ENOMEM, leaving none */
 int prof_snap_annot_copy(struct prof_snapshot *dst, const struct prof_snapshot *src);
+/* a new snapshot of src's process: its fields, and its locks and plots
+ * copied, but none of its sites, threads or histograms (NULL, nthreads 0)
+ * nor a lazy reader, for the caller to fill its own way; NULL without
+ * memory */
+struct prof_snapshot *prof_snap_shell(const struct prof_snapshot *src);
 /* s's locks and plots summed by name, as figures.h says threads combine
  * them (NULL and errno: none, or no memory); free with prof_snap_annot_free */
 struct prof_snap_annot *prof_snap_annot_sum(const struct prof_snapshot *s);

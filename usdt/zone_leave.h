@@ -40,16 +40,34 @@ static inline __attribute__((always_inline)) void __prof_ring_put(uint64_t start
 	__PROF_STORE(&e->start, start);
 	__PROF_STORE(&e->dur_node, dn);
 #endif
-	__atomic_store_n(hp, h + 1, __ATOMIC_RELEASE);
+	/* on x86-64 one add on memory, h's register free (a store, as
+	 * release as any x86 store; only this thread writes the head) */
+	__PROF_BUMP(hp);
 #else
 	(void)start, (void)d, (void)node; /* bench/overhead only: the ring's cost */
+	__PROF_BUMP(__prof_tls.activity); /* ... but what readers see of the exit kept */
+#endif
+}
+
+/* is *p 0: on x86-64 a compare on memory (the counter's value is not
+ * wanted in a register; the add that follows is on memory too) */
+static inline __attribute__((always_inline)) int __prof_zero32(const uint32_t *p)
+{
+#if defined(__x86_64__) && !defined(__PROF_TSAN)
+	int z;
+
+	__asm__("cmpl $0, %[m]" : "=@cce"(z) : [m] "m"(*p));
+	return z;
+#else
+	return __PROF_LOAD(p) == 0;
 #endif
 }
 
 /*
  * A call counted, its histogram counter h found: everything a call
- * changes, in the order a reader relies on (the counters and the call's
- * event, then the activity word).  Its exit probe is not wanted (see
+ * changes, in the order a reader relies on: the counters, then the call's
+ * event and the ring head, which readers add to the activity word (slab.h:
+ * the exit bumps no word of its own).  Its exit probe is not wanted (see
  * __PROF_EXIT_WANTED).
  */
 static inline __attribute__((always_inline)) void
@@ -68,7 +86,6 @@ __prof_leave_count(struct __prof_zone *z, uint64_t d, uint32_t *h)
 		__PROF_STORE(&n->max, d);
 	__PROF_ADDL(h, 1);
 	__prof_ring_put(z->start, d, node);
-	__PROF_BUMP(__prof_tls.activity);
 }
 
 /*
@@ -91,7 +108,6 @@ static inline __attribute__((always_inline)) void __prof_leave_body(struct __pro
 	 * block, its column in them (a multiply, fewer instructions) */
 	uint64_t row = node + __PROF_CAST(uint64_t, node >> PROF_HIST_SHIFT) *
 				     ((PROF_HIST_BUCKETS - 1) << PROF_HIST_SHIFT);
-	unsigned int s;
 	uint32_t *h;
 #ifndef PROF_NO_KERNEL_WORD
 	uint64_t seq = __prof_tls.krec->seq;
@@ -105,10 +121,12 @@ static inline __attribute__((always_inline)) void __prof_leave_body(struct __pro
 		__prof_leave_rare(z, d, seq);
 		return;
 	}
-	/* d is below the limit, so below PROF_HIST_TOP: no clamp */
-	s = prof_hist_shift(d);
-	h = &__prof_tls.hist[row + (__PROF_CAST(uint64_t, prof_hist_bucket_at(d, s)) << PROF_HIST_SHIFT)];
-	if (__builtin_expect(__PROF_LOAD(h) == 0, 0))
+	/* d is below the limit, so below PROF_HIST_TOP: no clamp; the
+	 * bucket's 8 too many rows (prof_hist_bucket8) go off in the
+	 * address's constant */
+	h = &__prof_tls.hist[row + (__PROF_CAST(uint64_t, prof_hist_bucket8(d)) << PROF_HIST_SHIFT) -
+			     (8u << PROF_HIST_SHIFT)];
+	if (__builtin_expect(__prof_zero32(h), 0))
 		__prof_leave_rare(z, d, seq);
 	else
 		__prof_leave_count(z, d, h);

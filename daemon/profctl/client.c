@@ -67,21 +67,7 @@ fail:
 
 static int send_req(int fd, __u32 type, const void *payload, size_t plen)
 {
-	union {
-		char buf[PROFD_MSG_MAX];
-		struct profd_hdr h;
-	} m;
-	size_t len = sizeof(m.h) + plen;
-	ssize_t n;
-
-	m.h.type = type;
-	m.h.len = (__u32)len;
-	if (plen)
-		memcpy(m.buf + sizeof(m.h), payload, plen);
-	n = send(fd, m.buf, len, MSG_NOSIGNAL);
-	if (n < 0)
-		return -errno;
-	return n == (ssize_t)len ? 0 : -EIO;
+	return profd_send_msg(fd, type, payload, plen, MSG_NOSIGNAL, -1);
 }
 
 /*
@@ -143,29 +129,15 @@ int profd_pidns(int fd, int nsfd)
 		struct profd_hdr h;
 		struct profd_pidns p;
 	} req = { { PROFD_MSG_PIDNS, sizeof(req) }, { 0, 0 } };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { &req, sizeof(req) };
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = ctl.buf,
-			      .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c;
+	ssize_t n;
 	int err;
 
-	memset(&ctl, 0, sizeof(ctl));
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &nsfd, sizeof(int));
-	if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(req)) {
+	n = profd_send(fd, &req, sizeof(req), MSG_NOSIGNAL, nsfd);
+	if (n != (ssize_t)sizeof(req)) {
 		__u32 got = 0;
 		int why;
 
-		err = -errno ?: -EIO;
+		err = n < 0 ? (int)n : -EIO;
 		/* refused as it connected (a uid's share, every place taken):
 		 * why waits to be read */
 		why = err == -EPIPE ? recv_rep(fd, PROFD_MSG_OK, &req.p, 0, NULL, &got) : 0;
@@ -211,6 +183,14 @@ static void quick(int fd, bool on)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 }
 
+/* what profd_status copies from the wire as it came (the texts are ended
+ * apart) */
+#define STATUS_NUMBERS(X)                                                             \
+	X(version) X(bpf_on) X(processes) X(threads) X(slots_free) X(interval_ms)     \
+	X(samples) X(tsc_synced) X(late) X(uptime_ns) X(max_memory) X(mem_history)    \
+	X(mem_kept) X(frames) X(frames_dropped) X(kept_dropped) X(histories_dropped) \
+	X(windows_refused) X(last_drop_age_ns) X(last_drop_pid) X(bad_segments) X(rescans)
+
 int profd_status(int fd, struct profd_status *st)
 {
 	struct profd_wire_status w;
@@ -224,32 +204,13 @@ int profd_status(int fd, struct profd_status *st)
 	if (err)
 		return err;
 	memset(st, 0, sizeof(*st));
-	st->version = w.version;
-	st->bpf_on = w.bpf_on;
+#define COPY(f) st->f = w.f;
+	STATUS_NUMBERS(COPY)
+#undef COPY
 	memcpy(st->bpf_why, w.bpf_why, sizeof(st->bpf_why));
 	st->bpf_why[sizeof(st->bpf_why) - 1] = 0;
-	st->processes = w.processes;
-	st->threads = w.threads;
-	st->slots_free = w.slots_free;
-	st->interval_ms = w.interval_ms;
-	st->samples = w.samples;
-	st->tsc_synced = w.tsc_synced;
-	st->late = w.late;
 	memcpy(st->tsc_why, w.tsc_why, sizeof(st->tsc_why));
 	st->tsc_why[sizeof(st->tsc_why) - 1] = 0;
-	st->uptime_ns = w.uptime_ns;
-	st->max_memory = w.max_memory;
-	st->mem_history = w.mem_history;
-	st->mem_kept = w.mem_kept;
-	st->frames = w.frames;
-	st->frames_dropped = w.frames_dropped;
-	st->kept_dropped = w.kept_dropped;
-	st->histories_dropped = w.histories_dropped;
-	st->windows_refused = w.windows_refused;
-	st->last_drop_age_ns = w.last_drop_age_ns;
-	st->last_drop_pid = w.last_drop_pid;
-	st->bad_segments = w.bad_segments;
-	st->rescans = w.rescans;
 	return 0;
 }
 

@@ -189,6 +189,10 @@ void pc_src_close(struct pc_src *src);
 void pc_src_pass(struct pc_src *src, bool on);
 /* the processes the caller may see; *procs malloc'd */
 int pc_src_list(struct pc_src *src, struct pc_proc **procs, size_t *n);
+/* a listed process's fields that list and serve's /api/processes both write
+ * (pid, uid, comm, threads, kernel, created_ns), into the open object */
+struct prof_jw;
+void pc_proc_json(struct prof_jw *w, const struct pc_proc *p);
 /* a snapshot of one process in a pc_opts mode; 0 or -errno, with a message
  * already printed */
 int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,

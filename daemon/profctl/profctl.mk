@@ -41,58 +41,26 @@ PROFCTL_CLIENT :=
 PROFCTL_DEFS := -DPROFCTL_NO_CLIENT
 endif
 
-# the html template as a C array
-# the timeline (timeline.js) goes into both pages in place of their
-# /*@TIMELINE_JS@*/ line
+# each html page (report, trace, serve's live page, diff) as a C array,
+# NAME_html[] and NAME_html_len; the timeline (timeline.js) goes in place of
+# a page's /*@TIMELINE_JS@*/ line, serve's own script (live.js) in place of
+# its /*@LIVE_JS@*/ line
 TIMELINE_JS := daemon/profctl/timeline.js
-with_timeline = sed -e '/\/\*@TIMELINE_JS@\*\//{' -e 'r $(TIMELINE_JS)' -e 'd' -e '}' $(1)
+LIVE_JS := daemon/profctl/live.js
+put_js = -e '/\/\*@$(1)@\*\//{' -e 'r $(2)' -e 'd' -e '}'
 
-$(OUTPUT)/daemon/profctl/report_html.h: daemon/profctl/report.html $(TIMELINE_JS) \
+$(OUTPUT)/daemon/profctl/%_html.h: daemon/profctl/%.html $(TIMELINE_JS) $(LIVE_JS) \
 		| $(OUTPUT)/daemon/profctl
 	$(call msg,GEN,$@)
-	$(Q){ echo '/* generated from daemon/profctl/report.html by daemon/profctl/profctl.mk */'; \
-	  echo 'static const unsigned char report_html[] = {'; \
-	  $(call with_timeline,$<) | xxd -i; \
+	$(Q){ echo '/* generated from $< by daemon/profctl/profctl.mk */'; \
+	  echo 'static const unsigned char $*_html[] = {'; \
+	  sed $(call put_js,TIMELINE_JS,$(TIMELINE_JS)) $(call put_js,LIVE_JS,$(LIVE_JS)) $< | xxd -i; \
 	  echo '};'; \
-	  echo '#define report_html_len sizeof(report_html)'; } > $@
+	  echo '#define $*_html_len sizeof($*_html)'; } > $@
 
 $(OUTPUT)/daemon/profctl/render_html.o: $(OUTPUT)/daemon/profctl/report_html.h
-
-# trace's timeline page, the same way
-$(OUTPUT)/daemon/profctl/trace_html.h: daemon/profctl/trace.html $(TIMELINE_JS) \
-		| $(OUTPUT)/daemon/profctl
-	$(call msg,GEN,$@)
-	$(Q){ echo '/* generated from daemon/profctl/trace.html by daemon/profctl/profctl.mk */'; \
-	  echo 'static const unsigned char trace_html[] = {'; \
-	  $(call with_timeline,$<) | xxd -i; \
-	  echo '};'; \
-	  echo '#define trace_html_len sizeof(trace_html)'; } > $@
-
 $(OUTPUT)/daemon/profctl/profctl_trace.o: $(OUTPUT)/daemon/profctl/trace_html.h
-
-# serve's live page, the same way, with its own script (live.js) in place
-# of its /*@LIVE_JS@*/ line
-LIVE_JS := daemon/profctl/live.js
-$(OUTPUT)/daemon/profctl/live_html.h: daemon/profctl/live.html $(TIMELINE_JS) $(LIVE_JS) \
-		| $(OUTPUT)/daemon/profctl
-	$(call msg,GEN,$@)
-	$(Q){ echo '/* generated from daemon/profctl/live.html by daemon/profctl/profctl.mk */'; \
-	  echo 'static const unsigned char live_html[] = {'; \
-	  $(call with_timeline,$<) | sed -e '/\/\*@LIVE_JS@\*\//{' -e 'r $(LIVE_JS)' -e 'd' -e '}' | xxd -i; \
-	  echo '};'; \
-	  echo '#define live_html_len sizeof(live_html)'; } > $@
-
 $(OUTPUT)/daemon/profctl/serve_live.o: $(OUTPUT)/daemon/profctl/live_html.h
-
-# diff's page, the same way
-$(OUTPUT)/daemon/profctl/diff_html.h: daemon/profctl/diff.html | $(OUTPUT)/daemon/profctl
-	$(call msg,GEN,$@)
-	$(Q){ echo '/* generated from daemon/profctl/diff.html by daemon/profctl/profctl.mk */'; \
-	  echo 'static const unsigned char diff_html[] = {'; \
-	  xxd -i < $<; \
-	  echo '};'; \
-	  echo '#define diff_html_len sizeof(diff_html)'; } > $@
-
 $(OUTPUT)/daemon/profctl/profctl_diff.o: $(OUTPUT)/daemon/profctl/diff_html.h
 
 # pprof's profile.proto, compiled by protoc-c (protobuf-c-compiler); the

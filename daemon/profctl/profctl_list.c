@@ -73,15 +73,8 @@ int pc_cmd_list(int argc, char **argv)
 		prof_jw_start_array(&w);
 		for (i = 0; i < n; i++) {
 			prof_jw_start_object(&w);
-			prof_jw_name(&w, "pid");
-			prof_jw_int(&w, (int)p[i].pid);
-			prof_jw_u64_field(&w, "uid", p[i].uid);
-			prof_jw_string_field(&w, "comm", p[i].comm);
-			prof_jw_u64_field(&w, "threads", p[i].threads);
+			pc_proc_json(&w, &p[i]);
 			prof_jw_bool_field(&w, "alive", p[i].alive);
-			prof_jw_name(&w, "kernel");
-			prof_jw_int(&w, p[i].kernel);
-			prof_jw_u64_field(&w, "created_ns", p[i].created_ns);
 			/* profd only: thousandths of a thread inside zones */
 			if (p[i].rates) {
 				prof_jw_name(&w, "inzone");

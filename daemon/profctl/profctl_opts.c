@@ -119,20 +119,31 @@ static int opt_take_serve(int c, const char *arg, struct pc_opts *o)
 	return 0;
 }
 
+/* a count of 1 to max (0: to the largest int) into *out, or EXIT_USAGE
+ * with a line that says what was wrong */
+static int take_count(const char *arg, long max, const char *what, int *out)
+{
+	long v;
+
+	if (parse_id(arg, &v) || (max && v > max)) {
+		if (max)
+			pc_warnx("bad %s '%s' (1 to %ld)", what, arg, max);
+		else
+			pc_warnx("bad %s '%s'", what, arg);
+		return EXIT_USAGE;
+	}
+	*out = (int)v;
+	return 0;
+}
+
 /* opt_take's options that set a word or a number */
 static int opt_take_more(int c, const char *arg, struct pc_opts *o)
 {
 	__u64 ns;
-	long v;
 
 	switch (c) {
 	case PC_OPTV_ROWS:
-		if (parse_id(arg, &v)) {
-			pc_warnx("bad row count '%s'", arg);
-			return EXIT_USAGE;
-		}
-		o->rows = (int)v;
-		break;
+		return take_count(arg, 0, "row count", &o->rows);
 	case PC_OPTV_COLOR:
 		if (strcmp(arg, "auto") && strcmp(arg, "always") && strcmp(arg, "never")) {
 			pc_warnx("bad --color '%s' (auto, always, never)", arg);
@@ -141,12 +152,7 @@ static int opt_take_more(int c, const char *arg, struct pc_opts *o)
 		o->color_when = arg;
 		break;
 	case PC_OPTV_COUNT:
-		if (parse_id(arg, &v) || v > 100000) {
-			pc_warnx("bad count '%s' (1 to 100000)", arg);
-			return EXIT_USAGE;
-		}
-		o->count = (int)v;
-		break;
+		return take_count(arg, 100000, "count", &o->count);
 	case 'd':
 		if (pc_parse_duration(arg, &ns) || ns < 10000000ull || ns > 3600000000000ull) {
 			pc_warnx("bad delay '%s' (10ms to 1h: 0.5, 500ms, 2s)", arg);
@@ -155,12 +161,7 @@ static int opt_take_more(int c, const char *arg, struct pc_opts *o)
 		o->delay = (double)ns / 1e9;
 		break;
 	case 'n':
-		if (parse_id(arg, &v)) {
-			pc_warnx("bad iteration count '%s'", arg);
-			return EXIT_USAGE;
-		}
-		o->iters = (int)v;
-		break;
+		return take_count(arg, 0, "iteration count", &o->iters);
 	case PC_OPTV_CALLERS:
 		o->callers = arg;
 		break;

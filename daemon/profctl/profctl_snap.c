@@ -227,18 +227,10 @@ struct prof_snapshot *pc_merge_threads(const struct prof_snapshot *s)
 	__u64 wall = 0;
 	int err = -ENOMEM;
 
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		goto cleanup;
-	*m = *s;
-	m->sites = NULL;
-	m->threads = NULL;
-	m->hist = NULL;
-	m->lazy = NULL;
-	m->nthreads = 0;
 	/* the locks and plots stay the process's: summed by name, they need
 	 * no thread of their own */
-	if (prof_snap_annot_copy(m, s))
+	m = prof_snap_shell(s);
+	if (!m)
 		goto cleanup;
 	m->sites = calloc(s->nsites ? s->nsites : 1, sizeof(*m->sites));
 	m->threads = calloc(1, sizeof(*m->threads));

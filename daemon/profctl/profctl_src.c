@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "busguard.h"
+#include "json_writer.h"
 #include "profctl.h"
 #ifndef PROFCTL_NO_CLIENT
 #include "client.h"
@@ -49,17 +50,7 @@ bool pc_env_no_daemon(void)
 
 void pc_src_open(struct pc_src *src, bool no_daemon)
 {
-	src->fd = -1;
-	src->read_flags = 0;
-	src->live_pid = 0;
-	src->live_mem = NULL;
-	src->live_len = 0;
-	src->flat_cache = NULL;
-	src->why = 0;
-	src->sock = NULL;
-	src->pass = false;
-	src->pass_ents = NULL;
-	src->pass_n = 0;
+	*src = (struct pc_src){ .fd = -1 };
 	if (pc_env_no_daemon())
 		no_daemon = true;
 	/* not asked: why stays 0, so callers can tell it from a failure */
@@ -929,4 +920,15 @@ int pc_pick_pid(struct pc_src *src, pid_t *pid)
 			 alive, (int)*pid);
 	free(p);
 	return 0;
+}
+
+void pc_proc_json(struct prof_jw *w, const struct pc_proc *p)
+{
+	prof_jw_u64_field(w, "pid", (__u64)p->pid);
+	prof_jw_u64_field(w, "uid", p->uid);
+	prof_jw_string_field(w, "comm", p->comm);
+	prof_jw_u64_field(w, "threads", p->threads);
+	prof_jw_name(w, "kernel");
+	prof_jw_int(w, p->kernel);
+	prof_jw_u64_field(w, "created_ns", p->created_ns);
 }

@@ -726,32 +726,32 @@ static void select_thread(struct top *t, int i)
 	t->sel_start = t->views[t->order[i]].start_tick;
 }
 
+/* the keys that sort the table by a column */
+static const struct {
+	char key;
+	int sort;
+} sort_keys[] = {
+	{ 's', PROF_SORT_SELF }, { 't', PROF_SORT_TOTAL }, { 'c', PROF_SORT_CALLS },
+	{ 'm', PROF_SORT_MAX },	 { 'o', PROF_SORT_ONCPU },
+};
+
 /* a key press; false to quit */
 static bool on_key(struct top *t, int c)
 {
+	size_t k;
 	int idx;
 
+	for (k = 0; k < sizeof(sort_keys) / sizeof(sort_keys[0]); k++)
+		if (c == sort_keys[k].key) {
+			t->sort = sort_keys[k].sort;
+			return true;
+		}
 	shown(t, &idx);
 	switch (c) {
 	case 'q':
 	case 'Q':
 	case 3:
 		return false;
-	case 's':
-		t->sort = PROF_SORT_SELF;
-		break;
-	case 't':
-		t->sort = PROF_SORT_TOTAL;
-		break;
-	case 'c':
-		t->sort = PROF_SORT_CALLS;
-		break;
-	case 'm':
-		t->sort = PROF_SORT_MAX;
-		break;
-	case 'o':
-		t->sort = PROF_SORT_ONCPU;
-		break;
 	case ' ':
 	case 'p':
 		t->paused = !t->paused;

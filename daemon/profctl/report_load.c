@@ -25,7 +25,7 @@ struct ld {
 	__u32 *site_tab; /* open addressing, site index + 1, 0 empty */
 	__u32 site_cap;	 /* a power of 2 */
 	__u32 site_max;	 /* the sites array's room */
-	__u64 hist_cap;
+	size_t hist_cap;
 	__u32 tid; /* the thread being read, for messages */
 };
 
@@ -73,6 +73,36 @@ static int get_u32(struct ld *L, const json_t *o, const char *key, __u32 *v)
 	if (x > 0xffffffffu)
 		return bad(L, "\"%s\" is too big", key);
 	*v = (__u32)x;
+	return 0;
+}
+
+/* several counts of o, each key into its place; the first missing or bad
+ * one refused */
+struct u64_key {
+	const char *key;
+	__u64 *v;
+};
+
+static int get_u64s(struct ld *L, const json_t *o, const struct u64_key *keys, size_t n)
+{
+	size_t k;
+	int err = 0;
+
+	for (k = 0; !err && k < n; k++)
+		err = get_u64(L, o, keys[k].key, keys[k].v);
+	return err;
+}
+
+/* a string that is one of two words, a or b: *is_b says which */
+static int get_either(struct ld *L, const json_t *o, const char *key, const char *a, const char *b,
+		      bool *is_b)
+{
+	const json_t *j = json_object_get(o, key);
+
+	if (!json_is_string(j) ||
+	    (strcmp(json_string_value(j), a) && strcmp(json_string_value(j), b)))
+		return bad(L, "\"%s\" is not \"%s\" or \"%s\"", key, a, b);
+	*is_b = !strcmp(json_string_value(j), b);
 	return 0;
 }
 
@@ -222,6 +252,7 @@ static int load_hist(struct ld *L, const json_t *jn, struct prof_snap_node *n)
 	struct prof_snapshot *s = L->s;
 	const json_t *jh = json_object_get(jn, "hist");
 	size_t i, nb;
+	__u32 *v;
 	__u32 lo = 0;
 	int err;
 
@@ -242,18 +273,10 @@ static int load_hist(struct ld *L, const json_t *jn, struct prof_snap_node *n)
 	nb = json_array_size(jh);
 	if (lo > PROF_HIST_BUCKETS || nb > PROF_HIST_BUCKETS - lo)
 		return bad(L, "\"hist\" goes past bucket %u", PROF_HIST_BUCKETS - 1);
-	if (s->nhist + nb > L->hist_cap) {
-		__u64 cap = L->hist_cap ? L->hist_cap * 2 : 4096;
-		__u32 *v;
-
-		while (cap < s->nhist + nb)
-			cap *= 2;
-		v = realloc(s->hist, cap * sizeof(*v));
-		if (!v)
-			return nomem(L);
-		s->hist = v;
-		L->hist_cap = cap;
-	}
+	v = prof_grow_to(s->hist, s->nhist + nb, &L->hist_cap, sizeof(*v), 4096);
+	if (!v)
+		return nomem(L);
+	s->hist = v;
 	for (i = 0; i < nb; i++) {
 		const json_t *c = json_array_get(jh, i);
 
@@ -343,6 +366,10 @@ static int load_node(struct ld *L, struct prof_snap_thread *t, const json_t *jn,
 	__u64 *counts[] = { PROF_NODE_COUNTS(COUNT_FIELD) };
 #undef COUNT_FIELD
 	__u64 open = 0, total = 0, self = 0, open_ns = 0, max = 0;
+	const struct u64_key times[] = {
+		{ "open", &open },    { "open_ns", &open_ns }, { "total_ns", &total },
+		{ "self_ns", &self }, { "max_ns", &max },
+	};
 	size_t k;
 	int err;
 
@@ -359,15 +386,7 @@ static int load_node(struct ld *L, struct prof_snap_thread *t, const json_t *jn,
 	for (k = 0; !err && k < sizeof(counts) / sizeof(counts[0]); k++)
 		err = get_u64(L, jn, node_counts[k], counts[k]);
 	if (!err)
-		err = get_u64(L, jn, "open", &open);
-	if (!err)
-		err = get_u64(L, jn, "open_ns", &open_ns);
-	if (!err)
-		err = get_u64(L, jn, "total_ns", &total);
-	if (!err)
-		err = get_u64(L, jn, "self_ns", &self);
-	if (!err)
-		err = get_u64(L, jn, "max_ns", &max);
+		err = get_u64s(L, jn, times, sizeof(times) / sizeof(times[0]));
 	if (err)
 		return err;
 	if (open > 1 || self > total || open_ns > total)
@@ -401,7 +420,14 @@ static int load_thread(struct ld *L, const json_t *jt, __u32 slab, struct prof_s
 	struct prof_snapshot *s = L->s;
 	const json_t *j, *nodes = json_object_get(jt, "nodes");
 	__u64 wall = 0, outside = 0, ft = 0, fm = 0, nn = 0;
+	const struct u64_key counts[] = {
+		{ "wall_ns", &wall },	      { "outside_ns", &outside },
+		{ "overflow", &t->overflow }, { "unbalanced", &t->unbalanced },
+		{ "frames", &t->frames },     { "frame_total_ns", &ft },
+		{ "frame_max_ns", &fm },
+	};
 	__u32 next = 2;
+	bool exited;
 	int err;
 
 	if (!json_is_object(jt))
@@ -412,28 +438,15 @@ static int load_thread(struct ld *L, const json_t *jt, __u32 slab, struct prof_s
 	L->tid = t->tid;
 	err = get_str(L, jt, "name", t->name, sizeof(t->name));
 	if (!err)
-		err = get_u64(L, jt, "wall_ns", &wall);
-	if (!err)
-		err = get_u64(L, jt, "outside_ns", &outside);
-	if (!err)
-		err = get_u64(L, jt, "overflow", &t->overflow);
-	if (!err)
-		err = get_u64(L, jt, "unbalanced", &t->unbalanced);
-	if (!err)
-		err = get_u64(L, jt, "frames", &t->frames);
-	if (!err)
-		err = get_u64(L, jt, "frame_total_ns", &ft);
-	if (!err)
-		err = get_u64(L, jt, "frame_max_ns", &fm);
+		err = get_u64s(L, jt, counts, sizeof(counts) / sizeof(counts[0]));
 	if (err)
 		return err;
 	if (outside > wall)
 		return bad(L, "outside_ns above wall_ns");
-	j = json_object_get(jt, "state");
-	if (!json_is_string(j) ||
-	    (strcmp(json_string_value(j), "alive") && strcmp(json_string_value(j), "exited")))
-		return bad(L, "\"state\" is not \"alive\" or \"exited\"");
-	t->state = strcmp(json_string_value(j), "exited") ? PROF_SLAB_ALIVE : PROF_SLAB_EXITED;
+	err = get_either(L, jt, "state", "alive", "exited", &exited);
+	if (err)
+		return err;
+	t->state = exited ? PROF_SLAB_EXITED : PROF_SLAB_ALIVE;
 	j = json_object_get(jt, "oncpu_ns");
 	if (json_is_null(j))
 		t->oncpu_ns = PROF_SNAP_UNKNOWN;
@@ -726,8 +739,8 @@ static int load_annot(struct ld *L, const json_t *jp)
 static int load_process(struct ld *L, const json_t *jp)
 {
 	struct prof_snapshot *s = L->s;
-	const json_t *j, *threads;
-	bool exited = false, synced = false;
+	const json_t *threads;
+	bool exited = false, synced = false, mono;
 	__u32 i;
 	int err;
 
@@ -751,11 +764,10 @@ static int load_process(struct ld *L, const json_t *jp)
 	/* what a clock can tick at: 1 kHz to 1 THz */
 	if (s->tick_hz < 1000 || s->tick_hz > 1000000000000ull)
 		return bad(L, "\"tick_hz\" out of range");
-	j = json_object_get(jp, "clock");
-	if (!json_is_string(j) ||
-	    (strcmp(json_string_value(j), "tsc") && strcmp(json_string_value(j), "monotonic")))
-		return bad(L, "\"clock\" is not \"tsc\" or \"monotonic\"");
-	s->clock = strcmp(json_string_value(j), "tsc") ? PROF_CLOCK_MONO : PROF_CLOCK_TSC;
+	err = get_either(L, jp, "clock", "tsc", "monotonic", &mono);
+	if (err)
+		return err;
+	s->clock = mono ? PROF_CLOCK_MONO : PROF_CLOCK_TSC;
 	s->flags = (exited ? PROF_SEG_EXITED : 0) | (synced ? PROF_SEG_TSC_SYNCED : 0);
 	threads = json_object_get(jp, "threads");
 	if (!json_is_array(threads))

@@ -337,13 +337,7 @@ static void json_processes(FILE *f, struct pc_src *src, const struct pc_serve_op
 			if (!pc_serve_may_show(&procs[i], o))
 				continue;
 			prof_jw_start_object(&w);
-			prof_jw_u64_field(&w, "pid", (__u64)procs[i].pid);
-			prof_jw_u64_field(&w, "uid", procs[i].uid);
-			prof_jw_string_field(&w, "comm", procs[i].comm);
-			prof_jw_u64_field(&w, "threads", procs[i].threads);
-			prof_jw_name(&w, "kernel");
-			prof_jw_int(&w, procs[i].kernel);
-			prof_jw_u64_field(&w, "created_ns", procs[i].created_ns);
+			pc_proc_json(&w, &procs[i]);
 			prof_jw_end_object(&w);
 		}
 	prof_jw_end_array(&w);

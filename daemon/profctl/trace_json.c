@@ -231,6 +231,16 @@ static const struct prof_annot_thread *annot_thread(const struct prof_trace *t,
 	return NULL;
 }
 
+/* an event up to its time: {"name":"NAME",WHAT,"pid":P,"tid":T,"ts":US
+ * (WHAT its "cat" and "ph"), after a comma */
+static void event_start(FILE *f, const char *name, const char *what, __u32 pid, __u32 tid, __u64 ts)
+{
+	fputs(",{\"name\":\"", f);
+	prof_json_fbody(f, name);
+	fprintf(f, "\",%s,\"pid\":%u,\"tid\":%u,\"ts\":", what, pid, tid);
+	put_us(f, ts);
+}
+
 /*
  * A thread's annotations in [from, to] ns: each plot a counter track
  * ("ph":"C", one per plot name in the process), each message an instant
@@ -250,11 +260,8 @@ static void write_annot(FILE *f, const struct prof_trace *t, const struct prof_s
 		ts = pc_trace_tick_ns(t, p->tick);
 		if (ts < from || ts > to)
 			continue;
-		fputs(",{\"name\":\"", f);
-		prof_json_fbody(f, at->plots[p->plot].name);
-		fprintf(f, "\",\"cat\":\"plot\",\"ph\":\"C\",\"pid\":%u,\"tid\":%u,\"ts\":",
-			t->pid, tid);
-		put_us(f, ts);
+		event_start(f, at->plots[p->plot].name, "\"cat\":\"plot\",\"ph\":\"C\"", t->pid,
+			    tid, ts);
 		fputs(",\"args\":{\"value\":", f);
 		fprintf(f, "%.17g}}", p->value);
 	}
@@ -264,12 +271,8 @@ static void write_annot(FILE *f, const struct prof_trace *t, const struct prof_s
 		ts = pc_trace_tick_ns(t, m->tick);
 		if (ts < from || ts > to)
 			continue;
-		fputs(",{\"name\":\"", f);
-		prof_json_fbody(f, m->text);
-		fprintf(f, "\",\"cat\":\"message\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,"
-			   "\"tid\":%u,\"ts\":",
-			t->pid, tid);
-		put_us(f, ts);
+		event_start(f, m->text, "\"cat\":\"message\",\"ph\":\"i\",\"s\":\"t\"", t->pid, tid,
+			    ts);
 		zone = m->node == PROF_NODE_ROOT ? NULL : pc_trace_node_name(s, st, m->node);
 		if (zone) {
 			fputs(",\"args\":{\"zone\":\"", f);
@@ -395,21 +398,6 @@ int pc_trace_write(FILE *f, const struct prof_trace *t, const struct prof_snapsh
 	return ferror(f) ? -EIO : 0;
 }
 
-/* the CPU's counter, as the program reads it (prof.h), or 0 */
-static __u64 cpu_ticks(void)
-{
-#if defined(__x86_64__)
-	return __builtin_ia32_rdtsc();
-#elif defined(__aarch64__)
-	__u64 v;
-
-	__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v));
-	return v;
-#else
-	return 0;
-#endif
-}
-
 /*
  * The program's tick rate, measured once at its start over a few ms, is
  * off by some ppm: 20 ppm is 40 us two seconds later, enough to put a
@@ -423,10 +411,11 @@ static void refine_rate(struct prof_trace *t)
 	__u64 best = ~0ull, tick = 0, mono = 0;
 	int i;
 
-	if (t->image || t->clock != PROF_CLOCK_TSC || !cpu_ticks())
+	if (t->image || t->clock != PROF_CLOCK_TSC || !prof_clock_now(PROF_CLOCK_TSC))
 		return;
 	for (i = 0; i < 5; i++) {
-		__u64 a = cpu_ticks(), m = mono_now_ns(), b = cpu_ticks();
+		__u64 a = prof_clock_now(PROF_CLOCK_TSC), m = mono_now_ns();
+		__u64 b = prof_clock_now(PROF_CLOCK_TSC);
 
 		if (b - a < best) {
 			best = b - a;

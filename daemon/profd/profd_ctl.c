@@ -620,37 +620,19 @@ void ctl_tick(int epfd)
 /* one packet, maybe with an fd; never blocks */
 static int conn_send(struct conn *c, __u32 type, const void *payload, size_t plen, int fd)
 {
-	union {
-		char buf[PROFD_MSG_MAX];
-		struct profd_hdr h;
-	} m;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctlbuf;
-	struct iovec iov = { m.buf, sizeof(m.h) + plen };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-	ssize_t n;
+	return profd_send_msg(c->fd, type, payload, plen, MSG_DONTWAIT | MSG_NOSIGNAL, fd);
+}
 
-	m.h.type = type;
-	m.h.len = (__u32)(sizeof(m.h) + plen);
-	if (plen)
-		memcpy(m.buf + sizeof(m.h), payload, plen);
-	if (fd >= 0) {
-		memset(&ctlbuf, 0, sizeof(ctlbuf));
-		msg.msg_control = ctlbuf.buf;
-		msg.msg_controllen = sizeof(ctlbuf.buf);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (n < 0)
-		return -errno;
-	return n == (ssize_t)iov.iov_len ? 0 : -EIO;
+/* an answer with a memfd the peer maps: sealed first (it stays what we
+ * wrote, whatever the peer does), closed after */
+static int send_sealed(struct conn *c, __u32 type, const void *payload, size_t plen, int fd)
+{
+	int err;
+
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+	err = conn_send(c, type, payload, plen, fd);
+	close(fd);
+	return err;
 }
 
 static int conn_error(struct conn *c, int err)
@@ -886,7 +868,10 @@ static int do_snapshot(struct conn *c, const struct profd_snapshot_req *r)
 	if (fd >= 0) {
 		/* the live segment: the client reads it as it reads its own */
 		rep.size = fstat(fd, &st) ? 0 : (__u64)st.st_size;
-		goto send;
+		prof_snapshot__destroy(snap);
+		err = conn_send(c, PROFD_MSG_SNAPSHOT, &rep, sizeof(rep), fd);
+		close(fd);
+		return err;
 	}
 	/*
 	 * A sealed memfd, the image written straight into it: only what is
@@ -912,13 +897,9 @@ static int do_snapshot(struct conn *c, const struct profd_snapshot_req *r)
 	munmap(mem, len);
 	if (err)
 		goto cleanup;
-	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
 	rep.size = len;
-send:
 	prof_snapshot__destroy(snap);
-	err = conn_send(c, PROFD_MSG_SNAPSHOT, &rep, sizeof(rep), fd);
-	close(fd);
-	return err;
+	return send_sealed(c, PROFD_MSG_SNAPSHOT, &rep, sizeof(rep), fd);
 cleanup:
 	prof_snapshot__destroy(snap);
 	if (fd >= 0)
@@ -972,17 +953,28 @@ static int do_samples(struct conn *c, const struct profd_pid_req *r)
 		return conn_error(c, err);
 	}
 	rep.size = (__u64)lseek(fd, 0, SEEK_END);
-	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
-	err = conn_send(c, PROFD_MSG_SAMPLES, &rep, sizeof(rep), fd);
-	close(fd);
-	return err;
+	return send_sealed(c, PROFD_MSG_SAMPLES, &rep, sizeof(rep), fd);
+}
+
+/* a memfd (name) that holds len bytes of buf, or -errno */
+static int memfd_of(const char *name, const void *buf, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -errno;
+	if (len && write(fd, buf, len) != (ssize_t)len) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
 }
 
 static int do_slices(struct conn *c, const struct profd_pid_req *r)
 {
 	struct profd_slices_rep rep = { 0 };
 	struct profd_slices_thread *t = NULL;
-	int err, fd = -1, n, i;
+	int err, fd, n, i;
 	pid_t pid;
 
 	err = pid_req_target(c, r, &pid);
@@ -996,8 +988,8 @@ static int do_slices(struct conn *c, const struct profd_pid_req *r)
 		return conn_error(c, -ENOMEM);
 	n = kbpf_slices(pid, t, (__u32)n);
 	if (n < 0) {
-		err = n;
-		goto out;
+		free(t);
+		return conn_error(c, n);
 	}
 	/* the tids the process itself uses (its pid namespace's), as its rings do */
 	for (i = 0; i < n; i++) {
@@ -1008,60 +1000,18 @@ static int do_slices(struct conn *c, const struct profd_pid_req *r)
 	}
 	rep.threads = (__u32)n;
 	rep.size = (__u64)n * sizeof(*t);
-	fd = memfd_create("profd-slices", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	if (rep.size && write(fd, t, rep.size) != (ssize_t)rep.size) {
-		err = -EIO;
-		goto out;
-	}
-	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+	fd = memfd_of("profd-slices", t, rep.size);
 	free(t);
-	err = conn_send(c, PROFD_MSG_SLICES, &rep, sizeof(rep), fd);
-	close(fd);
-	return err;
-out:
-	free(t);
-	if (fd >= 0)
-		close(fd);
-	return conn_error(c, err);
+	if (fd < 0)
+		return conn_error(c, fd);
+	return send_sealed(c, PROFD_MSG_SLICES, &rep, sizeof(rep), fd);
 }
 
-/* one request; 1: nothing to read, -errno drops the connection */
-static int conn_request(struct conn *c)
+/* a well-formed request of type, its payload at pl; fd (or -1) stays the
+ * caller's, which closes it after (what a request keeps of it is a dup) */
+static int conn_dispatch(struct conn *c, __u32 type, const void *pl, int fd)
 {
-	union {
-		char buf[PROFD_MSG_MAX + 1];
-		struct profd_hdr h;
-	} m;
-	const void *pl = m.buf + sizeof(struct profd_hdr);
-	struct profd_recv got;
-	ssize_t n;
-	int err, fd;
-
-	/* room for one fd (a segment's): more than one is malformed */
-	n = profd_recv(c->fd, m.buf, sizeof(m.buf), MSG_DONTWAIT, &got);
-	if (n == -EAGAIN || n == -EINTR)
-		return 1;
-	if (n <= 0)
-		return n ? (int)n : -ECONNRESET;
-	fd = got.fd;
-	c->last_ns = profd_now_ns();
-	err = got.cut || got.nfds > 1 ? -EBADMSG : profd_msg_check(m.buf, (size_t)n);
-	/* an fd rides only with a segment or a pid namespace */
-	if (!err && fd >= 0 && m.h.type != PROFD_MSG_SEGMENT && m.h.type != PROFD_MSG_PIDNS)
-		err = -EBADMSG;
-	if (err) {
-		if (fd >= 0)
-			close(fd);
-		ctl_warn_uid(c->cred.uid, "ctl: malformed packet (%zd bytes) from pid %d uid %u; dropping it",
-			     n, (int)c->cred.pid, (unsigned)c->cred.uid);
-		conn_error(c, err);
-		return err;
-	}
-	switch (m.h.type) {
+	switch (type) {
 	case PROFD_MSG_REGISTER: {
 		struct profd_register r;
 
@@ -1097,25 +1047,57 @@ static int conn_request(struct conn *c)
 		struct profd_segment r;
 
 		memcpy(&r, pl, sizeof(r));
-		err = do_segment(c, &r, fd);
-		if (fd >= 0)
-			close(fd);
-		return err;
+		return do_segment(c, &r, fd);
 	}
 	case PROFD_MSG_PIDNS: {
 		struct profd_pidns r;
 
 		memcpy(&r, pl, sizeof(r));
-		err = do_pidns(c, &r, fd);
-		if (fd >= 0)
-			close(fd);
-		return err;
+		return do_pidns(c, &r, fd);
 	}
 	default:
 		/* well formed, but an answer type: not a request */
 		conn_error(c, -EBADMSG);
 		return -EBADMSG;
 	}
+}
+
+/* one request; 1: nothing to read, -errno drops the connection */
+static int conn_request(struct conn *c)
+{
+	union {
+		char buf[PROFD_MSG_MAX + 1];
+		struct profd_hdr h;
+	} m;
+	const void *pl = m.buf + sizeof(struct profd_hdr);
+	struct profd_recv got;
+	ssize_t n;
+	int err, fd;
+
+	/* room for one fd (a segment's): more than one is malformed */
+	n = profd_recv(c->fd, m.buf, sizeof(m.buf), MSG_DONTWAIT, &got);
+	if (n == -EAGAIN || n == -EINTR)
+		return 1;
+	if (n <= 0)
+		return n ? (int)n : -ECONNRESET;
+	fd = got.fd;
+	c->last_ns = profd_now_ns();
+	err = got.cut || got.nfds > 1 ? -EBADMSG : profd_msg_check(m.buf, (size_t)n);
+	/* an fd rides only with a segment or a pid namespace */
+	if (!err && fd >= 0 && m.h.type != PROFD_MSG_SEGMENT && m.h.type != PROFD_MSG_PIDNS)
+		err = -EBADMSG;
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		ctl_warn_uid(c->cred.uid, "ctl: malformed packet (%zd bytes) from pid %d uid %u; dropping it",
+			     n, (int)c->cred.pid, (unsigned)c->cred.uid);
+		conn_error(c, err);
+		return err;
+	}
+	err = conn_dispatch(c, m.h.type, pl, fd);
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 void ctl_event(int epfd, void *ptr, __u32 events)

@@ -71,6 +71,7 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 {
 	const struct prof_seg_hdr *h = mem;
 	struct seg_geom g;
+	struct cursor_slab *slabs;
 	__u32 i, k, nslabs, ncur;
 	int err;
 
@@ -86,22 +87,16 @@ int prof_seg_cursor__sample(struct prof_seg_cursor *c, const void *mem, size_t l
 	out->uid = LD(&h->uid);
 	out->start_token = LD(&h->start_token);
 	out->created_ns = LD(&h->created_ns);
-	copy_bytes(out->comm, h->comm, sizeof(out->comm));
-	out->comm[sizeof(out->comm) - 1] = 0;
+	copy_name(out->comm, h->comm, sizeof(out->comm));
 	nslabs = LDA(&h->nslabs);
 	if (nslabs > g.max_threads)
 		return -EINVAL;
 	/* the exited threads' aggregate, as one more slab */
 	ncur = g.agg_slab != PROF_NO_SLOT ? nslabs + 1 : nslabs;
-	if (ncur > c->nslabs) {
-		struct cursor_slab *v = realloc(c->slabs, ncur * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		memset(v + c->nslabs, 0, (ncur - c->nslabs) * sizeof(*v));
-		c->slabs = v;
-		c->nslabs = ncur;
-	}
+	slabs = prof_grow_zero(c->slabs, &c->nslabs, ncur, sizeof(*slabs));
+	if (!slabs)
+		return -ENOMEM;
+	c->slabs = slabs;
 	out->nthreads = nslabs;
 	for (i = 0; i < ncur; i++) {
 		__u32 idx = i < nslabs ? i : g.agg_slab;

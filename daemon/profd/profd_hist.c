@@ -254,18 +254,9 @@ struct prof_snapshot *hist_snap_clone(const struct prof_snapshot *s)
 		errno = EINVAL;
 		return NULL;
 	}
-	c = calloc(1, sizeof(*c));
+	c = prof_snap_shell(s);
 	if (!c)
 		return NULL;
-	*c = *s;
-	c->sites = NULL;
-	c->threads = NULL;
-	c->hist = NULL;
-	c->nthreads = 0;
-	if (prof_snap_annot_copy(c, s)) {
-		free(c);
-		return NULL;
-	}
 	c->sites = malloc((s->nsites ? s->nsites : 1) * sizeof(*c->sites));
 	c->threads = calloc(s->nthreads ? s->nthreads : 1, sizeof(*c->threads));
 	c->hist = malloc((s->nhist ? s->nhist : 1) * sizeof(*c->hist));

@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -39,6 +40,7 @@
 #include "profsched.h"
 #include "profsample.h"
 #include "slab.h"
+#include "fmt.h"
 #include "reader_int.h"
 /* generated code casts const away */
 #pragma GCC diagnostic push
@@ -95,6 +97,8 @@ static struct {
 	__u64 tick_last, mono_last; /* the last drain's */
 	struct sproc *procs;
 	__u64 bytes;
+	__u64 drained, drain_ns; /* samples drained, profd's CPU draining them */
+	__u64 named_none, named_none_ns; /* the same in drains that named no frame anew */
 	char why[160];
 } sm = { .tfd = -1 };
 
@@ -164,6 +168,28 @@ static int ring_size(struct profsample_bpf *skel)
 	if (errno || *end || v < 4096 || v > PROF_SAMPLE_RING || (v & (v - 1)))
 		return -EINVAL;
 	return bpf_map__set_max_entries(skel->maps.samples, (__u32)v);
+}
+
+/*
+ * The sampler's BPF side undone, as far as it got: the unmap tracer, the
+ * ring, the skeleton (skel: sm.skel once it opened), the per-CPU events'
+ * arrays and the timer.  Its events are closed first (close_events).
+ */
+static void sampler_free(struct profsample_bpf *skel)
+{
+	bpf_link__destroy(sm.unmap);
+	sm.unmap = NULL;
+	ring_buffer__free(sm.rb);
+	sm.rb = NULL;
+	profsample_bpf__destroy(skel);
+	sm.skel = NULL;
+	free(sm.links);
+	free(sm.pfd);
+	sm.links = NULL;
+	sm.pfd = NULL;
+	if (sm.tfd >= 0)
+		close(sm.tfd);
+	sm.tfd = -1;
 }
 
 int sample_open(__u32 hz)
@@ -243,16 +269,7 @@ fail:
 	snprintf(sm.why, sizeof(sm.why), "profd failed to load its sampler: %s",
 		 strerror(err < 0 ? -err : EINVAL));
 	log_warnx("sample: %s", sm.why);
-	profsample_bpf__destroy(skel);
-	ring_buffer__free(sm.rb);
-	sm.rb = NULL;
-	free(sm.links);
-	free(sm.pfd);
-	sm.links = NULL;
-	sm.pfd = NULL;
-	if (sm.tfd >= 0)
-		close(sm.tfd);
-	sm.tfd = -1;
+	sampler_free(skel);
 	return err;
 }
 
@@ -381,20 +398,18 @@ void sample_close(void)
 	struct sstack *s, *sn;
 	size_t i;
 
+	/* what the samples cost profd itself (bench/sample_cost.sh reads it) */
+	if (sm.drained && sm.named_none)
+		log_info("sample: %llu samples drained, %.2f us of profd's CPU each; %.2f us in the "
+			 "drains that named no frame from ELF and DWARF (%llu samples)",
+			 (unsigned long long)sm.drained, (double)sm.drain_ns / 1e3 / (double)sm.drained,
+			 (double)sm.named_none_ns / 1e3 / (double)sm.named_none,
+			 (unsigned long long)sm.named_none);
 	if (sm.skel)
 		close_events();
-	bpf_link__destroy(sm.unmap);
-	sm.unmap = NULL;
-	ring_buffer__free(sm.rb);
-	profsample_bpf__destroy(sm.skel);
-	sm.skel = NULL;
-	sm.rb = NULL;
-	free(sm.links);
-	free(sm.pfd);
+	sampler_free(sm.skel);
 	free(sm.batch);
-	if (sm.tfd >= 0)
-		close(sm.tfd);
-	sm.tfd = -1;
+	sm.batch = NULL;
 	for (p = sm.procs; p; p = pn) {
 		pn = p->next;
 		for (i = 0; i < SAMPLE_BUCKETS; i++)
@@ -549,32 +564,38 @@ static int cmp_sample(const void *a, const void *b)
 {
 	const struct prof_sample *x = a, *y = b;
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->mono_ns < y->mono_ns ? -1 : x->mono_ns > y->mono_ns;
+	return PROF_CMP(x->pid, y->pid) ?: PROF_CMP(x->tid, y->tid) ?:
+	       PROF_CMP(x->mono_ns, y->mono_ns);
 }
 
-/* a sample's frames, innermost first, RS apart, after "path TAB" */
+/* a sample's frames, innermost first, RS apart, after "path TAB"; a frame
+ * that does not fit whole is left out, with those after it */
 static void stack_key(struct sproc *p, const struct prof_sample *s, const char *path, char *key,
 		      size_t size)
 {
-	size_t off;
+	size_t off = strlen(path), w;
 	__u32 i, n = s->nframes < PROF_SAMPLE_FRAMES ? s->nframes : PROF_SAMPLE_FRAMES;
-	int w = snprintf(key, size, "%s\t", path);
 
-	off = w > 0 && (size_t)w < size ? (size_t)w : 0;
+	if (off + 2 > size)
+		off = 0;
+	else {
+		memcpy(key, path, off);
+		key[off++] = '\t';
+	}
 	for (i = 0; i < n && off + 1 < size; i++) {
 		char f[1024];
+		const char *fr;
 
 		if (!s->ip[i])
 			break;
-		sym_frame(p->sym, s->ip[i], i > 0, s->map_gen, f, sizeof(f));
-		w = snprintf(key + off, size - off, "%s%s", i ? "\x1e" : "", f);
-		if (w < 0 || (size_t)w >= size - off)
+		fr = sym_frame(p->sym, s->ip[i], i > 0, s->map_gen, f, sizeof(f));
+		w = strlen(fr);
+		if (off + (i ? 1 : 0) + w + 1 > size)
 			break;
-		off += (size_t)w;
+		if (i)
+			key[off++] = '\x1e';
+		memcpy(key + off, fr, w);
+		off += w;
 	}
 	key[off] = 0;
 }
@@ -596,14 +617,31 @@ static __u32 inner_tid(struct sproc *p, __u32 tid)
 	return inner;
 }
 
-/* what a guarded look at the segment makes of one thread's samples */
+#define LOOK_RECENT 8 /* zone paths a sample's is looked for among */
+
+/* a zone path named in a look: (slab, node) and its names */
+struct look_path {
+	__u32 slab, node;
+	char *path;
+};
+
+/*
+ * What one guarded look at the segment makes of a process's samples (the
+ * batch's, by thread then time): each thread's run of them attributed at
+ * once (one look a process and drain, not one a thread), each sample's zone
+ * path named once a look (a sample's is looked for among the last
+ * LOOK_RECENT named: the few zones a drain's samples fall in, named once
+ * each, not once each time the zone changes).
+ */
 struct look_attr {
 	const struct prof_sample *a;
 	__u32 n;
-	__u32 tid;	      /* the thread's, as the process names it */
+	const __u32 *tid;     /* each sample's thread, as the process names it */
 	struct prof_attr *at; /* each sample's node */
-	char **path;	      /* each sample's zone path (shared by a run of one node) */
-	__u64 span_ns;	      /* how far back the thread's ring reaches (~0: all) */
+	const char **path;    /* each sample's zone path (in paths), NULL: none */
+	struct look_path *paths;
+	__u32 npaths, room;
+	__u64 span_ns;	      /* how far back the threads' rings reach (~0: all) */
 };
 
 static void undo_attr(void *arg)
@@ -611,19 +649,20 @@ static void undo_attr(void *arg)
 	struct look_attr *la = arg;
 	__u32 i;
 
-	for (i = 0; i < la->n; i++) {
-		if (la->path[i] && (i + 1 == la->n || la->path[i + 1] != la->path[i]))
-			free(la->path[i]);
+	for (i = 0; i < la->npaths; i++)
+		free(la->paths[i].path);
+	la->npaths = 0;
+	for (i = 0; i < la->n; i++)
 		la->path[i] = NULL;
-	}
 }
 
 /* how far back tid's event ring reaches now, in ns (~0: to its start) */
-static __u64 ring_span(const void *mem, size_t len, __u32 tid, const struct tick_map *tm)
+static __u64 ring_span(const void *mem, const struct seg_geom *g, __u32 tid,
+		       const struct tick_map *tm)
 {
 	__u64 oldest, now;
 
-	if (prof_seg_ring_oldest(mem, len, tid, &oldest) || !oldest)
+	if (prof_seg_ring_oldest_g(mem, g, tid, &oldest) || !oldest)
 		return ~0ull;
 	now = tick_of(tm, profd_now_ns());
 	if (now <= oldest)
@@ -633,55 +672,97 @@ static __u64 ring_span(const void *mem, size_t len, __u32 tid, const struct tick
 	return (__u64)((double)(now - oldest) / tm->per_ns);
 }
 
+/* node's zone path in slab, named in this look already or now; NULL if the
+ * slab does not say */
+static const char *look_path(struct look_attr *la, const void *mem, const struct seg_geom *g,
+			     __u32 slab, __u32 node)
+{
+	char path[PROF_ATTR_DEPTH * PROF_NAME_MAX];
+	struct look_path *lp;
+	__u32 i;
+
+	for (i = la->npaths; i > 0 && i + LOOK_RECENT > la->npaths; i--)
+		if (la->paths[i - 1].slab == slab && la->paths[i - 1].node == node)
+			return la->paths[i - 1].path;
+	if (prof_seg_node_path_g(mem, g, slab, node, path, sizeof(path)))
+		return NULL;
+	if (la->npaths == la->room) {
+		__u32 want = la->room ? la->room * 2 : 16;
+
+		lp = realloc(la->paths, want * sizeof(*lp));
+		if (!lp)
+			return NULL;
+		la->paths = lp;
+		la->room = want;
+	}
+	lp = &la->paths[la->npaths];
+	lp->path = strdup(path);
+	if (!lp->path)
+		return NULL;
+	lp->slab = slab;
+	lp->node = node;
+	la->npaths++;
+	return lp->path;
+}
+
 /* the zone each sample fell in, and its path, read from the live segment */
 static int look_attr(const void *mem, size_t len, void *arg)
 {
 	struct look_attr *la = arg;
-	char path[PROF_ATTR_DEPTH * PROF_NAME_MAX];
-	struct tick_map tm;
-	int slab;
-	__u32 i;
+	struct tick_map tm = { 0 };
+	struct seg_geom g;
+	__u32 i, j;
+	int err;
 
+	/* checked once: every thread's calls below read it as checked */
+	err = seg_check(mem, len, &g);
+	if (err)
+		return err;
 	if (!tick_map_of(mem, len, &tm))
 		return -EINVAL;
 	for (i = 0; i < la->n; i++)
 		la->at[i].tick = tick_of(&tm, la->a[i].mono_ns);
-	slab = prof_seg_attribute(mem, len, la->tid, la->at, la->n);
-	if (slab < 0)
-		return slab;
-	la->span_ns = ring_span(mem, len, la->tid, &tm);
-	for (i = 0; i < la->n; i++) {
-		__u32 node = la->at[i].node;
+	for (i = 0; i < la->n; i = j) {
+		__u64 span;
+		int slab;
 
-		if (node == PROF_ATTR_UNKNOWN || node == PROF_ATTR_OUTSIDE)
+		for (j = i; j < la->n && la->a[j].tid == la->a[i].tid; j++)
+			;
+		/* a thread the slab does not say: its samples unknown */
+		slab = prof_seg_attribute_g(mem, &g, la->tid[i], la->at + i, j - i);
+		if (slab < 0)
 			continue;
-		/* a run of samples in one zone names it once */
-		if (i && la->at[i - 1].node == node && la->path[i - 1]) {
-			la->path[i] = la->path[i - 1];
-			continue;
+		span = ring_span(mem, &g, la->tid[i], &tm);
+		if (span < la->span_ns)
+			la->span_ns = span;
+		for (; i < j; i++) {
+			__u32 node = la->at[i].node;
+
+			if (node == PROF_ATTR_UNKNOWN || node == PROF_ATTR_OUTSIDE)
+				continue;
+			la->path[i] = look_path(la, mem, &g, (__u32)slab, node);
+			if (!la->path[i])
+				la->at[i].node = PROF_ATTR_UNKNOWN;
 		}
-		if (prof_seg_node_path(mem, len, (__u32)slab, node, path, sizeof(path)))
-			la->at[i].node = PROF_ATTR_UNKNOWN;
-		else
-			la->path[i] = strdup(path);
 	}
 	return 0;
 }
 
-/* one thread's n samples of the batch, sorted by time */
-static void take_thread(struct sproc *p, struct prof_sample *a, __u32 n)
+/* one process's n samples of the batch, by thread then time */
+static void take_proc(struct sproc *p, struct prof_sample *a, __u32 n)
 {
 	struct look_attr la = { .a = a, .n = n, .span_ns = ~0ull };
 	char *key = malloc(SAMPLE_KEY_MAX);
-	__u32 i, tid = a[0].tid;
+	__u32 *tids = calloc(n, sizeof(*tids));
+	__u32 i;
 
-	tid = inner_tid(p, a[0].tid);
-	la.tid = tid;
-
+	la.tid = tids;
 	la.at = calloc(n, sizeof(*la.at));
 	la.path = calloc(n, sizeof(*la.path));
-	if (!la.at || !la.path || !key)
+	if (!la.at || !la.path || !key || !tids)
 		goto out;
+	for (i = 0; i < n; i++)
+		tids[i] = i && a[i].tid == a[i - 1].tid ? tids[i - 1] : inner_tid(p, a[i].tid);
 	if (seg_look_pid(p->pid, look_attr, undo_attr, &la))
 		for (i = 0; i < n; i++)
 			la.at[i].node = PROF_ATTR_UNKNOWN;
@@ -703,13 +784,15 @@ static void take_thread(struct sproc *p, struct prof_sample *a, __u32 n)
 			p->unknown++;
 		}
 		stack_key(p, &a[i], path, key, SAMPLE_KEY_MAX);
-		count(p, tid, key, path, false);
+		count(p, tids[i], key, path, false);
 	}
 	p->last_ns = profd_now_ns();
 	undo_attr(&la);
 out:
+	free(la.paths);
 	free(la.at);
 	free(la.path);
+	free(tids);
 	free(key);
 }
 
@@ -743,13 +826,24 @@ static void forget_gone(void)
 	}
 }
 
+/* this thread's CPU time, ns */
+static __u64 cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
 void sample_drain(void)
 {
-	__u64 t;
+	__u64 t, c0, named0, named1, hits;
 	__u32 i, j;
 
 	if (!sm.skel)
 		return;
+	c0 = cpu_now();
+	sym_counts(&named0, &hits);
 	if (sm.tfd >= 0 && read(sm.tfd, &t, sizeof(t)) < 0 && errno != EAGAIN)
 		return;
 	sm.nbatch = 0;
@@ -761,16 +855,22 @@ void sample_drain(void)
 	for (i = 0; i < sm.nbatch; i = j) {
 		struct sproc *p;
 
-		for (j = i; j < sm.nbatch && sm.batch[j].pid == sm.batch[i].pid &&
-			    sm.batch[j].tid == sm.batch[i].tid;
-		     j++)
+		for (j = i; j < sm.nbatch && sm.batch[j].pid == sm.batch[i].pid; j++)
 			;
 		p = proc_of((pid_t)sm.batch[i].pid, true);
 		if (p)
-			take_thread(p, &sm.batch[i], j - i);
+			take_proc(p, &sm.batch[i], j - i);
 	}
 	drain_period();
 	forget_gone();
+	t = cpu_now() - c0;
+	sm.drained += sm.nbatch;
+	sm.drain_ns += t;
+	sym_counts(&named1, &hits);
+	if (named1 == named0) {
+		sm.named_none += sm.nbatch;
+		sm.named_none_ns += t;
+	}
 }
 
 int sample_dump(pid_t pid, FILE *out, __u64 *nsamples)

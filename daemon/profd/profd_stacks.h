@@ -33,6 +33,18 @@ int prof_seg_ring_oldest(const void *mem, size_t len, __u32 tid, __u64 *oldest);
 /* node's zone path, outermost first, names joined by PROF_ATTR_SEP; 0 or -errno */
 int prof_seg_node_path(const void *mem, size_t len, __u32 slab, __u32 node, char *buf,
 		       size_t size);
+/* the same in a segment its caller checked once (seg_check into g, one
+ * look at it): a drain checks it once a process, not once a call */
+struct seg_geom;
+int prof_seg_attribute_g(const void *mem, const struct seg_geom *g, __u32 tid,
+			 struct prof_attr *s, __u32 n);
+int prof_seg_ring_oldest_g(const void *mem, const struct seg_geom *g, __u32 tid, __u64 *oldest);
+int prof_seg_node_path_g(const void *mem, const struct seg_geom *g, __u32 slab, __u32 node,
+			 char *buf, size_t size);
+/* tests: every attribution by the walk of the ring (the search not tried),
+ * and how many were done by the search */
+extern bool prof_attr_walk_only;
+extern __u64 prof_attr_fast_used;
 
 /* profd_sym.c: a process's addresses as function, file:line or module+offset */
 struct sym_proc;
@@ -40,10 +52,12 @@ struct sym_proc;
 struct sym_proc *sym_proc__new(pid_t pid, __u32 (*gen_now)(pid_t pid));
 void sym_proc__destroy(struct sym_proc *p);
 /* addr's frame, "func" US "file" US "line" US "module+0xoff" (US = \x1f,
- * empty fields unknown), into buf; a return address (not the first frame)
- * is looked up one byte back, in its call; gen the sample's maps
- * generation (a frame of another than the maps read is its address) */
-void sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf, size_t size);
+ * empty fields unknown): the cache's (valid until the next call), else
+ * named into buf (every call with one size); a return address (not the
+ * first frame) is looked up one byte back, in its call; gen the sample's
+ * maps generation (a frame of another than the maps read is its address) */
+const char *sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf,
+		      size_t size);
 /* frames named by ELF and DWARF, and from the cache every process shares */
 void sym_counts(__u64 *lookups, __u64 *hits);
 void sym_cache_free(void);

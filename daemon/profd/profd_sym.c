@@ -302,7 +302,8 @@ static void lookup(Dwfl_Module *m, Dwarf_Addr pc, char *buf, size_t size)
 	snprintf(buf, size, "%s\x1f%s\x1f%d\x1f%s", fn, file ? fl : "", file ? line : 0, md);
 }
 
-void sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf, size_t size)
+const char *sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf,
+		      size_t size)
 {
 	/* a return address is the instruction after its call: the call is
 	 * the byte before, and may be the last of a function or an inlined
@@ -326,23 +327,24 @@ void sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf, s
 	if (!mod) {
 		n_lookups++;
 		lookup(m, pc, buf, size);
-		return;
+		return buf;
 	}
 	dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
 	off = pc - start;
 	h = ((mod ^ off) * 0x9e3779b97f4a7c15ull) >> 40;
 	e = &cache[h & (SYM_CACHE - 1)];
+	/* no copy: a frame fits the buf it was named in (the caller's size
+	 * never changes) */
 	if (e->mod == mod && e->off == off && e->frame) {
 		n_hits++;
-		snprintf(buf, size, "%s", e->frame);
-		return;
+		return e->frame;
 	}
 	n_lookups++;
 	lookup(m, pc, buf, size);
 	old = e->frame ? strlen(e->frame) + 1 : 0;
 	len = strlen(buf) + 1;
 	if (cache_bytes - old + len > cache_max)
-		return;
+		return buf;
 	free(e->frame);
 	cache_bytes -= old;
 	e->frame = strdup(buf);
@@ -350,4 +352,5 @@ void sym_frame(struct sym_proc *p, __u64 addr, bool ret, __u32 gen, char *buf, s
 	e->off = off;
 	if (e->frame)
 		cache_bytes += len;
+	return buf;
 }
