@@ -109,7 +109,7 @@ static inline void child_go(const struct child *c)
 /*
  * the test's ends closed (the child hears 0), and the child reaped: its
  * wait status, or -1 if it had to be killed after the deadline (or was
- * gone already)
+ * gone already); c->pid is -1 after (take the pid before)
  */
 static inline int child_end(struct child *c)
 {
