@@ -72,7 +72,7 @@ endif
 # exit the report (the reader, report.c) or PROF_SAVE's file (proffile.c)
 LIB_SRCS := usdt/prof.c usdt/prof_clock.c usdt/prof_proc.c usdt/prof_seg.c usdt/prof_site.c \
 	usdt/prof_thread.c usdt/prof_slow.c usdt/prof_fold.c usdt/prof_fold_annot.c usdt/prof_exit.c usdt/prof_fork.c \
-	usdt/enter.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_hist.c \
+	usdt/enter.c usdt/env.c usdt/agent.c usdt/logger.c usdt/reader.c usdt/reader_check.c usdt/reader_hist.c \
 	usdt/reader_flat.c usdt/reader_image.c usdt/report.c usdt/report_text.c usdt/proffile.c \
 	usdt/json_writer.c usdt/fmt.c usdt/funcname.c usdt/fdpass.c usdt/annot.c usdt/reader_locks.c \
 	usdt/report_locks.c

@@ -4,7 +4,7 @@ FUZZ_DIR := .output/fuzz
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iusdt -Ibpf -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Itests
 # the reader, by concern (usdt/reader_int.h)
-FUZZ_READER := usdt/reader.c usdt/reader_hist.c usdt/reader_flat.c usdt/reader_image.c \
+FUZZ_READER := usdt/reader.c usdt/reader_check.c usdt/reader_hist.c usdt/reader_flat.c usdt/reader_image.c \
 	usdt/reader_trace.c usdt/reader_annot.c usdt/reader_locks.c
 FUZZ_READER_DEPS := $(FUZZ_READER) usdt/reader_int.h usdt/annot.h
 
