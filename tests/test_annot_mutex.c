@@ -284,19 +284,13 @@ static void test_mono_clock(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
-int main(int argc, char **argv)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_nested_warm),
-		cmocka_unit_test(test_site_two_zones),
-		cmocka_unit_test(test_first_at_root),
-		cmocka_unit_test(test_release_after_exit),
-		cmocka_unit_test(test_mono_clock),
-	};
+static const struct test_child children[] = { { "--mono-child", mono_child }, { NULL, NULL } };
 
-	if (argc > 1 && !strcmp(argv[1], "--mono-child"))
-		return mono_child();
+static void env(void)
+{
 	setenv("PROF_NO_DAEMON", "1", 1);
-	test_filter_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
 }
+
+TEST_MAIN_CHILDREN(NULL, NULL, children, env, cmocka_unit_test(test_nested_warm),
+		   cmocka_unit_test(test_site_two_zones), cmocka_unit_test(test_first_at_root),
+		   cmocka_unit_test(test_release_after_exit), cmocka_unit_test(test_mono_clock))

@@ -251,17 +251,11 @@ static void test_quiet_switch(void **state)
 	assert_false(warned("1"));
 }
 
-int main(int argc, char **argv)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_node_overflow),
-		cmocka_unit_test(test_thread_overflow),
-		cmocka_unit_test(test_quiet_switch),
-	};
+static const struct test_child children[] = {
+	{ "--nodes", nodes_child },
+	{ "--threads", threads_child },
+	{ NULL, NULL },
+};
 
-	if (argc == 2 && !strcmp(argv[1], "--nodes"))
-		return nodes_child();
-	if (argc == 2 && !strcmp(argv[1], "--threads"))
-		return threads_child();
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN_CHILDREN(NULL, NULL, children, NULL, cmocka_unit_test(test_node_overflow),
+		   cmocka_unit_test(test_thread_overflow), cmocka_unit_test(test_quiet_switch))

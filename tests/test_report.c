@@ -359,19 +359,16 @@ static void test_log_arithmetic(void **state)
 	prof_snapshot__destroy(prev);
 }
 
-int main(int argc, char **argv)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_text_report),
-		cmocka_unit_test(test_json_report),
-		cmocka_unit_test(test_log_interval),
-		cmocka_unit_test(test_log_arithmetic),
-	};
+static const struct test_child children[] = { { "--log", log_child }, { NULL, NULL } };
 
-	if (argc == 2 && !strcmp(argv[1], "--log"))
-		return log_child();
+/* the tests set the report's variables they want */
+static void env(void)
+{
 	unsetenv("PROF_REPORT");
 	unsetenv("PROF_REPORT_FORMAT");
 	unsetenv("PROF_LOG_INTERVAL");
-	return cmocka_run_group_tests(tests, NULL, NULL);
 }
+
+TEST_MAIN_CHILDREN(NULL, NULL, children, env, cmocka_unit_test(test_text_report),
+		   cmocka_unit_test(test_json_report), cmocka_unit_test(test_log_interval),
+		   cmocka_unit_test(test_log_arithmetic))

@@ -269,18 +269,19 @@ static void test_offcpu_from_prior_total(void **state)
 	prof_snapshot__destroy(s);
 }
 
-int main(int argc, char **argv)
+/* test_exits_seen_by_cache's process with the ring off */
+static int ring_off_child(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_one_call_bucket),
-		cmocka_unit_test(test_hist_is_events),
-		cmocka_unit_test(test_exits_seen_by_cache),
-		cmocka_unit_test(test_offcpu_from_prior_total),
-	};
-
-	setenv("PROF_NO_DAEMON", "1", 1);
-	if (argc == 2 && !strcmp(argv[1], "--ring-off"))
-		return exits_seen(true);
-	test_filter_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return exits_seen(true);
 }
+
+static const struct test_child children[] = { { "--ring-off", ring_off_child }, { NULL, NULL } };
+
+static void env(void)
+{
+	setenv("PROF_NO_DAEMON", "1", 1);
+}
+
+TEST_MAIN_CHILDREN(NULL, NULL, children, env, cmocka_unit_test(test_one_call_bucket),
+		   cmocka_unit_test(test_hist_is_events), cmocka_unit_test(test_exits_seen_by_cache),
+		   cmocka_unit_test(test_offcpu_from_prior_total))

@@ -402,8 +402,8 @@ static inline ssize_t test_send_fds(int sock, const void *buf, size_t len, int f
 /*
  * A test program's whole main: the cmocka tests given (cmocka_unit_test(f),
  * ...) run as one group with setup and teardown (NULL: none), only those
- * TEST_FILTER names (test_filter_env).  A main that does more (children it
- * re-executes, its environment) is written out.
+ * TEST_FILTER names (test_filter_env).  A program that re-executes itself,
+ * or sets its environment first: TEST_MAIN_CHILDREN, TEST_MAIN_ENV.
  */
 #define TEST_MAIN(setup, teardown, ...)                                                           \
 	int main(void)                                                                             \
@@ -413,6 +413,49 @@ static inline ssize_t test_send_fds(int sock, const void *buf, size_t len, int f
 		test_filter_env();                                                                 \
 		return cmocka_run_group_tests(tests, setup, teardown);                             \
 	}
+
+/* a child mode of a test program: re-executed with argv[1] flag, the
+ * program runs run alone and exits with its result */
+struct test_child {
+	const char *flag;
+	int (*run)(void);
+};
+
+/* the mode of children (ended by a NULL flag; NULL: none) that argv
+ * names (a flag and nothing after it), or NULL: the tests run */
+static inline const struct test_child *test_child_of(int argc, char **argv,
+						     const struct test_child *children)
+{
+	for (; children && children->flag && argc == 2; children++)
+		if (!strcmp(argv[1], children->flag))
+			return children;
+	return NULL;
+}
+
+/*
+ * TEST_MAIN for a program that re-executes itself: named by one of
+ * children's flags it runs that child; otherwise env (NULL: none) sets
+ * the environment the tests start with (after the child check: a child
+ * keeps what its test gave it) and they run as TEST_MAIN's do.
+ */
+#define TEST_MAIN_CHILDREN(setup, teardown, children, env, ...)                                  \
+	int main(int argc, char **argv)                                                            \
+	{                                                                                          \
+		const struct CMUnitTest tests[] = { __VA_ARGS__ };                                 \
+		const struct test_child *child = test_child_of(argc, argv, children);             \
+		void (*env_)(void) = env;                                                          \
+                                                                                                   \
+		if (child)                                                                         \
+			return child->run();                                                       \
+		if (env_)                                                                          \
+			env_();                                                                    \
+		test_filter_env();                                                                 \
+		return cmocka_run_group_tests(tests, setup, teardown);                             \
+	}
+
+/* TEST_MAIN with env (see TEST_MAIN_CHILDREN) setting the tests' environment */
+#define TEST_MAIN_ENV(setup, teardown, env, ...)                                                  \
+	TEST_MAIN_CHILDREN(setup, teardown, NULL, env, __VA_ARGS__)
 
 /* test_seg_paths: every start token (a pid of another pid namespace) */
 #define TEST_ANY_TOKEN (~0ull)
