@@ -188,17 +188,11 @@ static void test_raised_begin(void **state)
 	fires_each(&ep_begin_sem, begin_end, "ep_begin");
 }
 
-int main(void)
+static void env(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_down),
-		cmocka_unit_test(test_raised_hit),
-		cmocka_unit_test(test_raised_inside),
-		cmocka_unit_test(test_raised_miss),
-		cmocka_unit_test(test_raised_public),
-		cmocka_unit_test(test_raised_begin),
-	};
-
 	setenv("PROF_NO_DAEMON", "1", 1);
-	return cmocka_run_group_tests(tests, setup, NULL);
 }
+
+TEST_MAIN_ENV(setup, NULL, env, cmocka_unit_test(test_down), cmocka_unit_test(test_raised_hit),
+	      cmocka_unit_test(test_raised_inside), cmocka_unit_test(test_raised_miss),
+	      cmocka_unit_test(test_raised_public), cmocka_unit_test(test_raised_begin))

@@ -1194,16 +1194,8 @@ static void test_serve(void **state)
 	still = -1;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_since_start),   cmocka_unit_test(test_since_reset),
-		cmocka_unit_test(test_last),	      cmocka_unit_test(test_diff_of_saves),
-		cmocka_unit_test(test_top_interval),  cmocka_unit_test(test_formats),
-		cmocka_unit_test(test_folded),	      cmocka_unit_test(test_pprof),
-		cmocka_unit_test(test_diff_formats),  cmocka_unit_test(test_serve),
-		cmocka_unit_test(test_html),
-	};
-
-	return test_run_group(tests, setup, teardown);
-}
+TEST_MAIN(setup, teardown, cmocka_unit_test(test_since_start), cmocka_unit_test(test_since_reset),
+	  cmocka_unit_test(test_last), cmocka_unit_test(test_diff_of_saves),
+	  cmocka_unit_test(test_top_interval), cmocka_unit_test(test_formats),
+	  cmocka_unit_test(test_folded), cmocka_unit_test(test_pprof),
+	  cmocka_unit_test(test_diff_formats), cmocka_unit_test(test_serve), cmocka_unit_test(test_html))

@@ -663,16 +663,9 @@ static void test_no_finished_call(void **state)
 	child_end(&k);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exposition), cmocka_unit_test(test_bounded),
-		cmocka_unit_test(test_promtool),   cmocka_unit_test(test_http),
-		cmocka_unit_test(test_activated),  cmocka_unit_test(test_units),
-		cmocka_unit_test(test_prometheus), cmocka_unit_test(test_other_user),
-		cmocka_unit_test(test_slow_client), cmocka_unit_test(test_slow_clients_full),
-		cmocka_unit_test(test_no_finished_call), cmocka_unit_test(test_one_listing),
-	};
-
-	return test_run_group(tests, setup, teardown);
-}
+TEST_MAIN(setup, teardown, cmocka_unit_test(test_exposition), cmocka_unit_test(test_bounded),
+	  cmocka_unit_test(test_promtool), cmocka_unit_test(test_http), cmocka_unit_test(test_activated),
+	  cmocka_unit_test(test_units), cmocka_unit_test(test_prometheus),
+	  cmocka_unit_test(test_other_user), cmocka_unit_test(test_slow_client),
+	  cmocka_unit_test(test_slow_clients_full), cmocka_unit_test(test_no_finished_call),
+	  cmocka_unit_test(test_one_listing))

@@ -929,20 +929,18 @@ static void test_regions_one_by_one(void **state)
 	free(img);
 }
 
-int main(void)
+/* before the runtime starts: test_regions_one_by_one's threads fold */
+static void env(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_valid_image),	  cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_version),		  cmocka_unit_test(test_geometry_bytes),
-		cmocka_unit_test(test_links_and_strings), cmocka_unit_test(test_huge_counts),
-		cmocka_unit_test(test_random_mutations), cmocka_unit_test(test_next_minor),
-		cmocka_unit_test(test_diff_every_figure), cmocka_unit_test(test_one_anomaly_said),
-		cmocka_unit_test(test_segment_names),	  cmocka_unit_test(test_regions_one_by_one),
-	};
 	char slabs[16];
 
-	/* before the runtime starts: test_regions_one_by_one's threads fold */
 	snprintf(slabs, sizeof(slabs), "%d", AGG_SLABS);
 	setenv("PROF_MAX_THREADS", slabs, 1);
-	return cmocka_run_group_tests(tests, NULL, NULL);
 }
+
+TEST_MAIN_ENV(NULL, NULL, env, cmocka_unit_test(test_valid_image), cmocka_unit_test(test_truncated),
+	      cmocka_unit_test(test_version), cmocka_unit_test(test_geometry_bytes),
+	      cmocka_unit_test(test_links_and_strings), cmocka_unit_test(test_huge_counts),
+	      cmocka_unit_test(test_random_mutations), cmocka_unit_test(test_next_minor),
+	      cmocka_unit_test(test_diff_every_figure), cmocka_unit_test(test_one_anomaly_said),
+	      cmocka_unit_test(test_segment_names), cmocka_unit_test(test_regions_one_by_one))

@@ -661,24 +661,15 @@ static void test_offcpu_clamped(void **state)
 	prof_snapshot__destroy(s);
 }
 
-int main(void)
+/* the kernel word is the test's to set: no profd may point it */
+static void env(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_recursion),
-		cmocka_unit_test(test_public_private),
-		cmocka_unit_test(test_func_names),
-		cmocka_unit_test(test_begin_end_balanced),
-		cmocka_unit_test(test_begin_end_unbalanced),
-		cmocka_unit_test(test_alloc),
-		cmocka_unit_test(test_activity),
-		cmocka_unit_test(test_frames_and_name),
-		cmocka_unit_test(test_long_thread_name),
-		cmocka_unit_test(test_anomalies),
-		cmocka_unit_test(test_offcpu_clamped),
-		cmocka_unit_test(test_offcpu_lost_return),
-	};
-
-	/* the kernel word is the test's to set: no profd may point it */
 	setenv("PROF_NO_DAEMON", "1", 1);
-	return cmocka_run_group_tests(tests, NULL, NULL);
 }
+
+TEST_MAIN_ENV(NULL, NULL, env, cmocka_unit_test(test_recursion),
+	      cmocka_unit_test(test_public_private), cmocka_unit_test(test_func_names), cmocka_unit_test(test_begin_end_balanced),
+	      cmocka_unit_test(test_begin_end_unbalanced), cmocka_unit_test(test_alloc),
+	      cmocka_unit_test(test_activity), cmocka_unit_test(test_frames_and_name),
+	      cmocka_unit_test(test_long_thread_name), cmocka_unit_test(test_anomalies),
+	      cmocka_unit_test(test_offcpu_clamped), cmocka_unit_test(test_offcpu_lost_return))

@@ -351,17 +351,11 @@ static void test_ring_size(void **state)
 	prof_trace__destroy(t);
 }
 
-int main(void)
+/* before the first zone: the segment is made with it */
+static void env(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ring_size),
-		cmocka_unit_test(test_exact),
-		cmocka_unit_test(test_overwrite),
-		cmocka_unit_test(test_frames),
-		cmocka_unit_test(test_race),
-	};
-
-	/* before the first zone: the segment is made with it */
 	setenv("PROF_TRACE_EVENTS", "64", 1);
-	return cmocka_run_group_tests(tests, NULL, NULL);
 }
+
+TEST_MAIN_ENV(NULL, NULL, env, cmocka_unit_test(test_ring_size), cmocka_unit_test(test_exact),
+	      cmocka_unit_test(test_overwrite), cmocka_unit_test(test_frames), cmocka_unit_test(test_race))
