@@ -1042,30 +1042,14 @@ static void test_not_yours(void **state)
 	assert_non_null(strstr(line, "not yours (segment owned by uid 0)"));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_flat_equals_tree),
-		cmocka_unit_test(test_callers_sum),
-		cmocka_unit_test(test_reset_then_n),
-		cmocka_unit_test(test_json_schema),
-		cmocka_unit_test(test_list_and_top),
-		cmocka_unit_test(test_not_profiled),
-		cmocka_unit_test(test_not_yours),
-		cmocka_unit_test(test_profd_missing_said_once),
-		cmocka_unit_test(test_last_exited),
-		cmocka_unit_test(test_top_exited),
-		cmocka_unit_test(test_killed_is_exited),
-		cmocka_unit_test(test_last_span),
-		cmocka_unit_test(test_last_window),
-		cmocka_unit_test(test_bus_guard),
-		cmocka_unit_test(test_bus_guard_not_writable),
-		cmocka_unit_test(test_top_truncated),
-		cmocka_unit_test(test_clean),
-		cmocka_unit_test(test_clean_other_user),
-		cmocka_unit_test(test_clean_baseline_names),
-		cmocka_unit_test_teardown(test_clean_namespace, teardown_ns),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TEST_MAIN(setup, teardown, cmocka_unit_test(test_flat_equals_tree),
+	  cmocka_unit_test(test_callers_sum), cmocka_unit_test(test_reset_then_n), cmocka_unit_test(test_json_schema),
+	  cmocka_unit_test(test_list_and_top), cmocka_unit_test(test_not_profiled),
+	  cmocka_unit_test(test_not_yours), cmocka_unit_test(test_profd_missing_said_once),
+	  cmocka_unit_test(test_last_exited), cmocka_unit_test(test_top_exited),
+	  cmocka_unit_test(test_killed_is_exited), cmocka_unit_test(test_last_span),
+	  cmocka_unit_test(test_last_window), cmocka_unit_test(test_bus_guard),
+	  cmocka_unit_test(test_bus_guard_not_writable), cmocka_unit_test(test_top_truncated),
+	  cmocka_unit_test(test_clean), cmocka_unit_test(test_clean_other_user),
+	  cmocka_unit_test(test_clean_baseline_names),
+	  cmocka_unit_test_teardown(test_clean_namespace, teardown_ns))

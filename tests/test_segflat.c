@@ -833,24 +833,14 @@ static void test_far_recursion(void **state)
 	check_far_recursion(100000); /* the walks run out: the pass finds it */
 }
 
-int main(int argc, char **argv)
-{
-	if (argc > 1 && !strcmp(argv[1], "--no-hole-reads"))
-		return no_hole_reads();
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_segflat_equals_snapshot),
-		cmocka_unit_test(test_segflat_rejects_garbage),
-		cmocka_unit_test(test_segflat_cache),
-		cmocka_unit_test(test_sites_race),
-		cmocka_unit_test(test_deep_chain),
-		cmocka_unit_test(test_far_recursion),
-		cmocka_unit_test(test_iter),
-		cmocka_unit_test(test_iter_error),
-		cmocka_unit_test(test_no_hole_reads),
-		cmocka_unit_test(test_flat_no_sched),
-		cmocka_unit_test(test_flat_thread_files),
-	};
+static const struct test_child children[] = {
+	{ "--no-hole-reads", no_hole_reads },
+	{ NULL, NULL },
+};
 
-	test_filter_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN_CHILDREN(NULL, NULL, children, NULL, cmocka_unit_test(test_segflat_equals_snapshot),
+		   cmocka_unit_test(test_segflat_rejects_garbage), cmocka_unit_test(test_segflat_cache),
+		   cmocka_unit_test(test_sites_race), cmocka_unit_test(test_deep_chain),
+		   cmocka_unit_test(test_far_recursion), cmocka_unit_test(test_iter),
+		   cmocka_unit_test(test_iter_error), cmocka_unit_test(test_no_hole_reads),
+		   cmocka_unit_test(test_flat_no_sched), cmocka_unit_test(test_flat_thread_files))
