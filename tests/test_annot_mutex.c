@@ -284,7 +284,7 @@ static void test_mono_clock(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
-static const struct test_child children[] = { { "--mono-child", mono_child }, { NULL, NULL } };
+static const struct test_child_mode children[] = { { "--mono-child", mono_child }, { NULL, NULL } };
 
 static void env(void)
 {

@@ -251,7 +251,7 @@ static void test_quiet_switch(void **state)
 	assert_false(warned("1"));
 }
 
-static const struct test_child children[] = {
+static const struct test_child_mode children[] = {
 	{ "--nodes", nodes_child },
 	{ "--threads", threads_child },
 	{ NULL, NULL },

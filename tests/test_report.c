@@ -359,7 +359,7 @@ static void test_log_arithmetic(void **state)
 	prof_snapshot__destroy(prev);
 }
 
-static const struct test_child children[] = { { "--log", log_child }, { NULL, NULL } };
+static const struct test_child_mode children[] = { { "--log", log_child }, { NULL, NULL } };
 
 /* the tests set the report's variables they want */
 static void env(void)

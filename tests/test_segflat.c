@@ -833,7 +833,7 @@ static void test_far_recursion(void **state)
 	check_far_recursion(100000); /* the walks run out: the pass finds it */
 }
 
-static const struct test_child children[] = {
+static const struct test_child_mode children[] = {
 	{ "--no-hole-reads", no_hole_reads },
 	{ NULL, NULL },
 };

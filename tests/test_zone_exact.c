@@ -275,7 +275,10 @@ static int ring_off_child(void)
 	return exits_seen(true);
 }
 
-static const struct test_child children[] = { { "--ring-off", ring_off_child }, { NULL, NULL } };
+static const struct test_child_mode children[] = {
+	{ "--ring-off", ring_off_child },
+	{ NULL, NULL },
+};
 
 static void env(void)
 {

@@ -416,15 +416,15 @@ static inline ssize_t test_send_fds(int sock, const void *buf, size_t len, int f
 
 /* a child mode of a test program: re-executed with argv[1] flag, the
  * program runs run alone and exits with its result */
-struct test_child {
+struct test_child_mode {
 	const char *flag;
 	int (*run)(void);
 };
 
 /* the mode of children (ended by a NULL flag; NULL: none) that argv
  * names (a flag and nothing after it), or NULL: the tests run */
-static inline const struct test_child *test_child_of(int argc, char **argv,
-						     const struct test_child *children)
+static inline const struct test_child_mode *
+test_child_mode_of(int argc, char **argv, const struct test_child_mode *children)
 {
 	for (; children && children->flag && argc == 2; children++)
 		if (!strcmp(argv[1], children->flag))
@@ -442,7 +442,7 @@ static inline const struct test_child *test_child_of(int argc, char **argv,
 	int main(int argc, char **argv)                                                            \
 	{                                                                                          \
 		const struct CMUnitTest tests[] = { __VA_ARGS__ };                                 \
-		const struct test_child *child = test_child_of(argc, argv, children);             \
+		const struct test_child_mode *child = test_child_mode_of(argc, argv, children);    \
 		void (*env_)(void) = env;                                                          \
                                                                                                    \
 		if (child)                                                                         \
