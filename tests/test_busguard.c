@@ -119,11 +119,4 @@ static void test_truncated_read(void **state)
 	signal(SIGBUS, SIG_DFL);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_truncated_read),
-	};
-
-	return test_run_group(tests, NULL, NULL);
-}
+TEST_MAIN(NULL, NULL, cmocka_unit_test(test_truncated_read))

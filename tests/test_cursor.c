@@ -88,11 +88,4 @@ static void test_cursor(void **state)
 	munmap(mem, len);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cursor),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(NULL, NULL, cmocka_unit_test(test_cursor))
