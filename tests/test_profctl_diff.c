@@ -394,19 +394,8 @@ static void test_live_against_file(void **state)
 	free(text);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_text),
-		cmocka_unit_test(test_sort_and_rows),
-		cmocka_unit_test(test_color),
-		cmocka_unit_test(test_json_per_call),
-		cmocka_unit_test(test_percentiles),
-		cmocka_unit_test(test_merge_is_sum_of_threads),
-		cmocka_unit_test(test_usage),
-		cmocka_unit_test(test_html),
-		cmocka_unit_test(test_live_against_file),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+TEST_MAIN(setup, teardown, cmocka_unit_test(test_text), cmocka_unit_test(test_sort_and_rows),
+	  cmocka_unit_test(test_color), cmocka_unit_test(test_json_per_call),
+	  cmocka_unit_test(test_percentiles), cmocka_unit_test(test_merge_is_sum_of_threads),
+	  cmocka_unit_test(test_usage), cmocka_unit_test(test_html),
+	  cmocka_unit_test(test_live_against_file))

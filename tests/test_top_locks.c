@@ -64,13 +64,4 @@ static void test_went_back(void **state)
 	free(out);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rates),
-		cmocka_unit_test(test_went_back),
-	};
-
-	test_filter_env();
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(NULL, NULL, cmocka_unit_test(test_rates), cmocka_unit_test(test_went_back))
