@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "testutil.h"
+#include "fastpath.h"
 #include "annot_util.h"
 #include "prof.h"
 
@@ -266,22 +267,10 @@ static int mono_child(void)
 /* PROF_CLOCK=mono, chosen at a process's start: a child of its own */
 static void test_mono_clock(void **state)
 {
-	char *argv[] = { (char *)"/proc/self/exe", (char *)"--mono-child", NULL };
-	int st;
-	pid_t p;
+	static const char *const env[] = { "PROF_CLOCK=mono", "PROF_NO_DAEMON=1", NULL };
 
 	(void)state;
-	p = fork();
-	assert_true(p >= 0);
-	if (p == 0) {
-		setenv("PROF_CLOCK", "mono", 1);
-		setenv("PROF_NO_DAEMON", "1", 1);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(p, &st, 0), p);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(test_exited_ok(test_reexec("--mono-child", env, 60, NULL)));
 }
 
 static const struct test_child_mode children[] = { { "--mono-child", mono_child }, { NULL, NULL } };

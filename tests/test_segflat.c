@@ -18,6 +18,7 @@
 
 #include "prof.h"
 #include "testutil.h"
+#include "fastpath.h"
 #include "nest_work.h"
 #include "snap_fixture.h"
 
@@ -552,21 +553,10 @@ static int no_hole_reads(void)
 
 static void test_no_hole_reads(void **state)
 {
-	pid_t p;
-	int st;
+	static const char *const env[] = { "PROF_NO_DAEMON=1", NULL };
 
 	(void)state;
-	fflush(NULL);
-	p = fork();
-	assert_true(p >= 0);
-	if (p == 0) {
-		setenv("PROF_NO_DAEMON", "1", 1);
-		execl("/proc/self/exe", "test_segflat", "--no-hole-reads", (char *)NULL);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(p, &st, 0), p);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_true(test_exited_ok(test_reexec("--no-hole-reads", env, 60, NULL)));
 }
 
 /* a thread that ran a zone and waits, alive, until told */
