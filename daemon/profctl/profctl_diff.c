@@ -54,9 +54,9 @@ static const char usage_diff[] =
 	"Then the named locks either side has: NEW's figures and their change.\n";
 
 static const struct option diff_options[] = {
-	PC_OPT_SORT,	PC_OPT_PER_CALL,   PC_OPT_PER_FRAME,   PC_OPT_ROWS,
-	PC_OPT_FORMAT,	PC_OPT_OUTPUT,	   PC_OPT_COLOR,       PC_OPT_SINCE_RESET,
-	PC_OPT_SINCE_START, PC_OPT_NO_DAEMON, PC_OPT_HELP,     PC_OPT_END_OPERANDS,
+	PC_OPT_SORT,	  PC_OPT_PER_CALL, PC_OPT_PER_FRAME,	PC_OPT_ROWS,
+	PC_OPT_FORMAT,	  PC_OPT_OUTPUT,   PC_OPT_COLOR,	PC_OPT_SINCE,
+	PC_OPT_NO_DAEMON, PC_OPT_HELP,	   PC_OPT_END_OPERANDS,
 };
 
 #define NB PROF_HIST_BUCKETS

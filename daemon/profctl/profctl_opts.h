@@ -46,6 +46,8 @@ enum {
 #define PC_OPT_TID { "tid", required_argument, NULL, 't' }
 #define PC_OPT_SINCE_RESET { "since-reset", no_argument, NULL, PC_OPTV_SINCE_RESET }
 #define PC_OPT_SINCE_START { "since-start", no_argument, NULL, PC_OPTV_SINCE_START }
+/* the two ends a count may start from: a verb that takes one takes both */
+#define PC_OPT_SINCE PC_OPT_SINCE_RESET, PC_OPT_SINCE_START
 #define PC_OPT_LAST { "last", required_argument, NULL, PC_OPTV_LAST }
 #define PC_OPT_SORT { "sort", required_argument, NULL, 's' }
 #define PC_OPT_FLAT { "flat", no_argument, NULL, PC_OPTV_FLAT }

@@ -37,8 +37,8 @@ static const char usage_save[] =
 	"PROF_SAVE=PATH in a program's environment writes the same at its exit.\n";
 
 static const struct option save_options[] = {
-	PC_OPT_PID,    PC_OPT_SINCE_RESET, PC_OPT_SINCE_START, PC_OPT_LAST,
-	PC_OPT_OUTPUT, PC_OPT_NO_DAEMON,   PC_OPT_HELP,	      PC_OPT_END,
+	PC_OPT_PID,	  PC_OPT_SINCE, PC_OPT_LAST, PC_OPT_OUTPUT,
+	PC_OPT_NO_DAEMON, PC_OPT_HELP,	PC_OPT_END,
 };
 
 int pc_cmd_save(int argc, char **argv)
