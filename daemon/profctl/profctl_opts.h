@@ -83,6 +83,14 @@ enum {
 #define PC_OPT_END_OPERANDS { NULL, 0, NULL, 1 }
 /* clang-format on */
 
+/* the --help lines of options that several verbs word alike, so that they
+ * stay alike */
+#define PC_USAGE_OUTPUT "  -o, --output FILE    write there instead of stdout\n"
+#define PC_USAGE_COLOR                                                                  \
+	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n" \
+	"                       always, never\n"
+#define PC_USAGE_NO_DAEMON "      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+
 struct pc_opts;
 /* a verb's options from table (see above); usage is its --help text.  0,
  * -1 after --help, or an exit status (2: bad usage, said).  With operands,

@@ -50,17 +50,16 @@ static const char usage_report[] =
 	"      --weight W       folded stacks weigh self wall time (wall, the default)\n"
 	"                       or self on-CPU time (oncpu: stacks without kernel facts\n"
 	"                       left out, counted on stderr)\n"
-	"  -o, --output FILE    write there instead of stdout\n"
+	PC_USAGE_OUTPUT
 	"      --rows N         at most N rows in the --flat list\n"
-	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
-	"                       always, never\n"
+	PC_USAGE_COLOR
 	"      --input FILE     read a profile saved by `profctl save` or PROF_SAVE (or a\n"
 	"                       JSON report, or a segment image) instead of a live process\n"
 	"                       (no --pid or --last)\n"
 	"      --compensate     take each zone's estimated cost (measured at the\n"
 	"                       program's start) out of its parent's self time and\n"
 	"                       its own total (text and json)\n"
-	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n";
+	PC_USAGE_NO_DAEMON;
 
 static const struct option report_options[] = {
 	PC_OPT_PID,	   PC_OPT_TID,	   PC_OPT_SINCE,	 PC_OPT_LAST,	PC_OPT_SORT,

@@ -29,7 +29,7 @@ static const char usage_save[] =
 	"      --last DURATION  the last DURATION (10s, 2m) of profd's history; without\n"
 	"                       profd, the next DURATION, measured\n"
 	"  -o, --output FILE    the file to write (replaced whole)\n"
-	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	PC_USAGE_NO_DAEMON
 	"\n"
 	"The process's profile as one compact, versioned file: every thread, zone and\n"
 	"histogram, with profd's kernel columns when profd answers.  Read it with\n"
