@@ -86,6 +86,9 @@ enum {
 /* the --help lines of options that several verbs word alike, so that they
  * stay alike */
 #define PC_USAGE_OUTPUT "  -o, --output FILE    write there instead of stdout\n"
+#define PC_USAGE_SINCE                                                                \
+	"      --since-reset    count from your last `profctl reset` (the default)\n" \
+	"      --since-start    count from the process start, ignoring resets\n"
 #define PC_USAGE_COLOR                                                                  \
 	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n" \
 	"                       always, never\n"

@@ -27,8 +27,7 @@ static const char usage_report[] =
 	"\n"
 	"  -p, --pid P          one process (default: every live process of yours)\n"
 	"  -t, --tid T          one thread\n"
-	"      --since-reset    count from your last `profctl reset` (the default)\n"
-	"      --since-start    count from the process start, ignoring resets\n"
+	PC_USAGE_SINCE
 	"      --last DURATION  the last DURATION (10s, 2m; whole seconds) of profd's\n"
 	"                       history; without profd, measure the next DURATION instead\n"
 	"  -s, --sort KEY       order siblings and rows by self|total|calls|max|p99 (wall\n"

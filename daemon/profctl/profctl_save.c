@@ -24,8 +24,7 @@ static const char usage_save[] =
 	"                    -o FILE [--no-daemon]\n"
 	"\n"
 	"  -p, --pid P          the process (default: your only profiled process)\n"
-	"      --since-reset    count from your last `profctl reset` (the default)\n"
-	"      --since-start    count from the process start, ignoring resets\n"
+	PC_USAGE_SINCE
 	"      --last DURATION  the last DURATION (10s, 2m) of profd's history; without\n"
 	"                       profd, the next DURATION, measured\n"
 	"  -o, --output FILE    the file to write (replaced whole)\n"
