@@ -36,6 +36,9 @@ def option_lists():
         entry[mac] = name
         if val.startswith("'"):
             short[name] = val.strip("'")
+    # a group names entries that go together (PC_OPT_SINCE: both ends)
+    group = {mac: re.findall(r'PC_OPT_[A-Z_]+', body)
+             for mac, body in re.findall(r'#define (PC_OPT_[A-Z_]+) (PC_OPT_[A-Z_]+(?:, PC_OPT_[A-Z_]+)+)\n', hdr)}
     opts = {}
     for path, text in src.items():
         # each verb's function: the table it hands pc_parse_opts, then the table's entries
@@ -55,6 +58,7 @@ def option_lists():
             if not table:
                 sys.exit("check_options: no table %s in %s" % (call.group(1), path))
             used = [t for t in re.findall(r'PC_OPT_[A-Z_]+', table.group(1)) if t not in ("PC_OPT_END", "PC_OPT_END_OPERANDS")]
+            used = [e for t in used for e in group.get(t, [t])]
             unread = [t for t in used if t not in entry]
             if unread:
                 # an entry this script cannot read would pass unchecked: refuse

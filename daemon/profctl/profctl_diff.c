@@ -39,12 +39,11 @@ static const char usage_diff[] =
 	"      --rows N         at most N rows in each table\n"
 	"  -f, --format FMT     text (default), json, or html: a differential flame\n"
 	"                       graph (width NEW's total, red slower, blue faster)\n"
-	"  -o, --output FILE    write there instead of stdout\n"
-	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
-	"                       always, never\n"
+	PC_USAGE_OUTPUT
+	PC_USAGE_COLOR
 	"      --since-reset    a live process counts from your last reset (the default)\n"
 	"      --since-start    a live process counts from its start\n"
-	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	PC_USAGE_NO_DAEMON
 	"\n"
 	"Per zone (merged across threads and call paths) and per call path (threads\n"
 	"merged): calls, self, total, p50 and p99 of NEW with their change from BASE,\n"
@@ -54,9 +53,9 @@ static const char usage_diff[] =
 	"Then the named locks either side has: NEW's figures and their change.\n";
 
 static const struct option diff_options[] = {
-	PC_OPT_SORT,	PC_OPT_PER_CALL,   PC_OPT_PER_FRAME,   PC_OPT_ROWS,
-	PC_OPT_FORMAT,	PC_OPT_OUTPUT,	   PC_OPT_COLOR,       PC_OPT_SINCE_RESET,
-	PC_OPT_SINCE_START, PC_OPT_NO_DAEMON, PC_OPT_HELP,     PC_OPT_END_OPERANDS,
+	PC_OPT_SORT,	  PC_OPT_PER_CALL, PC_OPT_PER_FRAME,	PC_OPT_ROWS,
+	PC_OPT_FORMAT,	  PC_OPT_OUTPUT,   PC_OPT_COLOR,	PC_OPT_SINCE,
+	PC_OPT_NO_DAEMON, PC_OPT_HELP,	   PC_OPT_END_OPERANDS,
 };
 
 #define NB PROF_HIST_BUCKETS

@@ -14,7 +14,7 @@ static const char usage_list[] =
 	"usage: profctl list [--format text|json] [--no-daemon]\n"
 	"\n"
 	"  -f, --format FMT     text (default) or json\n"
-	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	PC_USAGE_NO_DAEMON
 	"\n"
 	"Profiled processes and threads you may see: pid, command, threads, alive or\n"
 	"exited, since when, kernel assistance; with profd, THREADS IN ZONES: how many\n"

@@ -46,6 +46,8 @@ enum {
 #define PC_OPT_TID { "tid", required_argument, NULL, 't' }
 #define PC_OPT_SINCE_RESET { "since-reset", no_argument, NULL, PC_OPTV_SINCE_RESET }
 #define PC_OPT_SINCE_START { "since-start", no_argument, NULL, PC_OPTV_SINCE_START }
+/* the two ends a count may start from: a verb that takes one takes both */
+#define PC_OPT_SINCE PC_OPT_SINCE_RESET, PC_OPT_SINCE_START
 #define PC_OPT_LAST { "last", required_argument, NULL, PC_OPTV_LAST }
 #define PC_OPT_SORT { "sort", required_argument, NULL, 's' }
 #define PC_OPT_FLAT { "flat", no_argument, NULL, PC_OPTV_FLAT }
@@ -80,6 +82,17 @@ enum {
 /* getopt_long stops at the NULL name; pc_parse_opts reads the value */
 #define PC_OPT_END_OPERANDS { NULL, 0, NULL, 1 }
 /* clang-format on */
+
+/* the --help lines of options that several verbs word alike, so that they
+ * stay alike */
+#define PC_USAGE_OUTPUT "  -o, --output FILE    write there instead of stdout\n"
+#define PC_USAGE_SINCE                                                                \
+	"      --since-reset    count from your last `profctl reset` (the default)\n" \
+	"      --since-start    count from the process start, ignoring resets\n"
+#define PC_USAGE_COLOR                                                                  \
+	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n" \
+	"                       always, never\n"
+#define PC_USAGE_NO_DAEMON "      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
 
 struct pc_opts;
 /* a verb's options from table (see above); usage is its --help text.  0,

@@ -27,8 +27,7 @@ static const char usage_report[] =
 	"\n"
 	"  -p, --pid P          one process (default: every live process of yours)\n"
 	"  -t, --tid T          one thread\n"
-	"      --since-reset    count from your last `profctl reset` (the default)\n"
-	"      --since-start    count from the process start, ignoring resets\n"
+	PC_USAGE_SINCE
 	"      --last DURATION  the last DURATION (10s, 2m; whole seconds) of profd's\n"
 	"                       history; without profd, measure the next DURATION instead\n"
 	"  -s, --sort KEY       order siblings and rows by self|total|calls|max|p99 (wall\n"
@@ -50,24 +49,22 @@ static const char usage_report[] =
 	"      --weight W       folded stacks weigh self wall time (wall, the default)\n"
 	"                       or self on-CPU time (oncpu: stacks without kernel facts\n"
 	"                       left out, counted on stderr)\n"
-	"  -o, --output FILE    write there instead of stdout\n"
+	PC_USAGE_OUTPUT
 	"      --rows N         at most N rows in the --flat list\n"
-	"      --color WHEN     auto (default: a terminal, NO_COLOR unset or empty),\n"
-	"                       always, never\n"
+	PC_USAGE_COLOR
 	"      --input FILE     read a profile saved by `profctl save` or PROF_SAVE (or a\n"
 	"                       JSON report, or a segment image) instead of a live process\n"
 	"                       (no --pid or --last)\n"
 	"      --compensate     take each zone's estimated cost (measured at the\n"
 	"                       program's start) out of its parent's self time and\n"
 	"                       its own total (text and json)\n"
-	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n";
+	PC_USAGE_NO_DAEMON;
 
 static const struct option report_options[] = {
-	PC_OPT_PID,	      PC_OPT_TID,    PC_OPT_SINCE_RESET, PC_OPT_SINCE_START,
-	PC_OPT_LAST,	      PC_OPT_SORT,   PC_OPT_FLAT,	 PC_OPT_CALLERS,
-	PC_OPT_MERGE_THREADS, PC_OPT_FORMAT, PC_OPT_WEIGHT,	 PC_OPT_OUTPUT,
-	PC_OPT_ROWS,	      PC_OPT_COLOR,  PC_OPT_INPUT,	 PC_OPT_NO_DAEMON,
-	PC_OPT_COMPENSATE,    PC_OPT_INSIDE, PC_OPT_HELP,	 PC_OPT_END,
+	PC_OPT_PID,	   PC_OPT_TID,	   PC_OPT_SINCE,	 PC_OPT_LAST,	PC_OPT_SORT,
+	PC_OPT_FLAT,	   PC_OPT_CALLERS, PC_OPT_MERGE_THREADS, PC_OPT_FORMAT, PC_OPT_WEIGHT,
+	PC_OPT_OUTPUT,	   PC_OPT_ROWS,	   PC_OPT_COLOR,	 PC_OPT_INPUT,	PC_OPT_NO_DAEMON,
+	PC_OPT_COMPENSATE, PC_OPT_INSIDE,  PC_OPT_HELP,		 PC_OPT_END,
 };
 
 struct owned {

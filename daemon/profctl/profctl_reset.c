@@ -11,7 +11,7 @@ static const char usage_reset[] =
 	"usage: profctl reset [--pid P] [--no-daemon]\n"
 	"\n"
 	"  -p, --pid P          one process (default: every live process of yours)\n"
-	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	PC_USAGE_NO_DAEMON
 	"\n"
 	"Your next reports of P count from now.  Nothing is written to the process:\n"
 	"profctl keeps its counters as they are now in a file of yours\n"

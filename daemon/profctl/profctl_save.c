@@ -24,12 +24,11 @@ static const char usage_save[] =
 	"                    -o FILE [--no-daemon]\n"
 	"\n"
 	"  -p, --pid P          the process (default: your only profiled process)\n"
-	"      --since-reset    count from your last `profctl reset` (the default)\n"
-	"      --since-start    count from the process start, ignoring resets\n"
+	PC_USAGE_SINCE
 	"      --last DURATION  the last DURATION (10s, 2m) of profd's history; without\n"
 	"                       profd, the next DURATION, measured\n"
 	"  -o, --output FILE    the file to write (replaced whole)\n"
-	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	PC_USAGE_NO_DAEMON
 	"\n"
 	"The process's profile as one compact, versioned file: every thread, zone and\n"
 	"histogram, with profd's kernel columns when profd answers.  Read it with\n"
@@ -37,8 +36,8 @@ static const char usage_save[] =
 	"PROF_SAVE=PATH in a program's environment writes the same at its exit.\n";
 
 static const struct option save_options[] = {
-	PC_OPT_PID,    PC_OPT_SINCE_RESET, PC_OPT_SINCE_START, PC_OPT_LAST,
-	PC_OPT_OUTPUT, PC_OPT_NO_DAEMON,   PC_OPT_HELP,	      PC_OPT_END,
+	PC_OPT_PID,	  PC_OPT_SINCE, PC_OPT_LAST, PC_OPT_OUTPUT,
+	PC_OPT_NO_DAEMON, PC_OPT_HELP,	PC_OPT_END,
 };
 
 int pc_cmd_save(int argc, char **argv)

@@ -55,7 +55,7 @@ static const char usage_serve[] =
 	"      --all-users      every user's processes you may see (root: everyone's);\n"
 	"                       whoever can connect learns their commands, pids, uids,\n"
 	"                       zones and timings\n"
-	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	PC_USAGE_NO_DAEMON
 	"\n"
 	"GET /metrics: OpenMetrics (or the Prometheus text format, as the scraper\n"
 	"asks) of your own live processes (--all-users: every one you may see): per\n"

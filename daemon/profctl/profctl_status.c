@@ -17,7 +17,7 @@
 static const char usage_status[] =
 	"usage: profctl status [--no-daemon]\n"
 	"\n"
-	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	PC_USAGE_NO_DAEMON
 	"\n"
 	"profd up or not, kernel assistance on or off and why, stack sampling on (at\n"
 	"what rate, samples lost) or off and why, what its stacks and frame cache take,\n"

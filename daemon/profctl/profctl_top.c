@@ -864,7 +864,7 @@ static const char usage_top[] =
 	"  -n, --iterations N   quit after N frames (default: on q or Ctrl-C)\n"
 	"  -s, --sort KEY       rows by self (default), total, calls, max (wall time),\n"
 	"                       oncpu or self-oncpu (CPU time, profd)\n"
-	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	PC_USAGE_NO_DAEMON
 	"\n"
 	"The hottest zones over the last interval, with a sparkline of each row's self\n"
 	"time.  Each column says its unit: per second over the last interval, avg per\n"

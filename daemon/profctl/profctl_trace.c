@@ -235,8 +235,8 @@ static const char usage_trace[] =
 	"      --count N        with --slow: N captures, FILE.1.json ... (needs -o)\n"
 	"  -f, --format FMT     json (default): Chrome Trace Event Format; html: a\n"
 	"                       self-contained timeline page (zoom, pan, hover)\n"
-	"  -o, --output FILE    write there instead of stdout\n"
-	"      --no-daemon      do not ask profd (also PROFCTL_NO_DAEMON=1)\n"
+	PC_USAGE_OUTPUT
+	PC_USAGE_NO_DAEMON
 	"\n"
 	"Every zone exit leaves its call in its thread's ring of PROF_TRACE_EVENTS\n"
 	"(default 16384) calls, always.  The timeline is Chrome Trace Event Format JSON:\n"
