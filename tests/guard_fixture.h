@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -75,12 +76,23 @@ static inline uid_t user_uid(const char *name)
 	return (uid_t)u;
 }
 
-/* two users of our own, gone again at the end */
+/* two users of our own, gone again at the end.  One such program at a time
+ * on the machine (mutate runs copies side by side): another's userdel or
+ * its changes to the profd group's members would pull them from under us,
+ * and a useradd beside another fails on the locked /etc/passwd.  The lock
+ * goes with the process, however it ends. */
 static inline int setup(void **state)
 {
+	int lk;
+
 	(void)state;
 	if (geteuid() != 0)
 		return 0;
+	lk = open("/run/profd-test-guard.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lk < 0 || flock(lk, LOCK_EX)) {
+		printf("skip: no lock on /run/profd-test-guard.lock: %s\n", strerror(errno));
+		return 0;
+	}
 	if (system("useradd -M -r -s /usr/sbin/nologin " USER_A " 2>/dev/null;"
 		   "useradd -M -r -s /usr/sbin/nologin " USER_B " 2>/dev/null") < 0)
 		return 0;
