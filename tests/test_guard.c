@@ -166,6 +166,33 @@ static void test_list_hung_profd(void **state)
 	close(fd);
 }
 
+/* an answer that comes after the client stopped waiting is never read as
+ * the next question's: the connection is given up, and a new one served */
+static void test_late_answer(void **state)
+{
+	struct profd_status st;
+	struct profd_proc *pp = NULL;
+	size_t np = 0;
+	int fd, fd2;
+
+	(void)state;
+	fd = start_profd(0, NULL);
+	kill(profd_pid, SIGSTOP);
+	/* the quick wait (a second) ends; profd answers once it runs again */
+	assert_int_equal(profd_status(fd, &st), -ETIMEDOUT);
+	kill(profd_pid, SIGCONT);
+	/* a status answer waiting (or coming) is not taken for the next
+	 * question's: neither another status nor a list */
+	assert_true(profd_status(fd, &st) < 0);
+	assert_true(profd_list(fd, &pp, &np) < 0);
+	free(pp);
+	close(fd);
+	fd2 = profd_connect(sock_path);
+	assert_true(fd2 >= 0);
+	assert_int_equal(profd_status(fd2, &st), 0);
+	close(fd2);
+}
+
 /* the CPU time of process pid so far, ns */
 static __u64 proc_cpu_ns(pid_t pid)
 {
@@ -581,6 +608,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_slot_quota, teardown),
 		cmocka_unit_test_teardown(test_conn_quota, teardown),
 		cmocka_unit_test_teardown(test_list_hung_profd, teardown),
+		cmocka_unit_test_teardown(test_late_answer, teardown),
 		cmocka_unit_test_teardown(test_emfile, teardown),
 		cmocka_unit_test_teardown(test_hard_links, teardown),
 		cmocka_unit_test_teardown(test_proc_quota, teardown),

@@ -87,14 +87,21 @@ static int recv_rep(int fd, __u32 want, void *payload, size_t plen, int *rfd, __
 	if (rfd)
 		*rfd = -1;
 	n = profd_recv(fd, m.buf, sizeof(m.buf), 0, &r);
-	if (n < 0)
-		return n == -EAGAIN ? -ETIMEDOUT : (int)n;
+	if (n < 0) {
+		if (n != -EAGAIN)
+			return (int)n;
+		/* the answer may still come: read as the next question's, it
+		 * would lie.  The connection is given up (later calls on it
+		 * fail; a caller connects again) */
+		shutdown(fd, SHUT_RDWR);
+		return -ETIMEDOUT;
+	}
 	if (n == 0)
 		return -ECONNRESET;
 	pfd = r.fd;
 	err = r.cut || r.nfds > 1 ? -EBADMSG : profd_msg_check(m.buf, (size_t)n);
 	if (err)
-		goto out;
+		goto lost;
 	if (got)
 		*got = m.h.type;
 	if (m.h.type == PROFD_MSG_ERROR) {
@@ -106,17 +113,21 @@ static int recv_rep(int fd, __u32 want, void *payload, size_t plen, int *rfd, __
 	}
 	if (m.h.type != want && !(got && want == PROFD_MSG_PROC && m.h.type == PROFD_MSG_END)) {
 		err = -EPROTO;
-		goto out;
+		goto lost;
 	}
 	if (m.h.len - sizeof(m.h) > plen) {
 		err = -EPROTO;
-		goto out;
+		goto lost;
 	}
 	memcpy(payload, m.buf + sizeof(m.h), m.h.len - sizeof(m.h));
 	if (rfd) {
 		*rfd = pfd;
 		pfd = -1;
 	}
+	goto out;
+lost:
+	/* out of step with profd: what follows would be misread too */
+	shutdown(fd, SHUT_RDWR);
 out:
 	if (pfd >= 0)
 		close(pfd);

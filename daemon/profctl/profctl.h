@@ -180,6 +180,10 @@ struct pc_src {
 /* connect to profd unless told not to; never fails: falls back to direct */
 void pc_src_open(struct pc_src *src, bool no_daemon);
 void pc_src_close(struct pc_src *src);
+/* after err from profd on src->fd: a connection given up (a timeout, out
+ * of step, closed) is made again for the next request; if that fails,
+ * reads go direct */
+void pc_src_lost(struct pc_src *src, int err);
 /*
  * A pass over the processes of a list (on), or its end: directly, the
  * next pc_src_list's listing of /dev/shm is where the pass's reads find

@@ -82,6 +82,23 @@ void pc_src_close(struct pc_src *src)
 	pc_src_pass(src, false);
 }
 
+void pc_src_lost(struct pc_src *src, int err)
+{
+#ifndef PROFCTL_NO_CLIENT
+	if (src->fd < 0 ||
+	    (err != -ETIMEDOUT && err != -EPIPE && err != -ECONNRESET && err != -EPROTO))
+		return;
+	close(src->fd);
+	src->fd = profd_connect(src->sock);
+	if (src->fd < 0) {
+		src->why = src->fd;
+		src->fd = -1;
+	}
+#else
+	(void)src, (void)err;
+#endif
+}
+
 void pc_src_pass(struct pc_src *src, bool on)
 {
 	free(src->pass_ents);
@@ -546,6 +563,7 @@ int pc_src_raw(struct pc_src *src, pid_t pid, struct prof_snapshot **snap)
 
 	if (!err)
 		mark_if_gone(*snap);
+	pc_src_lost(src, err);
 	return err;
 }
 
@@ -556,6 +574,7 @@ int pc_src_snapshot(struct pc_src *src, pid_t pid, int mode, unsigned int secs,
 
 	if (!err)
 		mark_if_gone(*snap);
+	pc_src_lost(src, err);
 	return err;
 }
 

@@ -246,8 +246,10 @@ static int window_snap(struct pc_src *src, pid_t pid, int mode, unsigned int sec
 			return 0;
 		}
 		/* one profd does not follow: this server's own reads */
-		if (err != -ESRCH)
+		if (err != -ESRCH) {
+			pc_src_lost(src, err);
 			return err;
+		}
 	}
 #endif
 	if (secs > LIVE_KEEP - 1)
