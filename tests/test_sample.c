@@ -325,9 +325,18 @@ static void need_sampler(void)
 
 static int teardown_profd(void **state)
 {
+	static const char *const left[] = { "out", "sock", "sock.lock" };
+	char path[64];
+	size_t i;
+
 	(void)state;
 	test_profd_stop(profd_pid);
 	profd_pid = -1;
+	/* what the tests' reads and profd left in /tmp */
+	for (i = 0; i < sizeof(left) / sizeof(left[0]); i++) {
+		snprintf(path, sizeof(path), "/tmp/test_sample.%d.%s", (int)getpid(), left[i]);
+		unlink(path);
+	}
 	return 0;
 }
 
@@ -524,12 +533,15 @@ static void folded_weighs_self(const char *saved)
 	unsigned long long fsum = 0, jsum = 0;
 	char *folded, *json;
 	const char *p, *e, *sp;
+	char out[64];
 
-	assert_int_equal(test_profctl_run("/tmp/test_sample.folded", fa), 0);
-	folded = test_slurp("/tmp/test_sample.folded", NULL);
-	assert_int_equal(test_profctl_run("/tmp/test_sample.folded", ja), 0);
-	json = test_slurp("/tmp/test_sample.folded", NULL);
-	unlink("/tmp/test_sample.folded");
+	/* a name of this run's: mutate runs two copies side by side */
+	snprintf(out, sizeof(out), "/tmp/test_sample.%d.folded", (int)getpid());
+	assert_int_equal(test_profctl_run(out, fa), 0);
+	folded = test_slurp(out, NULL);
+	assert_int_equal(test_profctl_run(out, ja), 0);
+	json = test_slurp(out, NULL);
+	unlink(out);
 	for (p = folded; *p; p = *e ? e + 1 : e) {
 		e = strchrnul(p, '\n');
 		for (sp = e; sp > p && sp[-1] != ' ';)
@@ -618,9 +630,12 @@ static void check_prog(const char *name)
 		const char *args[] = { "report", "--input", saved, "--inside", "work",
 				       "--format", "csv", NULL };
 
-		assert_int_equal(test_profctl_run("/tmp/test_sample.back", args), 0);
-		back = test_slurp("/tmp/test_sample.back", NULL);
-		unlink("/tmp/test_sample.back");
+		char bpath[64];
+
+		snprintf(bpath, sizeof(bpath), "/tmp/test_sample.%d.back", (int)getpid());
+		assert_int_equal(test_profctl_run(bpath, args), 0);
+		back = test_slurp(bpath, NULL);
+		unlink(bpath);
 		folded_weighs_self(saved);
 		unlink(saved);
 		assert_true(csv_row(back, "hot_a", &a) && a.self_pct > 64 && a.self_pct < 76);
