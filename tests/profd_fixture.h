@@ -56,6 +56,10 @@ static const char *profd_history = "60"; /* --history for the next profd */
 /* run the next profd as this uid with the systemd unit's three capabilities
  * (0: as root), its socket in a directory of its own */
 static uid_t profd_as;
+/* the next profd looks into other mount namespaces (containers): only the
+ * tests that make one want it; any other profd that did would follow, and
+ * count, the processes of every other suite running on the machine */
+static bool profd_ns_scan;
 
 static inline __u64 now_ns(void)
 {
@@ -116,6 +120,8 @@ static inline int start_profd_opts(const char *const *extra)
 		 * an idle one (extra's --idle comes after: it wins) */
 		argv[n++] = "--idle";
 		argv[n++] = "600";
+		if (!profd_ns_scan)
+			argv[n++] = "--no-ns-scan";
 		while (extra && *extra && n < 31)
 			argv[n++] = *extra++;
 		argv[n] = NULL;

@@ -1131,5 +1131,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_records_reused, teardown),
 	};
 
+	/* its containers' processes are found through /proc/PID/root */
+	profd_ns_scan = true;
 	return profd_run_tests(tests);
 }

@@ -653,5 +653,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_container_least_privilege, teardown),
 	};
 
+	/* its containers' processes are found through /proc/PID/root */
+	profd_ns_scan = true;
 	return profd_run_tests(tests);
 }

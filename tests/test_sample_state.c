@@ -257,8 +257,9 @@ static pid_t profd_with(const char *name, const char *a0, const char *a1)
 	pid = fork();
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl(test_beside("profd"), "profd", "--socket", sock, "--interval", "50", a0, a1,
-		      (char *)NULL);
+		/* this suite's processes only (profd_fixture.h: profd_ns_scan) */
+		execl(test_beside("profd"), "profd", "--socket", sock, "--interval", "50",
+		      "--no-ns-scan", a0, a1, (char *)NULL);
 		_exit(127);
 	}
 	assert_true(pid > 0);
