@@ -80,6 +80,21 @@ static void test_golden_loads(void **state)
 	prof_snapshot__destroy(s);
 }
 
+/* a first node with no closed call (an open one only) has an empty
+ * histogram: the report loads (no room needed is no failure to get it) */
+static void test_empty_first_hist(void **state)
+{
+	struct prof_snapshot *s;
+	char why[256];
+
+	(void)state;
+	if (load_with("\"hist_lo\":84,\"hist\":[9,1]", "\"hist_lo\":0,\"hist\":[]", why,
+		      sizeof(why), &s))
+		fail_msg("a first node with an empty histogram: %s", why);
+	assert_int_equal(s->threads[0].nodes[1].hist_n, 0);
+	prof_snapshot__destroy(s);
+}
+
 static void test_fields_refused(void **state)
 {
 	static const struct {
@@ -111,4 +126,4 @@ static void test_fields_refused(void **state)
 }
 
 TEST_MAIN(setup, teardown, cmocka_unit_test(test_golden_loads),
-	  cmocka_unit_test(test_fields_refused))
+	  cmocka_unit_test(test_empty_first_hist), cmocka_unit_test(test_fields_refused))

@@ -397,7 +397,8 @@ static struct prof_snapshot *json_of(const char *file)
 
 	snprintf(js, sizeof(js), "%s.json", file);
 	text = test_profctl_text(js, a, &len);
-	assert_int_equal(prof_json_load(text, len, &j, why, sizeof(why)), 0);
+	if (prof_json_load(text, len, &j, why, sizeof(why)))
+		fail_msg("%s read back: %s", js, why);
 	free(text);
 	return j;
 }

@@ -360,7 +360,8 @@ void *prof_grow_to(void *v, size_t need, size_t *cap, size_t size, size_t first)
 	size_t c = *cap ? *cap : first ? first : 1;
 	void *nv;
 
-	if (need <= *cap)
+	/* nothing yet and nothing needed still gets a block: NULL says failure */
+	if (v && need <= *cap)
 		return v;
 	while (c < need) {
 		if (c > (size_t)-1 / 2)
