@@ -310,6 +310,14 @@ static void test_file_samples(void **state)
 static pid_t profd_pid = -1;
 static char sock[128];
 
+/* this run's file KIND in /tmp (into p, n bytes; p): named by our pid, as
+ * two copies of the suite (mutate's) run side by side */
+static char *own_tmp(char *p, size_t n, const char *kind)
+{
+	snprintf(p, n, "/tmp/test_sample.%d.%s", (int)getpid(), kind);
+	return p;
+}
+
 /* one profd for the root tests, started by the first */
 static void need_sampler(void)
 {
@@ -317,8 +325,7 @@ static void need_sampler(void)
 
 	if (!tried) {
 		tried = true;
-		snprintf(sock, sizeof(sock), "/tmp/test_sample.%d.sock", (int)getpid());
-		test_profd_start(sock, &profd_pid);
+		test_profd_start(own_tmp(sock, sizeof(sock), "sock"), &profd_pid);
 	}
 	test_need_profd(profd_pid);
 }
@@ -333,10 +340,8 @@ static int teardown_profd(void **state)
 	test_profd_stop(profd_pid);
 	profd_pid = -1;
 	/* what the tests' reads and profd left in /tmp */
-	for (i = 0; i < sizeof(left) / sizeof(left[0]); i++) {
-		snprintf(path, sizeof(path), "/tmp/test_sample.%d.%s", (int)getpid(), left[i]);
-		unlink(path);
-	}
+	for (i = 0; i < sizeof(left) / sizeof(left[0]); i++)
+		unlink(own_tmp(path, sizeof(path), left[i]));
 	return 0;
 }
 
@@ -382,8 +387,7 @@ static char *profctl_of(pid_t pid, const char *verb, const char *a0, const char 
 	const char *args[] = { verb, "--pid", p, a0, a1, a2, a3, a4, a5, NULL };
 
 	snprintf(p, sizeof(p), "%d", (int)pid);
-	snprintf(path, sizeof(path), "/tmp/test_sample.%d.out", (int)getpid());
-	assert_int_equal(test_profctl_run(path, args), 0);
+	assert_int_equal(test_profctl_run(own_tmp(path, sizeof(path), "out"), args), 0);
 	return test_slurp(path, NULL);
 }
 
@@ -396,13 +400,14 @@ static char *inside(pid_t pid, const char *zone, const char *fmt)
 /* report --format json of pid (free it), checked against the schema */
 static char *report_json(pid_t pid)
 {
-	char cmd[256], *j = profctl_of(pid, "report", "--format", "json", NULL, NULL, NULL, NULL);
+	char cmd[256], out[64],
+		*j = profctl_of(pid, "report", "--format", "json", NULL, NULL, NULL, NULL);
 
 	/* from the tree's top, as every test runs (not beside the binary:
 	 * .output/SAN/tests is one level deeper) */
 	snprintf(cmd, sizeof(cmd),
-		 "python3 tests/check_schema.py tests/report.schema.json /tmp/test_sample.%d.out "
-		 ">/dev/null", (int)getpid());
+		 "python3 tests/check_schema.py tests/report.schema.json %s >/dev/null",
+		 own_tmp(out, sizeof(out), "out"));
 	assert_int_equal(system(cmd), 0);
 	return j;
 }
@@ -411,7 +416,7 @@ static char *report_json(pid_t pid)
  * of sample_prog.c in pid's pprof profile; false (said) without go */
 static bool pprof_shares(pid_t pid, double *a, double *b)
 {
-	char cmd[1024], line[1024], home[64];
+	char cmd[1024], line[1024], home[64], out[64];
 	FILE *p;
 
 	if (system("command -v go >/dev/null 2>&1")) {
@@ -419,11 +424,11 @@ static bool pprof_shares(pid_t pid, double *a, double *b)
 		return false;
 	}
 	free(profctl_of(pid, "report", "--format", "pprof", NULL, NULL, NULL, NULL));
-	snprintf(home, sizeof(home), "/tmp/test_sample.%d.go", (int)getpid());
+	own_tmp(home, sizeof(home), "go");
 	snprintf(cmd, sizeof(cmd),
 		 "env -i PATH=/usr/bin:/bin HOME=%s GOCACHE=%s/cache go tool pprof -sample_index=cpu "
-		 "-lines -top /tmp/test_sample.%d.out 2>/dev/null",
-		 home, home, (int)getpid());
+		 "-lines -top %s 2>/dev/null",
+		 home, home, own_tmp(out, sizeof(out), "out"));
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	while (fgets(line, sizeof(line), p)) {
@@ -535,9 +540,7 @@ static void folded_weighs_self(const char *saved)
 	const char *p, *e, *sp;
 	char out[64];
 
-	/* a name of this run's: mutate runs two copies side by side */
-	snprintf(out, sizeof(out), "/tmp/test_sample.%d.folded", (int)getpid());
-	assert_int_equal(test_profctl_run(out, fa), 0);
+	assert_int_equal(test_profctl_run(own_tmp(out, sizeof(out), "folded"), fa), 0);
 	folded = test_slurp(out, NULL);
 	assert_int_equal(test_profctl_run(out, ja), 0);
 	json = test_slurp(out, NULL);
@@ -578,7 +581,7 @@ static void check_prog(const char *name)
 	folded = profctl_of(pid, "report", "--format", "folded", NULL, NULL, NULL, NULL);
 	html = profctl_of(pid, "report", "--format", "html", NULL, NULL, NULL, NULL);
 	pprof_ok = pprof_shares(pid, &pa, &pb);
-	snprintf(saved, sizeof(saved), "/tmp/test_sample.%d.prof", (int)getpid());
+	own_tmp(saved, sizeof(saved), "prof");
 	free(profctl_of(pid, "save", "-o", saved, NULL, NULL, NULL, NULL));
 	csv = inside(pid, "work", "csv");
 	out = inside(pid, PC_OUTSIDE, "csv");
@@ -632,8 +635,7 @@ static void check_prog(const char *name)
 
 		char bpath[64];
 
-		snprintf(bpath, sizeof(bpath), "/tmp/test_sample.%d.back", (int)getpid());
-		assert_int_equal(test_profctl_run(bpath, args), 0);
+		assert_int_equal(test_profctl_run(own_tmp(bpath, sizeof(bpath), "back"), args), 0);
 		back = test_slurp(bpath, NULL);
 		unlink(bpath);
 		folded_weighs_self(saved);
@@ -711,7 +713,7 @@ static void test_no_profd(void **state)
 
 	(void)state;
 	snprintf(p, sizeof(p), "%d", (int)pid);
-	snprintf(path, sizeof(path), "/tmp/test_sample.%d.np", (int)getpid());
+	own_tmp(path, sizeof(path), "np");
 	setenv("PROFD_SOCKET", "/nonexistent/profd.sock", 1);
 	setenv("PROF_SOCKET", "/nonexistent/profd.sock", 1);
 	/* its segment appears at its first zone */
