@@ -31,11 +31,12 @@ static inline const char *test_beside(const char *name)
 }
 
 /*
- * profd on sock, its pid in *pid, and the environment pointed at it (the
- * runtime's PROF_SOCKET, profctl's PROFD_SOCKET); *pid -1 if not root or
- * profd came up without kernel assistance (it is stopped then)
+ * profd on sock with extra options (NULL-terminated; NULL: none), its pid
+ * in *pid, and the environment pointed at it (the runtime's PROF_SOCKET,
+ * profctl's PROFD_SOCKET); *pid -1 if not root or profd came up without
+ * kernel assistance (it is stopped then)
  */
-static inline void test_profd_start(const char *sock, pid_t *pid)
+static inline void test_profd_start_opts(const char *sock, const char *const *extra, pid_t *pid)
 {
 	struct profd_status st;
 	__u64 end;
@@ -46,10 +47,16 @@ static inline void test_profd_start(const char *sock, pid_t *pid)
 		return;
 	*pid = fork();
 	if (*pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		/* this suite's processes only (profd_fixture.h: profd_ns_scan) */
-		execl(test_beside("profd"), "profd", "--socket", sock, "--interval", "50",
-		      "--no-ns-scan", (char *)NULL);
+		const char *argv[16] = { "profd", "--socket", sock, "--interval", "50",
+					 "--no-ns-scan" };
+		int n = 6;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		while (extra && *extra && n < 15)
+			argv[n++] = *extra++;
+		argv[n] = NULL;
+		execv(test_beside("profd"), (char *const *)(uintptr_t)argv);
 		_exit(127);
 	}
 	setenv("PROF_SOCKET", sock, 1);
@@ -67,6 +74,11 @@ static inline void test_profd_start(const char *sock, pid_t *pid)
 		return;
 	}
 	close(fd);
+}
+
+static inline void test_profd_start(const char *sock, pid_t *pid)
+{
+	test_profd_start_opts(sock, NULL, pid);
 }
 
 static inline void test_profd_stop(pid_t pid)

@@ -244,9 +244,8 @@ static void test_no_profd(void **state)
  * environment pointed at it; its pid, or skipped */
 static pid_t profd_with(const char *name, const char *a0, const char *a1)
 {
+	const char *const extra[] = { a0, a1, NULL };
 	char sock[128];
-	__u64 end;
-	int fd = -1;
 	pid_t pid;
 
 	if (geteuid() != 0) {
@@ -254,24 +253,9 @@ static pid_t profd_with(const char *name, const char *a0, const char *a1)
 		skip();
 	}
 	snprintf(sock, sizeof(sock), "%s/%s.sock", dir, name);
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		/* this suite's processes only (profd_fixture.h: profd_ns_scan) */
-		execl(test_beside("profd"), "profd", "--socket", sock, "--interval", "50",
-		      "--no-ns-scan", a0, a1, (char *)NULL);
-		_exit(127);
-	}
-	assert_true(pid > 0);
-	setenv("PROF_SOCKET", sock, 1);
-	setenv("PROFD_SOCKET", sock, 1);
-	for (end = now_ns() + 5000000000ull; now_ns() < end && fd < 0; usleep(20000))
-		fd = profd_connect(sock);
-	if (fd < 0) {
-		test_profd_stop(pid);
-		fail_msg("profd %s did not answer on %s", name, sock);
-	}
-	close(fd);
+	test_profd_start_opts(sock, extra, &pid);
+	if (pid < 0)
+		fail_msg("profd %s did not answer on %s with kernel assistance", name, sock);
 	return pid;
 }
 
