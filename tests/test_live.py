@@ -70,6 +70,18 @@ def profctl(*args):
     return json.loads(out.stdout)
 
 
+def still():
+    """the worker's calls the same in two reads 0.1 s apart, and none open"""
+    def calls():
+        zs = profctl("report", "--pid", str(PID), "--since-start", "--flat", "--format",
+                     "json", "--no-daemon")["processes"][0]["zones"]
+        return [(z["zone"], z["calls"], z["open"]) for z in zs]
+    a = calls()
+    time.sleep(0.1)
+    b = calls()
+    return a == b and not any(o for _, _, o in b)
+
+
 def merged_paths(report):
     """call paths of every thread, merged by name: {path: total_ns}"""
     paths = {}
@@ -139,7 +151,7 @@ try:
 
     # the window "since start", the worker stopped: the page and report agree
     os.kill(PID, signal.SIGUSR1)
-    time.sleep(0.3)
+    wait("the worker to hold still", still)
     drv.find_element(By.CSS_SELECTOR, '#window option[value="start"]').click()
     n0 = int(js("return document.body.dataset.updates"))
     wait("two updates since start", lambda: int(js("return document.body.dataset.updates")) >= n0 + 2)

@@ -79,12 +79,14 @@ static void worker_stop(void)
 	__u64 end = test_now_ns() + 10000000000ull;
 	bool still = false;
 
-	assert_int_equal(kill(worker, SIGUSR1), 0);
-	/* still: two reads 50 ms apart with the same calls and no call open */
+	/* still: two reads 50 ms apart with the same calls and no call open.
+	 * The stop is sent again each time: a start (SIGUSR2) the worker had
+	 * not taken yet is delivered after it (the lower signal first) */
 	while (!still && test_now_ns() < end) {
 		__u64 ca = 0, cb = 0, open = 0;
 		__u32 i, j;
 
+		assert_int_equal(kill(worker, SIGUSR1), 0);
 		a = test_snapshot(worker);
 		usleep(50000);
 		b = test_snapshot(worker);
